@@ -1,0 +1,61 @@
+use serde::{Deserialize, Serialize};
+
+/// The error codes of the specification's Errors table, plus `unavailable` for a database
+/// that cannot be reached (503).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    InvalidRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    AmbiguousCode,
+    IdempotencyInProgress,
+    AlreadyCovered,
+    PayloadTooLarge,
+    Rejected,
+    IdempotencyMismatch,
+    RateLimited,
+    Internal,
+    Unavailable,
+}
+
+impl ErrorCode {
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidRequest => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::AmbiguousCode
+            | ErrorCode::IdempotencyInProgress
+            | ErrorCode::AlreadyCovered => 409,
+            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::Rejected | ErrorCode::IdempotencyMismatch => 422,
+            ErrorCode::RateLimited => 429,
+            ErrorCode::Internal => 500,
+            ErrorCode::Unavailable => 503,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::AmbiguousCode => "ambiguous_code",
+            ErrorCode::IdempotencyInProgress => "idempotency_in_progress",
+            ErrorCode::AlreadyCovered => "already_covered",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::Rejected => "rejected",
+            ErrorCode::IdempotencyMismatch => "idempotency_mismatch",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Unavailable => "unavailable",
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The shared kernel: the small vocabulary every fleetdesk crate speaks.
+//!
+//! Nothing here knows about HTTP, SQL or object storage. Other Rust services link the domain
+//! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes.
+
+pub mod blob;
+pub mod code;
+pub mod error;
+pub mod market;
+pub mod platform;
+pub mod time;
+
+pub use code::{AccountCode, CodeError};
+pub use error::ErrorCode;
+pub use market::{Market, MarketError};
+pub use platform::Platform;
+pub use time::{TimeInputError, format_utc, parse_time_input};
+
+/// A boxed, sendable future: the shape of every port method that must stay object-safe.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

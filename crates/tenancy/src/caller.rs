@@ -1,0 +1,112 @@
+use crate::roles::{AgentRole, MemberRole, PersonalAccess, Scope};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// An agent acting through one of its keys. Bound to one workspace.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentCaller {
+    pub key_id: Uuid,
+    pub agent_id: Uuid,
+    pub agent_name: String,
+    pub role: AgentRole,
+    pub workspace_id: Uuid,
+    pub organization_id: Uuid,
+}
+
+/// A person acting through a personal key. Bound to one organization (platform admins may
+/// hold keys bound to none).
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberCaller {
+    pub key_id: Uuid,
+    pub person_id: Uuid,
+    pub name: String,
+    pub email: String,
+    pub organization_id: Option<Uuid>,
+    pub member_id: Option<Uuid>,
+    pub role: Option<MemberRole>,
+    pub review: bool,
+    pub platform_admin: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub enum Caller {
+    Agent(AgentCaller),
+    Member(MemberCaller),
+}
+
+impl Caller {
+    pub fn key_id(&self) -> Uuid {
+        match self {
+            Caller::Agent(a) => a.key_id,
+            Caller::Member(m) => m.key_id,
+        }
+    }
+
+    /// Whose idempotency keys these are: the agent, or the member (person).
+    pub fn idempotency_owner(&self) -> Uuid {
+        match self {
+            Caller::Agent(a) => a.agent_id,
+            Caller::Member(m) => m.person_id,
+        }
+    }
+
+    pub fn has_scope(&self, scope: Scope) -> bool {
+        matches!(self, Caller::Agent(a) if a.role.has(scope))
+    }
+
+    pub fn has_personal_access(&self, access: PersonalAccess) -> bool {
+        let Caller::Member(m) = self else { return false };
+        if m.platform_admin {
+            return true;
+        }
+        match (access, m.role) {
+            (PersonalAccess::PlatformAdmin, _) => false,
+            (_, None) => false,
+            (PersonalAccess::Member, Some(_)) => true,
+            (PersonalAccess::Review, Some(MemberRole::Agency)) => true,
+            (PersonalAccess::Review, Some(MemberRole::Client)) => m.review,
+            (PersonalAccess::Agency, Some(role)) => role == MemberRole::Agency,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(role: Option<MemberRole>, review: bool, admin: bool) -> Caller {
+        Caller::Member(MemberCaller {
+            key_id: Uuid::nil(),
+            person_id: Uuid::nil(),
+            name: "n".into(),
+            email: "e@x".into(),
+            organization_id: Some(Uuid::nil()),
+            member_id: role.map(|_| Uuid::nil()),
+            role,
+            review,
+            platform_admin: admin,
+        })
+    }
+
+    #[test]
+    fn personal_access_follows_the_role_table() {
+        let client = member(Some(MemberRole::Client), false, false);
+        let reviewer = member(Some(MemberRole::Client), true, false);
+        let agency = member(Some(MemberRole::Agency), false, false);
+        let admin = member(None, false, true);
+        assert!(client.has_personal_access(PersonalAccess::Member));
+        assert!(!client.has_personal_access(PersonalAccess::Review));
+        assert!(reviewer.has_personal_access(PersonalAccess::Review));
+        assert!(!reviewer.has_personal_access(PersonalAccess::Agency));
+        assert!(agency.has_personal_access(PersonalAccess::Agency));
+        assert!(!agency.has_personal_access(PersonalAccess::PlatformAdmin));
+        assert!(admin.has_personal_access(PersonalAccess::PlatformAdmin));
+        assert!(!member(None, false, false).has_personal_access(PersonalAccess::Member));
+    }
+
+    #[test]
+    fn members_have_no_agent_scopes() {
+        let agency = member(Some(MemberRole::Agency), true, false);
+        assert!(!agency.has_scope(Scope::AccountsRead));
+    }
+}

@@ -1,0 +1,12 @@
+//! Tenancy and keys: organizations, workspaces, projects, members, agents, their roles and
+//! scopes, API keys, the authenticated caller, and the declarative tenant file.
+
+pub mod caller;
+pub mod keys;
+pub mod ports;
+pub mod roles;
+pub mod tenant_file;
+
+pub use caller::{AgentCaller, Caller, MemberCaller};
+pub use keys::{IssuedKey, KeyKind, KeyParseError, ParsedKey};
+pub use roles::{AgentRole, MemberRole, PersonalAccess, Scope};

@@ -1,0 +1,576 @@
+//! The tenant file of `fleetdesk admin apply FILE`: a declarative description of
+//! organizations, workspaces, projects, members, agents, personas and accounts.
+//!
+//! Objects are matched by name (accounts by code and platform) so applying the same file
+//! again changes nothing that exists. `keys: N` asks that the principal hold at least N valid
+//! keys; only the missing ones are issued, and only those are printed.
+
+use crate::roles::{AgentRole, MemberRole};
+use fleetdesk_kernel::{AccountCode, Market, Platform};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantFile {
+    #[serde(default)]
+    pub platform_admins: Vec<PersonSpec>,
+    #[serde(default)]
+    pub organizations: Vec<OrganizationSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonSpec {
+    pub email: String,
+    pub name: String,
+    #[serde(default)]
+    pub keys: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationSpec {
+    pub name: String,
+    #[serde(default)]
+    pub monthly_credit_limit: i64,
+    #[serde(default)]
+    pub members: Vec<MemberSpec>,
+    #[serde(default)]
+    pub workspaces: Vec<WorkspaceSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSpec {
+    pub email: String,
+    pub name: String,
+    pub role: MemberRole,
+    #[serde(default)]
+    pub review: bool,
+    #[serde(default)]
+    pub keys: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceSpec {
+    pub name: String,
+    #[serde(default)]
+    pub client_review: bool,
+    #[serde(default)]
+    pub ads_enabled: bool,
+    /// true archives the workspace (its agent keys stop working); false restores it.
+    pub archived: Option<bool>,
+    #[serde(default)]
+    pub projects: Vec<ProjectSpec>,
+    #[serde(default)]
+    pub agents: Vec<AgentSpec>,
+    #[serde(default)]
+    pub personas: Vec<PersonaSpec>,
+    #[serde(default)]
+    pub community_spaces: Vec<CommunitySpaceSpec>,
+    #[serde(default)]
+    pub products: Vec<ProductSpec>,
+    #[serde(default)]
+    pub wiki_sources: Vec<WikiSourceSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectSpec {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    pub name: String,
+    pub role: AgentRole,
+    #[serde(default)]
+    pub keys: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaSpec {
+    pub name: String,
+    pub project: Option<String>,
+    pub agent: Option<String>,
+    pub bio: Option<String>,
+    pub voice: Option<String>,
+    pub track: Option<String>,
+    pub background: Option<String>,
+    #[serde(default)]
+    pub cast: Vec<CastSpec>,
+    #[serde(default)]
+    pub facts: Vec<FactSpec>,
+    #[serde(default)]
+    pub accounts: Vec<AccountSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CastSpec {
+    pub code: String,
+    pub name: String,
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactSpec {
+    pub category: String,
+    pub label: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountSpec {
+    pub code: AccountCode,
+    pub platform: Platform,
+    #[serde(default)]
+    pub state: InitialState,
+    #[serde(default = "default_daily_target")]
+    pub daily_target: i32,
+    pub handle: Option<String>,
+    #[serde(default)]
+    pub publishing: Publishing,
+    pub legacy_code: Option<AccountCode>,
+    pub market: Option<String>,
+    pub timezone: Option<String>,
+    pub onboarded_at: Option<jiff::civil::Date>,
+}
+
+fn default_daily_target() -> i32 {
+    1
+}
+
+/// The state an account starts in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InitialState {
+    #[default]
+    Warming,
+    Active,
+    Banned,
+    Quarantined,
+    Paused,
+}
+
+impl InitialState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InitialState::Warming => "warming",
+            InitialState::Active => "active",
+            InitialState::Banned => "banned",
+            InitialState::Quarantined => "quarantined",
+            InitialState::Paused => "paused",
+        }
+    }
+}
+
+/// Which side publishes an account's posts: the agent with its own tool, or fleetdesk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Publishing {
+    #[default]
+    Agent,
+    Fleetdesk,
+}
+
+impl Publishing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Publishing::Agent => "agent",
+            Publishing::Fleetdesk => "fleetdesk",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommunitySpaceSpec {
+    pub name: String,
+    pub channel: Channel,
+    pub external_id: String,
+    pub market: Option<String>,
+    pub space_type: Option<String>,
+    pub track: Option<String>,
+    pub location: Option<String>,
+    pub language: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Whatsapp,
+    Discord,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Whatsapp => "whatsapp",
+            Channel::Discord => "discord",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductSpec {
+    pub name: String,
+    #[serde(default)]
+    pub on_sale: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WikiSourceSpec {
+    pub kind: String,
+    pub name: String,
+    pub locator: String,
+    #[serde(default = "default_every_hours")]
+    pub every_hours: i32,
+}
+
+fn default_every_hours() -> i32 {
+    24
+}
+
+/// One problem in a tenant file, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct TenantFileError {
+    pub path: String,
+    pub message: String,
+}
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> TenantFileError {
+    TenantFileError { path: path.into(), message: message.into() }
+}
+
+fn check_name(path: &str, value: &str, max: usize) -> Result<(), TenantFileError> {
+    let n = value.trim().chars().count();
+    if n == 0 || n > max {
+        return Err(err(path, format!("must be 1-{max} characters")));
+    }
+    Ok(())
+}
+
+fn check_opt(path: &str, value: &Option<String>, max: usize) -> Result<(), TenantFileError> {
+    match value {
+        Some(v) if v.chars().count() > max => Err(err(path, format!("must be at most {max} characters"))),
+        _ => Ok(()),
+    }
+}
+
+fn unique<'a>(path: &str, names: impl Iterator<Item = &'a str>) -> Result<(), TenantFileError> {
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !seen.insert(n.trim().to_lowercase()) {
+            return Err(err(path, format!("{n:?} appears twice")));
+        }
+    }
+    Ok(())
+}
+
+/// The personal-key cap the specification sets per member per organization.
+pub const MAX_PERSONAL_KEYS: u32 = 10;
+/// A sanity cap on agent keys requested at once.
+pub const MAX_AGENT_KEYS: u32 = 50;
+
+impl TenantFile {
+    /// Parses and validates a whole file; nothing is applied when any part is wrong.
+    pub fn parse(json: &str) -> Result<TenantFile, TenantFileError> {
+        let file: TenantFile =
+            serde_json::from_str(json).map_err(|e| err("file", e.to_string()))?;
+        file.validate()?;
+        Ok(file)
+    }
+
+    pub fn validate(&self) -> Result<(), TenantFileError> {
+        unique("platform_admins", self.platform_admins.iter().map(|p| p.email.as_str()))?;
+        for (i, p) in self.platform_admins.iter().enumerate() {
+            let path = format!("platform_admins[{i}]");
+            check_email(&format!("{path}.email"), &p.email)?;
+            check_name(&format!("{path}.name"), &p.name, 80)?;
+            if p.keys > MAX_PERSONAL_KEYS {
+                return Err(err(format!("{path}.keys"), "at most 10 personal keys"));
+            }
+        }
+        unique("organizations", self.organizations.iter().map(|o| o.name.as_str()))?;
+        for (i, o) in self.organizations.iter().enumerate() {
+            let path = format!("organizations[{i}]");
+            check_name(&format!("{path}.name"), &o.name, 200)?;
+            if o.monthly_credit_limit < 0 {
+                return Err(err(format!("{path}.monthly_credit_limit"), "must not be negative"));
+            }
+            unique(&format!("{path}.members"), o.members.iter().map(|m| m.email.as_str()))?;
+            for (j, m) in o.members.iter().enumerate() {
+                let mp = format!("{path}.members[{j}]");
+                check_email(&format!("{mp}.email"), &m.email)?;
+                check_name(&format!("{mp}.name"), &m.name, 80)?;
+                if m.keys > MAX_PERSONAL_KEYS {
+                    return Err(err(format!("{mp}.keys"), "at most 10 valid personal keys per member per organization"));
+                }
+            }
+            unique(&format!("{path}.workspaces"), o.workspaces.iter().map(|w| w.name.as_str()))?;
+            let mut codes = std::collections::HashSet::new();
+            for (j, w) in o.workspaces.iter().enumerate() {
+                w.validate(&format!("{path}.workspaces[{j}]"), &mut codes)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_email(path: &str, email: &str) -> Result<(), TenantFileError> {
+    let e = email.trim();
+    if e.is_empty() || e.len() > 254 || !e.contains('@') || e.contains(char::is_whitespace) {
+        return Err(err(path, "must be an email address"));
+    }
+    Ok(())
+}
+
+impl WorkspaceSpec {
+    fn validate(
+        &self,
+        path: &str,
+        codes: &mut std::collections::HashSet<(Platform, String)>,
+    ) -> Result<(), TenantFileError> {
+        check_name(&format!("{path}.name"), &self.name, 200)?;
+        unique(&format!("{path}.projects"), self.projects.iter().map(|p| p.name.as_str()))?;
+        for (k, p) in self.projects.iter().enumerate() {
+            check_name(&format!("{path}.projects[{k}].name"), &p.name, 80)?;
+        }
+        unique(&format!("{path}.agents"), self.agents.iter().map(|a| a.name.as_str()))?;
+        for (k, a) in self.agents.iter().enumerate() {
+            check_name(&format!("{path}.agents[{k}].name"), &a.name, 80)?;
+            if a.keys > MAX_AGENT_KEYS {
+                return Err(err(format!("{path}.agents[{k}].keys"), "at most 50 keys at once"));
+            }
+        }
+        for (k, p) in self.personas.iter().enumerate() {
+            let pp = format!("{path}.personas[{k}]");
+            check_name(&format!("{pp}.name"), &p.name, 80)?;
+            check_opt(&format!("{pp}.track"), &p.track, 200)?;
+            check_opt(&format!("{pp}.background"), &p.background, 2000)?;
+            check_opt(&format!("{pp}.bio"), &p.bio, 2000)?;
+            check_opt(&format!("{pp}.voice"), &p.voice, 4000)?;
+            match &p.project {
+                Some(name) if !self.projects.iter().any(|x| x.name.trim() == name.trim()) => {
+                    return Err(err(format!("{pp}.project"), format!("{name:?} is not a project of this workspace")));
+                }
+                None if self.projects.len() != 1 => {
+                    return Err(err(format!("{pp}.project"), "required unless the workspace has exactly one project"));
+                }
+                _ => {}
+            }
+            if let Some(agent) = &p.agent
+                && !self.agents.iter().any(|a| a.name.trim() == agent.trim())
+            {
+                return Err(err(format!("{pp}.agent"), format!("{agent:?} is not an agent of this workspace")));
+            }
+            unique(&format!("{pp}.cast"), p.cast.iter().map(|c| c.code.as_str()))?;
+            for (c, cast) in p.cast.iter().enumerate() {
+                check_name(&format!("{pp}.cast[{c}].code"), &cast.code, 24)?;
+                check_name(&format!("{pp}.cast[{c}].name"), &cast.name, 80)?;
+                check_opt(&format!("{pp}.cast[{c}].summary"), &cast.summary, 2000)?;
+            }
+            for (f, fact) in p.facts.iter().enumerate() {
+                check_name(&format!("{pp}.facts[{f}].category"), &fact.category, 40)?;
+                check_name(&format!("{pp}.facts[{f}].label"), &fact.label, 200)?;
+                check_name(&format!("{pp}.facts[{f}].value"), &fact.value, 2000)?;
+            }
+            for (a, acc) in p.accounts.iter().enumerate() {
+                let ap = format!("{pp}.accounts[{a}]");
+                if !codes.insert((acc.platform, acc.code.as_str().to_owned())) {
+                    return Err(err(format!("{ap}.code"), format!("{} on {} appears twice", acc.code, acc.platform)));
+                }
+                if !(0..=100).contains(&acc.daily_target) {
+                    return Err(err(format!("{ap}.daily_target"), "must be 0-100"));
+                }
+                if let Some(h) = &acc.handle
+                    && h.trim_start_matches('@').chars().count() > 100
+                {
+                    return Err(err(format!("{ap}.handle"), "must be at most 100 characters"));
+                }
+                if let Some(m) = &acc.market {
+                    Market::parse(m).map_err(|e| err(format!("{ap}.market"), e.to_string()))?;
+                }
+                if let Some(tz) = &acc.timezone
+                    && jiff::tz::TimeZone::get(tz).is_err()
+                {
+                    return Err(err(format!("{ap}.timezone"), format!("{tz:?} is not an IANA zone")));
+                }
+            }
+        }
+        unique(&format!("{path}.community_spaces"), self.community_spaces.iter().map(|s| s.external_id.as_str()))?;
+        for (k, s) in self.community_spaces.iter().enumerate() {
+            check_name(&format!("{path}.community_spaces[{k}].name"), &s.name, 200)?;
+            check_name(&format!("{path}.community_spaces[{k}].external_id"), &s.external_id, 200)?;
+            if let Some(m) = &s.market {
+                Market::parse(m).map_err(|e| err(format!("{path}.community_spaces[{k}].market"), e.to_string()))?;
+            }
+        }
+        unique(&format!("{path}.products"), self.products.iter().map(|p| p.name.as_str()))?;
+        for (k, p) in self.products.iter().enumerate() {
+            check_name(&format!("{path}.products[{k}].name"), &p.name, 200)?;
+        }
+        unique(&format!("{path}.wiki_sources"), self.wiki_sources.iter().map(|s| s.name.as_str()))?;
+        for (k, s) in self.wiki_sources.iter().enumerate() {
+            let sp = format!("{path}.wiki_sources[{k}]");
+            if !["vault", "notion", "post", "review", "agent", "person", "other"].contains(&s.kind.as_str()) {
+                return Err(err(format!("{sp}.kind"), "must be one of vault, notion, post, review, agent, person, other"));
+            }
+            check_name(&format!("{sp}.name"), &s.name, 200)?;
+            check_name(&format!("{sp}.locator"), &s.locator, 2000)?;
+            if !(1..=24 * 365).contains(&s.every_hours) {
+                return Err(err(format!("{sp}.every_hours"), "must be 1-8760"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What applying printed: every id and every newly issued key.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ApplyReport {
+    pub platform_admins: Vec<PersonReport>,
+    pub organizations: Vec<OrganizationReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonReport {
+    pub id: Uuid,
+    pub email: String,
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrganizationReport {
+    pub id: Uuid,
+    pub name: String,
+    pub members: Vec<PersonReport>,
+    pub workspaces: Vec<WorkspaceReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkspaceReport {
+    pub id: Uuid,
+    pub name: String,
+    pub archived: bool,
+    pub projects: Vec<NamedReport>,
+    pub agents: Vec<AgentReport>,
+    pub personas: Vec<PersonaReport>,
+    pub community_spaces: Vec<SpaceReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NamedReport {
+    pub id: Uuid,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentReport {
+    pub id: Uuid,
+    pub name: String,
+    pub role: AgentRole,
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonaReport {
+    pub id: Uuid,
+    pub name: String,
+    pub accounts: Vec<AccountReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountReport {
+    pub slot_id: Uuid,
+    pub account_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpaceReport {
+    pub space_id: Uuid,
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"{
+      "platform_admins": [{"email": "root@example.com", "name": "Root", "keys": 1}],
+      "organizations": [{
+        "name": "Acme Agency", "monthly_credit_limit": 1000,
+        "members": [
+          {"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1},
+          {"email": "cli@brand.test", "name": "Cli", "role": "client", "review": true, "keys": 1}
+        ],
+        "workspaces": [{
+          "name": "Taiwan", "client_review": false, "ads_enabled": false,
+          "projects": [{"name": "beauty"}],
+          "agents": [
+            {"name": "writer-1", "role": "operator", "keys": 1},
+            {"name": "community-bot", "role": "community", "keys": 1}
+          ],
+          "personas": [{
+            "name": "Mia", "project": "beauty", "agent": "writer-1", "bio": "...", "voice": "...",
+            "accounts": [{"code": "tw-t001", "platform": "threads", "state": "active",
+                          "daily_target": 2, "handle": "@mia", "publishing": "agent"}]
+          }],
+          "community_spaces": [{"name": "Mia fans", "channel": "whatsapp",
+                                "external_id": "1203630@g.us", "market": "TW"}],
+          "products": [{"name": "Serum", "on_sale": true}]
+        }]
+      }]
+    }"#;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let f = TenantFile::parse(EXAMPLE).unwrap();
+        let acc = &f.organizations[0].workspaces[0].personas[0].accounts[0];
+        assert_eq!(acc.code.as_str(), "TW-T001");
+        assert_eq!(acc.state, InitialState::Active);
+        assert_eq!(f.organizations[0].members[1].role, MemberRole::Client);
+        assert!(f.organizations[0].members[1].review);
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_references_are_named() {
+        let e = TenantFile::parse(r#"{"organisations": []}"#).unwrap_err();
+        assert_eq!(e.path, "file");
+        let bad_agent = EXAMPLE.replace(r#""agent": "writer-1""#, r#""agent": "ghost""#);
+        let e = TenantFile::parse(&bad_agent).unwrap_err();
+        assert_eq!(e.path, "organizations[0].workspaces[0].personas[0].agent");
+        let bad_market = EXAMPLE.replace(r#""market": "TW""#, r#""market": "ZZ""#);
+        let e = TenantFile::parse(&bad_market).unwrap_err();
+        assert_eq!(e.path, "organizations[0].workspaces[0].community_spaces[0].market");
+    }
+
+    #[test]
+    fn personal_keys_are_capped_at_ten() {
+        let many = EXAMPLE.replace(r#""role": "agency", "keys": 1"#, r#""role": "agency", "keys": 11"#);
+        let e = TenantFile::parse(&many).unwrap_err();
+        assert_eq!(e.path, "organizations[0].members[0].keys");
+    }
+
+    #[test]
+    fn a_code_twice_on_one_platform_is_refused() {
+        let twice = EXAMPLE.replace(
+            r#""publishing": "agent"}]"#,
+            r#""publishing": "agent"}, {"code": "TW-T001", "platform": "threads"}]"#,
+        );
+        let e = TenantFile::parse(&twice).unwrap_err();
+        assert!(e.path.ends_with("accounts[1].code"), "{}", e.path);
+    }
+}
