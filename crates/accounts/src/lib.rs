@@ -1,1 +1,15 @@
+//! Accounts: code slots and their generations, account states, avatars, heartbeats and the
+//! accounts part of the agent's day.
+//!
+//! An account *slot* is the code (`TW-T001` on threads) with its persona, market and target;
+//! a *generation* is one live account behind that code. A ban does not open a new generation:
+//! it opens a pending decision that a person answers.
 
+pub mod models;
+pub mod ports;
+pub mod service;
+
+pub use models::avatar::{AvatarError, AvatarImage, ImageKind};
+pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
+pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
+pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

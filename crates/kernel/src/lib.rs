@@ -18,3 +18,12 @@ pub use time::{TimeInputError, format_utc, parse_time_input};
 
 /// A boxed, sendable future: the shape of every port method that must stay object-safe.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// The agent a domain call acts for: its id and the workspace and organization its key is
+/// bound to. Every agent-side query is scoped by these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentRef {
+    pub agent_id: uuid::Uuid,
+    pub workspace_id: uuid::Uuid,
+    pub organization_id: uuid::Uuid,
+}

@@ -110,3 +110,13 @@ mod tests {
         assert!(!agency.has_scope(Scope::AccountsRead));
     }
 }
+
+impl AgentCaller {
+    pub fn agent_ref(&self) -> fleetdesk_kernel::AgentRef {
+        fleetdesk_kernel::AgentRef {
+            agent_id: self.agent_id,
+            workspace_id: self.workspace_id,
+            organization_id: self.organization_id,
+        }
+    }
+}

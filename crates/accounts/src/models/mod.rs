@@ -1,0 +1,4 @@
+pub mod avatar;
+pub mod heartbeat;
+pub mod state;
+pub mod work;

@@ -1,0 +1,167 @@
+use serde::{Deserialize, Serialize};
+
+/// The state of one generation of an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccountState {
+    Warming,
+    Active,
+    Banned,
+    Quarantined,
+    Paused,
+    /// A generation that a newer one replaced; never reported by agents.
+    Replaced,
+}
+
+impl AccountState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountState::Warming => "warming",
+            AccountState::Active => "active",
+            AccountState::Banned => "banned",
+            AccountState::Quarantined => "quarantined",
+            AccountState::Paused => "paused",
+            AccountState::Replaced => "replaced",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AccountState> {
+        Some(match s {
+            "warming" => AccountState::Warming,
+            "active" => AccountState::Active,
+            "banned" => AccountState::Banned,
+            "quarantined" => AccountState::Quarantined,
+            "paused" => AccountState::Paused,
+            "replaced" => AccountState::Replaced,
+            _ => return None,
+        })
+    }
+
+    /// Only active accounts count as needing posts.
+    pub fn in_rotation(self) -> bool {
+        self == AccountState::Active
+    }
+}
+
+/// What an agent may report with `POST /accounts/{code}/state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportedState {
+    Banned,
+    Quarantined,
+    Paused,
+    Restored,
+    Warming,
+}
+
+impl ReportedState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportedState::Banned => "banned",
+            ReportedState::Quarantined => "quarantined",
+            ReportedState::Paused => "paused",
+            ReportedState::Restored => "restored",
+            ReportedState::Warming => "warming",
+        }
+    }
+
+    /// banned, quarantined and paused need the platform's words as a reason.
+    pub fn needs_reason(self) -> bool {
+        matches!(self, ReportedState::Banned | ReportedState::Quarantined | ReportedState::Paused)
+    }
+
+    /// The state the generation ends in: `restored` leads to active.
+    pub fn target(self) -> AccountState {
+        match self {
+            ReportedState::Banned => AccountState::Banned,
+            ReportedState::Quarantined => AccountState::Quarantined,
+            ReportedState::Paused => AccountState::Paused,
+            ReportedState::Restored => AccountState::Active,
+            ReportedState::Warming => AccountState::Warming,
+        }
+    }
+}
+
+/// The effect of a state report, per the account state table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateMove {
+    /// The report names the state the account already has.
+    Unchanged,
+    Changed {
+        from: AccountState,
+        to: AccountState,
+        /// A ban opens a pending decision asking whether to open a new generation; it opens
+        /// no generation by itself.
+        opens_ban_decision: bool,
+        /// Leaving rotation moves not-yet-published posts to inventory. Restoring releases
+        /// nothing automatically.
+        stocks_posts: bool,
+    },
+}
+
+/// Applies a report to the current state of the live generation.
+pub fn apply_report(current: AccountState, report: ReportedState) -> StateMove {
+    let to = report.target();
+    if current == to {
+        return StateMove::Unchanged;
+    }
+    StateMove::Changed {
+        from: current,
+        to,
+        opens_ban_decision: to == AccountState::Banned,
+        stocks_posts: !to.in_rotation(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AccountState as S;
+    use ReportedState as R;
+
+    #[test]
+    fn a_ban_opens_a_decision_and_stocks_posts() {
+        assert_eq!(
+            apply_report(S::Active, R::Banned),
+            StateMove::Changed { from: S::Active, to: S::Banned, opens_ban_decision: true, stocks_posts: true }
+        );
+    }
+
+    #[test]
+    fn quarantine_pause_and_warming_stock_posts_without_a_decision() {
+        for r in [R::Quarantined, R::Paused, R::Warming] {
+            match apply_report(S::Active, r) {
+                StateMove::Changed { to, opens_ban_decision, stocks_posts, .. } => {
+                    assert_eq!(to, r.target());
+                    assert!(!opens_ban_decision);
+                    assert!(stocks_posts);
+                }
+                other => panic!("{r:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn restored_leads_to_active_and_releases_nothing() {
+        assert_eq!(
+            apply_report(S::Paused, R::Restored),
+            StateMove::Changed { from: S::Paused, to: S::Active, opens_ban_decision: false, stocks_posts: false }
+        );
+    }
+
+    #[test]
+    fn the_state_it_already_has_is_unchanged() {
+        assert_eq!(apply_report(S::Banned, R::Banned), StateMove::Unchanged);
+        assert_eq!(apply_report(S::Active, R::Restored), StateMove::Unchanged);
+        assert_eq!(apply_report(S::Warming, R::Warming), StateMove::Unchanged);
+    }
+
+    #[test]
+    fn reasons_are_required_for_the_three_stops() {
+        assert!(R::Banned.needs_reason());
+        assert!(R::Quarantined.needs_reason());
+        assert!(R::Paused.needs_reason());
+        assert!(!R::Restored.needs_reason());
+        assert!(!R::Warming.needs_reason());
+    }
+}
