@@ -1,1 +1,32 @@
+//! The application layer shared by every inbound adapter.
+//!
+//! Each endpoint of the specification is one [`Operation`] in the [`catalogue`]: its method,
+//! path, access rule, MCP tool name, idempotency, input and output types, and its handler.
+//! The HTTP adapter mounts the catalogue as routes, the MCP adapter exposes it as tools, and
+//! the OpenAPI description is generated from it, so the three cannot drift apart. Both
+//! adapters run every call through the same [`pipeline`]: authentication and rate limit,
+//! access check, input parsing and validation, idempotency, then the handler.
 
+pub mod ctx;
+pub mod error;
+pub mod input;
+pub mod op;
+pub mod ops;
+pub mod pipeline;
+pub mod ports;
+
+pub use ctx::{Config, Ctx};
+pub use error::ApiError;
+pub use input::{Args, Nothing, Req};
+pub use op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply};
+pub use pipeline::{Invocation, Outcome, execute};
+
+/// The version string of the served OpenAPI descriptions.
+pub const API_VERSION: &str = "2026-10-07";
+
+/// Every operation this build serves, in the order of endpoints.tsv.
+pub fn catalogue() -> Vec<Box<dyn ErasedOp>> {
+    let mut all = Vec::new();
+    ops::accounts::register(&mut all);
+    all
+}

@@ -4,6 +4,7 @@ use std::str::FromStr;
 
 /// The social platforms an account can live on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
     Threads,

@@ -1,1 +1,312 @@
+//! Blob storage over [`object_store`]: the local file system by default, any
+//! S3-compatible service when configured, and an in-memory store for tests.
+//!
+//! [`ObjectBlobStore`] implements the kernel's [`BlobStore`] port. Keys are
+//! `/`-separated relative paths such as `avatars/<id>/<sha256>.png`.
 
+use std::fmt;
+use std::path::Path as FsPath;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::blob::{BlobError, BlobStore};
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload};
+
+/// A [`BlobStore`] backed by any [`ObjectStore`].
+#[derive(Clone)]
+pub struct ObjectBlobStore {
+    inner: Arc<dyn ObjectStore>,
+    /// Credentials scrubbed from error messages (S3 error bodies can echo the key id).
+    secrets: Arc<[String]>,
+}
+
+/// Connection settings for an S3-compatible bucket.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Config {
+    /// Bucket name; it must already exist.
+    pub bucket: String,
+    /// Endpoint of an S3-compatible server (`http://127.0.0.1:9000`); `None` means AWS.
+    /// When set, requests use path style (`<endpoint>/<bucket>/<key>`).
+    pub endpoint: Option<String>,
+    /// Region used for request signing; AWS's default `us-east-1` when `None`.
+    pub region: Option<String>,
+    /// Static access key id; with neither key set, credentials come from the instance metadata service.
+    pub access_key_id: Option<String>,
+    /// Static secret access key, paired with `access_key_id`.
+    pub secret_access_key: Option<String>,
+    /// Allow plain-HTTP endpoints (S3 itself is HTTPS only).
+    pub allow_http: bool,
+}
+
+impl S3Config {
+    /// Reads the configuration from the environment, or `None` when
+    /// `FLEETDESK_S3_BUCKET` is unset (blobs then stay on the local file system).
+    ///
+    /// Also reads `FLEETDESK_S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
+    /// and `AWS_REGION` (default `us-east-1`). Empty values count as unset.
+    pub fn from_env() -> Option<S3Config> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Option<S3Config> {
+        let var = |name: &str| lookup(name).filter(|value| !value.is_empty());
+        let endpoint = var("FLEETDESK_S3_ENDPOINT");
+        Some(S3Config {
+            bucket: var("FLEETDESK_S3_BUCKET")?,
+            allow_http: endpoint.as_deref().is_some_and(|e| e.starts_with("http://")),
+            endpoint,
+            region: Some(var("AWS_REGION").unwrap_or_else(|| "us-east-1".to_owned())),
+            access_key_id: var("AWS_ACCESS_KEY_ID"),
+            secret_access_key: var("AWS_SECRET_ACCESS_KEY"),
+        })
+    }
+}
+
+impl fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redacted = |set: &Option<String>| set.as_ref().map(|_| "<redacted>");
+        f.debug_struct("S3Config")
+            .field("bucket", &self.bucket)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("access_key_id", &redacted(&self.access_key_id))
+            .field("secret_access_key", &redacted(&self.secret_access_key))
+            .field("allow_http", &self.allow_http)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ObjectBlobStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectBlobStore").field("inner", &self.inner).finish_non_exhaustive()
+    }
+}
+
+impl ObjectBlobStore {
+    /// Wraps an existing [`ObjectStore`].
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        ObjectBlobStore {
+            inner,
+            secrets: Arc::from([]),
+        }
+    }
+
+    /// Stores blobs as files under `dir`, creating it if needed.
+    pub fn local(dir: &FsPath) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating blob directory {}", dir.display()))?;
+        let fs = LocalFileSystem::new_with_prefix(dir)
+            .with_context(|| format!("opening blob directory {}", dir.display()))?
+            .with_automatic_cleanup(true);
+        Ok(Self::new(Arc::new(fs)))
+    }
+
+    /// Stores blobs in an S3 bucket (or an S3-compatible server when `cfg.endpoint` is set).
+    ///
+    /// Nothing is contacted here; a missing bucket or bad credentials surface on first use.
+    pub fn s3(cfg: S3Config) -> anyhow::Result<Self> {
+        let mut builder = AmazonS3Builder::new()
+            .with_bucket_name(&cfg.bucket)
+            .with_allow_http(cfg.allow_http)
+            // AWS wants virtual-hosted style; S3-compatible servers are addressed by path.
+            .with_virtual_hosted_style_request(cfg.endpoint.is_none());
+        if let Some(endpoint) = &cfg.endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        if let Some(region) = &cfg.region {
+            builder = builder.with_region(region);
+        }
+        if let Some(key_id) = &cfg.access_key_id {
+            builder = builder.with_access_key_id(key_id);
+        }
+        if let Some(secret) = &cfg.secret_access_key {
+            builder = builder.with_secret_access_key(secret);
+        }
+        let store = builder
+            .build()
+            .with_context(|| format!("configuring S3 bucket {}", cfg.bucket))?;
+        let secrets = [cfg.access_key_id, cfg.secret_access_key]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect();
+        Ok(ObjectBlobStore {
+            inner: Arc::new(store),
+            secrets,
+        })
+    }
+
+    /// A process-local store that forgets everything on drop; for tests.
+    pub fn in_memory() -> Self {
+        Self::new(Arc::new(InMemory::new()))
+    }
+
+    /// The underlying store, for operations the port does not cover (multipart uploads, listing).
+    pub fn inner(&self) -> Arc<dyn ObjectStore> {
+        Arc::clone(&self.inner)
+    }
+
+    fn backend_error(&self, op: &str, key: &str, err: object_store::Error) -> BlobError {
+        let mut message = format!("{op} {key}: {err}");
+        for secret in self.secrets.iter() {
+            message = message.replace(secret.as_str(), "<redacted>");
+        }
+        BlobError::Backend(message)
+    }
+
+    fn map_error(&self, op: &str, key: &str, err: object_store::Error) -> BlobError {
+        match err {
+            object_store::Error::NotFound { .. } => BlobError::NotFound(key.to_owned()),
+            err => self.backend_error(op, key, err),
+        }
+    }
+}
+
+/// Parses a blob key, refusing the empty key (the store root) and `.`/`..` segments.
+fn parse_key(key: &str) -> Result<Path, BlobError> {
+    match Path::parse(key) {
+        Ok(path) if !path.is_root() => Ok(path),
+        Ok(_) => Err(BlobError::Backend("invalid blob key: empty".to_owned())),
+        Err(err) => Err(BlobError::Backend(format!("invalid blob key: {err}"))),
+    }
+}
+
+impl BlobStore for ObjectBlobStore {
+    /// Writes `bytes` at `key` atomically, replacing any existing blob.
+    fn put(&self, key: &str, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let path = parse_key(&key)?;
+            self.inner
+                .put(&path, PutPayload::from(bytes))
+                .await
+                .map_err(|e| self.map_error("put", &key, e))?;
+            Ok(())
+        })
+    }
+
+    /// Reads the whole blob at `key`; [`BlobError::NotFound`] when there is none.
+    fn get(&self, key: &str) -> BoxFuture<'_, Result<Bytes, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let path = parse_key(&key)?;
+            let result = self
+                .inner
+                .get(&path)
+                .await
+                .map_err(|e| self.map_error("get", &key, e))?;
+            result
+                .bytes()
+                .await
+                .map_err(|e| self.map_error("get", &key, e))
+        })
+    }
+
+    /// Removes the blob at `key`. Idempotent: deleting a missing key succeeds on
+    /// every backend (S3 cannot tell the difference anyway).
+    fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let path = parse_key(&key)?;
+            match self.inner.delete(&path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(self.backend_error("delete", &key, e)),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn from_env_needs_a_bucket() {
+        assert_eq!(S3Config::from_lookup(lookup(&[])), None);
+        assert_eq!(
+            S3Config::from_lookup(lookup(&[("FLEETDESK_S3_BUCKET", "")])),
+            None
+        );
+    }
+
+    #[test]
+    fn from_env_reads_everything() {
+        let cfg = S3Config::from_lookup(lookup(&[
+            ("FLEETDESK_S3_BUCKET", "blobs"),
+            ("FLEETDESK_S3_ENDPOINT", "http://127.0.0.1:9000"),
+            ("AWS_ACCESS_KEY_ID", "id"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            cfg,
+            S3Config {
+                bucket: "blobs".into(),
+                endpoint: Some("http://127.0.0.1:9000".into()),
+                region: Some("us-east-1".into()),
+                access_key_id: Some("id".into()),
+                secret_access_key: Some("secret".into()),
+                allow_http: true,
+            }
+        );
+        let debug = format!("{cfg:?}");
+        assert!(!debug.contains("secret\"") && !debug.contains("\"id\""), "{debug}");
+    }
+
+    #[test]
+    fn https_endpoint_and_region() {
+        let cfg = S3Config::from_lookup(lookup(&[
+            ("FLEETDESK_S3_BUCKET", "blobs"),
+            ("FLEETDESK_S3_ENDPOINT", "https://s3.example.com"),
+            ("AWS_REGION", "eu-west-3"),
+        ]))
+        .unwrap();
+        assert!(!cfg.allow_http);
+        assert_eq!(cfg.region.as_deref(), Some("eu-west-3"));
+        assert_eq!(cfg.access_key_id, None);
+    }
+
+    #[test]
+    fn rejects_bad_keys() {
+        for key in ["", "/", "a/../b", "a//b", "./a"] {
+            assert!(
+                matches!(parse_key(key), Err(BlobError::Backend(_))),
+                "{key:?}"
+            );
+        }
+        assert_eq!(
+            parse_key("avatars/ab/cd.png").unwrap().as_ref(),
+            "avatars/ab/cd.png"
+        );
+    }
+
+    #[test]
+    fn error_messages_hide_credentials() {
+        let store = ObjectBlobStore {
+            inner: Arc::new(InMemory::new()),
+            secrets: Arc::from(["AKIDEXAMPLE".to_owned(), "s3cr3t".to_owned()]),
+        };
+        let err = object_store::Error::Generic {
+            store: "S3",
+            source: "403 <AWSAccessKeyId>AKIDEXAMPLE</AWSAccessKeyId> s3cr3t".into(),
+        };
+        let BlobError::Backend(message) = store.map_error("get", "k", err) else {
+            panic!("expected Backend");
+        };
+        assert!(!message.contains("AKIDEXAMPLE") && !message.contains("s3cr3t"), "{message}");
+    }
+}

@@ -1,5 +1,4 @@
 use crate::caller::Caller;
-use crate::keys::ParsedKey;
 use crate::tenant_file::{ApplyReport, TenantFile};
 use fleetdesk_kernel::BoxFuture;
 
@@ -17,12 +16,6 @@ pub struct RateWindow {
     pub hits: i64,
     /// Seconds until the current window closes, rounded up.
     pub resets_in_seconds: i64,
-}
-
-/// Looks a key up and counts the request against its window, in one round trip.
-/// Errors are infrastructure failures only; a refused key is a value.
-pub trait Authenticator: Send + Sync + 'static {
-    fn authenticate<'a>(&'a self, key: &'a ParsedKey) -> BoxFuture<'a, anyhow::Result<Authentication>>;
 }
 
 /// Applies a validated tenant file in one transaction.

@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// The state of one generation of an account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AccountState {
     Warming,
@@ -45,6 +46,7 @@ impl AccountState {
 
 /// What an agent may report with `POST /accounts/{code}/state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ReportedState {
     Banned,

@@ -32,12 +32,14 @@ pub struct DayCount {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MarketDate {
     pub market: String,
     pub date: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MissingRow {
     pub code: String,
     pub platform: Platform,
@@ -52,6 +54,7 @@ pub struct MissingRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NotInRotation {
     pub code: String,
     pub platform: Platform,

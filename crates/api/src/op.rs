@@ -1,0 +1,206 @@
+//! Operations: one endpoint of the specification, described once, served by REST and MCP.
+
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Args, Input, InputDoc};
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_tenancy::{Caller, PersonalAccess, Scope};
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+use std::marker::PhantomData;
+use utoipa::ToSchema;
+use utoipa::openapi::{RefOr, Schema};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// `/api/agent/v1`
+    Agent,
+    /// `/api/user/v1`
+    Personal,
+}
+
+impl Api {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Api::Agent => "/api/agent/v1",
+            Api::Personal => "/api/user/v1",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Agent => "agent",
+            Api::Personal => "personal",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HttpMethod {
+    Get,
+    Post,
+    Put,
+}
+
+impl HttpMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+        }
+    }
+}
+
+/// Who may call an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// An agent key whose role has this scope.
+    Agent(Scope),
+    /// A personal key whose member has this access.
+    Personal(PersonalAccess),
+}
+
+impl Access {
+    /// The `scope` column of endpoints.tsv.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Agent(s) => s.as_str(),
+            Access::Personal(p) => p.as_str(),
+        }
+    }
+
+    pub fn allows(self, caller: &Caller) -> bool {
+        match self {
+            Access::Agent(scope) => caller.has_scope(scope),
+            Access::Personal(access) => caller.has_personal_access(access),
+        }
+    }
+}
+
+/// Everything about an operation except its types and handler.
+#[derive(Debug, Clone)]
+pub struct OpSpec {
+    pub api: Api,
+    pub method: HttpMethod,
+    /// Path under the API prefix, with `{name}` parameters.
+    pub path: &'static str,
+    pub access: Access,
+    /// The MCP tool, when the operation is one.
+    pub tool: Option<&'static str>,
+    /// Honours the Idempotency-Key header.
+    pub idempotent: bool,
+    /// Takes the MCP `request_id` argument in the role of the Idempotency-Key.
+    pub request_id: bool,
+    pub summary: &'static str,
+    pub description: &'static str,
+    /// The status of a success that creates something, 201; otherwise 200.
+    pub created_status: bool,
+    /// Largest request body accepted, in bytes.
+    pub max_body: usize,
+}
+
+impl OpSpec {
+    pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+
+    /// Stable id: `agent GET /accounts`.
+    pub fn id(&self) -> String {
+        format!("{} {} {}", self.api.as_str(), self.method.as_str(), self.path)
+    }
+
+    pub fn full_path(&self) -> String {
+        format!("{}{}", self.api.prefix(), self.path)
+    }
+
+    /// The `{name}` parameters of the path, in order.
+    pub fn path_params(&self) -> Vec<&'static str> {
+        self.path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .collect()
+    }
+}
+
+/// A successful result with its status.
+#[derive(Debug, Clone)]
+pub struct Reply<O> {
+    pub status: u16,
+    pub body: O,
+}
+
+impl<O> Reply<O> {
+    pub fn ok(body: O) -> Self {
+        Reply { status: 200, body }
+    }
+
+    pub fn created(body: O) -> Self {
+        Reply { status: 201, body }
+    }
+}
+
+/// A parsed call, ready to run.
+pub type Prepared = Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+
+/// The schemas the description needs: input parts, output, and their components.
+pub struct OpDoc {
+    pub input: InputDoc,
+    pub output: RefOr<Schema>,
+    pub output_name: std::borrow::Cow<'static, str>,
+    pub output_components: Vec<(String, RefOr<Schema>)>,
+}
+
+/// An operation with its types erased, as the adapters hold it.
+pub trait ErasedOp: Send + Sync + 'static {
+    fn spec(&self) -> &OpSpec;
+    /// Parses and validates the arguments (400 on failure); nothing runs yet.
+    fn prepare(&self, args: &Args) -> Result<Prepared, ApiError>;
+    fn doc(&self) -> OpDoc;
+}
+
+struct Operation<I, O, F> {
+    spec: OpSpec,
+    handler: F,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> ErasedOp for Operation<I, O, F>
+where
+    I: Input,
+    O: Serialize + ToSchema + Send + 'static,
+    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
+{
+    fn spec(&self) -> &OpSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: &Args) -> Result<Prepared, ApiError> {
+        let input = I::parse(args)?;
+        let handler = self.handler.clone();
+        Ok(Box::new(move |ctx, caller| {
+            Box::pin(async move {
+                let reply = handler(ctx, caller, input).await?;
+                let body = serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
+                Ok(Reply { status: reply.status, body })
+            })
+        }))
+    }
+
+    fn doc(&self) -> OpDoc {
+        let mut output_components = Vec::new();
+        O::schemas(&mut output_components);
+        OpDoc { input: I::describe(), output: O::schema(), output_name: O::name(), output_components }
+    }
+}
+
+/// Wraps a typed handler as a catalogue entry.
+pub fn operation<I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
+where
+    I: Input,
+    O: Serialize + ToSchema + Send + 'static,
+    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
+{
+    Box::new(Operation { spec, handler, _types: PhantomData })
+}

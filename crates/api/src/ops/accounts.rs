@@ -1,0 +1,564 @@
+//! Agent API: work and accounts.
+
+use super::common::{AgentBrief, CodePath, Origin, PlatformQuery, agent, lookup_error};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
+use fleetdesk_accounts::ports::{AccountView, NewAccount};
+use fleetdesk_accounts::service::{AddAccountError, AvatarSetError, StateReportError, StateReportRequest};
+use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
+use fleetdesk_kernel::{AccountCode, ErrorCode, Market, Platform, format_utc};
+use fleetdesk_tenancy::{Caller, Scope};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Get,
+            path: "/work/today",
+            access: Access::Agent(Scope::AccountsRead),
+            tool: Some("work_today"),
+            idempotent: false,
+            request_id: false,
+            summary: "The agent's day: what is missing per account and market date, and what to do first",
+            description: "Call once at the start of a round. Only active accounts get missing counts; \
+                posts count only once they were reported. `unschedule_stocked` is the highest-priority work.",
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        work_today,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Get,
+            path: "/accounts",
+            access: Access::Agent(Scope::AccountsRead),
+            tool: Some("list_accounts"),
+            idempotent: false,
+            request_id: false,
+            summary: "The accounts under the personas assigned to this agent",
+            description: "Each account with its live generation's state (null when there is none).",
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        list_accounts,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Post,
+            path: "/accounts",
+            access: Access::Agent(Scope::AccountsWrite),
+            tool: Some("add_account"),
+            idempotent: true,
+            request_id: true,
+            summary: "Add an account code and its first generation under one of the agent's personas",
+            description: "201 when created; the same persona and code again gives 200 with created false; \
+                a code owned by another persona is 422 rejected.",
+            created_status: true,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        add_account,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Post,
+            path: "/accounts/{code}/state",
+            access: Access::Agent(Scope::AccountsWrite),
+            tool: Some("report_account_state"),
+            idempotent: true,
+            request_id: true,
+            summary: "Report what the platform did to an account: banned, quarantined, paused, restored, warming",
+            description: "A ban opens a pending decision asking a person whether to open a new generation; \
+                it opens none by itself. Leaving rotation moves not-yet-published posts to inventory. \
+                Reporting the state the account already has answers `result: unchanged`.",
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        report_account_state,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Post,
+            path: "/accounts/{code}/avatar",
+            access: Access::Agent(Scope::AccountsWrite),
+            tool: Some("set_account_avatar"),
+            idempotent: true,
+            request_id: false,
+            summary: "Store the account's current platform avatar",
+            description: "Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
+                from the bytes. `changed` is false when the same image is sent again. Send once on connecting \
+                or after a change, not every round.",
+            created_status: false,
+            max_body: 8 * 1024 * 1024,
+        },
+        set_account_avatar,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Post,
+            path: "/heartbeat",
+            access: Access::Agent(Scope::RunsWrite),
+            tool: Some("heartbeat"),
+            idempotent: true,
+            request_id: false,
+            summary: "Record the end of a round, even an empty one",
+            description: "The same run_id updates the same record: the summary is replaced and the counts merged.",
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        heartbeat,
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /work/today
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct WorkTodayQuery {
+    /// The market date to look at (`YYYY-MM-DD`); default today in each market.
+    #[validate(length(min = 1, max = 10))]
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkToday {
+    pub agent: AgentBrief,
+    pub dates: Vec<MarketDate>,
+    /// When this agent last reported posts; null before its first report.
+    pub last_report_at: Option<String>,
+    pub summary: WorkSummary,
+    pub missing: Vec<MissingRow>,
+    pub not_in_rotation: Vec<NotInRotation>,
+    pub redo: Vec<RedoItem>,
+    pub tasks: Vec<TaskItem>,
+    pub follow_ups: Vec<FollowUpItem>,
+    pub unschedule_stocked: Vec<UnscheduleItem>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkSummary {
+    /// Posts wanted today by active accounts: the sum of their daily targets.
+    pub expected: i64,
+    /// Of those, posts reported published or scheduled (each account up to its target).
+    pub covered: i64,
+    pub missing_accounts: i64,
+    pub missing_posts: i64,
+    pub redo: i64,
+    pub tasks: i64,
+    pub follow_ups: i64,
+    pub unschedule_stocked: i64,
+    /// Stocked posts across the agent's accounts.
+    pub inventory: i64,
+}
+
+/// A draft waiting for a rewrite or sent back.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RedoItem {
+    pub id: Uuid,
+    pub kind: String,
+    pub code: String,
+    pub platform: Platform,
+    pub instruction: Option<String>,
+    pub requested_at: String,
+    pub excerpt: String,
+}
+
+/// A task card assigned to the agent or open on its personas.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskItem {
+    pub id: Uuid,
+    pub kind: String,
+    pub title: String,
+    pub status: String,
+    pub stale: bool,
+    pub overdue: bool,
+}
+
+/// A decision the agent must follow up, with its linked task card.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FollowUpItem {
+    pub id: Uuid,
+    pub task_id: Option<Uuid>,
+    pub kind: String,
+    pub title: String,
+}
+
+/// A stocked post still scheduled in the agent's own publishing tool: remove it there first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UnscheduleItem {
+    pub id: Uuid,
+    pub code: String,
+    pub legacy_code: Option<String>,
+    pub platform: Platform,
+    pub scheduled_for: Option<String>,
+    pub scheduler_ref: Option<String>,
+    pub external_id: Option<String>,
+    pub stocked_at: String,
+    pub reason: Option<String>,
+    pub excerpt: String,
+    pub instruction: String,
+}
+
+async fn work_today(ctx: Ctx, caller: Caller, req: Req<Nothing, WorkTodayQuery, Nothing>) -> Result<Reply<WorkToday>, ApiError> {
+    let agent = agent(&caller)?;
+    let date = match &req.query.date {
+        Some(d) => Some(d.parse::<jiff::civil::Date>().map_err(|_| ApiError::invalid("date", "must be a date YYYY-MM-DD"))?),
+        None => None,
+    };
+    let w = ctx.accounts.work_accounts(agent.agent_ref(), date, jiff::Timestamp::now()).await?;
+    let inventory = w.not_in_rotation.iter().map(|n| n.inventory).sum::<i64>() + w.missing.iter().map(|m| m.inventory_available).sum::<i64>();
+    Ok(Reply::ok(WorkToday {
+        agent: agent.into(),
+        dates: w.dates,
+        last_report_at: None,
+        summary: WorkSummary {
+            expected: w.expected,
+            covered: w.covered,
+            missing_accounts: w.missing_accounts,
+            missing_posts: w.missing_posts,
+            redo: 0,
+            tasks: 0,
+            follow_ups: 0,
+            unschedule_stocked: 0,
+            inventory,
+        },
+        missing: w.missing,
+        not_in_rotation: w.not_in_rotation,
+        redo: Vec::new(),
+        tasks: Vec::new(),
+        follow_ups: Vec::new(),
+        unschedule_stocked: Vec::new(),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /accounts
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountList {
+    pub agent: AgentBrief,
+    pub accounts: Vec<Account>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Account {
+    pub code: String,
+    pub legacy_code: Option<String>,
+    pub platform: Platform,
+    /// 2-letter market code.
+    pub market: String,
+    /// IANA zone of the market.
+    pub timezone: String,
+    /// Persona display name.
+    pub persona: String,
+    pub handle: Option<String>,
+    /// Generation number of the live account; null when there is none.
+    pub generation: Option<i32>,
+    /// State of the live generation; null means no live account.
+    pub state: Option<AccountState>,
+    pub daily_target: i32,
+    /// `agent` (the agent publishes with its own tool) or `fleetdesk`.
+    pub publishing: String,
+    pub slot_id: Uuid,
+    pub account_id: Option<Uuid>,
+}
+
+impl From<AccountView> for Account {
+    fn from(v: AccountView) -> Self {
+        Account {
+            code: v.code,
+            legacy_code: v.legacy_code,
+            platform: v.platform,
+            market: v.market.to_string(),
+            timezone: v.timezone,
+            persona: v.persona,
+            handle: v.handle,
+            generation: v.generation,
+            state: v.state,
+            daily_target: v.daily_target,
+            publishing: v.publishing,
+            slot_id: v.slot_id,
+            account_id: v.account_id,
+        }
+    }
+}
+
+async fn list_accounts(ctx: Ctx, caller: Caller, _req: Req<Nothing, Nothing, Nothing>) -> Result<Reply<AccountList>, ApiError> {
+    let agent = agent(&caller)?;
+    let accounts = ctx.accounts.list(agent.agent_ref()).await?;
+    Ok(Reply::ok(AccountList { agent: agent.into(), accounts: accounts.into_iter().map(Account::from).collect() }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /accounts
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InitialState {
+    #[default]
+    Warming,
+    Active,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct AddAccountBody {
+    /// One of this agent's personas.
+    pub persona_id: Uuid,
+    pub platform: Platform,
+    /// 1-40 characters, stored upper-cased.
+    #[validate(length(min = 1, max = 40))]
+    pub code: String,
+    /// 2-letter market, default TW.
+    #[validate(length(equal = 2, message = "must be 2 letters"))]
+    pub market: Option<String>,
+    /// Handle on the platform, leading @ optional.
+    #[validate(length(max = 101))]
+    pub handle: Option<String>,
+    /// warming (default) or active.
+    pub state: Option<InitialState>,
+    /// `YYYY-MM-DD`.
+    #[validate(length(max = 10))]
+    pub onboarded_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddedAccount {
+    pub slot_id: Uuid,
+    pub account_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub market: String,
+    pub created: bool,
+}
+
+/// A handle as stored: trimmed, without the optional leading @, at most 100 characters.
+pub fn normalize_handle(raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let h = raw.trim().trim_start_matches('@').trim();
+    if h.chars().count() > 100 {
+        return Err(ApiError::invalid("handle", "must be at most 100 characters"));
+    }
+    Ok((!h.is_empty()).then(|| h.to_owned()))
+}
+
+async fn add_account(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, AddAccountBody>) -> Result<Reply<AddedAccount>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
+    let market = match &b.market {
+        Some(m) => Market::parse(m).map_err(|e| ApiError::invalid("market", e))?,
+        None => Market::DEFAULT,
+    };
+    let onboarded_at = match &b.onboarded_at {
+        Some(d) => Some(d.parse::<jiff::civil::Date>().map_err(|_| ApiError::invalid("onboarded_at", "must be a date YYYY-MM-DD"))?),
+        None => None,
+    };
+    let state = match b.state.unwrap_or_default() {
+        InitialState::Warming => AccountState::Warming,
+        InitialState::Active => AccountState::Active,
+    };
+    let new = NewAccount { persona_id: b.persona_id, platform: b.platform, code, market, handle: normalize_handle(b.handle.as_deref())?, state, onboarded_at };
+    let added = ctx.accounts.add(agent.agent_ref(), new).await.map_err(|e| match e {
+        AddAccountError::Refused(r) => {
+            use fleetdesk_accounts::ports::AddRefusal::*;
+            match r {
+                PersonaNotFound => ApiError::not_found("no such persona in this workspace").with_field("persona_id"),
+                PersonaNotYours => ApiError::forbidden("the persona is assigned to another agent").with_field("persona_id"),
+                CodeTaken => ApiError::rejected("this code is already owned by another persona").with_field("code"),
+            }
+        }
+        AddAccountError::InitialState => ApiError::invalid("state", "must be warming or active"),
+        AddAccountError::Unexpected(e) => e.into(),
+    })?;
+    let body = AddedAccount {
+        slot_id: added.slot_id,
+        account_id: added.account_id,
+        code: added.code,
+        platform: added.platform,
+        market: added.market.to_string(),
+        created: added.created,
+    };
+    Ok(if added.created { Reply::created(body) } else { Reply::ok(body) })
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /accounts/{code}/state
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct StateReportBody {
+    pub state: ReportedState,
+    /// What the platform said; required for banned, quarantined and paused.
+    #[validate(length(max = 1000))]
+    pub reason: Option<String>,
+    /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
+    #[validate(length(min = 1, max = 40))]
+    pub occurred_at: String,
+    #[validate(nested)]
+    pub origin: Option<Origin>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StateReportResult {
+    pub code: String,
+    pub platform: Platform,
+    pub generation: Option<i32>,
+    pub previous_state: Option<AccountState>,
+    pub state: AccountState,
+    /// `changed`, or `unchanged` when the account already had this state.
+    pub result: String,
+    /// The pending decision a ban opened: whether to open a new generation.
+    pub decision: Option<DecisionBrief>,
+    /// Not-yet-published posts moved to inventory by this change.
+    pub stocked_posts: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionBrief {
+    pub id: Uuid,
+    pub kind: String,
+    pub status: String,
+    pub question: String,
+    pub options: Vec<String>,
+}
+
+async fn report_account_state(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<CodePath, PlatformQuery, StateReportBody>,
+) -> Result<Reply<StateReportResult>, ApiError> {
+    let agent = agent(&caller)?;
+    let code = req.path.code_ref(req.query.platform)?;
+    let b = req.body;
+    let origin = b.origin.map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
+    let request = StateReportRequest { code: code.clone(), state: b.state, reason: b.reason, occurred_at: b.occurred_at, origin };
+    let (account, outcome) = ctx.accounts.report_state(agent.agent_ref(), request).await.map_err(|e| match e {
+        StateReportError::Lookup(l) => lookup_error(l, &code),
+        StateReportError::ReasonRequired(s) => ApiError::invalid("reason", format!("is required when the state is {s}")),
+        StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
+        StateReportError::NoLiveAccount => ApiError::rejected("the account has no live generation; a person must open one first"),
+        StateReportError::Unexpected(e) => e.into(),
+    })?;
+    let (previous, result) = match outcome.movement {
+        StateMove::Unchanged => (Some(outcome.state), "unchanged"),
+        StateMove::Changed { from, .. } => (Some(from), "changed"),
+    };
+    Ok(Reply::ok(StateReportResult {
+        code: account.code,
+        platform: account.platform,
+        generation: account.generation,
+        previous_state: previous,
+        state: outcome.state,
+        result: result.into(),
+        decision: outcome.decision.map(|d| DecisionBrief { id: d.id, kind: d.kind, status: d.status, question: d.question, options: d.options }),
+        stocked_posts: outcome.stocked_posts,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /accounts/{code}/avatar
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct AvatarBody {
+    /// Base64 of the image, optional `data:` prefix; JPEG, PNG or WebP up to 5 MB.
+    #[validate(length(min = 1))]
+    pub data: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AvatarResult {
+    pub avatar: Avatar,
+    /// False when the same image was sent again.
+    pub changed: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Avatar {
+    pub code: String,
+    pub platform: Platform,
+    pub generation: Option<i32>,
+    pub mime_type: String,
+    pub bytes: i64,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub sha256: String,
+    pub updated_at: String,
+}
+
+async fn set_account_avatar(ctx: Ctx, caller: Caller, req: Req<CodePath, PlatformQuery, AvatarBody>) -> Result<Reply<AvatarResult>, ApiError> {
+    let agent = agent(&caller)?;
+    let code = req.path.code_ref(req.query.platform)?;
+    let (account, stored, changed) = ctx.accounts.set_avatar(agent.agent_ref(), code.clone(), &req.body.data).await.map_err(|e| match e {
+        AvatarSetError::Lookup(l) => lookup_error(l, &code),
+        AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(ErrorCode::PayloadTooLarge, "data: the image is larger than 5 MB").with_field("data"),
+        AvatarSetError::Image(i) => ApiError::invalid("data", i),
+        AvatarSetError::NoLiveAccount => ApiError::rejected("the account has no live generation"),
+        AvatarSetError::Unexpected(e) => e.into(),
+    })?;
+    Ok(Reply::ok(AvatarResult {
+        avatar: Avatar {
+            code: account.code,
+            platform: account.platform,
+            generation: account.generation,
+            mime_type: stored.mime_type,
+            bytes: stored.bytes,
+            width: stored.width,
+            height: stored.height,
+            sha256: stored.sha256,
+            updated_at: format_utc(stored.updated_at),
+        },
+        changed,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /heartbeat
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct HeartbeatBody {
+    /// 1-120 characters; the same run_id updates the same record.
+    #[validate(length(min = 1, max = 120))]
+    pub run_id: String,
+    /// Up to 2000 characters; never keys or credentials.
+    #[validate(length(max = 2000))]
+    pub summary: Option<String>,
+    /// Counters of the round, non-negative integers.
+    #[schema(value_type = Option<Object>)]
+    pub counts: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeartbeatResult {
+    pub run: HeartbeatRun,
+    /// The agent's open task cards.
+    pub tasks: Vec<TaskItem>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeartbeatRun {
+    pub id: Uuid,
+    pub run_id: String,
+    pub recorded_at: String,
+}
+
+async fn heartbeat(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, HeartbeatBody>) -> Result<Reply<HeartbeatResult>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let input = HeartbeatInput::new(&b.run_id, b.summary, b.counts).map_err(|e| ApiError::invalid(e.field(), e))?;
+    let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
+    Ok(Reply::ok(HeartbeatResult {
+        run: HeartbeatRun { id: run.id, run_id: run.run_id, recorded_at: format_utc(run.recorded_at) },
+        tasks: Vec::new(),
+    }))
+}

@@ -1,0 +1,4 @@
+//! The operations, one module per area of the specification.
+
+pub mod accounts;
+pub mod common;

@@ -1,0 +1,122 @@
+//! The path every call takes, REST or MCP:
+//! key → (one round trip: authenticate, count, claim) → rate limit → access → input →
+//! idempotency outcome → handler → settle the claim.
+
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::Args;
+use crate::op::ErasedOp;
+use crate::ports::{Claim, ClaimRequest};
+use fleetdesk_kernel::ErrorCode;
+use fleetdesk_tenancy::ParsedKey;
+use fleetdesk_tenancy::ports::Authentication;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// One call as a transport received it.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// The bearer token, without the `Bearer ` prefix.
+    pub bearer: Option<String>,
+    /// The Idempotency-Key header, or MCP's `request_id`.
+    pub idempotency_key: Option<String>,
+    pub args: Args,
+}
+
+/// A successful answer.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub status: u16,
+    pub body: Value,
+    /// Answered from a stored first result (`Idempotent-Replayed: true`).
+    pub replayed: bool,
+}
+
+/// An Idempotency-Key is 1-200 visible ASCII characters.
+pub fn check_idempotency_key(key: &str) -> Result<(), ApiError> {
+    if key.is_empty() || key.len() > 200 || !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Err(ApiError::invalid("Idempotency-Key", "must be 1-200 visible ASCII characters"));
+    }
+    Ok(())
+}
+
+pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
+    let spec = op.spec();
+    let bearer = inv.bearer.as_deref().ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
+    let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
+
+    let claim_request = match (&inv.idempotency_key, spec.idempotent) {
+        (Some(k), true) => {
+            check_idempotency_key(k)?;
+            let mut h = Sha256::new();
+            h.update(spec.id().as_bytes());
+            h.update([0]);
+            h.update(inv.args.canonical().as_bytes());
+            Some(ClaimRequest { key: k.clone(), request_hash: h.finalize().into() })
+        }
+        _ => None,
+    };
+
+    let limit = ctx.config.rate_limit_per_minute;
+    let admission = ctx.gate.admit(&key, limit, claim_request.as_ref()).await?;
+    let (caller, window) = match admission.authentication {
+        Authentication::Refused => return Err(ApiError::unauthorized("unknown or revoked key")),
+        Authentication::Accepted { caller, window } => (caller, window),
+    };
+    tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
+    if window.hits > limit {
+        let wait = window.resets_in_seconds.max(1);
+        return Err(ApiError::new(ErrorCode::RateLimited, format!("more than {limit} requests this minute; retry in {wait} s"))
+            .with_extra("retry_after", wait));
+    }
+
+    let owner = caller.idempotency_owner();
+    let held = matches!(admission.claim, Some(Claim::Claimed));
+    let release = |e: ApiError| async {
+        if held && let Some(c) = &claim_request {
+            ctx.gate.release(owner, &c.key).await?;
+        }
+        Err::<Outcome, ApiError>(e)
+    };
+
+    if !spec.access.allows(&caller) {
+        let message = match spec.access {
+            crate::op::Access::Agent(scope) => format!("this call needs an agent key with scope {}", scope.as_str()),
+            crate::op::Access::Personal(access) => format!("this call needs a personal key with {} access", access.as_str()),
+        };
+        return release(ApiError::forbidden(message)).await;
+    }
+    let prepared = match op.prepare(&inv.args) {
+        Ok(p) => p,
+        Err(e) => return release(e).await,
+    };
+
+    match admission.claim {
+        None | Some(Claim::Claimed) => {}
+        Some(Claim::Replay { status, body }) => return Ok(Outcome { status, body, replayed: true }),
+        Some(Claim::Mismatch) => {
+            return Err(ApiError::new(
+                ErrorCode::IdempotencyMismatch,
+                "this Idempotency-Key was used with different content in the last 24 hours",
+            ));
+        }
+        Some(Claim::InProgress) => {
+            return Err(ApiError::new(
+                ErrorCode::IdempotencyInProgress,
+                "the first request with this Idempotency-Key is still being processed",
+            ));
+        }
+    }
+
+    let result = prepared(ctx.clone(), caller).await;
+    match result {
+        Ok(reply) if (200..300).contains(&reply.status) => {
+            if held && let Some(c) = &claim_request {
+                ctx.gate.complete(owner, &c.key, reply.status, &reply.body).await?;
+            }
+            Ok(Outcome { status: reply.status, body: reply.body, replayed: false })
+        }
+        Ok(reply) => Ok(Outcome { status: reply.status, body: reply.body, replayed: false }),
+        Err(e) => release(e).await,
+    }
+}

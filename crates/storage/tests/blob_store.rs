@@ -1,0 +1,250 @@
+//! The same round trip against the local file system and a real S3-compatible
+//! server (moto in server mode, started as a child process).
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use fleetdesk_kernel::blob::{BlobError, BlobStore};
+use fleetdesk_storage::{ObjectBlobStore, S3Config};
+
+/// Put, get, overwrite, nested keys, delete and the missing-key cases.
+async fn round_trip(store: &dyn BlobStore) {
+    let missing = store.get("nothing/here.png").await;
+    assert!(
+        matches!(&missing, Err(BlobError::NotFound(key)) if key == "nothing/here.png"),
+        "{missing:?}"
+    );
+
+    store.put("plain.txt", Bytes::from_static(b"hello")).await.unwrap();
+    assert_eq!(store.get("plain.txt").await.unwrap(), "hello");
+
+    store.put("plain.txt", Bytes::from_static(b"replaced")).await.unwrap();
+    assert_eq!(store.get("plain.txt").await.unwrap(), "replaced");
+
+    let binary: Bytes = (0..=255u8).cycle().take(70_000).collect();
+    store.put("avatars/ab/cd.png", binary.clone()).await.unwrap();
+    assert_eq!(store.get("avatars/ab/cd.png").await.unwrap(), binary);
+    store.put("avatars/ab/ef.png", Bytes::new()).await.unwrap();
+    assert_eq!(store.get("avatars/ab/ef.png").await.unwrap(), "");
+
+    store.delete("avatars/ab/cd.png").await.unwrap();
+    assert!(matches!(
+        store.get("avatars/ab/cd.png").await,
+        Err(BlobError::NotFound(_))
+    ));
+    // The sibling survives, and deleting again (or something never stored) is fine.
+    assert_eq!(store.get("avatars/ab/ef.png").await.unwrap(), "");
+    store.delete("avatars/ab/cd.png").await.unwrap();
+    store.delete("never/stored").await.unwrap();
+
+    assert!(matches!(
+        store.put("a/../b", Bytes::new()).await,
+        Err(BlobError::Backend(_))
+    ));
+
+    store.delete("plain.txt").await.unwrap();
+    store.delete("avatars/ab/ef.png").await.unwrap();
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Self {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        TempDir(std::env::temp_dir().join(format!(
+            "fleetdesk-storage-{label}-{}-{nanos}",
+            std::process::id()
+        )))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn local_file_system_round_trip() {
+    let tmp = TempDir::new("local");
+    let dir = tmp.0.join("not/yet/created");
+    let store = ObjectBlobStore::local(&dir).unwrap();
+    round_trip(&store).await;
+
+    store
+        .put("avatars/ab/cd.png", Bytes::from_static(b"png"))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read(dir.join("avatars/ab/cd.png")).unwrap(), b"png");
+}
+
+#[tokio::test]
+async fn in_memory_round_trip() {
+    round_trip(&ObjectBlobStore::in_memory()).await;
+}
+
+#[tokio::test]
+async fn s3_round_trip_against_moto() {
+    if std::env::var("FLEETDESK_SKIP_S3_TESTS").as_deref() == Ok("1") {
+        eprintln!("FLEETDESK_SKIP_S3_TESTS=1: skipping the S3 test");
+        return;
+    }
+    let moto = Moto::start();
+    moto.create_bucket("fleetdesk-test");
+
+    let cfg = S3Config {
+        bucket: "fleetdesk-test".into(),
+        endpoint: Some(moto.endpoint()),
+        region: Some("us-east-1".into()),
+        access_key_id: Some("fleetdesk-test-key-id".into()),
+        secret_access_key: Some("fleetdesk-test-secret".into()),
+        allow_http: true,
+    };
+    let store = ObjectBlobStore::s3(cfg.clone()).unwrap();
+    round_trip(&store).await;
+
+    // The object really is on the server: moto's state dump lists it (anonymous
+    // GETs of the object itself are refused with 403, the object being private).
+    store
+        .put("avatars/ab/cd.png", Bytes::from_static(b"png"))
+        .await
+        .unwrap();
+    let (status, body) = moto.request("GET", "/moto-api/data.json");
+    let state = String::from_utf8_lossy(&body);
+    assert_eq!(status, 200, "{state}");
+    assert!(state.contains("\"avatars/ab/cd.png\""), "{state}");
+
+    // A bucket that does not exist is a backend failure on write.
+    let nowhere = ObjectBlobStore::s3(S3Config {
+        bucket: "no-such-bucket".into(),
+        ..cfg
+    })
+    .unwrap();
+    let err = nowhere.put("k", Bytes::from_static(b"x")).await;
+    match err {
+        Err(BlobError::Backend(message)) => assert!(
+            !message.contains("fleetdesk-test-secret") && !message.contains("fleetdesk-test-key-id"),
+            "{message}"
+        ),
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+/// A moto server on a free local port, killed on drop.
+struct Moto {
+    child: Child,
+    port: u16,
+    _log_dir: TempDir,
+}
+
+impl Moto {
+    /// Starts `python3 -m moto.server`, falling back to `moto_server`, and waits until it answers.
+    fn start() -> Moto {
+        let candidates: [&[&str]; 2] = [&["python3", "-m", "moto.server"], &["moto_server"]];
+        let mut failures = Vec::new();
+        for argv in candidates {
+            match Moto::try_start(argv) {
+                Ok(moto) => return moto,
+                Err(why) => failures.push(format!("`{}`: {why}", argv.join(" "))),
+            }
+        }
+        panic!(
+            "could not start moto (pip install 'moto[server]'), or set FLEETDESK_SKIP_S3_TESTS=1 \
+             to skip the S3 test:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    fn try_start(argv: &[&str]) -> Result<Moto, String> {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let log_dir = TempDir::new("moto");
+        std::fs::create_dir_all(&log_dir.0).map_err(|e| e.to_string())?;
+        let log_path = log_dir.0.join("moto.log");
+        let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
+        let child = Command::new(argv[0])
+            .args(&argv[1..])
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut moto = Moto {
+            child,
+            port,
+            _log_dir: log_dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = moto.child.try_wait() {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(format!("exited with {status}: {}", log.trim()));
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() && moto.try_request("GET", "/").is_ok() {
+                return Ok(moto);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("no answer on port {port} within 30s"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Buckets cannot be created through object_store; moto accepts an unsigned `PUT /<bucket>`.
+    fn create_bucket(&self, bucket: &str) {
+        let (status, body) = self.request("PUT", &format!("/{bucket}"));
+        assert_eq!(status, 200, "creating bucket: {}", String::from_utf8_lossy(&body));
+    }
+
+    fn request(&self, method: &str, path: &str) -> (u16, Vec<u8>) {
+        self.try_request(method, path)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// A minimal HTTP/1.1 request without body; returns the status and the raw body.
+    fn try_request(&self, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.port
+        )?;
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response)?;
+        let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed HTTP response");
+        let head_end = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(invalid)?;
+        let head = String::from_utf8_lossy(&response[..head_end]);
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(invalid)?;
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            return Err(std::io::Error::other("chunked responses are not supported"));
+        }
+        Ok((status, response[head_end + 4..].to_vec()))
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
