@@ -10,6 +10,7 @@
 pub mod ctx;
 pub mod error;
 pub mod input;
+pub mod metrics;
 pub mod op;
 pub mod ops;
 pub mod pipeline;

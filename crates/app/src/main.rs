@@ -1,1 +1,3 @@
+mod local_pg;
+
 fn main() {}

@@ -59,7 +59,9 @@ impl S3Config {
         let endpoint = var("FLEETDESK_S3_ENDPOINT");
         Some(S3Config {
             bucket: var("FLEETDESK_S3_BUCKET")?,
-            allow_http: endpoint.as_deref().is_some_and(|e| e.starts_with("http://")),
+            allow_http: endpoint
+                .as_deref()
+                .is_some_and(|e| e.starts_with("http://")),
             endpoint,
             region: Some(var("AWS_REGION").unwrap_or_else(|| "us-east-1".to_owned())),
             access_key_id: var("AWS_ACCESS_KEY_ID"),
@@ -84,7 +86,9 @@ impl fmt::Debug for S3Config {
 
 impl fmt::Debug for ObjectBlobStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ObjectBlobStore").field("inner", &self.inner).finish_non_exhaustive()
+        f.debug_struct("ObjectBlobStore")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
     }
 }
 
@@ -160,9 +164,14 @@ impl ObjectBlobStore {
         BlobError::Backend(message)
     }
 
+    /// `NotFound` becomes [`BlobError::NotFound`] unless it is S3 saying the *bucket* is
+    /// missing (object_store reports every 404 as `NotFound`): that is a configuration
+    /// fault, not an absent blob.
     fn map_error(&self, op: &str, key: &str, err: object_store::Error) -> BlobError {
         match err {
-            object_store::Error::NotFound { .. } => BlobError::NotFound(key.to_owned()),
+            object_store::Error::NotFound { .. } if !err.to_string().contains("NoSuchBucket") => {
+                BlobError::NotFound(key.to_owned())
+            }
             err => self.backend_error(op, key, err),
         }
     }
@@ -215,8 +224,11 @@ impl BlobStore for ObjectBlobStore {
         Box::pin(async move {
             let path = parse_key(&key)?;
             match self.inner.delete(&path).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                Err(e) => Err(self.backend_error("delete", &key, e)),
+                Ok(()) => Ok(()),
+                Err(e) => match self.map_error("delete", &key, e) {
+                    BlobError::NotFound(_) => Ok(()),
+                    err => Err(err),
+                },
             }
         })
     }
@@ -264,7 +276,10 @@ mod tests {
             }
         );
         let debug = format!("{cfg:?}");
-        assert!(!debug.contains("secret\"") && !debug.contains("\"id\""), "{debug}");
+        assert!(
+            !debug.contains("secret\"") && !debug.contains("\"id\""),
+            "{debug}"
+        );
     }
 
     #[test]
@@ -307,6 +322,9 @@ mod tests {
         let BlobError::Backend(message) = store.map_error("get", "k", err) else {
             panic!("expected Backend");
         };
-        assert!(!message.contains("AKIDEXAMPLE") && !message.contains("s3cr3t"), "{message}");
+        assert!(
+            !message.contains("AKIDEXAMPLE") && !message.contains("s3cr3t"),
+            "{message}"
+        );
     }
 }

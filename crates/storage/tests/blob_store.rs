@@ -19,14 +19,23 @@ async fn round_trip(store: &dyn BlobStore) {
         "{missing:?}"
     );
 
-    store.put("plain.txt", Bytes::from_static(b"hello")).await.unwrap();
+    store
+        .put("plain.txt", Bytes::from_static(b"hello"))
+        .await
+        .unwrap();
     assert_eq!(store.get("plain.txt").await.unwrap(), "hello");
 
-    store.put("plain.txt", Bytes::from_static(b"replaced")).await.unwrap();
+    store
+        .put("plain.txt", Bytes::from_static(b"replaced"))
+        .await
+        .unwrap();
     assert_eq!(store.get("plain.txt").await.unwrap(), "replaced");
 
     let binary: Bytes = (0..=255u8).cycle().take(70_000).collect();
-    store.put("avatars/ab/cd.png", binary.clone()).await.unwrap();
+    store
+        .put("avatars/ab/cd.png", binary.clone())
+        .await
+        .unwrap();
     assert_eq!(store.get("avatars/ab/cd.png").await.unwrap(), binary);
     store.put("avatars/ab/ef.png", Bytes::new()).await.unwrap();
     assert_eq!(store.get("avatars/ab/ef.png").await.unwrap(), "");
@@ -55,7 +64,10 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(label: &str) -> Self {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
         TempDir(std::env::temp_dir().join(format!(
             "fleetdesk-storage-{label}-{}-{nanos}",
             std::process::id()
@@ -80,7 +92,10 @@ async fn local_file_system_round_trip() {
         .put("avatars/ab/cd.png", Bytes::from_static(b"png"))
         .await
         .unwrap();
-    assert_eq!(std::fs::read(dir.join("avatars/ab/cd.png")).unwrap(), b"png");
+    assert_eq!(
+        std::fs::read(dir.join("avatars/ab/cd.png")).unwrap(),
+        b"png"
+    );
 }
 
 #[tokio::test]
@@ -119,19 +134,29 @@ async fn s3_round_trip_against_moto() {
     assert_eq!(status, 200, "{state}");
     assert!(state.contains("\"avatars/ab/cd.png\""), "{state}");
 
-    // A bucket that does not exist is a backend failure on write.
+    // A missing bucket is a backend failure, not a missing blob (S3 answers 404 for both).
     let nowhere = ObjectBlobStore::s3(S3Config {
         bucket: "no-such-bucket".into(),
         ..cfg
     })
     .unwrap();
-    let err = nowhere.put("k", Bytes::from_static(b"x")).await;
-    match err {
-        Err(BlobError::Backend(message)) => assert!(
-            !message.contains("fleetdesk-test-secret") && !message.contains("fleetdesk-test-key-id"),
-            "{message}"
-        ),
-        other => panic!("expected a backend error, got {other:?}"),
+    let put = nowhere
+        .put("k", Bytes::from_static(b"x"))
+        .await
+        .map(|_| Bytes::new());
+    let delete = nowhere.delete("k").await.map(|_| Bytes::new());
+    for result in [put, nowhere.get("k").await, delete] {
+        match result {
+            Err(BlobError::Backend(message)) => {
+                assert!(message.contains("NoSuchBucket"), "{message}");
+                assert!(
+                    !message.contains("fleetdesk-test-secret")
+                        && !message.contains("fleetdesk-test-key-id"),
+                    "{message}"
+                );
+            }
+            other => panic!("expected a backend error, got {other:?}"),
+        }
     }
 }
 
@@ -188,7 +213,9 @@ impl Moto {
                 let log = std::fs::read_to_string(&log_path).unwrap_or_default();
                 return Err(format!("exited with {status}: {}", log.trim()));
             }
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() && moto.try_request("GET", "/").is_ok() {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok()
+                && moto.try_request("GET", "/").is_ok()
+            {
                 return Ok(moto);
             }
             if Instant::now() > deadline {
@@ -205,7 +232,12 @@ impl Moto {
     /// Buckets cannot be created through object_store; moto accepts an unsigned `PUT /<bucket>`.
     fn create_bucket(&self, bucket: &str) {
         let (status, body) = self.request("PUT", &format!("/{bucket}"));
-        assert_eq!(status, 200, "creating bucket: {}", String::from_utf8_lossy(&body));
+        assert_eq!(
+            status,
+            200,
+            "creating bucket: {}",
+            String::from_utf8_lossy(&body)
+        );
     }
 
     fn request(&self, method: &str, path: &str) -> (u16, Vec<u8>) {
@@ -224,7 +256,8 @@ impl Moto {
         )?;
         let mut response = Vec::new();
         stream.read_to_end(&mut response)?;
-        let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed HTTP response");
+        let invalid =
+            || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed HTTP response");
         let head_end = response
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
@@ -235,7 +268,10 @@ impl Moto {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .ok_or_else(invalid)?;
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
             return Err(std::io::Error::other("chunked responses are not supported"));
         }
         Ok((status, response[head_end + 4..].to_vec()))

@@ -50,6 +50,10 @@ pub struct MemberSpec {
     pub review: bool,
     #[serde(default)]
     pub keys: u32,
+    /// true marks the member as having left the organization: their personal keys stop
+    /// working. false (the default) keeps or brings them back.
+    #[serde(default)]
+    pub left: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

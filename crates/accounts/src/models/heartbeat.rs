@@ -1,7 +1,8 @@
 use serde_json::{Map, Value};
 
-/// A validated heartbeat: the same run_id updates the same record, the summary is replaced
-/// and the counts are merged (new counters added, same-named counters replaced).
+/// A validated heartbeat. The same run_id updates the same record: the summary is replaced
+/// (an absent summary keeps the previous one) and the counts are merged, same-named counters
+/// replaced and new ones added.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeartbeatInput {
     pub run_id: String,
@@ -63,15 +64,6 @@ impl HeartbeatInput {
     }
 }
 
-/// Merges counters as a resent heartbeat does: same names replaced, new names added.
-pub fn merge_counts(previous: &Map<String, Value>, update: &Map<String, Value>) -> Map<String, Value> {
-    let mut merged = previous.clone();
-    for (k, v) in update {
-        merged.insert(k.clone(), v.clone());
-    }
-    merged
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,11 +87,5 @@ mod tests {
         assert_eq!(e.field(), "counts.drafts");
         assert!(HeartbeatInput::new("r", None, Some(obj(json!({"drafts": 1.5})))).is_err());
         assert!(HeartbeatInput::new("r", None, Some(obj(json!({"drafts": 3})))).is_ok());
-    }
-
-    #[test]
-    fn merging_replaces_same_names_and_keeps_others() {
-        let merged = merge_counts(&obj(json!({"a": 1, "b": 2})), &obj(json!({"b": 5, "c": 1})));
-        assert_eq!(Value::Object(merged), json!({"a": 1, "b": 5, "c": 1}));
     }
 }

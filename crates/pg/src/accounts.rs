@@ -1,0 +1,533 @@
+//! The accounts ports over PostgreSQL.
+
+use crate::db::PgStore;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::models::work::RotationAccount;
+use fleetdesk_accounts::ports::*;
+use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
+use serde_json::Value;
+use uuid::Uuid;
+
+fn platform(s: &str) -> anyhow::Result<Platform> {
+    s.parse().map_err(|e| anyhow::anyhow!("stored platform: {e}"))
+}
+
+fn market(s: &str) -> anyhow::Result<Market> {
+    Market::parse(s).map_err(|e| anyhow::anyhow!("stored market {s}: {e}"))
+}
+
+fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
+    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored state {s}"))).transpose()
+}
+
+#[derive(QueryableByName)]
+struct AccountRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    account_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    legacy_code: Option<String>,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    market: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Text)]
+    persona: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    handle: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    generation: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Integer)]
+    daily_target: i32,
+    #[diesel(sql_type = Text)]
+    publishing: String,
+}
+
+/// The agent's accounts: slots under personas assigned to it in its workspace, each with its
+/// live generation.
+const AGENT_ACCOUNTS: &str = r#"
+SELECT s.id AS slot_id, g.id AS account_id, s.code, s.legacy_code, s.platform, s.market, s.timezone,
+       p.name AS persona, s.handle, g.generation, g.state, s.daily_target, s.publishing
+FROM account_slots s
+JOIN personas p ON p.id = s.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+WHERE s.workspace_id = $1 AND p.agent_id = $2
+ORDER BY s.code, s.platform
+"#;
+
+#[derive(QueryableByName)]
+struct ResolveRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    generation_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    generation: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    avatar_sha256: Option<String>,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+    #[diesel(sql_type = Bool)]
+    by_current: bool,
+}
+
+const RESOLVE: &str = r#"
+SELECT s.id AS slot_id, s.code, s.platform, s.timezone, g.id AS generation_id, g.generation,
+       g.state, g.avatar_sha256, (p.agent_id IS NOT DISTINCT FROM $2) AS mine,
+       (s.code = $3) AS by_current
+FROM account_slots s
+JOIN personas p ON p.id = s.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
+  AND ($4::text IS NULL OR s.platform = $4)
+"#;
+
+/// Picks the account a `{code}` names: the caller's accounts by current code first, then by
+/// legacy code; several in the chosen group is ambiguous; only other agents' is not yours.
+fn pick(rows: Vec<ResolveRow>) -> Result<ResolveRow, LookupError> {
+    if rows.is_empty() {
+        return Err(LookupError::NotFound);
+    }
+    if !rows.iter().any(|r| r.mine) {
+        return Err(LookupError::NotYours);
+    }
+    let (current, legacy): (Vec<_>, Vec<_>) = rows.into_iter().filter(|r| r.mine).partition(|r| r.by_current);
+    let mut group = if current.is_empty() { legacy } else { current };
+    if group.len() > 1 {
+        return Err(LookupError::Ambiguous);
+    }
+    Ok(group.remove(0))
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct PersonaOwner {
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    agent_id: Option<Uuid>,
+}
+
+#[derive(QueryableByName)]
+struct ExistingSlot {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    generation_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    market: String,
+}
+
+#[derive(QueryableByName)]
+struct LockedGeneration {
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Integer)]
+    generation: i32,
+}
+
+#[derive(QueryableByName)]
+struct DecisionRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    question: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    options: Value,
+}
+
+#[derive(QueryableByName)]
+struct AvatarRow {
+    #[diesel(sql_type = Text)]
+    avatar_sha256: String,
+    #[diesel(sql_type = Text)]
+    avatar_mime: String,
+    #[diesel(sql_type = BigInt)]
+    avatar_bytes: i64,
+    #[diesel(sql_type = Nullable<Integer>)]
+    avatar_width: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    avatar_height: Option<i32>,
+    #[diesel(sql_type = Timestamptz)]
+    avatar_updated_at: jiff_diesel::Timestamp,
+    #[diesel(sql_type = Bool)]
+    changed: bool,
+}
+
+#[derive(QueryableByName)]
+struct RunRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    run_id: String,
+    #[diesel(sql_type = Timestamptz)]
+    recorded_at: jiff_diesel::Timestamp,
+}
+
+pub(crate) const BAN_DECISION_KIND: &str = "account_banned";
+pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
+
+/// The seam where a state change moves posts to inventory. Posts arrive with the post
+/// lifecycle; until then an account has nothing to stock.
+async fn stock_posts_for_state_change(_conn: &mut AsyncPgConnection, _slot_id: Uuid, _reason: Option<&str>) -> anyhow::Result<i64> {
+    Ok(0)
+}
+
+impl AccountsRepo for PgStore {
+    fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<AccountRow> = diesel::sql_query(AGENT_ACCOUNTS)
+                .bind::<SqlUuid, _>(agent.workspace_id)
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .load(&mut conn)
+                .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok(AccountView {
+                        slot_id: r.slot_id,
+                        account_id: r.account_id,
+                        platform: platform(&r.platform)?,
+                        market: market(&r.market)?,
+                        state: state(r.state.as_deref())?,
+                        code: r.code,
+                        legacy_code: r.legacy_code,
+                        timezone: r.timezone,
+                        persona: r.persona,
+                        handle: r.handle,
+                        generation: r.generation,
+                        daily_target: r.daily_target,
+                        publishing: r.publishing,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn resolve<'a>(&'a self, agent: AgentRef, code: &'a CodeRef) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<ResolveRow> = diesel::sql_query(RESOLVE)
+                .bind::<SqlUuid, _>(agent.workspace_id)
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .bind::<Text, _>(code.code.as_str())
+                .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str))
+                .load(&mut conn)
+                .await?;
+            let row = match pick(rows) {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(e)),
+            };
+            Ok(Ok(ResolvedAccount {
+                slot_id: row.slot_id,
+                platform: platform(&row.platform)?,
+                state: state(row.state.as_deref())?,
+                code: row.code,
+                timezone: row.timezone,
+                generation_id: row.generation_id,
+                generation: row.generation,
+                avatar_sha256: row.avatar_sha256,
+            }))
+        })
+    }
+
+    fn add_account<'a>(&'a self, agent: AgentRef, account: &'a NewAccount) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                {
+                    let owner: Option<PersonaOwner> = diesel::sql_query("SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2")
+                        .bind::<SqlUuid, _>(account.persona_id)
+                        .bind::<SqlUuid, _>(agent.workspace_id)
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    match owner {
+                        None => return Ok(Err(AddRefusal::PersonaNotFound)),
+                        Some(o) if o.agent_id != Some(agent.agent_id) => return Ok(Err(AddRefusal::PersonaNotYours)),
+                        Some(_) => {}
+                    }
+                    let inserted: Option<IdRow> = diesel::sql_query(
+                        "INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, platform, market, timezone, handle) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                         ON CONFLICT (organization_id, platform, code) DO NOTHING RETURNING id",
+                    )
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(account.persona_id)
+                    .bind::<Text, _>(account.code.as_str())
+                    .bind::<Text, _>(account.platform.as_str())
+                    .bind::<Text, _>(account.market.as_str())
+                    .bind::<Text, _>(account.market.zone_name())
+                    .bind::<Nullable<Text>, _>(account.handle.as_deref())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    if let Some(slot) = inserted {
+                        let generation: IdRow = diesel::sql_query(
+                            "INSERT INTO account_generations (slot_id, generation, state, onboarded_at) \
+                             VALUES ($1, 1, $2, $3) RETURNING id",
+                        )
+                        .bind::<SqlUuid, _>(slot.id)
+                        .bind::<Text, _>(account.state.as_str())
+                        .bind::<Nullable<diesel::sql_types::Date>, _>(jiff_diesel::NullableDate::from(account.onboarded_at))
+                        .get_result(conn)
+                        .await?;
+                        return Ok(Ok(AddedAccount {
+                            slot_id: slot.id,
+                            account_id: generation.id,
+                            code: account.code.to_string(),
+                            platform: account.platform,
+                            market: account.market,
+                            created: true,
+                        }));
+                    }
+                    let existing: ExistingSlot = diesel::sql_query(
+                        "SELECT s.id AS slot_id, s.persona_id, g.id AS generation_id, s.market \
+                         FROM account_slots s LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL \
+                         WHERE s.organization_id = $1 AND s.platform = $2 AND s.code = $3",
+                    )
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<Text, _>(account.platform.as_str())
+                    .bind::<Text, _>(account.code.as_str())
+                    .get_result(conn)
+                    .await?;
+                    if existing.persona_id != account.persona_id {
+                        return Ok(Err(AddRefusal::CodeTaken));
+                    }
+                    Ok(Ok(AddedAccount {
+                        slot_id: existing.slot_id,
+                        account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                        code: account.code.to_string(),
+                        platform: account.platform,
+                        market: market(&existing.market)?,
+                        created: false,
+                    }))
+                }
+            })
+            .await
+        })
+    }
+
+    fn change_state<'a>(&'a self, agent: AgentRef, change: &'a StateChange) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                {
+                    let locked: LockedGeneration = diesel::sql_query(
+                        "SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code, s.platform, g.generation \
+                         FROM account_generations g JOIN account_slots s ON s.id = g.slot_id \
+                         WHERE g.id = $1 FOR UPDATE OF g",
+                    )
+                    .bind::<SqlUuid, _>(change.generation_id)
+                    .get_result(conn)
+                    .await?;
+                    let current = AccountState::parse(&locked.state).ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
+                    let movement = apply_report(current, change.report);
+                    let StateMove::Changed { from, to, opens_ban_decision, stocks_posts } = movement else {
+                        return Ok(StateOutcome { movement, state: current, decision: None, stocked_posts: 0 });
+                    };
+                    diesel::sql_query(
+                        "WITH upd AS (UPDATE account_generations SET state = $2 WHERE id = $1) \
+                         INSERT INTO account_state_changes (generation_id, from_state, to_state, reported, reason, occurred_at, agent_id, origin) \
+                         VALUES ($1, $3, $2, $4, $5, $6, $7, $8)",
+                    )
+                    .bind::<SqlUuid, _>(change.generation_id)
+                    .bind::<Text, _>(to.as_str())
+                    .bind::<Text, _>(from.as_str())
+                    .bind::<Text, _>(change.report.as_str())
+                    .bind::<Nullable<Text>, _>(change.reason.as_deref())
+                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref())
+                    .execute(conn)
+                    .await?;
+                    let decision = if opens_ban_decision {
+                        Some(open_ban_decision(conn, agent, &locked, change).await?)
+                    } else {
+                        None
+                    };
+                    let stocked_posts = if stocks_posts {
+                        stock_posts_for_state_change(conn, locked.slot_id, change.reason.as_deref()).await?
+                    } else {
+                        0
+                    };
+                    Ok(StateOutcome { movement, state: to, decision, stocked_posts })
+                }
+            })
+            .await
+        })
+    }
+
+    fn set_avatar<'a>(&'a self, generation_id: Uuid, image: &'a AvatarImage, storage_key: &'a str) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: AvatarRow = diesel::sql_query(
+                "WITH old AS (SELECT avatar_sha256 FROM account_generations WHERE id = $1 FOR UPDATE) \
+                 UPDATE account_generations g SET avatar_sha256 = $2, avatar_mime = $3, avatar_bytes = $4, \
+                        avatar_width = $5, avatar_height = $6, avatar_key = $7, \
+                        avatar_updated_at = CASE WHEN old.avatar_sha256 IS DISTINCT FROM $2 OR g.avatar_updated_at IS NULL \
+                                                 THEN now() ELSE g.avatar_updated_at END \
+                 FROM old WHERE g.id = $1 \
+                 RETURNING g.avatar_sha256, g.avatar_mime, g.avatar_bytes, g.avatar_width, g.avatar_height, \
+                           g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed",
+            )
+            .bind::<SqlUuid, _>(generation_id)
+            .bind::<Text, _>(&image.sha256)
+            .bind::<Text, _>(image.kind.mime_type())
+            .bind::<BigInt, _>(image.bytes.len() as i64)
+            .bind::<Nullable<Integer>, _>(image.width.map(|w| w as i32))
+            .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
+            .bind::<Text, _>(storage_key)
+            .get_result(&mut conn)
+            .await?;
+            Ok((
+                StoredAvatar {
+                    sha256: row.avatar_sha256,
+                    mime_type: row.avatar_mime,
+                    bytes: row.avatar_bytes,
+                    width: row.avatar_width,
+                    height: row.avatar_height,
+                    updated_at: row.avatar_updated_at.to_jiff(),
+                },
+                row.changed,
+            ))
+        })
+    }
+
+    fn record_heartbeat<'a>(&'a self, agent: AgentRef, input: &'a HeartbeatInput) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let counts = Value::Object(input.counts.clone());
+            let row: RunRow = diesel::sql_query(
+                "INSERT INTO agent_runs (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (agent_id, run_id) DO UPDATE \
+                 SET summary = COALESCE(EXCLUDED.summary, agent_runs.summary), \
+                     counts = agent_runs.counts || EXCLUDED.counts, recorded_at = now() \
+                 RETURNING id, run_id, recorded_at",
+            )
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Text, _>(&input.run_id)
+            .bind::<Nullable<Text>, _>(input.summary.as_deref())
+            .bind::<Jsonb, _>(&counts)
+            .get_result(&mut conn)
+            .await?;
+            Ok(HeartbeatRecord { id: row.id, run_id: row.run_id, recorded_at: row.recorded_at.to_jiff() })
+        })
+    }
+
+    fn rotation(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
+        Box::pin(async move {
+            let accounts = self.list_accounts(agent).await?;
+            Ok(accounts
+                .into_iter()
+                .map(|a| RotationAccount {
+                    slot_id: a.slot_id,
+                    code: a.code,
+                    platform: a.platform,
+                    market: a.market,
+                    persona: a.persona,
+                    state: a.state,
+                    daily_target: a.daily_target,
+                    // Stocked posts arrive with the post lifecycle.
+                    inventory: 0,
+                })
+                .collect())
+        })
+    }
+}
+
+async fn open_ban_decision(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+    locked: &LockedGeneration,
+    change: &StateChange,
+) -> anyhow::Result<OpenedDecision> {
+    // One open ban decision per generation: a repeated ban report reuses it.
+    let existing: Option<DecisionRow> = diesel::sql_query(
+        "SELECT id, status, question, options FROM decisions \
+         WHERE generation_id = $1 AND kind = $2 AND status = 'open' LIMIT 1",
+    )
+    .bind::<SqlUuid, _>(change.generation_id)
+    .bind::<Text, _>(BAN_DECISION_KIND)
+    .get_result(conn)
+    .await
+    .optional()?;
+    let row = match existing {
+        Some(row) => row,
+        None => {
+            let title = format!("{} on {} was banned (generation {})", locked.code, locked.platform, locked.generation);
+            let question = format!("Open a new generation of {} on {}?", locked.code, locked.platform);
+            let detail = serde_json::json!({
+                "code": locked.code,
+                "platform": locked.platform,
+                "generation": locked.generation,
+                "reason": change.reason,
+                "occurred_at": fleetdesk_kernel::format_utc(change.occurred_at),
+            });
+            diesel::sql_query(
+                "INSERT INTO decisions (organization_id, workspace_id, kind, persona_id, slot_id, generation_id, \
+                                        title, question, options, detail, opened_by_agent) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                 RETURNING id, status, question, options",
+            )
+            .bind::<SqlUuid, _>(locked.organization_id)
+            .bind::<SqlUuid, _>(locked.workspace_id)
+            .bind::<Text, _>(BAN_DECISION_KIND)
+            .bind::<SqlUuid, _>(locked.persona_id)
+            .bind::<SqlUuid, _>(locked.slot_id)
+            .bind::<SqlUuid, _>(change.generation_id)
+            .bind::<Text, _>(&title)
+            .bind::<Text, _>(&question)
+            .bind::<Jsonb, _>(&serde_json::json!(BAN_OPTIONS))
+            .bind::<Jsonb, _>(&detail)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .get_result(conn)
+            .await?
+        }
+    };
+    Ok(OpenedDecision {
+        id: row.id,
+        kind: BAN_DECISION_KIND.to_owned(),
+        status: row.status,
+        question: row.question.unwrap_or_default(),
+        options: serde_json::from_value(row.options).unwrap_or_default(),
+    })
+}

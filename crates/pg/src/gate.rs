@@ -1,0 +1,245 @@
+//! The pipeline's port: admit (key, rate window, idempotency claim) in one statement.
+
+use crate::db::PgStore;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+use fleetdesk_api::ports::{Admission, Claim, ClaimRequest, Gatekeeper};
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_tenancy::ports::{Authentication, RateWindow};
+use fleetdesk_tenancy::{AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// Keys are usable when: an agent key whose workspace is not archived; a personal key whose
+/// person finished setup and is still a member of the key's organization (or a platform admin).
+const ADMIT: &str = r#"
+WITH usable AS (
+    SELECT k.id AS key_id, k.kind,
+           ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
+           w.id AS workspace_id, COALESCE(w.organization_id, k.organization_id) AS organization_id,
+           p.id AS person_id, p.name AS person_name, p.email AS person_email,
+           COALESCE(p.platform_admin, false) AS platform_admin,
+           m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review,
+           COALESCE(ag.id, p.id) AS owner_id
+    FROM api_keys k
+    LEFT JOIN agents ag ON ag.id = k.agent_id
+    LEFT JOIN workspaces w ON w.id = ag.workspace_id
+    LEFT JOIN people p ON p.id = k.person_id
+    LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
+                       AND m.left_at IS NULL
+    WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
+      AND ((k.kind = 'agent' AND w.archived_at IS NULL)
+        OR (k.kind = 'user' AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
+),
+hit AS (
+    INSERT INTO rate_windows (key_id, window_start, hits)
+    SELECT key_id, date_trunc('minute', now()), 1 FROM usable
+    ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_windows.hits + 1
+    RETURNING hits, window_start
+),
+claim AS (
+    INSERT INTO idempotency_keys (owner_id, key, request_hash, state)
+    SELECT usable.owner_id, $3, $4, 'running' FROM usable, hit
+    WHERE $3::text IS NOT NULL AND hit.hits <= $5
+    ON CONFLICT (owner_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, state = 'running', status = NULL,
+            response = NULL, created_at = now()
+        WHERE idempotency_keys.created_at < now() - interval '24 hours'
+           OR (idempotency_keys.state = 'running'
+               AND idempotency_keys.created_at < now() - interval '10 minutes')
+    RETURNING owner_id
+),
+touch AS (
+    UPDATE api_keys SET last_used_at = now()
+    WHERE id = (SELECT key_id FROM usable)
+      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+)
+SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id, u.organization_id,
+       u.person_id, u.person_name, u.person_email, u.platform_admin, u.member_id, u.member_role,
+       u.review, u.owner_id,
+       h.hits::bigint AS hits,
+       CEIL(EXTRACT(EPOCH FROM (h.window_start + interval '1 minute' - now())))::bigint AS resets_in,
+       EXISTS (SELECT 1 FROM claim) AS claimed,
+       prior.request_hash AS prior_hash, prior.state AS prior_state, prior.status AS prior_status,
+       prior.response AS prior_response
+FROM usable u CROSS JOIN hit h
+LEFT JOIN idempotency_keys prior
+       ON $3::text IS NOT NULL AND prior.owner_id = u.owner_id AND prior.key = $3
+"#;
+
+#[derive(QueryableByName)]
+struct AdmitRow {
+    #[diesel(sql_type = SqlUuid)]
+    key_id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    agent_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent_role: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    workspace_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    organization_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    person_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    person_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    person_email: Option<String>,
+    #[diesel(sql_type = Bool)]
+    platform_admin: bool,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    member_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    member_role: Option<String>,
+    #[diesel(sql_type = Bool)]
+    review: bool,
+    #[diesel(sql_type = SqlUuid)]
+    #[allow(dead_code)]
+    owner_id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    hits: i64,
+    #[diesel(sql_type = BigInt)]
+    resets_in: i64,
+    #[diesel(sql_type = Bool)]
+    claimed: bool,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    prior_hash: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Text>)]
+    prior_state: Option<String>,
+    #[diesel(sql_type = Nullable<SmallInt>)]
+    prior_status: Option<i16>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    prior_response: Option<Value>,
+}
+
+impl AdmitRow {
+    fn caller(&self) -> anyhow::Result<Caller> {
+        let missing = |what: &str| anyhow::anyhow!("key {} has no {what}", self.key_id);
+        Ok(if self.kind == KeyKind::Agent.as_str() {
+            Caller::Agent(AgentCaller {
+                key_id: self.key_id,
+                agent_id: self.agent_id.ok_or_else(|| missing("agent"))?,
+                agent_name: self.agent_name.clone().unwrap_or_default(),
+                role: self.agent_role.as_deref().and_then(AgentRole::parse).ok_or_else(|| missing("role"))?,
+                workspace_id: self.workspace_id.ok_or_else(|| missing("workspace"))?,
+                organization_id: self.organization_id.ok_or_else(|| missing("organization"))?,
+            })
+        } else {
+            Caller::Member(MemberCaller {
+                key_id: self.key_id,
+                person_id: self.person_id.ok_or_else(|| missing("person"))?,
+                name: self.person_name.clone().unwrap_or_default(),
+                email: self.person_email.clone().unwrap_or_default(),
+                organization_id: self.organization_id,
+                member_id: self.member_id,
+                role: self.member_role.as_deref().and_then(MemberRole::parse),
+                review: self.review,
+                platform_admin: self.platform_admin,
+            })
+        })
+    }
+
+    fn claim(&self, asked: &ClaimRequest) -> Claim {
+        if self.claimed {
+            return Claim::Claimed;
+        }
+        match (&self.prior_hash, self.prior_state.as_deref()) {
+            (Some(hash), _) if hash.as_slice() != asked.request_hash.as_slice() => Claim::Mismatch,
+            (Some(_), Some("done")) => Claim::Replay {
+                status: self.prior_status.unwrap_or(200) as u16,
+                body: self.prior_response.clone().unwrap_or(Value::Null),
+            },
+            // Running, or claimed by a request that committed after this statement began.
+            _ => Claim::InProgress,
+        }
+    }
+}
+
+impl Gatekeeper for PgStore {
+    fn admit<'a>(
+        &'a self,
+        key: &'a ParsedKey,
+        limit_per_minute: i64,
+        claim: Option<&'a ClaimRequest>,
+    ) -> BoxFuture<'a, anyhow::Result<Admission>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: Option<AdmitRow> = diesel::sql_query(ADMIT)
+                .bind::<Text, _>(&key.lookup)
+                .bind::<Bytea, _>(key.hash.as_slice())
+                .bind::<Nullable<Text>, _>(claim.map(|c| c.key.as_str()))
+                .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
+                .bind::<BigInt, _>(limit_per_minute)
+                .get_result(&mut conn)
+                .await
+                .optional()?;
+            let Some(row) = row else {
+                return Ok(Admission { authentication: Authentication::Refused, claim: None });
+            };
+            let within_limit = row.hits <= limit_per_minute;
+            let claim = claim.filter(|_| within_limit).map(|asked| row.claim(asked));
+            Ok(Admission {
+                authentication: Authentication::Accepted {
+                    caller: row.caller()?,
+                    window: RateWindow { hits: row.hits, resets_in_seconds: row.resets_in },
+                },
+                claim,
+            })
+        })
+    }
+
+    fn complete<'a>(&'a self, owner: Uuid, key: &'a str, status: u16, body: &'a Value) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            diesel::sql_query(
+                "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
+                 WHERE owner_id = $1 AND key = $2",
+            )
+            .bind::<SqlUuid, _>(owner)
+            .bind::<Text, _>(key)
+            .bind::<SmallInt, _>(status as i16)
+            .bind::<Jsonb, _>(body)
+            .execute(&mut conn)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key = $2 AND state = 'running'")
+                .bind::<SqlUuid, _>(owner)
+                .bind::<Text, _>(key)
+                .execute(&mut conn)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let Ok(mut conn) = self.conn().await else { return false };
+            diesel::sql_query("SELECT 1").execute(&mut conn).await.is_ok()
+        })
+    }
+}
+
+impl PgStore {
+    /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
+    pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
+        let mut conn = self.conn().await?;
+        let windows = diesel::sql_query("DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'")
+            .execute(&mut conn)
+            .await?;
+        let keys = diesel::sql_query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'")
+            .execute(&mut conn)
+            .await?;
+        Ok((windows, keys))
+    }
+}
