@@ -73,11 +73,18 @@ impl AccountsService {
         self.repo.list_accounts(agent).await
     }
 
-    pub async fn add(&self, agent: AgentRef, account: NewAccount) -> Result<AddedAccount, AddAccountError> {
+    pub async fn add(
+        &self,
+        agent: AgentRef,
+        account: NewAccount,
+    ) -> Result<AddedAccount, AddAccountError> {
         if !matches!(account.state, AccountState::Warming | AccountState::Active) {
             return Err(AddAccountError::InitialState);
         }
-        self.repo.add_account(agent, &account).await?.map_err(AddAccountError::Refused)
+        self.repo
+            .add_account(agent, &account)
+            .await?
+            .map_err(AddAccountError::Refused)
     }
 
     pub async fn report_state(
@@ -89,11 +96,24 @@ impl AccountsService {
         if req.state.needs_reason() && reason.is_none() {
             return Err(StateReportError::ReasonRequired(req.state.as_str()));
         }
-        let account = self.repo.resolve(agent, &req.code).await?.map_err(StateReportError::Lookup)?;
+        let account = self
+            .repo
+            .resolve(agent, &req.code)
+            .await?
+            .map_err(StateReportError::Lookup)?;
         let zone = fleetdesk_kernel::market::zone(&account.timezone);
-        let occurred_at = parse_time_input(&req.occurred_at, &zone).map_err(StateReportError::OccurredAt)?;
-        let generation_id = account.generation_id.ok_or(StateReportError::NoLiveAccount)?;
-        let change = StateChange { generation_id, report: req.state, reason, occurred_at, origin: req.origin };
+        let occurred_at =
+            parse_time_input(&req.occurred_at, &zone).map_err(StateReportError::OccurredAt)?;
+        let generation_id = account
+            .generation_id
+            .ok_or(StateReportError::NoLiveAccount)?;
+        let change = StateChange {
+            generation_id,
+            report: req.state,
+            reason,
+            occurred_at,
+            origin: req.origin,
+        };
         let outcome = self.repo.change_state(agent, &change).await?;
         Ok((account, outcome))
     }
@@ -105,7 +125,11 @@ impl AccountsService {
         data: &str,
     ) -> Result<(ResolvedAccount, StoredAvatar, bool), AvatarSetError> {
         let image = AvatarImage::decode(data).map_err(AvatarSetError::Image)?;
-        let account = self.repo.resolve(agent, &code).await?.map_err(AvatarSetError::Lookup)?;
+        let account = self
+            .repo
+            .resolve(agent, &code)
+            .await?
+            .map_err(AvatarSetError::Lookup)?;
         let generation_id = account.generation_id.ok_or(AvatarSetError::NoLiveAccount)?;
         let key = image.storage_key();
         if account.avatar_sha256.as_deref() != Some(image.sha256.as_str()) {
@@ -120,13 +144,22 @@ impl AccountsService {
         Ok((account, stored, changed))
     }
 
-    pub async fn heartbeat(&self, agent: AgentRef, input: HeartbeatInput) -> anyhow::Result<HeartbeatRecord> {
+    pub async fn heartbeat(
+        &self,
+        agent: AgentRef,
+        input: HeartbeatInput,
+    ) -> anyhow::Result<HeartbeatRecord> {
         self.repo.record_heartbeat(agent, &input).await
     }
 
     /// The accounts part of the agent's day. Post counts come from reported posts, which
     /// arrive with the post lifecycle; until then nothing is counted as covered.
-    pub async fn work_accounts(&self, agent: AgentRef, date: Option<Date>, now: Timestamp) -> anyhow::Result<WorkAccounts> {
+    pub async fn work_accounts(
+        &self,
+        agent: AgentRef,
+        date: Option<Date>,
+        now: Timestamp,
+    ) -> anyhow::Result<WorkAccounts> {
         let accounts = self.repo.rotation(agent).await?;
         Ok(work_accounts(&accounts, &HashMap::new(), date, now))
     }

@@ -13,7 +13,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { rate_limit_per_minute: 120, base_url: None }
+        Config {
+            rate_limit_per_minute: 120,
+            base_url: None,
+        }
     }
 }
 

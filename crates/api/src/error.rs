@@ -12,18 +12,29 @@ pub struct ApiError {
     pub field: Option<String>,
     /// Extra members some errors need (`next_chunk`, `extra`, `retry_after`).
     pub extra: Map<String, Value>,
+    /// Raised while reading the call's arguments (MCP answers these as invalid params).
+    pub from_input: bool,
 }
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), field: None, extra: Map::new() }
+        ApiError {
+            code,
+            message: message.into(),
+            field: None,
+            extra: Map::new(),
+            from_input: false,
+        }
     }
 
     /// 400 naming the field at fault.
     pub fn invalid(field: impl Into<String>, message: impl fmt::Display) -> Self {
         let field = field.into();
         let message = format!("{field}: {message}");
-        ApiError { field: Some(field), ..ApiError::new(ErrorCode::InvalidRequest, message) }
+        ApiError {
+            field: Some(field),
+            ..ApiError::new(ErrorCode::InvalidRequest, message)
+        }
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -48,14 +59,20 @@ impl ApiError {
     }
 
     pub fn with_extra(mut self, key: &str, value: impl Serialize) -> Self {
-        self.extra.insert(key.to_owned(), serde_json::to_value(value).unwrap_or(Value::Null));
+        self.extra.insert(
+            key.to_owned(),
+            serde_json::to_value(value).unwrap_or(Value::Null),
+        );
         self
     }
 
     /// Anything unexpected: logged with its whole chain, answered without internals.
     pub fn internal(err: anyhow::Error) -> Self {
         tracing::error!(error = format!("{err:#}"), "internal error");
-        ApiError::new(ErrorCode::Internal, "internal error; retry with the same Idempotency-Key")
+        ApiError::new(
+            ErrorCode::Internal,
+            "internal error; retry with the same Idempotency-Key",
+        )
     }
 
     pub fn status(&self) -> u16 {
@@ -94,9 +111,14 @@ impl std::error::Error for ApiError {}
 impl From<anyhow::Error> for ApiError {
     fn from(err: anyhow::Error) -> Self {
         // A database that cannot be reached is a 503, not a bug.
-        if err.chain().any(|e| e.to_string().contains("pool timed out") || e.to_string().contains("connection refused")) {
+        if err.chain().any(|e| {
+            e.to_string().contains("pool timed out") || e.to_string().contains("connection refused")
+        }) {
             tracing::warn!(error = format!("{err:#}"), "database unavailable");
-            return ApiError::new(ErrorCode::Unavailable, "the database is unavailable; retry shortly");
+            return ApiError::new(
+                ErrorCode::Unavailable,
+                "the database is unavailable; retry shortly",
+            );
         }
         ApiError::internal(err)
     }

@@ -103,7 +103,6 @@ impl ToSchema for Nothing {
     }
 }
 
-
 /// The typed input of an operation.
 #[derive(Debug, Clone)]
 pub struct Req<P, Q, B> {
@@ -122,7 +121,11 @@ pub trait Input: Sized + Send + 'static {
 pub struct InputDoc {
     pub path: Option<(RefOr<Schema>, Vec<(String, RefOr<Schema>)>)>,
     pub query: Option<(RefOr<Schema>, Vec<(String, RefOr<Schema>)>)>,
-    pub body: Option<(RefOr<Schema>, Vec<(String, RefOr<Schema>)>, Cow<'static, str>)>,
+    pub body: Option<(
+        RefOr<Schema>,
+        Vec<(String, RefOr<Schema>)>,
+        Cow<'static, str>,
+    )>,
 }
 
 fn doc_of<T: ToSchema>() -> (RefOr<Schema>, Vec<(String, RefOr<Schema>)>) {
@@ -161,14 +164,19 @@ impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
 }
 
 /// Deserializes one part, naming the failing field, then validates it.
-pub fn parse_part<T: DeserializeOwned + Validate>(value: Value, prefix: &str) -> Result<T, ApiError> {
+pub fn parse_part<T: DeserializeOwned + Validate>(
+    value: Value,
+    prefix: &str,
+) -> Result<T, ApiError> {
     let parsed: T = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         let field = field_of(prefix, &path, &inner);
         ApiError::invalid(field, clean_serde_message(&inner))
     })?;
-    parsed.validate().map_err(|errs| validation_error(prefix, &errs))?;
+    parsed
+        .validate()
+        .map_err(|errs| validation_error(prefix, &errs))?;
     Ok(parsed)
 }
 
@@ -188,7 +196,11 @@ fn field_of(prefix: &str, path: &str, message: &str) -> String {
     {
         return join(&base, name);
     }
-    if base.is_empty() { "body".to_owned() } else { base }
+    if base.is_empty() {
+        "body".to_owned()
+    } else {
+        base
+    }
 }
 
 fn clean_serde_message(message: &str) -> String {
@@ -196,12 +208,17 @@ fn clean_serde_message(message: &str) -> String {
         Some(i) => &message[..i],
         None => message,
     };
-    if m.starts_with("missing field") { "is required".to_owned() } else { m.to_owned() }
+    if m.starts_with("missing field") {
+        "is required".to_owned()
+    } else {
+        m.to_owned()
+    }
 }
 
 /// The first validation failure, deterministically (fields sorted), as a 400.
 pub fn validation_error(prefix: &str, errs: &ValidationErrors) -> ApiError {
-    let (field, message) = first_failure(errs).unwrap_or_else(|| (String::new(), "is invalid".into()));
+    let (field, message) =
+        first_failure(errs).unwrap_or_else(|| (String::new(), "is invalid".into()));
     ApiError::invalid(join(prefix, &field), message)
 }
 
@@ -286,7 +303,11 @@ mod tests {
 
     #[test]
     fn a_type_error_names_the_nested_field() {
-        let e = parse_part::<Body>(json!({"code": "a", "items": [{"label": "x"}, {"label": 3}]}), "").unwrap_err();
+        let e = parse_part::<Body>(
+            json!({"code": "a", "items": [{"label": "x"}, {"label": 3}]}),
+            "",
+        )
+        .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("items[1].label"));
         assert!(!e.message.contains("line"), "{}", e.message);
     }
@@ -298,16 +319,26 @@ mod tests {
         assert!(e.message.contains("1-5"), "{}", e.message);
         let e = parse_part::<Body>(json!({"code": "a", "n": 11}), "").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("n"));
-        let e = parse_part::<Body>(json!({"code": "a", "items": [{"label": "abcd"}]}), "").unwrap_err();
+        let e =
+            parse_part::<Body>(json!({"code": "a", "items": [{"label": "abcd"}]}), "").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("items[0].label"));
     }
 
     #[test]
     fn canonical_form_ignores_key_order() {
-        let a = Args { body: json!({"b": 1, "a": {"y": 2, "x": [1, {"q": 1, "p": 2}]}}), ..Default::default() };
-        let b = Args { body: json!({"a": {"x": [1, {"p": 2, "q": 1}], "y": 2}, "b": 1}), ..Default::default() };
+        let a = Args {
+            body: json!({"b": 1, "a": {"y": 2, "x": [1, {"q": 1, "p": 2}]}}),
+            ..Default::default()
+        };
+        let b = Args {
+            body: json!({"a": {"x": [1, {"p": 2, "q": 1}], "y": 2}, "b": 1}),
+            ..Default::default()
+        };
         assert_eq!(a.canonical(), b.canonical());
-        let c = Args { body: json!({"a": {"x": [{"p": 2, "q": 1}, 1], "y": 2}, "b": 1}), ..Default::default() };
+        let c = Args {
+            body: json!({"a": {"x": [{"p": 2, "q": 1}, 1], "y": 2}, "b": 1}),
+            ..Default::default()
+        };
         assert_ne!(a.canonical(), c.canonical());
     }
 }

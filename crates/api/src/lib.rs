@@ -8,6 +8,7 @@
 //! access check, input parsing and validation, idempotency, then the handler.
 
 pub mod ctx;
+pub mod describe;
 pub mod error;
 pub mod input;
 pub mod metrics;
@@ -26,8 +27,8 @@ pub use pipeline::{Invocation, Outcome, execute};
 pub const API_VERSION: &str = "2026-10-07";
 
 /// Every operation this build serves, in the order of endpoints.tsv.
-pub fn catalogue() -> Vec<Box<dyn ErasedOp>> {
+pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     let mut all = Vec::new();
     ops::accounts::register(&mut all);
-    all
+    all.into_iter().map(std::sync::Arc::from).collect()
 }

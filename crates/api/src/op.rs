@@ -106,7 +106,12 @@ impl OpSpec {
 
     /// Stable id: `agent GET /accounts`.
     pub fn id(&self) -> String {
-        format!("{} {} {}", self.api.as_str(), self.method.as_str(), self.path)
+        format!(
+            "{} {} {}",
+            self.api.as_str(),
+            self.method.as_str(),
+            self.path
+        )
     }
 
     pub fn full_path(&self) -> String {
@@ -140,7 +145,8 @@ impl<O> Reply<O> {
 }
 
 /// A parsed call, ready to run.
-pub type Prepared = Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+pub type Prepared =
+    Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
 
 /// The schemas the description needs: input parts, output, and their components.
 pub struct OpDoc {
@@ -181,8 +187,12 @@ where
         Ok(Box::new(move |ctx, caller| {
             Box::pin(async move {
                 let reply = handler(ctx, caller, input).await?;
-                let body = serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
-                Ok(Reply { status: reply.status, body })
+                let body =
+                    serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
+                Ok(Reply {
+                    status: reply.status,
+                    body,
+                })
             })
         }))
     }
@@ -190,7 +200,12 @@ where
     fn doc(&self) -> OpDoc {
         let mut output_components = Vec::new();
         O::schemas(&mut output_components);
-        OpDoc { input: I::describe(), output: O::schema(), output_name: O::name(), output_components }
+        OpDoc {
+            input: I::describe(),
+            output: O::schema(),
+            output_name: O::name(),
+            output_components,
+        }
     }
 }
 
@@ -202,5 +217,9 @@ where
     F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
-    Box::new(Operation { spec, handler, _types: PhantomData })
+    Box::new(Operation {
+        spec,
+        handler,
+        _types: PhantomData,
+    })
 }

@@ -35,14 +35,20 @@ pub struct Outcome {
 /// An Idempotency-Key is 1-200 visible ASCII characters.
 pub fn check_idempotency_key(key: &str) -> Result<(), ApiError> {
     if key.is_empty() || key.len() > 200 || !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-        return Err(ApiError::invalid("Idempotency-Key", "must be 1-200 visible ASCII characters"));
+        return Err(ApiError::invalid(
+            "Idempotency-Key",
+            "must be 1-200 visible ASCII characters",
+        ));
     }
     Ok(())
 }
 
 pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
     let spec = op.spec();
-    let bearer = inv.bearer.as_deref().ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
+    let bearer = inv
+        .bearer
+        .as_deref()
+        .ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
     let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
 
     let claim_request = match (&inv.idempotency_key, spec.idempotent) {
@@ -52,7 +58,10 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
             h.update(spec.id().as_bytes());
             h.update([0]);
             h.update(inv.args.canonical().as_bytes());
-            Some(ClaimRequest { key: k.clone(), request_hash: h.finalize().into() })
+            Some(ClaimRequest {
+                key: k.clone(),
+                request_hash: h.finalize().into(),
+            })
         }
         _ => None,
     };
@@ -66,8 +75,11 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
     if window.hits > limit {
         let wait = window.resets_in_seconds.max(1);
-        return Err(ApiError::new(ErrorCode::RateLimited, format!("more than {limit} requests this minute; retry in {wait} s"))
-            .with_extra("retry_after", wait));
+        return Err(ApiError::new(
+            ErrorCode::RateLimited,
+            format!("more than {limit} requests this minute; retry in {wait} s"),
+        )
+        .with_extra("retry_after", wait));
     }
 
     let owner = caller.idempotency_owner();
@@ -81,19 +93,33 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
 
     if !spec.access.allows(&caller) {
         let message = match spec.access {
-            crate::op::Access::Agent(scope) => format!("this call needs an agent key with scope {}", scope.as_str()),
-            crate::op::Access::Personal(access) => format!("this call needs a personal key with {} access", access.as_str()),
+            crate::op::Access::Agent(scope) => {
+                format!("this call needs an agent key with scope {}", scope.as_str())
+            }
+            crate::op::Access::Personal(access) => format!(
+                "this call needs a personal key with {} access",
+                access.as_str()
+            ),
         };
         return release(ApiError::forbidden(message)).await;
     }
     let prepared = match op.prepare(&inv.args) {
         Ok(p) => p,
-        Err(e) => return release(e).await,
+        Err(mut e) => {
+            e.from_input = true;
+            return release(e).await;
+        }
     };
 
     match admission.claim {
         None | Some(Claim::Claimed) => {}
-        Some(Claim::Replay { status, body }) => return Ok(Outcome { status, body, replayed: true }),
+        Some(Claim::Replay { status, body }) => {
+            return Ok(Outcome {
+                status,
+                body,
+                replayed: true,
+            });
+        }
         Some(Claim::Mismatch) => {
             return Err(ApiError::new(
                 ErrorCode::IdempotencyMismatch,
@@ -112,11 +138,21 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
     match result {
         Ok(reply) if (200..300).contains(&reply.status) => {
             if held && let Some(c) = &claim_request {
-                ctx.gate.complete(owner, &c.key, reply.status, &reply.body).await?;
+                ctx.gate
+                    .complete(owner, &c.key, reply.status, &reply.body)
+                    .await?;
             }
-            Ok(Outcome { status: reply.status, body: reply.body, replayed: false })
+            Ok(Outcome {
+                status: reply.status,
+                body: reply.body,
+                replayed: false,
+            })
         }
-        Ok(reply) => Ok(Outcome { status: reply.status, body: reply.body, replayed: false }),
+        Ok(reply) => Ok(Outcome {
+            status: reply.status,
+            body: reply.body,
+            replayed: false,
+        }),
         Err(e) => release(e).await,
     }
 }

@@ -45,7 +45,13 @@ pub trait Gatekeeper: Send + Sync + 'static {
     ) -> BoxFuture<'a, anyhow::Result<Admission>>;
 
     /// Stores the successful result under the key held by `owner`.
-    fn complete<'a>(&'a self, owner: uuid::Uuid, key: &'a str, status: u16, body: &'a Value) -> BoxFuture<'a, anyhow::Result<()>>;
+    fn complete<'a>(
+        &'a self,
+        owner: uuid::Uuid,
+        key: &'a str,
+        status: u16,
+        body: &'a Value,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
 
     /// Frees a key whose request did not succeed: only 2xx results occupy a key.
     fn release<'a>(&'a self, owner: uuid::Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;

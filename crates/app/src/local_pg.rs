@@ -120,7 +120,7 @@ impl LocalPostgres {
 /// (tokio-postgres / diesel-async compatible) for database `fleetdesk` (created when missing).
 ///
 /// * Missing cluster: `initdb` (trust auth, superuser `postgres`, UTF-8, `C.UTF-8` locale or `C`
-///   when unavailable), then start.
+///   when unavailable, data checksums), then start.
 /// * Stopped cluster (including a stale `postmaster.pid` left by a crash): `pg_ctl start`.
 /// * Running cluster: reused as is (its socket directory and port are read from
 ///   `postmaster.pid`).
@@ -605,7 +605,7 @@ async fn access_hint(runner: &Runner, path: &Path) -> String {
                  {}); PostgreSQL runs as `{OS_PG_USER}` because fleetdesk runs as root, so every \
                  parent directory of the data dir must be searchable by it (e.g. `chmod o+x`), or \
                  use a data dir elsewhere",
-                path.display(),
+                dir.display(),
                 mode & 0o7777,
                 meta.uid()
             );
@@ -836,6 +836,7 @@ async fn init_cluster(bins: &PgBins, layout: &Layout, runner: &Runner) -> Result
             LOCAL_PG_USER,
             "--encoding=UTF8",
             &format!("--locale={locale}"),
+            "--data-checksums",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -1221,6 +1222,37 @@ mod tests {
         let tcp_only = "123\n/srv/pg/data\n1700000000\n5432\n\nlocalhost\n";
         assert_eq!(parse_postmaster_pid(tcp_only), None);
         assert_eq!(sh_quote("it's"), r#"'it'\''s'"#);
+    }
+
+    /// Both ways of switching to the postgres user run the program as that user, with the
+    /// arguments intact (only meaningful as root; skipped otherwise).
+    #[tokio::test]
+    async fn runuser_and_su_run_as_postgres() {
+        let Runner::AsPostgres { uid, .. } = Runner::detect().await.unwrap() else {
+            eprintln!("not root: skipped");
+            return;
+        };
+        let mut switches = Vec::new();
+        if let Some(p) = find_program("runuser", &["/usr/sbin/runuser", "/sbin/runuser"]) {
+            switches.push(SwitchUser::Runuser(p));
+        }
+        if let Some(p) = find_program("su", &["/bin/su", "/usr/bin/su"]) {
+            switches.push(SwitchUser::Su(p));
+        }
+        assert!(!switches.is_empty());
+        for switch in switches {
+            let runner = Runner::AsPostgres { uid, switch };
+            let args = [
+                "-c".to_owned(),
+                r#"echo "$(id -un)" "$0""#.to_owned(),
+                "it's $HOME".to_owned(),
+            ];
+            let out = exec(runner.command(Path::new("/bin/sh"), &args, Path::new("/")))
+                .await
+                .unwrap();
+            assert!(out.success, "{}", out.failure("switch user"));
+            assert_eq!(out.stdout.trim(), "postgres it's $HOME", "{runner:?}");
+        }
     }
 
     /// Stops the cluster and removes the test directories, even when the test fails.

@@ -41,7 +41,11 @@ pub enum MarketError {
 }
 
 fn known_markets() -> String {
-    MARKETS.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", ")
+    MARKETS
+        .iter()
+        .map(|(c, _)| *c)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Market {

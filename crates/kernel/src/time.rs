@@ -1,9 +1,9 @@
 //! Time input as the Conventions say: ISO 8601 with a zone, or market-local
 //! `YYYY-MM-DD HH:MM[:SS]` read in the account market's zone. Output is always ISO UTC.
 
+use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
-use jiff::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeInputError {
@@ -45,7 +45,11 @@ fn parse_market_local(raw: &str) -> Option<DateTime> {
     if date.len() != 10 || !valid_time {
         return None;
     }
-    let full = if time.len() == 5 { format!("{date}T{time}:00") } else { format!("{date}T{time}") };
+    let full = if time.len() == 5 {
+        format!("{date}T{time}:00")
+    } else {
+        format!("{date}T{time}")
+    };
     full.parse::<DateTime>().ok()
 }
 
@@ -85,14 +89,23 @@ mod tests {
             parse_time_input("2026-10-07T09:30:00", &taipei()),
             Err(TimeInputError::Format)
         );
-        assert_eq!(parse_time_input("2026-10-07", &taipei()), Err(TimeInputError::Format));
-        assert_eq!(parse_time_input("tomorrow 9am", &taipei()), Err(TimeInputError::Format));
+        assert_eq!(
+            parse_time_input("2026-10-07", &taipei()),
+            Err(TimeInputError::Format)
+        );
+        assert_eq!(
+            parse_time_input("tomorrow 9am", &taipei()),
+            Err(TimeInputError::Format)
+        );
         assert_eq!(parse_time_input("", &taipei()), Err(TimeInputError::Length));
     }
 
     #[test]
     fn a_local_time_in_a_dst_gap_is_refused() {
         let ny = TimeZone::get("America/New_York").unwrap();
-        assert!(matches!(parse_time_input("2026-03-08 02:30", &ny), Err(TimeInputError::Gap(_))));
+        assert!(matches!(
+            parse_time_input("2026-03-08 02:30", &ny),
+            Err(TimeInputError::Gap(_))
+        ));
     }
 }

@@ -1,1 +1,417 @@
+//! MCP over Streamable HTTP, JSON responses only (protocol 2025-06-18).
+//!
+//! Every tool is one catalogue operation: `tools/call` splits the arguments into path, query
+//! and body by name and runs the very pipeline the REST route runs (authentication, rate
+//! limit, access, validation, idempotency with `request_id` as the Idempotency-Key). The
+//! protocol types come from `rmcp`'s model; the transport is this small, stateless function so
+//! the HTTP adapter can mount it next to the REST routes.
 
+use bytes::Bytes;
+use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
+use fleetdesk_api::ports::Claim;
+use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, execute};
+use fleetdesk_kernel::ErrorCode;
+use fleetdesk_tenancy::ports::Authentication;
+use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorCode as RpcCode, ErrorData, Implementation,
+    InitializeResult, ListToolsResult, ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
+};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The protocol version this server speaks.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// Versions accepted in the `MCP-Protocol-Version` header.
+pub const ACCEPTED_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26"];
+/// Largest MCP request body (an avatar fits).
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// One POST to `/api/mcp`.
+pub struct HttpCall {
+    pub bearer: Option<String>,
+    pub protocol_version: Option<String>,
+    pub body: Bytes,
+}
+
+/// What to answer over HTTP.
+pub enum HttpAnswer {
+    /// A JSON-RPC response (status 200, or 400 for a malformed message or header).
+    Json(u16, Value),
+    /// A notification or a response from the client: 202, no body.
+    Accepted,
+    /// A transport-level failure (401, 429) with the service's error body.
+    Error(ApiError),
+}
+
+struct ToolEntry {
+    op: Arc<dyn ErasedOp>,
+    tool: Tool,
+    path_params: Vec<&'static str>,
+    query_params: Vec<String>,
+}
+
+/// The MCP endpoint over a catalogue.
+#[derive(Clone)]
+pub struct Mcp {
+    tools: Arc<Vec<ToolEntry>>,
+}
+
+fn object(v: Value) -> Arc<Map<String, Value>> {
+    Arc::new(match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    })
+}
+
+fn rpc_error(id: Value, code: RpcCode, message: impl Into<String>, data: Option<Value>) -> Value {
+    let err = ErrorData::new(code, message.into(), data);
+    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}
+
+fn rpc_result(id: Value, result: impl serde::Serialize) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+impl Mcp {
+    pub fn new(ops: Arc<Vec<Arc<dyn ErasedOp>>>) -> Mcp {
+        let tools = ops
+            .iter()
+            .filter_map(|op| {
+                let spec = op.spec();
+                let name = spec.tool?;
+                let description = if spec.description.is_empty() {
+                    spec.summary.to_owned()
+                } else {
+                    format!("{} {}", spec.summary, spec.description)
+                };
+                let tool = Tool::new(name, description, object(tool_input_schema(op.as_ref())))
+                    .with_raw_output_schema(object(tool_output_schema(op.as_ref())));
+                Some(ToolEntry {
+                    path_params: spec.path_params(),
+                    query_params: query_kinds(op.as_ref()).keys().cloned().collect(),
+                    tool,
+                    op: op.clone(),
+                })
+            })
+            .collect();
+        Mcp {
+            tools: Arc::new(tools),
+        }
+    }
+
+    fn allowed(caller: &Caller, op: &dyn ErasedOp) -> bool {
+        op.spec().access.allows(caller)
+    }
+
+    fn find(&self, api: Api, name: &str) -> Option<&ToolEntry> {
+        self.tools
+            .iter()
+            .find(|t| t.tool.name == name && t.op.spec().api == api)
+    }
+
+    /// Authenticates a non-tool request (initialize, ping, tools/list) and counts it.
+    async fn authenticate(&self, ctx: &Ctx, bearer: Option<&str>) -> Result<Caller, ApiError> {
+        let bearer = bearer.ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
+        let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
+        let limit = ctx.config.rate_limit_per_minute;
+        let admission = ctx.gate.admit(&key, limit, None).await?;
+        match admission.authentication {
+            Authentication::Refused => Err(ApiError::unauthorized("unknown or revoked key")),
+            Authentication::Accepted { window, .. } if window.hits > limit => {
+                let wait = window.resets_in_seconds.max(1);
+                Err(ApiError::new(
+                    ErrorCode::RateLimited,
+                    format!("more than {limit} requests this minute"),
+                )
+                .with_extra("retry_after", wait))
+            }
+            Authentication::Accepted { caller, .. } => {
+                debug_assert!(!matches!(admission.claim, Some(Claim::Claimed)));
+                Ok(caller)
+            }
+        }
+    }
+
+    pub async fn handle(&self, ctx: &Ctx, call: HttpCall) -> HttpAnswer {
+        let message: Value = match serde_json::from_slice(&call.body) {
+            Ok(v) => v,
+            Err(e) => {
+                return HttpAnswer::Json(
+                    400,
+                    rpc_error(
+                        Value::Null,
+                        RpcCode::PARSE_ERROR,
+                        format!("parse error: {e}"),
+                        None,
+                    ),
+                );
+            }
+        };
+        let Value::Object(msg) = message else {
+            return HttpAnswer::Json(
+                400,
+                rpc_error(
+                    Value::Null,
+                    RpcCode::INVALID_REQUEST,
+                    "expected one JSON-RPC message object (batches are not supported)",
+                    None,
+                ),
+            );
+        };
+        let id = msg.get("id").cloned();
+        if let Some(v) = &call.protocol_version
+            && !ACCEPTED_VERSIONS.contains(&v.as_str())
+        {
+            let message = format!(
+                "unsupported MCP-Protocol-Version {v}; this server speaks {PROTOCOL_VERSION}"
+            );
+            return HttpAnswer::Json(
+                400,
+                rpc_error(
+                    id.unwrap_or(Value::Null),
+                    RpcCode::INVALID_REQUEST,
+                    message,
+                    Some(json!({"supported": ACCEPTED_VERSIONS})),
+                ),
+            );
+        }
+        if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return HttpAnswer::Json(
+                400,
+                rpc_error(
+                    id.unwrap_or(Value::Null),
+                    RpcCode::INVALID_REQUEST,
+                    "jsonrpc must be \"2.0\"",
+                    None,
+                ),
+            );
+        }
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            // A response from the client (result or error): nothing to answer.
+            return if msg.contains_key("result") || msg.contains_key("error") {
+                HttpAnswer::Accepted
+            } else {
+                HttpAnswer::Json(
+                    400,
+                    rpc_error(
+                        id.unwrap_or(Value::Null),
+                        RpcCode::INVALID_REQUEST,
+                        "a request needs a method",
+                        None,
+                    ),
+                )
+            };
+        };
+        let Some(id) = id else {
+            // Notifications (notifications/initialized, cancelled, ...) need no answer.
+            return HttpAnswer::Accepted;
+        };
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        match method {
+            "initialize" | "ping" | "tools/list" => {
+                let caller = match self.authenticate(ctx, call.bearer.as_deref()).await {
+                    Ok(c) => c,
+                    Err(e) => return HttpAnswer::Error(e),
+                };
+                let result = match method {
+                    "initialize" => serde_json::to_value(self.initialize(&caller)),
+                    "ping" => Ok(json!({})),
+                    _ => serde_json::to_value(self.list(&caller)),
+                };
+                match result {
+                    Ok(mut v) => {
+                        strip_result_type(&mut v);
+                        HttpAnswer::Json(200, rpc_result(id, v))
+                    }
+                    Err(e) => HttpAnswer::Json(
+                        200,
+                        rpc_error(id, RpcCode::INTERNAL_ERROR, e.to_string(), None),
+                    ),
+                }
+            }
+            "tools/call" => self.call_tool(ctx, id, params, call.bearer).await,
+            other => HttpAnswer::Json(
+                200,
+                rpc_error(
+                    id,
+                    RpcCode::METHOD_NOT_FOUND,
+                    format!("method not found: {other}"),
+                    None,
+                ),
+            ),
+        }
+    }
+
+    fn initialize(&self, caller: &Caller) -> InitializeResult {
+        let who = match caller {
+            Caller::Agent(a) => format!("agent {}", a.agent_name),
+            Caller::Member(m) => format!("member {}", m.name),
+        };
+        let mut capabilities = ServerCapabilities::default();
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(false);
+        capabilities.tools = Some(tools);
+        InitializeResult::new(capabilities)
+            .with_protocol_version(ProtocolVersion::V_2025_06_18)
+            .with_server_info(Implementation::new("fleetdesk", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "fleetdesk for {who}. Every tool is one REST endpoint with the same parameters and rules; \
+                 pass request_id on writes that take it so a resend never acts twice."
+            ))
+    }
+
+    fn list(&self, caller: &Caller) -> ListToolsResult {
+        let api = match caller {
+            Caller::Agent(_) => Api::Agent,
+            Caller::Member(_) => Api::Personal,
+        };
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| t.op.spec().api == api && Self::allowed(caller, t.op.as_ref()))
+            .map(|t| t.tool.clone())
+            .collect();
+        ListToolsResult::with_all_items(tools)
+    }
+
+    async fn call_tool(
+        &self,
+        ctx: &Ctx,
+        id: Value,
+        params: Value,
+        bearer: Option<String>,
+    ) -> HttpAnswer {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return HttpAnswer::Json(
+                200,
+                rpc_error(id, RpcCode::INVALID_PARAMS, "params.name is required", None),
+            );
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(_) => {
+                return HttpAnswer::Json(
+                    200,
+                    rpc_error(
+                        id,
+                        RpcCode::INVALID_PARAMS,
+                        "params.arguments must be an object",
+                        None,
+                    ),
+                );
+            }
+        };
+        // Which API the key speaks is in its prefix; the pipeline checks the rest.
+        let api = match bearer.as_deref().map(ParsedKey::parse) {
+            Some(Ok(k)) if k.kind == KeyKind::Personal => Api::Personal,
+            Some(Ok(_)) => Api::Agent,
+            _ => {
+                return HttpAnswer::Error(ApiError::unauthorized("missing or malformed bearer key"));
+            }
+        };
+        let Some(entry) = self.find(api, name) else {
+            return HttpAnswer::Json(
+                200,
+                rpc_error(
+                    id,
+                    RpcCode::INVALID_PARAMS,
+                    format!("unknown tool: {name}"),
+                    None,
+                ),
+            );
+        };
+        let spec = entry.op.spec();
+        let mut args = Args::default();
+        let mut body = Map::new();
+        let mut request_id = None;
+        for (k, v) in arguments {
+            if entry.path_params.contains(&k.as_str()) {
+                let as_text = match v {
+                    Value::String(s) => Value::String(s),
+                    other => Value::String(other.to_string()),
+                };
+                args.path.insert(k, as_text);
+            } else if entry.query_params.contains(&k) {
+                args.query.insert(k, v);
+            } else if k == "request_id" && spec.request_id {
+                match v {
+                    Value::String(s) => request_id = Some(s),
+                    _ => {
+                        return HttpAnswer::Json(
+                            200,
+                            rpc_error(
+                                id,
+                                RpcCode::INVALID_PARAMS,
+                                "request_id must be a string",
+                                None,
+                            ),
+                        );
+                    }
+                }
+            } else {
+                body.insert(k, v);
+            }
+        }
+        args.body = Value::Object(body);
+        let outcome = execute(
+            ctx,
+            entry.op.as_ref(),
+            Invocation {
+                bearer,
+                idempotency_key: request_id,
+                args,
+            },
+        )
+        .await;
+        let request_id = format!("mcp-{}", uuid_like(&id));
+        match outcome {
+            Ok(o) => HttpAnswer::Json(200, rpc_result(id, tool_result(o.body, false))),
+            Err(e) if e.code == ErrorCode::Unauthorized || e.code == ErrorCode::RateLimited => {
+                HttpAnswer::Error(e)
+            }
+            Err(e) if e.from_input => {
+                let message = e.message.clone();
+                HttpAnswer::Json(
+                    200,
+                    rpc_error(
+                        id,
+                        RpcCode::INVALID_PARAMS,
+                        message,
+                        Some(e.body(&request_id)),
+                    ),
+                )
+            }
+            Err(e) => HttpAnswer::Json(200, rpc_result(id, tool_result(e.body(&request_id), true))),
+        }
+    }
+}
+
+fn uuid_like(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The REST body both as structured content and as JSON text.
+fn tool_result(body: Value, is_error: bool) -> Value {
+    let text = body.to_string();
+    let mut result = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    result.structured_content = Some(body);
+    let mut v = serde_json::to_value(result).unwrap_or(Value::Null);
+    strip_result_type(&mut v);
+    v
+}
+
+/// `resultType` belongs to a newer protocol version than the one spoken here.
+fn strip_result_type(v: &mut Value) {
+    if let Value::Object(m) = v {
+        m.remove("resultType");
+    }
+}

@@ -2,7 +2,9 @@
 
 use crate::db::PgStore;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::work::RotationAccount;
 use fleetdesk_accounts::ports::*;
@@ -12,7 +14,8 @@ use serde_json::Value;
 use uuid::Uuid;
 
 fn platform(s: &str) -> anyhow::Result<Platform> {
-    s.parse().map_err(|e| anyhow::anyhow!("stored platform: {e}"))
+    s.parse()
+        .map_err(|e| anyhow::anyhow!("stored platform: {e}"))
 }
 
 fn market(s: &str) -> anyhow::Result<Market> {
@@ -20,7 +23,8 @@ fn market(s: &str) -> anyhow::Result<Market> {
 }
 
 fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
-    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored state {s}"))).transpose()
+    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored state {s}")))
+        .transpose()
 }
 
 #[derive(QueryableByName)]
@@ -109,7 +113,10 @@ fn pick(rows: Vec<ResolveRow>) -> Result<ResolveRow, LookupError> {
     if !rows.iter().any(|r| r.mine) {
         return Err(LookupError::NotYours);
     }
-    let (current, legacy): (Vec<_>, Vec<_>) = rows.into_iter().filter(|r| r.mine).partition(|r| r.by_current);
+    let (current, legacy): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .filter(|r| r.mine)
+        .partition(|r| r.by_current);
     let mut group = if current.is_empty() { legacy } else { current };
     if group.len() > 1 {
         return Err(LookupError::Ambiguous);
@@ -206,7 +213,11 @@ pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"]
 
 /// The seam where a state change moves posts to inventory. Posts arrive with the post
 /// lifecycle; until then an account has nothing to stock.
-async fn stock_posts_for_state_change(_conn: &mut AsyncPgConnection, _slot_id: Uuid, _reason: Option<&str>) -> anyhow::Result<i64> {
+async fn stock_posts_for_state_change(
+    _conn: &mut AsyncPgConnection,
+    _slot_id: Uuid,
+    _reason: Option<&str>,
+) -> anyhow::Result<i64> {
     Ok(0)
 }
 
@@ -241,7 +252,11 @@ impl AccountsRepo for PgStore {
         })
     }
 
-    fn resolve<'a>(&'a self, agent: AgentRef, code: &'a CodeRef) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
+    fn resolve<'a>(
+        &'a self,
+        agent: AgentRef,
+        code: &'a CodeRef,
+    ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             let rows: Vec<ResolveRow> = diesel::sql_query(RESOLVE)
@@ -268,7 +283,11 @@ impl AccountsRepo for PgStore {
         })
     }
 
-    fn add_account<'a>(&'a self, agent: AgentRef, account: &'a NewAccount) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
+    fn add_account<'a>(
+        &'a self,
+        agent: AgentRef,
+        account: &'a NewAccount,
+    ) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
@@ -346,7 +365,11 @@ impl AccountsRepo for PgStore {
         })
     }
 
-    fn change_state<'a>(&'a self, agent: AgentRef, change: &'a StateChange) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
+    fn change_state<'a>(
+        &'a self,
+        agent: AgentRef,
+        change: &'a StateChange,
+    ) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
@@ -396,7 +419,12 @@ impl AccountsRepo for PgStore {
         })
     }
 
-    fn set_avatar<'a>(&'a self, generation_id: Uuid, image: &'a AvatarImage, storage_key: &'a str) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
+    fn set_avatar<'a>(
+        &'a self,
+        generation_id: Uuid,
+        image: &'a AvatarImage,
+        storage_key: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             let row: AvatarRow = diesel::sql_query(
@@ -432,7 +460,11 @@ impl AccountsRepo for PgStore {
         })
     }
 
-    fn record_heartbeat<'a>(&'a self, agent: AgentRef, input: &'a HeartbeatInput) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
+    fn record_heartbeat<'a>(
+        &'a self,
+        agent: AgentRef,
+        input: &'a HeartbeatInput,
+    ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             let counts = Value::Object(input.counts.clone());
@@ -449,7 +481,11 @@ impl AccountsRepo for PgStore {
             .bind::<Jsonb, _>(&counts)
             .get_result(&mut conn)
             .await?;
-            Ok(HeartbeatRecord { id: row.id, run_id: row.run_id, recorded_at: row.recorded_at.to_jiff() })
+            Ok(HeartbeatRecord {
+                id: row.id,
+                run_id: row.run_id,
+                recorded_at: row.recorded_at.to_jiff(),
+            })
         })
     }
 
@@ -493,8 +529,14 @@ async fn open_ban_decision(
     let row = match existing {
         Some(row) => row,
         None => {
-            let title = format!("{} on {} was banned (generation {})", locked.code, locked.platform, locked.generation);
-            let question = format!("Open a new generation of {} on {}?", locked.code, locked.platform);
+            let title = format!(
+                "{} on {} was banned (generation {})",
+                locked.code, locked.platform, locked.generation
+            );
+            let question = format!(
+                "Open a new generation of {} on {}?",
+                locked.code, locked.platform
+            );
             let detail = serde_json::json!({
                 "code": locked.code,
                 "platform": locked.platform,

@@ -1,6 +1,8 @@
 use diesel::connection::{Instrumentation, InstrumentationEvent};
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
 use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use futures_util::FutureExt;
@@ -26,7 +28,10 @@ impl PgStore {
     }
 
     pub(crate) async fn conn(&self) -> anyhow::Result<Conn> {
-        self.pool.get().await.map_err(|e| anyhow::anyhow!("pool timed out: {e}"))
+        self.pool
+            .get()
+            .await
+            .map_err(|e| anyhow::anyhow!("pool timed out: {e}"))
     }
 }
 
@@ -75,6 +80,8 @@ fn deadpool_runtime() -> deadpool::Runtime {
 pub async fn migrate(url: &str) -> anyhow::Result<usize> {
     let conn = AsyncPgConnection::establish(url).await?;
     let mut harness = AsyncMigrationHarness::new(conn);
-    let ran = harness.run_pending_migrations(MIGRATIONS).map_err(|e| anyhow::anyhow!("migrations failed: {e}"))?;
+    let ran = harness
+        .run_pending_migrations(MIGRATIONS)
+        .map_err(|e| anyhow::anyhow!("migrations failed: {e}"))?;
     Ok(ran.len())
 }

@@ -7,7 +7,9 @@ use diesel_async::RunQueryDsl;
 use fleetdesk_api::ports::{Admission, Claim, ClaimRequest, Gatekeeper};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::ports::{Authentication, RateWindow};
-use fleetdesk_tenancy::{AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey};
+use fleetdesk_tenancy::{
+    AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
+};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -125,9 +127,15 @@ impl AdmitRow {
                 key_id: self.key_id,
                 agent_id: self.agent_id.ok_or_else(|| missing("agent"))?,
                 agent_name: self.agent_name.clone().unwrap_or_default(),
-                role: self.agent_role.as_deref().and_then(AgentRole::parse).ok_or_else(|| missing("role"))?,
+                role: self
+                    .agent_role
+                    .as_deref()
+                    .and_then(AgentRole::parse)
+                    .ok_or_else(|| missing("role"))?,
                 workspace_id: self.workspace_id.ok_or_else(|| missing("workspace"))?,
-                organization_id: self.organization_id.ok_or_else(|| missing("organization"))?,
+                organization_id: self
+                    .organization_id
+                    .ok_or_else(|| missing("organization"))?,
             })
         } else {
             Caller::Member(MemberCaller {
@@ -179,21 +187,33 @@ impl Gatekeeper for PgStore {
                 .await
                 .optional()?;
             let Some(row) = row else {
-                return Ok(Admission { authentication: Authentication::Refused, claim: None });
+                return Ok(Admission {
+                    authentication: Authentication::Refused,
+                    claim: None,
+                });
             };
             let within_limit = row.hits <= limit_per_minute;
             let claim = claim.filter(|_| within_limit).map(|asked| row.claim(asked));
             Ok(Admission {
                 authentication: Authentication::Accepted {
                     caller: row.caller()?,
-                    window: RateWindow { hits: row.hits, resets_in_seconds: row.resets_in },
+                    window: RateWindow {
+                        hits: row.hits,
+                        resets_in_seconds: row.resets_in,
+                    },
                 },
                 claim,
             })
         })
     }
 
-    fn complete<'a>(&'a self, owner: Uuid, key: &'a str, status: u16, body: &'a Value) -> BoxFuture<'a, anyhow::Result<()>> {
+    fn complete<'a>(
+        &'a self,
+        owner: Uuid,
+        key: &'a str,
+        status: u16,
+        body: &'a Value,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             diesel::sql_query(
@@ -224,8 +244,13 @@ impl Gatekeeper for PgStore {
 
     fn ready(&self) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            let Ok(mut conn) = self.conn().await else { return false };
-            diesel::sql_query("SELECT 1").execute(&mut conn).await.is_ok()
+            let Ok(mut conn) = self.conn().await else {
+                return false;
+            };
+            diesel::sql_query("SELECT 1")
+                .execute(&mut conn)
+                .await
+                .is_ok()
         })
     }
 }
@@ -234,12 +259,16 @@ impl PgStore {
     /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = diesel::sql_query("DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'")
-            .execute(&mut conn)
-            .await?;
-        let keys = diesel::sql_query("DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'")
-            .execute(&mut conn)
-            .await?;
+        let windows = diesel::sql_query(
+            "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'",
+        )
+        .execute(&mut conn)
+        .await?;
+        let keys = diesel::sql_query(
+            "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'",
+        )
+        .execute(&mut conn)
+        .await?;
         Ok((windows, keys))
     }
 }

@@ -9,8 +9,8 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Bytea, Integer, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{BoxFuture, Market};
-use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::ports::TenantStore;
+use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use uuid::Uuid;
 
@@ -44,13 +44,22 @@ struct AccountIds {
 
 type Tx<'c> = &'c mut AsyncPgConnection;
 
-async fn id(q: diesel::query_builder::BoxedSqlQuery<'_, diesel::pg::Pg, diesel::query_builder::SqlQuery>, conn: Tx<'_>) -> anyhow::Result<Uuid> {
+async fn id(
+    q: diesel::query_builder::BoxedSqlQuery<'_, diesel::pg::Pg, diesel::query_builder::SqlQuery>,
+    conn: Tx<'_>,
+) -> anyhow::Result<Uuid> {
     let row: IdRow = q.get_result(conn).await?;
     Ok(row.id)
 }
 
 /// Issues keys until the principal holds `wanted` valid ones; returns the new full keys.
-async fn ensure_keys(conn: Tx<'_>, kind: KeyKind, owner: Uuid, organization: Option<Uuid>, wanted: u32) -> anyhow::Result<Vec<String>> {
+async fn ensure_keys(
+    conn: Tx<'_>,
+    kind: KeyKind,
+    owner: Uuid,
+    organization: Option<Uuid>,
+    wanted: u32,
+) -> anyhow::Result<Vec<String>> {
     let valid: CountRow = match kind {
         KeyKind::Agent => diesel::sql_query("SELECT count(*) AS n FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL")
             .bind::<SqlUuid, _>(owner)
@@ -88,7 +97,12 @@ async fn ensure_keys(conn: Tx<'_>, kind: KeyKind, owner: Uuid, organization: Opt
     Ok(issued)
 }
 
-async fn upsert_person(conn: Tx<'_>, email: &str, name: &str, platform_admin: bool) -> anyhow::Result<Uuid> {
+async fn upsert_person(
+    conn: Tx<'_>,
+    email: &str,
+    name: &str,
+    platform_admin: bool,
+) -> anyhow::Result<Uuid> {
     id(
         diesel::sql_query(
             "INSERT INTO people (email, name, platform_admin) VALUES ($1, $2, $3) \
@@ -105,7 +119,11 @@ async fn upsert_person(conn: Tx<'_>, email: &str, name: &str, platform_admin: bo
     .await
 }
 
-async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyhow::Result<WorkspaceReport> {
+async fn apply_workspace(
+    conn: Tx<'_>,
+    org_id: Uuid,
+    w: &WorkspaceSpec,
+) -> anyhow::Result<WorkspaceReport> {
     let ws: ArchivedRow = diesel::sql_query(
         "INSERT INTO workspaces (organization_id, name, client_review, ads_enabled, archived_at) \
          VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END) \
@@ -144,7 +162,10 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
             conn,
         )
         .await?;
-        report.projects.push(NamedReport { id: pid, name: p.name.trim().to_owned() });
+        report.projects.push(NamedReport {
+            id: pid,
+            name: p.name.trim().to_owned(),
+        });
     }
     for a in &w.agents {
         let aid = id(
@@ -160,7 +181,12 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
         )
         .await?;
         let keys = ensure_keys(conn, KeyKind::Agent, aid, None, a.keys).await?;
-        report.agents.push(AgentReport { id: aid, name: a.name.trim().to_owned(), role: a.role, keys });
+        report.agents.push(AgentReport {
+            id: aid,
+            name: a.name.trim().to_owned(),
+            role: a.role,
+            keys,
+        });
     }
     for p in &w.personas {
         let project = match &p.project {
@@ -169,7 +195,11 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
         }
         .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?
         .id;
-        let agent = p.agent.as_ref().and_then(|name| report.agents.iter().find(|a| a.name == name.trim())).map(|a| a.id);
+        let agent = p
+            .agent
+            .as_ref()
+            .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
+            .map(|a| a.id);
         let persona_id = id(
             diesel::sql_query(
                 "INSERT INTO personas (workspace_id, project_id, agent_id, name, bio, voice, track, background) \
@@ -221,10 +251,20 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
         for acc in &p.accounts {
             accounts.push(apply_account(conn, org_id, ws.id, persona_id, acc).await?);
         }
-        report.personas.push(PersonaReport { id: persona_id, name: p.name.trim().to_owned(), accounts });
+        report.personas.push(PersonaReport {
+            id: persona_id,
+            name: p.name.trim().to_owned(),
+            accounts,
+        });
     }
     for s in &w.community_spaces {
-        let market = s.market.as_deref().map(Market::parse).transpose().map_err(|e| anyhow::anyhow!("{e}"))?.unwrap_or(Market::DEFAULT);
+        let market = s
+            .market
+            .as_deref()
+            .map(Market::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .unwrap_or(Market::DEFAULT);
         let sid = id(
             diesel::sql_query(
                 "INSERT INTO community_spaces (workspace_id, name, channel, external_id, market, space_type, track, location, language) \
@@ -249,7 +289,10 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
         )
         .await
         .map_err(|e| anyhow::anyhow!("community space {}: registered in another workspace ({e})", s.external_id))?;
-        report.community_spaces.push(SpaceReport { space_id: sid, name: s.name.trim().to_owned() });
+        report.community_spaces.push(SpaceReport {
+            space_id: sid,
+            name: s.name.trim().to_owned(),
+        });
     }
     for p in &w.products {
         diesel::sql_query(
@@ -279,10 +322,29 @@ async fn apply_workspace(conn: Tx<'_>, org_id: Uuid, w: &WorkspaceSpec) -> anyho
     Ok(report)
 }
 
-async fn apply_account(conn: Tx<'_>, org_id: Uuid, ws_id: Uuid, persona_id: Uuid, acc: &AccountSpec) -> anyhow::Result<AccountReport> {
-    let market = acc.market.as_deref().map(Market::parse).transpose().map_err(|e| anyhow::anyhow!("{e}"))?.unwrap_or(Market::DEFAULT);
-    let timezone = acc.timezone.clone().unwrap_or_else(|| market.zone_name().to_owned());
-    let handle = acc.handle.as_deref().map(|h| h.trim().trim_start_matches('@').to_owned()).filter(|h| !h.is_empty());
+async fn apply_account(
+    conn: Tx<'_>,
+    org_id: Uuid,
+    ws_id: Uuid,
+    persona_id: Uuid,
+    acc: &AccountSpec,
+) -> anyhow::Result<AccountReport> {
+    let market = acc
+        .market
+        .as_deref()
+        .map(Market::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .unwrap_or(Market::DEFAULT);
+    let timezone = acc
+        .timezone
+        .clone()
+        .unwrap_or_else(|| market.zone_name().to_owned());
+    let handle = acc
+        .handle
+        .as_deref()
+        .map(|h| h.trim().trim_start_matches('@').to_owned())
+        .filter(|h| !h.is_empty());
     let ids: Option<AccountIds> = diesel::sql_query(
         "WITH slot AS ( \
              INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, legacy_code, platform, market, timezone, handle, daily_target, publishing) \
@@ -319,8 +381,19 @@ async fn apply_account(conn: Tx<'_>, org_id: Uuid, ws_id: Uuid, persona_id: Uuid
     .get_result(conn)
     .await
     .optional()?;
-    let ids = ids.ok_or_else(|| anyhow::anyhow!("account {} on {} belongs to another persona", acc.code, acc.platform))?;
-    Ok(AccountReport { slot_id: ids.slot_id, account_id: ids.account_id, code: acc.code.to_string(), platform: acc.platform })
+    let ids = ids.ok_or_else(|| {
+        anyhow::anyhow!(
+            "account {} on {} belongs to another persona",
+            acc.code,
+            acc.platform
+        )
+    })?;
+    Ok(AccountReport {
+        slot_id: ids.slot_id,
+        account_id: ids.account_id,
+        code: acc.code.to_string(),
+        platform: acc.platform,
+    })
 }
 
 impl TenantStore for PgStore {
@@ -382,7 +455,9 @@ impl TenantStore for PgStore {
     fn is_empty(&self) -> BoxFuture<'_, anyhow::Result<bool>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let row: CountRow = diesel::sql_query("SELECT count(*) AS n FROM organizations").get_result(&mut conn).await?;
+            let row: CountRow = diesel::sql_query("SELECT count(*) AS n FROM organizations")
+                .get_result(&mut conn)
+                .await?;
             Ok(row.n == 0)
         })
     }

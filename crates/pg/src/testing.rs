@@ -4,14 +4,15 @@
 //! under an advisory lock, so parallel test processes share it. Each test gets
 //! `CREATE DATABASE ... TEMPLATE`, dropped again when the [`TestDb`] is dropped.
 
+use diesel::migration::MigrationSource;
 use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use diesel::migration::MigrationSource;
 use sha2::{Digest, Sha256};
 
 /// The server the tests use: `FLEETDESK_TEST_DATABASE_URL`, else the machine's PostgreSQL.
 pub fn server_url() -> String {
-    std::env::var("FLEETDESK_TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+    std::env::var("FLEETDESK_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
 }
 
 fn with_database(server: &str, db: &str) -> String {
@@ -38,7 +39,13 @@ fn template_name() -> anyhow::Result<String> {
         h.update([0]);
     }
     let digest = h.finalize();
-    Ok(format!("fleetdesk_tpl_{}", digest[..6].iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    Ok(format!(
+        "fleetdesk_tpl_{}",
+        digest[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    ))
 }
 
 #[derive(diesel::QueryableByName)]
@@ -60,13 +67,23 @@ impl TestDb {
         let server = server_url();
         let template = template_name()?;
         let mut admin = AsyncPgConnection::establish(&server).await?;
-        diesel::sql_query("SELECT pg_advisory_lock(8127341)").execute(&mut admin).await?;
+        diesel::sql_query("SELECT pg_advisory_lock(8127341)")
+            .execute(&mut admin)
+            .await?;
         let ready = ensure_template(&mut admin, &server, &template).await;
-        diesel::sql_query("SELECT pg_advisory_unlock(8127341)").execute(&mut admin).await?;
+        diesel::sql_query("SELECT pg_advisory_unlock(8127341)")
+            .execute(&mut admin)
+            .await?;
         ready?;
         let name = format!("fleetdesk_test_{}", uuid::Uuid::new_v4().simple());
-        diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}")).execute(&mut admin).await?;
-        Ok(TestDb { url: with_database(&server, &name), name, server })
+        diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}"))
+            .execute(&mut admin)
+            .await?;
+        Ok(TestDb {
+            url: with_database(&server, &name),
+            name,
+            server,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -74,19 +91,30 @@ impl TestDb {
     }
 }
 
-async fn ensure_template(admin: &mut AsyncPgConnection, server: &str, template: &str) -> anyhow::Result<()> {
-    let found: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
-        .bind::<Text, _>(template)
-        .get_result(admin)
-        .await?;
+async fn ensure_template(
+    admin: &mut AsyncPgConnection,
+    server: &str,
+    template: &str,
+) -> anyhow::Result<()> {
+    let found: Exists =
+        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+            .bind::<Text, _>(template)
+            .get_result(admin)
+            .await?;
     if found.exists {
         return Ok(());
     }
     let building = format!("{template}_building");
-    diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).execute(admin).await?;
-    diesel::sql_query(format!("CREATE DATABASE {building}")).execute(admin).await?;
+    diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"))
+        .execute(admin)
+        .await?;
+    diesel::sql_query(format!("CREATE DATABASE {building}"))
+        .execute(admin)
+        .await?;
     crate::migrate(&with_database(server, &building)).await?;
-    diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {template}")).execute(admin).await?;
+    diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {template}"))
+        .execute(admin)
+        .await?;
     Ok(())
 }
 
@@ -96,10 +124,16 @@ impl Drop for TestDb {
         let name = self.name.clone();
         // Drop cannot await; a short-lived thread with its own runtime drops the database.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
             rt.block_on(async move {
                 let mut admin = AsyncPgConnection::establish(&server).await.ok()?;
-                diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut admin).await.ok()
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await
+                    .ok()
             })
         })
         .join();
@@ -112,8 +146,17 @@ mod tests {
 
     #[test]
     fn swaps_the_database_of_a_url() {
-        assert_eq!(with_database("postgres://u@h:5432/postgres", "x"), "postgres://u@h:5432/x");
-        assert_eq!(with_database("postgres://u@h:5432/postgres?host=/tmp", "x"), "postgres://u@h:5432/x?host=/tmp");
-        assert_eq!(with_database("postgres://u@h:5432", "x"), "postgres://u@h:5432/x");
+        assert_eq!(
+            with_database("postgres://u@h:5432/postgres", "x"),
+            "postgres://u@h:5432/x"
+        );
+        assert_eq!(
+            with_database("postgres://u@h:5432/postgres?host=/tmp", "x"),
+            "postgres://u@h:5432/x?host=/tmp"
+        );
+        assert_eq!(
+            with_database("postgres://u@h:5432", "x"),
+            "postgres://u@h:5432/x"
+        );
     }
 }

@@ -55,7 +55,9 @@ impl Caller {
     }
 
     pub fn has_personal_access(&self, access: PersonalAccess) -> bool {
-        let Caller::Member(m) = self else { return false };
+        let Caller::Member(m) = self else {
+            return false;
+        };
         if m.platform_admin {
             return true;
         }

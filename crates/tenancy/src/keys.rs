@@ -71,7 +71,12 @@ impl IssuedKey {
         let secret = URL_SAFE_NO_PAD.encode(&raw[LOOKUP_LEN..]);
         let full = format!("{}_{}_{}", kind.prefix(), lookup, secret);
         let hash = hash_key(&full);
-        IssuedKey { kind, full, lookup, hash }
+        IssuedKey {
+            kind,
+            full,
+            lookup,
+            hash,
+        }
     }
 }
 
@@ -85,7 +90,10 @@ pub struct ParsedKey {
 
 impl fmt::Debug for ParsedKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ParsedKey").field("kind", &self.kind).field("lookup", &self.lookup).finish()
+        f.debug_struct("ParsedKey")
+            .field("kind", &self.kind)
+            .field("lookup", &self.lookup)
+            .finish()
     }
 }
 
@@ -109,11 +117,17 @@ impl ParsedKey {
             return Err(KeyParseError);
         }
         if secret.len() != SECRET_LEN
-            || !secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            || !secret
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
             return Err(KeyParseError);
         }
-        Ok(ParsedKey { kind, lookup: lookup.to_owned(), hash: hash_key(presented) })
+        Ok(ParsedKey {
+            kind,
+            lookup: lookup.to_owned(),
+            hash: hash_key(presented),
+        })
     }
 }
 
@@ -130,7 +144,10 @@ mod tests {
         for kind in [KeyKind::Agent, KeyKind::Personal] {
             let k = IssuedKey::generate(kind);
             assert_eq!(k.full.len(), 3 + 1 + 8 + 1 + 43);
-            assert!(k.full.starts_with(&format!("{}_{}_", kind.prefix(), k.lookup)));
+            assert!(
+                k.full
+                    .starts_with(&format!("{}_{}_", kind.prefix(), k.lookup))
+            );
             let p = ParsedKey::parse(&k.full).unwrap();
             assert_eq!(p.kind, kind);
             assert_eq!(p.lookup, k.lookup);

@@ -7,7 +7,10 @@ use fleetdesk_kernel::BoxFuture;
 pub enum Authentication {
     /// Unknown, revoked, archived workspace, left organization: all answered 401 alike.
     Refused,
-    Accepted { caller: Caller, window: RateWindow },
+    Accepted {
+        caller: Caller,
+        window: RateWindow,
+    },
 }
 
 /// The per-key per-minute counter after this request was counted.

@@ -253,7 +253,10 @@ pub struct TenantFileError {
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> TenantFileError {
-    TenantFileError { path: path.into(), message: message.into() }
+    TenantFileError {
+        path: path.into(),
+        message: message.into(),
+    }
 }
 
 fn check_name(path: &str, value: &str, max: usize) -> Result<(), TenantFileError> {
@@ -266,7 +269,9 @@ fn check_name(path: &str, value: &str, max: usize) -> Result<(), TenantFileError
 
 fn check_opt(path: &str, value: &Option<String>, max: usize) -> Result<(), TenantFileError> {
     match value {
-        Some(v) if v.chars().count() > max => Err(err(path, format!("must be at most {max} characters"))),
+        Some(v) if v.chars().count() > max => {
+            Err(err(path, format!("must be at most {max} characters")))
+        }
         _ => Ok(()),
     }
 }
@@ -296,7 +301,10 @@ impl TenantFile {
     }
 
     pub fn validate(&self) -> Result<(), TenantFileError> {
-        unique("platform_admins", self.platform_admins.iter().map(|p| p.email.as_str()))?;
+        unique(
+            "platform_admins",
+            self.platform_admins.iter().map(|p| p.email.as_str()),
+        )?;
         for (i, p) in self.platform_admins.iter().enumerate() {
             let path = format!("platform_admins[{i}]");
             check_email(&format!("{path}.email"), &p.email)?;
@@ -305,23 +313,38 @@ impl TenantFile {
                 return Err(err(format!("{path}.keys"), "at most 10 personal keys"));
             }
         }
-        unique("organizations", self.organizations.iter().map(|o| o.name.as_str()))?;
+        unique(
+            "organizations",
+            self.organizations.iter().map(|o| o.name.as_str()),
+        )?;
         for (i, o) in self.organizations.iter().enumerate() {
             let path = format!("organizations[{i}]");
             check_name(&format!("{path}.name"), &o.name, 200)?;
             if o.monthly_credit_limit < 0 {
-                return Err(err(format!("{path}.monthly_credit_limit"), "must not be negative"));
+                return Err(err(
+                    format!("{path}.monthly_credit_limit"),
+                    "must not be negative",
+                ));
             }
-            unique(&format!("{path}.members"), o.members.iter().map(|m| m.email.as_str()))?;
+            unique(
+                &format!("{path}.members"),
+                o.members.iter().map(|m| m.email.as_str()),
+            )?;
             for (j, m) in o.members.iter().enumerate() {
                 let mp = format!("{path}.members[{j}]");
                 check_email(&format!("{mp}.email"), &m.email)?;
                 check_name(&format!("{mp}.name"), &m.name, 80)?;
                 if m.keys > MAX_PERSONAL_KEYS {
-                    return Err(err(format!("{mp}.keys"), "at most 10 valid personal keys per member per organization"));
+                    return Err(err(
+                        format!("{mp}.keys"),
+                        "at most 10 valid personal keys per member per organization",
+                    ));
                 }
             }
-            unique(&format!("{path}.workspaces"), o.workspaces.iter().map(|w| w.name.as_str()))?;
+            unique(
+                &format!("{path}.workspaces"),
+                o.workspaces.iter().map(|w| w.name.as_str()),
+            )?;
             let mut codes = std::collections::HashSet::new();
             for (j, w) in o.workspaces.iter().enumerate() {
                 w.validate(&format!("{path}.workspaces[{j}]"), &mut codes)?;
@@ -346,15 +369,24 @@ impl WorkspaceSpec {
         codes: &mut std::collections::HashSet<(Platform, String)>,
     ) -> Result<(), TenantFileError> {
         check_name(&format!("{path}.name"), &self.name, 200)?;
-        unique(&format!("{path}.projects"), self.projects.iter().map(|p| p.name.as_str()))?;
+        unique(
+            &format!("{path}.projects"),
+            self.projects.iter().map(|p| p.name.as_str()),
+        )?;
         for (k, p) in self.projects.iter().enumerate() {
             check_name(&format!("{path}.projects[{k}].name"), &p.name, 80)?;
         }
-        unique(&format!("{path}.agents"), self.agents.iter().map(|a| a.name.as_str()))?;
+        unique(
+            &format!("{path}.agents"),
+            self.agents.iter().map(|a| a.name.as_str()),
+        )?;
         for (k, a) in self.agents.iter().enumerate() {
             check_name(&format!("{path}.agents[{k}].name"), &a.name, 80)?;
             if a.keys > MAX_AGENT_KEYS {
-                return Err(err(format!("{path}.agents[{k}].keys"), "at most 50 keys at once"));
+                return Err(err(
+                    format!("{path}.agents[{k}].keys"),
+                    "at most 50 keys at once",
+                ));
             }
         }
         for (k, p) in self.personas.iter().enumerate() {
@@ -366,19 +398,31 @@ impl WorkspaceSpec {
             check_opt(&format!("{pp}.voice"), &p.voice, 4000)?;
             match &p.project {
                 Some(name) if !self.projects.iter().any(|x| x.name.trim() == name.trim()) => {
-                    return Err(err(format!("{pp}.project"), format!("{name:?} is not a project of this workspace")));
+                    return Err(err(
+                        format!("{pp}.project"),
+                        format!("{name:?} is not a project of this workspace"),
+                    ));
                 }
                 None if self.projects.len() != 1 => {
-                    return Err(err(format!("{pp}.project"), "required unless the workspace has exactly one project"));
+                    return Err(err(
+                        format!("{pp}.project"),
+                        "required unless the workspace has exactly one project",
+                    ));
                 }
                 _ => {}
             }
             if let Some(agent) = &p.agent
                 && !self.agents.iter().any(|a| a.name.trim() == agent.trim())
             {
-                return Err(err(format!("{pp}.agent"), format!("{agent:?} is not an agent of this workspace")));
+                return Err(err(
+                    format!("{pp}.agent"),
+                    format!("{agent:?} is not an agent of this workspace"),
+                ));
             }
-            unique(&format!("{pp}.cast"), p.cast.iter().map(|c| c.code.as_str()))?;
+            unique(
+                &format!("{pp}.cast"),
+                p.cast.iter().map(|c| c.code.as_str()),
+            )?;
             for (c, cast) in p.cast.iter().enumerate() {
                 check_name(&format!("{pp}.cast[{c}].code"), &cast.code, 24)?;
                 check_name(&format!("{pp}.cast[{c}].name"), &cast.name, 80)?;
@@ -392,7 +436,10 @@ impl WorkspaceSpec {
             for (a, acc) in p.accounts.iter().enumerate() {
                 let ap = format!("{pp}.accounts[{a}]");
                 if !codes.insert((acc.platform, acc.code.as_str().to_owned())) {
-                    return Err(err(format!("{ap}.code"), format!("{} on {} appears twice", acc.code, acc.platform)));
+                    return Err(err(
+                        format!("{ap}.code"),
+                        format!("{} on {} appears twice", acc.code, acc.platform),
+                    ));
                 }
                 if !(0..=100).contains(&acc.daily_target) {
                     return Err(err(format!("{ap}.daily_target"), "must be 0-100"));
@@ -400,7 +447,10 @@ impl WorkspaceSpec {
                 if let Some(h) = &acc.handle
                     && h.trim_start_matches('@').chars().count() > 100
                 {
-                    return Err(err(format!("{ap}.handle"), "must be at most 100 characters"));
+                    return Err(err(
+                        format!("{ap}.handle"),
+                        "must be at most 100 characters",
+                    ));
                 }
                 if let Some(m) = &acc.market {
                     Market::parse(m).map_err(|e| err(format!("{ap}.market"), e.to_string()))?;
@@ -408,27 +458,55 @@ impl WorkspaceSpec {
                 if let Some(tz) = &acc.timezone
                     && jiff::tz::TimeZone::get(tz).is_err()
                 {
-                    return Err(err(format!("{ap}.timezone"), format!("{tz:?} is not an IANA zone")));
+                    return Err(err(
+                        format!("{ap}.timezone"),
+                        format!("{tz:?} is not an IANA zone"),
+                    ));
                 }
             }
         }
-        unique(&format!("{path}.community_spaces"), self.community_spaces.iter().map(|s| s.external_id.as_str()))?;
+        unique(
+            &format!("{path}.community_spaces"),
+            self.community_spaces.iter().map(|s| s.external_id.as_str()),
+        )?;
         for (k, s) in self.community_spaces.iter().enumerate() {
             check_name(&format!("{path}.community_spaces[{k}].name"), &s.name, 200)?;
-            check_name(&format!("{path}.community_spaces[{k}].external_id"), &s.external_id, 200)?;
+            check_name(
+                &format!("{path}.community_spaces[{k}].external_id"),
+                &s.external_id,
+                200,
+            )?;
             if let Some(m) = &s.market {
-                Market::parse(m).map_err(|e| err(format!("{path}.community_spaces[{k}].market"), e.to_string()))?;
+                Market::parse(m).map_err(|e| {
+                    err(
+                        format!("{path}.community_spaces[{k}].market"),
+                        e.to_string(),
+                    )
+                })?;
             }
         }
-        unique(&format!("{path}.products"), self.products.iter().map(|p| p.name.as_str()))?;
+        unique(
+            &format!("{path}.products"),
+            self.products.iter().map(|p| p.name.as_str()),
+        )?;
         for (k, p) in self.products.iter().enumerate() {
             check_name(&format!("{path}.products[{k}].name"), &p.name, 200)?;
         }
-        unique(&format!("{path}.wiki_sources"), self.wiki_sources.iter().map(|s| s.name.as_str()))?;
+        unique(
+            &format!("{path}.wiki_sources"),
+            self.wiki_sources.iter().map(|s| s.name.as_str()),
+        )?;
         for (k, s) in self.wiki_sources.iter().enumerate() {
             let sp = format!("{path}.wiki_sources[{k}]");
-            if !["vault", "notion", "post", "review", "agent", "person", "other"].contains(&s.kind.as_str()) {
-                return Err(err(format!("{sp}.kind"), "must be one of vault, notion, post, review, agent, person, other"));
+            if ![
+                "vault", "notion", "post", "review", "agent", "person", "other",
+            ]
+            .contains(&s.kind.as_str())
+            {
+                return Err(err(
+                    format!("{sp}.kind"),
+                    "must be one of vault, notion, post, review, agent, person, other",
+                ));
             }
             check_name(&format!("{sp}.name"), &s.name, 200)?;
             check_name(&format!("{sp}.locator"), &s.locator, 2000)?;
@@ -558,12 +636,18 @@ mod tests {
         assert_eq!(e.path, "organizations[0].workspaces[0].personas[0].agent");
         let bad_market = EXAMPLE.replace(r#""market": "TW""#, r#""market": "ZZ""#);
         let e = TenantFile::parse(&bad_market).unwrap_err();
-        assert_eq!(e.path, "organizations[0].workspaces[0].community_spaces[0].market");
+        assert_eq!(
+            e.path,
+            "organizations[0].workspaces[0].community_spaces[0].market"
+        );
     }
 
     #[test]
     fn personal_keys_are_capped_at_ten() {
-        let many = EXAMPLE.replace(r#""role": "agency", "keys": 1"#, r#""role": "agency", "keys": 11"#);
+        let many = EXAMPLE.replace(
+            r#""role": "agency", "keys": 1"#,
+            r#""role": "agency", "keys": 11"#,
+        );
         let e = TenantFile::parse(&many).unwrap_err();
         assert_eq!(e.path, "organizations[0].members[0].keys");
     }

@@ -91,7 +91,10 @@ impl AvatarImage {
     pub fn decode_limited(data: &str, max_bytes: usize) -> Result<AvatarImage, AvatarError> {
         let mut payload = data.trim();
         if payload.starts_with("data:") {
-            payload = payload.split_once(',').map(|(_, rest)| rest).ok_or(AvatarError::Base64)?;
+            payload = payload
+                .split_once(',')
+                .map(|(_, rest)| rest)
+                .ok_or(AvatarError::Base64)?;
         }
         if payload.is_empty() {
             return Err(AvatarError::Empty);
@@ -101,7 +104,8 @@ impl AvatarImage {
             return Err(AvatarError::TooLarge);
         }
         let cleaned: String;
-        let payload = if payload.contains(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_') {
+        let payload = if payload.contains(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+        {
             cleaned = payload
                 .chars()
                 .filter(|c| !c.is_ascii_whitespace())
@@ -170,15 +174,25 @@ pub(crate) mod tests {
     #[test]
     fn the_same_bytes_hash_the_same() {
         let a = AvatarImage::decode(&STANDARD.encode(PNG_1X1)).unwrap();
-        let b = AvatarImage::decode(&format!("data:image/png;base64,{}", STANDARD.encode(PNG_1X1))).unwrap();
+        let b = AvatarImage::decode(&format!(
+            "data:image/png;base64,{}",
+            STANDARD.encode(PNG_1X1)
+        ))
+        .unwrap();
         assert_eq!(a.sha256, b.sha256);
     }
 
     #[test]
     fn refuses_what_is_not_an_image_or_not_base64() {
-        assert_eq!(AvatarImage::decode(&STANDARD.encode(b"GIF89a....")).unwrap_err(), AvatarError::NotAnImage);
+        assert_eq!(
+            AvatarImage::decode(&STANDARD.encode(b"GIF89a....")).unwrap_err(),
+            AvatarError::NotAnImage
+        );
         assert_eq!(AvatarImage::decode("%%%").unwrap_err(), AvatarError::Base64);
-        assert_eq!(AvatarImage::decode("data:image/png;base64,").unwrap_err(), AvatarError::Empty);
+        assert_eq!(
+            AvatarImage::decode("data:image/png;base64,").unwrap_err(),
+            AvatarError::Empty
+        );
     }
 
     #[test]
@@ -187,6 +201,9 @@ pub(crate) mod tests {
         at_limit.resize(MAX_AVATAR_BYTES, 0);
         assert!(AvatarImage::decode(&STANDARD.encode(&at_limit)).is_ok());
         at_limit.push(0);
-        assert_eq!(AvatarImage::decode(&STANDARD.encode(&at_limit)).unwrap_err(), AvatarError::TooLarge);
+        assert_eq!(
+            AvatarImage::decode(&STANDARD.encode(&at_limit)).unwrap_err(),
+            AvatarError::TooLarge
+        );
     }
 }

@@ -60,7 +60,11 @@ impl HeartbeatInput {
                 return Err(HeartbeatError::CountValue(k.clone()));
             }
         }
-        Ok(HeartbeatInput { run_id: run_id.to_owned(), summary, counts })
+        Ok(HeartbeatInput {
+            run_id: run_id.to_owned(),
+            summary,
+            counts,
+        })
     }
 }
 
@@ -76,9 +80,18 @@ mod tests {
     #[test]
     fn validates_limits_at_and_past_the_edge() {
         assert!(HeartbeatInput::new(&"r".repeat(120), Some("s".repeat(2000)), None).is_ok());
-        assert_eq!(HeartbeatInput::new(&"r".repeat(121), None, None), Err(HeartbeatError::RunId));
-        assert_eq!(HeartbeatInput::new("", None, None), Err(HeartbeatError::RunId));
-        assert_eq!(HeartbeatInput::new("r", Some("s".repeat(2001)), None), Err(HeartbeatError::Summary));
+        assert_eq!(
+            HeartbeatInput::new(&"r".repeat(121), None, None),
+            Err(HeartbeatError::RunId)
+        );
+        assert_eq!(
+            HeartbeatInput::new("", None, None),
+            Err(HeartbeatError::RunId)
+        );
+        assert_eq!(
+            HeartbeatInput::new("r", Some("s".repeat(2001)), None),
+            Err(HeartbeatError::Summary)
+        );
     }
 
     #[test]

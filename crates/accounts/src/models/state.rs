@@ -69,7 +69,10 @@ impl ReportedState {
 
     /// banned, quarantined and paused need the platform's words as a reason.
     pub fn needs_reason(self) -> bool {
-        matches!(self, ReportedState::Banned | ReportedState::Quarantined | ReportedState::Paused)
+        matches!(
+            self,
+            ReportedState::Banned | ReportedState::Quarantined | ReportedState::Paused
+        )
     }
 
     /// The state the generation ends in: `restored` leads to active.
@@ -125,7 +128,12 @@ mod tests {
     fn a_ban_opens_a_decision_and_stocks_posts() {
         assert_eq!(
             apply_report(S::Active, R::Banned),
-            StateMove::Changed { from: S::Active, to: S::Banned, opens_ban_decision: true, stocks_posts: true }
+            StateMove::Changed {
+                from: S::Active,
+                to: S::Banned,
+                opens_ban_decision: true,
+                stocks_posts: true
+            }
         );
     }
 
@@ -133,7 +141,12 @@ mod tests {
     fn quarantine_pause_and_warming_stock_posts_without_a_decision() {
         for r in [R::Quarantined, R::Paused, R::Warming] {
             match apply_report(S::Active, r) {
-                StateMove::Changed { to, opens_ban_decision, stocks_posts, .. } => {
+                StateMove::Changed {
+                    to,
+                    opens_ban_decision,
+                    stocks_posts,
+                    ..
+                } => {
                     assert_eq!(to, r.target());
                     assert!(!opens_ban_decision);
                     assert!(stocks_posts);
@@ -147,7 +160,12 @@ mod tests {
     fn restored_leads_to_active_and_releases_nothing() {
         assert_eq!(
             apply_report(S::Paused, R::Restored),
-            StateMove::Changed { from: S::Paused, to: S::Active, opens_ban_decision: false, stocks_posts: false }
+            StateMove::Changed {
+                from: S::Paused,
+                to: S::Active,
+                opens_ban_decision: false,
+                stocks_posts: false
+            }
         );
     }
 

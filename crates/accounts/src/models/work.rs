@@ -77,7 +77,11 @@ pub struct WorkAccounts {
 
 /// The market date each account's day is counted on: `date` when given, else today in the
 /// market's zone.
-pub fn market_dates(markets: impl IntoIterator<Item = Market>, date: Option<Date>, now: Timestamp) -> BTreeMap<Market, Date> {
+pub fn market_dates(
+    markets: impl IntoIterator<Item = Market>,
+    date: Option<Date>,
+    now: Timestamp,
+) -> BTreeMap<Market, Date> {
     markets
         .into_iter()
         .map(|m| (m, date.unwrap_or_else(|| now.to_zoned(m.zone()).date())))
@@ -95,7 +99,10 @@ pub fn work_accounts(
     let mut out = WorkAccounts {
         dates: dates
             .iter()
-            .map(|(m, d)| MarketDate { market: m.to_string(), date: d.to_string() })
+            .map(|(m, d)| MarketDate {
+                market: m.to_string(),
+                date: d.to_string(),
+            })
             .collect(),
         expected: 0,
         covered: 0,
@@ -145,7 +152,12 @@ pub fn work_accounts(
 mod tests {
     use super::*;
 
-    fn account(code: &str, market: &str, state: Option<AccountState>, target: i32) -> RotationAccount {
+    fn account(
+        code: &str,
+        market: &str,
+        state: Option<AccountState>,
+        target: i32,
+    ) -> RotationAccount {
         RotationAccount {
             slot_id: Uuid::new_v4(),
             code: code.into(),
@@ -162,13 +174,22 @@ mod tests {
     fn each_market_gets_its_own_today() {
         // 2026-11-21 17:30 UTC is already the 22nd in Tokyo but still the 21st in New York.
         let now: Timestamp = "2026-11-21T17:30:00Z".parse().unwrap();
-        let accounts = [account("JP-T001", "JP", Some(AccountState::Active), 1), account("US-T001", "US", Some(AccountState::Active), 1)];
+        let accounts = [
+            account("JP-T001", "JP", Some(AccountState::Active), 1),
+            account("US-T001", "US", Some(AccountState::Active), 1),
+        ];
         let w = work_accounts(&accounts, &HashMap::new(), None, now);
         assert_eq!(
             w.dates,
             vec![
-                MarketDate { market: "JP".into(), date: "2026-11-22".into() },
-                MarketDate { market: "US".into(), date: "2026-11-21".into() },
+                MarketDate {
+                    market: "JP".into(),
+                    date: "2026-11-22".into()
+                },
+                MarketDate {
+                    market: "US".into(),
+                    date: "2026-11-21".into()
+                },
             ]
         );
     }
@@ -180,9 +201,18 @@ mod tests {
         let banned = account("TW-T002", "TW", Some(AccountState::Banned), 2);
         let warming = account("TW-T003", "TW", Some(AccountState::Warming), 2);
         let mut counts = HashMap::new();
-        counts.insert((active.slot_id, "2026-11-21".parse().unwrap()), DayCount { published: 1, scheduled: 1 });
+        counts.insert(
+            (active.slot_id, "2026-11-21".parse().unwrap()),
+            DayCount {
+                published: 1,
+                scheduled: 1,
+            },
+        );
         let w = work_accounts(&[active, banned, warming], &counts, None, now);
-        assert_eq!((w.expected, w.covered, w.missing_posts, w.missing_accounts), (3, 2, 1, 1));
+        assert_eq!(
+            (w.expected, w.covered, w.missing_posts, w.missing_accounts),
+            (3, 2, 1, 1)
+        );
         assert_eq!(w.missing.len(), 1);
         assert_eq!(w.missing[0].missing, 1);
         assert_eq!(w.missing[0].date, "2026-11-21");
@@ -197,15 +227,29 @@ mod tests {
         let b = account("TW-T002", "TW", Some(AccountState::Active), 2);
         let day: Date = "2026-11-21".parse().unwrap();
         let mut counts = HashMap::new();
-        counts.insert((a.slot_id, day), DayCount { published: 3, scheduled: 0 });
+        counts.insert(
+            (a.slot_id, day),
+            DayCount {
+                published: 3,
+                scheduled: 0,
+            },
+        );
         let w = work_accounts(&[a, b], &counts, Some(day), now);
-        assert_eq!((w.expected, w.covered, w.missing_posts, w.missing_accounts), (3, 1, 2, 1));
+        assert_eq!(
+            (w.expected, w.covered, w.missing_posts, w.missing_accounts),
+            (3, 1, 2, 1)
+        );
     }
 
     #[test]
     fn an_explicit_date_applies_to_every_market() {
         let now: Timestamp = "2026-11-21T02:00:00Z".parse().unwrap();
-        let w = work_accounts(&[account("JP-T001", "JP", Some(AccountState::Active), 1)], &HashMap::new(), Some("2026-12-01".parse().unwrap()), now);
+        let w = work_accounts(
+            &[account("JP-T001", "JP", Some(AccountState::Active), 1)],
+            &HashMap::new(),
+            Some("2026-12-01".parse().unwrap()),
+            now,
+        );
         assert_eq!(w.dates[0].date, "2026-12-01");
         assert_eq!(w.missing[0].date, "2026-12-01");
     }

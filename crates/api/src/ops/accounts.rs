@@ -7,7 +7,9 @@ use crate::input::{Nothing, Req};
 use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
 use fleetdesk_accounts::ports::{AccountView, NewAccount};
-use fleetdesk_accounts::service::{AddAccountError, AvatarSetError, StateReportError, StateReportRequest};
+use fleetdesk_accounts::service::{
+    AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
+};
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_kernel::{AccountCode, ErrorCode, Market, Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
@@ -211,14 +213,25 @@ pub struct UnscheduleItem {
     pub instruction: String,
 }
 
-async fn work_today(ctx: Ctx, caller: Caller, req: Req<Nothing, WorkTodayQuery, Nothing>) -> Result<Reply<WorkToday>, ApiError> {
+async fn work_today(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, WorkTodayQuery, Nothing>,
+) -> Result<Reply<WorkToday>, ApiError> {
     let agent = agent(&caller)?;
     let date = match &req.query.date {
-        Some(d) => Some(d.parse::<jiff::civil::Date>().map_err(|_| ApiError::invalid("date", "must be a date YYYY-MM-DD"))?),
+        Some(d) => Some(
+            d.parse::<jiff::civil::Date>()
+                .map_err(|_| ApiError::invalid("date", "must be a date YYYY-MM-DD"))?,
+        ),
         None => None,
     };
-    let w = ctx.accounts.work_accounts(agent.agent_ref(), date, jiff::Timestamp::now()).await?;
-    let inventory = w.not_in_rotation.iter().map(|n| n.inventory).sum::<i64>() + w.missing.iter().map(|m| m.inventory_available).sum::<i64>();
+    let w = ctx
+        .accounts
+        .work_accounts(agent.agent_ref(), date, jiff::Timestamp::now())
+        .await?;
+    let inventory = w.not_in_rotation.iter().map(|n| n.inventory).sum::<i64>()
+        + w.missing.iter().map(|m| m.inventory_available).sum::<i64>();
     Ok(Reply::ok(WorkToday {
         agent: agent.into(),
         dates: w.dates,
@@ -295,10 +308,17 @@ impl From<AccountView> for Account {
     }
 }
 
-async fn list_accounts(ctx: Ctx, caller: Caller, _req: Req<Nothing, Nothing, Nothing>) -> Result<Reply<AccountList>, ApiError> {
+async fn list_accounts(
+    ctx: Ctx,
+    caller: Caller,
+    _req: Req<Nothing, Nothing, Nothing>,
+) -> Result<Reply<AccountList>, ApiError> {
     let agent = agent(&caller)?;
     let accounts = ctx.accounts.list(agent.agent_ref()).await?;
-    Ok(Reply::ok(AccountList { agent: agent.into(), accounts: accounts.into_iter().map(Account::from).collect() }))
+    Ok(Reply::ok(AccountList {
+        agent: agent.into(),
+        accounts: accounts.into_iter().map(Account::from).collect(),
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,12 +368,19 @@ pub fn normalize_handle(raw: Option<&str>) -> Result<Option<String>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     let h = raw.trim().trim_start_matches('@').trim();
     if h.chars().count() > 100 {
-        return Err(ApiError::invalid("handle", "must be at most 100 characters"));
+        return Err(ApiError::invalid(
+            "handle",
+            "must be at most 100 characters",
+        ));
     }
     Ok((!h.is_empty()).then(|| h.to_owned()))
 }
 
-async fn add_account(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, AddAccountBody>) -> Result<Reply<AddedAccount>, ApiError> {
+async fn add_account(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, AddAccountBody>,
+) -> Result<Reply<AddedAccount>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
     let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
@@ -362,26 +389,50 @@ async fn add_account(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, AddAcc
         None => Market::DEFAULT,
     };
     let onboarded_at = match &b.onboarded_at {
-        Some(d) => Some(d.parse::<jiff::civil::Date>().map_err(|_| ApiError::invalid("onboarded_at", "must be a date YYYY-MM-DD"))?),
+        Some(d) => Some(
+            d.parse::<jiff::civil::Date>()
+                .map_err(|_| ApiError::invalid("onboarded_at", "must be a date YYYY-MM-DD"))?,
+        ),
         None => None,
     };
     let state = match b.state.unwrap_or_default() {
         InitialState::Warming => AccountState::Warming,
         InitialState::Active => AccountState::Active,
     };
-    let new = NewAccount { persona_id: b.persona_id, platform: b.platform, code, market, handle: normalize_handle(b.handle.as_deref())?, state, onboarded_at };
-    let added = ctx.accounts.add(agent.agent_ref(), new).await.map_err(|e| match e {
-        AddAccountError::Refused(r) => {
-            use fleetdesk_accounts::ports::AddRefusal::*;
-            match r {
-                PersonaNotFound => ApiError::not_found("no such persona in this workspace").with_field("persona_id"),
-                PersonaNotYours => ApiError::forbidden("the persona is assigned to another agent").with_field("persona_id"),
-                CodeTaken => ApiError::rejected("this code is already owned by another persona").with_field("code"),
+    let new = NewAccount {
+        persona_id: b.persona_id,
+        platform: b.platform,
+        code,
+        market,
+        handle: normalize_handle(b.handle.as_deref())?,
+        state,
+        onboarded_at,
+    };
+    let added = ctx
+        .accounts
+        .add(agent.agent_ref(), new)
+        .await
+        .map_err(|e| match e {
+            AddAccountError::Refused(r) => {
+                use fleetdesk_accounts::ports::AddRefusal::*;
+                match r {
+                    PersonaNotFound => ApiError::not_found("no such persona in this workspace")
+                        .with_field("persona_id"),
+                    PersonaNotYours => {
+                        ApiError::forbidden("the persona is assigned to another agent")
+                            .with_field("persona_id")
+                    }
+                    CodeTaken => {
+                        ApiError::rejected("this code is already owned by another persona")
+                            .with_field("code")
+                    }
+                }
             }
-        }
-        AddAccountError::InitialState => ApiError::invalid("state", "must be warming or active"),
-        AddAccountError::Unexpected(e) => e.into(),
-    })?;
+            AddAccountError::InitialState => {
+                ApiError::invalid("state", "must be warming or active")
+            }
+            AddAccountError::Unexpected(e) => e.into(),
+        })?;
     let body = AddedAccount {
         slot_id: added.slot_id,
         account_id: added.account_id,
@@ -390,7 +441,11 @@ async fn add_account(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, AddAcc
         market: added.market.to_string(),
         created: added.created,
     };
-    Ok(if added.created { Reply::created(body) } else { Reply::ok(body) })
+    Ok(if added.created {
+        Reply::created(body)
+    } else {
+        Reply::ok(body)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,15 +496,31 @@ async fn report_account_state(
     let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
     let b = req.body;
-    let origin = b.origin.map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
-    let request = StateReportRequest { code: code.clone(), state: b.state, reason: b.reason, occurred_at: b.occurred_at, origin };
-    let (account, outcome) = ctx.accounts.report_state(agent.agent_ref(), request).await.map_err(|e| match e {
-        StateReportError::Lookup(l) => lookup_error(l, &code),
-        StateReportError::ReasonRequired(s) => ApiError::invalid("reason", format!("is required when the state is {s}")),
-        StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
-        StateReportError::NoLiveAccount => ApiError::rejected("the account has no live generation; a person must open one first"),
-        StateReportError::Unexpected(e) => e.into(),
-    })?;
+    let origin = b
+        .origin
+        .map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
+    let request = StateReportRequest {
+        code: code.clone(),
+        state: b.state,
+        reason: b.reason,
+        occurred_at: b.occurred_at,
+        origin,
+    };
+    let (account, outcome) = ctx
+        .accounts
+        .report_state(agent.agent_ref(), request)
+        .await
+        .map_err(|e| match e {
+            StateReportError::Lookup(l) => lookup_error(l, &code),
+            StateReportError::ReasonRequired(s) => {
+                ApiError::invalid("reason", format!("is required when the state is {s}"))
+            }
+            StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
+            StateReportError::NoLiveAccount => ApiError::rejected(
+                "the account has no live generation; a person must open one first",
+            ),
+            StateReportError::Unexpected(e) => e.into(),
+        })?;
     let (previous, result) = match outcome.movement {
         StateMove::Unchanged => (Some(outcome.state), "unchanged"),
         StateMove::Changed { from, .. } => (Some(from), "changed"),
@@ -461,7 +532,13 @@ async fn report_account_state(
         previous_state: previous,
         state: outcome.state,
         result: result.into(),
-        decision: outcome.decision.map(|d| DecisionBrief { id: d.id, kind: d.kind, status: d.status, question: d.question, options: d.options }),
+        decision: outcome.decision.map(|d| DecisionBrief {
+            id: d.id,
+            kind: d.kind,
+            status: d.status,
+            question: d.question,
+            options: d.options,
+        }),
         stocked_posts: outcome.stocked_posts,
     }))
 }
@@ -496,16 +573,30 @@ pub struct Avatar {
     pub updated_at: String,
 }
 
-async fn set_account_avatar(ctx: Ctx, caller: Caller, req: Req<CodePath, PlatformQuery, AvatarBody>) -> Result<Reply<AvatarResult>, ApiError> {
+async fn set_account_avatar(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<CodePath, PlatformQuery, AvatarBody>,
+) -> Result<Reply<AvatarResult>, ApiError> {
     let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
-    let (account, stored, changed) = ctx.accounts.set_avatar(agent.agent_ref(), code.clone(), &req.body.data).await.map_err(|e| match e {
-        AvatarSetError::Lookup(l) => lookup_error(l, &code),
-        AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(ErrorCode::PayloadTooLarge, "data: the image is larger than 5 MB").with_field("data"),
-        AvatarSetError::Image(i) => ApiError::invalid("data", i),
-        AvatarSetError::NoLiveAccount => ApiError::rejected("the account has no live generation"),
-        AvatarSetError::Unexpected(e) => e.into(),
-    })?;
+    let (account, stored, changed) = ctx
+        .accounts
+        .set_avatar(agent.agent_ref(), code.clone(), &req.body.data)
+        .await
+        .map_err(|e| match e {
+            AvatarSetError::Lookup(l) => lookup_error(l, &code),
+            AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "data: the image is larger than 5 MB",
+            )
+            .with_field("data"),
+            AvatarSetError::Image(i) => ApiError::invalid("data", i),
+            AvatarSetError::NoLiveAccount => {
+                ApiError::rejected("the account has no live generation")
+            }
+            AvatarSetError::Unexpected(e) => e.into(),
+        })?;
     Ok(Reply::ok(AvatarResult {
         avatar: Avatar {
             code: account.code,
@@ -552,13 +643,22 @@ pub struct HeartbeatRun {
     pub recorded_at: String,
 }
 
-async fn heartbeat(ctx: Ctx, caller: Caller, req: Req<Nothing, Nothing, HeartbeatBody>) -> Result<Reply<HeartbeatResult>, ApiError> {
+async fn heartbeat(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, HeartbeatBody>,
+) -> Result<Reply<HeartbeatResult>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let input = HeartbeatInput::new(&b.run_id, b.summary, b.counts).map_err(|e| ApiError::invalid(e.field(), e))?;
+    let input = HeartbeatInput::new(&b.run_id, b.summary, b.counts)
+        .map_err(|e| ApiError::invalid(e.field(), e))?;
     let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
     Ok(Reply::ok(HeartbeatResult {
-        run: HeartbeatRun { id: run.id, run_id: run.run_id, recorded_at: format_utc(run.recorded_at) },
+        run: HeartbeatRun {
+            id: run.id,
+            run_id: run.run_id,
+            recorded_at: format_utc(run.recorded_at),
+        },
         tasks: Vec::new(),
     }))
 }

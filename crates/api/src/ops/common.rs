@@ -67,7 +67,10 @@ pub struct AgentBrief {
 
 impl From<&AgentCaller> for AgentBrief {
     fn from(a: &AgentCaller) -> Self {
-        AgentBrief { id: a.agent_id, name: a.agent_name.clone() }
+        AgentBrief {
+            id: a.agent_id,
+            name: a.agent_name.clone(),
+        }
     }
 }
 
@@ -81,12 +84,20 @@ pub fn agent(caller: &Caller) -> Result<&AgentCaller, ApiError> {
 
 pub fn lookup_error(e: LookupError, code: &CodeRef) -> ApiError {
     match e {
-        LookupError::NotFound => ApiError::not_found(format!("no account {} in this workspace", code.code)),
+        LookupError::NotFound => {
+            ApiError::not_found(format!("no account {} in this workspace", code.code))
+        }
         LookupError::Ambiguous => ApiError::new(
             fleetdesk_kernel::ErrorCode::AmbiguousCode,
-            format!("{} is a legacy code on several platforms; add the platform query parameter", code.code),
+            format!(
+                "{} is a legacy code on several platforms; add the platform query parameter",
+                code.code
+            ),
         )
         .with_field("platform"),
-        LookupError::NotYours => ApiError::forbidden(format!("account {} belongs to another agent's persona", code.code)),
+        LookupError::NotYours => ApiError::forbidden(format!(
+            "account {} belongs to another agent's persona",
+            code.code
+        )),
     }
 }

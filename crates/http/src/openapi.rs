@@ -1,0 +1,175 @@
+//! The OpenAPI 3.1 descriptions, generated from the catalogue at start-up.
+
+use fleetdesk_api::describe::{Components, collect, describe, object_parts};
+use fleetdesk_api::error::ErrorBody;
+use fleetdesk_api::{Access, Api, ErasedOp};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use utoipa::{PartialSchema, ToSchema};
+
+fn parameters(schema: Option<&Value>, components: &Components, location: &str) -> Vec<Value> {
+    let Some(schema) = schema else {
+        return Vec::new();
+    };
+    let (props, required) = object_parts(&fleetdesk_api::describe::inline_refs(schema, components));
+    props
+        .into_iter()
+        .map(|(name, mut s)| {
+            let description = s.as_object_mut().and_then(|o| o.remove("description"));
+            let mut p = json!({
+                "name": name,
+                "in": location,
+                "required": location == "path" || required.contains(&name),
+                "schema": s,
+            });
+            if let Some(d) = description {
+                p["description"] = d;
+            }
+            p
+        })
+        .collect()
+}
+
+fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
+    let spec = op.spec();
+    let mut codes = vec![
+        (
+            "400",
+            "invalid_request: a bad parameter or body; `field` names it",
+        ),
+        (
+            "401",
+            "unauthorized: no key, a malformed, unknown or revoked key, or an archived workspace",
+        ),
+        (
+            "403",
+            "forbidden: the key's role lacks the access, or the object is not the caller's",
+        ),
+        (
+            "429",
+            "rate_limited: too many requests this minute; see Retry-After",
+        ),
+        ("500", "internal: retry with the same Idempotency-Key"),
+    ];
+    if !spec.path_params().is_empty() {
+        codes.push(("404", "not_found: no such object in the caller's workspace"));
+    }
+    if spec.path_params().contains(&"code") {
+        codes.push((
+            "409",
+            "ambiguous_code (add `platform`), idempotency_in_progress",
+        ));
+    } else if spec.idempotent {
+        codes.push((
+            "409",
+            "idempotency_in_progress: the first request with this key is still running",
+        ));
+    }
+    if spec.max_body > fleetdesk_api::OpSpec::DEFAULT_MAX_BODY {
+        codes.push(("413", "payload_too_large"));
+    }
+    if spec.method != fleetdesk_api::HttpMethod::Get {
+        codes.push((
+            "422",
+            "rejected: a rule forbids it (the message says which); idempotency_mismatch",
+        ));
+    }
+    codes.sort();
+    codes
+        .into_iter()
+        .map(|(code, description)| {
+            (code.to_owned(), json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}))
+        })
+        .collect()
+}
+
+fn operation(op: &dyn ErasedOp, components: &mut Components) -> Value {
+    let spec = op.spec();
+    let d = describe(op);
+    components.extend(d.components.clone());
+    let mut params = parameters(d.path.as_ref(), &d.components, "path");
+    params.extend(parameters(d.query.as_ref(), &d.components, "query"));
+    if spec.idempotent {
+        params.push(json!({
+            "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": "1-200 visible ASCII characters. Within 24 hours the same content returns the first result (Idempotent-Replayed: true); other content is 422 idempotency_mismatch; while the first is running, 409 idempotency_in_progress.",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+        }));
+    }
+    let ok_status = if spec.created_status { "201" } else { "200" };
+    components.insert(d.output_name.clone(), d.output.clone());
+    let mut responses = Map::new();
+    responses.insert(
+        ok_status.to_owned(),
+        json!({
+            "description": "Success",
+            "headers": {"X-Request-Id": {"schema": {"type": "string"}}},
+            "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", d.output_name)}}},
+        }),
+    );
+    if spec.created_status {
+        responses.insert("200".into(), json!({"description": "Already existed (created false)", "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", d.output_name)}}}}));
+    }
+    responses.extend(error_responses(op));
+    let security = match spec.access {
+        Access::Agent(_) => json!([{"agentKey": []}]),
+        Access::Personal(_) => json!([{"personalKey": []}]),
+    };
+    let mut o = json!({
+        "operationId": spec.tool.map(str::to_owned).unwrap_or_else(|| spec.id().replace([' ', '/', '{', '}'], "_")),
+        "summary": spec.summary,
+        "description": spec.description,
+        "tags": [spec.path.trim_start_matches('/').split('/').next().unwrap_or("")],
+        "security": security,
+        "parameters": params,
+        "responses": responses,
+        "x-scope": spec.access.as_str(),
+        "x-mcp-tool": spec.tool,
+        "x-idempotent": spec.idempotent,
+    });
+    if let Some((name, schema)) = d.body {
+        components.insert(name.clone(), schema);
+        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}});
+    }
+    o
+}
+
+fn document(ops: &[Arc<dyn ErasedOp>], apis: &[Api], title: &str) -> Value {
+    let mut components = Components::new();
+    let mut deps = Vec::new();
+    ErrorBody::schemas(&mut deps);
+    deps.push((ErrorBody::name().to_string(), ErrorBody::schema()));
+    collect(&mut components, &deps);
+    let mut paths: Map<String, Value> = Map::new();
+    for op in ops.iter().filter(|op| apis.contains(&op.spec().api)) {
+        let spec = op.spec();
+        let entry = paths.entry(spec.full_path()).or_insert_with(|| json!({}));
+        entry[spec.method.as_str().to_ascii_lowercase()] = operation(op.as_ref(), &mut components);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": title,
+            "version": fleetdesk_api::API_VERSION,
+            "description": "fleetdesk: the back office where an agency's AI agents and its people run a fleet of social-media accounts. Every response carries X-Request-Id; every error is {code, message, request_id, field?}. MCP: POST /api/mcp (each tool is one operation here, named by x-mcp-tool).",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "agentKey": {"type": "http", "scheme": "bearer", "description": "An agent key fda_<8>_<43>, bound to one workspace."},
+                "personalKey": {"type": "http", "scheme": "bearer", "description": "A personal key fdp_<8>_<43>, bound to one organization."},
+            },
+        },
+    })
+}
+
+/// The Agent API (community and ads included).
+pub fn openapi_agent(ops: &[Arc<dyn ErasedOp>]) -> Value {
+    document(ops, &[Api::Agent], "fleetdesk Agent API")
+}
+
+/// Agent and Personal APIs merged.
+pub fn openapi_all(ops: &[Arc<dyn ErasedOp>]) -> Value {
+    document(ops, &[Api::Agent, Api::Personal], "fleetdesk API")
+}
