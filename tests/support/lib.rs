@@ -1,1 +1,202 @@
+//! Test support: a real server on a free port over a fresh database, a standard tenant, and a
+//! small HTTP client. Integration tests talk HTTP to the real app.
 
+pub mod client;
+
+pub use client::{Client, Response};
+
+use fleetdesk::DEMO_TENANT;
+use fleetdesk_api::Config;
+use fleetdesk_pg::PgStore;
+use fleetdesk_pg::testing::TestDb;
+use fleetdesk_tenancy::ports::TenantStore;
+use fleetdesk_tenancy::tenant_file::{ApplyReport, TenantFile};
+use std::net::TcpListener;
+
+/// The standard tenant of the tests: two organizations; the first has two workspaces.
+///
+/// - Acme / Taiwan: agents `op1`, `op2` (operator) and `bot` (community); persona Mia (op1)
+///   with TW-T001 (threads, active, target 2), TW-I001 (instagram, active), TW-K001 (tiktok,
+///   warming) and legacy code OLD1 on both TW-L001 (threads) and TW-L002 (tiktok);
+///   persona Leo (op2) with TW-T002.
+/// - Acme / Japan: agent `jp1` with persona Yui and JP-T001.
+/// - Other Agency / Main: agent `other1` with persona Zoe and TW-T001 (the same code).
+pub const TEST_TENANT: &str = r#"{
+  "platform_admins": [{"email": "root@example.com", "name": "Root", "keys": 1}],
+  "organizations": [
+    {
+      "name": "Acme",
+      "members": [
+        {"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1},
+        {"email": "cli@brand.test", "name": "Cli", "role": "client", "review": true, "keys": 1},
+        {"email": "cid@brand.test", "name": "Cid", "role": "client", "keys": 1}
+      ],
+      "workspaces": [
+        {
+          "name": "Taiwan",
+          "projects": [{"name": "beauty"}, {"name": "food"}],
+          "agents": [
+            {"name": "op1", "role": "operator", "keys": 2},
+            {"name": "op2", "role": "operator", "keys": 1},
+            {"name": "bot", "role": "community", "keys": 1}
+          ],
+          "personas": [
+            {"name": "Mia", "project": "beauty", "agent": "op1", "bio": "b", "voice": "v",
+             "accounts": [
+               {"code": "TW-T001", "platform": "threads", "state": "active", "daily_target": 2, "handle": "@mia"},
+               {"code": "TW-I001", "platform": "instagram", "state": "active", "daily_target": 1},
+               {"code": "TW-K001", "platform": "tiktok", "state": "warming", "daily_target": 1},
+               {"code": "TW-L001", "platform": "threads", "state": "active", "legacy_code": "OLD1"},
+               {"code": "TW-L002", "platform": "tiktok", "state": "active", "legacy_code": "OLD1"}
+             ]},
+            {"name": "Leo", "project": "food", "agent": "op2",
+             "accounts": [{"code": "TW-T002", "platform": "threads", "state": "active"}]}
+          ]
+        },
+        {
+          "name": "Japan",
+          "projects": [{"name": "beauty"}],
+          "agents": [{"name": "jp1", "role": "operator", "keys": 1}],
+          "personas": [
+            {"name": "Yui", "agent": "jp1",
+             "accounts": [{"code": "JP-T001", "platform": "threads", "state": "active", "market": "JP"}]}
+          ]
+        }
+      ]
+    },
+    {
+      "name": "Other Agency",
+      "members": [{"email": "olga@other.test", "name": "Olga", "role": "agency", "keys": 1}],
+      "workspaces": [
+        {
+          "name": "Main",
+          "projects": [{"name": "general"}],
+          "agents": [{"name": "other1", "role": "operator", "keys": 1}],
+          "personas": [
+            {"name": "Zoe", "agent": "other1",
+             "accounts": [{"code": "TW-T001", "platform": "threads", "state": "active"}]}
+          ]
+        }
+      ]
+    }
+  ]
+}"#;
+
+/// A running server over its own database.
+pub struct TestApp {
+    pub client: Client,
+    pub base: String,
+    pub store: PgStore,
+    pub db: TestDb,
+    pub tenant: ApplyReport,
+    pub data_dir: std::path::PathBuf,
+    server: actix_web::dev::ServerHandle,
+}
+
+/// Options for [`spawn_app_with`].
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    pub rate_limit_per_minute: i64,
+    pub tenant: Option<&'static str>,
+}
+
+impl Default for AppOptions {
+    fn default() -> Self {
+        AppOptions { rate_limit_per_minute: 10_000, tenant: Some(TEST_TENANT) }
+    }
+}
+
+/// Starts the app with the standard tenant. Needs a multi-threaded tokio runtime:
+/// `#[tokio::test(flavor = "multi_thread")]`.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(AppOptions::default()).await
+}
+
+pub async fn spawn_app_with(options: AppOptions) -> TestApp {
+    let db = TestDb::new().await.expect("a test database (is PostgreSQL at 127.0.0.1:5432?)");
+    let data_dir = std::env::temp_dir().join(format!("fleetdesk-test-{}", db.name()));
+    let config = Config { rate_limit_per_minute: options.rate_limit_per_minute, base_url: None };
+    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, 8, true).await.expect("compose");
+    let tenant = match options.tenant {
+        Some(json) => store.apply(&TenantFile::parse(json).expect("tenant file")).await.expect("apply tenant"),
+        None => ApplyReport::default(),
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let server = fleetdesk_http::server(state, listener, 2).expect("server");
+    let handle = server.handle();
+    tokio::spawn(server);
+    TestApp { client: Client::new(&base), base, store, db, tenant, data_dir, server: handle }
+}
+
+impl TestApp {
+    /// The first key of an agent of the tenant, by name.
+    pub fn agent_key(&self, name: &str) -> String {
+        self.agent_keys(name).into_iter().next().unwrap_or_else(|| panic!("no key for agent {name}"))
+    }
+
+    pub fn agent_keys(&self, name: &str) -> Vec<String> {
+        self.tenant
+            .organizations
+            .iter()
+            .flat_map(|o| &o.workspaces)
+            .flat_map(|w| &w.agents)
+            .find(|a| a.name == name)
+            .map(|a| a.keys.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn agent_id(&self, name: &str) -> uuid::Uuid {
+        self.tenant.organizations.iter().flat_map(|o| &o.workspaces).flat_map(|w| &w.agents).find(|a| a.name == name).expect("agent").id
+    }
+
+    /// The personal key of a member or platform admin, by email.
+    pub fn personal_key(&self, email: &str) -> String {
+        self.tenant
+            .platform_admins
+            .iter()
+            .chain(self.tenant.organizations.iter().flat_map(|o| &o.members))
+            .find(|m| m.email == email)
+            .and_then(|m| m.keys.first().cloned())
+            .unwrap_or_else(|| panic!("no key for {email}"))
+    }
+
+    pub fn persona_id(&self, name: &str) -> uuid::Uuid {
+        self.tenant.organizations.iter().flat_map(|o| &o.workspaces).flat_map(|w| &w.personas).find(|p| p.name == name).expect("persona").id
+    }
+
+    /// Runs SQL against the app's database (for setting up what no endpoint does yet and for
+    /// checking what was written).
+    pub async fn sql(&self, statement: &str) {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        let mut conn = AsyncPgConnection::establish(&self.db.url).await.expect("connect");
+        diesel::sql_query(statement).execute(&mut conn).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+
+    /// A single count from SQL.
+    pub async fn count(&self, query: &str) -> i64 {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let mut conn = AsyncPgConnection::establish(&self.db.url).await.expect("connect");
+        let row: N = diesel::sql_query(query).get_result(&mut conn).await.unwrap_or_else(|e| panic!("{query}: {e}"));
+        row.n
+    }
+
+    /// Applies another tenant file to the running app's database.
+    pub async fn apply(&self, json: &str) -> ApplyReport {
+        self.store.apply(&TenantFile::parse(json).expect("tenant file")).await.expect("apply")
+    }
+
+    pub async fn stop(self) {
+        self.server.stop(true).await;
+    }
+}
+
+/// Keeps the demo tenant reachable for tests of the binary.
+pub fn demo_tenant() -> &'static str {
+    DEMO_TENANT
+}
