@@ -1,1 +1,85 @@
-fn main() {}
+//! Developer tasks: `cargo xtask <task>`.
+//!
+//! - `test`: the boundary check, then every test of the workspace with cargo-nextest.
+//! - `check-boundaries`: fails when a domain crate depends on diesel, actix-web or object_store.
+//! - `bench`: load benchmark of the real binary (see bench.rs).
+
+mod bench;
+
+use anyhow::{Context, bail};
+use std::process::Command;
+
+/// Domain crates: other Rust services link them, so they stay free of adapters.
+const DOMAIN_CRATES: &[&str] = &["fleetdesk_kernel", "fleetdesk_tenancy", "fleetdesk_accounts"];
+const FORBIDDEN: &[&str] = &["diesel", "diesel-async", "actix-web", "actix-http", "object_store", "tokio-postgres"];
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("test") => {
+            check_boundaries()?;
+            install_test_peers()?;
+            run(Command::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).args(&args[1..]))
+        }
+        Some("check-boundaries") => check_boundaries(),
+        Some("bench") => bench::main(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask <test [nextest args] | check-boundaries | bench [--help]>");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The Python peers the tests drive (the MCP SDK, the moto S3 server), from
+/// tests/requirements.txt; quick when they are already installed.
+fn install_test_peers() -> anyhow::Result<()> {
+    run(Command::new("python3").args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-r",
+        "tests/requirements.txt",
+    ]))
+}
+
+fn run(cmd: &mut Command) -> anyhow::Result<()> {
+    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Reads each domain crate's normal dependency tree (with and without features) and refuses
+/// any adapter crate in it.
+fn check_boundaries() -> anyhow::Result<()> {
+    let mut problems = Vec::new();
+    for krate in DOMAIN_CRATES {
+        for features in [&["--no-default-features"][..], &["--all-features"][..]] {
+            let out = Command::new("cargo")
+                .args(["tree", "--quiet", "-p", krate, "-e", "normal", "--prefix", "none", "--format", "{p}"])
+                .args(features)
+                .output()
+                .context("running cargo tree")?;
+            if !out.status.success() {
+                bail!("cargo tree -p {krate} failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            let tree = String::from_utf8_lossy(&out.stdout);
+            for line in tree.lines() {
+                let name = line.split_whitespace().next().unwrap_or("");
+                if FORBIDDEN.contains(&name) {
+                    problems.push(format!("{krate} ({}) depends on {name}", features.join(" ")));
+                }
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    if !problems.is_empty() {
+        bail!("domain crates must not depend on adapters:\n  {}", problems.join("\n  "));
+    }
+    println!("boundaries: {} domain crates free of {}", DOMAIN_CRATES.len(), FORBIDDEN.join(", "));
+    Ok(())
+}
