@@ -71,6 +71,8 @@ pub struct WorkAccounts {
     pub covered: i64,
     pub missing_accounts: i64,
     pub missing_posts: i64,
+    /// Stocked posts across all the accounts.
+    pub inventory: i64,
     pub missing: Vec<MissingRow>,
     pub not_in_rotation: Vec<NotInRotation>,
 }
@@ -108,6 +110,7 @@ pub fn work_accounts(
         covered: 0,
         missing_accounts: 0,
         missing_posts: 0,
+        inventory: accounts.iter().map(|a| a.inventory).sum(),
         missing: Vec::new(),
         not_in_rotation: Vec::new(),
     };

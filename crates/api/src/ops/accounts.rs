@@ -131,6 +131,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 pub struct WorkTodayQuery {
     /// The market date to look at (`YYYY-MM-DD`); default today in each market.
     #[validate(length(min = 1, max = 10))]
+    #[schema(min_length = 1, max_length = 10, format = Date)]
     pub date: Option<String>,
 }
 
@@ -230,8 +231,6 @@ async fn work_today(
         .accounts
         .work_accounts(agent.agent_ref(), date, jiff::Timestamp::now())
         .await?;
-    let inventory = w.not_in_rotation.iter().map(|n| n.inventory).sum::<i64>()
-        + w.missing.iter().map(|m| m.inventory_available).sum::<i64>();
     Ok(Reply::ok(WorkToday {
         agent: agent.into(),
         dates: w.dates,
@@ -245,7 +244,7 @@ async fn work_today(
             tasks: 0,
             follow_ups: 0,
             unschedule_stocked: 0,
-            inventory,
+            inventory: w.inventory,
         },
         missing: w.missing,
         not_in_rotation: w.not_in_rotation,
@@ -339,17 +338,21 @@ pub struct AddAccountBody {
     pub platform: Platform,
     /// 1-40 characters, stored upper-cased.
     #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
     pub code: String,
     /// 2-letter market, default TW.
     #[validate(length(equal = 2, message = "must be 2 letters"))]
+    #[schema(min_length = 2, max_length = 2)]
     pub market: Option<String>,
-    /// Handle on the platform, leading @ optional.
+    /// Handle on the platform, up to 100 characters, leading @ optional.
     #[validate(length(max = 101))]
+    #[schema(max_length = 101)]
     pub handle: Option<String>,
     /// warming (default) or active.
     pub state: Option<InitialState>,
     /// `YYYY-MM-DD`.
     #[validate(length(max = 10))]
+    #[schema(max_length = 10, format = Date)]
     pub onboarded_at: Option<String>,
 }
 
@@ -456,9 +459,11 @@ pub struct StateReportBody {
     pub state: ReportedState,
     /// What the platform said; required for banned, quarantined and paused.
     #[validate(length(max = 1000))]
+    #[schema(max_length = 1000)]
     pub reason: Option<String>,
     /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
     pub occurred_at: String,
     #[validate(nested)]
     pub origin: Option<Origin>,
@@ -550,6 +555,7 @@ async fn report_account_state(
 pub struct AvatarBody {
     /// Base64 of the image, optional `data:` prefix; JPEG, PNG or WebP up to 5 MB.
     #[validate(length(min = 1))]
+    #[schema(min_length = 1)]
     pub data: String,
 }
 
@@ -620,9 +626,11 @@ async fn set_account_avatar(
 pub struct HeartbeatBody {
     /// 1-120 characters; the same run_id updates the same record.
     #[validate(length(min = 1, max = 120))]
+    #[schema(min_length = 1, max_length = 120)]
     pub run_id: String,
     /// Up to 2000 characters; never keys or credentials.
     #[validate(length(max = 2000))]
+    #[schema(max_length = 2000)]
     pub summary: Option<String>,
     /// Counters of the round, non-negative integers.
     #[schema(value_type = Option<Object>)]

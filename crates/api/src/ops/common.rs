@@ -14,6 +14,7 @@ use validator::Validate;
 pub struct CodePath {
     /// Current or legacy account code, 1-40 characters.
     #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
     pub code: String,
 }
 
@@ -35,14 +36,19 @@ impl CodePath {
 pub struct Origin {
     pub platform: OriginPlatform,
     #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
     pub gateway: Option<String>,
     #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
     pub channel: Option<String>,
     #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
     pub thread: Option<String>,
     #[validate(length(max = 80))]
+    #[schema(max_length = 80)]
     pub requester: Option<String>,
     #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
     pub message_ref: Option<String>,
 }
 
