@@ -2,6 +2,7 @@
 //!
 //! - `test`: the boundary check, then every test of the workspace with cargo-nextest.
 //! - `check-boundaries`: fails when a domain crate depends on diesel, actix-web or object_store.
+//! - `lint`: rustfmt check and clippy with warnings denied.
 //! - `bench`: load benchmark of the real binary (see bench.rs).
 
 mod bench;
@@ -22,9 +23,13 @@ fn main() -> anyhow::Result<()> {
             run(Command::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).args(&args[1..]))
         }
         Some("check-boundaries") => check_boundaries(),
+        Some("lint") => {
+            run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
+            run(Command::new("cargo").args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
+        }
         Some("bench") => bench::main(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test [nextest args] | check-boundaries | bench [--help]>");
+            eprintln!("usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [--help]>");
             std::process::exit(2);
         }
     }

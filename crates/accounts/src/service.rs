@@ -188,19 +188,48 @@ mod tests {
         fn list_accounts(&self, _: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
             Box::pin(async { Ok(Vec::new()) })
         }
-        fn resolve<'a>(&'a self, _: AgentRef, _: &'a CodeRef) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
-            Box::pin(async move { Ok(self.resolved.lock().unwrap().clone().expect("resolve not set up")) })
-        }
-        fn add_account<'a>(&'a self, _: AgentRef, _: &'a NewAccount) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
-            Box::pin(async { Ok(Err(AddRefusal::CodeTaken)) })
-        }
-        fn change_state<'a>(&'a self, _: AgentRef, change: &'a StateChange) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
+        fn resolve<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a CodeRef,
+        ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
             Box::pin(async move {
-                self.changes.lock().unwrap().push(change.clone());
-                Ok(StateOutcome { movement: StateMove::Unchanged, state: change.report.target(), decision: None, stocked_posts: 0 })
+                Ok(self
+                    .resolved
+                    .lock()
+                    .unwrap()
+                    .clone()
+                    .expect("resolve not set up"))
             })
         }
-        fn set_avatar<'a>(&'a self, _: Uuid, image: &'a AvatarImage, _: &'a str) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
+        fn add_account<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a NewAccount,
+        ) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
+            Box::pin(async { Ok(Err(AddRefusal::CodeTaken)) })
+        }
+        fn change_state<'a>(
+            &'a self,
+            _: AgentRef,
+            change: &'a StateChange,
+        ) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
+            Box::pin(async move {
+                self.changes.lock().unwrap().push(change.clone());
+                Ok(StateOutcome {
+                    movement: StateMove::Unchanged,
+                    state: change.report.target(),
+                    decision: None,
+                    stocked_posts: 0,
+                })
+            })
+        }
+        fn set_avatar<'a>(
+            &'a self,
+            _: Uuid,
+            image: &'a AvatarImage,
+            _: &'a str,
+        ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
             Box::pin(async move {
                 self.avatars.lock().unwrap().push(image.sha256.clone());
                 let stored = StoredAvatar {
@@ -214,7 +243,11 @@ mod tests {
                 Ok((stored, true))
             })
         }
-        fn record_heartbeat<'a>(&'a self, _: AgentRef, _: &'a HeartbeatInput) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
+        fn record_heartbeat<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a HeartbeatInput,
+        ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
             Box::pin(async { anyhow::bail!("not used") })
         }
         fn rotation(&self, _: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
@@ -242,7 +275,11 @@ mod tests {
     }
 
     fn agent() -> AgentRef {
-        AgentRef { agent_id: Uuid::nil(), workspace_id: Uuid::nil(), organization_id: Uuid::nil() }
+        AgentRef {
+            agent_id: Uuid::nil(),
+            workspace_id: Uuid::nil(),
+            organization_id: Uuid::nil(),
+        }
     }
 
     fn account(avatar: Option<&str>) -> ResolvedAccount {
@@ -261,12 +298,19 @@ mod tests {
     fn service() -> (AccountsService, Arc<FakeRepo>, Arc<FakeBlobs>) {
         let repo = Arc::new(FakeRepo::default());
         let blobs = Arc::new(FakeBlobs::default());
-        (AccountsService::new(repo.clone(), blobs.clone()), repo, blobs)
+        (
+            AccountsService::new(repo.clone(), blobs.clone()),
+            repo,
+            blobs,
+        )
     }
 
     fn request(state: ReportedState, reason: Option<&str>, at: &str) -> StateReportRequest {
         StateReportRequest {
-            code: CodeRef { code: AccountCode::parse("TW-T001").unwrap(), platform: None },
+            code: CodeRef {
+                code: AccountCode::parse("TW-T001").unwrap(),
+                platform: None,
+            },
             state,
             reason: reason.map(str::to_owned),
             occurred_at: at.into(),
@@ -277,7 +321,13 @@ mod tests {
     #[tokio::test]
     async fn a_ban_without_a_reason_is_refused_before_any_lookup() {
         let (svc, repo, _) = service();
-        let err = svc.report_state(agent(), request(ReportedState::Banned, Some("  "), "2026-11-21 10:00")).await.unwrap_err();
+        let err = svc
+            .report_state(
+                agent(),
+                request(ReportedState::Banned, Some("  "), "2026-11-21 10:00"),
+            )
+            .await
+            .unwrap_err();
         assert!(matches!(err, StateReportError::ReasonRequired("banned")));
         assert!(repo.changes.lock().unwrap().is_empty());
     }
@@ -286,24 +336,53 @@ mod tests {
     async fn market_local_times_are_read_in_the_accounts_zone() {
         let (svc, repo, _) = service();
         *repo.resolved.lock().unwrap() = Some(Ok(account(None)));
-        svc.report_state(agent(), request(ReportedState::Paused, Some("limit"), "2026-11-21 10:00")).await.unwrap();
+        svc.report_state(
+            agent(),
+            request(ReportedState::Paused, Some("limit"), "2026-11-21 10:00"),
+        )
+        .await
+        .unwrap();
         let changes = repo.changes.lock().unwrap();
-        assert_eq!(fleetdesk_kernel::format_utc(changes[0].occurred_at), "2026-11-21T02:00:00Z");
+        assert_eq!(
+            fleetdesk_kernel::format_utc(changes[0].occurred_at),
+            "2026-11-21T02:00:00Z"
+        );
     }
 
     #[tokio::test]
     async fn lookup_failures_and_bad_times_reach_the_caller() {
         let (svc, repo, _) = service();
         *repo.resolved.lock().unwrap() = Some(Err(LookupError::Ambiguous));
-        let err = svc.report_state(agent(), request(ReportedState::Restored, None, "2026-11-21 10:00")).await.unwrap_err();
-        assert!(matches!(err, StateReportError::Lookup(LookupError::Ambiguous)));
+        let err = svc
+            .report_state(
+                agent(),
+                request(ReportedState::Restored, None, "2026-11-21 10:00"),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            StateReportError::Lookup(LookupError::Ambiguous)
+        ));
         *repo.resolved.lock().unwrap() = Some(Ok(account(None)));
-        let err = svc.report_state(agent(), request(ReportedState::Restored, None, "2026-11-21T10:00:00")).await.unwrap_err();
+        let err = svc
+            .report_state(
+                agent(),
+                request(ReportedState::Restored, None, "2026-11-21T10:00:00"),
+            )
+            .await
+            .unwrap_err();
         assert!(matches!(err, StateReportError::OccurredAt(_)));
         let mut dead = account(None);
         dead.generation_id = None;
         *repo.resolved.lock().unwrap() = Some(Ok(dead));
-        let err = svc.report_state(agent(), request(ReportedState::Restored, None, "2026-11-21 10:00")).await.unwrap_err();
+        let err = svc
+            .report_state(
+                agent(),
+                request(ReportedState::Restored, None, "2026-11-21 10:00"),
+            )
+            .await
+            .unwrap_err();
         assert!(matches!(err, StateReportError::NoLiveAccount));
     }
 
@@ -313,16 +392,25 @@ mod tests {
         let png = crate::models::avatar::tests::PNG_1X1;
         let data = base64::engine::general_purpose::STANDARD.encode(png);
         let sha = AvatarImage::decode(&data).unwrap().sha256;
-        let code = CodeRef { code: AccountCode::parse("TW-T001").unwrap(), platform: None };
+        let code = CodeRef {
+            code: AccountCode::parse("TW-T001").unwrap(),
+            platform: None,
+        };
 
         let (svc, repo, blobs) = service();
         *repo.resolved.lock().unwrap() = Some(Ok(account(Some(&sha))));
         svc.set_avatar(agent(), code.clone(), &data).await.unwrap();
-        assert!(blobs.puts.lock().unwrap().is_empty(), "an unchanged avatar is not written to storage");
+        assert!(
+            blobs.puts.lock().unwrap().is_empty(),
+            "an unchanged avatar is not written to storage"
+        );
 
         *repo.resolved.lock().unwrap() = Some(Ok(account(Some("other"))));
         svc.set_avatar(agent(), code, &data).await.unwrap();
-        assert_eq!(blobs.puts.lock().unwrap().as_slice(), [format!("avatars/{sha}.png")]);
+        assert_eq!(
+            blobs.puts.lock().unwrap().as_slice(),
+            [format!("avatars/{sha}.png")]
+        );
     }
 
     #[tokio::test]
@@ -337,6 +425,9 @@ mod tests {
             state: AccountState::Banned,
             onboarded_at: None,
         };
-        assert!(matches!(svc.add(agent(), new).await, Err(AddAccountError::InitialState)));
+        assert!(matches!(
+            svc.add(agent(), new).await,
+            Err(AddAccountError::InitialState)
+        ));
     }
 }

@@ -107,7 +107,7 @@ pub fn describe(op: &dyn ErasedOp) -> Described {
         collect(&mut components, &deps);
         to_json(&s)
     });
-    let body = input.body.map(|(s, deps, name)| {
+    let body = input.body.map(|((s, deps), name)| {
         collect(&mut components, &deps);
         (name.to_string(), to_json(&s))
     });

@@ -117,18 +117,18 @@ pub trait Input: Sized + Send + 'static {
     fn describe() -> InputDoc;
 }
 
+/// A schema with the component schemas it refers to.
+pub type SchemaWithDeps = (RefOr<Schema>, Vec<(String, RefOr<Schema>)>);
+
 /// What the description needs to know of an input.
 pub struct InputDoc {
-    pub path: Option<(RefOr<Schema>, Vec<(String, RefOr<Schema>)>)>,
-    pub query: Option<(RefOr<Schema>, Vec<(String, RefOr<Schema>)>)>,
-    pub body: Option<(
-        RefOr<Schema>,
-        Vec<(String, RefOr<Schema>)>,
-        Cow<'static, str>,
-    )>,
+    pub path: Option<SchemaWithDeps>,
+    pub query: Option<SchemaWithDeps>,
+    /// The body schema, its components and its type's name.
+    pub body: Option<(SchemaWithDeps, Cow<'static, str>)>,
 }
 
-fn doc_of<T: ToSchema>() -> (RefOr<Schema>, Vec<(String, RefOr<Schema>)>) {
+fn doc_of<T: ToSchema>() -> SchemaWithDeps {
     let mut deps = Vec::new();
     T::schemas(&mut deps);
     (T::schema(), deps)
@@ -155,10 +155,7 @@ impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
         InputDoc {
             path: (!P::absent()).then(doc_of::<P>),
             query: (!Q::absent()).then(doc_of::<Q>),
-            body: (!B::absent()).then(|| {
-                let (s, d) = doc_of::<B>();
-                (s, d, B::name())
-            }),
+            body: (!B::absent()).then(|| (doc_of::<B>(), B::name())),
         }
     }
 }

@@ -308,7 +308,9 @@ impl Mcp {
             Some(Ok(k)) if k.kind == KeyKind::Personal => Api::Personal,
             Some(Ok(_)) => Api::Agent,
             _ => {
-                return HttpAnswer::Error(ApiError::unauthorized("missing or malformed bearer key"));
+                return HttpAnswer::Error(ApiError::unauthorized(
+                    "missing or malformed bearer key",
+                ));
             }
         };
         let Some(entry) = self.find(api, name) else {

@@ -191,7 +191,7 @@ async fn apply_workspace(
     for p in &w.personas {
         let project = match &p.project {
             Some(name) => report.projects.iter().find(|x| x.name == name.trim()),
-            None => report.projects.iter().next(),
+            None => report.projects.as_slice().first(),
         }
         .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?
         .id;

@@ -72,6 +72,16 @@ impl Caller {
     }
 }
 
+impl AgentCaller {
+    pub fn agent_ref(&self) -> fleetdesk_kernel::AgentRef {
+        fleetdesk_kernel::AgentRef {
+            agent_id: self.agent_id,
+            workspace_id: self.workspace_id,
+            organization_id: self.organization_id,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,15 +120,5 @@ mod tests {
     fn members_have_no_agent_scopes() {
         let agency = member(Some(MemberRole::Agency), true, false);
         assert!(!agency.has_scope(Scope::AccountsRead));
-    }
-}
-
-impl AgentCaller {
-    pub fn agent_ref(&self) -> fleetdesk_kernel::AgentRef {
-        fleetdesk_kernel::AgentRef {
-            agent_id: self.agent_id,
-            workspace_id: self.workspace_id,
-            organization_id: self.organization_id,
-        }
     }
 }
