@@ -1,1 +1,971 @@
-//! (tests added below)
+//! MCP over Streamable HTTP at `POST /api/mcp` (protocol 2025-06-18): the handshake, the tool
+//! list per role, tool calls running the REST pipeline, JSON-RPC errors, the transport's HTTP
+//! rules, and the official MCP Python SDK (tests/mcp_sdk/smoke.py) driving the endpoint.
+
+use fleetdesk_tests::client::Request;
+use fleetdesk_tests::{Response, TestApp, spawn_app};
+use serde_json::{Value, json};
+
+const PROTOCOL: &str = "2025-06-18";
+
+/// A POST to /api/mcp with the headers the spec lists.
+fn mcp_request(key: &str, body: &Value) -> Request {
+    Request::new("POST", "/api/mcp")
+        .bearer(key)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", PROTOCOL)
+        .json(body)
+}
+
+async fn post(app: &TestApp, key: &str, body: &Value) -> Response {
+    app.client.send(mcp_request(key, body)).await
+}
+
+/// One JSON-RPC request (id 1); asserts HTTP 200 and a JSON body, returns the message.
+async fn rpc(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
+    let res = post(
+        app,
+        key,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+    )
+    .await;
+    assert_eq!(
+        res.status,
+        200,
+        "{method}: {}",
+        String::from_utf8_lossy(&res.body)
+    );
+    assert!(
+        res.header("content-type")
+            .is_some_and(|v| v.starts_with("application/json")),
+        "{method}: content-type {:?}",
+        res.header("content-type")
+    );
+    let msg = res.json();
+    assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+    assert_eq!(msg["id"], 1, "{msg}");
+    msg
+}
+
+/// `tools/call`; returns the whole JSON-RPC message.
+async fn call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+    rpc(
+        app,
+        key,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+    .await
+}
+
+/// `tools/call` that must succeed as a tool result (not a JSON-RPC error); returns `result`.
+async fn call_result(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+    let msg = call(app, key, name, arguments).await;
+    assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
+    let result = msg["result"].clone();
+    // The REST body travels both as structured content and as JSON text.
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: no text content: {result}"));
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    let parsed: Value = serde_json::from_str(text).expect("text content is JSON");
+    assert_eq!(
+        parsed, result["structuredContent"],
+        "{name}: text and structuredContent differ"
+    );
+    result
+}
+
+/// A JSON-RPC error answer: checks the code and that there is no result.
+fn assert_rpc_error(msg: &Value, code: i64) {
+    assert!(msg.get("result").is_none(), "expected an error: {msg}");
+    assert_eq!(msg["error"]["code"], code, "{msg}");
+    assert!(
+        msg["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{msg}"
+    );
+}
+
+/// Tool names in a `tools/list` result.
+fn tool_names(msg: &Value) -> Vec<String> {
+    let mut names: Vec<String> = msg["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools array: {msg}"))
+        .iter()
+        .map(|t| t["name"].as_str().expect("tool name").to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Whether `key` occurs anywhere in a JSON value (to look for `$ref` and `resultType`).
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        _ => false,
+    }
+}
+
+fn report(code: &str, state: &str, reason: &str, request_id: &str) -> Value {
+    json!({"code": code, "state": state, "reason": reason,
+           "occurred_at": "2026-11-21 10:00", "request_id": request_id})
+}
+
+/// Rows of account_state_changes for a reason text.
+async fn state_changes(app: &TestApp, reason: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*)::bigint AS n FROM account_state_changes WHERE reason = '{reason}'"
+    ))
+    .await
+}
+
+const SLICE_TOOLS: [&str; 6] = [
+    "add_account",
+    "heartbeat",
+    "list_accounts",
+    "report_account_state",
+    "set_account_avatar",
+    "work_today",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Handshake
+
+#[tokio::test(flavor = "multi_thread")]
+async fn initialize_answers_2025_06_18_with_tools_and_server_info() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let msg = rpc(
+        &app,
+        &key,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "tests", "version": "1"}}),
+    )
+    .await;
+    assert!(msg.get("error").is_none(), "{msg}");
+    let result = &msg["result"];
+    assert_eq!(result["protocolVersion"], PROTOCOL, "{msg}");
+    assert!(result["capabilities"]["tools"].is_object(), "{msg}");
+    assert_eq!(result["serverInfo"]["name"], "fleetdesk", "{msg}");
+    assert!(result["serverInfo"]["version"].is_string(), "{msg}");
+    // resultType belongs to a later protocol version.
+    assert!(!has_key(&msg, "resultType"), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notifications_and_client_responses_get_202_without_a_body() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let initialized = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(
+        initialized.status,
+        202,
+        "{}",
+        String::from_utf8_lossy(&initialized.body)
+    );
+    assert!(
+        initialized.body.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&initialized.body)
+    );
+
+    let cancelled = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+    )
+    .await;
+    assert_eq!(cancelled.status, 202);
+    assert!(cancelled.body.is_empty());
+
+    let response = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        202,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert!(response.body.is_empty());
+
+    let error = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no"}}),
+    )
+    .await;
+    assert_eq!(
+        error.status,
+        202,
+        "{}",
+        String::from_utf8_lossy(&error.body)
+    );
+    assert!(error.body.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ping_answers_an_empty_object() {
+    let app = spawn_app().await;
+    let msg = rpc(&app, &app.agent_key("op1"), "ping", json!({})).await;
+    assert_eq!(msg["result"], json!({}), "{msg}");
+    assert!(msg.get("error").is_none(), "{msg}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// tools/list
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_lists_the_six_tools_with_self_contained_schemas() {
+    let app = spawn_app().await;
+    let msg = rpc(&app, &app.agent_key("op1"), "tools/list", json!({})).await;
+    assert_eq!(tool_names(&msg), SLICE_TOOLS, "{msg}");
+    assert!(!has_key(&msg["result"], "resultType"), "{msg}");
+    let tools = msg["result"]["tools"].as_array().expect("tools");
+    let by_name = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap_or_default();
+        assert!(
+            tool["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "{name}: {tool}"
+        );
+        assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
+        assert!(
+            tool["inputSchema"]["properties"].is_object(),
+            "{name}: {tool}"
+        );
+        assert!(tool["outputSchema"].is_object(), "{name}: {tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{name}: {tool}");
+        assert!(!has_key(tool, "$ref"), "{name} still has a $ref: {tool}");
+        assert!(
+            !tool.to_string().contains("#/components"),
+            "{name} points into components: {tool}"
+        );
+    }
+    let props = |name: &str| by_name(name)["inputSchema"]["properties"].clone();
+    for with in ["add_account", "report_account_state"] {
+        assert_eq!(props(with)["request_id"]["type"], "string", "{with}");
+    }
+    for without in [
+        "heartbeat",
+        "set_account_avatar",
+        "list_accounts",
+        "work_today",
+    ] {
+        assert!(
+            props(without).get("request_id").is_none(),
+            "{without}: {}",
+            props(without)
+        );
+    }
+    let state = &by_name("report_account_state")["inputSchema"];
+    assert!(state["properties"]["code"].is_object(), "{state}");
+    assert!(state["properties"]["platform"].is_object(), "{state}");
+    assert!(state["properties"]["state"].is_object(), "{state}");
+    let required: Vec<&str> = state["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for r in ["code", "state", "occurred_at"] {
+        assert!(required.contains(&r), "{r} not required: {state}");
+    }
+    assert!(!required.contains(&"request_id"), "{state}");
+    assert!(!required.contains(&"platform"), "{state}");
+    // The query parameter of work_today is a tool argument too.
+    assert!(
+        props("work_today")["date"].is_object(),
+        "{}",
+        props("work_today")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_community_agent_and_a_personal_key_see_none_of_the_account_tools() {
+    let app = spawn_app().await;
+    let bot = rpc(&app, &app.agent_key("bot"), "tools/list", json!({})).await;
+    assert!(bot["result"]["tools"].is_array(), "{bot}");
+    let names = tool_names(&bot);
+    for t in SLICE_TOOLS {
+        assert!(
+            !names.iter().any(|n| n == t),
+            "community sees {t}: {names:?}"
+        );
+    }
+    let ann = rpc(
+        &app,
+        &app.personal_key("ann@acme.test"),
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert!(ann["result"]["tools"].is_array(), "{ann}");
+    let names = tool_names(&ann);
+    for t in SLICE_TOOLS {
+        assert!(
+            !names.iter().any(|n| n == t),
+            "a personal key sees {t}: {names:?}"
+        );
+    }
+    // Nor can a personal key call one: it is not a tool of its API.
+    let called = call(
+        &app,
+        &app.personal_key("ann@acme.test"),
+        "list_accounts",
+        json!({}),
+    )
+    .await;
+    assert_rpc_error(&called, -32602);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tools/call
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_accounts_returns_the_rest_body() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let rest = app.client.get("/api/agent/v1/accounts", &key).await;
+    assert_eq!(rest.status, 200);
+    let result = call_result(&app, &key, "list_accounts", json!({})).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"], rest.json(), "{result}");
+    assert_eq!(
+        result["structuredContent"]["accounts"]
+            .as_array()
+            .map(Vec::len),
+        Some(5),
+        "{result}"
+    );
+    assert!(!has_key(&result, "resultType"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn request_id_plays_the_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let first = call_result(
+        &app,
+        &key,
+        "report_account_state",
+        report("TW-T001", "banned", "x", "r-1"),
+    )
+    .await;
+    assert_eq!(first["isError"], false, "{first}");
+    assert!(first["structuredContent"].is_object(), "{first}");
+    assert_eq!(state_changes(&app, "x").await, 1);
+
+    let again = call_result(
+        &app,
+        &key,
+        "report_account_state",
+        report("TW-T001", "banned", "x", "r-1"),
+    )
+    .await;
+    assert_eq!(again["isError"], false, "{again}");
+    assert_eq!(again["structuredContent"], first["structuredContent"]);
+    assert_eq!(state_changes(&app, "x").await, 1, "the resend acted twice");
+
+    let other = call_result(
+        &app,
+        &key,
+        "report_account_state",
+        report("TW-T001", "banned", "y", "r-1"),
+    )
+    .await;
+    assert_eq!(other["isError"], true, "{other}");
+    assert_eq!(
+        other["structuredContent"]["code"], "idempotency_mismatch",
+        "{other}"
+    );
+    assert_eq!(state_changes(&app, "y").await, 0);
+
+    // Under another request_id the same report is a new call, not a replay: the account is
+    // already banned, so it answers `unchanged` (the replays above answered `changed`).
+    let fresh = call_result(
+        &app,
+        &key,
+        "report_account_state",
+        report("TW-T001", "banned", "x", "r-2"),
+    )
+    .await;
+    assert_eq!(fresh["isError"], false, "{fresh}");
+    assert_eq!(first["structuredContent"]["result"], "changed", "{first}");
+    assert_eq!(fresh["structuredContent"]["result"], "unchanged", "{fresh}");
+    assert_eq!(state_changes(&app, "x").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let first = call_result(
+        &app,
+        &key,
+        "report_account_state",
+        report("TW-I001", "paused", "p", "shared-1"),
+    )
+    .await;
+    assert_eq!(first["isError"], false, "{first}");
+    let rest = app
+        .client
+        .post_idem(
+            "/api/agent/v1/accounts/TW-I001/state",
+            &key,
+            "shared-1",
+            &json!({"state": "paused", "reason": "p", "occurred_at": "2026-11-21 10:00"}),
+        )
+        .await;
+    assert_eq!(rest.status, 200, "{}", String::from_utf8_lossy(&rest.body));
+    assert_eq!(rest.header("idempotent-replayed"), Some("true"));
+    assert_eq!(rest.json(), first["structuredContent"]);
+    assert_eq!(state_changes(&app, "p").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
+    let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
+    let missing = call_result(
+        &app,
+        &op1,
+        "report_account_state",
+        report("NOPE", "paused", "n", "r-nope"),
+    )
+    .await;
+    assert_eq!(missing["isError"], true, "{missing}");
+    assert_eq!(
+        missing["structuredContent"]["code"], "not_found",
+        "{missing}"
+    );
+    assert!(
+        missing["structuredContent"]["message"].is_string(),
+        "{missing}"
+    );
+    assert!(
+        missing["structuredContent"]["request_id"].is_string(),
+        "{missing}"
+    );
+    let rest = app
+        .client
+        .post(
+            "/api/agent/v1/accounts/NOPE/state",
+            &op1,
+            &json!({"state": "paused", "reason": "n", "occurred_at": "2026-11-21 10:00"}),
+        )
+        .await;
+    assert_eq!(rest.status, 404);
+    let mut rest_body = rest.json();
+    let mut mcp_body = missing["structuredContent"].clone();
+    rest_body["request_id"] = Value::Null;
+    mcp_body["request_id"] = Value::Null;
+    assert_eq!(mcp_body, rest_body);
+
+    // TW-T001 belongs to op1's persona, not op2's.
+    let op2 = app.agent_key("op2");
+    let other = call_result(
+        &app,
+        &op2,
+        "report_account_state",
+        report("TW-T001", "paused", "o", "r-op2"),
+    )
+    .await;
+    assert_eq!(other["isError"], true, "{other}");
+    assert_eq!(other["structuredContent"]["code"], "forbidden", "{other}");
+    assert_eq!(state_changes(&app, "o").await, 0);
+    assert_eq!(state_changes(&app, "n").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_community_agent_calling_list_accounts_gets_forbidden() {
+    let app = spawn_app().await;
+    let result = call_result(&app, &app.agent_key("bot"), "list_accounts", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["code"], "forbidden", "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn work_today_takes_its_query_parameter_as_an_argument() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let result = call_result(&app, &key, "work_today", json!({"date": "2026-12-01"})).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["structuredContent"]["dates"][0]["date"], "2026-12-01",
+        "{result}"
+    );
+    let rest = app
+        .client
+        .get("/api/agent/v1/work/today?date=2026-12-01", &key)
+        .await;
+    assert_eq!(rest.status, 200);
+    assert_eq!(result["structuredContent"], rest.json());
+
+    let wrong = call(&app, &key, "work_today", json!({"date": 5})).await;
+    assert_rpc_error(&wrong, -32602);
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON-RPC errors
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_arguments_are_invalid_params_and_change_nothing() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let no_state = call(
+        &app,
+        &key,
+        "report_account_state",
+        json!({"code": "TW-T001", "reason": "m", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
+    assert_rpc_error(&no_state, -32602);
+    assert!(
+        no_state["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("state"),
+        "{no_state}"
+    );
+
+    let numeric_time = call(
+        &app,
+        &key,
+        "report_account_state",
+        json!({"code": "TW-T001", "state": "paused", "reason": "m", "occurred_at": 20261121}),
+    )
+    .await;
+    assert_rpc_error(&numeric_time, -32602);
+
+    let wrong_state = call(
+        &app,
+        &key,
+        "report_account_state",
+        json!({"code": "TW-T001", "state": "exploded", "reason": "m", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
+    assert_rpc_error(&wrong_state, -32602);
+
+    let numeric_request_id = call(
+        &app,
+        &key,
+        "report_account_state",
+        json!({"code": "TW-T001", "state": "paused", "reason": "m",
+               "occurred_at": "2026-11-21 10:00", "request_id": 5}),
+    )
+    .await;
+    assert_rpc_error(&numeric_request_id, -32602);
+
+    for arguments in [json!([1, 2]), json!("state=paused"), json!(7)] {
+        let msg = rpc(
+            &app,
+            &key,
+            "tools/call",
+            json!({"name": "report_account_state", "arguments": arguments}),
+        )
+        .await;
+        assert_rpc_error(&msg, -32602);
+    }
+    let no_name = rpc(&app, &key, "tools/call", json!({"arguments": {}})).await;
+    assert_rpc_error(&no_name, -32602);
+    assert_eq!(state_changes(&app, "m").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_tool_is_invalid_params() {
+    let app = spawn_app().await;
+    let msg = call(&app, &app.agent_key("op1"), "delete_everything", json!({})).await;
+    assert_rpc_error(&msg, -32602);
+    assert!(
+        msg["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("delete_everything"),
+        "{msg}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_method_is_method_not_found_with_the_same_id() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    for (id, method) in [
+        (json!("probe-1"), "server/discover"),
+        (json!(42), "resources/list"),
+        (json!("x"), "prompts/list"),
+    ] {
+        let res = post(
+            &app,
+            &key,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}),
+        )
+        .await;
+        assert_eq!(res.status, 200, "{method}");
+        let msg = res.json();
+        assert_eq!(msg["jsonrpc"], "2.0");
+        assert_eq!(msg["id"], id, "{msg}");
+        assert_rpc_error(&msg, -32601);
+    }
+}
+
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_body_carries_the_request_id_of_its_response() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    // As a tool result (isError) ...
+    let res = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "report_account_state",
+                           "arguments": report("NOPE", "paused", "n", "r-rid")}}),
+    )
+    .await;
+    let header = res.header("x-request-id").expect("X-Request-Id").to_owned();
+    let msg = res.json();
+    assert_eq!(msg["result"]["isError"], true, "{msg}");
+    assert_eq!(
+        msg["result"]["structuredContent"]["request_id"],
+        header.as_str(),
+        "{msg}"
+    );
+    // ... and as the data of an invalid-params error.
+    let res = post(
+        &app,
+        &key,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "work_today", "arguments": {"date": 5}}}),
+    )
+    .await;
+    let header = res.header("x-request-id").expect("X-Request-Id").to_owned();
+    let msg = res.json();
+    assert_rpc_error(&msg, -32602);
+    assert_eq!(msg["error"]["data"]["request_id"], header.as_str(), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_id_outside_its_schema_is_invalid_params() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    for request_id in [String::new(), "a".repeat(201), "has space".to_owned()] {
+        let msg = call(
+            &app,
+            &key,
+            "report_account_state",
+            report("TW-T001", "paused", "rid", &request_id),
+        )
+        .await;
+        assert_rpc_error(&msg, -32602);
+    }
+    assert_eq!(state_changes(&app, "rid").await, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP transport
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_on_the_endpoint_is_405_with_the_error_body() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::new("GET", "/api/mcp")
+                .bearer(&app.agent_key("op1"))
+                .header("Accept", "text/event-stream"),
+        )
+        .await;
+    assert_eq!(res.status, 405);
+    assert_eq!(res.code(), "method_not_allowed");
+    assert_eq!(res.header("allow"), Some("POST"));
+    assert_eq!(
+        res.json()["request_id"].as_str(),
+        res.header("x-request-id")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unparsable_body_is_a_400_parse_error() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(&app.agent_key("op1"))
+                .header("Content-Type", "application/json")
+                .header("MCP-Protocol-Version", PROTOCOL)
+                .raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ".to_vec()),
+        )
+        .await;
+    assert_eq!(res.status, 400);
+    let msg = res.json();
+    assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+    assert_eq!(msg["id"], Value::Null, "{msg}");
+    assert_rpc_error(&msg, -32700);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_a_400_json_rpc_error() {
+    let app = spawn_app().await;
+    let res = post(
+        &app,
+        &app.agent_key("op1"),
+        &json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"}]),
+    )
+    .await;
+    assert_eq!(res.status, 400);
+    let msg = res.json();
+    assert!(msg.is_object(), "a batch answer: {msg}");
+    assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+    assert_rpc_error(&msg, -32600);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unsupported_protocol_version_header_is_a_400_json_rpc_error() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(&app.agent_key("op1"))
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "1999-01-01")
+                .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"})),
+        )
+        .await;
+    assert_eq!(res.status, 400);
+    let msg = res.json();
+    assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+    assert_eq!(msg["id"], 3, "{msg}");
+    assert!(msg["error"]["code"].is_i64(), "{msg}");
+    assert!(msg.get("result").is_none(), "{msg}");
+    assert!(
+        msg["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1999-01-01"),
+        "{msg}"
+    );
+    // Without the header the server assumes its version (the spec's backwards-compatibility
+    // rule); 2025-03-26, the previous version, is still accepted.
+    let absent = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(&app.agent_key("op1"))
+                .json(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})),
+        )
+        .await;
+    assert_eq!(absent.status, 200);
+    assert_eq!(absent.json()["result"], json!({}));
+    let previous = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(&app.agent_key("op1"))
+                .header("MCP-Protocol-Version", "2025-03-26")
+                .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})),
+        )
+        .await;
+    assert_eq!(
+        previous.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&previous.body)
+    );
+    assert_eq!(previous.json()["result"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let evil = app
+        .client
+        .send(mcp_request(&key, &ping).header("Origin", "http://evil.example"))
+        .await;
+    assert_eq!(evil.status, 403, "{}", String::from_utf8_lossy(&evil.body));
+    assert_eq!(evil.code(), "forbidden");
+    // The same host on another port is another origin.
+    let port_less = app
+        .client
+        .send(mcp_request(&key, &ping).header("Origin", "http://127.0.0.1"))
+        .await;
+    assert_eq!(port_less.status, 403);
+
+    let own = app
+        .client
+        .send(mcp_request(&key, &ping).header("Origin", &app.base))
+        .await;
+    assert_eq!(own.status, 200, "{}", String::from_utf8_lossy(&own.body));
+    assert_eq!(own.json()["result"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_or_unknown_bearer_is_401_with_the_error_body() {
+    let app = spawn_app().await;
+    let no_key = |body: &Value| {
+        Request::new("POST", "/api/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", PROTOCOL)
+            .json(body)
+    };
+    for method in ["initialize", "tools/list", "ping"] {
+        let res = app
+            .client
+            .send(no_key(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}),
+            ))
+            .await;
+        assert_eq!(res.status, 401, "{method}");
+        assert_eq!(res.code(), "unauthorized", "{method}");
+        assert_eq!(
+            res.json()["request_id"].as_str(),
+            res.header("x-request-id"),
+            "{method}"
+        );
+    }
+    let res = app
+        .client
+        .send(no_key(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": "list_accounts", "arguments": {}}}),
+        ))
+        .await;
+    assert_eq!(res.status, 401);
+    assert_eq!(res.code(), "unauthorized");
+
+    let bogus = post(
+        &app,
+        "fd_agent_not_a_real_key",
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "list_accounts", "arguments": {}}}),
+    )
+    .await;
+    assert_eq!(
+        bogus.status,
+        401,
+        "{}",
+        String::from_utf8_lossy(&bogus.body)
+    );
+    assert_eq!(bogus.code(), "unauthorized");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The official MCP Python SDK
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_python_sdk_connects_lists_and_calls_tools() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk/smoke.py");
+    let output = tokio::process::Command::new("python3")
+        .arg(script)
+        .arg(&app.base)
+        .arg(&key)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| {
+            panic!("could not run python3 {script} ({e}); it needs python3 and `pip install mcp==2.3.0`")
+        });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("smoke.py stdout:\n{stdout}\nsmoke.py stderr:\n{stderr}");
+    if output.status.code() == Some(3) {
+        panic!(
+            "the MCP Python SDK is missing: pip install mcp==2.3.0 (tests/mcp_sdk/requirements.txt)\n{stdout}"
+        );
+    }
+    assert!(
+        output.status.success(),
+        "smoke.py failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .expect("a JSON summary line");
+    let summary: Value = serde_json::from_str(line).expect("summary is JSON");
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["sdk"], "2.3.0", "{summary}");
+    assert_eq!(summary["protocol_version"], PROTOCOL, "{summary}");
+    assert_eq!(summary["server"], "fleetdesk", "{summary}");
+    let tools: Vec<&str> = summary["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tools.contains(&"list_accounts") && tools.contains(&"report_account_state"),
+        "{summary}"
+    );
+    assert_eq!(summary["list_accounts"]["is_error"], false, "{summary}");
+    assert_eq!(summary["failing_call"]["is_error"], true, "{summary}");
+    assert_eq!(summary["failing_call"]["code"], "not_found", "{summary}");
+    assert_eq!(summary["work_today"]["is_error"], false, "{summary}");
+
+    // What the SDK sent: whatever it tries before `initialize` (2.3.0 probes `server/discover`
+    // at a newer protocol version) must be answered with a JSON-RPC error so it falls back;
+    // after the handshake every request carries the negotiated version.
+    let trace = summary["trace"].as_array().expect("trace");
+    let init = trace
+        .iter()
+        .position(|e| e["method"] == "initialize")
+        .unwrap_or_else(|| panic!("the SDK never sent initialize: {summary}"));
+    assert_eq!(trace[init]["status"], 200, "{summary}");
+    for e in trace {
+        assert_eq!(
+            e["http"], "POST",
+            "only POSTs are expected (no session, no GET stream): {e}"
+        );
+        assert_eq!(e["authorization"], "bearer", "{e}");
+        assert!(e["status"].as_u64().is_some_and(|s| s < 500), "{e}");
+    }
+    for probe in &trace[..init] {
+        assert!(
+            probe["rpc_error"].is_i64(),
+            "a pre-handshake probe got no JSON-RPC error: {probe}"
+        );
+        assert!(
+            probe["content_type"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("application/json")),
+            "{probe}"
+        );
+    }
+    let after = &trace[init + 1..];
+    assert_eq!(
+        after.first().map(|e| &e["method"]),
+        Some(&json!("notifications/initialized")),
+        "{summary}"
+    );
+    assert_eq!(after[0]["status"], 202, "{summary}");
+    for e in after {
+        assert_eq!(e["protocol_version"], PROTOCOL, "{e}");
+    }
+    let calls = after.iter().filter(|e| e["method"] == "tools/call").count();
+    assert_eq!(calls, 3, "{summary}");
+}

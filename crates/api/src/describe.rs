@@ -142,7 +142,7 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
     if op.spec().request_id {
         properties.insert(
             "request_id".into(),
-            json!({"type": "string", "minLength": 1, "maxLength": 200,
+            json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[\\x21-\\x7e]+$",
                    "description": "Plays the role of the Idempotency-Key: resending the same content with the same request_id within 24 hours returns the first result."}),
         );
     }

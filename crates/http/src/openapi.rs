@@ -83,7 +83,36 @@ fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
         .collect()
 }
 
-fn operation(op: &dyn ErasedOp, components: &mut Components) -> Value {
+/// The operation's id: its MCP tool name when no other operation shares it; otherwise the API
+/// and the tool (`user_list_tasks`), and the path's last segment when one API has the tool on
+/// several routes (`user_decide_issue_resolve`).
+fn operation_id(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>]) -> String {
+    let spec = op.spec();
+    let Some(tool) = spec.tool else {
+        return spec.id().replace([' ', '/', '{', '}', '-'], "_");
+    };
+    let sharing: Vec<_> = all.iter().filter(|o| o.spec().tool == Some(tool)).collect();
+    if sharing.len() == 1 {
+        return tool.to_owned();
+    }
+    let api = match spec.api {
+        Api::Agent => "agent",
+        Api::Personal => "user",
+    };
+    let same_api = sharing.iter().filter(|o| o.spec().api == spec.api).count();
+    if same_api == 1 {
+        return format!("{api}_{tool}");
+    }
+    let last = spec
+        .path
+        .rsplit('/')
+        .find(|seg| !seg.starts_with('{'))
+        .unwrap_or("")
+        .replace('-', "_");
+    format!("{api}_{tool}_{last}")
+}
+
+fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Components) -> Value {
     let spec = op.spec();
     let d = describe(op);
     components.extend(d.components.clone());
@@ -116,7 +145,7 @@ fn operation(op: &dyn ErasedOp, components: &mut Components) -> Value {
         Access::Personal(_) => json!([{"personalKey": []}]),
     };
     let mut o = json!({
-        "operationId": spec.tool.map(str::to_owned).unwrap_or_else(|| spec.id().replace([' ', '/', '{', '}'], "_")),
+        "operationId": operation_id(op, all),
         "summary": spec.summary,
         "description": spec.description,
         "tags": [spec.path.trim_start_matches('/').split('/').next().unwrap_or("")],
@@ -144,7 +173,8 @@ fn document(ops: &[Arc<dyn ErasedOp>], apis: &[Api], title: &str) -> Value {
     for op in ops.iter().filter(|op| apis.contains(&op.spec().api)) {
         let spec = op.spec();
         let entry = paths.entry(spec.full_path()).or_insert_with(|| json!({}));
-        entry[spec.method.as_str().to_ascii_lowercase()] = operation(op.as_ref(), &mut components);
+        entry[spec.method.as_str().to_ascii_lowercase()] =
+            operation(op.as_ref(), ops, &mut components);
     }
     json!({
         "openapi": "3.1.0",

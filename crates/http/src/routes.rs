@@ -217,17 +217,17 @@ async fn openapi_agent(state: web::Data<HttpState>) -> HttpResponse {
     HttpResponse::Ok().json(state.openapi_agent.as_ref())
 }
 
-/// The origin this request reached: `--base-url`, else the Host header.
+/// The service's own origin: `--base-url` when set (then nothing else), else the origin of
+/// the request's Host.
 fn own_origins(req: &HttpRequest, state: &HttpState) -> Vec<String> {
-    let mut own = Vec::new();
     if let Some(base) = &state.ctx.config.base_url {
-        own.push(base.trim_end_matches('/').to_ascii_lowercase());
+        return vec![base.trim_end_matches('/').to_ascii_lowercase()];
     }
     let info = req.connection_info();
-    for scheme in ["http", "https"] {
-        own.push(format!("{scheme}://{}", info.host()).to_ascii_lowercase());
-    }
-    own
+    ["http", "https"]
+        .iter()
+        .map(|scheme| format!("{scheme}://{}", info.host()).to_ascii_lowercase())
+        .collect()
 }
 
 async fn mcp_post(
@@ -259,6 +259,7 @@ async fn mcp_post(
             .map(str::to_owned)
     };
     let call = fleetdesk_mcp::HttpCall {
+        request_id: request_id(&req),
         bearer: bearer(&req),
         protocol_version: header("mcp-protocol-version"),
         body,

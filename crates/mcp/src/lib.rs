@@ -8,6 +8,7 @@
 
 use bytes::Bytes;
 use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
+use fleetdesk_api::pipeline::check_idempotency_key;
 use fleetdesk_api::ports::Claim;
 use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, execute};
 use fleetdesk_kernel::ErrorCode;
@@ -29,6 +30,8 @@ pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// One POST to `/api/mcp`.
 pub struct HttpCall {
+    /// The `X-Request-Id` of the HTTP response, for error bodies.
+    pub request_id: String,
     pub bearer: Option<String>,
     pub protocol_version: Option<String>,
     pub body: Bytes,
@@ -83,7 +86,7 @@ impl Mcp {
                 let description = if spec.description.is_empty() {
                     spec.summary.to_owned()
                 } else {
-                    format!("{} {}", spec.summary, spec.description)
+                    format!("{}. {}", spec.summary, spec.description)
                 };
                 let tool = Tool::new(name, description, object(tool_input_schema(op.as_ref())))
                     .with_raw_output_schema(object(tool_output_schema(op.as_ref())));
@@ -160,6 +163,16 @@ impl Mcp {
             );
         };
         let id = msg.get("id").cloned();
+        if let Some(bad) = id
+            .as_ref()
+            .filter(|v| !(v.is_string() || v.is_i64() || v.is_u64()))
+        {
+            let message = format!("id must be a string or an integer, not {bad}");
+            return HttpAnswer::Json(
+                400,
+                rpc_error(Value::Null, RpcCode::INVALID_REQUEST, message, None),
+            );
+        }
         if let Some(v) = &call.protocol_version
             && !ACCEPTED_VERSIONS.contains(&v.as_str())
         {
@@ -230,7 +243,10 @@ impl Mcp {
                     ),
                 }
             }
-            "tools/call" => self.call_tool(ctx, id, params, call.bearer).await,
+            "tools/call" => {
+                self.call_tool(ctx, id, params, call.bearer, &call.request_id)
+                    .await
+            }
             other => HttpAnswer::Json(
                 200,
                 rpc_error(
@@ -281,6 +297,7 @@ impl Mcp {
         id: Value,
         params: Value,
         bearer: Option<String>,
+        request_id_header: &str,
     ) -> HttpAnswer {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return HttpAnswer::Json(
@@ -339,15 +356,19 @@ impl Mcp {
                 args.query.insert(k, v);
             } else if k == "request_id" && spec.request_id {
                 match v {
-                    Value::String(s) => request_id = Some(s),
+                    Value::String(s) if check_idempotency_key(&s).is_ok() => request_id = Some(s),
                     _ => {
+                        let err = ApiError::invalid(
+                            "request_id",
+                            "must be 1-200 visible ASCII characters",
+                        );
                         return HttpAnswer::Json(
                             200,
                             rpc_error(
                                 id,
                                 RpcCode::INVALID_PARAMS,
-                                "request_id must be a string",
-                                None,
+                                err.message.clone(),
+                                Some(err.body(request_id_header)),
                             ),
                         );
                     }
@@ -367,7 +388,7 @@ impl Mcp {
             },
         )
         .await;
-        let request_id = format!("mcp-{}", uuid_like(&id));
+        let request_id = request_id_header;
         match outcome {
             Ok(o) => HttpAnswer::Json(200, rpc_result(id, tool_result(o.body, false))),
             Err(e) if e.code == ErrorCode::Unauthorized || e.code == ErrorCode::RateLimited => {
@@ -387,13 +408,6 @@ impl Mcp {
             }
             Err(e) => HttpAnswer::Json(200, rpc_result(id, tool_result(e.body(&request_id), true))),
         }
-    }
-}
-
-fn uuid_like(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

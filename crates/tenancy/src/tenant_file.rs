@@ -294,8 +294,16 @@ pub const MAX_AGENT_KEYS: u32 = 50;
 impl TenantFile {
     /// Parses and validates a whole file; nothing is applied when any part is wrong.
     pub fn parse(json: &str) -> Result<TenantFile, TenantFileError> {
-        let file: TenantFile =
-            serde_json::from_str(json).map_err(|e| err("file", e.to_string()))?;
+        let mut de = serde_json::Deserializer::from_str(json);
+        let file: TenantFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path.is_empty() || path == "." {
+                "file".to_owned()
+            } else {
+                path
+            };
+            err(path, e.into_inner().to_string())
+        })?;
         file.validate()?;
         Ok(file)
     }
@@ -630,7 +638,16 @@ mod tests {
     #[test]
     fn unknown_fields_and_bad_references_are_named() {
         let e = TenantFile::parse(r#"{"organisations": []}"#).unwrap_err();
+        assert_eq!(e.path, "organisations");
+        let e = TenantFile::parse("[1]").unwrap_err();
         assert_eq!(e.path, "file");
+        let colour = EXAMPLE.replace(
+            r#""role": "operator", "keys": 1}"#,
+            r#""role": "operator", "keys": 1, "colour": "red"}"#,
+        );
+        let e = TenantFile::parse(&colour).unwrap_err();
+        assert_eq!(e.path, "organizations[0].workspaces[0].agents[0]");
+        assert!(e.message.contains("colour"), "{}", e.message);
         let bad_agent = EXAMPLE.replace(r#""agent": "writer-1""#, r#""agent": "ghost""#);
         let e = TenantFile::parse(&bad_agent).unwrap_err();
         assert_eq!(e.path, "organizations[0].workspaces[0].personas[0].agent");
