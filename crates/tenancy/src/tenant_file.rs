@@ -639,7 +639,7 @@ mod tests {
     fn unknown_fields_and_bad_references_are_named() {
         let e = TenantFile::parse(r#"{"organisations": []}"#).unwrap_err();
         assert_eq!(e.path, "organisations");
-        let e = TenantFile::parse("[1]").unwrap_err();
+        let e = TenantFile::parse("1").unwrap_err();
         assert_eq!(e.path, "file");
         let colour = EXAMPLE.replace(
             r#""role": "operator", "keys": 1}"#,
