@@ -646,7 +646,7 @@ mod tests {
             r#""role": "operator", "keys": 1, "colour": "red"}"#,
         );
         let e = TenantFile::parse(&colour).unwrap_err();
-        assert_eq!(e.path, "organizations[0].workspaces[0].agents[0]");
+        assert_eq!(e.path, "organizations[0].workspaces[0].agents[0].colour");
         assert!(e.message.contains("colour"), "{}", e.message);
         let bad_agent = EXAMPLE.replace(r#""agent": "writer-1""#, r#""agent": "ghost""#);
         let e = TenantFile::parse(&bad_agent).unwrap_err();
