@@ -8,6 +8,7 @@ pub mod code;
 pub mod error;
 pub mod market;
 pub mod platform;
+pub mod secrets;
 pub mod time;
 
 pub use code::{AccountCode, CodeError};

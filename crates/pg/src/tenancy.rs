@@ -204,7 +204,7 @@ async fn apply_workspace(
             diesel::sql_query(
                 "INSERT INTO personas (workspace_id, project_id, agent_id, name, bio, voice, track, background) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                 ON CONFLICT (project_id, name) DO UPDATE SET agent_id = EXCLUDED.agent_id, \
+                 ON CONFLICT (project_id, name) DO UPDATE SET agent_id = COALESCE(EXCLUDED.agent_id, personas.agent_id), \
                      bio = COALESCE(EXCLUDED.bio, personas.bio), voice = COALESCE(EXCLUDED.voice, personas.voice), \
                      track = COALESCE(EXCLUDED.track, personas.track), \
                      background = COALESCE(EXCLUDED.background, personas.background) \
