@@ -134,8 +134,42 @@ fn doc_of<T: ToSchema>() -> SchemaWithDeps {
     (T::schema(), deps)
 }
 
+/// The path of the first string (or object key) holding a NUL character, which no text
+/// column can store: such input is refused up front, naming the field.
+fn find_nul(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if path.is_empty() {
+            "body".into()
+        } else {
+            path.to_owned()
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_nul(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let here = join(path, k);
+            if k.contains('\0') {
+                Some(here)
+            } else {
+                find_nul(v, &here)
+            }
+        }),
+        _ => None,
+    }
+}
+
 impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
     fn parse(args: &Args) -> Result<Self, ApiError> {
+        for part in [
+            &Value::Object(args.path.clone()),
+            &Value::Object(args.query.clone()),
+            &args.body,
+        ] {
+            if let Some(field) = find_nul(part, "") {
+                return Err(ApiError::invalid(field, "must not contain NUL characters"));
+            }
+        }
         let path = parse_part::<P>(Value::Object(args.path.clone()), "")?;
         let query = parse_part::<Q>(Value::Object(args.query.clone()), "")?;
         let body = if B::absent() {
@@ -319,6 +353,22 @@ mod tests {
         let e =
             parse_part::<Body>(json!({"code": "a", "items": [{"label": "abcd"}]}), "").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("items[0].label"));
+    }
+
+    #[test]
+    fn a_nul_character_is_refused_naming_the_field() {
+        let args = Args {
+            body: json!({"code": "a", "items": [{"label": "x\u{0}"}]}),
+            ..Default::default()
+        };
+        let e = <Req<Nothing, Nothing, Body> as Input>::parse(&args).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("items[0].label"));
+        let args = Args {
+            body: json!({"code": "a", "counts": {"k\u{0}": 1}}),
+            ..Default::default()
+        };
+        let e = <Req<Nothing, Nothing, Body> as Input>::parse(&args).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("counts.k\u{0}"));
     }
 
     #[test]

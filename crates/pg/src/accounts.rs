@@ -1,6 +1,6 @@
 //! The accounts ports over PostgreSQL.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
 use diesel::sql_types::{
     BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -225,11 +225,13 @@ impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let rows: Vec<AccountRow> = diesel::sql_query(AGENT_ACCOUNTS)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .load(&mut conn)
-                .await?;
+            let rows: Vec<AccountRow> = prepared(
+                diesel::sql_query(AGENT_ACCOUNTS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id),
+            )
+            .load(&mut conn)
+            .await?;
             rows.into_iter()
                 .map(|r| {
                     Ok(AccountView {
@@ -259,13 +261,15 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let rows: Vec<ResolveRow> = diesel::sql_query(RESOLVE)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Text, _>(code.code.as_str())
-                .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str))
-                .load(&mut conn)
-                .await?;
+            let rows: Vec<ResolveRow> = prepared(
+                diesel::sql_query(RESOLVE)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Text, _>(code.code.as_str())
+                    .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str)),
+            )
+            .load(&mut conn)
+            .await?;
             let row = match pick(rows) {
                 Ok(r) => r,
                 Err(e) => return Ok(Err(e)),
@@ -292,9 +296,9 @@ impl AccountsRepo for PgStore {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
                 {
-                    let owner: Option<PersonaOwner> = diesel::sql_query("SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2")
+                    let owner: Option<PersonaOwner> = prepared(diesel::sql_query("SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2")
                         .bind::<SqlUuid, _>(account.persona_id)
-                        .bind::<SqlUuid, _>(agent.workspace_id)
+                        .bind::<SqlUuid, _>(agent.workspace_id))
                         .get_result(conn)
                         .await
                         .optional()?;
@@ -303,7 +307,7 @@ impl AccountsRepo for PgStore {
                         Some(o) if o.agent_id != Some(agent.agent_id) => return Ok(Err(AddRefusal::PersonaNotYours)),
                         Some(_) => {}
                     }
-                    let inserted: Option<IdRow> = diesel::sql_query(
+                    let inserted: Option<IdRow> = prepared(diesel::sql_query(
                         "INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, platform, market, timezone, handle) \
                          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                          ON CONFLICT (organization_id, platform, code) DO NOTHING RETURNING id",
@@ -315,18 +319,18 @@ impl AccountsRepo for PgStore {
                     .bind::<Text, _>(account.platform.as_str())
                     .bind::<Text, _>(account.market.as_str())
                     .bind::<Text, _>(account.market.zone_name())
-                    .bind::<Nullable<Text>, _>(account.handle.as_deref())
+                    .bind::<Nullable<Text>, _>(account.handle.as_deref()))
                     .get_result(conn)
                     .await
                     .optional()?;
                     if let Some(slot) = inserted {
-                        let generation: IdRow = diesel::sql_query(
+                        let generation: IdRow = prepared(diesel::sql_query(
                             "INSERT INTO account_generations (slot_id, generation, state, onboarded_at) \
                              VALUES ($1, 1, $2, $3) RETURNING id",
                         )
                         .bind::<SqlUuid, _>(slot.id)
                         .bind::<Text, _>(account.state.as_str())
-                        .bind::<Nullable<diesel::sql_types::Date>, _>(jiff_diesel::NullableDate::from(account.onboarded_at))
+                        .bind::<Nullable<diesel::sql_types::Date>, _>(jiff_diesel::NullableDate::from(account.onboarded_at)))
                         .get_result(conn)
                         .await?;
                         return Ok(Ok(AddedAccount {
@@ -338,14 +342,14 @@ impl AccountsRepo for PgStore {
                             created: true,
                         }));
                     }
-                    let existing: ExistingSlot = diesel::sql_query(
+                    let existing: ExistingSlot = prepared(diesel::sql_query(
                         "SELECT s.id AS slot_id, s.persona_id, g.id AS generation_id, s.market \
                          FROM account_slots s LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL \
                          WHERE s.organization_id = $1 AND s.platform = $2 AND s.code = $3",
                     )
                     .bind::<SqlUuid, _>(agent.organization_id)
                     .bind::<Text, _>(account.platform.as_str())
-                    .bind::<Text, _>(account.code.as_str())
+                    .bind::<Text, _>(account.code.as_str()))
                     .get_result(conn)
                     .await?;
                     if existing.persona_id != account.persona_id {
@@ -374,12 +378,12 @@ impl AccountsRepo for PgStore {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
                 {
-                    let locked: LockedGeneration = diesel::sql_query(
+                    let locked: LockedGeneration = prepared(diesel::sql_query(
                         "SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code, s.platform, g.generation \
                          FROM account_generations g JOIN account_slots s ON s.id = g.slot_id \
                          WHERE g.id = $1 FOR UPDATE OF g",
                     )
-                    .bind::<SqlUuid, _>(change.generation_id)
+                    .bind::<SqlUuid, _>(change.generation_id))
                     .get_result(conn)
                     .await?;
                     let current = AccountState::parse(&locked.state).ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
@@ -387,7 +391,7 @@ impl AccountsRepo for PgStore {
                     let StateMove::Changed { from, to, opens_ban_decision, stocks_posts } = movement else {
                         return Ok(StateOutcome { movement, state: current, decision: None, stocked_posts: 0 });
                     };
-                    diesel::sql_query(
+                    prepared(diesel::sql_query(
                         "WITH upd AS (UPDATE account_generations SET state = $2 WHERE id = $1) \
                          INSERT INTO account_state_changes (generation_id, from_state, to_state, reported, reason, occurred_at, agent_id, origin) \
                          VALUES ($1, $3, $2, $4, $5, $6, $7, $8)",
@@ -399,7 +403,7 @@ impl AccountsRepo for PgStore {
                     .bind::<Nullable<Text>, _>(change.reason.as_deref())
                     .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
                     .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref())
+                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()))
                     .execute(conn)
                     .await?;
                     let decision = if opens_ban_decision {
@@ -427,7 +431,7 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let row: AvatarRow = diesel::sql_query(
+            let row: AvatarRow = prepared(diesel::sql_query(
                 "WITH old AS (SELECT avatar_sha256 FROM account_generations WHERE id = $1 FOR UPDATE) \
                  UPDATE account_generations g SET avatar_sha256 = $2, avatar_mime = $3, avatar_bytes = $4, \
                         avatar_width = $5, avatar_height = $6, avatar_key = $7, \
@@ -443,7 +447,7 @@ impl AccountsRepo for PgStore {
             .bind::<BigInt, _>(image.bytes.len() as i64)
             .bind::<Nullable<Integer>, _>(image.width.map(|w| w as i32))
             .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
-            .bind::<Text, _>(storage_key)
+            .bind::<Text, _>(storage_key))
             .get_result(&mut conn)
             .await?;
             Ok((
@@ -468,7 +472,7 @@ impl AccountsRepo for PgStore {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             let counts = Value::Object(input.counts.clone());
-            let row: RunRow = diesel::sql_query(
+            let row: RunRow = prepared(diesel::sql_query(
                 "INSERT INTO agent_runs (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (agent_id, run_id) DO UPDATE \
                  SET summary = COALESCE(EXCLUDED.summary, agent_runs.summary), \
@@ -478,7 +482,7 @@ impl AccountsRepo for PgStore {
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<Text, _>(&input.run_id)
             .bind::<Nullable<Text>, _>(input.summary.as_deref())
-            .bind::<Jsonb, _>(&counts)
+            .bind::<Jsonb, _>(&counts))
             .get_result(&mut conn)
             .await?;
             Ok(HeartbeatRecord {
@@ -517,12 +521,14 @@ async fn open_ban_decision(
     change: &StateChange,
 ) -> anyhow::Result<OpenedDecision> {
     // One open ban decision per generation: a repeated ban report reuses it.
-    let existing: Option<DecisionRow> = diesel::sql_query(
-        "SELECT id, status, question, options FROM decisions \
+    let existing: Option<DecisionRow> = prepared(
+        diesel::sql_query(
+            "SELECT id, status, question, options FROM decisions \
          WHERE generation_id = $1 AND kind = $2 AND status = 'open' LIMIT 1",
+        )
+        .bind::<SqlUuid, _>(change.generation_id)
+        .bind::<Text, _>(BAN_DECISION_KIND),
     )
-    .bind::<SqlUuid, _>(change.generation_id)
-    .bind::<Text, _>(BAN_DECISION_KIND)
     .get_result(conn)
     .await
     .optional()?;
@@ -544,7 +550,7 @@ async fn open_ban_decision(
                 "reason": change.reason,
                 "occurred_at": fleetdesk_kernel::format_utc(change.occurred_at),
             });
-            diesel::sql_query(
+            prepared(diesel::sql_query(
                 "INSERT INTO decisions (organization_id, workspace_id, kind, persona_id, slot_id, generation_id, \
                                         title, question, options, detail, opened_by_agent) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
@@ -560,7 +566,7 @@ async fn open_ban_decision(
             .bind::<Text, _>(&question)
             .bind::<Jsonb, _>(&serde_json::json!(BAN_OPTIONS))
             .bind::<Jsonb, _>(&detail)
-            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<SqlUuid, _>(agent.agent_id))
             .get_result(conn)
             .await?
         }

@@ -12,6 +12,42 @@ pub type Conn = Object<AsyncPgConnection>;
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
+/// A statement whose SQL text is a constant, so it is safe to keep prepared on the connection.
+///
+/// diesel never caches `sql_query` statements (their text could be built at run time), which
+/// costs a prepare round trip and a fresh plan on every execution. Wrapping a constant
+/// statement in `Prepared` lets diesel-async's per-connection statement cache reuse it: one
+/// round trip per statement. Never wrap SQL built with `format!`.
+pub(crate) struct Prepared<Q>(pub Q);
+
+pub(crate) fn prepared<Q>(query: Q) -> Prepared<Q> {
+    Prepared(query)
+}
+
+impl<Q> diesel::query_builder::QueryId for Prepared<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>
+    diesel::query_builder::QueryFragment<diesel::pg::Pg> for Prepared<Q>
+{
+    fn walk_ast<'b>(
+        &'b self,
+        pass: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> diesel::QueryResult<()> {
+        self.0.walk_ast(pass)
+    }
+
+    fn is_safe_to_cache_prepared(&self, _backend: &diesel::pg::Pg) -> diesel::QueryResult<bool> {
+        Ok(true)
+    }
+}
+
+impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for Prepared<Q> {
+    type SqlType = Q::SqlType;
+}
+
 /// The adapter: implements every port over one pool.
 #[derive(Clone)]
 pub struct PgStore {

@@ -1,6 +1,6 @@
 //! The pipeline's port: admit (key, rate window, idempotency claim) in one statement.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
@@ -44,13 +44,20 @@ claim AS (
     INSERT INTO idempotency_keys (owner_id, key, request_hash, state)
     SELECT usable.owner_id, $3, $4, 'running' FROM usable, hit
     WHERE $3::text IS NOT NULL AND hit.hits <= $5
-    ON CONFLICT (owner_id, key) DO UPDATE
-        SET request_hash = EXCLUDED.request_hash, state = 'running', status = NULL,
-            response = NULL, created_at = now()
-        WHERE idempotency_keys.created_at < now() - interval '24 hours'
-           OR (idempotency_keys.state = 'running'
-               AND idempotency_keys.created_at < now() - interval '10 minutes')
+    ON CONFLICT (owner_id, key) DO NOTHING
     RETURNING owner_id
+),
+takeover AS (
+    -- A record past its 24 hours, or a claim abandoned by a crashed request, is taken over.
+    -- Only such rows are locked: a replay or a conflict writes nothing.
+    UPDATE idempotency_keys k
+    SET request_hash = $4, state = 'running', status = NULL, response = NULL, created_at = now()
+    FROM usable, hit
+    WHERE $3::text IS NOT NULL AND hit.hits <= $5
+      AND k.owner_id = usable.owner_id AND k.key = $3
+      AND (k.created_at < now() - interval '24 hours'
+           OR (k.state = 'running' AND k.created_at < now() - interval '10 minutes'))
+    RETURNING k.owner_id
 ),
 touch AS (
     UPDATE api_keys SET last_used_at = now()
@@ -62,7 +69,9 @@ SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id,
        u.review, u.owner_id,
        h.hits::bigint AS hits,
        CEIL(EXTRACT(EPOCH FROM (h.window_start + interval '1 minute' - now())))::bigint AS resets_in,
-       EXISTS (SELECT 1 FROM claim) AS claimed,
+       (EXISTS (SELECT 1 FROM claim) OR EXISTS (SELECT 1 FROM takeover)) AS claimed,
+       (prior.created_at >= now() - interval '24 hours'
+        AND NOT (prior.state = 'running' AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
        prior.request_hash AS prior_hash, prior.state AS prior_state, prior.status AS prior_status,
        prior.response AS prior_response
 FROM usable u CROSS JOIN hit h
@@ -109,6 +118,8 @@ struct AdmitRow {
     resets_in: i64,
     #[diesel(sql_type = Bool)]
     claimed: bool,
+    #[diesel(sql_type = Nullable<Bool>)]
+    prior_live: Option<bool>,
     #[diesel(sql_type = Nullable<Bytea>)]
     prior_hash: Option<Vec<u8>>,
     #[diesel(sql_type = Nullable<Text>)]
@@ -156,6 +167,10 @@ impl AdmitRow {
         if self.claimed {
             return Claim::Claimed;
         }
+        if self.prior_live != Some(true) {
+            // No record, or an expired one that a concurrent request just took over.
+            return Claim::InProgress;
+        }
         match (&self.prior_hash, self.prior_state.as_deref()) {
             (Some(hash), _) if hash.as_slice() != asked.request_hash.as_slice() => Claim::Mismatch,
             (Some(_), Some("done")) => Claim::Replay {
@@ -177,15 +192,17 @@ impl Gatekeeper for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Admission>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let row: Option<AdmitRow> = diesel::sql_query(ADMIT)
-                .bind::<Text, _>(&key.lookup)
-                .bind::<Bytea, _>(key.hash.as_slice())
-                .bind::<Nullable<Text>, _>(claim.map(|c| c.key.as_str()))
-                .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
-                .bind::<BigInt, _>(limit_per_minute)
-                .get_result(&mut conn)
-                .await
-                .optional()?;
+            let row: Option<AdmitRow> = prepared(
+                diesel::sql_query(ADMIT)
+                    .bind::<Text, _>(&key.lookup)
+                    .bind::<Bytea, _>(key.hash.as_slice())
+                    .bind::<Nullable<Text>, _>(claim.map(|c| c.key.as_str()))
+                    .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
+                    .bind::<BigInt, _>(limit_per_minute),
+            )
+            .get_result(&mut conn)
+            .await
+            .optional()?;
             let Some(row) = row else {
                 return Ok(Admission {
                     authentication: Authentication::Refused,
@@ -216,14 +233,16 @@ impl Gatekeeper for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            diesel::sql_query(
-                "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
+            prepared(
+                diesel::sql_query(
+                    "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
                  WHERE owner_id = $1 AND key = $2",
+                )
+                .bind::<SqlUuid, _>(owner)
+                .bind::<Text, _>(key)
+                .bind::<SmallInt, _>(status as i16)
+                .bind::<Jsonb, _>(body),
             )
-            .bind::<SqlUuid, _>(owner)
-            .bind::<Text, _>(key)
-            .bind::<SmallInt, _>(status as i16)
-            .bind::<Jsonb, _>(body)
             .execute(&mut conn)
             .await?;
             Ok(())
@@ -233,9 +252,9 @@ impl Gatekeeper for PgStore {
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key = $2 AND state = 'running'")
+            prepared(diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key = $2 AND state = 'running'")
                 .bind::<SqlUuid, _>(owner)
-                .bind::<Text, _>(key)
+                .bind::<Text, _>(key))
                 .execute(&mut conn)
                 .await?;
             Ok(())
@@ -247,7 +266,7 @@ impl Gatekeeper for PgStore {
             let Ok(mut conn) = self.conn().await else {
                 return false;
             };
-            diesel::sql_query("SELECT 1")
+            prepared(diesel::sql_query("SELECT 1"))
                 .execute(&mut conn)
                 .await
                 .is_ok()
@@ -259,14 +278,14 @@ impl PgStore {
     /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = diesel::sql_query(
+        let windows = prepared(diesel::sql_query(
             "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'",
-        )
+        ))
         .execute(&mut conn)
         .await?;
-        let keys = diesel::sql_query(
+        let keys = prepared(diesel::sql_query(
             "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'",
-        )
+        ))
         .execute(&mut conn)
         .await?;
         Ok((windows, keys))
