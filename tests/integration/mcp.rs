@@ -626,7 +626,6 @@ async fn an_unknown_method_is_method_not_found_with_the_same_id() {
     }
 }
 
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_error_body_carries_the_request_id_of_its_response() {
     let app = spawn_app().await;

@@ -21,11 +21,19 @@ pub struct Response {
 
 impl Response {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("status {}: body is not JSON ({e}): {}", self.status, String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "status {}: body is not JSON ({e}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
     }
 
     /// The error code of an error body.
@@ -45,7 +53,11 @@ pub struct Request {
 
 impl Request {
     pub fn new(method: &str, path: &str) -> Request {
-        Request { method: method.to_owned(), path: path.to_owned(), ..Default::default() }
+        Request {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            ..Default::default()
+        }
     }
 
     pub fn bearer(self, key: &str) -> Request {
@@ -68,7 +80,12 @@ impl Request {
     }
 
     pub fn encode(&self, host: &str) -> Vec<u8> {
-        let mut head = format!("{} {} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n", self.method, self.path, self.body.len());
+        let mut head = format!(
+            "{} {} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
+            self.method,
+            self.path,
+            self.body.len()
+        );
         for (k, v) in &self.headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -80,10 +97,16 @@ impl Request {
 }
 
 /// Reads one response from a connection (Content-Length or chunked).
-pub async fn read_response<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Response> {
+pub async fn read_response<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Response> {
     let mut line = String::new();
     reader.read_line(&mut line).await?;
-    let status: u16 = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
     let mut headers = BTreeMap::new();
     loop {
         line.clear();
@@ -97,7 +120,10 @@ pub async fn read_response<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -
         }
     }
     let mut body = Vec::new();
-    if headers.get("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
         loop {
             line.clear();
             reader.read_line(&mut line).await?;
@@ -109,16 +135,28 @@ pub async fn read_response<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -
             }
             body.extend_from_slice(&chunk[..size]);
         }
-    } else if let Some(len) = headers.get("content-length").and_then(|v| v.parse::<usize>().ok()) {
+    } else if let Some(len) = headers
+        .get("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         body.resize(len, 0);
         reader.read_exact(&mut body).await?;
     }
-    Ok(Response { status, headers, body })
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
 }
 
 impl Client {
     pub fn new(base: &str) -> Client {
-        Client { host: base.trim_start_matches("http://").trim_end_matches('/').to_owned() }
+        Client {
+            host: base
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_owned(),
+        }
     }
 
     pub fn host(&self) -> &str {
@@ -129,7 +167,10 @@ impl Client {
     pub async fn send(&self, req: Request) -> Response {
         let stream = TcpStream::connect(&self.host).await.expect("connect");
         let (read, mut write) = stream.into_split();
-        write.write_all(&req.encode(&self.host)).await.expect("write");
+        write
+            .write_all(&req.encode(&self.host))
+            .await
+            .expect("write");
         let mut reader = BufReader::new(read);
         read_response(&mut reader).await.expect("response")
     }
@@ -139,10 +180,17 @@ impl Client {
     }
 
     pub async fn post(&self, path: &str, key: &str, body: &Value) -> Response {
-        self.send(Request::new("POST", path).bearer(key).json(body)).await
+        self.send(Request::new("POST", path).bearer(key).json(body))
+            .await
     }
 
     pub async fn post_idem(&self, path: &str, key: &str, idem: &str, body: &Value) -> Response {
-        self.send(Request::new("POST", path).bearer(key).header("Idempotency-Key", idem).json(body)).await
+        self.send(
+            Request::new("POST", path)
+                .bearer(key)
+                .header("Idempotency-Key", idem)
+                .json(body),
+        )
+        .await
     }
 }

@@ -102,7 +102,10 @@ pub struct AppOptions {
 
 impl Default for AppOptions {
     fn default() -> Self {
-        AppOptions { rate_limit_per_minute: 10_000, tenant: Some(TEST_TENANT) }
+        AppOptions {
+            rate_limit_per_minute: 10_000,
+            tenant: Some(TEST_TENANT),
+        }
     }
 }
 
@@ -113,12 +116,22 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: AppOptions) -> TestApp {
-    let db = TestDb::new().await.expect("a test database (is PostgreSQL at 127.0.0.1:5432?)");
+    let db = TestDb::new()
+        .await
+        .expect("a test database (is PostgreSQL at 127.0.0.1:5432?)");
     let data_dir = std::env::temp_dir().join(format!("fleetdesk-test-{}", db.name()));
-    let config = Config { rate_limit_per_minute: options.rate_limit_per_minute, base_url: None };
-    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, 8, true).await.expect("compose");
+    let config = Config {
+        rate_limit_per_minute: options.rate_limit_per_minute,
+        base_url: None,
+    };
+    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, 8, true)
+        .await
+        .expect("compose");
     let tenant = match options.tenant {
-        Some(json) => store.apply(&TenantFile::parse(json).expect("tenant file")).await.expect("apply tenant"),
+        Some(json) => store
+            .apply(&TenantFile::parse(json).expect("tenant file"))
+            .await
+            .expect("apply tenant"),
         None => ApplyReport::default(),
     };
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -126,13 +139,24 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     let server = fleetdesk_http::server(state, listener, 2).expect("server");
     let handle = server.handle();
     tokio::spawn(server);
-    TestApp { client: Client::new(&base), base, store, db, tenant, data_dir, server: handle }
+    TestApp {
+        client: Client::new(&base),
+        base,
+        store,
+        db,
+        tenant,
+        data_dir,
+        server: handle,
+    }
 }
 
 impl TestApp {
     /// The first key of an agent of the tenant, by name.
     pub fn agent_key(&self, name: &str) -> String {
-        self.agent_keys(name).into_iter().next().unwrap_or_else(|| panic!("no key for agent {name}"))
+        self.agent_keys(name)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no key for agent {name}"))
     }
 
     pub fn agent_keys(&self, name: &str) -> Vec<String> {
@@ -147,7 +171,14 @@ impl TestApp {
     }
 
     pub fn agent_id(&self, name: &str) -> uuid::Uuid {
-        self.tenant.organizations.iter().flat_map(|o| &o.workspaces).flat_map(|w| &w.agents).find(|a| a.name == name).expect("agent").id
+        self.tenant
+            .organizations
+            .iter()
+            .flat_map(|o| &o.workspaces)
+            .flat_map(|w| &w.agents)
+            .find(|a| a.name == name)
+            .expect("agent")
+            .id
     }
 
     /// The personal key of a member or platform admin, by email.
@@ -162,15 +193,27 @@ impl TestApp {
     }
 
     pub fn persona_id(&self, name: &str) -> uuid::Uuid {
-        self.tenant.organizations.iter().flat_map(|o| &o.workspaces).flat_map(|w| &w.personas).find(|p| p.name == name).expect("persona").id
+        self.tenant
+            .organizations
+            .iter()
+            .flat_map(|o| &o.workspaces)
+            .flat_map(|w| &w.personas)
+            .find(|p| p.name == name)
+            .expect("persona")
+            .id
     }
 
     /// Runs SQL against the app's database (for setting up what no endpoint does yet and for
     /// checking what was written).
     pub async fn sql(&self, statement: &str) {
         use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-        let mut conn = AsyncPgConnection::establish(&self.db.url).await.expect("connect");
-        diesel::sql_query(statement).execute(&mut conn).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+        let mut conn = AsyncPgConnection::establish(&self.db.url)
+            .await
+            .expect("connect");
+        diesel::sql_query(statement)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
     }
 
     /// A single count from SQL.
@@ -181,14 +224,22 @@ impl TestApp {
             #[diesel(sql_type = diesel::sql_types::BigInt)]
             n: i64,
         }
-        let mut conn = AsyncPgConnection::establish(&self.db.url).await.expect("connect");
-        let row: N = diesel::sql_query(query).get_result(&mut conn).await.unwrap_or_else(|e| panic!("{query}: {e}"));
+        let mut conn = AsyncPgConnection::establish(&self.db.url)
+            .await
+            .expect("connect");
+        let row: N = diesel::sql_query(query)
+            .get_result(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
         row.n
     }
 
     /// Applies another tenant file to the running app's database.
     pub async fn apply(&self, json: &str) -> ApplyReport {
-        self.store.apply(&TenantFile::parse(json).expect("tenant file")).await.expect("apply")
+        self.store
+            .apply(&TenantFile::parse(json).expect("tenant file"))
+            .await
+            .expect("apply")
     }
 
     pub async fn stop(self) {

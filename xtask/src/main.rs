@@ -11,8 +11,19 @@ use anyhow::{Context, bail};
 use std::process::Command;
 
 /// Domain crates: other Rust services link them, so they stay free of adapters.
-const DOMAIN_CRATES: &[&str] = &["fleetdesk_kernel", "fleetdesk_tenancy", "fleetdesk_accounts"];
-const FORBIDDEN: &[&str] = &["diesel", "diesel-async", "actix-web", "actix-http", "object_store", "tokio-postgres"];
+const DOMAIN_CRATES: &[&str] = &[
+    "fleetdesk_kernel",
+    "fleetdesk_tenancy",
+    "fleetdesk_accounts",
+];
+const FORBIDDEN: &[&str] = &[
+    "diesel",
+    "diesel-async",
+    "actix-web",
+    "actix-http",
+    "object_store",
+    "tokio-postgres",
+];
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,16 +31,27 @@ fn main() -> anyhow::Result<()> {
         Some("test") => {
             check_boundaries()?;
             install_test_peers()?;
-            run(Command::new("cargo").args(["nextest", "run", "--workspace", "--no-fail-fast"]).args(&args[1..]))
+            run(Command::new("cargo")
+                .args(["nextest", "run", "--workspace", "--no-fail-fast"])
+                .args(&args[1..]))
         }
         Some("check-boundaries") => check_boundaries(),
         Some("lint") => {
             run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
-            run(Command::new("cargo").args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
+            run(Command::new("cargo").args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]))
         }
         Some("bench") => bench::main(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [--help]>");
+            eprintln!(
+                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [--help]>"
+            );
             std::process::exit(2);
         }
     }
@@ -64,18 +86,27 @@ fn check_boundaries() -> anyhow::Result<()> {
     for krate in DOMAIN_CRATES {
         for features in [&["--no-default-features"][..], &["--all-features"][..]] {
             let out = Command::new("cargo")
-                .args(["tree", "--quiet", "-p", krate, "-e", "normal", "--prefix", "none", "--format", "{p}"])
+                .args([
+                    "tree", "--quiet", "-p", krate, "-e", "normal", "--prefix", "none", "--format",
+                    "{p}",
+                ])
                 .args(features)
                 .output()
                 .context("running cargo tree")?;
             if !out.status.success() {
-                bail!("cargo tree -p {krate} failed: {}", String::from_utf8_lossy(&out.stderr));
+                bail!(
+                    "cargo tree -p {krate} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
             let tree = String::from_utf8_lossy(&out.stdout);
             for line in tree.lines() {
                 let name = line.split_whitespace().next().unwrap_or("");
                 if FORBIDDEN.contains(&name) {
-                    problems.push(format!("{krate} ({}) depends on {name}", features.join(" ")));
+                    problems.push(format!(
+                        "{krate} ({}) depends on {name}",
+                        features.join(" ")
+                    ));
                 }
             }
         }
@@ -83,8 +114,15 @@ fn check_boundaries() -> anyhow::Result<()> {
     problems.sort();
     problems.dedup();
     if !problems.is_empty() {
-        bail!("domain crates must not depend on adapters:\n  {}", problems.join("\n  "));
+        bail!(
+            "domain crates must not depend on adapters:\n  {}",
+            problems.join("\n  ")
+        );
     }
-    println!("boundaries: {} domain crates free of {}", DOMAIN_CRATES.len(), FORBIDDEN.join(", "));
+    println!(
+        "boundaries: {} domain crates free of {}",
+        DOMAIN_CRATES.len(),
+        FORBIDDEN.join(", ")
+    );
     Ok(())
 }
