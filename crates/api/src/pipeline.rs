@@ -21,6 +21,10 @@ pub struct Invocation {
     /// The Idempotency-Key header, or MCP's `request_id`.
     pub idempotency_key: Option<String>,
     pub args: Args,
+    /// A problem the transport found reading the request (a JSON syntax error, a bad query
+    /// string). It is answered after authentication, like any other input error, so an
+    /// unauthenticated caller learns nothing about the body.
+    pub input_error: Option<ApiError>,
 }
 
 /// A successful answer.
@@ -43,6 +47,19 @@ pub fn check_idempotency_key(key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The claim for an Idempotency-Key: the key and a SHA-256 of the operation and its canonical
+/// arguments.
+fn claim(spec: &crate::op::OpSpec, key: &str, args: &Args) -> ClaimRequest {
+    let mut h = Sha256::new();
+    h.update(spec.id().as_bytes());
+    h.update([0]);
+    h.update(args.canonical().as_bytes());
+    ClaimRequest {
+        key: key.to_owned(),
+        request_hash: h.finalize().into(),
+    }
+}
+
 pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
     let spec = op.spec();
     let bearer = inv
@@ -51,17 +68,16 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
         .ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
     let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
 
+    // A malformed Idempotency-Key claims nothing and is answered after authentication.
+    let mut input_error = inv.input_error;
     let claim_request = match (&inv.idempotency_key, spec.idempotent) {
-        (Some(k), true) => {
-            check_idempotency_key(k)?;
-            let mut h = Sha256::new();
-            h.update(spec.id().as_bytes());
-            h.update([0]);
-            h.update(inv.args.canonical().as_bytes());
-            Some(ClaimRequest {
-                key: k.clone(),
-                request_hash: h.finalize().into(),
-            })
+        (Some(k), true) if input_error.is_none() => {
+            if let Err(e) = check_idempotency_key(k) {
+                input_error = Some(e);
+                None
+            } else {
+                Some(claim(spec, k, &inv.args))
+            }
         }
         _ => None,
     };
@@ -102,6 +118,10 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
             ),
         };
         return release(ApiError::forbidden(message)).await;
+    }
+    if let Some(mut e) = input_error {
+        e.from_input = true;
+        return release(e).await;
     }
     let prepared = match op.prepare(&inv.args) {
         Ok(p) => p,

@@ -137,11 +137,17 @@ async fn run(
                 path.insert(name.to_owned(), Value::String(v.to_owned()));
             }
         }
-        let args = Args {
-            path,
-            query: parse_query(req.query_string(), &route.query_kinds)?,
-            body: parse_json_body(&body)?,
-        };
+        // Reading errors are answered by the pipeline after authentication.
+        let mut input_error = None;
+        let query = parse_query(req.query_string(), &route.query_kinds).unwrap_or_else(|e| {
+            input_error = Some(e);
+            Map::new()
+        });
+        let body = parse_json_body(&body).unwrap_or_else(|e| {
+            input_error.get_or_insert(e);
+            Value::Null
+        });
+        let args = Args { path, query, body };
         let idempotency_key = req
             .headers()
             .get("idempotency-key")
@@ -153,6 +159,7 @@ async fn run(
                 bearer: bearer(&req),
                 idempotency_key,
                 args,
+                input_error,
             },
         )
         .await

@@ -385,6 +385,7 @@ impl Mcp {
                 bearer,
                 idempotency_key: request_id,
                 args,
+                input_error: None,
             },
         )
         .await;
