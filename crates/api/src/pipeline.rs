@@ -60,6 +60,28 @@ fn claim(spec: &crate::op::OpSpec, key: &str, args: &Args) -> ClaimRequest {
     }
 }
 
+/// Stores a success under its key. The effect has happened, so the caller gets its answer
+/// even if storing fails after a retry; the claim then stays "running" and a resend within 10
+/// minutes is answered 409 rather than acting twice.
+async fn store_result(
+    ctx: &Ctx,
+    owner: uuid::Uuid,
+    key: &str,
+    status: u16,
+    body: &serde_json::Value,
+) {
+    for attempt in 1..=2 {
+        match ctx.gate.complete(owner, key, status, body).await {
+            Ok(()) => return,
+            Err(e) => tracing::error!(
+                attempt,
+                error = format!("{e:#}"),
+                "storing an idempotent result failed"
+            ),
+        }
+    }
+}
+
 pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
     let spec = op.spec();
     let bearer = inv
@@ -158,9 +180,7 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
     match result {
         Ok(reply) if (200..300).contains(&reply.status) => {
             if held && let Some(c) = &claim_request {
-                ctx.gate
-                    .complete(owner, &c.key, reply.status, &reply.body)
-                    .await?;
+                store_result(ctx, owner, &c.key, reply.status, &reply.body).await;
             }
             Ok(Outcome {
                 status: reply.status,
