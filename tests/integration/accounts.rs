@@ -44,31 +44,66 @@ fn assert_status(res: &Response, status: u16) {
     assert_eq!(res.status, status, "body: {}", text(res));
 }
 
+/// `"{case}: "`, or nothing without a case: the start of a failure message.
+fn case_prefix(case: &str) -> String {
+    if case.is_empty() {
+        String::new()
+    } else {
+        format!("{case}: ")
+    }
+}
+
 /// 400 invalid_request naming `field`.
 #[track_caller]
 fn assert_invalid(res: &Response, field: &str) {
+    assert_invalid_in("", res, field);
+}
+
+/// [`assert_invalid`] for one case of a table: every failure message starts with `case`.
+#[track_caller]
+fn assert_invalid_in(case: &str, res: &Response, field: &str) {
+    let at = case_prefix(case);
     assert_eq!(
         res.status,
         400,
-        "expected 400 on {field}, body: {}",
+        "{at}expected 400 on {field}, body: {}",
         text(res)
     );
     let v = res.json();
-    assert_eq!(v["code"], "invalid_request", "{v}");
-    assert_eq!(v["field"], field, "{v}");
-    assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    assert_eq!(v["code"], "invalid_request", "{at}{v}");
+    assert_eq!(v["field"], field, "{at}{v}");
+    assert!(
+        v["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{at}{v}"
+    );
 }
 
 /// An error with its status and code.
 #[track_caller]
 fn assert_error(res: &Response, status: u16, code: &str) {
+    assert_error_in("", res, status, code);
+}
+
+/// [`assert_error`] for one case of a table: every failure message starts with `case`.
+#[track_caller]
+fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) {
+    let at = case_prefix(case);
     assert_eq!(
         res.status,
         status,
-        "expected {status} {code}, body: {}",
+        "{at}expected {status} {code}, body: {}",
         text(res)
     );
-    assert_eq!(res.json()["code"], code, "{}", text(res));
+    assert_eq!(res.json()["code"], code, "{at}{}", text(res));
+}
+
+/// POSTs each body to `path` and expects a 400 invalid_request naming the field. A failure names
+/// the path and the body of its case.
+async fn assert_each_invalid(app: &TestApp, key: &str, path: &str, cases: &[(Value, &str)]) {
+    for (body, field) in cases {
+        let res = post(app, key, path, body.clone()).await;
+        assert_invalid_in(&format!("POST {path} {body}"), &res, field);
+    }
 }
 
 async fn accounts(app: &TestApp, agent: &str) -> Vec<Value> {
@@ -202,9 +237,14 @@ fn png_2x1() -> Vec<u8> {
     b
 }
 
-async fn state_changes(app: &TestApp) -> i64 {
-    app.count("SELECT count(*) AS n FROM account_state_changes")
+/// The number of rows of a table.
+async fn rows(app: &TestApp, table: &str) -> i64 {
+    app.count(&format!("SELECT count(*) AS n FROM {table}"))
         .await
+}
+
+async fn state_changes(app: &TestApp) -> i64 {
+    rows(app, "account_state_changes").await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,9 +358,7 @@ async fn add_account_creates_the_code_and_its_first_generation() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let mia = app.persona_id("Mia");
-    let generations = app
-        .count("SELECT count(*) AS n FROM account_generations")
-        .await;
+    let generations = rows(&app, "account_generations").await;
 
     let res = post(
         &app,
@@ -339,11 +377,7 @@ async fn add_account_creates_the_code_and_its_first_generation() {
         is_uuid(&created["slot_id"]) && is_uuid(&created["account_id"]),
         "{created}"
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations")
-            .await,
-        generations + 1
-    );
+    assert_eq!(rows(&app, "account_generations").await, generations + 1);
 
     // The same persona and code again, in any case: 200, created false, the same ids.
     for code in ["tw-t009", "TW-T009"] {
@@ -366,11 +400,7 @@ async fn add_account_creates_the_code_and_its_first_generation() {
             .await,
         1
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations")
-            .await,
-        generations + 1
-    );
+    assert_eq!(rows(&app, "account_generations").await, generations + 1);
 
     // It is listed, warming by default, generation 1.
     let listed = account(&app, "op1", "TW-T009", "threads").await;
@@ -482,184 +512,93 @@ async fn add_account_validates_each_field_at_the_limit_and_one_past() {
     let ok = post(&app, &key, "/accounts", body(json!({"code": forty}))).await;
     assert_status(&ok, 201);
     assert_eq!(ok.json()["code"], forty.to_uppercase());
-    let slots = app.count("SELECT count(*) AS n FROM account_slots").await;
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": format!("tw-{}", "a".repeat(38))})),
-        )
-        .await,
-        "code",
-    );
-    assert_invalid(
-        &post(&app, &key, "/accounts", body(json!({"code": ""}))).await,
-        "code",
-    );
-    assert_invalid(
-        &post(&app, &key, "/accounts", body(json!({}))).await,
-        "code",
-    );
-
-    // Codes have no blanks inside; surrounding blanks are trimmed.
-    assert_invalid(
-        &post(&app, &key, "/accounts", body(json!({"code": "TW T030"}))).await,
-        "code",
-    );
-    assert_invalid(
-        &post(&app, &key, "/accounts", body(json!({"code": "   "}))).await,
-        "code",
-    );
-
-    // market: 2 letters of a known market.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-M001", "market": "XX"})),
-        )
-        .await,
-        "market",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-M001", "market": "TWN"})),
-        )
-        .await,
-        "market",
-    );
-
-    // state: only warming or active.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-S001", "state": "banned"})),
-        )
-        .await,
-        "state",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-S001", "state": "restored"})),
-        )
-        .await,
-        "state",
-    );
-
-    // platform: the closed list; persona_id: a uuid, required.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-P001", "platform": "myspace"})),
-        )
-        .await,
-        "platform",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            json!({"code": "TW-P001", "persona_id": mia}),
-        )
-        .await,
-        "platform",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            json!({"code": "TW-P001", "platform": "threads"}),
-        )
-        .await,
-        "persona_id",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            json!({"code": "TW-P001", "platform": "threads", "persona_id": "mia"}),
-        )
-        .await,
-        "persona_id",
-    );
-
-    // handle: up to 100 characters, the leading @ not counted.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-H001", "handle": "h".repeat(101)})),
-        )
-        .await,
-        "handle",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/accounts",
-            body(json!({"code": "TW-H001", "handle": format!("@{}", "h".repeat(101))})),
-        )
-        .await,
-        "handle",
-    );
-
-    // onboarded_at: a date.
-    for bad in [
-        "21/11/2026",
-        "2026-02-30",
-        "2026-11-21T00:00:00Z",
-        "yesterday",
-    ] {
-        assert_invalid(
-            &post(
-                &app,
-                &key,
-                "/accounts",
-                body(json!({"code": "TW-O001", "onboarded_at": bad})),
-            )
-            .await,
-            "onboarded_at",
-        );
-    }
+    let slots = rows(&app, "account_slots").await;
+    assert_each_invalid(
+        &app,
+        &key,
+        "/accounts",
+        &[
+            (
+                body(json!({"code": format!("tw-{}", "a".repeat(38))})),
+                "code",
+            ),
+            (body(json!({"code": ""})), "code"),
+            (body(json!({})), "code"),
+            // Codes have no blanks inside; surrounding blanks are trimmed.
+            (body(json!({"code": "TW T030"})), "code"),
+            (body(json!({"code": "   "})), "code"),
+            // market: 2 letters of a known market.
+            (body(json!({"code": "TW-M001", "market": "XX"})), "market"),
+            (body(json!({"code": "TW-M001", "market": "TWN"})), "market"),
+            // state: only warming or active.
+            (body(json!({"code": "TW-S001", "state": "banned"})), "state"),
+            (
+                body(json!({"code": "TW-S001", "state": "restored"})),
+                "state",
+            ),
+            // platform: the closed list; persona_id: a uuid, required.
+            (
+                body(json!({"code": "TW-P001", "platform": "myspace"})),
+                "platform",
+            ),
+            (json!({"code": "TW-P001", "persona_id": mia}), "platform"),
+            (
+                json!({"code": "TW-P001", "platform": "threads"}),
+                "persona_id",
+            ),
+            (
+                json!({"code": "TW-P001", "platform": "threads", "persona_id": "mia"}),
+                "persona_id",
+            ),
+            // handle: up to 100 characters, the leading @ not counted.
+            (
+                body(json!({"code": "TW-H001", "handle": "h".repeat(101)})),
+                "handle",
+            ),
+            (
+                body(json!({"code": "TW-H001", "handle": format!("@{}", "h".repeat(101))})),
+                "handle",
+            ),
+            // onboarded_at: a date.
+            (
+                body(json!({"code": "TW-O001", "onboarded_at": "21/11/2026"})),
+                "onboarded_at",
+            ),
+            (
+                body(json!({"code": "TW-O001", "onboarded_at": "2026-02-30"})),
+                "onboarded_at",
+            ),
+            (
+                body(json!({"code": "TW-O001", "onboarded_at": "2026-11-21T00:00:00Z"})),
+                "onboarded_at",
+            ),
+            (
+                body(json!({"code": "TW-O001", "onboarded_at": "yesterday"})),
+                "onboarded_at",
+            ),
+        ],
+    )
+    .await;
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots").await,
+        rows(&app, "account_slots").await,
         slots,
         "a refused request created something"
     );
 
-    let h100 = post(
-        &app,
-        &key,
-        "/accounts",
-        body(json!({"code": "TW-H001", "handle": "h".repeat(100)})),
-    )
-    .await;
-    assert_status(&h100, 201);
-    let h100at = post(
-        &app,
-        &key,
-        "/accounts",
-        body(json!({"code": "TW-H002", "handle": format!("@{}", "h".repeat(100))})),
-    )
-    .await;
-    assert_status(&h100at, 201);
+    // At the limits: accepted.
+    for (code, handle) in [
+        ("TW-H001", "h".repeat(100)),
+        ("TW-H002", format!("@{}", "h".repeat(100))),
+    ] {
+        let res = post(
+            &app,
+            &key,
+            "/accounts",
+            body(json!({"code": code, "handle": handle})),
+        )
+        .await;
+        assert_eq!(res.status, 201, "{code} {handle}: {}", text(&res));
+    }
     let listed = accounts(&app, "op1").await;
     for code in ["TW-H001", "TW-H002"] {
         let a = listed.iter().find(|a| a["code"] == code).unwrap();
@@ -685,73 +624,39 @@ async fn add_account_refuses_codes_and_personas_of_others() {
     let leo = app.persona_id("Leo");
     let yui = app.persona_id("Yui");
     let zoe = app.persona_id("Zoe");
-    let slots = app.count("SELECT count(*) AS n FROM account_slots").await;
+    let slots = rows(&app, "account_slots").await;
 
-    // A code owned by another persona: 422 rejected.
-    let taken = post(
-        &app,
-        &app.agent_key("op2"),
-        "/accounts",
-        json!({"persona_id": leo, "platform": "threads", "code": "TW-T001"}),
-    )
-    .await;
-    assert_error(&taken, 422, "rejected");
-    // The same in another workspace of the same organization: codes are the organization's.
-    let taken_jp = post(
-        &app,
-        &app.agent_key("jp1"),
-        "/accounts",
-        json!({"persona_id": yui, "platform": "instagram", "code": "tw-i001"}),
-    )
-    .await;
-    assert_error(&taken_jp, 422, "rejected");
-    // Even the agent's own persona cannot take over another persona's code.
-    let other_persona = post(
-        &app,
-        &app.agent_key("op1"),
-        "/accounts",
-        json!({"persona_id": mia, "platform": "threads", "code": "TW-T002"}),
-    )
-    .await;
-    assert_error(&other_persona, 422, "rejected");
-
-    // A persona of another agent in the same workspace: 403.
-    let not_yours = post(
-        &app,
-        &app.agent_key("op2"),
-        "/accounts",
-        json!({"persona_id": mia, "platform": "threads", "code": "TW-T050"}),
-    )
-    .await;
-    assert_error(&not_yours, 403, "forbidden");
-    // A persona of another workspace or organization, or none at all: 404.
-    for (agent, persona) in [
-        ("jp1", mia),
-        ("other1", mia),
-        ("op1", zoe),
-        ("op1", yui),
-        ("op1", Uuid::new_v4()),
+    for (agent, persona, platform, code, status, error) in [
+        // A code owned by another persona: 422 rejected.
+        ("op2", leo, "threads", "TW-T001", 422, "rejected"),
+        // The same in another workspace of the same organization: codes are the organization's.
+        ("jp1", yui, "instagram", "tw-i001", 422, "rejected"),
+        // Even the agent's own persona cannot take over another persona's code.
+        ("op1", mia, "threads", "TW-T002", 422, "rejected"),
+        // A persona of another agent in the same workspace: 403.
+        ("op2", mia, "threads", "TW-T050", 403, "forbidden"),
+        // A persona of another workspace or organization, or none at all: 404.
+        ("jp1", mia, "threads", "TW-T050", 404, "not_found"),
+        ("other1", mia, "threads", "TW-T050", 404, "not_found"),
+        ("op1", zoe, "threads", "TW-T050", 404, "not_found"),
+        ("op1", yui, "threads", "TW-T050", 404, "not_found"),
+        (
+            "op1",
+            Uuid::new_v4(),
+            "threads",
+            "TW-T050",
+            404,
+            "not_found",
+        ),
+        // A community agent lacks accounts:write.
+        ("bot", mia, "threads", "TW-T050", 403, "forbidden"),
     ] {
-        let res = post(
-            &app,
-            &app.agent_key(agent),
-            "/accounts",
-            json!({"persona_id": persona, "platform": "threads", "code": "TW-T050"}),
-        )
-        .await;
-        assert_error(&res, 404, "not_found");
+        let body = json!({"persona_id": persona, "platform": platform, "code": code});
+        let res = post(&app, &app.agent_key(agent), "/accounts", body.clone()).await;
+        assert_error_in(&format!("{agent} adds {body}"), &res, status, error);
     }
-    // A community agent lacks accounts:write.
-    let bot = post(
-        &app,
-        &app.agent_key("bot"),
-        "/accounts",
-        json!({"persona_id": mia, "platform": "threads", "code": "TW-T050"}),
-    )
-    .await;
-    assert_error(&bot, 403, "forbidden");
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots").await,
+        rows(&app, "account_slots").await,
         slots,
         "a refused request created something"
     );
@@ -812,9 +717,7 @@ async fn add_account_replays_the_first_result_for_the_same_idempotency_key() {
 #[tokio::test(flavor = "multi_thread")]
 async fn reporting_a_ban_opens_a_decision_and_no_new_generation() {
     let app = spawn_app().await;
-    let generations = app
-        .count("SELECT count(*) AS n FROM account_generations")
-        .await;
+    let generations = rows(&app, "account_generations").await;
     let (slot, gen_id) = tenant_account(&app, "Mia", "TW-T001");
 
     let res = report(&app, "op1", "TW-T001", json!({"state": "banned", "reason": "Violated community guidelines", "occurred_at": "2026-11-21 10:00"})).await;
@@ -848,11 +751,7 @@ async fn reporting_a_ban_opens_a_decision_and_no_new_generation() {
     );
 
     // No new generation: the same live account, now banned.
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations")
-            .await,
-        generations
-    );
+    assert_eq!(rows(&app, "account_generations").await, generations);
     let listed = account(&app, "op1", "TW-T001", "threads").await;
     assert_eq!(listed["generation"], 1);
     assert_eq!(listed["state"], "banned");
@@ -888,7 +787,7 @@ async fn reporting_a_ban_opens_a_decision_and_no_new_generation() {
         a["decision"].is_null() || a["decision"]["id"] == decision_id.as_str(),
         "{a}"
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM decisions").await, 1);
+    assert_eq!(rows(&app, "decisions").await, 1);
     assert_eq!(
         app.count(&format!(
             "SELECT count(*) AS n FROM account_state_changes WHERE generation_id = '{gen_id}'"
@@ -896,11 +795,7 @@ async fn reporting_a_ban_opens_a_decision_and_no_new_generation() {
         .await,
         1
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations")
-            .await,
-        generations
-    );
+    assert_eq!(rows(&app, "account_generations").await, generations);
 
     // restored leads back to active, without a reason and without a decision.
     let restored = report(
@@ -916,16 +811,12 @@ async fn reporting_a_ban_opens_a_decision_and_no_new_generation() {
     assert_eq!(r["previous_state"], "banned");
     assert_eq!(r["state"], "active");
     assert!(r["decision"].is_null(), "{r}");
-    assert_eq!(app.count("SELECT count(*) AS n FROM decisions").await, 1);
+    assert_eq!(rows(&app, "decisions").await, 1);
     assert_eq!(
         account(&app, "op1", "TW-T001", "threads").await["state"],
         "active"
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations")
-            .await,
-        generations
-    );
+    assert_eq!(rows(&app, "account_generations").await, generations);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -966,7 +857,7 @@ async fn quarantine_pause_and_warming_change_the_state_without_a_decision() {
             to
         );
     }
-    assert_eq!(app.count("SELECT count(*) AS n FROM decisions").await, 0);
+    assert_eq!(rows(&app, "decisions").await, 0);
     assert_eq!(state_changes(&app).await, 4);
     // Warming an account that is warming: unchanged.
     let same = report(
@@ -991,11 +882,12 @@ async fn a_reason_is_required_for_banned_quarantined_and_paused_only() {
             if !reason.is_null() {
                 body["reason"] = reason;
             }
-            assert_invalid(&report(&app, "op1", "TW-T001", body).await, "reason");
+            let res = report(&app, "op1", "TW-T001", body.clone()).await;
+            assert_invalid_in(&body.to_string(), &res, "reason");
         }
     }
     assert_eq!(state_changes(&app).await, 0);
-    assert_eq!(app.count("SELECT count(*) AS n FROM decisions").await, 0);
+    assert_eq!(rows(&app, "decisions").await, 0);
     assert_eq!(
         account(&app, "op1", "TW-T001", "threads").await["state"],
         "active"
@@ -1065,7 +957,7 @@ async fn occurred_at_takes_iso_with_a_zone_or_market_local_time() {
     let changes = state_changes(&app).await;
     let forty_one = "   2026-11-21T14:00:00.000000000+08:00   ";
     assert_eq!(forty_one.chars().count(), 41);
-    for bad in [
+    let mut refused: Vec<(Value, &str)> = [
         "2026-11-21T10:00:00",
         "2026-11-21",
         "2026-11-21 10",
@@ -1073,22 +965,18 @@ async fn occurred_at_takes_iso_with_a_zone_or_market_local_time() {
         "",
         forty_one,
         "2026-11-21 25:00",
-    ] {
-        assert_invalid(
-            &report(
-                &app,
-                "op1",
-                "TW-I001",
-                json!({"state": "warming", "occurred_at": bad}),
-            )
-            .await,
+    ]
+    .into_iter()
+    .map(|bad| {
+        (
+            json!({"state": "warming", "occurred_at": bad}),
             "occurred_at",
-        );
-    }
-    assert_invalid(
-        &report(&app, "op1", "TW-I001", json!({"state": "warming"})).await,
-        "occurred_at",
-    );
+        )
+    })
+    .collect();
+    refused.push((json!({"state": "warming"}), "occurred_at"));
+    let op1 = app.agent_key("op1");
+    assert_each_invalid(&app, &op1, "/accounts/TW-I001/state", &refused).await;
     assert_eq!(state_changes(&app).await, changes);
 
     // Market-local time is the account's market: 10:00 in Tokyo is 01:00Z.
@@ -1110,87 +998,65 @@ async fn occurred_at_takes_iso_with_a_zone_or_market_local_time() {
 #[tokio::test(flavor = "multi_thread")]
 async fn state_reports_validate_state_reason_and_origin() {
     let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
     let at = "2026-11-21 10:00";
-    // reason: up to 1000 characters.
-    assert_invalid(
-        &report(
-            &app,
-            "op1",
-            "TW-T001",
-            json!({"state": "paused", "reason": "r".repeat(1001), "occurred_at": at}),
-        )
-        .await,
-        "reason",
-    );
-    // state: the five report values only.
-    for bad in [
-        json!("deleted"),
-        json!("active"),
-        json!("replaced"),
-        json!(""),
-        json!(1),
-    ] {
-        assert_invalid(
-            &report(
-                &app,
-                "op1",
-                "TW-T001",
-                json!({"state": bad, "reason": "r", "occurred_at": at}),
-            )
-            .await,
-            "state",
-        );
-    }
-    assert_invalid(
-        &report(
-            &app,
-            "op1",
-            "TW-T001",
-            json!({"reason": "r", "occurred_at": at}),
-        )
-        .await,
-        "state",
-    );
-    // origin.platform: a closed list, required in an origin.
-    assert_invalid(
-        &report(
-            &app,
-            "op1",
-            "TW-T001",
-            json!({"state": "warming", "occurred_at": at, "origin": {"platform": "slack"}}),
-        )
-        .await,
-        "origin.platform",
-    );
-    assert_invalid(
-        &report(
-            &app,
-            "op1",
-            "TW-T001",
-            json!({"state": "warming", "occurred_at": at, "origin": {"requester": "ann"}}),
-        )
-        .await,
-        "origin.platform",
-    );
-    // origin.requester up to 80, gateway/channel/thread up to 200.
-    assert_invalid(
-        &report(&app, "op1", "TW-T001", json!({"state": "warming", "occurred_at": at, "origin": {"platform": "cli", "requester": "q".repeat(81)}})).await,
-        "origin.requester",
-    );
-    for field in ["gateway", "channel", "thread"] {
+    let origin = |field: &str, value: Value| {
         let mut origin = json!({"platform": "cli"});
-        origin[field] = json!("g".repeat(201));
-        assert_invalid(
-            &report(
-                &app,
-                "op1",
-                "TW-T001",
-                json!({"state": "warming", "occurred_at": at, "origin": origin}),
-            )
-            .await,
-            &format!("origin.{field}"),
-        );
-    }
+        origin[field] = value;
+        json!({"state": "warming", "occurred_at": at, "origin": origin})
+    };
+    assert_each_invalid(
+        &app,
+        &op1,
+        "/accounts/TW-T001/state",
+        &[
+            // reason: up to 1000 characters.
+            (
+                json!({"state": "paused", "reason": "r".repeat(1001), "occurred_at": at}),
+                "reason",
+            ),
+            // state: the five report values only.
+            (
+                json!({"state": "deleted", "reason": "r", "occurred_at": at}),
+                "state",
+            ),
+            (
+                json!({"state": "active", "reason": "r", "occurred_at": at}),
+                "state",
+            ),
+            (
+                json!({"state": "replaced", "reason": "r", "occurred_at": at}),
+                "state",
+            ),
+            (
+                json!({"state": "", "reason": "r", "occurred_at": at}),
+                "state",
+            ),
+            (
+                json!({"state": 1, "reason": "r", "occurred_at": at}),
+                "state",
+            ),
+            (json!({"reason": "r", "occurred_at": at}), "state"),
+            // origin.platform: a closed list, required in an origin.
+            (
+                json!({"state": "warming", "occurred_at": at, "origin": {"platform": "slack"}}),
+                "origin.platform",
+            ),
+            (
+                json!({"state": "warming", "occurred_at": at, "origin": {"requester": "ann"}}),
+                "origin.platform",
+            ),
+            // origin.requester up to 80, gateway/channel/thread up to 200.
+            (
+                origin("requester", json!("q".repeat(81))),
+                "origin.requester",
+            ),
+            (origin("gateway", json!("g".repeat(201))), "origin.gateway"),
+            (origin("channel", json!("g".repeat(201))), "origin.channel"),
+            (origin("thread", json!("g".repeat(201))), "origin.thread"),
+        ],
+    )
+    .await;
     assert_eq!(state_changes(&app).await, 0);
     assert_eq!(
         account(&app, "op1", "TW-T001", "threads").await["state"],
@@ -1267,48 +1133,28 @@ async fn the_code_in_the_path_is_a_current_or_legacy_code_of_the_agents_own_acco
     assert_eq!(lower.json()["code"], "TW-T001");
     assert_eq!(lower.json()["result"], "changed");
 
-    // Unknown codes, a code on another platform, a bad platform.
-    assert_error(
-        &report(&app, "op1", "TW-X999", warming.clone()).await,
-        404,
-        "not_found",
-    );
-    assert_error(
-        &report(&app, "op1", "TW-T001?platform=tiktok", warming.clone()).await,
-        404,
-        "not_found",
-    );
-    assert_invalid(
-        &report(&app, "op1", "TW-T001?platform=myspace", warming.clone()).await,
-        "platform",
-    );
-    assert_invalid(
-        &report(&app, "op1", &"A".repeat(41), warming.clone()).await,
-        "code",
-    );
-
-    // Another agent's account in the same workspace: 403.
-    assert_error(
-        &report(&app, "op2", "TW-I001", warming.clone()).await,
-        403,
-        "forbidden",
-    );
-    assert_error(
-        &report(&app, "op2", "OLD1?platform=tiktok", warming.clone()).await,
-        403,
-        "forbidden",
-    );
-    // Another workspace: 404, even for a code that exists in the organization.
-    assert_error(
-        &report(&app, "jp1", "TW-T001", warming.clone()).await,
-        404,
-        "not_found",
-    );
-    assert_error(
-        &report(&app, "op1", "JP-T001", warming.clone()).await,
-        404,
-        "not_found",
-    );
+    // A bad platform, a code too long.
+    for (code, field) in [
+        ("TW-T001?platform=myspace".to_owned(), "platform"),
+        ("A".repeat(41), "code"),
+    ] {
+        let res = report(&app, "op1", &code, warming.clone()).await;
+        assert_invalid_in(&format!("op1 reports on {code}"), &res, field);
+    }
+    for (agent, code, status, error) in [
+        // Unknown codes, a code on another platform.
+        ("op1", "TW-X999", 404, "not_found"),
+        ("op1", "TW-T001?platform=tiktok", 404, "not_found"),
+        // Another agent's account in the same workspace: 403.
+        ("op2", "TW-I001", 403, "forbidden"),
+        ("op2", "OLD1?platform=tiktok", 403, "forbidden"),
+        // Another workspace: 404, even for a code that exists in the organization.
+        ("jp1", "TW-T001", 404, "not_found"),
+        ("op1", "JP-T001", 404, "not_found"),
+    ] {
+        let res = report(&app, agent, code, warming.clone()).await;
+        assert_error_in(&format!("{agent} reports on {code}"), &res, status, error);
+    }
     // Another organization's same code resolves to its own account.
     let other = report(
         &app,
@@ -1484,7 +1330,7 @@ async fn set_avatar_refuses_what_is_not_a_jpeg_png_or_webp_image() {
         "data:image/png;base64".to_owned(),
     ] {
         let res = avatar(&app, "op1", "TW-T001", &data).await;
-        assert_invalid(&res, "data");
+        assert_invalid_in(&format!("data {data:?}"), &res, "data");
     }
     assert_invalid(
         &post(
@@ -1535,34 +1381,24 @@ async fn set_avatar_takes_five_megabytes_and_not_one_byte_more() {
 async fn set_avatar_follows_the_code_lookup_rules() {
     let app = spawn_app().await;
     let png = b64(PNG_1X1);
-    assert_error(
-        &avatar(&app, "op1", "OLD1", &png).await,
-        409,
-        "ambiguous_code",
-    );
+    for (agent, code, status, error) in [
+        ("op1", "OLD1", 409, "ambiguous_code"),
+        ("op1", "TW-X999", 404, "not_found"),
+        ("op2", "TW-T001", 403, "forbidden"),
+        ("jp1", "TW-T001", 404, "not_found"),
+        ("bot", "TW-T001", 403, "forbidden"),
+    ] {
+        let res = avatar(&app, agent, code, &png).await;
+        assert_error_in(
+            &format!("{agent} sets the avatar of {code}"),
+            &res,
+            status,
+            error,
+        );
+    }
     let tiktok = avatar(&app, "op1", "old1?platform=tiktok", &png).await;
     assert_status(&tiktok, 200);
     assert_eq!(tiktok.json()["avatar"]["code"], "TW-L002");
-    assert_error(
-        &avatar(&app, "op1", "TW-X999", &png).await,
-        404,
-        "not_found",
-    );
-    assert_error(
-        &avatar(&app, "op2", "TW-T001", &png).await,
-        403,
-        "forbidden",
-    );
-    assert_error(
-        &avatar(&app, "jp1", "TW-T001", &png).await,
-        404,
-        "not_found",
-    );
-    assert_error(
-        &avatar(&app, "bot", "TW-T001", &png).await,
-        403,
-        "forbidden",
-    );
     let other = avatar(&app, "other1", "TW-T001", &png).await;
     assert_status(&other, 200);
     let (zoe_slot, _) = tenant_account(&app, "Zoe", "TW-T001");
@@ -1622,13 +1458,13 @@ async fn heartbeat_records_a_run_and_the_same_run_id_updates_it() {
         .await,
         1
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
 
     // An empty round is recorded too.
     let empty = post(&app, &key, "/heartbeat", json!({"run_id": "round-2"})).await;
     assert_status(&empty, 200);
     assert_ne!(empty.json()["run"]["id"], id.as_str());
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 2);
+    assert_eq!(rows(&app, "agent_runs").await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1687,51 +1523,33 @@ async fn heartbeat_run_ids_belong_to_each_agent() {
 async fn heartbeat_validates_run_id_summary_and_counters() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    for (name, value) in [
-        ("drafts", json!(-1)),
-        ("posts", json!(1.5)),
-        ("x", json!("3")),
-        ("y", json!(null)),
-    ] {
-        let res = post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": {name: value}}),
-        )
-        .await;
-        assert_invalid(&res, &format!("counts.{name}"));
-    }
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": [1, 2]}),
-        )
-        .await,
-        "counts",
-    );
-    assert_invalid(
-        &post(&app, &key, "/heartbeat", json!({"run_id": "r".repeat(121)})).await,
-        "run_id",
-    );
-    assert_invalid(
-        &post(&app, &key, "/heartbeat", json!({"run_id": ""})).await,
-        "run_id",
-    );
-    assert_invalid(&post(&app, &key, "/heartbeat", json!({})).await, "run_id");
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "summary": "s".repeat(2001)}),
-        )
-        .await,
-        "summary",
-    );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_each_invalid(
+        &app,
+        &key,
+        "/heartbeat",
+        &[
+            (
+                json!({"run_id": "r", "counts": {"drafts": -1}}),
+                "counts.drafts",
+            ),
+            (
+                json!({"run_id": "r", "counts": {"posts": 1.5}}),
+                "counts.posts",
+            ),
+            (json!({"run_id": "r", "counts": {"x": "3"}}), "counts.x"),
+            (json!({"run_id": "r", "counts": {"y": null}}), "counts.y"),
+            (json!({"run_id": "r", "counts": [1, 2]}), "counts"),
+            (json!({"run_id": "r".repeat(121)}), "run_id"),
+            (json!({"run_id": ""}), "run_id"),
+            (json!({}), "run_id"),
+            (
+                json!({"run_id": "r", "summary": "s".repeat(2001)}),
+                "summary",
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 
     let ok = post(
         &app,
@@ -1755,57 +1573,28 @@ async fn heartbeat_takes_at_most_a_hundred_counters_of_short_names() {
             .collect::<serde_json::Map<_, _>>()
             .into()
     };
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": many(101)}),
-        )
-        .await,
-        "counts",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": {"n".repeat(65): 1}}),
-        )
-        .await,
-        "counts",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": {"": 1}}),
-        )
-        .await,
-        "counts",
-    );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
-    assert_status(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "r", "counts": many(100)}),
-        )
-        .await,
-        200,
-    );
-    assert_status(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "s", "counts": {"n".repeat(64): 1}}),
-        )
-        .await,
-        200,
-    );
+    assert_each_invalid(
+        &app,
+        &key,
+        "/heartbeat",
+        &[
+            (json!({"run_id": "r", "counts": many(101)}), "counts"),
+            (
+                json!({"run_id": "r", "counts": {"n".repeat(65): 1}}),
+                "counts",
+            ),
+            (json!({"run_id": "r", "counts": {"": 1}}), "counts"),
+        ],
+    )
+    .await;
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+    for body in [
+        json!({"run_id": "r", "counts": many(100)}),
+        json!({"run_id": "s", "counts": {"n".repeat(64): 1}}),
+    ] {
+        let res = post(&app, &key, "/heartbeat", body.clone()).await;
+        assert_eq!(res.status, 200, "{body}: {}", text(&res));
+    }
     assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs WHERE run_id = 'r' AND (SELECT count(*) FROM jsonb_object_keys(counts)) = 100").await, 1);
 }
 
@@ -1816,93 +1605,71 @@ async fn text_limits_count_characters_not_bytes() {
     let key = app.agent_key("op1");
     let mia = app.persona_id("Mia");
     let at = "2026-11-21 10:00";
-    // reason: 1000 characters of three bytes each.
-    assert_invalid(
-        &report(
-            &app,
-            "op1",
-            "TW-T001",
+    let (t001, i001) = ("/accounts/TW-T001/state", "/accounts/TW-I001/state");
+    let requester = |n: usize| {
+        json!({"state": "warming", "occurred_at": at,
+               "origin": {"platform": "feishu", "requester": "張".repeat(n)}})
+    };
+    // One character past each limit: refused.
+    for (path, body, field) in [
+        // reason: 1000 characters of three bytes each.
+        (
+            t001,
             json!({"state": "paused", "reason": "禁".repeat(1001), "occurred_at": at}),
-        )
-        .await,
-        "reason",
-    );
-    let ok = report(
-        &app,
-        "op1",
-        "TW-T001",
-        json!({"state": "paused", "reason": "禁".repeat(1000), "occurred_at": at}),
-    )
-    .await;
-    assert_status(&ok, 200);
-    // handle: 100 characters.
-    assert_invalid(
-        &post(&app, &key, "/accounts", json!({"persona_id": mia, "platform": "x", "code": "TW-X100", "handle": "美".repeat(101)})).await,
-        "handle",
-    );
-    let ok = post(
-        &app,
-        &key,
-        "/accounts",
-        json!({"persona_id": mia, "platform": "x", "code": "TW-X100", "handle": "美".repeat(100)}),
-    )
-    .await;
-    assert_status(&ok, 201);
-    // code: 40 characters.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
+            "reason",
+        ),
+        // handle: 100 characters.
+        (
+            "/accounts",
+            json!({"persona_id": mia, "platform": "x", "code": "TW-X100", "handle": "美".repeat(101)}),
+            "handle",
+        ),
+        // code: 40 characters.
+        (
             "/accounts",
             json!({"persona_id": mia, "platform": "x", "code": "碼".repeat(41)}),
-        )
-        .await,
-        "code",
-    );
-    let ok = post(
-        &app,
-        &key,
-        "/accounts",
-        json!({"persona_id": mia, "platform": "x", "code": "碼".repeat(40)}),
-    )
-    .await;
-    assert_status(&ok, 201);
-    // heartbeat: run_id 120, summary 2000.
-    assert_invalid(
-        &post(
-            &app,
-            &key,
-            "/heartbeat",
-            json!({"run_id": "輪".repeat(121)}),
-        )
-        .await,
-        "run_id",
-    );
-    assert_invalid(
-        &post(
-            &app,
-            &key,
+            "code",
+        ),
+        // heartbeat: run_id 120, summary 2000.
+        ("/heartbeat", json!({"run_id": "輪".repeat(121)}), "run_id"),
+        (
             "/heartbeat",
             json!({"run_id": "r", "summary": "說".repeat(2001)}),
-        )
-        .await,
-        "summary",
-    );
-    let ok = post(
-        &app,
-        &key,
-        "/heartbeat",
-        json!({"run_id": "輪".repeat(120), "summary": "說".repeat(2000)}),
-    )
-    .await;
-    assert_status(&ok, 200);
-    // origin.requester: 80 characters.
-    assert_invalid(
-        &report(&app, "op1", "TW-I001", json!({"state": "warming", "occurred_at": at, "origin": {"platform": "feishu", "requester": "張".repeat(81)}})).await,
-        "origin.requester",
-    );
-    let ok = report(&app, "op1", "TW-I001", json!({"state": "warming", "occurred_at": at, "origin": {"platform": "feishu", "requester": "張".repeat(80)}})).await;
-    assert_status(&ok, 200);
+            "summary",
+        ),
+        // origin.requester: 80 characters.
+        (i001, requester(81), "origin.requester"),
+    ] {
+        let res = post(&app, &key, path, body.clone()).await;
+        assert_invalid_in(&format!("POST {path} {body}"), &res, field);
+    }
+    // At each limit: accepted.
+    for (path, body, status) in [
+        (
+            t001,
+            json!({"state": "paused", "reason": "禁".repeat(1000), "occurred_at": at}),
+            200,
+        ),
+        (
+            "/accounts",
+            json!({"persona_id": mia, "platform": "x", "code": "TW-X100", "handle": "美".repeat(100)}),
+            201,
+        ),
+        (
+            "/accounts",
+            json!({"persona_id": mia, "platform": "x", "code": "碼".repeat(40)}),
+            201,
+        ),
+        (
+            "/heartbeat",
+            json!({"run_id": "輪".repeat(120), "summary": "說".repeat(2000)}),
+            200,
+        ),
+        (i001, requester(80), 200),
+    ] {
+        let res = post(&app, &key, path, body.clone()).await;
+        assert_eq!(res.status, status, "POST {path} {body}: {}", text(&res));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2062,10 +1829,8 @@ async fn work_today_takes_a_market_date() {
         "today",
         "",
     ] {
-        assert_invalid(
-            &get(&app, &key, &format!("/work/today?date={bad}")).await,
-            "date",
-        );
+        let res = get(&app, &key, &format!("/work/today?date={bad}")).await;
+        assert_invalid_in(&format!("date {bad:?}"), &res, "date");
     }
     // Every market gets the same explicit date.
     let jp = get(&app, &app.agent_key("jp1"), "/work/today?date=2026-12-01")

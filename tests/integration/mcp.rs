@@ -29,12 +29,7 @@ async fn rpc(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
         &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
     )
     .await;
-    assert_eq!(
-        res.status,
-        200,
-        "{method}: {}",
-        String::from_utf8_lossy(&res.body)
-    );
+    assert_eq!(res.status, 200, "{method}: {}", text(&res));
     assert!(
         res.header("content-type")
             .is_some_and(|v| v.starts_with("application/json")),
@@ -76,16 +71,36 @@ async fn call_result(app: &TestApp, key: &str, name: &str, arguments: Value) -> 
     result
 }
 
+/// `report_account_state` that must succeed as a tool result; returns `result`.
+async fn report_state(app: &TestApp, key: &str, arguments: Value) -> Value {
+    call_result(app, key, "report_account_state", arguments).await
+}
+
 /// A JSON-RPC error answer: checks the code and that there is no result.
 fn assert_rpc_error(msg: &Value, code: i64) {
-    assert!(msg.get("result").is_none(), "expected an error: {msg}");
-    assert_eq!(msg["error"]["code"], code, "{msg}");
+    assert_rpc_error_in("", msg, code);
+}
+
+/// [`assert_rpc_error`] for one case of a table: every failure message starts with `case`.
+fn assert_rpc_error_in(case: &str, msg: &Value, code: i64) {
+    let at = if case.is_empty() {
+        String::new()
+    } else {
+        format!("{case}: ")
+    };
+    assert!(msg.get("result").is_none(), "{at}expected an error: {msg}");
+    assert_eq!(msg["error"]["code"], code, "{at}{msg}");
     assert!(
         msg["error"]["message"]
             .as_str()
             .is_some_and(|m| !m.is_empty()),
-        "{msg}"
+        "{at}{msg}"
     );
+}
+
+/// The body of a response as text, for failure messages.
+fn text(res: &Response) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&res.body)
 }
 
 /// Tool names in a `tools/list` result.
@@ -160,60 +175,16 @@ async fn initialize_answers_2025_06_18_with_tools_and_server_info() {
 async fn notifications_and_client_responses_get_202_without_a_body() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let initialized = post(
-        &app,
-        &key,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-    assert_eq!(
-        initialized.status,
-        202,
-        "{}",
-        String::from_utf8_lossy(&initialized.body)
-    );
-    assert!(
-        initialized.body.is_empty(),
-        "{:?}",
-        String::from_utf8_lossy(&initialized.body)
-    );
-
-    let cancelled = post(
-        &app,
-        &key,
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
-    )
-    .await;
-    assert_eq!(cancelled.status, 202);
-    assert!(cancelled.body.is_empty());
-
-    let response = post(
-        &app,
-        &key,
-        &json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
-    )
-    .await;
-    assert_eq!(
-        response.status,
-        202,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    assert!(response.body.is_empty());
-
-    let error = post(
-        &app,
-        &key,
-        &json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no"}}),
-    )
-    .await;
-    assert_eq!(
-        error.status,
-        202,
-        "{}",
-        String::from_utf8_lossy(&error.body)
-    );
-    assert!(error.body.is_empty());
+    for message in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no"}}),
+    ] {
+        let res = post(&app, &key, &message).await;
+        assert_eq!(res.status, 202, "{message}: {}", text(&res));
+        assert!(res.body.is_empty(), "{message}: {:?}", text(&res));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -301,38 +272,20 @@ async fn an_operator_lists_the_six_tools_with_self_contained_schemas() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_community_agent_and_a_personal_key_see_none_of_the_account_tools() {
     let app = spawn_app().await;
-    let bot = rpc(&app, &app.agent_key("bot"), "tools/list", json!({})).await;
-    assert!(bot["result"]["tools"].is_array(), "{bot}");
-    let names = tool_names(&bot);
-    for t in SLICE_TOOLS {
-        assert!(
-            !names.iter().any(|n| n == t),
-            "community sees {t}: {names:?}"
-        );
-    }
-    let ann = rpc(
-        &app,
-        &app.personal_key("ann@acme.test"),
-        "tools/list",
-        json!({}),
-    )
-    .await;
-    assert!(ann["result"]["tools"].is_array(), "{ann}");
-    let names = tool_names(&ann);
-    for t in SLICE_TOOLS {
-        assert!(
-            !names.iter().any(|n| n == t),
-            "a personal key sees {t}: {names:?}"
-        );
+    let ann = app.personal_key("ann@acme.test");
+    for (who, key) in [
+        ("community", app.agent_key("bot")),
+        ("a personal key", ann.clone()),
+    ] {
+        let msg = rpc(&app, &key, "tools/list", json!({})).await;
+        assert!(msg["result"]["tools"].is_array(), "{who}: {msg}");
+        let names = tool_names(&msg);
+        for t in SLICE_TOOLS {
+            assert!(!names.iter().any(|n| n == t), "{who} sees {t}: {names:?}");
+        }
     }
     // Nor can a personal key call one: it is not a tool of its API.
-    let called = call(
-        &app,
-        &app.personal_key("ann@acme.test"),
-        "list_accounts",
-        json!({}),
-    )
-    .await;
+    let called = call(&app, &ann, "list_accounts", json!({})).await;
     assert_rpc_error(&called, -32602);
 }
 
@@ -362,35 +315,17 @@ async fn list_accounts_returns_the_rest_body() {
 async fn request_id_plays_the_idempotency_key() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = call_result(
-        &app,
-        &key,
-        "report_account_state",
-        report("TW-T001", "banned", "x", "r-1"),
-    )
-    .await;
+    let first = report_state(&app, &key, report("TW-T001", "banned", "x", "r-1")).await;
     assert_eq!(first["isError"], false, "{first}");
     assert!(first["structuredContent"].is_object(), "{first}");
     assert_eq!(state_changes(&app, "x").await, 1);
 
-    let again = call_result(
-        &app,
-        &key,
-        "report_account_state",
-        report("TW-T001", "banned", "x", "r-1"),
-    )
-    .await;
+    let again = report_state(&app, &key, report("TW-T001", "banned", "x", "r-1")).await;
     assert_eq!(again["isError"], false, "{again}");
     assert_eq!(again["structuredContent"], first["structuredContent"]);
     assert_eq!(state_changes(&app, "x").await, 1, "the resend acted twice");
 
-    let other = call_result(
-        &app,
-        &key,
-        "report_account_state",
-        report("TW-T001", "banned", "y", "r-1"),
-    )
-    .await;
+    let other = report_state(&app, &key, report("TW-T001", "banned", "y", "r-1")).await;
     assert_eq!(other["isError"], true, "{other}");
     assert_eq!(
         other["structuredContent"]["code"], "idempotency_mismatch",
@@ -400,13 +335,7 @@ async fn request_id_plays_the_idempotency_key() {
 
     // Under another request_id the same report is a new call, not a replay: the account is
     // already banned, so it answers `unchanged` (the replays above answered `changed`).
-    let fresh = call_result(
-        &app,
-        &key,
-        "report_account_state",
-        report("TW-T001", "banned", "x", "r-2"),
-    )
-    .await;
+    let fresh = report_state(&app, &key, report("TW-T001", "banned", "x", "r-2")).await;
     assert_eq!(fresh["isError"], false, "{fresh}");
     assert_eq!(first["structuredContent"]["result"], "changed", "{first}");
     assert_eq!(fresh["structuredContent"]["result"], "unchanged", "{fresh}");
@@ -417,13 +346,7 @@ async fn request_id_plays_the_idempotency_key() {
 async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = call_result(
-        &app,
-        &key,
-        "report_account_state",
-        report("TW-I001", "paused", "p", "shared-1"),
-    )
-    .await;
+    let first = report_state(&app, &key, report("TW-I001", "paused", "p", "shared-1")).await;
     assert_eq!(first["isError"], false, "{first}");
     let rest = app
         .client
@@ -434,7 +357,7 @@ async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
             &json!({"state": "paused", "reason": "p", "occurred_at": "2026-11-21 10:00"}),
         )
         .await;
-    assert_eq!(rest.status, 200, "{}", String::from_utf8_lossy(&rest.body));
+    assert_eq!(rest.status, 200, "{}", text(&rest));
     assert_eq!(rest.header("idempotent-replayed"), Some("true"));
     assert_eq!(rest.json(), first["structuredContent"]);
     assert_eq!(state_changes(&app, "p").await, 1);
@@ -444,13 +367,7 @@ async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
 async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
     let app = spawn_app().await;
     let op1 = app.agent_key("op1");
-    let missing = call_result(
-        &app,
-        &op1,
-        "report_account_state",
-        report("NOPE", "paused", "n", "r-nope"),
-    )
-    .await;
+    let missing = report_state(&app, &op1, report("NOPE", "paused", "n", "r-nope")).await;
     assert_eq!(missing["isError"], true, "{missing}");
     assert_eq!(
         missing["structuredContent"]["code"], "not_found",
@@ -481,13 +398,7 @@ async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
 
     // TW-T001 belongs to op1's persona, not op2's.
     let op2 = app.agent_key("op2");
-    let other = call_result(
-        &app,
-        &op2,
-        "report_account_state",
-        report("TW-T001", "paused", "o", "r-op2"),
-    )
-    .await;
+    let other = report_state(&app, &op2, report("TW-T001", "paused", "o", "r-op2")).await;
     assert_eq!(other["isError"], true, "{other}");
     assert_eq!(other["structuredContent"]["code"], "forbidden", "{other}");
     assert_eq!(state_changes(&app, "o").await, 0);
@@ -530,11 +441,12 @@ async fn work_today_takes_its_query_parameter_as_an_argument() {
 async fn malformed_arguments_are_invalid_params_and_change_nothing() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
+    let at = "2026-11-21 10:00";
     let no_state = call(
         &app,
         &key,
         "report_account_state",
-        json!({"code": "TW-T001", "reason": "m", "occurred_at": "2026-11-21 10:00"}),
+        json!({"code": "TW-T001", "reason": "m", "occurred_at": at}),
     )
     .await;
     assert_rpc_error(&no_state, -32602);
@@ -546,43 +458,19 @@ async fn malformed_arguments_are_invalid_params_and_change_nothing() {
         "{no_state}"
     );
 
-    let numeric_time = call(
-        &app,
-        &key,
-        "report_account_state",
+    for arguments in [
+        // A number for the time, a state outside the list, a number for request_id.
         json!({"code": "TW-T001", "state": "paused", "reason": "m", "occurred_at": 20261121}),
-    )
-    .await;
-    assert_rpc_error(&numeric_time, -32602);
-
-    let wrong_state = call(
-        &app,
-        &key,
-        "report_account_state",
-        json!({"code": "TW-T001", "state": "exploded", "reason": "m", "occurred_at": "2026-11-21 10:00"}),
-    )
-    .await;
-    assert_rpc_error(&wrong_state, -32602);
-
-    let numeric_request_id = call(
-        &app,
-        &key,
-        "report_account_state",
-        json!({"code": "TW-T001", "state": "paused", "reason": "m",
-               "occurred_at": "2026-11-21 10:00", "request_id": 5}),
-    )
-    .await;
-    assert_rpc_error(&numeric_request_id, -32602);
-
-    for arguments in [json!([1, 2]), json!("state=paused"), json!(7)] {
-        let msg = rpc(
-            &app,
-            &key,
-            "tools/call",
-            json!({"name": "report_account_state", "arguments": arguments}),
-        )
-        .await;
-        assert_rpc_error(&msg, -32602);
+        json!({"code": "TW-T001", "state": "exploded", "reason": "m", "occurred_at": at}),
+        json!({"code": "TW-T001", "state": "paused", "reason": "m", "occurred_at": at,
+               "request_id": 5}),
+        // Arguments that are not an object.
+        json!([1, 2]),
+        json!("state=paused"),
+        json!(7),
+    ] {
+        let msg = call(&app, &key, "report_account_state", arguments.clone()).await;
+        assert_rpc_error_in(&format!("arguments {arguments}"), &msg, -32602);
     }
     let no_name = rpc(&app, &key, "tools/call", json!({"arguments": {}})).await;
     assert_rpc_error(&no_name, -32602);
@@ -622,7 +510,7 @@ async fn an_unknown_method_is_method_not_found_with_the_same_id() {
         let msg = res.json();
         assert_eq!(msg["jsonrpc"], "2.0");
         assert_eq!(msg["id"], id, "{msg}");
-        assert_rpc_error(&msg, -32601);
+        assert_rpc_error_in(method, &msg, -32601);
     }
 }
 
@@ -673,7 +561,7 @@ async fn a_request_id_outside_its_schema_is_invalid_params() {
             report("TW-T001", "paused", "rid", &request_id),
         )
         .await;
-        assert_rpc_error(&msg, -32602);
+        assert_rpc_error_in(&format!("request_id {request_id:?}"), &msg, -32602);
     }
     assert_eq!(state_changes(&app, "rid").await, 0);
 }
@@ -766,32 +654,22 @@ async fn an_unsupported_protocol_version_header_is_a_400_json_rpc_error() {
     );
     // Without the header the server assumes its version (the spec's backwards-compatibility
     // rule); 2025-03-26, the previous version, is still accepted.
-    let absent = app
-        .client
-        .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(&app.agent_key("op1"))
-                .json(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})),
-        )
-        .await;
-    assert_eq!(absent.status, 200);
-    assert_eq!(absent.json()["result"], json!({}));
-    let previous = app
-        .client
-        .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(&app.agent_key("op1"))
-                .header("MCP-Protocol-Version", "2025-03-26")
-                .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})),
-        )
-        .await;
-    assert_eq!(
-        previous.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&previous.body)
-    );
-    assert_eq!(previous.json()["result"], json!({}));
+    let plain = Request::new("POST", "/api/mcp").bearer(&app.agent_key("op1"));
+    for (version, id, req) in [
+        ("no version header", 4, plain.clone()),
+        (
+            "2025-03-26",
+            5,
+            plain.header("MCP-Protocol-Version", "2025-03-26"),
+        ),
+    ] {
+        let res = app
+            .client
+            .send(req.json(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"})))
+            .await;
+        assert_eq!(res.status, 200, "{version}: {}", text(&res));
+        assert_eq!(res.json()["result"], json!({}), "{version}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -799,24 +677,21 @@ async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-    let evil = app
-        .client
-        .send(mcp_request(&key, &ping).header("Origin", "http://evil.example"))
-        .await;
-    assert_eq!(evil.status, 403, "{}", String::from_utf8_lossy(&evil.body));
-    assert_eq!(evil.code(), "forbidden");
-    // The same host on another port is another origin.
-    let port_less = app
-        .client
-        .send(mcp_request(&key, &ping).header("Origin", "http://127.0.0.1"))
-        .await;
-    assert_eq!(port_less.status, 403);
+    // A foreign host; the same host on another port is another origin.
+    for origin in ["http://evil.example", "http://127.0.0.1"] {
+        let res = app
+            .client
+            .send(mcp_request(&key, &ping).header("Origin", origin))
+            .await;
+        assert_eq!(res.status, 403, "{origin}: {}", text(&res));
+        assert_eq!(res.code(), "forbidden", "{origin}");
+    }
 
     let own = app
         .client
         .send(mcp_request(&key, &ping).header("Origin", &app.base))
         .await;
-    assert_eq!(own.status, 200, "{}", String::from_utf8_lossy(&own.body));
+    assert_eq!(own.status, 200, "{}", text(&own));
     assert_eq!(own.json()["result"], json!({}));
 }
 
@@ -829,45 +704,28 @@ async fn a_missing_or_unknown_bearer_is_401_with_the_error_body() {
             .header("MCP-Protocol-Version", PROTOCOL)
             .json(body)
     };
-    for method in ["initialize", "tools/list", "ping"] {
-        let res = app
-            .client
-            .send(no_key(
-                &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}),
-            ))
-            .await;
-        assert_eq!(res.status, 401, "{method}");
-        assert_eq!(res.code(), "unauthorized", "{method}");
+    let list_accounts = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                               "params": {"name": "list_accounts", "arguments": {}}});
+    let method = |method: &str| json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}});
+    for (what, req) in [
+        ("initialize", no_key(&method("initialize"))),
+        ("tools/list", no_key(&method("tools/list"))),
+        ("ping", no_key(&method("ping"))),
+        ("tools/call without a key", no_key(&list_accounts)),
+        (
+            "tools/call with an unknown key",
+            mcp_request("fd_agent_not_a_real_key", &list_accounts),
+        ),
+    ] {
+        let res = app.client.send(req).await;
+        assert_eq!(res.status, 401, "{what}: {}", text(&res));
+        assert_eq!(res.code(), "unauthorized", "{what}");
         assert_eq!(
             res.json()["request_id"].as_str(),
             res.header("x-request-id"),
-            "{method}"
+            "{what}"
         );
     }
-    let res = app
-        .client
-        .send(no_key(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                              "params": {"name": "list_accounts", "arguments": {}}}),
-        ))
-        .await;
-    assert_eq!(res.status, 401);
-    assert_eq!(res.code(), "unauthorized");
-
-    let bogus = post(
-        &app,
-        "fd_agent_not_a_real_key",
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "list_accounts", "arguments": {}}}),
-    )
-    .await;
-    assert_eq!(
-        bogus.status,
-        401,
-        "{}",
-        String::from_utf8_lossy(&bogus.body)
-    );
-    assert_eq!(bogus.code(), "unauthorized");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,26 +29,42 @@ fn text(res: &Response) -> String {
 /// X-Request-Id header. Returns the body.
 #[track_caller]
 fn assert_error(res: &Response, status: u16, code: &str) -> Value {
+    assert_error_in("", res, status, code)
+}
+
+/// `"{case}: "`, or nothing without a case: the start of a failure message.
+fn case_prefix(case: &str) -> String {
+    if case.is_empty() {
+        String::new()
+    } else {
+        format!("{case}: ")
+    }
+}
+
+/// [`assert_error`] for one case of a table: every failure message starts with `case`.
+#[track_caller]
+fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) -> Value {
+    let at = case_prefix(case);
     assert_eq!(
         res.status,
         status,
-        "expected {status} {code}, got body: {}",
+        "{at}expected {status} {code}, got body: {}",
         text(res)
     );
     let body = res.json();
-    assert_eq!(body["code"].as_str(), Some(code), "body: {body}");
+    assert_eq!(body["code"].as_str(), Some(code), "{at}body: {body}");
     assert!(
         body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "message missing: {body}"
+        "{at}message missing: {body}"
     );
     let rid = res
         .header("x-request-id")
         .expect("X-Request-Id header on an error");
-    assert!(!rid.is_empty());
+    assert!(!rid.is_empty(), "{at}empty X-Request-Id");
     assert_eq!(
         body["request_id"].as_str(),
         Some(rid),
-        "request_id must equal X-Request-Id"
+        "{at}request_id must equal X-Request-Id"
     );
     body
 }
@@ -56,9 +72,25 @@ fn assert_error(res: &Response, status: u16, code: &str) -> Value {
 /// An invalid_request naming `field`.
 #[track_caller]
 fn assert_invalid(res: &Response, field: &str) -> Value {
-    let body = assert_error(res, 400, "invalid_request");
-    assert_eq!(body["field"].as_str(), Some(field), "body: {body}");
+    assert_invalid_in("", res, field)
+}
+
+/// [`assert_invalid`] for one case of a table: every failure message starts with `case`.
+#[track_caller]
+fn assert_invalid_in(case: &str, res: &Response, field: &str) -> Value {
+    let body = assert_error_in(case, res, 400, "invalid_request");
+    let at = case_prefix(case);
+    assert_eq!(body["field"].as_str(), Some(field), "{at}body: {body}");
     body
+}
+
+/// POSTs each body to its path and expects a 400 invalid_request naming the field. A failure
+/// names the path and the body of its case.
+async fn assert_each_invalid(app: &TestApp, key: &str, cases: &[(&str, Value, &str)]) {
+    for (path, body, field) in cases {
+        let res = app.client.post(path, key, body).await;
+        assert_invalid_in(&format!("POST {path} {body}"), &res, field);
+    }
 }
 
 fn members(body: &Value) -> BTreeSet<String> {
@@ -71,6 +103,12 @@ fn members(body: &Value) -> BTreeSet<String> {
 
 fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|s| s.to_string()).collect()
+}
+
+/// The body has exactly these members.
+#[track_caller]
+fn assert_members(body: &Value, names: &[&str]) {
+    assert_eq!(members(body), set(names), "body: {body}");
 }
 
 #[track_caller]
@@ -119,6 +157,36 @@ fn paused() -> Value {
     json!({"state": "paused", "reason": "x", "occurred_at": "2026-11-21 10:00"})
 }
 
+/// POST /heartbeat of `heartbeat(run_id)` under an Idempotency-Key.
+async fn heartbeat_idem(client: &Client, key: &str, idem: &str, run_id: &str) -> Response {
+    client
+        .post_idem(HEARTBEAT, key, idem, &heartbeat(run_id))
+        .await
+}
+
+/// The `paused()` state report for `code` under an Idempotency-Key.
+async fn paused_idem(app: &TestApp, key: &str, code: &str, idem: &str) -> Response {
+    app.client
+        .post_idem(&state_path(code), key, idem, &paused())
+        .await
+}
+
+/// POST /heartbeat with a raw body declared as JSON.
+fn raw_heartbeat(key: &str, raw: Vec<u8>) -> Request {
+    Request::new("POST", HEARTBEAT)
+        .bearer(key)
+        .header("Content-Type", "application/json")
+        .raw(raw)
+}
+
+/// A heartbeat padded with whitespace to `size` bytes, sent over a raw connection.
+async fn post_padded_heartbeat(app: &TestApp, key: &str, run_id: &str, size: usize) -> Response {
+    let mut raw = serde_json::to_vec(&heartbeat(run_id)).unwrap();
+    raw.resize(size, b' ');
+    let host = app.client.host();
+    send_raw(host, raw_heartbeat(key, raw).encode(host)).await
+}
+
 /// Sends raw bytes and reads the answer while still writing, ignoring write errors: a server
 /// may answer (413) before it has read the whole body.
 async fn send_raw(host: &str, bytes: Vec<u8>) -> Response {
@@ -134,6 +202,38 @@ async fn send_raw(host: &str, bytes: Vec<u8>) -> Response {
     let res = read_response(&mut reader).await.expect("a response");
     writer.abort();
     res
+}
+
+/// The number of rows of a table.
+async fn rows(app: &TestApp, table: &str) -> i64 {
+    app.count(&format!("SELECT count(*) AS n FROM {table}"))
+        .await
+}
+
+/// The number of account slots with a code.
+async fn slots_with_code(app: &TestApp, code: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM account_slots WHERE code = '{code}'"
+    ))
+    .await
+}
+
+/// The number of generations of the accounts with a code.
+async fn generations_with_code(app: &TestApp, code: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM account_generations g JOIN account_slots s ON s.id = g.slot_id \
+         WHERE s.code = '{code}'"
+    ))
+    .await
+}
+
+/// An app whose rate limit is `per_minute` requests a minute per key.
+async fn spawn_limited(per_minute: i64) -> TestApp {
+    spawn_app_with(AppOptions {
+        rate_limit_per_minute: per_minute,
+        ..Default::default()
+    })
+    .await
 }
 
 /// Waits, when needed, so that the next few seconds stay within one rate-limit minute of the
@@ -224,24 +324,16 @@ async fn a_request_without_authorization_is_401_with_exactly_the_error_body() {
     let app = spawn_app().await;
     let res = app.client.send(Request::new("GET", ACCOUNTS)).await;
     let body = assert_error(&res, 401, "unauthorized");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
+    assert_members(&body, &["code", "message", "request_id"]);
 
     let post = app
         .client
         .send(Request::new("POST", HEARTBEAT).json(&heartbeat("r1")))
         .await;
     let body = assert_error(&post, 401, "unauthorized");
+    assert_members(&body, &["code", "message", "request_id"]);
     assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM agent_runs").await,
+        rows(&app, "agent_runs").await,
         0,
         "nothing written without a key"
     );
@@ -251,7 +343,12 @@ async fn a_request_without_authorization_is_401_with_exactly_the_error_body() {
             .client
             .send(Request::new("GET", ACCOUNTS).header("Authorization", value))
             .await;
-        assert_error(&res, 401, "unauthorized");
+        assert_error_in(
+            &format!("Authorization {value:?}"),
+            &res,
+            401,
+            "unauthorized",
+        );
     }
 }
 
@@ -271,7 +368,7 @@ async fn a_wrong_scheme_is_401_even_with_a_valid_key() {
             .send(Request::new("GET", ACCOUNTS).header("Authorization", &value))
             .await;
         let body = assert_error(&res, 401, "unauthorized");
-        assert_eq!(members(&body), set(&["code", "message", "request_id"]));
+        assert_members(&body, &["code", "message", "request_id"]);
         assert_no_key_material(&body, &key);
     }
     // The same key with the right scheme works.
@@ -306,11 +403,7 @@ async fn a_malformed_key_is_401_and_is_not_echoed() {
     for presented in malformed {
         let res = app.client.get(ACCOUNTS, &presented).await;
         let body = assert_error(&res, 401, "unauthorized");
-        assert_eq!(
-            members(&body),
-            set(&["code", "message", "request_id"]),
-            "body: {body}"
-        );
+        assert_members(&body, &["code", "message", "request_id"]);
         let message = body["message"].as_str().unwrap();
         assert!(
             !message.contains(&presented),
@@ -330,11 +423,7 @@ async fn a_well_formed_unknown_key_is_401() {
         let unknown = IssuedKey::generate(kind);
         let res = app.client.get(ACCOUNTS, &unknown.full).await;
         let body = assert_error(&res, 401, "unauthorized");
-        assert_eq!(
-            members(&body),
-            set(&["code", "message", "request_id"]),
-            "body: {body}"
-        );
+        assert_members(&body, &["code", "message", "request_id"]);
         assert_no_key_material(&body, &unknown.full);
     }
     // A real lookup id with a wrong secret is unknown too.
@@ -375,7 +464,7 @@ async fn a_revoked_key_is_401_for_good_while_the_agents_other_key_works() {
     for _ in 0..3 {
         let res = app.client.get(ACCOUNTS, revoked).await;
         let body = assert_error(&res, 401, "unauthorized");
-        assert_eq!(members(&body), set(&["code", "message", "request_id"]));
+        assert_members(&body, &["code", "message", "request_id"]);
         assert_no_key_material(&body, revoked);
         let ok = app.client.get(ACCOUNTS, other).await;
         assert_eq!(
@@ -392,7 +481,7 @@ async fn a_revoked_key_is_401_for_good_while_the_agents_other_key_works() {
         .post(HEARTBEAT, revoked, &heartbeat("after-revoke"))
         .await;
     assert_error(&res, 401, "unauthorized");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
     // Still refused after a while.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_error(
@@ -440,7 +529,7 @@ async fn an_archived_workspace_makes_its_agent_keys_401_and_restoring_revives_th
         200,
         "restoring revives the same keys"
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -503,11 +592,7 @@ async fn a_community_agent_is_forbidden_on_operator_endpoints() {
     let bot = app.agent_key("bot");
     let res = app.client.get(ACCOUNTS, &bot).await;
     let body = assert_error(&res, 403, "forbidden");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
+    assert_members(&body, &["code", "message", "request_id"]);
     assert_no_key_material(&body, &bot);
 
     let res = app
@@ -520,12 +605,8 @@ async fn a_community_agent_is_forbidden_on_operator_endpoints() {
         .post(&state_path("TW-T001"), &bot, &paused())
         .await;
     assert_error(&res, 403, "forbidden");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -543,7 +624,7 @@ async fn a_personal_key_is_forbidden_on_the_agent_api() {
     );
     let root = app.personal_key("root@example.com");
     assert_error(&app.client.get(ACCOUNTS, &root).await, 403, "forbidden");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -580,7 +661,7 @@ async fn a_role_change_applies_to_every_key_of_the_agent_at_once() {
             "promoted back without a restart"
         );
     }
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -589,27 +670,20 @@ async fn a_forbidden_request_does_not_occupy_its_idempotency_key() {
     let key = app.agent_key("op1");
     app.sql("UPDATE agents SET role = 'community' WHERE name = 'op1'")
         .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "forbidden-then-ok", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "forbidden-then-ok", "r1").await;
     assert_error(&res, 403, "forbidden");
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM idempotency_keys")
-            .await,
+        rows(&app, "idempotency_keys").await,
         0,
         "a 403 leaves no claim"
     );
 
     app.sql("UPDATE agents SET role = 'operator' WHERE name = 'op1'")
         .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "forbidden-then-ok", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "forbidden-then-ok", "r1").await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert!(!replayed(&res), "the first success is not a replay");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,29 +702,83 @@ async fn a_json_syntax_error_is_400_naming_the_body() {
         b"{\"run_id\": \"r\"}{}",
     ];
     for raw in raws {
-        let req = Request::new("POST", HEARTBEAT)
-            .bearer(&key)
-            .header("Content-Type", "application/json")
-            .raw(raw.to_vec());
-        let res = app.client.send(req).await;
-        let body = assert_invalid(&res, "body");
+        let res = app.client.send(raw_heartbeat(&key, raw.to_vec())).await;
+        let case = format!("POST {HEARTBEAT} {}", String::from_utf8_lossy(raw));
+        let body = assert_invalid_in(&case, &res, "body");
         assert_eq!(
             members(&body),
             set(&["code", "message", "request_id", "field"]),
-            "body: {body}"
+            "{case}: body: {body}"
         );
     }
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_checked_before_the_body_and_the_idempotency_key() {
+    let app = spawn_app().await;
+    // No key, or an unknown one, with a broken body or a malformed Idempotency-Key: 401, and
+    // nothing about the body is told.
+    let unknown = fleetdesk_tenancy::IssuedKey::generate(fleetdesk_tenancy::KeyKind::Agent).full;
+    for (label, auth) in [("no key", None), ("unknown key", Some(unknown.as_str()))] {
+        let mut broken = Request::new("POST", HEARTBEAT).raw(b"{run_id:".to_vec());
+        let mut bad_idem = Request::new("POST", HEARTBEAT)
+            .header("Idempotency-Key", "has space")
+            .json(&json!({"run_id": "r"}));
+        if let Some(k) = auth {
+            broken = broken.bearer(k);
+            bad_idem = bad_idem.bearer(k);
+        }
+        for (case, req) in [("broken body", broken), ("bad Idempotency-Key", bad_idem)] {
+            let res = app.client.send(req).await;
+            assert_eq!(
+                res.status,
+                401,
+                "{label}, {case}: {}",
+                String::from_utf8_lossy(&res.body)
+            );
+            assert_eq!(res.code(), "unauthorized", "{label}, {case}");
+            assert!(
+                res.json().get("field").is_none(),
+                "{label}, {case}: {}",
+                res.json()
+            );
+        }
+    }
+    // With a valid key the same requests are 400 naming the body and the header.
+    let key = app.agent_key("op1");
+    let res = app
+        .client
+        .send(raw_heartbeat(&key, b"{run_id:".to_vec()))
+        .await;
+    assert_invalid_in("broken body", &res, "body");
+    let res = app
+        .client
+        .send(
+            Request::new("POST", HEARTBEAT)
+                .bearer(&key)
+                .header("Idempotency-Key", "has space")
+                .json(&json!({"run_id": "r"})),
+        )
+        .await;
+    assert_invalid_in("bad Idempotency-Key", &res, "Idempotency-Key");
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_that_is_not_an_object_is_400_naming_the_body() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    for body in [json!([1, 2]), json!("run"), json!(5)] {
-        let res = app.client.post(HEARTBEAT, &key, &body).await;
-        assert_invalid(&res, "body");
-    }
+    assert_each_invalid(
+        &app,
+        &key,
+        &[
+            (HEARTBEAT, json!([1, 2]), "body"),
+            (HEARTBEAT, json!("run"), "body"),
+            (HEARTBEAT, json!(5), "body"),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -662,108 +790,67 @@ async fn a_wrong_type_is_400_naming_the_field() {
         .post(HEARTBEAT, &key, &json!({"run_id": 5}))
         .await;
     let body = assert_invalid(&res, "run_id");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id", "field"]),
-        "body: {body}"
-    );
+    assert_members(&body, &["code", "message", "request_id", "field"]);
     assert!(
         body["message"].as_str().unwrap().contains("run_id"),
         "the message names the field: {body}"
     );
 
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": "r", "summary": 7}))
-            .await,
-        "summary",
-    );
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": "r", "counts": "many"}))
-            .await,
-        "counts",
-    );
-    assert_invalid(
-        &app.client
-            .post(
-                HEARTBEAT,
-                &key,
-                &json!({"run_id": "r", "counts": {"drafts": -1}}),
-            )
-            .await,
-        "counts.drafts",
-    );
-    assert_invalid(
-        &app.client
-            .post(
-                HEARTBEAT,
-                &key,
-                &json!({"run_id": "r", "counts": {"drafts": 1.5}}),
-            )
-            .await,
-        "counts.drafts",
-    );
-
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"state": 5, "reason": "x", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
-    assert_invalid(&res, "state");
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"state": "exploded", "reason": "x", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
-    assert_invalid(&res, "state");
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"state": "paused", "reason": "x", "occurred_at": "yesterday-ish"}),
-        )
-        .await;
-    assert_invalid(&res, "occurred_at");
-
+    let state = state_path("TW-T001");
     let mia = app.persona_id("Mia");
-    let res = app
-        .client
-        .post(
-            ACCOUNTS,
-            &key,
-            &json!({"persona_id": "not-a-uuid", "platform": "threads", "code": "TW-T090"}),
-        )
-        .await;
-    assert_invalid(&res, "persona_id");
-    let res = app
-        .client
-        .post(
-            ACCOUNTS,
-            &key,
-            &json!({"persona_id": mia, "platform": "myspace", "code": "TW-T090"}),
-        )
-        .await;
-    assert_invalid(&res, "platform");
+    let at = "2026-11-21 10:00";
+    assert_each_invalid(
+        &app,
+        &key,
+        &[
+            (HEARTBEAT, json!({"run_id": "r", "summary": 7}), "summary"),
+            (
+                HEARTBEAT,
+                json!({"run_id": "r", "counts": "many"}),
+                "counts",
+            ),
+            (
+                HEARTBEAT,
+                json!({"run_id": "r", "counts": {"drafts": -1}}),
+                "counts.drafts",
+            ),
+            (
+                HEARTBEAT,
+                json!({"run_id": "r", "counts": {"drafts": 1.5}}),
+                "counts.drafts",
+            ),
+            (
+                &state,
+                json!({"state": 5, "reason": "x", "occurred_at": at}),
+                "state",
+            ),
+            (
+                &state,
+                json!({"state": "exploded", "reason": "x", "occurred_at": at}),
+                "state",
+            ),
+            (
+                &state,
+                json!({"state": "paused", "reason": "x", "occurred_at": "yesterday-ish"}),
+                "occurred_at",
+            ),
+            (
+                ACCOUNTS,
+                json!({"persona_id": "not-a-uuid", "platform": "threads", "code": "TW-T090"}),
+                "persona_id",
+            ),
+            (
+                ACCOUNTS,
+                json!({"persona_id": mia, "platform": "myspace", "code": "TW-T090"}),
+                "platform",
+            ),
+        ],
+    )
+    .await;
 
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots WHERE code = 'TW-T090'")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
+    assert_eq!(slots_with_code(&app, "TW-T090").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -786,69 +873,49 @@ async fn a_missing_required_field_is_400_naming_it() {
         .await;
     assert_invalid(&res, "run_id");
 
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"state": "paused", "reason": "x"}),
-        )
-        .await;
-    assert_invalid(&res, "occurred_at");
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"reason": "x", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
-    assert_invalid(&res, "state");
-    // reason is required for paused.
-    let res = app
-        .client
-        .post(
-            &state_path("TW-T001"),
-            &key,
-            &json!({"state": "paused", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
-    assert_invalid(&res, "reason");
+    let state = state_path("TW-T001");
+    let mia = app.persona_id("Mia");
+    assert_each_invalid(
+        &app,
+        &key,
+        &[
+            (
+                &state,
+                json!({"state": "paused", "reason": "x"}),
+                "occurred_at",
+            ),
+            (
+                &state,
+                json!({"reason": "x", "occurred_at": "2026-11-21 10:00"}),
+                "state",
+            ),
+            // reason is required for paused.
+            (
+                &state,
+                json!({"state": "paused", "occurred_at": "2026-11-21 10:00"}),
+                "reason",
+            ),
+            (
+                ACCOUNTS,
+                json!({"platform": "threads", "code": "TW-T091"}),
+                "persona_id",
+            ),
+            (
+                ACCOUNTS,
+                json!({"persona_id": mia, "code": "TW-T091"}),
+                "platform",
+            ),
+            (
+                ACCOUNTS,
+                json!({"persona_id": mia, "platform": "threads"}),
+                "code",
+            ),
+        ],
+    )
+    .await;
 
-    let res = app
-        .client
-        .post(
-            ACCOUNTS,
-            &key,
-            &json!({"platform": "threads", "code": "TW-T091"}),
-        )
-        .await;
-    assert_invalid(&res, "persona_id");
-    let res = app
-        .client
-        .post(
-            ACCOUNTS,
-            &key,
-            &json!({"persona_id": app.persona_id("Mia"), "code": "TW-T091"}),
-        )
-        .await;
-    assert_invalid(&res, "platform");
-    let res = app
-        .client
-        .post(
-            ACCOUNTS,
-            &key,
-            &json!({"persona_id": app.persona_id("Mia"), "platform": "threads"}),
-        )
-        .await;
-    assert_invalid(&res, "code");
-
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -856,87 +923,51 @@ async fn heartbeat_limits_hold_at_the_limit_and_one_past_it() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
 
-    let at = app
-        .client
-        .post(HEARTBEAT, &key, &json!({"run_id": "r".repeat(120)}))
-        .await;
-    assert_eq!(at.status, 200, "run_id of 120 characters: {}", text(&at));
-    assert_eq!(
-        at.json()["run"]["run_id"].as_str(),
-        Some("r".repeat(120).as_str())
-    );
-    let past = app
-        .client
-        .post(HEARTBEAT, &key, &json!({"run_id": "r".repeat(121)}))
-        .await;
-    assert_invalid(&past, "run_id");
+    // At the limit: accepted. Characters, not bytes: 120 (2000) three-byte characters are
+    // within the limit.
+    for (what, body) in [
+        (
+            "run_id of 120 characters",
+            json!({"run_id": "r".repeat(120)}),
+        ),
+        (
+            "run_id of 120 multibyte characters",
+            json!({"run_id": "測".repeat(120)}),
+        ),
+        (
+            "summary of 2000 characters",
+            json!({"run_id": "s1", "summary": "s".repeat(2000)}),
+        ),
+        (
+            "summary of 2000 multibyte characters",
+            json!({"run_id": "s3", "summary": "語".repeat(2000)}),
+        ),
+    ] {
+        let res = app.client.post(HEARTBEAT, &key, &body).await;
+        assert_eq!(res.status, 200, "{what}: {}", text(&res));
+        assert_eq!(res.json()["run"]["run_id"], body["run_id"], "{what}");
+    }
 
-    // Characters, not bytes: 120 three-byte characters are within the limit.
-    let wide = app
-        .client
-        .post(HEARTBEAT, &key, &json!({"run_id": "測".repeat(120)}))
-        .await;
-    assert_eq!(
-        wide.status,
-        200,
-        "run_id of 120 multibyte characters: {}",
-        text(&wide)
-    );
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": "測".repeat(121)}))
-            .await,
-        "run_id",
-    );
-
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": ""}))
-            .await,
-        "run_id",
-    );
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": "   "}))
-            .await,
-        "run_id",
-    );
-
-    let at = app
-        .client
-        .post(
-            HEARTBEAT,
-            &key,
-            &json!({"run_id": "s1", "summary": "s".repeat(2000)}),
-        )
-        .await;
-    assert_eq!(at.status, 200, "summary of 2000 characters: {}", text(&at));
-    let past = app
-        .client
-        .post(
-            HEARTBEAT,
-            &key,
-            &json!({"run_id": "s2", "summary": "s".repeat(2001)}),
-        )
-        .await;
-    assert_invalid(&past, "summary");
-    let wide = app
-        .client
-        .post(
-            HEARTBEAT,
-            &key,
-            &json!({"run_id": "s3", "summary": "語".repeat(2000)}),
-        )
-        .await;
-    assert_eq!(
-        wide.status,
-        200,
-        "summary of 2000 multibyte characters: {}",
-        text(&wide)
-    );
+    // One past it, empty or blank: refused.
+    assert_each_invalid(
+        &app,
+        &key,
+        &[
+            (HEARTBEAT, json!({"run_id": "r".repeat(121)}), "run_id"),
+            (HEARTBEAT, json!({"run_id": "測".repeat(121)}), "run_id"),
+            (HEARTBEAT, json!({"run_id": ""}), "run_id"),
+            (HEARTBEAT, json!({"run_id": "   "}), "run_id"),
+            (
+                HEARTBEAT,
+                json!({"run_id": "s2", "summary": "s".repeat(2001)}),
+                "summary",
+            ),
+        ],
+    )
+    .await;
 
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM agent_runs").await,
+        rows(&app, "agent_runs").await,
         4,
         "only the four accepted heartbeats were written"
     );
@@ -958,22 +989,23 @@ async fn deeply_nested_or_null_input_is_400_not_500() {
         "[".repeat(depth),
         "]".repeat(depth)
     );
-    let req = Request::new("POST", HEARTBEAT)
-        .bearer(&key)
-        .header("Content-Type", "application/json")
-        .raw(raw.into_bytes());
-    let res = app.client.send(req).await;
+    let res = app.client.send(raw_heartbeat(&key, raw.into_bytes())).await;
     assert_invalid(&res, "body");
-    // Moderately nested: parses, then the counter is not an integer.
-    let nested = json!({"run_id": "r", "counts": {"a": [[[[[[[[1]]]]]]]]}});
-    assert_invalid(&app.client.post(HEARTBEAT, &key, &nested).await, "counts.a");
-    // null for a required field names it.
-    assert_invalid(
-        &app.client
-            .post(HEARTBEAT, &key, &json!({"run_id": null}))
-            .await,
-        "run_id",
-    );
+    assert_each_invalid(
+        &app,
+        &key,
+        &[
+            // Moderately nested: parses, then the counter is not an integer.
+            (
+                HEARTBEAT,
+                json!({"run_id": "r", "counts": {"a": [[[[[[[[1]]]]]]]]}}),
+                "counts.a",
+            ),
+            // null for a required field names it.
+            (HEARTBEAT, json!({"run_id": null}), "run_id"),
+        ],
+    )
+    .await;
     // null for an optional field is absent.
     let res = app
         .client
@@ -984,7 +1016,7 @@ async fn deeply_nested_or_null_input_is_400_not_500() {
         )
         .await;
     assert_eq!(res.status, 200, "{}", text(&res));
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
 }
 
 /// A NUL character is valid JSON (`\u0000`) but cannot be stored in a PostgreSQL text or jsonb
@@ -1039,17 +1071,9 @@ async fn a_nul_character_in_a_string_is_400_naming_the_field_not_500() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots WHERE code = 'TW-T011'")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "agent_runs").await, 0);
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
+    assert_eq!(slots_with_code(&app, "TW-T011").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1097,29 +1121,13 @@ async fn a_body_over_one_mebibyte_is_413_with_the_error_body() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     // A valid heartbeat padded with whitespace to one byte past 1 MiB.
-    let mut raw = serde_json::to_vec(&heartbeat("big")).unwrap();
-    raw.resize(MIB + 1, b' ');
-    let req = Request::new("POST", HEARTBEAT)
-        .bearer(&key)
-        .header("Content-Type", "application/json")
-        .raw(raw);
-    let res = send_raw(app.client.host(), req.encode(app.client.host())).await;
+    let res = post_padded_heartbeat(&app, &key, "big", MIB + 1).await;
     let body = assert_error(&res, 413, "payload_too_large");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_members(&body, &["code", "message", "request_id"]);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 
     // Much larger still answers 413, not a dropped connection.
-    let mut raw = serde_json::to_vec(&heartbeat("bigger")).unwrap();
-    raw.resize(5 * MIB, b' ');
-    let req = Request::new("POST", HEARTBEAT)
-        .bearer(&key)
-        .header("Content-Type", "application/json")
-        .raw(raw);
-    let res = send_raw(app.client.host(), req.encode(app.client.host())).await;
+    let res = post_padded_heartbeat(&app, &key, "bigger", 5 * MIB).await;
     assert_error(&res, 413, "payload_too_large");
 }
 
@@ -1127,13 +1135,7 @@ async fn a_body_over_one_mebibyte_is_413_with_the_error_body() {
 async fn a_body_of_exactly_one_mebibyte_is_accepted() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let mut raw = serde_json::to_vec(&heartbeat("exact")).unwrap();
-    raw.resize(MIB, b' ');
-    let req = Request::new("POST", HEARTBEAT)
-        .bearer(&key)
-        .header("Content-Type", "application/json")
-        .raw(raw);
-    let res = send_raw(app.client.host(), req.encode(app.client.host())).await;
+    let res = post_padded_heartbeat(&app, &key, "exact", MIB).await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert_eq!(
         app.count("SELECT count(*) AS n FROM agent_runs WHERE run_id = 'exact'")
@@ -1161,7 +1163,7 @@ async fn a_chunked_body_over_one_mebibyte_is_413() {
     raw.extend_from_slice(b"0\r\n\r\n");
     let res = send_raw(&host, raw).await;
     assert_error(&res, 413, "payload_too_large");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1169,11 +1171,7 @@ async fn a_chunked_body_over_one_mebibyte_is_413() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
-    let app = spawn_app_with(AppOptions {
-        rate_limit_per_minute: 3,
-        ..Default::default()
-    })
-    .await;
+    let app = spawn_limited(3).await;
     let keys = app.agent_keys("op1");
     let op2 = app.agent_key("op2");
     away_from_minute_boundary(&app).await;
@@ -1185,11 +1183,7 @@ async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
     for _ in 0..2 {
         let res = app.client.get(ACCOUNTS, &keys[0]).await;
         let body = assert_error(&res, 429, "rate_limited");
-        assert_eq!(
-            members(&body),
-            set(&["code", "message", "request_id", "retry_after"]),
-            "body: {body}"
-        );
+        assert_members(&body, &["code", "message", "request_id", "retry_after"]);
         let header: u64 = res
             .header("retry-after")
             .expect("Retry-After header")
@@ -1209,7 +1203,7 @@ async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
         .post(HEARTBEAT, &keys[0], &heartbeat("limited"))
         .await;
     assert_error(&res, 429, "rate_limited");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 0);
+    assert_eq!(rows(&app, "agent_runs").await, 0);
 
     // Other keys have their own budget: op2, and op1's second key.
     let res = app.client.get(ACCOUNTS, &op2).await;
@@ -1220,11 +1214,7 @@ async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn retrying_after_the_retry_after_seconds_succeeds() {
-    let app = spawn_app_with(AppOptions {
-        rate_limit_per_minute: 2,
-        ..Default::default()
-    })
-    .await;
+    let app = spawn_limited(2).await;
     let key = app.agent_key("op1");
     away_from_minute_boundary(&app).await;
     for _ in 0..2 {
@@ -1253,11 +1243,7 @@ async fn retrying_after_the_retry_after_seconds_succeeds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rate_limit_holds_under_concurrent_requests_on_two_instances() {
-    let app = spawn_app_with(AppOptions {
-        rate_limit_per_minute: 5,
-        ..Default::default()
-    })
-    .await;
+    let app = spawn_limited(5).await;
     let (second, handle) = second_instance(&app, 5).await;
     let key = app.agent_key("op1");
     away_from_minute_boundary(&app).await;
@@ -1294,50 +1280,32 @@ async fn the_rate_limit_holds_under_concurrent_requests_on_two_instances() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rate_limited_request_does_not_occupy_its_idempotency_key() {
-    let app = spawn_app_with(AppOptions {
-        rate_limit_per_minute: 3,
-        ..Default::default()
-    })
-    .await;
+    let app = spawn_limited(3).await;
     let keys = app.agent_keys("op1");
     away_from_minute_boundary(&app).await;
     for _ in 0..3 {
         assert_eq!(app.client.get(ACCOUNTS, &keys[0]).await.status, 200);
     }
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &keys[0], "limited-key", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &keys[0], "limited-key", "r1").await;
     assert_error(&res, 429, "rate_limited");
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM idempotency_keys")
-            .await,
+        rows(&app, "idempotency_keys").await,
         0,
         "a 429 leaves no claim"
     );
 
     // The same agent through its other key (its own rate budget) may use the key now.
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &keys[1], "limited-key", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &keys[1], "limited-key", "r1").await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert!(!replayed(&res));
-    let again = app
-        .client
-        .post_idem(HEARTBEAT, &keys[1], "limited-key", &heartbeat("r1"))
-        .await;
+    let again = heartbeat_idem(&app.client, &keys[1], "limited-key", "r1").await;
     assert_eq!(again.status, 200);
     assert!(replayed(&again), "the success occupies the key");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rate_limit_is_shared_by_two_running_instances() {
-    let app = spawn_app_with(AppOptions {
-        rate_limit_per_minute: 3,
-        ..Default::default()
-    })
-    .await;
+    let app = spawn_limited(3).await;
     let (second, handle) = second_instance(&app, 3).await;
     let key = app.agent_key("op1");
     away_from_minute_boundary(&app).await;
@@ -1382,25 +1350,18 @@ async fn an_idempotency_key_is_honoured_across_instances() {
     let app = spawn_app().await;
     let (second, handle) = second_instance(&app, 10_000).await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "cross-instance", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "cross-instance", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
-    let again = second
-        .post_idem(HEARTBEAT, &key, "cross-instance", &heartbeat("r1"))
-        .await;
+    let again = heartbeat_idem(&second, &key, "cross-instance", "r1").await;
     assert_eq!(again.status, 200);
     assert!(
         replayed(&again),
         "the second instance replays the first instance's result"
     );
     assert_eq!(again.json(), first.json());
-    let other = second
-        .post_idem(HEARTBEAT, &key, "cross-instance", &heartbeat("r2"))
-        .await;
+    let other = heartbeat_idem(&second, &key, "cross-instance", "r2").await;
     assert_error(&other, 422, "idempotency_mismatch");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
     handle.stop(true).await;
 }
 
@@ -1411,10 +1372,7 @@ async fn an_idempotency_key_is_honoured_across_instances() {
 async fn a_resent_heartbeat_is_replayed_without_running_again() {
     let app = spawn_app().await;
     let keys = app.agent_keys("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &keys[0], "hb-1", &heartbeat("run-1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &keys[0], "hb-1", "run-1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
     assert!(
         first.header("idempotent-replayed").is_none(),
@@ -1422,10 +1380,7 @@ async fn a_resent_heartbeat_is_replayed_without_running_again() {
     );
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
 
-    let again = app
-        .client
-        .post_idem(HEARTBEAT, &keys[0], "hb-1", &heartbeat("run-1"))
-        .await;
+    let again = heartbeat_idem(&app.client, &keys[0], "hb-1", "run-1").await;
     assert_eq!(again.status, first.status);
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.json(), first.json(), "the replay is the first result");
@@ -1436,10 +1391,7 @@ async fn a_resent_heartbeat_is_replayed_without_running_again() {
     );
 
     // The same agent through its other key: same agent, same key space.
-    let other_key = app
-        .client
-        .post_idem(HEARTBEAT, &keys[1], "hb-1", &heartbeat("run-1"))
-        .await;
+    let other_key = heartbeat_idem(&app.client, &keys[1], "hb-1", "run-1").await;
     assert_eq!(other_key.status, 200);
     assert!(
         replayed(&other_key),
@@ -1447,18 +1399,14 @@ async fn a_resent_heartbeat_is_replayed_without_running_again() {
     );
     assert_eq!(other_key.json(), first.json());
 
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
     assert_eq!(
         app.count("SELECT count(*) AS n FROM agent_runs WHERE recorded_at = created_at")
             .await,
         1,
         "the run was never updated again: the replays did not run the heartbeat"
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM idempotency_keys")
-            .await,
-        1
-    );
+    assert_eq!(rows(&app, "idempotency_keys").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1466,18 +1414,12 @@ async fn a_resent_state_report_is_replayed_and_written_once() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let path = state_path("TW-T001");
-    let first = app
-        .client
-        .post_idem(&path, &key, "state-1", &paused())
-        .await;
+    let first = paused_idem(&app, &key, "TW-T001", "state-1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
     assert!(!replayed(&first));
     assert_eq!(first.json()["result"], "changed");
 
-    let again = app
-        .client
-        .post_idem(&path, &key, "state-1", &paused())
-        .await;
+    let again = paused_idem(&app, &key, "TW-T001", "state-1").await;
     assert_eq!(again.status, 200);
     assert!(replayed(&again));
     assert_eq!(
@@ -1485,11 +1427,7 @@ async fn a_resent_state_report_is_replayed_and_written_once() {
         first.json(),
         "the replay says changed, as the first did"
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        1
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 1);
 
     // A ban opens one decision; its replay opens none.
     let ban = json!({"state": "banned", "reason": "terms", "occurred_at": "2026-11-21 11:00"});
@@ -1503,12 +1441,8 @@ async fn a_resent_state_report_is_replayed_and_written_once() {
     let banned_again = app.client.post_idem(&path, &key, "state-2", &ban).await;
     assert!(replayed(&banned_again));
     assert_eq!(banned_again.json(), banned.json());
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        2
-    );
-    assert_eq!(app.count("SELECT count(*) AS n FROM decisions").await, 1);
+    assert_eq!(rows(&app, "account_state_changes").await, 2);
+    assert_eq!(rows(&app, "decisions").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1524,15 +1458,8 @@ async fn a_resent_account_creation_is_replayed_with_its_201() {
     assert_eq!(again.status, 201, "a replay has the first status");
     assert!(replayed(&again));
     assert_eq!(again.json(), first.json());
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots WHERE code = 'TW-T080'")
-            .await,
-        1
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations g JOIN account_slots s ON s.id = g.slot_id WHERE s.code = 'TW-T080'").await,
-        1
-    );
+    assert_eq!(slots_with_code(&app, "TW-T080").await, 1);
+    assert_eq!(generations_with_code(&app, "TW-T080").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1571,10 +1498,7 @@ async fn json_member_order_does_not_make_different_content() {
 async fn same_key_with_different_content_is_422_idempotency_mismatch() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "mismatch", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "mismatch", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
 
     let different = json!({"run_id": "r1", "summary": "another summary", "counts": {"drafts": 2}});
@@ -1583,17 +1507,10 @@ async fn same_key_with_different_content_is_422_idempotency_mismatch() {
         .post_idem(HEARTBEAT, &key, "mismatch", &different)
         .await;
     let body = assert_error(&res, 422, "idempotency_mismatch");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
+    assert_members(&body, &["code", "message", "request_id"]);
     assert!(!replayed(&res));
     // The same key on another endpoint is different content too.
-    let res = app
-        .client
-        .post_idem(&state_path("TW-T001"), &key, "mismatch", &paused())
-        .await;
+    let res = paused_idem(&app, &key, "TW-T001", "mismatch").await;
     assert_error(&res, 422, "idempotency_mismatch");
 
     // Nothing of the mismatched requests was applied.
@@ -1602,17 +1519,10 @@ async fn same_key_with_different_content_is_422_idempotency_mismatch() {
             .await,
         1
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
 
     // The first content is still replayed.
-    let again = app
-        .client
-        .post_idem(HEARTBEAT, &key, "mismatch", &heartbeat("r1"))
-        .await;
+    let again = heartbeat_idem(&app.client, &key, "mismatch", "r1").await;
     assert!(replayed(&again));
     assert_eq!(again.json(), first.json());
 }
@@ -1621,21 +1531,11 @@ async fn same_key_with_different_content_is_422_idempotency_mismatch() {
 async fn a_different_path_with_the_same_key_is_a_mismatch() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(&state_path("TW-T001"), &key, "path", &paused())
-        .await;
+    let first = paused_idem(&app, &key, "TW-T001", "path").await;
     assert_eq!(first.status, 200, "{}", text(&first));
-    let res = app
-        .client
-        .post_idem(&state_path("TW-I001"), &key, "path", &paused())
-        .await;
+    let res = paused_idem(&app, &key, "TW-I001", "path").await;
     assert_error(&res, 422, "idempotency_mismatch");
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        1
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1643,30 +1543,18 @@ async fn idempotency_keys_are_scoped_per_agent() {
     let app = spawn_app().await;
     let op1 = app.agent_key("op1");
     let op2 = app.agent_key("op2");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &op1, "shared-string", &heartbeat("op1-run"))
-        .await;
+    let first = heartbeat_idem(&app.client, &op1, "shared-string", "op1-run").await;
     assert_eq!(first.status, 200, "{}", text(&first));
 
     // op2 reuses the string with other content: no mismatch, its own result.
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &op2, "shared-string", &heartbeat("op2-run"))
-        .await;
+    let res = heartbeat_idem(&app.client, &op2, "shared-string", "op2-run").await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert!(!replayed(&res));
     assert_eq!(res.json()["run"]["run_id"], "op2-run");
 
     // And with the same content as op1: not a replay of op1's result.
-    let same = app
-        .client
-        .post_idem(HEARTBEAT, &op1, "same-content", &heartbeat("common"))
-        .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &op2, "same-content", &heartbeat("common"))
-        .await;
+    let same = heartbeat_idem(&app.client, &op1, "same-content", "common").await;
+    let res = heartbeat_idem(&app.client, &op2, "same-content", "common").await;
     assert_eq!(res.status, 200);
     assert!(!replayed(&res), "op2 does not get op1's stored result");
     assert_ne!(res.json()["run"]["id"], same.json()["run"]["id"]);
@@ -1679,7 +1567,7 @@ async fn idempotency_keys_are_scoped_per_agent() {
         .await,
         2
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 4);
+    assert_eq!(rows(&app, "agent_runs").await, 4);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1688,21 +1576,14 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
     let key = app.agent_key("op1");
 
     // 404 on an unknown code, then the right code with the same key.
-    let res = app
-        .client
-        .post_idem(&state_path("TW-X999"), &key, "fix-404", &paused())
-        .await;
+    let res = paused_idem(&app, &key, "TW-X999", "fix-404").await;
     assert_error(&res, 404, "not_found");
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM idempotency_keys")
-            .await,
+        rows(&app, "idempotency_keys").await,
         0,
         "a 404 leaves no claim"
     );
-    let res = app
-        .client
-        .post_idem(&state_path("TW-T001"), &key, "fix-404", &paused())
-        .await;
+    let res = paused_idem(&app, &key, "TW-T001", "fix-404").await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert!(!replayed(&res));
     assert_eq!(res.json()["result"], "changed");
@@ -1729,10 +1610,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
         .post_idem(HEARTBEAT, &key, "fix-type", &json!({"run_id": 5}))
         .await;
     assert_invalid(&res, "run_id");
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "fix-type", &heartbeat("typed"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "fix-type", "typed").await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert!(!replayed(&res));
 
@@ -1749,11 +1627,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
     assert_eq!(res.status, 201, "{}", text(&res));
     assert!(!replayed(&res));
 
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        2
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 2);
     assert_eq!(
         app.count("SELECT count(*) AS n FROM idempotency_keys WHERE state = 'running'")
             .await,
@@ -1767,51 +1641,34 @@ async fn invalid_idempotency_keys_are_400_naming_the_header() {
     let key = app.agent_key("op1");
     let too_long = "k".repeat(201);
     for bad in ["", too_long.as_str(), "ключ", "two words", "tab\there"] {
-        let res = app
-            .client
-            .post_idem(HEARTBEAT, &key, bad, &heartbeat("r1"))
-            .await;
-        let body = assert_invalid(&res, "Idempotency-Key");
+        let res = heartbeat_idem(&app.client, &key, bad, "r1").await;
+        let body = assert_invalid_in(&format!("heartbeat, key {bad:?}"), &res, "Idempotency-Key");
         assert_eq!(
             members(&body),
             set(&["code", "message", "request_id", "field"]),
             "key {bad:?}: {body}"
         );
-        let res = app
-            .client
-            .post_idem(&state_path("TW-T001"), &key, bad, &paused())
-            .await;
-        assert_invalid(&res, "Idempotency-Key");
+        let res = paused_idem(&app, &key, "TW-T001", bad).await;
+        assert_invalid_in(
+            &format!("state report, key {bad:?}"),
+            &res,
+            "Idempotency-Key",
+        );
     }
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM agent_runs").await,
+        rows(&app, "agent_runs").await,
         0,
         "nothing runs with an invalid key"
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        0
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM idempotency_keys")
-            .await,
-        0
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 0);
+    assert_eq!(rows(&app, "idempotency_keys").await, 0);
 
     // 1 and 200 visible ASCII characters are fine, punctuation included.
     let longest: String = (0..200).map(|i| (b'!' + (i % 94) as u8) as char).collect();
     assert_eq!(longest.len(), 200);
     for good in ["k", longest.as_str()] {
-        let res = app
-            .client
-            .post_idem(
-                HEARTBEAT,
-                &key,
-                good,
-                &heartbeat(&format!("run-{}", good.len())),
-            )
-            .await;
+        let run = format!("run-{}", good.len());
+        let res = heartbeat_idem(&app.client, &key, good, &run).await;
         assert_eq!(
             res.status,
             200,
@@ -1820,53 +1677,33 @@ async fn invalid_idempotency_keys_are_400_naming_the_header() {
             text(&res)
         );
         assert!(!replayed(&res));
-        let again = app
-            .client
-            .post_idem(
-                HEARTBEAT,
-                &key,
-                good,
-                &heartbeat(&format!("run-{}", good.len())),
-            )
-            .await;
+        let again = heartbeat_idem(&app.client, &key, good, &run).await;
         assert!(
             replayed(&again),
             "key of {} chars is remembered",
             good.len()
         );
     }
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 2);
+    assert_eq!(rows(&app, "agent_runs").await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idempotency_key_occupies_for_24_hours() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "day-key", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "day-key", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
 
     app.sql("UPDATE idempotency_keys SET created_at = now() - interval '23 hours'")
         .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "day-key", &heartbeat("r2"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "day-key", "r2").await;
     assert_error(&res, 422, "idempotency_mismatch");
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "day-key", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "day-key", "r1").await;
     assert!(replayed(&res), "still replayed after 23 hours");
 
     app.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
         .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "day-key", &heartbeat("r2"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "day-key", "r2").await;
     assert_eq!(
         res.status,
         200,
@@ -1875,13 +1712,10 @@ async fn an_idempotency_key_occupies_for_24_hours() {
     );
     assert!(!replayed(&res));
     assert_eq!(res.json()["run"]["run_id"], "r2");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 2);
+    assert_eq!(rows(&app, "agent_runs").await, 2);
 
     // And it now holds the new content.
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "day-key", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "day-key", "r1").await;
     assert_error(&res, 422, "idempotency_mismatch");
 }
 
@@ -1889,30 +1723,17 @@ async fn an_idempotency_key_occupies_for_24_hours() {
 async fn a_request_still_processing_makes_a_resend_409_idempotency_in_progress() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "slow", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "slow", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
     // Put the claim back to the state it had while the first request was running.
     app.sql("UPDATE idempotency_keys SET state = 'running', status = NULL, response = NULL")
         .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "slow", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "slow", "r1").await;
     let body = assert_error(&res, 409, "idempotency_in_progress");
-    assert_eq!(
-        members(&body),
-        set(&["code", "message", "request_id"]),
-        "body: {body}"
-    );
+    assert_members(&body, &["code", "message", "request_id"]);
     assert!(!replayed(&res));
     // Different content while it runs is still a mismatch.
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "slow", &heartbeat("r2"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "slow", "r2").await;
     assert_error(&res, 422, "idempotency_mismatch");
     // The 409 did not take the claim away from the request that holds it.
     assert_eq!(
@@ -1920,17 +1741,14 @@ async fn a_request_still_processing_makes_a_resend_409_idempotency_in_progress()
             .await,
         1
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_claim_abandoned_by_a_crashed_request_does_not_block_the_key_for_a_day() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "crashed", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "crashed", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
     // As if a request had claimed the key an hour ago and its process died (no result, no 2xx).
     app.sql(
@@ -1938,10 +1756,7 @@ async fn a_claim_abandoned_by_a_crashed_request_does_not_block_the_key_for_a_day
          created_at = now() - interval '1 hour'",
     )
     .await;
-    let res = app
-        .client
-        .post_idem(HEARTBEAT, &key, "crashed", &heartbeat("r1"))
-        .await;
+    let res = heartbeat_idem(&app.client, &key, "crashed", "r1").await;
     assert_eq!(
         res.status,
         200,
@@ -1949,10 +1764,7 @@ async fn a_claim_abandoned_by_a_crashed_request_does_not_block_the_key_for_a_day
         text(&res)
     );
     assert!(!replayed(&res));
-    let again = app
-        .client
-        .post_idem(HEARTBEAT, &key, "crashed", &heartbeat("r1"))
-        .await;
+    let again = heartbeat_idem(&app.client, &key, "crashed", "r1").await;
     assert!(replayed(&again), "the retry's success now occupies the key");
     assert_eq!(again.json(), res.json());
 }
@@ -2039,11 +1851,7 @@ async fn concurrent_state_reports_with_one_key_write_once() {
             .collect::<Vec<_>>()
     );
     assert_one_ran(&responses, 200);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_state_changes")
-            .await,
-        1
-    );
+    assert_eq!(rows(&app, "account_state_changes").await, 1);
     let first = responses
         .iter()
         .find(|r| r.status == 200 && !replayed(r))
@@ -2051,10 +1859,7 @@ async fn concurrent_state_reports_with_one_key_write_once() {
     assert_eq!(first.json()["result"], "changed");
 
     // Afterwards the key replays.
-    let again = app
-        .client
-        .post_idem(&state_path("TW-T001"), &key, "concurrent-state", &paused())
-        .await;
+    let again = paused_idem(&app, &key, "TW-T001", "concurrent-state").await;
     assert_eq!(again.status, 200);
     assert!(replayed(&again));
     assert_eq!(again.json(), first.json());
@@ -2079,7 +1884,7 @@ async fn concurrent_heartbeats_with_one_key_run_once() {
     )
     .await;
     assert_one_ran(&responses, 200);
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
     assert_eq!(
         app.count("SELECT count(*) AS n FROM agent_runs WHERE recorded_at = created_at")
             .await,
@@ -2104,15 +1909,8 @@ async fn concurrent_account_creations_with_one_key_create_one_slot() {
     )
     .await;
     assert_one_ran(&responses, 201);
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots WHERE code = 'TW-T050'")
-            .await,
-        1
-    );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_generations g JOIN account_slots s ON s.id = g.slot_id WHERE s.code = 'TW-T050'").await,
-        1
-    );
+    assert_eq!(slots_with_code(&app, "TW-T050").await, 1);
+    assert_eq!(generations_with_code(&app, "TW-T050").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -2127,12 +1925,7 @@ async fn concurrent_different_contents_with_one_key_run_exactly_one() {
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             let run = if i % 2 == 0 { "even" } else { "odd" };
-            (
-                run,
-                client
-                    .post_idem(HEARTBEAT, &key, "contested", &heartbeat(run))
-                    .await,
-            )
+            (run, heartbeat_idem(&client, &key, "contested", run).await)
         }));
     }
     let mut winners = BTreeSet::new();
@@ -2161,7 +1954,7 @@ async fn concurrent_different_contents_with_one_key_run_exactly_one() {
     }
     assert_eq!(ran, 1, "exactly one request ran");
     assert_eq!(winners.len(), 1, "only one content succeeded: {winners:?}");
-    assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs").await, 1);
+    assert_eq!(rows(&app, "agent_runs").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -2190,11 +1983,7 @@ async fn concurrent_account_creations_without_a_key_create_one_slot() {
             .filter(|r| r.status == 200)
             .all(|r| r.json()["created"] == false)
     );
-    assert_eq!(
-        app.count("SELECT count(*) AS n FROM account_slots WHERE code = 'TW-K050'")
-            .await,
-        1
-    );
+    assert_eq!(slots_with_code(&app, "TW-K050").await, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2225,10 +2014,7 @@ async fn listing_accounts_takes_at_most_two_round_trips() {
 async fn a_heartbeat_takes_at_most_three_round_trips_and_a_replay_one() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let first = app
-        .client
-        .post_idem(HEARTBEAT, &key, "trips", &heartbeat("r1"))
-        .await;
+    let first = heartbeat_idem(&app.client, &key, "trips", "r1").await;
     assert_eq!(first.status, 200, "{}", text(&first));
     let trips = round_trips(&first);
     eprintln!("measured: POST /heartbeat with Idempotency-Key = {trips} round trips");
@@ -2237,10 +2023,7 @@ async fn a_heartbeat_takes_at_most_three_round_trips_and_a_replay_one() {
         "POST /heartbeat with an Idempotency-Key made {trips} round trips (admission, upsert, store the result)"
     );
 
-    let replay = app
-        .client
-        .post_idem(HEARTBEAT, &key, "trips", &heartbeat("r1"))
-        .await;
+    let replay = heartbeat_idem(&app.client, &key, "trips", "r1").await;
     assert!(replayed(&replay));
     eprintln!("measured: replay = {} round trips", round_trips(&replay));
     assert_eq!(
@@ -2249,10 +2032,7 @@ async fn a_heartbeat_takes_at_most_three_round_trips_and_a_replay_one() {
         "a replay is answered from the admission statement alone"
     );
 
-    let mismatch = app
-        .client
-        .post_idem(HEARTBEAT, &key, "trips", &heartbeat("r2"))
-        .await;
+    let mismatch = heartbeat_idem(&app.client, &key, "trips", "r2").await;
     assert_error(&mismatch, 422, "idempotency_mismatch");
     assert_eq!(
         round_trips(&mismatch),

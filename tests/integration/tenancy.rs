@@ -1,7 +1,7 @@
 //! Tenants and keys: applying tenant files (`fleetdesk admin apply`), archived workspaces,
 //! members who leave, the personal-key cap, and how keys are stored.
 
-use fleetdesk_tenancy::tenant_file::TenantFile;
+use fleetdesk_tenancy::tenant_file::{ApplyReport, TenantFile};
 use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{AppOptions, Response, TEST_TENANT, TestApp, spawn_app, spawn_app_with};
 use serde_json::{Value, json};
@@ -62,36 +62,50 @@ fn text(res: &Response) -> String {
         .collect()
 }
 
+/// GET /accounts of the Agent API.
+async fn list_accounts(app: &TestApp, key: &str) -> Response {
+    app.client.get("/api/agent/v1/accounts", key).await
+}
+
 /// GET /accounts with an agent key: the status.
 async fn agent_status(app: &TestApp, key: &str) -> u16 {
-    app.client.get("/api/agent/v1/accounts", key).await.status
+    list_accounts(app, key).await.status
+}
+
+/// POST /accounts/{code}/state with the key of an agent, by name.
+async fn report_state(app: &TestApp, agent: &str, code: &str, body: Value) -> Response {
+    let path = format!("/api/agent/v1/accounts/{code}/state");
+    app.client.post(&path, &app.agent_key(agent), &body).await
+}
+
+/// A JSON-RPC message to the MCP endpoint with any key.
+async fn mcp(app: &TestApp, key: &str, message: Value) -> Response {
+    app.client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(key)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-06-18")
+                .json(&message),
+        )
+        .await
 }
 
 /// MCP `ping` with any key.
 async fn ping(app: &TestApp, key: &str) -> Response {
-    app.client
-        .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
-        )
-        .await
+    mcp(
+        app,
+        key,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+    )
+    .await
 }
 
 /// MCP `tools/call` of `list_accounts`.
 async fn mcp_list_accounts(app: &TestApp, key: &str) -> Response {
-    app.client
-        .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                              "params": {"name": "list_accounts", "arguments": {}}})),
-        )
-        .await
+    let message = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "list_accounts", "arguments": {}}});
+    mcp(app, key, message).await
 }
 
 #[track_caller]
@@ -147,6 +161,11 @@ fn issued_keys(v: &Value) -> Vec<String> {
     out
 }
 
+/// The keys an apply issued.
+fn issued_by(report: &ApplyReport) -> Vec<String> {
+    issued_keys(&serde_json::to_value(report).unwrap())
+}
+
 /// A report without its `keys` arrays: only the ids and names.
 fn without_keys(v: &Value) -> Value {
     match v {
@@ -200,14 +219,13 @@ fn workspace_id(app: &TestApp, org: &str, name: &str) -> Uuid {
 async fn applying_the_same_file_again_keeps_every_id_and_issues_no_key() {
     let app = spawn_app().await;
     // A later state comes from an agent's report; applying again must not reset it.
-    let ban = app
-        .client
-        .post(
-            "/api/agent/v1/accounts/TW-T001/state",
-            &app.agent_key("op1"),
-            &json!({"state": "banned", "reason": "ban", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
+    let ban = report_state(
+        &app,
+        "op1",
+        "TW-T001",
+        json!({"state": "banned", "reason": "ban", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
     assert_eq!(ban.status, 200, "{}", text(&ban));
     let before = counts(&app).await;
 
@@ -236,11 +254,7 @@ async fn applying_the_same_file_again_keeps_every_id_and_issues_no_key() {
             assert_pong(&ping(&app, &key).await);
         }
     }
-    let list = app
-        .client
-        .get("/api/agent/v1/accounts", &app.agent_key("op1"))
-        .await
-        .json();
+    let list = list_accounts(&app, &app.agent_key("op1")).await.json();
     let t = list["accounts"]
         .as_array()
         .unwrap()
@@ -263,12 +277,12 @@ async fn re_applying_after_a_revocation_issues_exactly_the_missing_key() {
         lookup_of(&keys[0])
     ))
     .await;
-    assert_unauthorized(&app.client.get("/api/agent/v1/accounts", &keys[0]).await);
+    assert_unauthorized(&list_accounts(&app, &keys[0]).await);
     assert_eq!(agent_status(&app, &keys[1]).await, 200);
     let total = app.count("SELECT count(*) AS n FROM api_keys").await;
 
     let report = app.apply(TEST_TENANT).await;
-    let issued = issued_keys(&serde_json::to_value(&report).unwrap());
+    let issued = issued_by(&report);
     assert_eq!(issued.len(), 1, "{issued:?}");
     let op1 = report.organizations[0].workspaces[0]
         .agents
@@ -291,11 +305,11 @@ async fn re_applying_after_a_revocation_issues_exactly_the_missing_key() {
     );
 
     // The new key is op1's; the revoked one stays revoked.
-    let res = app.client.get("/api/agent/v1/accounts", &issued[0]).await;
+    let res = list_accounts(&app, &issued[0]).await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert_eq!(res.json()["agent"]["name"], "op1");
     assert_eq!(res.json()["accounts"].as_array().unwrap().len(), 5);
-    assert_unauthorized(&app.client.get("/api/agent/v1/accounts", &keys[0]).await);
+    assert_unauthorized(&list_accounts(&app, &keys[0]).await);
     assert_eq!(agent_status(&app, &keys[1]).await, 200);
 
     // Asking for more keys issues only the difference.
@@ -305,15 +319,15 @@ async fn re_applying_after_a_revocation_issues_exactly_the_missing_key() {
     );
     assert_ne!(more, TEST_TENANT);
     let report = app.apply(&more).await;
-    let issued = issued_keys(&serde_json::to_value(&report).unwrap());
+    let issued = issued_by(&report);
     assert_eq!(issued.len(), 2, "{issued:?}");
     for key in &issued {
         assert_eq!(
-            app.client.get("/api/agent/v1/accounts", key).await.json()["agent"]["name"],
+            list_accounts(&app, key).await.json()["agent"]["name"],
             "op2"
         );
     }
-    assert!(issued_keys(&serde_json::to_value(app.apply(&more).await).unwrap()).is_empty());
+    assert!(issued_by(&app.apply(&more).await).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,7 +353,7 @@ async fn an_archived_workspace_refuses_its_agent_keys_until_it_is_restored() {
     assert_eq!(report.organizations[0].workspaces[0].id, taiwan);
     assert!(report.organizations[0].workspaces[0].archived);
     for key in &taiwan_keys {
-        assert_unauthorized(&app.client.get("/api/agent/v1/accounts", key).await);
+        assert_unauthorized(&list_accounts(&app, key).await);
     }
     assert_unauthorized(&ping(&app, &app.agent_key("op1")).await);
     assert_unauthorized(&mcp_list_accounts(&app, &app.agent_key("op1")).await);
@@ -365,17 +379,13 @@ async fn an_archived_workspace_refuses_its_agent_keys_until_it_is_restored() {
 
     // A file that does not mention `archived` leaves the workspace archived.
     app.apply(TEST_TENANT).await;
-    assert_unauthorized(
-        &app.client
-            .get("/api/agent/v1/accounts", &app.agent_key("op1"))
-            .await,
-    );
+    assert_unauthorized(&list_accounts(&app, &app.agent_key("op1")).await);
 
     // Restoring revives the same keys.
     let report = app.apply(restore).await;
     assert_eq!(report.organizations[0].workspaces[0].id, taiwan);
     assert!(!report.organizations[0].workspaces[0].archived);
-    assert!(issued_keys(&serde_json::to_value(&report).unwrap()).is_empty());
+    assert!(issued_by(&report).is_empty());
     for key in &taiwan_keys {
         let status = agent_status(&app, key).await;
         // bot is a community agent: authenticated again, but without accounts:read.
@@ -399,11 +409,7 @@ async fn an_archived_workspace_refuses_its_agent_keys_until_it_is_restored() {
         Some(5),
         "{result}"
     );
-    let list = app
-        .client
-        .get("/api/agent/v1/accounts", &app.agent_key("op1"))
-        .await
-        .json();
+    let list = list_accounts(&app, &app.agent_key("op1")).await.json();
     assert_eq!(list["accounts"].as_array().unwrap().len(), 5);
 }
 
@@ -433,11 +439,7 @@ async fn archiving_a_workspace_of_another_organization_leaves_these_agents_alone
         report.organizations[0].workspaces[0].id,
         workspace_id(&app, "Other Agency", "Main")
     );
-    assert_unauthorized(
-        &app.client
-            .get("/api/agent/v1/accounts", &app.agent_key("other1"))
-            .await,
-    );
+    assert_unauthorized(&list_accounts(&app, &app.agent_key("other1")).await);
     for name in ["op1", "op2", "jp1"] {
         assert_eq!(
             agent_status(&app, &app.agent_key(name)).await,
@@ -446,14 +448,13 @@ async fn archiving_a_workspace_of_another_organization_leaves_these_agents_alone
         );
     }
     // Acme's TW-T001 is still reachable by its agent; Other Agency's people still work.
-    let res = app
-        .client
-        .post(
-            "/api/agent/v1/accounts/TW-T001/state",
-            &app.agent_key("op1"),
-            &json!({"state": "warming", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
+    let res = report_state(
+        &app,
+        "op1",
+        "TW-T001",
+        json!({"state": "warming", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert_pong(&ping(&app, &app.personal_key("olga@other.test")).await);
 }
@@ -556,7 +557,7 @@ async fn at_most_ten_personal_keys_per_member_per_organization() {
     let app = spawn_app().await;
     let ten = with(ann, &ann.replace("\"keys\": 1", "\"keys\": 10"));
     let report = app.apply(&ten).await;
-    let issued = issued_keys(&serde_json::to_value(&report).unwrap());
+    let issued = issued_by(&report);
     assert_eq!(issued.len(), 9, "{issued:?}");
     assert_eq!(report.organizations[0].members[0].keys, issued);
     let person = report.organizations[0].members[0].id;
@@ -571,7 +572,7 @@ async fn at_most_ten_personal_keys_per_member_per_organization() {
         assert_key_shape(key, "fdp");
         assert_pong(&ping(&app, key).await);
     }
-    assert!(issued_keys(&serde_json::to_value(app.apply(&ten).await).unwrap()).is_empty());
+    assert!(issued_by(&app.apply(&ten).await).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -643,10 +644,7 @@ async fn a_platform_admins_key_works_on_mcp() {
     assert_key_shape(&root, "fdp");
     assert_pong(&ping(&app, &root).await);
     // It is a personal key, not an agent key.
-    assert_eq!(
-        app.client.get("/api/agent/v1/accounts", &root).await.status,
-        403
-    );
+    assert_eq!(list_accounts(&app, &root).await.status, 403);
     // Revoked, it stops at once.
     app.sql(&format!(
         "UPDATE api_keys SET revoked_at = now() WHERE lookup = '{}'",
@@ -682,18 +680,15 @@ async fn changing_an_agents_role_changes_all_its_keys_at_once() {
     assert_eq!(agent_status(&app, &app.agent_key("bot")).await, 403);
 
     let report = app.apply(&swapped).await;
-    assert!(issued_keys(&serde_json::to_value(&report).unwrap()).is_empty());
+    assert!(issued_by(&report).is_empty());
     for key in app.agent_keys("op1") {
-        let res = app.client.get("/api/agent/v1/accounts", &key).await;
+        let res = list_accounts(&app, &key).await;
         assert_eq!(res.status, 403, "{}", text(&res));
         assert_eq!(res.json()["code"], "forbidden");
         // Still a valid key: it authenticates.
         assert_pong(&ping(&app, &key).await);
     }
-    let res = app
-        .client
-        .get("/api/agent/v1/accounts", &app.agent_key("bot"))
-        .await;
+    let res = list_accounts(&app, &app.agent_key("bot")).await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert_eq!(res.json()["accounts"], json!([]), "bot has no persona");
     let hb = app
@@ -723,16 +718,12 @@ async fn optional_account_fields_of_the_tenant_file_are_applied() {
              "timezone": "America/Los_Angeles", "legacy_code": "mia_fb", "onboarded_at": "2026-01-15",
              "publishing": "fleetdesk", "daily_target": 3, "handle": "@mia.us"}]}]}]}]}"#;
     let report = app.apply(file).await;
-    assert!(issued_keys(&serde_json::to_value(&report).unwrap()).is_empty());
+    assert!(issued_by(&report).is_empty());
     let persona = &report.organizations[0].workspaces[0].personas[0];
     assert_eq!(persona.id, app.persona_id("Mia"));
     assert_eq!(persona.accounts[0].code, "US-F001");
 
-    let list = app
-        .client
-        .get("/api/agent/v1/accounts", &app.agent_key("op1"))
-        .await
-        .json();
+    let list = list_accounts(&app, &app.agent_key("op1")).await.json();
     let accounts = list["accounts"].as_array().unwrap();
     assert_eq!(accounts.len(), 6, "{list}");
     let a = accounts.iter().find(|a| a["code"] == "US-F001").unwrap();
@@ -769,14 +760,13 @@ async fn optional_account_fields_of_the_tenant_file_are_applied() {
     );
 
     // The legacy code reaches the account, and market-local time is the account's zone.
-    let res = app
-        .client
-        .post(
-            "/api/agent/v1/accounts/mia_fb/state",
-            &app.agent_key("op1"),
-            &json!({"state": "paused", "reason": "r", "occurred_at": "2026-11-21 10:00"}),
-        )
-        .await;
+    let res = report_state(
+        &app,
+        "op1",
+        "mia_fb",
+        json!({"state": "paused", "reason": "r", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
     assert_eq!(res.status, 200, "{}", text(&res));
     assert_eq!(res.json()["code"], "US-F001");
     assert_eq!(
@@ -812,11 +802,7 @@ async fn a_file_that_gives_a_code_to_another_persona_is_refused_whole() {
             .await,
         0
     );
-    let leo = app
-        .client
-        .get("/api/agent/v1/accounts", &app.agent_key("op2"))
-        .await
-        .json();
+    let leo = list_accounts(&app, &app.agent_key("op2")).await.json();
     assert_eq!(leo["accounts"][0]["code"], "TW-T002");
     assert_eq!(leo["accounts"][0]["persona"], "Leo");
 }
@@ -897,7 +883,7 @@ async fn the_documented_example_applies_cleanly_to_an_empty_service() {
 
     // What it set up is there and usable.
     let writer = agents[0]["keys"][0].as_str().unwrap();
-    let res = app.client.get("/api/agent/v1/accounts", writer).await;
+    let res = list_accounts(&app, writer).await;
     assert_eq!(res.status, 200, "{}", text(&res));
     let list = res.json();
     assert_eq!(list["agent"]["name"], "writer-1");
@@ -920,10 +906,7 @@ async fn the_documented_example_applies_cleanly_to_an_empty_service() {
     }
     assert_eq!(a["slot_id"], persona["accounts"][0]["slot_id"]);
     let bot = agents[1]["keys"][0].as_str().unwrap();
-    assert_eq!(
-        app.client.get("/api/agent/v1/accounts", bot).await.status,
-        403
-    );
+    assert_eq!(list_accounts(&app, bot).await.status, 403);
     for k in keys.iter().filter(|k| k.starts_with("fdp_")) {
         assert_pong(&ping(&app, k).await);
     }

@@ -403,11 +403,11 @@ impl Mcp {
                         id,
                         RpcCode::INVALID_PARAMS,
                         message,
-                        Some(e.body(&request_id)),
+                        Some(e.body(request_id)),
                     ),
                 )
             }
-            Err(e) => HttpAnswer::Json(200, rpc_result(id, tool_result(e.body(&request_id), true))),
+            Err(e) => HttpAnswer::Json(200, rpc_result(id, tool_result(e.body(request_id), true))),
         }
     }
 }
