@@ -3,6 +3,7 @@
 mod accounts;
 mod binary;
 mod mcp;
+mod migrations;
 mod openapi_parity;
 mod pipeline;
 mod tenancy;

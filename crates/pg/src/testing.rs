@@ -140,6 +140,19 @@ impl Drop for TestDb {
     }
 }
 
+/// Reverts every migration (the `down.sql` files), newest first; returns how many ran.
+/// Used to prove that each migration can be undone and redone to the same schema.
+pub async fn revert_all(url: &str) -> anyhow::Result<usize> {
+    use diesel_async::AsyncMigrationHarness;
+    use diesel_migrations::MigrationHarness;
+    let conn = AsyncPgConnection::establish(url).await?;
+    let mut harness = AsyncMigrationHarness::new(conn);
+    let reverted = harness
+        .revert_all_migrations(crate::db::MIGRATIONS)
+        .map_err(|e| anyhow::anyhow!("reverting migrations failed: {e}"))?;
+    Ok(reverted.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_database;
