@@ -206,32 +206,34 @@ impl TestApp {
     /// Runs SQL against the app's database (for setting up what no endpoint does yet and for
     /// checking what was written).
     pub async fn sql(&self, statement: &str) {
-        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-        let mut conn = AsyncPgConnection::establish(&self.db.url)
-            .await
-            .expect("connect");
+        use diesel_async::RunQueryDsl;
         diesel::sql_query(statement)
-            .execute(&mut conn)
+            .execute(&mut self.connect().await)
             .await
             .unwrap_or_else(|e| panic!("{statement}: {e}"));
     }
 
-    /// A single count from SQL.
+    /// A single count from SQL (a query returning one bigint column named `n`).
     pub async fn count(&self, query: &str) -> i64 {
-        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        use diesel_async::RunQueryDsl;
         #[derive(diesel::QueryableByName)]
         struct N {
             #[diesel(sql_type = diesel::sql_types::BigInt)]
             n: i64,
         }
-        let mut conn = AsyncPgConnection::establish(&self.db.url)
-            .await
-            .expect("connect");
         let row: N = diesel::sql_query(query)
-            .get_result(&mut conn)
+            .get_result(&mut self.connect().await)
             .await
             .unwrap_or_else(|e| panic!("{query}: {e}"));
         row.n
+    }
+
+    /// A direct connection to the app's database.
+    pub async fn connect(&self) -> diesel_async::AsyncPgConnection {
+        use diesel_async::AsyncConnection;
+        diesel_async::AsyncPgConnection::establish(&self.db.url)
+            .await
+            .expect("connect to the test database")
     }
 
     /// Applies another tenant file to the running app's database.

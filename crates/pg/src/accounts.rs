@@ -208,6 +208,80 @@ struct RunRow {
     recorded_at: jiff_diesel::Timestamp,
 }
 
+/// The agent a persona of the workspace is assigned to.
+const PERSONA_OWNER: &str = r#"
+SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2
+"#;
+
+/// A new code; nothing when the organization already has it on that platform.
+const INSERT_SLOT: &str = r#"
+INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, platform, market, timezone, handle)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (organization_id, platform, code) DO NOTHING RETURNING id
+"#;
+
+/// The first live account behind a new code.
+const INSERT_FIRST_GENERATION: &str = r#"
+INSERT INTO account_generations (slot_id, generation, state, onboarded_at)
+VALUES ($1, 1, $2, $3) RETURNING id
+"#;
+
+/// A code that already exists, with its persona and live generation.
+const EXISTING_SLOT: &str = r#"
+SELECT s.id AS slot_id, s.persona_id, g.id AS generation_id, s.market
+FROM account_slots s LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+WHERE s.organization_id = $1 AND s.platform = $2 AND s.code = $3
+"#;
+
+/// The live generation to change, locked for the transaction.
+const LOCK_GENERATION: &str = r#"
+SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code, s.platform, g.generation
+FROM account_generations g JOIN account_slots s ON s.id = g.slot_id
+WHERE g.id = $1 FOR UPDATE OF g
+"#;
+
+/// Sets the new state and records the change with its reason and origin.
+const RECORD_STATE_CHANGE: &str = r#"
+WITH upd AS (UPDATE account_generations SET state = $2 WHERE id = $1)
+INSERT INTO account_state_changes (generation_id, from_state, to_state, reported, reason, occurred_at, agent_id, origin)
+VALUES ($1, $3, $2, $4, $5, $6, $7, $8)
+"#;
+
+/// Stores the avatar and says whether it differs from the previous one.
+const SET_AVATAR: &str = r#"
+WITH old AS (SELECT avatar_sha256 FROM account_generations WHERE id = $1 FOR UPDATE)
+UPDATE account_generations g SET avatar_sha256 = $2, avatar_mime = $3, avatar_bytes = $4,
+avatar_width = $5, avatar_height = $6, avatar_key = $7,
+avatar_updated_at = CASE WHEN old.avatar_sha256 IS DISTINCT FROM $2 OR g.avatar_updated_at IS NULL
+THEN now() ELSE g.avatar_updated_at END
+FROM old WHERE g.id = $1
+RETURNING g.avatar_sha256, g.avatar_mime, g.avatar_bytes, g.avatar_width, g.avatar_height,
+g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed
+"#;
+
+/// A heartbeat: the same run_id updates the same record (summary replaced unless absent, counts merged).
+const UPSERT_RUN: &str = r#"
+INSERT INTO agent_runs (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4)
+ON CONFLICT (agent_id, run_id) DO UPDATE
+SET summary = COALESCE(EXCLUDED.summary, agent_runs.summary),
+counts = agent_runs.counts || EXCLUDED.counts, recorded_at = now()
+RETURNING id, run_id, recorded_at
+"#;
+
+/// The open ban decision of a generation, if any.
+const OPEN_BAN_DECISION: &str = r#"
+SELECT id, status, question, options FROM decisions
+WHERE generation_id = $1 AND kind = $2 AND status = 'open' LIMIT 1
+"#;
+
+/// A pending decision for a person.
+const INSERT_DECISION: &str = r#"
+INSERT INTO decisions (organization_id, workspace_id, kind, persona_id, slot_id, generation_id,
+title, question, options, detail, opened_by_agent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+RETURNING id, status, question, options
+"#;
+
 pub(crate) const BAN_DECISION_KIND: &str = "account_banned";
 pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
 
@@ -295,75 +369,74 @@ impl AccountsRepo for PgStore {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                {
-                    let owner: Option<PersonaOwner> = prepared(diesel::sql_query("SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2")
+                let owner: Option<PersonaOwner> = prepared(
+                    diesel::sql_query(PERSONA_OWNER)
                         .bind::<SqlUuid, _>(account.persona_id)
-                        .bind::<SqlUuid, _>(agent.workspace_id))
-                        .get_result(conn)
-                        .await
-                        .optional()?;
-                    match owner {
-                        None => return Ok(Err(AddRefusal::PersonaNotFound)),
-                        Some(o) if o.agent_id != Some(agent.agent_id) => return Ok(Err(AddRefusal::PersonaNotYours)),
-                        Some(_) => {}
+                        .bind::<SqlUuid, _>(agent.workspace_id),
+                )
+                .get_result(conn)
+                .await
+                .optional()?;
+                match owner {
+                    None => return Ok(Err(AddRefusal::PersonaNotFound)),
+                    Some(o) if o.agent_id != Some(agent.agent_id) => {
+                        return Ok(Err(AddRefusal::PersonaNotYours));
                     }
-                    let inserted: Option<IdRow> = prepared(diesel::sql_query(
-                        "INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, platform, market, timezone, handle) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                         ON CONFLICT (organization_id, platform, code) DO NOTHING RETURNING id",
+                    Some(_) => {}
+                }
+                let inserted: Option<IdRow> = prepared(
+                    diesel::sql_query(INSERT_SLOT)
+                        .bind::<SqlUuid, _>(agent.organization_id)
+                        .bind::<SqlUuid, _>(agent.workspace_id)
+                        .bind::<SqlUuid, _>(account.persona_id)
+                        .bind::<Text, _>(account.code.as_str())
+                        .bind::<Text, _>(account.platform.as_str())
+                        .bind::<Text, _>(account.market.as_str())
+                        .bind::<Text, _>(account.market.zone_name())
+                        .bind::<Nullable<Text>, _>(account.handle.as_deref()),
+                )
+                .get_result(conn)
+                .await
+                .optional()?;
+                if let Some(slot) = inserted {
+                    let generation: IdRow = prepared(
+                        diesel::sql_query(INSERT_FIRST_GENERATION)
+                            .bind::<SqlUuid, _>(slot.id)
+                            .bind::<Text, _>(account.state.as_str())
+                            .bind::<Nullable<diesel::sql_types::Date>, _>(
+                                jiff_diesel::NullableDate::from(account.onboarded_at),
+                            ),
                     )
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(account.persona_id)
-                    .bind::<Text, _>(account.code.as_str())
-                    .bind::<Text, _>(account.platform.as_str())
-                    .bind::<Text, _>(account.market.as_str())
-                    .bind::<Text, _>(account.market.zone_name())
-                    .bind::<Nullable<Text>, _>(account.handle.as_deref()))
-                    .get_result(conn)
-                    .await
-                    .optional()?;
-                    if let Some(slot) = inserted {
-                        let generation: IdRow = prepared(diesel::sql_query(
-                            "INSERT INTO account_generations (slot_id, generation, state, onboarded_at) \
-                             VALUES ($1, 1, $2, $3) RETURNING id",
-                        )
-                        .bind::<SqlUuid, _>(slot.id)
-                        .bind::<Text, _>(account.state.as_str())
-                        .bind::<Nullable<diesel::sql_types::Date>, _>(jiff_diesel::NullableDate::from(account.onboarded_at)))
-                        .get_result(conn)
-                        .await?;
-                        return Ok(Ok(AddedAccount {
-                            slot_id: slot.id,
-                            account_id: generation.id,
-                            code: account.code.to_string(),
-                            platform: account.platform,
-                            market: account.market,
-                            created: true,
-                        }));
-                    }
-                    let existing: ExistingSlot = prepared(diesel::sql_query(
-                        "SELECT s.id AS slot_id, s.persona_id, g.id AS generation_id, s.market \
-                         FROM account_slots s LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL \
-                         WHERE s.organization_id = $1 AND s.platform = $2 AND s.code = $3",
-                    )
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<Text, _>(account.platform.as_str())
-                    .bind::<Text, _>(account.code.as_str()))
                     .get_result(conn)
                     .await?;
-                    if existing.persona_id != account.persona_id {
-                        return Ok(Err(AddRefusal::CodeTaken));
-                    }
-                    Ok(Ok(AddedAccount {
-                        slot_id: existing.slot_id,
-                        account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                    return Ok(Ok(AddedAccount {
+                        slot_id: slot.id,
+                        account_id: generation.id,
                         code: account.code.to_string(),
                         platform: account.platform,
-                        market: market(&existing.market)?,
-                        created: false,
-                    }))
+                        market: account.market,
+                        created: true,
+                    }));
                 }
+                let existing: ExistingSlot = prepared(
+                    diesel::sql_query(EXISTING_SLOT)
+                        .bind::<SqlUuid, _>(agent.organization_id)
+                        .bind::<Text, _>(account.platform.as_str())
+                        .bind::<Text, _>(account.code.as_str()),
+                )
+                .get_result(conn)
+                .await?;
+                if existing.persona_id != account.persona_id {
+                    return Ok(Err(AddRefusal::CodeTaken));
+                }
+                Ok(Ok(AddedAccount {
+                    slot_id: existing.slot_id,
+                    account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                    code: account.code.to_string(),
+                    platform: account.platform,
+                    market: market(&existing.market)?,
+                    created: false,
+                }))
             })
             .await
         })
@@ -377,47 +450,58 @@ impl AccountsRepo for PgStore {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                {
-                    let locked: LockedGeneration = prepared(diesel::sql_query(
-                        "SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code, s.platform, g.generation \
-                         FROM account_generations g JOIN account_slots s ON s.id = g.slot_id \
-                         WHERE g.id = $1 FOR UPDATE OF g",
-                    )
-                    .bind::<SqlUuid, _>(change.generation_id))
-                    .get_result(conn)
-                    .await?;
-                    let current = AccountState::parse(&locked.state).ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
-                    let movement = apply_report(current, change.report);
-                    let StateMove::Changed { from, to, opens_ban_decision, stocks_posts } = movement else {
-                        return Ok(StateOutcome { movement, state: current, decision: None, stocked_posts: 0 });
-                    };
-                    prepared(diesel::sql_query(
-                        "WITH upd AS (UPDATE account_generations SET state = $2 WHERE id = $1) \
-                         INSERT INTO account_state_changes (generation_id, from_state, to_state, reported, reason, occurred_at, agent_id, origin) \
-                         VALUES ($1, $3, $2, $4, $5, $6, $7, $8)",
-                    )
-                    .bind::<SqlUuid, _>(change.generation_id)
-                    .bind::<Text, _>(to.as_str())
-                    .bind::<Text, _>(from.as_str())
-                    .bind::<Text, _>(change.report.as_str())
-                    .bind::<Nullable<Text>, _>(change.reason.as_deref())
-                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()))
-                    .execute(conn)
-                    .await?;
-                    let decision = if opens_ban_decision {
-                        Some(open_ban_decision(conn, agent, &locked, change).await?)
-                    } else {
-                        None
-                    };
-                    let stocked_posts = if stocks_posts {
-                        stock_posts_for_state_change(conn, locked.slot_id, change.reason.as_deref()).await?
-                    } else {
-                        0
-                    };
-                    Ok(StateOutcome { movement, state: to, decision, stocked_posts })
-                }
+                let locked: LockedGeneration = prepared(
+                    diesel::sql_query(LOCK_GENERATION).bind::<SqlUuid, _>(change.generation_id),
+                )
+                .get_result(conn)
+                .await?;
+                let current = AccountState::parse(&locked.state)
+                    .ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
+                let movement = apply_report(current, change.report);
+                let StateMove::Changed {
+                    from,
+                    to,
+                    opens_ban_decision,
+                    stocks_posts,
+                } = movement
+                else {
+                    return Ok(StateOutcome {
+                        movement,
+                        state: current,
+                        decision: None,
+                        stocked_posts: 0,
+                    });
+                };
+                prepared(
+                    diesel::sql_query(RECORD_STATE_CHANGE)
+                        .bind::<SqlUuid, _>(change.generation_id)
+                        .bind::<Text, _>(to.as_str())
+                        .bind::<Text, _>(from.as_str())
+                        .bind::<Text, _>(change.report.as_str())
+                        .bind::<Nullable<Text>, _>(change.reason.as_deref())
+                        .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
+                        .bind::<SqlUuid, _>(agent.agent_id)
+                        .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()),
+                )
+                .execute(conn)
+                .await?;
+                let decision = if opens_ban_decision {
+                    Some(open_ban_decision(conn, agent, &locked, change).await?)
+                } else {
+                    None
+                };
+                let stocked_posts = if stocks_posts {
+                    stock_posts_for_state_change(conn, locked.slot_id, change.reason.as_deref())
+                        .await?
+                } else {
+                    0
+                };
+                Ok(StateOutcome {
+                    movement,
+                    state: to,
+                    decision,
+                    stocked_posts,
+                })
             })
             .await
         })
@@ -431,23 +515,16 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            let row: AvatarRow = prepared(diesel::sql_query(
-                "WITH old AS (SELECT avatar_sha256 FROM account_generations WHERE id = $1 FOR UPDATE) \
-                 UPDATE account_generations g SET avatar_sha256 = $2, avatar_mime = $3, avatar_bytes = $4, \
-                        avatar_width = $5, avatar_height = $6, avatar_key = $7, \
-                        avatar_updated_at = CASE WHEN old.avatar_sha256 IS DISTINCT FROM $2 OR g.avatar_updated_at IS NULL \
-                                                 THEN now() ELSE g.avatar_updated_at END \
-                 FROM old WHERE g.id = $1 \
-                 RETURNING g.avatar_sha256, g.avatar_mime, g.avatar_bytes, g.avatar_width, g.avatar_height, \
-                           g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed",
+            let row: AvatarRow = prepared(
+                diesel::sql_query(SET_AVATAR)
+                    .bind::<SqlUuid, _>(generation_id)
+                    .bind::<Text, _>(&image.sha256)
+                    .bind::<Text, _>(image.kind.mime_type())
+                    .bind::<BigInt, _>(image.bytes.len() as i64)
+                    .bind::<Nullable<Integer>, _>(image.width.map(|w| w as i32))
+                    .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
+                    .bind::<Text, _>(storage_key),
             )
-            .bind::<SqlUuid, _>(generation_id)
-            .bind::<Text, _>(&image.sha256)
-            .bind::<Text, _>(image.kind.mime_type())
-            .bind::<BigInt, _>(image.bytes.len() as i64)
-            .bind::<Nullable<Integer>, _>(image.width.map(|w| w as i32))
-            .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
-            .bind::<Text, _>(storage_key))
             .get_result(&mut conn)
             .await?;
             Ok((
@@ -472,17 +549,13 @@ impl AccountsRepo for PgStore {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             let counts = Value::Object(input.counts.clone());
-            let row: RunRow = prepared(diesel::sql_query(
-                "INSERT INTO agent_runs (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (agent_id, run_id) DO UPDATE \
-                 SET summary = COALESCE(EXCLUDED.summary, agent_runs.summary), \
-                     counts = agent_runs.counts || EXCLUDED.counts, recorded_at = now() \
-                 RETURNING id, run_id, recorded_at",
+            let row: RunRow = prepared(
+                diesel::sql_query(UPSERT_RUN)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Text, _>(&input.run_id)
+                    .bind::<Nullable<Text>, _>(input.summary.as_deref())
+                    .bind::<Jsonb, _>(&counts),
             )
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(&input.run_id)
-            .bind::<Nullable<Text>, _>(input.summary.as_deref())
-            .bind::<Jsonb, _>(&counts))
             .get_result(&mut conn)
             .await?;
             Ok(HeartbeatRecord {
@@ -522,12 +595,9 @@ async fn open_ban_decision(
 ) -> anyhow::Result<OpenedDecision> {
     // One open ban decision per generation: a repeated ban report reuses it.
     let existing: Option<DecisionRow> = prepared(
-        diesel::sql_query(
-            "SELECT id, status, question, options FROM decisions \
-         WHERE generation_id = $1 AND kind = $2 AND status = 'open' LIMIT 1",
-        )
-        .bind::<SqlUuid, _>(change.generation_id)
-        .bind::<Text, _>(BAN_DECISION_KIND),
+        diesel::sql_query(OPEN_BAN_DECISION)
+            .bind::<SqlUuid, _>(change.generation_id)
+            .bind::<Text, _>(BAN_DECISION_KIND),
     )
     .get_result(conn)
     .await
@@ -550,23 +620,20 @@ async fn open_ban_decision(
                 "reason": change.reason,
                 "occurred_at": fleetdesk_kernel::format_utc(change.occurred_at),
             });
-            prepared(diesel::sql_query(
-                "INSERT INTO decisions (organization_id, workspace_id, kind, persona_id, slot_id, generation_id, \
-                                        title, question, options, detail, opened_by_agent) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-                 RETURNING id, status, question, options",
+            prepared(
+                diesel::sql_query(INSERT_DECISION)
+                    .bind::<SqlUuid, _>(locked.organization_id)
+                    .bind::<SqlUuid, _>(locked.workspace_id)
+                    .bind::<Text, _>(BAN_DECISION_KIND)
+                    .bind::<SqlUuid, _>(locked.persona_id)
+                    .bind::<SqlUuid, _>(locked.slot_id)
+                    .bind::<SqlUuid, _>(change.generation_id)
+                    .bind::<Text, _>(&title)
+                    .bind::<Text, _>(&question)
+                    .bind::<Jsonb, _>(&serde_json::json!(BAN_OPTIONS))
+                    .bind::<Jsonb, _>(&detail)
+                    .bind::<SqlUuid, _>(agent.agent_id),
             )
-            .bind::<SqlUuid, _>(locked.organization_id)
-            .bind::<SqlUuid, _>(locked.workspace_id)
-            .bind::<Text, _>(BAN_DECISION_KIND)
-            .bind::<SqlUuid, _>(locked.persona_id)
-            .bind::<SqlUuid, _>(locked.slot_id)
-            .bind::<SqlUuid, _>(change.generation_id)
-            .bind::<Text, _>(&title)
-            .bind::<Text, _>(&question)
-            .bind::<Jsonb, _>(&serde_json::json!(BAN_OPTIONS))
-            .bind::<Jsonb, _>(&detail)
-            .bind::<SqlUuid, _>(agent.agent_id))
             .get_result(conn)
             .await?
         }
