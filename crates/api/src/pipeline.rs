@@ -8,8 +8,8 @@ use crate::input::Args;
 use crate::op::ErasedOp;
 use crate::ports::{Claim, ClaimRequest};
 use fleetdesk_kernel::ErrorCode;
-use fleetdesk_tenancy::ParsedKey;
 use fleetdesk_tenancy::ports::Authentication;
+use fleetdesk_tenancy::{Caller, ParsedKey};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -45,6 +45,37 @@ pub fn check_idempotency_key(key: &str) -> Result<(), ApiError> {
         ));
     }
     Ok(())
+}
+
+/// A bearer token of the right shape (401 otherwise; no database involved).
+pub fn parse_bearer(bearer: Option<&str>) -> Result<ParsedKey, ApiError> {
+    let bearer = bearer.ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
+    ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))
+}
+
+/// The caller of an admitted key: 401 when refused, 429 past the per-minute limit.
+fn accept(authentication: Authentication, limit: i64) -> Result<Caller, ApiError> {
+    match authentication {
+        Authentication::Refused => Err(ApiError::unauthorized("unknown or revoked key")),
+        Authentication::Accepted { window, .. } if window.hits > limit => {
+            let wait = window.resets_in_seconds.max(1);
+            Err(ApiError::new(
+                ErrorCode::RateLimited,
+                format!("more than {limit} requests this minute; retry in {wait} s"),
+            )
+            .with_extra("retry_after", wait))
+        }
+        Authentication::Accepted { caller, .. } => Ok(caller),
+    }
+}
+
+/// Authenticates and counts a request that runs no operation (MCP `initialize`, `ping`,
+/// `tools/list`).
+pub async fn authenticate(ctx: &Ctx, bearer: Option<&str>) -> Result<Caller, ApiError> {
+    let key = parse_bearer(bearer)?;
+    let limit = ctx.config.rate_limit_per_minute;
+    let admission = ctx.gate.admit(&key, limit, None).await?;
+    accept(admission.authentication, limit)
 }
 
 /// The claim for an Idempotency-Key: the key and a SHA-256 of the operation and its canonical
@@ -84,11 +115,7 @@ async fn store_result(
 
 pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
     let spec = op.spec();
-    let bearer = inv
-        .bearer
-        .as_deref()
-        .ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
-    let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
+    let key = parse_bearer(inv.bearer.as_deref())?;
 
     // A malformed Idempotency-Key claims nothing and is answered after authentication.
     let mut input_error = inv.input_error;
@@ -106,19 +133,8 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
 
     let limit = ctx.config.rate_limit_per_minute;
     let admission = ctx.gate.admit(&key, limit, claim_request.as_ref()).await?;
-    let (caller, window) = match admission.authentication {
-        Authentication::Refused => return Err(ApiError::unauthorized("unknown or revoked key")),
-        Authentication::Accepted { caller, window } => (caller, window),
-    };
+    let caller = accept(admission.authentication, limit)?;
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
-    if window.hits > limit {
-        let wait = window.resets_in_seconds.max(1);
-        return Err(ApiError::new(
-            ErrorCode::RateLimited,
-            format!("more than {limit} requests this minute; retry in {wait} s"),
-        )
-        .with_extra("retry_after", wait));
-    }
 
     let owner = caller.idempotency_owner();
     let held = matches!(admission.claim, Some(Claim::Claimed));

@@ -8,11 +8,9 @@
 
 use bytes::Bytes;
 use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
-use fleetdesk_api::pipeline::check_idempotency_key;
-use fleetdesk_api::ports::Claim;
+use fleetdesk_api::pipeline::{authenticate, check_idempotency_key};
 use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, execute};
 use fleetdesk_kernel::ErrorCode;
-use fleetdesk_tenancy::ports::Authentication;
 use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode as RpcCode, ErrorData, Implementation,
@@ -113,29 +111,6 @@ impl Mcp {
             .find(|t| t.tool.name == name && t.op.spec().api == api)
     }
 
-    /// Authenticates a non-tool request (initialize, ping, tools/list) and counts it.
-    async fn authenticate(&self, ctx: &Ctx, bearer: Option<&str>) -> Result<Caller, ApiError> {
-        let bearer = bearer.ok_or_else(|| ApiError::unauthorized("missing bearer key"))?;
-        let key = ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))?;
-        let limit = ctx.config.rate_limit_per_minute;
-        let admission = ctx.gate.admit(&key, limit, None).await?;
-        match admission.authentication {
-            Authentication::Refused => Err(ApiError::unauthorized("unknown or revoked key")),
-            Authentication::Accepted { window, .. } if window.hits > limit => {
-                let wait = window.resets_in_seconds.max(1);
-                Err(ApiError::new(
-                    ErrorCode::RateLimited,
-                    format!("more than {limit} requests this minute"),
-                )
-                .with_extra("retry_after", wait))
-            }
-            Authentication::Accepted { caller, .. } => {
-                debug_assert!(!matches!(admission.claim, Some(Claim::Claimed)));
-                Ok(caller)
-            }
-        }
-    }
-
     pub async fn handle(&self, ctx: &Ctx, call: HttpCall) -> HttpAnswer {
         let message: Value = match serde_json::from_slice(&call.body) {
             Ok(v) => v,
@@ -223,7 +198,7 @@ impl Mcp {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         match method {
             "initialize" | "ping" | "tools/list" => {
-                let caller = match self.authenticate(ctx, call.bearer.as_deref()).await {
+                let caller = match authenticate(ctx, call.bearer.as_deref()).await {
                     Ok(c) => c,
                     Err(e) => return HttpAnswer::Error(e),
                 };
