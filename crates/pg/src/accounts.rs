@@ -465,10 +465,18 @@ impl AccountsRepo for PgStore {
                     stocks_posts,
                 } = movement
                 else {
+                    // A repeated ban answers with the decision still waiting for a person.
+                    let decision = if current == AccountState::Banned {
+                        open_decision_of(conn, change.generation_id)
+                            .await?
+                            .map(opened)
+                    } else {
+                        None
+                    };
                     return Ok(StateOutcome {
                         movement,
                         state: current,
-                        decision: None,
+                        decision,
                         stocked_posts: 0,
                     });
                 };
@@ -587,6 +595,31 @@ impl AccountsRepo for PgStore {
     }
 }
 
+/// The open ban decision of a generation, if any.
+async fn open_decision_of(
+    conn: &mut AsyncPgConnection,
+    generation_id: Uuid,
+) -> anyhow::Result<Option<DecisionRow>> {
+    Ok(prepared(
+        diesel::sql_query(OPEN_BAN_DECISION)
+            .bind::<SqlUuid, _>(generation_id)
+            .bind::<Text, _>(BAN_DECISION_KIND),
+    )
+    .get_result(conn)
+    .await
+    .optional()?)
+}
+
+fn opened(row: DecisionRow) -> OpenedDecision {
+    OpenedDecision {
+        id: row.id,
+        kind: BAN_DECISION_KIND.to_owned(),
+        status: row.status,
+        question: row.question.unwrap_or_default(),
+        options: serde_json::from_value(row.options).unwrap_or_default(),
+    }
+}
+
 async fn open_ban_decision(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
@@ -594,15 +627,7 @@ async fn open_ban_decision(
     change: &StateChange,
 ) -> anyhow::Result<OpenedDecision> {
     // One open ban decision per generation: a repeated ban report reuses it.
-    let existing: Option<DecisionRow> = prepared(
-        diesel::sql_query(OPEN_BAN_DECISION)
-            .bind::<SqlUuid, _>(change.generation_id)
-            .bind::<Text, _>(BAN_DECISION_KIND),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    let row = match existing {
+    let row = match open_decision_of(conn, change.generation_id).await? {
         Some(row) => row,
         None => {
             let title = format!(
@@ -638,11 +663,5 @@ async fn open_ban_decision(
             .await?
         }
     };
-    Ok(OpenedDecision {
-        id: row.id,
-        kind: BAN_DECISION_KIND.to_owned(),
-        status: row.status,
-        question: row.question.unwrap_or_default(),
-        options: serde_json::from_value(row.options).unwrap_or_default(),
-    })
+    Ok(opened(row))
 }
