@@ -78,7 +78,16 @@ fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
     codes
         .into_iter()
         .map(|(code, description)| {
-            (code.to_owned(), json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}))
+            let mut headers = json!({"X-Request-Id": {"schema": {"type": "string"}}});
+            if code == "429" {
+                headers["Retry-After"] = json!({"description": "Seconds until the window closes.", "schema": {"type": "integer", "minimum": 1}});
+            }
+            let response = json!({
+                "description": description,
+                "headers": headers,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+            });
+            (code.to_owned(), response)
         })
         .collect()
 }
