@@ -2058,3 +2058,36 @@ async fn health_and_readiness_answer_without_auth() {
     let health = app.client.get("/healthz", "not-a-key").await;
     assert_eq!(health.status, 200);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_that_is_gone_is_503_unavailable_not_500() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    assert_eq!(app.client.get(ACCOUNTS, &key).await.status, 200);
+    // Take the database away under the running service.
+    let mut admin = AsyncPgConnection::establish(&fleetdesk_pg::testing::server_url())
+        .await
+        .expect("admin connection");
+    diesel::sql_query(format!("DROP DATABASE {} WITH (FORCE)", app.db.name()))
+        .execute(&mut admin)
+        .await
+        .expect("drop the app's database");
+    for path in [ACCOUNTS, "/readyz"] {
+        let res = app.client.get(path, &key).await;
+        assert_eq!(
+            res.status,
+            503,
+            "{path}: {}",
+            String::from_utf8_lossy(&res.body)
+        );
+        assert_eq!(res.code(), "unavailable", "{path}");
+        assert!(
+            !res.json()["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("postgres"),
+            "{path}: no internals"
+        );
+    }
+}

@@ -111,9 +111,10 @@ impl std::error::Error for ApiError {}
 impl From<anyhow::Error> for ApiError {
     fn from(err: anyhow::Error) -> Self {
         // A database that cannot be reached is a 503, not a bug.
-        if err.chain().any(|e| {
-            e.to_string().contains("pool timed out") || e.to_string().contains("connection refused")
-        }) {
+        if err
+            .downcast_ref::<fleetdesk_kernel::error::Unavailable>()
+            .is_some()
+        {
             tracing::warn!(error = format!("{err:#}"), "database unavailable");
             return ApiError::new(
                 ErrorCode::Unavailable,

@@ -59,3 +59,9 @@ impl ErrorCode {
         }
     }
 }
+
+/// A backing service (the database) cannot be reached right now: answered 503, not 500.
+/// Adapters wrap such failures in it so the application layer can tell them from bugs.
+#[derive(Debug, thiserror::Error)]
+#[error("unavailable: {0}")]
+pub struct Unavailable(pub String);

@@ -64,10 +64,11 @@ impl PgStore {
     }
 
     pub(crate) async fn conn(&self) -> anyhow::Result<Conn> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| anyhow::anyhow!("pool timed out: {e}"))
+        self.pool.get().await.map_err(|e| {
+            anyhow::Error::new(fleetdesk_kernel::error::Unavailable(format!(
+                "no database connection: {e}"
+            )))
+        })
     }
 }
 
