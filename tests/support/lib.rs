@@ -160,25 +160,21 @@ impl TestApp {
     }
 
     pub fn agent_keys(&self, name: &str) -> Vec<String> {
-        self.tenant
-            .organizations
-            .iter()
-            .flat_map(|o| &o.workspaces)
-            .flat_map(|w| &w.agents)
-            .find(|a| a.name == name)
-            .map(|a| a.keys.clone())
-            .unwrap_or_default()
+        self.agent(name).map(|a| a.keys.clone()).unwrap_or_default()
     }
 
     pub fn agent_id(&self, name: &str) -> uuid::Uuid {
-        self.tenant
-            .organizations
-            .iter()
-            .flat_map(|o| &o.workspaces)
+        self.agent(name).expect("agent").id
+    }
+
+    fn workspaces(&self) -> impl Iterator<Item = &fleetdesk_tenancy::tenant_file::WorkspaceReport> {
+        self.tenant.organizations.iter().flat_map(|o| &o.workspaces)
+    }
+
+    fn agent(&self, name: &str) -> Option<&fleetdesk_tenancy::tenant_file::AgentReport> {
+        self.workspaces()
             .flat_map(|w| &w.agents)
             .find(|a| a.name == name)
-            .expect("agent")
-            .id
     }
 
     /// The personal key of a member or platform admin, by email.
@@ -193,10 +189,7 @@ impl TestApp {
     }
 
     pub fn persona_id(&self, name: &str) -> uuid::Uuid {
-        self.tenant
-            .organizations
-            .iter()
-            .flat_map(|o| &o.workspaces)
+        self.workspaces()
             .flat_map(|w| &w.personas)
             .find(|p| p.name == name)
             .expect("persona")
