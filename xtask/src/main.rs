@@ -15,6 +15,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "fleetdesk_kernel",
     "fleetdesk_tenancy",
     "fleetdesk_accounts",
+    "fleetdesk_drafts",
 ];
 const FORBIDDEN: &[&str] = &[
     "diesel",
