@@ -7,3 +7,8 @@
 
 pub mod media;
 pub mod probe;
+pub mod draft;
+pub mod post;
+pub mod upload;
+pub mod ports;
+pub mod service;

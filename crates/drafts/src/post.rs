@@ -1,0 +1,154 @@
+//! Post statuses (decisions.md) and which of them a draft move may start from.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PostStatus {
+    Draft,
+    InternalReview,
+    ClientReview,
+    Approved,
+    RewriteRequested,
+    SentBack,
+    Stocked,
+    Scheduled,
+    Publishing,
+    Published,
+    Failed,
+    Cancelled,
+    Deleted,
+}
+
+impl PostStatus {
+    pub const ALL: [PostStatus; 13] = [
+        PostStatus::Draft,
+        PostStatus::InternalReview,
+        PostStatus::ClientReview,
+        PostStatus::Approved,
+        PostStatus::RewriteRequested,
+        PostStatus::SentBack,
+        PostStatus::Stocked,
+        PostStatus::Scheduled,
+        PostStatus::Publishing,
+        PostStatus::Published,
+        PostStatus::Failed,
+        PostStatus::Cancelled,
+        PostStatus::Deleted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PostStatus::Draft => "draft",
+            PostStatus::InternalReview => "internal_review",
+            PostStatus::ClientReview => "client_review",
+            PostStatus::Approved => "approved",
+            PostStatus::RewriteRequested => "rewrite_requested",
+            PostStatus::SentBack => "sent_back",
+            PostStatus::Stocked => "stocked",
+            PostStatus::Scheduled => "scheduled",
+            PostStatus::Publishing => "publishing",
+            PostStatus::Published => "published",
+            PostStatus::Failed => "failed",
+            PostStatus::Cancelled => "cancelled",
+            PostStatus::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PostStatus> {
+        PostStatus::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// Still a draft: `PUT /drafts/{id}` may rewrite it.
+    pub fn is_draft(self) -> bool {
+        matches!(
+            self,
+            PostStatus::Draft | PostStatus::RewriteRequested | PostStatus::SentBack
+        )
+    }
+
+    /// Media may still be attached: a draft or a post in internal review.
+    pub fn takes_media(self) -> bool {
+        self.is_draft() || self == PostStatus::InternalReview
+    }
+
+    /// Not yet published, for the duplicate rule of `POST /drafts`: anything on its way to the
+    /// platform. Published, failed, cancelled and deleted posts are finished.
+    pub fn is_unpublished(self) -> bool {
+        !matches!(
+            self,
+            PostStatus::Published | PostStatus::Failed | PostStatus::Cancelled | PostStatus::Deleted
+        )
+    }
+
+    /// The statuses the duplicate rule looks at, for SQL.
+    pub fn unpublished() -> Vec<&'static str> {
+        PostStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_unpublished())
+            .map(PostStatus::as_str)
+            .collect()
+    }
+}
+
+impl fmt::Display for PostStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a submitted or rewritten draft goes.
+pub fn landing_status(submit: bool, account_active: bool) -> PostStatus {
+    match (submit, account_active) {
+        (false, _) => PostStatus::Draft,
+        (true, true) => PostStatus::InternalReview,
+        (true, false) => PostStatus::Stocked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for s in PostStatus::ALL {
+            assert_eq!(PostStatus::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(PostStatus::parse("pending"), None);
+    }
+
+    #[test]
+    fn only_draft_stages_are_editable() {
+        let editable: Vec<_> = PostStatus::ALL.into_iter().filter(|s| s.is_draft()).collect();
+        assert_eq!(
+            editable,
+            [
+                PostStatus::Draft,
+                PostStatus::RewriteRequested,
+                PostStatus::SentBack
+            ]
+        );
+        assert!(PostStatus::InternalReview.takes_media());
+        assert!(!PostStatus::Approved.takes_media());
+    }
+
+    #[test]
+    fn finished_posts_are_not_duplicates() {
+        assert!(PostStatus::Stocked.is_unpublished());
+        assert!(PostStatus::Scheduled.is_unpublished());
+        assert!(!PostStatus::Published.is_unpublished());
+        assert!(!PostStatus::Cancelled.is_unpublished());
+        assert_eq!(PostStatus::unpublished().len(), 9);
+    }
+
+    #[test]
+    fn a_submitted_draft_of_an_account_that_may_not_post_is_stocked() {
+        assert_eq!(landing_status(true, true), PostStatus::InternalReview);
+        assert_eq!(landing_status(true, false), PostStatus::Stocked);
+        assert_eq!(landing_status(false, false), PostStatus::Draft);
+        assert_eq!(landing_status(false, true), PostStatus::Draft);
+    }
+}
