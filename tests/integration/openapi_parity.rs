@@ -368,7 +368,18 @@ async fn the_catalogue_openapi_and_mcp_agree_with_endpoints_tsv() {
         let takes_body = fleetdesk_api::describe::describe(op.as_ref())
             .body
             .is_some();
-        if matches!(spec.method, HttpMethod::Post | HttpMethod::Put) && takes_body {
+        if spec.access == fleetdesk_api::Access::Token {
+            // The upload PUTs take the raw file, described as an octet stream.
+            let raw = &o["requestBody"]["content"]["application/octet-stream"]["schema"];
+            check(
+                raw["contentMediaType"] == "application/octet-stream",
+                "a token upload must describe an application/octet-stream body".into(),
+            );
+            check(
+                o["security"] == json!([]),
+                "a token upload takes no key: security must be []".into(),
+            );
+        } else if matches!(spec.method, HttpMethod::Post | HttpMethod::Put) && takes_body {
             let body = o.get("requestBody");
             check(body.is_some(), "takes a body but has no requestBody".into());
             if let Some(body) = body {

@@ -272,6 +272,13 @@ mod tests {
             let key = key.to_owned();
             Box::pin(async move { Err(BlobError::NotFound(key)) })
         }
+        fn get_range(
+            &self,
+            key: &str,
+            _: std::ops::Range<u64>,
+        ) -> BoxFuture<'_, Result<bytes::Bytes, BlobError>> {
+            self.get(key)
+        }
         fn delete(&self, _: &str) -> BoxFuture<'_, Result<(), BlobError>> {
             Box::pin(async { Ok(()) })
         }

@@ -1,5 +1,7 @@
+use crate::links::Links;
 use crate::ports::Gatekeeper;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_drafts::service::{DraftsService, MediaService};
 use std::sync::Arc;
 
 /// Settings the pipeline and handlers read.
@@ -26,4 +28,23 @@ pub struct Ctx {
     pub config: Arc<Config>,
     pub gate: Arc<dyn Gatekeeper>,
     pub accounts: AccountsService,
+    pub drafts: DraftsService,
+    pub media: MediaService,
+    pub links: Links,
+    /// The service's address as this request reached it (`--base-url`, else from the Host
+    /// header): links in responses start with it.
+    pub request_base: Option<String>,
+}
+
+impl Ctx {
+    /// The base of links made for this request.
+    pub fn base_url(&self) -> String {
+        self.config
+            .base_url
+            .clone()
+            .or_else(|| self.request_base.clone())
+            .unwrap_or_else(|| "http://localhost".to_owned())
+            .trim_end_matches('/')
+            .to_owned()
+    }
 }

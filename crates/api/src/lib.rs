@@ -11,6 +11,7 @@ pub mod ctx;
 pub mod describe;
 pub mod error;
 pub mod input;
+pub mod links;
 pub mod metrics;
 pub mod op;
 pub mod ops;
@@ -30,5 +31,7 @@ pub const API_VERSION: &str = "2026-10-07";
 pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     let mut all = Vec::new();
     ops::accounts::register(&mut all);
+    ops::drafts::register(&mut all);
+    ops::media::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

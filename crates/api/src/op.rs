@@ -3,6 +3,7 @@
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Args, Input, InputDoc};
+use bytes::Bytes;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::{Caller, PersonalAccess, Scope};
 use serde::Serialize;
@@ -60,6 +61,8 @@ pub enum Access {
     Agent(Scope),
     /// A personal key whose member has this access.
     Personal(PersonalAccess),
+    /// No key: the link's own token (`t`) is the credential. The body is raw bytes.
+    Token,
 }
 
 impl Access {
@@ -68,6 +71,7 @@ impl Access {
         match self {
             Access::Agent(s) => s.as_str(),
             Access::Personal(p) => p.as_str(),
+            Access::Token => "token",
         }
     }
 
@@ -75,6 +79,7 @@ impl Access {
         match self {
             Access::Agent(scope) => caller.has_scope(scope),
             Access::Personal(access) => caller.has_personal_access(access),
+            Access::Token => false,
         }
     }
 }
@@ -148,6 +153,10 @@ impl<O> Reply<O> {
 pub type Prepared =
     Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
 
+/// A parsed call whose body is raw bytes, ready to run (the upload PUTs).
+pub type PreparedRaw =
+    Box<dyn FnOnce(Ctx, Bytes) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+
 /// The schemas the description needs: input parts, output, and their components.
 pub struct OpDoc {
     pub input: InputDoc,
@@ -161,7 +170,34 @@ pub trait ErasedOp: Send + Sync + 'static {
     fn spec(&self) -> &OpSpec;
     /// Parses and validates the arguments (400 on failure); nothing runs yet.
     fn prepare(&self, args: &Args) -> Result<Prepared, ApiError>;
+    /// For [`Access::Token`] operations: parses the path and query; the body comes as bytes.
+    fn prepare_raw(&self, _args: &Args) -> Result<PreparedRaw, ApiError> {
+        Err(ApiError::internal(anyhow::anyhow!(
+            "{} takes a JSON body",
+            self.spec().id()
+        )))
+    }
     fn doc(&self) -> OpDoc;
+}
+
+fn op_doc<I: Input, O: ToSchema>() -> OpDoc {
+    let mut output_components = Vec::new();
+    O::schemas(&mut output_components);
+    OpDoc {
+        input: I::describe(),
+        output: O::schema(),
+        output_name: O::name(),
+        output_components,
+    }
+}
+
+/// The reply as JSON.
+fn to_value<O: Serialize>(reply: Reply<O>) -> Result<Reply<Value>, ApiError> {
+    let body = serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
+    Ok(Reply {
+        status: reply.status,
+        body,
+    })
 }
 
 struct Operation<I, O, F> {
@@ -185,27 +221,12 @@ where
         let input = I::parse(args)?;
         let handler = self.handler.clone();
         Ok(Box::new(move |ctx, caller| {
-            Box::pin(async move {
-                let reply = handler(ctx, caller, input).await?;
-                let body =
-                    serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
-                Ok(Reply {
-                    status: reply.status,
-                    body,
-                })
-            })
+            Box::pin(async move { to_value(handler(ctx, caller, input).await?) })
         }))
     }
 
     fn doc(&self) -> OpDoc {
-        let mut output_components = Vec::new();
-        O::schemas(&mut output_components);
-        OpDoc {
-            input: I::describe(),
-            output: O::schema(),
-            output_name: O::name(),
-            output_components,
-        }
+        op_doc::<I, O>()
     }
 }
 
@@ -218,6 +239,60 @@ where
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     Box::new(Operation {
+        spec,
+        handler,
+        _types: PhantomData,
+    })
+}
+
+struct RawOperation<I, O, F> {
+    spec: OpSpec,
+    handler: F,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> ErasedOp for RawOperation<I, O, F>
+where
+    I: Input,
+    O: Serialize + ToSchema + Send + 'static,
+    F: Fn(Ctx, I, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
+{
+    fn spec(&self) -> &OpSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, _args: &Args) -> Result<Prepared, ApiError> {
+        Err(ApiError::internal(anyhow::anyhow!(
+            "{} takes a raw body",
+            self.spec.id()
+        )))
+    }
+
+    fn prepare_raw(&self, args: &Args) -> Result<PreparedRaw, ApiError> {
+        let input = I::parse(args)?;
+        let handler = self.handler.clone();
+        Ok(Box::new(move |ctx, body| {
+            Box::pin(async move { to_value(handler(ctx, input, body).await?) })
+        }))
+    }
+
+    fn doc(&self) -> OpDoc {
+        op_doc::<I, O>()
+    }
+}
+
+/// Wraps a handler whose credential is a link token and whose body is raw bytes (at most
+/// `spec.max_body`, read by the transport).
+pub fn raw_operation<I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
+where
+    I: Input,
+    O: Serialize + ToSchema + Send + 'static,
+    F: Fn(Ctx, I, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
+{
+    debug_assert_eq!(spec.access, Access::Token);
+    Box::new(RawOperation {
         spec,
         handler,
         _types: PhantomData,

@@ -25,6 +25,8 @@ pub struct Invocation {
     /// string). It is answered after authentication, like any other input error, so an
     /// unauthenticated caller learns nothing about the body.
     pub input_error: Option<ApiError>,
+    /// The service's address as the transport saw it (scheme and Host), for links.
+    pub base_url: Option<String>,
 }
 
 /// A successful answer.
@@ -113,6 +115,26 @@ async fn store_result(
     }
 }
 
+/// Runs an operation whose credential is a link token and whose body is raw bytes: no key,
+/// no rate window, no idempotency; the handler checks the token.
+pub async fn execute_raw(
+    ctx: &Ctx,
+    op: &dyn ErasedOp,
+    args: &Args,
+    body: bytes::Bytes,
+    base_url: Option<String>,
+) -> Result<Outcome, ApiError> {
+    let prepared = op.prepare_raw(args)?;
+    let mut ctx = ctx.clone();
+    ctx.request_base = base_url;
+    let reply = prepared(ctx, body).await?;
+    Ok(Outcome {
+        status: reply.status,
+        body: reply.body,
+        replayed: false,
+    })
+}
+
 pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
     let spec = op.spec();
     let key = parse_bearer(inv.bearer.as_deref())?;
@@ -154,6 +176,7 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
                 "this call needs a personal key with {} access",
                 access.as_str()
             ),
+            crate::op::Access::Token => "this call takes the link's token, not a key".to_owned(),
         };
         return release(ApiError::forbidden(message)).await;
     }
@@ -192,7 +215,9 @@ pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Ou
         }
     }
 
-    let result = prepared(ctx.clone(), caller).await;
+    let mut ctx_for_call = ctx.clone();
+    ctx_for_call.request_base = inv.base_url;
+    let result = prepared(ctx_for_call, caller).await;
     match result {
         Ok(reply) if (200..300).contains(&reply.status) => {
             if held && let Some(c) = &claim_request {

@@ -5,7 +5,9 @@ pub mod local_pg;
 
 use anyhow::Context;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_api::links::Links;
 use fleetdesk_api::{Config, Ctx};
+use fleetdesk_drafts::service::{DraftsService, MediaService};
 use fleetdesk_http::HttpState;
 use fleetdesk_pg::PgStore;
 use fleetdesk_storage::{ObjectBlobStore, S3Config};
@@ -53,13 +55,25 @@ pub fn blob_store(data_dir: &Path) -> anyhow::Result<ObjectBlobStore> {
 }
 
 /// The services over a migrated database.
-pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config) -> Ctx {
+pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key: &[u8]) -> Ctx {
     let store = Arc::new(store);
+    let blobs = Arc::new(blobs);
     Ctx {
         config: Arc::new(config),
         gate: store.clone(),
-        accounts: AccountsService::new(store, Arc::new(blobs)),
+        accounts: AccountsService::new(store.clone(), blobs.clone()),
+        drafts: DraftsService::new(store.clone(), blobs.clone()),
+        media: MediaService::new(store, blobs),
+        links: Links::new(link_key),
+        request_base: None,
     }
+}
+
+/// The key that signs media links, shared by every instance through the database.
+pub async fn link_key(store: &PgStore) -> anyhow::Result<Vec<u8>> {
+    let mut fresh = [0u8; 32];
+    getrandom::fill(&mut fresh).map_err(|e| anyhow::anyhow!("no random source: {e}"))?;
+    store.service_secret("link_signing", &fresh).await
 }
 
 /// Migrates, connects and composes everything `serve` runs.
@@ -76,7 +90,8 @@ pub async fn compose(
     }
     let store = PgStore::new(fleetdesk_pg::connect(url, pool_size)?);
     let blobs = blob_store(data_dir)?;
-    let ctx = context(store.clone(), blobs, config);
+    let key = link_key(&store).await?;
+    let ctx = context(store.clone(), blobs, config, &key);
     Ok((HttpState::new(ctx, expose_round_trips), store))
 }
 

@@ -150,7 +150,10 @@ pub fn decode_inline_images(
         };
         // Cheap bound before decoding: base64 grows by 4/3.
         if total + data.len() / 4 * 3 > MAX_INLINE_BYTES + 3 {
-            return Err((Some(i), InlineImageError::TooLarge(total + data.len() / 4 * 3)));
+            return Err((
+                Some(i),
+                InlineImageError::TooLarge(total + data.len() / 4 * 3),
+            ));
         }
         let bytes = STANDARD
             .decode(data.trim())
@@ -216,7 +219,11 @@ pub fn plan_media(
         }
         added.push(*m);
     }
-    let kinds: Vec<MediaKind> = existing.iter().chain(added.iter()).map(|m| m.kind).collect();
+    let kinds: Vec<MediaKind> = existing
+        .iter()
+        .chain(added.iter())
+        .map(|m| m.kind)
+        .collect();
     check_caps(platform, &kinds)?;
     Ok(added)
 }
@@ -307,7 +314,10 @@ mod tests {
     #[test]
     fn four_images_and_three_megabytes_at_most() {
         let one = (STANDARD.encode(png(0)), None);
-        assert_eq!(decode_inline_images(&vec![one.clone(); 4]).unwrap().len(), 4);
+        assert_eq!(
+            decode_inline_images(&vec![one.clone(); 4]).unwrap().len(),
+            4
+        );
         assert_eq!(
             decode_inline_images(&vec![one; 5]).unwrap_err(),
             (None, InlineImageError::TooMany)

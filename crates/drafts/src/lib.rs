@@ -5,10 +5,10 @@
 //! accepted, how a file's type is judged from its first bytes and a video's size and length
 //! read from its container. Storage and SQL are reached through the ports in [`ports`].
 
-pub mod media;
-pub mod probe;
 pub mod draft;
-pub mod post;
-pub mod upload;
+pub mod media;
 pub mod ports;
+pub mod post;
+pub mod probe;
 pub mod service;
+pub mod upload;

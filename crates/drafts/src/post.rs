@@ -79,7 +79,10 @@ impl PostStatus {
     pub fn is_unpublished(self) -> bool {
         !matches!(
             self,
-            PostStatus::Published | PostStatus::Failed | PostStatus::Cancelled | PostStatus::Deleted
+            PostStatus::Published
+                | PostStatus::Failed
+                | PostStatus::Cancelled
+                | PostStatus::Deleted
         )
     }
 
@@ -122,7 +125,10 @@ mod tests {
 
     #[test]
     fn only_draft_stages_are_editable() {
-        let editable: Vec<_> = PostStatus::ALL.into_iter().filter(|s| s.is_draft()).collect();
+        let editable: Vec<_> = PostStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_draft())
+            .collect();
         assert_eq!(
             editable,
             [

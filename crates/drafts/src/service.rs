@@ -1,9 +1,7 @@
 //! The drafts and media use cases. Handlers call these; the rules are in the sibling modules
 //! and the I/O behind the ports.
 
-use crate::draft::{
-    InlineImageError, check_character_shape, decode_inline_images, image_size,
-};
+use crate::draft::{InlineImageError, check_character_shape, decode_inline_images, image_size};
 use crate::media::{MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES, SNIFF_BYTES};
 use crate::ports::*;
 use crate::post::PostStatus;
@@ -13,8 +11,8 @@ use crate::upload::{
     token_matches,
 };
 use bytes::Bytes;
-use fleetdesk_kernel::blob::{BlobError, BlobStore};
 use fleetdesk_kernel::AgentRef;
+use fleetdesk_kernel::blob::{BlobError, BlobStore};
 use jiff::Timestamp;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
@@ -71,7 +69,8 @@ impl DraftsService {
                 .map_err(|(i, e)| DraftRefusal::Character(i, e))
                 .map_err(DraftError::Refused)?;
         }
-        let images = decode_inline_images(&req.images).map_err(|(i, e)| DraftError::Inline(i, e))?;
+        let images =
+            decode_inline_images(&req.images).map_err(|(i, e)| DraftError::Inline(i, e))?;
         req.draft.content.images = self.store_images(images).await?;
         Ok(self.repo.submit(agent, &req.draft).await??)
     }
@@ -84,7 +83,10 @@ impl DraftsService {
         for image in images {
             let key = media_key(&image.sha256, image.media_type);
             let bytes = image.bytes.len() as i64;
-            self.blobs.put(&key, image.bytes).await.map_err(blob_error)?;
+            self.blobs
+                .put(&key, image.bytes)
+                .await
+                .map_err(blob_error)?;
             stored.push(StoredImage {
                 media_type: image.media_type,
                 sha256: image.sha256,
@@ -376,7 +378,10 @@ impl MediaService {
     ) -> Result<ChunkProgress, PutError> {
         let upload = self.open(id, token, now).await?;
         if upload.mode != UploadMode::Chunked {
-            return Err(PutError::WrongMode("single", "PUT the whole file to upload_url"));
+            return Err(PutError::WrongMode(
+                "single",
+                "PUT the whole file to upload_url",
+            ));
         }
         let total = upload.declared_bytes.unwrap_or_default();
         let progress = |u: &UploadState| ChunkProgress {
@@ -563,13 +568,14 @@ impl MediaService {
 
 /// The file's type from its header; a declared type must agree.
 fn judge(body: &[u8], declared: Option<MediaType>) -> Result<MediaType, PutError> {
-    let t = MediaType::sniff(&body[..body.len().min(SNIFF_BYTES.max(64))]).ok_or_else(|| {
-        PutError::Body("is not a JPEG, PNG, WebP, MP4, MOV or WebM file".into())
-    })?;
+    let t = MediaType::sniff(&body[..body.len().min(SNIFF_BYTES.max(64))])
+        .ok_or_else(|| PutError::Body("is not a JPEG, PNG, WebP, MP4, MOV or WebM file".into()))?;
     match declared {
-        Some(d) if d != t && !(is_iso_video(d) && is_iso_video(t)) => Err(PutError::Body(
-            format!("is {} but the upload declared {}", t.mime(), d.mime()),
-        )),
+        Some(d) if d != t && !(is_iso_video(d) && is_iso_video(t)) => Err(PutError::Body(format!(
+            "is {} but the upload declared {}",
+            t.mime(),
+            d.mime()
+        ))),
         // MP4 and MOV share a container; the declared name is kept.
         Some(d) => Ok(d),
         None => Ok(t),
@@ -582,7 +588,9 @@ fn is_iso_video(t: MediaType) -> bool {
 
 fn probe_error(e: ProbeError) -> PutError {
     match e {
-        ProbeError::Io(e) => PutError::Unexpected(anyhow::Error::new(e).context("reading the stored video")),
+        ProbeError::Io(e) => {
+            PutError::Unexpected(anyhow::Error::new(e).context("reading the stored video"))
+        }
         e => PutError::Body(format!("is not a readable video container ({e})")),
     }
 }

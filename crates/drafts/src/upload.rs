@@ -3,8 +3,8 @@
 use crate::media::{CHUNK_BYTES, MediaKind, MediaType, SINGLE_MAX_BYTES, VIDEO_MAX_BYTES};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sha2::digest::common::hazmat::SerializableState;
+use sha2::{Digest, Sha256};
 
 /// A single link lives 1 hour and works once.
 pub const SINGLE_LIFETIME: SignedDuration = SignedDuration::from_hours(1);
@@ -68,7 +68,10 @@ impl PlanError {
 
     /// Too large for its kind: 413 rather than 400.
     pub fn is_too_large(&self) -> bool {
-        matches!(self, PlanError::ImageTooLarge(_) | PlanError::VideoTooLarge(_))
+        matches!(
+            self,
+            PlanError::ImageTooLarge(_) | PlanError::VideoTooLarge(_)
+        )
     }
 }
 
@@ -209,7 +212,10 @@ mod tests {
         assert_eq!(p.expires_at, now() + SignedDuration::from_hours(1));
         let p = plan(Some(MediaType::Mp4), Some(SINGLE_MAX_BYTES), now()).unwrap();
         assert_eq!(p.mode, UploadMode::Single);
-        assert_eq!(plan(None, Some(SINGLE_MAX_BYTES), now()).unwrap().mode, UploadMode::Single);
+        assert_eq!(
+            plan(None, Some(SINGLE_MAX_BYTES), now()).unwrap().mode,
+            UploadMode::Single
+        );
     }
 
     #[test]
@@ -228,7 +234,10 @@ mod tests {
 
     #[test]
     fn what_a_plan_needs_to_know() {
-        assert_eq!(plan(Some(MediaType::Mov), None, now()), Err(PlanError::BytesRequired));
+        assert_eq!(
+            plan(Some(MediaType::Mov), None, now()),
+            Err(PlanError::BytesRequired)
+        );
         assert_eq!(
             plan(None, Some(SINGLE_MAX_BYTES + 1), now()),
             Err(PlanError::MimeRequired)
@@ -256,9 +265,15 @@ mod tests {
             }
         );
         assert_eq!(chunk_step(0, 1, total), ChunkStep::Resent);
-        assert_eq!(chunk_step(2, 1, total), ChunkStep::Skipped { next_chunk: 1 });
+        assert_eq!(
+            chunk_step(2, 1, total),
+            ChunkStep::Skipped { next_chunk: 1 }
+        );
         assert_eq!(chunk_step(3, 1, total), ChunkStep::OutOfRange { chunks: 3 });
-        assert_eq!(chunk_step(-1, 0, total), ChunkStep::OutOfRange { chunks: 3 });
+        assert_eq!(
+            chunk_step(-1, 0, total),
+            ChunkStep::OutOfRange { chunks: 3 }
+        );
         // A file of exactly two chunks: the last is full-size.
         assert_eq!(
             chunk_step(1, 1, CHUNK_BYTES * 2),

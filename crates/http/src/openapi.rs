@@ -30,8 +30,30 @@ fn parameters(schema: Option<&Value>, components: &Components, location: &str) -
         .collect()
 }
 
+/// The errors of an upload PUT, whose credential is the link's token.
+const TOKEN_ERRORS: [(&str, &str); 6] = [
+    (
+        "400",
+        "invalid_request: a bad file, chunk size or parameter; `field` names it",
+    ),
+    (
+        "401",
+        "unauthorized: the token does not match or the link expired",
+    ),
+    ("404", "not_found: no such upload"),
+    ("413", "payload_too_large"),
+    (
+        "422",
+        "rejected: a rule forbids it (a used link, a skipped chunk with `next_chunk`)",
+    ),
+    ("500", "internal"),
+];
+
 fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
     let spec = op.spec();
+    if spec.access == Access::Token {
+        return responses(TOKEN_ERRORS.to_vec());
+    }
     let mut codes = vec![
         (
             "400",
@@ -74,6 +96,10 @@ fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
             "rejected: a rule forbids it (the message says which); idempotency_mismatch",
         ));
     }
+    responses(codes)
+}
+
+fn responses(mut codes: Vec<(&str, &str)>) -> Map<String, Value> {
     codes.sort();
     codes
         .into_iter()
@@ -152,6 +178,7 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
     let security = match spec.access {
         Access::Agent(_) => json!([{"agentKey": []}]),
         Access::Personal(_) => json!([{"personalKey": []}]),
+        Access::Token => json!([]),
     };
     let mut o = json!({
         "operationId": operation_id(op, all),
@@ -165,6 +192,12 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
         "x-mcp-tool": spec.tool,
         "x-idempotent": spec.idempotent,
     });
+    if spec.access == Access::Token {
+        o["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {
+            "type": "string", "contentMediaType": "application/octet-stream",
+            "description": format!("The raw file, at most {} bytes.", spec.max_body),
+        }}}});
+    }
     if let Some((name, schema)) = d.body {
         components.insert(name.clone(), schema);
         o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}});

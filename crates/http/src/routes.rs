@@ -7,7 +7,8 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use fleetdesk_api::describe::query_kinds;
-use fleetdesk_api::{ApiError, Args, ErasedOp, HttpMethod, Invocation, execute};
+use fleetdesk_api::pipeline::execute_raw;
+use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, execute};
 use fleetdesk_kernel::ErrorCode;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
@@ -37,6 +38,12 @@ fn method(m: HttpMethod) -> Method {
         HttpMethod::Post => Method::POST,
         HttpMethod::Put => Method::PUT,
     }
+}
+
+/// The service's address as this request reached it: scheme and Host.
+pub fn request_base(req: &HttpRequest) -> String {
+    let info = req.connection_info();
+    format!("{}://{}", info.scheme(), info.host())
 }
 
 pub fn bearer(req: &HttpRequest) -> Option<String> {
@@ -117,6 +124,17 @@ fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value
     Ok(out)
 }
 
+/// The operation's path parameters as matched.
+fn path_args(req: &HttpRequest, spec: &fleetdesk_api::OpSpec) -> Map<String, Value> {
+    spec.path_params()
+        .into_iter()
+        .filter_map(|name| {
+            let v = req.match_info().get(name)?;
+            Some((name.to_owned(), Value::String(v.to_owned())))
+        })
+        .collect()
+}
+
 struct Route {
     op: Arc<dyn ErasedOp>,
     query_kinds: Map<String, Value>,
@@ -131,12 +149,7 @@ async fn run(
     let spec = route.op.spec();
     let result = async {
         let body = read_body(payload, &req, spec.max_body).await?;
-        let mut path = Map::new();
-        for name in spec.path_params() {
-            if let Some(v) = req.match_info().get(name) {
-                path.insert(name.to_owned(), Value::String(v.to_owned()));
-            }
-        }
+        let path = path_args(&req, spec);
         // Reading errors are answered by the pipeline after authentication.
         let mut input_error = None;
         let query = parse_query(req.query_string(), &route.query_kinds).unwrap_or_else(|e| {
@@ -160,6 +173,7 @@ async fn run(
                 idempotency_key,
                 args,
                 input_error,
+                base_url: Some(request_base(&req)),
             },
         )
         .await
@@ -173,6 +187,42 @@ async fn run(
                 res.insert_header(("Idempotent-Replayed", "true"));
             }
             res.json(outcome.body)
+        }
+        Err(e) => error_response(&req, &e),
+    }
+}
+
+/// A call whose credential is the link token and whose body is raw bytes (the upload PUTs).
+async fn run_raw(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<HttpState>,
+    route: Arc<Route>,
+) -> HttpResponse {
+    let spec = route.op.spec();
+    let result = async {
+        let path = path_args(&req, spec);
+        let query = parse_query(req.query_string(), &route.query_kinds)?;
+        let args = Args {
+            path,
+            query,
+            body: Value::Null,
+        };
+        let body = read_body(payload, &req, spec.max_body).await?;
+        execute_raw(
+            &state.ctx,
+            route.op.as_ref(),
+            &args,
+            body,
+            Some(request_base(&req)),
+        )
+        .await
+    }
+    .await;
+    match result {
+        Ok(outcome) => {
+            HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK))
+                .json(outcome.body)
         }
         Err(e) => error_response(&req, &e),
     }
@@ -270,6 +320,7 @@ async fn mcp_post(
         bearer: bearer(&req),
         protocol_version: header("mcp-protocol-version"),
         body,
+        base_url: Some(request_base(&req)),
     };
     match state.mcp.handle(&state.ctx, call).await {
         fleetdesk_mcp::HttpAnswer::Json(status, value) => {
@@ -298,6 +349,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     cfg.route("/openapi.json", web::get().to(openapi_all));
     cfg.route("/openapi-agent.json", web::get().to(openapi_agent));
     cfg.service(
+        web::resource("/files/{id}/{variant}")
+            .route(web::get().to(crate::files::serve))
+            .route(web::head().to(crate::files::serve))
+            .default_service(web::to(method_not_allowed("GET, HEAD".into()))),
+    );
+    cfg.service(
         web::resource("/api/mcp")
             .route(web::post().to(mcp_post))
             .default_service(web::to(method_not_allowed("POST".into()))),
@@ -311,11 +368,19 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
         let mut resource = web::resource(path);
         for route in routes {
             let m = method(route.op.spec().method);
-            resource = resource.route(web::method(m).to(
-                move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                    run(req, payload, state, route.clone())
-                },
-            ));
+            resource = if route.op.spec().access == Access::Token {
+                resource.route(web::method(m).to(
+                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                        run_raw(req, payload, state, route.clone())
+                    },
+                ))
+            } else {
+                resource.route(web::method(m).to(
+                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                        run(req, payload, state, route.clone())
+                    },
+                ))
+            };
         }
         cfg.service(resource.default_service(web::to(method_not_allowed(allowed))));
     }

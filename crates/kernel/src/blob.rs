@@ -15,5 +15,11 @@ pub enum BlobError {
 pub trait BlobStore: Send + Sync + 'static {
     fn put(&self, key: &str, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>>;
     fn get(&self, key: &str) -> BoxFuture<'_, Result<Bytes, BlobError>>;
+    /// Reads bytes `range` of the blob at `key`; the range must lie within the blob.
+    fn get_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, Result<Bytes, BlobError>>;
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>>;
 }

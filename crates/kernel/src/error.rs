@@ -1,7 +1,8 @@
 use serde::{Deserialize, Serialize};
 
-/// The error codes of the specification's Errors table, plus `unavailable` for a database
-/// that cannot be reached (503).
+/// The error codes of the specification's Errors table, plus `method_not_allowed` (405),
+/// `range_not_satisfiable` (416, a media link's Range past the end) and `unavailable` for a
+/// database that cannot be reached (503).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -14,6 +15,7 @@ pub enum ErrorCode {
     IdempotencyInProgress,
     AlreadyCovered,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     IdempotencyMismatch,
     RateLimited,
@@ -33,6 +35,7 @@ impl ErrorCode {
             | ErrorCode::IdempotencyInProgress
             | ErrorCode::AlreadyCovered => 409,
             ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::RangeNotSatisfiable => 416,
             ErrorCode::Rejected | ErrorCode::IdempotencyMismatch => 422,
             ErrorCode::RateLimited => 429,
             ErrorCode::Internal => 500,
@@ -51,6 +54,7 @@ impl ErrorCode {
             ErrorCode::IdempotencyInProgress => "idempotency_in_progress",
             ErrorCode::AlreadyCovered => "already_covered",
             ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::RangeNotSatisfiable => "range_not_satisfiable",
             ErrorCode::Rejected => "rejected",
             ErrorCode::IdempotencyMismatch => "idempotency_mismatch",
             ErrorCode::RateLimited => "rate_limited",

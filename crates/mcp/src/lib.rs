@@ -33,6 +33,8 @@ pub struct HttpCall {
     pub bearer: Option<String>,
     pub protocol_version: Option<String>,
     pub body: Bytes,
+    /// The service's address as the client reached it, for links in results.
+    pub base_url: Option<String>,
 }
 
 /// What to answer over HTTP.
@@ -219,8 +221,15 @@ impl Mcp {
                 }
             }
             "tools/call" => {
-                self.call_tool(ctx, id, params, call.bearer, &call.request_id)
-                    .await
+                self.call_tool(
+                    ctx,
+                    id,
+                    params,
+                    call.bearer,
+                    &call.request_id,
+                    call.base_url,
+                )
+                .await
             }
             other => HttpAnswer::Json(
                 200,
@@ -273,6 +282,7 @@ impl Mcp {
         params: Value,
         bearer: Option<String>,
         request_id_header: &str,
+        base_url: Option<String>,
     ) -> HttpAnswer {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return HttpAnswer::Json(
@@ -361,6 +371,7 @@ impl Mcp {
                 idempotency_key: request_id,
                 args,
                 input_error: None,
+                base_url,
             },
         )
         .await;

@@ -5,7 +5,9 @@
 
 mod accounts;
 mod db;
+mod drafts;
 mod gate;
+mod media;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;

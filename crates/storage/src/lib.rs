@@ -217,6 +217,25 @@ impl BlobStore for ObjectBlobStore {
         })
     }
 
+    /// Reads `range` of the blob at `key`, without fetching the rest.
+    fn get_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, Result<Bytes, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let path = parse_key(&key)?;
+            if range.is_empty() {
+                return Ok(Bytes::new());
+            }
+            self.inner
+                .get_range(&path, range)
+                .await
+                .map_err(|e| self.map_error("get_range", &key, e))
+        })
+    }
+
     /// Removes the blob at `key`. Idempotent: deleting a missing key succeeds on
     /// every backend (S3 cannot tell the difference anyway).
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {

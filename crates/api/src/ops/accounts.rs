@@ -516,7 +516,7 @@ async fn report_account_state(
         .report_state(agent.agent_ref(), request)
         .await
         .map_err(|e| match e {
-            StateReportError::Lookup(l) => lookup_error(l, &code),
+            StateReportError::Lookup(l) => lookup_error(l, code.code.as_str()),
             StateReportError::ReasonRequired(s) => {
                 ApiError::invalid("reason", format!("is required when the state is {s}"))
             }
@@ -591,7 +591,7 @@ async fn set_account_avatar(
         .set_avatar(agent.agent_ref(), code.clone(), &req.body.data)
         .await
         .map_err(|e| match e {
-            AvatarSetError::Lookup(l) => lookup_error(l, &code),
+            AvatarSetError::Lookup(l) => lookup_error(l, code.code.as_str()),
             AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
                 ErrorCode::PayloadTooLarge,
                 "data: the image is larger than 5 MB",

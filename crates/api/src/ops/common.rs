@@ -88,22 +88,19 @@ pub fn agent(caller: &Caller) -> Result<&AgentCaller, ApiError> {
     }
 }
 
-pub fn lookup_error(e: LookupError, code: &CodeRef) -> ApiError {
+/// The error of a `code` that names none of the caller's accounts.
+pub fn lookup_error(e: LookupError, code: &str) -> ApiError {
     match e {
         LookupError::NotFound => {
-            ApiError::not_found(format!("no account {} in this workspace", code.code))
+            ApiError::not_found(format!("no account {code} in this workspace"))
         }
         LookupError::Ambiguous => ApiError::new(
             fleetdesk_kernel::ErrorCode::AmbiguousCode,
-            format!(
-                "{} is a legacy code on several platforms; add the platform query parameter",
-                code.code
-            ),
+            format!("{code} is a legacy code on several platforms; add the platform parameter"),
         )
         .with_field("platform"),
-        LookupError::NotYours => ApiError::forbidden(format!(
-            "account {} belongs to another agent's persona",
-            code.code
-        )),
+        LookupError::NotYours => {
+            ApiError::forbidden(format!("account {code} belongs to another agent's persona"))
+        }
     }
 }

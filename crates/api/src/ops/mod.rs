@@ -2,3 +2,5 @@
 
 pub mod accounts;
 pub mod common;
+pub mod drafts;
+pub mod media;

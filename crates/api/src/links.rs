@@ -1,0 +1,138 @@
+//! Signed links to stored files, served by the service itself on its own domain.
+//!
+//! A link names the file, the variant (`file` or `thumb`) and an expiry, signed with HMAC-SHA256
+//! under a key every instance shares. Expiries are rounded up to the hour, so a file keeps the
+//! same link for an hour and caches can hold it; each link still lives at least
+//! [`Links::LIFETIME_SECONDS`].
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use jiff::Timestamp;
+use sha2::Sha256;
+use std::sync::Arc;
+use uuid::Uuid;
+
+#[derive(Clone)]
+pub struct Links {
+    key: Arc<[u8]>,
+}
+
+impl std::fmt::Debug for Links {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Links { key: <redacted> }")
+    }
+}
+
+/// What a link points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    File,
+    Thumb,
+}
+
+impl Variant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::File => "file",
+            Variant::Thumb => "thumb",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Variant> {
+        match s {
+            "file" => Some(Variant::File),
+            "thumb" => Some(Variant::Thumb),
+            _ => None,
+        }
+    }
+}
+
+impl Links {
+    /// How long a media library link stays valid, at least (`links_expire_in_seconds`).
+    pub const LIFETIME_SECONDS: i64 = 86_400;
+
+    pub fn new(key: &[u8]) -> Links {
+        Links {
+            key: Arc::from(key),
+        }
+    }
+
+    /// The expiry of links made at `now`: at least a day ahead, rounded up to the hour.
+    pub fn expiry(now: Timestamp) -> i64 {
+        let at = now.as_second() + Self::LIFETIME_SECONDS;
+        (at + 3599).div_euclid(3600) * 3600
+    }
+
+    fn signature(&self, id: Uuid, variant: Variant, expires: i64) -> Vec<u8> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length");
+        mac.update(format!("{id}/{}/{expires}", variant.as_str()).as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// `{base}/files/{id}/{variant}?e=..&s=..`
+    pub fn url(&self, base: &str, id: Uuid, variant: Variant, expires: i64) -> String {
+        let sig = URL_SAFE_NO_PAD.encode(self.signature(id, variant, expires));
+        format!(
+            "{}/files/{id}/{}?e={expires}&s={sig}",
+            base.trim_end_matches('/'),
+            variant.as_str()
+        )
+    }
+
+    /// True when the signature is this service's and the link has not expired.
+    pub fn verify(
+        &self,
+        id: Uuid,
+        variant: Variant,
+        expires: i64,
+        sig: &str,
+        now: Timestamp,
+    ) -> bool {
+        if expires <= now.as_second() {
+            return false;
+        }
+        let Ok(given) = URL_SAFE_NO_PAD.decode(sig) else {
+            return false;
+        };
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length");
+        mac.update(format!("{id}/{}/{expires}", variant.as_str()).as_bytes());
+        mac.verify_slice(&given).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        "2026-11-21T10:15:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn links_live_at_least_a_day_rounded_to_the_hour() {
+        let e = Links::expiry(now());
+        assert_eq!(e % 3600, 0);
+        assert!(e - now().as_second() >= Links::LIFETIME_SECONDS);
+        assert!(e - now().as_second() < Links::LIFETIME_SECONDS + 3600);
+    }
+
+    #[test]
+    fn a_link_verifies_until_it_expires_and_only_for_its_file() {
+        let links = Links::new(b"k");
+        let id = Uuid::from_u128(7);
+        let e = Links::expiry(now());
+        let url = links.url("http://h/", id, Variant::File, e);
+        let sig = url.rsplit("s=").next().unwrap();
+        assert!(url.starts_with(&format!("http://h/files/{id}/file?e={e}&s=")));
+        assert!(links.verify(id, Variant::File, e, sig, now()));
+        assert!(!links.verify(id, Variant::Thumb, e, sig, now()));
+        assert!(!links.verify(Uuid::from_u128(8), Variant::File, e, sig, now()));
+        assert!(!links.verify(id, Variant::File, e + 3600, sig, now()));
+        let later = Timestamp::from_second(e).unwrap();
+        assert!(!links.verify(id, Variant::File, e, sig, later));
+        assert!(!Links::new(b"other").verify(id, Variant::File, e, sig, now()));
+    }
+}

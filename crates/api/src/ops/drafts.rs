@@ -1,0 +1,750 @@
+//! Agent API: drafts.
+
+use super::common::{agent, lookup_error};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_drafts::draft::{Character, CharacterPick, InlineImageError};
+use fleetdesk_drafts::ports::{
+    Attach, DraftContent, DraftEdit, DraftRefusal, DraftView, NewDraft, RedoDraft,
+};
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_drafts::service::{DraftError, SubmitRequest};
+use fleetdesk_kernel::{AccountCode, ErrorCode, Platform, format_utc};
+use fleetdesk_tenancy::{Caller, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+/// Inline images are base64: 3 MB of images is about 4 MB of JSON.
+const SUBMIT_MAX_BODY: usize = 6 * 1024 * 1024;
+
+fn spec(
+    method: HttpMethod,
+    path: &'static str,
+    tool: &'static str,
+    summary: &'static str,
+    description: &'static str,
+) -> OpSpec {
+    let write = method != HttpMethod::Get;
+    OpSpec {
+        api: Api::Agent,
+        method,
+        path,
+        access: Access::Agent(if write {
+            Scope::DraftsWrite
+        } else {
+            Scope::DraftsRead
+        }),
+        tool: Some(tool),
+        idempotent: write,
+        request_id: write,
+        summary,
+        description,
+        created_status: false,
+        max_body: OpSpec::DEFAULT_MAX_BODY,
+    }
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec {
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+            ..spec(
+                HttpMethod::Get,
+                "/drafts",
+                "list_redo",
+                "Drafts waiting for a rewrite or sent back, with every review comment",
+                "Oldest returned first. Each has its current body, the rewrite instruction or \
+                 send-back comment, all review comments (oldest first) and its characters. \
+                 Answer with update_draft.",
+            )
+        },
+        list_redo,
+    ));
+    all.push(operation(
+        OpSpec {
+            created_status: true,
+            max_body: SUBMIT_MAX_BODY,
+            ..spec(
+                HttpMethod::Post,
+                "/drafts",
+                "submit_draft",
+                "Write a draft for an account and send it to internal review",
+                "201 with the new draft. The same code with an identical body not yet published \
+                 answers the original (200, duplicate true) and applies upload_ids, media_ids, \
+                 characters and note to it. An account that is not active gets the post stocked: \
+                 not sent to review, counted for no day, and `message` says why. submit false \
+                 saves a draft only. Media go on in publishing order: inline images, then \
+                 upload_ids, then media_ids; a post carries at most 10 (instagram) or 4 media, \
+                 and reddit no video.",
+            )
+        },
+        submit_draft,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Put,
+            "/drafts/{id}",
+            "update_draft",
+            "Rewrite one of your drafts and send it to review again",
+            "Only posts of your own accounts still in draft (draft, sent_back, rewrite_requested). \
+             A changed body answers the rewrite request (rewrite_answered true); the very body \
+             that was sent back is 422.",
+        ),
+        update_draft,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/drafts/{id}/images",
+            "attach_images",
+            "Append finished uploads to a draft",
+            "Only while the post is a draft or in internal review. All or nothing: any bad id \
+             rejects the request. Items already on the post are skipped.",
+        ),
+        attach_images,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/drafts/{id}/media",
+            "attach_media",
+            "Append media library items to a draft",
+            "Only while the post is a draft or in internal review. Items already on the post are \
+             skipped; archived items and items of another project are rejected; all or nothing.",
+        ),
+        attach_media,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/drafts/{id}/notes",
+            "add_note",
+            "Leave a note for the reviewers on a post's review record",
+            "Appears as an 'added note' entry with you as the actor.",
+        ),
+        add_note,
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+
+#[derive(Debug, Clone, Deserialize, Validate, ToSchema)]
+pub struct IdPath {
+    pub id: Uuid,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
+pub struct CharacterIn {
+    /// A code from the cast of the account's persona, 1-24 characters.
+    #[validate(length(min = 1, max = 24))]
+    #[schema(min_length = 1, max_length = 24)]
+    pub code: String,
+    /// The post is told from this character's point of view; at most one.
+    #[serde(default)]
+    pub pov: bool,
+}
+
+fn picks(c: &Option<Vec<CharacterIn>>) -> Option<Vec<CharacterPick>> {
+    c.as_ref().map(|v| {
+        v.iter()
+            .map(|c| CharacterPick {
+                code: c.code.clone(),
+                pov: c.pov,
+            })
+            .collect()
+    })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
+pub struct InlineImageIn {
+    /// Base64 of a JPEG, PNG or WebP (a `data:` prefix is allowed); the type is judged from the
+    /// bytes.
+    #[validate(length(min = 1))]
+    #[schema(min_length = 1)]
+    pub data: String,
+    #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
+    pub caption: Option<String>,
+}
+
+/// A draft as the write endpoints answer it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Draft {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub code: String,
+    pub platform: Platform,
+    /// ISO UTC.
+    pub planned_at: Option<String>,
+    /// Images on the post.
+    pub images: i64,
+    /// Media items on the post, images and videos together.
+    pub media: i64,
+    /// True when an identical body for the same code answered instead of a new post.
+    pub duplicate: bool,
+    /// Main character first.
+    pub characters: Vec<Character>,
+    /// The body changed since the post was sent back or asked to be rewritten.
+    pub rewrite_answered: bool,
+    /// The post went to inventory instead of review.
+    pub stocked: bool,
+    /// A note went on the review record with this call.
+    pub noted: bool,
+}
+
+fn draft(v: DraftView, noted: bool) -> Draft {
+    Draft {
+        id: v.id,
+        stocked: v.status == PostStatus::Stocked,
+        status: v.status,
+        code: v.code,
+        platform: v.platform,
+        planned_at: v.planned_at.map(format_utc),
+        images: v.images,
+        media: v.images + v.videos,
+        duplicate: v.duplicate,
+        characters: v.characters,
+        rewrite_answered: v.rewrite_answered,
+        noted,
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DraftReply {
+    pub draft: Draft,
+    /// Why the post was stocked, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heads_up: Option<HeadsUp>,
+}
+
+/// Things worth knowing before writing more.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeadsUp {
+    pub inventory: InventoryHeadsUp,
+}
+
+/// The account still has finished posts in inventory.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InventoryHeadsUp {
+    /// Other stocked posts of this account.
+    pub stocked: i64,
+    pub message: String,
+}
+
+fn reply(v: DraftView, noted: bool) -> DraftReply {
+    let message = v.stocked_because.as_ref().map(|reason| {
+        format!(
+            "{}: the post was stocked, not sent to review, and counts for no day; unstock it once \
+             the account is active",
+            reason.as_deref().unwrap_or("the account is not active")
+        )
+    });
+    let heads_up = (v.inventory > 0).then(|| HeadsUp {
+        inventory: InventoryHeadsUp {
+            stocked: v.inventory,
+            message: format!(
+                "account {} has {} stocked post(s) in inventory; consider unstocking one instead \
+                 of writing new",
+                v.code, v.inventory
+            ),
+        },
+    });
+    DraftReply {
+        draft: draft(v, noted),
+        message,
+        heads_up,
+    }
+}
+
+fn draft_error(e: DraftError) -> ApiError {
+    match e {
+        DraftError::Inline(i, e) => {
+            let field = match i {
+                Some(i) if !matches!(e, InlineImageError::TooLarge(_)) => {
+                    format!("images[{i}].data")
+                }
+                _ => "images".to_owned(),
+            };
+            match e {
+                InlineImageError::TooLarge(_) => {
+                    ApiError::new(ErrorCode::PayloadTooLarge, format!("{field}: {e}"))
+                        .with_field(field)
+                }
+                e => ApiError::invalid(field, e),
+            }
+        }
+        DraftError::Refused(r) => refusal(r),
+        DraftError::Unexpected(e) => e.into(),
+    }
+}
+
+fn refusal(r: DraftRefusal) -> ApiError {
+    match r {
+        DraftRefusal::Account(e) => lookup_error(e, "this code"),
+        DraftRefusal::PostNotFound => ApiError::not_found("no such post in this workspace"),
+        DraftRefusal::PostNotYours => {
+            ApiError::forbidden("this post belongs to another agent's account")
+        }
+        DraftRefusal::NotEditable(s) => ApiError::rejected(format!(
+            "the post is {s}; only drafts (draft, sent_back, rewrite_requested) can be rewritten"
+        )),
+        DraftRefusal::MediaClosed(s) => ApiError::rejected(format!(
+            "the post is {s}; media can be added only while it is a draft or in internal review"
+        )),
+        DraftRefusal::SameAsReturned => ApiError::rejected(
+            "body is identical to the one that was sent back; rewrite it as the instruction asks",
+        )
+        .with_field("body"),
+        DraftRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+        DraftRefusal::Character(i, e) => {
+            let field = match i {
+                Some(i) => format!("characters[{i}].code"),
+                None => "characters".to_owned(),
+            };
+            if e.is_rule() {
+                ApiError::rejected(format!("{field}: {e}")).with_field(field)
+            } else {
+                ApiError::invalid(field, e)
+            }
+        }
+        DraftRefusal::Item {
+            field,
+            index,
+            id,
+            problem,
+        } => {
+            let field = format!("{field}[{index}]");
+            ApiError::rejected(format!("{field}: {}", problem.describe(id))).with_field(field)
+        }
+        DraftRefusal::Caps(e) => ApiError::rejected(e.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /drafts
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RedoStatus {
+    RewriteRequested,
+    SentBack,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct RedoQuery {
+    /// rewrite_requested or sent_back; default both.
+    pub status: Option<RedoStatus>,
+    /// 1-200, default 50.
+    #[validate(range(min = 1, max = 200))]
+    #[schema(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RedoList {
+    pub drafts: Vec<RedoItem>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RedoItem {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub code: String,
+    pub platform: Platform,
+    /// The current body, to rewrite.
+    pub body: String,
+    pub topic: Option<String>,
+    pub planned_at: Option<String>,
+    /// The rewrite instruction or send-back comment.
+    pub instruction: Option<String>,
+    pub returned_at: String,
+    /// Every review comment, oldest first.
+    pub comments: Vec<RedoComment>,
+    pub characters: Vec<Character>,
+    /// Media items on the post.
+    pub media: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RedoComment {
+    pub action: String,
+    pub comment: String,
+    pub by: String,
+    pub at: String,
+}
+
+impl From<RedoDraft> for RedoItem {
+    fn from(d: RedoDraft) -> Self {
+        RedoItem {
+            id: d.id,
+            status: d.status,
+            code: d.code,
+            platform: d.platform,
+            body: d.body,
+            topic: d.topic,
+            planned_at: d.planned_at.map(format_utc),
+            instruction: d.instruction,
+            returned_at: format_utc(d.returned_at),
+            comments: d
+                .comments
+                .into_iter()
+                .map(|c| RedoComment {
+                    action: c.action,
+                    comment: c.comment,
+                    by: c.by,
+                    at: format_utc(c.at),
+                })
+                .collect(),
+            characters: d.characters,
+            media: d.media,
+        }
+    }
+}
+
+/// An opaque page cursor: the last item's time and id.
+pub fn encode_cursor(at: Timestamp, id: Uuid) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{}|{id}", at.as_nanosecond()))
+}
+
+pub fn decode_cursor(raw: &str) -> Result<(Timestamp, Uuid), ApiError> {
+    let bad = || ApiError::invalid("cursor", "is not a cursor this list returned");
+    let text = URL_SAFE_NO_PAD.decode(raw).map_err(|_| bad())?;
+    let text = String::from_utf8(text).map_err(|_| bad())?;
+    let (at, id) = text.split_once('|').ok_or_else(bad)?;
+    let at = at.parse::<i128>().map_err(|_| bad())?;
+    Ok((
+        Timestamp::from_nanosecond(at).map_err(|_| bad())?,
+        id.parse().map_err(|_| bad())?,
+    ))
+}
+
+async fn list_redo(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, RedoQuery, Nothing>,
+) -> Result<Reply<RedoList>, ApiError> {
+    let agent = agent(&caller)?;
+    let statuses: Vec<PostStatus> = match req.query.status {
+        Some(RedoStatus::RewriteRequested) => vec![PostStatus::RewriteRequested],
+        Some(RedoStatus::SentBack) => vec![PostStatus::SentBack],
+        None => vec![PostStatus::RewriteRequested, PostStatus::SentBack],
+    };
+    let after = req.query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let page = ctx
+        .drafts
+        .redo(
+            agent.agent_ref(),
+            &statuses,
+            after,
+            req.query.limit.unwrap_or(50),
+        )
+        .await?;
+    Ok(Reply::ok(RedoList {
+        drafts: page.items.into_iter().map(RedoItem::from).collect(),
+        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct SubmitDraftBody {
+    /// Current or legacy account code, 1-40 characters.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: String,
+    /// Only when a legacy code is repeated across platforms.
+    pub platform: Option<Platform>,
+    #[validate(length(min = 1, max = 10000))]
+    #[schema(min_length = 1, max_length = 10000)]
+    pub body: String,
+    /// A short topic for the reviewer.
+    #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
+    pub topic: Option<String>,
+    /// True for paid-partnership posts.
+    pub sponsored: Option<bool>,
+    /// ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
+    #[validate(length(max = 40))]
+    #[schema(max_length = 40)]
+    pub planned_at: Option<String>,
+    /// Small images inline: at most 4 and 3 MB in total.
+    #[validate(length(max = 4), nested)]
+    #[schema(max_items = 4)]
+    pub images: Option<Vec<InlineImageIn>>,
+    /// Finished uploads, in publishing order.
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub upload_ids: Option<Vec<Uuid>>,
+    /// Library items, placed after upload_ids in the given order.
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub media_ids: Option<Vec<Uuid>>,
+    /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
+    #[validate(length(max = 6), nested)]
+    #[schema(max_items = 6)]
+    pub characters: Option<Vec<CharacterIn>>,
+    /// Goes on the review record.
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub note: Option<String>,
+    /// Default true: send to internal review; false: save as a draft only.
+    pub submit: Option<bool>,
+    /// Ad pick number: marks the post sponsored and links the pick.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub pick: Option<String>,
+}
+
+async fn submit_draft(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, SubmitDraftBody>,
+) -> Result<Reply<DraftReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
+    if let Some(pick) = &b.pick {
+        // No ad pick exists before ad research does: any number names no pick of this account.
+        return Err(ApiError::invalid(
+            "pick",
+            format!("no ad pick {pick} on account {code}"),
+        ));
+    }
+    let noted = b.note.is_some();
+    let code_text = code.as_str().to_owned();
+    let request = SubmitRequest {
+        draft: NewDraft {
+            code: CodeRef {
+                code,
+                platform: b.platform,
+            },
+            body: b.body,
+            topic: b.topic,
+            sponsored: b.sponsored.unwrap_or(false),
+            planned_at: b.planned_at,
+            submit: b.submit.unwrap_or(true),
+            content: DraftContent {
+                characters: picks(&b.characters),
+                images: Vec::new(),
+                upload_ids: b.upload_ids.unwrap_or_default(),
+                media_ids: b.media_ids.unwrap_or_default(),
+                note: b.note,
+            },
+        },
+        images: b
+            .images
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| (i.data, i.caption))
+            .collect(),
+    };
+    let view = ctx
+        .drafts
+        .submit(agent.agent_ref(), request)
+        .await
+        .map_err(|e| match e {
+            DraftError::Refused(DraftRefusal::Account(l)) => lookup_error(l, &code_text),
+            e => draft_error(e),
+        })?;
+    let status = if view.duplicate { 200 } else { 201 };
+    Ok(Reply {
+        status,
+        body: reply(view, noted),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// PUT /drafts/{id}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct UpdateDraftBody {
+    #[validate(length(min = 1, max = 10000))]
+    #[schema(min_length = 1, max_length = 10000)]
+    pub body: String,
+    #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
+    pub topic: Option<String>,
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub upload_ids: Option<Vec<Uuid>>,
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub media_ids: Option<Vec<Uuid>>,
+    /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
+    #[validate(length(max = 6), nested)]
+    #[schema(max_items = 6)]
+    pub characters: Option<Vec<CharacterIn>>,
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub note: Option<String>,
+    /// Default true: back to internal review; false: keep it as a draft.
+    pub submit: Option<bool>,
+}
+
+async fn update_draft(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, UpdateDraftBody>,
+) -> Result<Reply<DraftReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let noted = b.note.is_some();
+    let edit = DraftEdit {
+        post_id: req.path.id,
+        body: b.body,
+        topic: b.topic,
+        submit: b.submit.unwrap_or(true),
+        content: DraftContent {
+            characters: picks(&b.characters),
+            images: Vec::new(),
+            upload_ids: b.upload_ids.unwrap_or_default(),
+            media_ids: b.media_ids.unwrap_or_default(),
+            note: b.note,
+        },
+    };
+    let view = ctx
+        .drafts
+        .update(agent.agent_ref(), edit)
+        .await
+        .map_err(draft_error)?;
+    Ok(Reply::ok(reply(view, noted)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts/{id}/images and /media
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct AttachImagesBody {
+    /// Finished uploads, 1-10, appended in this order.
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub upload_ids: Vec<Uuid>,
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct AttachMediaBody {
+    /// Library items, 1-10, appended in this order.
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_items = 1, max_items = 10)]
+    pub media_ids: Vec<Uuid>,
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub note: Option<String>,
+}
+
+async fn attach_images(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, AttachImagesBody>,
+) -> Result<Reply<DraftReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let noted = req.body.note.is_some();
+    let view = ctx
+        .drafts
+        .attach(
+            agent.agent_ref(),
+            req.path.id,
+            Attach::Uploads(req.body.upload_ids),
+            req.body.note,
+        )
+        .await
+        .map_err(draft_error)?;
+    Ok(Reply::ok(reply(view, noted)))
+}
+
+async fn attach_media(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, AttachMediaBody>,
+) -> Result<Reply<DraftReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let noted = req.body.note.is_some();
+    let view = ctx
+        .drafts
+        .attach(
+            agent.agent_ref(),
+            req.path.id,
+            Attach::Media(req.body.media_ids),
+            req.body.note,
+        )
+        .await
+        .map_err(draft_error)?;
+    Ok(Reply::ok(reply(view, noted)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts/{id}/notes
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct NoteBody {
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub note: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Noted {
+    pub draft: NotedDraft,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotedDraft {
+    pub id: Uuid,
+    pub noted: bool,
+}
+
+async fn add_note(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, NoteBody>,
+) -> Result<Reply<Noted>, ApiError> {
+    let agent = agent(&caller)?;
+    ctx.drafts
+        .add_note(agent.agent_ref(), req.path.id, &req.body.note)
+        .await
+        .map_err(draft_error)?;
+    Ok(Reply::ok(Noted {
+        draft: NotedDraft {
+            id: req.path.id,
+            noted: true,
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_garbage() {
+        let at: Timestamp = "2026-11-21T10:00:00.123456Z".parse().unwrap();
+        let id = Uuid::from_u128(42);
+        assert_eq!(decode_cursor(&encode_cursor(at, id)).unwrap(), (at, id));
+        assert_eq!(
+            decode_cursor("nope").unwrap_err().field.as_deref(),
+            Some("cursor")
+        );
+    }
+}

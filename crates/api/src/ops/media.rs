@@ -1,0 +1,552 @@
+//! Agent API: uploads and the media library.
+
+use super::common::{agent, lookup_error};
+use super::drafts::IdPath;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::links::{Links, Variant};
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
+use bytes::Bytes;
+use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_drafts::media::{
+    CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
+};
+use fleetdesk_drafts::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
+use fleetdesk_drafts::service::{CreateUploadError, PutError, UploadRequest};
+use fleetdesk_drafts::upload::UploadMode;
+use fleetdesk_kernel::{AccountCode, ErrorCode, Platform, format_utc};
+use fleetdesk_tenancy::{Caller, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+fn token_spec(
+    path: &'static str,
+    summary: &'static str,
+    description: &'static str,
+    max_body: u64,
+) -> OpSpec {
+    OpSpec {
+        api: Api::Agent,
+        method: HttpMethod::Put,
+        path,
+        access: Access::Token,
+        tool: None,
+        idempotent: false,
+        request_id: false,
+        summary,
+        description,
+        created_status: false,
+        max_body: max_body as usize,
+    }
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Post,
+            path: "/uploads",
+            access: Access::Agent(Scope::DraftsWrite),
+            tool: Some("create_upload"),
+            idempotent: true,
+            request_id: true,
+            summary: "Get a link to upload an image or a video",
+            description: "Images, and videos up to 4 MB: `mode: single`, PUT the file to upload_url \
+                (valid 1 hour, once). Videos over 4 MB (up to 500 MB): `mode: chunked`, PUT chunks \
+                of exactly 3145728 bytes (the last may be smaller) in order from 0 to chunk_url \
+                followed by the chunk index (valid 23 hours). A poster (thumbnail) may go to \
+                poster_url any time the link is valid. The file becomes a media library item.",
+            created_status: true,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        create_upload,
+    ));
+    all.push(raw_operation(
+        token_spec(
+            "/uploads/{id}",
+            "Send the whole file of a single upload",
+            "Raw bytes (application/octet-stream), JPEG, PNG, WebP, MP4, MOV or WebM up to 4 MB, \
+             the type judged from the file header. No key: the one-time token `t` is the \
+             credential. An identical file already in the library answers with that item's id.",
+            SINGLE_MAX_BYTES,
+        ),
+        put_upload,
+    ));
+    all.push(raw_operation(
+        token_spec(
+            "/uploads/{id}/chunks",
+            "Send one chunk of a chunked upload",
+            "Chunks go in order from n=0, each exactly 3145728 bytes except the last. Resending a \
+             received chunk only answers the progress; a skipped chunk is 422 naming next_chunk. \
+             The last chunk answers done true with media_id. Progress survives a restart of the \
+             service.",
+            CHUNK_BYTES,
+        ),
+        put_chunk,
+    ));
+    all.push(raw_operation(
+        token_spec(
+            "/uploads/{id}/poster",
+            "Send a video's poster (thumbnail)",
+            "A JPEG, PNG or WebP up to 4 MB, before or after the video and after the draft is \
+             submitted, while the link is valid.",
+            POSTER_MAX_BYTES,
+        ),
+        put_poster,
+    ));
+    all.push(operation(
+        OpSpec {
+            api: Api::Agent,
+            method: HttpMethod::Get,
+            path: "/media",
+            access: Access::Agent(Scope::DraftsRead),
+            tool: Some("list_media"),
+            idempotent: false,
+            request_id: false,
+            summary: "Search the media library",
+            description: "Items of your personas' projects plus unscoped shared ones; archived items \
+                are excluded. Links are valid at least links_expire_in_seconds; videos answer HTTP \
+                Range requests.",
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        },
+        list_media,
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /uploads
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct CreateUploadBody {
+    /// The account the file is for (current or legacy code, 1-40).
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: String,
+    pub platform: Option<Platform>,
+    #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
+    pub caption: Option<String>,
+    /// A cast code of the account's persona, 1-24.
+    #[validate(length(min = 1, max = 24))]
+    #[schema(min_length = 1, max_length = 24)]
+    pub character: Option<String>,
+    /// Up to 20 tags of 1-30 characters.
+    #[validate(length(max = 20), custom(function = "check_tags"))]
+    #[schema(max_items = 20)]
+    pub tags: Option<Vec<String>>,
+    /// A project of this workspace, 1-80; default the persona's project.
+    #[validate(length(min = 1, max = 80))]
+    #[schema(min_length = 1, max_length = 80)]
+    pub project: Option<String>,
+    /// Size of the file: required for videos and files over 4 MB.
+    #[validate(range(min = 1, max = 524_288_000))]
+    #[schema(minimum = 1, maximum = 524_288_000)]
+    pub bytes: Option<i64>,
+    /// Required for videos.
+    pub mime_type: Option<MediaType>,
+}
+
+fn check_tags(tags: &[String]) -> Result<(), validator::ValidationError> {
+    if tags
+        .iter()
+        .any(|t| t.trim().is_empty() || t.chars().count() > 30)
+    {
+        let mut e = validator::ValidationError::new("tags");
+        e.message = Some("each tag must be 1-30 characters".into());
+        return Err(e);
+    }
+    Ok(())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Upload {
+    pub upload_id: Uuid,
+    pub mode: UploadMode,
+    /// Single mode: PUT the whole file here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upload_url: Option<String>,
+    /// Chunked mode: PUT chunk n to this URL followed by n.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_url: Option<String>,
+    /// PUT a JPEG, PNG or WebP thumbnail of a video here.
+    pub poster_url: String,
+    pub method: String,
+    /// Single mode: the largest file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    pub accepts: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<i32>,
+    pub expires_at: String,
+    pub how: String,
+    /// Present once the file is stored.
+    pub media_id: Option<Uuid>,
+}
+
+async fn create_upload(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, CreateUploadBody>,
+) -> Result<Reply<Upload>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
+    let code_text = code.as_str().to_owned();
+    let request = UploadRequest {
+        code: CodeRef {
+            code,
+            platform: b.platform,
+        },
+        caption: b.caption,
+        character: b.character,
+        tags: b
+            .tags
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| t.trim().to_owned())
+            .collect(),
+        project: b.project,
+        bytes: b.bytes.map(|b| b as u64),
+        mime_type: b.mime_type,
+    };
+    let created = ctx
+        .media
+        .create_upload(agent.agent_ref(), request, Timestamp::now())
+        .await
+        .map_err(|e| match e {
+            CreateUploadError::Plan(p) if p.is_too_large() => {
+                ApiError::new(ErrorCode::PayloadTooLarge, format!("{}: {p}", p.field()))
+                    .with_field(p.field())
+            }
+            CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
+            CreateUploadError::Refused(UploadRefusal::Account(l)) => lookup_error(l, &code_text),
+            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
+                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
+                    .with_field("project")
+            }
+            CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
+                "character: {c} is not in the cast of this account's persona"
+            ))
+            .with_field("character"),
+            CreateUploadError::Unexpected(e) => e.into(),
+        })?;
+    let base = format!("{}/api/agent/v1/uploads/{}", ctx.base_url(), created.id);
+    let t = &created.token;
+    let accepts: Vec<String> = MediaType::ALL
+        .into_iter()
+        .filter(|m| created.plan.mode == UploadMode::Single || m.kind() == MediaKind::Video)
+        .map(|m| m.mime().to_owned())
+        .collect();
+    let expires_at = format_utc(created.plan.expires_at);
+    let upload = match created.plan.mode {
+        UploadMode::Single => Upload {
+            upload_id: created.id,
+            mode: UploadMode::Single,
+            upload_url: Some(format!("{base}?t={t}")),
+            chunk_url: None,
+            poster_url: format!("{base}/poster?t={t}"),
+            method: "PUT".into(),
+            max_bytes: Some(SINGLE_MAX_BYTES),
+            accepts,
+            chunk_bytes: None,
+            chunks: None,
+            how: format!(
+                "PUT the raw file (Content-Type: application/octet-stream, no Authorization) to \
+                 upload_url before {expires_at}; the link works once. For a video, a thumbnail \
+                 may go to poster_url."
+            ),
+            expires_at,
+            media_id: None,
+        },
+        UploadMode::Chunked => {
+            let chunks = created.plan.chunks.unwrap_or_default();
+            Upload {
+                upload_id: created.id,
+                mode: UploadMode::Chunked,
+                upload_url: None,
+                chunk_url: Some(format!("{base}/chunks?t={t}&n=")),
+                poster_url: format!("{base}/poster?t={t}"),
+                method: "PUT".into(),
+                max_bytes: None,
+                accepts,
+                chunk_bytes: Some(CHUNK_BYTES),
+                chunks: Some(chunks),
+                how: format!(
+                    "Split the file into {chunks} chunks of exactly {CHUNK_BYTES} bytes (the last \
+                     holds the rest) and PUT chunk n as raw bytes to chunk_url followed by n, \
+                     from 0 in order, before {expires_at}. Resending a received chunk is harmless; \
+                     the last answers done true with media_id. A thumbnail may go to poster_url."
+                ),
+                expires_at,
+                media_id: None,
+            }
+        }
+    };
+    Ok(Reply::created(upload))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The three file PUTs
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct TokenQuery {
+    /// The token from the upload link.
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub t: String,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct ChunkQuery {
+    /// The token from the upload link.
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub t: String,
+    /// The chunk index, from 0.
+    #[validate(range(min = 0, max = 1000))]
+    #[schema(minimum = 0, maximum = 1000)]
+    pub n: i64,
+}
+
+fn put_error(e: PutError) -> ApiError {
+    match e {
+        PutError::NotFound => ApiError::not_found("no such upload"),
+        PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
+        PutError::Expired(at) => ApiError::unauthorized(format!(
+            "this upload link expired at {}; create a new upload",
+            format_utc(at)
+        )),
+        PutError::Used(media_id) => {
+            let e = ApiError::rejected("this upload link was already used; it works once");
+            match media_id {
+                Some(id) => e.with_extra("media_id", id),
+                None => e,
+            }
+        }
+        PutError::WrongMode(..) | PutError::PosterForImage => ApiError::rejected(e.to_string()),
+        PutError::Body(m) => ApiError::invalid("body", m),
+        PutError::Skipped { next_chunk } => ApiError::rejected(format!(
+            "n: chunks go in order; send chunk {next_chunk} next"
+        ))
+        .with_field("n")
+        .with_extra("next_chunk", next_chunk),
+        PutError::OutOfRange(last) => {
+            ApiError::invalid("n", format!("must be between 0 and {last}"))
+        }
+        PutError::Unexpected(e) => e.into(),
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StoredFile {
+    pub upload_id: Uuid,
+    pub media_id: Uuid,
+    pub mime_type: MediaType,
+    pub kind: MediaKind,
+    pub bytes: i64,
+    /// The library already held this very file; its item is returned.
+    pub duplicate: bool,
+}
+
+async fn put_upload(
+    ctx: Ctx,
+    req: Req<IdPath, TokenQuery, Nothing>,
+    body: Bytes,
+) -> Result<Reply<StoredFile>, ApiError> {
+    let id = req.path.id;
+    let stored = ctx
+        .media
+        .put_single(id, &req.query.t, body, Timestamp::now())
+        .await
+        .map_err(put_error)?;
+    Ok(Reply::ok(StoredFile {
+        upload_id: id,
+        media_id: stored.media_id,
+        mime_type: stored.media_type,
+        kind: stored.media_type.kind(),
+        bytes: stored.bytes,
+        duplicate: stored.existing,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChunkProgress {
+    pub upload_id: Uuid,
+    /// Present once done.
+    pub media_id: Option<Uuid>,
+    pub received_bytes: i64,
+    pub total_bytes: i64,
+    /// The chunk to send next; null once done.
+    pub next_chunk: Option<i32>,
+    pub done: bool,
+}
+
+async fn put_chunk(
+    ctx: Ctx,
+    req: Req<IdPath, ChunkQuery, Nothing>,
+    body: Bytes,
+) -> Result<Reply<ChunkProgress>, ApiError> {
+    let id = req.path.id;
+    let p = ctx
+        .media
+        .put_chunk(id, &req.query.t, req.query.n, body, Timestamp::now())
+        .await
+        .map_err(put_error)?;
+    Ok(Reply::ok(ChunkProgress {
+        upload_id: id,
+        media_id: p.media_id,
+        received_bytes: p.received_bytes,
+        total_bytes: p.total_bytes,
+        next_chunk: p.next_chunk,
+        done: p.done,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PosterStored {
+    pub upload_id: Uuid,
+    pub poster: bool,
+}
+
+async fn put_poster(
+    ctx: Ctx,
+    req: Req<IdPath, TokenQuery, Nothing>,
+    body: Bytes,
+) -> Result<Reply<PosterStored>, ApiError> {
+    let id = req.path.id;
+    ctx.media
+        .put_poster(id, &req.query.t, body, Timestamp::now())
+        .await
+        .map_err(put_error)?;
+    Ok(Reply::ok(PosterStored {
+        upload_id: id,
+        poster: true,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /media
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaSort {
+    #[default]
+    Newest,
+    MostUsed,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct MediaListQuery {
+    /// A project of this workspace: its items plus unscoped ones.
+    #[validate(length(min = 1, max = 80))]
+    #[schema(min_length = 1, max_length = 80)]
+    pub project: Option<String>,
+    /// A cast code.
+    #[validate(length(min = 1, max = 24))]
+    #[schema(min_length = 1, max_length = 24)]
+    pub character: Option<String>,
+    #[validate(length(min = 1, max = 30))]
+    #[schema(min_length = 1, max_length = 30)]
+    pub tag: Option<String>,
+    pub kind: Option<MediaKind>,
+    /// Searches captions and tags.
+    #[validate(length(min = 1, max = 100))]
+    #[schema(min_length = 1, max_length = 100)]
+    pub q: Option<String>,
+    /// newest (default) or most_used.
+    pub sort: Option<MediaSort>,
+    /// 1-100, default 30.
+    #[validate(range(min = 1, max = 100))]
+    #[schema(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MediaList {
+    pub media: Vec<MediaItem>,
+    /// Every link in this answer stays valid at least this long.
+    pub links_expire_in_seconds: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MediaItem {
+    pub id: Uuid,
+    pub kind: MediaKind,
+    pub caption: Option<String>,
+    pub tags: Vec<String>,
+    pub project: Option<String>,
+    pub character: Option<String>,
+    pub mime_type: MediaType,
+    pub bytes: i64,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    /// Null for images.
+    pub duration_ms: Option<i64>,
+    /// Posts using the item.
+    pub used_count: i64,
+    pub created_at: String,
+    pub url: String,
+    /// The image itself, or a video's poster; null for a video without one.
+    pub thumb_url: Option<String>,
+}
+
+fn item(i: Item, links: &Links, base: &str, expires: i64) -> MediaItem {
+    let thumb = (i.kind == MediaKind::Image || i.has_poster)
+        .then(|| links.url(base, i.id, Variant::Thumb, expires));
+    MediaItem {
+        url: links.url(base, i.id, Variant::File, expires),
+        thumb_url: thumb,
+        id: i.id,
+        kind: i.kind,
+        caption: i.caption,
+        tags: i.tags,
+        project: i.project,
+        character: i.character,
+        mime_type: i.mime_type,
+        bytes: i.bytes,
+        width: i.width,
+        height: i.height,
+        duration_ms: i.duration_ms,
+        used_count: i.used_count,
+        created_at: format_utc(i.created_at),
+    }
+}
+
+async fn list_media(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, MediaListQuery, Nothing>,
+) -> Result<Reply<MediaList>, ApiError> {
+    let agent = agent(&caller)?;
+    let q = req.query;
+    let query = MediaQuery {
+        project: q.project,
+        character: q.character,
+        tag: q.tag,
+        kind: q.kind,
+        q: q.q,
+        most_used: matches!(q.sort, Some(MediaSort::MostUsed)),
+        limit: q.limit.unwrap_or(30),
+    };
+    let items = ctx
+        .media
+        .list(agent.agent_ref(), &query)
+        .await?
+        .map_err(|p| ApiError::invalid("project", format!("no project {p:?} in this workspace")))?;
+    let base = ctx.base_url();
+    let expires = Links::expiry(Timestamp::now());
+    Ok(Reply::ok(MediaList {
+        media: items
+            .into_iter()
+            .map(|i| item(i, &ctx.links, &base, expires))
+            .collect(),
+        links_expire_in_seconds: Links::LIFETIME_SECONDS,
+    }))
+}

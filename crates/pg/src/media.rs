@@ -1,0 +1,650 @@
+//! The media port over PostgreSQL: upload links, their progress, and the library.
+
+use crate::accounts::{Candidate, pick};
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use fleetdesk_drafts::media::{MediaKind, MediaType};
+use fleetdesk_drafts::ports::*;
+use fleetdesk_drafts::upload::UploadMode;
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
+use uuid::Uuid;
+
+const UPLOAD_ACCOUNT: &str = r#"
+SELECT s.id AS slot_id, s.persona_id, pe.project_id,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine, (s.code = $3) AS by_current
+FROM account_slots s
+JOIN personas pe ON pe.id = s.persona_id
+WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
+  AND ($4::text IS NULL OR s.platform = $4)
+"#;
+
+#[derive(QueryableByName)]
+struct UploadAccount {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    project_id: Uuid,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+    #[diesel(sql_type = Bool)]
+    by_current: bool,
+}
+
+impl Candidate for UploadAccount {
+    fn mine(&self) -> bool {
+        self.mine
+    }
+    fn by_current(&self) -> bool {
+        self.by_current
+    }
+}
+
+const UPLOAD_CHECKS: &str = r#"
+SELECT (SELECT id FROM projects WHERE workspace_id = $1 AND name = $2) AS project_id,
+       ($4::text IS NULL OR EXISTS (SELECT 1 FROM persona_cast WHERE persona_id = $3 AND code = $4))
+           AS in_cast
+"#;
+
+#[derive(QueryableByName)]
+struct UploadChecks {
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    project_id: Option<Uuid>,
+    #[diesel(sql_type = Bool)]
+    in_cast: bool,
+}
+
+const INSERT_UPLOAD: &str = r#"
+INSERT INTO uploads (workspace_id, agent_id, slot_id, project_id, persona_id, character, caption,
+                     tags, mode, mime_type, declared_bytes, chunks, token_hash, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+RETURNING id
+"#;
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+const UPLOAD: &str = r#"
+SELECT id, workspace_id, project_id, persona_id, agent_id, character, caption, tags, mode,
+       mime_type, declared_bytes, chunks, token_hash, expires_at, next_chunk, received_bytes,
+       hash_state, detected_mime, poster_key, poster_mime, media_id
+FROM uploads WHERE id = $1
+"#;
+
+#[derive(QueryableByName)]
+struct UploadRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    project_id: Option<Uuid>,
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    agent_id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    character: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    caption: Option<String>,
+    #[diesel(sql_type = Array<Text>)]
+    tags: Vec<String>,
+    #[diesel(sql_type = Text)]
+    mode: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    mime_type: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    declared_bytes: Option<i64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    chunks: Option<i32>,
+    #[diesel(sql_type = Bytea)]
+    token_hash: Vec<u8>,
+    #[diesel(sql_type = Timestamptz)]
+    expires_at: jiff_diesel::Timestamp,
+    #[diesel(sql_type = Integer)]
+    next_chunk: i32,
+    #[diesel(sql_type = BigInt)]
+    received_bytes: i64,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    hash_state: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Text>)]
+    detected_mime: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_mime: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    media_id: Option<Uuid>,
+}
+
+fn media_type(s: &str) -> anyhow::Result<MediaType> {
+    MediaType::from_mime(s).ok_or_else(|| anyhow::anyhow!("stored media type {s}"))
+}
+
+fn opt_media_type(s: Option<&str>) -> anyhow::Result<Option<MediaType>> {
+    s.map(media_type).transpose()
+}
+
+impl TryFrom<UploadRow> for UploadState {
+    type Error = anyhow::Error;
+
+    fn try_from(r: UploadRow) -> anyhow::Result<UploadState> {
+        Ok(UploadState {
+            mode: UploadMode::parse(&r.mode)
+                .ok_or_else(|| anyhow::anyhow!("stored upload mode {}", r.mode))?,
+            mime_type: opt_media_type(r.mime_type.as_deref())?,
+            detected_mime: opt_media_type(r.detected_mime.as_deref())?,
+            poster: match (r.poster_key, r.poster_mime.as_deref()) {
+                (Some(k), Some(m)) => Some((k, media_type(m)?)),
+                _ => None,
+            },
+            id: r.id,
+            workspace_id: r.workspace_id,
+            project_id: r.project_id,
+            persona_id: r.persona_id,
+            agent_id: r.agent_id,
+            character: r.character,
+            caption: r.caption,
+            tags: r.tags,
+            declared_bytes: r.declared_bytes,
+            chunks: r.chunks,
+            token_hash: r.token_hash,
+            expires_at: r.expires_at.into(),
+            next_chunk: r.next_chunk,
+            received_bytes: r.received_bytes,
+            hash_state: r.hash_state,
+            media_id: r.media_id,
+        })
+    }
+}
+
+const CHUNK_RECEIVED: &str = r#"
+UPDATE uploads
+SET next_chunk = $2 + 1, received_bytes = $3, hash_state = $4, detected_mime = $5
+WHERE id = $1 AND next_chunk = $2 AND completed_at IS NULL
+"#;
+
+/// The file enters the library; an identical file already there (same workspace and project,
+/// not archived) is found instead.
+const INSERT_MEDIA: &str = r#"
+INSERT INTO media (workspace_id, project_id, persona_id, character, kind, mime_type, bytes, width,
+                   height, duration_ms, caption, tags, sha256, storage_key, parts, part_bytes,
+                   poster_key, poster_mime, source, created_by_agent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+        'upload', $19)
+ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
+    WHERE archived_at IS NULL DO NOTHING
+RETURNING id
+"#;
+
+const SAME_FILE: &str = r#"
+SELECT id FROM media
+WHERE workspace_id = $1 AND project_id IS NOT DISTINCT FROM $2 AND sha256 = $3
+  AND archived_at IS NULL
+"#;
+
+/// An identical file sent again: the existing item keeps what it has and gains what it lacks
+/// (caption, character, poster) and the new tags (at most 20, first come first kept).
+const ENRICH_MEDIA: &str = r#"
+UPDATE media
+SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
+    poster_key = COALESCE(poster_key, $5), poster_mime = COALESCE(poster_mime, $6),
+    tags = ARRAY(SELECT t FROM unnest(tags || $4::text[]) WITH ORDINALITY AS u(t, o)
+                 GROUP BY t ORDER BY min(o) LIMIT 20)
+WHERE id = $1
+"#;
+
+const CLOSE_UPLOAD: &str = r#"
+UPDATE uploads
+SET media_id = $2, completed_at = now(), next_chunk = $4, received_bytes = $5, hash_state = NULL
+WHERE id = $1 AND completed_at IS NULL AND next_chunk = $3
+"#;
+
+const SET_POSTER: &str = r#"
+WITH u AS (UPDATE uploads SET poster_key = $2, poster_mime = $3 WHERE id = $1 RETURNING media_id)
+UPDATE media SET poster_key = $2, poster_mime = $3 WHERE id = (SELECT media_id FROM u)
+"#;
+
+const PROJECT_BY_NAME: &str = "SELECT id FROM projects WHERE workspace_id = $1 AND name = $2";
+
+/// The library as an agent sees it: items of its personas' projects and unscoped ones.
+const LIST: &str = r#"
+SELECT * FROM (
+  SELECT m.id, m.kind, m.caption, m.tags, pr.name AS project, m.character, m.mime_type, m.bytes,
+         m.width, m.height, m.duration_ms, m.created_at, (m.poster_key IS NOT NULL) AS has_poster,
+         (SELECT count(*) FROM post_media pm WHERE pm.media_id = m.id) AS used_count
+  FROM media m
+  LEFT JOIN projects pr ON pr.id = m.project_id
+  WHERE m.workspace_id = $1 AND m.archived_at IS NULL
+    AND (m.project_id IS NULL
+         OR m.project_id IN (SELECT project_id FROM personas WHERE workspace_id = $1 AND agent_id = $2))
+    AND ($3::uuid IS NULL OR m.project_id IS NULL OR m.project_id = $3)
+    AND ($4::text IS NULL OR m.character = $4)
+    AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE lower(t) = lower($5)))
+    AND ($6::text IS NULL OR m.kind = $6)
+    AND ($7::text IS NULL OR m.caption ILIKE $7
+         OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE t ILIKE $7))
+) items
+ORDER BY CASE WHEN $8 THEN used_count END DESC NULLS LAST, created_at DESC, id DESC
+LIMIT $9
+"#;
+
+#[derive(QueryableByName)]
+struct ItemRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    caption: Option<String>,
+    #[diesel(sql_type = Array<Text>)]
+    tags: Vec<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    project: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    character: Option<String>,
+    #[diesel(sql_type = Text)]
+    mime_type: String,
+    #[diesel(sql_type = BigInt)]
+    bytes: i64,
+    #[diesel(sql_type = Nullable<Integer>)]
+    width: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    height: Option<i32>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    duration_ms: Option<i64>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: jiff_diesel::Timestamp,
+    #[diesel(sql_type = Bool)]
+    has_poster: bool,
+    #[diesel(sql_type = BigInt)]
+    used_count: i64,
+}
+
+const FILE: &str = r#"
+SELECT mime_type, storage_key, parts, part_bytes, bytes, poster_key, poster_mime
+FROM media WHERE id = $1
+"#;
+
+#[derive(QueryableByName)]
+struct FileRow {
+    #[diesel(sql_type = Text)]
+    mime_type: String,
+    #[diesel(sql_type = Text)]
+    storage_key: String,
+    #[diesel(sql_type = Integer)]
+    parts: i32,
+    #[diesel(sql_type = BigInt)]
+    part_bytes: i64,
+    #[diesel(sql_type = BigInt)]
+    bytes: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_mime: Option<String>,
+}
+
+/// `%q%` for ILIKE, with the pattern characters of `q` taken literally.
+fn contains_pattern(q: &str) -> String {
+    let mut out = String::with_capacity(q.len() + 2);
+    out.push('%');
+    for c in q.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+impl MediaRepo for PgStore {
+    fn create_upload<'a>(
+        &'a self,
+        agent: AgentRef,
+        upload: &'a NewUpload,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Uuid, UploadRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<UploadAccount> = prepared(
+                diesel::sql_query(UPLOAD_ACCOUNT)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Text, _>(upload.code.code.as_str())
+                    .bind::<Nullable<Text>, _>(upload.code.platform.map(Platform::as_str)),
+            )
+            .load(&mut conn)
+            .await?;
+            let account = match pick(rows) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(UploadRefusal::Account(e))),
+            };
+            let checks: UploadChecks = prepared(
+                diesel::sql_query(UPLOAD_CHECKS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<Nullable<Text>, _>(upload.project.as_deref())
+                    .bind::<SqlUuid, _>(account.persona_id)
+                    .bind::<Nullable<Text>, _>(upload.character.as_deref()),
+            )
+            .get_result(&mut conn)
+            .await?;
+            let project_id = match (&upload.project, checks.project_id) {
+                (None, _) => account.project_id,
+                (Some(_), Some(id)) => id,
+                (Some(name), None) => return Ok(Err(UploadRefusal::Project(name.clone()))),
+            };
+            if !checks.in_cast {
+                return Ok(Err(UploadRefusal::Character(
+                    upload.character.clone().unwrap_or_default(),
+                )));
+            }
+            let row: IdRow = prepared(
+                diesel::sql_query(INSERT_UPLOAD)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<SqlUuid, _>(account.slot_id)
+                    .bind::<SqlUuid, _>(project_id)
+                    .bind::<SqlUuid, _>(account.persona_id)
+                    .bind::<Nullable<Text>, _>(upload.character.as_deref())
+                    .bind::<Nullable<Text>, _>(upload.caption.as_deref())
+                    .bind::<Array<Text>, _>(&upload.tags)
+                    .bind::<Text, _>(upload.mode.as_str())
+                    .bind::<Nullable<Text>, _>(upload.mime_type.map(MediaType::mime))
+                    .bind::<Nullable<BigInt>, _>(upload.bytes)
+                    .bind::<Nullable<Integer>, _>(upload.chunks)
+                    .bind::<Bytea, _>(&upload.token_hash)
+                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(upload.expires_at)),
+            )
+            .get_result(&mut conn)
+            .await?;
+            Ok(Ok(row.id))
+        })
+    }
+
+    fn upload(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<UploadState>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: Option<UploadRow> = prepared(diesel::sql_query(UPLOAD).bind::<SqlUuid, _>(id))
+                .get_result(&mut conn)
+                .await
+                .optional()?;
+            row.map(UploadState::try_from).transpose()
+        })
+    }
+
+    fn chunk_received<'a>(
+        &'a self,
+        id: Uuid,
+        n: i32,
+        received_bytes: i64,
+        hash_state: &'a [u8],
+        detected: MediaType,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let changed = prepared(
+                diesel::sql_query(CHUNK_RECEIVED)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Integer, _>(n)
+                    .bind::<BigInt, _>(received_bytes)
+                    .bind::<Bytea, _>(hash_state)
+                    .bind::<Text, _>(detected.mime()),
+            )
+            .execute(&mut conn)
+            .await?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn complete<'a>(
+        &'a self,
+        upload: &'a UploadState,
+        media: &'a NewMedia,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Completed>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                let (poster_key, poster_mime) = match &upload.poster {
+                    Some((k, t)) => (Some(k.as_str()), Some(t.mime())),
+                    None => (None, None),
+                };
+                let inserted: Option<IdRow> = prepared(
+                    diesel::sql_query(INSERT_MEDIA)
+                        .bind::<SqlUuid, _>(upload.workspace_id)
+                        .bind::<Nullable<SqlUuid>, _>(upload.project_id)
+                        .bind::<SqlUuid, _>(upload.persona_id)
+                        .bind::<Nullable<Text>, _>(upload.character.as_deref())
+                        .bind::<Text, _>(media.media_type.kind().as_str())
+                        .bind::<Text, _>(media.media_type.mime())
+                        .bind::<BigInt, _>(media.layout.bytes)
+                        .bind::<Nullable<Integer>, _>(media.width)
+                        .bind::<Nullable<Integer>, _>(media.height)
+                        .bind::<Nullable<BigInt>, _>(media.duration_ms)
+                        .bind::<Nullable<Text>, _>(upload.caption.as_deref())
+                        .bind::<Array<Text>, _>(&upload.tags)
+                        .bind::<Text, _>(&media.sha256)
+                        .bind::<Text, _>(&media.layout.key)
+                        .bind::<Integer, _>(media.layout.parts)
+                        .bind::<BigInt, _>(media.layout.part_bytes)
+                        .bind::<Nullable<Text>, _>(poster_key)
+                        .bind::<Nullable<Text>, _>(poster_mime)
+                        .bind::<SqlUuid, _>(upload.agent_id),
+                )
+                .get_result(conn)
+                .await
+                .optional()?;
+                let (media_id, existing) = match inserted {
+                    Some(row) => (row.id, false),
+                    None => {
+                        let row: IdRow = prepared(
+                            diesel::sql_query(SAME_FILE)
+                                .bind::<SqlUuid, _>(upload.workspace_id)
+                                .bind::<Nullable<SqlUuid>, _>(upload.project_id)
+                                .bind::<Text, _>(&media.sha256),
+                        )
+                        .get_result(conn)
+                        .await?;
+                        prepared(
+                            diesel::sql_query(ENRICH_MEDIA)
+                                .bind::<SqlUuid, _>(row.id)
+                                .bind::<Nullable<Text>, _>(upload.caption.as_deref())
+                                .bind::<Nullable<Text>, _>(upload.character.as_deref())
+                                .bind::<Array<Text>, _>(&upload.tags)
+                                .bind::<Nullable<Text>, _>(poster_key)
+                                .bind::<Nullable<Text>, _>(poster_mime),
+                        )
+                        .execute(conn)
+                        .await?;
+                        (row.id, true)
+                    }
+                };
+                let next = match upload.mode {
+                    UploadMode::Single => upload.next_chunk,
+                    UploadMode::Chunked => upload.next_chunk + 1,
+                };
+                let closed = prepared(
+                    diesel::sql_query(CLOSE_UPLOAD)
+                        .bind::<SqlUuid, _>(upload.id)
+                        .bind::<SqlUuid, _>(media_id)
+                        .bind::<Integer, _>(upload.next_chunk)
+                        .bind::<Integer, _>(next)
+                        .bind::<BigInt, _>(media.layout.bytes),
+                )
+                .execute(conn)
+                .await?;
+                if closed != 1 {
+                    // Another request finished this upload first: undo this one's item.
+                    return Err(anyhow::Error::new(AlreadyClosed));
+                }
+                Ok(Some(Completed { media_id, existing }))
+            })
+            .await
+            .or_else(|e| match e.downcast::<AlreadyClosed>() {
+                Ok(_) => Ok(None),
+                Err(e) => Err(e),
+            })
+        })
+    }
+
+    fn set_poster<'a>(
+        &'a self,
+        upload_id: Uuid,
+        key: &'a str,
+        media_type: MediaType,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            prepared(
+                diesel::sql_query(SET_POSTER)
+                    .bind::<SqlUuid, _>(upload_id)
+                    .bind::<Text, _>(key)
+                    .bind::<Text, _>(media_type.mime()),
+            )
+            .execute(&mut conn)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        agent: AgentRef,
+        q: &'a MediaQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let project_id = match &q.project {
+                Some(name) => {
+                    let row: Option<IdRow> = prepared(
+                        diesel::sql_query(PROJECT_BY_NAME)
+                            .bind::<SqlUuid, _>(agent.workspace_id)
+                            .bind::<Text, _>(name),
+                    )
+                    .get_result(&mut conn)
+                    .await
+                    .optional()?;
+                    match row {
+                        Some(r) => Some(r.id),
+                        None => return Ok(Err(name.clone())),
+                    }
+                }
+                None => None,
+            };
+            let rows: Vec<ItemRow> = prepared(
+                diesel::sql_query(LIST)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Nullable<SqlUuid>, _>(project_id)
+                    .bind::<Nullable<Text>, _>(q.character.as_deref())
+                    .bind::<Nullable<Text>, _>(q.tag.as_deref())
+                    .bind::<Nullable<Text>, _>(q.kind.map(MediaKind::as_str))
+                    .bind::<Nullable<Text>, _>(q.q.as_deref().map(contains_pattern))
+                    .bind::<Bool, _>(q.most_used)
+                    .bind::<BigInt, _>(q.limit),
+            )
+            .load(&mut conn)
+            .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok(MediaItem {
+                        id: r.id,
+                        kind: MediaKind::parse(&r.kind)
+                            .ok_or_else(|| anyhow::anyhow!("stored kind {}", r.kind))?,
+                        mime_type: media_type(&r.mime_type)?,
+                        caption: r.caption,
+                        tags: r.tags,
+                        project: r.project,
+                        character: r.character,
+                        bytes: r.bytes,
+                        width: r.width,
+                        height: r.height,
+                        duration_ms: r.duration_ms,
+                        used_count: r.used_count,
+                        created_at: r.created_at.into(),
+                        has_poster: r.has_poster,
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map(Ok)
+        })
+    }
+
+    fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: Option<FileRow> = prepared(diesel::sql_query(FILE).bind::<SqlUuid, _>(id))
+                .get_result(&mut conn)
+                .await
+                .optional()?;
+            row.map(|r| {
+                Ok(StoredFile {
+                    mime_type: media_type(&r.mime_type)?,
+                    layout: Layout {
+                        key: r.storage_key,
+                        parts: r.parts,
+                        part_bytes: r.part_bytes,
+                        bytes: r.bytes,
+                    },
+                    poster: match (r.poster_key, r.poster_mime.as_deref()) {
+                        (Some(k), Some(m)) => Some((k, media_type(m)?)),
+                        _ => None,
+                    },
+                })
+            })
+            .transpose()
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the upload was already closed")]
+struct AlreadyClosed;
+
+const SECRET: &str = r#"
+WITH fresh AS (
+  INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING
+  RETURNING value
+)
+SELECT value FROM fresh
+UNION ALL
+SELECT value FROM service_secrets WHERE name = $1
+LIMIT 1
+"#;
+
+#[derive(QueryableByName)]
+struct SecretRow {
+    #[diesel(sql_type = Bytea)]
+    value: Vec<u8>,
+}
+
+impl PgStore {
+    /// A secret every instance shares, created from `fresh` by whichever instance asks first.
+    pub async fn service_secret(&self, name: &str, fresh: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let mut conn = self.conn().await?;
+        let row: SecretRow = diesel::sql_query(SECRET)
+            .bind::<Text, _>(name)
+            .bind::<Bytea, _>(fresh)
+            .get_result(&mut conn)
+            .await?;
+        Ok(row.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn search_text_is_taken_literally() {
+        assert_eq!(contains_pattern("50%_off"), "%50\\%\\_off%");
+        assert_eq!(contains_pattern("貓咪"), "%貓咪%");
+    }
+}
