@@ -2,8 +2,12 @@
 
 mod accounts;
 mod binary;
+mod drafts;
 mod mcp;
+mod media;
 mod migrations;
 mod openapi_parity;
 mod pipeline;
 mod tenancy;
+mod uploads;
+mod uploads_s3;

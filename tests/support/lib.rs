@@ -18,7 +18,8 @@ use std::net::TcpListener;
 /// - Acme / Taiwan: agents `op1`, `op2` (operator) and `bot` (community); persona Mia (op1)
 ///   with TW-T001 (threads, active, target 2), TW-I001 (instagram, active), TW-K001 (tiktok,
 ///   warming) and legacy code OLD1 on both TW-L001 (threads) and TW-L002 (tiktok);
-///   persona Leo (op2) with TW-T002.
+///   persona Leo (op2) with TW-T002. Mia's cast: momo, lulu, kiki, bebe, coco, dodo, fifi
+///   (seven, one past the limit of a post); Leo's: chef.
 /// - Acme / Japan: agent `jp1` with persona Yui and JP-T001.
 /// - Other Agency / Main: agent `other1` with persona Zoe and TW-T001 (the same code).
 pub const TEST_TENANT: &str = r#"{
@@ -42,6 +43,12 @@ pub const TEST_TENANT: &str = r#"{
           ],
           "personas": [
             {"name": "Mia", "project": "beauty", "agent": "op1", "bio": "b", "voice": "v",
+             "cast": [
+               {"code": "momo", "name": "Momo", "summary": "grey cat"},
+               {"code": "lulu", "name": "Lulu"}, {"code": "kiki", "name": "Kiki"},
+               {"code": "bebe", "name": "Bebe"}, {"code": "coco", "name": "Coco"},
+               {"code": "dodo", "name": "Dodo"}, {"code": "fifi", "name": "Fifi"}
+             ],
              "accounts": [
                {"code": "TW-T001", "platform": "threads", "state": "active", "daily_target": 2, "handle": "@mia"},
                {"code": "TW-I001", "platform": "instagram", "state": "active", "daily_target": 1},
@@ -50,6 +57,7 @@ pub const TEST_TENANT: &str = r#"{
                {"code": "TW-L002", "platform": "tiktok", "state": "active", "legacy_code": "OLD1"}
              ]},
             {"name": "Leo", "project": "food", "agent": "op2",
+             "cast": [{"code": "chef", "name": "Chef"}],
              "accounts": [{"code": "TW-T002", "platform": "threads", "state": "active"}]}
           ]
         },
