@@ -1894,3 +1894,47 @@ async fn work_today_uses_each_markets_own_date() {
     assert_eq!(row["market"], "US");
     assert_eq!(row["date"], us);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stocked_posts_show_as_inventory_in_the_day_and_count_for_no_day() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    // TW-K001 is warming: a submitted draft is stocked. TW-T001 is active: one stocked post
+    // there (by SQL, as a state change would leave it) shows as inventory available.
+    for (code, body) in [("TW-K001", "warming one"), ("TW-K001", "warming two")] {
+        let res = post(&app, &key, "/drafts", json!({"code": code, "body": body})).await;
+        assert_status(&res, 201);
+        assert_eq!(res.json()["draft"]["status"], "stocked");
+    }
+    let res = post(
+        &app,
+        &key,
+        "/drafts",
+        json!({"code": "TW-T001", "body": "active one"}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let id = res.json()["draft"]["id"].as_str().unwrap().to_owned();
+    app.sql(&format!(
+        "UPDATE posts SET status = 'stocked' WHERE id = '{id}'"
+    ))
+    .await;
+
+    let v = get(&app, &key, "/work/today").await.json();
+    assert_eq!(
+        v["not_in_rotation"],
+        json!([{"code": "TW-K001", "platform": "tiktok", "state": "warming", "inventory": 2}])
+    );
+    let t001 = v["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["code"] == "TW-T001")
+        .cloned()
+        .unwrap();
+    assert_eq!(t001["inventory_available"], 1, "{t001}");
+    // Stocked posts count for no day: TW-T001 still misses its whole target.
+    assert_eq!(t001["missing"], 2, "{t001}");
+    assert_eq!(v["summary"]["inventory"], 3, "{v}");
+    assert_eq!(v["summary"]["covered"], 0, "{v}");
+}

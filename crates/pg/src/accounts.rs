@@ -55,13 +55,16 @@ struct AccountRow {
     daily_target: i32,
     #[diesel(sql_type = Text)]
     publishing: String,
+    #[diesel(sql_type = BigInt)]
+    inventory: i64,
 }
 
 /// The agent's accounts: slots under personas assigned to it in its workspace, each with its
 /// live generation.
 const AGENT_ACCOUNTS: &str = r#"
 SELECT s.id AS slot_id, g.id AS account_id, s.code, s.legacy_code, s.platform, s.market, s.timezone,
-       p.name AS persona, s.handle, g.generation, g.state, s.daily_target, s.publishing
+       p.name AS persona, s.handle, g.generation, g.state, s.daily_target, s.publishing,
+       (SELECT count(*) FROM posts WHERE slot_id = s.id AND status = 'stocked') AS inventory
 FROM account_slots s
 JOIN personas p ON p.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -315,33 +318,8 @@ async fn stock_posts_for_state_change(
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         Box::pin(async move {
-            let mut conn = self.conn().await?;
-            let rows: Vec<AccountRow> = prepared(
-                diesel::sql_query(AGENT_ACCOUNTS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id),
-            )
-            .load(&mut conn)
-            .await?;
-            rows.into_iter()
-                .map(|r| {
-                    Ok(AccountView {
-                        slot_id: r.slot_id,
-                        account_id: r.account_id,
-                        platform: platform(&r.platform)?,
-                        market: market(&r.market)?,
-                        state: state(r.state.as_deref())?,
-                        code: r.code,
-                        legacy_code: r.legacy_code,
-                        timezone: r.timezone,
-                        persona: r.persona,
-                        handle: r.handle,
-                        generation: r.generation,
-                        daily_target: r.daily_target,
-                        publishing: r.publishing,
-                    })
-                })
-                .collect()
+            let accounts = self.agent_accounts(agent).await?;
+            Ok(accounts.into_iter().map(|(a, _)| a).collect())
         })
     }
 
@@ -593,10 +571,10 @@ impl AccountsRepo for PgStore {
 
     fn rotation(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
         Box::pin(async move {
-            let accounts = self.list_accounts(agent).await?;
+            let accounts = self.agent_accounts(agent).await?;
             Ok(accounts
                 .into_iter()
-                .map(|a| RotationAccount {
+                .map(|(a, inventory)| RotationAccount {
                     slot_id: a.slot_id,
                     code: a.code,
                     platform: a.platform,
@@ -604,11 +582,44 @@ impl AccountsRepo for PgStore {
                     persona: a.persona,
                     state: a.state,
                     daily_target: a.daily_target,
-                    // Stocked posts arrive with the post lifecycle.
-                    inventory: 0,
+                    inventory,
                 })
                 .collect())
         })
+    }
+}
+
+impl PgStore {
+    /// The agent's accounts, each with its stocked posts: one statement.
+    async fn agent_accounts(&self, agent: AgentRef) -> anyhow::Result<Vec<(AccountView, i64)>> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<AccountRow> = prepared(
+            diesel::sql_query(AGENT_ACCOUNTS)
+                .bind::<SqlUuid, _>(agent.workspace_id)
+                .bind::<SqlUuid, _>(agent.agent_id),
+        )
+        .load(&mut conn)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let view = AccountView {
+                    slot_id: r.slot_id,
+                    account_id: r.account_id,
+                    platform: platform(&r.platform)?,
+                    market: market(&r.market)?,
+                    state: state(r.state.as_deref())?,
+                    code: r.code,
+                    legacy_code: r.legacy_code,
+                    timezone: r.timezone,
+                    persona: r.persona,
+                    handle: r.handle,
+                    generation: r.generation,
+                    daily_target: r.daily_target,
+                    publishing: r.publishing,
+                };
+                Ok((view, r.inventory))
+            })
+            .collect()
     }
 }
 
