@@ -16,7 +16,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload};
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt as _, PutPayload};
 
 /// A [`BlobStore`] backed by any [`ObjectStore`].
 #[derive(Clone)]
@@ -175,6 +175,25 @@ impl ObjectBlobStore {
             err => self.backend_error(op, key, err),
         }
     }
+
+    /// The size of the blob at `path`. A GET whose body is dropped unread rather than a HEAD:
+    /// S3 answers a HEAD without a body, so a missing bucket would pass for a missing blob.
+    async fn size(&self, op: &str, key: &str, path: &Path) -> Result<u64, BlobError> {
+        let result = self
+            .inner
+            .get_opts(path, GetOptions::new())
+            .await
+            .map_err(|e| self.map_error(op, key, e))?;
+        Ok(result.meta.size)
+    }
+}
+
+/// The error for a range that does not lie within a blob of `size` bytes.
+fn outside(key: &str, range: &std::ops::Range<u64>, size: u64) -> BlobError {
+    BlobError::Backend(format!(
+        "get_range {key}: bytes {}..{} are not within the blob's {size} bytes",
+        range.start, range.end
+    ))
 }
 
 /// Parses a blob key, refusing the empty key (the store root) and `.`/`..` segments.
@@ -218,6 +237,12 @@ impl BlobStore for ObjectBlobStore {
     }
 
     /// Reads `range` of the blob at `key`, without fetching the rest.
+    ///
+    /// The range must lie within the blob. One that does not (it runs past the end, or ends
+    /// before it starts) is a [`BlobError::Backend`] naming the blob's size, on every backend:
+    /// object_store alone would shorten a range running past the end without a word and
+    /// refuse one starting past it in each backend's own terms. An empty range reads nothing
+    /// but still answers [`BlobError::NotFound`] for a missing blob.
     fn get_range(
         &self,
         key: &str,
@@ -226,13 +251,54 @@ impl BlobStore for ObjectBlobStore {
         let key = key.to_owned();
         Box::pin(async move {
             let path = parse_key(&key)?;
-            if range.is_empty() {
-                return Ok(Bytes::new());
+            if range.start > range.end {
+                return Err(BlobError::Backend(format!(
+                    "get_range {key}: bytes {}..{} end before they start",
+                    range.start, range.end
+                )));
             }
-            self.inner
-                .get_range(&path, range)
+            if range.is_empty() {
+                // object_store refuses empty ranges: check the blob instead.
+                let size = self.size("get_range", &key, &path).await?;
+                return if range.start <= size {
+                    Ok(Bytes::new())
+                } else {
+                    Err(outside(&key, &range, size))
+                };
+            }
+            let options = GetOptions::new().with_range(Some(range.clone()));
+            let result = match self.inner.get_opts(&path, options).await {
+                Ok(result) => result,
+                Err(e) => {
+                    let err = self.map_error("get_range", &key, e);
+                    // A range starting past the end fails differently on each backend (S3
+                    // answers 416): if that is what happened, say so the same way everywhere.
+                    if matches!(err, BlobError::Backend(_))
+                        && let Ok(size) = self.size("get_range", &key, &path).await
+                        && range.end > size
+                    {
+                        return Err(outside(&key, &range, size));
+                    }
+                    return Err(err);
+                }
+            };
+            // A range running past the end comes back shortened rather than refused.
+            if result.range != range {
+                return Err(outside(&key, &range, result.meta.size));
+            }
+            let bytes = result
+                .bytes()
                 .await
-                .map_err(|e| self.map_error("get_range", &key, e))
+                .map_err(|e| self.map_error("get_range", &key, e))?;
+            if bytes.len() as u64 != range.end - range.start {
+                return Err(BlobError::Backend(format!(
+                    "get_range {key}: asked for bytes {}..{}, got {} bytes",
+                    range.start,
+                    range.end,
+                    bytes.len()
+                )));
+            }
+            Ok(bytes)
         })
     }
 

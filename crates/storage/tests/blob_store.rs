@@ -1,5 +1,5 @@
-//! The same round trip against the local file system and a real S3-compatible
-//! server (moto in server mode, started as a child process).
+//! The same round trip and range reads against the local file system, memory and a real
+//! S3-compatible server (moto in server mode, started as a child process).
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -59,6 +59,64 @@ async fn round_trip(store: &dyn BlobStore) {
     store.delete("avatars/ab/ef.png").await.unwrap();
 }
 
+/// `get_range` holds the port's contract: the range must lie within the blob, and one that
+/// does not is an error naming the blob's size (object_store alone would shorten a range
+/// running past the end, and refuse one starting past it in each backend's own words).
+async fn ranges(store: &dyn BlobStore) {
+    let blob: Bytes = (0..=255u8).cycle().take(1000).collect();
+    store.put("ranges/blob.bin", blob.clone()).await.unwrap();
+    let read = |range: std::ops::Range<u64>| store.get_range("ranges/blob.bin", range);
+
+    assert_eq!(read(100..200).await.unwrap(), blob.slice(100..200));
+    assert_eq!(read(900..1000).await.unwrap(), blob.slice(900..1000));
+    assert_eq!(read(999..1000).await.unwrap(), blob.slice(999..1000));
+    assert_eq!(read(0..1000).await.unwrap(), blob);
+    for empty in [0..0, 500..500, 1000..1000] {
+        assert_eq!(read(empty.clone()).await.unwrap(), "", "{empty:?}");
+    }
+
+    for outside in [900..1001, 999..2000, 1000..1001, 2000..3000, 1001..1001] {
+        match read(outside.clone()).await {
+            Err(BlobError::Backend(message)) => assert!(
+                message.contains(&format!(
+                    "bytes {}..{} are not within the blob's 1000 bytes",
+                    outside.start, outside.end
+                )),
+                "{outside:?}: {message}"
+            ),
+            other => panic!("{outside:?}: expected a backend error, got {other:?}"),
+        }
+    }
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = read(10..5).await;
+    assert!(
+        matches!(&backwards, Err(BlobError::Backend(m)) if m.contains("end before they start")),
+        "{backwards:?}"
+    );
+
+    for range in [0..4, 0..0] {
+        let missing = store.get_range("ranges/missing.bin", range.clone()).await;
+        assert!(
+            matches!(&missing, Err(BlobError::NotFound(key)) if key == "ranges/missing.bin"),
+            "{range:?}: {missing:?}"
+        );
+    }
+    assert!(matches!(
+        store.get_range("a/../b", 0..1).await,
+        Err(BlobError::Backend(_))
+    ));
+
+    store.put("ranges/empty.bin", Bytes::new()).await.unwrap();
+    assert_eq!(store.get_range("ranges/empty.bin", 0..0).await.unwrap(), "");
+    assert!(matches!(
+        store.get_range("ranges/empty.bin", 0..1).await,
+        Err(BlobError::Backend(m)) if m.contains("within the blob's 0 bytes")
+    ));
+
+    store.delete("ranges/blob.bin").await.unwrap();
+    store.delete("ranges/empty.bin").await.unwrap();
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
 
@@ -87,6 +145,7 @@ async fn local_file_system_round_trip() {
     let dir = tmp.0.join("not/yet/created");
     let store = ObjectBlobStore::local(&dir).unwrap();
     round_trip(&store).await;
+    ranges(&store).await;
 
     store
         .put("avatars/ab/cd.png", Bytes::from_static(b"png"))
@@ -100,7 +159,9 @@ async fn local_file_system_round_trip() {
 
 #[tokio::test]
 async fn in_memory_round_trip() {
-    round_trip(&ObjectBlobStore::in_memory()).await;
+    let store = ObjectBlobStore::in_memory();
+    round_trip(&store).await;
+    ranges(&store).await;
 }
 
 #[tokio::test]
@@ -122,6 +183,7 @@ async fn s3_round_trip_against_moto() {
     };
     let store = ObjectBlobStore::s3(cfg.clone()).unwrap();
     round_trip(&store).await;
+    ranges(&store).await;
 
     // The object really is on the server: moto's state dump lists it (anonymous
     // GETs of the object itself are refused with 403, the object being private).
@@ -145,7 +207,14 @@ async fn s3_round_trip_against_moto() {
         .await
         .map(|_| Bytes::new());
     let delete = nowhere.delete("k").await.map(|_| Bytes::new());
-    for result in [put, nowhere.get("k").await, delete] {
+    let results = [
+        put,
+        nowhere.get("k").await,
+        nowhere.get_range("k", 0..1).await,
+        nowhere.get_range("k", 0..0).await,
+        delete,
+    ];
+    for result in results {
         match result {
             Err(BlobError::Backend(message)) => {
                 assert!(message.contains("NoSuchBucket"), "{message}");
