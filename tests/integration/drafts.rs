@@ -1,1 +1,1650 @@
-//! (being written)
+//! Agent API: drafts — GET /drafts, POST /drafts, PUT /drafts/{id}, POST /drafts/{id}/images,
+//! POST /drafts/{id}/media and POST /drafts/{id}/notes (MCP list_redo, submit_draft,
+//! update_draft, attach_images, attach_media, add_note), over the standard tenant.
+//!
+//! No endpoint moves a post through review yet: sending back, asking for a rewrite, approving
+//! and publishing are done here with SQL, the way a reviewer's move will leave the rows.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use fleetdesk_tests::client::Request;
+use fleetdesk_tests::{Response, TestApp, spawn_app};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const API: &str = "/api/agent/v1";
+
+/// The MP4 the video probe's own tests read (moov before mdat).
+const MP4: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/faststart.mp4");
+
+/// 3 MiB: the total of inline images a submit may carry.
+const MAX_INLINE: usize = 3 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// helpers: requests
+
+async fn get(app: &TestApp, key: &str, path: &str) -> Response {
+    app.client.get(&format!("{API}{path}"), key).await
+}
+
+async fn post(app: &TestApp, key: &str, path: &str, body: Value) -> Response {
+    app.client.post(&format!("{API}{path}"), key, &body).await
+}
+
+async fn put(app: &TestApp, key: &str, path: &str, body: Value) -> Response {
+    app.client
+        .send(
+            Request::new("PUT", &format!("{API}{path}"))
+                .bearer(key)
+                .json(&body),
+        )
+        .await
+}
+
+/// A write with an Idempotency-Key.
+async fn send_idem(
+    app: &TestApp,
+    method: &str,
+    key: &str,
+    path: &str,
+    idem: &str,
+    body: &Value,
+) -> Response {
+    app.client
+        .send(
+            Request::new(method, &format!("{API}{path}"))
+                .bearer(key)
+                .header("Idempotency-Key", idem)
+                .json(body),
+        )
+        .await
+}
+
+/// POST /drafts as an agent of the tenant.
+async fn submit(app: &TestApp, agent: &str, body: Value) -> Response {
+    post(app, &app.agent_key(agent), "/drafts", body).await
+}
+
+/// POST /drafts that must create a post; returns its id.
+async fn submit_ok(app: &TestApp, agent: &str, body: Value) -> String {
+    let res = submit(app, agent, body.clone()).await;
+    assert_eq!(res.status, 201, "submit {body}: {}", text(&res));
+    id_of(&res)
+}
+
+fn id_of(res: &Response) -> String {
+    res.json()["draft"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no draft id: {}", text(res)))
+        .to_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers: assertions
+
+fn text(res: &Response) -> String {
+    String::from_utf8_lossy(&res.body)
+        .chars()
+        .take(600)
+        .collect()
+}
+
+#[track_caller]
+fn assert_status(res: &Response, status: u16) {
+    assert_eq!(res.status, status, "body: {}", text(res));
+}
+
+/// `"{case}: "`, or nothing without a case: the start of a failure message.
+fn case_prefix(case: &str) -> String {
+    if case.is_empty() {
+        String::new()
+    } else {
+        format!("{case}: ")
+    }
+}
+
+/// An error with its status, code and (when given) field, a message and the request id.
+#[track_caller]
+fn assert_error_in(case: &str, res: &Response, status: u16, code: &str, field: Option<&str>) {
+    let at = case_prefix(case);
+    assert_eq!(
+        res.status,
+        status,
+        "{at}expected {status} {code}, body: {}",
+        text(res)
+    );
+    let v = res.json();
+    assert_eq!(v["code"], code, "{at}{v}");
+    if let Some(field) = field {
+        assert_eq!(v["field"], field, "{at}{v}");
+    }
+    assert!(
+        v["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{at}{v}"
+    );
+    assert_eq!(
+        v["request_id"].as_str(),
+        res.header("x-request-id"),
+        "{at}{v}"
+    );
+}
+
+#[track_caller]
+fn assert_error(res: &Response, status: u16, code: &str) {
+    assert_error_in("", res, status, code, None);
+}
+
+/// 400 invalid_request naming `field`.
+#[track_caller]
+fn assert_invalid_in(case: &str, res: &Response, field: &str) {
+    assert_error_in(case, res, 400, "invalid_request", Some(field));
+}
+
+/// 422 rejected naming `field`.
+#[track_caller]
+fn assert_rejected_in(case: &str, res: &Response, field: &str) {
+    assert_error_in(case, res, 422, "rejected", Some(field));
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers: the database
+
+/// The number of rows of a table.
+async fn rows(app: &TestApp, table: &str) -> i64 {
+    app.count(&format!("SELECT count(*) AS n FROM {table}"))
+        .await
+}
+
+/// The rows posts, post_media, media and review_events hold: what a refused request must leave
+/// as it was.
+async fn written(app: &TestApp) -> [i64; 4] {
+    [
+        rows(app, "posts").await,
+        rows(app, "post_media").await,
+        rows(app, "media").await,
+        rows(app, "review_events").await,
+    ]
+}
+
+/// One text column (`v`) of each row of a query.
+async fn texts(app: &TestApp, query: &str) -> Vec<String> {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct V {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        v: String,
+    }
+    let rows: Vec<V> = diesel::sql_query(query)
+        .load(&mut app.connect().await)
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    rows.into_iter().map(|r| r.v).collect()
+}
+
+/// One text value.
+async fn value(app: &TestApp, query: &str) -> String {
+    let mut all = texts(app, query).await;
+    assert_eq!(all.len(), 1, "{query} gave {all:?}");
+    all.remove(0)
+}
+
+/// A column of a post, as text (`<null>` for NULL).
+async fn post_field(app: &TestApp, post: &str, column: &str) -> String {
+    value(
+        app,
+        &format!("SELECT COALESCE({column}::text, '<null>') AS v FROM posts WHERE id = '{post}'"),
+    )
+    .await
+}
+
+/// The media ids on a post, in publishing order.
+async fn post_media(app: &TestApp, post: &str) -> Vec<String> {
+    texts(
+        app,
+        &format!(
+            "SELECT media_id::text AS v FROM post_media WHERE post_id = '{post}' ORDER BY position"
+        ),
+    )
+    .await
+}
+
+/// The review record of a post, oldest first: `action|reason|actor_kind|actor_name`.
+async fn events(app: &TestApp, post: &str) -> Vec<String> {
+    texts(
+        app,
+        &format!(
+            "SELECT action || '|' || COALESCE(reason, '') || '|' || actor_kind || '|' || actor_name AS v \
+             FROM review_events WHERE post_id = '{post}' ORDER BY id"
+        ),
+    )
+    .await
+}
+
+async fn set_status(app: &TestApp, post: &str, status: &str) {
+    app.sql(&format!(
+        "UPDATE posts SET status = '{status}' WHERE id = '{post}'"
+    ))
+    .await;
+}
+
+/// What a reviewer's send-back (`sent_back`) or rewrite request (`rewrite_requested`) leaves:
+/// the status, the waiting flag, the body as returned, and Ann's event with the reason.
+async fn return_post(app: &TestApp, post: &str, status: &str, reason: &str, minutes_ago: i64) {
+    app.sql(&format!(
+        "UPDATE posts SET status = '{status}', awaiting_rewrite = true, returned_body = body, \
+         returned_at = now() - interval '{minutes_ago} minutes' WHERE id = '{post}'"
+    ))
+    .await;
+    app.sql(&format!(
+        "INSERT INTO review_events (post_id, action, reason, actor_kind, actor_name, created_at) \
+         VALUES ('{post}', '{status}', '{reason}', 'member', 'Ann', now() - interval '{minutes_ago} minutes')"
+    ))
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers: files and uploads
+
+/// A PNG header (signature and IHDR) of width `seed + 1`: enough to be judged a PNG, and a
+/// different file for every seed (identical bytes are one library item).
+fn png(seed: u32) -> Vec<u8> {
+    let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    b.extend_from_slice(&(seed + 1).to_be_bytes());
+    b.extend_from_slice(&[0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1F, 0x15, 0xC4, 0x89]);
+    b
+}
+
+/// A PNG of exactly `len` bytes.
+fn png_of(seed: u32, len: usize) -> Vec<u8> {
+    let mut b = png(seed);
+    assert!(len >= b.len());
+    b.resize(len, 0);
+    b
+}
+
+fn b64(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
+}
+
+/// An inline image entry of a submit.
+fn inline(seed: u32) -> Value {
+    json!({"data": b64(&png(seed))})
+}
+
+/// The path of an absolute link the service gave out.
+fn local(app: &TestApp, url: &str) -> String {
+    url.strip_prefix(&app.base)
+        .unwrap_or_else(|| panic!("{url} is not on {}", app.base))
+        .to_owned()
+}
+
+/// POST /uploads for `code`; returns the upload id and its link.
+async fn create_upload(app: &TestApp, agent: &str, body: Value) -> (String, String) {
+    let res = post(app, &app.agent_key(agent), "/uploads", body.clone()).await;
+    assert_eq!(res.status, 201, "create upload {body}: {}", text(&res));
+    let v = res.json();
+    (
+        v["upload_id"].as_str().expect("upload_id").to_owned(),
+        v["upload_url"].as_str().expect("upload_url").to_owned(),
+    )
+}
+
+/// PUTs the file to an upload link; returns the library item.
+async fn put_file(app: &TestApp, url: &str, bytes: Vec<u8>) -> String {
+    let res = app
+        .client
+        .send(
+            Request::new("PUT", &local(app, url))
+                .header("Content-Type", "application/octet-stream")
+                .raw(bytes),
+        )
+        .await;
+    assert_eq!(res.status, 200, "PUT {url}: {}", text(&res));
+    res.json()["media_id"]
+        .as_str()
+        .expect("media_id")
+        .to_owned()
+}
+
+/// A finished image upload by `agent` for `code`: (upload id, media id).
+async fn uploaded(app: &TestApp, agent: &str, code: &str, seed: u32) -> (String, String) {
+    let (id, url) = create_upload(app, agent, json!({"code": code})).await;
+    let media = put_file(app, &url, png(seed)).await;
+    (id, media)
+}
+
+/// Finished image uploads by op1 for TW-T001 (project beauty).
+async fn uploads(app: &TestApp, seeds: std::ops::Range<u32>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for seed in seeds {
+        out.push(uploaded(app, "op1", "TW-T001", seed).await);
+    }
+    out
+}
+
+/// A finished MP4 upload by op1 for TW-T001: (upload id, media id).
+async fn uploaded_video(app: &TestApp) -> (String, String) {
+    let (id, url) = create_upload(
+        app,
+        "op1",
+        json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": MP4.len()}),
+    )
+    .await;
+    let media = put_file(app, &url, MP4.to_vec()).await;
+    (id, media)
+}
+
+/// An upload whose file was never sent.
+async fn pending_upload(app: &TestApp) -> String {
+    create_upload(app, "op1", json!({"code": "TW-T001"}))
+        .await
+        .0
+}
+
+/// Mia's reddit account TW-R001, active.
+async fn add_reddit(app: &TestApp) {
+    let res = post(
+        app,
+        &app.agent_key("op1"),
+        "/accounts",
+        json!({"persona_id": app.persona_id("Mia"), "platform": "reddit", "code": "TW-R001",
+               "state": "active"}),
+    )
+    .await;
+    assert_status(&res, 201);
+}
+
+fn ids(pairs: &[(String, String)], pick: impl Fn(&(String, String)) -> &String) -> Vec<String> {
+    pairs.iter().map(|p| pick(p).clone()).collect()
+}
+
+fn upload_ids(pairs: &[(String, String)]) -> Vec<String> {
+    ids(pairs, |p| &p.0)
+}
+
+fn media_ids(pairs: &[(String, String)]) -> Vec<String> {
+    ids(pairs, |p| &p.1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers: MCP
+
+/// `tools/call` on /api/mcp; returns the tool result (a REST error is `isError: true`).
+async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+    let res = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(key)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-06-18")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": name, "arguments": arguments}})),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{name}: {}", text(&res));
+    let msg = res.json();
+    assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
+    let result = msg["result"].clone();
+    let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
+        .expect("text content is JSON");
+    assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    result
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submit_sends_a_post_of_an_active_account_to_internal_review() {
+    let app = spawn_app().await;
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "Morning light on the balcony", "topic": "morning",
+               "sponsored": true, "note": "first of the week"}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let v = res.json();
+    assert!(v.get("message").is_none(), "{v}");
+    assert!(v.get("heads_up").is_none(), "{v}");
+    let d = &v["draft"];
+    let id = d["id"].as_str().unwrap().to_owned();
+    assert!(Uuid::parse_str(&id).is_ok(), "{v}");
+    assert_eq!(
+        d,
+        &json!({"id": id, "status": "internal_review", "code": "TW-T001", "platform": "threads",
+                "planned_at": null, "images": 0, "media": 0, "duplicate": false,
+                "characters": [], "rewrite_answered": false, "stocked": false, "noted": true})
+    );
+    for (column, want) in [
+        ("status", "internal_review"),
+        ("body", "Morning light on the balcony"),
+        ("topic", "morning"),
+        ("sponsored", "true"),
+        ("planned_at", "<null>"),
+        ("stocked_at", "<null>"),
+        ("stock_reason", "<null>"),
+        ("awaiting_rewrite", "false"),
+        ("agent_id", &app.agent_id("op1").to_string()),
+        ("persona_id", &app.persona_id("Mia").to_string()),
+    ] {
+        assert_eq!(post_field(&app, &id, column).await, want, "{column}");
+    }
+    assert_eq!(
+        events(&app, &id).await,
+        [
+            "submitted||agent|op1",
+            "added note|first of the week|agent|op1"
+        ]
+    );
+    // The account is the one of the caller's workspace, not Other Agency's TW-T001.
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM posts p JOIN account_slots s ON s.id = p.slot_id \
+             JOIN personas pe ON pe.id = s.persona_id WHERE p.id = '{id}' AND pe.name = 'Mia'"
+        ))
+        .await,
+        1
+    );
+
+    // A code in lower case with blanks around is the same account.
+    let lower = submit(&app, "op1", json!({"code": "  tw-i001 ", "body": "b"})).await;
+    assert_status(&lower, 201);
+    assert_eq!(lower.json()["draft"]["code"], "TW-I001");
+    assert_eq!(lower.json()["draft"]["platform"], "instagram");
+    assert_eq!(lower.json()["draft"]["noted"], false);
+    assert_eq!(events(&app, &id_of(&lower)).await, ["submitted||agent|op1"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submit_false_saves_a_draft_only() {
+    let app = spawn_app().await;
+    for (code, state) in [("TW-T001", "active"), ("TW-K001", "warming")] {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": code, "body": "not yet", "submit": false}),
+        )
+        .await;
+        assert_status(&res, 201);
+        let v = res.json();
+        assert_eq!(v["draft"]["status"], "draft", "{state}: {v}");
+        assert_eq!(v["draft"]["stocked"], false, "{state}: {v}");
+        assert!(v.get("message").is_none(), "{state}: {v}");
+        let id = id_of(&res);
+        assert_eq!(post_field(&app, &id, "status").await, "draft");
+        assert_eq!(post_field(&app, &id, "stocked_at").await, "<null>");
+        assert_eq!(events(&app, &id).await, ["saved_draft||agent|op1"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_post_for_an_account_that_is_not_active_is_stocked_and_counts_for_no_day() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let before = get(&app, &key, "/work/today").await.json();
+
+    // TW-K001 is warming.
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-K001", "body": "warming post"}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let v = res.json();
+    assert_eq!(v["draft"]["status"], "stocked", "{v}");
+    assert_eq!(v["draft"]["stocked"], true, "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not active"), "{v}");
+    assert!(message.contains("TW-K001"), "{v}");
+    assert!(
+        v.get("heads_up").is_none(),
+        "no other stocked post yet: {v}"
+    );
+    let first = id_of(&res);
+    assert_eq!(post_field(&app, &first, "status").await, "stocked");
+    assert_ne!(post_field(&app, &first, "stocked_at").await, "<null>");
+    let reason = post_field(&app, &first, "stock_reason").await;
+    assert!(reason.contains("warming"), "{reason}");
+    assert_eq!(
+        events(&app, &first).await,
+        [format!("stocked|{reason}|agent|op1")]
+    );
+
+    // Not sent to review, counted for no day: the day's work is as it was.
+    let after = get(&app, &key, "/work/today").await.json();
+    assert_eq!(after["summary"]["expected"], before["summary"]["expected"]);
+    assert_eq!(after["summary"]["covered"], 0, "{after}");
+    assert_eq!(
+        after["summary"]["missing_posts"],
+        before["summary"]["missing_posts"]
+    );
+    assert_eq!(after["missing"], before["missing"]);
+    assert!(
+        after["not_in_rotation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["code"] == "TW-K001"),
+        "{after}"
+    );
+
+    // A second post for the account: the first waits in inventory.
+    let second = submit(&app, "op1", json!({"code": "TW-K001", "body": "another"})).await;
+    assert_status(&second, 201);
+    let v = second.json();
+    assert_eq!(v["draft"]["status"], "stocked");
+    assert_eq!(v["heads_up"]["inventory"]["stocked"], 1, "{v}");
+    assert!(
+        v["heads_up"]["inventory"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("TW-K001")),
+        "{v}"
+    );
+
+    // A banned account stocks too.
+    let ban = post(
+        &app,
+        &key,
+        "/accounts/TW-T001/state",
+        json!({"state": "banned", "reason": "ban", "occurred_at": "2026-11-21 10:00"}),
+    )
+    .await;
+    assert_status(&ban, 200);
+    let banned = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "banned post"}),
+    )
+    .await;
+    assert_status(&banned, 201);
+    let v = banned.json();
+    assert_eq!(v["draft"]["status"], "stocked", "{v}");
+    assert_eq!(v["draft"]["stocked"], true, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not active")),
+        "{v}"
+    );
+    assert!(
+        post_field(&app, &id_of(&banned), "stock_reason")
+            .await
+            .contains("banned")
+    );
+    assert_eq!(
+        get(&app, &key, "/work/today").await.json()["summary"]["covered"],
+        0
+    );
+
+    // Once TW-K001 is active again a new post goes to review, with a heads-up on its inventory.
+    let restore = post(
+        &app,
+        &key,
+        "/accounts/TW-K001/state",
+        json!({"state": "restored", "occurred_at": "2026-11-21 11:00"}),
+    )
+    .await;
+    assert_status(&restore, 200);
+    let active = submit(&app, "op1", json!({"code": "TW-K001", "body": "back"})).await;
+    assert_status(&active, 201);
+    let v = active.json();
+    assert_eq!(v["draft"]["status"], "internal_review", "{v}");
+    assert_eq!(v["draft"]["stocked"], false, "{v}");
+    assert!(v.get("message").is_none(), "{v}");
+    assert_eq!(v["heads_up"]["inventory"]["stocked"], 2, "{v}");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM posts WHERE status = 'stocked'")
+            .await,
+        3
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_body_again_answers_the_original_and_applies_what_the_resend_adds() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..3).await;
+    let body = json!({"code": "TW-I001", "body": "Same words", "upload_ids": [items[0].0]});
+    let first = submit(&app, "op1", body.clone()).await;
+    assert_status(&first, 201);
+    let id = id_of(&first);
+    let posts = rows(&app, "posts").await;
+
+    // Identical: 200, the original, duplicate true, nothing new.
+    let again = submit(&app, "op1", body.clone()).await;
+    assert_status(&again, 200);
+    let v = again.json();
+    assert_eq!(v["draft"]["id"], id.as_str());
+    assert_eq!(v["draft"]["duplicate"], true);
+    assert_eq!(v["draft"]["status"], "internal_review");
+    assert_eq!(
+        v["draft"]["images"], 1,
+        "the upload already on it is skipped"
+    );
+    assert_eq!(rows(&app, "posts").await, posts);
+    assert_eq!(post_media(&app, &id).await, [items[0].1.clone()]);
+
+    // The resend's uploads, library items, characters and note go on the original: media
+    // appended in order, the ones already there skipped.
+    let resend = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "Same words", "upload_ids": [items[1].0, items[0].0],
+               "media_ids": [items[2].1, items[1].1], "note": "two more photos",
+               "characters": [{"code": "lulu"}, {"code": "momo", "pov": true}]}),
+    )
+    .await;
+    assert_status(&resend, 200);
+    let v = resend.json();
+    assert_eq!(v["draft"]["id"], id.as_str());
+    assert_eq!(v["draft"]["duplicate"], true);
+    assert_eq!(v["draft"]["images"], 3, "{v}");
+    assert_eq!(v["draft"]["media"], 3, "{v}");
+    assert_eq!(v["draft"]["noted"], true, "{v}");
+    assert_eq!(
+        v["draft"]["characters"],
+        json!([{"code": "lulu", "name": "Lulu", "pov": false},
+               {"code": "momo", "name": "Momo", "pov": true}])
+    );
+    assert_eq!(rows(&app, "posts").await, posts);
+    assert_eq!(post_media(&app, &id).await, media_ids(&items));
+    let characters = post_field(&app, &id, "characters").await;
+    assert!(
+        characters.find("lulu").unwrap() < characters.find("momo").unwrap(),
+        "{characters}"
+    );
+    let record = events(&app, &id).await;
+    assert!(
+        record.contains(&"added note|two more photos|agent|op1".to_owned()),
+        "{record:?}"
+    );
+
+    // An empty characters array clears them on the original.
+    let cleared = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "Same words", "characters": []}),
+    )
+    .await;
+    assert_status(&cleared, 200);
+    assert_eq!(cleared.json()["draft"]["characters"], json!([]));
+    assert_eq!(post_field(&app, &id, "characters").await, "[]");
+
+    // Another body, or the same body for another account, is a new post.
+    let other_body = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "Other words"}),
+    )
+    .await;
+    assert_status(&other_body, 201);
+    assert_ne!(id_of(&other_body), id);
+    let other_code = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "Same words"}),
+    )
+    .await;
+    assert_status(&other_code, 201);
+    assert_eq!(other_code.json()["draft"]["duplicate"], false);
+    assert_eq!(rows(&app, "posts").await, posts + 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_duplicate_rule_looks_only_at_posts_not_yet_published() {
+    let app = spawn_app().await;
+    // Unfinished statuses: the resend is the original.
+    for status in [
+        "draft",
+        "internal_review",
+        "client_review",
+        "approved",
+        "rewrite_requested",
+        "sent_back",
+        "stocked",
+        "scheduled",
+        "publishing",
+    ] {
+        let body = format!("still {status}");
+        let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        set_status(&app, &id, status).await;
+        let again = submit(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        assert_eq!(again.status, 200, "{status}: {}", text(&again));
+        assert_eq!(again.json()["draft"]["id"], id.as_str(), "{status}");
+        assert_eq!(again.json()["draft"]["duplicate"], true, "{status}");
+        assert_eq!(again.json()["draft"]["status"], status, "{status}");
+    }
+    // Finished ones: a new post.
+    for status in ["published", "failed", "cancelled", "deleted"] {
+        let body = format!("was {status}");
+        let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        set_status(&app, &id, status).await;
+        let again = submit(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        assert_eq!(again.status, 201, "{status}: {}", text(&again));
+        assert_ne!(id_of(&again), id, "{status}");
+        assert_eq!(again.json()["draft"]["duplicate"], false, "{status}");
+    }
+    // Nine originals answered their resends; four finished posts were written again.
+    assert_eq!(rows(&app, "posts").await, 9 + 4 * 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resend_cannot_add_media_to_an_original_past_internal_review() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..2).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "approved one", "upload_ids": [items[0].0]}),
+    )
+    .await;
+    set_status(&app, &id, "approved").await;
+    let before = written(&app).await;
+    for (case, extra) in [
+        ("upload", json!({"upload_ids": [items[1].0]})),
+        ("library item", json!({"media_ids": [items[1].1]})),
+        ("inline image", json!({"images": [inline(50)]})),
+    ] {
+        let mut body = json!({"code": "TW-T001", "body": "approved one"});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let res = submit(&app, "op1", body).await;
+        assert_error_in(case, &res, 422, "rejected", None);
+        assert!(
+            res.json()["message"].as_str().unwrap().contains("approved"),
+            "{case}: {}",
+            text(&res)
+        );
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused resend wrote something"
+    );
+    assert_eq!(post_media(&app, &id).await, [items[0].1.clone()]);
+
+    // Without new media the resend still answers the original; a media item it already has
+    // is skipped, not refused.
+    let plain = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "approved one", "media_ids": [items[0].1]}),
+    )
+    .await;
+    assert_status(&plain, 200);
+    assert_eq!(plain.json()["draft"]["id"], id.as_str());
+    assert_eq!(plain.json()["draft"]["status"], "approved");
+    assert_eq!(post_media(&app, &id).await, [items[0].1.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn planned_at_takes_iso_with_a_zone_or_market_local_time() {
+    let app = spawn_app().await;
+    let forty = "   2026-11-25T10:00:00.000000000+08:00  ";
+    assert_eq!(forty.chars().count(), 40);
+    for (i, (input, utc)) in [
+        ("2026-11-25 10:00", "2026-11-25T02:00:00Z"),
+        ("2026-11-25 10:00:30", "2026-11-25T02:00:30Z"),
+        ("2026-11-25T10:00:00+08:00", "2026-11-25T02:00:00Z"),
+        ("2026-11-25T03:00:00Z", "2026-11-25T03:00:00Z"),
+        (forty, "2026-11-25T02:00:00Z"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("planned {i}"), "planned_at": input}),
+        )
+        .await;
+        assert_eq!(res.status, 201, "{input}: {}", text(&res));
+        assert_eq!(res.json()["draft"]["planned_at"], utc, "{input}");
+        let id = id_of(&res);
+        assert_eq!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM posts WHERE id = '{id}' AND planned_at = TIMESTAMPTZ '{utc}'"
+            ))
+            .await,
+            1,
+            "{input} should be stored as {utc}"
+        );
+    }
+    // Market-local time is the account's market: 10:00 in Tokyo is 01:00Z.
+    let jp = submit(
+        &app,
+        "jp1",
+        json!({"code": "JP-T001", "body": "jp", "planned_at": "2026-11-25 10:00"}),
+    )
+    .await;
+    assert_status(&jp, 201);
+    assert_eq!(jp.json()["draft"]["planned_at"], "2026-11-25T01:00:00Z");
+
+    let posts = rows(&app, "posts").await;
+    let forty_one = "   2026-11-25T10:00:00.000000000+08:00   ";
+    assert_eq!(forty_one.chars().count(), 41);
+    for bad in [
+        "2026-11-25T10:00:00",
+        "2026-11-25",
+        "2026-11-25 10",
+        "25/11/2026 10:00",
+        "tomorrow 9am",
+        "2026-11-25 25:00",
+        "",
+        forty_one,
+    ] {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": "bad time", "planned_at": bad}),
+        )
+        .await;
+        assert_invalid_in(&format!("planned_at {bad:?}"), &res, "planned_at");
+    }
+    assert_eq!(rows(&app, "posts").await, posts);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn characters_are_six_at_most_from_the_cast_with_one_pov() {
+    let app = spawn_app().await;
+    let six = json!([{"code": "dodo"}, {"code": "momo", "pov": true}, {"code": "lulu"},
+                     {"code": "kiki"}, {"code": "bebe"}, {"code": "coco"}]);
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "six", "characters": six}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let got = res.json()["draft"]["characters"].clone();
+    assert_eq!(
+        got,
+        json!([{"code": "dodo", "name": "Dodo", "pov": false},
+               {"code": "momo", "name": "Momo", "pov": true},
+               {"code": "lulu", "name": "Lulu", "pov": false},
+               {"code": "kiki", "name": "Kiki", "pov": false},
+               {"code": "bebe", "name": "Bebe", "pov": false},
+               {"code": "coco", "name": "Coco", "pov": false}]),
+        "the main character stays first"
+    );
+    let stored: Value = serde_json::from_str(&post_field(&app, &id_of(&res), "characters").await)
+        .expect("characters json");
+    assert_eq!(stored, got);
+
+    let before = written(&app).await;
+    let seven = json!([{"code": "momo"}, {"code": "lulu"}, {"code": "kiki"}, {"code": "bebe"},
+                       {"code": "coco"}, {"code": "dodo"}, {"code": "fifi"}]);
+    for (characters, status, field) in [
+        (seven, 400, "characters"),
+        (
+            json!([{"code": "momo", "pov": true}, {"code": "lulu"}, {"code": "kiki", "pov": true}]),
+            400,
+            "characters[2].code",
+        ),
+        (
+            json!([{"code": "momo"}, {"code": "lulu"}, {"code": "momo"}]),
+            400,
+            "characters[2].code",
+        ),
+        (json!([{"code": ""}]), 400, "characters[0].code"),
+        (json!([{"code": "x".repeat(25)}]), 400, "characters[0].code"),
+        // Leo's chef is not in Mia's cast.
+        (
+            json!([{"code": "momo"}, {"code": "chef"}]),
+            422,
+            "characters[1].code",
+        ),
+        (json!([{"code": "MOMO"}]), 422, "characters[0].code"),
+    ] {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": "refused", "characters": characters}),
+        )
+        .await;
+        let code = if status == 400 {
+            "invalid_request"
+        } else {
+            "rejected"
+        };
+        assert_error_in(&characters.to_string(), &res, status, code, Some(field));
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+
+    // Leo's account takes Leo's cast.
+    let leo = submit(
+        &app,
+        "op2",
+        json!({"code": "TW-T002", "body": "chef", "characters": [{"code": "chef", "pov": true}]}),
+    )
+    .await;
+    assert_status(&leo, 201);
+    assert_eq!(
+        leo.json()["draft"]["characters"],
+        json!([{"code": "chef", "name": "Chef", "pov": true}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn body_topic_note_and_code_are_checked_at_the_limit_and_one_past() {
+    let app = spawn_app().await;
+    // Characters, not bytes: 10000 CJK characters are 30000 bytes.
+    let body_max = "貓".repeat(10_000);
+    let topic_max = "話".repeat(200);
+    let note_max = "註".repeat(1000);
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": body_max, "topic": topic_max, "note": note_max}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let id = id_of(&res);
+    assert_eq!(post_field(&app, &id, "body").await, body_max);
+    assert_eq!(post_field(&app, &id, "topic").await, topic_max);
+    assert_eq!(
+        events(&app, &id).await[1],
+        format!("added note|{note_max}|agent|op1")
+    );
+    let one = submit(&app, "op1", json!({"code": "TW-T001", "body": "貓"})).await;
+    assert_status(&one, 201);
+
+    let before = written(&app).await;
+    let base = |extra: Value| {
+        let mut b = json!({"code": "TW-T001", "body": "ok"});
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b
+    };
+    for (body, field) in [
+        (base(json!({"body": "貓".repeat(10_001)})), "body"),
+        (base(json!({"body": ""})), "body"),
+        (json!({"code": "TW-T001"}), "body"),
+        (base(json!({"body": 5})), "body"),
+        (base(json!({"topic": "話".repeat(201)})), "topic"),
+        (base(json!({"note": "註".repeat(1001)})), "note"),
+        (base(json!({"note": ""})), "note"),
+        (base(json!({"code": "A".repeat(41)})), "code"),
+        (base(json!({"code": ""})), "code"),
+        (base(json!({"code": "   "})), "code"),
+        (base(json!({"code": "TW T001"})), "code"),
+        (json!({"body": "no code"}), "code"),
+        (base(json!({"platform": "myspace"})), "platform"),
+        (base(json!({"submit": "yes"})), "submit"),
+        (base(json!({"sponsored": "yes"})), "sponsored"),
+        (base(json!({"body": "nul\u{0}"})), "body"),
+    ] {
+        let res = submit(&app, "op1", body.clone()).await;
+        let case: String = body.to_string().chars().take(80).collect();
+        assert_invalid_in(&case, &res, field);
+    }
+    // A body that is not a JSON object.
+    let array = app
+        .client
+        .send(
+            Request::new("POST", &format!("{API}/drafts"))
+                .bearer(&app.agent_key("op1"))
+                .json(&json!(["TW-T001"])),
+        )
+        .await;
+    assert_error(&array, 400, "invalid_request");
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+
+    // A 40-character code passes the check and names no account.
+    let forty = submit(&app, "op1", base(json!({"code": "A".repeat(40)}))).await;
+    assert_error_in("40-character code", &forty, 404, "not_found", None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pick_names_no_ad_pick_yet() {
+    let app = spawn_app().await;
+    let before = written(&app).await;
+    for pick in ["1", "P-0001", "x"] {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": "sponsored", "pick": pick}),
+        )
+        .await;
+        assert_invalid_in(&format!("pick {pick}"), &res, "pick");
+    }
+    for pick in [String::new(), "9".repeat(41)] {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": "sponsored", "pick": pick}),
+        )
+        .await;
+        assert_invalid_in(&format!("pick {pick:?}"), &res, "pick");
+    }
+    assert_eq!(written(&app).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submit_resolves_the_code_within_the_callers_accounts() {
+    let app = spawn_app().await;
+    let before = written(&app).await;
+    for (agent, body, status, code, field) in [
+        ("op1", json!({"code": "TW-X999"}), 404, "not_found", None),
+        // Leo's account: op2's.
+        ("op1", json!({"code": "TW-T002"}), 403, "forbidden", None),
+        ("op2", json!({"code": "TW-T001"}), 403, "forbidden", None),
+        // Another workspace's and another organization's codes are not found.
+        ("op1", json!({"code": "JP-T001"}), 404, "not_found", None),
+        ("jp1", json!({"code": "TW-T001"}), 404, "not_found", None),
+        ("other1", json!({"code": "TW-I001"}), 404, "not_found", None),
+        // A legacy code on two platforms needs the platform.
+        (
+            "op1",
+            json!({"code": "OLD1"}),
+            409,
+            "ambiguous_code",
+            Some("platform"),
+        ),
+        (
+            "op1",
+            json!({"code": "old1"}),
+            409,
+            "ambiguous_code",
+            Some("platform"),
+        ),
+        // A platform the code is not on.
+        (
+            "op1",
+            json!({"code": "TW-T001", "platform": "instagram"}),
+            404,
+            "not_found",
+            None,
+        ),
+        // The community agent has no drafts scope.
+        ("bot", json!({"code": "TW-T001"}), 403, "forbidden", None),
+    ] {
+        let mut body = body;
+        body["body"] = json!("who owns this");
+        let res = submit(&app, agent, body.clone()).await;
+        assert_error_in(&format!("{agent} {body}"), &res, status, code, field);
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+
+    // With the platform the legacy code names one account.
+    let legacy = submit(
+        &app,
+        "op1",
+        json!({"code": "OLD1", "platform": "tiktok", "body": "legacy"}),
+    )
+    .await;
+    assert_status(&legacy, 201);
+    assert_eq!(legacy.json()["draft"]["code"], "TW-L002");
+    assert_eq!(legacy.json()["draft"]["platform"], "tiktok");
+
+    // Other Agency's TW-T001 is Zoe's, in its own workspace.
+    let zoe = submit(&app, "other1", json!({"code": "TW-T001", "body": "zoe"})).await;
+    assert_status(&zoe, 201);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM posts p JOIN personas pe ON pe.id = p.persona_id \
+             WHERE p.id = '{}' AND pe.name = 'Zoe'",
+            id_of(&zoe)
+        ))
+        .await,
+        1
+    );
+    // The same body under Mia's TW-T001 is no duplicate of Zoe's post.
+    let mia = submit(&app, "op1", json!({"code": "TW-T001", "body": "zoe"})).await;
+    assert_status(&mia, 201);
+    assert_ne!(id_of(&mia), id_of(&zoe));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submit_replays_the_first_result_for_the_same_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let body = json!({"code": "TW-T001", "body": "once", "note": "n"});
+    let first = send_idem(&app, "POST", &key, "/drafts", "submit-once", &body).await;
+    assert_status(&first, 201);
+    assert_eq!(first.header("idempotent-replayed"), None);
+    let again = send_idem(&app, "POST", &key, "/drafts", "submit-once", &body).await;
+    assert_status(&again, 201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json(), first.json());
+    assert_eq!(again.json()["draft"]["duplicate"], false);
+    assert_eq!(rows(&app, "posts").await, 1);
+    assert_eq!(events(&app, &id_of(&first)).await.len(), 2);
+
+    let other = json!({"code": "TW-T001", "body": "twice"});
+    let mismatch = send_idem(&app, "POST", &key, "/drafts", "submit-once", &other).await;
+    assert_error(&mismatch, 422, "idempotency_mismatch");
+    assert_eq!(rows(&app, "posts").await, 1);
+
+    // Without the key the same body is the duplicate rule's business: 200, the original.
+    let plain = post(&app, &key, "/drafts", body).await;
+    assert_status(&plain, 200);
+    assert_eq!(plain.json()["draft"]["id"], first.json()["draft"]["id"]);
+    // Keys are the caller's: another agent's key with the same Idempotency-Key is a new call.
+    let op2 = send_idem(
+        &app,
+        "POST",
+        &app.agent_key("op2"),
+        "/drafts",
+        "submit-once",
+        &json!({"code": "TW-T002", "body": "once"}),
+    )
+    .await;
+    assert_status(&op2, 201);
+    assert_eq!(op2.header("idempotent-replayed"), None);
+    assert_eq!(rows(&app, "posts").await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inline_images_become_library_items_four_at_most() {
+    let app = spawn_app().await;
+    // Four images, one with a data: prefix and a caption of 200 characters.
+    let caption = "圖".repeat(200);
+    let images = json!([
+        {"data": format!("data:image/png;base64,{}", b64(&png(1))), "caption": caption},
+        inline(2),
+        inline(3),
+        inline(4),
+    ]);
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "four", "images": images}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let v = res.json();
+    assert_eq!(v["draft"]["images"], 4, "{v}");
+    assert_eq!(v["draft"]["media"], 4, "{v}");
+    let id = id_of(&res);
+    let on_post = post_media(&app, &id).await;
+    assert_eq!(on_post.len(), 4);
+    // In the library, in the order given, with their types, sizes, caption and project.
+    let library = texts(
+        &app,
+        &format!(
+            "SELECT m.mime_type || '|' || m.width || '|' || m.source || '|' || COALESCE(m.caption, '') \
+             || '|' || pr.name || '|' || m.bytes AS v \
+             FROM post_media pm JOIN media m ON m.id = pm.media_id JOIN projects pr ON pr.id = m.project_id \
+             WHERE pm.post_id = '{id}' ORDER BY pm.position"
+        ),
+    )
+    .await;
+    let n = png(0).len();
+    assert_eq!(
+        library,
+        [
+            format!("image/png|2|inline|{caption}|beauty|{n}"),
+            format!("image/png|3|inline||beauty|{n}"),
+            format!("image/png|4|inline||beauty|{n}"),
+            format!("image/png|5|inline||beauty|{n}"),
+        ]
+    );
+    assert_eq!(rows(&app, "media").await, 4);
+
+    // The same file inline again is the same library item.
+    let again = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "again", "images": [inline(2)]}),
+    )
+    .await;
+    assert_status(&again, 201);
+    assert_eq!(post_media(&app, &id_of(&again)).await, [on_post[1].clone()]);
+    assert_eq!(rows(&app, "media").await, 4);
+
+    // JPEG and WebP are images too.
+    let jpeg = [
+        0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0,
+    ];
+    let mut webp = b"RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0".to_vec();
+    webp.extend_from_slice(&[0, 0, 0, 0, 3, 0, 0, 4, 0, 0]);
+    let kinds = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "kinds", "images": [{"data": b64(&jpeg)}, {"data": b64(&webp)}]}),
+    )
+    .await;
+    assert_status(&kinds, 201);
+    assert_eq!(
+        texts(
+            &app,
+            &format!(
+                "SELECT m.mime_type AS v FROM post_media pm JOIN media m ON m.id = pm.media_id \
+                 WHERE pm.post_id = '{}' ORDER BY pm.position",
+                id_of(&kinds)
+            )
+        )
+        .await,
+        ["image/jpeg", "image/webp"]
+    );
+
+    // Five, a GIF, garbage, an empty item, a long caption: 400 and nothing written.
+    let before = written(&app).await;
+    let gif = b64(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;");
+    for (images, field) in [
+        (
+            json!([inline(10), inline(11), inline(12), inline(13), inline(14)]),
+            "images",
+        ),
+        (json!([inline(10), {"data": gif}]), "images[1].data"),
+        (json!([{"data": "not base64 at all!"}]), "images[0].data"),
+        (
+            json!([inline(10), {"data": b64(b"plain text, valid base64")}]),
+            "images[1].data",
+        ),
+        (json!([{"data": ""}]), "images[0].data"),
+        (json!([{"caption": "no data"}]), "images[0].data"),
+        (
+            json!([{"data": b64(&png(10)), "caption": "c".repeat(201)}]),
+            "images[0].caption",
+        ),
+    ] {
+        let case: String = images.to_string().chars().take(80).collect();
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-I001", "body": "bad images", "images": images}),
+        )
+        .await;
+        assert_invalid_in(&case, &res, field);
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inline_images_total_three_mebibytes_at_most() {
+    let app = spawn_app().await;
+    // Exactly 3 MiB decoded, in one image.
+    let exactly = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "exactly", "images": [{"data": b64(&png_of(1, MAX_INLINE))}]}),
+    )
+    .await;
+    assert_status(&exactly, 201);
+    assert_eq!(exactly.json()["draft"]["images"], 1);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM media WHERE bytes = {MAX_INLINE}"
+        ))
+        .await,
+        1
+    );
+    // Exactly 3 MiB over four images.
+    let quarter = MAX_INLINE / 4;
+    let four: Vec<Value> = (2..6)
+        .map(|s| json!({"data": b64(&png_of(s, quarter))}))
+        .collect();
+    let split = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "split", "images": four}),
+    )
+    .await;
+    assert_status(&split, 201);
+    assert_eq!(split.json()["draft"]["images"], 4);
+
+    let before = written(&app).await;
+    // One byte more: 413 naming images, alone or as the sum of several.
+    let one_more = [
+        json!([{"data": b64(&png_of(10, MAX_INLINE + 1))}]),
+        json!([{"data": format!("data:image/png;base64,{}", b64(&png_of(11, MAX_INLINE + 1)))}]),
+        json!([{"data": b64(&png_of(12, quarter))}, {"data": b64(&png_of(13, quarter))},
+               {"data": b64(&png_of(14, quarter))}, {"data": b64(&png_of(15, quarter + 1))}]),
+    ];
+    for (i, images) in one_more.into_iter().enumerate() {
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-I001", "body": "too big", "images": images}),
+        )
+        .await;
+        assert_error_in(
+            &format!("case {i}"),
+            &res,
+            413,
+            "payload_too_large",
+            Some("images"),
+        );
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn media_go_on_in_order_inline_then_uploads_then_library_items() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..4).await;
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "ordered", "images": [inline(100), inline(101)],
+               "upload_ids": [items[1].0, items[0].0], "media_ids": [items[3].1, items[2].1]}),
+    )
+    .await;
+    assert_status(&res, 201);
+    assert_eq!(res.json()["draft"]["images"], 6);
+    let id = id_of(&res);
+    let on_post = post_media(&app, &id).await;
+    assert_eq!(on_post.len(), 6);
+    assert_eq!(
+        on_post[2..],
+        [
+            items[1].1.clone(),
+            items[0].1.clone(),
+            items[3].1.clone(),
+            items[2].1.clone()
+        ]
+    );
+    let inline_widths = texts(
+        &app,
+        &format!(
+            "SELECT m.width::text AS v FROM post_media pm JOIN media m ON m.id = pm.media_id \
+             WHERE pm.post_id = '{id}' AND m.source = 'inline' ORDER BY pm.position"
+        ),
+    )
+    .await;
+    assert_eq!(inline_widths, ["101", "102"]);
+
+    // An item named twice (as an upload and as a library item) goes on once.
+    let twice = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "twice", "upload_ids": [items[0].0],
+               "media_ids": [items[0].1, items[1].1]}),
+    )
+    .await;
+    assert_status(&twice, 201);
+    assert_eq!(
+        post_media(&app, &id_of(&twice)).await,
+        [items[0].1.clone(), items[1].1.clone()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_post_carries_ten_media_on_instagram_four_elsewhere_and_no_video_on_reddit() {
+    let app = spawn_app().await;
+    add_reddit(&app).await;
+    let items = uploads(&app, 0..11).await;
+    let (_, video) = uploaded_video(&app).await;
+
+    // Instagram: 10 pass (4 inline and 6 uploads), 11 do not.
+    let ten = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "ten", "images": [inline(200), inline(201), inline(202), inline(203)],
+               "upload_ids": upload_ids(&items[..6])}),
+    )
+    .await;
+    assert_status(&ten, 201);
+    assert_eq!(ten.json()["draft"]["media"], 10);
+    let all_ten = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "ten uploads", "upload_ids": upload_ids(&items[..10])}),
+    )
+    .await;
+    assert_status(&all_ten, 201);
+    // Threads: 4 pass, images and videos together.
+    let four = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "four", "upload_ids": upload_ids(&items[..3]),
+               "media_ids": [video]}),
+    )
+    .await;
+    assert_status(&four, 201);
+    assert_eq!(four.json()["draft"]["images"], 3);
+    assert_eq!(four.json()["draft"]["media"], 4);
+    // Reddit: images pass.
+    let reddit = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-R001", "body": "reddit", "media_ids": media_ids(&items[..4])}),
+    )
+    .await;
+    assert_status(&reddit, 201);
+    assert_eq!(reddit.json()["draft"]["platform"], "reddit");
+
+    let before = written(&app).await;
+    for (case, body) in [
+        (
+            "11 on instagram",
+            json!({"code": "TW-I001", "body": "eleven", "images": [inline(210)],
+                   "upload_ids": upload_ids(&items[..10])}),
+        ),
+        (
+            "5 on threads",
+            json!({"code": "TW-T001", "body": "five", "upload_ids": upload_ids(&items[..4]),
+                   "media_ids": [video]}),
+        ),
+        (
+            "5 on threads, inline first",
+            json!({"code": "TW-T001", "body": "five", "images": [inline(220)],
+                   "upload_ids": upload_ids(&items[..4])}),
+        ),
+        (
+            "5 on tiktok",
+            json!({"code": "OLD1", "platform": "tiktok", "body": "five", "media_ids": media_ids(&items[..5])}),
+        ),
+        (
+            "a video on reddit",
+            json!({"code": "TW-R001", "body": "video", "media_ids": [video]}),
+        ),
+    ] {
+        let res = submit(&app, "op1", body).await;
+        assert_error_in(case, &res, 422, "rejected", None);
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upload_ids_and_media_ids_are_one_to_ten_each() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..11).await;
+    let ten = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "ten", "upload_ids": upload_ids(&items[..10])}),
+    )
+    .await;
+    assert_status(&ten, 201);
+    let ten = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "ten more", "media_ids": media_ids(&items[1..])}),
+    )
+    .await;
+    assert_status(&ten, 201);
+    assert_eq!(ten.json()["draft"]["media"], 10);
+
+    let before = written(&app).await;
+    for (body, field) in [
+        (json!({"upload_ids": []}), "upload_ids"),
+        (json!({"upload_ids": upload_ids(&items)}), "upload_ids"),
+        (json!({"media_ids": []}), "media_ids"),
+        (json!({"media_ids": media_ids(&items)}), "media_ids"),
+        (json!({"upload_ids": ["not-a-uuid"]}), "upload_ids[0]"),
+        (json!({"media_ids": [items[0].1, 7]}), "media_ids[1]"),
+    ] {
+        let mut body = body;
+        body["code"] = json!("TW-I001");
+        body["body"] = json!("counted");
+        let case: String = body.to_string().chars().take(80).collect();
+        let res = submit(&app, "op1", body).await;
+        assert_invalid_in(&case, &res, field);
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unusable_upload_or_library_item_refuses_the_whole_submit() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..3).await;
+    let pending = pending_upload(&app).await;
+    // Another workspace's upload and item (Japan), another project's (Leo's food).
+    let (jp_upload, jp_media) = uploaded(&app, "jp1", "JP-T001", 30).await;
+    let (food_upload, food_media) = uploaded(&app, "op2", "TW-T002", 31).await;
+    // An archived item.
+    let (archived_upload, archived_media) = uploaded(&app, "op1", "TW-T001", 32).await;
+    app.sql(&format!(
+        "UPDATE media SET archived_at = now() WHERE id = '{archived_media}'"
+    ))
+    .await;
+    let unknown = Uuid::new_v4().to_string();
+
+    let before = written(&app).await;
+    let ok = items[0].0.clone();
+    let ok_media = items[1].1.clone();
+    for (case, upload_ids, media_ids, field, word) in [
+        (
+            "unknown upload",
+            vec![unknown.clone()],
+            vec![],
+            "upload_ids[0]",
+            "library",
+        ),
+        (
+            "unknown media",
+            vec![],
+            vec![ok_media.clone(), unknown.clone()],
+            "media_ids[1]",
+            "library",
+        ),
+        (
+            "an upload id as a media id",
+            vec![],
+            vec![ok.clone()],
+            "media_ids[0]",
+            "library",
+        ),
+        (
+            "upload without its file",
+            vec![ok.clone(), pending.clone()],
+            vec![],
+            "upload_ids[1]",
+            "no file",
+        ),
+        (
+            "another workspace's upload",
+            vec![ok.clone(), jp_upload.clone()],
+            vec![],
+            "upload_ids[1]",
+            "library",
+        ),
+        (
+            "another workspace's item",
+            vec![ok.clone()],
+            vec![jp_media.clone()],
+            "media_ids[0]",
+            "library",
+        ),
+        (
+            "archived upload",
+            vec![archived_upload.clone()],
+            vec![],
+            "upload_ids[0]",
+            "archived",
+        ),
+        (
+            "archived item",
+            vec![ok.clone()],
+            vec![ok_media.clone(), archived_media.clone()],
+            "media_ids[1]",
+            "archived",
+        ),
+        (
+            "another project's upload",
+            vec![food_upload.clone()],
+            vec![],
+            "upload_ids[0]",
+            "another project",
+        ),
+        (
+            "another project's item",
+            vec![],
+            vec![ok_media.clone(), food_media.clone()],
+            "media_ids[1]",
+            "another project",
+        ),
+    ] {
+        let mut body = json!({"code": "TW-T001", "body": case, "images": [inline(300)]});
+        if !upload_ids.is_empty() {
+            body["upload_ids"] = json!(upload_ids);
+        }
+        if !media_ids.is_empty() {
+            body["media_ids"] = json!(media_ids);
+        }
+        let res = submit(&app, "op1", body).await;
+        assert_rejected_in(case, &res, field);
+        let message = res.json()["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(word), "{case}: {message}");
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused submit wrote something (a post, its media or the inline image)"
+    );
+
+    // The same ids are fine for the accounts they belong to.
+    let leo = submit(
+        &app,
+        "op2",
+        json!({"code": "TW-T002", "body": "food", "upload_ids": [food_upload], "media_ids": [food_media]}),
+    )
+    .await;
+    assert_status(&leo, 201);
+    let jp = submit(
+        &app,
+        "jp1",
+        json!({"code": "JP-T001", "body": "jp", "upload_ids": [jp_upload]}),
+    )
+    .await;
+    assert_status(&jp, 201);
+    // A shared item with no project goes on any project's post.
+    app.sql(&format!(
+        "UPDATE media SET project_id = NULL WHERE id = '{}'",
+        items[2].1
+    ))
+    .await;
+    let shared = submit(
+        &app,
+        "op2",
+        json!({"code": "TW-T002", "body": "shared", "media_ids": [items[2].1]}),
+    )
+    .await;
+    assert_status(&shared, 201);
+}
