@@ -369,8 +369,8 @@ fn media_ids(pairs: &[(String, String)]) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // helpers: MCP
 
-/// `tools/call` on /api/mcp; returns the tool result (a REST error is `isError: true`).
-async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+/// `tools/call` on /api/mcp; returns the whole JSON-RPC message.
+async fn rpc_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let res = app
         .client
         .send(
@@ -383,7 +383,12 @@ async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Va
         )
         .await;
     assert_eq!(res.status, 200, "{name}: {}", text(&res));
-    let msg = res.json();
+    res.json()
+}
+
+/// `tools/call` that must answer a tool result (a REST error is `isError: true`); returns it.
+async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
+    let msg = rpc_call(app, key, name, arguments).await;
     assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
     let result = msg["result"].clone();
     let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
@@ -523,13 +528,10 @@ async fn a_post_for_an_account_that_is_not_active_is_stocked_and_counts_for_no_d
         before["summary"]["missing_posts"]
     );
     assert_eq!(after["missing"], before["missing"]);
-    assert!(
-        after["not_in_rotation"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a["code"] == "TW-K001"),
-        "{after}"
+    // It waits in the account's inventory.
+    assert_eq!(
+        after["not_in_rotation"],
+        json!([{"code": "TW-K001", "platform": "tiktok", "state": "warming", "inventory": 1}])
     );
 
     // A second post for the account: the first waits in inventory.
@@ -1647,4 +1649,1576 @@ async fn an_unusable_upload_or_library_item_refuses_the_whole_submit() {
     )
     .await;
     assert_status(&shared, 201);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PUT /drafts/{id}
+
+/// PUT /drafts/{id} as an agent of the tenant.
+async fn update(app: &TestApp, agent: &str, post: &str, body: Value) -> Response {
+    put(app, &app.agent_key(agent), &format!("/drafts/{post}"), body).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_rewrites_a_draft_and_sends_it_to_review() {
+    let app = spawn_app().await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "first try", "topic": "t1", "submit": false,
+               "planned_at": "2026-11-25 10:00", "characters": [{"code": "momo"}]}),
+    )
+    .await;
+
+    // submit false keeps it a draft.
+    let kept = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "second try", "submit": false}),
+    )
+    .await;
+    assert_status(&kept, 200);
+    let v = kept.json();
+    assert_eq!(v["draft"]["status"], "draft", "{v}");
+    assert_eq!(post_field(&app, &id, "body").await, "second try");
+    // An absent topic keeps the topic; absent characters keep the characters.
+    assert_eq!(post_field(&app, &id, "topic").await, "t1");
+    assert_eq!(v["draft"]["characters"][0]["code"], "momo", "{v}");
+
+    // Default submit: internal review. Not a rewrite answer: nothing was sent back.
+    let res = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "third try", "topic": "t3", "note": "ready"}),
+    )
+    .await;
+    assert_status(&res, 200);
+    let v = res.json();
+    assert_eq!(
+        v["draft"],
+        json!({"id": id, "status": "internal_review", "code": "TW-T001", "platform": "threads",
+               "planned_at": "2026-11-25T02:00:00Z", "images": 0, "media": 0, "duplicate": false,
+               "characters": [{"code": "momo", "name": "Momo", "pov": false}],
+               "rewrite_answered": false, "stocked": false, "noted": true})
+    );
+    for (column, want) in [
+        ("status", "internal_review"),
+        ("body", "third try"),
+        ("topic", "t3"),
+        ("rewrite_answered", "false"),
+    ] {
+        assert_eq!(post_field(&app, &id, column).await, want, "{column}");
+    }
+    assert_eq!(
+        events(&app, &id).await,
+        [
+            "saved_draft||agent|op1",
+            "rewritten||agent|op1",
+            "saved_draft||agent|op1",
+            "rewritten||agent|op1",
+            "submitted||agent|op1",
+            "added note|ready|agent|op1",
+        ]
+    );
+    assert_eq!(rows(&app, "posts").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_body_answers_a_send_back_or_a_rewrite_request() {
+    let app = spawn_app().await;
+    for (i, status) in ["sent_back", "rewrite_requested"].into_iter().enumerate() {
+        let id = submit_ok(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("too long {i}")}),
+        )
+        .await;
+        return_post(&app, &id, status, "too long", 5).await;
+        let events_before = rows(&app, "review_events").await;
+
+        // The very body that was sent back: 422 naming body, nothing changes.
+        let same = update(&app, "op1", &id, json!({"body": format!("too long {i}")})).await;
+        assert_rejected_in(status, &same, "body");
+        assert_eq!(post_field(&app, &id, "status").await, status);
+        assert_eq!(post_field(&app, &id, "awaiting_rewrite").await, "true");
+        assert_eq!(rows(&app, "review_events").await, events_before);
+
+        // A changed body: back to internal review, the rewrite answered.
+        let res = update(&app, "op1", &id, json!({"body": format!("short {i}")})).await;
+        assert_status(&res, 200);
+        let v = res.json();
+        assert_eq!(v["draft"]["status"], "internal_review", "{status}: {v}");
+        assert_eq!(v["draft"]["rewrite_answered"], true, "{status}: {v}");
+        assert_eq!(v["draft"]["id"], id.as_str());
+        for (column, want) in [
+            ("status", "internal_review"),
+            ("awaiting_rewrite", "false"),
+            ("rewrite_answered", "true"),
+            ("body", &format!("short {i}")),
+        ] {
+            assert_eq!(
+                post_field(&app, &id, column).await,
+                want,
+                "{status} {column}"
+            );
+        }
+        let record = events(&app, &id).await;
+        assert_eq!(
+            record[record.len() - 2..],
+            ["rewrite_answered||agent|op1", "submitted||agent|op1"],
+            "{status}"
+        );
+    }
+
+    // submit false answers the rewrite and keeps a draft; once answered, the old body is an
+    // ordinary edit.
+    let id = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "v1"})).await;
+    return_post(&app, &id, "sent_back", "fix it", 5).await;
+    let res = update(&app, "op1", &id, json!({"body": "v2", "submit": false})).await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["draft"]["status"], "draft");
+    assert_eq!(res.json()["draft"]["rewrite_answered"], true);
+    assert_eq!(post_field(&app, &id, "awaiting_rewrite").await, "false");
+    let back = update(&app, "op1", &id, json!({"body": "v1"})).await;
+    assert_status(&back, 200);
+    assert_eq!(back.json()["draft"]["status"], "internal_review");
+    assert_eq!(back.json()["draft"]["rewrite_answered"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_posts_still_in_draft_can_be_rewritten() {
+    let app = spawn_app().await;
+    for status in [
+        "internal_review",
+        "client_review",
+        "approved",
+        "stocked",
+        "scheduled",
+        "publishing",
+        "published",
+        "failed",
+        "cancelled",
+        "deleted",
+    ] {
+        let id = submit_ok(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("in {status}")}),
+        )
+        .await;
+        set_status(&app, &id, status).await;
+        let events_before = rows(&app, "review_events").await;
+        let res = update(&app, "op1", &id, json!({"body": "changed"})).await;
+        assert_error_in(status, &res, 422, "rejected", None);
+        assert!(
+            res.json()["message"].as_str().unwrap().contains(status),
+            "{status}: {}",
+            text(&res)
+        );
+        assert_eq!(post_field(&app, &id, "body").await, format!("in {status}"));
+        assert_eq!(post_field(&app, &id, "status").await, status);
+        assert_eq!(rows(&app, "review_events").await, events_before);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewrite_for_an_account_that_is_not_active_is_stocked() {
+    let app = spawn_app().await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-K001", "body": "draft", "submit": false}),
+    )
+    .await;
+    let res = update(&app, "op1", &id, json!({"body": "done"})).await;
+    assert_status(&res, 200);
+    let v = res.json();
+    assert_eq!(v["draft"]["status"], "stocked", "{v}");
+    assert_eq!(v["draft"]["stocked"], true, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not active")),
+        "{v}"
+    );
+    assert_eq!(post_field(&app, &id, "status").await, "stocked");
+    assert_ne!(post_field(&app, &id, "stock_reason").await, "<null>");
+    assert_ne!(post_field(&app, &id, "stocked_at").await, "<null>");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_characters_replace_the_set_and_an_empty_array_clears_it() {
+    let app = spawn_app().await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "b", "submit": false,
+               "characters": [{"code": "momo"}, {"code": "lulu"}]}),
+    )
+    .await;
+    let six = json!([{"code": "fifi", "pov": true}, {"code": "kiki"}, {"code": "lulu"},
+                     {"code": "bebe"}, {"code": "coco"}, {"code": "dodo"}]);
+    let res = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "b", "submit": false, "characters": six}),
+    )
+    .await;
+    assert_status(&res, 200);
+    let codes: Vec<String> = res.json()["draft"]["characters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(codes, ["fifi", "kiki", "lulu", "bebe", "coco", "dodo"]);
+    assert_eq!(res.json()["draft"]["characters"][0]["pov"], true);
+    assert_eq!(
+        events(&app, &id).await.last().unwrap(),
+        "characters_set||agent|op1"
+    );
+
+    let before = written(&app).await;
+    let stored = post_field(&app, &id, "characters").await;
+    let seven = json!([{"code": "momo"}, {"code": "lulu"}, {"code": "kiki"}, {"code": "bebe"},
+                       {"code": "coco"}, {"code": "dodo"}, {"code": "fifi"}]);
+    for (characters, status, field) in [
+        (seven, 400, "characters"),
+        (
+            json!([{"code": "momo", "pov": true}, {"code": "lulu", "pov": true}]),
+            400,
+            "characters[1].code",
+        ),
+        (
+            json!([{"code": "lulu"}, {"code": "lulu"}]),
+            400,
+            "characters[1].code",
+        ),
+        (json!([{"code": "chef"}]), 422, "characters[0].code"),
+    ] {
+        let res = update(
+            &app,
+            "op1",
+            &id,
+            json!({"body": "changed", "characters": characters}),
+        )
+        .await;
+        let code = if status == 400 {
+            "invalid_request"
+        } else {
+            "rejected"
+        };
+        assert_error_in(&characters.to_string(), &res, status, code, Some(field));
+    }
+    assert_eq!(written(&app).await, before);
+    assert_eq!(post_field(&app, &id, "characters").await, stored);
+    assert_eq!(post_field(&app, &id, "body").await, "b");
+
+    // Absent: kept. Empty: cleared.
+    let kept = update(&app, "op1", &id, json!({"body": "b", "submit": false})).await;
+    assert_eq!(
+        kept.json()["draft"]["characters"].as_array().unwrap().len(),
+        6
+    );
+    let cleared = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "b", "submit": false, "characters": []}),
+    )
+    .await;
+    assert_status(&cleared, 200);
+    assert_eq!(cleared.json()["draft"]["characters"], json!([]));
+    assert_eq!(post_field(&app, &id, "characters").await, "[]");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_appends_uploads_and_library_items_within_the_caps() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..5).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "b", "submit": false, "upload_ids": [items[0].0]}),
+    )
+    .await;
+    let res = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "b", "submit": false, "upload_ids": [items[1].0, items[0].0],
+               "media_ids": [items[2].1]}),
+    )
+    .await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["draft"]["images"], 3);
+    assert_eq!(post_media(&app, &id).await, media_ids(&items[..3]));
+
+    // A fifth item on threads, an archived one, an unknown one: nothing written.
+    let pending = pending_upload(&app).await;
+    let before = written(&app).await;
+    let fifth = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "c", "media_ids": [items[3].1, items[4].1]}),
+    )
+    .await;
+    assert_error_in("fifth item", &fifth, 422, "rejected", None);
+    let unknown = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "c", "media_ids": [items[3].1, Uuid::new_v4()]}),
+    )
+    .await;
+    assert_rejected_in("unknown", &unknown, "media_ids[1]");
+    let unfinished = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": "c", "upload_ids": [pending]}),
+    )
+    .await;
+    assert_rejected_in("unfinished", &unfinished, "upload_ids[0]");
+    assert_eq!(written(&app).await, before);
+    assert_eq!(post_field(&app, &id, "body").await, "b");
+    assert_eq!(post_field(&app, &id, "status").await, "draft");
+    assert_eq!(post_media(&app, &id).await, media_ids(&items[..3]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_checks_each_field_at_the_limit_and_one_past() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..11).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "b", "submit": false}),
+    )
+    .await;
+    let body_max = "貓".repeat(10_000);
+    let res = update(
+        &app,
+        "op1",
+        &id,
+        json!({"body": body_max, "topic": "話".repeat(200), "note": "註".repeat(1000),
+               "submit": false, "upload_ids": upload_ids(&items[..10])}),
+    )
+    .await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["draft"]["media"], 10);
+    assert_eq!(post_field(&app, &id, "body").await, body_max);
+
+    let before = written(&app).await;
+    let events_before = events(&app, &id).await;
+    for (body, field) in [
+        (json!({"body": "貓".repeat(10_001)}), "body"),
+        (json!({"body": ""}), "body"),
+        (json!({}), "body"),
+        (json!({"body": "x", "topic": "話".repeat(201)}), "topic"),
+        (json!({"body": "x", "note": "註".repeat(1001)}), "note"),
+        (json!({"body": "x", "note": ""}), "note"),
+        (json!({"body": "x", "upload_ids": []}), "upload_ids"),
+        (
+            json!({"body": "x", "upload_ids": upload_ids(&items)}),
+            "upload_ids",
+        ),
+        (json!({"body": "x", "media_ids": []}), "media_ids"),
+        (
+            json!({"body": "x", "media_ids": media_ids(&items)}),
+            "media_ids",
+        ),
+        (json!({"body": "x", "submit": 1}), "submit"),
+    ] {
+        let case: String = body.to_string().chars().take(80).collect();
+        let res = update(&app, "op1", &id, body).await;
+        assert_invalid_in(&case, &res, field);
+    }
+    let bad_id = update(&app, "op1", "not-a-uuid", json!({"body": "x"})).await;
+    assert_invalid_in("id not a uuid", &bad_id, "id");
+    assert_eq!(written(&app).await, before);
+    assert_eq!(events(&app, &id).await, events_before);
+    assert_eq!(post_field(&app, &id, "body").await, body_max);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_is_for_the_author_agent_within_its_workspace() {
+    let app = spawn_app().await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "mine", "submit": false}),
+    )
+    .await;
+    let before = written(&app).await;
+    for (agent, post, status, code) in [
+        ("op2", id.clone(), 403, "forbidden"),
+        ("jp1", id.clone(), 404, "not_found"),
+        ("other1", id.clone(), 404, "not_found"),
+        ("bot", id.clone(), 403, "forbidden"),
+        ("op1", Uuid::new_v4().to_string(), 404, "not_found"),
+    ] {
+        let res = update(&app, agent, &post, json!({"body": "taken over"})).await;
+        assert_error_in(&format!("{agent} {post}"), &res, status, code, None);
+    }
+    assert_eq!(written(&app).await, before);
+    assert_eq!(post_field(&app, &id, "body").await, "mine");
+    assert_eq!(post_field(&app, &id, "status").await, "draft");
+    // Another organization's post is not found for op1 either.
+    let zoe = submit_ok(
+        &app,
+        "other1",
+        json!({"code": "TW-T001", "body": "zoe", "submit": false}),
+    )
+    .await;
+    let res = update(&app, "op1", &zoe, json!({"body": "x"})).await;
+    assert_error(&res, 404, "not_found");
+    assert_eq!(post_field(&app, &zoe, "body").await, "zoe");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_replays_the_first_result_for_the_same_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "v1"})).await;
+    return_post(&app, &id, "sent_back", "again", 5).await;
+    let path = format!("/drafts/{id}");
+    let body = json!({"body": "v2", "note": "rewritten"});
+    let first = send_idem(&app, "PUT", &key, &path, "rewrite-1", &body).await;
+    assert_status(&first, 200);
+    assert_eq!(first.json()["draft"]["rewrite_answered"], true);
+    let events_after = rows(&app, "review_events").await;
+
+    // The post is in review now, so a second real PUT would be 422: the replay is the first
+    // answer, and nothing is written.
+    let again = send_idem(&app, "PUT", &key, &path, "rewrite-1", &body).await;
+    assert_status(&again, 200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json(), first.json());
+    assert_eq!(rows(&app, "review_events").await, events_after);
+
+    let mismatch = send_idem(
+        &app,
+        "PUT",
+        &key,
+        &path,
+        "rewrite-1",
+        &json!({"body": "v3"}),
+    )
+    .await;
+    assert_error(&mismatch, 422, "idempotency_mismatch");
+    assert_eq!(post_field(&app, &id, "body").await, "v2");
+    assert_eq!(rows(&app, "review_events").await, events_after);
+    let fresh = send_idem(&app, "PUT", &key, &path, "rewrite-2", &body).await;
+    assert_error(&fresh, 422, "rejected");
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /drafts
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_redo_shows_returned_drafts_oldest_first_with_their_comments() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let items = uploads(&app, 0..2).await;
+    let back = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "sent back body", "topic": "sb",
+               "planned_at": "2026-11-25 10:00", "upload_ids": upload_ids(&items),
+               "characters": [{"code": "momo", "pov": true}]}),
+    )
+    .await;
+    let rewrite = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-I001", "body": "rewrite body"}),
+    )
+    .await;
+    // Drafts, posts in review and approved posts are not in the list.
+    for (body, status) in [("d", "draft"), ("r", "internal_review"), ("a", "approved")] {
+        let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        set_status(&app, &id, status).await;
+    }
+    // The rewrite request is older than the send-back; the send-back post has an earlier
+    // comment from an earlier round, a note by the agent (no reviewer comment) and a member
+    // event without a reason.
+    app.sql(&format!(
+        "INSERT INTO review_events (post_id, action, reason, actor_kind, actor_name, created_at) VALUES \
+         ('{back}', 'comment', 'nice photo', 'member', 'Cli', now() - interval '30 minutes'), \
+         ('{back}', 'viewed', NULL, 'member', 'Ann', now() - interval '25 minutes')"
+    ))
+    .await;
+    let note = post(
+        &app,
+        &key,
+        &format!("/drafts/{back}/notes"),
+        json!({"note": "agent note"}),
+    )
+    .await;
+    assert_status(&note, 200);
+    return_post(&app, &rewrite, "rewrite_requested", "more emoji", 20).await;
+    return_post(&app, &back, "sent_back", "too long", 10).await;
+
+    let res = get(&app, &key, "/drafts").await;
+    assert_status(&res, 200);
+    let v = res.json();
+    assert_eq!(v["next_cursor"], Value::Null, "{v}");
+    let list = v["drafts"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{v}");
+    assert_eq!(list[0]["id"], rewrite.as_str());
+    assert_eq!(list[1]["id"], back.as_str());
+
+    let r = &list[0];
+    assert_eq!(r["status"], "rewrite_requested");
+    assert_eq!(r["code"], "TW-I001");
+    assert_eq!(r["platform"], "instagram");
+    assert_eq!(r["body"], "rewrite body");
+    assert_eq!(r["instruction"], "more emoji");
+    assert_eq!(r["media"], 0);
+    assert_eq!(r["characters"], json!([]));
+    assert_eq!(r["comments"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["comments"][0]["comment"], "more emoji");
+    assert_eq!(r["comments"][0]["by"], "Ann");
+    assert_eq!(r["comments"][0]["action"], "rewrite_requested");
+
+    let b = &list[1];
+    assert_eq!(b["status"], "sent_back");
+    assert_eq!(b["body"], "sent back body");
+    assert_eq!(b["topic"], "sb");
+    assert_eq!(b["planned_at"], "2026-11-25T02:00:00Z");
+    assert_eq!(b["instruction"], "too long");
+    assert_eq!(b["media"], 2);
+    assert_eq!(
+        b["characters"],
+        json!([{"code": "momo", "name": "Momo", "pov": true}])
+    );
+    let comments: Vec<(String, String)> = b["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["comment"].as_str().unwrap().to_owned(),
+                c["by"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        comments,
+        [
+            ("nice photo".to_owned(), "Cli".to_owned()),
+            ("too long".to_owned(), "Ann".to_owned())
+        ],
+        "reviewer comments only, oldest first"
+    );
+    for c in b["comments"].as_array().unwrap() {
+        assert!(c["at"].as_str().is_some_and(|t| t.ends_with('Z')), "{c}");
+    }
+    assert!(
+        b["returned_at"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{b}"
+    );
+
+    // The filter.
+    let only = get(&app, &key, "/drafts?status=sent_back").await.json();
+    let only: Vec<&Value> = only["drafts"].as_array().unwrap().iter().collect();
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0]["id"], back.as_str());
+    let only = get(&app, &key, "/drafts?status=rewrite_requested")
+        .await
+        .json();
+    assert_eq!(only["drafts"].as_array().unwrap().len(), 1);
+    assert_eq!(only["drafts"][0]["id"], rewrite.as_str());
+    for bad in ["draft", "internal_review", "both", ""] {
+        let res = get(&app, &key, &format!("/drafts?status={bad}")).await;
+        assert_invalid_in(&format!("status {bad:?}"), &res, "status");
+    }
+
+    // Answered: it leaves the list.
+    let answered = update(&app, "op1", &back, json!({"body": "short"})).await;
+    assert_status(&answered, 200);
+    let left = get(&app, &key, "/drafts").await.json();
+    assert_eq!(left["drafts"].as_array().unwrap().len(), 1);
+    assert_eq!(left["drafts"][0]["id"], rewrite.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_redo_pages_with_an_opaque_cursor() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let mut expected = Vec::new();
+    for i in 0..5 {
+        let id = submit_ok(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("page {i}")}),
+        )
+        .await;
+        // Older first: the first written was returned longest ago.
+        return_post(&app, &id, "sent_back", &format!("r{i}"), 50 - i).await;
+        expected.push(id);
+    }
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = Vec::new();
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/drafts?limit=2&cursor={c}"),
+            None => "/drafts?limit=2".to_owned(),
+        };
+        let res = get(&app, &key, &path).await;
+        assert_status(&res, 200);
+        let v = res.json();
+        let page: Vec<String> = v["drafts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_owned())
+            .collect();
+        pages.push(page.len());
+        seen.extend(page);
+        match v["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => {
+                assert_eq!(v["next_cursor"], Value::Null);
+                break;
+            }
+        }
+        assert!(pages.len() < 10, "paging does not end");
+    }
+    assert_eq!(pages, [2, 2, 1]);
+    assert_eq!(seen, expected);
+
+    // Exactly a page: no cursor. The default and the largest limit take everything.
+    let five = get(&app, &key, "/drafts?limit=5").await.json();
+    assert_eq!(five["drafts"].as_array().unwrap().len(), 5);
+    assert_eq!(five["next_cursor"], Value::Null);
+    for path in ["/drafts", "/drafts?limit=200"] {
+        let res = get(&app, &key, path).await;
+        assert_status(&res, 200);
+        assert_eq!(res.json()["drafts"].as_array().unwrap().len(), 5, "{path}");
+        assert_eq!(res.json()["next_cursor"], Value::Null, "{path}");
+    }
+    let one = get(&app, &key, "/drafts?limit=1").await.json();
+    assert_eq!(one["drafts"].as_array().unwrap().len(), 1);
+    assert!(one["next_cursor"].is_string());
+
+    for (query, field) in [
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("limit=-1", "limit"),
+        ("limit=ten", "limit"),
+        ("cursor=garbage", "cursor"),
+        ("cursor=bm90IGEgY3Vyc29y", "cursor"),
+        ("cursor=", "cursor"),
+    ] {
+        let res = get(&app, &key, &format!("/drafts?{query}")).await;
+        assert_invalid_in(query, &res, field);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_redo_shows_only_the_callers_own_posts() {
+    let app = spawn_app().await;
+    let mia = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "mia"})).await;
+    let leo = submit_ok(&app, "op2", json!({"code": "TW-T002", "body": "leo"})).await;
+    let zoe = submit_ok(&app, "other1", json!({"code": "TW-T001", "body": "zoe"})).await;
+    let yui = submit_ok(&app, "jp1", json!({"code": "JP-T001", "body": "yui"})).await;
+    for id in [&mia, &leo, &zoe, &yui] {
+        return_post(&app, id, "sent_back", "no", 5).await;
+    }
+    for (agent, id) in [
+        ("op1", &mia),
+        ("op2", &leo),
+        ("other1", &zoe),
+        ("jp1", &yui),
+    ] {
+        let res = get(&app, &app.agent_key(agent), "/drafts").await;
+        assert_status(&res, 200);
+        let list = res.json()["drafts"].as_array().unwrap().clone();
+        assert_eq!(list.len(), 1, "{agent}: {list:?}");
+        assert_eq!(list[0]["id"], id.as_str(), "{agent}");
+    }
+    let bot = get(&app, &app.agent_key("bot"), "/drafts").await;
+    assert_error(&bot, 403, "forbidden");
+
+    // A read is never replayed: the same Idempotency-Key sees the list as it is now.
+    let key = app.agent_key("op1");
+    let read = || {
+        app.client.send(
+            Request::new("GET", &format!("{API}/drafts"))
+                .bearer(&key)
+                .header("Idempotency-Key", "read-1"),
+        )
+    };
+    let first = read().await;
+    assert_status(&first, 200);
+    let more = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "more"})).await;
+    return_post(&app, &more, "rewrite_requested", "again", 1).await;
+    let second = read().await;
+    assert_status(&second, 200);
+    assert_eq!(second.header("idempotent-replayed"), None);
+    assert_eq!(second.json()["drafts"].as_array().unwrap().len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts/{id}/images and /media
+
+async fn attach_images(app: &TestApp, agent: &str, post: &str, body: Value) -> Response {
+    self::post(
+        app,
+        &app.agent_key(agent),
+        &format!("/drafts/{post}/images"),
+        body,
+    )
+    .await
+}
+
+async fn attach_media(app: &TestApp, agent: &str, post: &str, body: Value) -> Response {
+    self::post(
+        app,
+        &app.agent_key(agent),
+        &format!("/drafts/{post}/media"),
+        body,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_images_appends_finished_uploads_after_the_existing_media() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..4).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "b", "images": [inline(40)]}),
+    )
+    .await;
+    let first = post_media(&app, &id).await;
+
+    let res = attach_images(
+        &app,
+        "op1",
+        &id,
+        json!({"upload_ids": [items[1].0, items[0].0], "note": "two photos"}),
+    )
+    .await;
+    assert_status(&res, 200);
+    let v = res.json();
+    assert_eq!(v["draft"]["id"], id.as_str());
+    assert_eq!(v["draft"]["images"], 3, "{v}");
+    assert_eq!(v["draft"]["media"], 3, "{v}");
+    assert_eq!(v["draft"]["status"], "internal_review");
+    assert_eq!(v["draft"]["noted"], true);
+    let mut want = first.clone();
+    want.extend([items[1].1.clone(), items[0].1.clone()]);
+    assert_eq!(post_media(&app, &id).await, want);
+    let record = events(&app, &id).await;
+    assert_eq!(
+        record[1..],
+        [
+            "images_attached||agent|op1",
+            "added note|two photos|agent|op1"
+        ]
+    );
+    assert_eq!(
+        value(
+            &app,
+            &format!(
+                "SELECT detail->>'media' AS v FROM review_events WHERE post_id = '{id}' AND action = 'images_attached'"
+            )
+        )
+        .await,
+        json!([items[1].1, items[0].1]).to_string().replace(',', ", ")
+    );
+
+    // Items already on the post are skipped, new ones appended.
+    let again = attach_images(
+        &app,
+        "op1",
+        &id,
+        json!({"upload_ids": [items[0].0, items[2].0]}),
+    )
+    .await;
+    assert_status(&again, 200);
+    assert_eq!(again.json()["draft"]["images"], 4);
+    assert_eq!(again.json()["draft"]["noted"], false);
+    want.push(items[2].1.clone());
+    assert_eq!(post_media(&app, &id).await, want);
+
+    // A sent-back draft takes media too.
+    let back = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "back"})).await;
+    return_post(&app, &back, "sent_back", "add photos", 1).await;
+    let res = attach_images(&app, "op1", &back, json!({"upload_ids": [items[3].0]})).await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["draft"]["status"], "sent_back");
+    assert_eq!(post_media(&app, &back).await, [items[3].1.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_media_appends_library_items_in_order_and_skips_those_present() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..4).await;
+    let (_, video) = uploaded_video(&app).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "b", "submit": false, "media_ids": [items[0].1]}),
+    )
+    .await;
+    let res = attach_media(
+        &app,
+        "op1",
+        &id,
+        json!({"media_ids": [items[2].1, items[0].1, video, items[2].1], "note": "order"}),
+    )
+    .await;
+    assert_status(&res, 200);
+    let v = res.json();
+    assert_eq!(v["draft"]["images"], 2, "{v}");
+    assert_eq!(v["draft"]["media"], 3, "{v}");
+    assert_eq!(v["draft"]["status"], "draft");
+    assert_eq!(
+        post_media(&app, &id).await,
+        [items[0].1.clone(), items[2].1.clone(), video.clone()]
+    );
+    let record = events(&app, &id).await;
+    assert_eq!(
+        record[1..],
+        ["media_attached||agent|op1", "added note|order|agent|op1"]
+    );
+    // The video counts: a fifth item on threads is refused.
+    let before = written(&app).await;
+    let fifth = attach_media(
+        &app,
+        "op1",
+        &id,
+        json!({"media_ids": [items[1].1, items[3].1]}),
+    )
+    .await;
+    assert_error_in("fifth on threads", &fifth, 422, "rejected", None);
+    assert_eq!(written(&app).await, before);
+    let fourth = attach_media(&app, "op1", &id, json!({"media_ids": [items[1].1]})).await;
+    assert_status(&fourth, 200);
+    assert_eq!(fourth.json()["draft"]["media"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attaching_is_only_while_a_draft_or_in_internal_review() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..1).await;
+    for status in ["draft", "rewrite_requested", "sent_back", "internal_review"] {
+        let id = submit_ok(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("open {status}")}),
+        )
+        .await;
+        set_status(&app, &id, status).await;
+        let res = attach_media(&app, "op1", &id, json!({"media_ids": [items[0].1]})).await;
+        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+        let res = attach_images(&app, "op1", &id, json!({"upload_ids": [items[0].0]})).await;
+        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+        assert_eq!(
+            post_media(&app, &id).await,
+            [items[0].1.clone()],
+            "{status}"
+        );
+    }
+    for status in [
+        "client_review",
+        "approved",
+        "stocked",
+        "scheduled",
+        "published",
+        "cancelled",
+    ] {
+        let id = submit_ok(
+            &app,
+            "op1",
+            json!({"code": "TW-T001", "body": format!("closed {status}")}),
+        )
+        .await;
+        set_status(&app, &id, status).await;
+        let before = written(&app).await;
+        let media = attach_media(&app, "op1", &id, json!({"media_ids": [items[0].1]})).await;
+        assert_error_in(&format!("media {status}"), &media, 422, "rejected", None);
+        assert!(
+            media.json()["message"].as_str().unwrap().contains(status),
+            "{}",
+            text(&media)
+        );
+        let images = attach_images(&app, "op1", &id, json!({"upload_ids": [items[0].0]})).await;
+        assert_error_in(&format!("images {status}"), &images, 422, "rejected", None);
+        assert_eq!(written(&app).await, before, "{status}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attaching_keeps_the_caps_and_refuses_every_bad_id_all_or_nothing() {
+    let app = spawn_app().await;
+    add_reddit(&app).await;
+    let items = uploads(&app, 0..11).await;
+    let (video_upload, video) = uploaded_video(&app).await;
+    let pending = pending_upload(&app).await;
+    let (jp_upload, jp_media) = uploaded(&app, "jp1", "JP-T001", 60).await;
+    let (food_upload, food_media) = uploaded(&app, "op2", "TW-T002", 61).await;
+    let (archived_upload, archived_media) = uploaded(&app, "op1", "TW-T001", 62).await;
+    app.sql(&format!(
+        "UPDATE media SET archived_at = now() WHERE id = '{archived_media}'"
+    ))
+    .await;
+    let insta = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "insta"})).await;
+    let reddit = submit_ok(&app, "op1", json!({"code": "TW-R001", "body": "reddit"})).await;
+
+    // Instagram: ten pass, the eleventh does not.
+    let ten = attach_images(
+        &app,
+        "op1",
+        &insta,
+        json!({"upload_ids": upload_ids(&items[..10])}),
+    )
+    .await;
+    assert_status(&ten, 200);
+    assert_eq!(ten.json()["draft"]["images"], 10);
+    let before = written(&app).await;
+    let eleventh = attach_media(&app, "op1", &insta, json!({"media_ids": [items[10].1]})).await;
+    assert_error_in("eleventh", &eleventh, 422, "rejected", None);
+    // Reddit: no video, by either route.
+    let by_upload =
+        attach_images(&app, "op1", &reddit, json!({"upload_ids": [video_upload]})).await;
+    assert_error_in("reddit video upload", &by_upload, 422, "rejected", None);
+    let by_item = attach_media(
+        &app,
+        "op1",
+        &reddit,
+        json!({"media_ids": [items[0].1, video]}),
+    )
+    .await;
+    assert_error_in("reddit video item", &by_item, 422, "rejected", None);
+    assert_eq!(written(&app).await, before);
+
+    let post = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "bad ids"})).await;
+    let before = written(&app).await;
+    let ok_upload = items[0].0.clone();
+    let ok_media = items[1].1.clone();
+    let unknown = Uuid::new_v4().to_string();
+    for (case, route, ids, field) in [
+        (
+            "unknown upload",
+            "images",
+            vec![ok_upload.clone(), unknown.clone()],
+            "upload_ids[1]",
+        ),
+        (
+            "upload without a file",
+            "images",
+            vec![pending.clone()],
+            "upload_ids[0]",
+        ),
+        (
+            "another workspace's upload",
+            "images",
+            vec![jp_upload.clone()],
+            "upload_ids[0]",
+        ),
+        (
+            "another project's upload",
+            "images",
+            vec![ok_upload.clone(), food_upload.clone()],
+            "upload_ids[1]",
+        ),
+        (
+            "archived upload",
+            "images",
+            vec![archived_upload.clone()],
+            "upload_ids[0]",
+        ),
+        (
+            "unknown item",
+            "media",
+            vec![unknown.clone()],
+            "media_ids[0]",
+        ),
+        (
+            "another workspace's item",
+            "media",
+            vec![ok_media.clone(), jp_media.clone()],
+            "media_ids[1]",
+        ),
+        (
+            "another project's item",
+            "media",
+            vec![food_media.clone()],
+            "media_ids[0]",
+        ),
+        (
+            "archived item",
+            "media",
+            vec![ok_media.clone(), archived_media.clone()],
+            "media_ids[1]",
+        ),
+    ] {
+        let res = if route == "images" {
+            attach_images(&app, "op1", &post, json!({"upload_ids": ids, "note": case})).await
+        } else {
+            attach_media(&app, "op1", &post, json!({"media_ids": ids, "note": case})).await
+        };
+        assert_rejected_in(case, &res, field);
+    }
+    assert_eq!(
+        written(&app).await,
+        before,
+        "a refused attach wrote something"
+    );
+    assert_eq!(post_media(&app, &post).await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_bodies_are_checked_at_the_limit_and_one_past() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..11).await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "b"})).await;
+    let before = written(&app).await;
+    for (route, body, field) in [
+        ("images", json!({}), "upload_ids"),
+        ("images", json!({"upload_ids": []}), "upload_ids"),
+        (
+            "images",
+            json!({"upload_ids": upload_ids(&items)}),
+            "upload_ids",
+        ),
+        ("images", json!({"upload_ids": ["x"]}), "upload_ids[0]"),
+        (
+            "images",
+            json!({"upload_ids": [items[0].0], "note": ""}),
+            "note",
+        ),
+        (
+            "images",
+            json!({"upload_ids": [items[0].0], "note": "註".repeat(1001)}),
+            "note",
+        ),
+        ("media", json!({}), "media_ids"),
+        ("media", json!({"media_ids": []}), "media_ids"),
+        (
+            "media",
+            json!({"media_ids": media_ids(&items)}),
+            "media_ids",
+        ),
+        (
+            "media",
+            json!({"media_ids": [items[0].1], "note": ""}),
+            "note",
+        ),
+        (
+            "media",
+            json!({"media_ids": [items[0].1], "note": "註".repeat(1001)}),
+            "note",
+        ),
+    ] {
+        let case: String = format!("{route} {body}").chars().take(80).collect();
+        let res = post(
+            &app,
+            &app.agent_key("op1"),
+            &format!("/drafts/{id}/{route}"),
+            body,
+        )
+        .await;
+        assert_invalid_in(&case, &res, field);
+    }
+    for route in ["images", "media"] {
+        let res = post(
+            &app,
+            &app.agent_key("op1"),
+            &format!("/drafts/not-a-uuid/{route}"),
+            json!({"upload_ids": [items[0].0], "media_ids": [items[0].1]}),
+        )
+        .await;
+        assert_invalid_in(route, &res, "id");
+    }
+    assert_eq!(written(&app).await, before);
+
+    // At the limits: ten ids and a note of 1000 characters.
+    let note = "註".repeat(1000);
+    let res = attach_images(
+        &app,
+        "op1",
+        &id,
+        json!({"upload_ids": upload_ids(&items[..10]), "note": note}),
+    )
+    .await;
+    assert_status(&res, 200);
+    let other = submit_ok(&app, "op1", json!({"code": "TW-I001", "body": "other"})).await;
+    let res = attach_media(
+        &app,
+        "op1",
+        &other,
+        json!({"media_ids": media_ids(&items[1..]), "note": note}),
+    )
+    .await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["draft"]["media"], 10);
+    assert_eq!(
+        events(&app, &other).await.last().unwrap(),
+        &format!("added note|{note}|agent|op1")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attaching_is_for_the_author_agent_within_its_workspace() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..1).await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "mine"})).await;
+    // Leo's agent attaching its own finished upload to Mia's post, and others.
+    let (leo_upload, leo_media) = uploaded(&app, "op2", "TW-T002", 70).await;
+    let before = written(&app).await;
+    for (agent, post, status, code) in [
+        ("op2", id.clone(), 403, "forbidden"),
+        ("jp1", id.clone(), 404, "not_found"),
+        ("other1", id.clone(), 404, "not_found"),
+        ("bot", id.clone(), 403, "forbidden"),
+        ("op1", Uuid::new_v4().to_string(), 404, "not_found"),
+    ] {
+        let (upload, media) = if agent == "op1" {
+            (items[0].0.clone(), items[0].1.clone())
+        } else {
+            (leo_upload.clone(), leo_media.clone())
+        };
+        let images = attach_images(&app, agent, &post, json!({"upload_ids": [upload]})).await;
+        assert_error_in(&format!("images {agent}"), &images, status, code, None);
+        let media = attach_media(&app, agent, &post, json!({"media_ids": [media]})).await;
+        assert_error_in(&format!("media {agent}"), &media, status, code, None);
+    }
+    assert_eq!(written(&app).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attaching_replays_the_first_result_for_the_same_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let items = uploads(&app, 0..3).await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "b"})).await;
+    for (route, body, other) in [
+        (
+            "images",
+            json!({"upload_ids": [items[0].0], "note": "n"}),
+            json!({"upload_ids": [items[1].0]}),
+        ),
+        (
+            "media",
+            json!({"media_ids": [items[1].1], "note": "n"}),
+            json!({"media_ids": [items[2].1]}),
+        ),
+    ] {
+        let path = format!("/drafts/{id}/{route}");
+        let idem = format!("attach-{route}");
+        let first = send_idem(&app, "POST", &key, &path, &idem, &body).await;
+        assert_status(&first, 200);
+        let events_after = rows(&app, "review_events").await;
+        let media_after = post_media(&app, &id).await;
+        let again = send_idem(&app, "POST", &key, &path, &idem, &body).await;
+        assert_status(&again, 200);
+        assert_eq!(again.header("idempotent-replayed"), Some("true"), "{route}");
+        assert_eq!(again.json(), first.json(), "{route}");
+        assert_eq!(rows(&app, "review_events").await, events_after, "{route}");
+        let mismatch = send_idem(&app, "POST", &key, &path, &idem, &other).await;
+        assert_error(&mismatch, 422, "idempotency_mismatch");
+        assert_eq!(post_media(&app, &id).await, media_after, "{route}");
+        assert_eq!(rows(&app, "review_events").await, events_after, "{route}");
+    }
+    assert_eq!(
+        post_media(&app, &id).await,
+        [items[0].1.clone(), items[1].1.clone()]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /drafts/{id}/notes
+
+async fn add_note(app: &TestApp, agent: &str, post: &str, body: Value) -> Response {
+    self::post(
+        app,
+        &app.agent_key(agent),
+        &format!("/drafts/{post}/notes"),
+        body,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn add_note_goes_on_the_review_record() {
+    let app = spawn_app().await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "b"})).await;
+    let note = "註".repeat(1000);
+    let res = add_note(&app, "op1", &id, json!({"note": note})).await;
+    assert_status(&res, 200);
+    assert_eq!(res.json(), json!({"draft": {"id": id, "noted": true}}));
+    let short = add_note(&app, "op1", &id, json!({"note": "x"})).await;
+    assert_status(&short, 200);
+    assert_eq!(
+        events(&app, &id).await,
+        [
+            "submitted||agent|op1".to_owned(),
+            format!("added note|{note}|agent|op1"),
+            "added note|x|agent|op1".to_owned(),
+        ]
+    );
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM review_events WHERE post_id = '{id}' AND action = 'added note' \
+             AND actor_id = '{}'",
+            app.agent_id("op1")
+        ))
+        .await,
+        2
+    );
+    // Any status takes a note.
+    for status in ["approved", "published", "stocked"] {
+        set_status(&app, &id, status).await;
+        let res = add_note(&app, "op1", &id, json!({"note": status})).await;
+        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+    }
+    assert_eq!(events(&app, &id).await.len(), 6);
+
+    let before = written(&app).await;
+    for (body, field) in [
+        (json!({"note": "註".repeat(1001)}), "note"),
+        (json!({"note": ""}), "note"),
+        (json!({}), "note"),
+        (json!({"note": 5}), "note"),
+    ] {
+        let case: String = body.to_string().chars().take(60).collect();
+        let res = add_note(&app, "op1", &id, body).await;
+        assert_invalid_in(&case, &res, field);
+    }
+    let bad_id = add_note(&app, "op1", "not-a-uuid", json!({"note": "x"})).await;
+    assert_invalid_in("id not a uuid", &bad_id, "id");
+    assert_eq!(written(&app).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn add_note_is_for_the_author_agent_within_its_workspace() {
+    let app = spawn_app().await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "mine"})).await;
+    let before = written(&app).await;
+    for (agent, post, status, code) in [
+        ("op2", id.clone(), 403, "forbidden"),
+        ("jp1", id.clone(), 404, "not_found"),
+        ("other1", id.clone(), 404, "not_found"),
+        ("bot", id.clone(), 403, "forbidden"),
+        ("op1", Uuid::new_v4().to_string(), 404, "not_found"),
+    ] {
+        let res = add_note(&app, agent, &post, json!({"note": "hi"})).await;
+        assert_error_in(agent, &res, status, code, None);
+    }
+    assert_eq!(written(&app).await, before);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn add_note_replays_the_first_result_for_the_same_idempotency_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "b"})).await;
+    let path = format!("/drafts/{id}/notes");
+    let body = json!({"note": "once"});
+    let first = send_idem(&app, "POST", &key, &path, "note-1", &body).await;
+    assert_status(&first, 200);
+    let again = send_idem(&app, "POST", &key, &path, "note-1", &body).await;
+    assert_status(&again, 200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json(), first.json());
+    let mismatch = send_idem(
+        &app,
+        "POST",
+        &key,
+        &path,
+        "note-1",
+        &json!({"note": "twice"}),
+    )
+    .await;
+    assert_error(&mismatch, 422, "idempotency_mismatch");
+    assert_eq!(
+        events(&app, &id).await,
+        ["submitted||agent|op1", "added note|once|agent|op1"]
+    );
+    // Another key: another note.
+    let other = send_idem(&app, "POST", &key, &path, "note-2", &body).await;
+    assert_status(&other, 200);
+    assert_eq!(other.header("idempotent-replayed"), None);
+    assert_eq!(events(&app, &id).await.len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submit_draft_and_update_draft_run_as_mcp_tools() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let args = json!({"code": "TW-T001", "body": "via mcp", "planned_at": "2026-11-25 10:00",
+                      "characters": [{"code": "momo"}], "request_id": "mcp-submit-1"});
+    let first = call_tool(&app, &key, "submit_draft", args.clone()).await;
+    assert_eq!(first["isError"], false, "{first}");
+    let d = first["structuredContent"]["draft"].clone();
+    assert_eq!(d["status"], "internal_review", "{first}");
+    assert_eq!(d["planned_at"], "2026-11-25T02:00:00Z");
+    assert_eq!(d["characters"][0]["name"], "Momo");
+    let id = d["id"].as_str().unwrap().to_owned();
+    assert_eq!(post_field(&app, &id, "body").await, "via mcp");
+
+    // request_id is the idempotency key: the same call replays, other content is a mismatch.
+    let again = call_tool(&app, &key, "submit_draft", args).await;
+    assert_eq!(again["structuredContent"], first["structuredContent"]);
+    assert_eq!(rows(&app, "posts").await, 1);
+    let mismatch = call_tool(
+        &app,
+        &key,
+        "submit_draft",
+        json!({"code": "TW-T001", "body": "other", "request_id": "mcp-submit-1"}),
+    )
+    .await;
+    assert_eq!(mismatch["isError"], true, "{mismatch}");
+    assert_eq!(
+        mismatch["structuredContent"]["code"],
+        "idempotency_mismatch"
+    );
+    assert_eq!(rows(&app, "posts").await, 1);
+
+    // A REST error is a tool result with the same error body.
+    let refused = call_tool(
+        &app,
+        &key,
+        "submit_draft",
+        json!({"code": "TW-T002", "body": "not mine"}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(refused["structuredContent"]["code"], "forbidden");
+    // Malformed arguments are invalid params, with the error body as data.
+    let too_long = rpc_call(
+        &app,
+        &key,
+        "submit_draft",
+        json!({"code": "TW-T001", "body": "貓".repeat(10_001)}),
+    )
+    .await;
+    assert_eq!(too_long["error"]["code"], -32602, "{too_long}");
+    assert_eq!(too_long["error"]["data"]["field"], "body", "{too_long}");
+    assert_eq!(rows(&app, "posts").await, 1);
+
+    // update_draft: the path's id is an argument.
+    return_post(&app, &id, "sent_back", "too short", 1).await;
+    let same = call_tool(
+        &app,
+        &key,
+        "update_draft",
+        json!({"id": id, "body": "via mcp"}),
+    )
+    .await;
+    assert_eq!(same["isError"], true, "{same}");
+    assert_eq!(same["structuredContent"]["code"], "rejected");
+    assert_eq!(same["structuredContent"]["field"], "body");
+    let upd = json!({"id": id, "body": "via mcp, longer", "characters": [],
+                     "request_id": "mcp-update-1"});
+    let updated = call_tool(&app, &key, "update_draft", upd.clone()).await;
+    assert_eq!(updated["isError"], false, "{updated}");
+    let d = &updated["structuredContent"]["draft"];
+    assert_eq!(d["id"], id.as_str());
+    assert_eq!(d["status"], "internal_review");
+    assert_eq!(d["rewrite_answered"], true);
+    assert_eq!(d["characters"], json!([]));
+    assert_eq!(post_field(&app, &id, "body").await, "via mcp, longer");
+    assert_eq!(post_field(&app, &id, "awaiting_rewrite").await, "false");
+    let events_after = rows(&app, "review_events").await;
+    let replay = call_tool(&app, &key, "update_draft", upd).await;
+    assert_eq!(replay["structuredContent"], updated["structuredContent"]);
+    assert_eq!(rows(&app, "review_events").await, events_after);
+
+    // Another agent's post through MCP: forbidden; an unknown id: not found.
+    let op2 = call_tool(
+        &app,
+        &app.agent_key("op2"),
+        "update_draft",
+        json!({"id": id, "body": "x"}),
+    )
+    .await;
+    assert_eq!(op2["structuredContent"]["code"], "forbidden", "{op2}");
+    let unknown = call_tool(
+        &app,
+        &key,
+        "update_draft",
+        json!({"id": Uuid::new_v4(), "body": "x"}),
+    )
+    .await;
+    assert_eq!(
+        unknown["structuredContent"]["code"], "not_found",
+        "{unknown}"
+    );
+    assert_eq!(post_field(&app, &id, "body").await, "via mcp, longer");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_other_draft_tools_run_over_mcp_too() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let items = uploads(&app, 0..2).await;
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "b"})).await;
+    let images = call_tool(
+        &app,
+        &key,
+        "attach_images",
+        json!({"id": id, "upload_ids": [items[0].0]}),
+    )
+    .await;
+    assert_eq!(images["isError"], false, "{images}");
+    assert_eq!(images["structuredContent"]["draft"]["images"], 1);
+    let media = call_tool(
+        &app,
+        &key,
+        "attach_media",
+        json!({"id": id, "media_ids": [items[1].1]}),
+    )
+    .await;
+    assert_eq!(media["isError"], false, "{media}");
+    assert_eq!(media["structuredContent"]["draft"]["media"], 2);
+    let note = call_tool(&app, &key, "add_note", json!({"id": id, "note": "via mcp"})).await;
+    assert_eq!(
+        note["structuredContent"],
+        json!({"draft": {"id": id, "noted": true}})
+    );
+    assert_eq!(post_media(&app, &id).await, media_ids(&items));
+    return_post(&app, &id, "sent_back", "redo", 1).await;
+    let redo = call_tool(
+        &app,
+        &key,
+        "list_redo",
+        json!({"status": "sent_back", "limit": 1}),
+    )
+    .await;
+    assert_eq!(redo["isError"], false, "{redo}");
+    assert_eq!(redo["structuredContent"]["drafts"][0]["id"], id.as_str());
+    assert_eq!(redo["structuredContent"]["drafts"][0]["media"], 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency and larger sets
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_identical_submits_make_one_post() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let path = format!("{API}/drafts");
+    let body = json!({"code": "TW-T001", "body": "at once", "images": [inline(1)]});
+    let calls = (0..6).map(|_| app.client.post(&path, &key, &body));
+    let results = futures_util::future::join_all(calls).await;
+    let mut statuses: Vec<u16> = results.iter().map(|r| r.status).collect();
+    statuses.sort();
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 201], "{results:?}");
+    let ids: std::collections::BTreeSet<String> = results.iter().map(id_of).collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(rows(&app, "posts").await, 1);
+    assert_eq!(rows(&app, "media").await, 1);
+    assert_eq!(rows(&app, "post_media").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_attaches_keep_the_cap_and_the_order() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let items = uploads(&app, 0..5).await;
+    let id = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "b", "media_ids": [items[0].1]}),
+    )
+    .await;
+    let path = format!("{API}/drafts/{id}/media");
+    let bodies: Vec<Value> = items[1..]
+        .iter()
+        .map(|i| json!({"media_ids": [i.1]}))
+        .collect();
+    let calls = bodies.iter().map(|b| app.client.post(&path, &key, b));
+    let results = futures_util::future::join_all(calls).await;
+    let mut statuses: Vec<u16> = results.iter().map(|r| r.status).collect();
+    statuses.sort();
+    assert_eq!(statuses, [200, 200, 200, 422], "{results:?}");
+    assert_eq!(post_media(&app, &id).await.len(), 4);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(DISTINCT position) AS n FROM post_media WHERE post_id = '{id}'"
+        ))
+        .await,
+        4
+    );
+    assert_eq!(post_media(&app, &id).await[0], items[0].1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_file_named_twice_in_a_submit_goes_on_once() {
+    let app = spawn_app().await;
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "twice", "images": [inline(1), inline(1)]}),
+    )
+    .await;
+    assert_status(&res, 201);
+    assert_eq!(res.json()["draft"]["images"], 1);
+    assert_eq!(rows(&app, "media").await, 1);
+    assert_eq!(rows(&app, "post_media").await, 1);
+    let items = uploads(&app, 5..6).await;
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "twice more", "upload_ids": [items[0].0, items[0].0],
+               "media_ids": [items[0].1]}),
+    )
+    .await;
+    assert_status(&res, 201);
+    assert_eq!(post_media(&app, &id_of(&res)).await, [items[0].1.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_redo_pages_fifty_by_default() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "seed"})).await;
+    return_post(&app, &id, "sent_back", "s", 100).await;
+    // Fifty more returned at the same moment: the id breaks the tie.
+    app.sql(&format!(
+        "INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_id,          generation_id, agent_id, status, body, awaiting_rewrite, returned_body, returned_at)          SELECT organization_id, workspace_id, project_id, persona_id, slot_id, generation_id,          agent_id, 'rewrite_requested', body || g, true, body || g, now()          FROM posts, generate_series(1, 50) AS g WHERE id = '{id}'"
+    ))
+    .await;
+    let first = get(&app, &key, "/drafts").await;
+    assert_status(&first, 200);
+    let v = first.json();
+    let page: Vec<String> = v["drafts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(page.len(), 50);
+    assert_eq!(page[0], id, "the oldest first");
+    let cursor = v["next_cursor"].as_str().expect("a next page").to_owned();
+    let second = get(&app, &key, &format!("/drafts?cursor={cursor}")).await;
+    assert_status(&second, 200);
+    let v = second.json();
+    let rest: Vec<String> = v["drafts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(v["next_cursor"], Value::Null);
+    assert!(!page.contains(&rest[0]));
+    let all: std::collections::BTreeSet<&String> = page.iter().chain(&rest).collect();
+    assert_eq!(all.len(), 51);
 }
