@@ -658,10 +658,16 @@ async fn the_same_body_again_answers_the_original_and_applies_what_the_resend_ad
         characters.find("lulu").unwrap() < characters.find("momo").unwrap(),
         "{characters}"
     );
-    let record = events(&app, &id).await;
-    assert!(
-        record.contains(&"added note|two more photos|agent|op1".to_owned()),
-        "{record:?}"
+    // Each resend is on the review record: the plain one, then this one with what it set.
+    assert_eq!(
+        events(&app, &id).await,
+        [
+            "submitted||agent|op1",
+            "resubmitted_duplicate||agent|op1",
+            "resubmitted_duplicate||agent|op1",
+            "characters_set||agent|op1",
+            "added note|two more photos|agent|op1",
+        ]
     );
 
     // An empty characters array clears them on the original.
@@ -3221,4 +3227,63 @@ async fn list_redo_pages_fifty_by_default() {
     assert!(!page.contains(&rest[0]));
     let all: std::collections::BTreeSet<&String> = page.iter().chain(&rest).collect();
     assert_eq!(all.len(), 51);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_draft_answer_carries_the_inventory_heads_up() {
+    let app = spawn_app().await;
+    let items = uploads(&app, 0..3).await;
+    // TW-K001 is warming: one post stocked, another kept as a draft.
+    submit_ok(&app, "op1", json!({"code": "TW-K001", "body": "stocked"})).await;
+    let draft = submit_ok(
+        &app,
+        "op1",
+        json!({"code": "TW-K001", "body": "draft", "submit": false}),
+    )
+    .await;
+    let answers = [
+        (
+            "duplicate",
+            submit(
+                &app,
+                "op1",
+                json!({"code": "TW-K001", "body": "draft", "submit": false}),
+            )
+            .await,
+        ),
+        (
+            "attach_images",
+            attach_images(&app, "op1", &draft, json!({"upload_ids": [items[0].0]})).await,
+        ),
+        (
+            "attach_media",
+            attach_media(&app, "op1", &draft, json!({"media_ids": [items[1].1]})).await,
+        ),
+        (
+            "update_draft",
+            update(
+                &app,
+                "op1",
+                &draft,
+                json!({"body": "draft", "submit": false}),
+            )
+            .await,
+        ),
+    ];
+    for (case, res) in answers {
+        assert_eq!(res.status, 200, "{case}: {}", text(&res));
+        let v = res.json();
+        assert_eq!(v["heads_up"]["inventory"]["stocked"], 1, "{case}: {v}");
+        assert!(
+            v["heads_up"]["inventory"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("TW-K001")),
+            "{case}: {v}"
+        );
+    }
+    // An account without stock: no heads-up.
+    let clean = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "clean"})).await;
+    let res = attach_media(&app, "op1", &clean, json!({"media_ids": [items[2].1]})).await;
+    assert_status(&res, 200);
+    assert!(res.json().get("heads_up").is_none(), "{}", text(&res));
 }

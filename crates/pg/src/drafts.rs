@@ -858,7 +858,7 @@ async fn attach_tx(
         characters: characters_of(&post.characters),
         rewrite_answered: post.rewrite_answered,
         stocked_because: None,
-        inventory: 0,
+        inventory: inventory(conn, post.slot_id, post.id).await?,
     }))
 }
 
