@@ -202,9 +202,12 @@ SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
 WHERE id = $1
 "#;
 
+/// Closes an upload on its item. The judged type is kept, so a later poster PUT knows an image
+/// (no poster) from a video even when the type was never declared.
 const CLOSE_UPLOAD: &str = r#"
 UPDATE uploads
-SET media_id = $2, completed_at = now(), next_chunk = $4, received_bytes = $5, hash_state = NULL
+SET media_id = $2, completed_at = now(), next_chunk = $4, received_bytes = $5, hash_state = NULL,
+    detected_mime = $6
 WHERE id = $1 AND completed_at IS NULL AND next_chunk = $3
 "#;
 
@@ -476,7 +479,8 @@ impl MediaRepo for PgStore {
                         .bind::<SqlUuid, _>(media_id)
                         .bind::<Integer, _>(upload.next_chunk)
                         .bind::<Integer, _>(next)
-                        .bind::<BigInt, _>(media.layout.bytes),
+                        .bind::<BigInt, _>(media.layout.bytes)
+                        .bind::<Text, _>(media.media_type.mime()),
                 )
                 .execute(conn)
                 .await?;
