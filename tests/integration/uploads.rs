@@ -7,6 +7,7 @@ use fleetdesk_tests::client::{Client, Request, read_response};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use uuid::Uuid;
 
 pub(crate) const API: &str = "/api/agent/v1";
@@ -740,6 +741,27 @@ async fn a_resent_create_answers_the_same_upload() {
     assert_status(&fresh, 201);
     assert_ne!(fresh.json()["upload_id"], first.json()["upload_id"]);
     assert_eq!(app.count("SELECT count(*) AS n FROM uploads").await, 2);
+    // The key belongs to the agent: op1's second key replays, op2's same key is its own.
+    let second_key = app.agent_keys("op1")[1].clone();
+    let replay = app
+        .client
+        .post_idem(&path, &second_key, "up-1", &body)
+        .await;
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.json()["upload_id"], first.json()["upload_id"]);
+    let op2 = app
+        .client
+        .post_idem(
+            &path,
+            &app.agent_key("op2"),
+            "up-1",
+            &json!({"code": "TW-T002", "mime_type": "image/png", "tags": ["a"]}),
+        )
+        .await;
+    assert_status(&op2, 201);
+    assert!(op2.header("idempotent-replayed").is_none());
+    assert_ne!(op2.json()["upload_id"], first.json()["upload_id"]);
+    assert_eq!(app.count("SELECT count(*) AS n FROM uploads").await, 3);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1403,6 +1425,55 @@ async fn progress_survives_a_restart_of_the_service() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_same_chunk_sent_several_times_at_once_is_taken_once() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let video = big_video(CHUNK * 2 + 99, b"at once");
+    let up = new_upload(
+        &app,
+        &key,
+        &json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": video.len()}),
+    )
+    .await;
+    let id = upload_id(&up);
+    let part = |n: usize| video[n * CHUNK..((n + 1) * CHUNK).min(video.len())].to_vec();
+    for n in 0..3 {
+        let sends = (0..4).map(|_| put_chunk(&app, &up, n as i64, part(n)));
+        let answers = futures_util::future::join_all(sends).await;
+        for res in &answers {
+            assert_eq!(res.status, 200, "chunk {n}: {}", text(res));
+        }
+        let state = format!(
+            "SELECT count(*) AS n FROM uploads WHERE id = '{id}' AND next_chunk = {}
+               AND received_bytes = {}",
+            n + 1,
+            ((n + 1) * CHUNK).min(video.len())
+        );
+        assert_eq!(app.count(&state).await, 1, "after chunk {n}");
+        if n == 2 {
+            let ids: BTreeSet<String> = answers
+                .iter()
+                .map(|r| r.json()["media_id"].as_str().expect("media_id").to_owned())
+                .collect();
+            assert_eq!(ids.len(), 1, "{ids:?}");
+            assert!(answers.iter().all(|r| r.json()["done"] == true));
+        }
+    }
+    assert_eq!(media_rows(&app).await, 1);
+    let items = items(&app, &key, "").await;
+    let got = fetch(&app, items[0]["url"].as_str().unwrap(), None).await;
+    assert!(got.body == video, "the stored file differs");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM media WHERE sha256 = '{}'",
+            sha256_hex(&video)
+        ))
+        .await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_same_chunked_file_twice_is_one_item_and_the_copy_is_removed() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
@@ -1442,6 +1513,26 @@ async fn the_same_chunked_file_twice_is_one_item_and_the_copy_is_removed() {
     );
     let listed = item(&app, &key, &first["media_id"]).await;
     assert_eq!(listed["tags"], json!(["again"]));
+
+    // A third copy whose last chunk is sent several times at once.
+    let up = new_upload(&app, &key, &body).await;
+    assert_status(&put_chunk(&app, &up, 0, video[..CHUNK].to_vec()).await, 200);
+    let sends = (0..4).map(|_| put_chunk(&app, &up, 1, video[CHUNK..].to_vec()));
+    for res in futures_util::future::join_all(sends).await {
+        assert_eq!(res.status, 200, "{}", text(&res));
+        assert_eq!(res.json()["media_id"], first["media_id"]);
+        assert_eq!(res.json()["done"], true);
+    }
+    assert_eq!(media_rows(&app).await, 1);
+    let parts = app
+        .data_dir
+        .join("media")
+        .join("uploads")
+        .join(upload_id(&up).to_string());
+    assert!(
+        !parts.join("0").exists() && !parts.join("1").exists(),
+        "no part of the third copy is left behind"
+    );
     let got = fetch(&app, listed["url"].as_str().unwrap(), None).await;
     assert!(got.body == video, "the first copy is still served whole");
 }

@@ -463,7 +463,15 @@ impl MediaService {
             part_bytes: crate::media::CHUNK_BYTES as i64,
             bytes: total,
         };
-        let info = self.probe_stored(&layout, detected).await?;
+        let info = match self.probe_stored(&layout, detected).await {
+            Ok(info) => info,
+            // The same last chunk sent twice at once: the other request may have finished the
+            // upload and, the library having the file already, removed the parts read here.
+            Err(e) => match self.finished_elsewhere(id, &layout).await? {
+                Some(state) => return Ok(progress(&state)),
+                None => return Err(e),
+            },
+        };
         let media = NewMedia {
             media_type: detected,
             sha256: hash.finish_hex(),
@@ -475,16 +483,15 @@ impl MediaService {
         let mut closing = upload.clone();
         closing.next_chunk = n;
         let Some(done) = self.repo.complete(&closing, &media).await? else {
-            let now_state = self.repo.upload(id).await?.ok_or(PutError::NotFound)?;
+            let now_state = self
+                .finished_elsewhere(id, &layout)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("upload {id}: closed, yet without an item"))?;
             return Ok(progress(&now_state));
         };
         if done.existing {
             // The library already had this file: its parts are not needed.
-            for i in 0..layout.parts {
-                if let Err(e) = self.blobs.delete(&layout.part_key(i)).await {
-                    tracing::warn!(error = %e, "removing a part of a duplicate upload failed");
-                }
-            }
+            self.remove_parts(&layout).await;
         }
         Ok(ChunkProgress {
             media_id: Some(done.media_id),
@@ -493,6 +500,36 @@ impl MediaService {
             next_chunk: None,
             done: true,
         })
+    }
+
+    /// The upload's state when another request completed it; when its item is stored elsewhere
+    /// (the library had the file), the parts this request wrote are removed too.
+    async fn finished_elsewhere(
+        &self,
+        id: Uuid,
+        layout: &Layout,
+    ) -> Result<Option<UploadState>, PutError> {
+        let state = self.repo.upload(id).await?.ok_or(PutError::NotFound)?;
+        let Some(media_id) = state.media_id else {
+            return Ok(None);
+        };
+        if self
+            .repo
+            .file(media_id)
+            .await?
+            .is_some_and(|f| f.layout.key != layout.key)
+        {
+            self.remove_parts(layout).await;
+        }
+        Ok(Some(state))
+    }
+
+    async fn remove_parts(&self, layout: &Layout) {
+        for i in 0..layout.parts {
+            if let Err(e) = self.blobs.delete(&layout.part_key(i)).await {
+                tracing::warn!(error = %e, "removing a part of a duplicate upload failed");
+            }
+        }
     }
 
     /// Reads a video stored in parts through a blocking reader that fetches only the ranges
