@@ -831,6 +831,32 @@ async fn planned_at_takes_iso_with_a_zone_or_market_local_time() {
     .await;
     assert_status(&jp, 201);
     assert_eq!(jp.json()["draft"]["planned_at"], "2026-11-25T01:00:00Z");
+    // A US account reads New York time; a local time skipped by the clocks going forward names
+    // no instant.
+    let add = post(
+        &app,
+        &app.agent_key("op1"),
+        "/accounts",
+        json!({"persona_id": app.persona_id("Mia"), "platform": "x", "code": "US-X001",
+               "market": "US", "state": "active"}),
+    )
+    .await;
+    assert_status(&add, 201);
+    let us = submit(
+        &app,
+        "op1",
+        json!({"code": "US-X001", "body": "us", "planned_at": "2026-11-25 10:00"}),
+    )
+    .await;
+    assert_status(&us, 201);
+    assert_eq!(us.json()["draft"]["planned_at"], "2026-11-25T15:00:00Z");
+    let gap = submit(
+        &app,
+        "op1",
+        json!({"code": "US-X001", "body": "gap", "planned_at": "2026-03-08 02:30"}),
+    )
+    .await;
+    assert_invalid_in("a time in the DST gap", &gap, "planned_at");
 
     let posts = rows(&app, "posts").await;
     let forty_one = "   2026-11-25T10:00:00.000000000+08:00   ";
