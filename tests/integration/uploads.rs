@@ -1004,6 +1004,24 @@ async fn a_link_works_only_with_its_token_before_it_expires_and_once() {
     assert_eq!(assert_error(&same, 422, "rejected")["media_id"], media_id);
     assert_eq!(media_rows(&app).await, 1);
 
+    // The same link used several times at once: one stores, the others name its item.
+    let raced = new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
+    let url = raced["upload_url"].as_str().unwrap();
+    let sends = (0..4).map(|i| put(&app, url, png(8, 8, format!("race {}", i % 2).as_bytes())));
+    let answers = futures_util::future::join_all(sends).await;
+    let stored: Vec<&Response> = answers.iter().filter(|r| r.status == 200).collect();
+    assert_eq!(
+        stored.len(),
+        1,
+        "{:?}",
+        answers.iter().map(text).collect::<Vec<_>>()
+    );
+    let raced_id = stored[0].json()["media_id"].clone();
+    for res in answers.iter().filter(|r| r.status != 200) {
+        assert_eq!(assert_error(res, 422, "rejected")["media_id"], raced_id);
+    }
+    assert_eq!(media_rows(&app).await, 2);
+
     // An expired link is refused, whatever it carries.
     let later = new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
     app.sql(&format!(
@@ -1025,7 +1043,7 @@ async fn a_link_works_only_with_its_token_before_it_expires_and_once() {
     )
     .await;
     assert_error(&res, 401, "unauthorized");
-    assert_eq!(media_rows(&app).await, 1);
+    assert_eq!(media_rows(&app).await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]

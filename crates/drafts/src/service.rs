@@ -358,11 +358,11 @@ impl MediaService {
             height,
             duration_ms,
         };
-        let done = self
-            .repo
-            .complete(&upload, &media)
-            .await?
-            .ok_or(PutError::Used(None))?;
+        let Some(done) = self.repo.complete(&upload, &media).await? else {
+            // The same link used twice at once: the other request stored its file first.
+            let winner = self.repo.upload(id).await?.ok_or(PutError::NotFound)?;
+            return Err(PutError::Used(winner.media_id));
+        };
         Ok(Stored {
             media_id: done.media_id,
             media_type,
