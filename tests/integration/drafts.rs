@@ -1284,6 +1284,8 @@ async fn inline_images_become_library_items_four_at_most() {
             json!([inline(10), {"data": b64(b"plain text, valid base64")}]),
             "images[1].data",
         ),
+        // A video is no inline image.
+        (json!([{"data": b64(MP4)}]), "images[0].data"),
         (json!([{"data": ""}]), "images[0].data"),
         (json!([{"caption": "no data"}]), "images[0].data"),
         (
