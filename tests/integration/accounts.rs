@@ -1938,3 +1938,44 @@ async fn stocked_posts_show_as_inventory_in_the_day_and_count_for_no_day() {
     assert_eq!(v["summary"]["inventory"], 3, "{v}");
     assert_eq!(v["summary"]["covered"], 0, "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn drafts_sent_back_are_the_days_redo() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let long = "長".repeat(130);
+    let res = post(
+        &app,
+        &key,
+        "/drafts",
+        json!({"code": "TW-T001", "body": long}),
+    )
+    .await;
+    assert_status(&res, 201);
+    let id = res.json()["draft"]["id"].as_str().unwrap().to_owned();
+    app.sql(&format!(
+        "UPDATE posts SET status = 'sent_back', awaiting_rewrite = true, returned_body = body, \
+         returned_at = '2026-11-21T02:00:00Z' WHERE id = '{id}'"
+    ))
+    .await;
+    app.sql(&format!(
+        "INSERT INTO review_events (post_id, action, reason, actor_kind, actor_name) \
+         VALUES ('{id}', 'sent_back', 'too long', 'member', 'Ann')"
+    ))
+    .await;
+
+    let v = get(&app, &key, "/work/today").await.json();
+    assert_eq!(v["summary"]["redo"], 1, "{v}");
+    let item = &v["redo"][0];
+    assert_eq!(item["id"], id.as_str());
+    assert_eq!(item["kind"], "sent_back");
+    assert_eq!(item["code"], "TW-T001");
+    assert_eq!(item["platform"], "threads");
+    assert_eq!(item["instruction"], "too long");
+    assert_eq!(item["requested_at"], "2026-11-21T02:00:00Z");
+    assert_eq!(item["excerpt"], format!("{}…", "長".repeat(120)));
+    // Another agent's day has none of it.
+    let op2 = get(&app, &app.agent_key("op2"), "/work/today").await.json();
+    assert_eq!(op2["redo"], json!([]));
+    assert_eq!(op2["summary"]["redo"], 0);
+}

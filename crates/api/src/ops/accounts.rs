@@ -11,6 +11,7 @@ use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
+use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_kernel::{AccountCode, ErrorCode, Market, Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
@@ -170,6 +171,7 @@ pub struct WorkSummary {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RedoItem {
     pub id: Uuid,
+    /// `rewrite_requested` or `sent_back`.
     pub kind: String,
     pub code: String,
     pub platform: Platform,
@@ -214,6 +216,20 @@ pub struct UnscheduleItem {
     pub instruction: String,
 }
 
+/// Drafts to redo listed in the day, oldest returned first; `list_redo` pages through all.
+const REDO_IN_DAY: i64 = 200;
+
+/// The start of a body, for lists: at most 120 characters.
+fn excerpt(body: &str) -> String {
+    let mut chars = body.chars();
+    let head: String = chars.by_ref().take(120).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
 async fn work_today(
     ctx: Ctx,
     caller: Caller,
@@ -231,6 +247,27 @@ async fn work_today(
         .accounts
         .work_accounts(agent.agent_ref(), date, jiff::Timestamp::now())
         .await?;
+    let redo: Vec<RedoItem> = ctx
+        .drafts
+        .redo(
+            agent.agent_ref(),
+            &[PostStatus::RewriteRequested, PostStatus::SentBack],
+            None,
+            REDO_IN_DAY,
+        )
+        .await?
+        .items
+        .into_iter()
+        .map(|d| RedoItem {
+            id: d.id,
+            kind: d.status.as_str().to_owned(),
+            code: d.code,
+            platform: d.platform,
+            instruction: d.instruction,
+            requested_at: format_utc(d.returned_at),
+            excerpt: excerpt(&d.body),
+        })
+        .collect();
     Ok(Reply::ok(WorkToday {
         agent: agent.into(),
         dates: w.dates,
@@ -240,7 +277,7 @@ async fn work_today(
             covered: w.covered,
             missing_accounts: w.missing_accounts,
             missing_posts: w.missing_posts,
-            redo: 0,
+            redo: redo.len() as i64,
             tasks: 0,
             follow_ups: 0,
             unschedule_stocked: 0,
@@ -248,7 +285,7 @@ async fn work_today(
         },
         missing: w.missing,
         not_in_rotation: w.not_in_rotation,
-        redo: Vec::new(),
+        redo,
         tasks: Vec::new(),
         follow_ups: Vec::new(),
         unschedule_stocked: Vec::new(),
