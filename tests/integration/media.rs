@@ -561,6 +561,7 @@ async fn ranges_of_a_small_file() {
         Some(size.to_string().as_str())
     );
     assert!(whole.header("content-range").is_none());
+    assert!(whole.header("x-request-id").is_some_and(|v| !v.is_empty()));
 
     let cases: Vec<(String, usize, usize)> = vec![
         ("bytes=0-9".into(), 0, 10),
@@ -580,6 +581,7 @@ async fn ranges_of_a_small_file() {
             "{range}"
         );
         assert_eq!(res.body, file[start..end], "{range}");
+        assert!(res.header("x-request-id").is_some(), "{range}");
         assert_eq!(res.header("content-type"), Some("video/mp4"));
     }
     for range in [

@@ -1673,6 +1673,33 @@ async fn a_poster_sent_before_the_video_becomes_its_thumbnail() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_poster_sent_while_the_video_arrives_is_kept() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    for i in 0..12u8 {
+        let video = big_video(SINGLE_MAX - 64, &[b'v', i]);
+        let up = new_upload(
+            &app,
+            &key,
+            &json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": video.len()}),
+        )
+        .await;
+        let poster = png(64, 48, &[b'p', i]);
+        let (stored, posted) = tokio::join!(
+            put(&app, up["upload_url"].as_str().unwrap(), video),
+            put(&app, up["poster_url"].as_str().unwrap(), poster.clone()),
+        );
+        assert_status(&stored, 200);
+        assert_status(&posted, 200);
+        let listed = item(&app, &key, &stored.json()["media_id"]).await;
+        let thumb = listed["thumb_url"]
+            .as_str()
+            .unwrap_or_else(|| panic!("round {i}: the poster was lost: {listed}"));
+        assert_eq!(fetch(&app, thumb, None).await.body, poster, "round {i}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_poster_sent_after_the_video_replaces_the_thumbnail() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");

@@ -369,7 +369,8 @@ pub trait MediaRepo: Send + Sync + 'static {
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
 
     /// Enters the file into the library (or finds the identical item already there) and closes
-    /// the upload, in one transaction. `None` when another request completed it first.
+    /// the upload, in one transaction. A video's item takes the poster the upload holds at that
+    /// moment (an image is its own thumbnail). `None` when another request completed it first.
     fn complete<'a>(
         &'a self,
         upload: &'a UploadState,

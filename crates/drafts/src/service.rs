@@ -301,7 +301,7 @@ impl MediaService {
         body: Bytes,
         now: Timestamp,
     ) -> Result<Stored, PutError> {
-        let mut upload = self.open(id, token, now).await?;
+        let upload = self.open(id, token, now).await?;
         if upload.mode != UploadMode::Single {
             return Err(PutError::WrongMode(
                 "chunked",
@@ -341,11 +341,6 @@ impl MediaService {
                 (info.width, info.height, info.duration_ms)
             }
         };
-        if media_type.kind() == MediaKind::Image {
-            // A poster sent before the file, when its type was not declared, has no place on
-            // an image: an image is its own thumbnail.
-            upload.poster = None;
-        }
         let sha256 = crate::draft::sha256_hex(&body);
         let key = media_key(&sha256, media_type);
         let bytes = body.len() as i64;

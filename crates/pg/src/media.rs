@@ -172,6 +172,16 @@ SET next_chunk = $2 + 1, received_bytes = $3, hash_state = $4, detected_mime = $
 WHERE id = $1 AND next_chunk = $2 AND completed_at IS NULL
 "#;
 
+const LOCK_UPLOAD: &str = "SELECT poster_key, poster_mime FROM uploads WHERE id = $1 FOR UPDATE";
+
+#[derive(QueryableByName)]
+struct PosterRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    poster_mime: Option<String>,
+}
+
 /// The file enters the library; an identical file already there (same workspace and project,
 /// not archived) is found instead.
 const INSERT_MEDIA: &str = r#"
@@ -211,10 +221,22 @@ SET media_id = $2, completed_at = now(), next_chunk = $4, received_bytes = $5, h
 WHERE id = $1 AND completed_at IS NULL AND next_chunk = $3
 "#;
 
-const SET_POSTER: &str = r#"
-WITH u AS (UPDATE uploads SET poster_key = $2, poster_mime = $3 WHERE id = $1 RETURNING media_id)
-UPDATE media SET poster_key = $2, poster_mime = $3 WHERE id = (SELECT media_id FROM u)
+/// A poster: kept on the upload, and on its item once there is one. Two statements, not one with
+/// a CTE: when the upload is closing, the first waits for it, and only a statement begun after
+/// that sees the new item.
+const SET_UPLOAD_POSTER: &str = r#"
+UPDATE uploads SET poster_key = $2, poster_mime = $3 WHERE id = $1 RETURNING media_id
 "#;
+
+const SET_MEDIA_POSTER: &str = r#"
+UPDATE media SET poster_key = $2, poster_mime = $3 WHERE id = $1 AND kind = 'video'
+"#;
+
+#[derive(QueryableByName)]
+struct MediaIdRow {
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    media_id: Option<Uuid>,
+}
 
 const PROJECT_BY_NAME: &str = "SELECT id FROM projects WHERE workspace_id = $1 AND name = $2";
 
@@ -415,10 +437,17 @@ impl MediaRepo for PgStore {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let (poster_key, poster_mime) = match &upload.poster {
-                    Some((k, t)) => (Some(k.as_str()), Some(t.mime())),
-                    None => (None, None),
+                // The poster as the upload holds it now: one sent while the file was on its way
+                // counts. The lock makes a poster arriving meanwhile wait and then find the item.
+                let current: PosterRow =
+                    prepared(diesel::sql_query(LOCK_UPLOAD).bind::<SqlUuid, _>(upload.id))
+                        .get_result(conn)
+                        .await?;
+                let (poster_key, poster_mime) = match media.media_type.kind() {
+                    MediaKind::Video => (current.poster_key, current.poster_mime),
+                    MediaKind::Image => (None, None),
                 };
+                let (poster_key, poster_mime) = (poster_key.as_deref(), poster_mime.as_deref());
                 let inserted: Option<IdRow> = prepared(
                     diesel::sql_query(INSERT_MEDIA)
                         .bind::<SqlUuid, _>(upload.workspace_id)
@@ -506,15 +535,29 @@ impl MediaRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            prepared(
-                diesel::sql_query(SET_POSTER)
-                    .bind::<SqlUuid, _>(upload_id)
-                    .bind::<Text, _>(key)
-                    .bind::<Text, _>(media_type.mime()),
-            )
-            .execute(&mut conn)
-            .await?;
-            Ok(())
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                let row: Option<MediaIdRow> = prepared(
+                    diesel::sql_query(SET_UPLOAD_POSTER)
+                        .bind::<SqlUuid, _>(upload_id)
+                        .bind::<Text, _>(key)
+                        .bind::<Text, _>(media_type.mime()),
+                )
+                .get_result(conn)
+                .await
+                .optional()?;
+                if let Some(media_id) = row.and_then(|r| r.media_id) {
+                    prepared(
+                        diesel::sql_query(SET_MEDIA_POSTER)
+                            .bind::<SqlUuid, _>(media_id)
+                            .bind::<Text, _>(key)
+                            .bind::<Text, _>(media_type.mime()),
+                    )
+                    .execute(conn)
+                    .await?;
+                }
+                Ok(())
+            })
+            .await
         })
     }
 
