@@ -702,6 +702,70 @@ fn members(v: &Value) -> BTreeSet<String> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_media_tools_are_listed_and_the_file_puts_are_not() {
+    let app = spawn_app().await;
+    let tools = |key: String| {
+        let app = &app;
+        async move {
+            let res = app
+                .client
+                .send(
+                    Request::new("POST", "/api/mcp")
+                        .bearer(&key)
+                        .header("Accept", "application/json, text/event-stream")
+                        .header("MCP-Protocol-Version", "2025-06-18")
+                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+                )
+                .await;
+            assert_status(&res, 200);
+            res.json()["result"]["tools"]
+                .as_array()
+                .expect("tools")
+                .clone()
+        }
+    };
+    let op1 = tools(app.agent_key("op1")).await;
+    let names: BTreeSet<&str> = op1.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains("create_upload"), "{names:?}");
+    assert!(names.contains("list_media"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("chunk") || n.contains("poster")),
+        "{names:?}"
+    );
+    let create = op1.iter().find(|t| t["name"] == "create_upload").unwrap();
+    let props = members(&create["inputSchema"]["properties"]);
+    for field in [
+        "code",
+        "platform",
+        "caption",
+        "character",
+        "tags",
+        "project",
+        "bytes",
+        "mime_type",
+        "request_id",
+    ] {
+        assert!(
+            props.contains(field),
+            "create_upload lacks {field}: {props:?}"
+        );
+    }
+    let list = op1.iter().find(|t| t["name"] == "list_media").unwrap();
+    let props = members(&list["inputSchema"]["properties"]);
+    for field in ["project", "character", "tag", "kind", "q", "sort", "limit"] {
+        assert!(props.contains(field), "list_media lacks {field}: {props:?}");
+    }
+    let bot = tools(app.agent_key("bot")).await;
+    assert!(
+        !bot.iter()
+            .any(|t| t["name"] == "create_upload" || t["name"] == "list_media"),
+        "the community agent has no drafts scope"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn list_media_over_mcp_is_the_rest_list() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");

@@ -843,6 +843,39 @@ async fn an_image_put_enters_the_library() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_waits_for_100_continue_gets_it() {
+    use tokio::io::{AsyncWriteExt, BufReader};
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let up = new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
+    let file = png(2, 2, b"expect");
+    // What curl -T does: the headers, then the body once the server says to go on.
+    let request = Request::new("PUT", &path_of(&app, up["upload_url"].as_str().unwrap()))
+        .header("Expect", "100-continue")
+        .raw(file.clone());
+    let wire = request.encode(app.client.host());
+    let head_len = wire.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let stream = tokio::net::TcpStream::connect(app.client.host())
+        .await
+        .expect("connect");
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    write.write_all(&wire[..head_len]).await.expect("write");
+    let interim = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        read_response(&mut reader),
+    )
+    .await
+    .expect("an answer to Expect: 100-continue")
+    .expect("response");
+    assert_eq!(interim.status, 100);
+    write.write_all(&wire[head_len..]).await.expect("write");
+    let res = read_response(&mut reader).await.expect("response");
+    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.json()["bytes"], file.len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn every_type_is_judged_from_its_header() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
