@@ -7,8 +7,8 @@ use crate::ports::*;
 use crate::post::PostStatus;
 use crate::probe::{ProbeError, VideoInfo, probe_video};
 use crate::upload::{
-    ChunkStep, PlanError, ResumableHash, UploadMode, UploadPlan, chunk_step, new_token, plan,
-    token_matches,
+    ChunkStep, PlanError, ResumableHash, UploadMode, UploadPlan, chunk_step, distinct_tags,
+    new_token, plan, token_matches,
 };
 use bytes::Bytes;
 use fleetdesk_kernel::AgentRef;
@@ -259,7 +259,7 @@ impl MediaService {
             code: req.code,
             caption: req.caption,
             character: req.character,
-            tags: req.tags,
+            tags: distinct_tags(req.tags),
             project: req.project,
             mode: plan.mode,
             mime_type: req.mime_type,

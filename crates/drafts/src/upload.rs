@@ -105,6 +105,15 @@ pub fn plan(
     }
 }
 
+/// An item's tags are a set, as the tag filter reads them: a tag in another case is the same
+/// tag, and its first spelling stays.
+pub fn distinct_tags(tags: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    tags.into_iter()
+        .filter(|t| seen.insert(t.to_lowercase()))
+        .collect()
+}
+
 /// What a chunk request is, given the upload's progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkStep {
@@ -282,6 +291,14 @@ mod tests {
                 last: true
             }
         );
+    }
+
+    #[test]
+    fn tags_are_a_set_whatever_their_case() {
+        let tags = ["Cat", "home", "cat", "CAT", "Home", "dog"].map(String::from);
+        assert_eq!(distinct_tags(tags), ["Cat", "home", "dog"]);
+        assert_eq!(distinct_tags(["貓", "貓"].map(String::from)), ["貓"]);
+        assert!(distinct_tags(Vec::new()).is_empty());
     }
 
     #[test]

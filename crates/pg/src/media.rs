@@ -202,13 +202,15 @@ WHERE workspace_id = $1 AND project_id IS NOT DISTINCT FROM $2 AND sha256 = $3
 "#;
 
 /// An identical file sent again: the existing item keeps what it has and gains what it lacks
-/// (caption, character, poster) and the new tags (at most 20, first come first kept).
+/// (caption, character, poster) and the new tags (at most 20, first come first kept; a tag in
+/// another case is the same tag, as the tag filter reads it).
 const ENRICH_MEDIA: &str = r#"
 UPDATE media
 SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
     poster_key = COALESCE(poster_key, $5), poster_mime = COALESCE(poster_mime, $6),
-    tags = ARRAY(SELECT t FROM unnest(tags || $4::text[]) WITH ORDINALITY AS u(t, o)
-                 GROUP BY t ORDER BY min(o) LIMIT 20)
+    tags = ARRAY(SELECT (array_agg(t ORDER BY o))[1]
+                 FROM unnest(tags || $4::text[]) WITH ORDINALITY AS u(t, o)
+                 GROUP BY lower(t) ORDER BY min(o) LIMIT 20)
 WHERE id = $1
 "#;
 
