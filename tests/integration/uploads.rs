@@ -526,6 +526,7 @@ async fn every_field_at_its_limit_and_one_past() {
         json!({"code": "TW-T001", "character": "momo"}),
         json!({"code": "TW-T001", "tags": tags(20)}),
         json!({"code": "TW-T001", "tags": ["x".repeat(30), "貓".repeat(30)]}),
+        json!({"code": "TW-T001", "tags": [format!("  {}  ", "y".repeat(30))]}),
         json!({"code": "TW-T001", "tags": []}),
         json!({"code": "TW-T001", "project": "beauty"}),
         json!({"code": "tw-t001"}),
@@ -549,6 +550,10 @@ async fn every_field_at_its_limit_and_one_past() {
         ),
         (json!({"code": "TW-T001", "tags": tags(21)}), "tags"),
         (json!({"code": "TW-T001", "tags": ["x".repeat(31)]}), "tags"),
+        (
+            json!({"code": "TW-T001", "tags": [format!(" {} ", "x".repeat(31))]}),
+            "tags",
+        ),
         (json!({"code": "TW-T001", "tags": [""]}), "tags"),
         (json!({"code": "TW-T001", "tags": ["  "]}), "tags"),
         (json!({"code": "TW-T001", "project": ""}), "project"),
@@ -574,6 +579,11 @@ async fn every_field_at_its_limit_and_one_past() {
         app.count("SELECT count(*) AS n FROM uploads").await,
         ok.len() as i64
     );
+    let trimmed = format!(
+        "SELECT count(*) AS n FROM uploads WHERE tags = ARRAY['{}']",
+        "y".repeat(30)
+    );
+    assert_eq!(app.count(&trimmed).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -135,7 +135,7 @@ pub struct CreateUploadBody {
     #[validate(length(min = 1, max = 24))]
     #[schema(min_length = 1, max_length = 24)]
     pub character: Option<String>,
-    /// Up to 20 tags of 1-30 characters.
+    /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
     #[validate(length(max = 20), custom(function = "check_tags"))]
     #[schema(max_items = 20)]
     pub tags: Option<Vec<String>>,
@@ -154,7 +154,8 @@ pub struct CreateUploadBody {
 fn check_tags(tags: &[String]) -> Result<(), validator::ValidationError> {
     if tags
         .iter()
-        .any(|t| t.trim().is_empty() || t.chars().count() > 30)
+        .map(|t| t.trim().chars().count())
+        .any(|n| n == 0 || n > 30)
     {
         let mut e = validator::ValidationError::new("tags");
         e.message = Some("each tag must be 1-30 characters".into());
