@@ -250,6 +250,13 @@ impl TestApp {
     }
 }
 
+/// The per-test data directory (stored media) goes with the test, as its database does.
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
 /// Keeps the demo tenant reachable for tests of the binary.
 pub fn demo_tenant() -> &'static str {
     DEMO_TENANT
