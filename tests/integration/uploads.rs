@@ -1898,3 +1898,59 @@ async fn a_poster_is_a_small_image_for_a_video_only() {
         0
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_chunks_of_an_abandoned_upload_are_removed_after_its_link_expires() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let video = big_video(CHUNK * 2 + 10, b"abandoned");
+    let body = json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": video.len()});
+    let (left, kept) = (
+        new_upload(&app, &key, &body).await,
+        new_upload(&app, &key, &body).await,
+    );
+    for up in [&left, &kept] {
+        assert_status(&put_chunk(&app, up, 0, video[..CHUNK].to_vec()).await, 200);
+    }
+    let part = |up: &Value| {
+        app.data_dir
+            .join("media/uploads")
+            .join(upload_id(up).to_string())
+            .join("0")
+    };
+    assert!(part(&left).exists() && part(&kept).exists());
+    // The first link expired two hours ago; the second is still valid.
+    app.sql(&format!(
+        "UPDATE uploads SET expires_at = now() - interval '2 hours' WHERE id = '{}'",
+        upload_id(&left)
+    ))
+    .await;
+
+    let config = Config {
+        rate_limit_per_minute: 10_000,
+        base_url: None,
+    };
+    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
+        .await
+        .expect("compose");
+    assert_eq!(state.ctx.media.sweep_abandoned_uploads().await.unwrap(), 1);
+    assert!(!part(&left).exists(), "the abandoned chunk is gone");
+    assert!(part(&kept).exists(), "a live upload keeps its chunks");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM uploads WHERE id = '{}' AND next_chunk = 0 \
+             AND hash_state IS NULL",
+            upload_id(&left)
+        ))
+        .await,
+        1
+    );
+    // Nothing left to do the second time; the live upload still finishes.
+    assert_eq!(state.ctx.media.sweep_abandoned_uploads().await.unwrap(), 0);
+    assert_status(
+        &put_chunk(&app, &kept, 1, video[CHUNK..CHUNK * 2].to_vec()).await,
+        200,
+    );
+    let done = put_chunk(&app, &kept, 2, video[CHUNK * 2..].to_vec()).await;
+    assert_eq!(done.json()["done"], true);
+}

@@ -131,6 +131,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         print_demo(&report, &format!("http://{addr}"));
     }
     let sweeper = store.clone();
+    let media = state.ctx.media.clone();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
         loop {
@@ -140,6 +141,14 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
                     error = format!("{e:#}"),
                     "sweeping rate windows and idempotency keys failed"
                 );
+            }
+            match media.sweep_abandoned_uploads().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(uploads = n, "removed the chunks of abandoned uploads"),
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "removing the chunks of abandoned uploads failed"
+                ),
             }
         }
     });

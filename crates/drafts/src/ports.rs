@@ -392,6 +392,13 @@ pub trait MediaRepo: Send + Sync + 'static {
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>>;
 
     fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>>;
+
+    /// Chunked uploads whose link expired before the last chunk, with how many chunks they
+    /// stored: their parts can go. At most `limit`.
+    fn abandoned_uploads(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, i32)>>>;
+
+    /// Forgets an abandoned upload's progress once its parts are deleted.
+    fn forget_progress(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<()>>;
 }
 
 #[cfg(test)]

@@ -589,6 +589,23 @@ impl MediaService {
         self.repo.list(agent, query).await
     }
 
+    /// Deletes the stored chunks of uploads abandoned before their last chunk (their link
+    /// expired over an hour ago); returns how many uploads were cleared.
+    pub async fn sweep_abandoned_uploads(&self) -> anyhow::Result<usize> {
+        let abandoned = self.repo.abandoned_uploads(100).await?;
+        for (id, stored) in &abandoned {
+            for n in 0..=*stored {
+                // Chunk `stored` may have been written without being acknowledged.
+                self.blobs
+                    .delete(&format!("{}/{n}", upload_prefix(*id)))
+                    .await
+                    .map_err(blob_error)?;
+            }
+            self.repo.forget_progress(*id).await?;
+        }
+        Ok(abandoned.len())
+    }
+
     pub async fn file(&self, id: Uuid) -> anyhow::Result<Option<StoredFile>> {
         self.repo.file(id).await
     }

@@ -296,6 +296,29 @@ struct ItemRow {
     used_count: i64,
 }
 
+/// Chunked uploads whose link expired (an hour ago, so no chunk is still on its way) with
+/// stored chunks and no library item.
+const ABANDONED: &str = r#"
+SELECT id, next_chunk FROM uploads
+WHERE mode = 'chunked' AND completed_at IS NULL AND next_chunk > 0
+  AND expires_at < now() - interval '1 hour'
+ORDER BY expires_at
+LIMIT $1
+"#;
+
+#[derive(QueryableByName)]
+struct AbandonedRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Integer)]
+    next_chunk: i32,
+}
+
+const FORGET_PROGRESS: &str = r#"
+UPDATE uploads SET next_chunk = 0, received_bytes = 0, hash_state = NULL
+WHERE id = $1 AND completed_at IS NULL
+"#;
+
 const FILE: &str = r#"
 SELECT mime_type, storage_key, parts, part_bytes, bytes, poster_key, poster_mime
 FROM media WHERE id = $1
@@ -623,6 +646,27 @@ impl MediaRepo for PgStore {
                 })
                 .collect::<anyhow::Result<Vec<_>>>()
                 .map(Ok)
+        })
+    }
+
+    fn abandoned_uploads(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, i32)>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<AbandonedRow> =
+                prepared(diesel::sql_query(ABANDONED).bind::<BigInt, _>(limit))
+                    .load(&mut conn)
+                    .await?;
+            Ok(rows.into_iter().map(|r| (r.id, r.next_chunk)).collect())
+        })
+    }
+
+    fn forget_progress(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            prepared(diesel::sql_query(FORGET_PROGRESS).bind::<SqlUuid, _>(id))
+                .execute(&mut conn)
+                .await?;
+            Ok(())
         })
     }
 
