@@ -13,7 +13,8 @@
 //!    sequential requests show what each statement costs on the wire (Parse, Bind/Execute,
 //!    Close, Sync, and how many times the service waited for PostgreSQL).
 //!
-//! Results go to standard output and to `target/bench/results.json`.
+//! Results go to standard output and to `target/bench/results.json`. Then the upload
+//! benchmark runs (bench_upload.rs), unless `--no-upload`.
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
@@ -37,7 +38,7 @@ operator agent and N accounts, starts `fleetdesk serve --expose-round-trips`, an
 GET /api/agent/v1/accounts and POST /api/agent/v1/heartbeat (plain, with a fresh
 Idempotency-Key, and replaying one Idempotency-Key) with C keep-alive HTTP/1.1 clients.
 Prints requests/s, p50/p99/max latency and SQL round trips per request; writes
-target/bench/results.json.
+target/bench/results.json. Then runs the upload benchmark (see below).
 
 USAGE:
     cargo xtask bench [OPTIONS]
@@ -55,14 +56,18 @@ OPTIONS:
     --wire-requests N   sequential requests per scenario in the wire check (default 20)
     --no-wire-check     skip the wire check (PostgreSQL messages per request, via a proxy)
     --no-build          do not run cargo build; use target/release/fleetdesk as it is
+    --no-upload         skip the upload benchmark that runs afterwards
     -h, --help          print this help
+
+Afterwards the upload benchmark runs with its defaults (`cargo xtask bench upload --help`);
+`cargo xtask bench upload` runs only that one.
 
 ENVIRONMENT:
     FLEETDESK_BENCH_SERVER_URL   PostgreSQL server to create the database on
                                  (default postgres://postgres@127.0.0.1:5432)
 ";
 
-const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432";
+pub(crate) const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432";
 
 #[derive(Debug, Clone)]
 struct Options {
@@ -77,6 +82,8 @@ struct Options {
     wire_requests: usize,
     wire_check: bool,
     build: bool,
+    /// Runs the upload benchmark after the load benchmark.
+    uploads: bool,
     server_url: String,
 }
 
@@ -95,6 +102,7 @@ impl Options {
             wire_requests: 20,
             wire_check: true,
             build: true,
+            uploads: true,
             server_url: std::env::var("FLEETDESK_BENCH_SERVER_URL")
                 .ok()
                 .filter(|u| !u.is_empty())
@@ -132,6 +140,7 @@ impl Options {
                 "--wire-requests" => o.wire_requests = num(flag, value(flag)?)?,
                 "--no-wire-check" => o.wire_check = false,
                 "--no-build" => o.build = false,
+                "--no-upload" => o.uploads = false,
                 other => bail!("unknown option `{other}`; see cargo xtask bench --help"),
             }
         }
@@ -146,6 +155,14 @@ impl Options {
         }
         Ok(Some(o))
     }
+
+    fn serve_flags(&self) -> ServeFlags {
+        ServeFlags {
+            workers: self.workers,
+            db_pool: self.db_pool,
+            json_log: false,
+        }
+    }
 }
 
 pub fn main(args: &[String]) -> anyhow::Result<()> {
@@ -154,14 +171,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     };
     let started = Instant::now();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .context("the xtask crate has no parent directory")?
-        .to_path_buf();
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| if p.is_absolute() { p } else { root.join(p) })
-        .unwrap_or_else(|| root.join("target"));
+    let (root, target_dir) = workspace_dirs()?;
 
     let bin = build(&root, &target_dir, opts.build)?;
     let tmp = TempDir::create()?;
@@ -170,14 +180,20 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     print_machine(&machine);
     println!("database: {} (dropped at the end)", db.name);
 
-    let keys = apply_tenant(&bin, &db.url, &tmp.path, &opts)?;
+    let keys = apply_tenant(&bin, &db.url, &tmp.path, opts.accounts, opts.keys)?;
     println!(
         "tenant: 1 organization, 1 workspace, 1 operator agent with {} key(s), 1 persona with {} active threads accounts",
         keys.len(),
         opts.accounts
     );
 
-    let server = Server::start(&bin, &db.url, &tmp.path, &opts, &tmp.path.join("serve.log"))?;
+    let server = Server::start(
+        &bin,
+        &db.url,
+        &tmp.path,
+        &opts.serve_flags(),
+        &tmp.path.join("serve.log"),
+    )?;
     println!("server: fleetdesk listening on http://{}", server.addr);
     let target = Arc::new(Target {
         addr: server.addr.clone(),
@@ -216,9 +232,6 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let elapsed = started.elapsed().as_secs_f64();
     print_report(&opts, &results, &overhead, wire.as_deref());
 
-    let out_dir = target_dir.join("bench");
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let out = out_dir.join("results.json");
     let doc = json!({
         "machine": machine.json(),
         "options": {
@@ -236,17 +249,65 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         "wire_check": wire.as_ref().map(|w| w.iter().map(WireResult::json).collect::<Vec<_>>()),
         "total_seconds": elapsed,
     });
-    std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")
-        .with_context(|| format!("writing {}", out.display()))?;
+    let out = merge_results(&target_dir, doc)?;
     println!("\nwrote {}", out.display());
     println!("the benchmark took {elapsed:.0} s (build included)");
+    drop(tmp);
+    drop(db);
+    if opts.uploads {
+        println!("\n---------------------------------------------------------------------------");
+        crate::bench_upload::run(
+            &crate::bench_upload::Options::defaults(opts.server_url.clone()),
+            &bin,
+            &target_dir,
+        )?;
+    }
     Ok(())
+}
+
+/// The workspace root and the target directory (`CARGO_TARGET_DIR` when set).
+pub(crate) fn workspace_dirs() -> anyhow::Result<(PathBuf, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("the xtask crate has no parent directory")?
+        .to_path_buf();
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root.join(p) })
+        .unwrap_or_else(|| root.join("target"));
+    Ok((root, target_dir))
+}
+
+/// Writes the top-level keys of `doc` into `target/bench/results.json`, keeping the keys a
+/// previous run of another benchmark wrote there (the load benchmark owns `machine`,
+/// `options`, `scenarios`, ...; the upload benchmark owns `uploads`).
+pub(crate) fn merge_results(target_dir: &Path, doc: Value) -> anyhow::Result<PathBuf> {
+    let out_dir = target_dir.join("bench");
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let out = out_dir.join("results.json");
+    let mut merged = std::fs::read(&out)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if let Value::Object(new) = doc {
+        merged.extend(new);
+    }
+    std::fs::write(
+        &out,
+        serde_json::to_string_pretty(&Value::Object(merged))? + "\n",
+    )
+    .with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Build, machine
 
-fn build(root: &Path, target_dir: &Path, run_cargo: bool) -> anyhow::Result<PathBuf> {
+pub(crate) fn build(root: &Path, target_dir: &Path, run_cargo: bool) -> anyhow::Result<PathBuf> {
     let fallback = target_dir.join("release").join("fleetdesk");
     if !run_cargo {
         if !fallback.is_file() {
@@ -289,7 +350,7 @@ fn build(root: &Path, target_dir: &Path, run_cargo: bool) -> anyhow::Result<Path
     Ok(exe)
 }
 
-struct Machine {
+pub(crate) struct Machine {
     cpus: usize,
     cpu_model: String,
     memory: String,
@@ -300,7 +361,7 @@ struct Machine {
 }
 
 impl Machine {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({
             "cpus": self.cpus,
             "cpu_model": self.cpu_model,
@@ -313,7 +374,7 @@ impl Machine {
     }
 }
 
-fn machine(server_url: &str) -> Machine {
+pub(crate) fn machine(server_url: &str) -> Machine {
     let cpus = thread::available_parallelism().map_or(1, |n| n.get());
     let field = |file: &str, name: &str| {
         std::fs::read_to_string(file)
@@ -350,7 +411,7 @@ fn machine(server_url: &str) -> Machine {
     }
 }
 
-fn print_machine(m: &Machine) {
+pub(crate) fn print_machine(m: &Machine) {
     println!(
         "machine: {} logical CPU(s) ({}), {} RAM; PostgreSQL {} (synchronous_commit {})",
         m.cpus, m.cpu_model, m.memory, m.postgres, m.synchronous_commit
@@ -361,7 +422,7 @@ fn print_machine(m: &Machine) {
     );
 }
 
-fn unix_millis() -> u128 {
+pub(crate) fn unix_millis() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis())
@@ -370,13 +431,18 @@ fn unix_millis() -> u128 {
 // ---------------------------------------------------------------------------------------------
 // Temporary directory, database, server: each cleans up when dropped.
 
-struct TempDir {
-    path: PathBuf,
+pub(crate) struct TempDir {
+    pub(crate) path: PathBuf,
 }
 
 impl TempDir {
-    fn create() -> anyhow::Result<TempDir> {
-        let path = std::env::temp_dir().join(format!("fleetdesk-bench-{}", std::process::id()));
+    pub(crate) fn create() -> anyhow::Result<TempDir> {
+        Self::create_named("bench")
+    }
+
+    /// `<temp dir>/fleetdesk-<what>-<pid>`.
+    pub(crate) fn create_named(what: &str) -> anyhow::Result<TempDir> {
+        let path = std::env::temp_dir().join(format!("fleetdesk-{what}-{}", std::process::id()));
         if path.exists() {
             std::fs::remove_dir_all(&path).ok();
         }
@@ -483,17 +549,22 @@ impl PgUrl {
     }
 }
 
-struct Database {
+pub(crate) struct Database {
     server_url: String,
-    name: String,
-    url: String,
+    pub(crate) name: String,
+    pub(crate) url: String,
     parsed: PgUrl,
 }
 
 impl Database {
-    fn create(server_url: &str) -> anyhow::Result<Database> {
+    pub(crate) fn create(server_url: &str) -> anyhow::Result<Database> {
+        Self::create_named(server_url, "bench")
+    }
+
+    /// A database `fleetdesk_<what>_<pid>`.
+    pub(crate) fn create_named(server_url: &str, what: &str) -> anyhow::Result<Database> {
         let parsed = PgUrl::parse(server_url)?;
-        let name = format!("fleetdesk_bench_{}", std::process::id());
+        let name = format!("fleetdesk_{what}_{}", std::process::id());
         psql(server_url, &format!("CREATE DATABASE {name}"))
             .context("creating the benchmark database (set FLEETDESK_BENCH_SERVER_URL?)")?;
         Ok(Database {
@@ -515,17 +586,25 @@ impl Drop for Database {
     }
 }
 
-struct Server {
-    child: Child,
-    addr: String,
+/// How `fleetdesk serve` is started.
+pub(crate) struct ServeFlags {
+    pub(crate) workers: Option<usize>,
+    pub(crate) db_pool: Option<usize>,
+    /// `FLEETDESK_LOG_FORMAT=json`: one JSON object per log line, for reading the log back.
+    pub(crate) json_log: bool,
+}
+
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) addr: String,
 }
 
 impl Server {
-    fn start(
+    pub(crate) fn start(
         bin: &Path,
         database_url: &str,
         data_dir: &Path,
-        opts: &Options,
+        flags: &ServeFlags,
         log: &Path,
     ) -> anyhow::Result<Server> {
         let log_file = File::create(log).with_context(|| format!("creating {}", log.display()))?;
@@ -541,11 +620,14 @@ impl Server {
             "--data-dir",
         ])
         .arg(data_dir);
-        if let Some(w) = opts.workers {
+        if let Some(w) = flags.workers {
             cmd.args(["--workers", &w.to_string()]);
         }
-        if let Some(p) = opts.db_pool {
+        if let Some(p) = flags.db_pool {
             cmd.args(["--db-pool", &p.to_string()]);
+        }
+        if flags.json_log {
+            cmd.env("FLEETDESK_LOG_FORMAT", "json");
         }
         cmd.env("DATABASE_URL", database_url)
             .env_remove("FLEETDESK_BASE_URL")
@@ -625,11 +707,16 @@ impl Drop for Server {
 // ---------------------------------------------------------------------------------------------
 // Tenant
 
-fn tenant_file(opts: &Options) -> Value {
-    let accounts: Vec<Value> = (0..opts.accounts)
+/// The code of the i-th account of the tenant file.
+pub(crate) fn account_code(i: usize) -> String {
+    format!("TW-T{i:03}")
+}
+
+fn tenant_file(accounts: usize, keys: usize) -> Value {
+    let accounts: Vec<Value> = (0..accounts)
         .map(|i| {
             json!({
-                "code": format!("TW-T{i:03}"),
+                "code": account_code(i),
                 "platform": "threads",
                 "state": "active",
                 "daily_target": 2,
@@ -644,7 +731,7 @@ fn tenant_file(opts: &Options) -> Value {
             "workspaces": [{
                 "name": "Bench",
                 "projects": [{"name": "bench"}],
-                "agents": [{"name": "bench-operator", "role": "operator", "keys": opts.keys}],
+                "agents": [{"name": "bench-operator", "role": "operator", "keys": keys}],
                 "personas": [{
                     "name": "Bench Persona",
                     "project": "bench",
@@ -657,14 +744,18 @@ fn tenant_file(opts: &Options) -> Value {
 }
 
 /// Applies the tenant file and returns the agent's keys.
-fn apply_tenant(
+pub(crate) fn apply_tenant(
     bin: &Path,
     database_url: &str,
     dir: &Path,
-    opts: &Options,
+    accounts: usize,
+    keys: usize,
 ) -> anyhow::Result<Vec<String>> {
     let file = dir.join("tenant.json");
-    std::fs::write(&file, serde_json::to_string_pretty(&tenant_file(opts))?)?;
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&tenant_file(accounts, keys))?,
+    )?;
     let out = Command::new(bin)
         .args(["admin", "apply"])
         .arg(&file)
@@ -683,7 +774,7 @@ fn apply_tenant(
     }
     let report: Value = serde_json::from_slice(&out.stdout)
         .context("fleetdesk admin apply printed no JSON report")?;
-    let keys: Vec<String> = report["organizations"][0]["workspaces"][0]["agents"][0]["keys"]
+    let issued: Vec<String> = report["organizations"][0]["workspaces"][0]["agents"][0]["keys"]
         .as_array()
         .map(|a| {
             a.iter()
@@ -691,25 +782,24 @@ fn apply_tenant(
                 .collect()
         })
         .unwrap_or_default();
-    if keys.len() != opts.keys {
+    if issued.len() != keys {
         bail!(
-            "expected {} agent key(s) in the apply report, found {}",
-            opts.keys,
-            keys.len()
+            "expected {keys} agent key(s) in the apply report, found {}",
+            issued.len()
         );
     }
-    Ok(keys)
+    Ok(issued)
 }
 
 // ---------------------------------------------------------------------------------------------
 // HTTP/1.1 client: one keep-alive connection.
 
-struct Response {
-    status: u16,
-    round_trips: Option<u32>,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) round_trips: Option<u32>,
     replayed: bool,
-    body: Vec<u8>,
-    close: bool,
+    pub(crate) body: Vec<u8>,
+    pub(crate) close: bool,
 }
 
 struct Client {
@@ -747,7 +837,7 @@ impl Client {
     }
 }
 
-fn bad(what: &str) -> io::Error {
+pub(crate) fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_owned())
 }
 
@@ -762,7 +852,7 @@ fn read_line(r: &mut impl BufRead, line: &mut String) -> io::Result<()> {
     Ok(())
 }
 
-fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
+pub(crate) fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
     let mut line = String::new();
     read_line(r, &mut line)?;
     let mut parts = line.split_whitespace();
@@ -968,7 +1058,7 @@ impl Scenario {
     }
 }
 
-fn excerpt(body: &[u8]) -> String {
+pub(crate) fn excerpt(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned()
 }
 
@@ -1191,7 +1281,7 @@ impl ScenarioResult {
 }
 
 /// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> u64 {
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
@@ -1292,7 +1382,7 @@ fn run_scenario(
 
 /// Jiffies from /proc: the whole machine's, the server process's and this process's.
 #[derive(Debug, Clone)]
-struct CpuTicks {
+pub(crate) struct CpuTicks {
     machine_total: u64,
     machine_busy: u64,
     server: u64,
@@ -1304,13 +1394,13 @@ struct CpuTicks {
 
 /// Where the CPU went while a scenario ran, as shares of all cores.
 #[derive(Debug, Clone, Copy)]
-struct CpuShare {
-    machine_busy_pct: f64,
-    server_pct: f64,
-    client_pct: f64,
-    postgres_pct: f64,
+pub(crate) struct CpuShare {
+    pub(crate) machine_busy_pct: f64,
+    pub(crate) server_pct: f64,
+    pub(crate) client_pct: f64,
+    pub(crate) postgres_pct: f64,
     /// Anything else running on the machine.
-    other_pct: f64,
+    pub(crate) other_pct: f64,
     server_us_per_request: f64,
     postgres_us_per_request: f64,
 }
@@ -1325,7 +1415,7 @@ impl CpuTicks {
         Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
     }
 
-    fn read(server_pid: u32) -> Option<CpuTicks> {
+    pub(crate) fn read(server_pid: u32) -> Option<CpuTicks> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cpu: Vec<u64> = stat
             .lines()
@@ -1363,7 +1453,7 @@ impl CpuTicks {
             .collect()
     }
 
-    fn share_since(&self, before: &CpuTicks, requests: u64) -> CpuShare {
+    pub(crate) fn share_since(&self, before: &CpuTicks, requests: u64) -> CpuShare {
         let total = self
             .machine_total
             .saturating_sub(before.machine_total)
@@ -1826,7 +1916,13 @@ fn wire_check(
         "\nwire check: a second server reaches PostgreSQL through a counting proxy; {} sequential requests per scenario",
         opts.wire_requests
     );
-    let server = Server::start(bin, &url, data_dir, opts, &data_dir.join("serve-wire.log"))?;
+    let server = Server::start(
+        bin,
+        &url,
+        data_dir,
+        &opts.serve_flags(),
+        &data_dir.join("serve-wire.log"),
+    )?;
     let target = Target {
         addr: server.addr.clone(),
         keys: keys.to_vec(),

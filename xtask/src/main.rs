@@ -3,9 +3,11 @@
 //! - `test`: the boundary check, then every test of the workspace with cargo-nextest.
 //! - `check-boundaries`: fails when a domain crate depends on diesel, actix-web or object_store.
 //! - `lint`: rustfmt check and clippy with warnings denied.
-//! - `bench`: load benchmark of the real binary (see bench.rs).
+//! - `bench`: load benchmark of the real binary (see bench.rs), then the upload benchmark.
+//! - `bench upload`: only the upload benchmark (see bench_upload.rs).
 
 mod bench;
+mod bench_upload;
 
 use anyhow::{Context, bail};
 use std::process::Command;
@@ -48,10 +50,13 @@ fn main() -> anyhow::Result<()> {
                 "warnings",
             ]))
         }
+        Some("bench") if args.get(1).is_some_and(|a| a == "upload") => {
+            bench_upload::main(&args[2..])
+        }
         Some("bench") => bench::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [--help]>"
+                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [upload] [--help]>"
             );
             std::process::exit(2);
         }
