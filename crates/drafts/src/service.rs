@@ -427,9 +427,18 @@ impl MediaService {
                 .ok_or_else(|| anyhow::anyhow!("upload {id}: saved hash state is unreadable"))?,
             None => ResumableHash::new(),
         };
-        hash.update(&body);
+        // Hashing (CPU) and writing (I/O) the chunk run side by side.
         let key = format!("{}/{n}", upload_prefix(id));
-        self.blobs.put(&key, body).await.map_err(blob_error)?;
+        let for_hash = body.clone();
+        let (hashed, written) = tokio::join!(
+            tokio::task::spawn_blocking(move || {
+                hash.update(&for_hash);
+                hash
+            }),
+            self.blobs.put(&key, body)
+        );
+        written.map_err(blob_error)?;
+        let hash = hashed.map_err(|e| anyhow::anyhow!("hashing task failed: {e}"))?;
         let received = upload.received_bytes + expected as i64;
 
         if !last {
