@@ -108,36 +108,20 @@ impl Options {
                 .filter(|u| !u.is_empty())
                 .unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned()),
         };
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = |name: &str| -> anyhow::Result<String> {
-                match &inline {
-                    Some(v) => Ok(v.clone()),
-                    None => it
-                        .next()
-                        .cloned()
-                        .ok_or_else(|| anyhow!("{name} needs a value")),
-                }
-            };
-            fn num<T: std::str::FromStr>(name: &str, v: String) -> anyhow::Result<T> {
-                v.parse()
-                    .map_err(|_| anyhow!("{name}: `{v}` is not a valid number"))
-            }
+        let mut flags = Flags::new(args);
+        while let Some(flag) = flags.next_flag() {
+            let flag = flag.as_str();
             match flag {
                 "-h" | "--help" => return Ok(None),
-                "--accounts" => o.accounts = num(flag, value(flag)?)?,
-                "--concurrency" => o.concurrency = num(flag, value(flag)?)?,
-                "--seconds" => o.seconds = num(flag, value(flag)?)?,
-                "--requests" => o.requests = Some(num(flag, value(flag)?)?),
-                "--warmup" => o.warmup = num(flag, value(flag)?)?,
-                "--keys" => o.keys = num(flag, value(flag)?)?,
-                "--workers" => o.workers = Some(num(flag, value(flag)?)?),
-                "--db-pool" => o.db_pool = Some(num(flag, value(flag)?)?),
-                "--wire-requests" => o.wire_requests = num(flag, value(flag)?)?,
+                "--accounts" => o.accounts = flags.num(flag)?,
+                "--concurrency" => o.concurrency = flags.num(flag)?,
+                "--seconds" => o.seconds = flags.num(flag)?,
+                "--requests" => o.requests = Some(flags.num(flag)?),
+                "--warmup" => o.warmup = flags.num(flag)?,
+                "--keys" => o.keys = flags.num(flag)?,
+                "--workers" => o.workers = Some(flags.num(flag)?),
+                "--db-pool" => o.db_pool = Some(flags.num(flag)?),
+                "--wire-requests" => o.wire_requests = flags.num(flag)?,
                 "--no-wire-check" => o.wire_check = false,
                 "--no-build" => o.build = false,
                 "--no-upload" => o.uploads = false,
@@ -2023,5 +2007,53 @@ fn print_wire(results: &[WireResult]) {
              closed: the header counts statements, and each statement costs 2 network round trips (diesel never\n\
              caches a sql_query as a prepared statement, so every execution prepares it again)."
         );
+    }
+}
+
+/// Command-line flags, `--name value` or `--name=value`, for the benchmarks' option parsers.
+pub(crate) struct Flags<'a> {
+    args: std::slice::Iter<'a, String>,
+    inline: Option<String>,
+}
+
+impl<'a> Flags<'a> {
+    pub(crate) fn new(args: &'a [String]) -> Self {
+        Flags {
+            args: args.iter(),
+            inline: None,
+        }
+    }
+
+    /// The next flag's name; its `=value`, if any, is kept for [`Flags::value`].
+    pub(crate) fn next_flag(&mut self) -> Option<String> {
+        let arg = self.args.next()?;
+        match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => {
+                self.inline = Some(v.to_owned());
+                Some(f.to_owned())
+            }
+            _ => {
+                self.inline = None;
+                Some(arg.clone())
+            }
+        }
+    }
+
+    /// The value of flag `name`: after `=`, or the next argument.
+    pub(crate) fn value(&mut self, name: &str) -> anyhow::Result<String> {
+        match self.inline.take() {
+            Some(v) => Ok(v),
+            None => self
+                .args
+                .next()
+                .cloned()
+                .ok_or_else(|| anyhow!("{name} needs a value")),
+        }
+    }
+
+    pub(crate) fn num<T: std::str::FromStr>(&mut self, name: &str) -> anyhow::Result<T> {
+        let v = self.value(name)?;
+        v.parse()
+            .map_err(|_| anyhow!("{name}: `{v}` is not a valid number"))
     }
 }

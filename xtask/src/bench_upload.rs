@@ -20,7 +20,7 @@
 //! Results go to standard output and, under `uploads`, to `target/bench/results.json`.
 
 use crate::bench::{
-    self, CpuShare, CpuTicks, Database, Response, ServeFlags, Server, TempDir, percentile,
+    self, CpuShare, CpuTicks, Database, Flags, Response, ServeFlags, Server, TempDir, percentile,
 };
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
@@ -112,33 +112,17 @@ impl Options {
                 .filter(|u| !u.is_empty())
                 .unwrap_or_else(|| bench::DEFAULT_SERVER_URL.to_owned()),
         );
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = |name: &str| -> anyhow::Result<String> {
-                match &inline {
-                    Some(v) => Ok(v.clone()),
-                    None => it
-                        .next()
-                        .cloned()
-                        .ok_or_else(|| anyhow!("{name} needs a value")),
-                }
-            };
-            fn num<T: std::str::FromStr>(name: &str, v: String) -> anyhow::Result<T> {
-                v.parse()
-                    .map_err(|_| anyhow!("{name}: `{v}` is not a valid number"))
-            }
+        let mut flags = Flags::new(args);
+        while let Some(flag) = flags.next_flag() {
+            let flag = flag.as_str();
             match flag {
                 "-h" | "--help" => return Ok(None),
-                "--mib" => o.mib = num(flag, value(flag)?)?,
-                "--runs" => o.runs = num(flag, value(flag)?)?,
-                "--concurrent" => o.concurrent = num(flag, value(flag)?)?,
-                "--sample-ms" => o.sample = Duration::from_millis(num(flag, value(flag)?)?),
-                "--workers" => o.workers = Some(num(flag, value(flag)?)?),
-                "--db-pool" => o.db_pool = Some(num(flag, value(flag)?)?),
+                "--mib" => o.mib = flags.num(flag)?,
+                "--runs" => o.runs = flags.num(flag)?,
+                "--concurrent" => o.concurrent = flags.num(flag)?,
+                "--sample-ms" => o.sample = Duration::from_millis(flags.num(flag)?),
+                "--workers" => o.workers = Some(flags.num(flag)?),
+                "--db-pool" => o.db_pool = Some(flags.num(flag)?),
                 "--no-build" => o.build = false,
                 "--perf" => o.perf = true,
                 other => bail!("unknown option `{other}`; see cargo xtask bench upload --help"),
