@@ -4,6 +4,9 @@
 //! [`ObjectBlobStore`] implements the kernel's [`BlobStore`] port. Keys are
 //! `/`-separated relative paths such as `avatars/<id>/<sha256>.png`.
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 use std::fmt;
 use std::path::Path as FsPath;
 use std::sync::Arc;
