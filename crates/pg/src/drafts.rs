@@ -270,6 +270,11 @@ struct CountRow {
 /// An event to record: action, reason, detail.
 type Event = (&'static str, Option<String>, Value);
 
+/// A note for the reviewers, shown as an "added note" entry.
+fn note_event(note: &str) -> Event {
+    ("added note", Some(note.to_owned()), json!({}))
+}
+
 async fn record(conn: Tx<'_>, post_id: Uuid, agent: AgentRef, events: &[Event]) -> QueryResult<()> {
     if events.is_empty() {
         return Ok(());
@@ -469,6 +474,33 @@ async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i6
     Ok(row.n)
 }
 
+/// The answer for a post after a change, carrying `media` in all and the account's other
+/// stocked posts.
+async fn answer(
+    conn: Tx<'_>,
+    post: PostRow,
+    status: PostStatus,
+    platform: Platform,
+    media: &[MediaRef],
+    characters: Vec<Character>,
+) -> QueryResult<DraftView> {
+    let (images, videos) = counts(media);
+    Ok(DraftView {
+        inventory: inventory(conn, post.slot_id, post.id).await?,
+        id: post.id,
+        status,
+        code: post.code,
+        platform,
+        planned_at: post.planned_at.map(Into::into),
+        images,
+        videos,
+        duplicate: false,
+        characters,
+        rewrite_answered: post.rewrite_answered,
+        stocked_because: None,
+    })
+}
+
 fn counts(media: &[MediaRef]) -> (i64, i64) {
     let images = media.iter().filter(|m| m.kind == MediaKind::Image).count() as i64;
     (images, media.len() as i64 - images)
@@ -618,7 +650,7 @@ async fn submit_tx(
         json!({"media": ids_json(&added)}),
     )];
     if let Some(note) = &d.content.note {
-        events.push(("added note", Some(note.clone()), json!({})));
+        events.push(note_event(note));
     }
     record(conn, post.id, agent, &events).await?;
     let (images, videos) = counts(&added);
@@ -684,24 +716,14 @@ async fn duplicate_tx(
         None => characters_of(&post.characters),
     };
     if let Some(note) = &d.content.note {
-        events.push(("added note", Some(note.clone()), json!({})));
+        events.push(note_event(note));
     }
     record(conn, post.id, agent, &events).await?;
     let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let (images, videos) = counts(&all);
+    let view = answer(conn, post, status, platform, &all, characters).await?;
     Ok(Ok(DraftView {
-        id: post.id,
-        status,
-        code: post.code,
-        platform,
-        planned_at: post.planned_at.map(Into::into),
-        images,
-        videos,
         duplicate: true,
-        characters,
-        rewrite_answered: post.rewrite_answered,
-        stocked_because: None,
-        inventory: inventory(conn, post.slot_id, post.id).await?,
+        ..view
     }))
 }
 
@@ -796,24 +818,16 @@ async fn update_tx(
         events.push(("characters_set", None, characters_json(c)));
     }
     if let Some(note) = &e.content.note {
-        events.push(("added note", Some(note.clone()), json!({})));
+        events.push(note_event(note));
     }
     record(conn, post.id, agent, &events).await?;
     let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let (images, videos) = counts(&all);
+    let characters = characters.unwrap_or_else(|| characters_of(&post.characters));
+    let view = answer(conn, post, landing, platform, &all, characters).await?;
     Ok(Ok(DraftView {
-        id: post.id,
-        status: landing,
-        code: post.code,
-        platform,
-        planned_at: post.planned_at.map(Into::into),
-        images,
-        videos,
-        duplicate: false,
-        characters: characters.unwrap_or_else(|| characters_of(&post.characters)),
         rewrite_answered,
         stocked_because: (landing == PostStatus::Stocked).then_some(reason),
-        inventory: inventory(conn, post.slot_id, post.id).await?,
+        ..view
     }))
 }
 
@@ -841,25 +855,14 @@ async fn attach_tx(
     append_media(conn, post.id, &added).await?;
     let mut events: Vec<Event> = vec![(action, None, json!({"media": ids_json(&added)}))];
     if let Some(note) = note {
-        events.push(("added note", Some(note.to_owned()), json!({})));
+        events.push(note_event(note));
     }
     record(conn, post.id, agent, &events).await?;
     let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let (images, videos) = counts(&all);
-    Ok(Ok(DraftView {
-        id: post.id,
-        status,
-        code: post.code,
-        platform,
-        planned_at: post.planned_at.map(Into::into),
-        images,
-        videos,
-        duplicate: false,
-        characters: characters_of(&post.characters),
-        rewrite_answered: post.rewrite_answered,
-        stocked_because: None,
-        inventory: inventory(conn, post.slot_id, post.id).await?,
-    }))
+    let characters = characters_of(&post.characters);
+    Ok(Ok(
+        answer(conn, post, status, platform, &all, characters).await?
+    ))
 }
 
 const REDO: &str = r#"
@@ -993,13 +996,7 @@ impl DraftsRepo for PgStore {
                     Ok(p) => p,
                     Err(r) => return Ok(Err(r)),
                 };
-                record(
-                    conn,
-                    post.id,
-                    agent,
-                    &[("added note", Some(note.to_owned()), json!({}))],
-                )
-                .await?;
+                record(conn, post.id, agent, &[note_event(note)]).await?;
                 Ok(Ok(()))
             })
             .await
