@@ -18,6 +18,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "fleetdesk_tenancy",
     "fleetdesk_accounts",
     "fleetdesk_drafts",
+    "fleetdesk_inventory",
 ];
 const FORBIDDEN: &[&str] = &[
     "diesel",

@@ -4,7 +4,7 @@
 use crate::models::avatar::AvatarImage;
 use crate::models::heartbeat::HeartbeatInput;
 use crate::models::state::{AccountState, ReportedState, StateMove};
-use crate::models::work::RotationAccount;
+use crate::models::work::{DayCount, RotationAccount};
 use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Market, Platform};
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -175,4 +175,13 @@ pub trait AccountsRepo: Send + Sync + 'static {
 
     /// The agent's accounts with their states, targets and inventory counts.
     fn rotation(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>>;
+
+    /// What each of the agent's accounts holds on the given market dates (dates apply to the
+    /// accounts of their market, read in each account's zone). One statement whatever the
+    /// number of accounts.
+    fn day_counts<'a>(
+        &'a self,
+        agent: AgentRef,
+        dates: &'a [(Market, Date)],
+    ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, Date, DayCount)>>>;
 }

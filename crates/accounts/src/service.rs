@@ -3,7 +3,10 @@
 use crate::models::avatar::{AvatarError, AvatarImage};
 use crate::models::heartbeat::HeartbeatInput;
 use crate::models::state::{AccountState, ReportedState};
-use crate::models::work::{WorkAccounts, work_accounts};
+use crate::models::work::{
+    AccountInventory, DayCount, PlannedDay, WorkAccounts, market_dates, planned_days,
+    planning_dates, work_accounts,
+};
 use crate::ports::*;
 use fleetdesk_kernel::blob::BlobStore;
 use fleetdesk_kernel::{AgentRef, TimeInputError, parse_time_input};
@@ -155,8 +158,17 @@ impl AccountsService {
         self.repo.record_heartbeat(agent, &input).await
     }
 
-    /// The accounts part of the agent's day. Post counts come from reported posts, which
-    /// arrive with the post lifecycle; until then nothing is counted as covered.
+    /// The account a `{code}` names among the agent's.
+    pub async fn resolve(
+        &self,
+        agent: AgentRef,
+        code: &CodeRef,
+    ) -> anyhow::Result<Result<ResolvedAccount, LookupError>> {
+        self.repo.resolve(agent, code).await
+    }
+
+    /// The accounts part of the agent's day: posts count once they were reported published
+    /// or scheduled for the market date.
     pub async fn work_accounts(
         &self,
         agent: AgentRef,
@@ -164,7 +176,43 @@ impl AccountsService {
         now: Timestamp,
     ) -> anyhow::Result<WorkAccounts> {
         let accounts = self.repo.rotation(agent).await?;
-        Ok(work_accounts(&accounts, &HashMap::new(), date, now))
+        let dates: Vec<_> = market_dates(accounts.iter().map(|a| a.market), date, now)
+            .into_iter()
+            .collect();
+        let counts = self.counts(agent, &dates).await?;
+        Ok(work_accounts(&accounts, &counts, date, now))
+    }
+
+    /// The planning view (`planned_posts`): the next `days` market dates of every active
+    /// account that still need posts, and each account's inventory.
+    pub async fn planned(
+        &self,
+        agent: AgentRef,
+        start: Option<Date>,
+        days: u32,
+        now: Timestamp,
+    ) -> anyhow::Result<(Vec<PlannedDay>, Vec<AccountInventory>)> {
+        let accounts = self.repo.rotation(agent).await?;
+        let dates = planning_dates(accounts.iter().map(|a| a.market), start, days, now);
+        let counts = self.counts(agent, &dates).await?;
+        Ok(planned_days(&accounts, &counts, &dates))
+    }
+
+    async fn counts(
+        &self,
+        agent: AgentRef,
+        dates: &[(fleetdesk_kernel::Market, Date)],
+    ) -> anyhow::Result<HashMap<(uuid::Uuid, Date), DayCount>> {
+        if dates.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(self
+            .repo
+            .day_counts(agent, dates)
+            .await?
+            .into_iter()
+            .map(|(slot, day, c)| ((slot, day), c))
+            .collect())
     }
 }
 
@@ -254,6 +302,14 @@ mod tests {
             Box::pin(async { anyhow::bail!("not used") })
         }
         fn rotation(&self, _: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
+
+        fn day_counts<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a [(fleetdesk_kernel::Market, Date)],
+        ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, Date, DayCount)>>> {
             Box::pin(async { Ok(Vec::new()) })
         }
     }

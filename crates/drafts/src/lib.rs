@@ -6,9 +6,13 @@
 //! read from its container. Storage and SQL are reached through the ports in [`ports`].
 
 pub mod draft;
+pub mod lifecycle;
 pub mod media;
+pub mod metrics;
 pub mod ports;
 pub mod post;
 pub mod probe;
+pub mod report;
+pub mod review;
 pub mod service;
 pub mod upload;

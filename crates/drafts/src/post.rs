@@ -102,6 +102,47 @@ impl fmt::Display for PostStatus {
     }
 }
 
+/// A body as report matching compares it: trimmed, every run of whitespace one space.
+pub fn normalize_body(body: &str) -> String {
+    body.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The stored key of a body for matching reports without ids: SHA-256 (hex) of the normalized
+/// body.
+pub fn body_key(body: &str) -> String {
+    crate::draft::sha256_hex(normalize_body(body).as_bytes())
+}
+
+impl PostStatus {
+    /// Not through review yet: reports about it are refused.
+    pub fn before_review(self) -> bool {
+        matches!(
+            self,
+            PostStatus::Draft
+                | PostStatus::InternalReview
+                | PostStatus::ClientReview
+                | PostStatus::RewriteRequested
+                | PostStatus::SentBack
+        )
+    }
+
+    /// May go to inventory (by a stock call or an account leaving rotation): anything not yet
+    /// on its way out. Published, failed, cancelled, deleted and service-publishing posts may
+    /// not.
+    pub fn stockable(self) -> bool {
+        self.before_review() || matches!(self, PostStatus::Approved | PostStatus::Scheduled)
+    }
+
+    /// The statuses [`PostStatus::stockable`] accepts, for SQL.
+    pub fn stockable_all() -> Vec<&'static str> {
+        PostStatus::ALL
+            .into_iter()
+            .filter(|s| s.stockable())
+            .map(PostStatus::as_str)
+            .collect()
+    }
+}
+
 /// Where a submitted or rewritten draft goes.
 pub fn landing_status(submit: bool, account_active: bool) -> PostStatus {
     match (submit, account_active) {
@@ -148,6 +189,36 @@ mod tests {
         assert!(!PostStatus::Published.is_unpublished());
         assert!(!PostStatus::Cancelled.is_unpublished());
         assert_eq!(PostStatus::unpublished().len(), 9);
+    }
+
+    #[test]
+    fn bodies_match_across_whitespace_differences() {
+        assert_eq!(normalize_body("  hello \n\t world  "), "hello world");
+        assert_eq!(normalize_body("早安\u{3000}台北"), "早安 台北");
+        assert_eq!(body_key(" a  b "), body_key("a b"));
+        assert_ne!(body_key("a b"), body_key("ab"));
+    }
+
+    #[test]
+    fn only_unfinished_posts_can_be_stocked() {
+        let stockable: Vec<_> = PostStatus::ALL
+            .into_iter()
+            .filter(|s| s.stockable())
+            .collect();
+        assert_eq!(
+            stockable,
+            [
+                PostStatus::Draft,
+                PostStatus::InternalReview,
+                PostStatus::ClientReview,
+                PostStatus::Approved,
+                PostStatus::RewriteRequested,
+                PostStatus::SentBack,
+                PostStatus::Scheduled,
+            ]
+        );
+        assert!(!PostStatus::Publishing.stockable());
+        assert!(!PostStatus::Stocked.stockable());
     }
 
     #[test]

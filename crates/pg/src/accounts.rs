@@ -3,10 +3,10 @@
 use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use fleetdesk_accounts::models::work::RotationAccount;
+use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
@@ -305,16 +305,6 @@ RETURNING id, status, question, options
 pub(crate) const BAN_DECISION_KIND: &str = "account_banned";
 pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
 
-/// The seam where a state change moves posts to inventory. Posts arrive with the post
-/// lifecycle; until then an account has nothing to stock.
-async fn stock_posts_for_state_change(
-    _conn: &mut AsyncPgConnection,
-    _slot_id: Uuid,
-    _reason: Option<&str>,
-) -> anyhow::Result<i64> {
-    Ok(0)
-}
-
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         Box::pin(async move {
@@ -494,8 +484,14 @@ impl AccountsRepo for PgStore {
                     None
                 };
                 let stocked_posts = if stocks_posts {
-                    stock_posts_for_state_change(conn, locked.slot_id, change.reason.as_deref())
-                        .await?
+                    crate::inventory::stock_slot_posts(
+                        conn,
+                        locked.slot_id,
+                        agent.agent_id,
+                        change.reason.as_deref(),
+                        to.as_str(),
+                    )
+                    .await?
                 } else {
                     0
                 };
@@ -587,6 +583,85 @@ impl AccountsRepo for PgStore {
                 .collect())
         })
     }
+
+    fn day_counts<'a>(
+        &'a self,
+        agent: AgentRef,
+        dates: &'a [(Market, jiff::civil::Date)],
+    ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, jiff::civil::Date, DayCount)>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<DayCountRow> = prepared(
+                diesel::sql_query(DAY_COUNTS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Array<Text>, _>(
+                        dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
+                    )
+                    .bind::<Array<Text>, _>(
+                        dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
+                    ),
+            )
+            .load(&mut conn)
+            .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok((
+                        r.slot_id,
+                        r.day.parse()?,
+                        DayCount {
+                            published: r.published,
+                            scheduled: r.scheduled,
+                            planned: r.planned,
+                        },
+                    ))
+                })
+                .collect()
+        })
+    }
+}
+
+/// Per account and market date: posts reported published or scheduled on it, and posts
+/// approved or in review planned for it. Each date applies to the accounts of its market and
+/// is read in the account's zone.
+const DAY_COUNTS: &str = r#"
+SELECT s.id AS slot_id, d.day::text AS day,
+       count(*) FILTER (WHERE p.status = 'published'
+                          AND p.published_at >= d.lo AND p.published_at < d.hi) AS published,
+       count(*) FILTER (WHERE p.status IN ('scheduled', 'publishing')
+                          AND p.scheduled_for >= d.lo AND p.scheduled_for < d.hi) AS scheduled,
+       count(*) FILTER (WHERE p.status IN ('approved', 'internal_review', 'client_review')
+                          AND p.planned_at >= d.lo AND p.planned_at < d.hi) AS planned
+FROM account_slots s
+JOIN personas pe ON pe.id = s.persona_id
+CROSS JOIN LATERAL (
+    SELECT t.day, (t.day::timestamp AT TIME ZONE s.timezone) AS lo,
+           ((t.day + 1)::timestamp AT TIME ZONE s.timezone) AS hi
+    FROM unnest($3::text[], $4::date[]) AS t(market, day)
+    WHERE t.market = s.market
+) d
+JOIN posts p ON p.slot_id = s.id
+  AND p.status IN ('published', 'scheduled', 'publishing', 'approved', 'internal_review',
+                   'client_review')
+  AND ((p.published_at >= d.lo AND p.published_at < d.hi)
+    OR (p.scheduled_for >= d.lo AND p.scheduled_for < d.hi)
+    OR (p.planned_at >= d.lo AND p.planned_at < d.hi))
+WHERE s.workspace_id = $1 AND pe.agent_id = $2
+GROUP BY s.id, d.day
+"#;
+
+#[derive(QueryableByName)]
+struct DayCountRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    day: String,
+    #[diesel(sql_type = BigInt)]
+    published: i64,
+    #[diesel(sql_type = BigInt)]
+    scheduled: i64,
+    #[diesel(sql_type = BigInt)]
+    planned: i64,
 }
 
 impl PgStore {

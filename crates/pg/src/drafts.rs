@@ -11,7 +11,7 @@ use fleetdesk_accounts::AccountState;
 use fleetdesk_drafts::draft::{CastMember, Character, MediaRef, check_characters, plan_media};
 use fleetdesk_drafts::media::MediaKind;
 use fleetdesk_drafts::ports::*;
-use fleetdesk_drafts::post::{PostStatus, landing_status};
+use fleetdesk_drafts::post::{PostStatus, body_key, landing_status};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, parse_time_input};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -224,9 +224,10 @@ struct IdRow {
 const INSERT_POST: &str = r#"
 INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_id, generation_id,
                    agent_id, status, body, topic, sponsored, planned_at, characters,
-                   stocked_at, stock_reason)
+                   stocked_at, stock_reason, from_status, platform, body_key)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-        CASE WHEN $8 = 'stocked' THEN now() END, $14)
+        CASE WHEN $8 = 'stocked' THEN now() END, $14,
+        CASE WHEN $8 = 'stocked' THEN 'internal_review' END, $15, $16)
 RETURNING id
 "#;
 
@@ -254,6 +255,9 @@ SET body = $2, topic = COALESCE($3, topic), status = $4, characters = COALESCE($
     awaiting_rewrite = $6, rewrite_answered = $7,
     stocked_at = CASE WHEN $4 = 'stocked' THEN now() END,
     stock_reason = CASE WHEN $4 = 'stocked' THEN $8 END,
+    from_status = CASE WHEN $4 = 'stocked' THEN status END,
+    planned_was = CASE WHEN $4 = 'stocked' THEN planned_at END,
+    body_key = $9,
     updated_at = now()
 WHERE id = $1
 "#;
@@ -635,7 +639,9 @@ async fn submit_tx(
             .bind::<Bool, _>(d.sponsored)
             .bind::<Nullable<Timestamptz>, _>(planned_at.map(jiff_diesel::Timestamp::from))
             .bind::<Jsonb, _>(characters_json(&characters))
-            .bind::<Nullable<Text>, _>(reason.as_deref()),
+            .bind::<Nullable<Text>, _>(reason.as_deref())
+            .bind::<Text, _>(platform.as_str())
+            .bind::<Text, _>(body_key(&d.body)),
     )
     .get_result(conn)
     .await?;
@@ -794,7 +800,8 @@ async fn update_tx(
             .bind::<Nullable<Jsonb>, _>(characters.as_ref().map(|c| characters_json(c)))
             .bind::<Bool, _>(awaiting)
             .bind::<Bool, _>(rewrite_answered)
-            .bind::<Nullable<Text>, _>(reason.as_deref()),
+            .bind::<Nullable<Text>, _>(reason.as_deref())
+            .bind::<Text, _>(body_key(&e.body)),
     )
     .execute(conn)
     .await?;

@@ -7,6 +7,8 @@ mod accounts;
 mod db;
 mod drafts;
 mod gate;
+mod inventory;
+mod lifecycle;
 mod media;
 mod tenancy;
 #[cfg(feature = "testing")]

@@ -29,6 +29,9 @@ pub struct RotationAccount {
 pub struct DayCount {
     pub published: i64,
     pub scheduled: i64,
+    /// Approved or in review and planned for the day (not counted by the day view, which
+    /// knows only what was reported; the planning view counts them).
+    pub planned: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -151,6 +154,107 @@ pub fn work_accounts(
     out
 }
 
+/// A day of an active account that still needs posts, for `planned_posts`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PlannedDay {
+    pub code: String,
+    pub platform: Platform,
+    pub market: String,
+    pub date: String,
+    pub persona: String,
+    pub target: i64,
+    /// Reported published on that day.
+    pub published: i64,
+    /// Reported scheduled for that day.
+    pub scheduled: i64,
+    /// Approved or in review and planned for that day.
+    pub planned: i64,
+    /// Posts still to write: target minus all of the above, never below 0.
+    pub missing: i64,
+    /// Stocked posts of the account that could be unstocked for this day instead.
+    pub inventory_available: i64,
+}
+
+/// An account's inventory for `planned_posts`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AccountInventory {
+    pub code: String,
+    pub platform: Platform,
+    pub state: Option<AccountState>,
+    /// Only active accounts may post (and have stocked posts released to them).
+    pub active: bool,
+    pub count: i64,
+}
+
+/// The market dates `planned_posts` looks at: `days` consecutive dates from each market's
+/// today (or from `start`).
+pub fn planning_dates(
+    markets: impl IntoIterator<Item = Market>,
+    start: Option<Date>,
+    days: u32,
+    now: Timestamp,
+) -> Vec<(Market, Date)> {
+    let mut out = Vec::new();
+    for (market, first) in market_dates(markets, start, now) {
+        let mut d = first;
+        for _ in 0..days {
+            out.push((market, d));
+            match d.tomorrow() {
+                Ok(next) => d = next,
+                Err(_) => break,
+            }
+        }
+    }
+    out
+}
+
+/// Days of active accounts that still need posts, and every account's inventory.
+pub fn planned_days(
+    accounts: &[RotationAccount],
+    counts: &HashMap<(Uuid, Date), DayCount>,
+    dates: &[(Market, Date)],
+) -> (Vec<PlannedDay>, Vec<AccountInventory>) {
+    let mut days = Vec::new();
+    for a in accounts {
+        if !a.state.is_some_and(AccountState::in_rotation) {
+            continue;
+        }
+        for (_, day) in dates.iter().filter(|(m, _)| *m == a.market) {
+            let c = counts.get(&(a.slot_id, *day)).copied().unwrap_or_default();
+            let target = i64::from(a.daily_target.max(0));
+            let missing = (target - c.published - c.scheduled - c.planned).max(0);
+            if missing > 0 {
+                days.push(PlannedDay {
+                    code: a.code.clone(),
+                    platform: a.platform,
+                    market: a.market.to_string(),
+                    date: day.to_string(),
+                    persona: a.persona.clone(),
+                    target,
+                    published: c.published,
+                    scheduled: c.scheduled,
+                    planned: c.planned,
+                    missing,
+                    inventory_available: a.inventory,
+                });
+            }
+        }
+    }
+    let inventory = accounts
+        .iter()
+        .map(|a| AccountInventory {
+            code: a.code.clone(),
+            platform: a.platform,
+            state: a.state,
+            active: a.state.is_some_and(AccountState::in_rotation),
+            count: a.inventory,
+        })
+        .collect();
+    (days, inventory)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +313,7 @@ mod tests {
             DayCount {
                 published: 1,
                 scheduled: 1,
+                planned: 0,
             },
         );
         let w = work_accounts(&[active, banned, warming], &counts, None, now);
@@ -235,6 +340,7 @@ mod tests {
             DayCount {
                 published: 3,
                 scheduled: 0,
+                planned: 0,
             },
         );
         let w = work_accounts(&[a, b], &counts, Some(day), now);
@@ -242,6 +348,42 @@ mod tests {
             (w.expected, w.covered, w.missing_posts, w.missing_accounts),
             (3, 1, 2, 1)
         );
+    }
+
+    #[test]
+    fn planning_counts_posts_in_review_and_lists_only_days_that_need_posts() {
+        let now: Timestamp = "2026-11-21T02:00:00Z".parse().unwrap();
+        let mut a = account("TW-T001", "TW", Some(AccountState::Active), 2);
+        a.inventory = 3;
+        let paused = account("TW-T002", "TW", Some(AccountState::Paused), 2);
+        let dates = planning_dates([a.market], None, 3, now);
+        assert_eq!(dates.len(), 3);
+        assert_eq!(dates[0].1.to_string(), "2026-11-21");
+        assert_eq!(dates[2].1.to_string(), "2026-11-23");
+        let mut counts = HashMap::new();
+        counts.insert(
+            (a.slot_id, dates[0].1),
+            DayCount {
+                published: 1,
+                scheduled: 0,
+                planned: 1,
+            },
+        );
+        counts.insert(
+            (a.slot_id, dates[1].1),
+            DayCount {
+                published: 0,
+                scheduled: 0,
+                planned: 1,
+            },
+        );
+        let (days, inventory) = planned_days(&[a, paused], &counts, &dates);
+        let got: Vec<_> = days.iter().map(|d| (d.date.as_str(), d.missing)).collect();
+        assert_eq!(got, [("2026-11-22", 1), ("2026-11-23", 2)]);
+        assert_eq!(days[0].inventory_available, 3);
+        assert_eq!(inventory.len(), 2);
+        assert!(inventory[0].active);
+        assert!(!inventory[1].active);
     }
 
     #[test]

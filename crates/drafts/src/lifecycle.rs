@@ -1,0 +1,294 @@
+//! What the post lifecycle needs from the outside: review (Personal API and the agent's relay),
+//! the approved list, reports and metrics. As with drafts, the adapter runs each use case in
+//! one transaction and calls this crate's rule functions ([`crate::review`],
+//! [`crate::report`], [`crate::metrics`]) inside it.
+
+use crate::draft::Character;
+use crate::media::{MediaKind, MediaType};
+use crate::post::PostStatus;
+use crate::report::{ItemError, ReportPlan, ReportedStatus};
+use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
+use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, TimeInputError};
+use jiff::Timestamp;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// Who reads posts through the Personal API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewer {
+    /// The member's organization; `None` for a platform admin bound to none (every
+    /// organization).
+    pub organization_id: Option<Uuid>,
+    /// A client sees only posts in client review, or that went through it.
+    pub client: bool,
+}
+
+/// A page of a list ordered by (time, id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<(Timestamp, Uuid)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewQuery {
+    /// `None`: every review stage (internal and client review).
+    pub stage: Option<PostStatus>,
+    pub after: Option<(Timestamp, Uuid)>,
+    pub limit: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedQuery {
+    pub code: Option<AccountCode>,
+    pub since: Option<Timestamp>,
+    pub after: Option<(Timestamp, Uuid)>,
+    pub limit: i64,
+}
+
+/// A media item on a post, in publishing order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostMedia {
+    pub id: Uuid,
+    pub kind: MediaKind,
+    pub mime_type: MediaType,
+    pub caption: Option<String>,
+    pub duration_ms: Option<i64>,
+}
+
+/// What agents reported about a post.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reported {
+    pub scheduled_for: Option<Timestamp>,
+    pub published_at: Option<Timestamp>,
+    pub platform_post_id: Option<String>,
+    pub permalink: Option<String>,
+    pub failure_reason: Option<String>,
+    pub last_reported_at: Option<Timestamp>,
+}
+
+/// The latest metrics of a post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestMetrics {
+    pub captured_at: Timestamp,
+    pub views: Option<i64>,
+    pub likes: Option<i64>,
+    pub replies: Option<i64>,
+    pub reposts: Option<i64>,
+    pub shares: Option<i64>,
+}
+
+/// A post as lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostCard {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub workspace: String,
+    pub project: String,
+    pub code: String,
+    pub platform: Platform,
+    pub persona: String,
+    pub handle: Option<String>,
+    pub body: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    pub planned_at: Option<Timestamp>,
+    pub characters: Vec<Character>,
+    pub media: Vec<PostMedia>,
+    pub agent: Option<String>,
+    pub created_at: Timestamp,
+    pub reported: Reported,
+    pub metrics: Option<LatestMetrics>,
+    /// The list's order key (planned or creation time in review, published time after).
+    pub sort_at: Timestamp,
+}
+
+/// One entry of a post's review record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordEntry {
+    pub action: String,
+    pub reason: Option<String>,
+    pub actor_kind: String,
+    pub actor_name: String,
+    pub detail: Value,
+    pub at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostDetail {
+    pub card: PostCard,
+    pub client_review: bool,
+    pub stocked_at: Option<Timestamp>,
+    pub stock_reason: Option<String>,
+    pub record: Vec<RecordEntry>,
+}
+
+/// The person a review move is made by, directly or relayed by an agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reviewer {
+    pub role: ReviewerRole,
+    pub name: String,
+    pub person_id: Option<Uuid>,
+    /// Set when an agent relays the decision: the agent, origin and effective time.
+    pub relay: Option<Value>,
+}
+
+/// Whose posts a move may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewScope {
+    Member(Viewer),
+    Agent(AgentRef),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransitionRequest {
+    pub post_id: Uuid,
+    pub to: ReviewTarget,
+    pub comment: Option<String>,
+    /// Time input, read in the account market's zone when it has none.
+    pub planned_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransitionRefusal {
+    NotFound,
+    /// The post is under another agent's persona (relay).
+    NotYours,
+    Move(MoveRefusal),
+    PlannedAt(TimeInputError),
+    /// planned_at must be in the future.
+    PlannedInPast,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transitioned {
+    pub id: Uuid,
+    pub from: PostStatus,
+    pub status: PostStatus,
+    pub planned_at: Option<Timestamp>,
+}
+
+/// One reported post as the request gave it, before its account is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawReportItem {
+    pub code: AccountCode,
+    pub platform: Option<Platform>,
+    pub status: ReportedStatus,
+    pub scheduled_for: Option<String>,
+    pub published_at: Option<String>,
+    pub platform_post_id: Option<String>,
+    pub permalink: Option<String>,
+    pub body: Option<String>,
+    pub topic: Option<String>,
+    pub has_media: Option<bool>,
+    pub sponsored: Option<bool>,
+    pub post_id: Option<Uuid>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOutcome {
+    /// `None` when every item was refused and nothing was written.
+    pub report_id: Option<Uuid>,
+    pub received_at: Timestamp,
+    pub plan: ReportPlan,
+}
+
+/// One post's metrics as the request gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawPostMetrics {
+    pub post_id: Option<Uuid>,
+    pub code: Option<AccountCode>,
+    pub platform: Option<Platform>,
+    pub platform_post_id: Option<String>,
+    pub counters: crate::metrics::PostCounters,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawAccountMetrics {
+    pub code: AccountCode,
+    pub platform: Option<Platform>,
+    pub followers: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsReport {
+    /// Time input; read in the market's zone when the agent's accounts share one market,
+    /// otherwise Asia/Taipei.
+    pub captured_at: String,
+    pub posts: Vec<RawPostMetrics>,
+    pub accounts: Vec<RawAccountMetrics>,
+}
+
+/// Why one metrics item was not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// `posts` or `accounts`.
+    pub list: &'static str,
+    pub index: usize,
+    pub code: &'static str,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetricsRefusal {
+    CapturedAt(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsOutcome {
+    pub captured_at: Timestamp,
+    pub posts_written: usize,
+    pub accounts_written: usize,
+    /// Values that fell from a positive number to 0 and were kept back.
+    pub zeros_kept_back: usize,
+    pub refused: Vec<Refused>,
+}
+
+pub trait LifecycleRepo: Send + Sync + 'static {
+    fn review_queue<'a>(
+        &'a self,
+        viewer: Viewer,
+        query: &'a ReviewQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>>;
+
+    fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>>;
+
+    fn published<'a>(
+        &'a self,
+        viewer: Viewer,
+        query: &'a PublishedQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>>;
+
+    /// Applies a review move in one transaction, with its review-record entry.
+    fn transition<'a>(
+        &'a self,
+        scope: ReviewScope,
+        reviewer: &'a Reviewer,
+        request: &'a TransitionRequest,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Transitioned, TransitionRefusal>>>;
+
+    /// Approved posts of the agent's accounts not yet scheduled, earliest planned first.
+    fn approved(&self, agent: AgentRef, limit: i64)
+    -> BoxFuture<'_, anyhow::Result<Vec<PostCard>>>;
+
+    /// Plans and writes a report batch in one transaction; writes nothing when every item is
+    /// refused.
+    fn report(
+        &self,
+        agent: AgentRef,
+        items: Vec<Result<RawReportItem, ItemError>>,
+        now: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<ReportOutcome>>;
+
+    fn report_metrics<'a>(
+        &'a self,
+        agent: AgentRef,
+        report: &'a MetricsReport,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<MetricsOutcome, MetricsRefusal>>>;
+
+    /// When the agent last reported posts.
+    fn last_report_at(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Option<Timestamp>>>;
+}

@@ -1,0 +1,825 @@
+//! `report_posts`: which post a reported item is (the matching order of the specification)
+//! and what the report does to it (the post state table). Pure: the adapter loads the posts a
+//! batch may touch in a few bulk statements, [`plan_report`] decides every item, and the
+//! adapter writes the plan back in bulk.
+
+use crate::post::{PostStatus, body_key, normalize_body};
+use fleetdesk_kernel::Platform;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Published posts this recent are still matched by body.
+pub const PUBLISHED_MATCH_WINDOW: SignedDuration = SignedDuration::from_hours(12);
+/// A published report adopts an unpublished post scheduled this close to it (rule 4).
+pub const ADOPT_WINDOW: SignedDuration = SignedDuration::from_hours(24);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ReportedStatus {
+    Scheduled,
+    Published,
+    Failed,
+    Cancelled,
+}
+
+impl ReportedStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportedStatus::Scheduled => "scheduled",
+            ReportedStatus::Published => "published",
+            ReportedStatus::Failed => "failed",
+            ReportedStatus::Cancelled => "cancelled",
+        }
+    }
+
+    fn status(self) -> PostStatus {
+        match self {
+            ReportedStatus::Scheduled => PostStatus::Scheduled,
+            ReportedStatus::Published => PostStatus::Published,
+            ReportedStatus::Failed => PostStatus::Failed,
+            ReportedStatus::Cancelled => PostStatus::Cancelled,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Inserted,
+    Updated,
+    Unchanged,
+    Ignored,
+    Unscheduled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    PostId,
+    PlatformPostId,
+    Body,
+}
+
+/// Why one item was refused (`error.code` of its result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemError {
+    NotFound(String),
+    AmbiguousCode(String),
+    Forbidden(String),
+    Rejected(String),
+    /// A field of the item is malformed or missing.
+    Invalid {
+        field: String,
+        message: String,
+    },
+    /// The platform id is already on another post.
+    Conflict(String),
+}
+
+impl ItemError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ItemError::NotFound(_) => "not_found",
+            ItemError::AmbiguousCode(_) => "ambiguous_code",
+            ItemError::Forbidden(_) => "forbidden",
+            ItemError::Rejected(_) => "rejected",
+            ItemError::Invalid { .. } => "invalid",
+            ItemError::Conflict(_) => "conflict",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            ItemError::NotFound(m)
+            | ItemError::AmbiguousCode(m)
+            | ItemError::Forbidden(m)
+            | ItemError::Rejected(m)
+            | ItemError::Conflict(m) => m.clone(),
+            ItemError::Invalid { field, message } => format!("{field}: {message}"),
+        }
+    }
+
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ItemError::Invalid { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}
+
+/// The account an item names, resolved to one of the caller's slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportSlot {
+    pub slot_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub persona_id: Uuid,
+    pub project_id: Uuid,
+    pub generation_id: Option<Uuid>,
+}
+
+/// One reported post after its own checks: account resolved, times read in its zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportItem {
+    pub slot: ReportSlot,
+    pub status: ReportedStatus,
+    pub scheduled_for: Option<Timestamp>,
+    /// For published: when; the report's time when not given.
+    pub published_at: Option<Timestamp>,
+    pub platform_post_id: Option<String>,
+    pub permalink: Option<String>,
+    pub body: Option<String>,
+    pub topic: Option<String>,
+    pub has_media: Option<bool>,
+    pub sponsored: Option<bool>,
+    pub post_id: Option<Uuid>,
+    pub failure_reason: Option<String>,
+}
+
+/// The checks of an item that need no stored post: what each status requires.
+pub fn check_requirements(
+    status: ReportedStatus,
+    has_scheduled_for: bool,
+    has_permalink: bool,
+    has_failure_reason: bool,
+) -> Result<(), ItemError> {
+    let missing = |field: &str, why: &str| {
+        Err(ItemError::Invalid {
+            field: field.to_owned(),
+            message: why.to_owned(),
+        })
+    };
+    match status {
+        ReportedStatus::Scheduled if !has_scheduled_for => {
+            missing("scheduled_for", "is required when status is scheduled")
+        }
+        ReportedStatus::Published if !has_permalink => Err(ItemError::Rejected(
+            "permalink is required when status is published: give the post's link".to_owned(),
+        )),
+        ReportedStatus::Failed if !has_failure_reason => {
+            missing("failure_reason", "is required when status is failed")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The columns a report may change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostFields {
+    pub status: PostStatus,
+    pub body: String,
+    /// [`body_key`] of `body`.
+    pub body_key: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    pub scheduled_for: Option<Timestamp>,
+    pub published_at: Option<Timestamp>,
+    pub platform_post_id: Option<String>,
+    pub scheduler_ref: Option<String>,
+    pub permalink: Option<String>,
+    pub has_media: Option<bool>,
+    pub failure_reason: Option<String>,
+    pub unschedule_pending: bool,
+}
+
+/// A post a batch may touch, as stored (or as an earlier item of the batch left it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownPost {
+    pub id: Uuid,
+    pub slot_id: Uuid,
+    pub platform: Platform,
+    /// In the caller's workspace.
+    pub in_workspace: bool,
+    /// Under one of the caller's personas.
+    pub mine: bool,
+    /// First seen in a report: follows platform edits.
+    pub from_report: bool,
+    /// Deleted from inventory: never scheduled again.
+    pub discarded: bool,
+    pub planned_at: Option<Timestamp>,
+    pub fields: PostFields,
+}
+
+impl KnownPost {
+    fn time(&self) -> Option<Timestamp> {
+        self.fields
+            .scheduled_for
+            .or(self.fields.published_at)
+            .or(self.planned_at)
+    }
+}
+
+/// The result of one item, in the response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemResult {
+    pub index: usize,
+    pub action: Option<Action>,
+    pub post_id: Option<Uuid>,
+    pub status: Option<PostStatus>,
+    pub matched_by: Option<MatchedBy>,
+    pub note: Option<String>,
+    pub error: Option<ItemError>,
+    pub published_from_stock: bool,
+    pub warning: Option<String>,
+}
+
+impl ItemResult {
+    fn refused(index: usize, error: ItemError) -> ItemResult {
+        ItemResult {
+            index,
+            action: None,
+            post_id: None,
+            status: None,
+            matched_by: None,
+            note: None,
+            error: Some(error),
+            published_from_stock: false,
+            warning: None,
+        }
+    }
+
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+/// A post the report creates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReportedPost {
+    pub id: Uuid,
+    pub slot: ReportSlot,
+    pub fields: PostFields,
+}
+
+/// A review-record entry a report writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportEvent {
+    pub post_id: Uuid,
+    pub action: String,
+    pub reason: Option<String>,
+    pub detail: serde_json::Value,
+}
+
+/// What a batch does, ready to be written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportPlan {
+    pub results: Vec<ItemResult>,
+    /// Posts the report creates, with their final columns.
+    pub inserts: Vec<NewReportedPost>,
+    /// Existing posts whose columns change, with their final columns.
+    pub updates: Vec<(Uuid, PostFields)>,
+    pub events: Vec<ReportEvent>,
+}
+
+impl ReportPlan {
+    pub fn count(&self, action: Action) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.action == Some(action))
+            .count()
+    }
+
+    pub fn rejected(&self) -> usize {
+        self.results.iter().filter(|r| !r.ok()).count()
+    }
+
+    /// Every item was refused: nothing may be written.
+    pub fn all_rejected(&self) -> bool {
+        self.results.iter().all(|r| !r.ok())
+    }
+}
+
+/// What the state table says a report does to a post. Short-lived, one per item: the size of
+/// the `Change` variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    Reject(String),
+    Ignore(String),
+    Unchanged,
+    Change {
+        fields: PostFields,
+        action: Action,
+        from_stock: bool,
+        warning: Option<String>,
+        note: Option<String>,
+    },
+}
+
+/// Decides every item of a batch. `items` come in request order, each already checked on its
+/// own (`Err` for the ones refused before matching); `known` holds every stored post the batch
+/// may match. Items see the effect of earlier items of the same batch.
+pub fn plan_report(
+    items: Vec<Result<ReportItem, ItemError>>,
+    known: Vec<KnownPost>,
+    now: Timestamp,
+) -> ReportPlan {
+    let mut posts: Vec<KnownPost> = known;
+    let mut inserted: HashMap<Uuid, ReportSlot> = HashMap::new();
+    let mut touched: Vec<Uuid> = Vec::new();
+    let mut plan = ReportPlan::default();
+
+    for (index, item) in items.into_iter().enumerate() {
+        let item = match item {
+            Ok(i) => i,
+            Err(e) => {
+                plan.results.push(ItemResult::refused(index, e));
+                continue;
+            }
+        };
+        let result = match find(&posts, &item, now) {
+            Err(e) => ItemResult::refused(index, e),
+            Ok(None) => create(index, &item, now, &mut posts, &mut inserted, &mut plan),
+            Ok(Some((at, matched_by, adopt_note))) => {
+                let post = &posts[at];
+                match step(post, &item, now) {
+                    Step::Reject(m) => ItemResult::refused(index, ItemError::Rejected(m)),
+                    Step::Ignore(note) => ItemResult {
+                        index,
+                        action: Some(Action::Ignored),
+                        post_id: Some(post.id),
+                        status: Some(post.fields.status),
+                        matched_by: Some(matched_by),
+                        note: Some(note),
+                        error: None,
+                        published_from_stock: false,
+                        warning: None,
+                    },
+                    Step::Unchanged => ItemResult {
+                        index,
+                        action: Some(Action::Unchanged),
+                        post_id: Some(post.id),
+                        status: Some(post.fields.status),
+                        matched_by: Some(matched_by),
+                        note: adopt_note,
+                        error: None,
+                        published_from_stock: false,
+                        warning: None,
+                    },
+                    Step::Change {
+                        fields,
+                        action,
+                        from_stock,
+                        warning,
+                        note,
+                    } => {
+                        let id = post.id;
+                        let note = join_notes(adopt_note, note);
+                        plan.events
+                            .push(event(id, &item, action, &fields, note.as_deref()));
+                        let status = fields.status;
+                        posts[at].fields = fields;
+                        if !touched.contains(&id) {
+                            touched.push(id);
+                        }
+                        ItemResult {
+                            index,
+                            action: Some(action),
+                            post_id: Some(id),
+                            status: Some(status),
+                            matched_by: Some(matched_by),
+                            note,
+                            error: None,
+                            published_from_stock: from_stock,
+                            warning,
+                        }
+                    }
+                }
+            }
+        };
+        plan.results.push(result);
+    }
+
+    for id in touched {
+        let post = posts.iter().find(|p| p.id == id).expect("touched post");
+        match inserted.remove(&id) {
+            Some(slot) => {
+                if let Some(new) = plan.inserts.iter_mut().find(|n| n.id == id) {
+                    new.fields = post.fields.clone();
+                    new.slot = slot;
+                }
+            }
+            None => plan.updates.push((id, post.fields.clone())),
+        }
+    }
+    plan
+}
+
+fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The matching order: post_id, then platform_post_id (same organization and platform), then
+/// same account and body at the nearest time. `Ok(None)`: no post matches.
+fn find(
+    posts: &[KnownPost],
+    item: &ReportItem,
+    now: Timestamp,
+) -> Result<Option<(usize, MatchedBy, Option<String>)>, ItemError> {
+    if let Some(id) = item.post_id {
+        let at = posts
+            .iter()
+            .position(|p| p.id == id && p.in_workspace)
+            .ok_or_else(|| ItemError::NotFound(format!("no post {id} in this workspace")))?;
+        let post = &posts[at];
+        if !post.mine {
+            return Err(ItemError::Forbidden(format!(
+                "post {id} belongs to another agent's account"
+            )));
+        }
+        if post.slot_id != item.slot.slot_id {
+            return Err(ItemError::Rejected(format!(
+                "post {id} is a post of another account, not {}",
+                item.slot.code
+            )));
+        }
+        conflict(posts, item, post.id)?;
+        return Ok(Some((at, MatchedBy::PostId, None)));
+    }
+    if let Some(pid) = &item.platform_post_id
+        && let Some(at) = posts.iter().position(|p| {
+            p.platform == item.slot.platform && p.fields.platform_post_id.as_ref() == Some(pid)
+        })
+    {
+        let post = &posts[at];
+        if !post.mine {
+            return Err(ItemError::Forbidden(format!(
+                "platform_post_id {pid} is a post of another agent's account"
+            )));
+        }
+        if post.slot_id != item.slot.slot_id {
+            return Err(ItemError::Conflict(format!(
+                "platform_post_id {pid} is already on a post of another account"
+            )));
+        }
+        return Ok(Some((at, MatchedBy::PlatformPostId, None)));
+    }
+    let Some(body) = &item.body else {
+        return Ok(None);
+    };
+    let key = body_key(body);
+    let item_time = match item.status {
+        ReportedStatus::Scheduled => item.scheduled_for,
+        ReportedStatus::Published => item.published_at,
+        _ => None,
+    }
+    .unwrap_or(now);
+    let publishing = item.status == ReportedStatus::Published;
+    let mut best: Option<(usize, SignedDuration, Option<String>)> = None;
+    for (at, p) in posts.iter().enumerate() {
+        if p.slot_id != item.slot.slot_id || !p.mine {
+            continue;
+        }
+        if p.fields.body_key != key {
+            continue;
+        }
+        let s = p.fields.status;
+        let in_flight = matches!(
+            s,
+            PostStatus::Approved | PostStatus::Scheduled | PostStatus::Failed
+        ) || (s == PostStatus::Published
+            && p.fields
+                .published_at
+                .is_some_and(|t| now.duration_since(t) <= PUBLISHED_MATCH_WINDOW));
+        let unpublished = matches!(
+            s,
+            PostStatus::Approved | PostStatus::Scheduled | PostStatus::Failed | PostStatus::Stocked
+        );
+        let other_id = match (&item.platform_post_id, &p.fields.platform_post_id) {
+            (Some(mine), Some(theirs)) if mine != theirs => Some(theirs.clone()),
+            _ => None,
+        };
+        // Rule 4: a published report adopts an unpublished post scheduled within a day of it
+        // (or not scheduled at all), even when the earlier id was the publishing tool's own.
+        let adopts = publishing
+            && unpublished
+            && p.fields
+                .scheduled_for
+                .is_none_or(|t| t.duration_since(item_time).abs() <= ADOPT_WINDOW);
+        let note = match (&other_id, adopts) {
+            (Some(old), true) => Some(format!(
+                "matched by account and body; platform_post_id {} replaces the earlier id {old}",
+                item.platform_post_id.as_deref().unwrap_or_default()
+            )),
+            (Some(_), false) => continue,
+            (None, _) if in_flight || adopts => None,
+            (None, _) => continue,
+        };
+        let distance = p
+            .time()
+            .map(|t| t.duration_since(item_time).abs())
+            .unwrap_or(SignedDuration::MAX);
+        if best.as_ref().is_none_or(|(_, d, _)| distance < *d) {
+            best = Some((at, distance, note));
+        }
+    }
+    Ok(best.map(|(at, _, note)| (at, MatchedBy::Body, note)))
+}
+
+/// A platform id given with a post_id match must not be on another post.
+fn conflict(posts: &[KnownPost], item: &ReportItem, matched: Uuid) -> Result<(), ItemError> {
+    if let Some(pid) = &item.platform_post_id
+        && posts.iter().any(|p| {
+            p.id != matched
+                && p.platform == item.slot.platform
+                && p.fields.platform_post_id.as_ref() == Some(pid)
+        })
+    {
+        return Err(ItemError::Conflict(format!(
+            "platform_post_id {pid} is already on another post"
+        )));
+    }
+    Ok(())
+}
+
+/// A report that matches no post creates one, except a cancellation of a post never reported.
+fn create(
+    index: usize,
+    item: &ReportItem,
+    now: Timestamp,
+    posts: &mut Vec<KnownPost>,
+    inserted: &mut HashMap<Uuid, ReportSlot>,
+    plan: &mut ReportPlan,
+) -> ItemResult {
+    if item.status == ReportedStatus::Cancelled {
+        return ItemResult {
+            index,
+            action: Some(Action::Ignored),
+            post_id: None,
+            status: None,
+            matched_by: None,
+            note: Some("no post matches and none was ever reported; nothing to cancel".to_owned()),
+            error: None,
+            published_from_stock: false,
+            warning: None,
+        };
+    }
+    let Some(body) = &item.body else {
+        return ItemResult::refused(
+            index,
+            ItemError::Invalid {
+                field: "body".to_owned(),
+                message: "is required the first time a post is reported (no post_id, \
+                          platform_post_id or same-body post matches)"
+                    .to_owned(),
+            },
+        );
+    };
+    let status = item.status.status();
+    let fields = PostFields {
+        status,
+        body: body.clone(),
+        body_key: body_key(body),
+        topic: item.topic.clone(),
+        sponsored: item.sponsored.unwrap_or(false),
+        scheduled_for: item.scheduled_for,
+        published_at: (status == PostStatus::Published).then(|| item.published_at.unwrap_or(now)),
+        platform_post_id: item.platform_post_id.clone(),
+        scheduler_ref: None,
+        permalink: item.permalink.clone(),
+        has_media: item.has_media,
+        failure_reason: item.failure_reason.clone(),
+        unschedule_pending: false,
+    };
+    let id = Uuid::new_v4();
+    plan.events
+        .push(event(id, item, Action::Inserted, &fields, None));
+    plan.inserts.push(NewReportedPost {
+        id,
+        slot: item.slot.clone(),
+        fields: fields.clone(),
+    });
+    inserted.insert(id, item.slot.clone());
+    posts.push(KnownPost {
+        id,
+        slot_id: item.slot.slot_id,
+        platform: item.slot.platform,
+        in_workspace: true,
+        mine: true,
+        from_report: true,
+        discarded: false,
+        planned_at: None,
+        fields,
+    });
+    ItemResult {
+        index,
+        action: Some(Action::Inserted),
+        post_id: Some(id),
+        status: Some(status),
+        matched_by: None,
+        note: None,
+        error: None,
+        published_from_stock: false,
+        warning: None,
+    }
+}
+
+/// The post state table for one matched post.
+fn step(post: &KnownPost, item: &ReportItem, now: Timestamp) -> Step {
+    use ReportedStatus as R;
+    let s = post.fields.status;
+    if s.before_review() {
+        return Step::Reject(format!(
+            "the post is {s} and has not been through review; only approved posts can be \
+             reported"
+        ));
+    }
+    if post.discarded {
+        return match item.status {
+            R::Published => changed(post, item, now, Action::Updated).with_warning(
+                "published although it was deleted from inventory on a person's behalf",
+            ),
+            R::Scheduled => Step::Reject(
+                "the post was deleted from inventory and can no longer be scheduled".to_owned(),
+            ),
+            R::Cancelled if post.fields.unschedule_pending => {
+                let mut fields = post.fields.clone();
+                fields.unschedule_pending = false;
+                Step::Change {
+                    fields,
+                    action: Action::Unscheduled,
+                    from_stock: false,
+                    warning: None,
+                    note: Some("removed from the publishing tool".to_owned()),
+                }
+            }
+            _ => Step::Ignore("the post was deleted from inventory".to_owned()),
+        };
+    }
+    match (s, item.status) {
+        (PostStatus::Deleted, _) => Step::Ignore("the post was deleted on the platform".to_owned()),
+        (PostStatus::Published, R::Published) => changed(post, item, now, Action::Updated),
+        (PostStatus::Published, _) => Step::Ignore(format!(
+            "the post is already published; a published post stays published ({} ignored)",
+            item.status.as_str()
+        )),
+        (PostStatus::Stocked, R::Cancelled) => {
+            let mut fields = post.fields.clone();
+            fields.unschedule_pending = false;
+            if let Some(reason) = &item.failure_reason {
+                fields.failure_reason = Some(reason.clone());
+            }
+            Step::Change {
+                fields,
+                action: Action::Unscheduled,
+                from_stock: false,
+                warning: None,
+                note: Some("removed from the publishing tool; the post stays in inventory".into()),
+            }
+        }
+        (PostStatus::Stocked, R::Published) => changed(post, item, now, Action::Updated)
+            .with_warning(
+                "published from inventory: the account was not supposed to post it; the post \
+                 leaves inventory and counts as published",
+            )
+            .marked_from_stock(),
+        (PostStatus::Stocked, R::Scheduled) => Step::Reject(
+            "the post is in inventory and cannot be scheduled; unstock it first".to_owned(),
+        ),
+        (PostStatus::Stocked, R::Failed) => Step::Unchanged,
+        (PostStatus::Approved, R::Cancelled) => Step::Ignore(
+            "the post was never reported scheduled; nothing to cancel, it stays approved"
+                .to_owned(),
+        ),
+        (PostStatus::Publishing, R::Scheduled | R::Cancelled) => {
+            Step::Ignore("the service is publishing this post".to_owned())
+        }
+        _ => changed(post, item, now, Action::Updated),
+    }
+}
+
+impl Step {
+    fn with_warning(self, warning: &str) -> Step {
+        match self {
+            Step::Change {
+                fields,
+                action,
+                from_stock,
+                note,
+                ..
+            } => Step::Change {
+                fields,
+                action,
+                from_stock,
+                warning: Some(warning.to_owned()),
+                note,
+            },
+            other => other,
+        }
+    }
+
+    fn marked_from_stock(self) -> Step {
+        match self {
+            Step::Change {
+                fields,
+                action,
+                warning,
+                note,
+                ..
+            } => Step::Change {
+                fields,
+                action,
+                from_stock: true,
+                warning,
+                note,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The post's columns after the report; `Unchanged` when nothing differs.
+fn changed(post: &KnownPost, item: &ReportItem, now: Timestamp, action: Action) -> Step {
+    let mut f = post.fields.clone();
+    let mut note = None;
+    f.status = item.status.status();
+    match item.status {
+        ReportedStatus::Scheduled => f.scheduled_for = item.scheduled_for,
+        ReportedStatus::Published => {
+            f.published_at = item.published_at.or(f.published_at).or(Some(now));
+            f.unschedule_pending = false;
+        }
+        ReportedStatus::Failed | ReportedStatus::Cancelled => {}
+    }
+    if item.permalink.is_some() {
+        f.permalink = item.permalink.clone();
+    }
+    if item.failure_reason.is_some() {
+        f.failure_reason = item.failure_reason.clone();
+    }
+    if item.has_media.is_some() {
+        f.has_media = item.has_media;
+    }
+    if let Some(pid) = &item.platform_post_id
+        && f.platform_post_id.as_ref() != Some(pid)
+    {
+        if let Some(old) = f.platform_post_id.take() {
+            f.scheduler_ref.get_or_insert(old);
+        }
+        f.platform_post_id = Some(pid.clone());
+    }
+    if post.from_report {
+        if let Some(body) = &item.body {
+            f.body = body.clone();
+            f.body_key = body_key(body);
+        }
+        if item.topic.is_some() {
+            f.topic = item.topic.clone();
+        }
+        if let Some(s) = item.sponsored {
+            f.sponsored = s;
+        }
+    } else if item
+        .body
+        .as_ref()
+        .is_some_and(|b| normalize_body(b) != normalize_body(&f.body))
+    {
+        note = Some("the reported body differs; the reviewed body is kept".to_owned());
+    }
+    if f == post.fields {
+        return Step::Unchanged;
+    }
+    Step::Change {
+        fields: f,
+        action,
+        from_stock: false,
+        warning: None,
+        note,
+    }
+}
+
+fn event(
+    post_id: Uuid,
+    item: &ReportItem,
+    action: Action,
+    fields: &PostFields,
+    note: Option<&str>,
+) -> ReportEvent {
+    let name = match action {
+        Action::Unscheduled => "unscheduled".to_owned(),
+        _ => format!("reported {}", item.status.as_str()),
+    };
+    ReportEvent {
+        post_id,
+        action: name,
+        reason: item.failure_reason.clone(),
+        detail: serde_json::json!({
+            "status": fields.status,
+            "platform_post_id": fields.platform_post_id,
+            "permalink": fields.permalink,
+            "scheduled_for": fields.scheduled_for.map(|t| t.to_string()),
+            "published_at": fields.published_at.map(|t| t.to_string()),
+            "note": note,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

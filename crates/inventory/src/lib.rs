@@ -1,0 +1,421 @@
+//! Post inventory: finished posts of accounts that may not post are held ("stocked") until
+//! a person or the agent releases them for a day that still needs posts.
+//!
+//! The rules are plain functions ([`stock`], [`check_unstock`], [`unstock_status`],
+//! [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
+//! case in one transaction and calls these rules inside it.
+
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+use jiff::Timestamp;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// What stocking does to a post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stocking {
+    /// The agent scheduled it in its own tool: it must remove it there and confirm
+    /// (`unschedule_stocked` until then). A post scheduled on the service side is simply
+    /// cancelled there.
+    pub unschedule_pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StockRefusal {
+    /// Published, failed, cancelled, deleted, or being published by the service.
+    Finished(PostStatus),
+    /// Deleted from inventory on a person's behalf.
+    Discarded,
+}
+
+/// May this post go to inventory, and what does it leave behind? `Ok(None)`: it already is.
+pub fn stock(
+    status: PostStatus,
+    discarded: bool,
+    agent_publishes: bool,
+) -> Result<Option<Stocking>, StockRefusal> {
+    if discarded {
+        return Err(StockRefusal::Discarded);
+    }
+    if status == PostStatus::Stocked {
+        return Ok(None);
+    }
+    if !status.stockable() {
+        return Err(StockRefusal::Finished(status));
+    }
+    Ok(Some(Stocking {
+        unschedule_pending: agent_publishes && status == PostStatus::Scheduled,
+    }))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnstockRefusal {
+    NotInStock(PostStatus),
+    AccountNotActive(Option<String>),
+    NotFuture(Timestamp),
+    /// The day already has its posts (409 already_covered); `extra` when an extra post was
+    /// asked for and even that is taken.
+    AlreadyCovered {
+        extra: bool,
+        committed: i64,
+        target: i64,
+    },
+}
+
+/// The day a post is released to: what it already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Day {
+    /// Posts published, scheduled, approved or in review for that market date.
+    pub committed: i64,
+    pub target: i64,
+}
+
+/// Checks an unstock, in the order the specification lists its rejections.
+pub fn check_unstock(
+    status: PostStatus,
+    account_state: Option<&str>,
+    planned_at: Timestamp,
+    now: Timestamp,
+    day: Day,
+    extra: bool,
+) -> Result<(), UnstockRefusal> {
+    if status != PostStatus::Stocked {
+        return Err(UnstockRefusal::NotInStock(status));
+    }
+    if account_state != Some("active") {
+        return Err(UnstockRefusal::AccountNotActive(
+            account_state.map(str::to_owned),
+        ));
+    }
+    if planned_at <= now {
+        return Err(UnstockRefusal::NotFuture(planned_at));
+    }
+    if day.committed >= day.target + i64::from(extra) {
+        return Err(UnstockRefusal::AlreadyCovered {
+            extra,
+            committed: day.committed,
+            target: day.target,
+        });
+    }
+    Ok(())
+}
+
+/// Where an unstocked post goes: back to review, or, if it was waiting for a rewrite, back to
+/// the agent's redo list.
+pub fn unstock_status(awaiting_rewrite: bool, from_status: Option<PostStatus>) -> PostStatus {
+    match (awaiting_rewrite, from_status) {
+        (true, Some(s @ (PostStatus::SentBack | PostStatus::RewriteRequested))) => s,
+        (true, _) => PostStatus::RewriteRequested,
+        (false, _) => PostStatus::InternalReview,
+    }
+}
+
+/// The role named in a relayed delete; only agency people (and admins) may delete stock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnBehalfRole {
+    Agency,
+    Client,
+    Admin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteRefusal {
+    /// A client may not delete stock (403).
+    Client,
+    NotInStock(PostStatus),
+}
+
+pub fn check_delete(role: OnBehalfRole, status: PostStatus) -> Result<(), DeleteRefusal> {
+    if role == OnBehalfRole::Client {
+        return Err(DeleteRefusal::Client);
+    }
+    if status != PostStatus::Stocked {
+        return Err(DeleteRefusal::NotInStock(status));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ports
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sponsored {
+    Only,
+    Exclude,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryQuery {
+    pub sponsored: Option<Sponsored>,
+    /// One account's slot.
+    pub slot: Option<Uuid>,
+    pub after: Option<(Timestamp, Uuid)>,
+    pub limit: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockedPost {
+    pub id: Uuid,
+    pub slot_id: Uuid,
+    pub body: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    pub from_status: Option<PostStatus>,
+    pub planned_was: Option<Timestamp>,
+    pub reason: Option<String>,
+    pub waiting_rewrite: bool,
+    pub unschedule_pending: bool,
+    pub stocked_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryAccount {
+    pub slot_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub state: Option<String>,
+    pub active: bool,
+    /// Stocked posts of the account matching the filter (all pages).
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryPage {
+    pub accounts: Vec<InventoryAccount>,
+    /// This page's posts, oldest stocked first.
+    pub posts: Vec<StockedPost>,
+    pub next: Option<(Timestamp, Uuid)>,
+}
+
+/// A stocked post the agent still has to remove from its publishing tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnscheduleItem {
+    pub id: Uuid,
+    pub code: String,
+    pub legacy_code: Option<String>,
+    pub platform: Platform,
+    pub scheduled_for: Option<Timestamp>,
+    pub scheduler_ref: Option<String>,
+    pub external_id: Option<String>,
+    pub stocked_at: Timestamp,
+    pub reason: Option<String>,
+    pub body: String,
+}
+
+/// A post that is not the caller's, or not there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    NotFound,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InventoryRefusal {
+    Lookup(Lookup),
+    Stock(StockRefusal),
+    Unstock(UnstockRefusal),
+    Delete(DeleteRefusal),
+    PlannedAt(TimeInputError),
+    /// confirm_unscheduled on a post not in stock.
+    NotStocked(PostStatus),
+}
+
+/// A post after an inventory move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub planned_at: Option<Timestamp>,
+    /// The call changed nothing (already stocked, already confirmed).
+    pub unchanged: bool,
+    pub unschedule_pending: bool,
+}
+
+pub trait InventoryRepo: Send + Sync + 'static {
+    fn list<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a InventoryQuery,
+    ) -> BoxFuture<'a, anyhow::Result<InventoryPage>>;
+
+    fn stock<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        reason: Option<&'a str>,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>>;
+
+    fn unstock<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        planned_at: &'a str,
+        extra: bool,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>>;
+
+    fn confirm_unscheduled(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Result<Moved, InventoryRefusal>>>;
+
+    /// Deletes a stocked post from inventory on behalf of a person; `relay` records who and
+    /// where.
+    fn delete_stocked<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        role: OnBehalfRole,
+        reason: Option<&'a str>,
+        relay: &'a Value,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>>;
+
+    /// Stocked posts waiting to be removed from the agent's publishing tool, oldest first.
+    fn unschedule_list(
+        &self,
+        agent: AgentRef,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<UnscheduleItem>>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PostStatus as S;
+
+    fn now() -> Timestamp {
+        "2026-11-21T10:00:00Z".parse().unwrap()
+    }
+
+    fn later() -> Timestamp {
+        "2026-11-22T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn stocking_follows_the_state_table() {
+        for s in [
+            S::Draft,
+            S::InternalReview,
+            S::ClientReview,
+            S::Approved,
+            S::RewriteRequested,
+            S::SentBack,
+        ] {
+            assert_eq!(
+                stock(s, false, true),
+                Ok(Some(Stocking {
+                    unschedule_pending: false
+                }))
+            );
+        }
+        assert_eq!(
+            stock(S::Scheduled, false, true),
+            Ok(Some(Stocking {
+                unschedule_pending: true
+            }))
+        );
+        // Scheduled on the service side: cancelled there, nothing for the agent to remove.
+        assert_eq!(
+            stock(S::Scheduled, false, false),
+            Ok(Some(Stocking {
+                unschedule_pending: false
+            }))
+        );
+        for s in [
+            S::Published,
+            S::Failed,
+            S::Cancelled,
+            S::Deleted,
+            S::Publishing,
+        ] {
+            assert_eq!(stock(s, false, true), Err(StockRefusal::Finished(s)));
+        }
+        assert_eq!(stock(S::Stocked, false, true), Ok(None));
+        assert_eq!(
+            stock(S::Cancelled, true, true),
+            Err(StockRefusal::Discarded)
+        );
+    }
+
+    #[test]
+    fn unstock_rejections_come_in_order() {
+        let room = Day {
+            committed: 1,
+            target: 2,
+        };
+        assert_eq!(
+            check_unstock(S::Approved, Some("active"), later(), now(), room, false),
+            Err(UnstockRefusal::NotInStock(S::Approved))
+        );
+        assert_eq!(
+            check_unstock(S::Stocked, Some("paused"), later(), now(), room, false),
+            Err(UnstockRefusal::AccountNotActive(Some("paused".into())))
+        );
+        assert_eq!(
+            check_unstock(S::Stocked, None, later(), now(), room, false),
+            Err(UnstockRefusal::AccountNotActive(None))
+        );
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), now(), now(), room, false),
+            Err(UnstockRefusal::NotFuture(now()))
+        );
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), room, false),
+            Ok(())
+        );
+        let full = Day {
+            committed: 2,
+            target: 2,
+        };
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), full, false),
+            Err(UnstockRefusal::AlreadyCovered {
+                extra: false,
+                committed: 2,
+                target: 2
+            })
+        );
+        // An extra post asked for by a person makes room for one more, and no further.
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), full, true),
+            Ok(())
+        );
+        let over = Day {
+            committed: 3,
+            target: 2,
+        };
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), over, true),
+            Err(UnstockRefusal::AlreadyCovered {
+                extra: true,
+                committed: 3,
+                target: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_post_waiting_for_a_rewrite_goes_back_to_redo() {
+        assert_eq!(unstock_status(false, Some(S::Scheduled)), S::InternalReview);
+        assert_eq!(unstock_status(true, Some(S::SentBack)), S::SentBack);
+        assert_eq!(
+            unstock_status(true, Some(S::RewriteRequested)),
+            S::RewriteRequested
+        );
+        assert_eq!(unstock_status(true, Some(S::Draft)), S::RewriteRequested);
+    }
+
+    #[test]
+    fn only_agency_people_delete_stock() {
+        assert_eq!(
+            check_delete(OnBehalfRole::Client, S::Stocked),
+            Err(DeleteRefusal::Client)
+        );
+        assert_eq!(check_delete(OnBehalfRole::Agency, S::Stocked), Ok(()));
+        assert_eq!(check_delete(OnBehalfRole::Admin, S::Stocked), Ok(()));
+        assert_eq!(
+            check_delete(OnBehalfRole::Agency, S::Approved),
+            Err(DeleteRefusal::NotInStock(S::Approved))
+        );
+    }
+}

@@ -1,0 +1,644 @@
+//! The inventory port over PostgreSQL, and the stocking that comes with an account leaving
+//! rotation (called from the state-change transaction).
+
+use crate::accounts::platform;
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_inventory::*;
+use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+fn status(s: &str) -> anyhow::Result<PostStatus> {
+    PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
+}
+
+/// Moves an account's unfinished posts to inventory, with a review-record entry each, in one
+/// statement. Posts the agent scheduled in its own tool are listed for unscheduling; posts
+/// scheduled on the service side are simply dropped from its schedule; a post the service is
+/// already publishing goes on.
+const STOCK_SLOT: &str = r#"
+WITH moved AS (
+    UPDATE posts p
+    SET from_status = p.status, planned_was = p.planned_at, status = 'stocked',
+        stocked_at = now(), stock_reason = $2,
+        unschedule_pending = p.unschedule_pending OR (p.status = 'scheduled' AND s.publishing = 'agent'),
+        updated_at = now()
+    FROM account_slots s
+    WHERE s.id = p.slot_id AND p.slot_id = $1 AND p.status = ANY($3) AND p.discarded_at IS NULL
+    RETURNING p.id
+), recorded AS (
+    INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+    SELECT m.id, 'stocked', $2, 'agent', a.id, a.name, $5
+    FROM moved m CROSS JOIN agents a WHERE a.id = $4
+)
+SELECT count(*) AS n FROM moved
+"#;
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+pub(crate) async fn stock_slot_posts(
+    conn: Tx<'_>,
+    slot_id: Uuid,
+    agent_id: Uuid,
+    reason: Option<&str>,
+    state: &str,
+) -> anyhow::Result<i64> {
+    let row: CountRow = prepared(
+        diesel::sql_query(STOCK_SLOT)
+            .bind::<SqlUuid, _>(slot_id)
+            .bind::<Nullable<Text>, _>(reason)
+            .bind::<Array<Text>, _>(PostStatus::stockable_all())
+            .bind::<SqlUuid, _>(agent_id)
+            .bind::<Jsonb, _>(json!({"account_state": state})),
+    )
+    .get_result(conn)
+    .await?;
+    Ok(row.n)
+}
+
+const INVENTORY_ACCOUNTS: &str = r#"
+SELECT s.id AS slot_id, s.code, s.platform, g.state, count(p.id) AS n
+FROM account_slots s
+JOIN personas pe ON pe.id = s.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+JOIN posts p ON p.slot_id = s.id AND p.status = 'stocked'
+WHERE s.workspace_id = $1 AND pe.agent_id = $2
+  AND ($3::bool IS NULL OR p.sponsored = $3) AND ($4::uuid IS NULL OR s.id = $4)
+GROUP BY s.id, s.code, s.platform, g.state
+ORDER BY s.code, s.platform
+"#;
+
+#[derive(QueryableByName)]
+struct AccountRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+const INVENTORY_POSTS: &str = r#"
+SELECT p.id, p.slot_id, p.body, p.topic, p.sponsored, p.from_status, p.planned_was,
+       p.stock_reason, p.awaiting_rewrite, p.unschedule_pending,
+       COALESCE(p.stocked_at, p.updated_at) AS stocked_at
+FROM posts p
+JOIN personas pe ON pe.id = p.persona_id
+WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = 'stocked'
+  AND ($3::bool IS NULL OR p.sponsored = $3) AND ($4::uuid IS NULL OR p.slot_id = $4)
+  AND ($5::timestamptz IS NULL OR (COALESCE(p.stocked_at, p.updated_at), p.id) > ($5, $6))
+ORDER BY COALESCE(p.stocked_at, p.updated_at), p.id
+LIMIT $7
+"#;
+
+#[derive(QueryableByName)]
+struct StockedRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    topic: Option<String>,
+    #[diesel(sql_type = Bool)]
+    sponsored: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    from_status: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    planned_was: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    stock_reason: Option<String>,
+    #[diesel(sql_type = Bool)]
+    awaiting_rewrite: bool,
+    #[diesel(sql_type = Bool)]
+    unschedule_pending: bool,
+    #[diesel(sql_type = Timestamptz)]
+    stocked_at: Ts,
+}
+
+/// A post of the caller's workspace with its account, locked for an inventory move.
+const POST_FOR_INVENTORY: &str = r#"
+SELECT p.id, p.status, p.slot_id, p.planned_at, (p.discarded_at IS NOT NULL) AS discarded,
+       p.awaiting_rewrite, p.from_status, p.unschedule_pending, s.publishing, s.timezone,
+       s.daily_target, g.state, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+FROM posts p
+JOIN account_slots s ON s.id = p.slot_id
+JOIN personas pe ON pe.id = p.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+WHERE p.id = $1 AND p.workspace_id = $3
+FOR UPDATE OF p
+"#;
+
+#[derive(QueryableByName)]
+struct PostRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    planned_at: Option<Ts>,
+    #[diesel(sql_type = Bool)]
+    discarded: bool,
+    #[diesel(sql_type = Bool)]
+    awaiting_rewrite: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    from_status: Option<String>,
+    #[diesel(sql_type = Bool)]
+    unschedule_pending: bool,
+    #[diesel(sql_type = Text)]
+    publishing: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Integer)]
+    daily_target: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+}
+
+impl PostRow {
+    fn moved(&self, status: PostStatus, unchanged: bool) -> Moved {
+        Moved {
+            id: self.id,
+            status,
+            planned_at: self.planned_at.map(Into::into),
+            unchanged,
+            unschedule_pending: self.unschedule_pending,
+        }
+    }
+}
+
+async fn lock_post(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+) -> anyhow::Result<Option<PostRow>> {
+    let row: Option<PostRow> = prepared(
+        diesel::sql_query(POST_FOR_INVENTORY)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<SqlUuid, _>(agent.workspace_id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    // Another agent's post is as good as absent here (404).
+    Ok(row.filter(|r| r.mine))
+}
+
+const STOCK_ONE: &str = r#"
+UPDATE posts
+SET from_status = status, planned_was = planned_at, status = 'stocked', stocked_at = now(),
+    stock_reason = $2, unschedule_pending = unschedule_pending OR $3, updated_at = now()
+WHERE id = $1
+"#;
+
+const UNSTOCK: &str = r#"
+UPDATE posts
+SET status = $2, planned_at = $3, stocked_at = NULL, stock_reason = NULL, from_status = NULL,
+    planned_was = NULL, updated_at = now()
+WHERE id = $1
+"#;
+
+const CLEAR_UNSCHEDULE: &str =
+    "UPDATE posts SET unschedule_pending = false, updated_at = now() WHERE id = $1";
+
+const DISCARD: &str = r#"
+UPDATE posts SET status = 'cancelled', discarded_at = now(), updated_at = now() WHERE id = $1
+"#;
+
+/// Posts that hold a market date for an account: published or scheduled on it (as reported),
+/// or approved or in review and planned for it.
+const DAY_COMMITTED: &str = r#"
+SELECT count(*) AS n FROM posts
+WHERE slot_id = $1 AND id <> $2 AND (
+       (status = 'published' AND published_at >= $3 AND published_at < $4)
+    OR (status IN ('scheduled', 'publishing') AND scheduled_for >= $3 AND scheduled_for < $4)
+    OR (status IN ('approved', 'internal_review', 'client_review')
+        AND planned_at >= $3 AND planned_at < $4))
+"#;
+
+const INSERT_EVENT: &str = r#"
+INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+SELECT $1, $2, $3, $4, CASE WHEN $4 = 'agent' THEN a.id END,
+       COALESCE($5, a.name), $6
+FROM agents a WHERE a.id = $7
+"#;
+
+async fn record(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+    action: &str,
+    reason: Option<&str>,
+    person: Option<&str>,
+    detail: Value,
+) -> QueryResult<()> {
+    prepared(
+        diesel::sql_query(INSERT_EVENT)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Text, _>(action)
+            .bind::<Nullable<Text>, _>(reason)
+            .bind::<Text, _>(if person.is_some() { "member" } else { "agent" })
+            .bind::<Nullable<Text>, _>(person)
+            .bind::<Jsonb, _>(&detail)
+            .bind::<SqlUuid, _>(agent.agent_id),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+macro_rules! refuse {
+    ($r:expr) => {
+        return Ok(Err($r))
+    };
+}
+
+async fn stock_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+    reason: Option<&str>,
+) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+    let Some(row) = lock_post(conn, agent, post_id).await? else {
+        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    };
+    let from = status(&row.status)?;
+    let stocking = match stock(from, row.discarded, row.publishing == "agent") {
+        Ok(None) => return Ok(Ok(row.moved(PostStatus::Stocked, true))),
+        Ok(Some(s)) => s,
+        Err(e) => refuse!(InventoryRefusal::Stock(e)),
+    };
+    prepared(
+        diesel::sql_query(STOCK_ONE)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Nullable<Text>, _>(reason)
+            .bind::<Bool, _>(stocking.unschedule_pending),
+    )
+    .execute(conn)
+    .await?;
+    record(
+        conn,
+        agent,
+        post_id,
+        "stocked",
+        reason,
+        None,
+        json!({"from": from, "unschedule_pending": stocking.unschedule_pending}),
+    )
+    .await?;
+    let mut moved = row.moved(PostStatus::Stocked, false);
+    moved.unschedule_pending |= stocking.unschedule_pending;
+    Ok(Ok(moved))
+}
+
+async fn unstock_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+    planned_raw: &str,
+    extra: bool,
+    now: Timestamp,
+) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+    let Some(row) = lock_post(conn, agent, post_id).await? else {
+        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    };
+    let zone = jiff::tz::TimeZone::get(&row.timezone)?;
+    let planned_at = match parse_time_input(planned_raw, &zone) {
+        Ok(t) => t,
+        Err(e) => refuse!(InventoryRefusal::PlannedAt(e)),
+    };
+    let date = planned_at.to_zoned(zone.clone()).date();
+    let lo = date.to_zoned(zone.clone())?.timestamp();
+    let hi = date.tomorrow()?.to_zoned(zone)?.timestamp();
+    let committed: CountRow = prepared(
+        diesel::sql_query(DAY_COMMITTED)
+            .bind::<SqlUuid, _>(row.slot_id)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Timestamptz, _>(Ts::from(lo))
+            .bind::<Timestamptz, _>(Ts::from(hi)),
+    )
+    .get_result(conn)
+    .await?;
+    let current = status(&row.status)?;
+    let day = Day {
+        committed: committed.n,
+        target: i64::from(row.daily_target.max(0)),
+    };
+    if let Err(e) = check_unstock(current, row.state.as_deref(), planned_at, now, day, extra) {
+        refuse!(InventoryRefusal::Unstock(e));
+    }
+    let from = row.from_status.as_deref().and_then(PostStatus::parse);
+    let to = unstock_status(row.awaiting_rewrite, from);
+    prepared(
+        diesel::sql_query(UNSTOCK)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Text, _>(to.as_str())
+            .bind::<Timestamptz, _>(Ts::from(planned_at)),
+    )
+    .execute(conn)
+    .await?;
+    record(
+        conn,
+        agent,
+        post_id,
+        "unstocked",
+        None,
+        None,
+        json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra, "date": date.to_string()}),
+    )
+    .await?;
+    Ok(Ok(Moved {
+        id: post_id,
+        status: to,
+        planned_at: Some(planned_at),
+        unchanged: false,
+        unschedule_pending: row.unschedule_pending,
+    }))
+}
+
+async fn unscheduled_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+    let Some(row) = lock_post(conn, agent, post_id).await? else {
+        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    };
+    let current = status(&row.status)?;
+    if !row.unschedule_pending {
+        return Ok(if current == PostStatus::Stocked {
+            Ok(row.moved(current, true))
+        } else {
+            Err(InventoryRefusal::NotStocked(current))
+        });
+    }
+    prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(post_id))
+        .execute(conn)
+        .await?;
+    record(conn, agent, post_id, "unscheduled", None, None, json!({})).await?;
+    let mut moved = row.moved(current, false);
+    moved.unschedule_pending = false;
+    Ok(Ok(moved))
+}
+
+async fn delete_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+    role: OnBehalfRole,
+    reason: Option<&str>,
+    relay: &Value,
+) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+    let Some(row) = lock_post(conn, agent, post_id).await? else {
+        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    };
+    let current = status(&row.status)?;
+    if let Err(e) = check_delete(role, current) {
+        refuse!(InventoryRefusal::Delete(e));
+    }
+    prepared(diesel::sql_query(DISCARD).bind::<SqlUuid, _>(post_id))
+        .execute(conn)
+        .await?;
+    let person = relay["on_behalf_of"]["name"].as_str();
+    record(
+        conn,
+        agent,
+        post_id,
+        "deleted from inventory",
+        reason,
+        person,
+        json!({"relayed": relay}),
+    )
+    .await?;
+    Ok(Ok(row.moved(PostStatus::Cancelled, false)))
+}
+
+const UNSCHEDULE_LIST: &str = r#"
+SELECT p.id, s.code, s.legacy_code, s.platform, p.scheduled_for,
+       COALESCE(p.scheduler_ref, p.platform_post_id) AS scheduler_ref,
+       p.platform_post_id AS external_id, COALESCE(p.stocked_at, p.updated_at) AS stocked_at,
+       p.stock_reason, p.body
+FROM posts p
+JOIN account_slots s ON s.id = p.slot_id
+JOIN personas pe ON pe.id = p.persona_id
+WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.unschedule_pending
+ORDER BY COALESCE(p.stocked_at, p.updated_at), p.id
+LIMIT $3
+"#;
+
+#[derive(QueryableByName)]
+struct UnscheduleRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    legacy_code: Option<String>,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    scheduled_for: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    scheduler_ref: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    external_id: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    stocked_at: Ts,
+    #[diesel(sql_type = Nullable<Text>)]
+    stock_reason: Option<String>,
+    #[diesel(sql_type = Text)]
+    body: String,
+}
+
+impl InventoryRepo for PgStore {
+    fn list<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a InventoryQuery,
+    ) -> BoxFuture<'a, anyhow::Result<InventoryPage>> {
+        Box::pin(async move {
+            let sponsored = query.sponsored.map(|s| s == Sponsored::Only);
+            let mut conn = self.conn().await?;
+            let accounts: Vec<AccountRow> = prepared(
+                diesel::sql_query(INVENTORY_ACCOUNTS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Nullable<Bool>, _>(sponsored)
+                    .bind::<Nullable<SqlUuid>, _>(query.slot),
+            )
+            .load(&mut conn)
+            .await?;
+            let rows: Vec<StockedRow> = prepared(
+                diesel::sql_query(INVENTORY_POSTS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Nullable<Bool>, _>(sponsored)
+                    .bind::<Nullable<SqlUuid>, _>(query.slot)
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(&mut conn)
+            .await?;
+            let more = rows.len() as i64 > query.limit;
+            let posts: Vec<StockedPost> = rows
+                .into_iter()
+                .take(query.limit.max(0) as usize)
+                .map(|r| StockedPost {
+                    id: r.id,
+                    slot_id: r.slot_id,
+                    body: r.body,
+                    topic: r.topic,
+                    sponsored: r.sponsored,
+                    from_status: r.from_status.as_deref().and_then(PostStatus::parse),
+                    planned_was: r.planned_was.map(Into::into),
+                    reason: r.stock_reason,
+                    waiting_rewrite: r.awaiting_rewrite,
+                    unschedule_pending: r.unschedule_pending,
+                    stocked_at: r.stocked_at.into(),
+                })
+                .collect();
+            let next = more
+                .then(|| posts.last().map(|p| (p.stocked_at, p.id)))
+                .flatten();
+            Ok(InventoryPage {
+                accounts: accounts
+                    .into_iter()
+                    .map(|a| {
+                        Ok(InventoryAccount {
+                            slot_id: a.slot_id,
+                            code: a.code,
+                            platform: platform(&a.platform)?,
+                            active: a.state.as_deref() == Some("active"),
+                            state: a.state,
+                            count: a.n,
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+                posts,
+                next,
+            })
+        })
+    }
+
+    fn stock<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        reason: Option<&'a str>,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                stock_tx(conn, agent, post_id, reason).await
+            })
+            .await
+        })
+    }
+
+    fn unstock<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        planned_at: &'a str,
+        extra: bool,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                unstock_tx(conn, agent, post_id, planned_at, extra, now).await
+            })
+            .await
+        })
+    }
+
+    fn confirm_unscheduled(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Result<Moved, InventoryRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                unscheduled_tx(conn, agent, post_id).await
+            })
+            .await
+        })
+    }
+
+    fn delete_stocked<'a>(
+        &'a self,
+        agent: AgentRef,
+        post_id: Uuid,
+        role: OnBehalfRole,
+        reason: Option<&'a str>,
+        relay: &'a Value,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                delete_tx(conn, agent, post_id, role, reason, relay).await
+            })
+            .await
+        })
+    }
+
+    fn unschedule_list(
+        &self,
+        agent: AgentRef,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<UnscheduleItem>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<UnscheduleRow> = prepared(
+                diesel::sql_query(UNSCHEDULE_LIST)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<BigInt, _>(limit),
+            )
+            .load(&mut conn)
+            .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok(UnscheduleItem {
+                        id: r.id,
+                        code: r.code,
+                        legacy_code: r.legacy_code,
+                        platform: platform(&r.platform)?,
+                        scheduled_for: r.scheduled_for.map(Into::into),
+                        scheduler_ref: r.scheduler_ref,
+                        external_id: r.external_id,
+                        stocked_at: r.stocked_at.into(),
+                        reason: r.stock_reason,
+                        body: r.body,
+                    })
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,1599 @@
+//! The lifecycle port over PostgreSQL: review lists and moves, the approved list, report
+//! batches and metrics. Every batch runs a fixed number of statements whatever its size: the
+//! rows it may touch are loaded at once, the domain plans every item, and the plan is written
+//! with one statement per table.
+
+use crate::accounts::{Candidate, pick, platform};
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::ports::LookupError;
+use fleetdesk_drafts::draft::Character;
+use fleetdesk_drafts::lifecycle::*;
+use fleetdesk_drafts::media::{MediaKind, MediaType};
+use fleetdesk_drafts::metrics::{PostCounters, check_captured_at, keep_back_zero, keep_back_zeros};
+use fleetdesk_drafts::post::{PostStatus, body_key};
+use fleetdesk_drafts::report::{
+    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, check_requirements,
+    plan_report,
+};
+use fleetdesk_drafts::review::{Move, ReviewTarget, review_move};
+use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+fn ts(t: Option<Timestamp>) -> Option<Ts> {
+    t.map(Ts::from)
+}
+
+fn status(s: &str) -> anyhow::Result<PostStatus> {
+    PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Post cards: one statement shape for every list
+
+/// The columns of a post card, with its media in publishing order and its latest metrics.
+macro_rules! card_sql {
+    ($sort:literal, $($rest:tt)+) => {
+        concat!(
+            "SELECT p.id, p.status, w.name AS workspace, pr.name AS project, s.code, s.platform, \
+                    pe.name AS persona, s.handle, p.body, p.topic, p.sponsored, p.planned_at, \
+                    p.characters, a.name AS agent, p.created_at, p.scheduled_for, p.published_at, \
+                    p.platform_post_id, p.permalink, p.failure_reason, p.last_reported_at, \
+                    (SELECT COALESCE(jsonb_agg(jsonb_build_object('id', m.id, 'kind', m.kind, \
+                        'mime_type', m.mime_type, 'caption', m.caption, \
+                        'duration_ms', m.duration_ms) ORDER BY pm.position), '[]'::jsonb) \
+                       FROM post_media pm JOIN media m ON m.id = pm.media_id \
+                      WHERE pm.post_id = p.id) AS media, \
+                    (SELECT to_jsonb(x) FROM (SELECT extract(epoch FROM captured_at)::bigint \
+                        AS captured_at, views, likes, replies, reposts, shares \
+                        FROM post_metrics WHERE post_id = p.id \
+                        ORDER BY captured_at DESC LIMIT 1) x) AS metrics, ",
+            $sort,
+            " AS sort_at \
+             FROM posts p \
+             JOIN account_slots s ON s.id = p.slot_id \
+             JOIN personas pe ON pe.id = p.persona_id \
+             JOIN workspaces w ON w.id = p.workspace_id \
+             JOIN projects pr ON pr.id = p.project_id \
+             LEFT JOIN agents a ON a.id = p.agent_id ",
+            $($rest)+
+        )
+    };
+}
+
+/// A client sees a post in client review, or one that went through it.
+macro_rules! client_visible {
+    () => {
+        "(p.status = 'client_review' OR EXISTS (SELECT 1 FROM review_events ce \
+          WHERE ce.post_id = p.id AND ce.action = 'client_review'))"
+    };
+}
+
+const REVIEW_QUEUE: &str = card_sql!(
+    "COALESCE(p.planned_at, p.created_at)",
+    "WHERE ($1::uuid IS NULL OR p.organization_id = $1) AND p.status = ANY($2) \
+       AND ($3::timestamptz IS NULL OR (COALESCE(p.planned_at, p.created_at), p.id) > ($3, $4)) \
+     ORDER BY COALESCE(p.planned_at, p.created_at), p.id \
+     LIMIT $5"
+);
+
+const PUBLISHED: &str = card_sql!(
+    "p.published_at",
+    "WHERE ($1::uuid IS NULL OR p.organization_id = $1) AND p.status = 'published' \
+       AND (NOT $2 OR ",
+    client_visible!(),
+    ") AND ($3::text IS NULL OR s.code = $3 OR s.legacy_code = $3) \
+       AND ($4::timestamptz IS NULL OR p.published_at >= $4) \
+       AND ($5::timestamptz IS NULL OR (p.published_at, p.id) < ($5, $6)) \
+     ORDER BY p.published_at DESC, p.id DESC \
+     LIMIT $7"
+);
+
+const ONE_POST: &str = card_sql!(
+    "p.created_at",
+    "WHERE p.id = $1 AND ($2::uuid IS NULL OR p.organization_id = $2) AND (NOT $3 OR ",
+    client_visible!(),
+    ")"
+);
+
+const APPROVED: &str = card_sql!(
+    "COALESCE(p.planned_at, p.created_at)",
+    "WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = 'approved' \
+       AND s.publishing = 'agent' \
+     ORDER BY p.planned_at NULLS LAST, p.created_at, p.id \
+     LIMIT $3"
+);
+
+#[derive(QueryableByName)]
+struct CardRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    workspace: String,
+    #[diesel(sql_type = Text)]
+    project: String,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    persona: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    handle: Option<String>,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    topic: Option<String>,
+    #[diesel(sql_type = Bool)]
+    sponsored: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    planned_at: Option<Ts>,
+    #[diesel(sql_type = Jsonb)]
+    characters: Value,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    scheduled_for: Option<Ts>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    published_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    permalink: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    failure_reason: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_reported_at: Option<Ts>,
+    #[diesel(sql_type = Jsonb)]
+    media: Value,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    metrics: Option<Value>,
+    #[diesel(sql_type = Timestamptz)]
+    sort_at: Ts,
+}
+
+#[derive(Deserialize)]
+struct MediaJson {
+    id: Uuid,
+    kind: String,
+    mime_type: String,
+    caption: Option<String>,
+    duration_ms: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct MetricsJson {
+    captured_at: i64,
+    views: Option<i64>,
+    likes: Option<i64>,
+    replies: Option<i64>,
+    reposts: Option<i64>,
+    shares: Option<i64>,
+}
+
+impl CardRow {
+    fn card(self) -> anyhow::Result<PostCard> {
+        let media: Vec<MediaJson> = serde_json::from_value(self.media)?;
+        let metrics = match self.metrics {
+            Some(v) => {
+                let m: MetricsJson = serde_json::from_value(v)?;
+                Some(LatestMetrics {
+                    captured_at: Timestamp::from_second(m.captured_at)?,
+                    views: m.views,
+                    likes: m.likes,
+                    replies: m.replies,
+                    reposts: m.reposts,
+                    shares: m.shares,
+                })
+            }
+            None => None,
+        };
+        Ok(PostCard {
+            id: self.id,
+            status: status(&self.status)?,
+            workspace: self.workspace,
+            project: self.project,
+            code: self.code,
+            platform: platform(&self.platform)?,
+            persona: self.persona,
+            handle: self.handle,
+            body: self.body,
+            topic: self.topic,
+            sponsored: self.sponsored,
+            planned_at: self.planned_at.map(Into::into),
+            characters: serde_json::from_value::<Vec<Character>>(self.characters)
+                .unwrap_or_default(),
+            media: media
+                .into_iter()
+                .map(|m| {
+                    Ok(PostMedia {
+                        id: m.id,
+                        kind: MediaKind::parse(&m.kind)
+                            .ok_or_else(|| anyhow::anyhow!("stored media kind {}", m.kind))?,
+                        mime_type: MediaType::from_mime(&m.mime_type)
+                            .ok_or_else(|| anyhow::anyhow!("stored mime {}", m.mime_type))?,
+                        caption: m.caption,
+                        duration_ms: m.duration_ms,
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+            agent: self.agent,
+            created_at: self.created_at.into(),
+            reported: Reported {
+                scheduled_for: self.scheduled_for.map(Into::into),
+                published_at: self.published_at.map(Into::into),
+                platform_post_id: self.platform_post_id,
+                permalink: self.permalink,
+                failure_reason: self.failure_reason,
+                last_reported_at: self.last_reported_at.map(Into::into),
+            },
+            metrics,
+            sort_at: self.sort_at.into(),
+        })
+    }
+}
+
+fn cards(rows: Vec<CardRow>) -> anyhow::Result<Vec<PostCard>> {
+    rows.into_iter().map(CardRow::card).collect()
+}
+
+/// A page of cards: `limit + 1` rows were asked for, the extra one says there is more.
+fn page(rows: Vec<CardRow>, limit: i64) -> anyhow::Result<Page<PostCard>> {
+    let mut items = cards(rows)?;
+    let more = items.len() as i64 > limit;
+    items.truncate(limit.max(0) as usize);
+    let next = more
+        .then(|| items.last().map(|c| (c.sort_at, c.id)))
+        .flatten();
+    Ok(Page { items, next })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Review moves
+
+const RECORD: &str = r#"
+SELECT action, reason, actor_kind, actor_name, detail, created_at
+FROM review_events WHERE post_id = $1 ORDER BY id
+"#;
+
+#[derive(QueryableByName)]
+struct RecordRow {
+    #[diesel(sql_type = Text)]
+    action: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    reason: Option<String>,
+    #[diesel(sql_type = Text)]
+    actor_kind: String,
+    #[diesel(sql_type = Text)]
+    actor_name: String,
+    #[diesel(sql_type = Jsonb)]
+    detail: Value,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+}
+
+const POST_EXTRA: &str = r#"
+SELECT w.client_review, p.stocked_at, p.stock_reason
+FROM posts p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1
+"#;
+
+#[derive(QueryableByName)]
+struct ExtraRow {
+    #[diesel(sql_type = Bool)]
+    client_review: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    stocked_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    stock_reason: Option<String>,
+}
+
+const POST_FOR_MOVE: &str = r#"
+SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
+       EXISTS (SELECT 1 FROM review_events ce
+                WHERE ce.post_id = p.id AND ce.action = 'client_review') AS via_client
+FROM posts p
+JOIN workspaces w ON w.id = p.workspace_id
+JOIN account_slots s ON s.id = p.slot_id
+JOIN personas pe ON pe.id = p.persona_id
+WHERE p.id = $1
+FOR UPDATE OF p
+"#;
+
+#[derive(QueryableByName)]
+struct MoveRow {
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Bool)]
+    client_review: bool,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+    #[diesel(sql_type = Bool)]
+    via_client: bool,
+}
+
+const APPLY_MOVE: &str = r#"
+UPDATE posts
+SET status = $2,
+    planned_at = COALESCE($3, planned_at),
+    awaiting_rewrite = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN true
+                            ELSE awaiting_rewrite END,
+    rewrite_answered = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN false
+                            ELSE rewrite_answered END,
+    returned_body = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN body
+                         ELSE returned_body END,
+    returned_at = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN now()
+                       ELSE returned_at END,
+    updated_at = now()
+WHERE id = $1
+RETURNING planned_at
+"#;
+
+#[derive(QueryableByName)]
+struct PlannedRow {
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    planned_at: Option<Ts>,
+}
+
+const INSERT_MEMBER_EVENT: &str = r#"
+INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+VALUES ($1, $2, $3, 'member', $4, $5, $6)
+"#;
+
+async fn transition_tx(
+    conn: Tx<'_>,
+    scope: ReviewScope,
+    reviewer: &Reviewer,
+    request: &TransitionRequest,
+    now: Timestamp,
+) -> anyhow::Result<Result<Transitioned, TransitionRefusal>> {
+    let agent_id = match scope {
+        ReviewScope::Agent(a) => a.agent_id,
+        ReviewScope::Member(_) => Uuid::nil(),
+    };
+    let Some(row): Option<MoveRow> = prepared(
+        diesel::sql_query(POST_FOR_MOVE)
+            .bind::<SqlUuid, _>(request.post_id)
+            .bind::<SqlUuid, _>(agent_id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?
+    else {
+        return Ok(Err(TransitionRefusal::NotFound));
+    };
+    match scope {
+        ReviewScope::Member(v) => {
+            let org_ok = v.organization_id.is_none_or(|o| o == row.organization_id);
+            let visible = !v.client || row.status == "client_review" || row.via_client;
+            if !org_ok || !visible {
+                return Ok(Err(TransitionRefusal::NotFound));
+            }
+        }
+        ReviewScope::Agent(a) => {
+            if a.workspace_id != row.workspace_id {
+                return Ok(Err(TransitionRefusal::NotFound));
+            }
+            if !row.mine {
+                return Ok(Err(TransitionRefusal::NotYours));
+            }
+        }
+    }
+    let from = status(&row.status)?;
+    let planned_at = match &request.planned_at {
+        Some(raw) => {
+            let zone = jiff::tz::TimeZone::get(&row.timezone)?;
+            match parse_time_input(raw, &zone) {
+                Ok(t) if t <= now => return Ok(Err(TransitionRefusal::PlannedInPast)),
+                Ok(t) => Some(t),
+                Err(e) => return Ok(Err(TransitionRefusal::PlannedAt(e))),
+            }
+        }
+        None => None,
+    };
+    let the_move = match review_move(
+        from,
+        request.to,
+        reviewer.role,
+        row.client_review,
+        request.comment.as_deref(),
+        planned_at.is_some(),
+    ) {
+        Ok(m) => m,
+        Err(r) => return Ok(Err(TransitionRefusal::Move(r))),
+    };
+    let (to, action) = match the_move {
+        Move::To(s) => (s, s.as_str()),
+        Move::Reschedule => (from, "rescheduled"),
+    };
+    // A planned time goes with an approval; other moves keep the plan.
+    let planned_at = planned_at.filter(|_| request.to == ReviewTarget::Approved);
+    let updated: PlannedRow = prepared(
+        diesel::sql_query(APPLY_MOVE)
+            .bind::<SqlUuid, _>(request.post_id)
+            .bind::<Text, _>(to.as_str())
+            .bind::<Nullable<Timestamptz>, _>(ts(planned_at)),
+    )
+    .get_result(conn)
+    .await?;
+    let mut detail = json!({
+        "from": from,
+        "role": match reviewer.role {
+            fleetdesk_drafts::review::ReviewerRole::Agency => "agency",
+            fleetdesk_drafts::review::ReviewerRole::Client { .. } => "client",
+            fleetdesk_drafts::review::ReviewerRole::Admin => "admin",
+        },
+    });
+    if let Some(p) = planned_at {
+        detail["planned_at"] = json!(p.to_string());
+    }
+    if let Some(relay) = &reviewer.relay {
+        detail["relayed"] = relay.clone();
+    }
+    prepared(
+        diesel::sql_query(INSERT_MEMBER_EVENT)
+            .bind::<SqlUuid, _>(request.post_id)
+            .bind::<Text, _>(action)
+            .bind::<Nullable<Text>, _>(request.comment.as_deref())
+            .bind::<Nullable<SqlUuid>, _>(reviewer.person_id)
+            .bind::<Text, _>(&reviewer.name)
+            .bind::<Jsonb, _>(&detail),
+    )
+    .execute(conn)
+    .await?;
+    Ok(Ok(Transitioned {
+        id: request.post_id,
+        from,
+        status: to,
+        planned_at: updated.planned_at.map(Into::into),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+
+/// The accounts a batch names, locked so that reports and drafts of one account run one at a
+/// time (matching must see the previous batch's posts).
+const REPORT_SLOTS: &str = r#"
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
+       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+FROM account_slots s
+JOIN personas pe ON pe.id = s.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+WHERE s.workspace_id = $1 AND (s.code = ANY($3) OR s.legacy_code = ANY($3))
+ORDER BY s.id
+FOR UPDATE OF s
+"#;
+
+#[derive(QueryableByName, Clone)]
+struct SlotRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    legacy_code: Option<String>,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    project_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    generation_id: Option<Uuid>,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+}
+
+/// A slot row as one item's code sees it.
+struct Named<'a> {
+    row: &'a SlotRow,
+    by_current: bool,
+}
+
+impl Candidate for Named<'_> {
+    fn mine(&self) -> bool {
+        self.row.mine
+    }
+    fn by_current(&self) -> bool {
+        self.by_current
+    }
+}
+
+/// The caller's account a code (and optional platform) names, among the loaded slots.
+fn resolve<'a>(
+    slots: &'a [SlotRow],
+    code: &str,
+    platform_filter: Option<fleetdesk_kernel::Platform>,
+) -> Result<&'a SlotRow, ItemError> {
+    let named: Vec<Named> = slots
+        .iter()
+        .filter(|s| s.code == code || s.legacy_code.as_deref() == Some(code))
+        .filter(|s| platform_filter.is_none_or(|p| p.as_str() == s.platform))
+        .map(|row| Named {
+            row,
+            by_current: row.code == code,
+        })
+        .collect();
+    pick(named).map(|n| n.row).map_err(|e| match e {
+        LookupError::NotFound => {
+            ItemError::NotFound(format!("no account {code} in this workspace"))
+        }
+        LookupError::Ambiguous => ItemError::AmbiguousCode(format!(
+            "{code} is a legacy code on several platforms; add platform"
+        )),
+        LookupError::NotYours => {
+            ItemError::Forbidden(format!("account {code} belongs to another agent's persona"))
+        }
+    })
+}
+
+async fn report_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResult<Vec<SlotRow>> {
+    if codes.is_empty() {
+        return Ok(Vec::new());
+    }
+    prepared(
+        diesel::sql_query(REPORT_SLOTS)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Array<Text>, _>(codes),
+    )
+    .load(conn)
+    .await
+}
+
+/// Every post a batch may match: by id (this workspace), by platform id (this organization),
+/// or by account and body among the posts the matching rules look at.
+const KNOWN_POSTS: &str = r#"
+SELECT p.id, p.slot_id, p.platform, (p.workspace_id = $2) AS in_workspace,
+       (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine,
+       (p.origin = 'report') AS from_report, (p.discarded_at IS NOT NULL) AS discarded,
+       p.planned_at, p.status, p.body, COALESCE(p.body_key, '') AS body_key, p.topic, p.sponsored,
+       p.scheduled_for, p.published_at, p.platform_post_id, p.scheduler_ref, p.permalink,
+       p.has_media, p.failure_reason, p.unschedule_pending
+FROM posts p
+JOIN personas pe ON pe.id = p.persona_id
+WHERE p.organization_id = $1 AND (
+      p.id = ANY($4)
+   OR p.platform_post_id = ANY($5)
+   OR (p.slot_id = ANY($6) AND p.body_key = ANY($7)
+       AND (p.status IN ('approved', 'scheduled', 'failed', 'stocked')
+            OR (p.status = 'published' AND p.published_at >= $8))))
+ORDER BY p.id
+FOR UPDATE OF p
+"#;
+
+#[derive(QueryableByName)]
+struct KnownRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Bool)]
+    in_workspace: bool,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+    #[diesel(sql_type = Bool)]
+    from_report: bool,
+    #[diesel(sql_type = Bool)]
+    discarded: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    planned_at: Option<Ts>,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Text)]
+    body_key: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    topic: Option<String>,
+    #[diesel(sql_type = Bool)]
+    sponsored: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    scheduled_for: Option<Ts>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    published_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    scheduler_ref: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    permalink: Option<String>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    has_media: Option<bool>,
+    #[diesel(sql_type = Nullable<Text>)]
+    failure_reason: Option<String>,
+    #[diesel(sql_type = Bool)]
+    unschedule_pending: bool,
+}
+
+impl KnownRow {
+    fn known(self) -> anyhow::Result<KnownPost> {
+        let body_key = if self.body_key.is_empty() {
+            body_key(&self.body)
+        } else {
+            self.body_key
+        };
+        Ok(KnownPost {
+            id: self.id,
+            slot_id: self.slot_id,
+            platform: platform(&self.platform)?,
+            in_workspace: self.in_workspace,
+            mine: self.mine,
+            from_report: self.from_report,
+            discarded: self.discarded,
+            planned_at: self.planned_at.map(Into::into),
+            fields: PostFields {
+                status: status(&self.status)?,
+                body: self.body,
+                body_key,
+                topic: self.topic,
+                sponsored: self.sponsored,
+                scheduled_for: self.scheduled_for.map(Into::into),
+                published_at: self.published_at.map(Into::into),
+                platform_post_id: self.platform_post_id,
+                scheduler_ref: self.scheduler_ref,
+                permalink: self.permalink,
+                has_media: self.has_media,
+                failure_reason: self.failure_reason,
+                unschedule_pending: self.unschedule_pending,
+            },
+        })
+    }
+}
+
+const INSERT_REPORTED: &str = r#"
+INSERT INTO posts (id, organization_id, workspace_id, agent_id, last_reported_at, origin,
+                   project_id, persona_id, slot_id, generation_id, platform, status, body,
+                   body_key, topic, sponsored, scheduled_for, published_at, platform_post_id,
+                   permalink, has_media, failure_reason)
+SELECT t.id, $1, $2, $3, $4, 'report', t.project_id, t.persona_id, t.slot_id, t.generation_id,
+       t.platform, t.status, t.body, t.body_key, t.topic, t.sponsored, t.scheduled_for,
+       t.published_at, t.platform_post_id, t.permalink, t.has_media, t.failure_reason
+FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[],
+            $11::text[], $12::text[], $13::text[], $14::text[], $15::bool[],
+            $16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[], $20::bool[],
+            $21::text[])
+     AS t(id, project_id, persona_id, slot_id, generation_id, platform, status, body, body_key,
+          topic, sponsored, scheduled_for, published_at, platform_post_id, permalink, has_media,
+          failure_reason)
+"#;
+
+const UPDATE_REPORTED: &str = r#"
+UPDATE posts p
+SET status = t.status, body = t.body, body_key = t.body_key, topic = t.topic,
+    sponsored = t.sponsored, scheduled_for = t.scheduled_for, published_at = t.published_at,
+    platform_post_id = t.platform_post_id, scheduler_ref = t.scheduler_ref,
+    permalink = t.permalink, has_media = t.has_media, failure_reason = t.failure_reason,
+    unschedule_pending = t.unschedule_pending, last_reported_at = $1, updated_at = now()
+FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[],
+            $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[], $12::text[],
+            $13::bool[], $14::text[], $15::bool[])
+     AS t(id, status, body, body_key, topic, sponsored, scheduled_for, published_at,
+          platform_post_id, scheduler_ref, permalink, has_media, failure_reason,
+          unschedule_pending)
+WHERE p.id = t.id
+"#;
+
+/// Review-record entries of several posts, by the calling agent.
+const INSERT_AGENT_EVENTS: &str = r#"
+INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+SELECT t.post_id, t.action, t.reason, 'agent', a.id, a.name, t.detail
+FROM unnest($2::uuid[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY
+     AS t(post_id, action, reason, detail, ord)
+CROSS JOIN agents a
+WHERE a.id = $1
+ORDER BY t.ord
+"#;
+
+const INSERT_REPORT: &str = r#"
+INSERT INTO post_reports (agent_id, workspace_id, received_at, inserted, updated, unchanged,
+                          ignored, rejected)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id
+"#;
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// Reads an item's times in its account's zone and checks what its status requires.
+fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
+    let zone = jiff::tz::TimeZone::get(&slot.timezone).map_err(|e| ItemError::Invalid {
+        field: "code".into(),
+        message: format!("the account's zone {} is unknown: {e}", slot.timezone),
+    })?;
+    let time = |field: &str, v: &Option<String>| -> Result<Option<Timestamp>, ItemError> {
+        v.as_deref()
+            .map(|raw| {
+                parse_time_input(raw, &zone).map_err(|e| ItemError::Invalid {
+                    field: field.to_owned(),
+                    message: e.to_string(),
+                })
+            })
+            .transpose()
+    };
+    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?;
+    let published_at = time("published_at", &raw.published_at)?;
+    if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_drafts::metrics::CLOCK_SKEW) {
+        return Err(ItemError::Invalid {
+            field: "published_at".into(),
+            message: "is in the future".into(),
+        });
+    }
+    check_requirements(
+        raw.status,
+        scheduled_for.is_some(),
+        raw.permalink.is_some(),
+        raw.failure_reason.is_some(),
+    )?;
+    Ok(ReportItem {
+        slot: ReportSlot {
+            slot_id: slot.slot_id,
+            code: slot.code.clone(),
+            platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
+                field: "platform".into(),
+                message: e.to_string(),
+            })?,
+            persona_id: slot.persona_id,
+            project_id: slot.project_id,
+            generation_id: slot.generation_id,
+        },
+        status: raw.status,
+        scheduled_for,
+        published_at,
+        platform_post_id: raw.platform_post_id,
+        permalink: raw.permalink,
+        body: raw.body,
+        topic: raw.topic,
+        has_media: raw.has_media,
+        sponsored: raw.sponsored,
+        post_id: raw.post_id,
+        failure_reason: raw.failure_reason,
+    })
+}
+
+async fn report_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    raw: Vec<Result<RawReportItem, ItemError>>,
+    now: Timestamp,
+) -> anyhow::Result<ReportOutcome> {
+    let mut codes: Vec<&str> = raw
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|i| i.code.as_str()))
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let slots = report_slots(conn, agent, &codes).await?;
+
+    let items: Vec<Result<ReportItem, ItemError>> = raw
+        .into_iter()
+        .map(|r| {
+            let raw = r?;
+            let slot = resolve(&slots, raw.code.as_str(), raw.platform)?;
+            ready_item(raw, slot, now)
+        })
+        .collect();
+
+    let ok = || items.iter().filter_map(|i| i.as_ref().ok());
+    let post_ids: Vec<Uuid> = ok().filter_map(|i| i.post_id).collect();
+    let platform_ids: Vec<&str> = ok().filter_map(|i| i.platform_post_id.as_deref()).collect();
+    let mut slot_ids: Vec<Uuid> = ok().map(|i| i.slot.slot_id).collect();
+    slot_ids.sort_unstable();
+    slot_ids.dedup();
+    let keys: Vec<String> = ok()
+        .filter_map(|i| i.body.as_deref().map(body_key))
+        .collect();
+    let known: Vec<KnownRow> = if ok().next().is_none() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(KNOWN_POSTS)
+                .bind::<SqlUuid, _>(agent.organization_id)
+                .bind::<SqlUuid, _>(agent.workspace_id)
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .bind::<Array<SqlUuid>, _>(&post_ids)
+                .bind::<Array<Text>, _>(&platform_ids)
+                .bind::<Array<SqlUuid>, _>(&slot_ids)
+                .bind::<Array<Text>, _>(&keys)
+                .bind::<Timestamptz, _>(Ts::from(
+                    now - fleetdesk_drafts::report::PUBLISHED_MATCH_WINDOW,
+                )),
+        )
+        .load(conn)
+        .await?
+    };
+    let known = known
+        .into_iter()
+        .map(KnownRow::known)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    let plan = plan_report(items, known, now);
+    if plan.all_rejected() {
+        return Ok(ReportOutcome {
+            report_id: None,
+            received_at: now,
+            plan,
+        });
+    }
+    write_inserts(conn, agent, &plan, now).await?;
+    write_updates(conn, &plan, now).await?;
+    write_events(conn, agent, &plan).await?;
+    let count = |a| plan.count(a) as i32;
+    use fleetdesk_drafts::report::Action;
+    let report: IdRow = prepared(
+        diesel::sql_query(INSERT_REPORT)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<Timestamptz, _>(Ts::from(now))
+            .bind::<diesel::sql_types::Integer, _>(count(Action::Inserted))
+            .bind::<diesel::sql_types::Integer, _>(
+                count(Action::Updated) + count(Action::Unscheduled),
+            )
+            .bind::<diesel::sql_types::Integer, _>(count(Action::Unchanged))
+            .bind::<diesel::sql_types::Integer, _>(count(Action::Ignored))
+            .bind::<diesel::sql_types::Integer, _>(plan.rejected() as i32),
+    )
+    .get_result(conn)
+    .await?;
+    Ok(ReportOutcome {
+        report_id: Some(report.id),
+        received_at: now,
+        plan,
+    })
+}
+
+async fn write_inserts(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    plan: &ReportPlan,
+    now: Timestamp,
+) -> QueryResult<()> {
+    let n = &plan.inserts;
+    if n.is_empty() {
+        return Ok(());
+    }
+    let f = |g: fn(&PostFields) -> Option<Ts>| n.iter().map(|i| g(&i.fields)).collect::<Vec<_>>();
+    prepared(
+        diesel::sql_query(INSERT_REPORTED)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Timestamptz, _>(Ts::from(now))
+            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.id).collect::<Vec<_>>())
+            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.project_id).collect::<Vec<_>>())
+            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.persona_id).collect::<Vec<_>>())
+            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.slot_id).collect::<Vec<_>>())
+            .bind::<Array<Nullable<SqlUuid>>, _>(
+                n.iter().map(|i| i.slot.generation_id).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Text>, _>(
+                n.iter()
+                    .map(|i| i.slot.platform.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Text>, _>(
+                n.iter()
+                    .map(|i| i.fields.status.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Text>, _>(n.iter().map(|i| i.fields.body.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(
+                n.iter()
+                    .map(|i| i.fields.body_key.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(
+                n.iter()
+                    .map(|i| i.fields.topic.as_deref())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Bool>, _>(n.iter().map(|i| i.fields.sponsored).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Timestamptz>>, _>(f(|p| ts(p.scheduled_for)))
+            .bind::<Array<Nullable<Timestamptz>>, _>(f(|p| ts(p.published_at)))
+            .bind::<Array<Nullable<Text>>, _>(
+                n.iter()
+                    .map(|i| i.fields.platform_post_id.as_deref())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(
+                n.iter()
+                    .map(|i| i.fields.permalink.as_deref())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Bool>>, _>(
+                n.iter().map(|i| i.fields.has_media).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(
+                n.iter()
+                    .map(|i| i.fields.failure_reason.as_deref())
+                    .collect::<Vec<_>>(),
+            ),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> QueryResult<()> {
+    let u = &plan.updates;
+    if u.is_empty() {
+        return Ok(());
+    }
+    let text = |g: fn(&PostFields) -> Option<&str>| u.iter().map(|(_, p)| g(p)).collect::<Vec<_>>();
+    prepared(
+        diesel::sql_query(UPDATE_REPORTED)
+            .bind::<Timestamptz, _>(Ts::from(now))
+            .bind::<Array<SqlUuid>, _>(u.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(u.iter().map(|(_, p)| p.status.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(u.iter().map(|(_, p)| p.body.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(
+                u.iter()
+                    .map(|(_, p)| p.body_key.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(text(|p| p.topic.as_deref()))
+            .bind::<Array<Bool>, _>(u.iter().map(|(_, p)| p.sponsored).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Timestamptz>>, _>(
+                u.iter()
+                    .map(|(_, p)| ts(p.scheduled_for))
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Timestamptz>>, _>(
+                u.iter()
+                    .map(|(_, p)| ts(p.published_at))
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(text(|p| p.platform_post_id.as_deref()))
+            .bind::<Array<Nullable<Text>>, _>(text(|p| p.scheduler_ref.as_deref()))
+            .bind::<Array<Nullable<Text>>, _>(text(|p| p.permalink.as_deref()))
+            .bind::<Array<Nullable<Bool>>, _>(
+                u.iter().map(|(_, p)| p.has_media).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(text(|p| p.failure_reason.as_deref()))
+            .bind::<Array<Bool>, _>(
+                u.iter()
+                    .map(|(_, p)| p.unschedule_pending)
+                    .collect::<Vec<_>>(),
+            ),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn write_events(conn: Tx<'_>, agent: AgentRef, plan: &ReportPlan) -> QueryResult<()> {
+    let e = &plan.events;
+    if e.is_empty() {
+        return Ok(());
+    }
+    prepared(
+        diesel::sql_query(INSERT_AGENT_EVENTS)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Array<SqlUuid>, _>(e.iter().map(|e| e.post_id).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(e.iter().map(|e| e.action.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Text>>, _>(
+                e.iter().map(|e| e.reason.as_deref()).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Jsonb>, _>(e.iter().map(|e| &e.detail).collect::<Vec<_>>()),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+const LAST_REPORT: &str = "SELECT max(received_at) AS at FROM post_reports WHERE agent_id = $1";
+
+#[derive(QueryableByName)]
+struct AtRow {
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    at: Option<Ts>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+/// The markets of the agent's accounts: one market means its zone reads local times.
+const AGENT_MARKETS: &str = r#"
+SELECT DISTINCT s.market AS code
+FROM account_slots s JOIN personas pe ON pe.id = s.persona_id
+WHERE s.workspace_id = $1 AND pe.agent_id = $2
+"#;
+
+#[derive(QueryableByName)]
+struct CodeRow {
+    #[diesel(sql_type = Text)]
+    code: String,
+}
+
+const METRIC_POSTS: &str = r#"
+SELECT p.id, p.slot_id, p.platform, p.platform_post_id, p.status,
+       (p.workspace_id = $2) AS in_workspace,
+       (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine
+FROM posts p JOIN personas pe ON pe.id = p.persona_id
+WHERE p.organization_id = $1 AND (p.id = ANY($4) OR p.platform_post_id = ANY($5))
+"#;
+
+#[derive(QueryableByName)]
+struct MetricPostRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Bool)]
+    in_workspace: bool,
+    #[diesel(sql_type = Bool)]
+    mine: bool,
+}
+
+/// The latest value of each counter at or before the capture, per post.
+const LATEST_POST_METRICS: &str = r#"
+SELECT post_id AS id,
+       (array_agg(views ORDER BY captured_at DESC) FILTER (WHERE views IS NOT NULL))[1] AS views,
+       (array_agg(likes ORDER BY captured_at DESC) FILTER (WHERE likes IS NOT NULL))[1] AS likes,
+       (array_agg(replies ORDER BY captured_at DESC) FILTER (WHERE replies IS NOT NULL))[1] AS replies,
+       (array_agg(reposts ORDER BY captured_at DESC) FILTER (WHERE reposts IS NOT NULL))[1] AS reposts,
+       (array_agg(shares ORDER BY captured_at DESC) FILTER (WHERE shares IS NOT NULL))[1] AS shares
+FROM post_metrics WHERE post_id = ANY($1) AND captured_at <= $2
+GROUP BY post_id
+"#;
+
+#[derive(QueryableByName)]
+struct LatestRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    views: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    likes: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    replies: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    reposts: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    shares: Option<i64>,
+}
+
+const LATEST_FOLLOWERS: &str = r#"
+SELECT DISTINCT ON (slot_id) slot_id AS id, followers
+FROM account_metrics WHERE slot_id = ANY($1) AND captured_at <= $2
+ORDER BY slot_id, captured_at DESC
+"#;
+
+#[derive(QueryableByName)]
+struct FollowersRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    followers: i64,
+}
+
+const UPSERT_POST_METRICS: &str = r#"
+INSERT INTO post_metrics (post_id, captured_at, views, likes, replies, reposts, shares, agent_id)
+SELECT t.post_id, $1, t.views, t.likes, t.replies, t.reposts, t.shares, $2
+FROM unnest($3::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+     AS t(post_id, views, likes, replies, reposts, shares)
+ON CONFLICT (post_id, captured_at) DO UPDATE
+SET views = COALESCE(EXCLUDED.views, post_metrics.views),
+    likes = COALESCE(EXCLUDED.likes, post_metrics.likes),
+    replies = COALESCE(EXCLUDED.replies, post_metrics.replies),
+    reposts = COALESCE(EXCLUDED.reposts, post_metrics.reposts),
+    shares = COALESCE(EXCLUDED.shares, post_metrics.shares),
+    agent_id = EXCLUDED.agent_id, recorded_at = now()
+"#;
+
+const UPSERT_ACCOUNT_METRICS: &str = r#"
+INSERT INTO account_metrics (slot_id, captured_at, followers, agent_id)
+SELECT t.slot_id, $1, t.followers, $2
+FROM unnest($3::uuid[], $4::bigint[]) AS t(slot_id, followers)
+ON CONFLICT (slot_id, captured_at) DO UPDATE
+SET followers = EXCLUDED.followers, agent_id = EXCLUDED.agent_id, recorded_at = now()
+"#;
+
+/// The zone local capture times are read in: the market's when the agent's accounts share
+/// one, otherwise Taipei.
+async fn capture_zone(conn: Tx<'_>, agent: AgentRef) -> anyhow::Result<jiff::tz::TimeZone> {
+    let markets: Vec<CodeRow> = prepared(
+        diesel::sql_query(AGENT_MARKETS)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(agent.agent_id),
+    )
+    .load(conn)
+    .await?;
+    Ok(match markets.as_slice() {
+        [one] => fleetdesk_kernel::Market::parse(&one.code)
+            .map(|m| m.zone())
+            .unwrap_or_else(|_| fleetdesk_kernel::market::zone("Asia/Taipei")),
+        _ => fleetdesk_kernel::market::zone("Asia/Taipei"),
+    })
+}
+
+async fn metrics_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    report: &MetricsReport,
+    now: Timestamp,
+) -> anyhow::Result<Result<MetricsOutcome, MetricsRefusal>> {
+    let zone = capture_zone(conn, agent).await?;
+    let captured_at = match parse_time_input(&report.captured_at, &zone) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(MetricsRefusal::CapturedAt(e.to_string()))),
+    };
+    if let Err(e) = check_captured_at(captured_at, now) {
+        return Ok(Err(MetricsRefusal::CapturedAt(e)));
+    }
+    let mut refused: Vec<Refused> = Vec::new();
+
+    // Accounts named by posts (code + platform_post_id) and by account items.
+    let mut codes: Vec<&str> = report
+        .posts
+        .iter()
+        .filter_map(|p| p.code.as_ref().map(|c| c.as_str()))
+        .chain(report.accounts.iter().map(|a| a.code.as_str()))
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let slots = report_slots(conn, agent, &codes).await?;
+
+    let post_ids: Vec<Uuid> = report.posts.iter().filter_map(|p| p.post_id).collect();
+    let pids: Vec<&str> = report
+        .posts
+        .iter()
+        .filter_map(|p| p.platform_post_id.as_deref())
+        .collect();
+    let rows: Vec<MetricPostRow> = if report.posts.is_empty() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(METRIC_POSTS)
+                .bind::<SqlUuid, _>(agent.organization_id)
+                .bind::<SqlUuid, _>(agent.workspace_id)
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .bind::<Array<SqlUuid>, _>(&post_ids)
+                .bind::<Array<Text>, _>(&pids),
+        )
+        .load(conn)
+        .await?
+    };
+
+    let refuse = |list, index, code, reason: String| Refused {
+        list,
+        index,
+        code,
+        reason,
+    };
+    // Each post item to the post it names.
+    let mut targets: Vec<(usize, Uuid, PostCounters)> = Vec::new();
+    for (index, item) in report.posts.iter().enumerate() {
+        let found = match (item.post_id, &item.code, &item.platform_post_id) {
+            (Some(id), _, _) => rows
+                .iter()
+                .find(|r| r.id == id && r.in_workspace)
+                .ok_or_else(|| {
+                    refuse(
+                        "posts",
+                        index,
+                        "not_found",
+                        format!("no post {id} in this workspace"),
+                    )
+                }),
+            (None, Some(code), Some(pid)) => resolve(&slots, code.as_str(), item.platform)
+                .map_err(|e| refuse("posts", index, e.code(), e.message()))
+                .and_then(|slot| {
+                    rows.iter()
+                        .find(|r| {
+                            r.platform == slot.platform
+                                && r.platform_post_id.as_deref() == Some(pid.as_str())
+                        })
+                        .ok_or_else(|| {
+                            refuse(
+                                "posts",
+                                index,
+                                "not_found",
+                                format!(
+                                    "no post with platform_post_id {pid} on {code}: report it \
+                                     as published first"
+                                ),
+                            )
+                        })
+                }),
+            _ => Err(refuse(
+                "posts",
+                index,
+                "invalid",
+                "give post_id, or code with platform_post_id".to_owned(),
+            )),
+        };
+        let row = match found {
+            Ok(r) => r,
+            Err(r) => {
+                refused.push(r);
+                continue;
+            }
+        };
+        if !row.mine {
+            refused.push(refuse(
+                "posts",
+                index,
+                "forbidden",
+                "the post belongs to another agent's account".to_owned(),
+            ));
+            continue;
+        }
+        if row.status != "published" {
+            refused.push(refuse(
+                "posts",
+                index,
+                "rejected",
+                format!(
+                    "the post is {}: report it as published (with its platform_post_id) first",
+                    row.status
+                ),
+            ));
+            continue;
+        }
+        if targets.iter().any(|(_, id, _)| *id == row.id) {
+            refused.push(refuse(
+                "posts",
+                index,
+                "rejected",
+                "the same post appears earlier in this report".to_owned(),
+            ));
+            continue;
+        }
+        let _ = row.slot_id;
+        targets.push((index, row.id, item.counters));
+    }
+
+    let ids: Vec<Uuid> = targets.iter().map(|t| t.1).collect();
+    let latest: Vec<LatestRow> = if ids.is_empty() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(LATEST_POST_METRICS)
+                .bind::<Array<SqlUuid>, _>(&ids)
+                .bind::<Timestamptz, _>(Ts::from(captured_at)),
+        )
+        .load(conn)
+        .await?
+    };
+    let mut zeros = 0;
+    let mut write: Vec<(Uuid, PostCounters)> = Vec::new();
+    for (index, id, counters) in targets {
+        let before = latest
+            .iter()
+            .find(|l| l.id == id)
+            .map(|l| PostCounters {
+                views: l.views,
+                likes: l.likes,
+                replies: l.replies,
+                reposts: l.reposts,
+                shares: l.shares,
+            })
+            .unwrap_or_default();
+        let (kept, dropped) = keep_back_zeros(counters, before);
+        zeros += dropped.len();
+        if kept.is_empty() {
+            refused.push(refuse(
+                "posts",
+                index,
+                "rejected",
+                if dropped.is_empty() {
+                    "no values to record".to_owned()
+                } else {
+                    format!(
+                        "{} fell from a positive number to 0 and were not recorded",
+                        dropped.join(", ")
+                    )
+                },
+            ));
+            continue;
+        }
+        write.push((id, kept));
+    }
+
+    // Accounts.
+    let mut account_targets: Vec<(usize, Uuid, i64)> = Vec::new();
+    for (index, item) in report.accounts.iter().enumerate() {
+        let slot = match resolve(&slots, item.code.as_str(), item.platform) {
+            Ok(s) => s,
+            Err(e) => {
+                refused.push(refuse("accounts", index, e.code(), e.message()));
+                continue;
+            }
+        };
+        let Some(followers) = item.followers else {
+            refused.push(refuse(
+                "accounts",
+                index,
+                "rejected",
+                "no values to record".to_owned(),
+            ));
+            continue;
+        };
+        if account_targets.iter().any(|(_, s, _)| *s == slot.slot_id) {
+            refused.push(refuse(
+                "accounts",
+                index,
+                "rejected",
+                "the same account appears earlier in this report".to_owned(),
+            ));
+            continue;
+        }
+        account_targets.push((index, slot.slot_id, followers));
+    }
+    let slot_ids: Vec<Uuid> = account_targets.iter().map(|t| t.1).collect();
+    let followers: Vec<FollowersRow> = if slot_ids.is_empty() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(LATEST_FOLLOWERS)
+                .bind::<Array<SqlUuid>, _>(&slot_ids)
+                .bind::<Timestamptz, _>(Ts::from(captured_at)),
+        )
+        .load(conn)
+        .await?
+    };
+    let mut account_write: Vec<(Uuid, i64)> = Vec::new();
+    for (index, slot_id, value) in account_targets {
+        let latest = followers
+            .iter()
+            .find(|f| f.id == slot_id)
+            .map(|f| f.followers);
+        match keep_back_zero(value, latest) {
+            Some(v) => account_write.push((slot_id, v)),
+            None => {
+                zeros += 1;
+                refused.push(refuse(
+                    "accounts",
+                    index,
+                    "rejected",
+                    "followers fell from a positive number to 0 and was not recorded".to_owned(),
+                ));
+            }
+        }
+    }
+
+    if !write.is_empty() {
+        let col = |g: fn(&PostCounters) -> Option<i64>| {
+            write.iter().map(|(_, c)| g(c)).collect::<Vec<_>>()
+        };
+        prepared(
+            diesel::sql_query(UPSERT_POST_METRICS)
+                .bind::<Timestamptz, _>(Ts::from(captured_at))
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .bind::<Array<SqlUuid>, _>(write.iter().map(|w| w.0).collect::<Vec<_>>())
+                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.views))
+                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.likes))
+                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.replies))
+                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.reposts))
+                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.shares)),
+        )
+        .execute(conn)
+        .await?;
+    }
+    if !account_write.is_empty() {
+        prepared(
+            diesel::sql_query(UPSERT_ACCOUNT_METRICS)
+                .bind::<Timestamptz, _>(Ts::from(captured_at))
+                .bind::<SqlUuid, _>(agent.agent_id)
+                .bind::<Array<SqlUuid>, _>(account_write.iter().map(|w| w.0).collect::<Vec<_>>())
+                .bind::<Array<BigInt>, _>(account_write.iter().map(|w| w.1).collect::<Vec<_>>()),
+        )
+        .execute(conn)
+        .await?;
+    }
+    refused.sort_by_key(|r| (r.list, r.index));
+    Ok(Ok(MetricsOutcome {
+        captured_at,
+        posts_written: write.len(),
+        accounts_written: account_write.len(),
+        zeros_kept_back: zeros,
+        refused,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The port
+
+impl LifecycleRepo for PgStore {
+    fn review_queue<'a>(
+        &'a self,
+        viewer: Viewer,
+        query: &'a ReviewQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
+        Box::pin(async move {
+            let stages: Vec<&str> = match (viewer.client, query.stage) {
+                (true, _) => vec![PostStatus::ClientReview.as_str()],
+                (false, Some(s)) => vec![s.as_str()],
+                (false, None) => vec![
+                    PostStatus::InternalReview.as_str(),
+                    PostStatus::ClientReview.as_str(),
+                ],
+            };
+            let mut conn = self.conn().await?;
+            let rows: Vec<CardRow> = prepared(
+                diesel::sql_query(REVIEW_QUEUE)
+                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
+                    .bind::<Array<Text>, _>(stages)
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(&mut conn)
+            .await?;
+            page(rows, query.limit)
+        })
+    }
+
+    fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: Option<CardRow> = prepared(
+                diesel::sql_query(ONE_POST)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
+                    .bind::<Bool, _>(viewer.client),
+            )
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let extra: ExtraRow = prepared(diesel::sql_query(POST_EXTRA).bind::<SqlUuid, _>(id))
+                .get_result(&mut conn)
+                .await?;
+            let record: Vec<RecordRow> = prepared(diesel::sql_query(RECORD).bind::<SqlUuid, _>(id))
+                .load(&mut conn)
+                .await?;
+            Ok(Some(PostDetail {
+                card: row.card()?,
+                client_review: extra.client_review,
+                stocked_at: extra.stocked_at.map(Into::into),
+                stock_reason: extra.stock_reason,
+                record: record
+                    .into_iter()
+                    .map(|r| RecordEntry {
+                        action: r.action,
+                        reason: r.reason,
+                        actor_kind: r.actor_kind,
+                        actor_name: r.actor_name,
+                        detail: r.detail,
+                        at: r.created_at.into(),
+                    })
+                    .collect(),
+            }))
+        })
+    }
+
+    fn published<'a>(
+        &'a self,
+        viewer: Viewer,
+        query: &'a PublishedQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<CardRow> = prepared(
+                diesel::sql_query(PUBLISHED)
+                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
+                    .bind::<Bool, _>(viewer.client)
+                    .bind::<Nullable<Text>, _>(query.code.as_ref().map(|c| c.as_str()))
+                    .bind::<Nullable<Timestamptz>, _>(ts(query.since))
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(&mut conn)
+            .await?;
+            page(rows, query.limit)
+        })
+    }
+
+    fn transition<'a>(
+        &'a self,
+        scope: ReviewScope,
+        reviewer: &'a Reviewer,
+        request: &'a TransitionRequest,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Transitioned, TransitionRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                transition_tx(conn, scope, reviewer, request, now).await
+            })
+            .await
+        })
+    }
+
+    fn approved(
+        &self,
+        agent: AgentRef,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<PostCard>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let rows: Vec<CardRow> = prepared(
+                diesel::sql_query(APPROVED)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<BigInt, _>(limit),
+            )
+            .load(&mut conn)
+            .await?;
+            cards(rows)
+        })
+    }
+
+    fn report(
+        &self,
+        agent: AgentRef,
+        items: Vec<Result<RawReportItem, ItemError>>,
+        now: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<ReportOutcome>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                report_tx(conn, agent, items, now).await
+            })
+            .await
+        })
+    }
+
+    fn report_metrics<'a>(
+        &'a self,
+        agent: AgentRef,
+        report: &'a MetricsReport,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<MetricsOutcome, MetricsRefusal>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async |conn| {
+                metrics_tx(conn, agent, report, now).await
+            })
+            .await
+        })
+    }
+
+    fn last_report_at(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Option<Timestamp>>> {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            let row: AtRow =
+                prepared(diesel::sql_query(LAST_REPORT).bind::<SqlUuid, _>(agent.agent_id))
+                    .get_result(&mut conn)
+                    .await?;
+            Ok(row.at.map(Into::into))
+        })
+    }
+}

@@ -1,0 +1,25 @@
+DROP TABLE account_metrics;
+DROP TABLE post_metrics;
+DROP TABLE post_reports;
+DROP INDEX posts_review_queue;
+DROP INDEX posts_unschedule;
+DROP INDEX posts_slot_scheduled;
+DROP INDEX posts_slot_published;
+DROP INDEX posts_slot_body_key;
+DROP INDEX posts_platform_id;
+ALTER TABLE posts
+    DROP COLUMN discarded_at,
+    DROP COLUMN unschedule_pending,
+    DROP COLUMN planned_was,
+    DROP COLUMN from_status,
+    DROP COLUMN last_reported_at,
+    DROP COLUMN failure_reason,
+    DROP COLUMN has_media,
+    DROP COLUMN permalink,
+    DROP COLUMN scheduler_ref,
+    DROP COLUMN platform_post_id,
+    DROP COLUMN published_at,
+    DROP COLUMN scheduled_for,
+    DROP COLUMN body_key,
+    DROP COLUMN origin,
+    DROP COLUMN platform;
