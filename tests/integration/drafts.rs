@@ -3226,7 +3226,7 @@ async fn list_redo_pages_fifty_by_default() {
     return_post(&app, &id, "sent_back", "s", 100).await;
     // Fifty more returned at the same moment: the id breaks the tie.
     app.sql(&format!(
-        "INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_id,          generation_id, agent_id, status, body, awaiting_rewrite, returned_body, returned_at)          SELECT organization_id, workspace_id, project_id, persona_id, slot_id, generation_id,          agent_id, 'rewrite_requested', body || g, true, body || g, now()          FROM posts, generate_series(1, 50) AS g WHERE id = '{id}'"
+        "INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_id,          generation_id, agent_id, platform, status, body, awaiting_rewrite, returned_body,          returned_at)          SELECT organization_id, workspace_id, project_id, persona_id, slot_id, generation_id,          agent_id, platform, 'rewrite_requested', body || g, true, body || g, now()          FROM posts, generate_series(1, 50) AS g WHERE id = '{id}'"
     ))
     .await;
     let first = get(&app, &key, "/drafts").await;

@@ -1,6 +1,7 @@
 //! All integration tests in one target: real PostgreSQL (a database per test), real HTTP.
 
 mod accounts;
+mod agent_day;
 mod binary;
 mod drafts;
 mod mcp;

@@ -138,19 +138,29 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 14] = [
+const SLICE_TOOLS: [&str; 24] = [
     "add_account",
     "add_note",
     "attach_images",
     "attach_media",
+    "confirm_unscheduled",
     "create_upload",
+    "delete_stocked_post",
     "heartbeat",
     "list_accounts",
+    "list_approved",
+    "list_inventory",
     "list_media",
     "list_redo",
+    "planned_posts",
+    "relay_post_status",
     "report_account_state",
+    "report_metrics",
+    "report_posts",
     "set_account_avatar",
+    "stock_post",
     "submit_draft",
+    "unstock_post",
     "update_draft",
     "work_today",
 ];

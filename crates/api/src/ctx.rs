@@ -1,7 +1,9 @@
 use crate::links::Links;
 use crate::ports::Gatekeeper;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_drafts::lifecycle::LifecycleRepo;
 use fleetdesk_drafts::service::{DraftsService, MediaService};
+use fleetdesk_inventory::InventoryRepo;
 use std::sync::Arc;
 
 /// Settings the pipeline and handlers read.
@@ -30,6 +32,10 @@ pub struct Ctx {
     pub accounts: AccountsService,
     pub drafts: DraftsService,
     pub media: MediaService,
+    /// Review, the approved list, reports and metrics: each use case runs whole in the
+    /// adapter's transaction, so handlers call the port directly.
+    pub posts: Arc<dyn LifecycleRepo>,
+    pub inventory: Arc<dyn InventoryRepo>,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host
     /// header): links in responses start with it.

@@ -33,5 +33,8 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::accounts::register(&mut all);
     ops::drafts::register(&mut all);
     ops::media::register(&mut all);
+    ops::posts::register(&mut all);
+    ops::inventory::register(&mut all);
+    ops::personal::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

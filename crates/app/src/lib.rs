@@ -63,6 +63,8 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         gate: store.clone(),
         accounts: AccountsService::new(store.clone(), blobs.clone()),
         drafts: DraftsService::new(store.clone(), blobs.clone()),
+        posts: store.clone(),
+        inventory: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

@@ -218,6 +218,8 @@ pub struct UnscheduleItem {
 
 /// Drafts to redo listed in the day, oldest returned first; `list_redo` pages through all.
 const REDO_IN_DAY: i64 = 200;
+/// Stocked posts to unschedule listed in the day, oldest stocked first.
+const UNSCHEDULE_IN_DAY: i64 = 200;
 
 /// The start of a body, for lists: at most 120 characters.
 fn excerpt(body: &str) -> String {
@@ -243,19 +245,20 @@ async fn work_today(
         ),
         None => None,
     };
-    let w = ctx
-        .accounts
-        .work_accounts(agent.agent_ref(), date, jiff::Timestamp::now())
-        .await?;
-    let redo: Vec<RedoItem> = ctx
-        .drafts
-        .redo(
-            agent.agent_ref(),
+    let me = agent.agent_ref();
+    // Independent reads, each on its own connection: the day costs the slowest of them.
+    let (w, redo, unschedule, last_report_at) = tokio::try_join!(
+        ctx.accounts.work_accounts(me, date, jiff::Timestamp::now()),
+        ctx.drafts.redo(
+            me,
             &[PostStatus::RewriteRequested, PostStatus::SentBack],
             None,
             REDO_IN_DAY,
-        )
-        .await?
+        ),
+        ctx.inventory.unschedule_list(me, UNSCHEDULE_IN_DAY),
+        ctx.posts.last_report_at(me),
+    )?;
+    let redo: Vec<RedoItem> = redo
         .items
         .into_iter()
         .map(|d| RedoItem {
@@ -268,10 +271,33 @@ async fn work_today(
             excerpt: excerpt(&d.body),
         })
         .collect();
+    let unschedule_stocked: Vec<UnscheduleItem> = unschedule
+        .into_iter()
+        .map(|u| UnscheduleItem {
+            instruction: format!(
+                "Remove this post from your publishing tool{}, then call confirm_unscheduled (or \
+                 report it cancelled); it stays in inventory.",
+                u.scheduler_ref
+                    .as_deref()
+                    .map(|r| format!(" (its id there: {r})"))
+                    .unwrap_or_default()
+            ),
+            id: u.id,
+            code: u.code,
+            legacy_code: u.legacy_code,
+            platform: u.platform,
+            scheduled_for: u.scheduled_for.map(format_utc),
+            scheduler_ref: u.scheduler_ref,
+            external_id: u.external_id,
+            stocked_at: format_utc(u.stocked_at),
+            reason: u.reason,
+            excerpt: excerpt(&u.body),
+        })
+        .collect();
     Ok(Reply::ok(WorkToday {
         agent: agent.into(),
         dates: w.dates,
-        last_report_at: None,
+        last_report_at: last_report_at.map(format_utc),
         summary: WorkSummary {
             expected: w.expected,
             covered: w.covered,
@@ -280,15 +306,17 @@ async fn work_today(
             redo: redo.len() as i64,
             tasks: 0,
             follow_ups: 0,
-            unschedule_stocked: 0,
+            unschedule_stocked: unschedule_stocked.len() as i64,
             inventory: w.inventory,
         },
         missing: w.missing,
         not_in_rotation: w.not_in_rotation,
         redo,
+        // Task cards and decision follow-ups arrive with their own issue; until then an agent
+        // has none.
         tasks: Vec::new(),
         follow_ups: Vec::new(),
-        unschedule_stocked: Vec::new(),
+        unschedule_stocked,
     }))
 }
 

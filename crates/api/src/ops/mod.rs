@@ -3,4 +3,7 @@
 pub mod accounts;
 pub mod common;
 pub mod drafts;
+pub mod inventory;
 pub mod media;
+pub mod personal;
+pub mod posts;

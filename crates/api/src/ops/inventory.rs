@@ -1,0 +1,452 @@
+//! Agent API: post inventory.
+
+use super::common::{Origin, agent, lookup_error};
+use super::drafts::{IdPath, decode_cursor, encode_cursor};
+use super::posts::{OnBehalfOf, OnBehalfRoleIn};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_inventory::{
+    DeleteRefusal, InventoryQuery, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal,
+    UnstockRefusal,
+};
+use fleetdesk_kernel::{AccountCode, ErrorCode, Platform, format_utc};
+use fleetdesk_tenancy::{Caller, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+fn spec(
+    method: HttpMethod,
+    path: &'static str,
+    scope: Scope,
+    tool: &'static str,
+    idempotent: bool,
+    summary: &'static str,
+    description: &'static str,
+) -> OpSpec {
+    OpSpec {
+        api: Api::Agent,
+        method,
+        path,
+        access: Access::Agent(scope),
+        tool: Some(tool),
+        idempotent,
+        request_id: idempotent,
+        summary,
+        description,
+        created_status: false,
+        max_body: OpSpec::DEFAULT_MAX_BODY,
+    }
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/posts/inventory",
+            Scope::DraftsRead,
+            "list_inventory",
+            false,
+            "Finished posts held in inventory, per account",
+            "Accounts with stocked posts, each with its state, whether it is active, how many it \
+             holds and this page's posts (oldest stocked first). Unstock a post for a day that \
+             still needs one instead of writing new.",
+        ),
+        list_inventory,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/stock",
+            Scope::DraftsWrite,
+            "stock_post",
+            true,
+            "Move one of your posts to inventory",
+            "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
+             posts and posts the service is publishing are 422. A post you scheduled in your own \
+             tool is listed in work_today's unschedule_stocked until you remove it there and \
+             confirm. Stocking a post already in stock answers unchanged.",
+        ),
+        stock_post,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/unstock",
+            Scope::DraftsWrite,
+            "unstock_post",
+            true,
+            "Release a stocked post for a day that still needs posts",
+            "The account must be active and planned_at in the future. A day that already has its \
+             target is 409 already_covered (extra: true when this call asked for an extra post \
+             and even that is taken). The post goes back to internal review, or to the redo list \
+             if it was waiting for a rewrite.",
+        ),
+        unstock_post,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/unscheduled",
+            Scope::PostsWrite,
+            "confirm_unscheduled",
+            false,
+            "Confirm a stocked post was removed from your publishing tool",
+            "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
+        ),
+        confirm_unscheduled,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/delete-stocked",
+            Scope::RelayWrite,
+            "delete_stocked_post",
+            false,
+            "Delete a post from inventory on behalf of an agency person",
+            "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
+             client may not delete stock (403). The post and its review record remain; it can no \
+             longer be scheduled.",
+        ),
+        delete_stocked_post,
+    ));
+}
+
+fn refusal(r: InventoryRefusal) -> ApiError {
+    match r {
+        InventoryRefusal::Lookup(_) => ApiError::not_found("no such post among your accounts"),
+        InventoryRefusal::Stock(StockRefusal::Finished(s)) => ApiError::rejected(format!(
+            "the post is {s}; only posts not yet published (draft, review, approved, scheduled) \
+             can be stocked"
+        )),
+        InventoryRefusal::Stock(StockRefusal::Discarded) => {
+            ApiError::rejected("the post was deleted from inventory")
+        }
+        InventoryRefusal::Unstock(UnstockRefusal::NotInStock(s)) => {
+            ApiError::rejected(format!("the post is {s}, not in inventory"))
+        }
+        InventoryRefusal::Unstock(UnstockRefusal::AccountNotActive(state)) => {
+            ApiError::rejected(format!(
+                "the account is {}, not active; stocked posts are released only to active \
+                 accounts",
+                state.as_deref().unwrap_or("without a live account")
+            ))
+        }
+        InventoryRefusal::Unstock(UnstockRefusal::NotFuture(t)) => {
+            ApiError::rejected(format!("planned_at {} is not in the future", format_utc(t)))
+                .with_field("planned_at")
+        }
+        InventoryRefusal::Unstock(UnstockRefusal::AlreadyCovered {
+            extra,
+            committed,
+            target,
+        }) => ApiError::new(
+            ErrorCode::AlreadyCovered,
+            format!(
+                "that day already has {committed} post(s) for a target of {target}{}",
+                if extra { " and its extra" } else { "" }
+            ),
+        )
+        .with_extra("extra", extra),
+        InventoryRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+        InventoryRefusal::NotStocked(s) => ApiError::rejected(format!(
+            "the post is {s}, not in inventory, and has nothing to unschedule"
+        )),
+        InventoryRefusal::Delete(DeleteRefusal::Client) => {
+            ApiError::forbidden("a client may not delete posts from inventory")
+                .with_field("on_behalf_of.role")
+        }
+        InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
+            ApiError::rejected(format!("the post is {s}, not in inventory"))
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MovedReply {
+    pub post: MovedPost,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MovedPost {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub planned_at: Option<String>,
+    /// The call changed nothing (already in stock, already confirmed).
+    pub unchanged: bool,
+    /// Still to be removed from your publishing tool.
+    pub unschedule_pending: bool,
+}
+
+fn moved(r: Result<Moved, InventoryRefusal>) -> Result<Reply<MovedReply>, ApiError> {
+    let m = r.map_err(refusal)?;
+    Ok(Reply::ok(MovedReply {
+        post: MovedPost {
+            id: m.id,
+            status: m.status,
+            planned_at: m.planned_at.map(format_utc),
+            unchanged: m.unchanged,
+            unschedule_pending: m.unschedule_pending,
+        },
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/inventory
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SponsoredFilter {
+    Only,
+    Exclude,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct InventoryQueryIn {
+    /// `only` sponsored posts, or `exclude` them.
+    pub sponsored: Option<SponsoredFilter>,
+    /// One account (current or legacy code).
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: Option<String>,
+    pub platform: Option<Platform>,
+    /// 1-200, default 50.
+    #[validate(range(min = 1, max = 200))]
+    #[schema(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InventoryList {
+    pub accounts: Vec<InventoryAccountOut>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InventoryAccountOut {
+    pub code: String,
+    pub platform: Platform,
+    pub state: Option<String>,
+    pub active: bool,
+    /// Stocked posts of the account (every page).
+    pub count: i64,
+    /// This page's posts of the account.
+    pub posts: Vec<InventoryPostOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InventoryPostOut {
+    pub id: Uuid,
+    /// The full body.
+    pub body: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    /// The status before stocking.
+    pub from_status: Option<PostStatus>,
+    /// The planned time before stocking.
+    pub planned_was: Option<String>,
+    pub reason: Option<String>,
+    pub waiting_rewrite: bool,
+    pub unschedule_pending: bool,
+    pub stocked_at: String,
+}
+
+async fn list_inventory(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, InventoryQueryIn, Nothing>,
+) -> Result<Reply<InventoryList>, ApiError> {
+    let agent = agent(&caller)?;
+    let q = req.query;
+    let slot = match &q.code {
+        Some(raw) => {
+            let code = AccountCode::parse(raw).map_err(|e| ApiError::invalid("code", e))?;
+            let code_ref = CodeRef {
+                code,
+                platform: q.platform,
+            };
+            let account = ctx
+                .accounts
+                .resolve(agent.agent_ref(), &code_ref)
+                .await?
+                .map_err(|e| lookup_error(e, raw))?;
+            Some(account.slot_id)
+        }
+        None => None,
+    };
+    let query = InventoryQuery {
+        sponsored: q.sponsored.map(|s| match s {
+            SponsoredFilter::Only => Sponsored::Only,
+            SponsoredFilter::Exclude => Sponsored::Exclude,
+        }),
+        slot,
+        after: q.cursor.as_deref().map(decode_cursor).transpose()?,
+        limit: q.limit.unwrap_or(50),
+    };
+    let page = ctx.inventory.list(agent.agent_ref(), &query).await?;
+    let accounts = page
+        .accounts
+        .into_iter()
+        .map(|a| InventoryAccountOut {
+            posts: page
+                .posts
+                .iter()
+                .filter(|p| p.slot_id == a.slot_id)
+                .map(|p| InventoryPostOut {
+                    id: p.id,
+                    body: p.body.clone(),
+                    topic: p.topic.clone(),
+                    sponsored: p.sponsored,
+                    from_status: p.from_status,
+                    planned_was: p.planned_was.map(format_utc),
+                    reason: p.reason.clone(),
+                    waiting_rewrite: p.waiting_rewrite,
+                    unschedule_pending: p.unschedule_pending,
+                    stocked_at: format_utc(p.stocked_at),
+                })
+                .collect(),
+            code: a.code,
+            platform: a.platform,
+            state: a.state,
+            active: a.active,
+            count: a.count,
+        })
+        .collect();
+    Ok(Reply::ok(InventoryList {
+        accounts,
+        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/{id}/stock, /unstock, /unscheduled
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct StockBody {
+    /// Why the post is held.
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub reason: Option<String>,
+}
+
+async fn stock_post(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, StockBody>,
+) -> Result<Reply<MovedReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let r = ctx
+        .inventory
+        .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
+        .await?;
+    moved(r)
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct UnstockBody {
+    /// The new planned time, in the future: ISO with zone or market-local.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub planned_at: String,
+    /// A person asked for an extra post that day: one post beyond the target is allowed.
+    pub extra: Option<bool>,
+}
+
+async fn unstock_post(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, UnstockBody>,
+) -> Result<Reply<MovedReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let r = ctx
+        .inventory
+        .unstock(
+            agent.agent_ref(),
+            req.path.id,
+            &req.body.planned_at,
+            req.body.extra.unwrap_or(false),
+            Timestamp::now(),
+        )
+        .await?;
+    moved(r)
+}
+
+async fn confirm_unscheduled(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, Nothing>,
+) -> Result<Reply<MovedReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let r = ctx
+        .inventory
+        .confirm_unscheduled(agent.agent_ref(), req.path.id)
+        .await?;
+    moved(r)
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/{id}/delete-stocked
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct DeleteStockedBody {
+    #[validate(length(min = 1, max = 1000))]
+    #[schema(min_length = 1, max_length = 1000)]
+    pub reason: Option<String>,
+    /// The person who decided; role agency (or admin). A client is 403.
+    #[validate(nested)]
+    pub on_behalf_of: OnBehalfOf,
+    #[validate(nested)]
+    pub origin: Origin,
+    /// When the person decided (ISO with zone); default now.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub effective_at: Option<String>,
+}
+
+async fn delete_stocked_post(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, DeleteStockedBody>,
+) -> Result<Reply<MovedReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    let effective_at = match &b.effective_at {
+        Some(raw) => Some(
+            raw.parse::<Timestamp>()
+                .map_err(|_| ApiError::invalid("effective_at", "must be ISO time with a zone"))?,
+        ),
+        None => None,
+    };
+    let role = match b.on_behalf_of.role {
+        OnBehalfRoleIn::Agency => OnBehalfRole::Agency,
+        OnBehalfRoleIn::Client => OnBehalfRole::Client,
+        OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
+    };
+    let relay = json!({
+        "agent": {"id": agent.agent_id, "name": agent.agent_name},
+        "on_behalf_of": b.on_behalf_of,
+        "origin": b.origin,
+        "effective_at": effective_at.map(format_utc),
+    });
+    let r = ctx
+        .inventory
+        .delete_stocked(
+            agent.agent_ref(),
+            req.path.id,
+            role,
+            b.reason.as_deref(),
+            &relay,
+        )
+        .await?;
+    moved(r)
+}

@@ -1,0 +1,412 @@
+//! Personal API: who I am, the review queue, one post, review moves and published posts.
+//! A member's role is read afresh on every request (the pipeline authenticates each call).
+
+use super::drafts::{IdPath, decode_cursor, encode_cursor};
+use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::links::Links;
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_drafts::lifecycle::{
+    PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
+};
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_drafts::review::{ReviewTarget, ReviewerRole};
+use fleetdesk_kernel::{AccountCode, format_utc};
+use fleetdesk_tenancy::{Caller, MemberCaller, MemberRole, PersonalAccess};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+fn spec(
+    method: HttpMethod,
+    path: &'static str,
+    access: PersonalAccess,
+    tool: &'static str,
+    idempotent: bool,
+    summary: &'static str,
+    description: &'static str,
+) -> OpSpec {
+    OpSpec {
+        api: Api::Personal,
+        method,
+        path,
+        access: Access::Personal(access),
+        tool: Some(tool),
+        idempotent,
+        request_id: idempotent,
+        summary,
+        description,
+        created_status: false,
+        max_body: OpSpec::DEFAULT_MAX_BODY,
+    }
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/me",
+            PersonalAccess::Member,
+            "whoami",
+            false,
+            "Who this personal key acts as: the person, organization and role",
+            "The role is read afresh on every request.",
+        ),
+        whoami,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/review",
+            PersonalAccess::Member,
+            "review_queue",
+            false,
+            "Posts waiting for review, oldest planned first",
+            "Agency people and admins see internal and client review (filter with stage); a \
+             client sees only posts in client review. Media links are signed and expire.",
+        ),
+        review_queue,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/posts/{id}",
+            PersonalAccess::Member,
+            "get_post",
+            false,
+            "One post with its media links, what agents reported and its review record",
+            "A client sees posts in client review or that went through it.",
+        ),
+        get_post,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/transition",
+            PersonalAccess::Review,
+            "review_post",
+            true,
+            "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
+            "From internal_review: approved (client review off), client_review (on), sent_back, \
+             rewrite_requested, cancelled. From client_review: approved (the client with the \
+             review right, or an admin; an agency person cannot approve on behalf of the client \
+             while client review is on), sent_back, rewrite_requested. planned_at with \
+             to: approved on an approved post reschedules it. comment is required for sent_back \
+             and rewrite_requested. Any other move is 422.",
+        ),
+        review_post,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/posts/published",
+            PersonalAccess::Member,
+            "published_posts",
+            false,
+            "Published posts, newest first, with their links and latest metrics",
+            "As agents reported them. A client sees posts that went through client review.",
+        ),
+        published_posts,
+    ));
+}
+
+fn member(caller: &Caller) -> Result<&MemberCaller, ApiError> {
+    match caller {
+        Caller::Member(m) => Ok(m),
+        Caller::Agent(_) => Err(ApiError::forbidden("this call needs a personal key")),
+    }
+}
+
+fn viewer(m: &MemberCaller) -> Viewer {
+    Viewer {
+        organization_id: m.organization_id,
+        client: !m.platform_admin && m.role == Some(MemberRole::Client),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /me
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub person: Person,
+    /// The organization the key is bound to; null for a platform admin's key bound to none.
+    pub organization_id: Option<Uuid>,
+    /// client or agency; null for a platform admin outside the organization.
+    #[schema(value_type = Option<String>)]
+    pub role: Option<MemberRole>,
+    /// A client's right to approve in client review.
+    pub review: bool,
+    pub platform_admin: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Person {
+    pub id: Uuid,
+    pub name: String,
+    pub email: String,
+}
+
+async fn whoami(
+    _ctx: Ctx,
+    caller: Caller,
+    _req: Req<Nothing, Nothing, Nothing>,
+) -> Result<Reply<Me>, ApiError> {
+    let m = member(&caller)?;
+    Ok(Reply::ok(Me {
+        person: Person {
+            id: m.person_id,
+            name: m.name.clone(),
+            email: m.email.clone(),
+        },
+        organization_id: m.organization_id,
+        role: m.role,
+        review: m.review || m.role == Some(MemberRole::Agency) || m.platform_admin,
+        platform_admin: m.platform_admin,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /review
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    InternalReview,
+    ClientReview,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct ReviewQueryIn {
+    /// internal_review or client_review; default both (a client always gets client_review).
+    pub stage: Option<Stage>,
+    /// 1-200, default 50.
+    #[validate(range(min = 1, max = 200))]
+    #[schema(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostPage {
+    pub posts: Vec<PostOut>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+    pub links_expire_in_seconds: i64,
+}
+
+async fn review_queue(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, ReviewQueryIn, Nothing>,
+) -> Result<Reply<PostPage>, ApiError> {
+    let m = member(&caller)?;
+    let query = ReviewQuery {
+        stage: req.query.stage.map(|s| match s {
+            Stage::InternalReview => PostStatus::InternalReview,
+            Stage::ClientReview => PostStatus::ClientReview,
+        }),
+        after: req.query.cursor.as_deref().map(decode_cursor).transpose()?,
+        limit: req.query.limit.unwrap_or(50),
+    };
+    let page = ctx.posts.review_queue(viewer(m), &query).await?;
+    let signer = LinkSigner::new(&ctx);
+    Ok(Reply::ok(PostPage {
+        posts: page
+            .items
+            .into_iter()
+            .map(|c| post_out(c, &signer))
+            .collect(),
+        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        links_expire_in_seconds: Links::LIFETIME_SECONDS,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/{id}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostDetailReply {
+    pub post: PostOut,
+    /// Client review is on for the post's workspace.
+    pub client_review: bool,
+    pub stocked_at: Option<String>,
+    pub stock_reason: Option<String>,
+    /// Every review action, note, stocking, unstocking and report, oldest first.
+    pub record: Vec<RecordEntryOut>,
+    pub links_expire_in_seconds: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecordEntryOut {
+    pub action: String,
+    /// The comment, instruction or reason.
+    pub reason: Option<String>,
+    pub actor: Actor,
+    pub detail: Value,
+    pub at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Actor {
+    /// agent, member or service.
+    pub kind: String,
+    pub name: String,
+}
+
+async fn get_post(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, Nothing>,
+) -> Result<Reply<PostDetailReply>, ApiError> {
+    let m = member(&caller)?;
+    let detail = ctx
+        .posts
+        .post(viewer(m), req.path.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such post"))?;
+    let signer = LinkSigner::new(&ctx);
+    Ok(Reply::ok(PostDetailReply {
+        post: post_out(detail.card, &signer),
+        client_review: detail.client_review,
+        stocked_at: detail.stocked_at.map(format_utc),
+        stock_reason: detail.stock_reason,
+        record: detail
+            .record
+            .into_iter()
+            .map(|r| RecordEntryOut {
+                action: r.action,
+                reason: r.reason,
+                actor: Actor {
+                    kind: r.actor_kind,
+                    name: r.actor_name,
+                },
+                detail: r.detail,
+                at: format_utc(r.at),
+            })
+            .collect(),
+        links_expire_in_seconds: Links::LIFETIME_SECONDS,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/{id}/transition
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct TransitionBody {
+    pub to: ReviewTarget,
+    /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
+    #[validate(length(min = 1, max = 2000))]
+    #[schema(min_length = 1, max_length = 2000)]
+    pub comment: Option<String>,
+    /// With `to: approved`: the planned time (ISO with zone or market-local, in the future);
+    /// on an approved post it reschedules.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub planned_at: Option<String>,
+}
+
+async fn review_post(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, TransitionBody>,
+) -> Result<Reply<TransitionReply>, ApiError> {
+    let m = member(&caller)?;
+    let role = if m.platform_admin {
+        ReviewerRole::Admin
+    } else {
+        match m.role {
+            Some(MemberRole::Agency) => ReviewerRole::Agency,
+            Some(MemberRole::Client) => ReviewerRole::Client { review: m.review },
+            None => return Err(ApiError::forbidden("not a member of an organization")),
+        }
+    };
+    let reviewer = Reviewer {
+        role,
+        name: m.name.clone(),
+        person_id: Some(m.person_id),
+        relay: None,
+    };
+    let request = TransitionRequest {
+        post_id: req.path.id,
+        to: req.body.to,
+        comment: req.body.comment,
+        planned_at: req.body.planned_at,
+    };
+    let r = ctx
+        .posts
+        .transition(
+            ReviewScope::Member(viewer(m)),
+            &reviewer,
+            &request,
+            Timestamp::now(),
+        )
+        .await?;
+    transition_result(r)
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/published
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PublishedQueryIn {
+    /// One account (current or legacy code).
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: Option<String>,
+    /// Only posts published at or after this time (ISO with zone).
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub since: Option<String>,
+    /// 1-200, default 50.
+    #[validate(range(min = 1, max = 200))]
+    #[schema(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub cursor: Option<String>,
+}
+
+async fn published_posts(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, PublishedQueryIn, Nothing>,
+) -> Result<Reply<PostPage>, ApiError> {
+    let m = member(&caller)?;
+    let q = req.query;
+    let query = PublishedQuery {
+        code: q
+            .code
+            .as_deref()
+            .map(|c| AccountCode::parse(c).map_err(|e| ApiError::invalid("code", e)))
+            .transpose()?,
+        since: q
+            .since
+            .as_deref()
+            .map(|s| {
+                s.parse::<Timestamp>()
+                    .map_err(|_| ApiError::invalid("since", "must be ISO time with a zone"))
+            })
+            .transpose()?,
+        after: q.cursor.as_deref().map(decode_cursor).transpose()?,
+        limit: q.limit.unwrap_or(50),
+    };
+    let page = ctx.posts.published(viewer(m), &query).await?;
+    let signer = LinkSigner::new(&ctx);
+    Ok(Reply::ok(PostPage {
+        posts: page
+            .items
+            .into_iter()
+            .map(|c| post_out(c, &signer))
+            .collect(),
+        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        links_expire_in_seconds: Links::LIFETIME_SECONDS,
+    }))
+}

@@ -1,0 +1,902 @@
+//! Agent API: the approved list, the planning view, reports, metrics and the relay of a
+//! person's review decision.
+
+use super::common::{Origin, agent};
+use super::drafts::IdPath;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req, parse_part};
+use crate::links::{Links, Variant};
+use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
+use fleetdesk_drafts::draft::Character;
+use fleetdesk_drafts::lifecycle::{
+    MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
+    ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
+};
+use fleetdesk_drafts::media::MediaKind;
+use fleetdesk_drafts::metrics::PostCounters;
+use fleetdesk_drafts::post::PostStatus;
+use fleetdesk_drafts::report::{Action, ItemError, MatchedBy, ReportedStatus};
+use fleetdesk_drafts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
+use fleetdesk_kernel::{AccountCode, Platform, format_utc};
+use fleetdesk_tenancy::{Caller, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+/// A report batch: 200 posts with long bodies.
+const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
+/// Metrics items per request (the specification leaves it open).
+pub const METRICS_MAX_ITEMS: u64 = 500;
+
+fn spec(
+    method: HttpMethod,
+    path: &'static str,
+    scope: Scope,
+    tool: &'static str,
+    idempotent: bool,
+    summary: &'static str,
+    description: &'static str,
+) -> OpSpec {
+    OpSpec {
+        api: Api::Agent,
+        method,
+        path,
+        access: Access::Agent(scope),
+        tool: Some(tool),
+        idempotent,
+        request_id: idempotent,
+        summary,
+        description,
+        created_status: false,
+        max_body: OpSpec::DEFAULT_MAX_BODY,
+    }
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/posts/approved",
+            Scope::DraftsRead,
+            "list_approved",
+            false,
+            "Approved posts to schedule in your publishing tool, earliest planned first",
+            "At most 200. Media come in publishing order: upload them in that order. Links are \
+             signed and expire (links_expire_in_seconds); fetch the list again when they do. \
+             Reporting a post scheduled with its post_id takes it off this list.",
+        ),
+        list_approved,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Get,
+            "/posts/planned",
+            Scope::DraftsRead,
+            "planned_posts",
+            false,
+            "Days ahead that still need posts, per active account, and each account's inventory",
+            "For each active account and each of the next `days` market dates (default 7): the \
+             target, what is reported published or scheduled, what is approved or in review for \
+             the day, and what is still missing; only days with something missing are listed. \
+             inventory_available says how many stocked posts could be unstocked instead.",
+        ),
+        planned_posts,
+    ));
+    all.push(operation(
+        OpSpec {
+            max_body: REPORT_MAX_BODY,
+            ..spec(
+                HttpMethod::Post,
+                "/posts/report",
+                Scope::PostsWrite,
+                "report_posts",
+                true,
+                "Report what happened to posts in your publishing tool: scheduled, published, \
+                 failed, cancelled",
+                "1-200 posts. Each is handled on its own and answered in results[] by index. \
+                 Matching: post_id, then platform_post_id (same organization and platform), then \
+                 same account and body (whitespace collapsed) at the nearest time among approved, \
+                 scheduled or failed posts and posts published within 12 hours. A published \
+                 report adopts a same-body unpublished post scheduled within a day even if it \
+                 carried the tool's own id, and says so in `note`. When every item is refused \
+                 the answer is 422 with the results, nothing is written and the Idempotency-Key \
+                 stays free.",
+            )
+        },
+        report_posts,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/metrics",
+            Scope::MetricsWrite,
+            "report_metrics",
+            true,
+            "Report post counters and account followers read off the platforms",
+            "captured_at must be neither in the future nor older than 60 days; without a zone it \
+             is read in your accounts' market zone (Taipei when they span several markets). The \
+             same captured_at overwrites. Items with nothing to record are not written, and a \
+             value that fell from a positive number to 0 is kept back. Refused items come back \
+             in `refused` with reasons; when nothing could be written the answer is 422.",
+        ),
+        report_metrics,
+    ));
+    all.push(operation(
+        spec(
+            HttpMethod::Post,
+            "/posts/{id}/transition",
+            Scope::RelayWrite,
+            "relay_post_status",
+            true,
+            "Record a person's review decision on their behalf",
+            "Only when the person explicitly said so. on_behalf_of and origin are required. The \
+             same moves and rules as the Personal API's review: to approved, client_review, \
+             sent_back, rewrite_requested or cancelled; a comment for sent_back and \
+             rewrite_requested; while client review is on, an agency person cannot approve on \
+             behalf of the client.",
+        ),
+        relay_post_status,
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Post cards, shared with the Personal API
+
+/// A media item on a post, with signed links.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostMediaOut {
+    pub id: Uuid,
+    pub kind: MediaKind,
+    pub url: String,
+    pub thumb_url: String,
+    pub mime_type: String,
+    pub caption: Option<String>,
+    /// Null for images.
+    pub duration_ms: Option<i64>,
+}
+
+/// Signs the links of a post's media.
+pub struct LinkSigner<'a> {
+    links: &'a Links,
+    base: String,
+    expires: i64,
+}
+
+impl<'a> LinkSigner<'a> {
+    pub fn new(ctx: &'a Ctx) -> LinkSigner<'a> {
+        LinkSigner {
+            links: &ctx.links,
+            base: ctx.base_url(),
+            expires: Links::expiry(Timestamp::now()),
+        }
+    }
+
+    pub fn media(&self, card: &PostCard) -> Vec<PostMediaOut> {
+        card.media
+            .iter()
+            .map(|m| PostMediaOut {
+                id: m.id,
+                kind: m.kind,
+                url: self
+                    .links
+                    .url(&self.base, m.id, Variant::File, self.expires),
+                thumb_url: self
+                    .links
+                    .url(&self.base, m.id, Variant::Thumb, self.expires),
+                mime_type: m.mime_type.mime().to_owned(),
+                caption: m.caption.clone(),
+                duration_ms: m.duration_ms,
+            })
+            .collect()
+    }
+}
+
+/// What agents reported about a post.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReportedOut {
+    pub scheduled_for: Option<String>,
+    pub published_at: Option<String>,
+    pub platform_post_id: Option<String>,
+    pub permalink: Option<String>,
+    pub failure_reason: Option<String>,
+    pub last_reported_at: Option<String>,
+}
+
+/// A post's latest metrics.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MetricsOut {
+    pub captured_at: String,
+    pub views: Option<i64>,
+    pub likes: Option<i64>,
+    pub replies: Option<i64>,
+    pub reposts: Option<i64>,
+    pub shares: Option<i64>,
+}
+
+/// A post as the Personal API lists it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PostOut {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub workspace: String,
+    pub project: String,
+    pub code: String,
+    pub platform: Platform,
+    pub persona: String,
+    pub handle: Option<String>,
+    pub body: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    pub planned_at: Option<String>,
+    pub characters: Vec<Character>,
+    /// In publishing order, with signed links.
+    pub media: Vec<PostMediaOut>,
+    /// The agent that wrote or reported it.
+    pub agent: Option<String>,
+    pub created_at: String,
+    pub reported: ReportedOut,
+    pub metrics: Option<MetricsOut>,
+}
+
+pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
+    let media = signer.media(&card);
+    PostOut {
+        id: card.id,
+        status: card.status,
+        workspace: card.workspace,
+        project: card.project,
+        code: card.code,
+        platform: card.platform,
+        persona: card.persona,
+        handle: card.handle,
+        body: card.body,
+        topic: card.topic,
+        sponsored: card.sponsored,
+        planned_at: card.planned_at.map(format_utc),
+        characters: card.characters,
+        media,
+        agent: card.agent,
+        created_at: format_utc(card.created_at),
+        reported: ReportedOut {
+            scheduled_for: card.reported.scheduled_for.map(format_utc),
+            published_at: card.reported.published_at.map(format_utc),
+            platform_post_id: card.reported.platform_post_id,
+            permalink: card.reported.permalink,
+            failure_reason: card.reported.failure_reason,
+            last_reported_at: card.reported.last_reported_at.map(format_utc),
+        },
+        metrics: card.metrics.map(|m| MetricsOut {
+            captured_at: format_utc(m.captured_at),
+            views: m.views,
+            likes: m.likes,
+            replies: m.replies,
+            reposts: m.reposts,
+            shares: m.shares,
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/approved
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovedList {
+    pub posts: Vec<ApprovedPost>,
+    pub links_expire_in_seconds: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApprovedPost {
+    pub id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub persona: String,
+    pub handle: Option<String>,
+    pub body: String,
+    pub topic: Option<String>,
+    pub sponsored: bool,
+    pub planned_at: Option<String>,
+    pub characters: Vec<Character>,
+    /// Images and videos in publishing order.
+    pub images: Vec<PostMediaOut>,
+}
+
+/// The approved list's limit in the specification.
+const APPROVED_MAX: i64 = 200;
+
+async fn list_approved(
+    ctx: Ctx,
+    caller: Caller,
+    _req: Req<Nothing, Nothing, Nothing>,
+) -> Result<Reply<ApprovedList>, ApiError> {
+    let agent = agent(&caller)?;
+    let cards = ctx.posts.approved(agent.agent_ref(), APPROVED_MAX).await?;
+    let signer = LinkSigner::new(&ctx);
+    Ok(Reply::ok(ApprovedList {
+        posts: cards
+            .into_iter()
+            .map(|c| ApprovedPost {
+                images: signer.media(&c),
+                id: c.id,
+                code: c.code,
+                platform: c.platform,
+                persona: c.persona,
+                handle: c.handle,
+                body: c.body,
+                topic: c.topic,
+                sponsored: c.sponsored,
+                planned_at: c.planned_at.map(format_utc),
+                characters: c.characters,
+            })
+            .collect(),
+        links_expire_in_seconds: Links::LIFETIME_SECONDS,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/planned
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PlannedQuery {
+    /// Market dates to look at, 1-14, default 7.
+    #[validate(range(min = 1, max = 14))]
+    #[schema(minimum = 1, maximum = 14)]
+    pub days: Option<u32>,
+    /// The first date (`YYYY-MM-DD`); default today in each market.
+    #[validate(length(min = 1, max = 10))]
+    #[schema(min_length = 1, max_length = 10, format = Date)]
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlannedPosts {
+    pub days: Vec<PlannedDay>,
+    pub inventory: Vec<AccountInventory>,
+}
+
+pub fn parse_date(
+    field: &str,
+    raw: &Option<String>,
+) -> Result<Option<jiff::civil::Date>, ApiError> {
+    raw.as_deref()
+        .map(|d| {
+            d.parse::<jiff::civil::Date>()
+                .map_err(|_| ApiError::invalid(field, "must be a date YYYY-MM-DD"))
+        })
+        .transpose()
+}
+
+async fn planned_posts(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, PlannedQuery, Nothing>,
+) -> Result<Reply<PlannedPosts>, ApiError> {
+    let agent = agent(&caller)?;
+    let start = parse_date("date", &req.query.date)?;
+    let (days, inventory) = ctx
+        .accounts
+        .planned(
+            agent.agent_ref(),
+            start,
+            req.query.days.unwrap_or(7),
+            Timestamp::now(),
+        )
+        .await?;
+    Ok(Reply::ok(PlannedPosts { days, inventory }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/report
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct ReportBody {
+    /// 1-200 reported posts; each is checked on its own.
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_items = 1, max_items = 200, value_type = Vec<ReportItemIn>)]
+    pub posts: Vec<Value>,
+}
+
+/// One reported post.
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct ReportItemIn {
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: String,
+    /// Only when the code is ambiguous.
+    pub platform: Option<Platform>,
+    pub status: ReportedStatus,
+    /// Required when scheduled: ISO with zone or market-local time.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub scheduled_for: Option<String>,
+    /// When published; default the time of the report.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub published_at: Option<String>,
+    /// Always give it when known: later reports match on it.
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub platform_post_id: Option<String>,
+    /// http(s) link, required when published.
+    #[validate(length(max = 2000), custom(function = "crate::ops::posts::http_link"))]
+    #[schema(max_length = 2000)]
+    pub permalink: Option<String>,
+    /// Required the first time a post is reported.
+    #[validate(length(min = 1, max = 10000))]
+    #[schema(min_length = 1, max_length = 10000)]
+    pub body: Option<String>,
+    #[validate(length(max = 200))]
+    #[schema(max_length = 200)]
+    pub topic: Option<String>,
+    pub has_media: Option<bool>,
+    pub sponsored: Option<bool>,
+    /// The service's post id, for posts from the approved list.
+    pub post_id: Option<Uuid>,
+    /// Required for failed, recommended for cancelled; no credentials or internal links.
+    #[validate(length(min = 1, max = 2000))]
+    #[schema(min_length = 1, max_length = 2000)]
+    pub failure_reason: Option<String>,
+}
+
+pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.contains(char::is_whitespace) => Ok(()),
+        _ => {
+            Err(validator::ValidationError::new("url")
+                .with_message("must be an http(s) link".into()))
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReportResult {
+    pub report_id: Option<Uuid>,
+    pub received_at: String,
+    pub inserted: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+    pub ignored: usize,
+    pub rejected: usize,
+    pub results: Vec<ItemResultOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemResultOut {
+    pub index: usize,
+    pub ok: bool,
+    /// inserted, updated, unchanged, ignored or unscheduled; null when refused.
+    pub action: Option<Action>,
+    pub post_id: Option<Uuid>,
+    pub status: Option<PostStatus>,
+    /// post_id, platform_post_id or body; null for a new post.
+    pub matched_by: Option<MatchedBy>,
+    pub note: Option<String>,
+    pub error: Option<ItemErrorOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_from_stock: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ItemErrorOut {
+    /// not_found, ambiguous_code, forbidden, rejected, invalid, invalid_request or conflict.
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+/// One item's own checks: shape, limits, code.
+fn raw_item(index: usize, value: Value) -> Result<RawReportItem, ItemError> {
+    let i: ReportItemIn = parse_part(value, "").map_err(|e| ItemError::Invalid {
+        field: e.field.clone().unwrap_or_else(|| "posts".into()),
+        message: e
+            .message
+            .split_once(": ")
+            .map(|(_, m)| m.to_owned())
+            .unwrap_or(e.message),
+    })?;
+    let _ = index;
+    let code = AccountCode::parse(&i.code).map_err(|e| ItemError::Invalid {
+        field: "code".into(),
+        message: e.to_string(),
+    })?;
+    Ok(RawReportItem {
+        code,
+        platform: i.platform,
+        status: i.status,
+        scheduled_for: i.scheduled_for,
+        published_at: i.published_at,
+        platform_post_id: i.platform_post_id,
+        permalink: i.permalink,
+        body: i.body,
+        topic: i.topic,
+        has_media: i.has_media,
+        sponsored: i.sponsored,
+        post_id: i.post_id,
+        failure_reason: i.failure_reason,
+    })
+}
+
+async fn report_posts(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, ReportBody>,
+) -> Result<Reply<ReportResult>, ApiError> {
+    let agent = agent(&caller)?;
+    let items: Vec<_> = req
+        .body
+        .posts
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| raw_item(i, v))
+        .collect();
+    let outcome = ctx
+        .posts
+        .report(agent.agent_ref(), items, Timestamp::now())
+        .await?;
+    let plan = &outcome.plan;
+    let result = ReportResult {
+        report_id: outcome.report_id,
+        received_at: format_utc(outcome.received_at),
+        inserted: plan.count(Action::Inserted),
+        updated: plan.count(Action::Updated) + plan.count(Action::Unscheduled),
+        unchanged: plan.count(Action::Unchanged),
+        ignored: plan.count(Action::Ignored),
+        rejected: plan.rejected(),
+        results: plan
+            .results
+            .iter()
+            .map(|r| ItemResultOut {
+                index: r.index,
+                ok: r.ok(),
+                action: r.action,
+                post_id: r.post_id,
+                status: r.status,
+                matched_by: r.matched_by,
+                note: r.note.clone(),
+                error: r.error.as_ref().map(|e| ItemErrorOut {
+                    code: e.code().to_owned(),
+                    message: e.message(),
+                    field: e.field().map(str::to_owned),
+                }),
+                published_from_stock: r.published_from_stock.then_some(true),
+                warning: r.warning.clone(),
+            })
+            .collect(),
+    };
+    if plan.all_rejected() {
+        let mut e = ApiError::rejected(format!(
+            "all {} posts were refused; nothing was written (see results)",
+            result.rejected
+        ));
+        if let Value::Object(m) = json!(result) {
+            for (k, v) in m {
+                e = e.with_extra(&k, v);
+            }
+        }
+        return Err(e);
+    }
+    Ok(Reply::ok(result))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /metrics
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct MetricsBody {
+    /// ISO with zone, or local `YYYY-MM-DD HH:MM:SS`.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub captured_at: String,
+    /// Post counters; each post by post_id, or code with platform_post_id.
+    #[validate(length(max = 500), nested)]
+    #[schema(max_items = 500)]
+    #[serde(default)]
+    pub posts: Vec<PostMetricsIn>,
+    #[validate(length(max = 500), nested)]
+    #[schema(max_items = 500)]
+    #[serde(default)]
+    pub accounts: Vec<AccountMetricsIn>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+pub struct PostMetricsIn {
+    pub post_id: Option<Uuid>,
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: Option<String>,
+    pub platform: Option<Platform>,
+    #[validate(length(min = 1, max = 200))]
+    #[schema(min_length = 1, max_length = 200)]
+    pub platform_post_id: Option<String>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub views: Option<i64>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub likes: Option<i64>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub replies: Option<i64>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub reposts: Option<i64>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub shares: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+pub struct AccountMetricsIn {
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub code: String,
+    pub platform: Option<Platform>,
+    #[validate(range(min = 0))]
+    #[schema(minimum = 0)]
+    pub followers: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MetricsResult {
+    pub captured_at: String,
+    pub posts_written: usize,
+    pub accounts_written: usize,
+    /// Values that fell from a positive number to 0 and were not written.
+    pub zeros_kept_back: usize,
+    pub refused: Vec<RefusedOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RefusedOut {
+    /// `posts` or `accounts`.
+    pub list: String,
+    pub index: usize,
+    pub code: String,
+    pub reason: String,
+}
+
+fn code_of(field: String, raw: &str) -> Result<AccountCode, ApiError> {
+    AccountCode::parse(raw).map_err(|e| ApiError::invalid(field, e))
+}
+
+async fn report_metrics(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<Nothing, Nothing, MetricsBody>,
+) -> Result<Reply<MetricsResult>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    if b.posts.is_empty() && b.accounts.is_empty() {
+        return Err(ApiError::invalid(
+            "posts",
+            "give at least one item in posts or accounts",
+        ));
+    }
+    let report = MetricsReport {
+        captured_at: b.captured_at,
+        posts: b
+            .posts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                Ok(RawPostMetrics {
+                    post_id: p.post_id,
+                    code: p
+                        .code
+                        .as_deref()
+                        .map(|c| code_of(format!("posts[{i}].code"), c))
+                        .transpose()?,
+                    platform: p.platform,
+                    platform_post_id: p.platform_post_id,
+                    counters: PostCounters {
+                        views: p.views,
+                        likes: p.likes,
+                        replies: p.replies,
+                        reposts: p.reposts,
+                        shares: p.shares,
+                    },
+                })
+            })
+            .collect::<Result<_, ApiError>>()?,
+        accounts: b
+            .accounts
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| {
+                Ok(RawAccountMetrics {
+                    code: code_of(format!("accounts[{i}].code"), &a.code)?,
+                    platform: a.platform,
+                    followers: a.followers,
+                })
+            })
+            .collect::<Result<_, ApiError>>()?,
+    };
+    let outcome = ctx
+        .posts
+        .report_metrics(agent.agent_ref(), &report, Timestamp::now())
+        .await?
+        .map_err(|MetricsRefusal::CapturedAt(why)| {
+            ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
+        })?;
+    let result = MetricsResult {
+        captured_at: format_utc(outcome.captured_at),
+        posts_written: outcome.posts_written,
+        accounts_written: outcome.accounts_written,
+        zeros_kept_back: outcome.zeros_kept_back,
+        refused: outcome
+            .refused
+            .into_iter()
+            .map(|r| RefusedOut {
+                list: r.list.to_owned(),
+                index: r.index,
+                code: r.code.to_owned(),
+                reason: r.reason,
+            })
+            .collect(),
+    };
+    if result.posts_written == 0 && result.accounts_written == 0 {
+        let mut e = ApiError::rejected("nothing could be recorded; see refused");
+        e = e.with_extra("refused", &result.refused);
+        return Err(e);
+    }
+    Ok(Reply::ok(result))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/{id}/transition (relay)
+
+/// The person a relayed decision is made for.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
+pub struct OnBehalfOf {
+    #[validate(length(min = 1, max = 80))]
+    #[schema(min_length = 1, max_length = 80)]
+    pub name: String,
+    pub role: OnBehalfRoleIn,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnBehalfRoleIn {
+    Agency,
+    Client,
+    Admin,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct RelayTransitionBody {
+    pub to: ReviewTarget,
+    /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
+    #[validate(length(min = 1, max = 2000))]
+    #[schema(min_length = 1, max_length = 2000)]
+    pub comment: Option<String>,
+    /// With `to: approved`: the planned time (ISO with zone or market-local); on an approved
+    /// post it reschedules.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub planned_at: Option<String>,
+    #[validate(nested)]
+    pub on_behalf_of: OnBehalfOf,
+    #[validate(nested)]
+    pub origin: Origin,
+    /// When the person decided (ISO with zone); default now.
+    #[validate(length(min = 1, max = 40))]
+    #[schema(min_length = 1, max_length = 40)]
+    pub effective_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransitionReply {
+    pub post: TransitionedOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransitionedOut {
+    pub id: Uuid,
+    pub from: PostStatus,
+    pub status: PostStatus,
+    pub planned_at: Option<String>,
+}
+
+/// The answer to a review move, REST or relay.
+pub fn transition_result(
+    r: Result<fleetdesk_drafts::lifecycle::Transitioned, TransitionRefusal>,
+) -> Result<Reply<TransitionReply>, ApiError> {
+    match r {
+        Ok(t) => Ok(Reply::ok(TransitionReply {
+            post: TransitionedOut {
+                id: t.id,
+                from: t.from,
+                status: t.status,
+                planned_at: t.planned_at.map(format_utc),
+            },
+        })),
+        Err(TransitionRefusal::NotFound) => Err(ApiError::not_found("no such post")),
+        Err(TransitionRefusal::NotYours) => Err(ApiError::forbidden(
+            "this post belongs to another agent's account",
+        )),
+        Err(TransitionRefusal::PlannedAt(e)) => Err(ApiError::invalid("planned_at", e)),
+        Err(TransitionRefusal::PlannedInPast) => {
+            Err(ApiError::rejected("planned_at: must be in the future").with_field("planned_at"))
+        }
+        Err(TransitionRefusal::Move(MoveRefusal::CommentRequired(to))) => Err(ApiError::invalid(
+            "comment",
+            format!("is required to move a post to {to}"),
+        )),
+        Err(TransitionRefusal::Move(MoveRefusal::NoReviewRight)) => {
+            Err(ApiError::forbidden("this client has no review right"))
+        }
+        Err(TransitionRefusal::Move(MoveRefusal::Rule(why))) => Err(ApiError::rejected(why)),
+    }
+}
+
+async fn relay_post_status(
+    ctx: Ctx,
+    caller: Caller,
+    req: Req<IdPath, Nothing, RelayTransitionBody>,
+) -> Result<Reply<TransitionReply>, ApiError> {
+    let agent = agent(&caller)?;
+    let b = req.body;
+    if b.on_behalf_of
+        .name
+        .trim()
+        .eq_ignore_ascii_case(agent.agent_name.trim())
+    {
+        return Err(ApiError::rejected(
+            "on_behalf_of names this agent: relay only what a person decided",
+        )
+        .with_field("on_behalf_of.name"));
+    }
+    let effective_at = match &b.effective_at {
+        Some(raw) => Some(
+            raw.parse::<Timestamp>()
+                .map_err(|_| ApiError::invalid("effective_at", "must be ISO time with a zone"))?,
+        ),
+        None => None,
+    };
+    let role = match b.on_behalf_of.role {
+        OnBehalfRoleIn::Agency => ReviewerRole::Agency,
+        // The agent relays a decision the client said they made; the client's review right is
+        // theirs to have.
+        OnBehalfRoleIn::Client => ReviewerRole::Client { review: true },
+        OnBehalfRoleIn::Admin => ReviewerRole::Admin,
+    };
+    let reviewer = Reviewer {
+        role,
+        name: b.on_behalf_of.name.clone(),
+        person_id: None,
+        relay: Some(json!({
+            "agent": {"id": agent.agent_id, "name": agent.agent_name},
+            "on_behalf_of": b.on_behalf_of,
+            "origin": b.origin,
+            "effective_at": effective_at.map(format_utc),
+        })),
+    };
+    let request = TransitionRequest {
+        post_id: req.path.id,
+        to: b.to,
+        comment: b.comment,
+        planned_at: b.planned_at,
+    };
+    let r = ctx
+        .posts
+        .transition(
+            ReviewScope::Agent(agent.agent_ref()),
+            &reviewer,
+            &request,
+            Timestamp::now(),
+        )
+        .await?;
+    transition_result(r)
+}
