@@ -443,6 +443,15 @@ pub struct ReportItemIn {
     pub failure_reason: Option<String>,
 }
 
+/// A name that names someone: not only spaces.
+pub fn not_blank(text: &str) -> Result<(), validator::ValidationError> {
+    if text.trim().is_empty() {
+        return Err(validator::ValidationError::new("blank")
+            .with_message("must name the person, not only spaces".into()));
+    }
+    Ok(())
+}
+
 pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
     let lower = url.to_ascii_lowercase();
     let rest = lower
@@ -760,7 +769,10 @@ async fn report_metrics(
 /// The person a relayed decision is made for.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
 pub struct OnBehalfOf {
-    #[validate(length(min = 1, max = 80))]
+    #[validate(
+        length(min = 1, max = 80),
+        custom(function = "crate::ops::posts::not_blank")
+    )]
     #[schema(min_length = 1, max_length = 80)]
     pub name: String,
     pub role: OnBehalfRoleIn,
