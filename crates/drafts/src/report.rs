@@ -625,6 +625,19 @@ fn create(
 fn step(post: &KnownPost, item: &ReportItem, now: Timestamp) -> Step {
     use ReportedStatus as R;
     let s = post.fields.status;
+    // The agent still has the post in its own tool (it was stocked, then released or deleted
+    // from inventory): a cancellation says it is gone from there, whatever the post's status.
+    if item.status == R::Cancelled && post.fields.unschedule_pending && s != PostStatus::Stocked {
+        let mut fields = post.fields.clone();
+        fields.unschedule_pending = false;
+        return Step::Change {
+            fields,
+            action: Action::Unscheduled,
+            from_stock: false,
+            warning: None,
+            note: Some("removed from the publishing tool".to_owned()),
+        };
+    }
     if s.before_review() {
         return Step::Reject(format!(
             "the post is {s} and has not been through review; only approved posts can be \
@@ -639,17 +652,6 @@ fn step(post: &KnownPost, item: &ReportItem, now: Timestamp) -> Step {
             R::Scheduled => Step::Reject(
                 "the post was deleted from inventory and can no longer be scheduled".to_owned(),
             ),
-            R::Cancelled if post.fields.unschedule_pending => {
-                let mut fields = post.fields.clone();
-                fields.unschedule_pending = false;
-                Step::Change {
-                    fields,
-                    action: Action::Unscheduled,
-                    from_stock: false,
-                    warning: None,
-                    note: Some("removed from the publishing tool".to_owned()),
-                }
-            }
             _ => Step::Ignore("the post was deleted from inventory".to_owned()),
         };
     }

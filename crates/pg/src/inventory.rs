@@ -29,7 +29,7 @@ fn status(s: &str) -> anyhow::Result<PostStatus> {
 const STOCK_SLOT: &str = r#"
 WITH moved AS (
     UPDATE posts p
-    SET from_status = p.status, planned_was = p.planned_at, status = 'stocked',
+    SET from_status = p.status, planned_was = COALESCE(p.scheduled_for, p.planned_at), status = 'stocked',
         stocked_at = now(), stock_reason = $2,
         unschedule_pending = p.unschedule_pending OR (p.status = 'scheduled' AND s.publishing = 'agent'),
         updated_at = now()
@@ -210,7 +210,8 @@ async fn lock_post(
 
 const STOCK_ONE: &str = r#"
 UPDATE posts
-SET from_status = status, planned_was = planned_at, status = 'stocked', stocked_at = now(),
+SET from_status = status, planned_was = COALESCE(scheduled_for, planned_at), status = 'stocked',
+    stocked_at = now(),
     stock_reason = $2, unschedule_pending = unschedule_pending OR $3, updated_at = now()
 WHERE id = $1
 "#;

@@ -276,7 +276,7 @@ async fn work_today(
         .map(|u| UnscheduleItem {
             instruction: format!(
                 "Remove this post from your publishing tool{}, then call confirm_unscheduled (or \
-                 report it cancelled); it stays in inventory.",
+                 report it cancelled).",
                 u.scheduler_ref
                     .as_deref()
                     .map(|r| format!(" (its id there: {r})"))
