@@ -737,8 +737,9 @@ fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<Repo
             })
             .transpose()
     };
-    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?;
-    let published_at = time("published_at", &raw.published_at)?;
+    // PostgreSQL keeps microseconds: a time compared with a stored one must be cut the same.
+    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?.map(microseconds);
+    let published_at = time("published_at", &raw.published_at)?.map(microseconds);
     if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_drafts::metrics::CLOCK_SKEW) {
         return Err(ItemError::Invalid {
             field: "published_at".into(),
@@ -777,12 +778,17 @@ fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<Repo
     })
 }
 
+fn microseconds(t: Timestamp) -> Timestamp {
+    t.round(jiff::Unit::Microsecond).unwrap_or(t)
+}
+
 async fn report_tx(
     conn: Tx<'_>,
     agent: AgentRef,
     raw: Vec<Result<RawReportItem, ItemError>>,
     now: Timestamp,
 ) -> anyhow::Result<ReportOutcome> {
+    let now = microseconds(now);
     let mut codes: Vec<&str> = raw
         .iter()
         .filter_map(|r| r.as_ref().ok().map(|i| i.code.as_str()))
@@ -1032,7 +1038,7 @@ struct CodeRow {
 }
 
 const METRIC_POSTS: &str = r#"
-SELECT p.id, p.slot_id, p.platform, p.platform_post_id, p.status,
+SELECT p.id, p.slot_id, p.platform_post_id, p.status,
        (p.workspace_id = $2) AS in_workspace,
        (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine
 FROM posts p JOIN personas pe ON pe.id = p.persona_id
@@ -1045,8 +1051,6 @@ struct MetricPostRow {
     id: Uuid,
     #[diesel(sql_type = SqlUuid)]
     slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    platform: String,
     #[diesel(sql_type = Nullable<Text>)]
     platform_post_id: Option<String>,
     #[diesel(sql_type = Text)]
@@ -1213,7 +1217,7 @@ async fn metrics_tx(
                 .and_then(|slot| {
                     rows.iter()
                         .find(|r| {
-                            r.platform == slot.platform
+                            r.slot_id == slot.slot_id
                                 && r.platform_post_id.as_deref() == Some(pid.as_str())
                         })
                         .ok_or_else(|| {
@@ -1263,16 +1267,6 @@ async fn metrics_tx(
             ));
             continue;
         }
-        if targets.iter().any(|(_, id, _)| *id == row.id) {
-            refused.push(refuse(
-                "posts",
-                index,
-                "rejected",
-                "the same post appears earlier in this report".to_owned(),
-            ));
-            continue;
-        }
-        let _ = row.slot_id;
         targets.push((index, row.id, item.counters));
     }
 
@@ -1304,6 +1298,15 @@ async fn metrics_tx(
             .unwrap_or_default();
         let (kept, dropped) = keep_back_zeros(counters, before);
         zeros += dropped.len();
+        if write.iter().any(|(written, _)| *written == id) {
+            refused.push(refuse(
+                "posts",
+                index,
+                "rejected",
+                "the same post appears earlier in this report".to_owned(),
+            ));
+            continue;
+        }
         if kept.is_empty() {
             refused.push(refuse(
                 "posts",
