@@ -506,7 +506,7 @@ pub struct ItemErrorOut {
 }
 
 /// One item's own checks: shape, limits, code.
-fn raw_item(index: usize, value: Value) -> Result<RawReportItem, ItemError> {
+fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
     let i: ReportItemIn = parse_part(value, "").map_err(|e| ItemError::Invalid {
         field: e.field.clone().unwrap_or_else(|| "posts".into()),
         message: e
@@ -515,7 +515,6 @@ fn raw_item(index: usize, value: Value) -> Result<RawReportItem, ItemError> {
             .map(|(_, m)| m.to_owned())
             .unwrap_or(e.message),
     })?;
-    let _ = index;
     let code = AccountCode::parse(&i.code).map_err(|e| ItemError::Invalid {
         field: "code".into(),
         message: e.to_string(),
@@ -543,13 +542,7 @@ async fn report_posts(
     req: Req<Nothing, Nothing, ReportBody>,
 ) -> Result<Reply<ReportResult>, ApiError> {
     let agent = agent(&caller)?;
-    let items: Vec<_> = req
-        .body
-        .posts
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| raw_item(i, v))
-        .collect();
+    let items: Vec<_> = req.body.posts.into_iter().map(raw_item).collect();
     let outcome = ctx
         .posts
         .report(agent.agent_ref(), items, Timestamp::now())
