@@ -1454,3 +1454,29 @@ fn cancelled_requires_nothing() {
         Ok(())
     );
 }
+
+#[test]
+fn a_cancellation_clears_a_post_still_in_the_tool_whatever_its_status() {
+    // Stocked while scheduled, then released to review (or deleted from inventory) before the
+    // agent removed it from its tool: cancelled says it is gone from there.
+    for (status, discarded) in [
+        (PostStatus::InternalReview, false),
+        (PostStatus::Cancelled, true),
+    ] {
+        let mut stored = post(7, status, "hi");
+        stored.discarded = discarded;
+        stored.fields.unschedule_pending = true;
+        let plan = run(vec![by_id(ReportedStatus::Cancelled, 7)], vec![stored]);
+        let r = &plan.results[0];
+        assert_eq!(r.action, Some(Action::Unscheduled), "{status}");
+        assert_eq!(r.status, Some(status));
+        assert!(!plan.updates[0].1.unschedule_pending);
+        assert_eq!(plan.updates[0].1.status, status);
+    }
+    // Without a pending removal, a post before review still refuses reports.
+    let plan = run(
+        vec![by_id(ReportedStatus::Cancelled, 7)],
+        vec![post(7, PostStatus::InternalReview, "hi")],
+    );
+    assert_eq!(code(&plan.results[0]), Some("rejected"));
+}
