@@ -60,7 +60,8 @@ OPTIONS:
     -h, --help          print this help
 
 Afterwards the upload benchmark runs with its defaults (`cargo xtask bench upload --help`);
-`cargo xtask bench upload` runs only that one.
+`cargo xtask bench upload` runs only that one. `cargo xtask bench lifecycle` is the post
+lifecycle benchmark (report_posts and work_today; `cargo xtask bench lifecycle --help`).
 
 ENVIRONMENT:
     FLEETDESK_BENCH_SERVER_URL   PostgreSQL server to create the database on
@@ -442,7 +443,7 @@ impl Drop for TempDir {
 }
 
 /// Runs one SQL command with psql and returns its unaligned output.
-fn psql(url: &str, sql: &str) -> anyhow::Result<String> {
+pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<String> {
     let out = Command::new("psql")
         .args([
             "-X",
@@ -557,6 +558,16 @@ impl Database {
             name,
             parsed,
         })
+    }
+
+    /// host:port of the PostgreSQL server, for a proxy in front of it.
+    pub(crate) fn socket_addr(&self) -> anyhow::Result<String> {
+        self.parsed.socket_addr()
+    }
+
+    /// The database's URL through another host:port (a proxy).
+    pub(crate) fn url_via(&self, hostport: &str) -> String {
+        self.parsed.with(hostport, &self.name)
     }
 }
 
@@ -735,29 +746,7 @@ pub(crate) fn apply_tenant(
     accounts: usize,
     keys: usize,
 ) -> anyhow::Result<Vec<String>> {
-    let file = dir.join("tenant.json");
-    std::fs::write(
-        &file,
-        serde_json::to_string_pretty(&tenant_file(accounts, keys))?,
-    )?;
-    let out = Command::new(bin)
-        .args(["admin", "apply"])
-        .arg(&file)
-        .arg("--data-dir")
-        .arg(dir)
-        .env("DATABASE_URL", database_url)
-        .stdin(Stdio::null())
-        .output()
-        .context("running fleetdesk admin apply")?;
-    if !out.status.success() {
-        bail!(
-            "fleetdesk admin apply failed with {}:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .context("fleetdesk admin apply printed no JSON report")?;
+    let report = admin_apply(bin, database_url, dir, &tenant_file(accounts, keys))?;
     let issued: Vec<String> = report["organizations"][0]["workspaces"][0]["agents"][0]["keys"]
         .as_array()
         .map(|a| {
@@ -775,6 +764,35 @@ pub(crate) fn apply_tenant(
     Ok(issued)
 }
 
+/// `fleetdesk admin apply` of a tenant file (written to `dir/tenant.json`); returns its JSON
+/// report, which holds every id and every newly issued key.
+pub(crate) fn admin_apply(
+    bin: &Path,
+    database_url: &str,
+    dir: &Path,
+    tenant: &Value,
+) -> anyhow::Result<Value> {
+    let file = dir.join("tenant.json");
+    std::fs::write(&file, serde_json::to_string_pretty(tenant)?)?;
+    let out = Command::new(bin)
+        .args(["admin", "apply"])
+        .arg(&file)
+        .arg("--data-dir")
+        .arg(dir)
+        .env("DATABASE_URL", database_url)
+        .stdin(Stdio::null())
+        .output()
+        .context("running fleetdesk admin apply")?;
+    if !out.status.success() {
+        bail!(
+            "fleetdesk admin apply failed with {}:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("fleetdesk admin apply printed no JSON report")
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP/1.1 client: one keep-alive connection.
 
@@ -786,14 +804,14 @@ pub(crate) struct Response {
     pub(crate) close: bool,
 }
 
-struct Client {
+pub(crate) struct Client {
     addr: String,
     conn: Option<(BufReader<TcpStream>, TcpStream)>,
     connects: u32,
 }
 
 impl Client {
-    fn new(addr: &str) -> Client {
+    pub(crate) fn new(addr: &str) -> Client {
         Client {
             addr: addr.to_owned(),
             conn: None,
@@ -801,7 +819,7 @@ impl Client {
         }
     }
 
-    fn send(&mut self, request: &[u8]) -> io::Result<Response> {
+    pub(crate) fn send(&mut self, request: &[u8]) -> io::Result<Response> {
         if self.conn.is_none() {
             let stream = TcpStream::connect(&self.addr)?;
             stream.set_nodelay(true)?;
@@ -942,25 +960,36 @@ impl Target {
         idempotency_key: Option<&str>,
         body: Option<&str>,
     ) -> Vec<u8> {
-        let mut s = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {key}\r\nAccept: application/json\r\n",
-            self.addr
-        );
-        if let Some(k) = idempotency_key {
-            let _ = write!(s, "Idempotency-Key: {k}\r\n");
-        }
-        match body {
-            Some(b) => {
-                let _ = write!(
-                    s,
-                    "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
-                    b.len()
-                );
-            }
-            None => s.push_str("\r\n"),
-        }
-        s.into_bytes()
+        http_request(&self.addr, method, path, key, idempotency_key, body)
     }
+}
+
+/// An HTTP/1.1 request to `host` with a bearer key and, when given, a JSON body.
+pub(crate) fn http_request(
+    host: &str,
+    method: &str,
+    path: &str,
+    key: &str,
+    idempotency_key: Option<&str>,
+    body: Option<&str>,
+) -> Vec<u8> {
+    let mut s = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nAccept: application/json\r\n"
+    );
+    if let Some(k) = idempotency_key {
+        let _ = write!(s, "Idempotency-Key: {k}\r\n");
+    }
+    match body {
+        Some(b) => {
+            let _ = write!(
+                s,
+                "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
+                b.len()
+            );
+        }
+        None => s.push_str("\r\n"),
+    }
+    s.into_bytes()
 }
 
 const ACCOUNTS: &str = "/api/agent/v1/accounts";
@@ -1385,12 +1414,13 @@ pub(crate) struct CpuShare {
     pub(crate) postgres_pct: f64,
     /// Anything else running on the machine.
     pub(crate) other_pct: f64,
-    server_us_per_request: f64,
-    postgres_us_per_request: f64,
+    pub(crate) server_us_per_request: f64,
+    pub(crate) postgres_us_per_request: f64,
 }
 
 impl CpuTicks {
-    fn process(pid: &str) -> Option<u64> {
+    /// utime + stime of process `pid` (or `self`), in clock ticks.
+    pub(crate) fn process(pid: &str) -> Option<u64> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // Fields after the command name (which may hold spaces): state is field 3,
         // utime 14 and stime 15.
@@ -1466,7 +1496,7 @@ impl CpuTicks {
     }
 }
 
-fn clock_ticks_per_second() -> f64 {
+pub(crate) fn clock_ticks_per_second() -> f64 {
     static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *TICKS.get_or_init(|| {
         Command::new("getconf")
@@ -1691,7 +1721,7 @@ fn print_report(
 
 /// Counts the frontend messages of the extended query protocol.
 #[derive(Default)]
-struct WireCounters {
+pub(crate) struct WireCounters {
     parse: AtomicU64,
     bind: AtomicU64,
     execute: AtomicU64,
@@ -1704,18 +1734,18 @@ struct WireCounters {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct WireSnapshot {
-    parse: u64,
-    bind: u64,
-    execute: u64,
-    close: u64,
-    sync: u64,
-    simple: u64,
-    waits: u64,
+pub(crate) struct WireSnapshot {
+    pub(crate) parse: u64,
+    pub(crate) bind: u64,
+    pub(crate) execute: u64,
+    pub(crate) close: u64,
+    pub(crate) sync: u64,
+    pub(crate) simple: u64,
+    pub(crate) waits: u64,
 }
 
 impl WireCounters {
-    fn snapshot(&self) -> WireSnapshot {
+    pub(crate) fn snapshot(&self) -> WireSnapshot {
         WireSnapshot {
             parse: self.parse.load(Ordering::SeqCst),
             bind: self.bind.load(Ordering::SeqCst),
@@ -1726,10 +1756,23 @@ impl WireCounters {
             waits: self.waits.load(Ordering::SeqCst),
         }
     }
+
+    /// The counters once they stay still: a statement's Close may trail its answer.
+    pub(crate) fn settle(&self) -> WireSnapshot {
+        let mut last = self.snapshot();
+        loop {
+            thread::sleep(Duration::from_millis(30));
+            let now = self.snapshot();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+    }
 }
 
 impl WireSnapshot {
-    fn minus(self, b: WireSnapshot) -> WireSnapshot {
+    pub(crate) fn minus(self, b: WireSnapshot) -> WireSnapshot {
         WireSnapshot {
             parse: self.parse - b.parse,
             bind: self.bind - b.bind,
@@ -1807,7 +1850,7 @@ fn pump_frontend(from: TcpStream, mut to: TcpStream, c: &WireCounters) -> io::Re
 }
 
 /// A TCP proxy to PostgreSQL on a free local port; lives until the process exits.
-fn start_proxy(upstream: String, counters: Arc<WireCounters>) -> anyhow::Result<String> {
+pub(crate) fn start_proxy(upstream: String, counters: Arc<WireCounters>) -> anyhow::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").context("binding the wire-check proxy")?;
     let addr = listener.local_addr()?.to_string();
     thread::spawn(move || {
@@ -1892,10 +1935,10 @@ fn wire_check(
     opts: &Options,
     keys: &[String],
 ) -> anyhow::Result<Vec<WireResult>> {
-    let upstream = db.parsed.socket_addr()?;
+    let upstream = db.socket_addr()?;
     let counters = Arc::new(WireCounters::default());
     let proxy = start_proxy(upstream, counters.clone())?;
-    let url = db.parsed.with(&proxy, &db.name);
+    let url = db.url_via(&proxy);
     println!(
         "\nwire check: a second server reaches PostgreSQL through a counting proxy; {} sequential requests per scenario",
         opts.wire_requests
@@ -1912,19 +1955,8 @@ fn wire_check(
         keys: keys.to_vec(),
         tag: format!("{}-wire-{}", std::process::id(), unix_millis()),
     };
-    // Requests are sequential, so the counters move only for the request in flight; a
-    // statement's Close may trail its answer, so wait until they stay still.
-    let settle = || {
-        let mut last = counters.snapshot();
-        loop {
-            thread::sleep(Duration::from_millis(30));
-            let now = counters.snapshot();
-            if now == last {
-                return now;
-            }
-            last = now;
-        }
-    };
+    // Requests are sequential, so the counters move only for the request in flight.
+    let settle = || counters.settle();
     let mut client = Client::new(&target.addr);
     let mut results = Vec::new();
     for scenario in Scenario::ALL {

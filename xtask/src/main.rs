@@ -5,8 +5,10 @@
 //! - `lint`: rustfmt check and clippy with warnings denied.
 //! - `bench`: load benchmark of the real binary (see bench.rs), then the upload benchmark.
 //! - `bench upload`: only the upload benchmark (see bench_upload.rs).
+//! - `bench lifecycle`: report_posts and work_today (see bench_lifecycle.rs).
 
 mod bench;
+mod bench_lifecycle;
 mod bench_upload;
 
 use anyhow::{Context, bail};
@@ -54,10 +56,13 @@ fn main() -> anyhow::Result<()> {
         Some("bench") if args.get(1).is_some_and(|a| a == "upload") => {
             bench_upload::main(&args[2..])
         }
+        Some("bench") if args.get(1).is_some_and(|a| a == "lifecycle") => {
+            bench_lifecycle::main(&args[2..])
+        }
         Some("bench") => bench::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [upload] [--help]>"
+                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [upload | lifecycle] [--help]>"
             );
             std::process::exit(2);
         }
