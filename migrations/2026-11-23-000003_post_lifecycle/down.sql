@@ -3,6 +3,7 @@ DROP TABLE post_metrics;
 DROP TABLE post_reports;
 DROP INDEX posts_review_queue;
 DROP INDEX posts_unschedule;
+DROP INDEX posts_slot_planned;
 DROP INDEX posts_slot_scheduled;
 DROP INDEX posts_slot_published;
 DROP INDEX posts_slot_body_key;

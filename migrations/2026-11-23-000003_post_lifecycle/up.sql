@@ -35,6 +35,8 @@ CREATE UNIQUE INDEX posts_platform_id ON posts (organization_id, platform, platf
 CREATE INDEX posts_slot_body_key ON posts (slot_id, body_key);
 CREATE INDEX posts_slot_published ON posts (slot_id, published_at) WHERE status = 'published';
 CREATE INDEX posts_slot_scheduled ON posts (slot_id, scheduled_for) WHERE status IN ('scheduled', 'publishing');
+CREATE INDEX posts_slot_planned ON posts (slot_id, planned_at)
+    WHERE status IN ('approved', 'internal_review', 'client_review');
 CREATE INDEX posts_unschedule ON posts (slot_id) WHERE unschedule_pending;
 CREATE INDEX posts_review_queue ON posts (organization_id, status, (COALESCE(planned_at, created_at)), id);
 

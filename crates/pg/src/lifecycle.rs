@@ -562,23 +562,35 @@ async fn report_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryRes
     .await
 }
 
-/// Every post a batch may match: by id (this workspace), by platform id (this organization),
-/// or by account and body among the posts the matching rules look at.
+/// Every post a batch may match: by id (this organization; the planner tells workspaces
+/// apart), by exact (platform, platform id) pairs of the organization, or by exact (account,
+/// body key) pairs among the posts the matching rules look at. Exact pairs keep each lookup on
+/// an index whatever the organization's history.
 const KNOWN_POSTS: &str = r#"
+WITH wanted AS (
+    SELECT p.id FROM posts p WHERE p.organization_id = $1 AND p.id = ANY($4)
+    UNION
+    SELECT p.id
+    FROM unnest($5::text[], $6::text[]) AS k(platform, platform_post_id)
+    JOIN posts p ON p.organization_id = $1 AND p.platform = k.platform
+                AND p.platform_post_id = k.platform_post_id
+    UNION
+    SELECT p.id
+    FROM unnest($7::uuid[], $8::text[]) AS k(slot_id, body_key)
+    JOIN posts p ON p.slot_id = k.slot_id AND p.body_key = k.body_key
+    WHERE p.status IN ('approved', 'scheduled', 'failed', 'stocked')
+       OR (p.status = 'published' AND p.published_at >= $9)
+)
 SELECT p.id, p.slot_id, p.platform, (p.workspace_id = $2) AS in_workspace,
        (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine,
        (p.origin = 'report') AS from_report, (p.discarded_at IS NOT NULL) AS discarded,
        p.planned_at, p.status, p.body, COALESCE(p.body_key, '') AS body_key, p.topic, p.sponsored,
        p.scheduled_for, p.published_at, p.platform_post_id, p.scheduler_ref, p.permalink,
        p.has_media, p.failure_reason, p.unschedule_pending
-FROM posts p
+FROM wanted w
+JOIN posts p ON p.id = w.id
 JOIN personas pe ON pe.id = p.persona_id
-WHERE p.organization_id = $1 AND (
-      p.id = ANY($4)
-   OR p.platform_post_id = ANY($5)
-   OR (p.slot_id = ANY($6) AND p.body_key = ANY($7)
-       AND (p.status IN ('approved', 'scheduled', 'failed', 'stocked')
-            OR (p.status = 'published' AND p.published_at >= $8))))
+WHERE p.organization_id = $1
 ORDER BY p.id
 FOR UPDATE OF p
 "#;
@@ -808,13 +820,16 @@ async fn report_tx(
 
     let ok = || items.iter().filter_map(|i| i.as_ref().ok());
     let post_ids: Vec<Uuid> = ok().filter_map(|i| i.post_id).collect();
-    let platform_ids: Vec<&str> = ok().filter_map(|i| i.platform_post_id.as_deref()).collect();
-    let mut slot_ids: Vec<Uuid> = ok().map(|i| i.slot.slot_id).collect();
-    slot_ids.sort_unstable();
-    slot_ids.dedup();
-    let keys: Vec<String> = ok()
-        .filter_map(|i| i.body.as_deref().map(body_key))
-        .collect();
+    let (id_platforms, platform_ids): (Vec<&str>, Vec<&str>) = ok()
+        .filter_map(|i| {
+            i.platform_post_id
+                .as_deref()
+                .map(|pid| (i.slot.platform.as_str(), pid))
+        })
+        .unzip();
+    let (body_slots, body_keys): (Vec<Uuid>, Vec<String>) = ok()
+        .filter_map(|i| i.body.as_deref().map(|b| (i.slot.slot_id, body_key(b))))
+        .unzip();
     let known: Vec<KnownRow> = if ok().next().is_none() {
         Vec::new()
     } else {
@@ -824,9 +839,10 @@ async fn report_tx(
                 .bind::<SqlUuid, _>(agent.workspace_id)
                 .bind::<SqlUuid, _>(agent.agent_id)
                 .bind::<Array<SqlUuid>, _>(&post_ids)
+                .bind::<Array<Text>, _>(&id_platforms)
                 .bind::<Array<Text>, _>(&platform_ids)
-                .bind::<Array<SqlUuid>, _>(&slot_ids)
-                .bind::<Array<Text>, _>(&keys)
+                .bind::<Array<SqlUuid>, _>(&body_slots)
+                .bind::<Array<Text>, _>(&body_keys)
                 .bind::<Timestamptz, _>(Ts::from(
                     now - fleetdesk_drafts::report::PUBLISHED_MATCH_WINDOW,
                 )),

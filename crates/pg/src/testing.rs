@@ -34,9 +34,18 @@ fn template_name() -> anyhow::Result<String> {
     let migrations: Vec<_> = MigrationSource::<diesel::pg::Pg>::migrations(&crate::db::MIGRATIONS)
         .map_err(|e| anyhow::anyhow!("listing migrations: {e}"))?;
     let mut h = Sha256::new();
+    // Names and SQL: a migration edited before it is released makes a new template.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
     for m in &migrations {
-        h.update(m.name().to_string().as_bytes());
+        let name = m.name().to_string();
+        h.update(name.as_bytes());
         h.update([0]);
+        for file in ["up.sql", "down.sql"] {
+            if let Ok(sql) = std::fs::read(dir.join(&name).join(file)) {
+                h.update(&sql);
+            }
+            h.update([0]);
+        }
     }
     let digest = h.finalize();
     Ok(format!(
