@@ -109,6 +109,34 @@ pub struct OpSpec {
 impl OpSpec {
     pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 
+    /// An MCP tool's operation with the usual settings: an idempotent one takes both the
+    /// Idempotency-Key and `request_id`, success is 200, the body limit is the default.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool(
+        api: Api,
+        method: HttpMethod,
+        path: &'static str,
+        access: Access,
+        tool: &'static str,
+        idempotent: bool,
+        summary: &'static str,
+        description: &'static str,
+    ) -> OpSpec {
+        OpSpec {
+            api,
+            method,
+            path,
+            access,
+            tool: Some(tool),
+            idempotent,
+            request_id: idempotent,
+            summary,
+            description,
+            created_status: false,
+            max_body: OpSpec::DEFAULT_MAX_BODY,
+        }
+    }
+
     /// Stable id: `agent GET /accounts`.
     pub fn id(&self) -> String {
         format!(

@@ -31,19 +31,16 @@ fn spec(
     summary: &'static str,
     description: &'static str,
 ) -> OpSpec {
-    OpSpec {
-        api: Api::Agent,
+    OpSpec::tool(
+        Api::Agent,
         method,
         path,
-        access: Access::Agent(scope),
-        tool: Some(tool),
+        Access::Agent(scope),
+        tool,
         idempotent,
-        request_id: idempotent,
         summary,
         description,
-        created_status: false,
-        max_body: OpSpec::DEFAULT_MAX_BODY,
-    }
+    )
 }
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {

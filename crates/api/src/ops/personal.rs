@@ -31,19 +31,16 @@ fn spec(
     summary: &'static str,
     description: &'static str,
 ) -> OpSpec {
-    OpSpec {
-        api: Api::Personal,
+    OpSpec::tool(
+        Api::Personal,
         method,
         path,
-        access: Access::Personal(access),
-        tool: Some(tool),
+        Access::Personal(access),
+        tool,
         idempotent,
-        request_id: idempotent,
         summary,
         description,
-        created_status: false,
-        max_body: OpSpec::DEFAULT_MAX_BODY,
-    }
+    )
 }
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
