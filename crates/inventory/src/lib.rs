@@ -259,13 +259,14 @@ pub trait InventoryRepo: Send + Sync + 'static {
         post_id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<Moved, InventoryRefusal>>>;
 
-    /// Deletes a stocked post from inventory on behalf of a person; `relay` records who and
-    /// where.
+    /// Deletes a stocked post from inventory on behalf of a person (`person` is their name,
+    /// the record entry's actor); `relay` records the agent, origin and time.
     fn delete_stocked<'a>(
         &'a self,
         agent: AgentRef,
         post_id: Uuid,
         role: OnBehalfRole,
+        person: &'a str,
         reason: Option<&'a str>,
         relay: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>>;

@@ -2,6 +2,7 @@
 
 use crate::accounts::{Candidate, pick, platform};
 use crate::db::{PgStore, prepared};
+use crate::record::Entry;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -237,16 +238,6 @@ SELECT $1, t.id, COALESCE((SELECT max(position) FROM post_media WHERE post_id = 
 FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, ord)
 "#;
 
-/// Review events of one post, by the calling agent.
-const INSERT_EVENTS: &str = r#"
-INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
-SELECT $1, t.action, t.reason, 'agent', a.id, a.name, t.detail
-FROM unnest($3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY AS t(action, reason, detail, ord)
-CROSS JOIN agents a
-WHERE a.id = $2
-ORDER BY t.ord
-"#;
-
 const SET_CHARACTERS: &str = "UPDATE posts SET characters = $2, updated_at = now() WHERE id = $1";
 
 const UPDATE_DRAFT: &str = r#"
@@ -280,23 +271,16 @@ fn note_event(note: &str) -> Event {
 }
 
 async fn record(conn: Tx<'_>, post_id: Uuid, agent: AgentRef, events: &[Event]) -> QueryResult<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let actions: Vec<&str> = events.iter().map(|e| e.0).collect();
-    let reasons: Vec<Option<&str>> = events.iter().map(|e| e.1.as_deref()).collect();
-    let details: Vec<&Value> = events.iter().map(|e| &e.2).collect();
-    prepared(
-        diesel::sql_query(INSERT_EVENTS)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(actions)
-            .bind::<Array<Nullable<Text>>, _>(reasons)
-            .bind::<Array<Jsonb>, _>(details),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
+    let entries: Vec<Entry> = events
+        .iter()
+        .map(|(action, reason, detail)| Entry {
+            post_id,
+            action,
+            reason: reason.as_deref(),
+            detail,
+        })
+        .collect();
+    crate::record::by_agent(conn, agent.agent_id, &entries).await
 }
 
 fn kind(s: &str) -> anyhow::Result<MediaKind> {

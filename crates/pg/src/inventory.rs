@@ -3,6 +3,7 @@
 
 use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
+use crate::record::Entry;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -241,35 +242,22 @@ WHERE slot_id = $1 AND id <> $2 AND (
         AND planned_at >= $3 AND planned_at < $4))
 "#;
 
-const INSERT_EVENT: &str = r#"
-INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
-SELECT $1, $2, $3, $4, CASE WHEN $4 = 'agent' THEN a.id END,
-       COALESCE($5, a.name), $6
-FROM agents a WHERE a.id = $7
-"#;
-
+/// An entry by the calling agent.
 async fn record(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
     action: &str,
     reason: Option<&str>,
-    person: Option<&str>,
     detail: Value,
 ) -> QueryResult<()> {
-    prepared(
-        diesel::sql_query(INSERT_EVENT)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Text, _>(action)
-            .bind::<Nullable<Text>, _>(reason)
-            .bind::<Text, _>(if person.is_some() { "member" } else { "agent" })
-            .bind::<Nullable<Text>, _>(person)
-            .bind::<Jsonb, _>(&detail)
-            .bind::<SqlUuid, _>(agent.agent_id),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
+    let entry = Entry {
+        post_id,
+        action,
+        reason,
+        detail: &detail,
+    };
+    crate::record::by_agent(conn, agent.agent_id, &[entry]).await
 }
 
 macro_rules! refuse {
@@ -307,7 +295,6 @@ async fn stock_tx(
         post_id,
         "stocked",
         reason,
-        None,
         json!({"from": from, "unschedule_pending": stocking.unschedule_pending}),
     )
     .await?;
@@ -368,7 +355,6 @@ async fn unstock_tx(
         post_id,
         "unstocked",
         None,
-        None,
         json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra, "date": date.to_string()}),
     )
     .await?;
@@ -400,7 +386,7 @@ async fn unscheduled_tx(
     prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(post_id))
         .execute(conn)
         .await?;
-    record(conn, agent, post_id, "unscheduled", None, None, json!({})).await?;
+    record(conn, agent, post_id, "unscheduled", None, json!({})).await?;
     let mut moved = row.moved(current, false);
     moved.unschedule_pending = false;
     Ok(Ok(moved))
@@ -411,6 +397,7 @@ async fn delete_tx(
     agent: AgentRef,
     post_id: Uuid,
     role: OnBehalfRole,
+    person: &str,
     reason: Option<&str>,
     relay: &Value,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
@@ -424,17 +411,14 @@ async fn delete_tx(
     prepared(diesel::sql_query(DISCARD).bind::<SqlUuid, _>(post_id))
         .execute(conn)
         .await?;
-    let person = relay["on_behalf_of"]["name"].as_str();
-    record(
-        conn,
-        agent,
+    let detail = json!({"relayed": relay});
+    let entry = Entry {
         post_id,
-        "deleted from inventory",
+        action: "deleted from inventory",
         reason,
-        person,
-        json!({"relayed": relay}),
-    )
-    .await?;
+        detail: &detail,
+    };
+    crate::record::by_member(conn, entry, None, person).await?;
     Ok(Ok(row.moved(PostStatus::Cancelled, false)))
 }
 
@@ -597,13 +581,14 @@ impl InventoryRepo for PgStore {
         agent: AgentRef,
         post_id: Uuid,
         role: OnBehalfRole,
+        person: &'a str,
         reason: Option<&'a str>,
         relay: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                delete_tx(conn, agent, post_id, role, reason, relay).await
+                delete_tx(conn, agent, post_id, role, person, reason, relay).await
             })
             .await
         })

@@ -10,6 +10,7 @@ mod gate;
 mod inventory;
 mod lifecycle;
 mod media;
+mod record;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -5,6 +5,7 @@
 
 use crate::accounts::{Candidate, pick, platform};
 use crate::db::{PgStore, prepared};
+use crate::record::Entry;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -47,6 +48,7 @@ macro_rules! card_sql {
                     pe.name AS persona, s.handle, p.body, p.topic, p.sponsored, p.planned_at, \
                     p.characters, a.name AS agent, p.created_at, p.scheduled_for, p.published_at, \
                     p.platform_post_id, p.permalink, p.failure_reason, p.last_reported_at, \
+                    w.client_review, p.stocked_at, p.stock_reason, \
                     (SELECT COALESCE(jsonb_agg(jsonb_build_object('id', m.id, 'kind', m.kind, \
                         'mime_type', m.mime_type, 'caption', m.caption, \
                         'duration_ms', m.duration_ms) ORDER BY pm.position), '[]'::jsonb) \
@@ -156,6 +158,12 @@ struct CardRow {
     failure_reason: Option<String>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     last_reported_at: Option<Ts>,
+    #[diesel(sql_type = Bool)]
+    client_review: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    stocked_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    stock_reason: Option<String>,
     #[diesel(sql_type = Jsonb)]
     media: Value,
     #[diesel(sql_type = Nullable<Jsonb>)]
@@ -284,21 +292,6 @@ struct RecordRow {
     created_at: Ts,
 }
 
-const POST_EXTRA: &str = r#"
-SELECT w.client_review, p.stocked_at, p.stock_reason
-FROM posts p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1
-"#;
-
-#[derive(QueryableByName)]
-struct ExtraRow {
-    #[diesel(sql_type = Bool)]
-    client_review: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    stocked_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    stock_reason: Option<String>,
-}
-
 const POST_FOR_MOVE: &str = r#"
 SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
        (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
@@ -352,11 +345,6 @@ struct PlannedRow {
     #[diesel(sql_type = Nullable<Timestamptz>)]
     planned_at: Option<Ts>,
 }
-
-const INSERT_MEMBER_EVENT: &str = r#"
-INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
-VALUES ($1, $2, $3, 'member', $4, $5, $6)
-"#;
 
 async fn transition_tx(
     conn: Tx<'_>,
@@ -448,16 +436,17 @@ async fn transition_tx(
     if let Some(relay) = &reviewer.relay {
         detail["relayed"] = relay.clone();
     }
-    prepared(
-        diesel::sql_query(INSERT_MEMBER_EVENT)
-            .bind::<SqlUuid, _>(request.post_id)
-            .bind::<Text, _>(action)
-            .bind::<Nullable<Text>, _>(request.comment.as_deref())
-            .bind::<Nullable<SqlUuid>, _>(reviewer.person_id)
-            .bind::<Text, _>(&reviewer.name)
-            .bind::<Jsonb, _>(&detail),
+    crate::record::by_member(
+        conn,
+        Entry {
+            post_id: request.post_id,
+            action,
+            reason: request.comment.as_deref(),
+            detail: &detail,
+        },
+        reviewer.person_id,
+        &reviewer.name,
     )
-    .execute(conn)
     .await?;
     Ok(Ok(Transitioned {
         id: request.post_id,
@@ -707,17 +696,6 @@ FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool
           platform_post_id, scheduler_ref, permalink, has_media, failure_reason,
           unschedule_pending)
 WHERE p.id = t.id
-"#;
-
-/// Review-record entries of several posts, by the calling agent.
-const INSERT_AGENT_EVENTS: &str = r#"
-INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
-SELECT t.post_id, t.action, t.reason, 'agent', a.id, a.name, t.detail
-FROM unnest($2::uuid[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY
-     AS t(post_id, action, reason, detail, ord)
-CROSS JOIN agents a
-WHERE a.id = $1
-ORDER BY t.ord
 "#;
 
 const INSERT_REPORT: &str = r#"
@@ -1010,23 +988,17 @@ async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> Query
 }
 
 async fn write_events(conn: Tx<'_>, agent: AgentRef, plan: &ReportPlan) -> QueryResult<()> {
-    let e = &plan.events;
-    if e.is_empty() {
-        return Ok(());
-    }
-    prepared(
-        diesel::sql_query(INSERT_AGENT_EVENTS)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<SqlUuid>, _>(e.iter().map(|e| e.post_id).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(e.iter().map(|e| e.action.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Text>>, _>(
-                e.iter().map(|e| e.reason.as_deref()).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Jsonb>, _>(e.iter().map(|e| &e.detail).collect::<Vec<_>>()),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
+    let entries: Vec<Entry> = plan
+        .events
+        .iter()
+        .map(|e| Entry {
+            post_id: e.post_id,
+            action: &e.action,
+            reason: e.reason.as_deref(),
+            detail: &e.detail,
+        })
+        .collect();
+    crate::record::by_agent(conn, agent.agent_id, &entries).await
 }
 
 const LAST_REPORT: &str = "SELECT max(received_at) AS at FROM post_reports WHERE agent_id = $1";
@@ -1491,17 +1463,14 @@ impl LifecycleRepo for PgStore {
             let Some(row) = row else {
                 return Ok(None);
             };
-            let extra: ExtraRow = prepared(diesel::sql_query(POST_EXTRA).bind::<SqlUuid, _>(id))
-                .get_result(&mut conn)
-                .await?;
             let record: Vec<RecordRow> = prepared(diesel::sql_query(RECORD).bind::<SqlUuid, _>(id))
                 .load(&mut conn)
                 .await?;
             Ok(Some(PostDetail {
+                client_review: row.client_review,
+                stocked_at: row.stocked_at.map(Into::into),
+                stock_reason: row.stock_reason.clone(),
                 card: row.card()?,
-                client_review: extra.client_review,
-                stocked_at: extra.stocked_at.map(Into::into),
-                stock_reason: extra.stock_reason,
                 record: record
                     .into_iter()
                     .map(|r| RecordEntry {

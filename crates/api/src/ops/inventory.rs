@@ -441,6 +441,7 @@ async fn delete_stocked_post(
             agent.agent_ref(),
             req.path.id,
             role,
+            b.on_behalf_of.name.trim(),
             b.reason.as_deref(),
             &relay,
         )

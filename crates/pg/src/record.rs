@@ -1,0 +1,76 @@
+//! The review record: every entry a write logs on a post goes through here, by an agent (any
+//! number of entries on any number of posts in one statement) or by a person.
+
+use crate::db::prepared;
+use diesel::QueryResult;
+use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// One entry: the post, what happened, the reason or comment, and details.
+pub(crate) struct Entry<'a> {
+    pub post_id: Uuid,
+    pub action: &'a str,
+    pub reason: Option<&'a str>,
+    pub detail: &'a Value,
+}
+
+const BY_AGENT: &str = r#"
+INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+SELECT t.post_id, t.action, t.reason, 'agent', a.id, a.name, t.detail
+FROM unnest($2::uuid[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY
+     AS t(post_id, action, reason, detail, ord)
+CROSS JOIN agents a
+WHERE a.id = $1
+ORDER BY t.ord
+"#;
+
+/// Entries by an agent, in the order given.
+pub(crate) async fn by_agent(
+    conn: &mut AsyncPgConnection,
+    agent_id: Uuid,
+    entries: &[Entry<'_>],
+) -> QueryResult<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    prepared(
+        diesel::sql_query(BY_AGENT)
+            .bind::<SqlUuid, _>(agent_id)
+            .bind::<Array<SqlUuid>, _>(entries.iter().map(|e| e.post_id).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(entries.iter().map(|e| e.action).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Text>>, _>(entries.iter().map(|e| e.reason).collect::<Vec<_>>())
+            .bind::<Array<Jsonb>, _>(entries.iter().map(|e| e.detail).collect::<Vec<_>>()),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+const BY_MEMBER: &str = r#"
+INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
+VALUES ($1, $2, $3, 'member', $4, $5, $6)
+"#;
+
+/// An entry by a person: a review move, or a decision an agent relays (`person_id` is then
+/// unknown and `detail` names the agent).
+pub(crate) async fn by_member(
+    conn: &mut AsyncPgConnection,
+    entry: Entry<'_>,
+    person_id: Option<Uuid>,
+    name: &str,
+) -> QueryResult<()> {
+    prepared(
+        diesel::sql_query(BY_MEMBER)
+            .bind::<SqlUuid, _>(entry.post_id)
+            .bind::<Text, _>(entry.action)
+            .bind::<Nullable<Text>, _>(entry.reason)
+            .bind::<Nullable<SqlUuid>, _>(person_id)
+            .bind::<Text, _>(name)
+            .bind::<Jsonb, _>(entry.detail),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
