@@ -1,12 +1,12 @@
 //! Agent API: post inventory.
 
-use super::common::{Origin, agent, lookup_error};
+use super::common::{Origin, agent, agent_tool as spec, lookup_error};
 use super::drafts::{IdPath, decode_cursor, encode_cursor};
 use super::posts::{OnBehalfOf, OnBehalfRoleIn};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_inventory::{
@@ -21,27 +21,6 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
-
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    scope: Scope,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Agent,
-        method,
-        path,
-        Access::Agent(scope),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
-}
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(

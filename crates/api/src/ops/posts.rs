@@ -1,13 +1,13 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{Origin, agent};
+use super::common::{Origin, agent, agent_tool as spec};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
 use fleetdesk_drafts::draft::Character;
 use fleetdesk_drafts::lifecycle::{
@@ -32,27 +32,6 @@ use validator::Validate;
 const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// Metrics items per request (the specification leaves it open).
 pub const METRICS_MAX_ITEMS: u64 = 500;
-
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    scope: Scope,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Agent,
-        method,
-        path,
-        Access::Agent(scope),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
-}
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
