@@ -4,6 +4,7 @@ mod accounts;
 mod agent_day;
 mod binary;
 mod drafts;
+mod generated_client;
 mod inventory;
 mod mcp;
 mod media;

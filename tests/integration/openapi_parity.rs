@@ -1,6 +1,6 @@
 //! The served descriptions agree with the specification and with themselves.
 //!
-//! `endpoints.tsv` (in the shared spec folder beside the workspace) lists every endpoint with
+//! `docs/endpoints.tsv` (the project's copy of the specification's table) lists every endpoint with
 //! its scope, MCP tool and idempotency. Each row the catalogue implements must agree with it in
 //! the catalogue, in the OpenAPI document and in MCP `tools/list`; the catalogue must not serve
 //! anything the table does not list. Rows not implemented yet are printed, never failed.
@@ -66,7 +66,7 @@ impl Row {
 }
 
 fn spec_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/endpoints.tsv")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/endpoints.tsv")
 }
 
 fn yes_no(value: &str, column: &str, line: usize) -> bool {
@@ -82,8 +82,7 @@ fn spec_rows() -> Vec<Row> {
     let path = spec_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read the endpoint table {} ({e}): the shared spec folder must sit beside the \
-             workspace (shared/spec/endpoints.tsv next to main/)",
+            "cannot read the endpoint table {} ({e})",
             path.display()
         )
     });

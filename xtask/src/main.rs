@@ -10,6 +10,7 @@
 mod bench;
 mod bench_lifecycle;
 mod bench_upload;
+mod peers;
 
 use anyhow::{Context, bail};
 use std::process::Command;
@@ -36,10 +37,16 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("test") => {
             check_boundaries()?;
-            install_test_peers()?;
-            run(Command::new("cargo")
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .context("xtask sits inside the workspace")?;
+            let peers = peers::Peers::install(root)?;
+            let mut nextest = Command::new("cargo");
+            nextest
                 .args(["nextest", "run", "--workspace", "--no-fail-fast"])
-                .args(&args[1..]))
+                .args(&args[1..]);
+            peers.apply(&mut nextest);
+            run(&mut nextest)
         }
         Some("check-boundaries") => check_boundaries(),
         Some("lint") => {
@@ -67,20 +74,6 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(2);
         }
     }
-}
-
-/// The Python peers the tests drive (the MCP SDK, the moto S3 server), from
-/// tests/requirements.txt; quick when they are already installed.
-fn install_test_peers() -> anyhow::Result<()> {
-    run(Command::new("python3").args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "-r",
-        "tests/requirements.txt",
-    ]))
 }
 
 fn run(cmd: &mut Command) -> anyhow::Result<()> {

@@ -1,0 +1,168 @@
+//! The real clients the tests drive, installed where the test command can find them and
+//! nowhere else: Python packages in a virtual environment under the target directory, npm
+//! packages from the lockfiles in the repository, and cargo-nextest.
+//!
+//! Each step is skipped when what it installs is already there for the same pinned list (the
+//! list is copied next to what it installed and compared byte for byte), so a second run
+//! costs a few file reads. A missing tool stops the run with one line naming it.
+
+use anyhow::{Context, bail};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Folders under `tests/` with a `package-lock.json` whose packages the tests run.
+const NPM_PROJECTS: &[&str] = &["tests/mcp_sdk_ts"];
+
+/// What the test run needs on its environment: `PATH` with the virtual environment first.
+pub struct Peers {
+    venv: PathBuf,
+}
+
+impl Peers {
+    /// Installs what is missing and returns where it is.
+    pub fn install(root: &Path) -> anyhow::Result<Peers> {
+        nextest()?;
+        let venv = target_dir(root).join("peers").join("venv");
+        python(root, &venv)?;
+        for project in NPM_PROJECTS {
+            let dir = root.join(project);
+            if dir.join("package-lock.json").is_file() {
+                npm(&dir)?;
+            }
+        }
+        Ok(Peers { venv })
+    }
+
+    /// Prepares `cmd` to find the installed clients: the virtual environment's `bin` first on
+    /// `PATH` (so `python3` is its interpreter) and `VIRTUAL_ENV` set.
+    pub fn apply(&self, cmd: &mut Command) {
+        let bin = self.venv.join("bin");
+        let mut path = OsString::from(bin.as_os_str());
+        if let Some(old) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(old);
+        }
+        cmd.env("PATH", path).env("VIRTUAL_ENV", &self.venv);
+    }
+}
+
+/// The target directory: `CARGO_TARGET_DIR` when set, else `target/` of the workspace.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
+}
+
+fn found(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn nextest() -> anyhow::Result<()> {
+    if found("cargo-nextest", "--version") {
+        return Ok(());
+    }
+    eprintln!("cargo-nextest is missing; installing it with cargo install");
+    let ok = Command::new("cargo")
+        .args(["install", "cargo-nextest", "--locked"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        bail!("missing: cargo-nextest (cargo install cargo-nextest --locked failed)");
+    }
+    Ok(())
+}
+
+/// True when `installed` holds the same bytes as `wanted`.
+fn same(wanted: &Path, installed: &Path) -> anyhow::Result<bool> {
+    let wanted = std::fs::read(wanted).with_context(|| format!("reading {}", wanted.display()))?;
+    Ok(std::fs::read(installed).is_ok_and(|have| have == wanted))
+}
+
+fn python(root: &Path, venv: &Path) -> anyhow::Result<()> {
+    let requirements = root.join("tests/requirements.txt");
+    let stamp = venv.join("fleetdesk-requirements.txt");
+    let interpreter = venv.join("bin/python3");
+    if interpreter.is_file() && same(&requirements, &stamp)? {
+        return Ok(());
+    }
+    if !found("python3", "--version") {
+        bail!("missing: python3 (3.10 or newer, with its venv module)");
+    }
+    if !interpreter.is_file() {
+        eprintln!(
+            "making the test peers' Python environment in {}",
+            venv.display()
+        );
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(venv)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            bail!(
+                "missing: the python3 venv module (python3 -m venv failed; on Debian: apt-get install python3-venv)"
+            );
+        }
+    }
+    eprintln!("installing the test peers of tests/requirements.txt");
+    let installed = Command::new(&interpreter)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&requirements)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        bail!(
+            "missing: the Python packages of tests/requirements.txt (pip install failed; see above)"
+        );
+    }
+    std::fs::copy(&requirements, &stamp).context("recording the installed requirements")?;
+    Ok(())
+}
+
+fn npm(dir: &Path) -> anyhow::Result<()> {
+    let lock = dir.join("package-lock.json");
+    let stamp = dir.join("node_modules/.fleetdesk-package-lock.json");
+    if same(&lock, &stamp)? {
+        return Ok(());
+    }
+    if !found("npm", "--version") || !found("node", "--version") {
+        bail!(
+            "missing: node and npm (Node.js 20 or newer), for {}",
+            dir.display()
+        );
+    }
+    eprintln!("installing the npm packages of {}", lock.display());
+    let installed = Command::new("npm")
+        .args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        bail!(
+            "missing: the npm packages of {} (npm ci failed; see above)",
+            lock.display()
+        );
+    }
+    std::fs::copy(&lock, &stamp).context("recording the installed lockfile")?;
+    Ok(())
+}
