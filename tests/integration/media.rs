@@ -395,7 +395,7 @@ async fn most_used_sorts_by_the_posts_using_an_item() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_agent_sees_its_projects_and_the_shared_items_only() {
+async fn an_agent_sees_its_workspaces_projects_and_the_shared_items_only() {
     let app = spawn_app().await;
     let op1 = app.agent_key("op1");
     let op2 = app.agent_key("op2");
@@ -404,7 +404,8 @@ async fn an_agent_sees_its_projects_and_the_shared_items_only() {
     let salt = |s: &str| png(3, 3, s.as_bytes());
     let mine = id_of(&upload_file(&app, &op1, &json!({"code": "TW-T001"}), salt("mine")).await);
     let food = id_of(&upload_file(&app, &op2, &json!({"code": "TW-T002"}), salt("food")).await);
-    // op1 may put a file in food, but has no persona there: the item is food's.
+    // op1 may put a file in food, where it has no persona: the item is food's, and op1 still
+    // finds it (the library covers every project of the workspace, Authentication 6).
     let op1_food = id_of(
         &upload_file(
             &app,
@@ -422,36 +423,33 @@ async fn an_agent_sees_its_projects_and_the_shared_items_only() {
     let japan = id_of(&upload_file(&app, &jp1, &json!({"code": "JP-T001"}), salt("jp")).await);
     let other = id_of(&upload_file(&app, &other1, &json!({"code": "TW-T001"}), salt("o")).await);
 
-    assert_eq!(listed(&app, &op1, "").await, set(&[&mine, &shared]));
-    assert_eq!(
-        listed(&app, &op2, "").await,
-        set(&[&food, &op1_food, &shared])
-    );
+    let taiwan = set(&[&mine, &food, &op1_food, &shared]);
+    assert_eq!(listed(&app, &op1, "").await, taiwan);
+    assert_eq!(listed(&app, &op2, "").await, taiwan);
     assert_eq!(listed(&app, &jp1, "").await, set(&[&japan]));
     assert_eq!(listed(&app, &other1, "").await, set(&[&other]));
-    // Naming a project does not open it: op1 still sees food's shared items only.
-    assert_eq!(listed(&app, &op1, "project=food").await, set(&[&shared]));
-    assert_eq!(listed(&app, &op2, "project=beauty").await, set(&[&shared]));
+    // Naming a project narrows to it plus the shared items, whoever's personas are there.
+    let food_and_shared = set(&[&food, &op1_food, &shared]);
+    assert_eq!(listed(&app, &op1, "project=food").await, food_and_shared);
+    assert_eq!(listed(&app, &op2, "project=food").await, food_and_shared);
     assert_eq!(
-        listed(&app, &op2, "project=food").await,
-        set(&[&food, &op1_food, &shared])
+        listed(&app, &op2, "project=beauty").await,
+        set(&[&mine, &shared])
     );
     // Japan's "beauty" is its own.
     assert_eq!(listed(&app, &jp1, "project=beauty").await, set(&[&japan]));
     let shared_item = item(&app, &op1, &json!(shared)).await;
     assert!(shared_item["project"].is_null(), "{shared_item}");
     // The shared item is shared by every filter that allows it.
-    assert_eq!(
-        listed(&app, &op1, "kind=image").await,
-        set(&[&mine, &shared])
-    );
+    assert_eq!(listed(&app, &op1, "kind=image").await, taiwan);
+    assert_eq!(listed(&app, &op1, "kind=video").await, set(&[]));
 
     // Archived items drop out, shared or not.
     app.sql(&format!(
         "UPDATE media SET archived_at = now() WHERE id IN ('{mine}', '{shared}')"
     ))
     .await;
-    assert_eq!(listed(&app, &op1, "").await, set(&[]));
+    assert_eq!(listed(&app, &op1, "").await, set(&[&food, &op1_food]));
     assert_eq!(listed(&app, &op2, "").await, set(&[&food, &op1_food]));
 
     // The community agent has no drafts scope; no key is no access.

@@ -629,24 +629,21 @@ impl MediaService {
     }
 }
 
-/// The file's type from its header; a declared type must agree.
+/// The file's type from its header (the specification judges it there): a declared type of
+/// the same kind gives way to it; only another kind (a video declared, an image sent) is refused.
 fn judge(body: &[u8], declared: Option<MediaType>) -> Result<MediaType, PutError> {
     let t = MediaType::sniff(&body[..body.len().min(SNIFF_BYTES.max(64))])
         .ok_or_else(|| PutError::Body("is not a JPEG, PNG, WebP, MP4, MOV or WebM file".into()))?;
     match declared {
-        Some(d) if d != t && !(is_iso_video(d) && is_iso_video(t)) => Err(PutError::Body(format!(
-            "is {} but the upload declared {}",
+        Some(d) if d.kind() != t.kind() => Err(PutError::Body(format!(
+            "is {} ({}) but the upload declared {} ({})",
             t.mime(),
-            d.mime()
+            t.kind().as_str(),
+            d.mime(),
+            d.kind().as_str()
         ))),
-        // MP4 and MOV share a container; the declared name is kept.
-        Some(d) => Ok(d),
-        None => Ok(t),
+        _ => Ok(t),
     }
-}
-
-fn is_iso_video(t: MediaType) -> bool {
-    matches!(t, MediaType::Mp4 | MediaType::Mov)
 }
 
 fn probe_error(e: ProbeError) -> PutError {
@@ -718,5 +715,34 @@ impl Seek for PartsReader {
         }
         self.pos = next as u64;
         Ok(self.pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x02\0\0\0\x02\x08\x02\0\0\0";
+    const MOV: &[u8] = b"\0\0\0\x14ftypqt  \0\0\x02\0qt  \0\0\0\x08free";
+
+    #[test]
+    fn the_file_header_decides_the_type_within_a_kind() {
+        assert_eq!(judge(PNG, None).unwrap(), MediaType::Png);
+        assert_eq!(judge(PNG, Some(MediaType::Png)).unwrap(), MediaType::Png);
+        assert_eq!(judge(PNG, Some(MediaType::Jpeg)).unwrap(), MediaType::Png);
+        assert_eq!(judge(PNG, Some(MediaType::Webp)).unwrap(), MediaType::Png);
+        assert_eq!(judge(MOV, Some(MediaType::Mp4)).unwrap(), MediaType::Mov);
+        assert_eq!(judge(MOV, Some(MediaType::Webm)).unwrap(), MediaType::Mov);
+    }
+
+    #[test]
+    fn another_kind_than_declared_is_refused() {
+        for (body, declared) in [(PNG, MediaType::Mp4), (MOV, MediaType::Jpeg)] {
+            match judge(body, Some(declared)) {
+                Err(PutError::Body(m)) => assert!(m.contains(declared.mime()), "{m}"),
+                other => panic!("{declared:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(judge(b"GIF89a\0\0", None), Err(PutError::Body(_))));
     }
 }

@@ -242,7 +242,8 @@ struct MediaIdRow {
 
 const PROJECT_BY_NAME: &str = "SELECT id FROM projects WHERE workspace_id = $1 AND name = $2";
 
-/// The library as an agent sees it: items of its personas' projects and unscoped ones.
+/// The library as an agent sees it: items of every project of its workspace and unscoped ones
+/// (specification, Authentication 6); `project` narrows to one project plus the unscoped items.
 const LIST: &str = r#"
 SELECT * FROM (
   SELECT m.id, m.kind, m.caption, m.tags, pr.name AS project, m.character, m.mime_type, m.bytes,
@@ -251,17 +252,15 @@ SELECT * FROM (
   FROM media m
   LEFT JOIN projects pr ON pr.id = m.project_id
   WHERE m.workspace_id = $1 AND m.archived_at IS NULL
-    AND (m.project_id IS NULL
-         OR m.project_id IN (SELECT project_id FROM personas WHERE workspace_id = $1 AND agent_id = $2))
-    AND ($3::uuid IS NULL OR m.project_id IS NULL OR m.project_id = $3)
-    AND ($4::text IS NULL OR m.character = $4)
-    AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE lower(t) = lower($5)))
-    AND ($6::text IS NULL OR m.kind = $6)
-    AND ($7::text IS NULL OR m.caption ILIKE $7
-         OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE t ILIKE $7))
+    AND ($2::uuid IS NULL OR m.project_id IS NULL OR m.project_id = $2)
+    AND ($3::text IS NULL OR m.character = $3)
+    AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE lower(t) = lower($4)))
+    AND ($5::text IS NULL OR m.kind = $5)
+    AND ($6::text IS NULL OR m.caption ILIKE $6
+         OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE t ILIKE $6))
 ) items
-ORDER BY CASE WHEN $8 THEN used_count END DESC NULLS LAST, created_at DESC, id DESC
-LIMIT $9
+ORDER BY CASE WHEN $7 THEN used_count END DESC NULLS LAST, created_at DESC, id DESC
+LIMIT $8
 "#;
 
 #[derive(QueryableByName)]
@@ -613,7 +612,6 @@ impl MediaRepo for PgStore {
             let rows: Vec<ItemRow> = prepared(
                 diesel::sql_query(LIST)
                     .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<Nullable<SqlUuid>, _>(project_id)
                     .bind::<Nullable<Text>, _>(q.character.as_deref())
                     .bind::<Nullable<Text>, _>(q.tag.as_deref())

@@ -108,8 +108,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             idempotent: false,
             request_id: false,
             summary: "Search the media library",
-            description: "Items of your personas' projects plus unscoped shared ones; archived items \
-                are excluded. Links are valid at least links_expire_in_seconds; videos answer HTTP \
+            description: "Items of every project of your workspace plus unscoped shared ones; \
+                archived items are excluded. Links are valid at least links_expire_in_seconds; videos answer HTTP \
                 Range requests.",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
