@@ -1319,10 +1319,18 @@ async fn set_avatar_judges_jpeg_png_and_webp_from_the_bytes() {
 async fn set_avatar_refuses_what_is_not_a_jpeg_png_or_webp_image() {
     let app = spawn_app().await;
     let gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
+    // Base64 of another file: well formed, refused by the field's rule (422).
     for data in [
         b64(gif),
         format!("data:image/png;base64,{}", b64(gif)),
         b64(b"hello, this is not an image"),
+    ] {
+        let res = avatar(&app, "op1", "TW-T001", &data).await;
+        assert_error_in(&format!("data {data:?}"), &res, 422, "rejected");
+        assert_eq!(res.json()["field"], "data", "data {data:?}");
+    }
+    // Not base64 at all: 400.
+    for data in [
         "%%%not base64%%%".to_owned(),
         String::new(),
         "data:image/png;base64,".to_owned(),

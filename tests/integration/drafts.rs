@@ -167,7 +167,7 @@ async fn written(app: &TestApp) -> [i64; 4] {
 }
 
 /// One text column (`v`) of each row of a query.
-async fn texts(app: &TestApp, query: &str) -> Vec<String> {
+pub(crate) async fn texts(app: &TestApp, query: &str) -> Vec<String> {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
     struct V {
@@ -390,10 +390,20 @@ async fn rpc_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
 async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let msg = rpc_call(app, key, name, arguments).await;
     assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
-    let result = msg["result"].clone();
+    let mut result = msg["result"].clone();
     let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
         .expect("text content is JSON");
-    assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    // The REST body is the text; a success also carries it as structuredContent, an error
+    // (isError) does not, since the error body does not match the tool's outputSchema.
+    if result["isError"] == true {
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{name}: {result}"
+        );
+    } else {
+        assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    }
+    result["body"] = body;
     result
 }
 
@@ -919,9 +929,10 @@ async fn characters_are_six_at_most_from_the_cast_with_one_pov() {
             400,
             "characters[2].code",
         ),
+        // Named twice: a rule of the list no JSON Schema states (unique by code), 422.
         (
             json!([{"code": "momo"}, {"code": "lulu"}, {"code": "momo"}]),
-            400,
+            422,
             "characters[2].code",
         ),
         (json!([{"code": ""}]), 400, "characters[0].code"),
@@ -1270,22 +1281,34 @@ async fn inline_images_become_library_items_four_at_most() {
         ["image/jpeg", "image/webp"]
     );
 
-    // Five, a GIF, garbage, an empty item, a long caption: 400 and nothing written.
+    // Well-formed base64 of another file (a GIF, text, a video: no inline image): refused by
+    // the field's rule, 422, and nothing written.
     let before = written(&app).await;
     let gif = b64(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;");
+    for (images, field) in [
+        (json!([inline(10), {"data": gif}]), "images[1].data"),
+        (
+            json!([inline(10), {"data": b64(b"plain text, valid base64")}]),
+            "images[1].data",
+        ),
+        (json!([{"data": b64(MP4)}]), "images[0].data"),
+    ] {
+        let case: String = images.to_string().chars().take(80).collect();
+        let res = submit(
+            &app,
+            "op1",
+            json!({"code": "TW-I001", "body": "bad images", "images": images}),
+        )
+        .await;
+        assert_error_in(&case, &res, 422, "rejected", Some(field));
+    }
+    // Five, garbage, an empty item, a long caption: 400 and nothing written.
     for (images, field) in [
         (
             json!([inline(10), inline(11), inline(12), inline(13), inline(14)]),
             "images",
         ),
-        (json!([inline(10), {"data": gif}]), "images[1].data"),
         (json!([{"data": "not base64 at all!"}]), "images[0].data"),
-        (
-            json!([inline(10), {"data": b64(b"plain text, valid base64")}]),
-            "images[1].data",
-        ),
-        // A video is no inline image.
-        (json!([{"data": b64(MP4)}]), "images[0].data"),
         (json!([{"data": ""}]), "images[0].data"),
         (json!([{"caption": "no data"}]), "images[0].data"),
         (
@@ -1928,7 +1951,7 @@ async fn update_characters_replace_the_set_and_an_empty_array_clears_it() {
         ),
         (
             json!([{"code": "lulu"}, {"code": "lulu"}]),
-            400,
+            422,
             "characters[1].code",
         ),
         (json!([{"code": "chef"}]), 422, "characters[0].code"),
@@ -3018,10 +3041,7 @@ async fn submit_draft_and_update_draft_run_as_mcp_tools() {
     )
     .await;
     assert_eq!(mismatch["isError"], true, "{mismatch}");
-    assert_eq!(
-        mismatch["structuredContent"]["code"],
-        "idempotency_mismatch"
-    );
+    assert_eq!(mismatch["body"]["code"], "idempotency_mismatch");
     assert_eq!(rows(&app, "posts").await, 1);
 
     // A REST error is a tool result with the same error body.
@@ -3033,7 +3053,7 @@ async fn submit_draft_and_update_draft_run_as_mcp_tools() {
     )
     .await;
     assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(refused["structuredContent"]["code"], "forbidden");
+    assert_eq!(refused["body"]["code"], "forbidden");
     // Malformed arguments are invalid params, with the error body as data.
     let too_long = rpc_call(
         &app,
@@ -3056,8 +3076,8 @@ async fn submit_draft_and_update_draft_run_as_mcp_tools() {
     )
     .await;
     assert_eq!(same["isError"], true, "{same}");
-    assert_eq!(same["structuredContent"]["code"], "rejected");
-    assert_eq!(same["structuredContent"]["field"], "body");
+    assert_eq!(same["body"]["code"], "rejected");
+    assert_eq!(same["body"]["field"], "body");
     let upd = json!({"id": id, "body": "via mcp, longer", "characters": [],
                      "request_id": "mcp-update-1"});
     let updated = call_tool(&app, &key, "update_draft", upd.clone()).await;
@@ -3082,7 +3102,7 @@ async fn submit_draft_and_update_draft_run_as_mcp_tools() {
         json!({"id": id, "body": "x"}),
     )
     .await;
-    assert_eq!(op2["structuredContent"]["code"], "forbidden", "{op2}");
+    assert_eq!(op2["body"]["code"], "forbidden", "{op2}");
     let unknown = call_tool(
         &app,
         &key,
@@ -3090,10 +3110,7 @@ async fn submit_draft_and_update_draft_run_as_mcp_tools() {
         json!({"id": Uuid::new_v4(), "body": "x"}),
     )
     .await;
-    assert_eq!(
-        unknown["structuredContent"]["code"], "not_found",
-        "{unknown}"
-    );
+    assert_eq!(unknown["body"]["code"], "not_found", "{unknown}");
     assert_eq!(post_field(&app, &id, "body").await, "via mcp, longer");
 }
 

@@ -59,7 +59,7 @@ async fn draft_with(app: &TestApp, body: &str, media: &[&String]) {
 }
 
 /// The service's link-signing key, to make links the service would make.
-async fn link_key(app: &TestApp) -> Vec<u8> {
+pub(crate) async fn link_key(app: &TestApp) -> Vec<u8> {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
     struct Secret {
@@ -284,8 +284,6 @@ async fn every_query_parameter_at_its_limit_and_one_past() {
         ("tag=".to_owned(), "tag"),
         (format!("character={}", "c".repeat(25)), "character"),
         (format!("project={}", "p".repeat(81)), "project"),
-        ("project=nope".to_owned(), "project"),
-        ("project=general".to_owned(), "project"),
         ("limit=0".to_owned(), "limit"),
         ("limit=101".to_owned(), "limit"),
         ("limit=-1".to_owned(), "limit"),
@@ -296,6 +294,12 @@ async fn every_query_parameter_at_its_limit_and_one_past() {
     for (query, field) in &bad {
         let res = list(&app, &key, query).await;
         assert_field_in(query, &res, 400, "invalid_request", field);
+    }
+    // A well-formed name of no project of the workspace (another organization's "general"):
+    // not found.
+    for query in ["project=nope", "project=general"] {
+        let res = list(&app, &key, query).await;
+        assert_field_in(query, &res, 404, "not_found", "project");
     }
 }
 
@@ -658,17 +662,9 @@ async fn ranges_across_the_parts_of_a_chunked_video() {
 
 /// `tools/call`; returns the whole JSON-RPC message.
 async fn mcp_message(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
-    let res = app
-        .client
-        .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                              "params": {"name": name, "arguments": arguments}})),
-        )
-        .await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": name, "arguments": arguments}});
+    let res = app.client.send(Request::mcp(&call).bearer(key)).await;
     assert_eq!(res.status, 200, "{name}: {}", text(&res));
     res.json()
 }
@@ -686,11 +682,21 @@ async fn mcp_invalid(app: &TestApp, key: &str, name: &str, arguments: Value, fie
 async fn mcp_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let msg = mcp_message(app, key, name, arguments).await;
     assert!(msg.get("error").is_none(), "{name}: {msg}");
-    let result = msg["result"].clone();
+    let mut result = msg["result"].clone();
     let text_content: Value =
         serde_json::from_str(result["content"][0]["text"].as_str().expect("text content"))
             .expect("JSON text");
-    assert_eq!(text_content, result["structuredContent"], "{name}");
+    // The REST body is the text; a success also carries it as structuredContent, an error
+    // (isError) does not, since the error body does not match the tool's outputSchema.
+    if result["isError"] == true {
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{name}: {result}"
+        );
+    } else {
+        assert_eq!(text_content, result["structuredContent"], "{name}");
+    }
+    result["body"] = text_content;
     result
 }
 
@@ -705,16 +711,8 @@ async fn the_media_tools_are_listed_and_the_file_puts_are_not() {
     let tools = |key: String| {
         let app = &app;
         async move {
-            let res = app
-                .client
-                .send(
-                    Request::new("POST", "/api/mcp")
-                        .bearer(&key)
-                        .header("Accept", "application/json, text/event-stream")
-                        .header("MCP-Protocol-Version", "2025-06-18")
-                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
-                )
-                .await;
+            let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+            let res = app.client.send(Request::mcp(&list).bearer(&key)).await;
             assert_status(&res, 200);
             res.json()["result"]["tools"]
                 .as_array()
@@ -809,13 +807,13 @@ async fn list_media_over_mcp_is_the_rest_list() {
 
     let bad = mcp_call(&app, &key, "list_media", json!({"project": "nope"})).await;
     assert_eq!(bad["isError"], true, "{bad}");
-    assert_eq!(bad["structuredContent"]["code"], "invalid_request");
-    assert_eq!(bad["structuredContent"]["field"], "project");
+    assert_eq!(bad["body"]["code"], "not_found");
+    assert_eq!(bad["body"]["field"], "project");
     mcp_invalid(&app, &key, "list_media", json!({"limit": 101}), "limit").await;
     mcp_invalid(&app, &key, "list_media", json!({"kind": "gif"}), "kind").await;
     let denied = mcp_call(&app, &app.agent_key("bot"), "list_media", json!({})).await;
     assert_eq!(denied["isError"], true);
-    assert_eq!(denied["structuredContent"]["code"], "forbidden");
+    assert_eq!(denied["body"]["code"], "forbidden");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -857,10 +855,7 @@ async fn create_upload_over_mcp_answers_the_rest_shape() {
         json!({"code": "TW-T001", "request_id": "mcp-up-1"}),
     )
     .await;
-    assert_eq!(
-        other["structuredContent"]["code"], "idempotency_mismatch",
-        "{other}"
-    );
+    assert_eq!(other["body"]["code"], "idempotency_mismatch", "{other}");
 
     // The link it gave works without a key.
     let file = png(12, 12, b"mcp");
@@ -907,8 +902,8 @@ async fn create_upload_over_mcp_answers_the_rest_shape() {
     ] {
         let res = mcp_call(&app, &key, "create_upload", args.clone()).await;
         assert_eq!(res["isError"], true, "{args}: {res}");
-        assert_eq!(res["structuredContent"]["code"], code, "{args}: {res}");
-        assert_eq!(res["structuredContent"]["field"], field, "{args}: {res}");
+        assert_eq!(res["body"]["code"], code, "{args}: {res}");
+        assert_eq!(res["body"]["field"], field, "{args}: {res}");
     }
     mcp_invalid(
         &app,
@@ -919,6 +914,6 @@ async fn create_upload_over_mcp_answers_the_rest_shape() {
     )
     .await;
     let res = mcp_call(&app, &key, "create_upload", json!({"code": "TW-T002"})).await;
-    assert_eq!(res["structuredContent"]["code"], "forbidden", "{res}");
+    assert_eq!(res["body"]["code"], "forbidden", "{res}");
     assert_eq!(app.count("SELECT count(*) AS n FROM uploads").await, 4);
 }

@@ -80,12 +80,8 @@ fn yes_no(value: &str, column: &str, line: usize) -> bool {
 /// Reads endpoints.tsv, failing clearly when it is missing or malformed.
 fn spec_rows() -> Vec<Row> {
     let path = spec_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read the endpoint table {} ({e})",
-            path.display()
-        )
-    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the endpoint table {} ({e})", path.display()));
     let mut lines = text.lines().enumerate();
     let (_, header) = lines.next().expect("endpoints.tsv is empty");
     let header: Vec<&str> = header.trim_end_matches('\r').split('\t').collect();

@@ -1616,10 +1616,10 @@ async fn metrics_captured_at_must_be_recent_and_not_ahead() {
         let v = assert_error(&r, 422, "rejected");
         assert_eq!(v["field"], "captured_at", "{bad}: {v}");
     }
-    // A malformed time: the code answers 422 naming captured_at.
+    // A malformed time: 400 naming captured_at, like every other time field.
     for bad in ["yesterday", "2026-13-45 10:00:00", "2026-11-21T10:00:00"] {
         let r = metrics(&app, &op1, followers(bad.to_owned())).await;
-        let v = assert_error(&r, 422, "rejected");
+        let v = assert_error(&r, 400, "invalid_request");
         assert_eq!(v["field"], "captured_at", "{bad}: {v}");
     }
     let v = assert_error(
@@ -2096,11 +2096,18 @@ async fn mcp_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
     let msg = r.json();
     assert_eq!(msg["id"], 7, "{msg}");
     assert!(msg.get("error").is_none(), "JSON-RPC error: {msg}");
-    let result = msg["result"].clone();
+    let mut result = msg["result"].clone();
     let parsed: Value =
         serde_json::from_str(result["content"][0]["text"].as_str().expect("text content"))
             .expect("JSON text");
-    assert_eq!(parsed, result["structuredContent"], "{result}");
+    // The REST body is the text; a success also carries it as structuredContent, an error
+    // (isError) does not, since the error body does not match the tool's outputSchema.
+    if result["isError"] == true {
+        assert!(result.get("structuredContent").is_none(), "{result}");
+    } else {
+        assert_eq!(parsed, result["structuredContent"], "{result}");
+    }
+    result["body"] = parsed;
     result
 }
 
@@ -2154,7 +2161,7 @@ async fn an_all_rejected_batch_over_mcp_is_an_error_result_with_the_422_body() {
     )
     .await;
     assert_eq!(result["isError"], true, "{result}");
-    let body = &result["structuredContent"];
+    let body = &result["body"];
     assert_eq!(body["code"], "rejected", "{body}");
     assert!(body["request_id"].is_string(), "{body}");
     assert_eq!(body["rejected"], 2, "{body}");

@@ -1999,10 +1999,20 @@ async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Va
     )
     .await;
     assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
-    let result = msg["result"].clone();
+    let mut result = msg["result"].clone();
     let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
         .expect("text content is JSON");
-    assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    // The REST body is the text; a success also carries it as structuredContent, an error
+    // (isError) does not, since the error body does not match the tool's outputSchema.
+    if result["isError"] == true {
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{name}: {result}"
+        );
+    } else {
+        assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    }
+    result["body"] = body;
     result
 }
 
@@ -2100,10 +2110,7 @@ async fn a_personal_key_reviews_through_mcp() {
     )
     .await;
     assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(
-        refused["structuredContent"]["code"], "rejected",
-        "{refused}"
-    );
+    assert_eq!(refused["body"]["code"], "rejected", "{refused}");
     let published = call_tool(&app, &ann, "published_posts", json!({})).await;
     assert_eq!(
         published["structuredContent"]["posts"],
@@ -2134,7 +2141,7 @@ async fn a_client_without_the_review_right_has_no_review_post_tool() {
     )
     .await;
     assert_eq!(res["isError"], true, "{res}");
-    assert_eq!(res["structuredContent"]["code"], "forbidden", "{res}");
+    assert_eq!(res["body"]["code"], "forbidden", "{res}");
     assert_eq!(status_of(&app, &id).await, "client_review");
 
     // The client with the review right has the tool and approves.

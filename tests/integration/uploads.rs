@@ -549,13 +549,17 @@ async fn every_field_at_its_limit_and_one_past() {
             "character",
         ),
         (json!({"code": "TW-T001", "tags": tags(21)}), "tags"),
-        (json!({"code": "TW-T001", "tags": ["x".repeat(31)]}), "tags"),
+        // A bad tag is named by its index.
+        (
+            json!({"code": "TW-T001", "tags": ["x".repeat(31)]}),
+            "tags[0]",
+        ),
         (
             json!({"code": "TW-T001", "tags": [format!(" {} ", "x".repeat(31))]}),
-            "tags",
+            "tags[0]",
         ),
-        (json!({"code": "TW-T001", "tags": [""]}), "tags"),
-        (json!({"code": "TW-T001", "tags": ["  "]}), "tags"),
+        (json!({"code": "TW-T001", "tags": ["cat", ""]}), "tags[1]"),
+        (json!({"code": "TW-T001", "tags": ["  "]}), "tags[0]"),
         (json!({"code": "TW-T001", "project": ""}), "project"),
         (
             json!({"code": "TW-T001", "project": "p".repeat(81)}),

@@ -90,6 +90,89 @@ pub struct Described {
     pub components: Components,
 }
 
+/// Text never holds NUL (no text column stores it; the parser refuses it up front).
+pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
+
+/// Refines an input schema with what its types cannot say: the rules its operation's module
+/// declares for the component (conditional requirements, merged as `allOf`), and what holds
+/// for every input: text holds no NUL, and an integer stays within its Rust type.
+pub fn refine_input(name: Option<&str>, schema: &mut Value) {
+    refine_node(schema);
+    if let Some(Value::Object(rules)) = name.and_then(crate::ops::schema_rules)
+        && let Value::Object(target) = schema
+    {
+        for (key, value) in rules {
+            match (key.as_str(), target.get_mut(&key), value) {
+                ("allOf", Some(Value::Array(existing)), Value::Array(more)) => {
+                    existing.extend(more)
+                }
+                // A property the rules spell out replaces the derived one.
+                ("properties", Some(Value::Object(existing)), Value::Object(more)) => {
+                    existing.extend(more)
+                }
+                (_, _, value) => {
+                    target.insert(key, value);
+                }
+            }
+        }
+    }
+}
+
+fn refine_node(node: &mut Value) {
+    let Value::Object(map) = node else { return };
+    let types: Vec<String> = match map.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let plain = !map.contains_key("enum") && !map.contains_key("const");
+    if plain
+        && types.iter().any(|t| t == "string")
+        && !map.contains_key("pattern")
+        && !map.contains_key("format")
+    {
+        map.insert("pattern".into(), Value::String(NO_NUL_PATTERN.into()));
+    }
+    if plain && types.iter().any(|t| t == "integer") {
+        let bounds = match map.get("format").and_then(Value::as_str) {
+            Some("int32") => Some((json!(i32::MIN), json!(i32::MAX))),
+            Some("uint32") => Some((json!(0), json!(u32::MAX))),
+            Some("uint64") => Some((json!(0), json!(u64::MAX))),
+            Some("int64") | None => Some((json!(i64::MIN), json!(i64::MAX))),
+            _ => None,
+        };
+        if let Some((min, max)) = bounds {
+            map.entry("minimum").or_insert(min);
+            map.entry("maximum").or_insert(max);
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+    ] {
+        if let Some(child) = map.get_mut(key) {
+            refine_node(child);
+        }
+    }
+    for key in ["oneOf", "anyOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(items)) = map.get_mut(key) {
+            items.iter_mut().for_each(refine_node);
+        }
+    }
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        props.values_mut().for_each(refine_node);
+    }
+}
+
 pub fn describe(op: &dyn ErasedOp) -> Described {
     let OpDoc {
         input,
@@ -99,18 +182,24 @@ pub fn describe(op: &dyn ErasedOp) -> Described {
     } = op.doc();
     let mut components = Components::new();
     collect(&mut components, &output_components);
-    let path = input.path.map(|(s, deps)| {
-        collect(&mut components, &deps);
-        to_json(&s)
-    });
-    let query = input.query.map(|(s, deps)| {
-        collect(&mut components, &deps);
-        to_json(&s)
-    });
-    let body = input.body.map(|((s, deps), name)| {
-        collect(&mut components, &deps);
-        (name.to_string(), to_json(&s))
-    });
+    // Input components are refined; one shared with the output takes the refined form (what
+    // it adds holds for stored values too).
+    let mut inputs = Components::new();
+    let mut part = |(s, deps): crate::input::SchemaWithDeps, name: Option<&str>| {
+        collect(&mut inputs, &deps);
+        let mut schema = to_json(&s);
+        refine_input(name, &mut schema);
+        schema
+    };
+    let path = input.path.map(|p| part(p, None));
+    let query = input.query.map(|q| part(q, None));
+    let body = input
+        .body
+        .map(|(b, name)| (name.to_string(), part(b, Some(&name))));
+    for (name, schema) in inputs.iter_mut() {
+        refine_input(Some(name), schema);
+    }
+    components.extend(inputs);
     Described {
         path,
         query,
@@ -142,16 +231,30 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
     if op.spec().request_id {
         properties.insert(
             "request_id".into(),
-            json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[\\x21-\\x7e]+$",
+            json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": IDEMPOTENCY_KEY_PATTERN,
                    "description": "Plays the role of the Idempotency-Key: resending the same content with the same request_id within 24 hours returns the first result."}),
         );
     }
-    let mut schema = json!({"type": "object", "properties": properties});
+    // Unknown arguments are refused (400 naming them), as unknown body fields are.
+    let mut schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false});
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
+    // The body's own conditions (if/then, anyOf) hold for the merged arguments too.
+    if let Some((_, body)) = &d.body {
+        let body = inline_refs(body, &d.components);
+        for key in ["allOf", "anyOf", "oneOf", "if", "then", "else"] {
+            if let Some(v) = body.get(key) {
+                schema[key] = v.clone();
+            }
+        }
+    }
     schema
 }
+
+/// An Idempotency-Key (or MCP `request_id`): 1-200 visible ASCII characters.
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[\\x21-\\x7e]{1,200}$";
 
 /// The MCP `outputSchema`: the REST response body.
 pub fn tool_output_schema(op: &dyn ErasedOp) -> Value {
@@ -207,6 +310,104 @@ mod tests {
         );
         let v = inline_refs(&json!({"$ref": "#/components/schemas/N"}), &c);
         assert_eq!(v["properties"]["next"]["$ref"], "#/components/schemas/N");
+    }
+
+    #[test]
+    fn no_two_types_share_a_component_name() {
+        let mut seen: std::collections::BTreeMap<String, (String, Value)> = Default::default();
+        for op in crate::catalogue() {
+            let d = describe(op.as_ref());
+            let mut all = d.components.clone();
+            all.insert(d.output_name.clone(), d.output.clone());
+            if let Some((name, body)) = &d.body {
+                all.insert(name.clone(), body.clone());
+            }
+            for (name, schema) in all {
+                match seen.get(&name) {
+                    Some((first, earlier)) => assert_eq!(
+                        earlier,
+                        &schema,
+                        "component {name} differs between {first} and {}",
+                        op.spec().id()
+                    ),
+                    None => {
+                        seen.insert(name, (op.spec().id(), schema));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every object of every input refuses unknown fields, as the parser does.
+    #[test]
+    fn every_input_object_refuses_unknown_fields() {
+        fn objects(v: &Value, at: &str, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    if m.contains_key("properties")
+                        && m.get("additionalProperties") != Some(&json!(false))
+                    {
+                        out.push(at.to_owned());
+                    }
+                    for (k, child) in m {
+                        // Conditions name properties of the object they sit on.
+                        if !matches!(k.as_str(), "if" | "then" | "else" | "allOf" | "anyOf") {
+                            objects(child, &format!("{at}/{k}"), out);
+                        }
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        objects(item, &format!("{at}/{i}"), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut open = Vec::new();
+        for op in crate::catalogue() {
+            let d = describe(op.as_ref());
+            if let Some((name, body)) = &d.body {
+                let body = inline_refs(body, &d.components);
+                objects(&body, &format!("{} {name}", op.spec().id()), &mut open);
+            }
+            let tool = tool_input_schema(op.as_ref());
+            objects(&tool, &format!("{} tool", op.spec().id()), &mut open);
+        }
+        assert!(open.is_empty(), "open objects: {open:#?}");
+    }
+
+    #[test]
+    fn input_text_never_admits_nul_and_integers_stay_in_range() {
+        let mut schema = json!({"type": "object", "properties": {
+            "a": {"type": ["string", "null"]},
+            "b": {"type": "string", "format": "uuid"},
+            "c": {"type": "integer", "format": "int64", "minimum": 0},
+            "d": {"type": "array", "items": {"type": "string", "pattern": "^x$"}},
+        }});
+        refine_input(None, &mut schema);
+        assert_eq!(schema["properties"]["a"]["pattern"], NO_NUL_PATTERN);
+        assert!(schema["properties"]["b"].get("pattern").is_none());
+        assert_eq!(schema["properties"]["c"]["minimum"], 0);
+        assert_eq!(schema["properties"]["c"]["maximum"], i64::MAX);
+        assert_eq!(schema["properties"]["d"]["items"]["pattern"], "^x$");
+    }
+
+    #[test]
+    fn declared_rules_reach_the_body_and_the_tool() {
+        let op = crate::catalogue()
+            .into_iter()
+            .find(|o| o.spec().tool == Some("report_account_state"))
+            .expect("report_account_state");
+        let d = describe(op.as_ref());
+        let (_, body) = d.body.expect("a body");
+        assert!(
+            body["allOf"][0]["then"]["required"] == json!(["reason"]),
+            "{body}"
+        );
+        let tool = tool_input_schema(op.as_ref());
+        assert_eq!(tool["allOf"], body["allOf"]);
+        assert_eq!(tool["additionalProperties"], false);
     }
 
     #[test]

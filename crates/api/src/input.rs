@@ -173,6 +173,19 @@ impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
         let path = parse_part::<P>(Value::Object(args.path.clone()), "")?;
         let query = parse_part::<Q>(Value::Object(args.query.clone()), "")?;
         let body = if B::absent() {
+            // A call without a body takes no body fields: anything named is unknown.
+            match &args.body {
+                Value::Null => {}
+                Value::Object(map) => {
+                    if let Some(name) = map.keys().next() {
+                        return Err(ApiError::invalid(
+                            fleetdesk_kernel::secrets::redact_keys(name).0,
+                            "is not a field of this call (it takes no body)",
+                        ));
+                    }
+                }
+                _ => return Err(ApiError::invalid("body", "this call takes no body")),
+            }
             parse_part::<B>(Value::Null, "")?
         } else {
             let body = match &args.body {
@@ -194,11 +207,35 @@ impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
     }
 }
 
+/// JSON Schema counts a number with a zero fraction as an integer (`193.0`); so does the
+/// parser: such a number becomes an integer before typed fields read it (a float field reads
+/// an integer as well).
+fn integral_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+            {
+                // Within range the cast is exact: such floats are whole numbers.
+                if f >= -(2f64.powi(63)) && f < 2f64.powi(63) {
+                    *value = Value::from(f as i64);
+                } else if f >= 0.0 && f < 2f64.powi(64) {
+                    *value = Value::from(f as u64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
 /// Deserializes one part, naming the failing field, then validates it.
 pub fn parse_part<T: DeserializeOwned + Validate>(
-    value: Value,
+    mut value: Value,
     prefix: &str,
 ) -> Result<T, ApiError> {
+    integral_numbers(&mut value);
     let parsed: T = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -219,13 +256,18 @@ fn join(prefix: &str, rest: &str) -> String {
     }
 }
 
-/// serde reports a missing field at its parent; name the field itself.
+/// serde reports a missing or unknown field at its parent; name the field itself (a name
+/// shaped like a key is not echoed).
 fn field_of(prefix: &str, path: &str, message: &str) -> String {
     let base = join(prefix, path);
     if let Some(rest) = message.strip_prefix("missing field `")
         && let Some(name) = rest.split('`').next()
     {
         return join(&base, name);
+    }
+    // The path of an unknown field already ends with its name.
+    if message.starts_with("unknown field `") {
+        return fleetdesk_kernel::secrets::redact_keys(&base).0;
     }
     if base.is_empty() {
         "body".to_owned()
@@ -241,8 +283,18 @@ fn clean_serde_message(message: &str) -> String {
     };
     if m.starts_with("missing field") {
         "is required".to_owned()
+    } else if m.starts_with("unknown field `") {
+        // serde: "unknown field `x`, expected one of `a`, `b`" (or "expected `a`", or "there
+        // are no fields"); the known names are the type's own.
+        match m.split_once(", expected ") {
+            Some((_, known)) => {
+                format!("is not a known field; expected {}", known.replace('`', ""))
+            }
+            None => "is not a known field".to_owned(),
+        }
     } else {
-        m.to_owned()
+        // Never echo the value sent: it may be a credential in the wrong field.
+        crate::error::serde_message(m)
     }
 }
 
@@ -285,11 +337,20 @@ fn describe_failure(e: &validator::ValidationError) -> String {
         return m.to_string();
     }
     let p = |k: &str| e.params.get(k).map(|v| v.to_string());
+    // A length on a list counts items; on text, characters.
+    let unit = match e.params.get("value") {
+        Some(Value::Array(_)) => "items",
+        _ => "characters",
+    };
     match e.code.as_ref() {
-        "length" => match (p("min"), p("max")) {
-            (Some(min), Some(max)) => format!("must be {min}-{max} characters long"),
-            (None, Some(max)) => format!("must be at most {max} long"),
-            (Some(min), None) => format!("must be at least {min} long"),
+        "length" => match (p("min"), p("max"), p("equal")) {
+            (_, _, Some(n)) => format!("must have exactly {n} {unit}"),
+            (Some(min), Some(max), None) if unit == "items" => {
+                format!("must have {min}-{max} items")
+            }
+            (Some(min), Some(max), None) => format!("must be {min}-{max} characters long"),
+            (None, Some(max), None) => format!("must have at most {max} {unit}"),
+            (Some(min), None, None) => format!("must have at least {min} {unit}"),
             _ => "has the wrong length".into(),
         },
         "range" => match (p("min"), p("max")) {
@@ -353,6 +414,77 @@ mod tests {
         let e =
             parse_part::<Body>(json!({"code": "a", "items": [{"label": "abcd"}]}), "").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("items[0].label"));
+    }
+
+    #[derive(Debug, Deserialize, Validate, utoipa::ToSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Strict {
+        #[validate(length(min = 1, max = 200))]
+        posts: Vec<u8>,
+        #[validate(nested)]
+        inner: Option<StrictInner>,
+    }
+
+    #[derive(Debug, Deserialize, Validate, utoipa::ToSchema)]
+    #[serde(deny_unknown_fields)]
+    struct StrictInner {
+        #[allow(dead_code)]
+        name: Option<String>,
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_with_the_known_ones() {
+        let e = parse_part::<Strict>(json!({"posts": [1], "plannedAt": "x"}), "").unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert_eq!(e.field.as_deref(), Some("plannedAt"));
+        assert!(
+            e.message
+                .ends_with("is not a known field; expected posts or inner"),
+            "{}",
+            e.message
+        );
+        let e =
+            parse_part::<Strict>(json!({"posts": [1], "inner": {"nmae": "x"}}), "").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("inner.nmae"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_body_field_on_a_call_without_a_body_is_unknown() {
+        let args = Args {
+            body: json!({"request_id": "r1"}),
+            ..Default::default()
+        };
+        let e = <Req<Nothing, Nothing, Nothing> as Input>::parse(&args).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("request_id"));
+        for fine in [json!(null), json!({})] {
+            let args = Args {
+                body: fine,
+                ..Default::default()
+            };
+            assert!(<Req<Nothing, Nothing, Nothing> as Input>::parse(&args).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_whole_number_written_with_a_fraction_is_an_integer() {
+        let b = parse_part::<Body>(json!({"code": "a", "n": 7.0}), "").unwrap();
+        assert_eq!(b.n, Some(7));
+        let e = parse_part::<Body>(json!({"code": "a", "n": 7.5}), "").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("n"));
+        let mut big = json!([4305012984.0, 1.5e19, -2.0, 0.5]);
+        integral_numbers(&mut big);
+        assert_eq!(
+            big,
+            json!([4305012984_i64, 15_000_000_000_000_000_000_u64, -2, 0.5])
+        );
+    }
+
+    #[test]
+    fn a_list_length_counts_items_not_characters() {
+        let e = parse_part::<Strict>(json!({"posts": []}), "").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("posts"));
+        assert!(e.message.contains("1-200 items"), "{}", e.message);
+        assert!(!e.message.contains("characters"), "{}", e.message);
     }
 
     #[test]

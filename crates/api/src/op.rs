@@ -104,6 +104,11 @@ pub struct OpSpec {
     pub created_status: bool,
     /// Largest request body accepted, in bytes.
     pub max_body: usize,
+    /// Statuses beyond those the description derives from the rest (every keyed call: 400,
+    /// 401, 403, 413, 429, 500, 503; with path parameters 404; with `{code}` or an
+    /// Idempotency-Key 409; a write 422): 404 when the body or query names an object by id
+    /// or name, 409 when it names an account by code (ambiguous).
+    pub also_answers: &'static [u16],
 }
 
 impl OpSpec {
@@ -134,6 +139,7 @@ impl OpSpec {
             description,
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[],
         }
     }
 

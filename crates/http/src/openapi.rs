@@ -31,7 +31,7 @@ fn parameters(schema: Option<&Value>, components: &Components, location: &str) -
 }
 
 /// The errors of an upload PUT, whose credential is the link's token.
-const TOKEN_ERRORS: [(&str, &str); 6] = [
+const TOKEN_ERRORS: [(&str, &str); 7] = [
     (
         "400",
         "invalid_request: a bad file, chunk size or parameter; `field` names it",
@@ -41,62 +41,76 @@ const TOKEN_ERRORS: [(&str, &str); 6] = [
         "unauthorized: the token does not match or the link expired",
     ),
     ("404", "not_found: no such upload"),
-    ("413", "payload_too_large"),
+    (
+        "413",
+        "payload_too_large: the body is larger than the link takes",
+    ),
     (
         "422",
         "rejected: a rule forbids it (a used link, a skipped chunk with `next_chunk`)",
     ),
     ("500", "internal"),
+    (
+        "503",
+        "unavailable: the database does not answer; retry shortly",
+    ),
 ];
 
+/// What each status means when an operation answers it.
+fn meaning(code: u16, spec: &fleetdesk_api::OpSpec) -> &'static str {
+    match code {
+        400 => {
+            "invalid_request: a bad parameter, body or Idempotency-Key, or an unknown body field; `field` names it"
+        }
+        401 => {
+            "unauthorized: no key, a malformed, unknown or revoked key, or an archived workspace"
+        }
+        403 => "forbidden: the key's role lacks the access, or the object is not the caller's",
+        404 if spec.path_params().is_empty() => {
+            "not_found: the body or query names an object (account, persona, project) the caller's workspace does not have"
+        }
+        404 => "not_found: no such object in the caller's workspace",
+        409 if spec.idempotent => {
+            "ambiguous_code (add `platform`), already_covered, or idempotency_in_progress: the first request with this key is still running"
+        }
+        409 => "ambiguous_code: the code names accounts on several platforms; add `platform`",
+        413 => "payload_too_large: the body (or a file it carries) is larger than this call takes",
+        422 if spec.idempotent => {
+            "rejected: a rule forbids it (the message says which); idempotency_mismatch: the key was used with other content"
+        }
+        422 => "rejected: a rule forbids it (the message says which)",
+        429 => "rate_limited: too many requests this minute; see Retry-After",
+        500 => "internal: retry with the same Idempotency-Key",
+        503 => "unavailable: the database does not answer; retry shortly",
+        _ => "an error; see the body",
+    }
+}
+
+/// Every status an operation can answer besides success: what every keyed call can answer,
+/// what its shape implies, and what it declares.
 fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
     let spec = op.spec();
     if spec.access == Access::Token {
         return responses(TOKEN_ERRORS.to_vec());
     }
-    let mut codes = vec![
-        (
-            "400",
-            "invalid_request: a bad parameter or body; `field` names it",
-        ),
-        (
-            "401",
-            "unauthorized: no key, a malformed, unknown or revoked key, or an archived workspace",
-        ),
-        (
-            "403",
-            "forbidden: the key's role lacks the access, or the object is not the caller's",
-        ),
-        (
-            "429",
-            "rate_limited: too many requests this minute; see Retry-After",
-        ),
-        ("500", "internal: retry with the same Idempotency-Key"),
-    ];
+    let mut codes: Vec<u16> = vec![400, 401, 403, 413, 429, 500, 503];
     if !spec.path_params().is_empty() {
-        codes.push(("404", "not_found: no such object in the caller's workspace"));
+        codes.push(404);
     }
-    if spec.path_params().contains(&"code") {
-        codes.push((
-            "409",
-            "ambiguous_code (add `platform`), idempotency_in_progress",
-        ));
-    } else if spec.idempotent {
-        codes.push((
-            "409",
-            "idempotency_in_progress: the first request with this key is still running",
-        ));
+    if spec.idempotent || spec.path_params().contains(&"code") {
+        codes.push(409);
     }
-    if spec.max_body > fleetdesk_api::OpSpec::DEFAULT_MAX_BODY {
-        codes.push(("413", "payload_too_large"));
+    if spec.idempotent || spec.method != fleetdesk_api::HttpMethod::Get {
+        codes.push(422);
     }
-    if spec.method != fleetdesk_api::HttpMethod::Get {
-        codes.push((
-            "422",
-            "rejected: a rule forbids it (the message says which); idempotency_mismatch",
-        ));
-    }
-    responses(codes)
+    codes.extend_from_slice(spec.also_answers);
+    codes.sort_unstable();
+    codes.dedup();
+    let described: Vec<(String, &str)> = codes
+        .into_iter()
+        .map(|c| (c.to_string(), meaning(c, spec)))
+        .collect();
+    responses(described.iter().map(|(c, d)| (c.as_str(), *d)).collect())
 }
 
 fn responses(mut codes: Vec<(&str, &str)>) -> Map<String, Value> {
@@ -157,7 +171,7 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
         params.push(json!({
             "name": "Idempotency-Key", "in": "header", "required": false,
             "description": "1-200 visible ASCII characters. Within 24 hours the same content returns the first result (Idempotent-Replayed: true); other content is 422 idempotency_mismatch; while the first is running, 409 idempotency_in_progress.",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+            "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": fleetdesk_api::describe::IDEMPOTENCY_KEY_PATTERN},
         }));
     }
     let ok_status = if spec.created_status { "201" } else { "200" };
@@ -199,8 +213,13 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
         }}}});
     }
     if let Some((name, schema)) = d.body {
+        // A body whose fields are all optional may be left out (it reads as `{}`).
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
         components.insert(name.clone(), schema);
-        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}});
+        o["requestBody"] = json!({"required": required, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}});
     }
     o
 }

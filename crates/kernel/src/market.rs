@@ -48,6 +48,17 @@ fn known_markets() -> String {
         .join(", ")
 }
 
+/// The JSON Schema pattern of a market code as input: one of [`MARKETS`], in any letter case
+/// (`^(?:[Tt][Ww]|[Hh][Kk]|...)$`).
+pub fn market_pattern() -> String {
+    let either = |c: char| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase());
+    let codes: Vec<String> = MARKETS
+        .iter()
+        .map(|(code, _)| code.chars().map(either).collect())
+        .collect();
+    format!("^(?:{})$", codes.join("|"))
+}
+
 impl Market {
     pub const DEFAULT: Market = Market { code: *b"TW" };
 
@@ -114,5 +125,12 @@ mod tests {
         assert_eq!(Market::parse("TWN"), Err(MarketError::Shape));
         assert_eq!(Market::parse("T1"), Err(MarketError::Shape));
         assert_eq!(Market::parse("ZZ"), Err(MarketError::Unknown("ZZ".into())));
+    }
+
+    #[test]
+    fn the_pattern_names_every_market_in_either_case() {
+        let p = market_pattern();
+        assert!(p.starts_with("^(?:[Tt][Ww]|[Hh][Kk]|"), "{p}");
+        assert_eq!(p.matches('|').count(), MARKETS.len() - 1);
     }
 }

@@ -529,7 +529,7 @@ fn resolve<'a>(
             ItemError::NotFound(format!("no account {code} in this workspace"))
         }
         LookupError::Ambiguous => ItemError::AmbiguousCode(format!(
-            "{code} is a legacy code on several platforms; add platform"
+            "{code} names accounts on several platforms; add platform"
         )),
         LookupError::NotYours => {
             ItemError::Forbidden(format!("account {code} belongs to another agent's persona"))

@@ -1,6 +1,9 @@
 //! Agent API: work and accounts.
 
-use super::common::{AgentBrief, CodePath, Origin, PlatformQuery, agent, lookup_error};
+use super::common::{
+    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, Origin, PlatformQuery,
+    RunIdInput, TimeInput, agent, lookup_error,
+};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
@@ -12,7 +15,7 @@ use fleetdesk_accounts::service::{
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_drafts::post::PostStatus;
-use fleetdesk_kernel::{AccountCode, ErrorCode, Market, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Market, Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -35,6 +38,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 posts count only once they were reported. `unschedule_stocked` is the highest-priority work.",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[],
         },
         work_today,
     ));
@@ -51,6 +55,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             description: "Each account with its live generation's state (null when there is none).",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[],
         },
         list_accounts,
     ));
@@ -68,6 +73,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 a code owned by another persona is 422 rejected.",
             created_status: true,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[404],
         },
         add_account,
     ));
@@ -86,6 +92,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 Reporting the state the account already has answers `result: unchanged`.",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[],
         },
         report_account_state,
     ));
@@ -104,6 +111,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 or after a change, not every round.",
             created_status: false,
             max_body: 8 * 1024 * 1024,
+            also_answers: &[],
         },
         set_account_avatar,
     ));
@@ -120,6 +128,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             description: "The same run_id updates the same record: the summary is replaced and the counts merged.",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[],
         },
         heartbeat,
     ));
@@ -131,9 +140,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct WorkTodayQuery {
     /// The market date to look at (`YYYY-MM-DD`); default today in each market.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_length = 1, max_length = 10, format = Date)]
-    pub date: Option<String>,
+    pub date: Option<DateInput>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -145,7 +152,7 @@ pub struct WorkToday {
     pub summary: WorkSummary,
     pub missing: Vec<MissingRow>,
     pub not_in_rotation: Vec<NotInRotation>,
-    pub redo: Vec<RedoItem>,
+    pub redo: Vec<DayRedoItem>,
     pub tasks: Vec<TaskItem>,
     pub follow_ups: Vec<FollowUpItem>,
     pub unschedule_stocked: Vec<UnscheduleItem>,
@@ -169,7 +176,7 @@ pub struct WorkSummary {
 
 /// A draft waiting for a rewrite or sent back.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RedoItem {
+pub struct DayRedoItem {
     pub id: Uuid,
     /// `rewrite_requested` or `sent_back`.
     pub kind: String,
@@ -238,13 +245,7 @@ async fn work_today(
     req: Req<Nothing, WorkTodayQuery, Nothing>,
 ) -> Result<Reply<WorkToday>, ApiError> {
     let agent = agent(&caller)?;
-    let date = match &req.query.date {
-        Some(d) => Some(
-            d.parse::<jiff::civil::Date>()
-                .map_err(|_| ApiError::invalid("date", "must be a date YYYY-MM-DD"))?,
-        ),
-        None => None,
-    };
+    let date = req.query.date.as_ref().map(|d| d.0);
     let me = agent.agent_ref();
     // Independent reads, each on its own connection: the day costs the slowest of them.
     let (w, redo, unschedule, last_report_at) = tokio::try_join!(
@@ -258,10 +259,10 @@ async fn work_today(
         ctx.inventory.unschedule_list(me, UNSCHEDULE_IN_DAY),
         ctx.posts.last_report_at(me),
     )?;
-    let redo: Vec<RedoItem> = redo
+    let redo: Vec<DayRedoItem> = redo
         .items
         .into_iter()
-        .map(|d| RedoItem {
+        .map(|d| DayRedoItem {
             id: d.id,
             kind: d.status.as_str().to_owned(),
             code: d.code,
@@ -397,28 +398,38 @@ pub enum InitialState {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AddAccountBody {
     /// One of this agent's personas.
     pub persona_id: Uuid,
     pub platform: Platform,
     /// 1-40 characters, stored upper-cased.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: String,
+    pub code: CodeInput,
     /// 2-letter market, default TW.
-    #[validate(length(equal = 2, message = "must be 2 letters"))]
-    #[schema(min_length = 2, max_length = 2)]
-    pub market: Option<String>,
+    pub market: Option<MarketInput>,
     /// Handle on the platform, up to 100 characters, leading @ optional.
     #[validate(length(max = 101))]
-    #[schema(max_length = 101)]
+    #[schema(schema_with = handle_schema)]
     pub handle: Option<String>,
     /// warming (default) or active.
     pub state: Option<InitialState>,
     /// `YYYY-MM-DD`.
-    #[validate(length(max = 10))]
-    #[schema(max_length = 10, format = Date)]
-    pub onboarded_at: Option<String>,
+    pub onboarded_at: Option<DateInput>,
+}
+
+/// What `normalize_handle` keeps is at most 100 characters: at most 101 in all, and a 101st
+/// only when a leading @ or white space around the handle is dropped.
+fn handle_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    let ws = super::common::WHITE_SPACE_CLASS;
+    serde_json::from_value(serde_json::json!({
+        "type": ["string", "null"],
+        "maxLength": 101,
+        "pattern": format!(
+            "^(?:[^\\x00]{{0,100}}|[@{ws}][^\\x00]{{100}}|[^\\x00]{{100}}[{ws}])$"
+        ),
+        "description": "Handle on the platform, up to 100 characters; a leading @ and white space around it are dropped.",
+    }))
+    .unwrap_or_default()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -451,18 +462,9 @@ async fn add_account(
 ) -> Result<Reply<AddedAccount>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
-    let market = match &b.market {
-        Some(m) => Market::parse(m).map_err(|e| ApiError::invalid("market", e))?,
-        None => Market::DEFAULT,
-    };
-    let onboarded_at = match &b.onboarded_at {
-        Some(d) => Some(
-            d.parse::<jiff::civil::Date>()
-                .map_err(|_| ApiError::invalid("onboarded_at", "must be a date YYYY-MM-DD"))?,
-        ),
-        None => None,
-    };
+    let code = b.code.0;
+    let market = b.market.map_or(Market::DEFAULT, |m| m.0);
+    let onboarded_at = b.onboarded_at.map(|d| d.0);
     let state = match b.state.unwrap_or_default() {
         InitialState::Warming => AccountState::Warming,
         InitialState::Active => AccountState::Active,
@@ -520,18 +522,39 @@ async fn add_account(
 // POST /accounts/{code}/state
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StateReportBody {
     pub state: ReportedState,
-    /// What the platform said; required for banned, quarantined and paused.
+    /// What the platform said; required (and not only spaces) for banned, quarantined and
+    /// paused.
     #[validate(length(max = 1000))]
     #[schema(max_length = 1000)]
     pub reason: Option<String>,
     /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub occurred_at: String,
+    pub occurred_at: TimeInput,
     #[validate(nested)]
     pub origin: Option<Origin>,
+}
+
+/// `reason` is required, and more than spaces, when the state is banned, quarantined or paused
+/// (`AccountsService::report_state` checks the same).
+pub fn state_report_rules() -> Value {
+    let needs_reason: Vec<&str> = [
+        ReportedState::Banned,
+        ReportedState::Quarantined,
+        ReportedState::Paused,
+    ]
+    .iter()
+    .filter(|s| s.needs_reason())
+    .map(|s| s.as_str())
+    .collect();
+    serde_json::json!({"allOf": [{
+        "if": {"properties": {"state": {"enum": needs_reason}}, "required": ["state"]},
+        "then": {
+            "required": ["reason"],
+            "properties": {"reason": {"type": "string", "pattern": super::common::not_blank_pattern()}},
+        },
+    }]})
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -573,7 +596,7 @@ async fn report_account_state(
         code: code.clone(),
         state: b.state,
         reason: b.reason,
-        occurred_at: b.occurred_at,
+        occurred_at: b.occurred_at.0,
         origin,
     };
     let (account, outcome) = ctx
@@ -617,11 +640,10 @@ async fn report_account_state(
 // POST /accounts/{code}/avatar
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AvatarBody {
     /// Base64 of the image, optional `data:` prefix; JPEG, PNG or WebP up to 5 MB.
-    #[validate(length(min = 1))]
-    #[schema(min_length = 1)]
-    pub data: String,
+    pub data: Base64Data,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -653,7 +675,7 @@ async fn set_account_avatar(
     let code = req.path.code_ref(req.query.platform)?;
     let (account, stored, changed) = ctx
         .accounts
-        .set_avatar(agent.agent_ref(), code.clone(), &req.body.data)
+        .set_avatar(agent.agent_ref(), code.clone(), &req.body.data.0)
         .await
         .map_err(|e| match e {
             AvatarSetError::Lookup(l) => lookup_error(l, code.code.as_str()),
@@ -662,6 +684,10 @@ async fn set_account_avatar(
                 "data: the image is larger than 5 MB",
             )
             .with_field("data"),
+            // Well-formed base64 of something else: the rule of the field, not its shape.
+            AvatarSetError::Image(i @ AvatarError::NotAnImage) => {
+                ApiError::rejected(format!("data: {i}")).with_field("data")
+            }
             AvatarSetError::Image(i) => ApiError::invalid("data", i),
             AvatarSetError::NoLiveAccount => {
                 ApiError::rejected("the account has no live generation")
@@ -688,18 +714,30 @@ async fn set_account_avatar(
 // POST /heartbeat
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HeartbeatBody {
-    /// 1-120 characters; the same run_id updates the same record.
-    #[validate(length(min = 1, max = 120))]
-    #[schema(min_length = 1, max_length = 120)]
-    pub run_id: String,
+    /// 1-120 characters, not only spaces; the same run_id updates the same record.
+    pub run_id: RunIdInput,
     /// Up to 2000 characters; never keys or credentials.
     #[validate(length(max = 2000))]
     #[schema(max_length = 2000)]
     pub summary: Option<String>,
-    /// Counters of the round, non-negative integers.
-    #[schema(value_type = Option<Object>)]
+    /// Counters of the round: at most 100, each named by 1-64 characters, non-negative
+    /// integers.
+    #[schema(schema_with = counts_schema)]
     pub counts: Option<Map<String, Value>>,
+}
+
+/// The counters of a heartbeat, as `HeartbeatInput::new` checks them.
+fn counts_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    serde_json::from_value(serde_json::json!({
+        "type": ["object", "null"],
+        "maxProperties": fleetdesk_accounts::models::heartbeat::MAX_COUNTERS,
+        "propertyNames": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
+        "additionalProperties": {"type": "integer", "minimum": 0, "maximum": u64::MAX},
+        "description": "Counters of the round: at most 100, each named by 1-64 characters, non-negative integers.",
+    }))
+    .unwrap_or_default()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -723,7 +761,7 @@ async fn heartbeat(
 ) -> Result<Reply<HeartbeatResult>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let input = HeartbeatInput::new(&b.run_id, b.summary, b.counts)
+    let input = HeartbeatInput::new(&b.run_id.0, b.summary, b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
     let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
     Ok(Reply::ok(HeartbeatResult {

@@ -1,19 +1,22 @@
 //! Agent API: post inventory.
 
-use super::common::{Origin, agent, agent_tool as spec, lookup_error};
-use super::drafts::{IdPath, decode_cursor, encode_cursor};
+use super::common::{
+    CodeInput, CursorInput, IsoTimeInput, Origin, TimeInput, agent, agent_tool as spec,
+    encode_cursor, lookup_error,
+};
+use super::drafts::IdPath;
 use super::posts::{OnBehalfOf, OnBehalfRoleIn};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
-use crate::op::{ErasedOp, HttpMethod, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_inventory::{
     DeleteRefusal, InventoryQuery, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal,
     UnstockRefusal,
 };
-use fleetdesk_kernel::{AccountCode, ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -24,7 +27,9 @@ use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
-        spec(
+        OpSpec {
+            also_answers: &[404, 409],
+            ..spec(
             HttpMethod::Get,
             "/posts/inventory",
             Scope::DraftsRead,
@@ -34,7 +39,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             "Accounts with stocked posts, each with its state, whether it is active, how many it \
              holds and this page's posts (oldest stocked first). Unstock a post for a day that \
              still needs one instead of writing new.",
-        ),
+        )
+        },
         list_inventory,
     ));
     all.push(operation(
@@ -189,17 +195,14 @@ pub struct InventoryQueryIn {
     /// `only` sponsored posts, or `exclude` them.
     pub sponsored: Option<SponsoredFilter>,
     /// One account (current or legacy code).
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: Option<String>,
+    pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
     /// 1-200, default 50.
     #[validate(range(min = 1, max = 200))]
     #[schema(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub cursor: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -245,17 +248,16 @@ async fn list_inventory(
     let agent = agent(&caller)?;
     let q = req.query;
     let slot = match &q.code {
-        Some(raw) => {
-            let code = AccountCode::parse(raw).map_err(|e| ApiError::invalid("code", e))?;
+        Some(code) => {
             let code_ref = CodeRef {
-                code,
+                code: code.0.clone(),
                 platform: q.platform,
             };
             let account = ctx
                 .accounts
                 .resolve(agent.agent_ref(), &code_ref)
                 .await?
-                .map_err(|e| lookup_error(e, raw))?;
+                .map_err(|e| lookup_error(e, code.0.as_str()))?;
             Some(account.slot_id)
         }
         None => None,
@@ -266,7 +268,7 @@ async fn list_inventory(
             SponsoredFilter::Exclude => Sponsored::Exclude,
         }),
         slot,
-        after: q.cursor.as_deref().map(decode_cursor).transpose()?,
+        after: q.cursor.map(|c| c.0),
         limit: q.limit.unwrap_or(50),
     };
     let page = ctx.inventory.list(agent.agent_ref(), &query).await?;
@@ -308,6 +310,7 @@ async fn list_inventory(
 // POST /posts/{id}/stock, /unstock, /unscheduled
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StockBody {
     /// Why the post is held.
     #[validate(length(min = 1, max = 1000))]
@@ -329,11 +332,10 @@ async fn stock_post(
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UnstockBody {
     /// The new planned time, in the future: ISO with zone or market-local.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub planned_at: String,
+    pub planned_at: TimeInput,
     /// A person asked for an extra post that day: one post beyond the target is allowed.
     pub extra: Option<bool>,
 }
@@ -349,7 +351,7 @@ async fn unstock_post(
         .unstock(
             agent.agent_ref(),
             req.path.id,
-            &req.body.planned_at,
+            &req.body.planned_at.0,
             req.body.extra.unwrap_or(false),
             Timestamp::now(),
         )
@@ -374,6 +376,7 @@ async fn confirm_unscheduled(
 // POST /posts/{id}/delete-stocked
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DeleteStockedBody {
     #[validate(length(min = 1, max = 1000))]
     #[schema(min_length = 1, max_length = 1000)]
@@ -384,9 +387,7 @@ pub struct DeleteStockedBody {
     #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub effective_at: Option<String>,
+    pub effective_at: Option<IsoTimeInput>,
 }
 
 async fn delete_stocked_post(
@@ -396,13 +397,7 @@ async fn delete_stocked_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let effective_at = match &b.effective_at {
-        Some(raw) => Some(
-            raw.parse::<Timestamp>()
-                .map_err(|_| ApiError::invalid("effective_at", "must be ISO time with a zone"))?,
-        ),
-        None => None,
-    };
+    let effective_at = b.effective_at.as_ref().map(|t| t.0);
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => OnBehalfRole::Agency,
         OnBehalfRoleIn::Client => OnBehalfRole::Client,
@@ -420,7 +415,7 @@ async fn delete_stocked_post(
             agent.agent_ref(),
             req.path.id,
             role,
-            b.on_behalf_of.name.trim(),
+            b.on_behalf_of.name.0.trim(),
             b.reason.as_deref(),
             &relay,
         )

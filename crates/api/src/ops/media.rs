@@ -1,6 +1,6 @@
 //! Agent API: uploads and the media library.
 
-use super::common::{agent, lookup_error};
+use super::common::{CodeInput, TagInput, agent, lookup_error};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -15,7 +15,7 @@ use fleetdesk_drafts::media::{
 use fleetdesk_drafts::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_drafts::service::{CreateUploadError, PutError, UploadRequest};
 use fleetdesk_drafts::upload::UploadMode;
-use fleetdesk_kernel::{AccountCode, ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,7 @@ fn token_spec(
         description,
         created_status: false,
         max_body: max_body as usize,
+        also_answers: &[],
     }
 }
 
@@ -62,6 +63,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 poster_url any time the link is valid. The file becomes a media library item.",
             created_status: true,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[404],
         },
         create_upload,
     ));
@@ -113,6 +115,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 Range requests.",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
+            also_answers: &[404],
         },
         list_media,
     ));
@@ -122,11 +125,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 // POST /uploads
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CreateUploadBody {
     /// The account the file is for (current or legacy code, 1-40).
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: String,
+    pub code: CodeInput,
     pub platform: Option<Platform>,
     #[validate(length(max = 200))]
     #[schema(max_length = 200)]
@@ -136,9 +138,9 @@ pub struct CreateUploadBody {
     #[schema(min_length = 1, max_length = 24)]
     pub character: Option<String>,
     /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
-    #[validate(length(max = 20), custom(function = "check_tags"))]
+    #[validate(length(max = 20))]
     #[schema(max_items = 20)]
-    pub tags: Option<Vec<String>>,
+    pub tags: Option<Vec<TagInput>>,
     /// A project of this workspace, 1-80; default the persona's project.
     #[validate(length(min = 1, max = 80))]
     #[schema(min_length = 1, max_length = 80)]
@@ -151,17 +153,28 @@ pub struct CreateUploadBody {
     pub mime_type: Option<MediaType>,
 }
 
-fn check_tags(tags: &[String]) -> Result<(), validator::ValidationError> {
-    if tags
-        .iter()
-        .map(|t| t.trim().chars().count())
-        .any(|n| n == 0 || n > 30)
-    {
-        let mut e = validator::ValidationError::new("tags");
-        e.message = Some("each tag must be 1-30 characters".into());
-        return Err(e);
-    }
-    Ok(())
+/// What `fleetdesk_drafts::upload::plan` requires of the declared file: a video gives its size;
+/// a file over the single-upload size is a video that says so; a video stays within the video
+/// limit (the `bytes` maximum).
+pub fn upload_rules() -> serde_json::Value {
+    let videos: Vec<&str> = MediaType::ALL
+        .into_iter()
+        .filter(|m| m.kind() == MediaKind::Video)
+        .map(MediaType::mime)
+        .collect();
+    serde_json::json!({"allOf": [
+        {
+            "if": {"properties": {"mime_type": {"enum": videos}}, "required": ["mime_type"]},
+            "then": {"required": ["bytes"], "properties": {"bytes": {"type": "integer"}}},
+        },
+        {
+            "if": {
+                "properties": {"bytes": {"type": "integer", "minimum": SINGLE_MAX_BYTES + 1}},
+                "required": ["bytes"],
+            },
+            "then": {"required": ["mime_type"], "properties": {"mime_type": {"enum": videos}}},
+        },
+    ]})
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -198,7 +211,7 @@ async fn create_upload(
 ) -> Result<Reply<Upload>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let code = AccountCode::parse(&b.code).map_err(|e| ApiError::invalid("code", e))?;
+    let code = b.code.0;
     let code_text = code.as_str().to_owned();
     let request = UploadRequest {
         code: CodeRef {
@@ -211,7 +224,7 @@ async fn create_upload(
             .tags
             .unwrap_or_default()
             .into_iter()
-            .map(|t| t.trim().to_owned())
+            .map(|t| t.0)
             .collect(),
         project: b.project,
         bytes: b.bytes.map(|b| b as u64),
@@ -540,7 +553,10 @@ async fn list_media(
         .media
         .list(agent.agent_ref(), &query)
         .await?
-        .map_err(|p| ApiError::invalid("project", format!("no project {p:?} in this workspace")))?;
+        .map_err(|p| {
+            ApiError::not_found(format!("project: no project {p:?} in this workspace"))
+                .with_field("project")
+        })?;
     let base = ctx.base_url();
     let expires = Links::expiry(Timestamp::now());
     Ok(Reply::ok(MediaList {

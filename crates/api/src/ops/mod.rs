@@ -7,3 +7,22 @@ pub mod inventory;
 pub mod media;
 pub mod personal;
 pub mod posts;
+
+use serde_json::Value;
+
+/// JSON Schema keywords utoipa cannot derive from a type (conditional requirements, a field no
+/// value may take yet), by component name. The describer merges them into the named schema;
+/// the handlers and the domain enforce the same rules.
+pub fn schema_rules(component: &str) -> Option<Value> {
+    match component {
+        "StateReportBody" => Some(accounts::state_report_rules()),
+        "SubmitDraftBody" => Some(drafts::submit_rules()),
+        "UpdateDraftBody" => Some(drafts::update_rules()),
+        "CreateUploadBody" => Some(media::upload_rules()),
+        "ReportItemIn" => Some(posts::report_item_rules()),
+        "MetricsBody" => Some(posts::metrics_rules()),
+        "PostMetricsIn" => Some(posts::post_metrics_rules()),
+        "RelayTransitionBody" | "TransitionBody" => Some(posts::comment_rules()),
+        _ => None,
+    }
+}

@@ -1,7 +1,8 @@
 //! Personal API: who I am, the review queue, one post, review moves and published posts.
 //! A member's role is read afresh on every request (the pipeline authenticates each call).
 
-use super::drafts::{IdPath, decode_cursor, encode_cursor};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, encode_cursor};
+use super::drafts::IdPath;
 use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -13,7 +14,7 @@ use fleetdesk_drafts::lifecycle::{
 };
 use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_drafts::review::{ReviewTarget, ReviewerRole};
-use fleetdesk_kernel::{AccountCode, format_utc};
+use fleetdesk_kernel::format_utc;
 use fleetdesk_tenancy::{Caller, MemberCaller, MemberRole, PersonalAccess};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -186,9 +187,8 @@ pub struct ReviewQueryIn {
     #[validate(range(min = 1, max = 200))]
     #[schema(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub cursor: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -210,7 +210,7 @@ async fn review_queue(
             Stage::InternalReview => PostStatus::InternalReview,
             Stage::ClientReview => PostStatus::ClientReview,
         }),
-        after: req.query.cursor.as_deref().map(decode_cursor).transpose()?,
+        after: req.query.cursor.map(|c| c.0),
         limit: req.query.limit.unwrap_or(50),
     };
     let page = ctx.posts.review_queue(viewer(m), &query).await?;
@@ -297,6 +297,7 @@ async fn get_post(
 // POST /posts/{id}/transition
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
@@ -305,9 +306,7 @@ pub struct TransitionBody {
     pub comment: Option<String>,
     /// With `to: approved`: the planned time (ISO with zone or market-local, in the future);
     /// on an approved post it reschedules.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub planned_at: Option<String>,
+    pub planned_at: Option<TimeInput>,
 }
 
 async fn review_post(
@@ -335,7 +334,7 @@ async fn review_post(
         post_id: req.path.id,
         to: req.body.to,
         comment: req.body.comment,
-        planned_at: req.body.planned_at,
+        planned_at: req.body.planned_at.map(|t| t.0),
     };
     let r = ctx
         .posts
@@ -355,20 +354,15 @@ async fn review_post(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct PublishedQueryIn {
     /// One account (current or legacy code).
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: Option<String>,
+    pub code: Option<CodeInput>,
     /// Only posts published at or after this time (ISO with zone).
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub since: Option<String>,
+    pub since: Option<IsoTimeInput>,
     /// 1-200, default 50.
     #[validate(range(min = 1, max = 200))]
     #[schema(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub cursor: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
 }
 
 async fn published_posts(
@@ -379,20 +373,9 @@ async fn published_posts(
     let m = member(&caller)?;
     let q = req.query;
     let query = PublishedQuery {
-        code: q
-            .code
-            .as_deref()
-            .map(|c| AccountCode::parse(c).map_err(|e| ApiError::invalid("code", e)))
-            .transpose()?,
-        since: q
-            .since
-            .as_deref()
-            .map(|s| {
-                s.parse::<Timestamp>()
-                    .map_err(|_| ApiError::invalid("since", "must be ISO time with a zone"))
-            })
-            .transpose()?,
-        after: q.cursor.as_deref().map(decode_cursor).transpose()?,
+        code: q.code.map(|c| c.0),
+        since: q.since.map(|t| t.0),
+        after: q.cursor.map(|c| c.0),
         limit: q.limit.unwrap_or(50),
     };
     let page = ctx.posts.published(viewer(m), &query).await?;

@@ -1,7 +1,10 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{Origin, agent, agent_tool as spec};
+use super::common::{
+    CodeInput, DateInput, IsoTimeInput, Origin, PersonNameInput, TimeInput, agent,
+    agent_tool as spec,
+};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -19,7 +22,7 @@ use fleetdesk_drafts::metrics::PostCounters;
 use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_drafts::report::{Action, ItemError, MatchedBy, ReportedStatus};
 use fleetdesk_drafts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
-use fleetdesk_kernel::{AccountCode, Platform, format_utc};
+use fleetdesk_kernel::{Platform, format_utc};
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -324,9 +327,7 @@ pub struct PlannedQuery {
     #[schema(minimum = 1, maximum = 14)]
     pub days: Option<u32>,
     /// The first date (`YYYY-MM-DD`); default today in each market.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_length = 1, max_length = 10, format = Date)]
-    pub date: Option<String>,
+    pub date: Option<DateInput>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -335,25 +336,13 @@ pub struct PlannedPosts {
     pub inventory: Vec<AccountInventory>,
 }
 
-pub fn parse_date(
-    field: &str,
-    raw: &Option<String>,
-) -> Result<Option<jiff::civil::Date>, ApiError> {
-    raw.as_deref()
-        .map(|d| {
-            d.parse::<jiff::civil::Date>()
-                .map_err(|_| ApiError::invalid(field, "must be a date YYYY-MM-DD"))
-        })
-        .transpose()
-}
-
 async fn planned_posts(
     ctx: Ctx,
     caller: Caller,
     req: Req<Nothing, PlannedQuery, Nothing>,
 ) -> Result<Reply<PlannedPosts>, ApiError> {
     let agent = agent(&caller)?;
-    let start = parse_date("date", &req.query.date)?;
+    let start = req.query.date.as_ref().map(|d| d.0);
     let (days, inventory) = ctx
         .accounts
         .planned(
@@ -370,6 +359,7 @@ async fn planned_posts(
 // POST /posts/report
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReportBody {
     /// 1-200 reported posts; each is checked on its own.
     #[validate(length(min = 1, max = 200))]
@@ -379,28 +369,26 @@ pub struct ReportBody {
 
 /// One reported post.
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReportItemIn {
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: String,
+    pub code: CodeInput,
     /// Only when the code is ambiguous.
     pub platform: Option<Platform>,
     pub status: ReportedStatus,
     /// Required when scheduled: ISO with zone or market-local time.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub scheduled_for: Option<String>,
+    pub scheduled_for: Option<TimeInput>,
     /// When published; default the time of the report.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub published_at: Option<String>,
+    pub published_at: Option<TimeInput>,
     /// Always give it when known: later reports match on it.
     #[validate(length(min = 1, max = 200))]
     #[schema(min_length = 1, max_length = 200)]
     pub platform_post_id: Option<String>,
     /// http(s) link, required when published.
     #[validate(length(max = 2000), custom(function = "crate::ops::posts::http_link"))]
-    #[schema(max_length = 2000)]
+    #[schema(
+        max_length = 2000,
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\x00\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"
+    )]
     pub permalink: Option<String>,
     /// Required the first time a post is reported.
     #[validate(length(min = 1, max = 10000))]
@@ -419,13 +407,61 @@ pub struct ReportItemIn {
     pub failure_reason: Option<String>,
 }
 
-/// A name that names someone: not only spaces.
-pub fn not_blank(text: &str) -> Result<(), validator::ValidationError> {
-    if text.trim().is_empty() {
-        return Err(validator::ValidationError::new("blank")
-            .with_message("must name the person, not only spaces".into()));
-    }
-    Ok(())
+/// What each reported status requires of its item (`report::check_requirements`).
+pub fn report_item_rules() -> Value {
+    let requires = |status: ReportedStatus, field: &str| {
+        json!({
+            "if": {"properties": {"status": {"const": status.as_str()}}, "required": ["status"]},
+            "then": {"required": [field], "properties": {field: {"type": "string"}}},
+        })
+    };
+    json!({"allOf": [
+        requires(ReportedStatus::Scheduled, "scheduled_for"),
+        requires(ReportedStatus::Published, "permalink"),
+        requires(ReportedStatus::Failed, "failure_reason"),
+    ]})
+}
+
+/// A metrics report names at least one post or account.
+pub fn metrics_rules() -> Value {
+    json!({"allOf": [{"anyOf": [
+        {"required": ["posts"], "properties": {"posts": {"minItems": 1}}},
+        {"required": ["accounts"], "properties": {"accounts": {"minItems": 1}}},
+    ]}]})
+}
+
+/// A post's counters name it by post_id, or by code with platform_post_id.
+pub fn post_metrics_rules() -> Value {
+    json!({"allOf": [{"anyOf": [
+        {"required": ["post_id"], "properties": {"post_id": {"type": "string"}}},
+        {
+            "required": ["code", "platform_post_id"],
+            "properties": {"code": {"type": "string"}, "platform_post_id": {"type": "string"}},
+        },
+    ]}]})
+}
+
+/// A review move to sent_back or rewrite_requested carries a comment that is more than spaces
+/// (`review::check_move`).
+pub fn comment_rules() -> Value {
+    let needs: Vec<&str> = [
+        ReviewTarget::Approved,
+        ReviewTarget::ClientReview,
+        ReviewTarget::SentBack,
+        ReviewTarget::RewriteRequested,
+        ReviewTarget::Cancelled,
+    ]
+    .into_iter()
+    .filter(|t| t.needs_comment())
+    .map(|t| t.status().as_str())
+    .collect();
+    json!({"allOf": [{
+        "if": {"properties": {"to": {"enum": needs}}, "required": ["to"]},
+        "then": {
+            "required": ["comment"],
+            "properties": {"comment": {"type": "string", "pattern": super::common::not_blank_pattern()}},
+        },
+    }]})
 }
 
 pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
@@ -491,16 +527,12 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
             .map(|(_, m)| m.to_owned())
             .unwrap_or(e.message),
     })?;
-    let code = AccountCode::parse(&i.code).map_err(|e| ItemError::Invalid {
-        field: "code".into(),
-        message: e.to_string(),
-    })?;
     Ok(RawReportItem {
-        code,
+        code: i.code.0,
         platform: i.platform,
         status: i.status,
-        scheduled_for: i.scheduled_for,
-        published_at: i.published_at,
+        scheduled_for: i.scheduled_for.map(|t| t.0),
+        published_at: i.published_at.map(|t| t.0),
         platform_post_id: i.platform_post_id,
         permalink: i.permalink,
         body: i.body,
@@ -572,11 +604,11 @@ async fn report_posts(
 // POST /metrics
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct MetricsBody {
-    /// ISO with zone, or local `YYYY-MM-DD HH:MM:SS`.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub captured_at: String,
+    /// ISO with zone, or local `YYYY-MM-DD HH:MM[:SS]`; not in the future, not older than 60
+    /// days.
+    pub captured_at: TimeInput,
     /// Post counters; each post by post_id, or code with platform_post_id.
     #[validate(length(max = 500), nested)]
     #[schema(max_items = 500)]
@@ -589,11 +621,10 @@ pub struct MetricsBody {
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PostMetricsIn {
     pub post_id: Option<Uuid>,
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: Option<String>,
+    pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
     #[validate(length(min = 1, max = 200))]
     #[schema(min_length = 1, max_length = 200)]
@@ -616,10 +647,9 @@ pub struct PostMetricsIn {
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AccountMetricsIn {
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub code: String,
+    pub code: CodeInput,
     pub platform: Option<Platform>,
     #[validate(range(min = 0))]
     #[schema(minimum = 0)]
@@ -645,10 +675,6 @@ pub struct RefusedOut {
     pub reason: String,
 }
 
-fn code_of(field: String, raw: &str) -> Result<AccountCode, ApiError> {
-    AccountCode::parse(raw).map_err(|e| ApiError::invalid(field, e))
-}
-
 async fn report_metrics(
     ctx: Ctx,
     caller: Caller,
@@ -663,19 +689,14 @@ async fn report_metrics(
         ));
     }
     let report = MetricsReport {
-        captured_at: b.captured_at,
+        captured_at: b.captured_at.0,
         posts: b
             .posts
             .into_iter()
-            .enumerate()
-            .map(|(i, p)| {
+            .map(|p| {
                 Ok(RawPostMetrics {
                     post_id: p.post_id,
-                    code: p
-                        .code
-                        .as_deref()
-                        .map(|c| code_of(format!("posts[{i}].code"), c))
-                        .transpose()?,
+                    code: p.code.map(|c| c.0),
                     platform: p.platform,
                     platform_post_id: p.platform_post_id,
                     counters: PostCounters {
@@ -691,10 +712,9 @@ async fn report_metrics(
         accounts: b
             .accounts
             .into_iter()
-            .enumerate()
-            .map(|(i, a)| {
+            .map(|a| {
                 Ok(RawAccountMetrics {
-                    code: code_of(format!("accounts[{i}].code"), &a.code)?,
+                    code: a.code.0,
                     platform: a.platform,
                     followers: a.followers,
                 })
@@ -737,13 +757,9 @@ async fn report_metrics(
 
 /// The person a relayed decision is made for.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OnBehalfOf {
-    #[validate(
-        length(min = 1, max = 80),
-        custom(function = "crate::ops::posts::not_blank")
-    )]
-    #[schema(min_length = 1, max_length = 80)]
-    pub name: String,
+    pub name: PersonNameInput,
     pub role: OnBehalfRoleIn,
 }
 
@@ -756,6 +772,7 @@ pub enum OnBehalfRoleIn {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RelayTransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
@@ -764,17 +781,13 @@ pub struct RelayTransitionBody {
     pub comment: Option<String>,
     /// With `to: approved`: the planned time (ISO with zone or market-local); on an approved
     /// post it reschedules.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub planned_at: Option<String>,
+    pub planned_at: Option<TimeInput>,
     #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,
     #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub effective_at: Option<String>,
+    pub effective_at: Option<IsoTimeInput>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -831,6 +844,7 @@ async fn relay_post_status(
     let b = req.body;
     if b.on_behalf_of
         .name
+        .0
         .trim()
         .eq_ignore_ascii_case(agent.agent_name.trim())
     {
@@ -839,13 +853,7 @@ async fn relay_post_status(
         )
         .with_field("on_behalf_of.name"));
     }
-    let effective_at = match &b.effective_at {
-        Some(raw) => Some(
-            raw.parse::<Timestamp>()
-                .map_err(|_| ApiError::invalid("effective_at", "must be ISO time with a zone"))?,
-        ),
-        None => None,
-    };
+    let effective_at = b.effective_at.as_ref().map(|t| t.0);
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => ReviewerRole::Agency,
         // The agent relays a decision the client said they made; the client's review right is
@@ -855,7 +863,7 @@ async fn relay_post_status(
     };
     let reviewer = Reviewer {
         role,
-        name: b.on_behalf_of.name.clone(),
+        name: b.on_behalf_of.name.0.clone(),
         person_id: None,
         relay: Some(json!({
             "agent": {"id": agent.agent_id, "name": agent.agent_name},
@@ -868,7 +876,7 @@ async fn relay_post_status(
         post_id: req.path.id,
         to: b.to,
         comment: b.comment,
-        planned_at: b.planned_at,
+        planned_at: b.planned_at.map(|t| t.0),
     };
     let r = ctx
         .posts
