@@ -1,20 +1,23 @@
 //! MCP over Streamable HTTP at `POST /api/mcp` (protocol 2025-06-18): the handshake, the tool
 //! list per role, tool calls running the REST pipeline, JSON-RPC errors, the transport's HTTP
-//! rules, and the official MCP Python SDK (tests/mcp_sdk/smoke.py) driving the endpoint.
+//! rules, and the real clients driving the endpoint: the official MCP Python SDK
+//! (tests/mcp_sdk/smoke.py, and tests/mcp_sdk/every_tool.py over every tool), the TypeScript
+//! SDK 1.x (tests/mcp_sdk_ts/every_tool.mjs over every tool) and MCP Inspector's CLI mode. The
+//! per-tool arguments of the every-tool runs are tests/mcp_sdk/cases.json.
 
-use fleetdesk_tests::client::Request;
+use crate::uploads::png;
+use base64::Engine;
+use fleetdesk_tests::client::{MCP_PROTOCOL as PROTOCOL, Request};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
-
-const PROTOCOL: &str = "2025-06-18";
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// A POST to /api/mcp with the headers the spec lists.
 fn mcp_request(key: &str, body: &Value) -> Request {
-    Request::new("POST", "/api/mcp")
-        .bearer(key)
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL)
-        .json(body)
+    Request::mcp(body).bearer(key)
 }
 
 async fn post(app: &TestApp, key: &str, body: &Value) -> Response {
@@ -53,22 +56,38 @@ async fn call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     .await
 }
 
-/// `tools/call` that must succeed as a tool result (not a JSON-RPC error); returns `result`.
+/// `tools/call` that must answer a tool result (not a JSON-RPC error); returns `result`.
+///
+/// The REST body travels as JSON text; a success carries it as structured content too, an
+/// error (`isError`) does not, since the error body does not match the tool's outputSchema.
 async fn call_result(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let msg = call(app, key, name, arguments).await;
     assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
     let result = msg["result"].clone();
-    // The REST body travels both as structured content and as JSON text.
-    let text = result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name}: no text content: {result}"));
     assert_eq!(result["content"][0]["type"], "text", "{result}");
-    let parsed: Value = serde_json::from_str(text).expect("text content is JSON");
-    assert_eq!(
-        parsed, result["structuredContent"],
-        "{name}: text and structuredContent differ"
-    );
+    let parsed = text_body(&result);
+    if result["isError"] == true {
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{name}: an error result carries structuredContent: {result}"
+        );
+    } else {
+        assert_eq!(
+            parsed, result["structuredContent"],
+            "{name}: text and structuredContent differ"
+        );
+    }
     result
+}
+
+/// The JSON in a tool result's (only) text content: the REST body, error or not.
+fn text_body(result: &Value) -> Value {
+    let content = result["content"].as_array().expect("content");
+    assert_eq!(content.len(), 1, "one content block: {result}");
+    let text = content[0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("text content is not JSON ({e}): {text}"))
 }
 
 /// `report_account_state` that must succeed as a tool result; returns `result`.
@@ -103,11 +122,16 @@ fn text(res: &Response) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&res.body)
 }
 
-/// Tool names in a `tools/list` result.
+/// Tool names in a `tools/list` answer, sorted.
 fn tool_names(msg: &Value) -> Vec<String> {
-    let mut names: Vec<String> = msg["result"]["tools"]
+    result_tool_names(&msg["result"])
+}
+
+/// Tool names in a `tools/list` result (`{"tools": [...]}`), sorted.
+fn result_tool_names(result: &Value) -> Vec<String> {
+    let mut names: Vec<String> = result["tools"]
         .as_array()
-        .unwrap_or_else(|| panic!("no tools array: {msg}"))
+        .unwrap_or_else(|| panic!("no tools array: {result}"))
         .iter()
         .map(|t| t["name"].as_str().expect("tool name").to_owned())
         .collect();
@@ -346,10 +370,7 @@ async fn request_id_plays_the_idempotency_key() {
 
     let other = report_state(&app, &key, report("TW-T001", "banned", "y", "r-1")).await;
     assert_eq!(other["isError"], true, "{other}");
-    assert_eq!(
-        other["structuredContent"]["code"], "idempotency_mismatch",
-        "{other}"
-    );
+    assert_eq!(text_body(&other)["code"], "idempotency_mismatch", "{other}");
     assert_eq!(state_changes(&app, "y").await, 0);
 
     // Under another request_id the same report is a new call, not a replay: the account is
@@ -383,23 +404,18 @@ async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
+async fn a_rest_error_is_a_tool_result_with_the_same_error_body_as_text() {
     let app = spawn_app().await;
     let op1 = app.agent_key("op1");
     let missing = report_state(&app, &op1, report("NOPE", "paused", "n", "r-nope")).await;
     assert_eq!(missing["isError"], true, "{missing}");
-    assert_eq!(
-        missing["structuredContent"]["code"], "not_found",
-        "{missing}"
-    );
-    assert!(
-        missing["structuredContent"]["message"].is_string(),
-        "{missing}"
-    );
-    assert!(
-        missing["structuredContent"]["request_id"].is_string(),
-        "{missing}"
-    );
+    // No structuredContent: the error body would break the tool's outputSchema, and clients
+    // that check it (TypeScript SDK 1.x, MCP Inspector) would throw instead of showing it.
+    assert!(missing.get("structuredContent").is_none(), "{missing}");
+    let body = text_body(&missing);
+    assert_eq!(body["code"], "not_found", "{missing}");
+    assert!(body["message"].is_string(), "{missing}");
+    assert!(body["request_id"].is_string(), "{missing}");
     let rest = app
         .client
         .post(
@@ -410,7 +426,7 @@ async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
         .await;
     assert_eq!(rest.status, 404);
     let mut rest_body = rest.json();
-    let mut mcp_body = missing["structuredContent"].clone();
+    let mut mcp_body = body;
     rest_body["request_id"] = Value::Null;
     mcp_body["request_id"] = Value::Null;
     assert_eq!(mcp_body, rest_body);
@@ -419,7 +435,7 @@ async fn a_rest_error_is_a_tool_result_with_the_same_error_body() {
     let op2 = app.agent_key("op2");
     let other = report_state(&app, &op2, report("TW-T001", "paused", "o", "r-op2")).await;
     assert_eq!(other["isError"], true, "{other}");
-    assert_eq!(other["structuredContent"]["code"], "forbidden", "{other}");
+    assert_eq!(text_body(&other)["code"], "forbidden", "{other}");
     assert_eq!(state_changes(&app, "o").await, 0);
     assert_eq!(state_changes(&app, "n").await, 0);
 }
@@ -429,7 +445,7 @@ async fn a_community_agent_calling_list_accounts_gets_forbidden() {
     let app = spawn_app().await;
     let result = call_result(&app, &app.agent_key("bot"), "list_accounts", json!({})).await;
     assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["structuredContent"]["code"], "forbidden", "{result}");
+    assert_eq!(text_body(&result)["code"], "forbidden", "{result}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -550,7 +566,7 @@ async fn an_error_body_carries_the_request_id_of_its_response() {
     let msg = res.json();
     assert_eq!(msg["result"]["isError"], true, "{msg}");
     assert_eq!(
-        msg["result"]["structuredContent"]["request_id"],
+        text_body(&msg["result"])["request_id"],
         header.as_str(),
         "{msg}"
     );
@@ -696,8 +712,9 @@ async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-    // A foreign host; the same host on another port is another origin.
-    for origin in ["http://evil.example", "http://127.0.0.1"] {
+    // A foreign host. Without --base-url only loopback pages are accepted (tests/integration/
+    // edge.rs covers DNS rebinding and --base-url).
+    for origin in ["http://evil.example", "http://localhost.evil.example"] {
         let res = app
             .client
             .send(mcp_request(&key, &ping).header("Origin", origin))
@@ -717,12 +734,7 @@ async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_or_unknown_bearer_is_401_with_the_error_body() {
     let app = spawn_app().await;
-    let no_key = |body: &Value| {
-        Request::new("POST", "/api/mcp")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", PROTOCOL)
-            .json(body)
-    };
+    let no_key = Request::mcp;
     let list_accounts = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                "params": {"name": "list_accounts", "arguments": {}}});
     let method = |method: &str| json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}});
@@ -844,4 +856,437 @@ async fn the_official_python_sdk_connects_lists_and_calls_tools() {
     }
     let calls = after.iter().filter(|e| e["method"] == "tools/call").count();
     assert_eq!(calls, 3, "{summary}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every tool through the real clients (cases in tests/mcp_sdk/cases.json)
+
+const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk/cases.json");
+const PY_EVERY_TOOL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk/every_tool.py");
+const TS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk_ts");
+
+/// Tools whose case says no argument can make them refuse (they take none, or none that can
+/// be wrong); every other tool is called once with arguments it refuses.
+const UNREFUSABLE: [(&str, &[&str]); 2] = [
+    ("agent", &["list_accounts", "list_approved"]),
+    ("personal", &["whoami"]),
+];
+
+/// How long one client run may take before the test gives up on it.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A 2xx JSON answer of a fixture request, or a panic naming the step.
+fn fixture_ok(step: &str, res: Response) -> Value {
+    assert!(
+        (200..300).contains(&res.status),
+        "fixture {step}: {} {}",
+        res.status,
+        text(&res)
+    );
+    res.json()
+}
+
+/// A finished single upload of a small PNG: (upload id, library media id).
+async fn fixture_upload(app: &TestApp, key: &str, salt: &str) -> (String, String) {
+    let plan = fixture_ok(
+        "create upload",
+        app.client
+            .post(
+                "/api/agent/v1/uploads",
+                key,
+                &json!({"code": "TW-T001", "caption": salt}),
+            )
+            .await,
+    );
+    let url = plan["upload_url"].as_str().expect("upload_url");
+    let path = url.strip_prefix(&app.base).unwrap_or(url);
+    let done = fixture_ok(
+        "PUT the file",
+        app.client
+            .send(Request::new("PUT", path).raw(png(2, 2, salt.as_bytes())))
+            .await,
+    );
+    (
+        plan["upload_id"].as_str().expect("upload_id").to_owned(),
+        done["media_id"].as_str().expect("media_id").to_owned(),
+    )
+}
+
+/// A post of TW-T001 from a draft: saved only (`submit` false) or sent to internal review.
+async fn fixture_draft(app: &TestApp, key: &str, body: &str, submit: bool) -> String {
+    let made = fixture_ok(
+        "submit draft",
+        app.client
+            .post(
+                "/api/agent/v1/drafts",
+                key,
+                &json!({"code": "TW-T001", "body": body, "submit": submit}),
+            )
+            .await,
+    );
+    made["draft"]["id"].as_str().expect("draft id").to_owned()
+}
+
+/// Stocks a post; returns the answer's `post`.
+async fn fixture_stock(app: &TestApp, key: &str, id: &str) -> Value {
+    fixture_ok(
+        "stock",
+        app.client
+            .post(&format!("/api/agent/v1/posts/{id}/stock"), key, &json!({}))
+            .await,
+    )["post"]
+        .clone()
+}
+
+/// The data the cases' `${name}` placeholders name, made over REST for op1 (persona Mia,
+/// TW-T001) and Ann (agency): ids in the states the valid calls need, times relative to now,
+/// a PNG in base64.
+async fn every_tool_fixtures(app: &TestApp) -> Value {
+    let op1 = app.agent_key("op1");
+    let ann = app.personal_key("ann@acme.test");
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
+    let (upload_id, _) = fixture_upload(app, &op1, &format!("attach {tag}")).await;
+    let (_, media_id) = fixture_upload(app, &op1, &format!("library {tag}")).await;
+    let draft = |what: &str| format!("{what} {tag}");
+    let draft_id = fixture_draft(app, &op1, &draft("saved draft"), false).await;
+    let relay_id = fixture_draft(app, &op1, &draft("relayed review"), true).await;
+    let review_id = fixture_draft(app, &op1, &draft("personal review"), true).await;
+    let stock_id = fixture_draft(app, &op1, &draft("to stock"), true).await;
+    let stocked_id = fixture_draft(app, &op1, &draft("to unstock"), true).await;
+    fixture_stock(app, &op1, &stocked_id).await;
+    let stocked_delete_id = fixture_draft(app, &op1, &draft("to delete"), true).await;
+    fixture_stock(app, &op1, &stocked_delete_id).await;
+
+    // Approved, scheduled in the agent's own tool, then stocked: it waits in
+    // unschedule_stocked until confirm_unscheduled.
+    let now = Timestamp::now() - SignedDuration::from_mins(1);
+    let iso = |t: Timestamp| {
+        t.to_zoned(TimeZone::UTC)
+            .strftime("%Y-%m-%dT%H:%M:%S+00:00")
+            .to_string()
+    };
+    let day = SignedDuration::from_hours(24);
+    let unschedule_id = fixture_draft(app, &op1, &draft("scheduled then stocked"), true).await;
+    fixture_ok(
+        "approve",
+        app.client
+            .post(
+                &format!("/api/user/v1/posts/{unschedule_id}/transition"),
+                &ann,
+                &json!({"to": "approved"}),
+            )
+            .await,
+    );
+    fixture_ok(
+        "report scheduled",
+        app.client
+            .post(
+                "/api/agent/v1/posts/report",
+                &op1,
+                &json!({"posts": [{"code": "TW-T001", "post_id": unschedule_id,
+                                   "status": "scheduled", "scheduled_for": iso(now + day * 2)}]}),
+            )
+            .await,
+    );
+    let stocked = fixture_stock(app, &op1, &unschedule_id).await;
+    assert_eq!(stocked["unschedule_pending"], true, "{stocked}");
+
+    let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
+    let in_five_days = (now + day * 5).to_zoned(taipei).date();
+    json!({
+        "tag": tag,
+        "persona_id": app.persona_id("Mia").to_string(),
+        "unknown_id": "00000000-0000-4000-8000-000000000000",
+        "upload_id": upload_id,
+        "media_id": media_id,
+        "draft_id": draft_id,
+        "relay_id": relay_id,
+        "review_id": review_id,
+        "stock_id": stock_id,
+        "stocked_id": stocked_id,
+        "stocked_delete_id": stocked_delete_id,
+        "unschedule_id": unschedule_id,
+        "now": iso(now),
+        "past": iso(now - day),
+        "tomorrow": iso(now + day),
+        "future": format!("{in_five_days} 10:00"),
+        "png_base64": base64::engine::general_purpose::STANDARD.encode(png(1, 1, tag.as_bytes())),
+    })
+}
+
+/// Runs one client; returns its JSON summary (the last line of stdout starting with `{`, or
+/// the whole of stdout) and its exit code. Prints the wall time.
+async fn run_client(what: &str, cmd: &mut tokio::process::Command) -> (Value, Option<i32>) {
+    let started = Instant::now();
+    let output = tokio::time::timeout(CLIENT_TIMEOUT, cmd.kill_on_drop(true).output())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {CLIENT_TIMEOUT:?}"))
+        .unwrap_or_else(|e| panic!("could not start {what}: {e}"));
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "{what}: exit {:?} after {took:.1?}\nstderr:\n{stderr}",
+        output.status.code()
+    );
+    // The scripts print one JSON line last; Inspector prints one pretty-printed JSON document.
+    let summary = serde_json::from_str(&stdout)
+        .ok()
+        .or_else(|| {
+            stdout
+                .lines()
+                .rev()
+                .find(|l| l.trim_start().starts_with('{'))
+                .and_then(|l| serde_json::from_str(l).ok())
+        })
+        .unwrap_or_else(|| panic!("{what} printed no JSON summary:\n{stdout}\n{stderr}"));
+    (summary, output.status.code())
+}
+
+/// The case tools of a section of cases.json, in order.
+fn case_tools(section: &str) -> Vec<String> {
+    let cases: Value = serde_json::from_str(&std::fs::read_to_string(CASES).expect("cases.json"))
+        .expect("cases.json is JSON");
+    cases[section]
+        .as_array()
+        .unwrap_or_else(|| panic!("cases.json has no {section} list"))
+        .iter()
+        .map(|c| c["tool"].as_str().expect("tool").to_owned())
+        .collect()
+}
+
+/// Checks an every-tool summary: every tool the key lists was called with valid arguments and
+/// (unless unrefusable) refused ones, and every call passed.
+fn assert_every_tool(client: &str, section: &str, listed: &[String], summary: &Value) {
+    let at = format!("{client} ({section})");
+    let failures = summary["failures"].as_array().cloned().unwrap_or_default();
+    assert!(
+        summary["ok"] == true && failures.is_empty(),
+        "{at}: {}\n{summary}",
+        if failures.is_empty() {
+            summary["error"].to_string()
+        } else {
+            failures
+                .iter()
+                .map(|f| f.as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    );
+    let tools: Vec<String> = summary["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t.as_str().expect("tool").to_owned())
+        .collect();
+    assert_eq!(
+        tools, listed,
+        "{at}: the client listed other tools than tools/list"
+    );
+    let mut cased = case_tools(section);
+    cased.sort();
+    assert_eq!(
+        cased, listed,
+        "{at}: cases.json does not cover the listed tools"
+    );
+    let unrefusable = UNREFUSABLE
+        .iter()
+        .find(|(s, _)| *s == section)
+        .map(|(_, t)| t.to_vec())
+        .unwrap_or_default();
+    assert_eq!(summary["unrefusable"], json!(unrefusable), "{at}");
+    let calls = summary["calls"].as_array().expect("calls");
+    for tool in listed {
+        let phases: Vec<&str> = calls
+            .iter()
+            .filter(|c| c["tool"] == tool.as_str())
+            .filter_map(|c| c["phase"].as_str())
+            .collect();
+        let want: &[&str] = if unrefusable.contains(&tool.as_str()) {
+            &["valid"]
+        } else {
+            &["refused", "valid"]
+        };
+        assert_eq!(phases, want, "{at}: calls of {tool}");
+    }
+    for c in calls {
+        match c["phase"].as_str() {
+            Some("valid") => assert_eq!(c["outcome"], "ok", "{at}: {c}"),
+            Some("refused") => assert!(
+                (c["outcome"] == "is_error" || c["outcome"] == "rpc_error")
+                    && c["code"].is_string(),
+                "{at}: {c}"
+            ),
+            _ => panic!("{at}: a call without a phase: {c}"),
+        }
+    }
+    let refused = listed.len() - unrefusable.len();
+    assert_eq!(
+        summary["counts"],
+        json!({"valid": {"passed": listed.len(), "failed": 0},
+               "refused": {"passed": refused, "failed": 0}}),
+        "{at}"
+    );
+    eprintln!(
+        "{at}: {} tools, {} valid and {refused} refused calls passed",
+        listed.len(),
+        listed.len()
+    );
+}
+
+/// Runs an every-tool script for op1 (agent) and Ann (personal) against one app.
+async fn every_tool_run(
+    client: &str,
+    command: impl Fn(&str, &str) -> tokio::process::Command,
+    missing_hint: &str,
+) {
+    let app = spawn_app().await;
+    let fixtures = every_tool_fixtures(&app).await.to_string();
+    let mut runs = Vec::new();
+    for (section, key) in [
+        ("agent", app.agent_key("op1")),
+        ("personal", app.personal_key("ann@acme.test")),
+    ] {
+        let listed = tool_names(&rpc(&app, &key, "tools/list", json!({})).await);
+        let mut cmd = command(&app.base, section);
+        cmd.env("FLEETDESK_KEY", &key)
+            .env("FLEETDESK_FIXTURES", &fixtures);
+        let (summary, code) = run_client(&format!("{client} {section}"), &mut cmd).await;
+        if code == Some(3) {
+            panic!("{missing_hint}\n{summary}");
+        }
+        runs.push((section, listed, summary, code));
+    }
+    // Both sections ran before the first assertion, so one run shows every failure.
+    for (section, _, summary, _) in &runs {
+        for failure in summary["failures"].as_array().into_iter().flatten() {
+            eprintln!(
+                "{client} ({section}) failure: {}",
+                failure.as_str().unwrap_or_default()
+            );
+        }
+    }
+    for (section, listed, summary, code) in &runs {
+        assert_every_tool(client, section, listed, summary);
+        assert_eq!(*code, Some(0), "{client} {section}: {summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_calls_every_tool_with_valid_and_refused_arguments() {
+    every_tool_run(
+        "python sdk",
+        |base, section| {
+            let mut cmd = tokio::process::Command::new("python3");
+            cmd.arg(PY_EVERY_TOOL).arg(base).arg(section);
+            cmd
+        },
+        "the MCP Python SDK is missing: run `cargo xtask test` (or pip install -r tests/requirements.txt)",
+    )
+    .await;
+}
+
+/// The TypeScript SDK and Inspector come from tests/mcp_sdk_ts/package-lock.json; `cargo xtask
+/// test` installs them.
+fn require_node_modules() {
+    let sdk = Path::new(TS_DIR).join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let inspector = Path::new(TS_DIR).join("node_modules/.bin/mcp-inspector");
+    if !sdk.exists() || !inspector.exists() {
+        panic!(
+            "tests/mcp_sdk_ts/node_modules is missing: run `cargo xtask test` or `npm ci --prefix tests/mcp_sdk_ts`"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_typescript_sdk_calls_every_tool_with_valid_and_refused_arguments() {
+    require_node_modules();
+    every_tool_run(
+        "typescript sdk",
+        |base, section| {
+            let mut cmd = tokio::process::Command::new("node");
+            cmd.arg(Path::new(TS_DIR).join("every_tool.mjs"))
+                .arg(base)
+                .arg(section);
+            cmd
+        },
+        "tests/mcp_sdk_ts/node_modules is missing: run `cargo xtask test` or `npm ci --prefix tests/mcp_sdk_ts`",
+    )
+    .await;
+}
+
+/// `mcp-inspector --cli <url> --transport http --header "Authorization: Bearer <key>" ...`:
+/// the binary `npx mcp-inspector` runs, started directly so nothing is fetched.
+fn inspector(app: &TestApp, key: &str, rest: &[&str]) -> tokio::process::Command {
+    let mut cmd =
+        tokio::process::Command::new(Path::new(TS_DIR).join("node_modules/.bin/mcp-inspector"));
+    cmd.current_dir(TS_DIR)
+        .arg("--cli")
+        .arg(format!("{}/api/mcp", app.base))
+        .args(["--transport", "http", "--header"])
+        .arg(format!("Authorization: Bearer {key}"))
+        .args(rest);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_inspector_cli_lists_and_calls_tools_and_shows_a_tool_error() {
+    require_node_modules();
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let started = Instant::now();
+
+    let (listed, code) = run_client(
+        "inspector tools/list",
+        &mut inspector(&app, &key, &["--method", "tools/list"]),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{listed}");
+    assert_eq!(result_tool_names(&listed), SLICE_TOOLS, "{listed}");
+
+    let (accounts, code) = run_client(
+        "inspector tools/call list_accounts",
+        &mut inspector(
+            &app,
+            &key,
+            &["--method", "tools/call", "--tool-name", "list_accounts"],
+        ),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{accounts}");
+    assert_ne!(accounts["isError"], true, "{accounts}");
+    assert_eq!(
+        accounts["structuredContent"]["accounts"]
+            .as_array()
+            .map(Vec::len),
+        Some(5),
+        "{accounts}"
+    );
+
+    // A refused call reaches the user as the error result, not as "Structured content does
+    // not match the tool's output schema".
+    let (refused, code) = run_client(
+        "inspector tools/call report_account_state",
+        &mut inspector(
+            &app,
+            &key,
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "report_account_state",
+                "--tool-arg",
+                "code=NOPE",
+                "state=paused",
+                "reason=inspector",
+                "occurred_at=2026-11-21 10:00",
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{refused}");
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(text_body(&refused)["code"], "not_found", "{refused}");
+    assert_eq!(state_changes(&app, "inspector").await, 0);
+    eprintln!("inspector: 3 runs, wall time {:.1?}", started.elapsed());
 }

@@ -8,8 +8,9 @@ Connects over Streamable HTTP to <base_url>/api/mcp with `Authorization: Bearer 
 lets the SDK negotiate (mode "auto": it probes `server/discover` and falls back to
 `initialize`), lists tools, calls `list_accounts` and `work_today` (the SDK checks each
 result against the tool's outputSchema), calls `report_account_state` on an unknown code
-and expects `isError`; nothing is written. Prints one line of JSON on stdout and exits 0 when
-every check passed; otherwise prints the same line with `"ok": false` and exits 1.
+and expects `isError` with the error body as JSON text and no structuredContent; nothing is
+written (tests/mcp_sdk/every_tool.py calls every tool). Prints one line of JSON on stdout and
+exits 0 when every check passed; otherwise prints the same line with `"ok": false` and exits 1.
 Exit 3 means the SDK is missing: `pip install mcp==2.3.0` (tests/mcp_sdk/requirements.txt).
 
 Every HTTP exchange the SDK made is in the summary's `trace`: HTTP and JSON-RPC method,
@@ -159,10 +160,22 @@ async def run(base: str, key: str) -> dict:
                         "request_id": "smoke-nope-1",
                     },
                 )
-                fs = failed.structured_content if isinstance(failed.structured_content, dict) else {}
-                summary["failing_call"] = {"is_error": failed.is_error, "code": fs.get("code")}
+                # An error result carries the REST error body as JSON text, and no structuredContent
+                # (it would not match the tool's outputSchema).
+                ftext = failed.content[0].text if failed.content and hasattr(failed.content[0], "text") else "null"
+                try:
+                    fs = json.loads(ftext)
+                except ValueError:
+                    fs = None
+                fs = fs if isinstance(fs, dict) else {}
+                summary["failing_call"] = {
+                    "is_error": failed.is_error,
+                    "code": fs.get("code"),
+                    "structured": failed.structured_content is not None,
+                }
                 checks.check(failed.is_error is True, "report_account_state on NOPE is not isError")
                 checks.check(fs.get("code") == "not_found", f"report_account_state on NOPE gave code {fs.get('code')!r}")
+                checks.check(failed.structured_content is None, "the isError result carries structuredContent")
 
     summary["failures"] = checks.failures
     summary["ok"] = not checks.failures

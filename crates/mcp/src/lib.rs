@@ -398,15 +398,21 @@ impl Mcp {
     }
 }
 
-/// The REST body both as structured content and as JSON text.
+/// A tool result: the REST body as JSON text, and on success also as structured content.
+///
+/// An error result carries no `structuredContent`: the error body does not match the tool's
+/// `outputSchema`, and clients that validate structured content (TypeScript SDK 1.x, MCP
+/// Inspector) would then throw instead of showing the error (MCP 2025-06-18, Tools: a result
+/// with an output schema must conform to it). The error body stays readable as the text.
 fn tool_result(body: Value, is_error: bool) -> Value {
     let text = body.to_string();
-    let mut result = if is_error {
+    let result = if is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+        let mut ok = CallToolResult::success(vec![ContentBlock::text(text)]);
+        ok.structured_content = Some(body);
+        ok
     };
-    result.structured_content = Some(body);
     let mut v = serde_json::to_value(result).unwrap_or(Value::Null);
     strip_result_type(&mut v);
     v
@@ -416,5 +422,42 @@ fn tool_result(body: Value, is_error: bool) -> Value {
 fn strip_result_type(v: &mut Value) {
     if let Value::Object(m) = v {
         m.remove("resultType");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_result;
+    use serde_json::json;
+
+    #[test]
+    fn a_success_carries_the_body_as_structured_content_and_as_text() {
+        let body = json!({"accounts": [{"code": "TW-T001"}]});
+        let result = tool_result(body.clone(), false);
+        assert_eq!(result["isError"], false, "{result}");
+        assert_eq!(result["structuredContent"], body, "{result}");
+        assert_eq!(result["content"][0]["type"], "text", "{result}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(text).ok(),
+            Some(body)
+        );
+        assert!(result.get("resultType").is_none(), "{result}");
+    }
+
+    #[test]
+    fn an_error_carries_the_body_only_as_text() {
+        let body = json!({"code": "not_found", "message": "no account NOPE", "request_id": "r"});
+        let result = tool_result(body.clone(), true);
+        assert_eq!(result["isError"], true, "{result}");
+        assert!(result.get("structuredContent").is_none(), "{result}");
+        let content = result["content"].as_array().expect("content");
+        assert_eq!(content.len(), 1, "{result}");
+        let text = content[0]["text"].as_str().expect("text");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(text).ok(),
+            Some(body)
+        );
+        assert!(result.get("resultType").is_none(), "{result}");
     }
 }
