@@ -704,7 +704,8 @@ async fn a_json_syntax_error_is_400_naming_the_body() {
     for raw in raws {
         let res = app.client.send(raw_heartbeat(&key, raw.to_vec())).await;
         let case = format!("POST {HEARTBEAT} {}", String::from_utf8_lossy(raw));
-        let body = assert_invalid_in(&case, &res, "body");
+        // The whole body, not a field called `body` (issue 9).
+        let body = assert_invalid_in(&case, &res, "(request body)");
         assert_eq!(
             members(&body),
             set(&["code", "message", "request_id", "field"]),
@@ -751,7 +752,7 @@ async fn the_key_is_checked_before_the_body_and_the_idempotency_key() {
         .client
         .send(raw_heartbeat(&key, b"{run_id:".to_vec()))
         .await;
-    assert_invalid_in("broken body", &res, "body");
+    assert_invalid_in("broken body", &res, "(request body)");
     let res = app
         .client
         .send(
@@ -990,7 +991,7 @@ async fn deeply_nested_or_null_input_is_400_not_500() {
         "]".repeat(depth)
     );
     let res = app.client.send(raw_heartbeat(&key, raw.into_bytes())).await;
-    assert_invalid(&res, "body");
+    assert_invalid(&res, "(request body)");
     assert_each_invalid(
         &app,
         &key,

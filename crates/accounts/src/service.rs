@@ -95,10 +95,7 @@ impl AccountsService {
         agent: AgentRef,
         req: StateReportRequest,
     ) -> Result<(ResolvedAccount, StateOutcome), StateReportError> {
-        let reason = req
-            .reason
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| fleetdesk_kernel::secrets::redact_keys(&r).0);
+        let reason = req.reason.filter(|r| !r.trim().is_empty());
         if req.state.needs_reason() && reason.is_none() {
             return Err(StateReportError::ReasonRequired(req.state.as_str()));
         }

@@ -3,7 +3,8 @@
 //! A link names the file, the variant (`file` or `thumb`) and an expiry, signed with HMAC-SHA256
 //! under a key every instance shares. Expiries are rounded up to the hour, so a file keeps the
 //! same link for an hour and caches can hold it; each link still lives at least
-//! [`Links::LIFETIME_SECONDS`].
+//! [`Links::LIFETIME_SECONDS`]. An expiry further ahead than any link this service makes is
+//! refused, so a signature cannot be stretched into a link that never expires.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -58,6 +59,9 @@ impl Links {
         }
     }
 
+    /// The furthest ahead a link's expiry can be: its lifetime plus the rounding to the hour.
+    pub const MAX_AHEAD_SECONDS: i64 = Self::LIFETIME_SECONDS + 3600;
+
     /// The expiry of links made at `now`: at least a day ahead, rounded up to the hour.
     pub fn expiry(now: Timestamp) -> i64 {
         let at = now.as_second() + Self::LIFETIME_SECONDS;
@@ -81,7 +85,8 @@ impl Links {
         )
     }
 
-    /// True when the signature is this service's and the link has not expired.
+    /// True when the signature is this service's, the link has not expired, and its expiry is
+    /// no further ahead than a link made now could have.
     pub fn verify(
         &self,
         id: Uuid,
@@ -90,7 +95,8 @@ impl Links {
         sig: &str,
         now: Timestamp,
     ) -> bool {
-        if expires <= now.as_second() {
+        let now = now.as_second();
+        if expires <= now || expires - now > Self::MAX_AHEAD_SECONDS {
             return false;
         }
         let Ok(given) = URL_SAFE_NO_PAD.decode(sig) else {
@@ -134,5 +140,23 @@ mod tests {
         let later = Timestamp::from_second(e).unwrap();
         assert!(!links.verify(id, Variant::File, e, sig, later));
         assert!(!Links::new(b"other").verify(id, Variant::File, e, sig, now()));
+    }
+
+    #[test]
+    fn an_expiry_beyond_the_lifetime_is_refused_even_when_signed() {
+        let links = Links::new(b"k");
+        let id = Uuid::from_u128(7);
+        let sig_for = |e: i64| {
+            let url = links.url("http://h", id, Variant::File, e);
+            url.rsplit("s=").next().unwrap().to_owned()
+        };
+        let at = now().as_second();
+        let furthest = at + Links::MAX_AHEAD_SECONDS;
+        assert!(Links::expiry(now()) <= furthest);
+        assert!(links.verify(id, Variant::File, furthest, &sig_for(furthest), now()));
+        let past = furthest + 1;
+        assert!(!links.verify(id, Variant::File, past, &sig_for(past), now()));
+        let year_2100 = 4_102_444_800;
+        assert!(!links.verify(id, Variant::File, year_2100, &sig_for(year_2100), now()));
     }
 }

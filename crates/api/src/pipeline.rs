@@ -1,6 +1,6 @@
 //! The path every call takes, REST or MCP:
-//! key → (one round trip: authenticate, count, claim) → rate limit → access → input →
-//! idempotency outcome → handler → settle the claim.
+//! key → redact keys from the arguments → (one round trip: authenticate, count, claim) →
+//! rate limit → access → input → idempotency outcome → handler → settle the claim.
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -135,9 +135,31 @@ pub async fn execute_raw(
     })
 }
 
-pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
+/// Replaces anything shaped like a key in every string of the arguments (path, query and body,
+/// object keys included). This is the one place free text is cleaned: every field an operation
+/// stores or echoes (a heartbeat's summary and run_id, a reason, a note, a failure reason, and
+/// every later one) reaches its handler redacted, and the idempotency hash is taken over the
+/// redacted arguments.
+pub fn redact_args(args: &mut Args) {
+    use fleetdesk_kernel::secrets::redact_json;
+    for part in [&mut args.path, &mut args.query] {
+        let mut value = Value::Object(std::mem::take(part));
+        redact_json(&mut value);
+        if let Value::Object(map) = value {
+            *part = map;
+        }
+    }
+    redact_json(&mut args.body);
+}
+
+pub async fn execute(
+    ctx: &Ctx,
+    op: &dyn ErasedOp,
+    mut inv: Invocation,
+) -> Result<Outcome, ApiError> {
     let spec = op.spec();
     let key = parse_bearer(inv.bearer.as_deref())?;
+    redact_args(&mut inv.args);
 
     // A malformed Idempotency-Key claims nothing and is answered after authentication.
     let mut input_error = inv.input_error;

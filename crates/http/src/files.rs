@@ -2,6 +2,11 @@
 //!
 //! The body streams piece by piece from storage (a video stored in 3 MiB parts is read one part
 //! at a time), so serving a large file holds at most one part in memory.
+//!
+//! Files are what agents uploaded, served on the service's own origin: every answer carries
+//! `X-Content-Type-Options: nosniff` (the declared type is the only one a browser may use) and
+//! a sandboxing `Content-Security-Policy`, so a file opened in a browser runs no script and
+//! reaches nothing of the service.
 
 use crate::HttpState;
 use crate::routes::error_response;
@@ -80,13 +85,31 @@ fn refused(req: &HttpRequest) -> HttpResponse {
     )
 }
 
+/// The policy every file answer carries: a sandbox (unique origin, no script, no forms, no
+/// plugins) that loads nothing; the file itself still displays.
+pub const FILE_CSP: &str = "sandbox; default-src 'none'";
+
 pub async fn serve(req: HttpRequest, state: web::Data<HttpState>) -> HttpResponse {
+    let mut res = answer(&req, &state).await;
+    let headers = res.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(FILE_CSP),
+    );
+    res
+}
+
+async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
     let info = req.match_info();
     let (Some(id), Some(variant)) = (
         info.get("id").and_then(|v| v.parse::<Uuid>().ok()),
         info.get("variant").and_then(Variant::parse),
     ) else {
-        return error_response(&req, &ApiError::not_found("no such file"));
+        return error_response(req, &ApiError::not_found("no such file"));
     };
     let params: Vec<(String, String)> =
         serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
@@ -98,19 +121,19 @@ pub async fn serve(req: HttpRequest, state: web::Data<HttpState>) -> HttpRespons
     };
     let (Some(expires), Some(sig)) = (param("e").and_then(|e| e.parse::<i64>().ok()), param("s"))
     else {
-        return refused(&req);
+        return refused(req);
     };
     let ctx = &state.ctx;
     if !ctx
         .links
         .verify(id, variant, expires, sig, jiff::Timestamp::now())
     {
-        return refused(&req);
+        return refused(req);
     }
     let file = match ctx.media.file(id).await {
         Ok(Some(f)) => f,
-        Ok(None) => return error_response(&req, &ApiError::not_found("no such file")),
-        Err(e) => return error_response(&req, &e.into()),
+        Ok(None) => return error_response(req, &ApiError::not_found("no such file")),
+        Err(e) => return error_response(req, &e.into()),
     };
     let (layout, mime) = match variant {
         Variant::File => (file.layout, file.mime_type),
@@ -125,12 +148,12 @@ pub async fn serve(req: HttpRequest, state: web::Data<HttpState>) -> HttpRespons
                         .insert_header((header::CACHE_CONTROL, "private, max-age=3600"))
                         .body(bytes);
                 }
-                Err(e) => return error_response(&req, &e.into()),
+                Err(e) => return error_response(req, &e.into()),
             },
-            None => return error_response(&req, &ApiError::not_found("this video has no poster")),
+            None => return error_response(req, &ApiError::not_found("this video has no poster")),
         },
     };
-    stream(&req, &state, layout, mime.mime())
+    stream(req, state, layout, mime.mime())
 }
 
 fn stream(req: &HttpRequest, state: &HttpState, layout: Layout, mime: &str) -> HttpResponse {

@@ -1,4 +1,6 @@
-//! `X-Request-Id` on every response, a tracing span per request, and the round-trip count.
+//! `X-Request-Id` on every response, a tracing span per request, one "handled" line per
+//! request (status, the error code of an error answer, latency rounded to 0.1 ms, round
+//! trips), and the round-trip count.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -11,19 +13,38 @@ use tracing::Instrument;
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
+/// The error code of an error answer, in the response's extensions (set by `error_response`),
+/// so the "handled" line can say which error it was.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorCodeTag(pub &'static str);
+
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const ROUND_TRIPS: HeaderName = HeaderName::from_static("x-db-round-trips");
 
-/// A caller's own request id is kept when it is short and printable; otherwise a new one.
+/// A caller's own request id is kept when it is short and plain: 1-64 characters of
+/// `[A-Za-z0-9._:-]`. Anything else (spaces, quotes, `=`, escapes, a key) is replaced with a
+/// new one, so what a caller sends can neither forge log fields nor carry a secret into them
+/// (a key-shaped id is replaced too).
+pub fn plain_request_id(v: &str) -> bool {
+    (1..=64).contains(&v.len())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+        && !fleetdesk_kernel::secrets::redact_keys(v).1
+}
+
 fn request_id(req: &ServiceRequest) -> String {
-    req.headers()
-        .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| {
-            !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| (0x21..=0x7e).contains(&b))
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+    let mut given = req.headers().get_all(&REQUEST_ID);
+    match (given.next(), given.next()) {
+        (Some(v), None) => v.to_str().ok().filter(|v| plain_request_id(v)),
+        _ => None,
+    }
+    .map(str::to_owned)
+    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+}
+
+/// Milliseconds rounded to 0.1.
+fn rounded_ms(elapsed: std::time::Duration) -> f64 {
+    (elapsed.as_secs_f64() * 10_000.0).round() / 10.0
 }
 
 pub async fn middleware(
@@ -33,19 +54,30 @@ pub async fn middleware(
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = request_id(&req);
     req.extensions_mut().insert(RequestId(id.clone()));
-    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path(), key_id = tracing::field::Empty);
+    // A key pasted into a path is not written to the log.
+    let path = fleetdesk_kernel::secrets::redact_keys(req.path()).0;
+    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %path, key_id = tracing::field::Empty);
     let started = std::time::Instant::now();
     let (trips, result) =
         fleetdesk_api::metrics::counting(next.call(req).instrument(span.clone())).await;
     let mut res = result?;
     let status = res.status().as_u16();
-    span.in_scope(|| {
-        tracing::info!(
+    let elapsed_ms = rounded_ms(started.elapsed());
+    let error_code = res
+        .response()
+        .extensions()
+        .get::<ErrorCodeTag>()
+        .map(|t| t.0)
+        .or_else(|| (status >= 400).then_some("unknown"));
+    span.in_scope(|| match error_code {
+        Some(error_code) => tracing::info!(
             status,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            error_code = %error_code,
+            elapsed_ms,
             round_trips = trips,
             "handled"
-        );
+        ),
+        None => tracing::info!(status, elapsed_ms, round_trips = trips, "handled"),
     });
     let headers = res.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&id) {
@@ -55,4 +87,48 @@ pub async fn middleware(
         headers.insert(ROUND_TRIPS, HeaderValue::from(trips));
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_short_plain_request_ids_are_kept() {
+        for ok in [
+            "a",
+            "req-1",
+            "2026-11-24T10:00:00.5Z",
+            "A_b.c:d-e",
+            &"x".repeat(64),
+        ] {
+            assert!(plain_request_id(ok), "{ok:?}");
+        }
+        for bad in [
+            "",
+            &"x".repeat(65),
+            "a b",
+            "a=b",
+            "a\"b",
+            "a/b",
+            "%41",
+            "id\u{7}",
+            "測試",
+            "fda_AbCd1234_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ",
+        ] {
+            assert!(!plain_request_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn latency_is_rounded_to_a_tenth_of_a_millisecond() {
+        use std::time::Duration;
+        assert_eq!(rounded_ms(Duration::from_nanos(1_234_567)), 1.2);
+        assert_eq!(rounded_ms(Duration::from_nanos(1_250_001)), 1.3);
+        assert_eq!(rounded_ms(Duration::from_micros(7)), 0.0);
+        assert_eq!(
+            format!("{}", rounded_ms(Duration::from_nanos(12_345_678_901))),
+            "12345.7"
+        );
+    }
 }

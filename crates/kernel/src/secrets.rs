@@ -1,5 +1,8 @@
-//! Keys must never be stored in free text (heartbeat summaries, reasons): anything shaped like
-//! a fleetdesk key is replaced before it is written.
+//! Keys must never be stored in free text or echoed: anything shaped like a fleetdesk key is
+//! replaced before it is written. The pipeline applies [`redact_json`] to every string of a
+//! call's arguments, so each free-text field (heartbeat summary and run_id, reasons, notes,
+//! failure reasons, and every later one) is covered in one place; error messages go through
+//! [`redact_keys`] when they are made.
 
 /// What replaces a key found in free text.
 pub const REDACTED: &str = "[redacted key]";
@@ -42,6 +45,37 @@ pub fn redact_keys(text: &str) -> (String, bool) {
     (out, found)
 }
 
+/// Redacts every string of a JSON value, object keys included; says whether any key was found.
+pub fn redact_json(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            let (out, found) = redact_keys(s);
+            if found {
+                *s = out;
+            }
+            found
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |found, v| redact_json(v) | found),
+        Value::Object(map) => {
+            let mut found = false;
+            if map.keys().any(|k| redact_keys(k).1) {
+                let old = std::mem::take(map);
+                for (k, v) in old {
+                    let (k, hit) = redact_keys(&k);
+                    found |= hit;
+                    map.insert(k, v);
+                }
+            }
+            map.values_mut()
+                .fold(found, |found, v| redact_json(v) | found)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +106,29 @@ mod tests {
         ] {
             assert_eq!(redact_keys(t), (t.to_owned(), false));
         }
+    }
+
+    #[test]
+    fn every_string_of_a_json_value_is_redacted() {
+        let mut v = serde_json::json!({
+            "note": format!("see {KEY}"),
+            "items": [{"reason": KEY}, 3, null, "plain"],
+            KEY: {"nested": [format!("a{KEY}b")]},
+            "n": 1
+        });
+        assert!(redact_json(&mut v));
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "note": format!("see {REDACTED}"),
+                "items": [{"reason": REDACTED}, 3, null, "plain"],
+                REDACTED: {"nested": [format!("a{REDACTED}b")]},
+                "n": 1
+            })
+        );
+        let mut clean = serde_json::json!({"a": ["b", {"c": "d"}]});
+        let before = clean.clone();
+        assert!(!redact_json(&mut clean));
+        assert_eq!(clean, before);
     }
 }

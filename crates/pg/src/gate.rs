@@ -1,4 +1,6 @@
 //! The pipeline's port: admit (key, rate window, idempotency claim) in one statement.
+//!
+//! Idempotency-Keys are stored as their SHA-256 (`key_hash`), never in plain text.
 
 use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
@@ -41,10 +43,10 @@ hit AS (
     RETURNING hits, window_start
 ),
 claim AS (
-    INSERT INTO idempotency_keys (owner_id, key, request_hash, state)
+    INSERT INTO idempotency_keys (owner_id, key_hash, request_hash, state)
     SELECT usable.owner_id, $3, $4, 'running' FROM usable, hit
-    WHERE $3::text IS NOT NULL AND hit.hits <= $5
-    ON CONFLICT (owner_id, key) DO NOTHING
+    WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
+    ON CONFLICT (owner_id, key_hash) DO NOTHING
     RETURNING owner_id
 ),
 takeover AS (
@@ -53,8 +55,8 @@ takeover AS (
     UPDATE idempotency_keys k
     SET request_hash = $4, state = 'running', status = NULL, response = NULL, created_at = now()
     FROM usable, hit
-    WHERE $3::text IS NOT NULL AND hit.hits <= $5
-      AND k.owner_id = usable.owner_id AND k.key = $3
+    WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
+      AND k.owner_id = usable.owner_id AND k.key_hash = $3
       AND (k.created_at < now() - interval '24 hours'
            OR (k.state = 'running' AND k.created_at < now() - interval '10 minutes'))
     RETURNING k.owner_id
@@ -76,8 +78,14 @@ SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id,
        prior.response AS prior_response
 FROM usable u CROSS JOIN hit h
 LEFT JOIN idempotency_keys prior
-       ON $3::text IS NOT NULL AND prior.owner_id = u.owner_id AND prior.key = $3
+       ON $3::bytea IS NOT NULL AND prior.owner_id = u.owner_id AND prior.key_hash = $3
 "#;
+
+/// What is stored of an Idempotency-Key: its SHA-256.
+fn key_hash(key: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes()).into()
+}
 
 #[derive(QueryableByName)]
 struct AdmitRow {
@@ -191,12 +199,13 @@ impl Gatekeeper for PgStore {
         claim: Option<&'a ClaimRequest>,
     ) -> BoxFuture<'a, anyhow::Result<Admission>> {
         Box::pin(async move {
+            let key_hash = claim.map(|c| key_hash(&c.key));
             let mut conn = self.conn().await?;
             let row: Option<AdmitRow> = prepared(
                 diesel::sql_query(ADMIT)
                     .bind::<Text, _>(&key.lookup)
                     .bind::<Bytea, _>(key.hash.as_slice())
-                    .bind::<Nullable<Text>, _>(claim.map(|c| c.key.as_str()))
+                    .bind::<Nullable<Bytea>, _>(key_hash.as_ref().map(|h| h.as_slice()))
                     .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
                     .bind::<BigInt, _>(limit_per_minute),
             )
@@ -236,10 +245,10 @@ impl Gatekeeper for PgStore {
             prepared(
                 diesel::sql_query(
                     "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
-                 WHERE owner_id = $1 AND key = $2",
+                 WHERE owner_id = $1 AND key_hash = $2",
                 )
                 .bind::<SqlUuid, _>(owner)
-                .bind::<Text, _>(key)
+                .bind::<Bytea, _>(key_hash(key).as_slice())
                 .bind::<SmallInt, _>(status as i16)
                 .bind::<Jsonb, _>(body),
             )
@@ -252,9 +261,9 @@ impl Gatekeeper for PgStore {
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            prepared(diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key = $2 AND state = 'running'")
+            prepared(diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = 'running'")
                 .bind::<SqlUuid, _>(owner)
-                .bind::<Text, _>(key))
+                .bind::<Bytea, _>(key_hash(key).as_slice()))
                 .execute(&mut conn)
                 .await?;
             Ok(())

@@ -1,0 +1,592 @@
+//! The HTTP edge, probed as a hostile or careless client would: 401 with `WWW-Authenticate`,
+//! HEAD wherever GET works, duplicate Idempotency-Keys, caller request ids, MCP Origins (DNS
+//! rebinding), JSON syntax errors, signed file links (expiry, nosniff, sandbox) and account
+//! codes (path syntax, display spoofing, percent-decoded path segments).
+
+use crate::media::link_key;
+use crate::uploads::{item, png, text, upload_file};
+use fleetdesk_api::Config;
+use fleetdesk_api::links::{Links, Variant};
+use fleetdesk_tests::client::Request;
+use fleetdesk_tests::{Response, TestApp, spawn_app};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const API: &str = "/api/agent/v1";
+
+/// An answer read to the end of its connection: what a HEAD really sends, byte for byte.
+struct Raw {
+    status: u16,
+    headers: BTreeMap<String, String>,
+    /// Every byte after the header block.
+    after_headers: Vec<u8>,
+}
+
+/// Sends `head` (request line and headers, no body) with `Connection: close` on a new
+/// connection and reads until the server closes it.
+async fn raw(host: &str, head: &str) -> Raw {
+    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let wire = format!("{head}Connection: close\r\n\r\n");
+    stream.write_all(wire.as_bytes()).await.expect("write");
+    let mut all = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        stream.read_to_end(&mut all),
+    )
+    .await
+    .expect("the server closes the connection")
+    .expect("read");
+    let end = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header block: {}", String::from_utf8_lossy(&all)));
+    let head = String::from_utf8_lossy(&all[..end]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Raw {
+        status,
+        headers,
+        after_headers: all[end + 4..].to_vec(),
+    }
+}
+
+fn bearer(key: &str) -> String {
+    format!("Authorization: Bearer {key}\r\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// 401 and WWW-Authenticate
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_401_says_how_to_authenticate_on_rest_and_mcp() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let wrong = format!("{}x", &key[..key.len() - 1]);
+    let cases = [
+        ("no key", Request::new("GET", &format!("{API}/accounts"))),
+        (
+            "malformed key",
+            Request::new("GET", &format!("{API}/accounts")).bearer("nonsense"),
+        ),
+        (
+            "unknown key",
+            Request::new("GET", &format!("{API}/accounts")).bearer(&wrong),
+        ),
+        (
+            "MCP without a key",
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
+        ),
+        (
+            "MCP with an unknown key",
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).bearer(&wrong),
+        ),
+    ];
+    for (case, req) in cases {
+        let res = app.client.send(req).await;
+        assert_eq!(res.status, 401, "{case}: {}", text(&res));
+        assert_eq!(res.code(), "unauthorized", "{case}");
+        assert_eq!(res.header("www-authenticate"), Some("Bearer"), "{case}");
+    }
+    // Other errors do not ask for credentials.
+    let forbidden = app
+        .client
+        .get(&format!("{API}/accounts"), &app.agent_key("bot"))
+        .await;
+    assert_eq!(forbidden.status, 403, "{}", text(&forbidden));
+    assert_eq!(forbidden.header("www-authenticate"), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HEAD
+
+#[tokio::test(flavor = "multi_thread")]
+async fn head_answers_wherever_get_does_with_no_body() {
+    let app = spawn_app().await;
+    let host = app.client.host().to_owned();
+    let key = app.agent_key("op1");
+    let auth = bearer(&key);
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("/healthz", String::new(), "application/json"),
+        ("/readyz", String::new(), "application/json"),
+        ("/openapi.json", String::new(), "application/json"),
+        ("/openapi-agent.json", String::new(), "application/json"),
+        ("/api/agent/v1/accounts", auth.clone(), "application/json"),
+        ("/api/agent/v1/work/today", auth.clone(), "application/json"),
+        (
+            "/api/agent/v1/media?limit=5",
+            auth.clone(),
+            "application/json",
+        ),
+    ];
+    for (path, extra, mime) in cases {
+        let get = raw(
+            &host,
+            &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}"),
+        )
+        .await;
+        assert_eq!(get.status, 200, "GET {path}");
+        assert!(!get.after_headers.is_empty(), "GET {path} has a body");
+        let head = raw(
+            &host,
+            &format!("HEAD {path} HTTP/1.1\r\nHost: {host}\r\n{extra}"),
+        )
+        .await;
+        assert_eq!(head.status, 200, "HEAD {path}: {:?}", head.headers);
+        assert!(
+            head.after_headers.is_empty(),
+            "HEAD {path} sent a body: {}",
+            String::from_utf8_lossy(&head.after_headers)
+        );
+        assert!(
+            head.headers
+                .get("content-type")
+                .is_some_and(|v| v.starts_with(mime)),
+            "HEAD {path}: {:?}",
+            head.headers
+        );
+        assert!(head.headers.contains_key("x-request-id"), "HEAD {path}");
+    }
+    // HEAD is authenticated like GET: no key, 401 and still no body.
+    let head = raw(
+        &host,
+        &format!("HEAD /api/agent/v1/accounts HTTP/1.1\r\nHost: {host}\r\n"),
+    )
+    .await;
+    assert_eq!(head.status, 401);
+    assert_eq!(
+        head.headers.get("www-authenticate").map(String::as_str),
+        Some("Bearer")
+    );
+    assert!(head.after_headers.is_empty());
+    // A method a GET path does not take lists HEAD among the allowed ones.
+    let res = app
+        .client
+        .send(Request::new("DELETE", &format!("{API}/accounts")).bearer(&key))
+        .await;
+    assert_eq!(res.status, 405, "{}", text(&res));
+    let allow = res.header("allow").unwrap_or_default();
+    assert!(
+        allow.split(", ").any(|m| m == "HEAD") && allow.split(", ").any(|m| m == "GET"),
+        "Allow: {allow}"
+    );
+    // A POST-only path does not take HEAD.
+    let head = raw(
+        &host,
+        &format!("HEAD /api/agent/v1/heartbeat HTTP/1.1\r\nHost: {host}\r\n{auth}"),
+    )
+    .await;
+    assert_eq!(head.status, 405);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idempotency-Key and X-Request-Id headers
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_idempotency_keys_are_400_naming_the_header() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let body =
+        json!({"state": "paused", "reason": "platform: checks", "occurred_at": "2026-11-21 10:00"});
+    let path = format!("{API}/accounts/TW-T001/state");
+    for (a, b) in [("k-1", "k-2"), ("same", "same")] {
+        let res = app
+            .client
+            .send(
+                Request::new("POST", &path)
+                    .bearer(&key)
+                    .header("Idempotency-Key", a)
+                    .header("Idempotency-Key", b)
+                    .json(&body),
+            )
+            .await;
+        assert_eq!(res.status, 400, "{a}/{b}: {}", text(&res));
+        assert_eq!(res.code(), "invalid_request");
+        assert_eq!(res.json()["field"], "Idempotency-Key");
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM account_state_changes")
+            .await,
+        0,
+        "a refused request changed the account"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM idempotency_keys")
+            .await,
+        0
+    );
+    // Without a key the caller is told nothing about its headers.
+    let res = app
+        .client
+        .send(
+            Request::new("POST", &path)
+                .header("Idempotency-Key", "k-1")
+                .header("Idempotency-Key", "k-2")
+                .json(&body),
+        )
+        .await;
+    assert_eq!(res.status, 401);
+    // Once is fine.
+    let res = app.client.post_idem(&path, &key, "k-1", &body).await;
+    assert_eq!(res.status, 200, "{}", text(&res));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_callers_request_id_is_kept_only_when_short_and_plain() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let send = |ids: Vec<String>| {
+        let mut req = Request::new("GET", &format!("{API}/accounts/NOPE/state"));
+        for id in ids {
+            req = req.header("X-Request-Id", &id);
+        }
+        app.client.send(req.bearer(&key))
+    };
+    let plain = "run-7:step.2_b";
+    let sixty_four = "a".repeat(64);
+    for kept in [plain, sixty_four.as_str()] {
+        let res = send(vec![kept.to_owned()]).await;
+        assert_eq!(res.header("x-request-id"), Some(kept));
+        assert_eq!(res.json()["request_id"], kept);
+    }
+    let replaced = [
+        "a".repeat(65),
+        "two words".to_owned(),
+        "status=200".to_owned(),
+        "quote\"d".to_owned(),
+        "fda_AbCd1234_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ".to_owned(),
+        "%0a".to_owned(),
+    ];
+    for given in replaced {
+        let res = send(vec![given.clone()]).await;
+        let id = res.header("x-request-id").unwrap_or_default().to_owned();
+        assert_ne!(id, given);
+        assert!(uuid::Uuid::parse_str(&id).is_ok(), "{given:?} gave {id:?}");
+        assert_eq!(res.json()["request_id"], id.as_str());
+    }
+    // Two ids: neither is trusted.
+    let res = send(vec!["one".into(), "two".into()]).await;
+    let id = res.header("x-request-id").unwrap_or_default();
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "{id:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP Origin
+
+fn mcp_ping(host_header: &str, origin: Option<&str>, key: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /api/mcp HTTP/1.1\r\nHost: {host_header}\r\n{}{origin}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        bearer(key),
+        body.len()
+    )
+}
+
+/// The status of an MCP ping sent with this Host header and Origin.
+async fn ping_status(host: &str, host_header: &str, origin: Option<&str>, key: &str) -> u16 {
+    // `raw` adds `Connection: close` and the blank line after the headers; the ping carries
+    // its body, so it is sent whole here.
+    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let wire =
+        mcp_ping(host_header, origin, key).replacen("\r\n\r\n", "\r\nConnection: close\r\n\r\n", 1);
+    stream.write_all(wire.as_bytes()).await.expect("write");
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).await.expect("read");
+    String::from_utf8_lossy(&all)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_base_url_mcp_takes_only_loopback_browser_origins() {
+    let app = spawn_app().await;
+    let host = app.client.host().to_owned();
+    let port = host.rsplit(':').next().unwrap().to_owned();
+    let key = app.agent_key("op1");
+    // A DNS-rebinding page: its name now points at this machine, so Host and Origin agree.
+    let rebound = format!("evil.example:{port}");
+    assert_eq!(
+        ping_status(&host, &rebound, Some(&format!("http://{rebound}")), &key).await,
+        403
+    );
+    for refused in [
+        "http://evil.example",
+        "http://localhost.evil.example",
+        "http://192.168.1.5",
+        "null",
+    ] {
+        assert_eq!(
+            ping_status(&host, &host, Some(refused), &key).await,
+            403,
+            "{refused}"
+        );
+    }
+    for accepted in [
+        "http://localhost:6274".to_owned(),
+        "http://127.0.0.1".to_owned(),
+        format!("http://{host}"),
+        "https://127.3.2.1:8443".to_owned(),
+        "http://[::1]:3000".to_owned(),
+    ] {
+        assert_eq!(
+            ping_status(&host, &host, Some(&accepted), &key).await,
+            200,
+            "{accepted}"
+        );
+    }
+    // Not a browser: no Origin, any Host.
+    assert_eq!(ping_status(&host, &rebound, None, &key).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_base_url_mcp_takes_only_that_origin() {
+    let app = spawn_app().await;
+    let config = Config {
+        rate_limit_per_minute: 10_000,
+        base_url: Some("https://fleet.example.com/desk/".into()),
+    };
+    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
+        .await
+        .expect("compose");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let host = listener.local_addr().expect("addr").to_string();
+    let server = fleetdesk_http::server(state, listener, 1).expect("server");
+    let handle = server.handle();
+    tokio::spawn(server);
+    let key = app.agent_key("op1");
+    assert_eq!(
+        ping_status(&host, &host, Some("https://fleet.example.com"), &key).await,
+        200
+    );
+    for refused in [
+        "http://fleet.example.com",
+        "https://fleet.example.com:8443",
+        "http://localhost:6274",
+        "http://127.0.0.1",
+    ] {
+        assert_eq!(
+            ping_status(&host, &host, Some(refused), &key).await,
+            403,
+            "{refused}"
+        );
+    }
+    assert_eq!(ping_status(&host, &host, None, &key).await, 200);
+    handle.stop(true).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON syntax errors
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_syntax_error_names_the_request_body_not_a_field() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let res = app
+        .client
+        .send(
+            Request::new("POST", &format!("{API}/drafts"))
+                .bearer(&key)
+                .header("Content-Type", "application/json")
+                .raw(br#"{"code": "TW-T001", "body": "hi""#.to_vec()),
+        )
+        .await;
+    assert_eq!(res.status, 400, "{}", text(&res));
+    let v = res.json();
+    assert_eq!(v["code"], "invalid_request");
+    assert_eq!(v["field"], "(request body)", "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the request body is not valid JSON"),
+        "{message}"
+    );
+    // A draft's own `body` field is named as such: the two cannot be confused.
+    let res = app
+        .client
+        .post(
+            &format!("{API}/drafts"),
+            &key,
+            &json!({"code": "TW-T001", "body": 5}),
+        )
+        .await;
+    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.json()["field"], "body");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signed file links
+
+fn assert_sandboxed(case: &str, headers: &BTreeMap<String, String>) {
+    assert_eq!(
+        headers.get("x-content-type-options").map(String::as_str),
+        Some("nosniff"),
+        "{case}: {headers:?}"
+    );
+    let csp = headers
+        .get("content-security-policy")
+        .cloned()
+        .unwrap_or_default();
+    let directives: Vec<&str> = csp.split(';').map(str::trim).collect();
+    assert!(
+        directives.contains(&"sandbox") && directives.contains(&"default-src 'none'"),
+        "{case}: Content-Security-Policy {csp:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn file_links_refuse_far_expiries_and_are_served_sandboxed() {
+    let app = spawn_app().await;
+    let host = app.client.host().to_owned();
+    let key = app.agent_key("op1");
+    let file = png(3, 3, b"edge");
+    let done = upload_file(
+        &app,
+        &key,
+        &json!({"code": "TW-T001", "mime_type": "image/png"}),
+        file.clone(),
+    )
+    .await;
+    let id = done["media_id"].clone();
+    let listed = item(&app, &key, &id).await;
+    let url = listed["url"].as_str().expect("url").to_owned();
+    let path = url.strip_prefix(&app.base).expect("own link").to_owned();
+
+    let get = raw(&host, &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n")).await;
+    assert_eq!(get.status, 200);
+    assert_eq!(get.after_headers, file);
+    assert_sandboxed("GET file", &get.headers);
+    let head = raw(&host, &format!("HEAD {path} HTTP/1.1\r\nHost: {host}\r\n")).await;
+    assert_eq!(head.status, 200);
+    assert!(head.after_headers.is_empty(), "HEAD sent a body");
+    assert_sandboxed("HEAD file", &head.headers);
+    let thumb = listed["thumb_url"].as_str().expect("thumb_url");
+    let thumb = thumb.strip_prefix(&app.base).expect("own link");
+    let res = raw(&host, &format!("GET {thumb} HTTP/1.1\r\nHost: {host}\r\n")).await;
+    assert_eq!(res.status, 200);
+    assert_sandboxed("GET thumb", &res.headers);
+
+    // Links signed with the service's own key: only an expiry within a link's lifetime works.
+    let links = Links::new(&link_key(&app).await);
+    let media_id = uuid::Uuid::parse_str(id.as_str().unwrap()).unwrap();
+    let now = jiff::Timestamp::now();
+    let fetch = |e: i64| {
+        let url = links.url("", media_id, Variant::File, e);
+        let host = host.clone();
+        async move { raw(&host, &format!("GET {url} HTTP/1.1\r\nHost: {host}\r\n")).await }
+    };
+    let fresh = fetch(Links::expiry(now)).await;
+    assert_eq!(fresh.status, 200, "a link as the service makes it");
+    for (case, e) in [
+        ("year 2100", 4_102_444_800),
+        (
+            "an hour past the longest lifetime",
+            now.as_second() + Links::MAX_AHEAD_SECONDS + 3600,
+        ),
+        ("ten years", now.as_second() + 10 * 365 * 86_400),
+        ("expired", now.as_second() - 1),
+    ] {
+        let res = fetch(e).await;
+        assert_eq!(res.status, 403, "{case}");
+        assert_sandboxed(case, &res.headers);
+        let body: Value = serde_json::from_slice(&res.after_headers).expect("error body");
+        assert_eq!(body["code"], "forbidden", "{case}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Account codes
+
+async fn add_account(app: &TestApp, code: &str) -> Response {
+    app.client
+        .post(
+            &format!("{API}/accounts"),
+            &app.agent_key("op1"),
+            &json!({"persona_id": app.persona_id("Mia"), "platform": "x", "code": code}),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codes_that_a_path_cannot_address_or_that_spoof_display_are_400() {
+    let app = spawn_app().await;
+    let before = app.count("SELECT count(*) AS n FROM account_slots").await;
+    for code in [
+        "TW/X001",
+        "TW%2FX1",
+        "TW?X1",
+        "TW#X1",
+        "TW\u{7}X1",
+        "TW-X\u{202E}100",
+        "TW\u{202D}X1",
+        "TW\u{2066}X1",
+        "TW\u{2069}X1",
+        "TW\u{200B}X1",
+        "TW\u{200D}X1",
+        "TW\u{FEFF}X1",
+        "..",
+    ] {
+        let res = add_account(&app, code).await;
+        assert_eq!(res.status, 400, "{code:?}: {}", text(&res));
+        assert_eq!(res.code(), "invalid_request", "{code:?}");
+        assert_eq!(res.json()["field"], "code", "{code:?}: {}", text(&res));
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM account_slots").await,
+        before
+    );
+
+    // The tenant file refuses them too, naming where.
+    let file = fleetdesk_tests::TEST_TENANT.replace(
+        r#"{"code": "TW-T002", "platform": "threads", "state": "active"}"#,
+        r#"{"code": "TW-T\u202e200", "platform": "threads", "state": "active"}"#,
+    );
+    assert_ne!(
+        file,
+        fleetdesk_tests::TEST_TENANT,
+        "the replacement applies"
+    );
+    let Err(e) = fleetdesk_tenancy::tenant_file::TenantFile::parse(&file) else {
+        panic!("a bidirectional override in a code was accepted");
+    };
+    assert!(
+        e.to_string()
+            .contains("organizations[0].workspaces[0].personas[1].accounts[0].code"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_code_of_any_script_or_with_a_plus_is_addressed_percent_encoded() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let body = json!({"state": "warming", "occurred_at": "2026-11-21 10:00"});
+    for (code, stored, encoded) in [
+        ("tw-測試1", "TW-測試1", "TW-%E6%B8%AC%E8%A9%A61"),
+        ("mia+old", "MIA+OLD", "MIA%2BOLD"),
+        ("café", "CAFÉ", "caf%C3%A9"),
+    ] {
+        let res = add_account(&app, code).await;
+        assert_eq!(res.status, 201, "{code}: {}", text(&res));
+        assert_eq!(res.json()["code"], stored);
+        let res = app
+            .client
+            .post(&format!("{API}/accounts/{encoded}/state"), &key, &body)
+            .await;
+        assert_eq!(res.status, 200, "{encoded}: {}", text(&res));
+        assert_eq!(res.json()["code"], stored, "{encoded}: {}", text(&res));
+    }
+}
