@@ -42,6 +42,9 @@ impl Response {
     }
 }
 
+/// The MCP protocol version the service speaks.
+pub const MCP_PROTOCOL: &str = "2025-06-18";
+
 /// One request to send.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -77,6 +80,15 @@ impl Request {
     pub fn raw(mut self, body: Vec<u8>) -> Request {
         self.body = body;
         self
+    }
+
+    /// A JSON-RPC message POSTed to /api/mcp with the headers the MCP spec lists (no key: add
+    /// one with [`Request::bearer`]).
+    pub fn mcp(body: &Value) -> Request {
+        Request::new("POST", "/api/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", MCP_PROTOCOL)
+            .json(body)
     }
 
     pub fn encode(&self, host: &str) -> Vec<u8> {
@@ -161,6 +173,13 @@ impl Client {
 
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// The path and query of an absolute link to this server.
+    pub fn path_of(&self, url: &str) -> String {
+        url.strip_prefix(&format!("http://{}", self.host))
+            .unwrap_or_else(|| panic!("{url} is not a link to http://{}", self.host))
+            .to_owned()
     }
 
     /// Sends one request on a new connection.

@@ -1,6 +1,8 @@
-//! Test support: a real server on a free port over a fresh database, a standard tenant, and a
-//! small HTTP client. Integration tests talk HTTP to the real app.
+//! Test support: a real server on a free port over a fresh database, a standard tenant, a
+//! small HTTP client, and the real `fleetdesk` binary ([`binary`]). Integration tests talk HTTP
+//! to the real app.
 
+pub mod binary;
 pub mod client;
 
 pub use client::{Client, Response};

@@ -32,6 +32,20 @@ const FORBIDDEN: &[&str] = &[
     "tokio-postgres",
 ];
 
+const USAGE: &str = "\
+usage: cargo xtask <task> [args]
+
+tasks:
+  test [nextest args]   the boundary check, then every test of the workspace with cargo-nextest
+                        (installs its peers under target/peers first)
+  check-boundaries      fails when a domain crate depends on diesel, actix-web or object_store
+  lint                  rustfmt check and clippy with warnings denied
+  bench [--help]        load benchmark of the real binary, then the upload benchmark
+  bench upload          only the upload benchmark
+  bench lifecycle       report_posts and work_today
+  help                  this text
+";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -67,10 +81,12 @@ fn main() -> anyhow::Result<()> {
             bench_lifecycle::main(&args[2..])
         }
         Some("bench") => bench::main(&args[1..]),
+        Some("help" | "--help" | "-h") => {
+            print!("{USAGE}");
+            Ok(())
+        }
         _ => {
-            eprintln!(
-                "usage: cargo xtask <test [nextest args] | check-boundaries | lint | bench [upload | lifecycle] [--help]>"
-            );
+            eprint!("{USAGE}");
             std::process::exit(2);
         }
     }

@@ -2,6 +2,7 @@
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
 pub mod local_pg;
+pub mod logging;
 
 use anyhow::Context;
 use fleetdesk_accounts::service::AccountsService;
@@ -127,10 +128,12 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         TcpListener::bind(&settings.bind).with_context(|| format!("binding {}", settings.bind))?;
     let addr = listener.local_addr()?;
     if settings.demo && store.is_empty().await? {
-        let report = store
-            .apply(&TenantFile::parse(DEMO_TENANT).map_err(|e| anyhow::anyhow!("{e}"))?)
-            .await?;
-        print_demo(&report, &format!("http://{addr}"));
+        let demo = TenantFile::parse(DEMO_TENANT).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let report = store.apply(&demo).await?;
+        print!(
+            "{}",
+            demo_printout(&demo, &report, &format!("http://{addr}"))
+        );
     }
     let sweeper = store.clone();
     let media = state.ctx.media.clone();
@@ -161,30 +164,116 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Keys are shown once, here, on standard output (never in the logs).
-fn print_demo(report: &ApplyReport, base: &str) {
-    let agent_key = report
-        .organizations
-        .first()
-        .and_then(|o| o.workspaces.first())
-        .and_then(|w| w.agents.first())
-        .and_then(|a| a.keys.first());
-    let person_key = report
-        .organizations
-        .first()
-        .and_then(|o| o.members.first())
-        .and_then(|m| m.keys.first());
-    println!("Loaded the demo tenant into the empty database. These keys are shown only now:");
-    println!(
+/// What `serve` prints after loading the demo tenant into an empty database: the report of
+/// applying it (every id and key), whose each key is (name, kind, role, where), and the first
+/// commands to try. Keys are shown once, here, on standard output (never in the logs).
+pub fn demo_printout(file: &TenantFile, report: &ApplyReport, base: &str) -> String {
+    use std::fmt::Write as _;
+    // (key, whose) for every key, and the first operator agent's and agency member's keys.
+    let mut keys: Vec<(&str, String)> = Vec::new();
+    let mut agent_key: Option<(&str, String)> = None;
+    let mut person_key: Option<(&str, String)> = None;
+    for (org, org_file) in report.organizations.iter().filter_map(|org| {
+        let spec = file.organizations.iter().find(|o| o.name == org.name)?;
+        Some((org, spec))
+    }) {
+        for ws in &org.workspaces {
+            let ws_file = org_file.workspaces.iter().find(|w| w.name == ws.name);
+            for agent in &ws.agents {
+                let mut whose = format!(
+                    "agent {}, role {} (Agent API, MCP), workspace {} of {}",
+                    agent.name,
+                    agent.role.as_str(),
+                    ws.name,
+                    org.name
+                );
+                let personas = ws_file
+                    .into_iter()
+                    .flat_map(|w| &w.personas)
+                    .filter(|p| p.agent.as_deref() == Some(agent.name.as_str()));
+                for persona in personas {
+                    let codes: Vec<&str> =
+                        persona.accounts.iter().map(|a| a.code.as_str()).collect();
+                    let _ = write!(whose, "; persona {}: {}", persona.name, codes.join(", "));
+                }
+                for key in &agent.keys {
+                    keys.push((key, whose.clone()));
+                    if agent_key.is_none() && agent.role.as_str() == "operator" {
+                        agent_key = Some((
+                            key,
+                            format!("{}, {} agent", agent.name, agent.role.as_str()),
+                        ));
+                    }
+                }
+            }
+        }
+        for member in &org.members {
+            let spec = org_file
+                .members
+                .iter()
+                .find(|m| m.email.eq_ignore_ascii_case(&member.email));
+            let (name, role, review) = match spec {
+                Some(m) => (m.name.as_str(), m.role.as_str(), m.review),
+                None => ("?", "?", false),
+            };
+            let reviews = if review { ", reviews" } else { "" };
+            let whose = format!(
+                "member {name} <{}>, role {role}{reviews} (Personal API), {}",
+                member.email, org.name
+            );
+            for key in &member.keys {
+                keys.push((key, whose.clone()));
+                if person_key.is_none() && role == "agency" {
+                    person_key = Some((key, format!("{name} <{}>, {role} member", member.email)));
+                }
+            }
+        }
+    }
+    for admin in &report.platform_admins {
+        let name = file
+            .platform_admins
+            .iter()
+            .find(|p| p.email.eq_ignore_ascii_case(&admin.email))
+            .map_or("?", |p| p.name.as_str());
+        for key in &admin.keys {
+            keys.push((
+                key,
+                format!("platform admin {name} <{}> (Personal API)", admin.email),
+            ));
+        }
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Loaded the demo tenant into the empty database. These keys are shown only now:"
+    );
+    let _ = writeln!(
+        out,
         "{}",
         serde_json::to_string_pretty(report).unwrap_or_default()
     );
-    if let Some(key) = agent_key {
-        println!(
-            "\nTry it:\n  export FLEETDESK_AGENT_KEY={key}\n  curl -s {base}/api/agent/v1/accounts -H \"Authorization: Bearer $FLEETDESK_AGENT_KEY\""
+    let _ = writeln!(out, "\nWhose keys these are:");
+    for (key, whose) in &keys {
+        let _ = writeln!(out, "  {key}  {whose}");
+    }
+    let _ = writeln!(
+        out,
+        "\nTry it (README.md, \"The first minutes\", goes on from here):"
+    );
+    if let Some((key, whose)) = &agent_key {
+        let _ = writeln!(out, "  export FLEETDESK_AGENT_KEY={key}      # {whose}");
+    }
+    if let Some((key, whose)) = &person_key {
+        let _ = writeln!(out, "  export FLEETDESK_PERSONAL_KEY={key}   # {whose}");
+    }
+    let _ = writeln!(out, "  export BASE={base}");
+    if agent_key.is_some() {
+        let _ = writeln!(
+            out,
+            "  curl -s {base}/api/agent/v1/accounts -H \"Authorization: Bearer $FLEETDESK_AGENT_KEY\""
         );
     }
-    if let Some(key) = person_key {
-        println!("  export FLEETDESK_PERSONAL_KEY={key}");
-    }
+    let _ = writeln!(out, "API documentation: {base}/docs");
+    out
 }

@@ -1,44 +1,115 @@
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+/// The variables read from the environment without a flag (S3 storage and logs).
+macro_rules! environment_help {
+    () => {
+        "\
+Environment variables without a flag (the S3 ones are read by `serve`):
+  FLEETDESK_S3_BUCKET    store media in this S3-compatible bucket instead of DATA_DIR/media
+  FLEETDESK_S3_ENDPOINT  the bucket's endpoint URL (absent: AWS S3; http:// is allowed, e.g. a
+                         local MinIO)
+  AWS_ACCESS_KEY_ID      S3 access key id (absent together with the secret: the instance's
+                         credentials)
+  AWS_SECRET_ACCESS_KEY  S3 secret access key (never printed)
+  AWS_REGION             S3 signing region (default us-east-1)
+  RUST_LOG               log filter (default info), e.g. RUST_LOG=debug; logs go to stderr
+  FLEETDESK_LOG_FORMAT   json: one JSON object per log line (default: text)
+  NO_COLOR               set: no colour codes in text logs (never any when stderr is not a
+                         terminal)"
+    };
+}
 
 /// fleetdesk: the back office where an agency's AI agents and its people run a fleet of
 /// social-media accounts.
 #[derive(Parser)]
-#[command(version)]
+#[command(
+    version,
+    after_help = concat!(
+        "Every flag of a command can also be set by the environment variable shown as [env: ...] \
+in `fleetdesk <command> --help`, among them DATABASE_URL (the PostgreSQL to use; absent: \
+fleetdesk runs its own under DATA_DIR/postgres) and FLEETDESK_DATA_DIR.\n\n",
+        environment_help!()
+    )
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// Where the data lives; every command takes these.
+#[derive(Args)]
+struct Store {
+    /// The PostgreSQL to use, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (prefer the variable:
+    /// a flag is visible in the process list). Absent: fleetdesk starts, or reuses, its own
+    /// PostgreSQL under DATA_DIR/postgres.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    database_url: Option<String>,
+    /// Data directory: the local PostgreSQL (without DATABASE_URL) and the media files (without
+    /// FLEETDESK_S3_BUCKET).
+    #[arg(
+        long,
+        env = "FLEETDESK_DATA_DIR",
+        default_value = "./.fleetdesk",
+        value_name = "DIR"
+    )]
+    data_dir: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Run the HTTP service (Agent API, Personal API, MCP, OpenAPI).
+    /// Run the HTTP service (Agent API, Personal API, MCP, OpenAPI, API docs at /docs).
+    ///
+    /// Migrates the database first. Into an empty database it loads a demo tenant and prints
+    /// its keys once, on standard output. SIGTERM or Ctrl-C finishes the requests in flight.
+    #[command(after_help = environment_help!())]
     Serve {
-        #[arg(long, env = "FLEETDESK_BIND", default_value = "127.0.0.1:8080")]
+        /// Address and port to listen on.
+        #[arg(
+            long,
+            env = "FLEETDESK_BIND",
+            default_value = "127.0.0.1:8080",
+            value_name = "ADDR"
+        )]
         bind: String,
-        /// Base URL for links; absent: built from the request's Host.
-        #[arg(long, env = "FLEETDESK_BASE_URL")]
+        /// Public base URL of the service, used in the links it hands out (uploads, media);
+        /// absent: built from each request's Host.
+        #[arg(long, env = "FLEETDESK_BASE_URL", value_name = "URL")]
         base_url: Option<String>,
-        #[arg(long, env = "FLEETDESK_DATA_DIR", default_value = "./.fleetdesk")]
-        data_dir: PathBuf,
-        #[arg(long, env = "FLEETDESK_RATE_LIMIT_PER_MINUTE", default_value_t = 120)]
+        #[command(flatten)]
+        store: Store,
+        /// Requests each key may send per minute (fixed one-minute windows, shared by every
+        /// instance through the database).
+        #[arg(
+            long,
+            env = "FLEETDESK_RATE_LIMIT_PER_MINUTE",
+            default_value_t = 120,
+            value_name = "N"
+        )]
         rate_limit_per_minute: i64,
         /// HTTP worker threads (default: one per core).
-        #[arg(long, env = "FLEETDESK_WORKERS")]
+        #[arg(long, env = "FLEETDESK_WORKERS", value_name = "N")]
         workers: Option<usize>,
-        #[arg(long, env = "FLEETDESK_DB_POOL", default_value_t = 16)]
+        /// PostgreSQL connections in the pool.
+        #[arg(
+            long,
+            env = "FLEETDESK_DB_POOL",
+            default_value_t = 16,
+            value_name = "N"
+        )]
         db_pool: usize,
-        /// Add X-Db-Round-Trips to every response (benchmarks, tests).
+        /// Add X-Db-Round-Trips (the SQL statements the request sent) to every response; for
+        /// benchmarks and tests.
         #[arg(long, env = "FLEETDESK_EXPOSE_ROUND_TRIPS", default_value_t = false)]
         expose_round_trips: bool,
         /// Do not load the demo tenant into an empty database.
         #[arg(long, env = "FLEETDESK_NO_DEMO", default_value_t = false)]
         no_demo: bool,
     },
-    /// Run pending database migrations and exit.
+    /// Run pending database migrations and exit (`serve` also does, on start).
     Migrate {
-        #[arg(long, env = "FLEETDESK_DATA_DIR", default_value = "./.fleetdesk")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: Store,
     },
     /// Operator commands.
     Admin {
@@ -50,25 +121,24 @@ enum Command {
 #[derive(Subcommand)]
 enum AdminCommand {
     /// Apply a tenant file: idempotent by names; prints ids and newly issued keys as JSON.
+    ///
+    /// The file is JSON: platform admins and organizations, each organization with its
+    /// members and workspaces, each workspace with its projects, agents and personas, each
+    /// persona with its accounts. The format, with an example: README.md, section "The tenant
+    /// file"; what applying does (keys, roles, members who left): docs/decisions.md, section
+    /// "Keys, tenancy and the tenant file". The demo tenant, crates/app/src/demo_tenant.json,
+    /// is a complete example. Keys are printed only here, once.
     Apply {
+        /// The tenant file (JSON).
         file: PathBuf,
-        #[arg(long, env = "FLEETDESK_DATA_DIR", default_value = "./.fleetdesk")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: Store,
     },
 }
 
+/// Logs on stderr; drivers capped so no bind value reaches the log (see `fleetdesk::logging`).
 fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if std::env::var("FLEETDESK_LOG_FORMAT").as_deref() == Ok("json") {
-        builder.json().init();
-    } else {
-        builder.compact().init();
-    }
+    fleetdesk::logging::init();
 }
 
 fn main() -> anyhow::Result<()> {
@@ -77,13 +147,12 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let database_url = std::env::var("DATABASE_URL").ok();
     runtime.block_on(async move {
         match cli.command {
             Command::Serve {
                 bind,
                 base_url,
-                data_dir,
+                store,
                 rate_limit_per_minute,
                 workers,
                 db_pool,
@@ -93,9 +162,9 @@ fn main() -> anyhow::Result<()> {
                 fleetdesk::serve(fleetdesk::Settings {
                     bind,
                     base_url,
-                    data_dir,
+                    data_dir: store.data_dir,
                     rate_limit_per_minute,
-                    database_url,
+                    database_url: store.database_url,
                     expose_round_trips,
                     workers: workers.unwrap_or_else(|| {
                         std::thread::available_parallelism()
@@ -107,18 +176,20 @@ fn main() -> anyhow::Result<()> {
                 })
                 .await
             }
-            Command::Migrate { data_dir } => {
-                let url = fleetdesk::database_url(database_url.as_deref(), &data_dir).await?;
+            Command::Migrate { store } => {
+                let url =
+                    fleetdesk::database_url(store.database_url.as_deref(), &store.data_dir).await?;
                 let ran = fleetdesk_pg::migrate(&url).await?;
                 println!("{}", serde_json::json!({"migrations_run": ran}));
                 Ok(())
             }
             Command::Admin {
-                command: AdminCommand::Apply { file, data_dir },
+                command: AdminCommand::Apply { file, store },
             } => {
                 let json = std::fs::read_to_string(&file)
                     .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
-                let url = fleetdesk::database_url(database_url.as_deref(), &data_dir).await?;
+                let url =
+                    fleetdesk::database_url(store.database_url.as_deref(), &store.data_dir).await?;
                 let report = fleetdesk::apply_tenant_file(&url, &json).await?;
                 println!("{}", serde_json::to_string_pretty(&report)?);
                 Ok(())

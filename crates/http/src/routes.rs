@@ -1,7 +1,7 @@
 //! Routes: one per catalogue operation, plus health, OpenAPI, MCP, and JSON 404/405s.
 
 use crate::HttpState;
-use crate::request_id::RequestId;
+use crate::request_id::{ErrorCodeTag, RequestId};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::{self, Bytes};
@@ -22,14 +22,39 @@ pub fn request_id(req: &HttpRequest) -> String {
         .unwrap_or_default()
 }
 
-/// Answers an error with the single error body.
+/// Answers an error with the single error body. A 401 says how to authenticate
+/// (`WWW-Authenticate: Bearer`); the error code is left in the response's extensions for the
+/// request's log line.
 pub fn error_response(req: &HttpRequest, err: &ApiError) -> HttpResponse {
     let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut res = HttpResponse::build(status);
     if let Some(wait) = err.retry_after() {
         res.insert_header((header::RETRY_AFTER, wait.to_string()));
     }
-    res.json(err.body(&request_id(req)))
+    if err.code == ErrorCode::Unauthorized {
+        res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+    }
+    let mut res = res.json(err.body(&request_id(req)));
+    res.extensions_mut().insert(ErrorCodeTag(err.code.as_str()));
+    res
+}
+
+/// Tags a JSON answer that is an error body (`code` among the error codes) for the log line.
+fn tag_error(res: &mut HttpResponse, body: &Value) {
+    if res.status().as_u16() >= 400 {
+        let code = body
+            .get("code")
+            .and_then(Value::as_str)
+            .and_then(known_code)
+            .unwrap_or("unknown");
+        res.extensions_mut().insert(ErrorCodeTag(code));
+    }
+}
+
+fn known_code(code: &str) -> Option<&'static str> {
+    serde_json::from_value::<ErrorCode>(Value::String(code.to_owned()))
+        .ok()
+        .map(ErrorCode::as_str)
 }
 
 fn method(m: HttpMethod) -> Method {
@@ -77,8 +102,13 @@ pub async fn read_body(
     // One allocation of the declared size: a 3 MiB chunk never doubles its buffer on the way.
     let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0));
     while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| ApiError::invalid("body", format!("could not be read: {e}")))?;
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("the request body could not be read: {e}"),
+            )
+            .with_field(REQUEST_BODY)
+        })?;
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
@@ -87,13 +117,23 @@ pub async fn read_body(
     Ok(body.freeze())
 }
 
+/// The request body as JSON. A syntax error is about the whole body, not a field: it is named
+/// `(request body)`, which no field of any operation can be called.
 pub fn parse_json_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::invalid("body", format!("is not valid JSON ({e})")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("the request body is not valid JSON: {e}"),
+        )
+        .with_field(REQUEST_BODY)
+    })
 }
+
+/// The `field` of an error about the request body as a whole.
+pub const REQUEST_BODY: &str = "(request body)";
 
 /// Reads the query string into JSON, typing each parameter as the operation's schema says.
 fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
@@ -124,15 +164,56 @@ fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value
     Ok(out)
 }
 
-/// The operation's path parameters as matched.
-fn path_args(req: &HttpRequest, spec: &fleetdesk_api::OpSpec) -> Map<String, Value> {
-    spec.path_params()
-        .into_iter()
-        .filter_map(|name| {
-            let v = req.match_info().get(name)?;
-            Some((name.to_owned(), Value::String(v.to_owned())))
-        })
-        .collect()
+/// Decodes `%XX` escapes of a path segment into UTF-8 (`+` stays `+`, as in any path).
+pub fn percent_decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The operation's path parameters as matched, percent-decoded, so a code of any script can
+/// be addressed. A segment that does not decode to UTF-8 is a 400 naming the parameter.
+fn path_args(
+    req: &HttpRequest,
+    spec: &fleetdesk_api::OpSpec,
+) -> Result<Map<String, Value>, ApiError> {
+    let mut out = Map::new();
+    for name in spec.path_params() {
+        // actix-router has already decoded every escape but `%25`, `%2F` and `%2B`, which
+        // this decodes (no code holds `%`, so nothing is decoded twice).
+        let Some(matched) = req.match_info().get(name) else {
+            continue;
+        };
+        let value = percent_decode(matched)
+            .ok_or_else(|| ApiError::invalid(name, "is not valid percent-encoded UTF-8"))?;
+        out.insert(name.to_owned(), Value::String(value));
+    }
+    Ok(out)
+}
+
+/// 400 when an Idempotency-Key header is sent more than once: which one counts is ambiguous.
+fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+    let mut given = req.headers().get_all("idempotency-key");
+    match (given.next(), given.next()) {
+        (None, _) => Ok(None),
+        (Some(v), None) => Ok(Some(v.to_str().map(str::to_owned).unwrap_or_default())),
+        (Some(_), Some(_)) => Err(ApiError::invalid(
+            "Idempotency-Key",
+            "must be sent once; this request carries the header more than once",
+        )),
+    }
 }
 
 struct Route {
@@ -149,11 +230,18 @@ async fn run(
     let spec = route.op.spec();
     let result = async {
         let body = read_body(payload, &req, spec.max_body).await?;
-        let path = path_args(&req, spec);
         // Reading errors are answered by the pipeline after authentication.
         let mut input_error = None;
-        let query = parse_query(req.query_string(), &route.query_kinds).unwrap_or_else(|e| {
+        let idempotency_key = idempotency_key(&req).unwrap_or_else(|e| {
             input_error = Some(e);
+            None
+        });
+        let path = path_args(&req, spec).unwrap_or_else(|e| {
+            input_error.get_or_insert(e);
+            Map::new()
+        });
+        let query = parse_query(req.query_string(), &route.query_kinds).unwrap_or_else(|e| {
+            input_error.get_or_insert(e);
             Map::new()
         });
         let body = parse_json_body(&body).unwrap_or_else(|e| {
@@ -161,10 +249,6 @@ async fn run(
             Value::Null
         });
         let args = Args { path, query, body };
-        let idempotency_key = req
-            .headers()
-            .get("idempotency-key")
-            .map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
         execute(
             &state.ctx,
             route.op.as_ref(),
@@ -186,7 +270,9 @@ async fn run(
             if outcome.replayed {
                 res.insert_header(("Idempotent-Replayed", "true"));
             }
-            res.json(outcome.body)
+            let mut res = res.json(&outcome.body);
+            tag_error(&mut res, &outcome.body);
+            res
         }
         Err(e) => error_response(&req, &e),
     }
@@ -201,7 +287,7 @@ async fn run_raw(
 ) -> HttpResponse {
     let spec = route.op.spec();
     let result = async {
-        let path = path_args(&req, spec);
+        let path = path_args(&req, spec)?;
         let query = parse_query(req.query_string(), &route.query_kinds)?;
         let args = Args {
             path,
@@ -221,8 +307,11 @@ async fn run_raw(
     .await;
     match result {
         Ok(outcome) => {
-            HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK))
-                .json(outcome.body)
+            let mut res =
+                HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK))
+                    .json(&outcome.body);
+            tag_error(&mut res, &outcome.body);
+            res
         }
         Err(e) => error_response(&req, &e),
     }
@@ -274,17 +363,69 @@ async fn openapi_agent(state: web::Data<HttpState>) -> HttpResponse {
     HttpResponse::Ok().json(state.openapi_agent.as_ref())
 }
 
-/// The service's own origin: `--base-url` when set (then nothing else), else the origin of
-/// the request's Host.
-fn own_origins(req: &HttpRequest, state: &HttpState) -> Vec<String> {
-    if let Some(base) = &state.ctx.config.base_url {
-        return vec![base.trim_end_matches('/').to_ascii_lowercase()];
+/// An origin `scheme://host[:port]`, lower-cased, without a default port or a path.
+fn normalize_origin(origin: &str) -> Option<String> {
+    let (scheme, rest) = origin.trim().split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
     }
-    let info = req.connection_info();
-    ["http", "https"]
-        .iter()
-        .map(|scheme| format!("{scheme}://{}", info.host()).to_ascii_lowercase())
-        .collect()
+    let authority = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let default_port = if scheme == "https" { ":443" } else { ":80" };
+    let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// The host of a normalized origin, brackets of an IPv6 literal removed, and its port.
+fn origin_host(origin: &str) -> Option<(&str, Option<&str>)> {
+    let (_, authority) = origin.split_once("://")?;
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        return Some((host, port));
+    }
+    Some(match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    })
+}
+
+/// A browser page served from this machine: `localhost`, 127.0.0.0/8 or `[::1]`, any port.
+pub fn is_loopback_origin(origin: &str) -> bool {
+    let Some(origin) = normalize_origin(origin) else {
+        return false;
+    };
+    let Some((host, port)) = origin_host(&origin) else {
+        return false;
+    };
+    if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    host == "localhost"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+        || host
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether a browser page of `origin` may call MCP. With `--base-url`, only that origin; without
+/// it, only loopback origins. The request's own Host is never trusted: a DNS-rebinding page
+/// reaches a local service under its own name, so its Origin and Host agree.
+pub fn mcp_origin_allowed(origin: &str, base_url: Option<&str>) -> bool {
+    match base_url {
+        Some(base) => {
+            normalize_origin(base).is_some_and(|own| normalize_origin(origin) == Some(own))
+        }
+        None => is_loopback_origin(origin),
+    }
 }
 
 async fn mcp_post(
@@ -292,18 +433,24 @@ async fn mcp_post(
     payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> HttpResponse {
-    let origin = req
-        .headers()
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .map(|o| o.trim_end_matches('/').to_ascii_lowercase());
-    if let Some(origin) = origin
-        && !own_origins(&req, &state).contains(&origin)
-    {
-        return error_response(
-            &req,
-            &ApiError::forbidden(format!("origin {origin} is not this service's own")),
-        );
+    // Requests without Origin (not from a browser page) are unaffected.
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let base_url = state.ctx.config.base_url.as_deref();
+        if !origin
+            .to_str()
+            .is_ok_and(|o| mcp_origin_allowed(o, base_url))
+        {
+            let message = match base_url {
+                Some(base) => format!(
+                    "this Origin may not call MCP; browser pages are accepted only from {}",
+                    normalize_origin(base).unwrap_or_default()
+                ),
+                None => "this Origin may not call MCP; without --base-url only pages on \
+                         localhost, 127.0.0.0/8 or [::1] are accepted"
+                    .to_owned(),
+            };
+            return error_response(&req, &ApiError::forbidden(message));
+        }
     }
     let body = match read_body(payload, &req, fleetdesk_mcp::MAX_BODY).await {
         Ok(b) => b,
@@ -324,7 +471,15 @@ async fn mcp_post(
     };
     match state.mcp.handle(&state.ctx, call).await {
         fleetdesk_mcp::HttpAnswer::Json(status, value) => {
-            HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK)).json(value)
+            let mut res =
+                HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK))
+                    .json(&value);
+            if status >= 400 {
+                // A JSON-RPC message or header the endpoint cannot take.
+                res.extensions_mut()
+                    .insert(ErrorCodeTag(ErrorCode::InvalidRequest.as_str()));
+            }
+            res
         }
         fleetdesk_mcp::HttpAnswer::Accepted => HttpResponse::Accepted().finish(),
         fleetdesk_mcp::HttpAnswer::Error(e) => error_response(&req, &e),
@@ -344,10 +499,17 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
             .push(route);
     }
     cfg.app_data(web::Data::new(state));
+    // HEAD is answered wherever GET is, with the same headers and no body (actix sends no
+    // body for HEAD).
     cfg.route("/healthz", web::get().to(healthz));
+    cfg.route("/healthz", web::head().to(healthz));
     cfg.route("/readyz", web::get().to(readyz));
+    cfg.route("/readyz", web::head().to(readyz));
     cfg.route("/openapi.json", web::get().to(openapi_all));
+    cfg.route("/openapi.json", web::head().to(openapi_all));
     cfg.route("/openapi-agent.json", web::get().to(openapi_agent));
+    cfg.route("/openapi-agent.json", web::head().to(openapi_agent));
+    crate::docs::configure(cfg);
     cfg.service(
         web::resource("/files/{id}/{variant}")
             .route(web::get().to(crate::files::serve))
@@ -360,14 +522,25 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
             .default_service(web::to(method_not_allowed("POST".into()))),
     );
     for (path, routes) in by_path {
-        let allowed = routes
+        let mut allowed = routes
             .iter()
             .map(|r| r.op.spec().method.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
+            .collect::<Vec<_>>();
+        if allowed.contains(&"GET") {
+            allowed.push("HEAD");
+        }
+        let allowed = allowed.join(", ");
         let mut resource = web::resource(path);
         for route in routes {
             let m = method(route.op.spec().method);
+            if m == Method::GET && route.op.spec().access != Access::Token {
+                let route = route.clone();
+                resource = resource.route(web::head().to(
+                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                        run(req, payload, state, route.clone())
+                    },
+                ));
+            }
             resource = if route.op.spec().access == Access::Token {
                 resource.route(web::method(m).to(
                     move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
@@ -385,4 +558,62 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
         cfg.service(resource.default_service(web::to(method_not_allowed(allowed))));
     }
     cfg.default_service(web::to(not_found));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_origins_without_a_base_url() {
+        for ok in [
+            "http://localhost",
+            "http://localhost:6274",
+            "https://LOCALHOST:8443",
+            "http://127.0.0.1:8080",
+            "http://127.9.8.7",
+            "http://[::1]:3000",
+            "http://[::1]",
+        ] {
+            assert!(mcp_origin_allowed(ok, None), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example",
+            "http://128.0.0.1",
+            "http://0.0.0.0:8080",
+            "http://[::2]",
+            "http://user@localhost",
+            "file://localhost",
+            "null",
+            "",
+            "http://localhost:x",
+        ] {
+            assert!(!mcp_origin_allowed(bad, None), "{bad}");
+        }
+    }
+
+    #[test]
+    fn with_a_base_url_only_its_origin() {
+        let base = Some("https://fleet.example.com/desk/");
+        assert!(mcp_origin_allowed("https://fleet.example.com", base));
+        assert!(mcp_origin_allowed("https://FLEET.example.com:443", base));
+        assert!(!mcp_origin_allowed("http://fleet.example.com", base));
+        assert!(!mcp_origin_allowed("https://fleet.example.com:8443", base));
+        assert!(!mcp_origin_allowed("http://localhost:3000", base));
+        assert!(!mcp_origin_allowed("https://evil.example", base));
+    }
+
+    #[test]
+    fn path_segments_are_percent_decoded_once() {
+        assert_eq!(percent_decode("TW-T001").as_deref(), Some("TW-T001"));
+        assert_eq!(percent_decode("A%20B").as_deref(), Some("A B"));
+        assert_eq!(percent_decode("%E6%B8%AC").as_deref(), Some("測"));
+        assert_eq!(percent_decode("a%2Bb+c").as_deref(), Some("a+b+c"));
+        assert_eq!(percent_decode("%2541").as_deref(), Some("%41"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%E6"), None);
+        assert_eq!(percent_decode("%4"), None);
+    }
 }
