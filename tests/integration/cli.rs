@@ -235,10 +235,11 @@ fn help_never_shows_a_secret_value() {
     assert!(text.contains("FLEETDESK_BIND=127.0.0.1:9999"), "{text}");
 }
 
-/// `cargo xtask <args>` in the workspace, run to its end.
+/// `cargo xtask <args>` in the workspace (through the alias of .cargo/config.toml), run to
+/// its end.
 fn xtask(args: &[&str]) -> Output {
     Command::new(cargo())
-        .args(["run", "--quiet", "--package", "xtask", "--"])
+        .arg("xtask")
         .args(args)
         .current_dir(workspace_root())
         .stdin(Stdio::null())

@@ -1042,6 +1042,8 @@ async fn body_topic_note_and_code_are_checked_at_the_limit_and_one_past() {
         )
         .await;
     assert_error(&array, 400, "invalid_request");
+    // Named as the whole body, never as the draft's field `body`.
+    assert_eq!(array.json()["field"], "(request body)", "{}", array.json());
     assert_eq!(
         written(&app).await,
         before,

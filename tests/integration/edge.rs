@@ -96,6 +96,16 @@ async fn a_401_says_how_to_authenticate_on_rest_and_mcp() {
         assert_eq!(res.code(), "unauthorized", "{case}");
         assert_eq!(res.header("www-authenticate"), Some("Bearer"), "{case}");
     }
+    // An upload link whose token is wrong: the token in the link is the credential that failed.
+    let up = crate::uploads::new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
+    let link = up["upload_url"].as_str().expect("upload_url");
+    let (base, _) = link.split_once("?t=").expect("a token in the link");
+    let res = crate::uploads::put(&app, &format!("{base}?t=wrong"), vec![1, 2, 3]).await;
+    assert_eq!(res.status, 401, "{}", text(&res));
+    assert_eq!(
+        res.header("www-authenticate"),
+        Some(r#"Bearer error="invalid_token""#)
+    );
     // Other errors do not ask for credentials.
     let forbidden = app
         .client
@@ -114,19 +124,46 @@ async fn head_answers_wherever_get_does_with_no_body() {
     let host = app.client.host().to_owned();
     let key = app.agent_key("op1");
     let auth = bearer(&key);
-    let cases: Vec<(&str, String, &str)> = vec![
-        ("/healthz", String::new(), "application/json"),
-        ("/readyz", String::new(), "application/json"),
-        ("/openapi.json", String::new(), "application/json"),
-        ("/openapi-agent.json", String::new(), "application/json"),
-        ("/api/agent/v1/accounts", auth.clone(), "application/json"),
-        ("/api/agent/v1/work/today", auth.clone(), "application/json"),
+    let personal = bearer(&app.personal_key("ann@acme.test"));
+    let mut cases: Vec<(String, String, &str)> = vec![
+        ("/healthz".into(), String::new(), "application/json"),
+        ("/readyz".into(), String::new(), "application/json"),
+        ("/openapi.json".into(), String::new(), "application/json"),
         (
-            "/api/agent/v1/media?limit=5",
+            "/openapi-agent.json".into(),
+            String::new(),
+            "application/json",
+        ),
+        ("/".into(), String::new(), "text/html"),
+        ("/docs".into(), String::new(), "text/html"),
+        (
+            "/api/agent/v1/media?limit=5".into(),
             auth.clone(),
             "application/json",
         ),
     ];
+    // Every GET operation the description lists without path parameters, with its API's key.
+    let doc = app
+        .client
+        .send(Request::new("GET", "/openapi.json"))
+        .await
+        .json();
+    let gets: Vec<String> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .filter(|(path, item)| item.get("get").is_some() && !path.contains('{'))
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert!(gets.len() >= 10, "{gets:?}");
+    for path in gets {
+        let key = if path.starts_with("/api/user/") {
+            &personal
+        } else {
+            &auth
+        };
+        cases.push((path, key.clone(), "application/json"));
+    }
     for (path, extra, mime) in cases {
         let get = raw(
             &host,

@@ -3,6 +3,7 @@
 //! POST /heartbeat with its own models (tests/generated_client/).
 
 use fleetdesk_tests::client::Request;
+use fleetdesk_tests::peers::{python, python_bin};
 use fleetdesk_tests::spawn_app;
 use serde_json::Value;
 use std::path::Path;
@@ -44,7 +45,7 @@ async fn a_generated_python_client_installs_and_calls_accounts_and_heartbeat() {
     let project = work.join("client");
     run(
         "openapi-python-client generate",
-        Command::new("openapi-python-client")
+        Command::new(python_bin("openapi-python-client"))
             .arg("generate")
             .arg("--path")
             .arg(&doc_path)
@@ -64,7 +65,7 @@ async fn a_generated_python_client_installs_and_calls_accounts_and_heartbeat() {
     let site = work.join("site");
     run(
         "pip install of the generated client",
-        Command::new("python3")
+        Command::new(python())
             .args([
                 "-m",
                 "pip",
@@ -86,7 +87,7 @@ async fn a_generated_python_client_installs_and_calls_accounts_and_heartbeat() {
 
     let stdout = run(
         "drive.py",
-        Command::new("python3")
+        Command::new(python())
             .arg(Path::new(HERE).join("drive.py"))
             .arg(&app.base)
             .arg(&key)

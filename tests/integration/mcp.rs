@@ -767,7 +767,7 @@ async fn the_official_python_sdk_connects_lists_and_calls_tools() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk/smoke.py");
-    let output = tokio::process::Command::new("python3")
+    let output = tokio::process::Command::new(fleetdesk_tests::peers::python())
         .arg(script)
         .arg(&app.base)
         .arg(&key)
@@ -1177,7 +1177,7 @@ async fn the_python_sdk_calls_every_tool_with_valid_and_refused_arguments() {
     every_tool_run(
         "python sdk",
         |base, section| {
-            let mut cmd = tokio::process::Command::new("python3");
+            let mut cmd = tokio::process::Command::new(fleetdesk_tests::peers::python());
             cmd.arg(PY_EVERY_TOOL).arg(base).arg(section);
             cmd
         },

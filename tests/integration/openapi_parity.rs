@@ -628,7 +628,7 @@ fn check_document(name: &str, doc: &Value) -> Vec<String> {
 
 /// Validates with openapi-spec-validator (PyPI) as OpenAPI 3.1.
 fn validate_with_python(name: &str, doc: &Value) -> Option<String> {
-    let probe = std::process::Command::new("python3")
+    let probe = std::process::Command::new(fleetdesk_tests::peers::python())
         .args(["-c", "import openapi_spec_validator"])
         .output();
     match probe {
@@ -649,7 +649,7 @@ fn validate_with_python(name: &str, doc: &Value) -> Option<String> {
     ));
     std::fs::write(&file, serde_json::to_vec_pretty(doc).expect("json"))
         .expect("write the document");
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(fleetdesk_tests::peers::python())
         .args(["-m", "openapi_spec_validator", "--schema", "3.1"])
         .arg(&file)
         .output()

@@ -767,16 +767,16 @@ async fn the_key_is_checked_before_the_body_and_the_idempotency_key() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_body_that_is_not_an_object_is_400_naming_the_body() {
+async fn a_body_that_is_not_an_object_is_400_naming_the_request_body() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     assert_each_invalid(
         &app,
         &key,
         &[
-            (HEARTBEAT, json!([1, 2]), "body"),
-            (HEARTBEAT, json!("run"), "body"),
-            (HEARTBEAT, json!(5), "body"),
+            (HEARTBEAT, json!([1, 2]), "(request body)"),
+            (HEARTBEAT, json!("run"), "(request body)"),
+            (HEARTBEAT, json!(5), "(request body)"),
         ],
     )
     .await;

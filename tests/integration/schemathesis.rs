@@ -56,7 +56,7 @@ fn generated_cases(output: &str) -> Option<u64> {
 }
 
 async fn schemathesis_is_installed() {
-    let probe = tokio::process::Command::new("python3")
+    let probe = tokio::process::Command::new(fleetdesk_tests::peers::python())
         .args(["-c", "import schemathesis; print(schemathesis.__version__)"])
         .output()
         .await;
@@ -80,7 +80,7 @@ async fn run(app: &TestApp, label: &str, key: &str) -> Outcome {
     std::fs::create_dir_all(&dir).expect("a report directory");
     let junit = dir.join("junit.xml");
     let started = Instant::now();
-    let child = tokio::process::Command::new("python3")
+    let child = tokio::process::Command::new(fleetdesk_tests::peers::python())
         .args(["-m", "schemathesis.cli", "--no-color", "--config-file"])
         .arg(settings_dir().join("schemathesis.toml"))
         .args(["run", &format!("{}/openapi.json", app.base)])

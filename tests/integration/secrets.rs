@@ -251,6 +251,7 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
                 .expect("base64url signature"),
         ),
         secret("the Idempotency-Key's hash", &idem_hashes[0]),
+        secret("the Idempotency-Key", idem),
         secret("the refused key", &wrong),
         secret("the unknown key", FAKE_KEY),
     ];
@@ -687,4 +688,23 @@ async fn error_messages_name_the_field_but_never_echo_the_value() {
     assert_eq!(res.status, 400, "{}", text(&res));
     assert_eq!(res.json()["field"], "platform");
     assert!(!text(&res).contains("hunter2"), "{}", text(&res));
+
+    // MCP's own errors name the method or tool sent, with a key redacted: an unknown tool
+    // (answered before any key check would matter), an unknown method, a bad id.
+    let calls = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": FAKE_KEY, "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": FAKE_KEY}),
+        json!({"jsonrpc": "2.0", "id": [FAKE_KEY], "method": "ping"}),
+    ];
+    for call in calls {
+        let res = app.client.send(Request::mcp(&call).bearer(&key)).await;
+        let raw = text(&res);
+        let message = res.json()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(!message.is_empty(), "{call}: {raw}");
+        assert!(!raw.contains(FAKE_KEY), "{call}: the key is echoed: {raw}");
+    }
 }

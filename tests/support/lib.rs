@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod client;
+pub mod peers;
 
 pub use client::{Client, Response};
 

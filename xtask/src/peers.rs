@@ -22,6 +22,7 @@ pub struct Peers {
 impl Peers {
     /// Installs what is missing and returns where it is.
     pub fn install(root: &Path) -> anyhow::Result<Peers> {
+        programs()?;
         nextest()?;
         let venv = target_dir(root).join("peers").join("venv");
         python(root, &venv)?;
@@ -62,6 +63,23 @@ fn found(program: &str, arg: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Programs the tests run that no registry here installs for them.
+const PROGRAMS: &[(&str, &str)] = &[
+    ("bash", "the README walk-through test runs its commands"),
+    ("curl", "the README walk-through test calls the service"),
+    ("pg_dump", "the secrets test dumps a database"),
+    ("date", "the README walk-through test computes its times"),
+];
+
+fn programs() -> anyhow::Result<()> {
+    for (program, why) in PROGRAMS {
+        if !found(program, "--version") {
+            bail!("missing: {program} ({why})");
+        }
+    }
+    Ok(())
 }
 
 fn nextest() -> anyhow::Result<()> {

@@ -13,6 +13,10 @@ use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 use validator::{Validate, ValidationErrors, ValidationErrorsKind};
 
+/// The `field` of an error about the request body as a whole. Parenthesized, so it cannot be
+/// mistaken for a field called `body` (a draft has one).
+pub const REQUEST_BODY: &str = "(request body)";
+
 /// The raw arguments of one call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Args {
@@ -139,7 +143,7 @@ fn doc_of<T: ToSchema>() -> SchemaWithDeps {
 fn find_nul(value: &Value, path: &str) -> Option<String> {
     match value {
         Value::String(s) if s.contains('\0') => Some(if path.is_empty() {
-            "body".into()
+            REQUEST_BODY.into()
         } else {
             path.to_owned()
         }),
@@ -184,14 +188,14 @@ impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
                         ));
                     }
                 }
-                _ => return Err(ApiError::invalid("body", "this call takes no body")),
+                _ => return Err(ApiError::invalid(REQUEST_BODY, "this call takes no body")),
             }
             parse_part::<B>(Value::Null, "")?
         } else {
             let body = match &args.body {
                 Value::Null => Value::Object(Map::new()),
                 v @ Value::Object(_) => v.clone(),
-                _ => return Err(ApiError::invalid("body", "must be a JSON object")),
+                _ => return Err(ApiError::invalid(REQUEST_BODY, "must be a JSON object")),
             };
             parse_part::<B>(body, "")?
         };
@@ -270,7 +274,7 @@ fn field_of(prefix: &str, path: &str, message: &str) -> String {
         return fleetdesk_kernel::secrets::redact_keys(&base).0;
     }
     if base.is_empty() {
-        "body".to_owned()
+        REQUEST_BODY.to_owned()
     } else {
         base
     }

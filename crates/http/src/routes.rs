@@ -7,6 +7,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use fleetdesk_api::describe::query_kinds;
+use fleetdesk_api::input::REQUEST_BODY;
 use fleetdesk_api::pipeline::execute_raw;
 use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, execute};
 use fleetdesk_kernel::ErrorCode;
@@ -131,9 +132,6 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, ApiError> {
         .with_field(REQUEST_BODY)
     })
 }
-
-/// The `field` of an error about the request body as a whole.
-pub const REQUEST_BODY: &str = "(request body)";
 
 /// Reads the query string into JSON, typing each parameter as the operation's schema says.
 fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
@@ -313,7 +311,18 @@ async fn run_raw(
             tag_error(&mut res, &outcome.body);
             res
         }
-        Err(e) => error_response(&req, &e),
+        Err(e) => {
+            let mut res = error_response(&req, &e);
+            if e.code == ErrorCode::Unauthorized {
+                // The credential is the link's token `t` (a bearer token in the URI, RFC 6750
+                // 2.3): the challenge says that token is what failed.
+                res.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(r#"Bearer error="invalid_token""#),
+                );
+            }
+            res
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub const MARKETS: &[(&str, &str)] = &[
 pub enum MarketError {
     #[error("market must be 2 letters")]
     Shape,
-    #[error("unknown market {0}; known markets: {known}", known = known_markets())]
+    #[error("is not a known market; known markets: {known}", known = known_markets())]
     Unknown(String),
 }
 

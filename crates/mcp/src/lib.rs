@@ -67,8 +67,11 @@ fn object(v: Value) -> Arc<Map<String, Value>> {
     })
 }
 
+/// A JSON-RPC error. Messages that name what the caller sent (a method, a tool, a version) go
+/// through the key redaction like every error message of the service.
 fn rpc_error(id: Value, code: RpcCode, message: impl Into<String>, data: Option<Value>) -> Value {
-    let err = ErrorData::new(code, message.into(), data);
+    let (message, _) = fleetdesk_kernel::secrets::redact_keys(&message.into());
+    let err = ErrorData::new(code, message, data);
     json!({"jsonrpc": "2.0", "id": id, "error": err})
 }
 
@@ -144,7 +147,15 @@ impl Mcp {
             .as_ref()
             .filter(|v| !(v.is_string() || v.is_i64() || v.is_u64()))
         {
-            let message = format!("id must be a string or an integer, not {bad}");
+            let kind = match bad {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a fraction",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            };
+            let message = format!("id must be a string or an integer, not {kind}");
             return HttpAnswer::Json(
                 400,
                 rpc_error(Value::Null, RpcCode::INVALID_REQUEST, message, None),

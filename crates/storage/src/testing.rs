@@ -34,21 +34,26 @@ pub struct Moto {
 }
 
 impl Moto {
-    /// Starts `python3 -m moto.server`, falling back to `moto_server`, and waits until it answers.
+    /// Starts `python3 -m moto.server` of the tests' Python environment (`target/peers/venv`,
+    /// installed by `cargo xtask test`; never the machine's own) and waits until it answers.
     pub fn start() -> Moto {
-        let candidates: [&[&str]; 2] = [&["python3", "-m", "moto.server"], &["moto_server"]];
-        let mut failures = Vec::new();
-        for argv in candidates {
-            match Moto::try_start(argv) {
-                Ok(moto) => return moto,
-                Err(why) => failures.push(format!("`{}`: {why}", argv.join(" "))),
-            }
-        }
-        panic!(
-            "could not start moto (pip install -r tests/requirements.txt), or set FLEETDESK_SKIP_S3_TESTS=1 \
-             to skip the S3 test:\n{}",
-            failures.join("\n")
-        );
+        let exe = std::env::current_exe().expect("the test executable's path");
+        // The test executable sits in <target>/<profile>/deps.
+        let python = exe
+            .ancestors()
+            .nth(3)
+            .map(|target| target.join("peers/venv/bin/python3"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| {
+                panic!(
+                    "target/peers/venv/bin/python3 is missing: run `cargo xtask test`, which \
+                     installs moto (tests/requirements.txt), or set FLEETDESK_SKIP_S3_TESTS=1 to \
+                     skip the S3 test"
+                )
+            });
+        let python = python.to_string_lossy().into_owned();
+        Moto::try_start(&[&python, "-m", "moto.server"])
+            .unwrap_or_else(|why| panic!("could not start moto with {python}: {why}"))
     }
 
     fn try_start(argv: &[&str]) -> Result<Moto, String> {
