@@ -627,3 +627,33 @@ async fn a_code_of_any_script_or_with_a_plus_is_addressed_percent_encoded() {
         assert_eq!(res.json()["code"], stored, "{encoded}: {}", text(&res));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Query strings
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_parameter_sent_twice_is_400_naming_it() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    for (query, field) in [
+        ("tag=cat&tag=dog", "tag"),
+        ("limit=5&limit=6", "limit"),
+        ("sort=newest&q=x&sort=newest", "sort"),
+    ] {
+        let res = app.client.get(&format!("{API}/media?{query}"), &key).await;
+        assert_eq!(res.status, 400, "{query}: {}", text(&res));
+        assert_eq!(res.code(), "invalid_request", "{query}");
+        assert_eq!(res.json()["field"], field, "{query}");
+    }
+    // Once each is fine; without a key it is still 401 first.
+    let res = app
+        .client
+        .get(&format!("{API}/media?tag=cat&limit=5"), &key)
+        .await;
+    assert_eq!(res.status, 200, "{}", text(&res));
+    let res = app
+        .client
+        .send(Request::new("GET", &format!("{API}/media?tag=a&tag=b")))
+        .await;
+    assert_eq!(res.status, 401, "{}", text(&res));
+}

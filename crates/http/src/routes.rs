@@ -133,12 +133,17 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, ApiError> {
     })
 }
 
-/// Reads the query string into JSON, typing each parameter as the operation's schema says.
+/// Reads the query string into JSON, typing each parameter as the operation's schema says. No
+/// parameter of any operation is a list, so one given twice is refused rather than one of the
+/// values silently winning.
 fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(qs).map_err(|e| ApiError::invalid("query", e))?;
     let mut out = Map::new();
     for (name, raw) in pairs {
+        if out.contains_key(&name) {
+            return Err(ApiError::invalid(name, "is given more than once"));
+        }
         let value = match kinds.get(&name).and_then(Value::as_str) {
             Some("integer") => raw
                 .parse::<i64>()
@@ -572,6 +577,24 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_parameter_given_twice_is_refused_naming_it() {
+        let kinds = serde_json::json!({"limit": "integer", "tag": "string"});
+        let kinds = kinds.as_object().expect("object");
+        let one = parse_query("limit=5&tag=cat", kinds).expect("one of each");
+        assert_eq!(one["limit"], 5);
+        assert_eq!(one["tag"], "cat");
+        for qs in ["tag=cat&tag=dog", "limit=5&limit=5", "tag=&tag=cat"] {
+            let e = parse_query(qs, kinds).expect_err(qs);
+            assert_eq!(
+                e.field.as_deref(),
+                Some(qs.split('=').next().unwrap()),
+                "{qs}"
+            );
+            assert!(e.message.contains("more than once"), "{qs}: {}", e.message);
+        }
+    }
 
     #[test]
     fn only_loopback_origins_without_a_base_url() {
