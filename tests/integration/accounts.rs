@@ -3,6 +3,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use fleetdesk_tests::assert::{assert_error, assert_error_in, case_prefix};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -32,25 +33,9 @@ async fn post(app: &TestApp, key: &str, path: &str, body: Value) -> Response {
     app.client.post(&format!("{API}{path}"), key, &body).await
 }
 
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(600)
-        .collect()
-}
-
 #[track_caller]
 fn assert_status(res: &Response, status: u16) {
-    assert_eq!(res.status, status, "body: {}", text(res));
-}
-
-/// `"{case}: "`, or nothing without a case: the start of a failure message.
-fn case_prefix(case: &str) -> String {
-    if case.is_empty() {
-        String::new()
-    } else {
-        format!("{case}: ")
-    }
+    assert_eq!(res.status, status, "body: {}", res.text());
 }
 
 /// 400 invalid_request naming `field`.
@@ -67,7 +52,7 @@ fn assert_invalid_in(case: &str, res: &Response, field: &str) {
         res.status,
         400,
         "{at}expected 400 on {field}, body: {}",
-        text(res)
+        res.text()
     );
     let v = res.json();
     assert_eq!(v["code"], "invalid_request", "{at}{v}");
@@ -76,25 +61,6 @@ fn assert_invalid_in(case: &str, res: &Response, field: &str) {
         v["message"].as_str().is_some_and(|m| !m.is_empty()),
         "{at}{v}"
     );
-}
-
-/// An error with its status and code.
-#[track_caller]
-fn assert_error(res: &Response, status: u16, code: &str) {
-    assert_error_in("", res, status, code);
-}
-
-/// [`assert_error`] for one case of a table: every failure message starts with `case`.
-#[track_caller]
-fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) {
-    let at = case_prefix(case);
-    assert_eq!(
-        res.status,
-        status,
-        "{at}expected {status} {code}, body: {}",
-        text(res)
-    );
-    assert_eq!(res.json()["code"], code, "{at}{}", text(res));
 }
 
 /// POSTs each body to `path` and expects a 400 invalid_request naming the field. A failure names
@@ -347,7 +313,7 @@ async fn list_accounts_needs_a_valid_key() {
     assert_error(&unknown, 401, "unauthorized");
     // A personal key is not an agent key.
     let personal = get(&app, &app.personal_key("ann@acme.test"), "/accounts").await;
-    assert_eq!(personal.status, 403, "{}", text(&personal));
+    assert_eq!(personal.status, 403, "{}", personal.text());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -597,7 +563,7 @@ async fn add_account_validates_each_field_at_the_limit_and_one_past() {
             body(json!({"code": code, "handle": handle})),
         )
         .await;
-        assert_eq!(res.status, 201, "{code} {handle}: {}", text(&res));
+        assert_eq!(res.status, 201, "{code} {handle}: {}", res.text());
     }
     let listed = accounts(&app, "op1").await;
     for code in ["TW-H001", "TW-H002"] {
@@ -1600,7 +1566,7 @@ async fn heartbeat_takes_at_most_a_hundred_counters_of_short_names() {
         json!({"run_id": "s", "counts": {"n".repeat(64): 1}}),
     ] {
         let res = post(&app, &key, "/heartbeat", body.clone()).await;
-        assert_eq!(res.status, 200, "{body}: {}", text(&res));
+        assert_eq!(res.status, 200, "{body}: {}", res.text());
     }
     assert_eq!(app.count("SELECT count(*) AS n FROM agent_runs WHERE run_id = 'r' AND (SELECT count(*) FROM jsonb_object_keys(counts)) = 100").await, 1);
 }
@@ -1675,7 +1641,7 @@ async fn text_limits_count_characters_not_bytes() {
         (i001, requester(80), 200),
     ] {
         let res = post(&app, &key, path, body.clone()).await;
-        assert_eq!(res.status, status, "POST {path} {body}: {}", text(&res));
+        assert_eq!(res.status, status, "POST {path} {body}: {}", res.text());
     }
 }
 

@@ -7,6 +7,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use fleetdesk_tests::assert::case_prefix;
 use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
@@ -68,65 +69,32 @@ async fn submit(app: &TestApp, agent: &str, body: Value) -> Response {
 /// POST /drafts that must create a post; returns its id.
 async fn submit_ok(app: &TestApp, agent: &str, body: Value) -> String {
     let res = submit(app, agent, body.clone()).await;
-    assert_eq!(res.status, 201, "submit {body}: {}", text(&res));
+    assert_eq!(res.status, 201, "submit {body}: {}", res.text());
     id_of(&res)
 }
 
 fn id_of(res: &Response) -> String {
     res.json()["draft"]["id"]
         .as_str()
-        .unwrap_or_else(|| panic!("no draft id: {}", text(res)))
+        .unwrap_or_else(|| panic!("no draft id: {}", res.text()))
         .to_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers: assertions
 
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(600)
-        .collect()
-}
-
 #[track_caller]
 fn assert_status(res: &Response, status: u16) {
-    assert_eq!(res.status, status, "body: {}", text(res));
-}
-
-/// `"{case}: "`, or nothing without a case: the start of a failure message.
-fn case_prefix(case: &str) -> String {
-    if case.is_empty() {
-        String::new()
-    } else {
-        format!("{case}: ")
-    }
+    assert_eq!(res.status, status, "body: {}", res.text());
 }
 
 /// An error with its status, code and (when given) field, a message and the request id.
 #[track_caller]
 fn assert_error_in(case: &str, res: &Response, status: u16, code: &str, field: Option<&str>) {
-    let at = case_prefix(case);
-    assert_eq!(
-        res.status,
-        status,
-        "{at}expected {status} {code}, body: {}",
-        text(res)
-    );
-    let v = res.json();
-    assert_eq!(v["code"], code, "{at}{v}");
+    let v = fleetdesk_tests::assert::assert_error_in(case, res, status, code);
     if let Some(field) = field {
-        assert_eq!(v["field"], field, "{at}{v}");
+        assert_eq!(v["field"], field, "{}{v}", case_prefix(case));
     }
-    assert!(
-        v["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{at}{v}"
-    );
-    assert_eq!(
-        v["request_id"].as_str(),
-        res.header("x-request-id"),
-        "{at}{v}"
-    );
 }
 
 #[track_caller]
@@ -281,7 +249,7 @@ fn local(app: &TestApp, url: &str) -> String {
 /// POST /uploads for `code`; returns the upload id and its link.
 async fn create_upload(app: &TestApp, agent: &str, body: Value) -> (String, String) {
     let res = post(app, &app.agent_key(agent), "/uploads", body.clone()).await;
-    assert_eq!(res.status, 201, "create upload {body}: {}", text(&res));
+    assert_eq!(res.status, 201, "create upload {body}: {}", res.text());
     let v = res.json();
     (
         v["upload_id"].as_str().expect("upload_id").to_owned(),
@@ -299,7 +267,7 @@ async fn put_file(app: &TestApp, url: &str, bytes: Vec<u8>) -> String {
                 .raw(bytes),
         )
         .await;
-    assert_eq!(res.status, 200, "PUT {url}: {}", text(&res));
+    assert_eq!(res.status, 200, "PUT {url}: {}", res.text());
     res.json()["media_id"]
         .as_str()
         .expect("media_id")
@@ -382,7 +350,7 @@ async fn rpc_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
                               "params": {"name": name, "arguments": arguments}})),
         )
         .await;
-    assert_eq!(res.status, 200, "{name}: {}", text(&res));
+    assert_eq!(res.status, 200, "{name}: {}", res.text());
     res.json()
 }
 
@@ -730,7 +698,7 @@ async fn the_duplicate_rule_looks_only_at_posts_not_yet_published() {
         let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
         set_status(&app, &id, status).await;
         let again = submit(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
-        assert_eq!(again.status, 200, "{status}: {}", text(&again));
+        assert_eq!(again.status, 200, "{status}: {}", again.text());
         assert_eq!(again.json()["draft"]["id"], id.as_str(), "{status}");
         assert_eq!(again.json()["draft"]["duplicate"], true, "{status}");
         assert_eq!(again.json()["draft"]["status"], status, "{status}");
@@ -741,7 +709,7 @@ async fn the_duplicate_rule_looks_only_at_posts_not_yet_published() {
         let id = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
         set_status(&app, &id, status).await;
         let again = submit(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
-        assert_eq!(again.status, 201, "{status}: {}", text(&again));
+        assert_eq!(again.status, 201, "{status}: {}", again.text());
         assert_ne!(id_of(&again), id, "{status}");
         assert_eq!(again.json()["draft"]["duplicate"], false, "{status}");
     }
@@ -775,7 +743,7 @@ async fn a_resend_cannot_add_media_to_an_original_past_internal_review() {
         assert!(
             res.json()["message"].as_str().unwrap().contains("approved"),
             "{case}: {}",
-            text(&res)
+            res.text()
         );
     }
     assert_eq!(
@@ -820,7 +788,7 @@ async fn planned_at_takes_iso_with_a_zone_or_market_local_time() {
             json!({"code": "TW-T001", "body": format!("planned {i}"), "planned_at": input}),
         )
         .await;
-        assert_eq!(res.status, 201, "{input}: {}", text(&res));
+        assert_eq!(res.status, 201, "{input}: {}", res.text());
         assert_eq!(res.json()["draft"]["planned_at"], utc, "{input}");
         let id = id_of(&res);
         assert_eq!(
@@ -1874,7 +1842,7 @@ async fn only_posts_still_in_draft_can_be_rewritten() {
         assert!(
             res.json()["message"].as_str().unwrap().contains(status),
             "{status}: {}",
-            text(&res)
+            res.text()
         );
         assert_eq!(post_field(&app, &id, "body").await, format!("in {status}"));
         assert_eq!(post_field(&app, &id, "status").await, status);
@@ -2580,9 +2548,9 @@ async fn attaching_is_only_while_a_draft_or_in_internal_review() {
         .await;
         set_status(&app, &id, status).await;
         let res = attach_media(&app, "op1", &id, json!({"media_ids": [items[0].1]})).await;
-        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+        assert_eq!(res.status, 200, "{status}: {}", res.text());
         let res = attach_images(&app, "op1", &id, json!({"upload_ids": [items[0].0]})).await;
-        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+        assert_eq!(res.status, 200, "{status}: {}", res.text());
         assert_eq!(
             post_media(&app, &id).await,
             [items[0].1.clone()],
@@ -2610,7 +2578,7 @@ async fn attaching_is_only_while_a_draft_or_in_internal_review() {
         assert!(
             media.json()["message"].as_str().unwrap().contains(status),
             "{}",
-            text(&media)
+            media.text()
         );
         let images = attach_images(&app, "op1", &id, json!({"upload_ids": [items[0].0]})).await;
         assert_error_in(&format!("images {status}"), &images, 422, "rejected", None);
@@ -2941,7 +2909,7 @@ async fn add_note_goes_on_the_review_record() {
     for status in ["approved", "published", "stocked"] {
         set_status(&app, &id, status).await;
         let res = add_note(&app, "op1", &id, json!({"note": status})).await;
-        assert_eq!(res.status, 200, "{status}: {}", text(&res));
+        assert_eq!(res.status, 200, "{status}: {}", res.text());
     }
     assert_eq!(events(&app, &id).await.len(), 6);
 
@@ -3318,7 +3286,7 @@ async fn every_draft_answer_carries_the_inventory_heads_up() {
         ),
     ];
     for (case, res) in answers {
-        assert_eq!(res.status, 200, "{case}: {}", text(&res));
+        assert_eq!(res.status, 200, "{case}: {}", res.text());
         let v = res.json();
         assert_eq!(v["heads_up"]["inventory"]["stocked"], 1, "{case}: {v}");
         assert!(
@@ -3332,5 +3300,5 @@ async fn every_draft_answer_carries_the_inventory_heads_up() {
     let clean = submit_ok(&app, "op1", json!({"code": "TW-T001", "body": "clean"})).await;
     let res = attach_media(&app, "op1", &clean, json!({"media_ids": [items[2].1]})).await;
     assert_status(&res, 200);
-    assert!(res.json().get("heads_up").is_none(), "{}", text(&res));
+    assert!(res.json().get("heads_up").is_none(), "{}", res.text());
 }

@@ -4,7 +4,7 @@
 //! codes (path syntax, display spoofing, percent-decoded path segments).
 
 use crate::media::link_key;
-use crate::uploads::{item, png, text, upload_file};
+use crate::uploads::{item, png, upload_file};
 use fleetdesk_api::Config;
 use fleetdesk_api::links::{Links, Variant};
 use fleetdesk_tests::client::Request;
@@ -92,7 +92,7 @@ async fn a_401_says_how_to_authenticate_on_rest_and_mcp() {
     ];
     for (case, req) in cases {
         let res = app.client.send(req).await;
-        assert_eq!(res.status, 401, "{case}: {}", text(&res));
+        assert_eq!(res.status, 401, "{case}: {}", res.text());
         assert_eq!(res.code(), "unauthorized", "{case}");
         assert_eq!(res.header("www-authenticate"), Some("Bearer"), "{case}");
     }
@@ -101,7 +101,7 @@ async fn a_401_says_how_to_authenticate_on_rest_and_mcp() {
     let link = up["upload_url"].as_str().expect("upload_url");
     let (base, _) = link.split_once("?t=").expect("a token in the link");
     let res = crate::uploads::put(&app, &format!("{base}?t=wrong"), vec![1, 2, 3]).await;
-    assert_eq!(res.status, 401, "{}", text(&res));
+    assert_eq!(res.status, 401, "{}", res.text());
     assert_eq!(
         res.header("www-authenticate"),
         Some(r#"Bearer error="invalid_token""#)
@@ -111,7 +111,7 @@ async fn a_401_says_how_to_authenticate_on_rest_and_mcp() {
         .client
         .get(&format!("{API}/accounts"), &app.agent_key("bot"))
         .await;
-    assert_eq!(forbidden.status, 403, "{}", text(&forbidden));
+    assert_eq!(forbidden.status, 403, "{}", forbidden.text());
     assert_eq!(forbidden.header("www-authenticate"), None);
 }
 
@@ -209,7 +209,7 @@ async fn head_answers_wherever_get_does_with_no_body() {
         .client
         .send(Request::new("DELETE", &format!("{API}/accounts")).bearer(&key))
         .await;
-    assert_eq!(res.status, 405, "{}", text(&res));
+    assert_eq!(res.status, 405, "{}", res.text());
     let allow = res.header("allow").unwrap_or_default();
     assert!(
         allow.split(", ").any(|m| m == "HEAD") && allow.split(", ").any(|m| m == "GET"),
@@ -245,7 +245,7 @@ async fn two_idempotency_keys_are_400_naming_the_header() {
                     .json(&body),
             )
             .await;
-        assert_eq!(res.status, 400, "{a}/{b}: {}", text(&res));
+        assert_eq!(res.status, 400, "{a}/{b}: {}", res.text());
         assert_eq!(res.code(), "invalid_request");
         assert_eq!(res.json()["field"], "Idempotency-Key");
     }
@@ -273,7 +273,7 @@ async fn two_idempotency_keys_are_400_naming_the_header() {
     assert_eq!(res.status, 401);
     // Once is fine.
     let res = app.client.post_idem(&path, &key, "k-1", &body).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -442,7 +442,7 @@ async fn a_json_syntax_error_names_the_request_body_not_a_field() {
                 .raw(br#"{"code": "TW-T001", "body": "hi""#.to_vec()),
         )
         .await;
-    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.status, 400, "{}", res.text());
     let v = res.json();
     assert_eq!(v["code"], "invalid_request");
     assert_eq!(v["field"], "(request body)", "{v}");
@@ -460,7 +460,7 @@ async fn a_json_syntax_error_names_the_request_body_not_a_field() {
             &json!({"code": "TW-T001", "body": 5}),
         )
         .await;
-    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.status, 400, "{}", res.text());
     assert_eq!(res.json()["field"], "body");
 }
 
@@ -577,9 +577,9 @@ async fn codes_that_a_path_cannot_address_or_that_spoof_display_are_400() {
         "..",
     ] {
         let res = add_account(&app, code).await;
-        assert_eq!(res.status, 400, "{code:?}: {}", text(&res));
+        assert_eq!(res.status, 400, "{code:?}: {}", res.text());
         assert_eq!(res.code(), "invalid_request", "{code:?}");
-        assert_eq!(res.json()["field"], "code", "{code:?}: {}", text(&res));
+        assert_eq!(res.json()["field"], "code", "{code:?}: {}", res.text());
     }
     assert_eq!(
         app.count("SELECT count(*) AS n FROM account_slots").await,
@@ -617,14 +617,14 @@ async fn a_code_of_any_script_or_with_a_plus_is_addressed_percent_encoded() {
         ("café", "CAFÉ", "caf%C3%A9"),
     ] {
         let res = add_account(&app, code).await;
-        assert_eq!(res.status, 201, "{code}: {}", text(&res));
+        assert_eq!(res.status, 201, "{code}: {}", res.text());
         assert_eq!(res.json()["code"], stored);
         let res = app
             .client
             .post(&format!("{API}/accounts/{encoded}/state"), &key, &body)
             .await;
-        assert_eq!(res.status, 200, "{encoded}: {}", text(&res));
-        assert_eq!(res.json()["code"], stored, "{encoded}: {}", text(&res));
+        assert_eq!(res.status, 200, "{encoded}: {}", res.text());
+        assert_eq!(res.json()["code"], stored, "{encoded}: {}", res.text());
     }
 }
 
@@ -641,7 +641,7 @@ async fn a_query_parameter_sent_twice_is_400_naming_it() {
         ("sort=newest&q=x&sort=newest", "sort"),
     ] {
         let res = app.client.get(&format!("{API}/media?{query}"), &key).await;
-        assert_eq!(res.status, 400, "{query}: {}", text(&res));
+        assert_eq!(res.status, 400, "{query}: {}", res.text());
         assert_eq!(res.code(), "invalid_request", "{query}");
         assert_eq!(res.json()["field"], field, "{query}");
     }
@@ -650,10 +650,10 @@ async fn a_query_parameter_sent_twice_is_400_naming_it() {
         .client
         .get(&format!("{API}/media?tag=cat&limit=5"), &key)
         .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     let res = app
         .client
         .send(Request::new("GET", &format!("{API}/media?tag=a&tag=b")))
         .await;
-    assert_eq!(res.status, 401, "{}", text(&res));
+    assert_eq!(res.status, 401, "{}", res.text());
 }

@@ -3,6 +3,7 @@
 //! /posts/{id}/stock, /unstock, /unscheduled and /delete-stocked, GET /posts/planned and
 //! GET /work/today.
 
+use fleetdesk_tests::assert::assert_error;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -24,13 +25,6 @@ async fn post(app: &TestApp, key: &str, path: &str, body: Value) -> Response {
     app.client.post(&format!("{AGENT}{path}"), key, &body).await
 }
 
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(1500)
-        .collect()
-}
-
 /// A 2xx answer's body.
 #[track_caller]
 fn ok(res: &Response) -> Value {
@@ -38,28 +32,9 @@ fn ok(res: &Response) -> Value {
         (200..300).contains(&res.status),
         "expected 2xx, got {}: {}",
         res.status,
-        text(res)
+        res.text()
     );
     res.json()
-}
-
-/// An error with its status and code; returns the error body.
-#[track_caller]
-fn assert_error(res: &Response, status: u16, code: &str) -> Value {
-    assert_eq!(
-        res.status,
-        status,
-        "expected {status} {code}, body: {}",
-        text(res)
-    );
-    let v = res.json();
-    assert_eq!(v["code"], code, "{v}");
-    assert!(
-        v["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "an error has a message: {v}"
-    );
-    assert!(v["request_id"].is_string(), "{v}");
-    v
 }
 
 /// 400 invalid_request naming `field`.
@@ -1052,7 +1027,7 @@ async fn stock_takes_unfinished_posts_and_refuses_finished_ones() {
         "not_found",
     );
     let res = stock(&app, &op1, "not-a-uuid", json!({})).await;
-    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.status, 400, "{}", res.text());
     assert_eq!(res.json()["code"], "invalid_request");
 
     // The reason is 1-1000 characters.
@@ -1085,7 +1060,7 @@ async fn stock_replays_under_the_same_idempotency_key() {
         .client
         .post_idem(&path, &op1, "stock-key-1", &body)
         .await;
-    assert_eq!(again.status, 200, "{}", text(&again));
+    assert_eq!(again.status, 200, "{}", again.text());
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.json(), v1, "the first answer, replayed");
     assert_eq!(events(&app, &id, "stocked").await, 1);
@@ -1447,7 +1422,7 @@ async fn delete_stocked_on_behalf_of_an_agency_person() {
     let mut body = relay_body("agency");
     body["origin"]["platform"] = json!("carrier-pigeon");
     let res = post(&app, &op1, &path, body).await;
-    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.status, 400, "{}", res.text());
 
     // A client may not delete stock.
     assert_error(
@@ -2139,7 +2114,7 @@ async fn a_day_holding_reported_posts_refuses_more_stock() {
     let v1 = ok(&first);
     assert_eq!(v1["post"]["status"], "internal_review");
     let again = app.client.post_idem(&path, &op1, "unstock-1", &body).await;
-    assert_eq!(again.status, 200, "{}", text(&again));
+    assert_eq!(again.status, 200, "{}", again.text());
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.json(), v1);
     assert_eq!(events(&app, &held, "unstocked").await, 1);
@@ -2243,7 +2218,7 @@ async fn a_post_released_while_still_in_the_tool_can_be_cleared_the_way_the_day_
             "the day lists {id} (status internal_review, no longer in inventory) under \
              unschedule_stocked with {}, but reporting it cancelled is refused: {}",
             day["unschedule_stocked"][0]["instruction"],
-            text(&res)
+            res.text()
         );
         let v = res.json();
         assert_eq!(v["results"][0]["action"], "unscheduled", "{v}");

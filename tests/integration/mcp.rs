@@ -32,7 +32,7 @@ async fn rpc(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
         &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
     )
     .await;
-    assert_eq!(res.status, 200, "{method}: {}", text(&res));
+    assert_eq!(res.status, 200, "{method}: {}", res.text());
     assert!(
         res.header("content-type")
             .is_some_and(|v| v.starts_with("application/json")),
@@ -115,11 +115,6 @@ fn assert_rpc_error_in(case: &str, msg: &Value, code: i64) {
             .is_some_and(|m| !m.is_empty()),
         "{at}{msg}"
     );
-}
-
-/// The body of a response as text, for failure messages.
-fn text(res: &Response) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(&res.body)
 }
 
 /// Tool names in a `tools/list` answer, sorted.
@@ -225,8 +220,8 @@ async fn notifications_and_client_responses_get_202_without_a_body() {
         json!({"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no"}}),
     ] {
         let res = post(&app, &key, &message).await;
-        assert_eq!(res.status, 202, "{message}: {}", text(&res));
-        assert!(res.body.is_empty(), "{message}: {:?}", text(&res));
+        assert_eq!(res.status, 202, "{message}: {}", res.text());
+        assert!(res.body.is_empty(), "{message}: {:?}", res.text());
     }
 }
 
@@ -397,7 +392,7 @@ async fn a_request_id_is_the_same_key_as_the_rest_idempotency_key() {
             &json!({"state": "paused", "reason": "p", "occurred_at": "2026-11-21 10:00"}),
         )
         .await;
-    assert_eq!(rest.status, 200, "{}", text(&rest));
+    assert_eq!(rest.status, 200, "{}", rest.text());
     assert_eq!(rest.header("idempotent-replayed"), Some("true"));
     assert_eq!(rest.json(), first["structuredContent"]);
     assert_eq!(state_changes(&app, "p").await, 1);
@@ -702,7 +697,7 @@ async fn an_unsupported_protocol_version_header_is_a_400_json_rpc_error() {
             .client
             .send(req.json(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"})))
             .await;
-        assert_eq!(res.status, 200, "{version}: {}", text(&res));
+        assert_eq!(res.status, 200, "{version}: {}", res.text());
         assert_eq!(res.json()["result"], json!({}), "{version}");
     }
 }
@@ -719,7 +714,7 @@ async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
             .client
             .send(mcp_request(&key, &ping).header("Origin", origin))
             .await;
-        assert_eq!(res.status, 403, "{origin}: {}", text(&res));
+        assert_eq!(res.status, 403, "{origin}: {}", res.text());
         assert_eq!(res.code(), "forbidden", "{origin}");
     }
 
@@ -727,7 +722,7 @@ async fn a_foreign_origin_is_refused_and_the_own_origin_accepted() {
         .client
         .send(mcp_request(&key, &ping).header("Origin", &app.base))
         .await;
-    assert_eq!(own.status, 200, "{}", text(&own));
+    assert_eq!(own.status, 200, "{}", own.text());
     assert_eq!(own.json()["result"], json!({}));
 }
 
@@ -749,7 +744,7 @@ async fn a_missing_or_unknown_bearer_is_401_with_the_error_body() {
         ),
     ] {
         let res = app.client.send(req).await;
-        assert_eq!(res.status, 401, "{what}: {}", text(&res));
+        assert_eq!(res.status, 401, "{what}: {}", res.text());
         assert_eq!(res.code(), "unauthorized", "{what}");
         assert_eq!(
             res.json()["request_id"].as_str(),
@@ -881,7 +876,7 @@ fn fixture_ok(step: &str, res: Response) -> Value {
         (200..300).contains(&res.status),
         "fixture {step}: {} {}",
         res.status,
-        text(&res)
+        res.text()
     );
     res.json()
 }

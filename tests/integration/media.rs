@@ -4,7 +4,7 @@
 
 use crate::uploads::{
     API, CHUNK, SINGLE_MAX, assert_error, assert_error_in, assert_field_in, assert_status,
-    big_video, faststart_mp4, fetch, item, items, jpeg, list, new_upload, path_of, png, put, text,
+    big_video, faststart_mp4, fetch, item, items, jpeg, list, new_upload, path_of, png, put,
     upload_chunked, upload_file, webp,
 };
 use fleetdesk_api::links::{Links, Variant};
@@ -55,7 +55,7 @@ async fn draft_with(app: &TestApp, body: &str, media: &[&String]) {
             &json!({"code": "TW-T001", "body": body, "media_ids": media}),
         )
         .await;
-    assert_eq!(res.status, 201, "POST /drafts: {}", text(&res));
+    assert_eq!(res.status, 201, "POST /drafts: {}", res.text());
 }
 
 /// The service's link-signing key, to make links the service would make.
@@ -275,7 +275,7 @@ async fn every_query_parameter_at_its_limit_and_one_past() {
         "kind=image".to_owned(),
     ] {
         let res = list(&app, &key, &query).await;
-        assert_eq!(res.status, 200, "{query}: {}", text(&res));
+        assert_eq!(res.status, 200, "{query}: {}", res.text());
     }
     let bad = [
         (format!("q={}", "q".repeat(101)), "q"),
@@ -576,7 +576,7 @@ async fn ranges_of_a_small_file() {
     ];
     for (range, start, end) in cases {
         let res = fetch(&app, &url, Some(&range)).await;
-        assert_eq!(res.status, 206, "{range}: {}", text(&res));
+        assert_eq!(res.status, 206, "{range}: {}", res.text());
         assert_eq!(
             res.header("content-range"),
             Some(format!("bytes {start}-{}/{size}", end - 1).as_str()),
@@ -636,7 +636,7 @@ async fn ranges_across_the_parts_of_a_chunked_video() {
     for (start, end) in cases {
         let range = format!("bytes={start}-{}", end - 1);
         let res = fetch(&app, &url, Some(&range)).await;
-        assert_eq!(res.status, 206, "{range}: {}", text(&res));
+        assert_eq!(res.status, 206, "{range}: {}", res.text());
         assert_eq!(
             res.header("content-range"),
             Some(format!("bytes {start}-{}/{size}", end - 1).as_str())
@@ -665,7 +665,7 @@ async fn mcp_message(app: &TestApp, key: &str, name: &str, arguments: Value) -> 
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": name, "arguments": arguments}});
     let res = app.client.send(Request::mcp(&call).bearer(key)).await;
-    assert_eq!(res.status, 200, "{name}: {}", text(&res));
+    assert_eq!(res.status, 200, "{name}: {}", res.text());
     res.json()
 }
 

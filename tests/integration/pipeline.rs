@@ -5,6 +5,7 @@
 use base64::Engine;
 use fleetdesk_api::Config;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
+use fleetdesk_tests::assert::{assert_error, assert_error_in, case_prefix};
 use fleetdesk_tests::client::{Request, read_response};
 use fleetdesk_tests::{AppOptions, Client, Response, TestApp, spawn_app, spawn_app_with};
 use serde_json::{Value, json};
@@ -19,54 +20,6 @@ const MIB: usize = 1024 * 1024;
 
 fn state_path(code: &str) -> String {
     format!("/api/agent/v1/accounts/{code}/state")
-}
-
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body).into_owned()
-}
-
-/// Checks an error response: status, code, a non-empty message, and a request_id equal to the
-/// X-Request-Id header. Returns the body.
-#[track_caller]
-fn assert_error(res: &Response, status: u16, code: &str) -> Value {
-    assert_error_in("", res, status, code)
-}
-
-/// `"{case}: "`, or nothing without a case: the start of a failure message.
-fn case_prefix(case: &str) -> String {
-    if case.is_empty() {
-        String::new()
-    } else {
-        format!("{case}: ")
-    }
-}
-
-/// [`assert_error`] for one case of a table: every failure message starts with `case`.
-#[track_caller]
-fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) -> Value {
-    let at = case_prefix(case);
-    assert_eq!(
-        res.status,
-        status,
-        "{at}expected {status} {code}, got body: {}",
-        text(res)
-    );
-    let body = res.json();
-    assert_eq!(body["code"].as_str(), Some(code), "{at}body: {body}");
-    assert!(
-        body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{at}message missing: {body}"
-    );
-    let rid = res
-        .header("x-request-id")
-        .expect("X-Request-Id header on an error");
-    assert!(!rid.is_empty(), "{at}empty X-Request-Id");
-    assert_eq!(
-        body["request_id"].as_str(),
-        Some(rid),
-        "{at}request_id must equal X-Request-Id"
-    );
-    body
 }
 
 /// An invalid_request naming `field`.
@@ -383,7 +336,7 @@ async fn the_bearer_scheme_name_is_case_insensitive() {
         .client
         .send(Request::new("GET", ACCOUNTS).header("Authorization", &format!("bearer {key}")))
         .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -471,7 +424,7 @@ async fn a_revoked_key_is_401_for_good_while_the_agents_other_key_works() {
             ok.status,
             200,
             "op1's other key keeps working: {}",
-            text(&ok)
+            ok.text()
         );
         assert_eq!(ok.json()["agent"]["name"], "op1");
     }
@@ -681,7 +634,7 @@ async fn a_forbidden_request_does_not_occupy_its_idempotency_key() {
     app.sql("UPDATE agents SET role = 'operator' WHERE name = 'op1'")
         .await;
     let res = heartbeat_idem(&app.client, &key, "forbidden-then-ok", "r1").await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res), "the first success is not a replay");
     assert_eq!(rows(&app, "agent_runs").await, 1);
 }
@@ -945,7 +898,7 @@ async fn heartbeat_limits_hold_at_the_limit_and_one_past_it() {
         ),
     ] {
         let res = app.client.post(HEARTBEAT, &key, &body).await;
-        assert_eq!(res.status, 200, "{what}: {}", text(&res));
+        assert_eq!(res.status, 200, "{what}: {}", res.text());
         assert_eq!(res.json()["run"]["run_id"], body["run_id"], "{what}");
     }
 
@@ -1016,7 +969,7 @@ async fn deeply_nested_or_null_input_is_400_not_500() {
             &json!({"run_id": "r", "summary": null, "counts": null}),
         )
         .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(rows(&app, "agent_runs").await, 1);
 }
 
@@ -1067,7 +1020,7 @@ async fn a_nul_character_in_a_string_is_400_naming_the_field_not_500() {
             failures.push(format!(
                 "POST {path} {body}: expected 400 naming {field}, got {} {}",
                 res.status,
-                text(&res)
+                res.text()
             ));
         }
     }
@@ -1094,7 +1047,7 @@ async fn a_request_that_failed_on_a_nul_character_does_not_occupy_its_key() {
         res.status / 100,
         2,
         "the NUL request does not succeed: {}",
-        text(&res)
+        res.text()
     );
     let res = app
         .client
@@ -1105,7 +1058,7 @@ async fn a_request_that_failed_on_a_nul_character_does_not_occupy_its_key() {
             &json!({"run_id": "r", "summary": "ab"}),
         )
         .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
     assert_eq!(
         app.count("SELECT count(*) AS n FROM agent_runs WHERE summary = 'ab'")
@@ -1137,7 +1090,7 @@ async fn a_body_of_exactly_one_mebibyte_is_accepted() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let res = post_padded_heartbeat(&app, &key, "exact", MIB).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(
         app.count("SELECT count(*) AS n FROM agent_runs WHERE run_id = 'exact'")
             .await,
@@ -1179,7 +1132,7 @@ async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
 
     for i in 0..3 {
         let res = app.client.get(ACCOUNTS, &keys[0]).await;
-        assert_eq!(res.status, 200, "request {} of 3: {}", i + 1, text(&res));
+        assert_eq!(res.status, 200, "request {} of 3: {}", i + 1, res.text());
     }
     for _ in 0..2 {
         let res = app.client.get(ACCOUNTS, &keys[0]).await;
@@ -1208,9 +1161,9 @@ async fn the_rate_limit_answers_429_with_retry_after_and_counts_per_key() {
 
     // Other keys have their own budget: op2, and op1's second key.
     let res = app.client.get(ACCOUNTS, &op2).await;
-    assert_eq!(res.status, 200, "op2 is not affected: {}", text(&res));
+    assert_eq!(res.status, 200, "op2 is not affected: {}", res.text());
     let res = app.client.get(ACCOUNTS, &keys[1]).await;
-    assert_eq!(res.status, 200, "the limit is per key: {}", text(&res));
+    assert_eq!(res.status, 200, "the limit is per key: {}", res.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1238,7 +1191,7 @@ async fn retrying_after_the_retry_after_seconds_succeeds() {
         res.status,
         200,
         "after waiting Retry-After ({wait} s) the request is allowed: {}",
-        text(&res)
+        res.text()
     );
 }
 
@@ -1297,7 +1250,7 @@ async fn a_rate_limited_request_does_not_occupy_its_idempotency_key() {
 
     // The same agent through its other key (its own rate budget) may use the key now.
     let res = heartbeat_idem(&app.client, &keys[1], "limited-key", "r1").await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
     let again = heartbeat_idem(&app.client, &keys[1], "limited-key", "r1").await;
     assert_eq!(again.status, 200);
@@ -1352,7 +1305,7 @@ async fn an_idempotency_key_is_honoured_across_instances() {
     let (second, handle) = second_instance(&app, 10_000).await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "cross-instance", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let again = heartbeat_idem(&second, &key, "cross-instance", "r1").await;
     assert_eq!(again.status, 200);
     assert!(
@@ -1374,7 +1327,7 @@ async fn a_resent_heartbeat_is_replayed_without_running_again() {
     let app = spawn_app().await;
     let keys = app.agent_keys("op1");
     let first = heartbeat_idem(&app.client, &keys[0], "hb-1", "run-1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     assert!(
         first.header("idempotent-replayed").is_none(),
         "the first answer is not marked replayed"
@@ -1416,7 +1369,7 @@ async fn a_resent_state_report_is_replayed_and_written_once() {
     let key = app.agent_key("op1");
     let path = state_path("TW-T001");
     let first = paused_idem(&app, &key, "TW-T001", "state-1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     assert!(!replayed(&first));
     assert_eq!(first.json()["result"], "changed");
 
@@ -1433,11 +1386,11 @@ async fn a_resent_state_report_is_replayed_and_written_once() {
     // A ban opens one decision; its replay opens none.
     let ban = json!({"state": "banned", "reason": "terms", "occurred_at": "2026-11-21 11:00"});
     let banned = app.client.post_idem(&path, &key, "state-2", &ban).await;
-    assert_eq!(banned.status, 200, "{}", text(&banned));
+    assert_eq!(banned.status, 200, "{}", banned.text());
     assert!(
         banned.json()["decision"]["id"].is_string(),
         "a ban opens a decision: {}",
-        text(&banned)
+        banned.text()
     );
     let banned_again = app.client.post_idem(&path, &key, "state-2", &ban).await;
     assert!(replayed(&banned_again));
@@ -1453,7 +1406,7 @@ async fn a_resent_account_creation_is_replayed_with_its_201() {
     let body =
         json!({"persona_id": app.persona_id("Mia"), "platform": "threads", "code": "TW-T080"});
     let first = app.client.post_idem(ACCOUNTS, &key, "add-1", &body).await;
-    assert_eq!(first.status, 201, "{}", text(&first));
+    assert_eq!(first.status, 201, "{}", first.text());
     assert_eq!(first.json()["created"], true);
     let again = app.client.post_idem(ACCOUNTS, &key, "add-1", &body).await;
     assert_eq!(again.status, 201, "a replay has the first status");
@@ -1480,14 +1433,14 @@ async fn json_member_order_does_not_make_different_content() {
             r#"{"run_id":"r","summary":"s","counts":{"a":1,"b":2}}"#,
         ))
         .await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let again = app
         .client
         .send(send(
             r#"{ "counts": {"b": 2, "a": 1}, "summary": "s", "run_id": "r" }"#,
         ))
         .await;
-    assert_eq!(again.status, 200, "{}", text(&again));
+    assert_eq!(again.status, 200, "{}", again.text());
     assert!(
         replayed(&again),
         "the same JSON in another order is the same content"
@@ -1500,7 +1453,7 @@ async fn same_key_with_different_content_is_422_idempotency_mismatch() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "mismatch", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
 
     let different = json!({"run_id": "r1", "summary": "another summary", "counts": {"drafts": 2}});
     let res = app
@@ -1533,7 +1486,7 @@ async fn a_different_path_with_the_same_key_is_a_mismatch() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = paused_idem(&app, &key, "TW-T001", "path").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let res = paused_idem(&app, &key, "TW-I001", "path").await;
     assert_error(&res, 422, "idempotency_mismatch");
     assert_eq!(rows(&app, "account_state_changes").await, 1);
@@ -1545,11 +1498,11 @@ async fn idempotency_keys_are_scoped_per_agent() {
     let op1 = app.agent_key("op1");
     let op2 = app.agent_key("op2");
     let first = heartbeat_idem(&app.client, &op1, "shared-string", "op1-run").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
 
     // op2 reuses the string with other content: no mismatch, its own result.
     let res = heartbeat_idem(&app.client, &op2, "shared-string", "op2-run").await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
     assert_eq!(res.json()["run"]["run_id"], "op2-run");
 
@@ -1585,7 +1538,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
         "a 404 leaves no claim"
     );
     let res = paused_idem(&app, &key, "TW-T001", "fix-404").await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
     assert_eq!(res.json()["result"], "changed");
 
@@ -1602,7 +1555,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
         .client
         .post_idem(&state_path("TW-I001"), &key, "fix-400", &fixed)
         .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
 
     // 400 on a body that does not parse, then fixed.
@@ -1612,7 +1565,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
         .await;
     assert_invalid(&res, "run_id");
     let res = heartbeat_idem(&app.client, &key, "fix-type", "typed").await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert!(!replayed(&res));
 
     // 422 rejected (a code of another persona: TW-T002 is Leo's), then fixed.
@@ -1625,7 +1578,7 @@ async fn a_failed_request_does_not_occupy_its_idempotency_key() {
     assert_error(&res, 422, "rejected");
     let free = json!({"persona_id": mia, "platform": "threads", "code": "TW-T070"});
     let res = app.client.post_idem(ACCOUNTS, &key, "fix-422", &free).await;
-    assert_eq!(res.status, 201, "{}", text(&res));
+    assert_eq!(res.status, 201, "{}", res.text());
     assert!(!replayed(&res));
 
     assert_eq!(rows(&app, "account_state_changes").await, 2);
@@ -1675,7 +1628,7 @@ async fn invalid_idempotency_keys_are_400_naming_the_header() {
             200,
             "key of {} chars: {}",
             good.len(),
-            text(&res)
+            res.text()
         );
         assert!(!replayed(&res));
         let again = heartbeat_idem(&app.client, &key, good, &run).await;
@@ -1693,7 +1646,7 @@ async fn an_idempotency_key_occupies_for_24_hours() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "day-key", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
 
     app.sql("UPDATE idempotency_keys SET created_at = now() - interval '23 hours'")
         .await;
@@ -1709,7 +1662,7 @@ async fn an_idempotency_key_occupies_for_24_hours() {
         res.status,
         200,
         "after 24 hours the key is free: {}",
-        text(&res)
+        res.text()
     );
     assert!(!replayed(&res));
     assert_eq!(res.json()["run"]["run_id"], "r2");
@@ -1725,7 +1678,7 @@ async fn a_request_still_processing_makes_a_resend_409_idempotency_in_progress()
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "slow", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     // Put the claim back to the state it had while the first request was running.
     app.sql("UPDATE idempotency_keys SET state = 'running', status = NULL, response = NULL")
         .await;
@@ -1750,7 +1703,7 @@ async fn a_claim_abandoned_by_a_crashed_request_does_not_block_the_key_for_a_day
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "crashed", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     // As if a request had claimed the key an hour ago and its process died (no result, no 2xx).
     app.sql(
         "UPDATE idempotency_keys SET state = 'running', status = NULL, response = NULL, \
@@ -1762,7 +1715,7 @@ async fn a_claim_abandoned_by_a_crashed_request_does_not_block_the_key_for_a_day
         res.status,
         200,
         "the retry the 500 message asks for works: {}",
-        text(&res)
+        res.text()
     );
     assert!(!replayed(&res));
     let again = heartbeat_idem(&app.client, &key, "crashed", "r1").await;
@@ -2016,7 +1969,7 @@ async fn a_heartbeat_takes_at_most_three_round_trips_and_a_replay_one() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
     let first = heartbeat_idem(&app.client, &key, "trips", "r1").await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let trips = round_trips(&first);
     eprintln!("measured: POST /heartbeat with Idempotency-Key = {trips} round trips");
     assert!(
@@ -2053,7 +2006,7 @@ async fn health_and_readiness_answer_without_auth() {
     assert_eq!(health.json()["status"], "ok");
     assert!(health.header("x-request-id").is_some());
     let ready = app.client.send(Request::new("GET", "/readyz")).await;
-    assert_eq!(ready.status, 200, "{}", text(&ready));
+    assert_eq!(ready.status, 200, "{}", ready.text());
     assert!(ready.header("x-request-id").is_some());
     // A bogus key does not matter to them.
     let health = app.client.get("/healthz", "not-a-key").await;

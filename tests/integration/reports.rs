@@ -5,6 +5,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use fleetdesk_tests::assert::assert_error;
 use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use jiff::Timestamp;
@@ -27,16 +28,6 @@ fn ok(r: &Response) -> Value {
         String::from_utf8_lossy(&r.body)
     );
     r.json()
-}
-
-/// An error answer: status, code, and the field when one is named.
-fn assert_error(r: &Response, status: u16, code: &str) -> Value {
-    assert_eq!(r.status, status, "{}", String::from_utf8_lossy(&r.body));
-    let v = r.json();
-    assert_eq!(v["code"], code, "{v}");
-    assert!(v["message"].is_string(), "{v}");
-    assert!(v["request_id"].is_string(), "{v}");
-    v
 }
 
 fn now() -> Timestamp {

@@ -22,20 +22,13 @@ const ROOT: &str = "root@example.com";
 // ---------------------------------------------------------------------------------------------
 // helpers: requests
 
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(800)
-        .collect()
-}
-
 #[track_caller]
 fn ok(res: &Response) -> Value {
     assert!(
         (200..300).contains(&res.status),
         "expected 2xx, got {}: {}",
         res.status,
-        text(res)
+        res.text()
     );
     res.json()
 }
@@ -43,26 +36,10 @@ fn ok(res: &Response) -> Value {
 /// An error with its status, code, (when given) field, a message and the request id.
 #[track_caller]
 fn assert_error(case: &str, res: &Response, status: u16, code: &str, field: Option<&str>) {
-    assert_eq!(
-        res.status,
-        status,
-        "{case}: expected {status} {code}, body: {}",
-        text(res)
-    );
-    let v = res.json();
-    assert_eq!(v["code"], code, "{case}: {v}");
+    let v = fleetdesk_tests::assert::assert_error_in(case, res, status, code);
     if let Some(field) = field {
         assert_eq!(v["field"], field, "{case}: {v}");
     }
-    assert!(
-        v["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{case}: {v}"
-    );
-    assert_eq!(
-        v["request_id"].as_str(),
-        res.header("x-request-id"),
-        "{case}: {v}"
-    );
 }
 
 #[track_caller]
@@ -111,7 +88,7 @@ async fn transition_idem(
 /// A review move that must succeed; returns the moved post.
 async fn moved(app: &TestApp, who: &str, post: &str, body: Value) -> Value {
     let res = transition(app, who, post, body.clone()).await;
-    assert_eq!(res.status, 200, "{who} {body}: {}", text(&res));
+    assert_eq!(res.status, 200, "{who} {body}: {}", res.text());
     res.json()["post"].clone()
 }
 
@@ -132,7 +109,7 @@ async fn submit(app: &TestApp, agent: &str, body: Value) -> String {
         .client
         .post(&format!("{AGENT}/drafts"), &app.agent_key(agent), &body)
         .await;
-    assert_eq!(res.status, 201, "submit {body}: {}", text(&res));
+    assert_eq!(res.status, 201, "submit {body}: {}", res.text());
     let v = res.json();
     assert_eq!(v["draft"]["status"], "internal_review", "{v}");
     v["draft"]["id"].as_str().expect("draft id").to_owned()
@@ -534,7 +511,7 @@ async fn review_cards_carry_signed_media_links_that_download_the_image() {
         .client
         .send(Request::new("GET", &local(&app, url)))
         .await;
-    assert_eq!(file.status, 200, "{}", text(&file));
+    assert_eq!(file.status, 200, "{}", file.text());
     assert_eq!(file.body, bytes);
 
     // A link whose signature was tampered with gives nothing.
@@ -712,7 +689,7 @@ async fn with_client_review_off_an_internal_review_post_is_approved_directly() {
     assert!(
         message(&refused).contains("client review is off"),
         "{}",
-        text(&refused)
+        refused.text()
     );
     assert_eq!(status_of(&app, &id).await, "internal_review");
     assert_eq!(member_events(&app, &id).await, 0);
@@ -904,7 +881,7 @@ async fn with_client_review_on_the_client_approves_and_the_agency_cannot_for_the
     assert!(
         message(&direct).contains("client_review"),
         "{}",
-        text(&direct)
+        direct.text()
     );
     assert_eq!(status_of(&app, &id).await, "internal_review");
     assert_eq!(member_events(&app, &id).await, 0);
@@ -939,7 +916,7 @@ async fn with_client_review_on_the_client_approves_and_the_agency_cannot_for_the
     assert!(
         message(&agency).contains("on behalf of the client"),
         "{}",
-        text(&agency)
+        agency.text()
     );
     let cid = transition(&app, CID, &id, json!({"to": "approved"})).await;
     assert_error(
@@ -1113,7 +1090,7 @@ async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
         "rejected",
         None,
     );
-    assert!(message(&bare).contains("planned_at"), "{}", text(&bare));
+    assert!(message(&bare).contains("planned_at"), "{}", bare.text());
 
     let m = moved(
         &app,
@@ -1383,10 +1360,10 @@ async fn a_personal_transition_replays_under_the_same_idempotency_key() {
     let id = draft(&app, "idempotent").await;
     let body = json!({"to": "approved", "comment": "once"});
     let first = transition_idem(&app, ANN, &id, "review-1", body.clone()).await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     assert_eq!(first.header("idempotent-replayed"), None);
     let second = transition_idem(&app, ANN, &id, "review-1", body.clone()).await;
-    assert_eq!(second.status, 200, "{}", text(&second));
+    assert_eq!(second.status, 200, "{}", second.text());
     assert_eq!(second.header("idempotent-replayed"), Some("true"));
     assert_eq!(second.json(), first.json());
     assert_eq!(member_events(&app, &id).await, 1, "one review event");
@@ -1425,7 +1402,7 @@ async fn a_personal_transition_replays_under_the_same_idempotency_key() {
         json!({"to": "approved"}),
     )
     .await;
-    assert_eq!(root.status, 200, "{}", text(&root));
+    assert_eq!(root.status, 200, "{}", root.text());
     assert_eq!(root.header("idempotent-replayed"), None);
     assert_eq!(root.json()["post"]["id"], second_post.as_str());
 
@@ -1456,7 +1433,7 @@ async fn a_personal_transition_replays_under_the_same_idempotency_key() {
         json!({"to": "sent_back", "comment": "fix"}),
     )
     .await;
-    assert_eq!(now_ok.status, 200, "{}", text(&now_ok));
+    assert_eq!(now_ok.status, 200, "{}", now_ok.text());
     assert_eq!(now_ok.header("idempotent-replayed"), None);
     assert_eq!(now_ok.json()["post"]["status"], "sent_back");
     assert_eq!(member_events(&app, &third).await, 1);
@@ -1683,7 +1660,7 @@ async fn a_relay_names_the_person_and_the_origin() {
                 .as_str()
                 .is_some_and(|f| f.starts_with(field)),
             "missing {case} names the field: {}",
-            text(&res)
+            res.text()
         );
     }
     for (case, patch, field) in [
@@ -1834,7 +1811,7 @@ async fn a_relay_follows_the_rules_of_the_person_it_names() {
     assert!(
         message(&agency).contains("on behalf of the client"),
         "{}",
-        text(&agency)
+        agency.text()
     );
     let v = ok(&relay(&app, "op1", &id, relay_body("approved", "Cli", "client")).await);
     assert_eq!(
@@ -1930,9 +1907,9 @@ async fn a_relay_replays_under_the_same_idempotency_key() {
     let mut body = relay_body("rewrite_requested", "Ann", "agency");
     body["comment"] = json!("Mention the cat");
     let first = app.client.post_idem(&path, &key, "relay-1", &body).await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let second = app.client.post_idem(&path, &key, "relay-1", &body).await;
-    assert_eq!(second.status, 200, "{}", text(&second));
+    assert_eq!(second.status, 200, "{}", second.text());
     assert_eq!(second.header("idempotent-replayed"), Some("true"));
     assert_eq!(second.json(), first.json());
     assert_eq!(member_events(&app, &id).await, 1);
@@ -1942,7 +1919,7 @@ async fn a_relay_replays_under_the_same_idempotency_key() {
         .client
         .post_idem(&path, &other_key, "relay-1", &body)
         .await;
-    assert_eq!(third.status, 200, "{}", text(&third));
+    assert_eq!(third.status, 200, "{}", third.text());
     assert_eq!(third.header("idempotent-replayed"), Some("true"));
     body["comment"] = json!("Mention the dog");
     let mismatch = app.client.post_idem(&path, &key, "relay-1", &body).await;
@@ -1975,7 +1952,7 @@ async fn mcp(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
                 .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})),
         )
         .await;
-    assert_eq!(res.status, 200, "{method}: {}", text(&res));
+    assert_eq!(res.status, 200, "{method}: {}", res.text());
     res.json()
 }
 
@@ -2094,7 +2071,7 @@ async fn a_personal_key_reviews_through_mcp() {
         json!({"to": "approved", "comment": "via mcp"}),
     )
     .await;
-    assert_eq!(rest.status, 200, "{}", text(&rest));
+    assert_eq!(rest.status, 200, "{}", rest.text());
     assert_eq!(rest.header("idempotent-replayed"), Some("true"));
 
     let one = call_tool(&app, &ann, "get_post", json!({"id": id})).await;
@@ -2406,8 +2383,8 @@ async fn concurrent_reviews_of_one_post_move_it_once() {
         match res.status {
             200 if res.header("idempotent-replayed").is_none() => fresh += 1,
             200 => {}
-            409 => assert_eq!(res.code(), "idempotency_in_progress", "{}", text(&res)),
-            s => panic!("unexpected {s}: {}", text(&res)),
+            409 => assert_eq!(res.code(), "idempotency_in_progress", "{}", res.text()),
+            s => panic!("unexpected {s}: {}", res.text()),
         }
     }
     assert_eq!(fresh, 1);

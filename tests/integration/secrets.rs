@@ -3,7 +3,7 @@
 //! Idempotency-Keys stored hashed, and error messages that never echo a sent value.
 
 use crate::drafts::texts;
-use crate::uploads::{put_to, text};
+use crate::uploads::put_to;
 use base64::Engine;
 use fleetdesk_pg::testing::TestDb;
 use fleetdesk_tests::binary::{
@@ -174,7 +174,7 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
 
     // Authenticated calls, and failed ones: a wrong secret of a real lookup id, an unknown key.
     let ok = client.get(&format!("{API}/accounts"), &writer).await;
-    assert_eq!(ok.status, 200, "{}", text(&ok));
+    assert_eq!(ok.status, 200, "{}", ok.text());
     let wrong = format!("{}{}", &writer[..writer.len() - 4], "AAAA");
     let refused = client.get(&format!("{API}/accounts"), &wrong).await;
     assert_eq!(refused.status, 401);
@@ -184,7 +184,7 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
         .as_str()
         .expect("prober's key");
     let other = client.get(&format!("{API}/accounts"), prober).await;
-    assert_eq!(other.status, 200, "{}", text(&other));
+    assert_eq!(other.status, 200, "{}", other.text());
 
     // An upload: POST /uploads (with an Idempotency-Key), then the file PUT to its link.
     let idem = "trace-probe-upload-0001";
@@ -196,7 +196,7 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
             &json!({"code": "TW-T001", "mime_type": "image/png", "caption": "probe"}),
         )
         .await;
-    assert_eq!(created.status, 201, "{}", text(&created));
+    assert_eq!(created.status, 201, "{}", created.text());
     let upload_url = created.json()["upload_url"]
         .as_str()
         .expect("upload_url")
@@ -204,11 +204,11 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
     let token = upload_url.rsplit("t=").next().expect("token").to_owned();
     let file = crate::uploads::png(5, 5, b"trace");
     let put = put_to(&client, &client.path_of(&upload_url), file.clone()).await;
-    assert_eq!(put.status, 200, "{}", text(&put));
+    assert_eq!(put.status, 200, "{}", put.text());
 
     // The signed media link, fetched.
     let listed = client.get(&format!("{API}/media"), &writer).await;
-    assert_eq!(listed.status, 200, "{}", text(&listed));
+    assert_eq!(listed.status, 200, "{}", listed.text());
     let link = listed.json()["media"][0]["url"]
         .as_str()
         .expect("a link")
@@ -334,7 +334,7 @@ async fn log_lines_are_plain_with_error_codes_and_rounded_latency() {
     let bad = client
         .post(&format!("{API}/heartbeat"), &writer, &json!({"run_id": ""}))
         .await;
-    assert_eq!(bad.status, 400, "{}", text(&bad));
+    assert_eq!(bad.status, 400, "{}", bad.text());
     server.terminate(Duration::from_secs(60)).await;
     let raw = server.stderr_bytes();
     let log = String::from_utf8_lossy(&raw);
@@ -393,7 +393,7 @@ fn data_dump(url: &str) -> String {
 }
 
 fn ok(res: &fleetdesk_tests::Response, status: u16) -> Value {
-    assert_eq!(res.status, status, "{}", text(res));
+    assert_eq!(res.status, status, "{}", res.text());
     res.json()
 }
 
@@ -545,7 +545,7 @@ async fn key_shaped_text_is_redacted_in_every_free_text_field_before_it_is_store
                       "params": {"name": "add_note",
                                  "arguments": {"id": id, "note": with("mcp note")}}});
     let res = app.client.send(Request::mcp(&call).bearer(&op1)).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(
         texts(
             &app,
@@ -573,9 +573,9 @@ async fn idempotency_keys_are_stored_hashed() {
     let path = format!("{API}/accounts/TW-T001/state");
     let body = json!({"state": "paused", "reason": "checks", "occurred_at": "2026-11-21 10:00"});
     let first = app.client.post_idem(&path, &key, idem, &body).await;
-    assert_eq!(first.status, 200, "{}", text(&first));
+    assert_eq!(first.status, 200, "{}", first.text());
     let again = app.client.post_idem(&path, &key, idem, &body).await;
-    assert_eq!(again.status, 200, "{}", text(&again));
+    assert_eq!(again.status, 200, "{}", again.text());
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
     let other = app
@@ -587,7 +587,7 @@ async fn idempotency_keys_are_stored_hashed() {
             &json!({"state": "banned", "reason": "x", "occurred_at": "2026-11-21 10:00"}),
         )
         .await;
-    assert_eq!(other.status, 422, "{}", text(&other));
+    assert_eq!(other.status, 422, "{}", other.text());
 
     assert_eq!(
         app.count(&format!(
@@ -651,7 +651,7 @@ async fn error_messages_name_the_field_but_never_echo_the_value() {
                 .client
                 .send(Request::new(method, &path).bearer(&key).json(&body))
                 .await;
-            let raw = text(&res);
+            let raw = res.text();
             assert_eq!(res.status, 400, "{field} = {value}: {raw}");
             assert_eq!(res.code(), "invalid_request", "{field}: {raw}");
             assert_eq!(res.json()["field"], field, "{raw}");
@@ -685,9 +685,9 @@ async fn error_messages_name_the_field_but_never_echo_the_value() {
             &json!({"state": "paused", "reason": "r", "occurred_at": "2026-11-21 10:00"}),
         )
         .await;
-    assert_eq!(res.status, 400, "{}", text(&res));
+    assert_eq!(res.status, 400, "{}", res.text());
     assert_eq!(res.json()["field"], "platform");
-    assert!(!text(&res).contains("hunter2"), "{}", text(&res));
+    assert!(!res.text().contains("hunter2"), "{}", res.text());
 
     // MCP's own errors name the method or tool sent, with a key redacted: an unknown tool
     // (answered before any key check would matter), an unknown method, a bad id.
@@ -699,7 +699,7 @@ async fn error_messages_name_the_field_but_never_echo_the_value() {
     ];
     for call in calls {
         let res = app.client.send(Request::mcp(&call).bearer(&key)).await;
-        let raw = text(&res);
+        let raw = res.text();
         let message = res.json()["error"]["message"]
             .as_str()
             .unwrap_or_default()

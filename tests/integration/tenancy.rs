@@ -55,13 +55,6 @@ const TABLES: [&str; 10] = [
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(600)
-        .collect()
-}
-
 /// GET /accounts of the Agent API.
 async fn list_accounts(app: &TestApp, key: &str) -> Response {
     app.client.get("/api/agent/v1/accounts", key).await
@@ -110,7 +103,7 @@ async fn mcp_list_accounts(app: &TestApp, key: &str) -> Response {
 
 #[track_caller]
 fn assert_pong(res: &Response) {
-    assert_eq!(res.status, 200, "{}", text(res));
+    assert_eq!(res.status, 200, "{}", res.text());
     let v = res.json();
     assert_eq!(v["jsonrpc"], "2.0", "{v}");
     assert_eq!(v["id"], 1, "{v}");
@@ -119,8 +112,8 @@ fn assert_pong(res: &Response) {
 
 #[track_caller]
 fn assert_unauthorized(res: &Response) {
-    assert_eq!(res.status, 401, "{}", text(res));
-    assert_eq!(res.json()["code"], "unauthorized", "{}", text(res));
+    assert_eq!(res.status, 401, "{}", res.text());
+    assert_eq!(res.json()["code"], "unauthorized", "{}", res.text());
 }
 
 async fn counts(app: &TestApp) -> Vec<(&'static str, i64)> {
@@ -226,7 +219,7 @@ async fn applying_the_same_file_again_keeps_every_id_and_issues_no_key() {
         json!({"state": "banned", "reason": "ban", "occurred_at": "2026-11-21 10:00"}),
     )
     .await;
-    assert_eq!(ban.status, 200, "{}", text(&ban));
+    assert_eq!(ban.status, 200, "{}", ban.text());
     let before = counts(&app).await;
 
     let again = app.apply(TEST_TENANT).await;
@@ -306,7 +299,7 @@ async fn re_applying_after_a_revocation_issues_exactly_the_missing_key() {
 
     // The new key is op1's; the revoked one stays revoked.
     let res = list_accounts(&app, &issued[0]).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["agent"]["name"], "op1");
     assert_eq!(res.json()["accounts"].as_array().unwrap().len(), 5);
     assert_unauthorized(&list_accounts(&app, &keys[0]).await);
@@ -399,7 +392,7 @@ async fn an_archived_workspace_refuses_its_agent_keys_until_it_is_restored() {
     assert_eq!(agent_status(&app, &app.agent_key("bot")).await, 403);
     assert_pong(&ping(&app, &app.agent_key("op1")).await);
     let mcp = mcp_list_accounts(&app, &app.agent_key("op1")).await;
-    assert_eq!(mcp.status, 200, "{}", text(&mcp));
+    assert_eq!(mcp.status, 200, "{}", mcp.text());
     let result = &mcp.json()["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(
@@ -455,7 +448,7 @@ async fn archiving_a_workspace_of_another_organization_leaves_these_agents_alone
         json!({"state": "warming", "occurred_at": "2026-11-21 10:00"}),
     )
     .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_pong(&ping(&app, &app.personal_key("olga@other.test")).await);
 }
 
@@ -683,13 +676,13 @@ async fn changing_an_agents_role_changes_all_its_keys_at_once() {
     assert!(issued_by(&report).is_empty());
     for key in app.agent_keys("op1") {
         let res = list_accounts(&app, &key).await;
-        assert_eq!(res.status, 403, "{}", text(&res));
+        assert_eq!(res.status, 403, "{}", res.text());
         assert_eq!(res.json()["code"], "forbidden");
         // Still a valid key: it authenticates.
         assert_pong(&ping(&app, &key).await);
     }
     let res = list_accounts(&app, &app.agent_key("bot")).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["accounts"], json!([]), "bot has no persona");
     let hb = app
         .client
@@ -699,7 +692,7 @@ async fn changing_an_agents_role_changes_all_its_keys_at_once() {
             &json!({"run_id": "r"}),
         )
         .await;
-    assert_eq!(hb.status, 200, "{}", text(&hb));
+    assert_eq!(hb.status, 200, "{}", hb.text());
 
     app.apply(TEST_TENANT).await;
     for key in app.agent_keys("op1") {
@@ -767,7 +760,7 @@ async fn optional_account_fields_of_the_tenant_file_are_applied() {
         json!({"state": "paused", "reason": "r", "occurred_at": "2026-11-21 10:00"}),
     )
     .await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["code"], "US-F001");
     assert_eq!(
         app.count("SELECT count(*) AS n FROM account_state_changes WHERE occurred_at = TIMESTAMPTZ '2026-11-21T18:00:00Z'")
@@ -884,7 +877,7 @@ async fn the_documented_example_applies_cleanly_to_an_empty_service() {
     // What it set up is there and usable.
     let writer = agents[0]["keys"][0].as_str().unwrap();
     let res = list_accounts(&app, writer).await;
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     let list = res.json();
     assert_eq!(list["agent"]["name"], "writer-1");
     let accounts = list["accounts"].as_array().unwrap();

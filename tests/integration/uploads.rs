@@ -3,6 +3,7 @@
 //! with the media library tests.
 
 use fleetdesk_api::Config;
+pub(crate) use fleetdesk_tests::assert::{assert_error, assert_error_in};
 use fleetdesk_tests::client::{Client, Request, read_response};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
@@ -136,46 +137,9 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-pub(crate) fn text(res: &Response) -> String {
-    String::from_utf8_lossy(&res.body)
-        .chars()
-        .take(600)
-        .collect()
-}
-
 #[track_caller]
 pub(crate) fn assert_status(res: &Response, status: u16) {
-    assert_eq!(res.status, status, "body: {}", text(res));
-}
-
-/// An error with its status and code; returns the body.
-#[track_caller]
-pub(crate) fn assert_error(res: &Response, status: u16, code: &str) -> Value {
-    assert_error_in("", res, status, code)
-}
-
-/// [`assert_error`] for one case of a table: every failure message starts with `case`. Checks
-/// the error body's layout too.
-#[track_caller]
-pub(crate) fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) -> Value {
-    assert_eq!(
-        res.status,
-        status,
-        "{case}: expected {status} {code}, body: {}",
-        text(res)
-    );
-    let v = res.json();
-    assert_eq!(v["code"], code, "{case}: {v}");
-    assert!(
-        v["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{case}: {v}"
-    );
-    assert_eq!(
-        v["request_id"].as_str(),
-        res.header("x-request-id"),
-        "{case}: {v}"
-    );
-    v
+    assert_eq!(res.status, status, "body: {}", res.text());
 }
 
 /// An error naming `field`.
@@ -198,7 +162,7 @@ pub(crate) async fn create(app: &TestApp, key: &str, body: &Value) -> Response {
 /// A created upload (201).
 pub(crate) async fn new_upload(app: &TestApp, key: &str, body: &Value) -> Value {
     let res = create(app, key, body).await;
-    assert_eq!(res.status, 201, "POST /uploads {body}: {}", text(&res));
+    assert_eq!(res.status, 201, "POST /uploads {body}: {}", res.text());
     res.json()
 }
 
@@ -263,7 +227,7 @@ pub(crate) async fn upload_file(app: &TestApp, key: &str, body: &Value, bytes: V
         bytes,
     )
     .await;
-    assert_eq!(res.status, 200, "PUT for {body}: {}", text(&res));
+    assert_eq!(res.status, 200, "PUT for {body}: {}", res.text());
     res.json()
 }
 
@@ -274,7 +238,7 @@ pub(crate) async fn upload_chunked(app: &TestApp, key: &str, body: &Value, bytes
     let mut last = Value::Null;
     for (n, chunk) in bytes.chunks(CHUNK).enumerate() {
         let res = put_chunk(app, &upload, n as i64, chunk.to_vec()).await;
-        assert_eq!(res.status, 200, "chunk {n}: {}", text(&res));
+        assert_eq!(res.status, 200, "chunk {n}: {}", res.text());
         last = res.json();
     }
     assert_eq!(last["done"], true, "{last}");
@@ -289,7 +253,7 @@ pub(crate) async fn list(app: &TestApp, key: &str, query: &str) -> Response {
 /// The items of a 200 list.
 pub(crate) async fn items(app: &TestApp, key: &str, query: &str) -> Vec<Value> {
     let res = list(app, key, query).await;
-    assert_eq!(res.status, 200, "GET /media?{query}: {}", text(&res));
+    assert_eq!(res.status, 200, "GET /media?{query}: {}", res.text());
     res.json()["media"].as_array().expect("media[]").clone()
 }
 
@@ -533,7 +497,7 @@ async fn every_field_at_its_limit_and_one_past() {
     ];
     for body in &ok {
         let res = create(&app, &key, body).await;
-        assert_eq!(res.status, 201, "{body}: {}", text(&res));
+        assert_eq!(res.status, 201, "{body}: {}", res.text());
     }
     let bad = [
         (json!({"code": ""}), "code"),
@@ -847,7 +811,7 @@ async fn an_image_put_enters_the_library() {
             req = req.header(k, v);
         }
         let res = app.client.send(req).await;
-        assert_eq!(res.status, 200, "{headers:?}: {}", text(&res));
+        assert_eq!(res.status, 200, "{headers:?}: {}", res.text());
     }
     let up = new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
     let req = Request::new("PUT", &path_of(&app, up["upload_url"].as_str().unwrap()))
@@ -896,7 +860,7 @@ async fn a_client_that_waits_for_100_continue_gets_it() {
     assert_eq!(interim.status, 100);
     write.write_all(&wire[head_len..]).await.expect("write");
     let res = read_response(&mut reader).await.expect("response");
-    assert_eq!(res.status, 200, "{}", text(&res));
+    assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["bytes"], file.len());
 }
 
@@ -995,7 +959,7 @@ async fn a_file_that_is_none_of_the_six_types_is_refused() {
             png(2, 2, name.as_bytes()),
         )
         .await;
-        assert_eq!(res.status, 200, "{name}: {}", text(&res));
+        assert_eq!(res.status, 200, "{name}: {}", res.text());
     }
     assert_eq!(media_rows(&app).await, 5);
 }
@@ -1072,7 +1036,7 @@ async fn a_link_works_only_with_its_token_before_it_expires_and_once() {
         stored.len(),
         1,
         "{:?}",
-        answers.iter().map(text).collect::<Vec<_>>()
+        answers.iter().map(Response::text).collect::<Vec<_>>()
     );
     let raced_id = stored[0].json()["media_id"].clone();
     for res in answers.iter().filter(|r| r.status != 200) {
@@ -1500,7 +1464,7 @@ async fn progress_survives_a_restart_of_the_service() {
     let got = client
         .send(Request::new("GET", &file_path).header("Range", "bytes=0-99"))
         .await;
-    assert_eq!(got.status, 206, "{}", text(&got));
+    assert_eq!(got.status, 206, "{}", got.text());
     assert_eq!(got.body, video[..100]);
     handle.stop(true).await;
 
@@ -1537,7 +1501,7 @@ async fn the_same_chunk_sent_several_times_at_once_is_taken_once() {
         let sends = (0..4).map(|_| put_chunk(&app, &up, n as i64, part(n)));
         let answers = futures_util::future::join_all(sends).await;
         for res in &answers {
-            assert_eq!(res.status, 200, "chunk {n}: {}", text(res));
+            assert_eq!(res.status, 200, "chunk {n}: {}", res.text());
         }
         let state = format!(
             "SELECT count(*) AS n FROM uploads WHERE id = '{id}' AND next_chunk = {}
@@ -1615,7 +1579,7 @@ async fn the_same_chunked_file_twice_is_one_item_and_the_copy_is_removed() {
     assert_status(&put_chunk(&app, &up, 0, video[..CHUNK].to_vec()).await, 200);
     let sends = (0..4).map(|_| put_chunk(&app, &up, 1, video[CHUNK..].to_vec()));
     for res in futures_util::future::join_all(sends).await {
-        assert_eq!(res.status, 200, "{}", text(&res));
+        assert_eq!(res.status, 200, "{}", res.text());
         assert_eq!(res.json()["media_id"], first["media_id"]);
         assert_eq!(res.json()["done"], true);
     }

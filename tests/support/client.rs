@@ -40,6 +40,14 @@ impl Response {
     pub fn code(&self) -> String {
         self.json()["code"].as_str().unwrap_or_default().to_owned()
     }
+
+    /// The body as text for an assertion's message: lossy UTF-8, at most 1,500 characters.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body)
+            .chars()
+            .take(1500)
+            .collect()
+    }
 }
 
 /// The MCP protocol version the service speaks.

@@ -2,6 +2,7 @@
 //! small HTTP client, and the real `fleetdesk` binary ([`binary`]). Integration tests talk HTTP
 //! to the real app.
 
+pub mod assert;
 pub mod binary;
 pub mod client;
 pub mod peers;

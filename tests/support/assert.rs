@@ -1,0 +1,48 @@
+//! Assertions on the service's answers, shared by every test file.
+
+use crate::Response;
+use serde_json::Value;
+
+/// `"{case}: "`, or nothing without a case: the start of a failure message.
+pub fn case_prefix(case: &str) -> String {
+    if case.is_empty() {
+        String::new()
+    } else {
+        format!("{case}: ")
+    }
+}
+
+/// An error answer: the status, the code, a non-empty message and a `request_id` equal to the
+/// `X-Request-Id` header. Returns the body. Every failure message starts with `case`.
+#[track_caller]
+pub fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) -> Value {
+    let at = case_prefix(case);
+    assert_eq!(
+        res.status,
+        status,
+        "{at}expected {status} {code}, body: {}",
+        res.text()
+    );
+    let body = res.json();
+    assert_eq!(body["code"].as_str(), Some(code), "{at}body: {body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{at}an error has a message: {body}"
+    );
+    let rid = res
+        .header("x-request-id")
+        .expect("X-Request-Id header on an error");
+    assert!(!rid.is_empty(), "{at}empty X-Request-Id");
+    assert_eq!(
+        body["request_id"].as_str(),
+        Some(rid),
+        "{at}request_id must equal X-Request-Id: {body}"
+    );
+    body
+}
+
+/// [`assert_error_in`] without a case name.
+#[track_caller]
+pub fn assert_error(res: &Response, status: u16, code: &str) -> Value {
+    assert_error_in("", res, status, code)
+}
