@@ -1,7 +1,6 @@
 //! Composition: builds the adapters, wires them to the domain services, and runs the
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
-pub mod local_pg;
 pub mod logging;
 
 use anyhow::Context;
@@ -40,7 +39,7 @@ pub async fn database_url(explicit: Option<&str>, data_dir: &Path) -> anyhow::Re
     if let Some(url) = explicit.filter(|u| !u.is_empty()) {
         return Ok(url.to_owned());
     }
-    let local = local_pg::ensure_local_postgres(data_dir)
+    let local = fleetdesk_local_pg::ensure_local_postgres(data_dir)
         .await
         .context("starting the local PostgreSQL")?;
     tracing::info!(pgdata = %local.pgdata.display(), log = %local.log_file.display(), action = ?local.action, "using the local PostgreSQL under the data dir");
