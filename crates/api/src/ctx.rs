@@ -1,9 +1,9 @@
 use crate::links::Links;
-use crate::ports::Gatekeeper;
 use fleetdesk_accounts::service::AccountsService;
 use fleetdesk_drafts::lifecycle::LifecycleRepo;
 use fleetdesk_drafts::service::{DraftsService, MediaService};
 use fleetdesk_inventory::InventoryRepo;
+use fleetdesk_tenancy::gate::Gatekeeper;
 use std::sync::Arc;
 
 /// Settings the pipeline and handlers read.

@@ -12,11 +12,9 @@ pub mod describe;
 pub mod error;
 pub mod input;
 pub mod links;
-pub mod metrics;
 pub mod op;
 pub mod ops;
 pub mod pipeline;
-pub mod ports;
 
 pub use ctx::{Config, Ctx};
 pub use error::ApiError;

@@ -59,7 +59,7 @@ pub async fn middleware(
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %path, key_id = tracing::field::Empty);
     let started = std::time::Instant::now();
     let (trips, result) =
-        fleetdesk_api::metrics::counting(next.call(req).instrument(span.clone())).await;
+        fleetdesk_kernel::round_trips::counting(next.call(req).instrument(span.clone())).await;
     let mut res = result?;
     let status = res.status().as_u16();
     let elapsed_ms = rounded_ms(started.elapsed());

@@ -1,13 +1,16 @@
 //! The shared kernel: the small vocabulary every fleetdesk crate speaks.
 //!
 //! Nothing here knows about HTTP, SQL or object storage. Other Rust services link the domain
-//! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes.
+//! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes (and
+//! tokio only with the `round-trips` feature, which the adapters turn on).
 
 pub mod blob;
 pub mod code;
 pub mod error;
 pub mod market;
 pub mod platform;
+#[cfg(feature = "round-trips")]
+pub mod round_trips;
 pub mod secrets;
 pub mod time;
 

@@ -78,7 +78,7 @@ struct RoundTripCounter;
 impl Instrumentation for RoundTripCounter {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
         if let InstrumentationEvent::StartQuery { .. } = event {
-            fleetdesk_api::metrics::record_round_trip();
+            fleetdesk_kernel::round_trips::record_round_trip();
         }
     }
 }

@@ -6,8 +6,8 @@ use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
-use fleetdesk_api::ports::{Admission, Claim, ClaimRequest, Gatekeeper};
 use fleetdesk_kernel::BoxFuture;
+use fleetdesk_tenancy::gate::{Admission, Claim, ClaimRequest, Gatekeeper};
 use fleetdesk_tenancy::ports::{Authentication, RateWindow};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,

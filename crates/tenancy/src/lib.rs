@@ -2,6 +2,7 @@
 //! scopes, API keys, the authenticated caller, and the declarative tenant file.
 
 pub mod caller;
+pub mod gate;
 pub mod keys;
 pub mod ports;
 pub mod roles;

@@ -1,9 +1,10 @@
-//! The pipeline's own port: admitting a request (key, rate limit, idempotency claim) in one
-//! round trip, and settling its idempotency claim afterwards.
+//! The admission port: presenting a key, counting it in its per-minute window and claiming an
+//! Idempotency-Key in one round trip, and settling that claim afterwards. The pipeline of the
+//! application layer calls it; the PostgreSQL adapter implements it.
 
+use crate::keys::ParsedKey;
+use crate::ports::Authentication;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::ParsedKey;
-use fleetdesk_tenancy::ports::Authentication;
 use serde_json::Value;
 
 /// A request to hold an Idempotency-Key for this call.
