@@ -1,28 +1,86 @@
 //! Developer tasks: `cargo xtask <task>`.
 //!
 //! - `test`: the boundary check, then every test of the workspace with cargo-nextest.
-//! - `check-boundaries`: fails when a domain crate depends on diesel, actix-web or object_store.
+//! - `check-boundaries`: fails when a crate of ours depends on one of ours outside the layers it
+//!   may use, or a domain crate depends on diesel, actix-web or object_store.
 //! - `lint`: rustfmt check and clippy with warnings denied.
-//! - `bench`: load benchmark of the real binary (see bench.rs), then the upload benchmark.
-//! - `bench upload`: only the upload benchmark (see bench_upload.rs).
-//! - `bench lifecycle`: report_posts and work_today (see bench_lifecycle.rs).
+//! - `bench [upload|lifecycle]`: runs the benchmarks of the `fleetdesk_bench` package
+//!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
-mod bench;
-mod bench_lifecycle;
-mod bench_upload;
 mod peers;
 
 use anyhow::{Context, bail};
 use std::process::Command;
 
-/// Domain crates: other Rust services link them, so they stay free of adapters.
-const DOMAIN_CRATES: &[&str] = &[
-    "fleetdesk_kernel",
-    "fleetdesk_tenancy",
-    "fleetdesk_accounts",
-    "fleetdesk_drafts",
-    "fleetdesk_inventory",
+/// Where a crate of the workspace sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    /// The shared vocabulary: depends on none of our crates.
+    Kernel,
+    /// Other Rust services link these, so they stay free of adapters.
+    Domain,
+    /// `fleetdesk_api`: the operation catalogue and the pipeline.
+    Application,
+    /// Inbound and outbound adapters.
+    Adapter,
+    /// `fleetdesk`: the composition and the binary.
+    App,
+    /// The integration tests.
+    Tests,
+    /// Developer tools: they run the binary and link none of our crates but each other.
+    Tool,
+}
+
+/// Every crate of the workspace and its layer. A crate missing here fails the check, so a new
+/// crate is placed deliberately.
+const CRATES: &[(&str, Layer)] = &[
+    ("fleetdesk_kernel", Layer::Kernel),
+    ("fleetdesk_tenancy", Layer::Domain),
+    ("fleetdesk_accounts", Layer::Domain),
+    ("fleetdesk_drafts", Layer::Domain),
+    ("fleetdesk_inventory", Layer::Domain),
+    ("fleetdesk_api", Layer::Application),
+    ("fleetdesk_pg", Layer::Adapter),
+    ("fleetdesk_storage", Layer::Adapter),
+    ("fleetdesk_http", Layer::Adapter),
+    ("fleetdesk_mcp", Layer::Adapter),
+    ("fleetdesk_local_pg", Layer::Adapter),
+    ("fleetdesk", Layer::App),
+    ("fleetdesk_tests", Layer::Tests),
+    ("xtask", Layer::Tool),
+    ("fleetdesk_bench", Layer::Tool),
 ];
+
+/// The layers each layer may depend on, for normal, build and dev dependencies alike: inward
+/// only, and nothing but the tests on the app crate.
+const LAYER_EDGES: &[(Layer, &[Layer])] = {
+    use Layer::*;
+    &[
+        (Kernel, &[]),
+        (Domain, &[Kernel, Domain]),
+        (Application, &[Kernel, Domain]),
+        (Adapter, &[Kernel, Domain, Application]),
+        (App, &[Kernel, Domain, Application, Adapter]),
+        (Tests, &[Kernel, Domain, Application, Adapter, App]),
+        (Tool, &[Tool]),
+    ]
+};
+
+/// Edges allowed although their layers are not: the HTTP adapter serves the MCP adapter at /mcp.
+const EXTRA_EDGES: &[(&str, &str)] = &[("fleetdesk_http", "fleetdesk_mcp")];
+
+/// Edges refused although their layers allow them: the PostgreSQL adapter implements domain
+/// ports only (the `Gatekeeper` port lives in tenancy, the round-trip counter in the kernel).
+const REFUSED_EDGES: &[(&str, &str)] = &[("fleetdesk_pg", "fleetdesk_api")];
+
+/// Domain crates (the kernel included): their whole dependency tree stays free of adapters.
+fn domain_crates() -> impl Iterator<Item = &'static str> {
+    CRATES
+        .iter()
+        .filter(|(_, layer)| matches!(layer, Layer::Kernel | Layer::Domain))
+        .map(|(name, _)| *name)
+}
+
 const FORBIDDEN: &[&str] = &[
     "diesel",
     "diesel-async",
@@ -38,7 +96,8 @@ usage: cargo xtask <task> [args]
 tasks:
   test [nextest args]   the boundary check, then every test of the workspace with cargo-nextest
                         (installs its peers under target/peers first)
-  check-boundaries      fails when a domain crate depends on diesel, actix-web or object_store
+  check-boundaries      fails when a crate of ours depends on one of ours its layer may not use,
+                        or a domain crate depends on diesel, actix-web or object_store
   lint                  rustfmt check and clippy with warnings denied
   bench [--help]        load benchmark of the real binary, then the upload benchmark
   bench upload          only the upload benchmark
@@ -74,13 +133,15 @@ fn main() -> anyhow::Result<()> {
                 "warnings",
             ]))
         }
-        Some("bench") if args.get(1).is_some_and(|a| a == "upload") => {
-            bench_upload::main(&args[2..])
+        Some("bench") => {
+            // The benchmark prints its own error; its exit code is the task's.
+            let status = Command::new("cargo")
+                .args(["run", "--quiet", "--package", "fleetdesk_bench", "--"])
+                .args(&args[1..])
+                .status()
+                .context("running cargo run --package fleetdesk_bench")?;
+            std::process::exit(status.code().unwrap_or(1))
         }
-        Some("bench") if args.get(1).is_some_and(|a| a == "lifecycle") => {
-            bench_lifecycle::main(&args[2..])
-        }
-        Some("bench") => bench::main(&args[1..]),
         Some("help" | "--help" | "-h") => {
             print!("{USAGE}");
             Ok(())
@@ -100,11 +161,28 @@ fn run(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads each domain crate's normal dependency tree (with and without features) and refuses
-/// any adapter crate in it.
+/// Checks the edges between our own crates against their layers, then reads each domain
+/// crate's normal dependency tree (with and without features) and refuses any adapter crate in
+/// it.
 fn check_boundaries() -> anyhow::Result<()> {
+    let graph = workspace_graph()?;
+    let problems = edge_problems(&graph);
+    if !problems.is_empty() {
+        bail!(
+            "crates of the workspace break their layers (see CRATES in xtask/src/main.rs):\n  {}",
+            problems.join("\n  ")
+        );
+    }
+    let edges = (graph.iter())
+        .flat_map(|(krate, deps)| deps.iter().filter(move |(dep, _)| dep != krate))
+        .count();
+    println!(
+        "boundaries: {} crates, their {edges} edges between each other follow the layers",
+        graph.len()
+    );
+
     let mut problems = Vec::new();
-    for krate in DOMAIN_CRATES {
+    for krate in domain_crates() {
         for features in [&["--no-default-features"][..], &["--all-features"][..]] {
             let out = Command::new("cargo")
                 .args([
@@ -142,8 +220,179 @@ fn check_boundaries() -> anyhow::Result<()> {
     }
     println!(
         "boundaries: {} domain crates free of {}",
-        DOMAIN_CRATES.len(),
+        domain_crates().count(),
         FORBIDDEN.join(", ")
     );
     Ok(())
+}
+
+/// Each crate of the workspace and its dependencies on crates of the workspace: (name, kind).
+type Graph = Vec<(String, Vec<(String, String)>)>;
+
+/// The workspace's own dependency graph, from `cargo metadata` (optional dependencies included).
+fn workspace_graph() -> anyhow::Result<Graph> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("reading cargo metadata")?;
+    let packages = meta["packages"]
+        .as_array()
+        .context("cargo metadata lists no packages")?;
+    let ours: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut graph = Graph::new();
+    for package in packages {
+        let name = package["name"]
+            .as_str()
+            .context("a package without a name")?;
+        let mut deps: Vec<(String, String)> = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let dep = d["name"].as_str().filter(|dep| ours.contains(dep))?;
+                let kind = d["kind"].as_str().unwrap_or("normal");
+                Some((dep.to_owned(), kind.to_owned()))
+            })
+            .collect();
+        deps.sort();
+        deps.dedup();
+        graph.push((name.to_owned(), deps));
+    }
+    Ok(graph)
+}
+
+/// Every edge of `graph` its layers (or `EXTRA_EDGES`/`REFUSED_EDGES`) do not allow, and every
+/// crate not placed in `CRATES`. A crate's dependency on itself (its own features in its tests)
+/// is fine.
+fn edge_problems(graph: &[(String, Vec<(String, String)>)]) -> Vec<String> {
+    let layer = |name: &str| CRATES.iter().find(|(n, _)| *n == name).map(|(_, l)| *l);
+    let unplaced =
+        |name: &str| format!("{name} is in no layer: place it in CRATES in xtask/src/main.rs");
+    let mut problems = Vec::new();
+    for (krate, deps) in graph {
+        let Some(from) = layer(krate) else {
+            problems.push(unplaced(krate));
+            continue;
+        };
+        for (dep, kind) in deps.iter().filter(|(dep, _)| dep != krate) {
+            let Some(to) = layer(dep) else {
+                problems.push(unplaced(dep));
+                continue;
+            };
+            let edge = (krate.as_str(), dep.as_str());
+            let by_layer = LAYER_EDGES
+                .iter()
+                .any(|(l, allowed)| *l == from && allowed.contains(&to));
+            let allowed =
+                EXTRA_EDGES.contains(&edge) || (by_layer && !REFUSED_EDGES.contains(&edge));
+            if !allowed {
+                problems.push(format!(
+                    "{krate} ({from:?}) must not depend on {dep} ({to:?}), {kind} dependency"
+                ));
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(&str, &[&str])]) -> Graph {
+        edges
+            .iter()
+            .map(|(krate, deps)| {
+                let deps = deps.iter().map(|d| (d.to_string(), "normal".to_owned()));
+                (krate.to_string(), deps.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_layered_graph_passes() {
+        let ok = graph(&[
+            ("fleetdesk_kernel", &[]),
+            ("fleetdesk_tenancy", &["fleetdesk_kernel"]),
+            (
+                "fleetdesk_drafts",
+                &["fleetdesk_kernel", "fleetdesk_accounts"],
+            ),
+            ("fleetdesk_api", &["fleetdesk_kernel", "fleetdesk_tenancy"]),
+            ("fleetdesk_pg", &["fleetdesk_kernel", "fleetdesk_tenancy"]),
+            ("fleetdesk_http", &["fleetdesk_api", "fleetdesk_mcp"]),
+            ("fleetdesk_storage", &["fleetdesk_storage"]),
+            (
+                "fleetdesk",
+                &["fleetdesk_api", "fleetdesk_pg", "fleetdesk_local_pg"],
+            ),
+            ("fleetdesk_tests", &["fleetdesk", "fleetdesk_pg"]),
+            ("xtask", &["fleetdesk_bench"]),
+        ]);
+        assert_eq!(edge_problems(&ok), Vec::<String>::new());
+    }
+
+    #[test]
+    fn edges_against_the_layers_are_named() {
+        let bad = graph(&[
+            ("fleetdesk_kernel", &["fleetdesk_tenancy"]),
+            ("fleetdesk_tenancy", &["fleetdesk_api"]),
+            ("fleetdesk_accounts", &["fleetdesk_pg"]),
+            ("fleetdesk_pg", &["fleetdesk_api"]),
+            ("fleetdesk_mcp", &["fleetdesk_http"]),
+            ("fleetdesk_storage", &["fleetdesk"]),
+            ("xtask", &["fleetdesk_kernel"]),
+        ]);
+        assert_eq!(
+            edge_problems(&bad),
+            [
+                "fleetdesk_accounts (Domain) must not depend on fleetdesk_pg (Adapter), normal dependency",
+                "fleetdesk_kernel (Kernel) must not depend on fleetdesk_tenancy (Domain), normal dependency",
+                "fleetdesk_mcp (Adapter) must not depend on fleetdesk_http (Adapter), normal dependency",
+                "fleetdesk_pg (Adapter) must not depend on fleetdesk_api (Application), normal dependency",
+                "fleetdesk_storage (Adapter) must not depend on fleetdesk (App), normal dependency",
+                "fleetdesk_tenancy (Domain) must not depend on fleetdesk_api (Application), normal dependency",
+                "xtask (Tool) must not depend on fleetdesk_kernel (Kernel), normal dependency",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unplaced_crate_is_named_as_a_crate_and_as_a_dependency() {
+        let unknown = graph(&[
+            ("fleetdesk_new", &["fleetdesk_kernel"]),
+            ("fleetdesk_api", &["fleetdesk_new"]),
+        ]);
+        assert_eq!(
+            edge_problems(&unknown),
+            ["fleetdesk_new is in no layer: place it in CRATES in xtask/src/main.rs"]
+        );
+    }
+
+    #[test]
+    fn every_layer_has_its_rule_and_the_domain_is_kernel_and_domain() {
+        for (_, layer) in CRATES {
+            assert!(LAYER_EDGES.iter().any(|(l, _)| l == layer), "{layer:?}");
+        }
+        assert_eq!(
+            domain_crates().collect::<Vec<_>>(),
+            [
+                "fleetdesk_kernel",
+                "fleetdesk_tenancy",
+                "fleetdesk_accounts",
+                "fleetdesk_drafts",
+                "fleetdesk_inventory"
+            ]
+        );
+    }
 }

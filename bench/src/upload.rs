@@ -19,14 +19,15 @@
 //!
 //! Results go to standard output and, under `uploads`, to `target/bench/results.json`.
 
-use crate::bench::{
-    self, CpuShare, CpuTicks, Database, Flags, Response, ServeFlags, Server, TempDir, percentile,
+use crate::harness::{
+    self, CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, TempDir, percentile,
 };
+use crate::http::{self, Connection, Request, Response, api_request};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{self, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,7 +111,7 @@ impl Options {
             std::env::var("FLEETDESK_BENCH_SERVER_URL")
                 .ok()
                 .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| bench::DEFAULT_SERVER_URL.to_owned()),
+                .unwrap_or_else(|| harness::DEFAULT_SERVER_URL.to_owned()),
         );
         let mut flags = Flags::new(args);
         while let Some(flag) = flags.next_flag() {
@@ -144,15 +145,15 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         print!("{HELP}");
         return Ok(());
     };
-    let (root, target_dir) = bench::workspace_dirs()?;
-    let bin = bench::build(&root, &target_dir, opts.build)?;
+    let (root, target_dir) = harness::workspace_dirs()?;
+    let bin = harness::build(&root, &target_dir, opts.build)?;
     run(&opts, &bin, &target_dir)
 }
 
 /// Runs the benchmark against the binary `bin`.
 pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let (root, _) = bench::workspace_dirs()?;
+    let (root, _) = harness::workspace_dirs()?;
     let fixture_path = root.join(FIXTURE);
     let fixture = std::fs::read(&fixture_path)
         .with_context(|| format!("reading {}", fixture_path.display()))?;
@@ -160,9 +161,9 @@ pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Resu
 
     let tmp = TempDir::create_named("upload")?;
     let db = Database::create_named(&opts.server_url, "upload")?;
-    let machine = bench::machine(&opts.server_url);
+    let machine = harness::machine(&opts.server_url);
     println!("upload benchmark");
-    bench::print_machine(&machine);
+    harness::print_machine(&machine);
     let storage = Storage::of(&tmp.path);
     println!(
         "storage: local file system under {} ({}, no fsync: object_store's LocalFileSystem default)",
@@ -171,7 +172,7 @@ pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Resu
     );
     println!("database: {} (dropped at the end)", db.name);
 
-    let keys = bench::apply_tenant(bin, &db.url, &tmp.path, 1, 1)?;
+    let keys = harness::apply_tenant(bin, &db.url, &tmp.path, 1, 1)?;
     let log = tmp.path.join("serve.log");
     let flags = ServeFlags {
         workers: opts.workers,
@@ -187,9 +188,9 @@ pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Resu
     let target = Arc::new(Target {
         addr: server.addr.clone(),
         key: keys[0].clone(),
-        code: bench::account_code(0),
+        code: harness::account_code(0),
         fixture,
-        tag: format!("{}-{}", std::process::id(), bench::unix_millis()),
+        tag: format!("{}-{}", std::process::id(), harness::unix_millis()),
         log,
     });
 
@@ -268,7 +269,7 @@ pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Resu
             "total_seconds": started.elapsed().as_secs_f64(),
         }
     });
-    let out = bench::merge_results(target_dir, doc)?;
+    let out = harness::merge_results(target_dir, doc)?;
     println!("\nwrote {}", out.display());
     println!(
         "the upload benchmark took {:.0} s",
@@ -341,45 +342,10 @@ fn copy_overlap(buf: &mut [u8], at: u64, src: &[u8], src_at: u64) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP: one keep-alive connection, bodies written straight from the chunk buffer.
+// HTTP
 
-struct Conn {
-    addr: String,
-    conn: Option<(BufReader<TcpStream>, TcpStream)>,
-    connects: u32,
-}
-
-impl Conn {
-    fn new(addr: &str) -> Conn {
-        Conn {
-            addr: addr.to_owned(),
-            conn: None,
-            connects: 0,
-        }
-    }
-
-    /// Sends `head` (the request line and headers, without Content-Length) and `body`.
-    fn send(&mut self, head: &str, body: &[u8]) -> io::Result<Response> {
-        if self.conn.is_none() {
-            let stream = TcpStream::connect(&self.addr)?;
-            stream.set_nodelay(true)?;
-            stream.set_read_timeout(Some(Duration::from_secs(120)))?;
-            let reader = BufReader::with_capacity(64 * 1024, stream.try_clone()?);
-            self.conn = Some((reader, stream));
-            self.connects += 1;
-        }
-        let (reader, writer) = self.conn.as_mut().expect("connected above");
-        let head = format!("{head}Content-Length: {}\r\n\r\n", body.len());
-        let result = writer
-            .write_all(head.as_bytes())
-            .and_then(|()| writer.write_all(body))
-            .and_then(|()| bench::read_response(reader));
-        if !matches!(&result, Ok(r) if !r.close) {
-            self.conn = None;
-        }
-        result
-    }
-}
+/// How long a client waits for an answer (the last chunk's answer waits for the probe).
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The path and query of an absolute `http://host/...` URL.
 fn url_path(url: &str) -> anyhow::Result<&str> {
@@ -440,7 +406,7 @@ fn answer_json(r: &Response, what: &str, want: u16) -> anyhow::Result<Value> {
         bail!(
             "{what} answered {} (expected {want}): {}",
             r.status,
-            bench::excerpt(&r.body)
+            harness::excerpt(&r.body)
         );
     }
     serde_json::from_slice(&r.body).with_context(|| format!("{what}: the answer is not JSON"))
@@ -448,19 +414,18 @@ fn answer_json(r: &Response, what: &str, want: u16) -> anyhow::Result<Value> {
 
 /// POST /uploads, then every chunk in order on the same connection.
 fn upload(t: &Target, video: &Video) -> anyhow::Result<UploadRun> {
-    let mut conn = Conn::new(&t.addr);
+    let mut conn = Connection::new(&t.addr, CLIENT_TIMEOUT);
     let body = json!({"code": t.code, "mime_type": "video/mp4", "bytes": video.len}).to_string();
-    let head = format!(
-        "POST /api/agent/v1/uploads HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nAccept: application/json\r\n",
-        t.addr, t.key
+    let create = api_request(
+        &t.addr,
+        "POST",
+        "/api/agent/v1/uploads",
+        &t.key,
+        None,
+        Some(&body),
     );
     let started = Instant::now();
-    let created = answer_json(
-        &conn.send(&head, body.as_bytes())?,
-        "POST /api/agent/v1/uploads",
-        201,
-    )?;
+    let created = answer_json(&conn.send(&create)?, "POST /api/agent/v1/uploads", 201)?;
     let create_us = started.elapsed().as_micros() as u64;
     if created["mode"] != "chunked" || created["chunk_bytes"] != CHUNK_BYTES {
         bail!("POST /api/agent/v1/uploads did not plan chunks of {CHUNK_BYTES} bytes: {created}");
@@ -488,12 +453,10 @@ fn upload(t: &Target, video: &Video) -> anyhow::Result<UploadRun> {
         let g = Instant::now();
         video.read_at(offset, piece);
         generate_us += g.elapsed().as_micros() as u64;
-        let head = format!(
-            "PUT {path}{n} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\n",
-            t.addr
-        );
+        let put = Request::builder("PUT", &format!("{path}{n}"), &t.addr)
+            .body("application/octet-stream", piece);
         let t0 = Instant::now();
-        let r = conn.send(&head, piece)?;
+        let r = conn.send(&put)?;
         chunk_us.push(t0.elapsed().as_micros() as u64);
         statements.extend(r.round_trips);
         let what = format!("PUT chunk {n} of {chunks}");
@@ -514,7 +477,7 @@ fn upload(t: &Target, video: &Video) -> anyhow::Result<UploadRun> {
         statements,
         generate_us,
         media_id: media_id.context("the last chunk answered no media_id")?,
-        connects: conn.connects,
+        connects: conn.connects(),
     })
 }
 
@@ -527,27 +490,8 @@ fn client_ceiling(t: &Target, len: u64) -> anyhow::Result<f64> {
         let (stream, _) = listener.accept()?;
         let mut reader = BufReader::with_capacity(256 * 1024, stream.try_clone()?);
         let mut writer = stream;
-        let mut line = String::new();
         let mut scratch = vec![0u8; 256 * 1024];
-        loop {
-            let mut length = 0u64;
-            let mut first = true;
-            loop {
-                line.clear();
-                if io::BufRead::read_line(&mut reader, &mut line)? == 0 {
-                    return Ok(());
-                }
-                let l = line.trim_end();
-                if l.is_empty() && !first {
-                    break;
-                }
-                first = false;
-                if let Some((name, value)) = l.split_once(':')
-                    && name.trim().eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
+        while let Some(length) = http::read_request_head(&mut reader)? {
             let mut left = length;
             while left > 0 {
                 let n = reader.read(&mut scratch[..left.min(256 * 1024) as usize])?;
@@ -558,19 +502,19 @@ fn client_ceiling(t: &Target, len: u64) -> anyhow::Result<f64> {
             }
             writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")?;
         }
+        Ok(())
     });
     let video = t.video(len, "ceiling")?;
-    let mut conn = Conn::new(&addr);
+    let mut conn = Connection::new(&addr, CLIENT_TIMEOUT);
     let mut buf = vec![0u8; CHUNK_BYTES as usize];
     let started = Instant::now();
     for n in 0..len.div_ceil(CHUNK_BYTES) {
         let offset = n * CHUNK_BYTES;
         let piece = &mut buf[..(len - offset).min(CHUNK_BYTES) as usize];
         video.read_at(offset, piece);
-        let r = conn.send(
-            &format!("PUT /sink?n={n} HTTP/1.1\r\nHost: {addr}\r\n"),
-            piece,
-        )?;
+        let put = Request::builder("PUT", &format!("/sink?n={n}"), &addr)
+            .body("application/octet-stream", piece);
+        let r = conn.send(&put)?;
         if r.status != 200 {
             bail!("the sink answered {}", r.status);
         }
@@ -586,12 +530,16 @@ fn client_ceiling(t: &Target, len: u64) -> anyhow::Result<f64> {
 /// Lists the media and checks the first measured upload: its size and the duration the
 /// server read from the container.
 fn check_media(t: &Target, media_id: &str, len: u64) -> anyhow::Result<String> {
-    let mut conn = Conn::new(&t.addr);
-    let head = format!(
-        "GET /api/agent/v1/media?kind=video&limit=100 HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nAccept: application/json\r\n",
-        t.addr, t.key
+    let mut conn = Connection::new(&t.addr, CLIENT_TIMEOUT);
+    let list = api_request(
+        &t.addr,
+        "GET",
+        "/api/agent/v1/media?kind=video&limit=100",
+        &t.key,
+        None,
+        None,
     );
-    let v = answer_json(&conn.send(&head, &[])?, "GET /api/agent/v1/media", 200)?;
+    let v = answer_json(&conn.send(&list)?, "GET /api/agent/v1/media", 200)?;
     let item = v["media"]
         .as_array()
         .and_then(|a| a.iter().find(|m| m["id"] == media_id))
@@ -1307,26 +1255,7 @@ fn print_report(opts: &Options, file_bytes: u64, baseline: &Status, lines: &[Lin
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    harness::iso_utc(jiff::Timestamp::now().as_second())
 }
 
 #[cfg(test)]

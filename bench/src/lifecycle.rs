@@ -14,16 +14,17 @@
 //!    by body. Batches of 200 items, then batches of 20 with the same mix;
 //! 5. work_today benchmark: one client sends GET /api/agent/v1/work/today, for the agent with
 //!    500 accounts and then for the agent with 50 (which reported posts of its own first);
-//! 6. a wire check: a second server reaches PostgreSQL through the counting proxy of bench.rs,
+//! 6. a wire check: a second server reaches PostgreSQL through the counting proxy of harness.rs,
 //!    and a few sequential requests of each line show the network round trips.
 //!
 //! Latency p50/p99, the `X-Db-Round-Trips` header (SQL statements per request) and where the
 //! CPU went go to standard output and, under `lifecycle`, to `target/bench/results.json`.
 
-use crate::bench::{
-    self, Client, CpuShare, CpuTicks, Database, Flags, Response, ServeFlags, Server, TempDir,
-    WireCounters, WireSnapshot, excerpt, http_request, percentile,
+use crate::harness::{
+    self, CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, TempDir, WireCounters,
+    WireSnapshot, excerpt, iso_utc, percentile,
 };
+use crate::http::{Connection, Response, api_request};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
@@ -82,6 +83,9 @@ ENVIRONMENT:
     FLEETDESK_BENCH_SERVER_URL   PostgreSQL server to create the database on
                                  (default postgres://postgres@127.0.0.1:5432)
 ";
+
+/// How long a client waits for an answer.
+const CLIENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 const DRAFTS: &str = "/api/agent/v1/drafts";
 const REPORT: &str = "/api/agent/v1/posts/report";
@@ -142,7 +146,7 @@ impl Options {
             server_url: std::env::var("FLEETDESK_BENCH_SERVER_URL")
                 .ok()
                 .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| bench::DEFAULT_SERVER_URL.to_owned()),
+                .unwrap_or_else(|| harness::DEFAULT_SERVER_URL.to_owned()),
         };
         let mut flags = Flags::new(args);
         while let Some(flag) = flags.next_flag() {
@@ -202,13 +206,13 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     };
     let started = Instant::now();
-    let (root, target_dir) = bench::workspace_dirs()?;
-    let bin = bench::build(&root, &target_dir, opts.build)?;
+    let (root, target_dir) = harness::workspace_dirs()?;
+    let bin = harness::build(&root, &target_dir, opts.build)?;
     let tmp = TempDir::create_named("lifecycle")?;
     let db = Database::create_named(&opts.server_url, "lifecycle")?;
-    let machine = bench::machine(&opts.server_url);
+    let machine = harness::machine(&opts.server_url);
     println!("post lifecycle benchmark");
-    bench::print_machine(&machine);
+    harness::print_machine(&machine);
     println!(
         "database: {} ({})",
         db.name,
@@ -226,7 +230,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "auto_explain.log_analyze = on".to_owned(),
             "auto_explain.log_buffers = on".to_owned(),
         ] {
-            bench::psql(
+            harness::psql(
                 &opts.server_url,
                 &format!("ALTER DATABASE {} SET {setting}", db.name),
             )
@@ -288,7 +292,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     big.posts_made += approved.len();
     big.approved.extend(approved);
 
-    let mut client = Client::new(&server.addr);
+    let mut client = Connection::new(&server.addr, CLIENT_TIMEOUT);
     if opts.history_days > 0 {
         let history_started = Instant::now();
         let mut sent = 0;
@@ -310,7 +314,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let vacuum = |when: &str| -> anyhow::Result<()> {
         if opts.vacuum_analyze {
             let t0 = Instant::now();
-            bench::psql(&db.url, "VACUUM ANALYZE")?;
+            harness::psql(&db.url, "VACUUM ANALYZE")?;
             println!(
                 "VACUUM ANALYZE {when} in {:.1} s",
                 t0.elapsed().as_secs_f64()
@@ -414,7 +418,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
 
     let doc = json!({
         "lifecycle": {
-            "measured_at": iso_utc(bench::unix_millis() as i64 / 1000),
+            "measured_at": iso_utc(harness::unix_millis() as i64 / 1000),
             "machine": machine.json(),
             "options": {
                 "accounts": opts.accounts,
@@ -450,7 +454,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "total_seconds": elapsed,
         }
     });
-    let out = bench::merge_results(&target_dir, doc)?;
+    let out = harness::merge_results(&target_dir, doc)?;
     println!("\nwrote {}", out.display());
     println!("the lifecycle benchmark took {elapsed:.0} s (build included)");
     drop(tmp);
@@ -552,7 +556,7 @@ impl Tenant {
                 }],
             }],
         });
-        let report = bench::admin_apply(bin, url, dir, &tenant)?;
+        let report = harness::admin_apply(bin, url, dir, &tenant)?;
         let first_key = |v: &Value, what: &str| {
             v["keys"][0]
                 .as_str()
@@ -623,7 +627,7 @@ fn approve_drafts(
             let (agent_key, member_key) = (w.key.clone(), tenant.member_key.clone());
             let (codes, tag) = (w.codes.clone(), w.tag.clone());
             thread::spawn(move || -> anyhow::Result<Vec<(usize, Approved)>> {
-                let mut c = Client::new(&addr);
+                let mut c = Connection::new(&addr, CLIENT_TIMEOUT);
                 let mut out = Vec::new();
                 loop {
                     let n = next.fetch_add(1, Ordering::Relaxed);
@@ -633,7 +637,7 @@ fn approve_drafts(
                     let code = &codes[n % codes.len()];
                     let body = post_body(&tag, n, code);
                     let draft = json!({"code": code, "body": body, "topic": "daily life"});
-                    let r = c.send(&http_request(
+                    let r = c.send(&api_request(
                         &addr,
                         "POST",
                         DRAFTS,
@@ -646,7 +650,7 @@ fn approve_drafts(
                         .as_str()
                         .context("POST /drafts answered no draft id")?
                         .to_owned();
-                    let r = c.send(&http_request(
+                    let r = c.send(&api_request(
                         &addr,
                         "POST",
                         &format!("/api/user/v1/posts/{id}/transition"),
@@ -828,7 +832,7 @@ impl Workload {
 
     /// Wall clock in ISO UTC, `offset_s` from now.
     fn at(offset_s: i64) -> String {
-        iso_utc(bench::unix_millis() as i64 / 1000 + offset_s)
+        iso_utc(harness::unix_millis() as i64 / 1000 + offset_s)
     }
 
     fn permalink(code: &str, platform_id: &str) -> String {
@@ -963,7 +967,7 @@ impl Workload {
     /// Reports of `per_day` posts per account published on each of the `days` days before
     /// today, `batch` items each.
     fn history(&mut self, days: usize, per_day: usize, batch: usize) -> Vec<Batch> {
-        let now = bench::unix_millis() as i64 / 1000;
+        let now = harness::unix_millis() as i64 / 1000;
         let mut items = Vec::new();
         for d in 1..=days as i64 {
             for code in &self.codes {
@@ -993,12 +997,12 @@ impl Workload {
     /// Sends a report and checks every item got the answer its kind expects.
     fn send_report(
         &self,
-        client: &mut Client,
+        client: &mut Connection,
         addr: &str,
         body: &Value,
         idempotency_key: Option<&str>,
     ) -> anyhow::Result<(Response, u64)> {
-        let request = http_request(
+        let request = api_request(
             addr,
             "POST",
             REPORT,
@@ -1039,26 +1043,6 @@ fn check_report(r: &Response, kinds: &[Kind]) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// ISO UTC of a Unix time in seconds (Howard Hinnant's days-to-civil).
-fn iso_utc(secs: i64) -> String {
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1197,7 +1181,7 @@ impl Meter {
             .iter()
             .map(|(pid, t)| t.saturating_sub(self.backends.get(pid).copied().unwrap_or(0)))
             .sum();
-        let tck = bench::clock_ticks_per_second();
+        let tck = harness::clock_ticks_per_second();
         let cores = thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let wall = self.started.elapsed().as_secs_f64().max(1e-3);
         let db_pct = 100.0 * db_ticks as f64 / tck / (wall * cores);
@@ -1240,7 +1224,7 @@ struct Target<'a> {
 
 /// `batches` reports of `mix`, one after another on one connection.
 fn report_line(
-    client: &mut Client,
+    client: &mut Connection,
     t: &Target<'_>,
     w: &mut Workload,
     mix: &Mix,
@@ -1318,8 +1302,8 @@ impl Day {
     }
 }
 
-fn check_day(client: &mut Client, addr: &str, w: &Workload) -> anyhow::Result<Day> {
-    let r = client.send(&http_request(addr, "GET", WORK_TODAY, &w.key, None, None))?;
+fn check_day(client: &mut Connection, addr: &str, w: &Workload) -> anyhow::Result<Day> {
+    let r = client.send(&api_request(addr, "GET", WORK_TODAY, &w.key, None, None))?;
     let v = ok_json(&r, "GET /work/today")?;
     let day = Day {
         agent: w.name,
@@ -1362,7 +1346,7 @@ fn check_day(client: &mut Client, addr: &str, w: &Workload) -> anyhow::Result<Da
 }
 
 fn today_line(
-    client: &mut Client,
+    client: &mut Connection,
     t: &Target<'_>,
     w: &Workload,
     requests: usize,
@@ -1370,7 +1354,7 @@ fn today_line(
     let accounts = w.codes.len();
     print!("running GET /work/today, agent with {accounts} accounts, {requests} requests... ");
     io::stdout().flush().ok();
-    let request = http_request(t.addr, "GET", WORK_TODAY, &w.key, None, None);
+    let request = api_request(t.addr, "GET", WORK_TODAY, &w.key, None, None);
     for _ in 0..5 {
         client.send(&request)?;
     }
@@ -1468,7 +1452,7 @@ fn wire_check(
     mixes: [&Mix; 2],
 ) -> anyhow::Result<Vec<WireLine>> {
     let counters = Arc::new(WireCounters::default());
-    let proxy = bench::start_proxy(db.socket_addr()?, counters.clone())?;
+    let proxy = harness::start_proxy(db.socket_addr()?, counters.clone())?;
     println!(
         "\nwire check: a second server reaches PostgreSQL through a counting proxy; {} sequential requests per line",
         opts.wire_requests
@@ -1481,7 +1465,7 @@ fn wire_check(
         &data_dir.join("serve-wire.log"),
     )?;
     let addr = server.addr.clone();
-    let mut client = Client::new(&addr);
+    let mut client = Connection::new(&addr, CLIENT_TIMEOUT);
     let mut lines = Vec::new();
     for mix in mixes {
         // One report first: opens the pool's connection and prepares the statements.
@@ -1505,7 +1489,7 @@ fn wire_check(
         lines.push(line);
     }
     for w in [&*big, small] {
-        let request = http_request(&addr, "GET", WORK_TODAY, &w.key, None, None);
+        let request = api_request(&addr, "GET", WORK_TODAY, &w.key, None, None);
         // Its reads run on several pooled connections at once: let every connection of the
         // pool prepare them before counting.
         for _ in 0..30 {
@@ -1750,12 +1734,6 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso_utc_formats_unix_time() {
-        assert_eq!(iso_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso_utc(1_795_000_000), "2026-11-18T11:06:40Z");
-    }
 
     #[test]
     fn the_mix_adds_up_and_holds_every_kind() {

@@ -1,0 +1,1040 @@
+//! Load benchmark of the real binary: `cargo xtask bench [--help]`.
+//!
+//! 1. builds `fleetdesk` in release mode;
+//! 2. creates a fresh database on the machine's PostgreSQL (dropped at the end, also on error);
+//! 3. applies a tenant file: one operator agent whose persona holds N active accounts;
+//! 4. starts `fleetdesk serve --expose-round-trips` on a free port;
+//! 5. drives four scenarios with C client threads, each on one keep-alive HTTP/1.1 connection:
+//!    GET /accounts, POST /heartbeat, POST /heartbeat with a fresh Idempotency-Key, and the
+//!    replay of one Idempotency-Key;
+//! 6. reports requests per second, p50/p99/max latency and the SQL statements per request
+//!    (the `X-Db-Round-Trips` header), and the pipeline's share of them;
+//! 7. a wire check: a second server reaches PostgreSQL through a counting proxy, and a few
+//!    sequential requests show what each statement costs on the wire (Parse, Bind/Execute,
+//!    Close, Sync, and how many times the service waited for PostgreSQL).
+//!
+//! Results go to standard output and to `target/bench/results.json`. Then the upload
+//! benchmark runs (upload.rs), unless `--no-upload`.
+
+use crate::harness::{
+    CpuShare, CpuTicks, DEFAULT_SERVER_URL, Database, Flags, ServeFlags, Server, TempDir,
+    WireCounters, WireSnapshot, apply_tenant, build, excerpt, machine, merge_results, percentile,
+    print_machine, start_proxy, unix_millis, workspace_dirs,
+};
+use crate::http::{Connection, Request, api_request};
+use anyhow::{Context, anyhow, bail};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const HELP: &str = "\
+cargo xtask bench: load benchmark of the release binary against the machine's PostgreSQL.
+
+Creates a database fleetdesk_bench_<pid> (dropped at the end), applies a tenant file with one
+operator agent and N accounts, starts `fleetdesk serve --expose-round-trips`, and measures
+GET /api/agent/v1/accounts and POST /api/agent/v1/heartbeat (plain, with a fresh
+Idempotency-Key, and replaying one Idempotency-Key) with C keep-alive HTTP/1.1 clients.
+Prints requests/s, p50/p99/max latency and SQL round trips per request; writes
+target/bench/results.json. Then runs the upload benchmark (see below).
+
+USAGE:
+    cargo xtask bench [OPTIONS]
+
+OPTIONS:
+    --accounts N        accounts under the agent's persona (default 50)
+    --concurrency C     client threads, one keep-alive connection each (default 16)
+    --seconds D         measured seconds per scenario (default 10)
+    --requests N        measure a fixed number of requests per scenario instead of --seconds
+    --warmup S          warm-up seconds per scenario, same clients and connections (default 2)
+    --keys K            agent keys, clients use them round-robin (default 1; the rate-limit
+                        window is one row per key and minute)
+    --workers W         fleetdesk serve --workers (default: the server's, one per core)
+    --db-pool P         fleetdesk serve --db-pool (default: the server's, 16)
+    --wire-requests N   sequential requests per scenario in the wire check (default 20)
+    --no-wire-check     skip the wire check (PostgreSQL messages per request, via a proxy)
+    --no-build          do not run cargo build; use target/release/fleetdesk as it is
+    --no-upload         skip the upload benchmark that runs afterwards
+    -h, --help          print this help
+
+Afterwards the upload benchmark runs with its defaults (`cargo xtask bench upload --help`);
+`cargo xtask bench upload` runs only that one. `cargo xtask bench lifecycle` is the post
+lifecycle benchmark (report_posts and work_today; `cargo xtask bench lifecycle --help`).
+
+ENVIRONMENT:
+    FLEETDESK_BENCH_SERVER_URL   PostgreSQL server to create the database on
+                                 (default postgres://postgres@127.0.0.1:5432)
+";
+
+#[derive(Debug, Clone)]
+struct Options {
+    accounts: usize,
+    concurrency: usize,
+    seconds: f64,
+    requests: Option<u64>,
+    warmup: f64,
+    keys: usize,
+    workers: Option<usize>,
+    db_pool: Option<usize>,
+    wire_requests: usize,
+    wire_check: bool,
+    build: bool,
+    /// Runs the upload benchmark after the load benchmark.
+    uploads: bool,
+    server_url: String,
+}
+
+impl Options {
+    /// `None` when help was asked for.
+    fn parse(args: &[String]) -> anyhow::Result<Option<Options>> {
+        let mut o = Options {
+            accounts: 50,
+            concurrency: 16,
+            seconds: 10.0,
+            requests: None,
+            warmup: 2.0,
+            keys: 1,
+            workers: None,
+            db_pool: None,
+            wire_requests: 20,
+            wire_check: true,
+            build: true,
+            uploads: true,
+            server_url: std::env::var("FLEETDESK_BENCH_SERVER_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned()),
+        };
+        let mut flags = Flags::new(args);
+        while let Some(flag) = flags.next_flag() {
+            let flag = flag.as_str();
+            match flag {
+                "-h" | "--help" => return Ok(None),
+                "--accounts" => o.accounts = flags.num(flag)?,
+                "--concurrency" => o.concurrency = flags.num(flag)?,
+                "--seconds" => o.seconds = flags.num(flag)?,
+                "--requests" => o.requests = Some(flags.num(flag)?),
+                "--warmup" => o.warmup = flags.num(flag)?,
+                "--keys" => o.keys = flags.num(flag)?,
+                "--workers" => o.workers = Some(flags.num(flag)?),
+                "--db-pool" => o.db_pool = Some(flags.num(flag)?),
+                "--wire-requests" => o.wire_requests = flags.num(flag)?,
+                "--no-wire-check" => o.wire_check = false,
+                "--no-build" => o.build = false,
+                "--no-upload" => o.uploads = false,
+                other => bail!("unknown option `{other}`; see cargo xtask bench --help"),
+            }
+        }
+        if o.concurrency == 0 || o.keys == 0 {
+            bail!("--concurrency and --keys must be at least 1");
+        }
+        if o.requests.is_none() && o.seconds <= 0.0 {
+            bail!("--seconds must be positive");
+        }
+        if o.warmup < 0.0 || !o.warmup.is_finite() || !o.seconds.is_finite() {
+            bail!("--warmup and --seconds must be finite and not negative");
+        }
+        Ok(Some(o))
+    }
+
+    fn serve_flags(&self) -> ServeFlags {
+        ServeFlags {
+            workers: self.workers,
+            db_pool: self.db_pool,
+            json_log: false,
+        }
+    }
+}
+
+pub fn main(args: &[String]) -> anyhow::Result<()> {
+    let Some(opts) = Options::parse(args)? else {
+        print!("{HELP}");
+        return Ok(());
+    };
+    let started = Instant::now();
+    let (root, target_dir) = workspace_dirs()?;
+
+    let bin = build(&root, &target_dir, opts.build)?;
+    let tmp = TempDir::create()?;
+    let db = Database::create(&opts.server_url)?;
+    let machine = machine(&opts.server_url);
+    print_machine(&machine);
+    println!("database: {} (dropped at the end)", db.name);
+
+    let keys = apply_tenant(&bin, &db.url, &tmp.path, opts.accounts, opts.keys)?;
+    println!(
+        "tenant: 1 organization, 1 workspace, 1 operator agent with {} key(s), 1 persona with {} active threads accounts",
+        keys.len(),
+        opts.accounts
+    );
+
+    let server = Server::start(
+        &bin,
+        &db.url,
+        &tmp.path,
+        &opts.serve_flags(),
+        &tmp.path.join("serve.log"),
+    )?;
+    println!("server: fleetdesk listening on http://{}", server.addr);
+    let target = Arc::new(Target {
+        addr: server.addr.clone(),
+        keys,
+        tag: format!("{}-{}", std::process::id(), unix_millis()),
+    });
+    sanity_check(&target, opts.accounts)?;
+
+    let mut results = Vec::new();
+    for scenario in Scenario::ALL {
+        prime(&target, scenario)?;
+        print!("running {:<38} ", scenario.label());
+        io::stdout().flush().ok();
+        let r = run_scenario(&target, scenario, &opts, server.child.id())?;
+        println!(
+            "{} requests in {:.1} s, {} errors",
+            r.requests, r.elapsed_s, r.errors
+        );
+        results.push(r);
+    }
+    drop(server);
+
+    let wire = if opts.wire_check {
+        match wire_check(&bin, &db, &tmp.path, &opts, &target.keys) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("warning: the wire check failed: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    let overhead = Overhead::infer(&results);
+    let elapsed = started.elapsed().as_secs_f64();
+    print_report(&opts, &results, &overhead, wire.as_deref());
+
+    let doc = json!({
+        "machine": machine.json(),
+        "options": {
+            "accounts": opts.accounts,
+            "concurrency": opts.concurrency,
+            "seconds": opts.requests.map_or(Some(opts.seconds), |_| None),
+            "requests": opts.requests,
+            "warmup_seconds": opts.warmup,
+            "keys": opts.keys,
+            "workers": opts.workers,
+            "db_pool": opts.db_pool,
+        },
+        "scenarios": results.iter().map(ScenarioResult::json).collect::<Vec<_>>(),
+        "pipeline_overhead": overhead.json(),
+        "wire_check": wire.as_ref().map(|w| w.iter().map(WireResult::json).collect::<Vec<_>>()),
+        "total_seconds": elapsed,
+    });
+    let out = merge_results(&target_dir, doc)?;
+    println!("\nwrote {}", out.display());
+    println!("the benchmark took {elapsed:.0} s (build included)");
+    drop(tmp);
+    drop(db);
+    if opts.uploads {
+        println!("\n---------------------------------------------------------------------------");
+        crate::upload::run(
+            &crate::upload::Options::defaults(opts.server_url.clone()),
+            &bin,
+            &target_dir,
+        )?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+/// What the clients talk to.
+struct Target {
+    addr: String,
+    keys: Vec<String>,
+    /// Makes run ids and Idempotency-Keys unique to this run.
+    tag: String,
+}
+
+impl Target {
+    fn key(&self, client: usize) -> &str {
+        &self.keys[client % self.keys.len()]
+    }
+
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        idempotency_key: Option<&str>,
+        body: Option<&str>,
+    ) -> Request<'static> {
+        api_request(&self.addr, method, path, key, idempotency_key, body)
+    }
+}
+
+/// How long a client waits for an answer.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+const ACCOUNTS: &str = "/api/agent/v1/accounts";
+const HEARTBEAT: &str = "/api/agent/v1/heartbeat";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    Accounts,
+    Heartbeat,
+    HeartbeatKeyed,
+    Replay,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 4] = [
+        Scenario::Accounts,
+        Scenario::Heartbeat,
+        Scenario::HeartbeatKeyed,
+        Scenario::Replay,
+    ];
+
+    fn id(self) -> &'static str {
+        match self {
+            Scenario::Accounts => "accounts",
+            Scenario::Heartbeat => "heartbeat",
+            Scenario::HeartbeatKeyed => "heartbeat_idempotency_key",
+            Scenario::Replay => "heartbeat_replay",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Scenario::Accounts => "GET /accounts",
+            Scenario::Heartbeat => "POST /heartbeat",
+            Scenario::HeartbeatKeyed => "POST /heartbeat, new Idempotency-Key",
+            Scenario::Replay => "POST /heartbeat, replayed key",
+        }
+    }
+
+    /// Statements the operation itself sends, read from the PostgreSQL adapter
+    /// (crates/pg/src/accounts.rs): `list_accounts` is one SELECT, `record_heartbeat` one
+    /// INSERT .. ON CONFLICT; a replay runs no handler.
+    fn own_statements(self) -> u32 {
+        match self {
+            Scenario::Accounts | Scenario::Heartbeat | Scenario::HeartbeatKeyed => 1,
+            Scenario::Replay => 0,
+        }
+    }
+
+    fn heartbeat_body(run_id: &str) -> String {
+        json!({
+            "run_id": run_id,
+            "summary": "load benchmark round",
+            "counts": {"posts": 1, "replies": 2},
+        })
+        .to_string()
+    }
+
+    /// The request number `seq` of client `client`.
+    fn request(self, t: &Target, client: usize, seq: u64) -> Request<'static> {
+        let key = t.key(client);
+        match self {
+            Scenario::Accounts => t.request("GET", ACCOUNTS, key, None, None),
+            Scenario::Heartbeat => {
+                let body = Self::heartbeat_body(&format!("bench-{}-plain-{client}-{seq}", t.tag));
+                t.request("POST", HEARTBEAT, key, None, Some(&body))
+            }
+            Scenario::HeartbeatKeyed => {
+                let id = format!("bench-{}-keyed-{client}-{seq}", t.tag);
+                let body = Self::heartbeat_body(&id);
+                t.request("POST", HEARTBEAT, key, Some(&id), Some(&body))
+            }
+            Scenario::Replay => {
+                let id = format!("bench-{}-replay", t.tag);
+                let body = Self::heartbeat_body(&id);
+                t.request("POST", HEARTBEAT, key, Some(&id), Some(&body))
+            }
+        }
+    }
+}
+
+/// One GET /accounts and one heartbeat must succeed before any load.
+fn sanity_check(t: &Target, accounts: usize) -> anyhow::Result<()> {
+    let mut c = Connection::new(&t.addr, CLIENT_TIMEOUT);
+    let r = c.send(&Scenario::Accounts.request(t, 0, 0))?;
+    if r.status != 200 {
+        bail!("GET {ACCOUNTS} answered {}: {}", r.status, excerpt(&r.body));
+    }
+    let v: Value = serde_json::from_slice(&r.body).context("GET /accounts: not JSON")?;
+    let n = v["accounts"].as_array().map_or(0, Vec::len);
+    if n != accounts {
+        bail!("GET {ACCOUNTS} listed {n} accounts, expected {accounts}");
+    }
+    if r.round_trips.is_none() {
+        bail!("the server sent no X-Db-Round-Trips header");
+    }
+    let r = c.send(&t.request(
+        "POST",
+        HEARTBEAT,
+        t.key(0),
+        None,
+        Some(&Scenario::heartbeat_body(&format!(
+            "bench-{}-sanity",
+            t.tag
+        ))),
+    ))?;
+    if r.status != 200 {
+        bail!(
+            "POST {HEARTBEAT} answered {}: {}",
+            r.status,
+            excerpt(&r.body)
+        );
+    }
+    Ok(())
+}
+
+/// The replay scenario replays a first request made here, once per key.
+fn prime(t: &Target, scenario: Scenario) -> anyhow::Result<()> {
+    if scenario != Scenario::Replay {
+        return Ok(());
+    }
+    let mut c = Connection::new(&t.addr, CLIENT_TIMEOUT);
+    for client in 0..t.keys.len() {
+        let r = c.send(&scenario.request(t, client, 0))?;
+        if r.status != 200 {
+            bail!(
+                "the first request of the replay answered {}: {}",
+                r.status,
+                excerpt(&r.body)
+            );
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+struct Sample {
+    micros: u64,
+    /// 0: the connection failed.
+    status: u16,
+    round_trips: Option<u32>,
+    replayed: bool,
+    body_bytes: u32,
+}
+
+struct ClientRun {
+    samples: Vec<Sample>,
+    started: Instant,
+    ended: Instant,
+    warmup_requests: u64,
+    connects: u32,
+    error_examples: Vec<String>,
+}
+
+enum Plan {
+    For(Duration),
+    Count(Arc<AtomicU64>),
+}
+
+fn run_client(
+    t: &Target,
+    scenario: Scenario,
+    client_no: usize,
+    warm_until: Instant,
+    barrier: &Barrier,
+    plan: &Plan,
+) -> ClientRun {
+    let mut client = Connection::new(&t.addr, CLIENT_TIMEOUT);
+    let mut seq = 0u64;
+    let mut warmup_requests = 0u64;
+    while Instant::now() < warm_until {
+        seq += 1;
+        let _ = client.send(&scenario.request(t, client_no, seq));
+        warmup_requests += 1;
+    }
+    barrier.wait();
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(16 * 1024);
+    let mut error_examples = Vec::new();
+    loop {
+        match plan {
+            Plan::For(d) => {
+                if started.elapsed() >= *d {
+                    break;
+                }
+            }
+            Plan::Count(left) => {
+                if left
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+        seq += 1;
+        let request = scenario.request(t, client_no, seq);
+        let t0 = Instant::now();
+        let result = client.send(&request);
+        let micros = t0.elapsed().as_micros() as u64;
+        let sample = match result {
+            Ok(r) => {
+                if !(200..300).contains(&r.status) && error_examples.len() < 3 {
+                    error_examples.push(format!("{}: {}", r.status, excerpt(&r.body)));
+                }
+                Sample {
+                    micros,
+                    status: r.status,
+                    round_trips: r.round_trips,
+                    replayed: r.replayed,
+                    body_bytes: r.body.len() as u32,
+                }
+            }
+            Err(e) => {
+                if error_examples.len() < 3 {
+                    error_examples.push(format!("connection: {e}"));
+                }
+                Sample {
+                    micros,
+                    status: 0,
+                    round_trips: None,
+                    replayed: false,
+                    body_bytes: 0,
+                }
+            }
+        };
+        samples.push(sample);
+    }
+    ClientRun {
+        samples,
+        started,
+        ended: Instant::now(),
+        warmup_requests,
+        connects: client.connects(),
+        error_examples,
+    }
+}
+
+struct ScenarioResult {
+    scenario: Scenario,
+    requests: u64,
+    errors: u64,
+    elapsed_s: f64,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    mean_ms: f64,
+    mean_body_bytes: f64,
+    /// Over the requests that carried the header.
+    trips_min: u32,
+    trips_median: u32,
+    trips_max: u32,
+    trips_histogram: BTreeMap<u32, u64>,
+    without_trips: u64,
+    not_replayed: u64,
+    connects: u32,
+    warmup_requests: u64,
+    error_examples: Vec<String>,
+    cpu: Option<CpuShare>,
+}
+
+impl ScenarioResult {
+    fn json(&self) -> Value {
+        json!({
+            "scenario": self.scenario.id(),
+            "label": self.scenario.label(),
+            "requests": self.requests,
+            "errors": self.errors,
+            "seconds": self.elapsed_s,
+            "requests_per_second": self.rps,
+            "latency_ms": {"p50": self.p50_ms, "p99": self.p99_ms, "max": self.max_ms, "mean": self.mean_ms},
+            "mean_response_body_bytes": self.mean_body_bytes,
+            "round_trips": {
+                "min": self.trips_min,
+                "median": self.trips_median,
+                "max": self.trips_max,
+                "histogram": self.trips_histogram.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+                "responses_without_header": self.without_trips,
+            },
+            "operation_statements": self.scenario.own_statements(),
+            "pipeline_statements": self.trips_median.saturating_sub(self.scenario.own_statements()),
+            "not_replayed": (self.scenario == Scenario::Replay).then_some(self.not_replayed),
+            "connections": self.connects,
+            "warmup_requests": self.warmup_requests,
+            "error_examples": self.error_examples,
+            "cpu_percent_of_all_cores": self.cpu.map(|c| json!({
+                "machine_busy": c.machine_busy_pct,
+                "server": c.server_pct,
+                "clients": c.client_pct,
+                "postgres": c.postgres_pct,
+                "other": c.other_pct,
+            })),
+            "server_cpu_us_per_request": self.cpu.map(|c| c.server_us_per_request),
+            "postgres_cpu_us_per_request": self.cpu.map(|c| c.postgres_us_per_request),
+        })
+    }
+}
+
+fn run_scenario(
+    t: &Arc<Target>,
+    scenario: Scenario,
+    opts: &Options,
+    server_pid: u32,
+) -> anyhow::Result<ScenarioResult> {
+    // The main thread passes the barrier too, to read the CPU counters when the clients start.
+    let barrier = Arc::new(Barrier::new(opts.concurrency + 1));
+    let plan = Arc::new(match opts.requests {
+        Some(n) => Plan::Count(Arc::new(AtomicU64::new(n))),
+        None => Plan::For(Duration::from_secs_f64(opts.seconds)),
+    });
+    let warm_until = Instant::now() + Duration::from_secs_f64(opts.warmup);
+    let handles: Vec<_> = (0..opts.concurrency)
+        .map(|i| {
+            let (t, barrier, plan) = (t.clone(), barrier.clone(), plan.clone());
+            thread::Builder::new()
+                .name(format!("bench-client-{i}"))
+                .spawn(move || run_client(&t, scenario, i, warm_until, &barrier, &plan))
+        })
+        .collect::<Result<_, _>>()
+        .context("starting client threads")?;
+    barrier.wait();
+    let cpu_before = CpuTicks::read(server_pid);
+    let mut runs = Vec::new();
+    for h in handles {
+        runs.push(h.join().map_err(|_| anyhow!("a client thread panicked"))?);
+    }
+    let cpu = cpu_before
+        .zip(CpuTicks::read(server_pid))
+        .map(|(a, b)| b.share_since(&a, runs.iter().map(|r| r.samples.len() as u64).sum()));
+    let started = runs.iter().map(|r| r.started).min().context("no clients")?;
+    let ended = runs.iter().map(|r| r.ended).max().context("no clients")?;
+    let elapsed_s = ended.duration_since(started).as_secs_f64();
+    let samples: Vec<Sample> = runs
+        .iter()
+        .flat_map(|r| r.samples.iter().copied())
+        .collect();
+    let mut latencies: Vec<u64> = samples.iter().map(|s| s.micros).collect();
+    latencies.sort_unstable();
+    let mut trips: Vec<u32> = samples.iter().filter_map(|s| s.round_trips).collect();
+    trips.sort_unstable();
+    let mut trips_histogram = BTreeMap::new();
+    for &n in &trips {
+        *trips_histogram.entry(n).or_insert(0u64) += 1;
+    }
+    let requests = samples.len() as u64;
+    let ms = |us: u64| us as f64 / 1000.0;
+    Ok(ScenarioResult {
+        scenario,
+        requests,
+        errors: samples
+            .iter()
+            .filter(|s| !(200..300).contains(&s.status))
+            .count() as u64,
+        elapsed_s,
+        rps: if elapsed_s > 0.0 {
+            requests as f64 / elapsed_s
+        } else {
+            0.0
+        },
+        p50_ms: ms(percentile(&latencies, 0.50)),
+        p99_ms: ms(percentile(&latencies, 0.99)),
+        max_ms: ms(latencies.last().copied().unwrap_or(0)),
+        mean_ms: if requests > 0 {
+            ms(latencies.iter().sum::<u64>()) / requests as f64
+        } else {
+            0.0
+        },
+        mean_body_bytes: samples.iter().map(|s| f64::from(s.body_bytes)).sum::<f64>()
+            / requests.max(1) as f64,
+        trips_min: trips.first().copied().unwrap_or(0),
+        trips_median: trips.get(trips.len() / 2).copied().unwrap_or(0),
+        trips_max: trips.last().copied().unwrap_or(0),
+        trips_histogram,
+        without_trips: requests - trips.len() as u64,
+        not_replayed: samples
+            .iter()
+            .filter(|s| (200..300).contains(&s.status) && !s.replayed)
+            .count() as u64,
+        connects: runs.iter().map(|r| r.connects).sum(),
+        warmup_requests: runs.iter().map(|r| r.warmup_requests).sum(),
+        error_examples: runs
+            .iter()
+            .flat_map(|r| r.error_examples.iter().cloned())
+            .take(5)
+            .collect(),
+        cpu,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pipeline's share of the round trips
+
+struct Overhead {
+    /// GET /accounts minus its one list query.
+    auth_rate_limit_get: Option<u32>,
+    /// POST /heartbeat minus its one upsert.
+    auth_rate_limit_post: Option<u32>,
+    /// Heartbeat with a new Idempotency-Key minus the heartbeat without one.
+    idempotency_key: Option<i64>,
+    /// A replay runs no handler: all of it is the pipeline.
+    replay: Option<u32>,
+}
+
+impl Overhead {
+    fn infer(results: &[ScenarioResult]) -> Overhead {
+        let median = |s: Scenario| {
+            results
+                .iter()
+                .find(|r| r.scenario == s && r.requests > r.without_trips)
+                .map(|r| r.trips_median)
+        };
+        let pipeline = |s: Scenario| median(s).map(|m| m.saturating_sub(s.own_statements()));
+        Overhead {
+            auth_rate_limit_get: pipeline(Scenario::Accounts),
+            auth_rate_limit_post: pipeline(Scenario::Heartbeat),
+            idempotency_key: median(Scenario::HeartbeatKeyed)
+                .zip(median(Scenario::Heartbeat))
+                .map(|(k, p)| i64::from(k) - i64::from(p)),
+            replay: median(Scenario::Replay),
+        }
+    }
+
+    fn within_budget(&self) -> bool {
+        self.auth_rate_limit_get.is_some_and(|n| n <= 1)
+            && self.auth_rate_limit_post.is_some_and(|n| n <= 1)
+            && self.idempotency_key.is_some_and(|n| n <= 1)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "auth_and_rate_limit": {
+                "from_get_accounts": self.auth_rate_limit_get,
+                "from_heartbeat": self.auth_rate_limit_post,
+                "inferred_as": "median statements of the request minus the operation's own (1: the list query, or the heartbeat upsert)",
+            },
+            "idempotency_key": {
+                "extra": self.idempotency_key,
+                "inferred_as": "median of POST /heartbeat with a new Idempotency-Key minus median without one",
+            },
+            "replay": {
+                "total": self.replay,
+                "inferred_as": "a replay runs no handler, so every statement it sends is the pipeline's",
+            },
+            "budget": "at most 1 for auth and rate limit together, 1 more for an Idempotency-Key",
+            "within_budget": self.within_budget(),
+        })
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("n/a".into(), |v| v.to_string())
+}
+
+fn print_report(
+    opts: &Options,
+    results: &[ScenarioResult],
+    o: &Overhead,
+    wire: Option<&[WireResult]>,
+) {
+    println!();
+    let how = match opts.requests {
+        Some(n) => format!("{n} requests per scenario"),
+        None => format!("{} s per scenario", opts.seconds),
+    };
+    println!(
+        "{} concurrent clients (one keep-alive connection each), {how} after {} s of warm-up; {} accounts; {} key(s)",
+        opts.concurrency, opts.warmup, opts.accounts, opts.keys
+    );
+    println!(
+        "{:<38} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>17} {:>8}",
+        "scenario",
+        "requests",
+        "errors",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "trips min/med/max",
+        "pipeline"
+    );
+    for r in results {
+        println!(
+            "{:<38} {:>8} {:>6} {:>9.1} {:>8.2} {:>8.2} {:>8.2} {:>17} {:>8}",
+            r.scenario.label(),
+            r.requests,
+            r.errors,
+            r.rps,
+            r.p50_ms,
+            r.p99_ms,
+            r.max_ms,
+            format!("{}/{}/{}", r.trips_min, r.trips_median, r.trips_max),
+            r.trips_median.saturating_sub(r.scenario.own_statements()),
+        );
+    }
+    for r in results {
+        if r.trips_histogram.len() > 1 || r.without_trips > 0 {
+            let h: Vec<String> = r
+                .trips_histogram
+                .iter()
+                .map(|(k, v)| format!("{k} trips x{v}"))
+                .collect();
+            println!(
+                "note: {}: round trips vary: {}; {} responses without the header",
+                r.scenario.label(),
+                h.join(", "),
+                r.without_trips
+            );
+        }
+        if r.errors > 0 {
+            println!(
+                "errors in {}: {} (e.g. {})",
+                r.scenario.label(),
+                r.errors,
+                r.error_examples.join(" | ")
+            );
+        }
+        if r.scenario == Scenario::Replay && r.not_replayed > 0 {
+            println!(
+                "note: {} successful replay requests lacked Idempotent-Replayed: true",
+                r.not_replayed
+            );
+        }
+        if r.connects as usize > opts.concurrency {
+            println!(
+                "note: {}: {} connections for {} clients (the server closed some)",
+                r.scenario.label(),
+                r.connects,
+                opts.concurrency
+            );
+        }
+    }
+    if results.iter().any(|r| r.cpu.is_some()) {
+        println!(
+            "\nCPU while measuring, in % of all {} core(s): the clients and the server are separate processes on the same cores",
+            thread::available_parallelism().map_or(1, |n| n.get())
+        );
+        println!(
+            "{:<38} {:>8} {:>8} {:>8} {:>9} {:>7} {:>16} {:>16} {:>11}",
+            "scenario",
+            "machine",
+            "server",
+            "clients",
+            "postgres",
+            "other",
+            "server CPU/req",
+            "postgres CPU/req",
+            "body bytes"
+        );
+        for r in results {
+            if let Some(c) = r.cpu {
+                println!(
+                    "{:<38} {:>7.0}% {:>7.0}% {:>7.0}% {:>8.0}% {:>6.0}% {:>13.0} us {:>13.0} us {:>11.0}",
+                    r.scenario.label(),
+                    c.machine_busy_pct,
+                    c.server_pct,
+                    c.client_pct,
+                    c.postgres_pct,
+                    c.other_pct,
+                    c.server_us_per_request,
+                    c.postgres_us_per_request,
+                    r.mean_body_bytes
+                );
+            }
+        }
+        println!(
+            "postgres = every process named postgres on the machine; other = the rest of the busy time (kernel threads, other work)."
+        );
+    }
+    println!(
+        "\nround trips = the X-Db-Round-Trips header: SQL statements the request sent (median over all requests)."
+    );
+    println!(
+        "pipeline = round trips minus the operation's own statements (1 list query for GET /accounts, \
+         1 upsert for a heartbeat, 0 for a replay, which runs no handler)."
+    );
+    println!(
+        "  auth + rate limit:  GET /accounts - 1 = {}   POST /heartbeat - 1 = {}   (budget 1)",
+        opt(o.auth_rate_limit_get),
+        opt(o.auth_rate_limit_post)
+    );
+    println!(
+        "  Idempotency-Key:    heartbeat with key - heartbeat without = {}   (budget 1)",
+        opt(o.idempotency_key)
+    );
+    println!(
+        "  replay:             {} statement(s) in all (the claim check rides in the admission statement)",
+        opt(o.replay)
+    );
+    println!(
+        "  within budget: {}",
+        if o.within_budget() { "yes" } else { "NO" }
+    );
+    if let Some(w) = wire {
+        print_wire(w);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire check
+
+struct WireResult {
+    scenario: Scenario,
+    requests: usize,
+    statements: Vec<u32>,
+    wire: Vec<WireSnapshot>,
+}
+
+impl WireResult {
+    fn median<T: Ord + Copy + Default>(values: impl Iterator<Item = T>) -> T {
+        let mut v: Vec<T> = values.collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    }
+
+    fn med(&self, f: impl Fn(&WireSnapshot) -> u64) -> u64 {
+        Self::median(self.wire.iter().map(f))
+    }
+
+    fn range(&self, f: impl Fn(&WireSnapshot) -> u64) -> (u64, u64) {
+        let v: Vec<u64> = self.wire.iter().map(f).collect();
+        (
+            v.iter().copied().min().unwrap_or(0),
+            v.iter().copied().max().unwrap_or(0),
+        )
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "scenario": self.scenario.id(),
+            "requests": self.requests,
+            "statements_median": Self::median(self.statements.iter().copied()),
+            "median_per_request": {
+                "parse": self.med(|w| w.parse),
+                "bind": self.med(|w| w.bind),
+                "execute": self.med(|w| w.execute),
+                "close": self.med(|w| w.close),
+                "sync": self.med(|w| w.sync),
+                "simple_query": self.med(|w| w.simple),
+                "waits": self.med(|w| w.waits),
+            },
+            "waits_min_max": self.range(|w| w.waits),
+        })
+    }
+}
+
+fn wire_check(
+    bin: &Path,
+    db: &Database,
+    data_dir: &Path,
+    opts: &Options,
+    keys: &[String],
+) -> anyhow::Result<Vec<WireResult>> {
+    let upstream = db.socket_addr()?;
+    let counters = Arc::new(WireCounters::default());
+    let proxy = start_proxy(upstream, counters.clone())?;
+    let url = db.url_via(&proxy);
+    println!(
+        "\nwire check: a second server reaches PostgreSQL through a counting proxy; {} sequential requests per scenario",
+        opts.wire_requests
+    );
+    let server = Server::start(
+        bin,
+        &url,
+        data_dir,
+        &opts.serve_flags(),
+        &data_dir.join("serve-wire.log"),
+    )?;
+    let target = Target {
+        addr: server.addr.clone(),
+        keys: keys.to_vec(),
+        tag: format!("{}-wire-{}", std::process::id(), unix_millis()),
+    };
+    // Requests are sequential, so the counters move only for the request in flight.
+    let settle = || counters.settle();
+    let mut client = Connection::new(&target.addr, CLIENT_TIMEOUT);
+    let mut results = Vec::new();
+    for scenario in Scenario::ALL {
+        prime(&target, scenario)?;
+        // Warm-up: opens the pool's connection and fills the driver's type cache.
+        for seq in 1..=3 {
+            client.send(&scenario.request(&target, 0, seq))?;
+        }
+        let mut before = settle();
+        let mut statements = Vec::new();
+        let mut wire = Vec::new();
+        for i in 0..opts.wire_requests {
+            let r = client.send(&scenario.request(&target, 0, 1000 + i as u64))?;
+            if !(200..300).contains(&r.status) {
+                bail!(
+                    "{} answered {} in the wire check: {}",
+                    scenario.label(),
+                    r.status,
+                    excerpt(&r.body)
+                );
+            }
+            let after = settle();
+            statements.push(r.round_trips.unwrap_or(0));
+            wire.push(after.minus(before));
+            before = after;
+        }
+        results.push(WireResult {
+            scenario,
+            requests: opts.wire_requests,
+            statements,
+            wire,
+        });
+    }
+    drop(server);
+    Ok(results)
+}
+
+fn print_wire(results: &[WireResult]) {
+    println!(
+        "\nwire check: PostgreSQL protocol messages per request (median of sequential requests through the proxy)"
+    );
+    println!(
+        "{:<38} {:>10} {:>6} {:>5} {:>8} {:>6} {:>5} {:>7} {:>18}",
+        "scenario",
+        "statements",
+        "Parse",
+        "Bind",
+        "Execute",
+        "Close",
+        "Sync",
+        "Query",
+        "waits med/min-max"
+    );
+    for w in results {
+        let (lo, hi) = w.range(|s| s.waits);
+        println!(
+            "{:<38} {:>10} {:>6} {:>5} {:>8} {:>6} {:>5} {:>7} {:>18}",
+            w.scenario.label(),
+            WireResult::median(w.statements.iter().copied()),
+            w.med(|s| s.parse),
+            w.med(|s| s.bind),
+            w.med(|s| s.execute),
+            w.med(|s| s.close),
+            w.med(|s| s.sync),
+            w.med(|s| s.simple),
+            format!("{}/{lo}-{hi}", w.med(|s| s.waits)),
+        );
+    }
+    println!(
+        "waits = batches the service sent and then waited on (Parse, Describe or Execute before a Sync, or a simple Query):\n\
+         the network round trips to PostgreSQL. A batch of only Close + Sync is not waited on."
+    );
+    let doubled = results.iter().all(|w| {
+        let st = u64::from(WireResult::median(w.statements.iter().copied()));
+        st > 0 && w.med(|s| s.waits) == 2 * st && w.med(|s| s.parse) == st
+    });
+    if doubled {
+        println!(
+            "every statement is prepared (Parse/Describe/Sync: one wait), run (Bind/Execute/Sync: a second wait) and\n\
+             closed: the header counts statements, and each statement costs 2 network round trips (diesel never\n\
+             caches a sql_query as a prepared statement, so every execution prepares it again)."
+        );
+    }
+}

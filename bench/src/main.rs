@@ -1,0 +1,24 @@
+//! Benchmarks of the real binary, each against a database of its own on the machine's
+//! PostgreSQL: `cargo xtask bench [upload|lifecycle] [--help]` (xtask forwards to this binary).
+//!
+//! - no subcommand: the load benchmark (load.rs), then the upload benchmark;
+//! - `upload`: only the upload benchmark (upload.rs);
+//! - `lifecycle`: report_posts and work_today (lifecycle.rs).
+//!
+//! harness.rs holds what they share (database, server, tenant, CPU counters, the counting
+//! PostgreSQL proxy, flags) and http.rs the one HTTP/1.1 client.
+
+mod harness;
+mod http;
+mod lifecycle;
+mod load;
+mod upload;
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("upload") => upload::main(&args[1..]),
+        Some("lifecycle") => lifecycle::main(&args[1..]),
+        _ => load::main(&args),
+    }
+}
