@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
@@ -307,8 +307,8 @@ pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"]
 
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
-        Box::pin(async move {
-            let accounts = self.agent_accounts(agent).await?;
+        self.read(async move |conn| {
+            let accounts = agent_accounts(conn, agent).await?;
             Ok(accounts.into_iter().map(|(a, _)| a).collect())
         })
     }
@@ -318,8 +318,7 @@ impl AccountsRepo for PgStore {
         agent: AgentRef,
         code: &'a CodeRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<ResolveRow> = prepared(
                 diesel::sql_query(RESOLVE)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -327,7 +326,7 @@ impl AccountsRepo for PgStore {
                     .bind::<Text, _>(code.code.as_str())
                     .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str)),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             let row = match pick(rows) {
                 Ok(r) => r,
@@ -351,79 +350,75 @@ impl AccountsRepo for PgStore {
         agent: AgentRef,
         account: &'a NewAccount,
     ) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let owner: Option<PersonaOwner> = prepared(
-                    diesel::sql_query(PERSONA_OWNER)
-                        .bind::<SqlUuid, _>(account.persona_id)
-                        .bind::<SqlUuid, _>(agent.workspace_id),
-                )
-                .get_result(conn)
-                .await
-                .optional()?;
-                match owner {
-                    None => return Ok(Err(AddRefusal::PersonaNotFound)),
-                    Some(o) if o.agent_id != Some(agent.agent_id) => {
-                        return Ok(Err(AddRefusal::PersonaNotYours));
-                    }
-                    Some(_) => {}
+        self.tx(async move |conn| {
+            let owner: Option<PersonaOwner> = prepared(
+                diesel::sql_query(PERSONA_OWNER)
+                    .bind::<SqlUuid, _>(account.persona_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            match owner {
+                None => return Ok(Err(AddRefusal::PersonaNotFound)),
+                Some(o) if o.agent_id != Some(agent.agent_id) => {
+                    return Ok(Err(AddRefusal::PersonaNotYours));
                 }
-                let inserted: Option<IdRow> = prepared(
-                    diesel::sql_query(INSERT_SLOT)
-                        .bind::<SqlUuid, _>(agent.organization_id)
-                        .bind::<SqlUuid, _>(agent.workspace_id)
-                        .bind::<SqlUuid, _>(account.persona_id)
-                        .bind::<Text, _>(account.code.as_str())
-                        .bind::<Text, _>(account.platform.as_str())
-                        .bind::<Text, _>(account.market.as_str())
-                        .bind::<Text, _>(account.market.zone_name())
-                        .bind::<Nullable<Text>, _>(account.handle.as_deref()),
-                )
-                .get_result(conn)
-                .await
-                .optional()?;
-                if let Some(slot) = inserted {
-                    let generation: IdRow = prepared(
-                        diesel::sql_query(INSERT_FIRST_GENERATION)
-                            .bind::<SqlUuid, _>(slot.id)
-                            .bind::<Text, _>(account.state.as_str())
-                            .bind::<Nullable<diesel::sql_types::Date>, _>(
-                                jiff_diesel::NullableDate::from(account.onboarded_at),
-                            ),
-                    )
-                    .get_result(conn)
-                    .await?;
-                    return Ok(Ok(AddedAccount {
-                        slot_id: slot.id,
-                        account_id: generation.id,
-                        code: account.code.to_string(),
-                        platform: account.platform,
-                        market: account.market,
-                        created: true,
-                    }));
-                }
-                let existing: ExistingSlot = prepared(
-                    diesel::sql_query(EXISTING_SLOT)
-                        .bind::<SqlUuid, _>(agent.organization_id)
-                        .bind::<Text, _>(account.platform.as_str())
-                        .bind::<Text, _>(account.code.as_str()),
+                Some(_) => {}
+            }
+            let inserted: Option<IdRow> = prepared(
+                diesel::sql_query(INSERT_SLOT)
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(account.persona_id)
+                    .bind::<Text, _>(account.code.as_str())
+                    .bind::<Text, _>(account.platform.as_str())
+                    .bind::<Text, _>(account.market.as_str())
+                    .bind::<Text, _>(account.market.zone_name())
+                    .bind::<Nullable<Text>, _>(account.handle.as_deref()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            if let Some(slot) = inserted {
+                let generation: IdRow = prepared(
+                    diesel::sql_query(INSERT_FIRST_GENERATION)
+                        .bind::<SqlUuid, _>(slot.id)
+                        .bind::<Text, _>(account.state.as_str())
+                        .bind::<Nullable<diesel::sql_types::Date>, _>(
+                            jiff_diesel::NullableDate::from(account.onboarded_at),
+                        ),
                 )
                 .get_result(conn)
                 .await?;
-                if existing.persona_id != account.persona_id {
-                    return Ok(Err(AddRefusal::CodeTaken));
-                }
-                Ok(Ok(AddedAccount {
-                    slot_id: existing.slot_id,
-                    account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                return Ok(Ok(AddedAccount {
+                    slot_id: slot.id,
+                    account_id: generation.id,
                     code: account.code.to_string(),
                     platform: account.platform,
-                    market: market(&existing.market)?,
-                    created: false,
-                }))
-            })
-            .await
+                    market: account.market,
+                    created: true,
+                }));
+            }
+            let existing: ExistingSlot = prepared(
+                diesel::sql_query(EXISTING_SLOT)
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<Text, _>(account.platform.as_str())
+                    .bind::<Text, _>(account.code.as_str()),
+            )
+            .get_result(conn)
+            .await?;
+            if existing.persona_id != account.persona_id {
+                return Ok(Err(AddRefusal::CodeTaken));
+            }
+            Ok(Ok(AddedAccount {
+                slot_id: existing.slot_id,
+                account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                code: account.code.to_string(),
+                platform: account.platform,
+                market: market(&existing.market)?,
+                created: false,
+            }))
         })
     }
 
@@ -432,77 +427,73 @@ impl AccountsRepo for PgStore {
         agent: AgentRef,
         change: &'a StateChange,
     ) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let locked: LockedGeneration = prepared(
-                    diesel::sql_query(LOCK_GENERATION).bind::<SqlUuid, _>(change.generation_id),
-                )
-                .get_result(conn)
-                .await?;
-                let current = AccountState::parse(&locked.state)
-                    .ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
-                let movement = apply_report(current, change.report);
-                let StateMove::Changed {
-                    from,
-                    to,
-                    opens_ban_decision,
-                    stocks_posts,
-                } = movement
-                else {
-                    // A repeated ban answers with the decision still waiting for a person.
-                    let decision = if current == AccountState::Banned {
-                        open_decision_of(conn, change.generation_id)
-                            .await?
-                            .map(opened)
-                    } else {
-                        None
-                    };
-                    return Ok(StateOutcome {
-                        movement,
-                        state: current,
-                        decision,
-                        stocked_posts: 0,
-                    });
-                };
-                prepared(
-                    diesel::sql_query(RECORD_STATE_CHANGE)
-                        .bind::<SqlUuid, _>(change.generation_id)
-                        .bind::<Text, _>(to.as_str())
-                        .bind::<Text, _>(from.as_str())
-                        .bind::<Text, _>(change.report.as_str())
-                        .bind::<Nullable<Text>, _>(change.reason.as_deref())
-                        .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
-                        .bind::<SqlUuid, _>(agent.agent_id)
-                        .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()),
-                )
-                .execute(conn)
-                .await?;
-                let decision = if opens_ban_decision {
-                    Some(open_ban_decision(conn, agent, &locked, change).await?)
+        self.tx(async move |conn| {
+            let locked: LockedGeneration = prepared(
+                diesel::sql_query(LOCK_GENERATION).bind::<SqlUuid, _>(change.generation_id),
+            )
+            .get_result(conn)
+            .await?;
+            let current = AccountState::parse(&locked.state)
+                .ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
+            let movement = apply_report(current, change.report);
+            let StateMove::Changed {
+                from,
+                to,
+                opens_ban_decision,
+                stocks_posts,
+            } = movement
+            else {
+                // A repeated ban answers with the decision still waiting for a person.
+                let decision = if current == AccountState::Banned {
+                    open_decision_of(conn, change.generation_id)
+                        .await?
+                        .map(opened)
                 } else {
                     None
                 };
-                let stocked_posts = if stocks_posts {
-                    crate::inventory::stock_slot_posts(
-                        conn,
-                        locked.slot_id,
-                        agent.agent_id,
-                        change.reason.as_deref(),
-                        to.as_str(),
-                    )
-                    .await?
-                } else {
-                    0
-                };
-                Ok(StateOutcome {
+                return Ok(StateOutcome {
                     movement,
-                    state: to,
+                    state: current,
                     decision,
-                    stocked_posts,
-                })
+                    stocked_posts: 0,
+                });
+            };
+            prepared(
+                diesel::sql_query(RECORD_STATE_CHANGE)
+                    .bind::<SqlUuid, _>(change.generation_id)
+                    .bind::<Text, _>(to.as_str())
+                    .bind::<Text, _>(from.as_str())
+                    .bind::<Text, _>(change.report.as_str())
+                    .bind::<Nullable<Text>, _>(change.reason.as_deref())
+                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()),
+            )
+            .execute(conn)
+            .await?;
+            let decision = if opens_ban_decision {
+                Some(open_ban_decision(conn, agent, &locked, change).await?)
+            } else {
+                None
+            };
+            let stocked_posts = if stocks_posts {
+                crate::inventory::stock_slot_posts(
+                    conn,
+                    locked.slot_id,
+                    agent.agent_id,
+                    change.reason.as_deref(),
+                    to.as_str(),
+                )
+                .await?
+            } else {
+                0
+            };
+            Ok(StateOutcome {
+                movement,
+                state: to,
+                decision,
+                stocked_posts,
             })
-            .await
         })
     }
 
@@ -512,8 +503,7 @@ impl AccountsRepo for PgStore {
         image: &'a AvatarImage,
         storage_key: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: AvatarRow = prepared(
                 diesel::sql_query(SET_AVATAR)
                     .bind::<SqlUuid, _>(generation_id)
@@ -524,7 +514,7 @@ impl AccountsRepo for PgStore {
                     .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
                     .bind::<Text, _>(storage_key),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await?;
             Ok((
                 StoredAvatar {
@@ -545,8 +535,7 @@ impl AccountsRepo for PgStore {
         agent: AgentRef,
         input: &'a HeartbeatInput,
     ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let counts = Value::Object(input.counts.clone());
             let row: RunRow = prepared(
                 diesel::sql_query(UPSERT_RUN)
@@ -555,7 +544,7 @@ impl AccountsRepo for PgStore {
                     .bind::<Nullable<Text>, _>(input.summary.as_deref())
                     .bind::<Jsonb, _>(&counts),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await?;
             Ok(HeartbeatRecord {
                 id: row.id,
@@ -566,8 +555,8 @@ impl AccountsRepo for PgStore {
     }
 
     fn rotation(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
-        Box::pin(async move {
-            let accounts = self.agent_accounts(agent).await?;
+        self.read(async move |conn| {
+            let accounts = agent_accounts(conn, agent).await?;
             Ok(accounts
                 .into_iter()
                 .map(|(a, inventory)| RotationAccount {
@@ -589,8 +578,7 @@ impl AccountsRepo for PgStore {
         agent: AgentRef,
         dates: &'a [(Market, jiff::civil::Date)],
     ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, jiff::civil::Date, DayCount)>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<DayCountRow> = prepared(
                 diesel::sql_query(DAY_COUNTS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -602,7 +590,7 @@ impl AccountsRepo for PgStore {
                         dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
                     ),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             rows.into_iter()
                 .map(|r| {
@@ -661,38 +649,38 @@ struct DayCountRow {
     planned: i64,
 }
 
-impl PgStore {
-    /// The agent's accounts, each with its stocked posts: one statement.
-    async fn agent_accounts(&self, agent: AgentRef) -> anyhow::Result<Vec<(AccountView, i64)>> {
-        let mut conn = self.conn().await?;
-        let rows: Vec<AccountRow> = prepared(
-            diesel::sql_query(AGENT_ACCOUNTS)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id),
-        )
-        .load(&mut conn)
-        .await?;
-        rows.into_iter()
-            .map(|r| {
-                let view = AccountView {
-                    slot_id: r.slot_id,
-                    account_id: r.account_id,
-                    platform: platform(&r.platform)?,
-                    market: market(&r.market)?,
-                    state: state(r.state.as_deref())?,
-                    code: r.code,
-                    legacy_code: r.legacy_code,
-                    timezone: r.timezone,
-                    persona: r.persona,
-                    handle: r.handle,
-                    generation: r.generation,
-                    daily_target: r.daily_target,
-                    publishing: r.publishing,
-                };
-                Ok((view, r.inventory))
-            })
-            .collect()
-    }
+/// The agent's accounts, each with its stocked posts: one statement.
+async fn agent_accounts(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+) -> anyhow::Result<Vec<(AccountView, i64)>> {
+    let rows: Vec<AccountRow> = prepared(
+        diesel::sql_query(AGENT_ACCOUNTS)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(agent.agent_id),
+    )
+    .load(conn)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let view = AccountView {
+                slot_id: r.slot_id,
+                account_id: r.account_id,
+                platform: platform(&r.platform)?,
+                market: market(&r.market)?,
+                state: state(r.state.as_deref())?,
+                code: r.code,
+                legacy_code: r.legacy_code,
+                timezone: r.timezone,
+                persona: r.persona,
+                handle: r.handle,
+                generation: r.generation,
+                daily_target: r.daily_target,
+                publishing: r.publishing,
+            };
+            Ok((view, r.inventory))
+        })
+        .collect()
 }
 
 /// The open ban decision of a generation, if any.
@@ -765,3 +753,19 @@ async fn open_ban_decision(
     };
     Ok(opened(row))
 }
+
+statements!(
+    AGENT_ACCOUNTS,
+    RESOLVE,
+    PERSONA_OWNER,
+    INSERT_SLOT,
+    INSERT_FIRST_GENERATION,
+    EXISTING_SLOT,
+    LOCK_GENERATION,
+    RECORD_STATE_CHANGE,
+    SET_AVATAR,
+    UPSERT_RUN,
+    OPEN_BAN_DECISION,
+    INSERT_DECISION,
+    DAY_COUNTS,
+);

@@ -5,6 +5,7 @@ use diesel_async::pooled_connection::{
 };
 use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use fleetdesk_kernel::BoxFuture;
 use futures_util::FutureExt;
 
 pub type PgPool = Pool<AsyncPgConnection>;
@@ -70,6 +71,60 @@ impl PgStore {
             )))
         })
     }
+
+    /// Runs `work` on one pooled connection, outside a transaction: for single statements
+    /// and reads. Errors are the pool's [`Unavailable`](fleetdesk_kernel::error::Unavailable)
+    /// or whatever `work` returns.
+    pub(crate) fn read<'a, T, F>(&'a self, work: F) -> BoxFuture<'a, anyhow::Result<T>>
+    where
+        for<'c> F: AsyncFnOnce(&'c mut AsyncPgConnection) -> anyhow::Result<T>
+            + ConnWork<'c, T, Fut: Send>
+            + Send
+            + 'a,
+        T: Send + 'a,
+    {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            work(&mut conn).await
+        })
+    }
+
+    /// Runs `work` in one transaction on one pooled connection: committed when `work` returns
+    /// `Ok`, rolled back when it returns `Err` (an expected refusal is an `Ok` value, see
+    /// [`crate::drafts`] for the ones that must undo writes).
+    pub(crate) fn tx<'a, T, F>(&'a self, work: F) -> BoxFuture<'a, anyhow::Result<T>>
+    where
+        for<'c> F: AsyncFnOnce(&'c mut AsyncPgConnection) -> anyhow::Result<T>
+            + ConnWork<'c, T, Fut: Send>
+            + Send
+            + 'a,
+        T: Send + 'a,
+    {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.transaction::<_, anyhow::Error, _>(async move |c| work(c).await)
+                .await
+        })
+    }
+}
+
+/// The work [`PgStore::read`] and [`PgStore::tx`] run: an async closure over the connection
+/// whose future is nameable, so its `Send` bound can be stated (diesel-async's own
+/// `AsyncFunc` helper is not exported).
+pub(crate) trait ConnWork<'c, T>:
+    AsyncFnOnce(&'c mut AsyncPgConnection) -> anyhow::Result<T>
+    + FnOnce(&'c mut AsyncPgConnection) -> <Self as ConnWork<'c, T>>::Fut
+{
+    type Fut: Future<Output = anyhow::Result<T>>;
+}
+
+impl<'c, T, F, Fut> ConnWork<'c, T> for F
+where
+    F: AsyncFnOnce(&'c mut AsyncPgConnection) -> anyhow::Result<T>
+        + FnOnce(&'c mut AsyncPgConnection) -> Fut,
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    type Fut = Fut;
 }
 
 /// Counts every statement sent as one round trip of the current request.

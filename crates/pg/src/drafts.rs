@@ -7,13 +7,14 @@ use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
 use fleetdesk_drafts::draft::{CastMember, Character, MediaRef, check_characters, plan_media};
 use fleetdesk_drafts::media::MediaKind;
 use fleetdesk_drafts::ports::*;
 use fleetdesk_drafts::post::{PostStatus, body_key, landing_status};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, parse_time_input};
+use futures_util::FutureExt;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -931,15 +932,9 @@ impl DraftsRepo for PgStore {
         agent: AgentRef,
         draft: &'a NewDraft,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let out = submit_tx(conn, agent, draft).await?;
-                rollback_refusal(out)
-            })
-            .await
-            .or_else(refusal_value)
-        })
+        self.tx(async move |conn| rollback_refusal(submit_tx(conn, agent, draft).await?))
+            .map(|out| out.or_else(refusal_value))
+            .boxed()
     }
 
     fn update<'a>(
@@ -947,14 +942,9 @@ impl DraftsRepo for PgStore {
         agent: AgentRef,
         edit: &'a DraftEdit,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                rollback_refusal(update_tx(conn, agent, edit).await?)
-            })
-            .await
-            .or_else(refusal_value)
-        })
+        self.tx(async move |conn| rollback_refusal(update_tx(conn, agent, edit).await?))
+            .map(|out| out.or_else(refusal_value))
+            .boxed()
     }
 
     fn attach<'a>(
@@ -964,14 +954,11 @@ impl DraftsRepo for PgStore {
         items: &'a Attach,
         note: Option<&'a str>,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                rollback_refusal(attach_tx(conn, agent, post_id, items, note).await?)
-            })
-            .await
-            .or_else(refusal_value)
+        self.tx(async move |conn| {
+            rollback_refusal(attach_tx(conn, agent, post_id, items, note).await?)
         })
+        .map(|out| out.or_else(refusal_value))
+        .boxed()
     }
 
     fn add_note<'a>(
@@ -980,17 +967,13 @@ impl DraftsRepo for PgStore {
         post_id: Uuid,
         note: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<Result<(), DraftRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let post = match own_post(conn, agent, post_id).await? {
-                    Ok(p) => p,
-                    Err(r) => return Ok(Err(r)),
-                };
-                record(conn, post.id, agent, &[note_event(note)]).await?;
-                Ok(Ok(()))
-            })
-            .await
+        self.tx(async move |conn| {
+            let post = match own_post(conn, agent, post_id).await? {
+                Ok(p) => p,
+                Err(r) => return Ok(Err(r)),
+            };
+            record(conn, post.id, agent, &[note_event(note)]).await?;
+            Ok(Ok(()))
         })
     }
 
@@ -1001,8 +984,7 @@ impl DraftsRepo for PgStore {
         after: Option<(Timestamp, Uuid)>,
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
             let rows: Vec<RedoRow> = prepared(
                 diesel::sql_query(REDO)
@@ -1015,7 +997,7 @@ impl DraftsRepo for PgStore {
                     .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
                     .bind::<BigInt, _>(limit + 1),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             let more = rows.len() as i64 > limit;
             let items = rows
@@ -1067,3 +1049,21 @@ fn refusal_value<T>(e: anyhow::Error) -> anyhow::Result<Result<T, DraftRefusal>>
         Err(e) => Err(e),
     }
 }
+
+statements!(
+    DRAFT_ACCOUNT,
+    POST_FOR_CHANGE,
+    CAST,
+    UPLOAD_REFS,
+    MEDIA_REFS,
+    POST_MEDIA,
+    INSERT_INLINE,
+    INLINE_IDS,
+    DUPLICATE,
+    INSERT_POST,
+    APPEND_MEDIA,
+    SET_CHARACTERS,
+    UPDATE_DRAFT,
+    INVENTORY,
+    REDO,
+);

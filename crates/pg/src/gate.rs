@@ -12,6 +12,7 @@ use fleetdesk_tenancy::ports::{Authentication, RateWindow};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
 };
+use futures_util::FutureExt;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -191,6 +192,29 @@ impl AdmitRow {
     }
 }
 
+const COMPLETE_KEY: &str = "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
+                 WHERE owner_id = $1 AND key_hash = $2";
+
+const RELEASE_KEY: &str =
+    "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = 'running'";
+
+const PING: &str = "SELECT 1";
+
+const SWEEP_WINDOWS: &str =
+    "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'";
+
+const SWEEP_KEYS: &str =
+    "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'";
+
+statements!(
+    ADMIT,
+    COMPLETE_KEY,
+    RELEASE_KEY,
+    PING,
+    SWEEP_WINDOWS,
+    SWEEP_KEYS
+);
+
 impl Gatekeeper for PgStore {
     fn admit<'a>(
         &'a self,
@@ -198,9 +222,8 @@ impl Gatekeeper for PgStore {
         limit_per_minute: i64,
         claim: Option<&'a ClaimRequest>,
     ) -> BoxFuture<'a, anyhow::Result<Admission>> {
-        Box::pin(async move {
+        self.read(async move |conn| {
             let key_hash = claim.map(|c| key_hash(&c.key));
-            let mut conn = self.conn().await?;
             let row: Option<AdmitRow> = prepared(
                 diesel::sql_query(ADMIT)
                     .bind::<Text, _>(&key.lookup)
@@ -209,7 +232,7 @@ impl Gatekeeper for PgStore {
                     .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
                     .bind::<BigInt, _>(limit_per_minute),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await
             .optional()?;
             let Some(row) = row else {
@@ -240,46 +263,40 @@ impl Gatekeeper for PgStore {
         status: u16,
         body: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             prepared(
-                diesel::sql_query(
-                    "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
-                 WHERE owner_id = $1 AND key_hash = $2",
-                )
-                .bind::<SqlUuid, _>(owner)
-                .bind::<Bytea, _>(key_hash(key).as_slice())
-                .bind::<SmallInt, _>(status as i16)
-                .bind::<Jsonb, _>(body),
+                diesel::sql_query(COMPLETE_KEY)
+                    .bind::<SqlUuid, _>(owner)
+                    .bind::<Bytea, _>(key_hash(key).as_slice())
+                    .bind::<SmallInt, _>(status as i16)
+                    .bind::<Jsonb, _>(body),
             )
-            .execute(&mut conn)
+            .execute(conn)
             .await?;
             Ok(())
         })
     }
 
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            prepared(diesel::sql_query("DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = 'running'")
-                .bind::<SqlUuid, _>(owner)
-                .bind::<Bytea, _>(key_hash(key).as_slice()))
-                .execute(&mut conn)
-                .await?;
+        self.read(async move |conn| {
+            prepared(
+                diesel::sql_query(RELEASE_KEY)
+                    .bind::<SqlUuid, _>(owner)
+                    .bind::<Bytea, _>(key_hash(key).as_slice()),
+            )
+            .execute(conn)
+            .await?;
             Ok(())
         })
     }
 
     fn ready(&self) -> BoxFuture<'_, bool> {
-        Box::pin(async move {
-            let Ok(mut conn) = self.conn().await else {
-                return false;
-            };
-            prepared(diesel::sql_query("SELECT 1"))
-                .execute(&mut conn)
-                .await
-                .is_ok()
+        self.read(async move |conn| {
+            prepared(diesel::sql_query(PING)).execute(conn).await?;
+            Ok(())
         })
+        .map(|up| up.is_ok())
+        .boxed()
     }
 }
 
@@ -287,16 +304,12 @@ impl PgStore {
     /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = prepared(diesel::sql_query(
-            "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'",
-        ))
-        .execute(&mut conn)
-        .await?;
-        let keys = prepared(diesel::sql_query(
-            "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'",
-        ))
-        .execute(&mut conn)
-        .await?;
+        let windows = prepared(diesel::sql_query(SWEEP_WINDOWS))
+            .execute(&mut conn)
+            .await?;
+        let keys = prepared(diesel::sql_query(SWEEP_KEYS))
+            .execute(&mut conn)
+            .await?;
         Ok((windows, keys))
     }
 }

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_inventory::*;
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
@@ -465,9 +465,8 @@ impl InventoryRepo for PgStore {
         agent: AgentRef,
         query: &'a InventoryQuery,
     ) -> BoxFuture<'a, anyhow::Result<InventoryPage>> {
-        Box::pin(async move {
+        self.read(async move |conn| {
             let sponsored = query.sponsored.map(|s| s == Sponsored::Only);
-            let mut conn = self.conn().await?;
             let accounts: Vec<AccountRow> = prepared(
                 diesel::sql_query(INVENTORY_ACCOUNTS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -475,7 +474,7 @@ impl InventoryRepo for PgStore {
                     .bind::<Nullable<Bool>, _>(sponsored)
                     .bind::<Nullable<SqlUuid>, _>(query.slot),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             let rows: Vec<StockedRow> = prepared(
                 diesel::sql_query(INVENTORY_POSTS)
@@ -487,7 +486,7 @@ impl InventoryRepo for PgStore {
                     .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
                     .bind::<BigInt, _>(query.limit + 1),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             let more = rows.len() as i64 > query.limit;
             let posts: Vec<StockedPost> = rows
@@ -536,13 +535,7 @@ impl InventoryRepo for PgStore {
         post_id: Uuid,
         reason: Option<&'a str>,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                stock_tx(conn, agent, post_id, reason).await
-            })
-            .await
-        })
+        self.tx(async move |conn| stock_tx(conn, agent, post_id, reason).await)
     }
 
     fn unstock<'a>(
@@ -553,13 +546,7 @@ impl InventoryRepo for PgStore {
         extra: bool,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                unstock_tx(conn, agent, post_id, planned_at, extra, now).await
-            })
-            .await
-        })
+        self.tx(async move |conn| unstock_tx(conn, agent, post_id, planned_at, extra, now).await)
     }
 
     fn confirm_unscheduled(
@@ -567,13 +554,7 @@ impl InventoryRepo for PgStore {
         agent: AgentRef,
         post_id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                unscheduled_tx(conn, agent, post_id).await
-            })
-            .await
-        })
+        self.tx(async move |conn| unscheduled_tx(conn, agent, post_id).await)
     }
 
     fn delete_stocked<'a>(
@@ -585,12 +566,8 @@ impl InventoryRepo for PgStore {
         reason: Option<&'a str>,
         relay: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                delete_tx(conn, agent, post_id, role, person, reason, relay).await
-            })
-            .await
+        self.tx(async move |conn| {
+            delete_tx(conn, agent, post_id, role, person, reason, relay).await
         })
     }
 
@@ -599,15 +576,14 @@ impl InventoryRepo for PgStore {
         agent: AgentRef,
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<UnscheduleItem>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<UnscheduleRow> = prepared(
                 diesel::sql_query(UNSCHEDULE_LIST)
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<BigInt, _>(limit),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             rows.into_iter()
                 .map(|r| {
@@ -628,3 +604,16 @@ impl InventoryRepo for PgStore {
         })
     }
 }
+
+statements!(
+    STOCK_SLOT,
+    INVENTORY_ACCOUNTS,
+    INVENTORY_POSTS,
+    POST_FOR_INVENTORY,
+    STOCK_ONE,
+    UNSTOCK,
+    CLEAR_UNSCHEDULE,
+    DISCARD,
+    DAY_COMMITTED,
+    UNSCHEDULE_LIST,
+);

@@ -3,6 +3,16 @@
 //! One transaction per use case lives here, never in domain code. Expected outcomes (a code
 //! taken, a refused key) are values; `anyhow::Error` means the database failed.
 
+/// Lists a module's SQL constants: `statements!(A, B)` defines `statements()`, the
+/// `("fleetdesk_pg::module::NAME", sql)` pairs that [`all_statements`] collects.
+macro_rules! statements {
+    ($($name:ident),* $(,)?) => {
+        pub(crate) fn statements() -> Vec<(&'static str, &'static str)> {
+            vec![$((concat!(module_path!(), "::", stringify!($name)), $name)),*]
+        }
+    };
+}
+
 mod accounts;
 mod db;
 mod drafts;
@@ -16,3 +26,20 @@ mod tenancy;
 pub mod testing;
 
 pub use db::{PgPool, PgStore, connect, migrate};
+
+/// Every constant SQL statement of the adapter as `("fleetdesk_pg::module::NAME", sql)`, so a
+/// test can prepare each against the migrated schema. Each module lists its own constants.
+#[doc(hidden)]
+pub fn all_statements() -> Vec<(&'static str, &'static str)> {
+    [
+        accounts::statements(),
+        drafts::statements(),
+        gate::statements(),
+        inventory::statements(),
+        lifecycle::statements(),
+        media::statements(),
+        record::statements(),
+        tenancy::statements(),
+    ]
+    .concat()
+}

@@ -8,7 +8,7 @@ use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_drafts::draft::Character;
 use fleetdesk_drafts::lifecycle::*;
@@ -1424,7 +1424,7 @@ impl LifecycleRepo for PgStore {
         viewer: Viewer,
         query: &'a ReviewQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
-        Box::pin(async move {
+        self.read(async move |conn| {
             let stages: Vec<&str> = match (viewer.client, query.stage) {
                 (true, _) => vec![PostStatus::ClientReview.as_str()],
                 (false, Some(s)) => vec![s.as_str()],
@@ -1433,7 +1433,6 @@ impl LifecycleRepo for PgStore {
                     PostStatus::ClientReview.as_str(),
                 ],
             };
-            let mut conn = self.conn().await?;
             let rows: Vec<CardRow> = prepared(
                 diesel::sql_query(REVIEW_QUEUE)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
@@ -1442,29 +1441,28 @@ impl LifecycleRepo for PgStore {
                     .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
                     .bind::<BigInt, _>(query.limit + 1),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             page(rows, query.limit)
         })
     }
 
     fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: Option<CardRow> = prepared(
                 diesel::sql_query(ONE_POST)
                     .bind::<SqlUuid, _>(id)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
                     .bind::<Bool, _>(viewer.client),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await
             .optional()?;
             let Some(row) = row else {
                 return Ok(None);
             };
             let record: Vec<RecordRow> = prepared(diesel::sql_query(RECORD).bind::<SqlUuid, _>(id))
-                .load(&mut conn)
+                .load(conn)
                 .await?;
             Ok(Some(PostDetail {
                 client_review: row.client_review,
@@ -1491,8 +1489,7 @@ impl LifecycleRepo for PgStore {
         viewer: Viewer,
         query: &'a PublishedQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<CardRow> = prepared(
                 diesel::sql_query(PUBLISHED)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
@@ -1503,7 +1500,7 @@ impl LifecycleRepo for PgStore {
                     .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
                     .bind::<BigInt, _>(query.limit + 1),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             page(rows, query.limit)
         })
@@ -1516,13 +1513,7 @@ impl LifecycleRepo for PgStore {
         request: &'a TransitionRequest,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Transitioned, TransitionRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                transition_tx(conn, scope, reviewer, request, now).await
-            })
-            .await
-        })
+        self.tx(async move |conn| transition_tx(conn, scope, reviewer, request, now).await)
     }
 
     fn approved(
@@ -1530,15 +1521,14 @@ impl LifecycleRepo for PgStore {
         agent: AgentRef,
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<PostCard>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<CardRow> = prepared(
                 diesel::sql_query(APPROVED)
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<BigInt, _>(limit),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             cards(rows)
         })
@@ -1550,13 +1540,7 @@ impl LifecycleRepo for PgStore {
         items: Vec<Result<RawReportItem, ItemError>>,
         now: Timestamp,
     ) -> BoxFuture<'_, anyhow::Result<ReportOutcome>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                report_tx(conn, agent, items, now).await
-            })
-            .await
-        })
+        self.tx(async move |conn| report_tx(conn, agent, items, now).await)
     }
 
     fn report_metrics<'a>(
@@ -1565,23 +1549,38 @@ impl LifecycleRepo for PgStore {
         report: &'a MetricsReport,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<MetricsOutcome, MetricsRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                metrics_tx(conn, agent, report, now).await
-            })
-            .await
-        })
+        self.tx(async move |conn| metrics_tx(conn, agent, report, now).await)
     }
 
     fn last_report_at(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Option<Timestamp>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: AtRow =
                 prepared(diesel::sql_query(LAST_REPORT).bind::<SqlUuid, _>(agent.agent_id))
-                    .get_result(&mut conn)
+                    .get_result(conn)
                     .await?;
             Ok(row.at.map(Into::into))
         })
     }
 }
+
+statements!(
+    REVIEW_QUEUE,
+    PUBLISHED,
+    ONE_POST,
+    APPROVED,
+    RECORD,
+    POST_FOR_MOVE,
+    APPLY_MOVE,
+    REPORT_SLOTS,
+    KNOWN_POSTS,
+    INSERT_REPORTED,
+    UPDATE_REPORTED,
+    INSERT_REPORT,
+    LAST_REPORT,
+    AGENT_MARKETS,
+    METRIC_POSTS,
+    LATEST_POST_METRICS,
+    LATEST_FOLLOWERS,
+    UPSERT_POST_METRICS,
+    UPSERT_ACCOUNT_METRICS,
+);

@@ -6,11 +6,12 @@ use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_drafts::media::{MediaKind, MediaType};
 use fleetdesk_drafts::ports::*;
 use fleetdesk_drafts::upload::UploadMode;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
+use futures_util::FutureExt;
 use uuid::Uuid;
 
 const UPLOAD_ACCOUNT: &str = r#"
@@ -361,8 +362,7 @@ impl MediaRepo for PgStore {
         agent: AgentRef,
         upload: &'a NewUpload,
     ) -> BoxFuture<'a, anyhow::Result<Result<Uuid, UploadRefusal>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<UploadAccount> = prepared(
                 diesel::sql_query(UPLOAD_ACCOUNT)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -370,7 +370,7 @@ impl MediaRepo for PgStore {
                     .bind::<Text, _>(upload.code.code.as_str())
                     .bind::<Nullable<Text>, _>(upload.code.platform.map(Platform::as_str)),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             let account = match pick(rows) {
                 Ok(a) => a,
@@ -383,7 +383,7 @@ impl MediaRepo for PgStore {
                     .bind::<SqlUuid, _>(account.persona_id)
                     .bind::<Nullable<Text>, _>(upload.character.as_deref()),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await?;
             let project_id = match (&upload.project, checks.project_id) {
                 (None, _) => account.project_id,
@@ -412,17 +412,16 @@ impl MediaRepo for PgStore {
                     .bind::<Bytea, _>(&upload.token_hash)
                     .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(upload.expires_at)),
             )
-            .get_result(&mut conn)
+            .get_result(conn)
             .await?;
             Ok(Ok(row.id))
         })
     }
 
     fn upload(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<UploadState>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: Option<UploadRow> = prepared(diesel::sql_query(UPLOAD).bind::<SqlUuid, _>(id))
-                .get_result(&mut conn)
+                .get_result(conn)
                 .await
                 .optional()?;
             row.map(UploadState::try_from).transpose()
@@ -437,8 +436,7 @@ impl MediaRepo for PgStore {
         hash_state: &'a [u8],
         detected: MediaType,
     ) -> BoxFuture<'a, anyhow::Result<bool>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let changed = prepared(
                 diesel::sql_query(CHUNK_RECEIVED)
                     .bind::<SqlUuid, _>(id)
@@ -447,7 +445,7 @@ impl MediaRepo for PgStore {
                     .bind::<Bytea, _>(hash_state)
                     .bind::<Text, _>(detected.mime()),
             )
-            .execute(&mut conn)
+            .execute(conn)
             .await?;
             Ok(changed == 1)
         })
@@ -458,97 +456,96 @@ impl MediaRepo for PgStore {
         upload: &'a UploadState,
         media: &'a NewMedia,
     ) -> BoxFuture<'a, anyhow::Result<Option<Completed>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                // The poster as the upload holds it now: one sent while the file was on its way
-                // counts. The lock makes a poster arriving meanwhile wait and then find the item.
-                let current: PosterRow =
-                    prepared(diesel::sql_query(LOCK_UPLOAD).bind::<SqlUuid, _>(upload.id))
-                        .get_result(conn)
-                        .await?;
-                let (poster_key, poster_mime) = match media.media_type.kind() {
-                    MediaKind::Video => (current.poster_key, current.poster_mime),
-                    MediaKind::Image => (None, None),
-                };
-                let (poster_key, poster_mime) = (poster_key.as_deref(), poster_mime.as_deref());
-                let inserted: Option<IdRow> = prepared(
-                    diesel::sql_query(INSERT_MEDIA)
-                        .bind::<SqlUuid, _>(upload.workspace_id)
-                        .bind::<Nullable<SqlUuid>, _>(upload.project_id)
-                        .bind::<SqlUuid, _>(upload.persona_id)
-                        .bind::<Nullable<Text>, _>(upload.character.as_deref())
-                        .bind::<Text, _>(media.media_type.kind().as_str())
-                        .bind::<Text, _>(media.media_type.mime())
-                        .bind::<BigInt, _>(media.layout.bytes)
-                        .bind::<Nullable<Integer>, _>(media.width)
-                        .bind::<Nullable<Integer>, _>(media.height)
-                        .bind::<Nullable<BigInt>, _>(media.duration_ms)
-                        .bind::<Nullable<Text>, _>(upload.caption.as_deref())
-                        .bind::<Array<Text>, _>(&upload.tags)
-                        .bind::<Text, _>(&media.sha256)
-                        .bind::<Text, _>(&media.layout.key)
-                        .bind::<Integer, _>(media.layout.parts)
-                        .bind::<BigInt, _>(media.layout.part_bytes)
-                        .bind::<Nullable<Text>, _>(poster_key)
-                        .bind::<Nullable<Text>, _>(poster_mime)
-                        .bind::<SqlUuid, _>(upload.agent_id),
-                )
-                .get_result(conn)
-                .await
-                .optional()?;
-                let (media_id, existing) = match inserted {
-                    Some(row) => (row.id, false),
-                    None => {
-                        let row: IdRow = prepared(
-                            diesel::sql_query(SAME_FILE)
-                                .bind::<SqlUuid, _>(upload.workspace_id)
-                                .bind::<Nullable<SqlUuid>, _>(upload.project_id)
-                                .bind::<Text, _>(&media.sha256),
-                        )
-                        .get_result(conn)
-                        .await?;
-                        prepared(
-                            diesel::sql_query(ENRICH_MEDIA)
-                                .bind::<SqlUuid, _>(row.id)
-                                .bind::<Nullable<Text>, _>(upload.caption.as_deref())
-                                .bind::<Nullable<Text>, _>(upload.character.as_deref())
-                                .bind::<Array<Text>, _>(&upload.tags)
-                                .bind::<Nullable<Text>, _>(poster_key)
-                                .bind::<Nullable<Text>, _>(poster_mime),
-                        )
-                        .execute(conn)
-                        .await?;
-                        (row.id, true)
-                    }
-                };
-                let next = match upload.mode {
-                    UploadMode::Single => upload.next_chunk,
-                    UploadMode::Chunked => upload.next_chunk + 1,
-                };
-                let closed = prepared(
-                    diesel::sql_query(CLOSE_UPLOAD)
-                        .bind::<SqlUuid, _>(upload.id)
-                        .bind::<SqlUuid, _>(media_id)
-                        .bind::<Integer, _>(upload.next_chunk)
-                        .bind::<Integer, _>(next)
-                        .bind::<BigInt, _>(media.layout.bytes)
-                        .bind::<Text, _>(media.media_type.mime()),
-                )
-                .execute(conn)
-                .await?;
-                if closed != 1 {
-                    // Another request finished this upload first: undo this one's item.
-                    return Err(anyhow::Error::new(AlreadyClosed));
-                }
-                Ok(Some(Completed { media_id, existing }))
-            })
+        self.tx(async move |conn| {
+            // The poster as the upload holds it now: one sent while the file was on its way
+            // counts. The lock makes a poster arriving meanwhile wait and then find the item.
+            let current: PosterRow =
+                prepared(diesel::sql_query(LOCK_UPLOAD).bind::<SqlUuid, _>(upload.id))
+                    .get_result(conn)
+                    .await?;
+            let (poster_key, poster_mime) = match media.media_type.kind() {
+                MediaKind::Video => (current.poster_key, current.poster_mime),
+                MediaKind::Image => (None, None),
+            };
+            let (poster_key, poster_mime) = (poster_key.as_deref(), poster_mime.as_deref());
+            let inserted: Option<IdRow> = prepared(
+                diesel::sql_query(INSERT_MEDIA)
+                    .bind::<SqlUuid, _>(upload.workspace_id)
+                    .bind::<Nullable<SqlUuid>, _>(upload.project_id)
+                    .bind::<SqlUuid, _>(upload.persona_id)
+                    .bind::<Nullable<Text>, _>(upload.character.as_deref())
+                    .bind::<Text, _>(media.media_type.kind().as_str())
+                    .bind::<Text, _>(media.media_type.mime())
+                    .bind::<BigInt, _>(media.layout.bytes)
+                    .bind::<Nullable<Integer>, _>(media.width)
+                    .bind::<Nullable<Integer>, _>(media.height)
+                    .bind::<Nullable<BigInt>, _>(media.duration_ms)
+                    .bind::<Nullable<Text>, _>(upload.caption.as_deref())
+                    .bind::<Array<Text>, _>(&upload.tags)
+                    .bind::<Text, _>(&media.sha256)
+                    .bind::<Text, _>(&media.layout.key)
+                    .bind::<Integer, _>(media.layout.parts)
+                    .bind::<BigInt, _>(media.layout.part_bytes)
+                    .bind::<Nullable<Text>, _>(poster_key)
+                    .bind::<Nullable<Text>, _>(poster_mime)
+                    .bind::<SqlUuid, _>(upload.agent_id),
+            )
+            .get_result(conn)
             .await
-            .or_else(|e| match e.downcast::<AlreadyClosed>() {
+            .optional()?;
+            let (media_id, existing) = match inserted {
+                Some(row) => (row.id, false),
+                None => {
+                    let row: IdRow = prepared(
+                        diesel::sql_query(SAME_FILE)
+                            .bind::<SqlUuid, _>(upload.workspace_id)
+                            .bind::<Nullable<SqlUuid>, _>(upload.project_id)
+                            .bind::<Text, _>(&media.sha256),
+                    )
+                    .get_result(conn)
+                    .await?;
+                    prepared(
+                        diesel::sql_query(ENRICH_MEDIA)
+                            .bind::<SqlUuid, _>(row.id)
+                            .bind::<Nullable<Text>, _>(upload.caption.as_deref())
+                            .bind::<Nullable<Text>, _>(upload.character.as_deref())
+                            .bind::<Array<Text>, _>(&upload.tags)
+                            .bind::<Nullable<Text>, _>(poster_key)
+                            .bind::<Nullable<Text>, _>(poster_mime),
+                    )
+                    .execute(conn)
+                    .await?;
+                    (row.id, true)
+                }
+            };
+            let next = match upload.mode {
+                UploadMode::Single => upload.next_chunk,
+                UploadMode::Chunked => upload.next_chunk + 1,
+            };
+            let closed = prepared(
+                diesel::sql_query(CLOSE_UPLOAD)
+                    .bind::<SqlUuid, _>(upload.id)
+                    .bind::<SqlUuid, _>(media_id)
+                    .bind::<Integer, _>(upload.next_chunk)
+                    .bind::<Integer, _>(next)
+                    .bind::<BigInt, _>(media.layout.bytes)
+                    .bind::<Text, _>(media.media_type.mime()),
+            )
+            .execute(conn)
+            .await?;
+            if closed != 1 {
+                // Another request finished this upload first: undo this one's item.
+                return Err(anyhow::Error::new(AlreadyClosed));
+            }
+            Ok(Some(Completed { media_id, existing }))
+        })
+        .map(|out| {
+            out.or_else(|e| match e.downcast::<AlreadyClosed>() {
                 Ok(_) => Ok(None),
                 Err(e) => Err(e),
             })
         })
+        .boxed()
     }
 
     fn set_poster<'a>(
@@ -557,31 +554,27 @@ impl MediaRepo for PgStore {
         key: &'a str,
         media_type: MediaType,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let row: Option<MediaIdRow> = prepared(
-                    diesel::sql_query(SET_UPLOAD_POSTER)
-                        .bind::<SqlUuid, _>(upload_id)
+        self.tx(async move |conn| {
+            let row: Option<MediaIdRow> = prepared(
+                diesel::sql_query(SET_UPLOAD_POSTER)
+                    .bind::<SqlUuid, _>(upload_id)
+                    .bind::<Text, _>(key)
+                    .bind::<Text, _>(media_type.mime()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            if let Some(media_id) = row.and_then(|r| r.media_id) {
+                prepared(
+                    diesel::sql_query(SET_MEDIA_POSTER)
+                        .bind::<SqlUuid, _>(media_id)
                         .bind::<Text, _>(key)
                         .bind::<Text, _>(media_type.mime()),
                 )
-                .get_result(conn)
-                .await
-                .optional()?;
-                if let Some(media_id) = row.and_then(|r| r.media_id) {
-                    prepared(
-                        diesel::sql_query(SET_MEDIA_POSTER)
-                            .bind::<SqlUuid, _>(media_id)
-                            .bind::<Text, _>(key)
-                            .bind::<Text, _>(media_type.mime()),
-                    )
-                    .execute(conn)
-                    .await?;
-                }
-                Ok(())
-            })
-            .await
+                .execute(conn)
+                .await?;
+            }
+            Ok(())
         })
     }
 
@@ -590,8 +583,7 @@ impl MediaRepo for PgStore {
         agent: AgentRef,
         q: &'a MediaQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let project_id = match &q.project {
                 Some(name) => {
                     let row: Option<IdRow> = prepared(
@@ -599,7 +591,7 @@ impl MediaRepo for PgStore {
                             .bind::<SqlUuid, _>(agent.workspace_id)
                             .bind::<Text, _>(name),
                     )
-                    .get_result(&mut conn)
+                    .get_result(conn)
                     .await
                     .optional()?;
                     match row {
@@ -620,7 +612,7 @@ impl MediaRepo for PgStore {
                     .bind::<Bool, _>(q.most_used)
                     .bind::<BigInt, _>(q.limit),
             )
-            .load(&mut conn)
+            .load(conn)
             .await?;
             rows.into_iter()
                 .map(|r| {
@@ -648,31 +640,28 @@ impl MediaRepo for PgStore {
     }
 
     fn abandoned_uploads(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, i32)>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let rows: Vec<AbandonedRow> =
                 prepared(diesel::sql_query(ABANDONED).bind::<BigInt, _>(limit))
-                    .load(&mut conn)
+                    .load(conn)
                     .await?;
             Ok(rows.into_iter().map(|r| (r.id, r.next_chunk)).collect())
         })
     }
 
     fn forget_progress(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             prepared(diesel::sql_query(FORGET_PROGRESS).bind::<SqlUuid, _>(id))
-                .execute(&mut conn)
+                .execute(conn)
                 .await?;
             Ok(())
         })
     }
 
     fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: Option<FileRow> = prepared(diesel::sql_query(FILE).bind::<SqlUuid, _>(id))
-                .get_result(&mut conn)
+                .get_result(conn)
                 .await
                 .optional()?;
             row.map(|r| {
@@ -739,3 +728,24 @@ mod tests {
         assert_eq!(contains_pattern("貓咪"), "%貓咪%");
     }
 }
+
+statements!(
+    UPLOAD_ACCOUNT,
+    UPLOAD_CHECKS,
+    INSERT_UPLOAD,
+    UPLOAD,
+    CHUNK_RECEIVED,
+    LOCK_UPLOAD,
+    INSERT_MEDIA,
+    SAME_FILE,
+    ENRICH_MEDIA,
+    CLOSE_UPLOAD,
+    SET_UPLOAD_POSTER,
+    SET_MEDIA_POSTER,
+    PROJECT_BY_NAME,
+    LIST,
+    ABANDONED,
+    FORGET_PROGRESS,
+    FILE,
+    SECRET,
+);

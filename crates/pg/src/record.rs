@@ -74,3 +74,5 @@ pub(crate) async fn by_member(
     .await?;
     Ok(())
 }
+
+statements!(BY_AGENT, BY_MEMBER);

@@ -7,7 +7,7 @@
 use crate::db::PgStore;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Bytea, Integer, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{BoxFuture, Market};
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
@@ -458,73 +458,88 @@ async fn apply_account(
 
 impl TenantStore for PgStore {
     fn apply<'a>(&'a self, file: &'a TenantFile) -> BoxFuture<'a, anyhow::Result<ApplyReport>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.transaction::<_, anyhow::Error, _>(async |conn| {
-                let mut report = ApplyReport::default();
-                for admin in &file.platform_admins {
-                    let pid = upsert_person(conn, &admin.email, &admin.name, true).await?;
-                    let keys = ensure_keys(conn, KeyKind::Personal, pid, None, admin.keys).await?;
-                    report.platform_admins.push(PersonReport {
+        self.tx(async move |conn| {
+            let mut report = ApplyReport::default();
+            for admin in &file.platform_admins {
+                let pid = upsert_person(conn, &admin.email, &admin.name, true).await?;
+                let keys = ensure_keys(conn, KeyKind::Personal, pid, None, admin.keys).await?;
+                report.platform_admins.push(PersonReport {
+                    id: pid,
+                    email: admin.email.trim().to_lowercase(),
+                    keys,
+                });
+            }
+            for o in &file.organizations {
+                let org_id = id(
+                    diesel::sql_query(UPSERT_ORGANIZATION)
+                        .into_boxed()
+                        .bind::<Text, _>(o.name.trim().to_owned())
+                        .bind::<BigInt, _>(o.monthly_credit_limit),
+                    conn,
+                )
+                .await?;
+                let mut org = OrganizationReport {
+                    id: org_id,
+                    name: o.name.trim().to_owned(),
+                    members: Vec::new(),
+                    workspaces: Vec::new(),
+                };
+                for m in &o.members {
+                    let pid = upsert_person(conn, &m.email, &m.name, false).await?;
+                    diesel::sql_query(UPSERT_MEMBER)
+                        .bind::<SqlUuid, _>(org_id)
+                        .bind::<SqlUuid, _>(pid)
+                        .bind::<Text, _>(m.role.as_str())
+                        .bind::<Bool, _>(m.review)
+                        .bind::<Bool, _>(m.left)
+                        .execute(conn)
+                        .await?;
+                    let keys = if m.left {
+                        Vec::new()
+                    } else {
+                        ensure_keys(conn, KeyKind::Personal, pid, Some(org_id), m.keys).await?
+                    };
+                    org.members.push(PersonReport {
                         id: pid,
-                        email: admin.email.trim().to_lowercase(),
+                        email: m.email.trim().to_lowercase(),
                         keys,
                     });
                 }
-                for o in &file.organizations {
-                    let org_id = id(
-                        diesel::sql_query(UPSERT_ORGANIZATION)
-                            .into_boxed()
-                            .bind::<Text, _>(o.name.trim().to_owned())
-                            .bind::<BigInt, _>(o.monthly_credit_limit),
-                        conn,
-                    )
-                    .await?;
-                    let mut org = OrganizationReport {
-                        id: org_id,
-                        name: o.name.trim().to_owned(),
-                        members: Vec::new(),
-                        workspaces: Vec::new(),
-                    };
-                    for m in &o.members {
-                        let pid = upsert_person(conn, &m.email, &m.name, false).await?;
-                        diesel::sql_query(UPSERT_MEMBER)
-                            .bind::<SqlUuid, _>(org_id)
-                            .bind::<SqlUuid, _>(pid)
-                            .bind::<Text, _>(m.role.as_str())
-                            .bind::<Bool, _>(m.review)
-                            .bind::<Bool, _>(m.left)
-                            .execute(conn)
-                            .await?;
-                        let keys = if m.left {
-                            Vec::new()
-                        } else {
-                            ensure_keys(conn, KeyKind::Personal, pid, Some(org_id), m.keys).await?
-                        };
-                        org.members.push(PersonReport {
-                            id: pid,
-                            email: m.email.trim().to_lowercase(),
-                            keys,
-                        });
-                    }
-                    for w in &o.workspaces {
-                        org.workspaces.push(apply_workspace(conn, org_id, w).await?);
-                    }
-                    report.organizations.push(org);
+                for w in &o.workspaces {
+                    org.workspaces.push(apply_workspace(conn, org_id, w).await?);
                 }
-                Ok(report)
-            })
-            .await
+                report.organizations.push(org);
+            }
+            Ok(report)
         })
     }
 
     fn is_empty(&self) -> BoxFuture<'_, anyhow::Result<bool>> {
-        Box::pin(async move {
-            let mut conn = self.conn().await?;
+        self.read(async move |conn| {
             let row: CountRow = diesel::sql_query(COUNT_ORGANIZATIONS)
-                .get_result(&mut conn)
+                .get_result(conn)
                 .await?;
             Ok(row.n == 0)
         })
     }
 }
+
+statements!(
+    COUNT_AGENT_KEYS,
+    COUNT_PERSONAL_KEYS,
+    INSERT_KEY,
+    UPSERT_PERSON,
+    UPSERT_WORKSPACE,
+    UPSERT_PROJECT,
+    UPSERT_AGENT,
+    UPSERT_PERSONA,
+    UPSERT_CAST,
+    UPSERT_FACT,
+    UPSERT_SPACE,
+    UPSERT_PRODUCT,
+    UPSERT_WIKI_SOURCE,
+    UPSERT_ACCOUNT,
+    UPSERT_ORGANIZATION,
+    UPSERT_MEMBER,
+    COUNT_ORGANIZATIONS,
+);
