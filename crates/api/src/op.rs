@@ -94,6 +94,10 @@ pub struct OpSpec {
     pub access: Access,
     /// The MCP tool, when the operation is one.
     pub tool: Option<&'static str>,
+    /// When one tool stands for several operations (`decide_issue` is both `/resolve` and
+    /// `/dismiss`): the value of the tool's [`OpSpec::TOOL_ROUTE_ARG`] argument that selects
+    /// this operation. Operations sharing a tool name must each have a distinct one.
+    pub tool_action: Option<&'static str>,
     /// Honours the Idempotency-Key header.
     pub idempotent: bool,
     /// Takes the MCP `request_id` argument in the role of the Idempotency-Key.
@@ -113,6 +117,8 @@ pub struct OpSpec {
 
 impl OpSpec {
     pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+    /// The MCP argument whose value picks the operation of a tool that stands for several.
+    pub const TOOL_ROUTE_ARG: &'static str = "action";
 
     /// An MCP tool's operation with the usual settings: an idempotent one takes both the
     /// Idempotency-Key and `request_id`, success is 200, the body limit is the default.
@@ -133,6 +139,7 @@ impl OpSpec {
             path,
             access,
             tool: Some(tool),
+            tool_action: None,
             idempotent,
             request_id: idempotent,
             summary,

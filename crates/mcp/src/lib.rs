@@ -1,7 +1,8 @@
 //! MCP over Streamable HTTP, JSON responses only (protocol 2025-06-18).
 //!
-//! Every tool is one catalogue operation: `tools/call` splits the arguments into path, query
-//! and body by name and runs the very pipeline the REST route runs (authentication, rate
+//! Every tool is one catalogue operation, or several routed by the `action` argument
+//! (`OpSpec::tool_action`; listed once, the values as an enum): `tools/call` picks the
+//! operation, splits the arguments into path, query and body by name and runs the very pipeline the REST route runs (authentication, rate
 //! limit, access, validation, idempotency with `request_id` as the Idempotency-Key). The
 //! protocol types come from `rmcp`'s model; the transport is this small, stateless function so
 //! the HTTP adapter can mount it next to the REST routes.
@@ -9,7 +10,7 @@
 use bytes::Bytes;
 use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
 use fleetdesk_api::pipeline::{authenticate, check_idempotency_key};
-use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, execute};
+use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, OpSpec, execute};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
 use rmcp::model::{
@@ -47,11 +48,274 @@ pub enum HttpAnswer {
     Error(ApiError),
 }
 
-struct ToolEntry {
+/// One operation behind a tool.
+struct Route {
+    /// The value of [`OpSpec::TOOL_ROUTE_ARG`] that selects it, when the tool stands for
+    /// several operations.
+    action: Option<&'static str>,
     op: Arc<dyn ErasedOp>,
-    tool: Tool,
     path_params: Vec<&'static str>,
     query_params: Vec<String>,
+}
+
+impl Route {
+    /// The arguments split by name into path, query and body, and `request_id` (when the
+    /// operation takes it) as the Idempotency-Key.
+    fn split(&self, arguments: Map<String, Value>) -> Result<(Args, Option<String>), ApiError> {
+        let mut args = Args::default();
+        let mut body = Map::new();
+        let mut request_id = None;
+        for (k, v) in arguments {
+            if self.path_params.contains(&k.as_str()) {
+                let as_text = match v {
+                    Value::String(s) => Value::String(s),
+                    other => Value::String(other.to_string()),
+                };
+                args.path.insert(k, as_text);
+            } else if self.query_params.contains(&k) {
+                args.query.insert(k, v);
+            } else if k == "request_id" && self.op.spec().request_id {
+                match v {
+                    Value::String(s) if check_idempotency_key(&s).is_ok() => request_id = Some(s),
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "request_id",
+                            "must be 1-200 visible ASCII characters",
+                        ));
+                    }
+                }
+            } else {
+                body.insert(k, v);
+            }
+        }
+        args.body = Value::Object(body);
+        Ok((args, request_id))
+    }
+}
+
+/// A listed tool: one operation, or several routed by [`OpSpec::TOOL_ROUTE_ARG`].
+struct ToolEntry {
+    api: Api,
+    tool: Tool,
+    routes: Vec<Route>,
+}
+
+impl ToolEntry {
+    /// The operation an `arguments` object selects; the routing argument is taken out, so
+    /// the operation parses only its own arguments.
+    fn route(&self, arguments: &mut Map<String, Value>) -> Result<&Route, ApiError> {
+        if let [only] = self.routes.as_slice()
+            && only.action.is_none()
+        {
+            return Ok(only);
+        }
+        let arg = OpSpec::TOOL_ROUTE_ARG;
+        let values = self
+            .routes
+            .iter()
+            .filter_map(|r| r.action)
+            .collect::<Vec<_>>()
+            .join(", ");
+        match arguments.remove(arg) {
+            None | Some(Value::Null) => Err(ApiError::invalid(
+                arg,
+                format!("is required: one of {values}"),
+            )),
+            Some(Value::String(v)) => self
+                .routes
+                .iter()
+                .find(|r| r.action == Some(v.as_str()))
+                .ok_or_else(|| ApiError::invalid(arg, format!("must be one of {values}"))),
+            Some(_) => Err(ApiError::invalid(
+                arg,
+                format!("must be a string, one of {values}"),
+            )),
+        }
+    }
+}
+
+/// A tool's description: the operation's summary and description.
+fn describe_op(spec: &OpSpec) -> String {
+    if spec.description.is_empty() {
+        spec.summary.to_owned()
+    } else {
+        format!("{}. {}", spec.summary, spec.description)
+    }
+}
+
+/// Builds the tool `name` of one API from its operations (in catalogue order). Panics, at
+/// startup, on a catalogue that cannot be listed unambiguously: several operations without
+/// distinct routing values, an operation with its own argument called like the routing
+/// argument, or a shared argument whose schema differs between the operations.
+fn build_tool(name: &'static str, ops: &[Arc<dyn ErasedOp>]) -> ToolEntry {
+    let api = ops[0].spec().api;
+    let ids = || {
+        ops.iter()
+            .map(|o| o.spec().id())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let routed = ops.iter().any(|o| o.spec().tool_action.is_some());
+    if ops.len() > 1 || routed {
+        assert!(
+            ops.iter().all(|o| o.spec().tool_action.is_some()),
+            "MCP tool {name} stands for several operations ({}) but not every one names its \
+             tool_action: give each a distinct value of the `{}` argument",
+            ids(),
+            OpSpec::TOOL_ROUTE_ARG
+        );
+        let mut seen = std::collections::BTreeSet::new();
+        for o in ops {
+            let action = o.spec().tool_action.unwrap_or_default();
+            assert!(
+                seen.insert(action),
+                "MCP tool {name}: two of its operations ({}) have tool_action {action:?}",
+                ids()
+            );
+        }
+    }
+    let routes = ops
+        .iter()
+        .map(|op| Route {
+            action: op.spec().tool_action,
+            path_params: op.spec().path_params(),
+            query_params: query_kinds(op.as_ref()).keys().cloned().collect(),
+            op: op.clone(),
+        })
+        .collect();
+    let tool = if routed {
+        let (input, output) = routed_schemas(name, ops);
+        let arg = OpSpec::TOOL_ROUTE_ARG;
+        let mut description = format!("One tool for {} operations; `{arg}` picks one.", ops.len());
+        for o in ops {
+            let spec = o.spec();
+            description.push_str(&format!(
+                "\n- `{arg}: {}` ({} {}): {}",
+                spec.tool_action.unwrap_or_default(),
+                spec.method.as_str(),
+                spec.full_path(),
+                describe_op(spec)
+            ));
+        }
+        Tool::new(name, description, object(input)).with_raw_output_schema(object(output))
+    } else {
+        let op = ops[0].as_ref();
+        Tool::new(name, describe_op(op.spec()), object(tool_input_schema(op)))
+            .with_raw_output_schema(object(tool_output_schema(op)))
+    };
+    ToolEntry { api, tool, routes }
+}
+
+/// The input and output schemas of a tool that stands for several operations.
+///
+/// Input: the routing argument (a required string enum of the values) and the union of the
+/// operations' arguments. An argument several operations take must have the same schema in
+/// each (else a startup panic, see docs/decisions.md, MCP). What is required by every
+/// operation is required; what only some require, and an operation's own conditions
+/// (`allOf`, `anyOf`, `if`/`then`, ...), hold under `if {action: value} then ...`.
+/// Output: the common schema, or `anyOf` the distinct ones.
+fn routed_schemas(name: &str, ops: &[Arc<dyn ErasedOp>]) -> (Value, Value) {
+    let arg = OpSpec::TOOL_ROUTE_ARG;
+    let values: Vec<&str> = ops.iter().filter_map(|o| o.spec().tool_action).collect();
+    let mut properties = Map::new();
+    let mut owner: Map<String, Value> = Map::new();
+    let mut per_op: Vec<(&'static str, Vec<String>, Map<String, Value>)> = Vec::new();
+    for o in ops {
+        let spec = o.spec();
+        let schema = tool_input_schema(o.as_ref());
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (prop, s) in props {
+            assert!(
+                prop != arg,
+                "MCP tool {name}: {} has its own argument `{arg}`, which is the tool's routing \
+                 argument",
+                spec.id()
+            );
+            match properties.get(&prop) {
+                Some(existing) => assert!(
+                    *existing == s,
+                    "MCP tool {name}: argument `{prop}` has different schemas in {} and {}; \
+                     the operations of one tool must agree on a shared argument\n{existing}\n{s}",
+                    owner[&prop].as_str().unwrap_or_default(),
+                    spec.id()
+                ),
+                None => {
+                    owner.insert(prop.clone(), Value::String(spec.id()));
+                    properties.insert(prop, s);
+                }
+            }
+        }
+        let required: Vec<String> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        let mut conditions = Map::new();
+        for key in ["allOf", "anyOf", "oneOf", "if", "then", "else"] {
+            if let Some(v) = schema.get(key) {
+                conditions.insert(key.to_owned(), v.clone());
+            }
+        }
+        per_op.push((spec.tool_action.unwrap_or_default(), required, conditions));
+    }
+    // Required by every operation.
+    let common: Vec<String> = per_op[0]
+        .1
+        .iter()
+        .filter(|r| per_op.iter().all(|(_, req, _)| req.contains(r)))
+        .cloned()
+        .collect();
+    let mut all_of = Vec::new();
+    for (action, required, mut then) in per_op {
+        let extra: Vec<&String> = required.iter().filter(|r| !common.contains(r)).collect();
+        if !extra.is_empty() {
+            then.insert("required".into(), json!(extra));
+        }
+        if !then.is_empty() {
+            all_of.push(json!({
+                "if": {"properties": {arg: {"const": action}}, "required": [arg]},
+                "then": then,
+            }));
+        }
+    }
+    let mut all_properties = Map::new();
+    all_properties.insert(
+        arg.to_owned(),
+        json!({"type": "string", "enum": values,
+               "description": "Which of the tool's operations to run (see the tool's description)."}),
+    );
+    all_properties.extend(properties);
+    let mut required = vec![arg.to_owned()];
+    required.extend(common);
+    let mut input = json!({
+        "type": "object",
+        "properties": all_properties,
+        "required": required,
+        "additionalProperties": false,
+    });
+    if !all_of.is_empty() {
+        input["allOf"] = Value::Array(all_of);
+    }
+
+    let mut outputs: Vec<Value> = Vec::new();
+    for o in ops {
+        let out = tool_output_schema(o.as_ref());
+        if !outputs.contains(&out) {
+            outputs.push(out);
+        }
+    }
+    let output = if outputs.len() == 1 {
+        outputs.remove(0)
+    } else {
+        // anyOf, not oneOf: two success bodies may both fit each other's schema (extra fields
+        // are allowed), and a client checking oneOf would then refuse a correct result.
+        json!({"type": "object", "anyOf": outputs})
+    };
+    (input, output)
 }
 
 /// The MCP endpoint over a catalogue.
@@ -80,25 +344,27 @@ fn rpc_result(id: Value, result: impl serde::Serialize) -> Value {
 }
 
 impl Mcp {
+    /// The tools of a catalogue. Panics when the catalogue cannot be listed unambiguously
+    /// (see [`build_tool`]): the service refuses to start rather than hide an operation.
     pub fn new(ops: Arc<Vec<Arc<dyn ErasedOp>>>) -> Mcp {
-        let tools = ops
-            .iter()
-            .filter_map(|op| {
-                let spec = op.spec();
-                let name = spec.tool?;
-                let description = if spec.description.is_empty() {
-                    spec.summary.to_owned()
-                } else {
-                    format!("{}. {}", spec.summary, spec.description)
-                };
-                let tool = Tool::new(name, description, object(tool_input_schema(op.as_ref())))
-                    .with_raw_output_schema(object(tool_output_schema(op.as_ref())));
-                Some(ToolEntry {
-                    path_params: spec.path_params(),
-                    query_params: query_kinds(op.as_ref()).keys().cloned().collect(),
-                    tool,
-                    op: op.clone(),
-                })
+        // Tools by API and name, in catalogue order; each with all its operations.
+        let mut keys: Vec<(Api, &'static str)> = Vec::new();
+        for op in ops.iter() {
+            if let Some(name) = op.spec().tool
+                && !keys.contains(&(op.spec().api, name))
+            {
+                keys.push((op.spec().api, name));
+            }
+        }
+        let tools = keys
+            .into_iter()
+            .map(|(api, name)| {
+                let group: Vec<_> = ops
+                    .iter()
+                    .filter(|o| o.spec().api == api && o.spec().tool == Some(name))
+                    .cloned()
+                    .collect();
+                build_tool(name, &group)
             })
             .collect();
         Mcp {
@@ -106,14 +372,10 @@ impl Mcp {
         }
     }
 
-    fn allowed(caller: &Caller, op: &dyn ErasedOp) -> bool {
-        op.spec().access.allows(caller)
-    }
-
     fn find(&self, api: Api, name: &str) -> Option<&ToolEntry> {
         self.tools
             .iter()
-            .find(|t| t.tool.name == name && t.op.spec().api == api)
+            .find(|t| t.tool.name == name && t.api == api)
     }
 
     pub async fn handle(&self, ctx: &Ctx, call: HttpCall) -> HttpAnswer {
@@ -267,7 +529,7 @@ impl Mcp {
             .with_protocol_version(ProtocolVersion::V_2025_06_18)
             .with_server_info(Implementation::new("fleetdesk", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
-                "fleetdesk for {who}. Every tool is one REST endpoint with the same parameters and rules; \
+                "fleetdesk for {who}. Every tool is one REST endpoint (a few are several, picked by `action`) with the same parameters and rules; \
                  pass request_id on writes that take it so a resend never acts twice."
             ))
     }
@@ -280,7 +542,7 @@ impl Mcp {
         let tools = self
             .tools
             .iter()
-            .filter(|t| t.op.spec().api == api && Self::allowed(caller, t.op.as_ref()))
+            .filter(|t| t.api == api && t.routes.iter().any(|r| r.op.spec().access.allows(caller)))
             .map(|t| t.tool.clone())
             .collect();
         ListToolsResult::with_all_items(tools)
@@ -301,7 +563,7 @@ impl Mcp {
                 rpc_error(id, RpcCode::INVALID_PARAMS, "params.name is required", None),
             );
         };
-        let arguments = match params.get("arguments") {
+        let mut arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m.clone(),
             Some(_) => {
@@ -337,43 +599,23 @@ impl Mcp {
                 ),
             );
         };
-        let spec = entry.op.spec();
-        let mut args = Args::default();
-        let mut body = Map::new();
-        let mut request_id = None;
-        for (k, v) in arguments {
-            if entry.path_params.contains(&k.as_str()) {
-                let as_text = match v {
-                    Value::String(s) => Value::String(s),
-                    other => Value::String(other.to_string()),
-                };
-                args.path.insert(k, as_text);
-            } else if entry.query_params.contains(&k) {
-                args.query.insert(k, v);
-            } else if k == "request_id" && spec.request_id {
-                match v {
-                    Value::String(s) if check_idempotency_key(&s).is_ok() => request_id = Some(s),
-                    _ => {
-                        let err = ApiError::invalid(
-                            "request_id",
-                            "must be 1-200 visible ASCII characters",
-                        );
-                        return HttpAnswer::Json(
-                            200,
-                            rpc_error(
-                                id,
-                                RpcCode::INVALID_PARAMS,
-                                err.message.clone(),
-                                Some(err.body(request_id_header)),
-                            ),
-                        );
-                    }
-                }
-            } else {
-                body.insert(k, v);
+        let prepared = entry
+            .route(&mut arguments)
+            .and_then(|route| Ok((route, route.split(arguments)?)));
+        let (entry, (args, request_id)) = match prepared {
+            Ok(p) => p,
+            Err(err) => {
+                return HttpAnswer::Json(
+                    200,
+                    rpc_error(
+                        id,
+                        RpcCode::INVALID_PARAMS,
+                        err.message.clone(),
+                        Some(err.body(request_id_header)),
+                    ),
+                );
             }
-        }
-        args.body = Value::Object(body);
+        };
         let outcome = execute(
             ctx,
             entry.op.as_ref(),
@@ -435,6 +677,9 @@ fn strip_result_type(v: &mut Value) {
         m.remove("resultType");
     }
 }
+
+#[cfg(test)]
+mod routed_tests;
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,7 @@ fn spec(
             Scope::DraftsRead
         }),
         tool: Some(tool),
+        tool_action: None,
         idempotent: write,
         request_id: write,
         summary,
