@@ -15,28 +15,13 @@ pub const POSTER_MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// How many header bytes [`MediaType::sniff`] needs to decide.
 pub const SNIFF_BYTES: usize = 32;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum MediaKind {
-    Image,
-    Video,
-}
-
-impl MediaKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MediaKind::Image => "image",
-            MediaKind::Video => "video",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<MediaKind> {
-        match s {
-            "image" => Some(MediaKind::Image),
-            "video" => Some(MediaKind::Video),
-            _ => None,
-        }
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "lowercase")]
+    pub enum MediaKind {
+        Image => "image",
+        Video => "video",
     }
 }
 

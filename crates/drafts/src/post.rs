@@ -1,66 +1,29 @@
 //! Post statuses (decisions.md) and which of them a draft move may start from.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum PostStatus {
-    Draft,
-    InternalReview,
-    ClientReview,
-    Approved,
-    RewriteRequested,
-    SentBack,
-    Stocked,
-    Scheduled,
-    Publishing,
-    Published,
-    Failed,
-    Cancelled,
-    Deleted,
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum PostStatus {
+        Draft => "draft",
+        InternalReview => "internal_review",
+        ClientReview => "client_review",
+        Approved => "approved",
+        RewriteRequested => "rewrite_requested",
+        SentBack => "sent_back",
+        Stocked => "stocked",
+        Scheduled => "scheduled",
+        Publishing => "publishing",
+        Published => "published",
+        Failed => "failed",
+        Cancelled => "cancelled",
+        Deleted => "deleted",
+    }
 }
 
 impl PostStatus {
-    pub const ALL: [PostStatus; 13] = [
-        PostStatus::Draft,
-        PostStatus::InternalReview,
-        PostStatus::ClientReview,
-        PostStatus::Approved,
-        PostStatus::RewriteRequested,
-        PostStatus::SentBack,
-        PostStatus::Stocked,
-        PostStatus::Scheduled,
-        PostStatus::Publishing,
-        PostStatus::Published,
-        PostStatus::Failed,
-        PostStatus::Cancelled,
-        PostStatus::Deleted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PostStatus::Draft => "draft",
-            PostStatus::InternalReview => "internal_review",
-            PostStatus::ClientReview => "client_review",
-            PostStatus::Approved => "approved",
-            PostStatus::RewriteRequested => "rewrite_requested",
-            PostStatus::SentBack => "sent_back",
-            PostStatus::Stocked => "stocked",
-            PostStatus::Scheduled => "scheduled",
-            PostStatus::Publishing => "publishing",
-            PostStatus::Published => "published",
-            PostStatus::Failed => "failed",
-            PostStatus::Cancelled => "cancelled",
-            PostStatus::Deleted => "deleted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<PostStatus> {
-        PostStatus::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-
     /// Still a draft: `PUT /drafts/{id}` may rewrite it.
     pub fn is_draft(self) -> bool {
         matches!(
@@ -93,12 +56,6 @@ impl PostStatus {
             .filter(|s| s.is_unpublished())
             .map(PostStatus::as_str)
             .collect()
-    }
-}
-
-impl fmt::Display for PostStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -155,6 +112,19 @@ pub fn landing_status(submit: bool, account_active: bool) -> PostStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_text_is_the_serde_form() {
+        fn check<T: Serialize>(all: &[T], text: fn(&T) -> &'static str) {
+            for v in all {
+                assert_eq!(serde_json::to_value(v).unwrap(), text(v));
+            }
+        }
+        check(&PostStatus::ALL, |v| v.as_str());
+        check(&crate::report::ReportedStatus::ALL, |v| v.as_str());
+        check(&crate::media::MediaKind::ALL, |v| v.as_str());
+        check(&crate::upload::UploadMode::ALL, |v| v.as_str());
+    }
 
     #[test]
     fn names_round_trip() {

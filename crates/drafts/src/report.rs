@@ -15,26 +15,19 @@ pub const PUBLISHED_MATCH_WINDOW: SignedDuration = SignedDuration::from_hours(12
 /// A published report adopts an unpublished post scheduled this close to it (rule 4).
 pub const ADOPT_WINDOW: SignedDuration = SignedDuration::from_hours(24);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ReportedStatus {
-    Scheduled,
-    Published,
-    Failed,
-    Cancelled,
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum ReportedStatus {
+        Scheduled => "scheduled",
+        Published => "published",
+        Failed => "failed",
+        Cancelled => "cancelled",
+    }
 }
 
 impl ReportedStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReportedStatus::Scheduled => "scheduled",
-            ReportedStatus::Published => "published",
-            ReportedStatus::Failed => "failed",
-            ReportedStatus::Cancelled => "cancelled",
-        }
-    }
-
     fn status(self) -> PostStatus {
         match self {
             ReportedStatus::Scheduled => PostStatus::Scheduled,

@@ -11,28 +11,13 @@ pub const SINGLE_LIFETIME: SignedDuration = SignedDuration::from_hours(1);
 /// A chunked link lives 23 hours.
 pub const CHUNKED_LIFETIME: SignedDuration = SignedDuration::from_hours(23);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum UploadMode {
-    Single,
-    Chunked,
-}
-
-impl UploadMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UploadMode::Single => "single",
-            UploadMode::Chunked => "chunked",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<UploadMode> {
-        match s {
-            "single" => Some(UploadMode::Single),
-            "chunked" => Some(UploadMode::Chunked),
-            _ => None,
-        }
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "lowercase")]
+    pub enum UploadMode {
+        Single => "single",
+        Chunked => "chunked",
     }
 }
 

@@ -1,26 +1,28 @@
 use serde::{Deserialize, Serialize};
 
-/// The error codes of the specification's Errors table, plus `method_not_allowed` (405),
-/// `range_not_satisfiable` (416, a media link's Range past the end) and `unavailable` for a
-/// database that cannot be reached (503).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    InvalidRequest,
-    Unauthorized,
-    Forbidden,
-    NotFound,
-    MethodNotAllowed,
-    AmbiguousCode,
-    IdempotencyInProgress,
-    AlreadyCovered,
-    PayloadTooLarge,
-    RangeNotSatisfiable,
-    Rejected,
-    IdempotencyMismatch,
-    RateLimited,
-    Internal,
-    Unavailable,
+crate::text_enum! {
+    /// The error codes of the specification's Errors table, plus `method_not_allowed` (405),
+    /// `range_not_satisfiable` (416, a media link's Range past the end) and `unavailable` for a
+    /// database that cannot be reached (503).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ErrorCode {
+        InvalidRequest => "invalid_request",
+        Unauthorized => "unauthorized",
+        Forbidden => "forbidden",
+        NotFound => "not_found",
+        MethodNotAllowed => "method_not_allowed",
+        AmbiguousCode => "ambiguous_code",
+        IdempotencyInProgress => "idempotency_in_progress",
+        AlreadyCovered => "already_covered",
+        PayloadTooLarge => "payload_too_large",
+        RangeNotSatisfiable => "range_not_satisfiable",
+        Rejected => "rejected",
+        IdempotencyMismatch => "idempotency_mismatch",
+        RateLimited => "rate_limited",
+        Internal => "internal",
+        Unavailable => "unavailable",
+    }
 }
 
 impl ErrorCode {
@@ -40,26 +42,6 @@ impl ErrorCode {
             ErrorCode::RateLimited => 429,
             ErrorCode::Internal => 500,
             ErrorCode::Unavailable => 503,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidRequest => "invalid_request",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::MethodNotAllowed => "method_not_allowed",
-            ErrorCode::AmbiguousCode => "ambiguous_code",
-            ErrorCode::IdempotencyInProgress => "idempotency_in_progress",
-            ErrorCode::AlreadyCovered => "already_covered",
-            ErrorCode::PayloadTooLarge => "payload_too_large",
-            ErrorCode::RangeNotSatisfiable => "range_not_satisfiable",
-            ErrorCode::Rejected => "rejected",
-            ErrorCode::IdempotencyMismatch => "idempotency_mismatch",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::Internal => "internal",
-            ErrorCode::Unavailable => "unavailable",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod platform;
 #[cfg(feature = "round-trips")]
 pub mod round_trips;
 pub mod secrets;
+mod text_enum;
 pub mod time;
 
 pub use code::{AccountCode, CodeError};

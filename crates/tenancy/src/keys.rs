@@ -7,10 +7,14 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KeyKind {
-    Agent,
-    Personal,
+fleetdesk_kernel::text_enum! {
+    /// Who a key belongs to. Its text is the `kind` of list_keys and revoke_key: `agent` or
+    /// `user`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum KeyKind {
+        Agent => "agent",
+        Personal => "user",
+    }
 }
 
 impl KeyKind {
@@ -18,14 +22,6 @@ impl KeyKind {
         match self {
             KeyKind::Agent => "fda",
             KeyKind::Personal => "fdp",
-        }
-    }
-
-    /// The `kind` of list_keys and revoke_key: `agent` or `user`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyKind::Agent => "agent",
-            KeyKind::Personal => "user",
         }
     }
 }

@@ -151,45 +151,28 @@ fn default_daily_target() -> i32 {
     1
 }
 
-/// The state an account starts in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InitialState {
-    #[default]
-    Warming,
-    Active,
-    Banned,
-    Quarantined,
-    Paused,
-}
-
-impl InitialState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InitialState::Warming => "warming",
-            InitialState::Active => "active",
-            InitialState::Banned => "banned",
-            InitialState::Quarantined => "quarantined",
-            InitialState::Paused => "paused",
-        }
+fleetdesk_kernel::text_enum! {
+    /// The state an account starts in.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum InitialState {
+        #[default]
+        Warming => "warming",
+        Active => "active",
+        Banned => "banned",
+        Quarantined => "quarantined",
+        Paused => "paused",
     }
 }
 
-/// Which side publishes an account's posts: the agent with its own tool, or fleetdesk.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Publishing {
-    #[default]
-    Agent,
-    Fleetdesk,
-}
-
-impl Publishing {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Publishing::Agent => "agent",
-            Publishing::Fleetdesk => "fleetdesk",
-        }
+fleetdesk_kernel::text_enum! {
+    /// Which side publishes an account's posts: the agent with its own tool, or fleetdesk.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Publishing {
+        #[default]
+        Agent => "agent",
+        Fleetdesk => "fleetdesk",
     }
 }
 
@@ -206,19 +189,12 @@ pub struct CommunitySpaceSpec {
     pub language: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Channel {
-    Whatsapp,
-    Discord,
-}
-
-impl Channel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Whatsapp => "whatsapp",
-            Channel::Discord => "discord",
-        }
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Channel {
+        Whatsapp => "whatsapp",
+        Discord => "discord",
     }
 }
 
@@ -597,6 +573,19 @@ pub struct SpaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_text_is_the_serde_form() {
+        for s in InitialState::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for p in Publishing::ALL {
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
+        for c in Channel::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+        }
+    }
 
     const EXAMPLE: &str = r#"{
       "platform_admins": [{"email": "root@example.com", "name": "Root", "keys": 1}],

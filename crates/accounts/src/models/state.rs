@@ -1,72 +1,43 @@
 use serde::{Deserialize, Serialize};
 
-/// The state of one generation of an account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum AccountState {
-    Warming,
-    Active,
-    Banned,
-    Quarantined,
-    Paused,
-    /// A generation that a newer one replaced; never reported by agents.
-    Replaced,
+fleetdesk_kernel::text_enum! {
+    /// The state of one generation of an account.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "lowercase")]
+    pub enum AccountState {
+        Warming => "warming",
+        Active => "active",
+        Banned => "banned",
+        Quarantined => "quarantined",
+        Paused => "paused",
+        /// A generation that a newer one replaced; never reported by agents.
+        Replaced => "replaced",
+    }
 }
 
 impl AccountState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountState::Warming => "warming",
-            AccountState::Active => "active",
-            AccountState::Banned => "banned",
-            AccountState::Quarantined => "quarantined",
-            AccountState::Paused => "paused",
-            AccountState::Replaced => "replaced",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<AccountState> {
-        Some(match s {
-            "warming" => AccountState::Warming,
-            "active" => AccountState::Active,
-            "banned" => AccountState::Banned,
-            "quarantined" => AccountState::Quarantined,
-            "paused" => AccountState::Paused,
-            "replaced" => AccountState::Replaced,
-            _ => return None,
-        })
-    }
-
     /// Only active accounts count as needing posts.
     pub fn in_rotation(self) -> bool {
         self == AccountState::Active
     }
 }
 
-/// What an agent may report with `POST /accounts/{code}/state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum ReportedState {
-    Banned,
-    Quarantined,
-    Paused,
-    Restored,
-    Warming,
+fleetdesk_kernel::text_enum! {
+    /// What an agent may report with `POST /accounts/{code}/state`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "lowercase")]
+    pub enum ReportedState {
+        Banned => "banned",
+        Quarantined => "quarantined",
+        Paused => "paused",
+        Restored => "restored",
+        Warming => "warming",
+    }
 }
 
 impl ReportedState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReportedState::Banned => "banned",
-            ReportedState::Quarantined => "quarantined",
-            ReportedState::Paused => "paused",
-            ReportedState::Restored => "restored",
-            ReportedState::Warming => "warming",
-        }
-    }
-
     /// banned, quarantined and paused need the platform's words as a reason.
     pub fn needs_reason(self) -> bool {
         matches!(
@@ -123,6 +94,16 @@ mod tests {
     use super::*;
     use AccountState as S;
     use ReportedState as R;
+
+    #[test]
+    fn stored_text_is_the_serde_form() {
+        for s in S::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for r in R::ALL {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+        }
+    }
 
     #[test]
     fn a_ban_opens_a_decision_and_stocks_posts() {
