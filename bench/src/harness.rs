@@ -18,6 +18,15 @@ use std::time::{Duration, Instant};
 
 pub(crate) const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432";
 
+/// The PostgreSQL server the benchmark database is made on: `FLEETDESK_BENCH_SERVER_URL` when
+/// set and not empty, else [`DEFAULT_SERVER_URL`].
+pub(crate) fn server_url() -> String {
+    std::env::var("FLEETDESK_BENCH_SERVER_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned())
+}
+
 /// The workspace root and the target directory (`CARGO_TARGET_DIR` when set).
 pub(crate) fn workspace_dirs() -> anyhow::Result<(PathBuf, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

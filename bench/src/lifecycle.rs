@@ -143,10 +143,7 @@ impl Options {
             history_days: 0,
             vacuum_analyze: false,
             build: true,
-            server_url: std::env::var("FLEETDESK_BENCH_SERVER_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| harness::DEFAULT_SERVER_URL.to_owned()),
+            server_url: harness::server_url(),
         };
         let mut flags = Flags::new(args);
         while let Some(flag) = flags.next_flag() {

@@ -17,9 +17,9 @@
 //! benchmark runs (upload.rs), unless `--no-upload`.
 
 use crate::harness::{
-    CpuShare, CpuTicks, DEFAULT_SERVER_URL, Database, Flags, ServeFlags, Server, TempDir,
-    WireCounters, WireSnapshot, apply_tenant, build, excerpt, machine, merge_results, percentile,
-    print_machine, start_proxy, unix_millis, workspace_dirs,
+    CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, TempDir, WireCounters, WireSnapshot,
+    apply_tenant, build, excerpt, machine, merge_results, percentile, print_machine, start_proxy,
+    unix_millis, workspace_dirs,
 };
 use crate::http::{Connection, Request, api_request};
 use anyhow::{Context, anyhow, bail};
@@ -104,10 +104,7 @@ impl Options {
             wire_check: true,
             build: true,
             uploads: true,
-            server_url: std::env::var("FLEETDESK_BENCH_SERVER_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned()),
+            server_url: crate::harness::server_url(),
         };
         let mut flags = Flags::new(args);
         while let Some(flag) = flags.next_flag() {

@@ -107,12 +107,7 @@ impl Options {
 
     /// `None` when help was asked for.
     fn parse(args: &[String]) -> anyhow::Result<Option<Options>> {
-        let mut o = Options::defaults(
-            std::env::var("FLEETDESK_BENCH_SERVER_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| harness::DEFAULT_SERVER_URL.to_owned()),
-        );
+        let mut o = Options::defaults(harness::server_url());
         let mut flags = Flags::new(args);
         while let Some(flag) = flags.next_flag() {
             let flag = flag.as_str();

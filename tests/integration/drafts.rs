@@ -342,12 +342,9 @@ async fn rpc_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
     let res = app
         .client
         .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                              "params": {"name": name, "arguments": arguments}})),
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": name, "arguments": arguments}}))
+            .bearer(key),
         )
         .await;
     assert_eq!(res.status, 200, "{name}: {}", res.text());
@@ -357,22 +354,7 @@ async fn rpc_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
 /// `tools/call` that must answer a tool result (a REST error is `isError: true`); returns it.
 async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let msg = rpc_call(app, key, name, arguments).await;
-    assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
-    let mut result = msg["result"].clone();
-    let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
-        .expect("text content is JSON");
-    // The REST body is the text; a success also carries it as structuredContent, an error
-    // (isError) does not, since the error body does not match the tool's outputSchema.
-    if result["isError"] == true {
-        assert!(
-            result.get("structuredContent").is_none(),
-            "{name}: {result}"
-        );
-    } else {
-        assert_eq!(body, result["structuredContent"], "{name}: {result}");
-    }
-    result["body"] = body;
-    result
+    fleetdesk_tests::assert::tool_result(name, &msg)
 }
 
 // ---------------------------------------------------------------------------------------------

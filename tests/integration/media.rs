@@ -681,23 +681,7 @@ async fn mcp_invalid(app: &TestApp, key: &str, name: &str, arguments: Value, fie
 /// `tools/call` answered by a tool result (success or a REST error); returns `result`.
 async fn mcp_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     let msg = mcp_message(app, key, name, arguments).await;
-    assert!(msg.get("error").is_none(), "{name}: {msg}");
-    let mut result = msg["result"].clone();
-    let text_content: Value =
-        serde_json::from_str(result["content"][0]["text"].as_str().expect("text content"))
-            .expect("JSON text");
-    // The REST body is the text; a success also carries it as structuredContent, an error
-    // (isError) does not, since the error body does not match the tool's outputSchema.
-    if result["isError"] == true {
-        assert!(
-            result.get("structuredContent").is_none(),
-            "{name}: {result}"
-        );
-    } else {
-        assert_eq!(text_content, result["structuredContent"], "{name}");
-    }
-    result["body"] = text_content;
-    result
+    fleetdesk_tests::assert::tool_result(name, &msg)
 }
 
 /// Members of an object, as a set.

@@ -2075,31 +2075,15 @@ async fn mcp_call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Val
     let r = app
         .client
         .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                              "params": {"name": name, "arguments": arguments}})),
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                              "params": {"name": name, "arguments": arguments}}))
+            .bearer(key),
         )
         .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let msg = r.json();
     assert_eq!(msg["id"], 7, "{msg}");
-    assert!(msg.get("error").is_none(), "JSON-RPC error: {msg}");
-    let mut result = msg["result"].clone();
-    let parsed: Value =
-        serde_json::from_str(result["content"][0]["text"].as_str().expect("text content"))
-            .expect("JSON text");
-    // The REST body is the text; a success also carries it as structuredContent, an error
-    // (isError) does not, since the error body does not match the tool's outputSchema.
-    if result["isError"] == true {
-        assert!(result.get("structuredContent").is_none(), "{result}");
-    } else {
-        assert_eq!(parsed, result["structuredContent"], "{result}");
-    }
-    result["body"] = parsed;
-    result
+    fleetdesk_tests::assert::tool_result(name, &msg)
 }
 
 #[tokio::test(flavor = "multi_thread")]

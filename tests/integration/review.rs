@@ -1945,11 +1945,8 @@ async fn mcp(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
     let res = app
         .client
         .send(
-            Request::new("POST", "/api/mcp")
-                .bearer(key)
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})),
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+                .bearer(key),
         )
         .await;
     assert_eq!(res.status, 200, "{method}: {}", res.text());
@@ -1975,22 +1972,7 @@ async fn call_tool(app: &TestApp, key: &str, name: &str, arguments: Value) -> Va
         json!({"name": name, "arguments": arguments}),
     )
     .await;
-    assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
-    let mut result = msg["result"].clone();
-    let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))
-        .expect("text content is JSON");
-    // The REST body is the text; a success also carries it as structuredContent, an error
-    // (isError) does not, since the error body does not match the tool's outputSchema.
-    if result["isError"] == true {
-        assert!(
-            result.get("structuredContent").is_none(),
-            "{name}: {result}"
-        );
-    } else {
-        assert_eq!(body, result["structuredContent"], "{name}: {result}");
-    }
-    result["body"] = body;
-    result
+    fleetdesk_tests::assert::tool_result(name, &msg)
 }
 
 const PERSONAL_REVIEW_TOOLS: [&str; 5] = [

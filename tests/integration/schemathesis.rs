@@ -302,12 +302,11 @@ async fn a_misspelled_body_field_is_refused_naming_it() {
 }
 
 async fn mcp_call(client: &Client, key: &str, tool: &str, arguments: Value) -> Value {
-    let req = fleetdesk_tests::client::Request::new("POST", "/api/mcp")
-        .bearer(key)
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}}));
+    let req = fleetdesk_tests::client::Request::mcp(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}}),
+    )
+    .bearer(key);
     let res = client.send(req).await;
     assert_eq!(res.status, 200, "{}", res.json());
     res.json()
@@ -360,11 +359,10 @@ async fn an_unknown_tool_argument_is_refused_but_request_id_is_taken() {
     assert_eq!(tool_error(&answer)["field"], "verbose", "{answer}");
 
     // The tool's inputSchema says so.
-    let req = fleetdesk_tests::client::Request::new("POST", "/api/mcp")
-        .bearer(&op1)
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let req = fleetdesk_tests::client::Request::mcp(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .bearer(&op1);
     let tools = app.client.send(req).await.json();
     for tool in tools["result"]["tools"].as_array().expect("tools") {
         assert_eq!(

@@ -46,3 +46,27 @@ pub fn assert_error_in(case: &str, res: &Response, status: u16, code: &str) -> V
 pub fn assert_error(res: &Response, status: u16, code: &str) -> Value {
     assert_error_in("", res, status, code)
 }
+
+/// The `result` of a `tools/call` answer that must be a tool result (a success, or a REST error
+/// with `isError: true`), with its REST body parsed from the text content under `body`. A
+/// success carries the same body as `structuredContent`; an error carries none, since the error
+/// body does not match the tool's outputSchema.
+#[track_caller]
+pub fn tool_result(name: &str, msg: &Value) -> Value {
+    assert!(msg.get("error").is_none(), "{name}: JSON-RPC error {msg}");
+    let mut result = msg["result"].clone();
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: no text content: {result}"));
+    let body: Value = serde_json::from_str(text).expect("the text content is JSON");
+    if result["isError"] == true {
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{name}: {result}"
+        );
+    } else {
+        assert_eq!(body, result["structuredContent"], "{name}: {result}");
+    }
+    result["body"] = body;
+    result
+}
