@@ -23,6 +23,17 @@ fn is_key_at(bytes: &[u8], i: usize) -> bool {
         && bytes[i + 13..i + 56].iter().all(|&b| body(b))
 }
 
+/// True when `text` holds something shaped like a key. Allocates nothing: the pipeline asks
+/// this of every string of every call (an inline image's base64 included) and copies only
+/// the rare string that holds a key.
+pub fn has_key(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'f' && is_key_at(bytes, i))
+}
+
 /// Replaces every `fda_<8>_<43>` / `fdp_<8>_<43>` in `text`; says whether any was found.
 pub fn redact_keys(text: &str) -> (String, bool) {
     let bytes = text.as_bytes();
@@ -50,9 +61,9 @@ pub fn redact_json(value: &mut serde_json::Value) -> bool {
     use serde_json::Value;
     match value {
         Value::String(s) => {
-            let (out, found) = redact_keys(s);
+            let found = has_key(s);
             if found {
-                *s = out;
+                *s = redact_keys(s).0;
             }
             found
         }
@@ -61,7 +72,7 @@ pub fn redact_json(value: &mut serde_json::Value) -> bool {
             .fold(false, |found, v| redact_json(v) | found),
         Value::Object(map) => {
             let mut found = false;
-            if map.keys().any(|k| redact_keys(k).1) {
+            if map.keys().any(|k| has_key(k)) {
                 let old = std::mem::take(map);
                 for (k, v) in old {
                     let (k, hit) = redact_keys(&k);
@@ -105,6 +116,18 @@ mod tests {
             &KEY[..55],
         ] {
             assert_eq!(redact_keys(t), (t.to_owned(), false));
+        }
+    }
+
+    #[test]
+    fn has_key_finds_a_key_anywhere_and_nothing_else() {
+        assert!(has_key(KEY));
+        assert!(has_key(&format!("see {KEY} here")));
+        assert!(!has_key(""));
+        assert!(!has_key("fda_short_key and plain text"));
+        assert!(!has_key(&KEY[..KEY.len() - 1]));
+        for text in ["plain", "fda_", &KEY[1..]] {
+            assert_eq!(has_key(text), redact_keys(text).1, "{text}");
         }
     }
 
