@@ -12,7 +12,7 @@
 //!    resets the kernel's peak (`VmHWM`, via `/proc/<pid>/clear_refs`) before each line so
 //!    that a spike between two samples is not missed.
 //!
-//! The file is `crates/drafts/tests/fixtures/moov_at_end.mp4` with a `free` box inserted
+//! The file is `crates/media/tests/fixtures/moov_at_end.mp4` with a `free` box inserted
 //! after its `ftyp` box, generated piece by piece: the client holds one chunk, never the file.
 //! Every upload writes its own marker into the `free` box, so no upload is a duplicate of
 //! another (a duplicate would be answered with the existing item and its parts removed).
@@ -68,7 +68,7 @@ ENVIRONMENT:
 ";
 
 /// The fixture the video is made from: mdat before moov, so the probe seeks to the end.
-const FIXTURE: &str = "crates/drafts/tests/fixtures/moov_at_end.mp4";
+const FIXTURE: &str = "crates/media/tests/fixtures/moov_at_end.mp4";
 /// The fixture's duration in milliseconds (see the fixtures' generate.sh).
 const FIXTURE_DURATION_MS: i64 = 1520;
 const MIB: u64 = 1024 * 1024;
@@ -1257,7 +1257,7 @@ fn utc_now() -> String {
 mod tests {
     use super::*;
 
-    const MP4: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/moov_at_end.mp4");
+    const MP4: &[u8] = include_bytes!("../../crates/media/tests/fixtures/moov_at_end.mp4");
 
     fn whole(v: &Video, piece: usize) -> Vec<u8> {
         let mut out = Vec::new();

@@ -16,7 +16,7 @@ use uuid::Uuid;
 const API: &str = "/api/agent/v1";
 
 /// The MP4 the video probe's own tests read (moov before mdat).
-const MP4: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/faststart.mp4");
+const MP4: &[u8] = include_bytes!("../../crates/media/tests/fixtures/faststart.mp4");
 
 /// 3 MiB: the total of inline images a submit may carry.
 const MAX_INLINE: usize = 3 * 1024 * 1024;

@@ -17,10 +17,10 @@ pub(crate) const CHUNK: usize = 3_145_728;
 /// The largest single file and the largest poster.
 pub(crate) const SINGLE_MAX: usize = 4_194_304;
 
-const FASTSTART_MP4: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/faststart.mp4");
-const MOOV_AT_END_MP4: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/moov_at_end.mp4");
-const CLIP_MOV: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/clip.mov");
-const CLIP_WEBM: &[u8] = include_bytes!("../../crates/drafts/tests/fixtures/clip.webm");
+const FASTSTART_MP4: &[u8] = include_bytes!("../../crates/media/tests/fixtures/faststart.mp4");
+const MOOV_AT_END_MP4: &[u8] = include_bytes!("../../crates/media/tests/fixtures/moov_at_end.mp4");
+const CLIP_MOV: &[u8] = include_bytes!("../../crates/media/tests/fixtures/clip.mov");
+const CLIP_WEBM: &[u8] = include_bytes!("../../crates/media/tests/fixtures/clip.webm");
 
 // ---------------------------------------------------------------------------------------------
 // Files. The service reads only headers (type, size, container boxes), so the images carry

@@ -32,7 +32,7 @@ const PNG_3X2: &[u8] = &[
 /// falls in zeros and the second in the clip's own bytes. (The chunk offsets in `moov` now
 /// point 6 MiB short; the probe reads only durations and sizes, which do not move.)
 fn padded_clip() -> Vec<u8> {
-    let clip = include_bytes!("../../crates/drafts/tests/fixtures/moov_at_end.mp4");
+    let clip = include_bytes!("../../crates/media/tests/fixtures/moov_at_end.mp4");
     let ftyp = u32::from_be_bytes(clip[..4].try_into().unwrap()) as usize;
     assert_eq!(&clip[4..8], b"ftyp");
     let free = 2 * CHUNK - ftyp - 1024;

@@ -37,6 +37,8 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_kernel", Layer::Kernel),
     ("fleetdesk_tenancy", Layer::Domain),
     ("fleetdesk_accounts", Layer::Domain),
+    ("fleetdesk_media", Layer::Domain),
+    ("fleetdesk_posts", Layer::Domain),
     ("fleetdesk_drafts", Layer::Domain),
     ("fleetdesk_inventory", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
@@ -390,6 +392,8 @@ mod tests {
                 "fleetdesk_kernel",
                 "fleetdesk_tenancy",
                 "fleetdesk_accounts",
+                "fleetdesk_media",
+                "fleetdesk_posts",
                 "fleetdesk_drafts",
                 "fleetdesk_inventory"
             ]

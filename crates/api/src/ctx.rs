@@ -1,8 +1,9 @@
 use crate::links::Links;
 use fleetdesk_accounts::service::AccountsService;
-use fleetdesk_drafts::lifecycle::LifecycleRepo;
-use fleetdesk_drafts::service::{DraftsService, MediaService};
+use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_inventory::InventoryRepo;
+use fleetdesk_media::service::MediaService;
+use fleetdesk_posts::ports::LifecycleRepo;
 use fleetdesk_tenancy::gate::Gatekeeper;
 use std::sync::Arc;
 

@@ -1,12 +1,13 @@
 //! The rules of a draft's content: characters from the cast, inline images, and the media
 //! list a post ends up with.
 
-use crate::media::{CapError, MediaKind, MediaType, check_caps};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use fleetdesk_kernel::Platform;
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use fleetdesk_kernel::digest::sha256_hex;
+use fleetdesk_kernel::media::{CapError, MediaKind, MediaType, check_caps};
+use fleetdesk_media::image_size;
+pub use fleetdesk_posts::post::Character;
 use uuid::Uuid;
 
 /// Characters one post may feature.
@@ -27,15 +28,6 @@ pub struct CharacterPick {
 pub struct CastMember {
     pub code: String,
     pub name: String,
-}
-
-/// A character as stored on the post, main character first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Character {
-    pub code: String,
-    pub name: String,
-    pub pov: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,26 +168,6 @@ pub fn decode_inline_images(
         });
     }
     Ok(out)
-}
-
-/// Width and height read from an image header, when it has them.
-pub fn image_size(bytes: &[u8]) -> (Option<i32>, Option<i32>) {
-    match imagesize::blob_size(bytes) {
-        Ok(s) => (i32::try_from(s.width).ok(), i32::try_from(s.height).ok()),
-        Err(_) => (None, None),
-    }
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 /// A media item as the attach rules see it.

@@ -15,9 +15,9 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use fleetdesk_api::ApiError;
 use fleetdesk_api::links::Variant;
-use fleetdesk_drafts::media::MediaKind;
-use fleetdesk_drafts::ports::Layout;
 use fleetdesk_kernel::ErrorCode;
+use fleetdesk_kernel::media::MediaKind;
+use fleetdesk_media::ports::Layout;
 use futures_util::StreamExt;
 use uuid::Uuid;
 

@@ -5,8 +5,8 @@
 //! [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
-use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;

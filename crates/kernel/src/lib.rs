@@ -6,8 +6,10 @@
 
 pub mod blob;
 pub mod code;
+pub mod digest;
 pub mod error;
 pub mod market;
+pub mod media;
 pub mod platform;
 #[cfg(feature = "round-trips")]
 pub mod round_trips;

@@ -10,10 +10,10 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
 use fleetdesk_drafts::draft::{CastMember, Character, MediaRef, check_characters, plan_media};
-use fleetdesk_drafts::media::MediaKind;
 use fleetdesk_drafts::ports::*;
-use fleetdesk_drafts::post::{PostStatus, body_key, landing_status};
+use fleetdesk_kernel::media::MediaKind;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, parse_time_input};
+use fleetdesk_posts::post::{PostStatus, body_key, landing_status};
 use futures_util::FutureExt;
 use jiff::Timestamp;
 use serde_json::{Value, json};

@@ -9,9 +9,9 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_inventory::*;
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;

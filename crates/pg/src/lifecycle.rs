@@ -10,17 +10,17 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_drafts::draft::Character;
-use fleetdesk_drafts::lifecycle::*;
-use fleetdesk_drafts::media::{MediaKind, MediaType};
-use fleetdesk_drafts::metrics::{PostCounters, check_captured_at, keep_back_zero, keep_back_zeros};
-use fleetdesk_drafts::post::{PostStatus, body_key};
-use fleetdesk_drafts::report::{
+use fleetdesk_kernel::media::{MediaKind, MediaType};
+use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_posts::metrics::{PostCounters, check_captured_at, keep_back_zero, keep_back_zeros};
+use fleetdesk_posts::ports::*;
+use fleetdesk_posts::post::Character;
+use fleetdesk_posts::post::{PostStatus, body_key};
+use fleetdesk_posts::report::{
     ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, check_requirements,
     plan_report,
 };
-use fleetdesk_drafts::review::{Move, ReviewTarget, review_move};
-use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_posts::review::{Move, ReviewTarget, review_move};
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -425,9 +425,9 @@ async fn transition_tx(
     let mut detail = json!({
         "from": from,
         "role": match reviewer.role {
-            fleetdesk_drafts::review::ReviewerRole::Agency => "agency",
-            fleetdesk_drafts::review::ReviewerRole::Client { .. } => "client",
-            fleetdesk_drafts::review::ReviewerRole::Admin => "admin",
+            fleetdesk_posts::review::ReviewerRole::Agency => "agency",
+            fleetdesk_posts::review::ReviewerRole::Client { .. } => "client",
+            fleetdesk_posts::review::ReviewerRole::Admin => "admin",
         },
     });
     if let Some(p) = planned_at {
@@ -730,7 +730,7 @@ fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<Repo
     // PostgreSQL keeps microseconds: a time compared with a stored one must be cut the same.
     let scheduled_for = time("scheduled_for", &raw.scheduled_for)?.map(microseconds);
     let published_at = time("published_at", &raw.published_at)?.map(microseconds);
-    if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_drafts::metrics::CLOCK_SKEW) {
+    if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_posts::metrics::CLOCK_SKEW) {
         return Err(ItemError::Invalid {
             field: "published_at".into(),
             message: "is in the future".into(),
@@ -822,7 +822,7 @@ async fn report_tx(
                 .bind::<Array<SqlUuid>, _>(&body_slots)
                 .bind::<Array<Text>, _>(&body_keys)
                 .bind::<Timestamptz, _>(Ts::from(
-                    now - fleetdesk_drafts::report::PUBLISHED_MATCH_WINDOW,
+                    now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW,
                 )),
         )
         .load(conn)
@@ -845,7 +845,7 @@ async fn report_tx(
     write_updates(conn, &plan, now).await?;
     write_events(conn, agent, &plan).await?;
     let count = |a| plan.count(a) as i32;
-    use fleetdesk_drafts::report::Action;
+    use fleetdesk_posts::report::Action;
     let report: IdRow = prepared(
         diesel::sql_query(INSERT_REPORT)
             .bind::<SqlUuid, _>(agent.agent_id)

@@ -7,10 +7,10 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::RunQueryDsl;
-use fleetdesk_drafts::media::{MediaKind, MediaType};
-use fleetdesk_drafts::ports::*;
-use fleetdesk_drafts::upload::UploadMode;
+use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
+use fleetdesk_media::ports::*;
+use fleetdesk_media::upload::UploadMode;
 use futures_util::FutureExt;
 use uuid::Uuid;
 

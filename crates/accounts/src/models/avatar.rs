@@ -4,7 +4,6 @@
 use base64::Engine;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-use sha2::{Digest, Sha256};
 
 /// 5 MB, the avatar and persona image limit.
 pub const MAX_AVATAR_BYTES: usize = 5 * 1024 * 1024;
@@ -128,7 +127,7 @@ impl AvatarImage {
         }
         let kind = ImageKind::sniff(&bytes).ok_or(AvatarError::NotAnImage)?;
         let size = imagesize::blob_size(&bytes).ok();
-        let sha256 = hex(&Sha256::digest(&bytes));
+        let sha256 = fleetdesk_kernel::digest::sha256_hex(&bytes);
         Ok(AvatarImage {
             kind,
             sha256,
@@ -142,10 +141,6 @@ impl AvatarImage {
     pub fn storage_key(&self) -> String {
         format!("avatars/{}.{}", self.sha256, self.kind.extension())
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
-use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_kernel::{ErrorCode, Market, Platform, format_utc};
+use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

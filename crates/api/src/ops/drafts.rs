@@ -12,9 +12,9 @@ use fleetdesk_drafts::draft::{Character, CharacterError, CharacterPick, InlineIm
 use fleetdesk_drafts::ports::{
     Attach, DraftContent, DraftEdit, DraftRefusal, DraftView, NewDraft, RedoDraft,
 };
-use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_drafts::service::{DraftError, SubmitRequest};
 use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

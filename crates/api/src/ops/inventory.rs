@@ -11,12 +11,12 @@ use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
-use fleetdesk_drafts::post::PostStatus;
 use fleetdesk_inventory::{
     DeleteRefusal, InventoryQuery, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal,
     UnstockRefusal,
 };
 use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -9,13 +9,13 @@ use crate::links::{Links, Variant};
 use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
 use bytes::Bytes;
 use fleetdesk_accounts::ports::CodeRef;
-use fleetdesk_drafts::media::{
+use fleetdesk_kernel::media::{
     CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
 };
-use fleetdesk_drafts::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
-use fleetdesk_drafts::service::{CreateUploadError, PutError, UploadRequest};
-use fleetdesk_drafts::upload::UploadMode;
 use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
+use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
+use fleetdesk_media::upload::UploadMode;
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -156,7 +156,7 @@ pub struct CreateUploadBody {
     pub mime_type: Option<MediaType>,
 }
 
-/// What `fleetdesk_drafts::upload::plan` requires of the declared file: a video gives its size;
+/// What `fleetdesk_media::upload::plan` requires of the declared file: a video gives its size;
 /// a file over the single-upload size is a video that says so; a video stays within the video
 /// limit (the `bytes` maximum).
 pub fn upload_rules() -> serde_json::Value {

@@ -9,12 +9,12 @@ use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::links::Links;
 use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_drafts::lifecycle::{
+use fleetdesk_kernel::format_utc;
+use fleetdesk_posts::ports::{
     PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
 };
-use fleetdesk_drafts::post::PostStatus;
-use fleetdesk_drafts::review::{ReviewTarget, ReviewerRole};
-use fleetdesk_kernel::format_utc;
+use fleetdesk_posts::post::PostStatus;
+use fleetdesk_posts::review::{ReviewTarget, ReviewerRole};
 use fleetdesk_tenancy::{Caller, MemberCaller, MemberRole, PersonalAccess};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -12,17 +12,17 @@ use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
-use fleetdesk_drafts::draft::Character;
-use fleetdesk_drafts::lifecycle::{
+use fleetdesk_kernel::media::MediaKind;
+use fleetdesk_kernel::{Platform, format_utc};
+use fleetdesk_posts::metrics::PostCounters;
+use fleetdesk_posts::ports::{
     MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
     ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
 };
-use fleetdesk_drafts::media::MediaKind;
-use fleetdesk_drafts::metrics::PostCounters;
-use fleetdesk_drafts::post::PostStatus;
-use fleetdesk_drafts::report::{Action, ItemError, MatchedBy, ReportedStatus};
-use fleetdesk_drafts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
-use fleetdesk_kernel::{Platform, format_utc};
+use fleetdesk_posts::post::Character;
+use fleetdesk_posts::post::PostStatus;
+use fleetdesk_posts::report::{Action, ItemError, MatchedBy, ReportedStatus};
+use fleetdesk_posts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -805,7 +805,7 @@ pub struct TransitionedOut {
 
 /// The answer to a review move, REST or relay.
 pub fn transition_result(
-    r: Result<fleetdesk_drafts::lifecycle::Transitioned, TransitionRefusal>,
+    r: Result<fleetdesk_posts::ports::Transitioned, TransitionRefusal>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
     match r {
         Ok(t) => Ok(Reply::ok(TransitionReply {

@@ -1,6 +1,6 @@
 //! Media types, judged from a file's first bytes, and the per-post caps.
 
-use fleetdesk_kernel::Platform;
+use crate::Platform;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -15,7 +15,7 @@ pub const POSTER_MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// How many header bytes [`MediaType::sniff`] needs to decide.
 pub const SNIFF_BYTES: usize = 32;
 
-fleetdesk_kernel::text_enum! {
+crate::text_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(rename_all = "lowercase")]
@@ -160,6 +160,16 @@ pub fn check_caps(platform: Platform, kinds: &[MediaKind]) -> Result<(), CapErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_text_is_the_serde_form() {
+        fn check<T: Serialize>(all: &[T], text: fn(&T) -> &'static str) {
+            for v in all {
+                assert_eq!(serde_json::to_value(v).unwrap(), text(v));
+            }
+        }
+        check(&MediaKind::ALL, |v| v.as_str());
+    }
 
     #[test]
     fn sniffs_every_supported_type_from_its_header() {

@@ -59,6 +59,15 @@ impl PostStatus {
     }
 }
 
+/// A character as stored on the post, main character first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Character {
+    pub code: String,
+    pub name: String,
+    pub pov: bool,
+}
+
 /// A body as report matching compares it: trimmed, every run of whitespace one space.
 pub fn normalize_body(body: &str) -> String {
     body.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -67,7 +76,7 @@ pub fn normalize_body(body: &str) -> String {
 /// The stored key of a body for matching reports without ids: SHA-256 (hex) of the normalized
 /// body.
 pub fn body_key(body: &str) -> String {
-    crate::draft::sha256_hex(normalize_body(body).as_bytes())
+    fleetdesk_kernel::digest::sha256_hex(normalize_body(body).as_bytes())
 }
 
 impl PostStatus {
@@ -122,8 +131,6 @@ mod tests {
         }
         check(&PostStatus::ALL, |v| v.as_str());
         check(&crate::report::ReportedStatus::ALL, |v| v.as_str());
-        check(&crate::media::MediaKind::ALL, |v| v.as_str());
-        check(&crate::upload::UploadMode::ALL, |v| v.as_str());
     }
 
     #[test]

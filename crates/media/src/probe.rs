@@ -8,7 +8,7 @@
 //! The boxes are decoded by `mp4-atom`, the EBML by `matroska-demuxer`; see "Video probing" in
 //! `docs/decisions.md` for why these two.
 
-use crate::media::MediaType;
+use fleetdesk_kernel::media::MediaType;
 use matroska_demuxer::{DemuxError, MatroskaFile, TrackType};
 use mp4_atom::{Atom, Decode, FourCC, Hdlr, Header, Mvhd, ReadFrom, Tkhd};
 use std::io::{self, Read, Seek, SeekFrom};

@@ -1,6 +1,8 @@
 //! Upload links: single or chunked, and the rules a chunk must meet.
 
-use crate::media::{CHUNK_BYTES, MediaKind, MediaType, SINGLE_MAX_BYTES, VIDEO_MAX_BYTES};
+use fleetdesk_kernel::media::{
+    CHUNK_BYTES, MediaKind, MediaType, SINGLE_MAX_BYTES, VIDEO_MAX_BYTES,
+};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 use sha2::digest::common::hazmat::SerializableState;
@@ -162,7 +164,7 @@ impl ResumableHash {
     }
 
     pub fn finish_hex(self) -> String {
-        crate::draft::hex(&self.0.finalize())
+        fleetdesk_kernel::digest::hex(&self.0.finalize())
     }
 }
 
@@ -288,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_saved_hash_resumes_where_it_stopped() {
-        let whole = crate::draft::sha256_hex(b"hello, world");
+        let whole = fleetdesk_kernel::digest::sha256_hex(b"hello, world");
         let mut h = ResumableHash::new();
         h.update(b"hello, ");
         let saved = h.save();

@@ -3,11 +3,10 @@
 //! one transaction and calls this crate's rule functions ([`crate::review`],
 //! [`crate::report`], [`crate::metrics`]) inside it.
 
-use crate::draft::Character;
-use crate::media::{MediaKind, MediaType};
-use crate::post::PostStatus;
+use crate::post::{Character, PostStatus};
 use crate::report::{ItemError, ReportPlan, ReportedStatus};
 use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
+use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, TimeInputError};
 use jiff::Timestamp;
 use serde_json::Value;

@@ -1,0 +1,236 @@
+//! What uploads and the library need from the outside: one method per atomic use case, run by
+//! the adapter in one transaction. Errors are infrastructure failures (`anyhow::Error`);
+//! expected refusals are values.
+
+use crate::upload::UploadMode;
+use fleetdesk_accounts::ports::{CodeRef, LookupError};
+use fleetdesk_kernel::media::{MediaKind, MediaType};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use jiff::Timestamp;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewUpload {
+    pub code: CodeRef,
+    pub caption: Option<String>,
+    pub character: Option<String>,
+    pub tags: Vec<String>,
+    /// Project name; `None` means the persona's project.
+    pub project: Option<String>,
+    pub mode: UploadMode,
+    pub mime_type: Option<MediaType>,
+    pub bytes: Option<i64>,
+    pub chunks: Option<i32>,
+    pub token_hash: Vec<u8>,
+    pub expires_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadRefusal {
+    Account(LookupError),
+    /// The project is not one of the key's workspace.
+    Project(String),
+    /// The character is not in the persona's cast.
+    Character(String),
+}
+
+/// An upload as the file PUTs need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadState {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    pub project_id: Option<Uuid>,
+    pub persona_id: Uuid,
+    pub agent_id: Uuid,
+    pub character: Option<String>,
+    pub caption: Option<String>,
+    pub tags: Vec<String>,
+    pub mode: UploadMode,
+    pub mime_type: Option<MediaType>,
+    pub declared_bytes: Option<i64>,
+    pub chunks: Option<i32>,
+    pub token_hash: Vec<u8>,
+    pub expires_at: Timestamp,
+    pub next_chunk: i32,
+    pub received_bytes: i64,
+    pub hash_state: Option<Vec<u8>>,
+    pub detected_mime: Option<MediaType>,
+    pub poster: Option<(String, MediaType)>,
+    pub media_id: Option<Uuid>,
+}
+
+/// Where a file's bytes are: one object, or `parts` objects `<key>/<i>` of `part_bytes` each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub key: String,
+    pub parts: i32,
+    pub part_bytes: i64,
+    pub bytes: i64,
+}
+
+impl Layout {
+    pub fn single(key: String, bytes: i64) -> Layout {
+        Layout {
+            key,
+            parts: 1,
+            part_bytes: bytes,
+            bytes,
+        }
+    }
+
+    pub fn part_key(&self, index: i32) -> String {
+        if self.parts == 1 {
+            self.key.clone()
+        } else {
+            format!("{}/{index}", self.key)
+        }
+    }
+
+    /// The pieces `(part key, range within the part)` that hold `range` of the file.
+    pub fn pieces(&self, range: std::ops::Range<u64>) -> Vec<(String, std::ops::Range<u64>)> {
+        let part = self.part_bytes.max(1) as u64;
+        let mut out = Vec::new();
+        let end = range.end.min(self.bytes as u64);
+        let mut at = range.start;
+        while at < end {
+            let index = at / part;
+            let within = at % part;
+            let take = (part - within).min(end - at);
+            out.push((self.part_key(index as i32), within..within + take));
+            at += take;
+        }
+        out
+    }
+}
+
+/// A file to enter into the library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMedia {
+    pub media_type: MediaType,
+    pub sha256: String,
+    pub layout: Layout,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub duration_ms: Option<i64>,
+}
+
+/// The library item an upload ended in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completed {
+    pub media_id: Uuid,
+    /// An identical file was already in the library; its item is returned.
+    pub existing: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaQuery {
+    pub project: Option<String>,
+    pub character: Option<String>,
+    pub tag: Option<String>,
+    pub kind: Option<MediaKind>,
+    pub q: Option<String>,
+    pub most_used: bool,
+    pub limit: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaItem {
+    pub id: Uuid,
+    pub kind: MediaKind,
+    pub caption: Option<String>,
+    pub tags: Vec<String>,
+    pub project: Option<String>,
+    pub character: Option<String>,
+    pub mime_type: MediaType,
+    pub bytes: i64,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub duration_ms: Option<i64>,
+    pub used_count: i64,
+    pub created_at: Timestamp,
+    pub has_poster: bool,
+}
+
+/// A stored file as the link server needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFile {
+    pub mime_type: MediaType,
+    pub layout: Layout,
+    pub poster: Option<(String, MediaType)>,
+}
+
+pub trait MediaRepo: Send + Sync + 'static {
+    fn create_upload<'a>(
+        &'a self,
+        agent: AgentRef,
+        upload: &'a NewUpload,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Uuid, UploadRefusal>>>;
+
+    fn upload(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<UploadState>>>;
+
+    /// Records chunk `n` as received, only if it is still the next one; false otherwise.
+    fn chunk_received<'a>(
+        &'a self,
+        id: Uuid,
+        n: i32,
+        received_bytes: i64,
+        hash_state: &'a [u8],
+        detected: MediaType,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
+
+    /// Enters the file into the library (or finds the identical item already there) and closes
+    /// the upload, in one transaction. A video's item takes the poster the upload holds at that
+    /// moment (an image is its own thumbnail). `None` when another request completed it first.
+    fn complete<'a>(
+        &'a self,
+        upload: &'a UploadState,
+        media: &'a NewMedia,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Completed>>>;
+
+    fn set_poster<'a>(
+        &'a self,
+        upload_id: Uuid,
+        key: &'a str,
+        media_type: MediaType,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// `Err(project)` when the project filter names no project of the workspace.
+    fn list<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a MediaQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>>;
+
+    fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>>;
+
+    /// Chunked uploads whose link expired before the last chunk, with how many chunks they
+    /// stored: their parts can go. At most `limit`.
+    fn abandoned_uploads(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, i32)>>>;
+
+    /// Forgets an abandoned upload's progress once its parts are deleted.
+    fn forget_progress(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<()>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cross_part_boundaries() {
+        let l = Layout {
+            key: "uploads/x".into(),
+            parts: 3,
+            part_bytes: 10,
+            bytes: 25,
+        };
+        assert_eq!(l.pieces(0..25).len(), 3);
+        assert_eq!(
+            l.pieces(8..12),
+            vec![("uploads/x/0".into(), 8..10), ("uploads/x/1".into(), 0..2)]
+        );
+        assert_eq!(l.pieces(20..25), vec![("uploads/x/2".into(), 0..5)]);
+        assert_eq!(l.pieces(24..40), vec![("uploads/x/2".into(), 4..5)]);
+        let one = Layout::single("media/ab.png".into(), 7);
+        assert_eq!(one.pieces(0..7), vec![("media/ab.png".into(), 0..7)]);
+    }
+}
