@@ -48,6 +48,19 @@ pub fn stock(
     }))
 }
 
+/// The statuses stocking leaves for the agent to unschedule in its own tool, when the agent
+/// publishes the account's posts: for SQL that stocks many posts at once.
+pub fn unschedule_statuses() -> Vec<&'static str> {
+    PostStatus::texts(|s| {
+        matches!(
+            stock(s, false, true),
+            Ok(Some(Stocking {
+                unschedule_pending: true
+            }))
+        )
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UnstockRefusal {
     NotInStock(PostStatus),
@@ -393,6 +406,11 @@ mod tests {
                 target: 2
             })
         );
+    }
+
+    #[test]
+    fn stocking_a_slot_leaves_only_the_agents_scheduled_posts_to_unschedule() {
+        assert_eq!(unschedule_statuses(), ["scheduled"]);
     }
 
     #[test]

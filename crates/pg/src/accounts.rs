@@ -10,6 +10,7 @@ use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
+use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -64,7 +65,7 @@ struct AccountRow {
 const AGENT_ACCOUNTS: &str = r#"
 SELECT s.id AS slot_id, g.id AS account_id, s.code, s.legacy_code, s.platform, s.market, s.timezone,
        p.name AS persona, s.handle, g.generation, g.state, s.daily_target, s.publishing,
-       (SELECT count(*) FROM posts WHERE slot_id = s.id AND status = 'stocked') AS inventory
+       (SELECT count(*) FROM posts WHERE slot_id = s.id AND status = $3) AS inventory
 FROM account_slots s
 JOIN personas p ON p.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -579,6 +580,7 @@ impl AccountsRepo for PgStore {
         dates: &'a [(Market, jiff::civil::Date)],
     ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, jiff::civil::Date, DayCount)>>> {
         self.read(async move |conn| {
+            let [published, scheduled, planned] = day_statuses();
             let rows: Vec<DayCountRow> = prepared(
                 diesel::sql_query(DAY_COUNTS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -588,7 +590,10 @@ impl AccountsRepo for PgStore {
                     )
                     .bind::<Array<Text>, _>(
                         dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
-                    ),
+                    )
+                    .bind::<Array<Text>, _>(published)
+                    .bind::<Array<Text>, _>(scheduled)
+                    .bind::<Array<Text>, _>(planned),
             )
             .load(conn)
             .await?;
@@ -609,20 +614,27 @@ impl AccountsRepo for PgStore {
     }
 }
 
+/// The statuses that hold a market date by each of a post's times
+/// ([`fleetdesk_posts::post::DayTime`]): published, scheduled, planned. Bound as `$5`, `$6`,
+/// `$7` of [`DAY_COUNTS`] and of the inventory's `DAY_COMMITTED`.
+pub(crate) fn day_statuses() -> [Vec<&'static str>; 3] {
+    [DayTime::Published, DayTime::Scheduled, DayTime::Planned].map(DayTime::statuses)
+}
+
 /// Per account and market date: posts reported published or scheduled on it, and posts
-/// approved or in review planned for it. Each date applies to the accounts of its market and
+/// approved or in review planned for it ([`day_statuses`]). Each date applies to the accounts of its market and
 /// is read in the account's zone. Each count reads one day's range of its own partial index,
 /// so the cost follows the accounts, not their history.
 const DAY_COUNTS: &str = r#"
 SELECT s.id AS slot_id, d.day::text AS day,
        (SELECT count(*) FROM posts p
-         WHERE p.slot_id = s.id AND p.status = 'published'
+         WHERE p.slot_id = s.id AND p.status = ANY($5)
            AND p.published_at >= d.lo AND p.published_at < d.hi) AS published,
        (SELECT count(*) FROM posts p
-         WHERE p.slot_id = s.id AND p.status IN ('scheduled', 'publishing')
+         WHERE p.slot_id = s.id AND p.status = ANY($6)
            AND p.scheduled_for >= d.lo AND p.scheduled_for < d.hi) AS scheduled,
        (SELECT count(*) FROM posts p
-         WHERE p.slot_id = s.id AND p.status IN ('approved', 'internal_review', 'client_review')
+         WHERE p.slot_id = s.id AND p.status = ANY($7)
            AND p.planned_at >= d.lo AND p.planned_at < d.hi) AS planned
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
@@ -657,7 +669,8 @@ async fn agent_accounts(
     let rows: Vec<AccountRow> = prepared(
         diesel::sql_query(AGENT_ACCOUNTS)
             .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id),
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Text, _>(PostStatus::Stocked.as_str()),
     )
     .load(conn)
     .await?;

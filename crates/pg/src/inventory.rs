@@ -1,7 +1,7 @@
 //! The inventory port over PostgreSQL, and the stocking that comes with an account leaving
 //! rotation (called from the state-change transaction).
 
-use crate::accounts::platform;
+use crate::accounts::{day_statuses, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
@@ -30,9 +30,9 @@ fn status(s: &str) -> anyhow::Result<PostStatus> {
 const STOCK_SLOT: &str = r#"
 WITH moved AS (
     UPDATE posts p
-    SET from_status = p.status, planned_was = COALESCE(p.scheduled_for, p.planned_at), status = 'stocked',
+    SET from_status = p.status, planned_was = COALESCE(p.scheduled_for, p.planned_at), status = $6,
         stocked_at = now(), stock_reason = $2,
-        unschedule_pending = p.unschedule_pending OR (p.status = 'scheduled' AND s.publishing = 'agent'),
+        unschedule_pending = p.unschedule_pending OR (p.status = ANY($7) AND s.publishing = 'agent'),
         updated_at = now()
     FROM account_slots s
     WHERE s.id = p.slot_id AND p.slot_id = $1 AND p.status = ANY($3) AND p.discarded_at IS NULL
@@ -64,7 +64,9 @@ pub(crate) async fn stock_slot_posts(
             .bind::<Nullable<Text>, _>(reason)
             .bind::<Array<Text>, _>(PostStatus::stockable_all())
             .bind::<SqlUuid, _>(agent_id)
-            .bind::<Jsonb, _>(json!({"account_state": state})),
+            .bind::<Jsonb, _>(json!({"account_state": state}))
+            .bind::<Text, _>(PostStatus::Stocked.as_str())
+            .bind::<Array<Text>, _>(unschedule_statuses()),
     )
     .get_result(conn)
     .await?;
@@ -76,7 +78,7 @@ SELECT s.id AS slot_id, s.code, s.platform, g.state, count(p.id) AS n
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
-JOIN posts p ON p.slot_id = s.id AND p.status = 'stocked'
+JOIN posts p ON p.slot_id = s.id AND p.status = $5
 WHERE s.workspace_id = $1 AND pe.agent_id = $2
   AND ($3::bool IS NULL OR p.sponsored = $3) AND ($4::uuid IS NULL OR s.id = $4)
 GROUP BY s.id, s.code, s.platform, g.state
@@ -103,7 +105,7 @@ SELECT p.id, p.slot_id, p.body, p.topic, p.sponsored, p.from_status, p.planned_w
        COALESCE(p.stocked_at, p.updated_at) AS stocked_at
 FROM posts p
 JOIN personas pe ON pe.id = p.persona_id
-WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = 'stocked'
+WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = $8
   AND ($3::bool IS NULL OR p.sponsored = $3) AND ($4::uuid IS NULL OR p.slot_id = $4)
   AND ($5::timestamptz IS NULL OR (COALESCE(p.stocked_at, p.updated_at), p.id) > ($5, $6))
 ORDER BY COALESCE(p.stocked_at, p.updated_at), p.id
@@ -211,7 +213,7 @@ async fn lock_post(
 
 const STOCK_ONE: &str = r#"
 UPDATE posts
-SET from_status = status, planned_was = COALESCE(scheduled_for, planned_at), status = 'stocked',
+SET from_status = status, planned_was = COALESCE(scheduled_for, planned_at), status = $4,
     stocked_at = now(),
     stock_reason = $2, unschedule_pending = unschedule_pending OR $3, updated_at = now()
 WHERE id = $1
@@ -228,18 +230,18 @@ const CLEAR_UNSCHEDULE: &str =
     "UPDATE posts SET unschedule_pending = false, updated_at = now() WHERE id = $1";
 
 const DISCARD: &str = r#"
-UPDATE posts SET status = 'cancelled', discarded_at = now(), updated_at = now() WHERE id = $1
+UPDATE posts SET status = $2, discarded_at = now(), updated_at = now() WHERE id = $1
 "#;
 
-/// Posts that hold a market date for an account: published or scheduled on it (as reported),
-/// or approved or in review and planned for it.
+/// Posts that hold a market date for an account ([`fleetdesk_posts::post::DayTime`], bound
+/// from [`day_statuses`]): published or scheduled on it (as reported), or approved or in
+/// review and planned for it.
 const DAY_COMMITTED: &str = r#"
 SELECT count(*) AS n FROM posts
 WHERE slot_id = $1 AND id <> $2 AND (
-       (status = 'published' AND published_at >= $3 AND published_at < $4)
-    OR (status IN ('scheduled', 'publishing') AND scheduled_for >= $3 AND scheduled_for < $4)
-    OR (status IN ('approved', 'internal_review', 'client_review')
-        AND planned_at >= $3 AND planned_at < $4))
+       (status = ANY($5) AND published_at >= $3 AND published_at < $4)
+    OR (status = ANY($6) AND scheduled_for >= $3 AND scheduled_for < $4)
+    OR (status = ANY($7) AND planned_at >= $3 AND planned_at < $4))
 "#;
 
 /// An entry by the calling agent.
@@ -285,7 +287,8 @@ async fn stock_tx(
         diesel::sql_query(STOCK_ONE)
             .bind::<SqlUuid, _>(post_id)
             .bind::<Nullable<Text>, _>(reason)
-            .bind::<Bool, _>(stocking.unschedule_pending),
+            .bind::<Bool, _>(stocking.unschedule_pending)
+            .bind::<Text, _>(PostStatus::Stocked.as_str()),
     )
     .execute(conn)
     .await?;
@@ -322,12 +325,16 @@ async fn unstock_tx(
     let date = planned_at.to_zoned(zone.clone()).date();
     let lo = date.to_zoned(zone.clone())?.timestamp();
     let hi = date.tomorrow()?.to_zoned(zone)?.timestamp();
+    let [published, scheduled, planned] = day_statuses();
     let committed: CountRow = prepared(
         diesel::sql_query(DAY_COMMITTED)
             .bind::<SqlUuid, _>(row.slot_id)
             .bind::<SqlUuid, _>(post_id)
             .bind::<Timestamptz, _>(Ts::from(lo))
-            .bind::<Timestamptz, _>(Ts::from(hi)),
+            .bind::<Timestamptz, _>(Ts::from(hi))
+            .bind::<Array<Text>, _>(published)
+            .bind::<Array<Text>, _>(scheduled)
+            .bind::<Array<Text>, _>(planned),
     )
     .get_result(conn)
     .await?;
@@ -408,7 +415,11 @@ async fn delete_tx(
     if let Err(e) = check_delete(role, current) {
         refuse!(InventoryRefusal::Delete(e));
     }
-    prepared(diesel::sql_query(DISCARD).bind::<SqlUuid, _>(post_id))
+    prepared(
+        diesel::sql_query(DISCARD)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Text, _>(PostStatus::Cancelled.as_str()),
+    )
         .execute(conn)
         .await?;
     let detail = json!({"relayed": relay});
@@ -472,7 +483,8 @@ impl InventoryRepo for PgStore {
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<Nullable<Bool>, _>(sponsored)
-                    .bind::<Nullable<SqlUuid>, _>(query.slot),
+                    .bind::<Nullable<SqlUuid>, _>(query.slot)
+                    .bind::<Text, _>(PostStatus::Stocked.as_str()),
             )
             .load(conn)
             .await?;
@@ -484,7 +496,8 @@ impl InventoryRepo for PgStore {
                     .bind::<Nullable<SqlUuid>, _>(query.slot)
                     .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
                     .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
+                    .bind::<BigInt, _>(query.limit + 1)
+                    .bind::<Text, _>(PostStatus::Stocked.as_str()),
             )
             .load(conn)
             .await?;

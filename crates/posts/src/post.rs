@@ -51,11 +51,50 @@ impl PostStatus {
 
     /// The statuses the duplicate rule looks at, for SQL.
     pub fn unpublished() -> Vec<&'static str> {
+        PostStatus::texts(PostStatus::is_unpublished)
+    }
+
+    /// The stored text of every status a rule accepts: a status set bound into SQL as a
+    /// `text[]` (`status = ANY($n)`), so the statement holds no status of its own.
+    pub fn texts(rule: impl Fn(PostStatus) -> bool) -> Vec<&'static str> {
         PostStatus::ALL
             .into_iter()
-            .filter(|s| s.is_unpublished())
+            .filter(|s| rule(*s))
             .map(PostStatus::as_str)
             .collect()
+    }
+
+    /// Which of its times places a post on an account's market date, when its status counts
+    /// toward the day at all: published posts by when they were published, scheduled and
+    /// publishing ones by their slot, approved ones and those in review by their planned time.
+    /// Drafts, stock and finished posts hold no day.
+    pub fn day_time(self) -> Option<DayTime> {
+        match self {
+            PostStatus::Published => Some(DayTime::Published),
+            PostStatus::Scheduled | PostStatus::Publishing => Some(DayTime::Scheduled),
+            PostStatus::Approved | PostStatus::InternalReview | PostStatus::ClientReview => {
+                Some(DayTime::Planned)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The time by which a post holds an account's day ([`PostStatus::day_time`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DayTime {
+    /// `published_at`
+    Published,
+    /// `scheduled_for`
+    Scheduled,
+    /// `planned_at`
+    Planned,
+}
+
+impl DayTime {
+    /// The statuses counted by this time, for SQL.
+    pub fn statuses(self) -> Vec<&'static str> {
+        PostStatus::texts(|s| s.day_time() == Some(self))
     }
 }
 
@@ -101,11 +140,7 @@ impl PostStatus {
 
     /// The statuses [`PostStatus::stockable`] accepts, for SQL.
     pub fn stockable_all() -> Vec<&'static str> {
-        PostStatus::ALL
-            .into_iter()
-            .filter(|s| s.stockable())
-            .map(PostStatus::as_str)
-            .collect()
+        PostStatus::texts(PostStatus::stockable)
     }
 }
 
@@ -196,6 +231,37 @@ mod tests {
         );
         assert!(!PostStatus::Publishing.stockable());
         assert!(!PostStatus::Stocked.stockable());
+    }
+
+    #[test]
+    fn posts_hold_a_day_by_the_time_their_status_speaks_of() {
+        assert_eq!(DayTime::Published.statuses(), ["published"]);
+        assert_eq!(DayTime::Scheduled.statuses(), ["scheduled", "publishing"]);
+        assert_eq!(
+            DayTime::Planned.statuses(),
+            ["internal_review", "client_review", "approved"]
+        );
+        for s in [
+            PostStatus::Draft,
+            PostStatus::RewriteRequested,
+            PostStatus::SentBack,
+            PostStatus::Stocked,
+            PostStatus::Failed,
+            PostStatus::Cancelled,
+            PostStatus::Deleted,
+        ] {
+            assert_eq!(s.day_time(), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn status_sets_are_stored_texts_in_declaration_order() {
+        assert_eq!(
+            PostStatus::texts(|s| s == PostStatus::Stocked),
+            ["stocked"]
+        );
+        assert_eq!(PostStatus::texts(|_| false), Vec::<&str>::new());
+        assert_eq!(PostStatus::texts(|_| true).len(), PostStatus::ALL.len());
     }
 
     #[test]

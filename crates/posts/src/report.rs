@@ -409,6 +409,16 @@ fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
     }
 }
 
+/// Not yet published, for rule 4: a published report may adopt a post in these statuses, and a
+/// report may match one by body whatever its age (published posts match by body only within
+/// [`PUBLISHED_MATCH_WINDOW`]). The in-flight statuses are among them.
+pub fn adoptable(s: PostStatus) -> bool {
+    matches!(
+        s,
+        PostStatus::Approved | PostStatus::Scheduled | PostStatus::Failed | PostStatus::Stocked
+    )
+}
+
 /// The matching order: post_id, then platform_post_id (same organization and platform), then
 /// same account and body at the nearest time. `Ok(None)`: no post matches.
 fn find(
@@ -481,10 +491,7 @@ fn find(
             && p.fields
                 .published_at
                 .is_some_and(|t| now.duration_since(t) <= PUBLISHED_MATCH_WINDOW));
-        let unpublished = matches!(
-            s,
-            PostStatus::Approved | PostStatus::Scheduled | PostStatus::Failed | PostStatus::Stocked
-        );
+        let unpublished = adoptable(s);
         let other_id = match (&item.platform_post_id, &p.fields.platform_post_id) {
             (Some(mine), Some(theirs)) if mine != theirs => Some(theirs.clone()),
             _ => None,

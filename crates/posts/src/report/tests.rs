@@ -1480,3 +1480,18 @@ fn a_cancellation_clears_a_post_still_in_the_tool_whatever_its_status() {
     );
     assert_eq!(code(&plan.results[0]), Some("rejected"));
 }
+
+#[test]
+fn only_unpublished_posts_in_flight_or_stocked_are_adoptable() {
+    let adoptable: Vec<_> = PostStatus::ALL.into_iter().filter(|s| adoptable(*s)).collect();
+    assert_eq!(
+        adoptable,
+        [
+            PostStatus::Approved,
+            PostStatus::Stocked,
+            PostStatus::Scheduled,
+            PostStatus::Failed,
+        ]
+    );
+    assert!(!adoptable.contains(&PostStatus::Published));
+}
