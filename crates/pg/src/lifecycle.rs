@@ -17,10 +17,12 @@ use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::{PostStatus, body_key};
 use fleetdesk_posts::report::{
-    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, check_requirements,
-    plan_report,
+    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable,
+    check_requirements, plan_report,
 };
-use fleetdesk_posts::review::{Move, ReviewTarget, review_move};
+use fleetdesk_posts::review::{
+    Move, ReviewTarget, client_visible_texts, review_move, review_stages, visible,
+};
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -71,11 +73,19 @@ macro_rules! card_sql {
     };
 }
 
-/// A client sees a post in client review, or one that went through it.
+/// What a client sees ([`fleetdesk_posts::review::visible`]): a post in one of the statuses
+/// bound at `$statuses`, or one whose record holds one of the actions bound at `$actions`
+/// ([`fleetdesk_posts::review::client_visible_texts`]). In SQL so that pages are whole.
 macro_rules! client_visible {
-    () => {
-        "(p.status = 'client_review' OR EXISTS (SELECT 1 FROM review_events ce \
-          WHERE ce.post_id = p.id AND ce.action = 'client_review'))"
+    ($statuses:literal, $actions:literal) => {
+        concat!(
+            "(p.status = ANY(",
+            $statuses,
+            ") OR EXISTS (SELECT 1 FROM review_events ce \
+              WHERE ce.post_id = p.id AND ce.action = ANY(",
+            $actions,
+            ")))"
+        )
     };
 }
 
@@ -89,9 +99,9 @@ const REVIEW_QUEUE: &str = card_sql!(
 
 const PUBLISHED: &str = card_sql!(
     "p.published_at",
-    "WHERE ($1::uuid IS NULL OR p.organization_id = $1) AND p.status = 'published' \
+    "WHERE ($1::uuid IS NULL OR p.organization_id = $1) AND p.status = $8 \
        AND (NOT $2 OR ",
-    client_visible!(),
+    client_visible!("$9", "$10"),
     ") AND ($3::text IS NULL OR s.code = $3 OR s.legacy_code = $3) \
        AND ($4::timestamptz IS NULL OR p.published_at >= $4) \
        AND ($5::timestamptz IS NULL OR (p.published_at, p.id) < ($5, $6)) \
@@ -102,13 +112,13 @@ const PUBLISHED: &str = card_sql!(
 const ONE_POST: &str = card_sql!(
     "p.created_at",
     "WHERE p.id = $1 AND ($2::uuid IS NULL OR p.organization_id = $2) AND (NOT $3 OR ",
-    client_visible!(),
+    client_visible!("$4", "$5"),
     ")"
 );
 
 const APPROVED: &str = card_sql!(
     "COALESCE(p.planned_at, p.created_at)",
-    "WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = 'approved' \
+    "WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = $4 \
        AND s.publishing = 'agent' \
      ORDER BY p.planned_at NULLS LAST, p.created_at, p.id \
      LIMIT $3"
@@ -296,7 +306,7 @@ const POST_FOR_MOVE: &str = r#"
 SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
        (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
        EXISTS (SELECT 1 FROM review_events ce
-                WHERE ce.post_id = p.id AND ce.action = 'client_review') AS via_client
+                WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS via_client
 FROM posts p
 JOIN workspaces w ON w.id = p.workspace_id
 JOIN account_slots s ON s.id = p.slot_id
@@ -327,14 +337,10 @@ const APPLY_MOVE: &str = r#"
 UPDATE posts
 SET status = $2,
     planned_at = COALESCE($3, planned_at),
-    awaiting_rewrite = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN true
-                            ELSE awaiting_rewrite END,
-    rewrite_answered = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN false
-                            ELSE rewrite_answered END,
-    returned_body = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN body
-                         ELSE returned_body END,
-    returned_at = CASE WHEN $2 IN ('sent_back', 'rewrite_requested') THEN now()
-                       ELSE returned_at END,
+    awaiting_rewrite = COALESCE($4, awaiting_rewrite),
+    rewrite_answered = COALESCE($5, rewrite_answered),
+    returned_body = CASE WHEN $6 THEN body ELSE returned_body END,
+    returned_at = CASE WHEN $6 THEN now() ELSE returned_at END,
     updated_at = now()
 WHERE id = $1
 RETURNING planned_at
@@ -357,10 +363,12 @@ async fn transition_tx(
         ReviewScope::Agent(a) => a.agent_id,
         ReviewScope::Member(_) => Uuid::nil(),
     };
+    let (_, client_actions) = client_visible_texts();
     let Some(row): Option<MoveRow> = prepared(
         diesel::sql_query(POST_FOR_MOVE)
             .bind::<SqlUuid, _>(request.post_id)
-            .bind::<SqlUuid, _>(agent_id),
+            .bind::<SqlUuid, _>(agent_id)
+            .bind::<Array<Text>, _>(client_actions),
     )
     .get_result(conn)
     .await
@@ -368,11 +376,11 @@ async fn transition_tx(
     else {
         return Ok(Err(TransitionRefusal::NotFound));
     };
+    let from = status(&row.status)?;
     match scope {
         ReviewScope::Member(v) => {
             let org_ok = v.organization_id.is_none_or(|o| o == row.organization_id);
-            let visible = !v.client || row.status == "client_review" || row.via_client;
-            if !org_ok || !visible {
+            if !org_ok || !visible(v.client, from, row.via_client) {
                 return Ok(Err(TransitionRefusal::NotFound));
             }
         }
@@ -385,7 +393,6 @@ async fn transition_tx(
             }
         }
     }
-    let from = status(&row.status)?;
     let planned_at = match &request.planned_at {
         Some(raw) => {
             let zone = jiff::tz::TimeZone::get(&row.timezone)?;
@@ -414,11 +421,15 @@ async fn transition_tx(
     };
     // A planned time goes with an approval; other moves keep the plan.
     let planned_at = planned_at.filter(|_| request.to == ReviewTarget::Approved);
+    let rewrite = the_move.rewrite();
     let updated: PlannedRow = prepared(
         diesel::sql_query(APPLY_MOVE)
             .bind::<SqlUuid, _>(request.post_id)
             .bind::<Text, _>(to.as_str())
-            .bind::<Nullable<Timestamptz>, _>(ts(planned_at)),
+            .bind::<Nullable<Timestamptz>, _>(ts(planned_at))
+            .bind::<Nullable<Bool>, _>(rewrite.awaiting_rewrite())
+            .bind::<Nullable<Bool>, _>(rewrite.rewrite_answered())
+            .bind::<Bool, _>(rewrite.keeps_returned_body()),
     )
     .get_result(conn)
     .await?;
@@ -567,8 +578,7 @@ WITH wanted AS (
     SELECT p.id
     FROM unnest($7::uuid[], $8::text[]) AS k(slot_id, body_key)
     JOIN posts p ON p.slot_id = k.slot_id AND p.body_key = k.body_key
-    WHERE p.status IN ('approved', 'scheduled', 'failed', 'stocked')
-       OR (p.status = 'published' AND p.published_at >= $9)
+    WHERE p.status = ANY($10) OR (p.status = $11 AND p.published_at >= $9)
 )
 SELECT p.id, p.slot_id, p.platform, (p.workspace_id = $2) AS in_workspace,
        (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine,
@@ -823,7 +833,9 @@ async fn report_tx(
                 .bind::<Array<Text>, _>(&body_keys)
                 .bind::<Timestamptz, _>(Ts::from(
                     now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW,
-                )),
+                ))
+                .bind::<Array<Text>, _>(PostStatus::texts(adoptable))
+                .bind::<Text, _>(PostStatus::Published.as_str()),
         )
         .load(conn)
         .await?
@@ -1425,14 +1437,10 @@ impl LifecycleRepo for PgStore {
         query: &'a ReviewQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
         self.read(async move |conn| {
-            let stages: Vec<&str> = match (viewer.client, query.stage) {
-                (true, _) => vec![PostStatus::ClientReview.as_str()],
-                (false, Some(s)) => vec![s.as_str()],
-                (false, None) => vec![
-                    PostStatus::InternalReview.as_str(),
-                    PostStatus::ClientReview.as_str(),
-                ],
-            };
+            let stages: Vec<&str> = review_stages(viewer.client, query.stage)
+                .into_iter()
+                .map(PostStatus::as_str)
+                .collect();
             let rows: Vec<CardRow> = prepared(
                 diesel::sql_query(REVIEW_QUEUE)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
@@ -1449,11 +1457,14 @@ impl LifecycleRepo for PgStore {
 
     fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
         self.read(async move |conn| {
+            let (client_statuses, client_actions) = client_visible_texts();
             let row: Option<CardRow> = prepared(
                 diesel::sql_query(ONE_POST)
                     .bind::<SqlUuid, _>(id)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
-                    .bind::<Bool, _>(viewer.client),
+                    .bind::<Bool, _>(viewer.client)
+                    .bind::<Array<Text>, _>(client_statuses)
+                    .bind::<Array<Text>, _>(client_actions),
             )
             .get_result(conn)
             .await
@@ -1490,6 +1501,7 @@ impl LifecycleRepo for PgStore {
         query: &'a PublishedQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
         self.read(async move |conn| {
+            let (client_statuses, client_actions) = client_visible_texts();
             let rows: Vec<CardRow> = prepared(
                 diesel::sql_query(PUBLISHED)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
@@ -1498,7 +1510,10 @@ impl LifecycleRepo for PgStore {
                     .bind::<Nullable<Timestamptz>, _>(ts(query.since))
                     .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
                     .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
+                    .bind::<BigInt, _>(query.limit + 1)
+                    .bind::<Text, _>(PostStatus::Published.as_str())
+                    .bind::<Array<Text>, _>(client_statuses)
+                    .bind::<Array<Text>, _>(client_actions),
             )
             .load(conn)
             .await?;
@@ -1526,7 +1541,8 @@ impl LifecycleRepo for PgStore {
                 diesel::sql_query(APPROVED)
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<BigInt, _>(limit),
+                    .bind::<BigInt, _>(limit)
+                    .bind::<Text, _>(PostStatus::Approved.as_str()),
             )
             .load(conn)
             .await?;

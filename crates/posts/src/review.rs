@@ -65,6 +65,74 @@ pub enum Move {
     Reschedule,
 }
 
+impl Move {
+    /// What the move does to the post's rewrite state.
+    pub fn rewrite(self) -> Rewrite {
+        match self {
+            Move::To(PostStatus::SentBack | PostStatus::RewriteRequested) => Rewrite::Returned,
+            _ => Rewrite::Kept,
+        }
+    }
+}
+
+/// A post's rewrite state after a move: a send-back or a rewrite request returns the post to
+/// its agent, who owes a rewrite; every other move leaves that state as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    Kept,
+    /// Awaiting a rewrite, not yet answered, with the current body kept as the one returned
+    /// (and the time it was returned).
+    Returned,
+}
+
+impl Rewrite {
+    /// `awaiting_rewrite` after the move; `None` keeps the stored value.
+    pub fn awaiting_rewrite(self) -> Option<bool> {
+        (self == Rewrite::Returned).then_some(true)
+    }
+
+    /// `rewrite_answered` after the move; `None` keeps the stored value.
+    pub fn rewrite_answered(self) -> Option<bool> {
+        (self == Rewrite::Returned).then_some(false)
+    }
+
+    /// Whether the current body and time are kept as `returned_body` and `returned_at`.
+    pub fn keeps_returned_body(self) -> bool {
+        self == Rewrite::Returned
+    }
+}
+
+/// Which posts a client sees: those in client review, and those that went through it (their
+/// record holds one of these entries). Agency people and admins see every post.
+pub const CLIENT_VISIBLE_STATUSES: [PostStatus; 1] = [PostStatus::ClientReview];
+/// The review-record actions that make a post visible to a client for good.
+pub const CLIENT_VISIBLE_ACTIONS: [PostStatus; 1] = [PostStatus::ClientReview];
+
+/// Whether a viewer sees a post; `went_through` tells whether the post's record holds one of
+/// [`CLIENT_VISIBLE_ACTIONS`].
+pub fn visible(client: bool, status: PostStatus, went_through: bool) -> bool {
+    !client || CLIENT_VISIBLE_STATUSES.contains(&status) || went_through
+}
+
+/// [`CLIENT_VISIBLE_STATUSES`] and [`CLIENT_VISIBLE_ACTIONS`] as stored text, for SQL.
+pub fn client_visible_texts() -> (Vec<&'static str>, Vec<&'static str>) {
+    let text = |set: &[PostStatus]| set.iter().map(|s| s.as_str()).collect();
+    (
+        text(&CLIENT_VISIBLE_STATUSES),
+        text(&CLIENT_VISIBLE_ACTIONS),
+    )
+}
+
+/// The review stages a review queue lists: a client only client review; others the stage
+/// asked for, or both stages.
+pub fn review_stages(client: bool, stage: Option<PostStatus>) -> Vec<PostStatus> {
+    match (client, stage) {
+        (true, _) => CLIENT_VISIBLE_STATUSES.to_vec(),
+        (false, Some(s)) => vec![s],
+        (false, None) => vec![PostStatus::InternalReview, PostStatus::ClientReview],
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MoveRefusal {
     /// `comment` is missing for a move that needs one (400).
@@ -228,6 +296,61 @@ mod tests {
                 Err(MoveRefusal::CommentRequired(t))
             );
         }
+    }
+
+    #[test]
+    fn a_send_back_or_rewrite_request_returns_the_post_for_a_rewrite() {
+        for t in [T::SentBack, T::RewriteRequested] {
+            let r = go(S::ClientReview, t, CLIENT, true).unwrap().rewrite();
+            assert_eq!(r, Rewrite::Returned);
+            assert_eq!(r.awaiting_rewrite(), Some(true));
+            assert_eq!(r.rewrite_answered(), Some(false));
+            assert!(r.keeps_returned_body());
+        }
+        for m in [
+            Move::To(S::Approved),
+            Move::To(S::ClientReview),
+            Move::To(S::Cancelled),
+            Move::Reschedule,
+        ] {
+            let r = m.rewrite();
+            assert_eq!(r, Rewrite::Kept, "{m:?}");
+            assert_eq!(r.awaiting_rewrite(), None);
+            assert_eq!(r.rewrite_answered(), None);
+            assert!(!r.keeps_returned_body());
+        }
+    }
+
+    #[test]
+    fn a_client_sees_posts_in_or_through_client_review() {
+        for s in PostStatus::ALL {
+            assert!(visible(false, s, false), "{s}");
+        }
+        assert!(visible(true, S::ClientReview, false));
+        assert!(visible(true, S::Published, true));
+        assert!(visible(true, S::SentBack, true));
+        assert!(!visible(true, S::Published, false));
+        assert!(!visible(true, S::InternalReview, false));
+        assert_eq!(
+            client_visible_texts(),
+            (vec!["client_review"], vec!["client_review"])
+        );
+        // The record entry is the move's own action text.
+        assert_eq!(T::ClientReview.status().as_str(), CLIENT_VISIBLE_ACTIONS[0].as_str());
+    }
+
+    #[test]
+    fn a_client_queue_lists_client_review_only() {
+        assert_eq!(review_stages(true, None), [S::ClientReview]);
+        assert_eq!(review_stages(true, Some(S::InternalReview)), [S::ClientReview]);
+        assert_eq!(
+            review_stages(false, Some(S::InternalReview)),
+            [S::InternalReview]
+        );
+        assert_eq!(
+            review_stages(false, None),
+            [S::InternalReview, S::ClientReview]
+        );
     }
 
     #[test]
