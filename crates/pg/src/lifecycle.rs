@@ -12,7 +12,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
-use fleetdesk_posts::metrics::{PostCounters, check_captured_at, keep_back_zero, keep_back_zeros};
+use fleetdesk_posts::metrics::{
+    MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
+};
 use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::{PostStatus, body_key};
@@ -471,10 +473,14 @@ async fn transition_tx(
 // Reports
 
 /// The accounts a batch names, locked so that reports and drafts of one account run one at a
-/// time (matching must see the previous batch's posts).
+/// time (matching must see the previous batch's posts); for a metrics batch, with each
+/// account's latest followers at or before the capture `$4` (`NULL` for a report batch).
 const REPORT_SLOTS: &str = r#"
 SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
-       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
+       (SELECT m.followers FROM account_metrics m
+         WHERE m.slot_id = s.id AND m.captured_at <= $4
+         ORDER BY m.captured_at DESC LIMIT 1) AS followers
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -503,6 +509,8 @@ struct SlotRow {
     generation_id: Option<Uuid>,
     #[diesel(sql_type = Bool)]
     mine: bool,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    followers: Option<i64>,
 }
 
 /// A slot row as one item's code sees it.
@@ -548,7 +556,13 @@ fn resolve<'a>(
     })
 }
 
-async fn report_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResult<Vec<SlotRow>> {
+/// The accounts the codes name, locked; with their followers at `followers_at` when given.
+async fn load_slots(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    codes: &[&str],
+    followers_at: Option<Timestamp>,
+) -> QueryResult<Vec<SlotRow>> {
     if codes.is_empty() {
         return Ok(Vec::new());
     }
@@ -556,7 +570,8 @@ async fn report_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryRes
         diesel::sql_query(REPORT_SLOTS)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(codes),
+            .bind::<Array<Text>, _>(codes)
+            .bind::<Nullable<Timestamptz>, _>(ts(followers_at)),
     )
     .load(conn)
     .await
@@ -795,7 +810,7 @@ async fn report_tx(
         .collect();
     codes.sort_unstable();
     codes.dedup();
-    let slots = report_slots(conn, agent, &codes).await?;
+    let slots = load_slots(conn, agent, &codes, None).await?;
 
     let items: Vec<Result<ReportItem, ItemError>> = raw
         .into_iter()
@@ -1037,11 +1052,22 @@ struct CodeRow {
     code: String,
 }
 
+/// The posts a metrics batch names (by id, or by platform id in the organization), with the
+/// latest value of each counter at or before the capture.
 const METRIC_POSTS: &str = r#"
 SELECT p.id, p.slot_id, p.platform_post_id, p.status,
        (p.workspace_id = $2) AS in_workspace,
-       (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine
+       (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine,
+       l.views, l.likes, l.replies, l.reposts, l.shares
 FROM posts p JOIN personas pe ON pe.id = p.persona_id
+LEFT JOIN LATERAL (
+    SELECT (array_agg(m.views ORDER BY m.captured_at DESC) FILTER (WHERE m.views IS NOT NULL))[1] AS views,
+           (array_agg(m.likes ORDER BY m.captured_at DESC) FILTER (WHERE m.likes IS NOT NULL))[1] AS likes,
+           (array_agg(m.replies ORDER BY m.captured_at DESC) FILTER (WHERE m.replies IS NOT NULL))[1] AS replies,
+           (array_agg(m.reposts ORDER BY m.captured_at DESC) FILTER (WHERE m.reposts IS NOT NULL))[1] AS reposts,
+           (array_agg(m.shares ORDER BY m.captured_at DESC) FILTER (WHERE m.shares IS NOT NULL))[1] AS shares
+    FROM post_metrics m WHERE m.post_id = p.id AND m.captured_at <= $6
+) l ON true
 WHERE p.organization_id = $1 AND (p.id = ANY($4) OR p.platform_post_id = ANY($5))
 "#;
 
@@ -1059,24 +1085,6 @@ struct MetricPostRow {
     in_workspace: bool,
     #[diesel(sql_type = Bool)]
     mine: bool,
-}
-
-/// The latest value of each counter at or before the capture, per post.
-const LATEST_POST_METRICS: &str = r#"
-SELECT post_id AS id,
-       (array_agg(views ORDER BY captured_at DESC) FILTER (WHERE views IS NOT NULL))[1] AS views,
-       (array_agg(likes ORDER BY captured_at DESC) FILTER (WHERE likes IS NOT NULL))[1] AS likes,
-       (array_agg(replies ORDER BY captured_at DESC) FILTER (WHERE replies IS NOT NULL))[1] AS replies,
-       (array_agg(reposts ORDER BY captured_at DESC) FILTER (WHERE reposts IS NOT NULL))[1] AS reposts,
-       (array_agg(shares ORDER BY captured_at DESC) FILTER (WHERE shares IS NOT NULL))[1] AS shares
-FROM post_metrics WHERE post_id = ANY($1) AND captured_at <= $2
-GROUP BY post_id
-"#;
-
-#[derive(QueryableByName)]
-struct LatestRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
     #[diesel(sql_type = Nullable<BigInt>)]
     views: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
@@ -1089,18 +1097,24 @@ struct LatestRow {
     shares: Option<i64>,
 }
 
-const LATEST_FOLLOWERS: &str = r#"
-SELECT DISTINCT ON (slot_id) slot_id AS id, followers
-FROM account_metrics WHERE slot_id = ANY($1) AND captured_at <= $2
-ORDER BY slot_id, captured_at DESC
-"#;
-
-#[derive(QueryableByName)]
-struct FollowersRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = BigInt)]
-    followers: i64,
+impl MetricPostRow {
+    fn post(self) -> anyhow::Result<MetricsPost> {
+        Ok(MetricsPost {
+            status: status(&self.status)?,
+            id: self.id,
+            slot_id: self.slot_id,
+            platform_post_id: self.platform_post_id,
+            in_workspace: self.in_workspace,
+            mine: self.mine,
+            latest: PostCounters::from_values([
+                self.views,
+                self.likes,
+                self.replies,
+                self.reposts,
+                self.shares,
+            ]),
+        })
+    }
 }
 
 const UPSERT_POST_METRICS: &str = r#"
@@ -1125,9 +1139,15 @@ ON CONFLICT (slot_id, captured_at) DO UPDATE
 SET followers = EXCLUDED.followers, agent_id = EXCLUDED.agent_id, recorded_at = now()
 "#;
 
-/// The zone local capture times are read in: the market's when the agent's accounts share
-/// one, otherwise Taipei.
-async fn capture_zone(conn: Tx<'_>, agent: AgentRef) -> anyhow::Result<jiff::tz::TimeZone> {
+/// Loads what the batch names (the accounts with their latest followers, the posts with their
+/// latest counters), lets [`plan_metrics`] decide every item and writes the plan: at most five
+/// statements whatever the batch.
+async fn metrics_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    report: &MetricsReport,
+    now: Timestamp,
+) -> anyhow::Result<Result<MetricsOutcome, MetricsRefusal>> {
     let markets: Vec<CodeRow> = prepared(
         diesel::sql_query(AGENT_MARKETS)
             .bind::<SqlUuid, _>(agent.workspace_id)
@@ -1135,29 +1155,11 @@ async fn capture_zone(conn: Tx<'_>, agent: AgentRef) -> anyhow::Result<jiff::tz:
     )
     .load(conn)
     .await?;
-    Ok(match markets.as_slice() {
-        [one] => fleetdesk_kernel::Market::parse(&one.code)
-            .map(|m| m.zone())
-            .unwrap_or_else(|_| fleetdesk_kernel::market::zone("Asia/Taipei")),
-        _ => fleetdesk_kernel::market::zone("Asia/Taipei"),
-    })
-}
-
-async fn metrics_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    report: &MetricsReport,
-    now: Timestamp,
-) -> anyhow::Result<Result<MetricsOutcome, MetricsRefusal>> {
-    let zone = capture_zone(conn, agent).await?;
-    let captured_at = match parse_time_input(&report.captured_at, &zone) {
+    let markets: Vec<&str> = markets.iter().map(|m| m.code.as_str()).collect();
+    let captured_at = match read_captured_at(&report.captured_at, &markets, now) {
         Ok(t) => t,
-        Err(e) => return Ok(Err(MetricsRefusal::CapturedAt(e.to_string()))),
+        Err(refusal) => return Ok(Err(refusal)),
     };
-    if let Err(e) = check_captured_at(captured_at, now) {
-        return Ok(Err(MetricsRefusal::CapturedAt(e)));
-    }
-    let mut refused: Vec<Refused> = Vec::new();
 
     // Accounts named by posts (code + platform_post_id) and by account items.
     let mut codes: Vec<&str> = report
@@ -1168,7 +1170,7 @@ async fn metrics_tx(
         .collect();
     codes.sort_unstable();
     codes.dedup();
-    let slots = report_slots(conn, agent, &codes).await?;
+    let slots = load_slots(conn, agent, &codes, Some(captured_at)).await?;
 
     let post_ids: Vec<Uuid> = report.posts.iter().filter_map(|p| p.post_id).collect();
     let pids: Vec<&str> = report
@@ -1185,218 +1187,37 @@ async fn metrics_tx(
                 .bind::<SqlUuid, _>(agent.workspace_id)
                 .bind::<SqlUuid, _>(agent.agent_id)
                 .bind::<Array<SqlUuid>, _>(&post_ids)
-                .bind::<Array<Text>, _>(&pids),
-        )
-        .load(conn)
-        .await?
-    };
-
-    let refuse = |list, index, code, reason: String| Refused {
-        list,
-        index,
-        code,
-        reason,
-    };
-    // Each post item to the post it names.
-    let mut targets: Vec<(usize, Uuid, PostCounters)> = Vec::new();
-    for (index, item) in report.posts.iter().enumerate() {
-        let found = match (item.post_id, &item.code, &item.platform_post_id) {
-            (Some(id), _, _) => rows
-                .iter()
-                .find(|r| r.id == id && r.in_workspace)
-                .ok_or_else(|| {
-                    refuse(
-                        "posts",
-                        index,
-                        "not_found",
-                        format!("no post {id} in this workspace"),
-                    )
-                }),
-            (None, Some(code), Some(pid)) => resolve(&slots, code.as_str(), item.platform)
-                .map_err(|e| refuse("posts", index, e.code(), e.message()))
-                .and_then(|slot| {
-                    rows.iter()
-                        .find(|r| {
-                            r.slot_id == slot.slot_id
-                                && r.platform_post_id.as_deref() == Some(pid.as_str())
-                        })
-                        .ok_or_else(|| {
-                            refuse(
-                                "posts",
-                                index,
-                                "not_found",
-                                format!(
-                                    "no post with platform_post_id {pid} on {code}: report it \
-                                     as published first"
-                                ),
-                            )
-                        })
-                }),
-            _ => Err(refuse(
-                "posts",
-                index,
-                "invalid",
-                "give post_id, or code with platform_post_id".to_owned(),
-            )),
-        };
-        let row = match found {
-            Ok(r) => r,
-            Err(r) => {
-                refused.push(r);
-                continue;
-            }
-        };
-        if !row.mine {
-            refused.push(refuse(
-                "posts",
-                index,
-                "forbidden",
-                "the post belongs to another agent's account".to_owned(),
-            ));
-            continue;
-        }
-        if row.status != "published" {
-            refused.push(refuse(
-                "posts",
-                index,
-                "rejected",
-                format!(
-                    "the post is {}: report it as published (with its platform_post_id) first",
-                    row.status
-                ),
-            ));
-            continue;
-        }
-        targets.push((index, row.id, item.counters));
-    }
-
-    let ids: Vec<Uuid> = targets.iter().map(|t| t.1).collect();
-    let latest: Vec<LatestRow> = if ids.is_empty() {
-        Vec::new()
-    } else {
-        prepared(
-            diesel::sql_query(LATEST_POST_METRICS)
-                .bind::<Array<SqlUuid>, _>(&ids)
+                .bind::<Array<Text>, _>(&pids)
                 .bind::<Timestamptz, _>(Ts::from(captured_at)),
         )
         .load(conn)
         .await?
     };
-    let mut zeros = 0;
-    let mut write: Vec<(Uuid, PostCounters)> = Vec::new();
-    for (index, id, counters) in targets {
-        let before = latest
-            .iter()
-            .find(|l| l.id == id)
-            .map(|l| PostCounters {
-                views: l.views,
-                likes: l.likes,
-                replies: l.replies,
-                reposts: l.reposts,
-                shares: l.shares,
+    let posts = rows
+        .into_iter()
+        .map(MetricPostRow::post)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    let plan = plan_metrics(
+        report,
+        |code, platform| {
+            resolve(&slots, code.as_str(), platform).map(|s| MetricsSlot {
+                slot_id: s.slot_id,
+                latest_followers: s.followers,
             })
-            .unwrap_or_default();
-        let (kept, dropped) = keep_back_zeros(counters, before);
-        zeros += dropped.len();
-        if write.iter().any(|(written, _)| *written == id) {
-            refused.push(refuse(
-                "posts",
-                index,
-                "rejected",
-                "the same post appears earlier in this report".to_owned(),
-            ));
-            continue;
-        }
-        if kept.is_empty() {
-            refused.push(refuse(
-                "posts",
-                index,
-                "rejected",
-                if dropped.is_empty() {
-                    "no values to record".to_owned()
-                } else {
-                    format!(
-                        "{} fell from a positive number to 0 and were not recorded",
-                        dropped.join(", ")
-                    )
-                },
-            ));
-            continue;
-        }
-        write.push((id, kept));
-    }
+        },
+        &posts,
+    );
 
-    // Accounts.
-    let mut account_targets: Vec<(usize, Uuid, i64)> = Vec::new();
-    for (index, item) in report.accounts.iter().enumerate() {
-        let slot = match resolve(&slots, item.code.as_str(), item.platform) {
-            Ok(s) => s,
-            Err(e) => {
-                refused.push(refuse("accounts", index, e.code(), e.message()));
-                continue;
-            }
-        };
-        let Some(followers) = item.followers else {
-            refused.push(refuse(
-                "accounts",
-                index,
-                "rejected",
-                "no values to record".to_owned(),
-            ));
-            continue;
-        };
-        if account_targets.iter().any(|(_, s, _)| *s == slot.slot_id) {
-            refused.push(refuse(
-                "accounts",
-                index,
-                "rejected",
-                "the same account appears earlier in this report".to_owned(),
-            ));
-            continue;
-        }
-        account_targets.push((index, slot.slot_id, followers));
-    }
-    let slot_ids: Vec<Uuid> = account_targets.iter().map(|t| t.1).collect();
-    let followers: Vec<FollowersRow> = if slot_ids.is_empty() {
-        Vec::new()
-    } else {
-        prepared(
-            diesel::sql_query(LATEST_FOLLOWERS)
-                .bind::<Array<SqlUuid>, _>(&slot_ids)
-                .bind::<Timestamptz, _>(Ts::from(captured_at)),
-        )
-        .load(conn)
-        .await?
-    };
-    let mut account_write: Vec<(Uuid, i64)> = Vec::new();
-    for (index, slot_id, value) in account_targets {
-        let latest = followers
-            .iter()
-            .find(|f| f.id == slot_id)
-            .map(|f| f.followers);
-        match keep_back_zero(value, latest) {
-            Some(v) => account_write.push((slot_id, v)),
-            None => {
-                zeros += 1;
-                refused.push(refuse(
-                    "accounts",
-                    index,
-                    "rejected",
-                    "followers fell from a positive number to 0 and was not recorded".to_owned(),
-                ));
-            }
-        }
-    }
-
-    if !write.is_empty() {
+    if !plan.posts.is_empty() {
         let col = |g: fn(&PostCounters) -> Option<i64>| {
-            write.iter().map(|(_, c)| g(c)).collect::<Vec<_>>()
+            plan.posts.iter().map(|(_, c)| g(c)).collect::<Vec<_>>()
         };
         prepared(
             diesel::sql_query(UPSERT_POST_METRICS)
                 .bind::<Timestamptz, _>(Ts::from(captured_at))
                 .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(write.iter().map(|w| w.0).collect::<Vec<_>>())
+                .bind::<Array<SqlUuid>, _>(plan.posts.iter().map(|w| w.0).collect::<Vec<_>>())
                 .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.views))
                 .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.likes))
                 .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.replies))
@@ -1406,24 +1227,23 @@ async fn metrics_tx(
         .execute(conn)
         .await?;
     }
-    if !account_write.is_empty() {
+    if !plan.accounts.is_empty() {
         prepared(
             diesel::sql_query(UPSERT_ACCOUNT_METRICS)
                 .bind::<Timestamptz, _>(Ts::from(captured_at))
                 .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(account_write.iter().map(|w| w.0).collect::<Vec<_>>())
-                .bind::<Array<BigInt>, _>(account_write.iter().map(|w| w.1).collect::<Vec<_>>()),
+                .bind::<Array<SqlUuid>, _>(plan.accounts.iter().map(|w| w.0).collect::<Vec<_>>())
+                .bind::<Array<BigInt>, _>(plan.accounts.iter().map(|w| w.1).collect::<Vec<_>>()),
         )
         .execute(conn)
         .await?;
     }
-    refused.sort_by_key(|r| (r.list, r.index));
     Ok(Ok(MetricsOutcome {
         captured_at,
-        posts_written: write.len(),
-        accounts_written: account_write.len(),
-        zeros_kept_back: zeros,
-        refused,
+        posts_written: plan.posts.len(),
+        accounts_written: plan.accounts.len(),
+        zeros_kept_back: plan.zeros_kept_back,
+        refused: plan.refused,
     }))
 }
 
@@ -1595,8 +1415,6 @@ statements!(
     LAST_REPORT,
     AGENT_MARKETS,
     METRIC_POSTS,
-    LATEST_POST_METRICS,
-    LATEST_FOLLOWERS,
     UPSERT_POST_METRICS,
     UPSERT_ACCOUNT_METRICS,
 );
