@@ -420,8 +420,8 @@ async fn delete_tx(
             .bind::<SqlUuid, _>(post_id)
             .bind::<Text, _>(PostStatus::Cancelled.as_str()),
     )
-        .execute(conn)
-        .await?;
+    .execute(conn)
+    .await?;
     let detail = json!({"relayed": relay});
     let entry = Entry {
         post_id,

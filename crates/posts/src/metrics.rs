@@ -189,7 +189,7 @@ pub fn plan_metrics(
     plan
 }
 
-/// The published post of the caller's an item names.
+/// The post an item names, when it is the caller's and published.
 fn post_target<'a>(
     item: &RawPostMetrics,
     resolve: impl Fn(&AccountCode, Option<Platform>) -> Result<MetricsSlot, ItemError>,
@@ -399,7 +399,10 @@ mod tests {
         assert_eq!(at(&["TW"]), Ok("2026-11-21T09:00:00Z".parse().unwrap()));
         assert_eq!(at(&["JP", "TW"]), at(&["TW"]));
         assert_eq!(at(&[]), at(&["TW"]));
-        assert_eq!(capture_zone(&["JP"]), fleetdesk_kernel::market::zone("Asia/Tokyo"));
+        assert_eq!(
+            capture_zone(&["JP"]),
+            fleetdesk_kernel::market::zone("Asia/Tokyo")
+        );
     }
 
     #[test]
@@ -471,7 +474,12 @@ mod tests {
                     "not_found",
                     "no post with platform_post_id p2 on TW-T001: report it as published first"
                 ),
-                ("posts", 2, "not_found", "no account TW-NONE in this workspace"),
+                (
+                    "posts",
+                    2,
+                    "not_found",
+                    "no account TW-NONE in this workspace"
+                ),
                 (
                     "posts",
                     3,
@@ -647,7 +655,12 @@ mod tests {
                     "rejected",
                     "the same account appears earlier in this report"
                 ),
-                ("accounts", 3, "not_found", "no account TW-NONE in this workspace"),
+                (
+                    "accounts",
+                    3,
+                    "not_found",
+                    "no account TW-NONE in this workspace"
+                ),
                 ("accounts", 4, "rejected", "no values to record"),
             ]
         );

@@ -256,10 +256,7 @@ mod tests {
 
     #[test]
     fn status_sets_are_stored_texts_in_declaration_order() {
-        assert_eq!(
-            PostStatus::texts(|s| s == PostStatus::Stocked),
-            ["stocked"]
-        );
+        assert_eq!(PostStatus::texts(|s| s == PostStatus::Stocked), ["stocked"]);
         assert_eq!(PostStatus::texts(|_| false), Vec::<&str>::new());
         assert_eq!(PostStatus::texts(|_| true).len(), PostStatus::ALL.len());
     }

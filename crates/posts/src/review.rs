@@ -336,13 +336,19 @@ mod tests {
             (vec!["client_review"], vec!["client_review"])
         );
         // The record entry is the move's own action text.
-        assert_eq!(T::ClientReview.status().as_str(), CLIENT_VISIBLE_ACTIONS[0].as_str());
+        assert_eq!(
+            T::ClientReview.status().as_str(),
+            CLIENT_VISIBLE_ACTIONS[0].as_str()
+        );
     }
 
     #[test]
     fn a_client_queue_lists_client_review_only() {
         assert_eq!(review_stages(true, None), [S::ClientReview]);
-        assert_eq!(review_stages(true, Some(S::InternalReview)), [S::ClientReview]);
+        assert_eq!(
+            review_stages(true, Some(S::InternalReview)),
+            [S::ClientReview]
+        );
         assert_eq!(
             review_stages(false, Some(S::InternalReview)),
             [S::InternalReview]

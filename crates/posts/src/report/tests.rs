@@ -1483,7 +1483,10 @@ fn a_cancellation_clears_a_post_still_in_the_tool_whatever_its_status() {
 
 #[test]
 fn only_unpublished_posts_in_flight_or_stocked_are_adoptable() {
-    let adoptable: Vec<_> = PostStatus::ALL.into_iter().filter(|s| adoptable(*s)).collect();
+    let adoptable: Vec<_> = PostStatus::ALL
+        .into_iter()
+        .filter(|s| adoptable(*s))
+        .collect();
     assert_eq!(
         adoptable,
         [
