@@ -3,8 +3,12 @@
 //! Idempotency-Keys are stored as their SHA-256 (`key_hash`), never in plain text.
 
 use crate::db::{PgStore, prepared};
+use crate::schema::{idempotency_keys, rate_windows};
+use diesel::dsl::IntervalDsl;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Uuid as SqlUuid};
+use diesel::sql_types::{
+    BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::gate::{Admission, Claim, ClaimRequest, Gatekeeper};
@@ -180,9 +184,10 @@ impl AdmitRow {
             // No record, or an expired one that a concurrent request just took over.
             return Claim::InProgress;
         }
-        match (&self.prior_hash, self.prior_state.as_deref()) {
+        let state = self.prior_state.as_deref().and_then(ClaimState::parse);
+        match (&self.prior_hash, state) {
             (Some(hash), _) if hash.as_slice() != asked.request_hash.as_slice() => Claim::Mismatch,
-            (Some(_), Some("done")) => Claim::Replay {
+            (Some(_), Some(ClaimState::Done)) => Claim::Replay {
                 status: self.prior_status.unwrap_or(200) as u16,
                 body: self.prior_response.clone().unwrap_or(Value::Null),
             },
@@ -192,28 +197,24 @@ impl AdmitRow {
     }
 }
 
-const COMPLETE_KEY: &str = "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
-                 WHERE owner_id = $1 AND key_hash = $2";
-
-const RELEASE_KEY: &str =
-    "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = 'running'";
-
 const PING: &str = "SELECT 1";
 
-const SWEEP_WINDOWS: &str =
-    "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'";
+statements!(ADMIT, PING);
 
-const SWEEP_KEYS: &str =
-    "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'";
+fleetdesk_kernel::text_enum! {
+    /// Where an Idempotency-Key's request is (`idempotency_keys.state`; [`ADMIT`] claims as
+    /// `'running'`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum ClaimState {
+        Running => "running",
+        Done => "done",
+    }
+}
 
-statements!(
-    ADMIT,
-    COMPLETE_KEY,
-    RELEASE_KEY,
-    PING,
-    SWEEP_WINDOWS,
-    SWEEP_KEYS
-);
+/// `now()` as the `timestamptz` the columns hold, to subtract intervals from.
+fn db_now() -> diesel::dsl::AsExprOf<diesel::dsl::now, Timestamptz> {
+    diesel::dsl::now.into_sql::<Timestamptz>()
+}
 
 impl Gatekeeper for PgStore {
     fn admit<'a>(
@@ -264,25 +265,26 @@ impl Gatekeeper for PgStore {
         body: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(
-                diesel::sql_query(COMPLETE_KEY)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(key_hash(key).as_slice())
-                    .bind::<SmallInt, _>(status as i16)
-                    .bind::<Jsonb, _>(body),
-            )
-            .execute(conn)
-            .await?;
+            let hash = key_hash(key);
+            diesel::update(idempotency_keys::table.find((owner, hash.as_slice())))
+                .set((
+                    idempotency_keys::state.eq(ClaimState::Done.as_str()),
+                    idempotency_keys::status.eq(status as i16),
+                    idempotency_keys::response.eq(body),
+                ))
+                .execute(conn)
+                .await?;
             Ok(())
         })
     }
 
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(
-                diesel::sql_query(RELEASE_KEY)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(key_hash(key).as_slice()),
+            let hash = key_hash(key);
+            diesel::delete(
+                idempotency_keys::table
+                    .find((owner, hash.as_slice()))
+                    .filter(idempotency_keys::state.eq(ClaimState::Running.as_str())),
             )
             .execute(conn)
             .await?;
@@ -304,12 +306,16 @@ impl PgStore {
     /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = prepared(diesel::sql_query(SWEEP_WINDOWS))
-            .execute(&mut conn)
-            .await?;
-        let keys = prepared(diesel::sql_query(SWEEP_KEYS))
-            .execute(&mut conn)
-            .await?;
+        let windows = diesel::delete(
+            rate_windows::table.filter(rate_windows::window_start.lt(db_now() - 2.minutes())),
+        )
+        .execute(&mut conn)
+        .await?;
+        let keys = diesel::delete(
+            idempotency_keys::table.filter(idempotency_keys::created_at.lt(db_now() - 24.hours())),
+        )
+        .execute(&mut conn)
+        .await?;
         Ok((windows, keys))
     }
 }
