@@ -31,7 +31,14 @@ fn diesel_cli() -> PathBuf {
 fn first_difference(expected: &str, actual: &str) -> String {
     let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
     let at = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
-    let show = |lines: &[&str]| lines.iter().skip(at).take(5).map(|l| l.to_string()).collect::<Vec<_>>();
+    let show = |lines: &[&str]| {
+        lines
+            .iter()
+            .skip(at)
+            .take(5)
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+    };
     format!(
         "from line {}:\n  schema.rs:    {:?}\n  print-schema: {:?}",
         at + 1,
