@@ -179,7 +179,7 @@ struct PostMediaRow {
 const INSERT_INLINE: &str = r#"
 INSERT INTO media (workspace_id, project_id, persona_id, kind, mime_type, bytes, width, height,
                    caption, sha256, storage_key, parts, part_bytes, source, created_by_agent)
-SELECT $1, $2, $3, 'image', t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
+SELECT $1, $2, $3, $12, t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
        t.bytes, 'inline', $4
 FROM unnest($5::text[], $6::bigint[], $7::int[], $8::int[], $9::text[], $10::text[], $11::text[])
      AS t(mime, bytes, width, height, caption, sha256, key)
@@ -388,7 +388,8 @@ async fn inline_media(
                     .iter()
                     .map(|i| i.storage_key.as_str())
                     .collect::<Vec<_>>(),
-            ),
+            )
+            .bind::<Text, _>(MediaKind::Image.as_str()),
     )
     .execute(conn)
     .await?;
@@ -845,7 +846,7 @@ SELECT p.id, p.status, s.code, s.platform, p.body, p.topic, p.planned_at, p.char
        COALESCE(p.returned_at, p.updated_at) AS returned_at,
        (SELECT count(*) FROM post_media pm WHERE pm.post_id = p.id) AS media,
        (SELECT e.reason FROM review_events e
-         WHERE e.post_id = p.id AND e.action IN ('sent_back', 'rewrite_requested')
+         WHERE e.post_id = p.id AND e.action = ANY($7)
          ORDER BY e.id DESC LIMIT 1) AS instruction,
        (SELECT COALESCE(jsonb_agg(jsonb_build_object('action', e.action, 'comment', e.reason,
                                                      'by', e.actor_name, 'at', e.created_at)
@@ -860,6 +861,9 @@ WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = ANY($3)
 ORDER BY COALESCE(p.returned_at, p.updated_at), p.id
 LIMIT $6
 "#;
+
+/// The review moves whose comment is the instruction a returned draft carries.
+const INSTRUCTIONS: [PostStatus; 2] = [PostStatus::SentBack, PostStatus::RewriteRequested];
 
 #[derive(QueryableByName)]
 struct RedoRow {
@@ -978,7 +982,8 @@ impl DraftsRepo for PgStore {
                         after.map(|a| jiff_diesel::Timestamp::from(a.0)),
                     )
                     .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
-                    .bind::<BigInt, _>(limit + 1),
+                    .bind::<BigInt, _>(limit + 1)
+                    .bind::<Array<Text>, _>(INSTRUCTIONS.map(PostStatus::as_str).to_vec()),
             )
             .load(conn)
             .await?;

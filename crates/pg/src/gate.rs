@@ -38,8 +38,8 @@ WITH usable AS (
     LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
                        AND m.left_at IS NULL
     WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
-      AND ((k.kind = 'agent' AND w.archived_at IS NULL)
-        OR (k.kind = 'user' AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
+      AND ((k.kind = $6 AND w.archived_at IS NULL)
+        OR (k.kind = $7 AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
 ),
 hit AS (
     INSERT INTO rate_windows (key_id, window_start, hits)
@@ -49,7 +49,7 @@ hit AS (
 ),
 claim AS (
     INSERT INTO idempotency_keys (owner_id, key_hash, request_hash, state)
-    SELECT usable.owner_id, $3, $4, 'running' FROM usable, hit
+    SELECT usable.owner_id, $3, $4, $8 FROM usable, hit
     WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
     ON CONFLICT (owner_id, key_hash) DO NOTHING
     RETURNING owner_id
@@ -58,12 +58,12 @@ takeover AS (
     -- A record past its 24 hours, or a claim abandoned by a crashed request, is taken over.
     -- Only such rows are locked: a replay or a conflict writes nothing.
     UPDATE idempotency_keys k
-    SET request_hash = $4, state = 'running', status = NULL, response = NULL, created_at = now()
+    SET request_hash = $4, state = $8, status = NULL, response = NULL, created_at = now()
     FROM usable, hit
     WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
       AND k.owner_id = usable.owner_id AND k.key_hash = $3
       AND (k.created_at < now() - interval '24 hours'
-           OR (k.state = 'running' AND k.created_at < now() - interval '10 minutes'))
+           OR (k.state = $8 AND k.created_at < now() - interval '10 minutes'))
     RETURNING k.owner_id
 ),
 touch AS (
@@ -78,7 +78,7 @@ SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id,
        CEIL(EXTRACT(EPOCH FROM (h.window_start + interval '1 minute' - now())))::bigint AS resets_in,
        (EXISTS (SELECT 1 FROM claim) OR EXISTS (SELECT 1 FROM takeover)) AS claimed,
        (prior.created_at >= now() - interval '24 hours'
-        AND NOT (prior.state = 'running' AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
+        AND NOT (prior.state = $8 AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
        prior.request_hash AS prior_hash, prior.state AS prior_state, prior.status AS prior_status,
        prior.response AS prior_response
 FROM usable u CROSS JOIN hit h
@@ -202,8 +202,7 @@ const PING: &str = "SELECT 1";
 statements!(ADMIT, PING);
 
 fleetdesk_kernel::text_enum! {
-    /// Where an Idempotency-Key's request is (`idempotency_keys.state`; [`ADMIT`] claims as
-    /// `'running'`).
+    /// Where an Idempotency-Key's request is (`idempotency_keys.state`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     enum ClaimState {
         Running => "running",
@@ -231,7 +230,10 @@ impl Gatekeeper for PgStore {
                     .bind::<Bytea, _>(key.hash.as_slice())
                     .bind::<Nullable<Bytea>, _>(key_hash.as_ref().map(|h| h.as_slice()))
                     .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
-                    .bind::<BigInt, _>(limit_per_minute),
+                    .bind::<BigInt, _>(limit_per_minute)
+                    .bind::<Text, _>(KeyKind::Agent.as_str())
+                    .bind::<Text, _>(KeyKind::Personal.as_str())
+                    .bind::<Text, _>(ClaimState::Running.as_str()),
             )
             .get_result(conn)
             .await
