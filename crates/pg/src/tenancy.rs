@@ -6,11 +6,12 @@
 
 use crate::db::{PgStore, coalesce};
 use crate::schema::{
-    agents, api_keys, community_spaces, organizations, people, persona_cast, persona_facts,
-    personas, products, projects, wiki_sources,
+    agents, api_keys, community_spaces, members, organizations, people, persona_cast,
+    persona_facts, personas, products, projects, wiki_sources, workspaces,
 };
+use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Integer, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{BoxFuture, Market};
@@ -18,14 +19,6 @@ use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use uuid::Uuid;
-
-#[derive(QueryableByName)]
-struct ArchivedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Bool)]
-    archived: bool,
-}
 
 #[derive(QueryableByName)]
 struct AccountIds {
@@ -36,16 +29,6 @@ struct AccountIds {
 }
 
 // The statements, matched by name as the module comment says.
-
-const UPSERT_WORKSPACE: &str = r#"
-INSERT INTO workspaces (organization_id, name, client_review, ads_enabled, archived_at)
-VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)
-ON CONFLICT (organization_id, name) DO UPDATE SET client_review = EXCLUDED.client_review,
-ads_enabled = EXCLUDED.ads_enabled,
-archived_at = CASE WHEN $6::boolean IS NULL THEN workspaces.archived_at
-WHEN $6 THEN COALESCE(workspaces.archived_at, now()) ELSE NULL END
-RETURNING id, archived_at IS NOT NULL AS archived
-"#;
 
 const UPSERT_ACCOUNT: &str = r#"
 WITH slot AS (
@@ -68,15 +51,12 @@ SELECT slot.id AS slot_id, COALESCE(
 FROM slot
 "#;
 
-const UPSERT_MEMBER: &str = r#"
-INSERT INTO members (organization_id, person_id, role, review, left_at)
-VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)
-ON CONFLICT (organization_id, person_id) DO UPDATE SET role = EXCLUDED.role,
-review = EXCLUDED.review,
-left_at = CASE WHEN $5 THEN COALESCE(members.left_at, now()) ELSE NULL END
-"#;
-
 type Tx<'c> = &'c mut AsyncPgConnection;
+
+/// `now()` when `yes`, else NULL: when a workspace was archived or a member left.
+fn since_now(yes: bool) -> diesel::dsl::case_when<AsExprOf<bool, Bool>, now, Timestamptz> {
+    case_when::<_, _, Timestamptz>(yes.into_sql::<Bool>(), now)
+}
 
 /// Issues keys until the principal holds `wanted` valid ones; returns the new full keys.
 async fn ensure_keys(
@@ -156,19 +136,34 @@ async fn apply_workspace(
     org_id: Uuid,
     w: &WorkspaceSpec,
 ) -> anyhow::Result<WorkspaceReport> {
-    let ws: ArchivedRow = diesel::sql_query(UPSERT_WORKSPACE)
-        .bind::<SqlUuid, _>(org_id)
-        .bind::<Text, _>(w.name.trim())
-        .bind::<Bool, _>(w.client_review)
-        .bind::<Bool, _>(w.ads_enabled)
-        .bind::<Bool, _>(w.archived.unwrap_or(false))
-        .bind::<Nullable<Bool>, _>(w.archived)
+    let archive = w.archived.into_sql::<Nullable<Bool>>();
+    let (ws_id, archived): (Uuid, bool) = diesel::insert_into(workspaces::table)
+        .values((
+            workspaces::organization_id.eq(org_id),
+            workspaces::name.eq(w.name.trim()),
+            workspaces::client_review.eq(w.client_review),
+            workspaces::ads_enabled.eq(w.ads_enabled),
+            workspaces::archived_at.eq(since_now(w.archived.unwrap_or(false))),
+        ))
+        .on_conflict((workspaces::organization_id, workspaces::name))
+        .do_update()
+        .set((
+            workspaces::client_review.eq(excluded(workspaces::client_review)),
+            workspaces::ads_enabled.eq(excluded(workspaces::ads_enabled)),
+            // Not in the file: as it was; archived: since it first was; else not archived.
+            workspaces::archived_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                archive.is_null(),
+                workspaces::archived_at,
+            )
+            .when(archive, coalesce(workspaces::archived_at, now))),
+        ))
+        .returning((workspaces::id, workspaces::archived_at.is_not_null()))
         .get_result(conn)
         .await?;
     let mut report = WorkspaceReport {
-        id: ws.id,
+        id: ws_id,
         name: w.name.trim().to_owned(),
-        archived: ws.archived,
+        archived,
         projects: Vec::new(),
         agents: Vec::new(),
         personas: Vec::new(),
@@ -177,7 +172,7 @@ async fn apply_workspace(
     for p in &w.projects {
         let pid: Uuid = diesel::insert_into(projects::table)
             .values((
-                projects::workspace_id.eq(ws.id),
+                projects::workspace_id.eq(ws_id),
                 projects::name.eq(p.name.trim()),
             ))
             .on_conflict((projects::workspace_id, projects::name))
@@ -194,7 +189,7 @@ async fn apply_workspace(
     for a in &w.agents {
         let aid: Uuid = diesel::insert_into(agents::table)
             .values((
-                agents::workspace_id.eq(ws.id),
+                agents::workspace_id.eq(ws_id),
                 agents::name.eq(a.name.trim()),
                 agents::role.eq(a.role.as_str()),
             ))
@@ -227,7 +222,7 @@ async fn apply_workspace(
         // What the file leaves out keeps its stored value.
         let persona_id: Uuid = diesel::insert_into(personas::table)
             .values((
-                personas::workspace_id.eq(ws.id),
+                personas::workspace_id.eq(ws_id),
                 personas::project_id.eq(project),
                 personas::agent_id.eq(agent),
                 personas::name.eq(p.name.trim()),
@@ -292,7 +287,7 @@ async fn apply_workspace(
         }
         let mut accounts = Vec::new();
         for acc in &p.accounts {
-            accounts.push(apply_account(conn, org_id, ws.id, persona_id, acc).await?);
+            accounts.push(apply_account(conn, org_id, ws_id, persona_id, acc).await?);
         }
         report.personas.push(PersonaReport {
             id: persona_id,
@@ -311,7 +306,7 @@ async fn apply_workspace(
         use community_spaces as cs;
         let upsert = diesel::insert_into(cs::table)
             .values((
-                cs::workspace_id.eq(ws.id),
+                cs::workspace_id.eq(ws_id),
                 cs::name.eq(s.name.trim()),
                 cs::channel.eq(s.channel.as_str()),
                 cs::external_id.eq(s.external_id.trim()),
@@ -351,7 +346,7 @@ async fn apply_workspace(
     for p in &w.products {
         diesel::insert_into(products::table)
             .values((
-                products::workspace_id.eq(ws.id),
+                products::workspace_id.eq(ws_id),
                 products::name.eq(p.name.trim()),
                 products::on_sale.eq(p.on_sale),
             ))
@@ -364,7 +359,7 @@ async fn apply_workspace(
     for s in &w.wiki_sources {
         diesel::insert_into(wiki_sources::table)
             .values((
-                wiki_sources::workspace_id.eq(ws.id),
+                wiki_sources::workspace_id.eq(ws_id),
                 wiki_sources::kind.eq(&s.kind),
                 wiki_sources::name.eq(s.name.trim()),
                 wiki_sources::locator.eq(s.locator.trim()),
@@ -476,12 +471,25 @@ impl TenantStore for PgStore {
                 };
                 for m in &o.members {
                     let pid = upsert_person(conn, &m.email, &m.name, false).await?;
-                    diesel::sql_query(UPSERT_MEMBER)
-                        .bind::<SqlUuid, _>(org_id)
-                        .bind::<SqlUuid, _>(pid)
-                        .bind::<Text, _>(m.role.as_str())
-                        .bind::<Bool, _>(m.review)
-                        .bind::<Bool, _>(m.left)
+                    diesel::insert_into(members::table)
+                        .values((
+                            members::organization_id.eq(org_id),
+                            members::person_id.eq(pid),
+                            members::role.eq(m.role.as_str()),
+                            members::review.eq(m.review),
+                            members::left_at.eq(since_now(m.left)),
+                        ))
+                        .on_conflict((members::organization_id, members::person_id))
+                        .do_update()
+                        .set((
+                            members::role.eq(excluded(members::role)),
+                            members::review.eq(excluded(members::review)),
+                            // One who had left keeps the time they first left.
+                            members::left_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                                m.left.into_sql::<Bool>(),
+                                coalesce(members::left_at, now),
+                            )),
+                        ))
                         .execute(conn)
                         .await?;
                     let keys = if m.left {
@@ -512,4 +520,4 @@ impl TenantStore for PgStore {
     }
 }
 
-statements!(UPSERT_WORKSPACE, UPSERT_ACCOUNT, UPSERT_MEMBER);
+statements!(UPSERT_ACCOUNT);
