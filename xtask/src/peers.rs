@@ -1,6 +1,7 @@
 //! The real clients the tests drive, installed where the test command can find them and
 //! nowhere else: Python packages in a virtual environment under the target directory, npm
-//! packages from the lockfiles in the repository, and cargo-nextest.
+//! packages from the lockfiles in the repository, cargo-nextest, and the pinned diesel_cli
+//! (`target/peers/bin/diesel`, for the schema test of crates/pg).
 //!
 //! Each step is skipped when what it installs is already there for the same pinned list (the
 //! list is copied next to what it installed and compared byte for byte), so a second run
@@ -24,6 +25,7 @@ impl Peers {
     pub fn install(root: &Path) -> anyhow::Result<Peers> {
         programs()?;
         nextest()?;
+        diesel_cli(&target_dir(root).join("peers"))?;
         let venv = target_dir(root).join("peers").join("venv");
         python(root, &venv)?;
         for project in NPM_PROJECTS {
@@ -93,6 +95,44 @@ fn nextest() -> anyhow::Result<()> {
         .is_ok_and(|s| s.success());
     if !ok {
         bail!("missing: cargo-nextest (cargo install cargo-nextest --locked failed)");
+    }
+    Ok(())
+}
+
+/// The diesel_cli whose `print-schema` made crates/pg/src/schema.rs; crates/pg/tests/schema.rs
+/// runs it. Pinned, since another version may print the same schema differently.
+const DIESEL_CLI_VERSION: &str = "2.3.14";
+
+/// Installs diesel_cli (PostgreSQL only) into `peers/bin` unless that version is there. The
+/// build links libpq, so it needs libpq's development files.
+fn diesel_cli(peers: &Path) -> anyhow::Result<()> {
+    let bin = peers.join("bin/diesel");
+    let installed = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| {
+            String::from_utf8_lossy(&out.stdout).contains(&format!("Version: {DIESEL_CLI_VERSION}"))
+        });
+    if installed {
+        return Ok(());
+    }
+    eprintln!(
+        "installing diesel_cli {DIESEL_CLI_VERSION} into {} (about three minutes on two cores)",
+        peers.display()
+    );
+    let ok = Command::new("cargo")
+        .args(["install", "diesel_cli", "--locked", "--no-default-features"])
+        .args(["--features", "postgres", "--version"])
+        .arg(format!("={DIESEL_CLI_VERSION}"))
+        .arg("--root")
+        .arg(peers)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        bail!(
+            "missing: diesel_cli {DIESEL_CLI_VERSION} (cargo install failed; it links libpq: \
+             on Debian apt-get install libpq-dev)"
+        );
     }
     Ok(())
 }

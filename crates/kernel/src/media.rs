@@ -2,7 +2,6 @@
 
 use crate::Platform;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Largest file sent in one PUT (images, and videos up to this size): 4 MiB.
 pub const SINGLE_MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -25,47 +24,35 @@ crate::text_enum! {
     }
 }
 
-/// The six file types the service stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum MediaType {
-    #[serde(rename = "image/jpeg")]
-    Jpeg,
-    #[serde(rename = "image/png")]
-    Png,
-    #[serde(rename = "image/webp")]
-    Webp,
-    #[serde(rename = "video/mp4")]
-    Mp4,
-    #[serde(rename = "video/quicktime")]
-    Mov,
-    #[serde(rename = "video/webm")]
-    Webm,
+crate::text_enum! {
+    /// The six file types the service stores.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum MediaType {
+        #[serde(rename = "image/jpeg")]
+        Jpeg => "image/jpeg",
+        #[serde(rename = "image/png")]
+        Png => "image/png",
+        #[serde(rename = "image/webp")]
+        Webp => "image/webp",
+        #[serde(rename = "video/mp4")]
+        Mp4 => "video/mp4",
+        #[serde(rename = "video/quicktime")]
+        Mov => "video/quicktime",
+        #[serde(rename = "video/webm")]
+        Webm => "video/webm",
+    }
 }
 
 impl MediaType {
-    pub const ALL: [MediaType; 6] = [
-        MediaType::Jpeg,
-        MediaType::Png,
-        MediaType::Webp,
-        MediaType::Mp4,
-        MediaType::Mov,
-        MediaType::Webm,
-    ];
-
+    /// The MIME name: the stored text ([`MediaType::as_str`]), under the name callers use.
     pub fn mime(self) -> &'static str {
-        match self {
-            MediaType::Jpeg => "image/jpeg",
-            MediaType::Png => "image/png",
-            MediaType::Webp => "image/webp",
-            MediaType::Mp4 => "video/mp4",
-            MediaType::Mov => "video/quicktime",
-            MediaType::Webm => "video/webm",
-        }
+        self.as_str()
     }
 
+    /// The type whose MIME name is exactly `mime` ([`MediaType::parse`]).
     pub fn from_mime(mime: &str) -> Option<MediaType> {
-        MediaType::ALL.into_iter().find(|t| t.mime() == mime)
+        MediaType::parse(mime)
     }
 
     pub fn extension(self) -> &'static str {
@@ -122,12 +109,6 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-impl fmt::Display for MediaType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.mime())
-    }
-}
-
 /// Why media cannot go on a post.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CapError {
@@ -169,6 +150,7 @@ mod tests {
             }
         }
         check(&MediaKind::ALL, |v| v.as_str());
+        check(&MediaType::ALL, |v| v.as_str());
     }
 
     #[test]

@@ -13,6 +13,14 @@ pub type Conn = Object<AsyncPgConnection>;
 
 pub(crate) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
+diesel::define_sql_function! {
+    /// SQL's `COALESCE` of two values of one type: `x` unless it is NULL, else `y`.
+    fn coalesce<T: diesel::sql_types::SingleValue>(
+        x: diesel::sql_types::Nullable<T>,
+        y: diesel::sql_types::Nullable<T>,
+    ) -> diesel::sql_types::Nullable<T>;
+}
+
 /// A statement whose SQL text is a constant, so it is safe to keep prepared on the connection.
 ///
 /// diesel never caches `sql_query` statements (their text could be built at run time), which

@@ -3,6 +3,7 @@
 use crate::accounts::{Candidate, pick, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
+use crate::schema::{media, persona_cast};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -130,16 +131,6 @@ fn is_active(state: Option<&str>) -> bool {
     state.and_then(AccountState::parse) == Some(AccountState::Active)
 }
 
-const CAST: &str = "SELECT code, name FROM persona_cast WHERE persona_id = $1 ORDER BY code";
-
-#[derive(QueryableByName)]
-struct CastRow {
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    name: String,
-}
-
 /// Uploads named by id, with the library item each ended in.
 const UPLOAD_REFS: &str = r#"
 SELECT u.id AS ref_id, m.id AS media_id, m.kind, m.project_id, (m.archived_at IS NOT NULL) AS archived
@@ -188,26 +179,13 @@ struct PostMediaRow {
 const INSERT_INLINE: &str = r#"
 INSERT INTO media (workspace_id, project_id, persona_id, kind, mime_type, bytes, width, height,
                    caption, sha256, storage_key, parts, part_bytes, source, created_by_agent)
-SELECT $1, $2, $3, 'image', t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
+SELECT $1, $2, $3, $12, t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
        t.bytes, 'inline', $4
 FROM unnest($5::text[], $6::bigint[], $7::int[], $8::int[], $9::text[], $10::text[], $11::text[])
      AS t(mime, bytes, width, height, caption, sha256, key)
 ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
     WHERE archived_at IS NULL DO NOTHING
 "#;
-
-const INLINE_IDS: &str = r#"
-SELECT id, sha256 FROM media
-WHERE workspace_id = $1 AND project_id = $2 AND sha256 = ANY($3) AND archived_at IS NULL
-"#;
-
-#[derive(QueryableByName)]
-struct ShaRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    sha256: String,
-}
 
 const DUPLICATE: &str = r#"
 SELECT id FROM posts
@@ -228,8 +206,7 @@ INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_i
                    agent_id, status, body, topic, sponsored, planned_at, characters,
                    stocked_at, stock_reason, from_status, platform, body_key)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-        CASE WHEN $8 = 'stocked' THEN now() END, $14,
-        CASE WHEN $8 = 'stocked' THEN 'internal_review' END, $15, $16)
+        CASE WHEN $17 THEN now() END, $14, $18, $15, $16)
 RETURNING id
 "#;
 
@@ -245,17 +222,17 @@ const UPDATE_DRAFT: &str = r#"
 UPDATE posts
 SET body = $2, topic = COALESCE($3, topic), status = $4, characters = COALESCE($5, characters),
     awaiting_rewrite = $6, rewrite_answered = $7,
-    stocked_at = CASE WHEN $4 = 'stocked' THEN now() END,
-    stock_reason = CASE WHEN $4 = 'stocked' THEN $8 END,
-    from_status = CASE WHEN $4 = 'stocked' THEN status END,
-    planned_was = CASE WHEN $4 = 'stocked' THEN planned_at END,
+    stocked_at = CASE WHEN $10 THEN now() END,
+    stock_reason = CASE WHEN $10 THEN $8 END,
+    from_status = CASE WHEN $10 THEN status END,
+    planned_was = CASE WHEN $10 THEN planned_at END,
     body_key = $9,
     updated_at = now()
 WHERE id = $1
 "#;
 
 const INVENTORY: &str =
-    "SELECT count(*) AS n FROM posts WHERE slot_id = $1 AND status = 'stocked' AND id <> $2";
+    "SELECT count(*) AS n FROM posts WHERE slot_id = $1 AND status = $3 AND id <> $2";
 
 #[derive(QueryableByName)]
 struct CountRow {
@@ -289,15 +266,15 @@ fn kind(s: &str) -> anyhow::Result<MediaKind> {
 }
 
 async fn cast(conn: Tx<'_>, persona_id: Uuid) -> QueryResult<Vec<CastMember>> {
-    let rows: Vec<CastRow> = prepared(diesel::sql_query(CAST).bind::<SqlUuid, _>(persona_id))
+    let rows: Vec<(String, String)> = persona_cast::table
+        .filter(persona_cast::persona_id.eq(persona_id))
+        .order(persona_cast::code)
+        .select((persona_cast::code, persona_cast::name))
         .load(conn)
         .await?;
     Ok(rows
         .into_iter()
-        .map(|r| CastMember {
-            code: r.code,
-            name: r.name,
-        })
+        .map(|(code, name)| CastMember { code, name })
         .collect())
 }
 
@@ -391,7 +368,7 @@ async fn inline_media(
             .bind::<Array<Text>, _>(
                 images
                     .iter()
-                    .map(|i| i.media_type.mime())
+                    .map(|i| i.media_type.as_str())
                     .collect::<Vec<_>>(),
             )
             .bind::<Array<BigInt>, _>(images.iter().map(|i| i.bytes).collect::<Vec<_>>())
@@ -411,25 +388,26 @@ async fn inline_media(
                     .iter()
                     .map(|i| i.storage_key.as_str())
                     .collect::<Vec<_>>(),
-            ),
+            )
+            .bind::<Text, _>(MediaKind::Image.as_str()),
     )
     .execute(conn)
     .await?;
-    let rows: Vec<ShaRow> = prepared(
-        diesel::sql_query(INLINE_IDS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(project_id)
-            .bind::<Array<Text>, _>(&shas),
-    )
-    .load(conn)
-    .await?;
+    let rows: Vec<(Uuid, String)> = media::table
+        .filter(media::workspace_id.eq(agent.workspace_id))
+        .filter(media::project_id.eq(project_id))
+        .filter(media::sha256.eq_any(&shas))
+        .filter(media::archived_at.is_null())
+        .select((media::id, media::sha256))
+        .load(conn)
+        .await?;
     images
         .iter()
         .map(|i| {
             rows.iter()
-                .find(|r| r.sha256 == i.sha256)
-                .map(|r| MediaRef {
-                    id: r.id,
+                .find(|(_, sha256)| *sha256 == i.sha256)
+                .map(|(id, _)| MediaRef {
+                    id: *id,
                     kind: MediaKind::Image,
                 })
                 .ok_or_else(|| anyhow::anyhow!("inline image {} not in the library", i.sha256))
@@ -456,7 +434,8 @@ async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i6
     let row: CountRow = prepared(
         diesel::sql_query(INVENTORY)
             .bind::<SqlUuid, _>(slot_id)
-            .bind::<SqlUuid, _>(post_id),
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<Text, _>(PostStatus::Stocked.as_str()),
     )
     .get_result(conn)
     .await?;
@@ -606,8 +585,10 @@ async fn submit_tx(
     let added = refuse!(plan_media(platform, &[], &incoming).map_err(DraftRefusal::Caps));
     let active = is_active(account.state.as_deref());
     let landing = landing_status(d.submit, active);
-    let reason = (landing == PostStatus::Stocked)
-        .then(|| stock_reason(&account.code, account.state.as_deref()));
+    let stocked = landing == PostStatus::Stocked;
+    let reason = stocked.then(|| stock_reason(&account.code, account.state.as_deref()));
+    // A stocked submission goes back where it would have landed on an active account.
+    let from_status = stocked.then(|| landing_status(d.submit, true).as_str());
     let characters = characters.unwrap_or_default();
     let post: IdRow = prepared(
         diesel::sql_query(INSERT_POST)
@@ -626,7 +607,9 @@ async fn submit_tx(
             .bind::<Jsonb, _>(characters_json(&characters))
             .bind::<Nullable<Text>, _>(reason.as_deref())
             .bind::<Text, _>(platform.as_str())
-            .bind::<Text, _>(body_key(&d.body)),
+            .bind::<Text, _>(body_key(&d.body))
+            .bind::<Bool, _>(stocked)
+            .bind::<Nullable<Text>, _>(from_status),
     )
     .get_result(conn)
     .await?;
@@ -656,7 +639,7 @@ async fn submit_tx(
         duplicate: false,
         characters,
         rewrite_answered: false,
-        stocked_because: (landing == PostStatus::Stocked).then_some(reason),
+        stocked_because: stocked.then_some(reason),
         inventory: inventory(conn, account.slot_id, post.id).await?,
     }))
 }
@@ -786,7 +769,8 @@ async fn update_tx(
             .bind::<Bool, _>(awaiting)
             .bind::<Bool, _>(rewrite_answered)
             .bind::<Nullable<Text>, _>(reason.as_deref())
-            .bind::<Text, _>(body_key(&e.body)),
+            .bind::<Text, _>(body_key(&e.body))
+            .bind::<Bool, _>(landing == PostStatus::Stocked),
     )
     .execute(conn)
     .await?;
@@ -862,7 +846,7 @@ SELECT p.id, p.status, s.code, s.platform, p.body, p.topic, p.planned_at, p.char
        COALESCE(p.returned_at, p.updated_at) AS returned_at,
        (SELECT count(*) FROM post_media pm WHERE pm.post_id = p.id) AS media,
        (SELECT e.reason FROM review_events e
-         WHERE e.post_id = p.id AND e.action IN ('sent_back', 'rewrite_requested')
+         WHERE e.post_id = p.id AND e.action = ANY($7)
          ORDER BY e.id DESC LIMIT 1) AS instruction,
        (SELECT COALESCE(jsonb_agg(jsonb_build_object('action', e.action, 'comment', e.reason,
                                                      'by', e.actor_name, 'at', e.created_at)
@@ -877,6 +861,9 @@ WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = ANY($3)
 ORDER BY COALESCE(p.returned_at, p.updated_at), p.id
 LIMIT $6
 "#;
+
+/// The review moves whose comment is the instruction a returned draft carries.
+const INSTRUCTIONS: [PostStatus; 2] = [PostStatus::SentBack, PostStatus::RewriteRequested];
 
 #[derive(QueryableByName)]
 struct RedoRow {
@@ -995,7 +982,8 @@ impl DraftsRepo for PgStore {
                         after.map(|a| jiff_diesel::Timestamp::from(a.0)),
                     )
                     .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
-                    .bind::<BigInt, _>(limit + 1),
+                    .bind::<BigInt, _>(limit + 1)
+                    .bind::<Array<Text>, _>(INSTRUCTIONS.map(PostStatus::as_str).to_vec()),
             )
             .load(conn)
             .await?;
@@ -1053,12 +1041,10 @@ fn refusal_value<T>(e: anyhow::Error) -> anyhow::Result<Result<T, DraftRefusal>>
 statements!(
     DRAFT_ACCOUNT,
     POST_FOR_CHANGE,
-    CAST,
     UPLOAD_REFS,
     MEDIA_REFS,
     POST_MEDIA,
     INSERT_INLINE,
-    INLINE_IDS,
     DUPLICATE,
     INSERT_POST,
     APPEND_MEDIA,

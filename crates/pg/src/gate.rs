@@ -3,8 +3,12 @@
 //! Idempotency-Keys are stored as their SHA-256 (`key_hash`), never in plain text.
 
 use crate::db::{PgStore, prepared};
+use crate::schema::{idempotency_keys, rate_windows};
+use diesel::dsl::IntervalDsl;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Uuid as SqlUuid};
+use diesel::sql_types::{
+    BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::gate::{Admission, Claim, ClaimRequest, Gatekeeper};
@@ -34,8 +38,8 @@ WITH usable AS (
     LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
                        AND m.left_at IS NULL
     WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
-      AND ((k.kind = 'agent' AND w.archived_at IS NULL)
-        OR (k.kind = 'user' AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
+      AND ((k.kind = $6 AND w.archived_at IS NULL)
+        OR (k.kind = $7 AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
 ),
 hit AS (
     INSERT INTO rate_windows (key_id, window_start, hits)
@@ -45,7 +49,7 @@ hit AS (
 ),
 claim AS (
     INSERT INTO idempotency_keys (owner_id, key_hash, request_hash, state)
-    SELECT usable.owner_id, $3, $4, 'running' FROM usable, hit
+    SELECT usable.owner_id, $3, $4, $8 FROM usable, hit
     WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
     ON CONFLICT (owner_id, key_hash) DO NOTHING
     RETURNING owner_id
@@ -54,12 +58,12 @@ takeover AS (
     -- A record past its 24 hours, or a claim abandoned by a crashed request, is taken over.
     -- Only such rows are locked: a replay or a conflict writes nothing.
     UPDATE idempotency_keys k
-    SET request_hash = $4, state = 'running', status = NULL, response = NULL, created_at = now()
+    SET request_hash = $4, state = $8, status = NULL, response = NULL, created_at = now()
     FROM usable, hit
     WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
       AND k.owner_id = usable.owner_id AND k.key_hash = $3
       AND (k.created_at < now() - interval '24 hours'
-           OR (k.state = 'running' AND k.created_at < now() - interval '10 minutes'))
+           OR (k.state = $8 AND k.created_at < now() - interval '10 minutes'))
     RETURNING k.owner_id
 ),
 touch AS (
@@ -74,7 +78,7 @@ SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id,
        CEIL(EXTRACT(EPOCH FROM (h.window_start + interval '1 minute' - now())))::bigint AS resets_in,
        (EXISTS (SELECT 1 FROM claim) OR EXISTS (SELECT 1 FROM takeover)) AS claimed,
        (prior.created_at >= now() - interval '24 hours'
-        AND NOT (prior.state = 'running' AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
+        AND NOT (prior.state = $8 AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
        prior.request_hash AS prior_hash, prior.state AS prior_state, prior.status AS prior_status,
        prior.response AS prior_response
 FROM usable u CROSS JOIN hit h
@@ -180,9 +184,10 @@ impl AdmitRow {
             // No record, or an expired one that a concurrent request just took over.
             return Claim::InProgress;
         }
-        match (&self.prior_hash, self.prior_state.as_deref()) {
+        let state = self.prior_state.as_deref().and_then(ClaimState::parse);
+        match (&self.prior_hash, state) {
             (Some(hash), _) if hash.as_slice() != asked.request_hash.as_slice() => Claim::Mismatch,
-            (Some(_), Some("done")) => Claim::Replay {
+            (Some(_), Some(ClaimState::Done)) => Claim::Replay {
                 status: self.prior_status.unwrap_or(200) as u16,
                 body: self.prior_response.clone().unwrap_or(Value::Null),
             },
@@ -192,28 +197,23 @@ impl AdmitRow {
     }
 }
 
-const COMPLETE_KEY: &str = "UPDATE idempotency_keys SET state = 'done', status = $3, response = $4 \
-                 WHERE owner_id = $1 AND key_hash = $2";
-
-const RELEASE_KEY: &str =
-    "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = 'running'";
-
 const PING: &str = "SELECT 1";
 
-const SWEEP_WINDOWS: &str =
-    "DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'";
+statements!(ADMIT, PING);
 
-const SWEEP_KEYS: &str =
-    "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'";
+fleetdesk_kernel::text_enum! {
+    /// Where an Idempotency-Key's request is (`idempotency_keys.state`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum ClaimState {
+        Running => "running",
+        Done => "done",
+    }
+}
 
-statements!(
-    ADMIT,
-    COMPLETE_KEY,
-    RELEASE_KEY,
-    PING,
-    SWEEP_WINDOWS,
-    SWEEP_KEYS
-);
+/// `now()` as the `timestamptz` the columns hold, to subtract intervals from.
+fn db_now() -> diesel::dsl::AsExprOf<diesel::dsl::now, Timestamptz> {
+    diesel::dsl::now.into_sql::<Timestamptz>()
+}
 
 impl Gatekeeper for PgStore {
     fn admit<'a>(
@@ -230,7 +230,10 @@ impl Gatekeeper for PgStore {
                     .bind::<Bytea, _>(key.hash.as_slice())
                     .bind::<Nullable<Bytea>, _>(key_hash.as_ref().map(|h| h.as_slice()))
                     .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
-                    .bind::<BigInt, _>(limit_per_minute),
+                    .bind::<BigInt, _>(limit_per_minute)
+                    .bind::<Text, _>(KeyKind::Agent.as_str())
+                    .bind::<Text, _>(KeyKind::Personal.as_str())
+                    .bind::<Text, _>(ClaimState::Running.as_str()),
             )
             .get_result(conn)
             .await
@@ -264,25 +267,26 @@ impl Gatekeeper for PgStore {
         body: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(
-                diesel::sql_query(COMPLETE_KEY)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(key_hash(key).as_slice())
-                    .bind::<SmallInt, _>(status as i16)
-                    .bind::<Jsonb, _>(body),
-            )
-            .execute(conn)
-            .await?;
+            let hash = key_hash(key);
+            diesel::update(idempotency_keys::table.find((owner, hash.as_slice())))
+                .set((
+                    idempotency_keys::state.eq(ClaimState::Done.as_str()),
+                    idempotency_keys::status.eq(status as i16),
+                    idempotency_keys::response.eq(body),
+                ))
+                .execute(conn)
+                .await?;
             Ok(())
         })
     }
 
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(
-                diesel::sql_query(RELEASE_KEY)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(key_hash(key).as_slice()),
+            let hash = key_hash(key);
+            diesel::delete(
+                idempotency_keys::table
+                    .find((owner, hash.as_slice()))
+                    .filter(idempotency_keys::state.eq(ClaimState::Running.as_str())),
             )
             .execute(conn)
             .await?;
@@ -304,12 +308,16 @@ impl PgStore {
     /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = prepared(diesel::sql_query(SWEEP_WINDOWS))
-            .execute(&mut conn)
-            .await?;
-        let keys = prepared(diesel::sql_query(SWEEP_KEYS))
-            .execute(&mut conn)
-            .await?;
+        let windows = diesel::delete(
+            rate_windows::table.filter(rate_windows::window_start.lt(db_now() - 2.minutes())),
+        )
+        .execute(&mut conn)
+        .await?;
+        let keys = diesel::delete(
+            idempotency_keys::table.filter(idempotency_keys::created_at.lt(db_now() - 24.hours())),
+        )
+        .execute(&mut conn)
+        .await?;
         Ok((windows, keys))
     }
 }

@@ -21,6 +21,7 @@ mod inventory;
 mod lifecycle;
 mod media;
 mod record;
+pub mod schema;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -2,6 +2,9 @@
 
 use crate::accounts::{Candidate, pick};
 use crate::db::{PgStore, prepared};
+use crate::schema::{media, projects, uploads};
+use diesel::dsl::{IntervalDsl, now};
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -60,69 +63,35 @@ struct UploadChecks {
     in_cast: bool,
 }
 
-const INSERT_UPLOAD: &str = r#"
-INSERT INTO uploads (workspace_id, agent_id, slot_id, project_id, persona_id, character, caption,
-                     tags, mode, mime_type, declared_bytes, chunks, token_hash, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-RETURNING id
-"#;
-
 #[derive(QueryableByName)]
 struct IdRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
 }
 
-const UPLOAD: &str = r#"
-SELECT id, workspace_id, project_id, persona_id, agent_id, character, caption, tags, mode,
-       mime_type, declared_bytes, chunks, token_hash, expires_at, next_chunk, received_bytes,
-       hash_state, detected_mime, poster_key, poster_mime, media_id
-FROM uploads WHERE id = $1
-"#;
-
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = uploads, check_for_backend(Pg))]
 struct UploadRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
     workspace_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
     project_id: Option<Uuid>,
-    #[diesel(sql_type = SqlUuid)]
     persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
     agent_id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
     character: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     caption: Option<String>,
-    #[diesel(sql_type = Array<Text>)]
     tags: Vec<String>,
-    #[diesel(sql_type = Text)]
     mode: String,
-    #[diesel(sql_type = Nullable<Text>)]
     mime_type: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
     declared_bytes: Option<i64>,
-    #[diesel(sql_type = Nullable<Integer>)]
     chunks: Option<i32>,
-    #[diesel(sql_type = Bytea)]
     token_hash: Vec<u8>,
-    #[diesel(sql_type = Timestamptz)]
     expires_at: jiff_diesel::Timestamp,
-    #[diesel(sql_type = Integer)]
     next_chunk: i32,
-    #[diesel(sql_type = BigInt)]
     received_bytes: i64,
-    #[diesel(sql_type = Nullable<Bytea>)]
     hash_state: Option<Vec<u8>>,
-    #[diesel(sql_type = Nullable<Text>)]
     detected_mime: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     poster_key: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     poster_mime: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
     media_id: Option<Uuid>,
 }
 
@@ -167,19 +136,10 @@ impl TryFrom<UploadRow> for UploadState {
     }
 }
 
-const CHUNK_RECEIVED: &str = r#"
-UPDATE uploads
-SET next_chunk = $2 + 1, received_bytes = $3, hash_state = $4, detected_mime = $5
-WHERE id = $1 AND next_chunk = $2 AND completed_at IS NULL
-"#;
-
-const LOCK_UPLOAD: &str = "SELECT poster_key, poster_mime FROM uploads WHERE id = $1 FOR UPDATE";
-
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = uploads, check_for_backend(Pg))]
 struct PosterRow {
-    #[diesel(sql_type = Nullable<Text>)]
     poster_key: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     poster_mime: Option<String>,
 }
 
@@ -196,12 +156,6 @@ ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-0000000
 RETURNING id
 "#;
 
-const SAME_FILE: &str = r#"
-SELECT id FROM media
-WHERE workspace_id = $1 AND project_id IS NOT DISTINCT FROM $2 AND sha256 = $3
-  AND archived_at IS NULL
-"#;
-
 /// An identical file sent again: the existing item keeps what it has and gains what it lacks
 /// (caption, character, poster) and the new tags (at most 20, first come first kept; a tag in
 /// another case is the same tag, as the tag filter reads it).
@@ -214,34 +168,6 @@ SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
                  GROUP BY lower(t) ORDER BY min(o) LIMIT 20)
 WHERE id = $1
 "#;
-
-/// Closes an upload on its item. The judged type is kept, so a later poster PUT knows an image
-/// (no poster) from a video even when the type was never declared.
-const CLOSE_UPLOAD: &str = r#"
-UPDATE uploads
-SET media_id = $2, completed_at = now(), next_chunk = $4, received_bytes = $5, hash_state = NULL,
-    detected_mime = $6
-WHERE id = $1 AND completed_at IS NULL AND next_chunk = $3
-"#;
-
-/// A poster: kept on the upload, and on its item once there is one. Two statements, not one with
-/// a CTE: when the upload is closing, the first waits for it, and only a statement begun after
-/// that sees the new item.
-const SET_UPLOAD_POSTER: &str = r#"
-UPDATE uploads SET poster_key = $2, poster_mime = $3 WHERE id = $1 RETURNING media_id
-"#;
-
-const SET_MEDIA_POSTER: &str = r#"
-UPDATE media SET poster_key = $2, poster_mime = $3 WHERE id = $1 AND kind = 'video'
-"#;
-
-#[derive(QueryableByName)]
-struct MediaIdRow {
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    media_id: Option<Uuid>,
-}
-
-const PROJECT_BY_NAME: &str = "SELECT id FROM projects WHERE workspace_id = $1 AND name = $2";
 
 /// The library as an agent sees it: items of every project of its workspace and unscoped ones
 /// (specification, Authentication 6); `project` narrows to one project plus the unscoped items.
@@ -296,49 +222,15 @@ struct ItemRow {
     used_count: i64,
 }
 
-/// Chunked uploads whose link expired (an hour ago, so no chunk is still on its way) with
-/// stored chunks and no library item.
-const ABANDONED: &str = r#"
-SELECT id, next_chunk FROM uploads
-WHERE mode = 'chunked' AND completed_at IS NULL AND next_chunk > 0
-  AND expires_at < now() - interval '1 hour'
-ORDER BY expires_at
-LIMIT $1
-"#;
-
-#[derive(QueryableByName)]
-struct AbandonedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Integer)]
-    next_chunk: i32,
-}
-
-const FORGET_PROGRESS: &str = r#"
-UPDATE uploads SET next_chunk = 0, received_bytes = 0, hash_state = NULL
-WHERE id = $1 AND completed_at IS NULL
-"#;
-
-const FILE: &str = r#"
-SELECT mime_type, storage_key, parts, part_bytes, bytes, poster_key, poster_mime
-FROM media WHERE id = $1
-"#;
-
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = media, check_for_backend(Pg))]
 struct FileRow {
-    #[diesel(sql_type = Text)]
     mime_type: String,
-    #[diesel(sql_type = Text)]
     storage_key: String,
-    #[diesel(sql_type = Integer)]
     parts: i32,
-    #[diesel(sql_type = BigInt)]
     part_bytes: i64,
-    #[diesel(sql_type = BigInt)]
     bytes: i64,
-    #[diesel(sql_type = Nullable<Text>)]
     poster_key: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     poster_mime: Option<String>,
 }
 
@@ -395,32 +287,35 @@ impl MediaRepo for PgStore {
                     upload.character.clone().unwrap_or_default(),
                 )));
             }
-            let row: IdRow = prepared(
-                diesel::sql_query(INSERT_UPLOAD)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<SqlUuid, _>(account.slot_id)
-                    .bind::<SqlUuid, _>(project_id)
-                    .bind::<SqlUuid, _>(account.persona_id)
-                    .bind::<Nullable<Text>, _>(upload.character.as_deref())
-                    .bind::<Nullable<Text>, _>(upload.caption.as_deref())
-                    .bind::<Array<Text>, _>(&upload.tags)
-                    .bind::<Text, _>(upload.mode.as_str())
-                    .bind::<Nullable<Text>, _>(upload.mime_type.map(MediaType::mime))
-                    .bind::<Nullable<BigInt>, _>(upload.bytes)
-                    .bind::<Nullable<Integer>, _>(upload.chunks)
-                    .bind::<Bytea, _>(&upload.token_hash)
-                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(upload.expires_at)),
-            )
-            .get_result(conn)
-            .await?;
-            Ok(Ok(row.id))
+            let id: Uuid = diesel::insert_into(uploads::table)
+                .values((
+                    uploads::workspace_id.eq(agent.workspace_id),
+                    uploads::agent_id.eq(agent.agent_id),
+                    uploads::slot_id.eq(account.slot_id),
+                    uploads::project_id.eq(project_id),
+                    uploads::persona_id.eq(account.persona_id),
+                    uploads::character.eq(upload.character.as_deref()),
+                    uploads::caption.eq(upload.caption.as_deref()),
+                    uploads::tags.eq(&upload.tags),
+                    uploads::mode.eq(upload.mode.as_str()),
+                    uploads::mime_type.eq(upload.mime_type.map(MediaType::as_str)),
+                    uploads::declared_bytes.eq(upload.bytes),
+                    uploads::chunks.eq(upload.chunks),
+                    uploads::token_hash.eq(&upload.token_hash),
+                    uploads::expires_at.eq(jiff_diesel::Timestamp::from(upload.expires_at)),
+                ))
+                .returning(uploads::id)
+                .get_result(conn)
+                .await?;
+            Ok(Ok(id))
         })
     }
 
     fn upload(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<UploadState>>> {
         self.read(async move |conn| {
-            let row: Option<UploadRow> = prepared(diesel::sql_query(UPLOAD).bind::<SqlUuid, _>(id))
+            let row: Option<UploadRow> = uploads::table
+                .find(id)
+                .select(UploadRow::as_select())
                 .get_result(conn)
                 .await
                 .optional()?;
@@ -437,14 +332,18 @@ impl MediaRepo for PgStore {
         detected: MediaType,
     ) -> BoxFuture<'a, anyhow::Result<bool>> {
         self.read(async move |conn| {
-            let changed = prepared(
-                diesel::sql_query(CHUNK_RECEIVED)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Integer, _>(n)
-                    .bind::<BigInt, _>(received_bytes)
-                    .bind::<Bytea, _>(hash_state)
-                    .bind::<Text, _>(detected.mime()),
+            let changed = diesel::update(
+                uploads::table
+                    .find(id)
+                    .filter(uploads::next_chunk.eq(n))
+                    .filter(uploads::completed_at.is_null()),
             )
+            .set((
+                uploads::next_chunk.eq(n + 1),
+                uploads::received_bytes.eq(received_bytes),
+                uploads::hash_state.eq(hash_state),
+                uploads::detected_mime.eq(detected.as_str()),
+            ))
             .execute(conn)
             .await?;
             Ok(changed == 1)
@@ -459,10 +358,12 @@ impl MediaRepo for PgStore {
         self.tx(async move |conn| {
             // The poster as the upload holds it now: one sent while the file was on its way
             // counts. The lock makes a poster arriving meanwhile wait and then find the item.
-            let current: PosterRow =
-                prepared(diesel::sql_query(LOCK_UPLOAD).bind::<SqlUuid, _>(upload.id))
-                    .get_result(conn)
-                    .await?;
+            let current: PosterRow = uploads::table
+                .find(upload.id)
+                .select(PosterRow::as_select())
+                .for_update()
+                .get_result(conn)
+                .await?;
             let (poster_key, poster_mime) = match media.media_type.kind() {
                 MediaKind::Video => (current.poster_key, current.poster_mime),
                 MediaKind::Image => (None, None),
@@ -475,7 +376,7 @@ impl MediaRepo for PgStore {
                     .bind::<SqlUuid, _>(upload.persona_id)
                     .bind::<Nullable<Text>, _>(upload.character.as_deref())
                     .bind::<Text, _>(media.media_type.kind().as_str())
-                    .bind::<Text, _>(media.media_type.mime())
+                    .bind::<Text, _>(media.media_type.as_str())
                     .bind::<BigInt, _>(media.layout.bytes)
                     .bind::<Nullable<Integer>, _>(media.width)
                     .bind::<Nullable<Integer>, _>(media.height)
@@ -496,17 +397,17 @@ impl MediaRepo for PgStore {
             let (media_id, existing) = match inserted {
                 Some(row) => (row.id, false),
                 None => {
-                    let row: IdRow = prepared(
-                        diesel::sql_query(SAME_FILE)
-                            .bind::<SqlUuid, _>(upload.workspace_id)
-                            .bind::<Nullable<SqlUuid>, _>(upload.project_id)
-                            .bind::<Text, _>(&media.sha256),
-                    )
-                    .get_result(conn)
-                    .await?;
+                    let same: Uuid = media::table
+                        .filter(media::workspace_id.eq(upload.workspace_id))
+                        .filter(media::project_id.is_not_distinct_from(upload.project_id))
+                        .filter(media::sha256.eq(&media.sha256))
+                        .filter(media::archived_at.is_null())
+                        .select(media::id)
+                        .get_result(conn)
+                        .await?;
                     prepared(
                         diesel::sql_query(ENRICH_MEDIA)
-                            .bind::<SqlUuid, _>(row.id)
+                            .bind::<SqlUuid, _>(same)
                             .bind::<Nullable<Text>, _>(upload.caption.as_deref())
                             .bind::<Nullable<Text>, _>(upload.character.as_deref())
                             .bind::<Array<Text>, _>(&upload.tags)
@@ -515,22 +416,29 @@ impl MediaRepo for PgStore {
                     )
                     .execute(conn)
                     .await?;
-                    (row.id, true)
+                    (same, true)
                 }
             };
             let next = match upload.mode {
                 UploadMode::Single => upload.next_chunk,
                 UploadMode::Chunked => upload.next_chunk + 1,
             };
-            let closed = prepared(
-                diesel::sql_query(CLOSE_UPLOAD)
-                    .bind::<SqlUuid, _>(upload.id)
-                    .bind::<SqlUuid, _>(media_id)
-                    .bind::<Integer, _>(upload.next_chunk)
-                    .bind::<Integer, _>(next)
-                    .bind::<BigInt, _>(media.layout.bytes)
-                    .bind::<Text, _>(media.media_type.mime()),
+            // Closes the upload on its item. The judged type is kept, so a later poster PUT
+            // knows an image (no poster) from a video even when the type was never declared.
+            let closed = diesel::update(
+                uploads::table
+                    .find(upload.id)
+                    .filter(uploads::completed_at.is_null())
+                    .filter(uploads::next_chunk.eq(upload.next_chunk)),
             )
+            .set((
+                uploads::media_id.eq(media_id),
+                uploads::completed_at.eq(now),
+                uploads::next_chunk.eq(next),
+                uploads::received_bytes.eq(media.layout.bytes),
+                uploads::hash_state.eq(None::<Vec<u8>>),
+                uploads::detected_mime.eq(media.media_type.as_str()),
+            ))
             .execute(conn)
             .await?;
             if closed != 1 {
@@ -554,23 +462,29 @@ impl MediaRepo for PgStore {
         key: &'a str,
         media_type: MediaType,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
+        // Kept on the upload, and on its item once there is one. Two statements, not one with a
+        // CTE: when the upload is closing, the first waits for it, and only a statement begun
+        // after that sees the new item.
         self.tx(async move |conn| {
-            let row: Option<MediaIdRow> = prepared(
-                diesel::sql_query(SET_UPLOAD_POSTER)
-                    .bind::<SqlUuid, _>(upload_id)
-                    .bind::<Text, _>(key)
-                    .bind::<Text, _>(media_type.mime()),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            if let Some(media_id) = row.and_then(|r| r.media_id) {
-                prepared(
-                    diesel::sql_query(SET_MEDIA_POSTER)
-                        .bind::<SqlUuid, _>(media_id)
-                        .bind::<Text, _>(key)
-                        .bind::<Text, _>(media_type.mime()),
+            let item: Option<Option<Uuid>> = diesel::update(uploads::table.find(upload_id))
+                .set((
+                    uploads::poster_key.eq(key),
+                    uploads::poster_mime.eq(media_type.as_str()),
+                ))
+                .returning(uploads::media_id)
+                .get_result(conn)
+                .await
+                .optional()?;
+            if let Some(media_id) = item.flatten() {
+                diesel::update(
+                    media::table
+                        .find(media_id)
+                        .filter(media::kind.eq(MediaKind::Video.as_str())),
                 )
+                .set((
+                    media::poster_key.eq(key),
+                    media::poster_mime.eq(media_type.as_str()),
+                ))
                 .execute(conn)
                 .await?;
             }
@@ -586,16 +500,15 @@ impl MediaRepo for PgStore {
         self.read(async move |conn| {
             let project_id = match &q.project {
                 Some(name) => {
-                    let row: Option<IdRow> = prepared(
-                        diesel::sql_query(PROJECT_BY_NAME)
-                            .bind::<SqlUuid, _>(agent.workspace_id)
-                            .bind::<Text, _>(name),
-                    )
-                    .get_result(conn)
-                    .await
-                    .optional()?;
-                    match row {
-                        Some(r) => Some(r.id),
+                    let id: Option<Uuid> = projects::table
+                        .filter(projects::workspace_id.eq(agent.workspace_id))
+                        .filter(projects::name.eq(name))
+                        .select(projects::id)
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    match id {
+                        Some(id) => Some(id),
                         None => return Ok(Err(name.clone())),
                     }
                 }
@@ -641,26 +554,44 @@ impl MediaRepo for PgStore {
 
     fn abandoned_uploads(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, i32)>>> {
         self.read(async move |conn| {
-            let rows: Vec<AbandonedRow> =
-                prepared(diesel::sql_query(ABANDONED).bind::<BigInt, _>(limit))
-                    .load(conn)
-                    .await?;
-            Ok(rows.into_iter().map(|r| (r.id, r.next_chunk)).collect())
+            // Chunked uploads whose link expired an hour ago (so no chunk is still on its way)
+            // with stored chunks and no library item.
+            Ok(uploads::table
+                .filter(uploads::mode.eq(UploadMode::Chunked.as_str()))
+                .filter(uploads::completed_at.is_null())
+                .filter(uploads::next_chunk.gt(0))
+                .filter(uploads::expires_at.lt(now.into_sql::<Timestamptz>() - 1.hour()))
+                .order(uploads::expires_at)
+                .limit(limit)
+                .select((uploads::id, uploads::next_chunk))
+                .load(conn)
+                .await?)
         })
     }
 
     fn forget_progress(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(diesel::sql_query(FORGET_PROGRESS).bind::<SqlUuid, _>(id))
-                .execute(conn)
-                .await?;
+            diesel::update(
+                uploads::table
+                    .find(id)
+                    .filter(uploads::completed_at.is_null()),
+            )
+            .set((
+                uploads::next_chunk.eq(0),
+                uploads::received_bytes.eq(0),
+                uploads::hash_state.eq(None::<Vec<u8>>),
+            ))
+            .execute(conn)
+            .await?;
             Ok(())
         })
     }
 
     fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>> {
         self.read(async move |conn| {
-            let row: Option<FileRow> = prepared(diesel::sql_query(FILE).bind::<SqlUuid, _>(id))
+            let row: Option<FileRow> = media::table
+                .find(id)
+                .select(FileRow::as_select())
                 .get_result(conn)
                 .await
                 .optional()?;
@@ -732,20 +663,8 @@ mod tests {
 statements!(
     UPLOAD_ACCOUNT,
     UPLOAD_CHECKS,
-    INSERT_UPLOAD,
-    UPLOAD,
-    CHUNK_RECEIVED,
-    LOCK_UPLOAD,
     INSERT_MEDIA,
-    SAME_FILE,
     ENRICH_MEDIA,
-    CLOSE_UPLOAD,
-    SET_UPLOAD_POSTER,
-    SET_MEDIA_POSTER,
-    PROJECT_BY_NAME,
     LIST,
-    ABANDONED,
-    FORGET_PROGRESS,
-    FILE,
     SECRET,
 );

@@ -4,35 +4,21 @@
 //! flag takes effect); applying the same file again changes nothing. An account's `state`
 //! applies only when the account is created: later states come from agents' reports.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, coalesce};
+use crate::schema::{
+    agents, api_keys, community_spaces, members, organizations, people, persona_cast,
+    persona_facts, personas, products, projects, wiki_sources, workspaces,
+};
+use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Bytea, Integer, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{BoxFuture, Market};
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use uuid::Uuid;
-
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-#[derive(QueryableByName)]
-struct ArchivedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Bool)]
-    archived: bool,
-}
 
 #[derive(QueryableByName)]
 struct AccountIds {
@@ -43,87 +29,6 @@ struct AccountIds {
 }
 
 // The statements, matched by name as the module comment says.
-
-const COUNT_AGENT_KEYS: &str = r#"
-SELECT count(*) AS n FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL
-"#;
-
-const COUNT_PERSONAL_KEYS: &str = r#"
-SELECT count(*) AS n FROM api_keys WHERE person_id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND revoked_at IS NULL
-"#;
-
-const INSERT_KEY: &str = r#"
-INSERT INTO api_keys (kind, lookup, secret_hash, agent_id, person_id, organization_id) VALUES ($1, $2, $3, $4, $5, $6)
-"#;
-
-const UPSERT_PERSON: &str = r#"
-INSERT INTO people (email, name, platform_admin) VALUES ($1, $2, $3)
-ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name,
-platform_admin = people.platform_admin OR EXCLUDED.platform_admin
-RETURNING id
-"#;
-
-const UPSERT_WORKSPACE: &str = r#"
-INSERT INTO workspaces (organization_id, name, client_review, ads_enabled, archived_at)
-VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)
-ON CONFLICT (organization_id, name) DO UPDATE SET client_review = EXCLUDED.client_review,
-ads_enabled = EXCLUDED.ads_enabled,
-archived_at = CASE WHEN $6::boolean IS NULL THEN workspaces.archived_at
-WHEN $6 THEN COALESCE(workspaces.archived_at, now()) ELSE NULL END
-RETURNING id, archived_at IS NOT NULL AS archived
-"#;
-
-const UPSERT_PROJECT: &str = r#"
-INSERT INTO projects (workspace_id, name) VALUES ($1, $2)
-ON CONFLICT (workspace_id, name) DO UPDATE SET name = EXCLUDED.name RETURNING id
-"#;
-
-const UPSERT_AGENT: &str = r#"
-INSERT INTO agents (workspace_id, name, role) VALUES ($1, $2, $3)
-ON CONFLICT (workspace_id, name) DO UPDATE SET role = EXCLUDED.role RETURNING id
-"#;
-
-const UPSERT_PERSONA: &str = r#"
-INSERT INTO personas (workspace_id, project_id, agent_id, name, bio, voice, track, background)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (project_id, name) DO UPDATE SET agent_id = COALESCE(EXCLUDED.agent_id, personas.agent_id),
-bio = COALESCE(EXCLUDED.bio, personas.bio), voice = COALESCE(EXCLUDED.voice, personas.voice),
-track = COALESCE(EXCLUDED.track, personas.track),
-background = COALESCE(EXCLUDED.background, personas.background)
-RETURNING id
-"#;
-
-const UPSERT_CAST: &str = r#"
-INSERT INTO persona_cast (persona_id, code, name, summary) VALUES ($1, $2, $3, $4)
-ON CONFLICT (persona_id, code) DO UPDATE SET name = EXCLUDED.name,
-summary = COALESCE(EXCLUDED.summary, persona_cast.summary)
-"#;
-
-const UPSERT_FACT: &str = r#"
-INSERT INTO persona_facts (persona_id, category, label, value, by_decision) VALUES ($1, $2, $3, $4, true)
-ON CONFLICT (persona_id, category, label) DO UPDATE SET value = EXCLUDED.value
-"#;
-
-const UPSERT_SPACE: &str = r#"
-INSERT INTO community_spaces (workspace_id, name, channel, external_id, market, space_type, track, location, language)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (channel, external_id) DO UPDATE SET name = EXCLUDED.name, market = EXCLUDED.market,
-space_type = EXCLUDED.space_type, track = EXCLUDED.track, location = EXCLUDED.location,
-language = EXCLUDED.language
-WHERE community_spaces.workspace_id = EXCLUDED.workspace_id
-RETURNING id
-"#;
-
-const UPSERT_PRODUCT: &str = r#"
-INSERT INTO products (workspace_id, name, on_sale) VALUES ($1, $2, $3)
-ON CONFLICT (workspace_id, name) DO UPDATE SET on_sale = EXCLUDED.on_sale
-"#;
-
-const UPSERT_WIKI_SOURCE: &str = r#"
-INSERT INTO wiki_sources (workspace_id, kind, name, locator, every_hours) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (workspace_id, name) DO UPDATE SET kind = EXCLUDED.kind, locator = EXCLUDED.locator,
-every_hours = EXCLUDED.every_hours
-"#;
 
 const UPSERT_ACCOUNT: &str = r#"
 WITH slot AS (
@@ -146,31 +51,11 @@ SELECT slot.id AS slot_id, COALESCE(
 FROM slot
 "#;
 
-const UPSERT_ORGANIZATION: &str = r#"
-INSERT INTO organizations (name, monthly_credit_limit) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET monthly_credit_limit = EXCLUDED.monthly_credit_limit RETURNING id
-"#;
-
-const UPSERT_MEMBER: &str = r#"
-INSERT INTO members (organization_id, person_id, role, review, left_at)
-VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)
-ON CONFLICT (organization_id, person_id) DO UPDATE SET role = EXCLUDED.role,
-review = EXCLUDED.review,
-left_at = CASE WHEN $5 THEN COALESCE(members.left_at, now()) ELSE NULL END
-"#;
-
-const COUNT_ORGANIZATIONS: &str = r#"
-SELECT count(*) AS n FROM organizations
-"#;
-
 type Tx<'c> = &'c mut AsyncPgConnection;
 
-async fn id(
-    q: diesel::query_builder::BoxedSqlQuery<'_, diesel::pg::Pg, diesel::query_builder::SqlQuery>,
-    conn: Tx<'_>,
-) -> anyhow::Result<Uuid> {
-    let row: IdRow = q.get_result(conn).await?;
-    Ok(row.id)
+/// `now()` when `yes`, else NULL: when a workspace was archived or a member left.
+fn since_now(yes: bool) -> diesel::dsl::case_when<AsExprOf<bool, Bool>, now, Timestamptz> {
+    case_when::<_, _, Timestamptz>(yes.into_sql::<Bool>(), now)
 }
 
 /// Issues keys until the principal holds `wanted` valid ones; returns the new full keys.
@@ -181,22 +66,25 @@ async fn ensure_keys(
     organization: Option<Uuid>,
     wanted: u32,
 ) -> anyhow::Result<Vec<String>> {
-    let valid: CountRow = match kind {
+    let unrevoked = api_keys::table.filter(api_keys::revoked_at.is_null());
+    let valid: i64 = match kind {
         KeyKind::Agent => {
-            diesel::sql_query(COUNT_AGENT_KEYS)
-                .bind::<SqlUuid, _>(owner)
+            unrevoked
+                .filter(api_keys::agent_id.eq(owner))
+                .count()
                 .get_result(conn)
                 .await?
         }
         KeyKind::Personal => {
-            diesel::sql_query(COUNT_PERSONAL_KEYS)
-                .bind::<SqlUuid, _>(owner)
-                .bind::<Nullable<SqlUuid>, _>(organization)
+            unrevoked
+                .filter(api_keys::person_id.eq(owner))
+                .filter(api_keys::organization_id.is_not_distinct_from(organization))
+                .count()
                 .get_result(conn)
                 .await?
         }
     };
-    let missing = i64::from(wanted).saturating_sub(valid.n).max(0);
+    let missing = i64::from(wanted).saturating_sub(valid).max(0);
     let mut issued = Vec::new();
     for _ in 0..missing {
         let key = IssuedKey::generate(kind);
@@ -204,13 +92,15 @@ async fn ensure_keys(
             KeyKind::Agent => (Some(owner), None),
             KeyKind::Personal => (None, Some(owner)),
         };
-        diesel::sql_query(INSERT_KEY)
-            .bind::<Text, _>(kind.as_str())
-            .bind::<Text, _>(&key.lookup)
-            .bind::<Bytea, _>(key.hash.as_slice())
-            .bind::<Nullable<SqlUuid>, _>(agent_id)
-            .bind::<Nullable<SqlUuid>, _>(person_id)
-            .bind::<Nullable<SqlUuid>, _>(organization)
+        diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::kind.eq(kind.as_str()),
+                api_keys::lookup.eq(&key.lookup),
+                api_keys::secret_hash.eq(key.hash.as_slice()),
+                api_keys::agent_id.eq(agent_id),
+                api_keys::person_id.eq(person_id),
+                api_keys::organization_id.eq(organization),
+            ))
             .execute(conn)
             .await?;
         issued.push(key.full);
@@ -224,15 +114,21 @@ async fn upsert_person(
     name: &str,
     platform_admin: bool,
 ) -> anyhow::Result<Uuid> {
-    id(
-        diesel::sql_query(UPSERT_PERSON)
-            .into_boxed()
-            .bind::<Text, _>(email.trim().to_lowercase())
-            .bind::<Text, _>(name.trim().to_owned())
-            .bind::<Bool, _>(platform_admin),
-        conn,
-    )
-    .await
+    Ok(diesel::insert_into(people::table)
+        .values((
+            people::email.eq(email.trim().to_lowercase()),
+            people::name.eq(name.trim()),
+            people::platform_admin.eq(platform_admin),
+        ))
+        .on_conflict(people::email)
+        .do_update()
+        .set((
+            people::name.eq(excluded(people::name)),
+            people::platform_admin.eq(people::platform_admin.or(excluded(people::platform_admin))),
+        ))
+        .returning(people::id)
+        .get_result(conn)
+        .await?)
 }
 
 async fn apply_workspace(
@@ -240,48 +136,69 @@ async fn apply_workspace(
     org_id: Uuid,
     w: &WorkspaceSpec,
 ) -> anyhow::Result<WorkspaceReport> {
-    let ws: ArchivedRow = diesel::sql_query(UPSERT_WORKSPACE)
-        .bind::<SqlUuid, _>(org_id)
-        .bind::<Text, _>(w.name.trim())
-        .bind::<Bool, _>(w.client_review)
-        .bind::<Bool, _>(w.ads_enabled)
-        .bind::<Bool, _>(w.archived.unwrap_or(false))
-        .bind::<Nullable<Bool>, _>(w.archived)
+    let archive = w.archived.into_sql::<Nullable<Bool>>();
+    let (ws_id, archived): (Uuid, bool) = diesel::insert_into(workspaces::table)
+        .values((
+            workspaces::organization_id.eq(org_id),
+            workspaces::name.eq(w.name.trim()),
+            workspaces::client_review.eq(w.client_review),
+            workspaces::ads_enabled.eq(w.ads_enabled),
+            workspaces::archived_at.eq(since_now(w.archived.unwrap_or(false))),
+        ))
+        .on_conflict((workspaces::organization_id, workspaces::name))
+        .do_update()
+        .set((
+            workspaces::client_review.eq(excluded(workspaces::client_review)),
+            workspaces::ads_enabled.eq(excluded(workspaces::ads_enabled)),
+            // Not in the file: as it was; archived: since it first was; else not archived.
+            workspaces::archived_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                archive.is_null(),
+                workspaces::archived_at,
+            )
+            .when(archive, coalesce(workspaces::archived_at, now))),
+        ))
+        .returning((workspaces::id, workspaces::archived_at.is_not_null()))
         .get_result(conn)
         .await?;
     let mut report = WorkspaceReport {
-        id: ws.id,
+        id: ws_id,
         name: w.name.trim().to_owned(),
-        archived: ws.archived,
+        archived,
         projects: Vec::new(),
         agents: Vec::new(),
         personas: Vec::new(),
         community_spaces: Vec::new(),
     };
     for p in &w.projects {
-        let pid = id(
-            diesel::sql_query(UPSERT_PROJECT)
-                .into_boxed()
-                .bind::<SqlUuid, _>(ws.id)
-                .bind::<Text, _>(p.name.trim().to_owned()),
-            conn,
-        )
-        .await?;
+        let pid: Uuid = diesel::insert_into(projects::table)
+            .values((
+                projects::workspace_id.eq(ws_id),
+                projects::name.eq(p.name.trim()),
+            ))
+            .on_conflict((projects::workspace_id, projects::name))
+            .do_update()
+            .set(projects::name.eq(excluded(projects::name)))
+            .returning(projects::id)
+            .get_result(conn)
+            .await?;
         report.projects.push(NamedReport {
             id: pid,
             name: p.name.trim().to_owned(),
         });
     }
     for a in &w.agents {
-        let aid = id(
-            diesel::sql_query(UPSERT_AGENT)
-                .into_boxed()
-                .bind::<SqlUuid, _>(ws.id)
-                .bind::<Text, _>(a.name.trim().to_owned())
-                .bind::<Text, _>(a.role.as_str()),
-            conn,
-        )
-        .await?;
+        let aid: Uuid = diesel::insert_into(agents::table)
+            .values((
+                agents::workspace_id.eq(ws_id),
+                agents::name.eq(a.name.trim()),
+                agents::role.eq(a.role.as_str()),
+            ))
+            .on_conflict((agents::workspace_id, agents::name))
+            .do_update()
+            .set(agents::role.eq(excluded(agents::role)))
+            .returning(agents::id)
+            .get_result(conn)
+            .await?;
         let keys = ensure_keys(conn, KeyKind::Agent, aid, None, a.keys).await?;
         report.agents.push(AgentReport {
             id: aid,
@@ -302,41 +219,75 @@ async fn apply_workspace(
             .as_ref()
             .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
             .map(|a| a.id);
-        let persona_id = id(
-            diesel::sql_query(UPSERT_PERSONA)
-                .into_boxed()
-                .bind::<SqlUuid, _>(ws.id)
-                .bind::<SqlUuid, _>(project)
-                .bind::<Nullable<SqlUuid>, _>(agent)
-                .bind::<Text, _>(p.name.trim().to_owned())
-                .bind::<Nullable<Text>, _>(p.bio.clone())
-                .bind::<Nullable<Text>, _>(p.voice.clone())
-                .bind::<Nullable<Text>, _>(p.track.clone())
-                .bind::<Nullable<Text>, _>(p.background.clone()),
-            conn,
-        )
-        .await?;
+        // What the file leaves out keeps its stored value.
+        let persona_id: Uuid = diesel::insert_into(personas::table)
+            .values((
+                personas::workspace_id.eq(ws_id),
+                personas::project_id.eq(project),
+                personas::agent_id.eq(agent),
+                personas::name.eq(p.name.trim()),
+                personas::bio.eq(p.bio.as_deref()),
+                personas::voice.eq(p.voice.as_deref()),
+                personas::track.eq(p.track.as_deref()),
+                personas::background.eq(p.background.as_deref()),
+            ))
+            .on_conflict((personas::project_id, personas::name))
+            .do_update()
+            .set((
+                personas::agent_id.eq(coalesce(excluded(personas::agent_id), personas::agent_id)),
+                personas::bio.eq(coalesce(excluded(personas::bio), personas::bio)),
+                personas::voice.eq(coalesce(excluded(personas::voice), personas::voice)),
+                personas::track.eq(coalesce(excluded(personas::track), personas::track)),
+                personas::background.eq(coalesce(
+                    excluded(personas::background),
+                    personas::background,
+                )),
+            ))
+            .returning(personas::id)
+            .get_result(conn)
+            .await?;
         for c in &p.cast {
-            diesel::sql_query(UPSERT_CAST)
-                .bind::<SqlUuid, _>(persona_id)
-                .bind::<Text, _>(c.code.trim().to_lowercase())
-                .bind::<Text, _>(c.name.trim())
-                .bind::<Nullable<Text>, _>(c.summary.as_deref())
+            diesel::insert_into(persona_cast::table)
+                .values((
+                    persona_cast::persona_id.eq(persona_id),
+                    persona_cast::code.eq(c.code.trim().to_lowercase()),
+                    persona_cast::name.eq(c.name.trim()),
+                    persona_cast::summary.eq(c.summary.as_deref()),
+                ))
+                .on_conflict((persona_cast::persona_id, persona_cast::code))
+                .do_update()
+                .set((
+                    persona_cast::name.eq(excluded(persona_cast::name)),
+                    persona_cast::summary.eq(coalesce(
+                        excluded(persona_cast::summary),
+                        persona_cast::summary,
+                    )),
+                ))
                 .execute(conn)
                 .await?;
         }
         for f in &p.facts {
-            diesel::sql_query(UPSERT_FACT)
-                .bind::<SqlUuid, _>(persona_id)
-                .bind::<Text, _>(f.category.trim())
-                .bind::<Text, _>(f.label.trim())
-                .bind::<Text, _>(f.value.trim())
+            diesel::insert_into(persona_facts::table)
+                .values((
+                    persona_facts::persona_id.eq(persona_id),
+                    persona_facts::category.eq(f.category.trim()),
+                    persona_facts::label.eq(f.label.trim()),
+                    persona_facts::value.eq(f.value.trim()),
+                    persona_facts::by_decision.eq(true),
+                ))
+                .on_conflict((
+                    persona_facts::persona_id,
+                    persona_facts::category,
+                    persona_facts::label,
+                ))
+                .do_update()
+                .set(persona_facts::value.eq(excluded(persona_facts::value)))
                 .execute(conn)
                 .await?;
         }
         let mut accounts = Vec::new();
         for acc in &p.accounts {
-            accounts.push(apply_account(conn, org_id, ws.id, persona_id, acc).await?);
+            accounts.push(apply_account(conn, org_id, ws_id, persona_id, acc).await?);
         }
         report.personas.push(PersonaReport {
             id: persona_id,
@@ -352,47 +303,75 @@ async fn apply_workspace(
             .transpose()
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .unwrap_or(Market::DEFAULT);
-        let sid = id(
-            diesel::sql_query(UPSERT_SPACE)
-                .into_boxed()
-                .bind::<SqlUuid, _>(ws.id)
-                .bind::<Text, _>(s.name.trim().to_owned())
-                .bind::<Text, _>(s.channel.as_str())
-                .bind::<Text, _>(s.external_id.trim().to_owned())
-                .bind::<Text, _>(market.as_str().to_owned())
-                .bind::<Nullable<Text>, _>(s.space_type.clone())
-                .bind::<Nullable<Text>, _>(s.track.clone())
-                .bind::<Nullable<Text>, _>(s.location.clone())
-                .bind::<Nullable<Text>, _>(s.language.clone()),
-            conn,
-        )
-        .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "community space {}: registered in another workspace ({e})",
-                s.external_id
-            )
-        })?;
+        use community_spaces as cs;
+        let upsert = diesel::insert_into(cs::table)
+            .values((
+                cs::workspace_id.eq(ws_id),
+                cs::name.eq(s.name.trim()),
+                cs::channel.eq(s.channel.as_str()),
+                cs::external_id.eq(s.external_id.trim()),
+                cs::market.eq(market.as_str()),
+                cs::space_type.eq(s.space_type.as_deref()),
+                cs::track.eq(s.track.as_deref()),
+                cs::location.eq(s.location.as_deref()),
+                cs::language.eq(s.language.as_deref()),
+            ))
+            .on_conflict((cs::channel, cs::external_id))
+            .do_update()
+            .set((
+                cs::name.eq(excluded(cs::name)),
+                cs::market.eq(excluded(cs::market)),
+                cs::space_type.eq(excluded(cs::space_type)),
+                cs::track.eq(excluded(cs::track)),
+                cs::location.eq(excluded(cs::location)),
+                cs::language.eq(excluded(cs::language)),
+            ));
+        // A space registered in another workspace is not updated and returns no row.
+        let mine = cs::workspace_id.eq(excluded(cs::workspace_id));
+        let sid: Uuid = diesel::query_dsl::methods::FilterDsl::filter(upsert, mine)
+            .returning(cs::id)
+            .get_result(conn)
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "community space {}: registered in another workspace ({e})",
+                    s.external_id
+                )
+            })?;
         report.community_spaces.push(SpaceReport {
             space_id: sid,
             name: s.name.trim().to_owned(),
         });
     }
     for p in &w.products {
-        diesel::sql_query(UPSERT_PRODUCT)
-            .bind::<SqlUuid, _>(ws.id)
-            .bind::<Text, _>(p.name.trim())
-            .bind::<Bool, _>(p.on_sale)
+        diesel::insert_into(products::table)
+            .values((
+                products::workspace_id.eq(ws_id),
+                products::name.eq(p.name.trim()),
+                products::on_sale.eq(p.on_sale),
+            ))
+            .on_conflict((products::workspace_id, products::name))
+            .do_update()
+            .set(products::on_sale.eq(excluded(products::on_sale)))
             .execute(conn)
             .await?;
     }
     for s in &w.wiki_sources {
-        diesel::sql_query(UPSERT_WIKI_SOURCE)
-            .bind::<SqlUuid, _>(ws.id)
-            .bind::<Text, _>(&s.kind)
-            .bind::<Text, _>(s.name.trim())
-            .bind::<Text, _>(s.locator.trim())
-            .bind::<Integer, _>(s.every_hours)
+        diesel::insert_into(wiki_sources::table)
+            .values((
+                wiki_sources::workspace_id.eq(ws_id),
+                wiki_sources::kind.eq(&s.kind),
+                wiki_sources::name.eq(s.name.trim()),
+                wiki_sources::locator.eq(s.locator.trim()),
+                wiki_sources::every_hours.eq(s.every_hours),
+            ))
+            .on_conflict((wiki_sources::workspace_id, wiki_sources::name))
+            .do_update()
+            .set((
+                wiki_sources::kind.eq(excluded(wiki_sources::kind)),
+                wiki_sources::locator.eq(excluded(wiki_sources::locator)),
+                wiki_sources::every_hours.eq(excluded(wiki_sources::every_hours)),
+            ))
             .execute(conn)
             .await?;
     }
@@ -470,14 +449,20 @@ impl TenantStore for PgStore {
                 });
             }
             for o in &file.organizations {
-                let org_id = id(
-                    diesel::sql_query(UPSERT_ORGANIZATION)
-                        .into_boxed()
-                        .bind::<Text, _>(o.name.trim().to_owned())
-                        .bind::<BigInt, _>(o.monthly_credit_limit),
-                    conn,
-                )
-                .await?;
+                let org_id: Uuid = diesel::insert_into(organizations::table)
+                    .values((
+                        organizations::name.eq(o.name.trim()),
+                        organizations::monthly_credit_limit.eq(o.monthly_credit_limit),
+                    ))
+                    .on_conflict(organizations::name)
+                    .do_update()
+                    .set(
+                        organizations::monthly_credit_limit
+                            .eq(excluded(organizations::monthly_credit_limit)),
+                    )
+                    .returning(organizations::id)
+                    .get_result(conn)
+                    .await?;
                 let mut org = OrganizationReport {
                     id: org_id,
                     name: o.name.trim().to_owned(),
@@ -486,12 +471,25 @@ impl TenantStore for PgStore {
                 };
                 for m in &o.members {
                     let pid = upsert_person(conn, &m.email, &m.name, false).await?;
-                    diesel::sql_query(UPSERT_MEMBER)
-                        .bind::<SqlUuid, _>(org_id)
-                        .bind::<SqlUuid, _>(pid)
-                        .bind::<Text, _>(m.role.as_str())
-                        .bind::<Bool, _>(m.review)
-                        .bind::<Bool, _>(m.left)
+                    diesel::insert_into(members::table)
+                        .values((
+                            members::organization_id.eq(org_id),
+                            members::person_id.eq(pid),
+                            members::role.eq(m.role.as_str()),
+                            members::review.eq(m.review),
+                            members::left_at.eq(since_now(m.left)),
+                        ))
+                        .on_conflict((members::organization_id, members::person_id))
+                        .do_update()
+                        .set((
+                            members::role.eq(excluded(members::role)),
+                            members::review.eq(excluded(members::review)),
+                            // One who had left keeps the time they first left.
+                            members::left_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                                m.left.into_sql::<Bool>(),
+                                coalesce(members::left_at, now),
+                            )),
+                        ))
                         .execute(conn)
                         .await?;
                     let keys = if m.left {
@@ -516,30 +514,10 @@ impl TenantStore for PgStore {
 
     fn is_empty(&self) -> BoxFuture<'_, anyhow::Result<bool>> {
         self.read(async move |conn| {
-            let row: CountRow = diesel::sql_query(COUNT_ORGANIZATIONS)
-                .get_result(conn)
-                .await?;
-            Ok(row.n == 0)
+            let n: i64 = organizations::table.count().get_result(conn).await?;
+            Ok(n == 0)
         })
     }
 }
 
-statements!(
-    COUNT_AGENT_KEYS,
-    COUNT_PERSONAL_KEYS,
-    INSERT_KEY,
-    UPSERT_PERSON,
-    UPSERT_WORKSPACE,
-    UPSERT_PROJECT,
-    UPSERT_AGENT,
-    UPSERT_PERSONA,
-    UPSERT_CAST,
-    UPSERT_FACT,
-    UPSERT_SPACE,
-    UPSERT_PRODUCT,
-    UPSERT_WIKI_SOURCE,
-    UPSERT_ACCOUNT,
-    UPSERT_ORGANIZATION,
-    UPSERT_MEMBER,
-    COUNT_ORGANIZATIONS,
-);
+statements!(UPSERT_ACCOUNT);

@@ -1,0 +1,460 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    account_generations (id) {
+        id -> Uuid,
+        slot_id -> Uuid,
+        generation -> Int4,
+        state -> Text,
+        onboarded_at -> Nullable<Date>,
+        avatar_sha256 -> Nullable<Text>,
+        avatar_mime -> Nullable<Text>,
+        avatar_bytes -> Nullable<Int8>,
+        avatar_width -> Nullable<Int4>,
+        avatar_height -> Nullable<Int4>,
+        avatar_key -> Nullable<Text>,
+        avatar_updated_at -> Nullable<Timestamptz>,
+        opened_at -> Timestamptz,
+        closed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    account_metrics (slot_id, captured_at) {
+        slot_id -> Uuid,
+        captured_at -> Timestamptz,
+        followers -> Int8,
+        agent_id -> Nullable<Uuid>,
+        recorded_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    account_slots (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        persona_id -> Uuid,
+        code -> Text,
+        legacy_code -> Nullable<Text>,
+        platform -> Text,
+        market -> Text,
+        timezone -> Text,
+        handle -> Nullable<Text>,
+        daily_target -> Int4,
+        publishing -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    account_state_changes (id) {
+        id -> Uuid,
+        generation_id -> Uuid,
+        from_state -> Text,
+        to_state -> Text,
+        reported -> Text,
+        reason -> Nullable<Text>,
+        occurred_at -> Timestamptz,
+        agent_id -> Nullable<Uuid>,
+        origin -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    agent_runs (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        run_id -> Text,
+        summary -> Nullable<Text>,
+        counts -> Jsonb,
+        recorded_at -> Timestamptz,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    agents (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        role -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Uuid,
+        kind -> Text,
+        lookup -> Text,
+        secret_hash -> Bytea,
+        agent_id -> Nullable<Uuid>,
+        person_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    community_spaces (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        channel -> Text,
+        external_id -> Text,
+        space_type -> Nullable<Text>,
+        market -> Text,
+        track -> Nullable<Text>,
+        location -> Nullable<Text>,
+        language -> Nullable<Text>,
+        status -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    decisions (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        kind -> Text,
+        status -> Text,
+        persona_id -> Nullable<Uuid>,
+        slot_id -> Nullable<Uuid>,
+        generation_id -> Nullable<Uuid>,
+        title -> Text,
+        question -> Nullable<Text>,
+        options -> Jsonb,
+        detail -> Jsonb,
+        opened_by_agent -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    idempotency_keys (owner_id, key_hash) {
+        owner_id -> Uuid,
+        request_hash -> Bytea,
+        state -> Text,
+        status -> Nullable<Int2>,
+        response -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+        key_hash -> Bytea,
+    }
+}
+
+diesel::table! {
+    media (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        project_id -> Nullable<Uuid>,
+        persona_id -> Nullable<Uuid>,
+        character -> Nullable<Text>,
+        kind -> Text,
+        mime_type -> Text,
+        bytes -> Int8,
+        width -> Nullable<Int4>,
+        height -> Nullable<Int4>,
+        duration_ms -> Nullable<Int8>,
+        caption -> Nullable<Text>,
+        tags -> Array<Text>,
+        sha256 -> Text,
+        storage_key -> Text,
+        parts -> Int4,
+        part_bytes -> Int8,
+        poster_key -> Nullable<Text>,
+        poster_mime -> Nullable<Text>,
+        source -> Text,
+        created_by_agent -> Nullable<Uuid>,
+        archived_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    members (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        person_id -> Uuid,
+        role -> Text,
+        review -> Bool,
+        left_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    organizations (id) {
+        id -> Uuid,
+        name -> Text,
+        monthly_credit_limit -> Int8,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    people (id) {
+        id -> Uuid,
+        email -> Text,
+        name -> Text,
+        platform_admin -> Bool,
+        setup_complete -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    persona_cast (persona_id, code) {
+        persona_id -> Uuid,
+        code -> Text,
+        name -> Text,
+        summary -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    persona_facts (id) {
+        id -> Uuid,
+        persona_id -> Uuid,
+        category -> Text,
+        label -> Text,
+        value -> Text,
+        by_decision -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    personas (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        project_id -> Uuid,
+        agent_id -> Nullable<Uuid>,
+        name -> Text,
+        track -> Nullable<Text>,
+        background -> Nullable<Text>,
+        bio -> Nullable<Text>,
+        voice -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    post_media (post_id, media_id) {
+        post_id -> Uuid,
+        media_id -> Uuid,
+        position -> Int4,
+    }
+}
+
+diesel::table! {
+    post_metrics (post_id, captured_at) {
+        post_id -> Uuid,
+        captured_at -> Timestamptz,
+        views -> Nullable<Int8>,
+        likes -> Nullable<Int8>,
+        replies -> Nullable<Int8>,
+        reposts -> Nullable<Int8>,
+        shares -> Nullable<Int8>,
+        agent_id -> Nullable<Uuid>,
+        recorded_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    post_reports (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        workspace_id -> Uuid,
+        received_at -> Timestamptz,
+        inserted -> Int4,
+        updated -> Int4,
+        unchanged -> Int4,
+        ignored -> Int4,
+        rejected -> Int4,
+    }
+}
+
+diesel::table! {
+    products (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        on_sale -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    projects (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    rate_windows (key_id, window_start) {
+        key_id -> Uuid,
+        window_start -> Timestamptz,
+        hits -> Int4,
+    }
+}
+
+diesel::table! {
+    review_events (id) {
+        id -> Int8,
+        post_id -> Uuid,
+        action -> Text,
+        reason -> Nullable<Text>,
+        actor_kind -> Text,
+        actor_id -> Nullable<Uuid>,
+        actor_name -> Text,
+        detail -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    service_secrets (name) {
+        name -> Text,
+        value -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    uploads (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        agent_id -> Uuid,
+        slot_id -> Uuid,
+        project_id -> Nullable<Uuid>,
+        persona_id -> Uuid,
+        character -> Nullable<Text>,
+        caption -> Nullable<Text>,
+        tags -> Array<Text>,
+        mode -> Text,
+        mime_type -> Nullable<Text>,
+        declared_bytes -> Nullable<Int8>,
+        chunks -> Nullable<Int4>,
+        token_hash -> Bytea,
+        expires_at -> Timestamptz,
+        next_chunk -> Int4,
+        received_bytes -> Int8,
+        hash_state -> Nullable<Bytea>,
+        detected_mime -> Nullable<Text>,
+        poster_key -> Nullable<Text>,
+        poster_mime -> Nullable<Text>,
+        media_id -> Nullable<Uuid>,
+        completed_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    wiki_sources (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        kind -> Text,
+        name -> Text,
+        locator -> Text,
+        every_hours -> Int4,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    workspaces (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        name -> Text,
+        client_review -> Bool,
+        ads_enabled -> Bool,
+        archived_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(account_generations -> account_slots (slot_id));
+diesel::joinable!(account_metrics -> account_slots (slot_id));
+diesel::joinable!(account_metrics -> agents (agent_id));
+diesel::joinable!(account_slots -> organizations (organization_id));
+diesel::joinable!(account_slots -> personas (persona_id));
+diesel::joinable!(account_slots -> workspaces (workspace_id));
+diesel::joinable!(account_state_changes -> account_generations (generation_id));
+diesel::joinable!(account_state_changes -> agents (agent_id));
+diesel::joinable!(agent_runs -> agents (agent_id));
+diesel::joinable!(agents -> workspaces (workspace_id));
+diesel::joinable!(api_keys -> agents (agent_id));
+diesel::joinable!(api_keys -> organizations (organization_id));
+diesel::joinable!(api_keys -> people (person_id));
+diesel::joinable!(community_spaces -> workspaces (workspace_id));
+diesel::joinable!(decisions -> account_generations (generation_id));
+diesel::joinable!(decisions -> account_slots (slot_id));
+diesel::joinable!(decisions -> agents (opened_by_agent));
+diesel::joinable!(decisions -> organizations (organization_id));
+diesel::joinable!(decisions -> personas (persona_id));
+diesel::joinable!(decisions -> workspaces (workspace_id));
+diesel::joinable!(media -> agents (created_by_agent));
+diesel::joinable!(media -> personas (persona_id));
+diesel::joinable!(media -> projects (project_id));
+diesel::joinable!(media -> workspaces (workspace_id));
+diesel::joinable!(members -> organizations (organization_id));
+diesel::joinable!(members -> people (person_id));
+diesel::joinable!(persona_cast -> personas (persona_id));
+diesel::joinable!(persona_facts -> personas (persona_id));
+diesel::joinable!(personas -> agents (agent_id));
+diesel::joinable!(personas -> projects (project_id));
+diesel::joinable!(personas -> workspaces (workspace_id));
+diesel::joinable!(post_media -> media (media_id));
+diesel::joinable!(post_metrics -> agents (agent_id));
+diesel::joinable!(post_reports -> agents (agent_id));
+diesel::joinable!(post_reports -> workspaces (workspace_id));
+diesel::joinable!(products -> workspaces (workspace_id));
+diesel::joinable!(projects -> workspaces (workspace_id));
+diesel::joinable!(uploads -> account_slots (slot_id));
+diesel::joinable!(uploads -> agents (agent_id));
+diesel::joinable!(uploads -> media (media_id));
+diesel::joinable!(uploads -> personas (persona_id));
+diesel::joinable!(uploads -> projects (project_id));
+diesel::joinable!(uploads -> workspaces (workspace_id));
+diesel::joinable!(wiki_sources -> workspaces (workspace_id));
+diesel::joinable!(workspaces -> organizations (organization_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    account_generations,
+    account_metrics,
+    account_slots,
+    account_state_changes,
+    agent_runs,
+    agents,
+    api_keys,
+    community_spaces,
+    decisions,
+    idempotency_keys,
+    media,
+    members,
+    organizations,
+    people,
+    persona_cast,
+    persona_facts,
+    personas,
+    post_media,
+    post_metrics,
+    post_reports,
+    products,
+    projects,
+    rate_windows,
+    review_events,
+    service_secrets,
+    uploads,
+    wiki_sources,
+    workspaces,
+);
