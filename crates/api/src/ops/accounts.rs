@@ -7,7 +7,7 @@ use super::common::{
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
 use fleetdesk_accounts::ports::{AccountView, NewAccount};
 use fleetdesk_accounts::service::{
@@ -24,118 +24,66 @@ use uuid::Uuid;
 use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/work/today",
-            access: Access::Agent(Scope::AccountsRead),
-            tool: Some("work_today"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "The agent's day: what is missing per account and market date, and what to do first",
-            description: "Call once at the start of a round. Only active accounts get missing counts; \
-                posts count only once they were reported. `unschedule_stocked` is the highest-priority work.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Get, "/work/today", Scope::AccountsRead)
+            .tool("work_today")
+            .summary("The agent's day: what is missing per account and market date, and what to do first")
+            .description("Call once at the start of a round. Only active accounts get missing counts; \
+                posts count only once they were reported. `unschedule_stocked` is the highest-priority work."),
         work_today,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/accounts",
-            access: Access::Agent(Scope::AccountsRead),
-            tool: Some("list_accounts"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "The accounts under the personas assigned to this agent",
-            description: "Each account with its live generation's state (null when there is none).",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Get, "/accounts", Scope::AccountsRead)
+            .tool("list_accounts")
+            .summary("The accounts under the personas assigned to this agent")
+            .description(
+                "Each account with its live generation's state (null when there is none).",
+            ),
         list_accounts,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("add_account"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Add an account code and its first generation under one of the agent's personas",
-            description: "201 when created; the same persona and code again gives 200 with created false; \
+        OpSpec::agent(Post, "/accounts", Scope::AccountsWrite)
+            .tool("add_account")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary(
+                "Add an account code and its first generation under one of the agent's personas",
+            )
+            .description(
+                "201 when created; the same persona and code again gives 200 with created false; \
                 a code owned by another persona is 422 rejected.",
-            created_status: true,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+            ),
         add_account,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts/{code}/state",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("report_account_state"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Report what the platform did to an account: banned, quarantined, paused, restored, warming",
-            description: "A ban opens a pending decision asking a person whether to open a new generation; \
+        OpSpec::agent(Post, "/accounts/{code}/state", Scope::AccountsWrite)
+            .tool("report_account_state")
+            .idempotent()
+            .summary("Report what the platform did to an account: banned, quarantined, paused, restored, warming")
+            .description("A ban opens a pending decision asking a person whether to open a new generation; \
                 it opens none by itself. Leaving rotation moves not-yet-published posts to inventory. \
-                Reporting the state the account already has answers `result: unchanged`.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+                Reporting the state the account already has answers `result: unchanged`."),
         report_account_state,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts/{code}/avatar",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("set_account_avatar"),
-            tool_action: None,
-            idempotent: true,
-            request_id: false,
-            summary: "Store the account's current platform avatar",
-            description: "Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
+        OpSpec::agent(Post, "/accounts/{code}/avatar", Scope::AccountsWrite)
+            .tool("set_account_avatar")
+            .idempotency_key_only()
+            .max_body(8 * 1024 * 1024)
+            .summary("Store the account's current platform avatar")
+            .description("Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
                 from the bytes. `changed` is false when the same image is sent again. Send once on connecting \
-                or after a change, not every round.",
-            created_status: false,
-            max_body: 8 * 1024 * 1024,
-            also_answers: &[],
-        },
+                or after a change, not every round."),
         set_account_avatar,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/heartbeat",
-            access: Access::Agent(Scope::RunsWrite),
-            tool: Some("heartbeat"),
-            tool_action: None,
-            idempotent: true,
-            request_id: false,
-            summary: "Record the end of a round, even an empty one",
-            description: "The same run_id updates the same record: the summary is replaced and the counts merged.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Post, "/heartbeat", Scope::RunsWrite)
+            .tool("heartbeat")
+            .idempotency_key_only()
+            .summary("Record the end of a round, even an empty one")
+            .description("The same run_id updates the same record: the summary is replaced and the counts merged."),
         heartbeat,
     ));
 }

@@ -1,10 +1,9 @@
 //! Input and output pieces several operations share.
 
 use crate::error::ApiError;
-use crate::op::{Access, Api, HttpMethod, OpSpec};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::{AccountCode, Platform};
-use fleetdesk_tenancy::{AgentCaller, Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Caller};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
@@ -106,28 +105,6 @@ pub fn lookup_error(e: LookupError, code: &str) -> ApiError {
             ApiError::forbidden(format!("account {code} belongs to another agent's persona"))
         }
     }
-}
-
-/// An Agent API tool's operation with the usual settings (see [`OpSpec::tool`]).
-pub fn agent_tool(
-    method: HttpMethod,
-    path: &'static str,
-    scope: Scope,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Agent,
-        method,
-        path,
-        Access::Agent(scope),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
 }
 
 // ---------------------------------------------------------------------------------------------

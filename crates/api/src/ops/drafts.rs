@@ -6,7 +6,7 @@ use super::common::{
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_drafts::draft::{Character, CharacterError, CharacterPick, InlineImageError};
 use fleetdesk_drafts::ports::{
@@ -25,61 +25,28 @@ use validator::Validate;
 /// Inline images are base64: 3 MB of images is about 4 MB of JSON.
 const SUBMIT_MAX_BODY: usize = 6 * 1024 * 1024;
 
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    tool: &'static str,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    let write = method != HttpMethod::Get;
-    OpSpec {
-        api: Api::Agent,
-        method,
-        path,
-        access: Access::Agent(if write {
-            Scope::DraftsWrite
-        } else {
-            Scope::DraftsRead
-        }),
-        tool: Some(tool),
-        tool_action: None,
-        idempotent: write,
-        request_id: write,
-        summary,
-        description,
-        created_status: false,
-        max_body: OpSpec::DEFAULT_MAX_BODY,
-        also_answers: &[],
-    }
-}
-
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post, Put};
+    let write = |method, path| OpSpec::agent(method, path, Scope::DraftsWrite).idempotent();
     all.push(operation(
-        OpSpec {
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            ..spec(
-                HttpMethod::Get,
-                "/drafts",
-                "list_redo",
-                "Drafts waiting for a rewrite or sent back, with every review comment",
+        OpSpec::agent(Get, "/drafts", Scope::DraftsRead)
+            .tool("list_redo")
+            .summary("Drafts waiting for a rewrite or sent back, with every review comment")
+            .description(
                 "Oldest returned first. Each has its current body, the rewrite instruction or \
                  send-back comment, all review comments (oldest first) and its characters. \
                  Answer with update_draft.",
-            )
-        },
+            ),
         list_redo,
     ));
     all.push(operation(
-        OpSpec {
-            created_status: true,
-            max_body: SUBMIT_MAX_BODY,
-            also_answers: &[404],
-            ..spec(
-                HttpMethod::Post,
-                "/drafts",
-                "submit_draft",
-                "Write a draft for an account and send it to internal review",
+        write(Post, "/drafts")
+            .tool("submit_draft")
+            .created()
+            .max_body(SUBMIT_MAX_BODY)
+            .also_answers(&[404])
+            .summary("Write a draft for an account and send it to internal review")
+            .description(
                 "201 with the new draft. The same code with an identical body not yet published \
                  answers the original (200, duplicate true) and applies upload_ids, media_ids, \
                  characters and note to it. An account that is not active gets the post stocked: \
@@ -87,52 +54,45 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  saves a draft only. Media go on in publishing order: inline images, then \
                  upload_ids, then media_ids; a post carries at most 10 (instagram) or 4 media, \
                  and reddit no video.",
-            )
-        },
+            ),
         submit_draft,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Put,
-            "/drafts/{id}",
-            "update_draft",
-            "Rewrite one of your drafts and send it to review again",
-            "Only posts of your own accounts still in draft (draft, sent_back, rewrite_requested). \
-             A changed body answers the rewrite request (rewrite_answered true); the very body \
-             that was sent back is 422.",
-        ),
+        write(Put, "/drafts/{id}")
+            .tool("update_draft")
+            .summary("Rewrite one of your drafts and send it to review again")
+            .description(
+                "Only posts of your own accounts still in draft (draft, sent_back, rewrite_requested). \
+                 A changed body answers the rewrite request (rewrite_answered true); the very body \
+                 that was sent back is 422.",
+            ),
         update_draft,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/images",
-            "attach_images",
-            "Append finished uploads to a draft",
-            "Only while the post is a draft or in internal review. All or nothing: any bad id \
-             rejects the request. Items already on the post are skipped.",
-        ),
+        write(Post, "/drafts/{id}/images")
+            .tool("attach_images")
+            .summary("Append finished uploads to a draft")
+            .description(
+                "Only while the post is a draft or in internal review. All or nothing: any bad id \
+                 rejects the request. Items already on the post are skipped.",
+            ),
         attach_images,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/media",
-            "attach_media",
-            "Append media library items to a draft",
-            "Only while the post is a draft or in internal review. Items already on the post are \
-             skipped; archived items and items of another project are rejected; all or nothing.",
-        ),
+        write(Post, "/drafts/{id}/media")
+            .tool("attach_media")
+            .summary("Append media library items to a draft")
+            .description(
+                "Only while the post is a draft or in internal review. Items already on the post are \
+                 skipped; archived items and items of another project are rejected; all or nothing.",
+            ),
         attach_media,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/notes",
-            "add_note",
-            "Leave a note for the reviewers on a post's review record",
-            "Appears as an 'added note' entry with you as the actor.",
-        ),
+        write(Post, "/drafts/{id}/notes")
+            .tool("add_note")
+            .summary("Leave a note for the reviewers on a post's review record")
+            .description("Appears as an 'added note' entry with you as the actor."),
         add_note,
     ));
 }

@@ -1,8 +1,7 @@
 //! Agent API: post inventory.
 
 use super::common::{
-    CodeInput, CursorInput, IsoTimeInput, Origin, TimeInput, agent, agent_tool as spec,
-    encode_cursor, lookup_error,
+    CodeInput, CursorInput, IsoTimeInput, Origin, TimeInput, agent, encode_cursor, lookup_error,
 };
 use super::drafts::IdPath;
 use super::posts::{OnBehalfOf, OnBehalfRoleIn};
@@ -26,77 +25,63 @@ use uuid::Uuid;
 use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            also_answers: &[404, 409],
-            ..spec(
-            HttpMethod::Get,
-            "/posts/inventory",
-            Scope::DraftsRead,
-            "list_inventory",
-            false,
-            "Finished posts held in inventory, per account",
-            "Accounts with stocked posts, each with its state, whether it is active, how many it \
-             holds and this page's posts (oldest stocked first). Unstock a post for a day that \
-             still needs one instead of writing new.",
-        )
-        },
+        OpSpec::agent(Get, "/posts/inventory", Scope::DraftsRead)
+            .tool("list_inventory")
+            .also_answers(&[404, 409])
+            .summary("Finished posts held in inventory, per account")
+            .description(
+                "Accounts with stocked posts, each with its state, whether it is active, how many it \
+                 holds and this page's posts (oldest stocked first). Unstock a post for a day that \
+                 still needs one instead of writing new.",
+            ),
         list_inventory,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/stock",
-            Scope::DraftsWrite,
-            "stock_post",
-            true,
-            "Move one of your posts to inventory",
-            "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
-             posts and posts the service is publishing are 422. A post you scheduled in your own \
-             tool is listed in work_today's unschedule_stocked until you remove it there and \
-             confirm. Stocking a post already in stock answers unchanged.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/stock", Scope::DraftsWrite)
+            .tool("stock_post")
+            .idempotent()
+            .summary("Move one of your posts to inventory")
+            .description(
+                "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
+                 posts and posts the service is publishing are 422. A post you scheduled in your own \
+                 tool is listed in work_today's unschedule_stocked until you remove it there and \
+                 confirm. Stocking a post already in stock answers unchanged.",
+            ),
         stock_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/unstock",
-            Scope::DraftsWrite,
-            "unstock_post",
-            true,
-            "Release a stocked post for a day that still needs posts",
-            "The account must be active and planned_at in the future. A day that already has its \
-             target is 409 already_covered (extra: true when this call asked for an extra post \
-             and even that is taken). The post goes back to internal review, or to the redo list \
-             if it was waiting for a rewrite.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/unstock", Scope::DraftsWrite)
+            .tool("unstock_post")
+            .idempotent()
+            .summary("Release a stocked post for a day that still needs posts")
+            .description(
+                "The account must be active and planned_at in the future. A day that already has its \
+                 target is 409 already_covered (extra: true when this call asked for an extra post \
+                 and even that is taken). The post goes back to internal review, or to the redo list \
+                 if it was waiting for a rewrite.",
+            ),
         unstock_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/unscheduled",
-            Scope::PostsWrite,
-            "confirm_unscheduled",
-            false,
-            "Confirm a stocked post was removed from your publishing tool",
-            "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/unscheduled", Scope::PostsWrite)
+            .tool("confirm_unscheduled")
+            .summary("Confirm a stocked post was removed from your publishing tool")
+            .description(
+                "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
+            ),
         confirm_unscheduled,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/delete-stocked",
-            Scope::RelayWrite,
-            "delete_stocked_post",
-            false,
-            "Delete a post from inventory on behalf of an agency person",
-            "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
-             client may not delete stock (403). The post and its review record remain; it can no \
-             longer be scheduled.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/delete-stocked", Scope::RelayWrite)
+            .tool("delete_stocked_post")
+            .summary("Delete a post from inventory on behalf of an agency person")
+            .description(
+                "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
+                 client may not delete stock (403). The post and its review record remain; it can no \
+                 longer be scheduled.",
+            ),
         delete_stocked_post,
     ));
 }

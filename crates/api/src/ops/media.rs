@@ -6,7 +6,7 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
 use bytes::Bytes;
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_kernel::media::{
@@ -23,103 +23,62 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-fn token_spec(
-    path: &'static str,
-    summary: &'static str,
-    description: &'static str,
-    max_body: u64,
-) -> OpSpec {
-    OpSpec {
-        api: Api::Agent,
-        method: HttpMethod::Put,
-        path,
-        access: Access::Token,
-        tool: None,
-        tool_action: None,
-        idempotent: false,
-        request_id: false,
-        summary,
-        description,
-        created_status: false,
-        max_body: max_body as usize,
-        also_answers: &[],
-    }
-}
-
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/uploads",
-            access: Access::Agent(Scope::DraftsWrite),
-            tool: Some("create_upload"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Get a link to upload an image or a video",
-            description: "Images, and videos up to 4 MB: `mode: single`, PUT the file to upload_url \
+        OpSpec::agent(Post, "/uploads", Scope::DraftsWrite)
+            .tool("create_upload")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary("Get a link to upload an image or a video")
+            .description(
+                "Images, and videos up to 4 MB: `mode: single`, PUT the file to upload_url \
                 (valid 1 hour, once). Videos over 4 MB (up to 500 MB): `mode: chunked`, PUT chunks \
                 of exactly 3145728 bytes (the last may be smaller) in order from 0 to chunk_url \
                 followed by the chunk index (valid 23 hours). A poster (thumbnail) may go to \
                 poster_url any time the link is valid. The file becomes a media library item.",
-            created_status: true,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+            ),
         create_upload,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}",
-            "Send the whole file of a single upload",
-            "Raw bytes (application/octet-stream), JPEG, PNG, WebP, MP4, MOV or WebM up to 4 MB, \
-             the type judged from the file header. No key: the one-time token `t` is the \
-             credential. An identical file already in the library answers with that item's id.",
-            SINGLE_MAX_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}", SINGLE_MAX_BYTES)
+            .summary("Send the whole file of a single upload")
+            .description(
+                "Raw bytes (application/octet-stream), JPEG, PNG, WebP, MP4, MOV or WebM up to 4 MB, \
+                 the type judged from the file header. No key: the one-time token `t` is the \
+                 credential. An identical file already in the library answers with that item's id.",
+            ),
         put_upload,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}/chunks",
-            "Send one chunk of a chunked upload",
-            "Chunks go in order from n=0, each exactly 3145728 bytes except the last. Resending a \
-             received chunk only answers the progress; a skipped chunk is 422 naming next_chunk. \
-             The last chunk answers done true with media_id. Progress survives a restart of the \
-             service.",
-            CHUNK_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}/chunks", CHUNK_BYTES)
+            .summary("Send one chunk of a chunked upload")
+            .description(
+                "Chunks go in order from n=0, each exactly 3145728 bytes except the last. Resending a \
+                 received chunk only answers the progress; a skipped chunk is 422 naming next_chunk. \
+                 The last chunk answers done true with media_id. Progress survives a restart of the \
+                 service.",
+            ),
         put_chunk,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}/poster",
-            "Send a video's poster (thumbnail)",
-            "A JPEG, PNG or WebP up to 4 MB, before or after the video and after the draft is \
-             submitted, while the link is valid.",
-            POSTER_MAX_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}/poster", POSTER_MAX_BYTES)
+            .summary("Send a video's poster (thumbnail)")
+            .description(
+                "A JPEG, PNG or WebP up to 4 MB, before or after the video and after the draft is \
+                 submitted, while the link is valid.",
+            ),
         put_poster,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/media",
-            access: Access::Agent(Scope::DraftsRead),
-            tool: Some("list_media"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "Search the media library",
-            description: "Items of every project of your workspace plus unscoped shared ones; \
+        OpSpec::agent(Get, "/media", Scope::DraftsRead)
+            .tool("list_media")
+            .also_answers(&[404])
+            .summary("Search the media library")
+            .description("Items of every project of your workspace plus unscoped shared ones; \
                 archived items are excluded. Links are valid at least links_expire_in_seconds; videos answer HTTP \
-                Range requests.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+                Range requests."),
         list_media,
     ));
 }

@@ -8,7 +8,7 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::links::Links;
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_kernel::format_utc;
 use fleetdesk_posts::ports::{
     PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
@@ -23,92 +23,57 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    access: PersonalAccess,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Personal,
-        method,
-        path,
-        Access::Personal(access),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
-}
-
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
+    use PersonalAccess::{Member, Review};
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/me",
-            PersonalAccess::Member,
-            "whoami",
-            false,
-            "Who this personal key acts as: the person, organization and role",
-            "The role is read afresh on every request.",
-        ),
+        OpSpec::personal(Get, "/me", Member)
+            .tool("whoami")
+            .summary("Who this personal key acts as: the person, organization and role")
+            .description("The role is read afresh on every request."),
         whoami,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/review",
-            PersonalAccess::Member,
-            "review_queue",
-            false,
-            "Posts waiting for review, oldest planned first",
-            "Agency people and admins see internal and client review (filter with stage); a \
-             client sees only posts in client review. Media links are signed and expire.",
-        ),
+        OpSpec::personal(Get, "/review", Member)
+            .tool("review_queue")
+            .summary("Posts waiting for review, oldest planned first")
+            .description(
+                "Agency people and admins see internal and client review (filter with stage); a \
+                 client sees only posts in client review. Media links are signed and expire.",
+            ),
         review_queue,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/{id}",
-            PersonalAccess::Member,
-            "get_post",
-            false,
-            "One post with its media links, what agents reported and its review record",
-            "A client sees posts in client review or that went through it.",
-        ),
+        OpSpec::personal(Get, "/posts/{id}", Member)
+            .tool("get_post")
+            .summary("One post with its media links, what agents reported and its review record")
+            .description("A client sees posts in client review or that went through it."),
         get_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/transition",
-            PersonalAccess::Review,
-            "review_post",
-            true,
-            "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
-            "From internal_review: approved (client review off), client_review (on), sent_back, \
-             rewrite_requested, cancelled. From client_review: approved (the client with the \
-             review right, or an admin; an agency person cannot approve on behalf of the client \
-             while client review is on), sent_back, rewrite_requested. planned_at with \
-             to: approved on an approved post reschedules it. comment is required for sent_back \
-             and rewrite_requested. Any other move is 422.",
-        ),
+        OpSpec::personal(Post, "/posts/{id}/transition", Review)
+            .tool("review_post")
+            .idempotent()
+            .summary(
+                "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
+            )
+            .description(
+                "From internal_review: approved (client review off), client_review (on), sent_back, \
+                 rewrite_requested, cancelled. From client_review: approved (the client with the \
+                 review right, or an admin; an agency person cannot approve on behalf of the client \
+                 while client review is on), sent_back, rewrite_requested. planned_at with \
+                 to: approved on an approved post reschedules it. comment is required for sent_back \
+                 and rewrite_requested. Any other move is 422.",
+            ),
         review_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/published",
-            PersonalAccess::Member,
-            "published_posts",
-            false,
-            "Published posts, newest first, with their links and latest metrics",
-            "As agents reported them. A client sees posts that went through client review.",
-        ),
+        OpSpec::personal(Get, "/posts/published", Member)
+            .tool("published_posts")
+            .summary("Published posts, newest first, with their links and latest metrics")
+            .description(
+                "As agents reported them. A client sees posts that went through client review.",
+            ),
         published_posts,
     ));
 }

@@ -3,7 +3,6 @@
 
 use super::common::{
     CodeInput, DateInput, IsoTimeInput, Origin, PersonNameInput, TimeInput, agent,
-    agent_tool as spec,
 };
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
@@ -37,46 +36,40 @@ const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 pub const METRICS_MAX_ITEMS: u64 = 500;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/approved",
-            Scope::DraftsRead,
-            "list_approved",
-            false,
-            "Approved posts to schedule in your publishing tool, earliest planned first",
-            "At most 200. Media come in publishing order: upload them in that order. Links are \
-             signed and expire (links_expire_in_seconds); fetch the list again when they do. \
-             Reporting a post scheduled with its post_id takes it off this list.",
-        ),
+        OpSpec::agent(Get, "/posts/approved", Scope::DraftsRead)
+            .tool("list_approved")
+            .summary("Approved posts to schedule in your publishing tool, earliest planned first")
+            .description(
+                "At most 200. Media come in publishing order: upload them in that order. Links are \
+                 signed and expire (links_expire_in_seconds); fetch the list again when they do. \
+                 Reporting a post scheduled with its post_id takes it off this list.",
+            ),
         list_approved,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/planned",
-            Scope::DraftsRead,
-            "planned_posts",
-            false,
-            "Days ahead that still need posts, per active account, and each account's inventory",
-            "For each active account and each of the next `days` market dates (default 7): the \
-             target, what is reported published or scheduled, what is approved or in review for \
-             the day, and what is still missing; only days with something missing are listed. \
-             inventory_available says how many stocked posts could be unstocked instead.",
-        ),
+        OpSpec::agent(Get, "/posts/planned", Scope::DraftsRead)
+            .tool("planned_posts")
+            .summary("Days ahead that still need posts, per active account, and each account's inventory")
+            .description(
+                "For each active account and each of the next `days` market dates (default 7): the \
+                 target, what is reported published or scheduled, what is approved or in review for \
+                 the day, and what is still missing; only days with something missing are listed. \
+                 inventory_available says how many stocked posts could be unstocked instead.",
+            ),
         planned_posts,
     ));
     all.push(operation(
-        OpSpec {
-            max_body: REPORT_MAX_BODY,
-            ..spec(
-                HttpMethod::Post,
-                "/posts/report",
-                Scope::PostsWrite,
-                "report_posts",
-                true,
+        OpSpec::agent(Post, "/posts/report", Scope::PostsWrite)
+            .tool("report_posts")
+            .idempotent()
+            .max_body(REPORT_MAX_BODY)
+            .summary(
                 "Report what happened to posts in your publishing tool: scheduled, published, \
                  failed, cancelled",
+            )
+            .description(
                 "1-200 posts. Each is handled on its own and answered in results[] by index. \
                  Matching: post_id, then platform_post_id (same organization and platform), then \
                  same account and body (whitespace collapsed) at the nearest time among approved, \
@@ -85,40 +78,35 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  carried the tool's own id, and says so in `note`. When every item is refused \
                  the answer is 422 with the results, nothing is written and the Idempotency-Key \
                  stays free.",
-            )
-        },
+            ),
         report_posts,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/metrics",
-            Scope::MetricsWrite,
-            "report_metrics",
-            true,
-            "Report post counters and account followers read off the platforms",
-            "captured_at must be neither in the future nor older than 60 days; without a zone it \
-             is read in your accounts' market zone (Taipei when they span several markets). The \
-             same captured_at overwrites. Items with nothing to record are not written, and a \
-             value that fell from a positive number to 0 is kept back. Refused items come back \
-             in `refused` with reasons; when nothing could be written the answer is 422.",
-        ),
+        OpSpec::agent(Post, "/metrics", Scope::MetricsWrite)
+            .tool("report_metrics")
+            .idempotent()
+            .summary("Report post counters and account followers read off the platforms")
+            .description(
+                "captured_at must be neither in the future nor older than 60 days; without a zone it \
+                 is read in your accounts' market zone (Taipei when they span several markets). The \
+                 same captured_at overwrites. Items with nothing to record are not written, and a \
+                 value that fell from a positive number to 0 is kept back. Refused items come back \
+                 in `refused` with reasons; when nothing could be written the answer is 422.",
+            ),
         report_metrics,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/transition",
-            Scope::RelayWrite,
-            "relay_post_status",
-            true,
-            "Record a person's review decision on their behalf",
-            "Only when the person explicitly said so. on_behalf_of and origin are required. The \
-             same moves and rules as the Personal API's review: to approved, client_review, \
-             sent_back, rewrite_requested or cancelled; a comment for sent_back and \
-             rewrite_requested; while client review is on, an agency person cannot approve on \
-             behalf of the client.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/transition", Scope::RelayWrite)
+            .tool("relay_post_status")
+            .idempotent()
+            .summary("Record a person's review decision on their behalf")
+            .description(
+                "Only when the person explicitly said so. on_behalf_of and origin are required. The \
+                 same moves and rules as the Personal API's review: to approved, client_review, \
+                 sent_back, rewrite_requested or cancelled; a comment for sent_back and \
+                 rewrite_requested; while client review is on, an agency person cannot approve on \
+                 behalf of the client.",
+            ),
         relay_post_status,
     ));
 }
