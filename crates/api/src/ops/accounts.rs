@@ -6,6 +6,7 @@ use super::common::{
 };
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::Text;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
@@ -481,9 +482,7 @@ pub struct StateReportBody {
     pub state: ReportedState,
     /// What the platform said; required (and not only spaces) for banned, quarantined and
     /// paused.
-    #[validate(length(max = 1000))]
-    #[schema(max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<0, 1000>>,
     /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     pub occurred_at: TimeInput,
     #[validate(nested)]
@@ -549,7 +548,7 @@ async fn report_account_state(
     let request = StateReportRequest {
         code: code.clone(),
         state: b.state,
-        reason: b.reason,
+        reason: b.reason.map(String::from),
         occurred_at: b.occurred_at.0,
         origin,
     };
@@ -673,9 +672,7 @@ pub struct HeartbeatBody {
     /// 1-120 characters, not only spaces; the same run_id updates the same record.
     pub run_id: RunIdInput,
     /// Up to 2000 characters; never keys or credentials.
-    #[validate(length(max = 2000))]
-    #[schema(max_length = 2000)]
-    pub summary: Option<String>,
+    pub summary: Option<Text<0, 2000>>,
     /// Counters of the round: at most 100, each named by 1-64 characters, non-negative
     /// integers.
     #[schema(schema_with = counts_schema)]
@@ -715,7 +712,7 @@ async fn heartbeat(
 ) -> Result<Reply<HeartbeatResult>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let input = HeartbeatInput::new(&b.run_id.0, b.summary, b.counts)
+    let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
     let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
     Ok(Reply::ok(HeartbeatResult {

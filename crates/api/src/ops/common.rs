@@ -1,6 +1,7 @@
 //! Input and output pieces several operations share.
 
 use crate::error::ApiError;
+use crate::fields::Text;
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::{AccountCode, Platform};
 use fleetdesk_tenancy::{AgentCaller, Caller};
@@ -37,21 +38,11 @@ impl CodePath {
 #[serde(deny_unknown_fields)]
 pub struct Origin {
     pub platform: OriginPlatform,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub gateway: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub channel: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub thread: Option<String>,
-    #[validate(length(max = 80))]
-    #[schema(max_length = 80)]
-    pub requester: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub message_ref: Option<String>,
+    pub gateway: Option<Text<0, 200>>,
+    pub channel: Option<Text<0, 200>>,
+    pub thread: Option<Text<0, 200>>,
+    pub requester: Option<Text<0, 80>>,
+    pub message_ref: Option<Text<0, 200>>,
 }
 
 /// The chat gateways an instruction can come through; anything else is `other`.

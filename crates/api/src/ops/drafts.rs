@@ -5,6 +5,7 @@ use super::common::{
 };
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Limit, Text, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
@@ -109,9 +110,7 @@ pub struct IdPath {
 #[serde(deny_unknown_fields)]
 pub struct CharacterIn {
     /// A code from the cast of the account's persona, 1-24 characters.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub code: String,
+    pub code: Text<1, 24>,
     /// The post is told from this character's point of view; at most one.
     #[serde(default)]
     pub pov: bool,
@@ -121,7 +120,7 @@ fn picks(c: &Option<Vec<CharacterIn>>) -> Option<Vec<CharacterPick>> {
     c.as_ref().map(|v| {
         v.iter()
             .map(|c| CharacterPick {
-                code: c.code.clone(),
+                code: c.code.to_string(),
                 pov: c.pov,
             })
             .collect()
@@ -134,9 +133,7 @@ pub struct InlineImageIn {
     /// Base64 of a JPEG, PNG or WebP (a `data:` prefix is allowed); the type is judged from the
     /// bytes.
     pub data: Base64Data,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub caption: Option<String>,
+    pub caption: Option<Text<0, 200>>,
 }
 
 /// A draft as the write endpoints answer it.
@@ -315,9 +312,7 @@ pub struct RedoQuery {
     /// rewrite_requested or sent_back; default both.
     pub status: Option<RedoStatus>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -403,7 +398,7 @@ async fn list_redo(
             agent.agent_ref(),
             &statuses,
             after,
-            req.query.limit.unwrap_or(50),
+            limit_or(req.query.limit, 50),
         )
         .await?;
     Ok(Reply::ok(RedoList {
@@ -422,13 +417,9 @@ pub struct SubmitDraftBody {
     pub code: CodeInput,
     /// Only when a legacy code is repeated across platforms.
     pub platform: Option<Platform>,
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: String,
+    pub body: Text<1, 10000>,
     /// A short topic for the reviewer.
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
+    pub topic: Option<Text<0, 200>>,
     /// True for paid-partnership posts.
     pub sponsored: Option<bool>,
     /// ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
@@ -450,15 +441,11 @@ pub struct SubmitDraftBody {
     #[schema(max_items = 6)]
     pub characters: Option<Vec<CharacterIn>>,
     /// Goes on the review record.
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub note: Option<Text<1, 1000>>,
     /// Default true: send to internal review; false: save as a draft only.
     pub submit: Option<bool>,
     /// Ad pick number: marks the post sponsored and links the pick.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub pick: Option<String>,
+    pub pick: Option<Text<1, 40>>,
 }
 
 /// At most one character is the point of view (`check_character_shape`).
@@ -510,8 +497,8 @@ async fn submit_draft(
                 code,
                 platform: b.platform,
             },
-            body: b.body,
-            topic: b.topic,
+            body: b.body.into(),
+            topic: b.topic.map(String::from),
             sponsored: b.sponsored.unwrap_or(false),
             planned_at: b.planned_at.map(|t| t.0),
             submit: b.submit.unwrap_or(true),
@@ -520,14 +507,14 @@ async fn submit_draft(
                 images: Vec::new(),
                 upload_ids: b.upload_ids.unwrap_or_default(),
                 media_ids: b.media_ids.unwrap_or_default(),
-                note: b.note,
+                note: b.note.map(String::from),
             },
         },
         images: b
             .images
             .unwrap_or_default()
             .into_iter()
-            .map(|i| (i.data.0, i.caption))
+            .map(|i| (i.data.0, i.caption.map(String::from)))
             .collect(),
     };
     let view = ctx
@@ -551,12 +538,8 @@ async fn submit_draft(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDraftBody {
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: String,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
+    pub body: Text<1, 10000>,
+    pub topic: Option<Text<0, 200>>,
     #[validate(length(min = 1, max = 10))]
     #[schema(min_items = 1, max_items = 10)]
     pub upload_ids: Option<Vec<Uuid>>,
@@ -567,9 +550,7 @@ pub struct UpdateDraftBody {
     #[validate(length(max = 6), nested)]
     #[schema(max_items = 6)]
     pub characters: Option<Vec<CharacterIn>>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub note: Option<Text<1, 1000>>,
     /// Default true: back to internal review; false: keep it as a draft.
     pub submit: Option<bool>,
 }
@@ -584,15 +565,15 @@ async fn update_draft(
     let noted = b.note.is_some();
     let edit = DraftEdit {
         post_id: req.path.id,
-        body: b.body,
-        topic: b.topic,
+        body: b.body.into(),
+        topic: b.topic.map(String::from),
         submit: b.submit.unwrap_or(true),
         content: DraftContent {
             characters: picks(&b.characters),
             images: Vec::new(),
             upload_ids: b.upload_ids.unwrap_or_default(),
             media_ids: b.media_ids.unwrap_or_default(),
-            note: b.note,
+            note: b.note.map(String::from),
         },
     };
     let view = ctx
@@ -613,9 +594,7 @@ pub struct AttachImagesBody {
     #[validate(length(min = 1, max = 10))]
     #[schema(min_items = 1, max_items = 10)]
     pub upload_ids: Vec<Uuid>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub note: Option<Text<1, 1000>>,
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
@@ -625,9 +604,7 @@ pub struct AttachMediaBody {
     #[validate(length(min = 1, max = 10))]
     #[schema(min_items = 1, max_items = 10)]
     pub media_ids: Vec<Uuid>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub note: Option<Text<1, 1000>>,
 }
 
 async fn attach_images(
@@ -643,7 +620,7 @@ async fn attach_images(
             agent.agent_ref(),
             req.path.id,
             Attach::Uploads(req.body.upload_ids),
-            req.body.note,
+            req.body.note.map(String::from),
         )
         .await
         .map_err(draft_error)?;
@@ -663,7 +640,7 @@ async fn attach_media(
             agent.agent_ref(),
             req.path.id,
             Attach::Media(req.body.media_ids),
-            req.body.note,
+            req.body.note.map(String::from),
         )
         .await
         .map_err(draft_error)?;
@@ -676,9 +653,7 @@ async fn attach_media(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteBody {
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: String,
+    pub note: Text<1, 1000>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

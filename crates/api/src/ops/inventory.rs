@@ -7,6 +7,7 @@ use super::drafts::IdPath;
 use super::posts::{OnBehalfOf, OnBehalfRoleIn};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Limit, Text, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
@@ -183,9 +184,7 @@ pub struct InventoryQueryIn {
     pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -254,7 +253,7 @@ async fn list_inventory(
         }),
         slot,
         after: q.cursor.map(|c| c.0),
-        limit: q.limit.unwrap_or(50),
+        limit: limit_or(q.limit, 50),
     };
     let page = ctx.inventory.list(agent.agent_ref(), &query).await?;
     let accounts = page
@@ -298,9 +297,7 @@ async fn list_inventory(
 #[serde(deny_unknown_fields)]
 pub struct StockBody {
     /// Why the post is held.
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<1, 1000>>,
 }
 
 async fn stock_post(
@@ -363,9 +360,7 @@ async fn confirm_unscheduled(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteStockedBody {
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<1, 1000>>,
     /// The person who decided; role agency (or admin). A client is 403.
     #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,

@@ -4,6 +4,7 @@ use super::common::{CodeInput, TagInput, agent, lookup_error};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Int, Limit, Text, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
@@ -92,25 +93,17 @@ pub struct CreateUploadBody {
     /// The account the file is for (current or legacy code, 1-40).
     pub code: CodeInput,
     pub platform: Option<Platform>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub caption: Option<String>,
+    pub caption: Option<Text<0, 200>>,
     /// A cast code of the account's persona, 1-24.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub character: Option<String>,
+    pub character: Option<Text<1, 24>>,
     /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
     #[validate(length(max = 20))]
     #[schema(max_items = 20)]
     pub tags: Option<Vec<TagInput>>,
     /// A project of this workspace, 1-80; default the persona's project.
-    #[validate(length(min = 1, max = 80))]
-    #[schema(min_length = 1, max_length = 80)]
-    pub project: Option<String>,
+    pub project: Option<Text<1, 80>>,
     /// Size of the file: required for videos and files over 4 MB.
-    #[validate(range(min = 1, max = 524_288_000))]
-    #[schema(minimum = 1, maximum = 524_288_000)]
-    pub bytes: Option<i64>,
+    pub bytes: Option<Int<1, 524_288_000>>,
     /// Required for videos.
     pub mime_type: Option<MediaType>,
 }
@@ -180,16 +173,16 @@ async fn create_upload(
             code,
             platform: b.platform,
         },
-        caption: b.caption,
-        character: b.character,
+        caption: b.caption.map(String::from),
+        character: b.character.map(String::from),
         tags: b
             .tags
             .unwrap_or_default()
             .into_iter()
             .map(|t| t.0)
             .collect(),
-        project: b.project,
-        bytes: b.bytes.map(|b| b as u64),
+        project: b.project.map(String::from),
+        bytes: b.bytes.map(|b| b.get() as u64),
         mime_type: b.mime_type,
     };
     let created = ctx
@@ -274,21 +267,15 @@ async fn create_upload(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct TokenQuery {
     /// The token from the upload link.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub t: String,
+    pub t: Text<1, 200>,
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct ChunkQuery {
     /// The token from the upload link.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub t: String,
+    pub t: Text<1, 200>,
     /// The chunk index, from 0.
-    #[validate(range(min = 0, max = 1000))]
-    #[schema(minimum = 0, maximum = 1000)]
-    pub n: i64,
+    pub n: Int<0, 1000>,
 }
 
 fn put_error(e: PutError) -> ApiError {
@@ -372,7 +359,7 @@ async fn put_chunk(
     let id = req.path.id;
     let p = ctx
         .media
-        .put_chunk(id, &req.query.t, req.query.n, body, Timestamp::now())
+        .put_chunk(id, &req.query.t, req.query.n.get(), body, Timestamp::now())
         .await
         .map_err(put_error)?;
     Ok(Reply::ok(ChunkProgress {
@@ -421,27 +408,17 @@ pub enum MediaSort {
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct MediaListQuery {
     /// A project of this workspace: its items plus unscoped ones.
-    #[validate(length(min = 1, max = 80))]
-    #[schema(min_length = 1, max_length = 80)]
-    pub project: Option<String>,
+    pub project: Option<Text<1, 80>>,
     /// A cast code.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub character: Option<String>,
-    #[validate(length(min = 1, max = 30))]
-    #[schema(min_length = 1, max_length = 30)]
-    pub tag: Option<String>,
+    pub character: Option<Text<1, 24>>,
+    pub tag: Option<Text<1, 30>>,
     pub kind: Option<MediaKind>,
     /// Searches captions and tags.
-    #[validate(length(min = 1, max = 100))]
-    #[schema(min_length = 1, max_length = 100)]
-    pub q: Option<String>,
+    pub q: Option<Text<1, 100>>,
     /// newest (default) or most_used.
     pub sort: Option<MediaSort>,
     /// 1-100, default 30.
-    #[validate(range(min = 1, max = 100))]
-    #[schema(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<100>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -503,13 +480,13 @@ async fn list_media(
     let agent = agent(&caller)?;
     let q = req.query;
     let query = MediaQuery {
-        project: q.project,
-        character: q.character,
-        tag: q.tag,
+        project: q.project.map(String::from),
+        character: q.character.map(String::from),
+        tag: q.tag.map(String::from),
         kind: q.kind,
-        q: q.q,
+        q: q.q.map(String::from),
         most_used: matches!(q.sort, Some(MediaSort::MostUsed)),
-        limit: q.limit.unwrap_or(30),
+        limit: limit_or(q.limit, 30),
     };
     let items = ctx
         .media

@@ -6,6 +6,7 @@ use super::drafts::IdPath;
 use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Limit, Text, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::Links;
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
@@ -149,9 +150,7 @@ pub struct ReviewQueryIn {
     /// internal_review or client_review; default both (a client always gets client_review).
     pub stage: Option<Stage>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -176,7 +175,7 @@ async fn review_queue(
             Stage::ClientReview => PostStatus::ClientReview,
         }),
         after: req.query.cursor.map(|c| c.0),
-        limit: req.query.limit.unwrap_or(50),
+        limit: limit_or(req.query.limit, 50),
     };
     let page = ctx.posts.review_queue(viewer(m), &query).await?;
     let signer = LinkSigner::new(&ctx);
@@ -266,9 +265,7 @@ async fn get_post(
 pub struct TransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub comment: Option<String>,
+    pub comment: Option<Text<1, 2000>>,
     /// With `to: approved`: the planned time (ISO with zone or market-local, in the future);
     /// on an approved post it reschedules.
     pub planned_at: Option<TimeInput>,
@@ -298,7 +295,7 @@ async fn review_post(
     let request = TransitionRequest {
         post_id: req.path.id,
         to: req.body.to,
-        comment: req.body.comment,
+        comment: req.body.comment.map(String::from),
         planned_at: req.body.planned_at.map(|t| t.0),
     };
     let r = ctx
@@ -323,9 +320,7 @@ pub struct PublishedQueryIn {
     /// Only posts published at or after this time (ISO with zone).
     pub since: Option<IsoTimeInput>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -341,7 +336,7 @@ async fn published_posts(
         code: q.code.map(|c| c.0),
         since: q.since.map(|t| t.0),
         after: q.cursor.map(|c| c.0),
-        limit: q.limit.unwrap_or(50),
+        limit: limit_or(q.limit, 50),
     };
     let page = ctx.posts.published(viewer(m), &query).await?;
     let signer = LinkSigner::new(&ctx);

@@ -7,6 +7,7 @@ use super::common::{
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Count, Int, Text};
 use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
@@ -368,9 +369,7 @@ pub struct ReportItemIn {
     /// When published; default the time of the report.
     pub published_at: Option<TimeInput>,
     /// Always give it when known: later reports match on it.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub platform_post_id: Option<String>,
+    pub platform_post_id: Option<Text<1, 200>>,
     /// http(s) link, required when published.
     #[validate(length(max = 2000), custom(function = "crate::ops::posts::http_link"))]
     #[schema(
@@ -379,20 +378,14 @@ pub struct ReportItemIn {
     )]
     pub permalink: Option<String>,
     /// Required the first time a post is reported.
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
+    pub body: Option<Text<1, 10000>>,
+    pub topic: Option<Text<0, 200>>,
     pub has_media: Option<bool>,
     pub sponsored: Option<bool>,
     /// The service's post id, for posts from the approved list.
     pub post_id: Option<Uuid>,
     /// Required for failed, recommended for cancelled; no credentials or internal links.
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub failure_reason: Option<String>,
+    pub failure_reason: Option<Text<1, 2000>>,
 }
 
 /// What each reported status requires of its item (`report::check_requirements`).
@@ -521,14 +514,14 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
         status: i.status,
         scheduled_for: i.scheduled_for.map(|t| t.0),
         published_at: i.published_at.map(|t| t.0),
-        platform_post_id: i.platform_post_id,
+        platform_post_id: i.platform_post_id.map(String::from),
         permalink: i.permalink,
-        body: i.body,
-        topic: i.topic,
+        body: i.body.map(String::from),
+        topic: i.topic.map(String::from),
         has_media: i.has_media,
         sponsored: i.sponsored,
         post_id: i.post_id,
-        failure_reason: i.failure_reason,
+        failure_reason: i.failure_reason.map(String::from),
     })
 }
 
@@ -614,24 +607,12 @@ pub struct PostMetricsIn {
     pub post_id: Option<Uuid>,
     pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub platform_post_id: Option<String>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub views: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub likes: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub replies: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub reposts: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub shares: Option<i64>,
+    pub platform_post_id: Option<Text<1, 200>>,
+    pub views: Option<Count>,
+    pub likes: Option<Count>,
+    pub replies: Option<Count>,
+    pub reposts: Option<Count>,
+    pub shares: Option<Count>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -639,9 +620,7 @@ pub struct PostMetricsIn {
 pub struct AccountMetricsIn {
     pub code: CodeInput,
     pub platform: Option<Platform>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub followers: Option<i64>,
+    pub followers: Option<Count>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -686,13 +665,13 @@ async fn report_metrics(
                     post_id: p.post_id,
                     code: p.code.map(|c| c.0),
                     platform: p.platform,
-                    platform_post_id: p.platform_post_id,
+                    platform_post_id: p.platform_post_id.map(String::from),
                     counters: PostCounters {
-                        views: p.views,
-                        likes: p.likes,
-                        replies: p.replies,
-                        reposts: p.reposts,
-                        shares: p.shares,
+                        views: p.views.map(Int::get),
+                        likes: p.likes.map(Int::get),
+                        replies: p.replies.map(Int::get),
+                        reposts: p.reposts.map(Int::get),
+                        shares: p.shares.map(Int::get),
                     },
                 })
             })
@@ -704,7 +683,7 @@ async fn report_metrics(
                 Ok(RawAccountMetrics {
                     code: a.code.0,
                     platform: a.platform,
-                    followers: a.followers,
+                    followers: a.followers.map(Int::get),
                 })
             })
             .collect::<Result<_, ApiError>>()?,
@@ -764,9 +743,7 @@ pub enum OnBehalfRoleIn {
 pub struct RelayTransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub comment: Option<String>,
+    pub comment: Option<Text<1, 2000>>,
     /// With `to: approved`: the planned time (ISO with zone or market-local); on an approved
     /// post it reschedules.
     pub planned_at: Option<TimeInput>,
@@ -863,7 +840,7 @@ async fn relay_post_status(
     let request = TransitionRequest {
         post_id: req.path.id,
         to: b.to,
-        comment: b.comment,
+        comment: b.comment.map(String::from),
         planned_at: b.planned_at.map(|t| t.0),
     };
     let r = ctx

@@ -1,0 +1,257 @@
+//! Field types that state their rule once: the parser enforces it while deserializing (a 400
+//! naming the field) and the description states it. Their schemas are plain values marked
+//! [`INLINE`]: the describer writes them where the field is, as if the field had spelled out
+//! the keywords itself, so a `Text<1, 200>` field reads `{"type": "string", "minLength": 1,
+//! "maxLength": 200}` in the description and no component is added.
+//!
+//! Input: [`Text`] (bounded text), [`Int`] (a bounded integer; [`Limit`] for a page size).
+//! Output: [`Utc`] (an instant as ISO UTC, what `format_utc` writes) and [`Cursor`] (the
+//! position of the next page).
+
+use fleetdesk_kernel::format_utc;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+/// The extension that marks a schema to be written where it is used, not as a component.
+pub const INLINE: &str = "x-inline";
+
+/// A plain value's schema, marked [`INLINE`].
+pub fn inline_schema(mut schema: Value) -> RefOr<Schema> {
+    schema[INLINE] = Value::Bool(true);
+    serde_json::from_value::<Schema>(schema)
+        .map(RefOr::T)
+        .unwrap_or_else(|_| RefOr::T(Schema::default()))
+}
+
+/// Implements `ToSchema` for a field type from its JSON Schema (marked [`INLINE`]) and a name.
+macro_rules! inline_to_schema {
+    (impl [$($generics:tt)*] $ty:ty, name = $name:expr, schema = $schema:expr) => {
+        impl<$($generics)*> PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                inline_schema($schema)
+            }
+        }
+
+        impl<$($generics)*> ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                $name
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+/// Text of `MIN` to `MAX` characters (NUL is refused for all text, by the parser).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Text<const MIN: usize, const MAX: usize>(pub String);
+
+impl<const MIN: usize, const MAX: usize> Text<MIN, MAX> {
+    /// What the field must be, as a 400 says it.
+    pub fn rule() -> String {
+        if MIN == 0 {
+            format!("must have at most {MAX} characters")
+        } else {
+            format!("must be {MIN}-{MAX} characters long")
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> std::ops::Deref for Text<MIN, MAX> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> std::fmt::Display for Text<MIN, MAX> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> From<Text<MIN, MAX>> for String {
+    fn from(t: Text<MIN, MAX>) -> String {
+        t.0
+    }
+}
+
+impl<'de, const MIN: usize, const MAX: usize> Deserialize<'de> for Text<MIN, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let n = text.chars().count();
+        if n < MIN || n > MAX {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Text(text))
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> Serialize for Text<MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+inline_to_schema!(
+    impl [const MIN: usize, const MAX: usize] Text<MIN, MAX>,
+    name = Cow::Owned(format!("Text{MIN}_{MAX}")),
+    schema = if MIN == 0 {
+        json!({"type": "string", "maxLength": MAX})
+    } else {
+        json!({"type": "string", "minLength": MIN, "maxLength": MAX})
+    }
+);
+
+/// An integer from `MIN` to `MAX` (`i64::MAX`: no upper bound of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Int<const MIN: i64, const MAX: i64>(pub i64);
+
+impl<const MIN: i64, const MAX: i64> Int<MIN, MAX> {
+    pub fn rule() -> String {
+        if MAX == i64::MAX {
+            format!("must be at least {MIN}")
+        } else {
+            format!("must be between {MIN} and {MAX}")
+        }
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Int<MIN, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = i64::deserialize(d)?;
+        if !(MIN..=MAX).contains(&n) {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Int(n))
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> Serialize for Int<MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+inline_to_schema!(
+    impl [const MIN: i64, const MAX: i64] Int<MIN, MAX>,
+    name = Cow::Owned(format!("Int{MIN}_{MAX}")),
+    schema = if MAX == i64::MAX {
+        json!({"type": "integer", "format": "int64", "minimum": MIN})
+    } else {
+        json!({"type": "integer", "format": "int64", "minimum": MIN, "maximum": MAX})
+    }
+);
+
+/// A count that cannot be negative (a counter read off a platform).
+pub type Count = Int<0, { i64::MAX }>;
+
+/// A page size of at most `MAX` items.
+pub type Limit<const MAX: i64> = Int<1, MAX>;
+
+/// The page size asked for, or `default`.
+pub fn limit_or<const MAX: i64>(limit: Option<Limit<MAX>>, default: i64) -> i64 {
+    limit.map_or(default, Int::get)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+/// An instant as ISO 8601 UTC with its fraction when it has one (`format_utc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Utc(pub Timestamp);
+
+impl From<Timestamp> for Utc {
+    fn from(t: Timestamp) -> Utc {
+        Utc(t)
+    }
+}
+
+impl Serialize for Utc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_utc(self.0))
+    }
+}
+
+inline_to_schema!(impl [] Utc, name = Cow::Borrowed("Utc"), schema = json!({"type": "string"}));
+
+/// Serializes a `Timestamp` field as [`Utc`] (`#[serde(serialize_with = "utc")]`), for read
+/// models of the domain that hold `Timestamp`s.
+pub fn utc<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+    Utc(*t).serialize(s)
+}
+
+/// The position after a page's last item: pass it back as `cursor` for the next page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor(pub (Timestamp, Uuid));
+
+impl Serialize for Cursor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (at, id) = self.0;
+        s.serialize_str(&crate::ops::common::encode_cursor(at, id))
+    }
+}
+
+inline_to_schema!(impl [] Cursor, name = Cow::Borrowed("Cursor"), schema = json!({"type": "string"}));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_counts_characters_and_names_its_rule() {
+        let t = |v: &str| serde_json::from_value::<Text<1, 3>>(json!(v));
+        assert!(t("").is_err());
+        assert_eq!(t("äöü").unwrap().as_str(), "äöü");
+        let e = t("abcd").unwrap_err().to_string();
+        assert_eq!(e, "must be 1-3 characters long");
+        let e = serde_json::from_value::<Text<0, 2>>(json!("abc")).unwrap_err();
+        assert_eq!(e.to_string(), "must have at most 2 characters");
+    }
+
+    #[test]
+    fn schemas_are_marked_inline() {
+        let s = serde_json::to_value(Text::<1, 200>::schema()).unwrap();
+        assert_eq!(
+            s,
+            json!({"type": "string", "minLength": 1, "maxLength": 200, INLINE: true})
+        );
+        let s = serde_json::to_value(Count::schema()).unwrap();
+        assert_eq!(s["minimum"], 0);
+        assert!(s.get("maximum").is_none());
+        assert_eq!(serde_json::to_value(Utc::schema()).unwrap()[INLINE], true);
+    }
+
+    #[test]
+    fn ints_keep_their_bounds() {
+        assert!(serde_json::from_value::<Limit<200>>(json!(0)).is_err());
+        assert_eq!(
+            limit_or(
+                serde_json::from_value::<Option<Limit<200>>>(json!(200)).unwrap(),
+                50
+            ),
+            200
+        );
+        assert_eq!(limit_or::<200>(None, 50), 50);
+        assert!(serde_json::from_value::<Count>(json!(-1)).is_err());
+    }
+}
