@@ -155,15 +155,6 @@ impl AccountsService {
         self.repo.record_heartbeat(agent, &input).await
     }
 
-    /// The account a `{code}` names among the agent's.
-    pub async fn resolve(
-        &self,
-        agent: AgentRef,
-        code: &CodeRef,
-    ) -> anyhow::Result<Result<ResolvedAccount, LookupError>> {
-        self.repo.resolve(agent, code).await
-    }
-
     /// The accounts part of the agent's day: posts count once they were reported published
     /// or scheduled for the market date.
     pub async fn work_accounts(

@@ -276,12 +276,9 @@ fn inline_marked(value: &mut Value, marked: &Components) {
                         o.insert("type".into(), t);
                     }
                     // Keywords next to the reference, in the field or in its non-null branch.
-                    let siblings = map.iter().chain(
-                        nullable
-                            .and_then(Value::as_object)
-                            .into_iter()
-                            .flatten(),
-                    );
+                    let siblings = map
+                        .iter()
+                        .chain(nullable.and_then(Value::as_object).into_iter().flatten());
                     for (k, v) in siblings {
                         if k != "$ref" && k != "oneOf" {
                             o.insert(k.clone(), v.clone());

@@ -176,7 +176,8 @@ pub fn limit_or<const MAX: i64>(limit: Option<Limit<MAX>>, default: i64) -> i64 
 // ---------------------------------------------------------------------------------------------
 // Output
 
-/// An instant as ISO 8601 UTC with its fraction when it has one (`format_utc`).
+/// An instant as ISO 8601 UTC in whole seconds (`format_utc`), the form of every time the
+/// API answers; in a message it displays the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Utc(pub Timestamp);
 
@@ -188,7 +189,13 @@ impl From<Timestamp> for Utc {
 
 impl Serialize for Utc {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format_utc(self.0))
+        s.collect_str(self)
+    }
+}
+
+impl std::fmt::Display for Utc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_utc(self.0))
     }
 }
 

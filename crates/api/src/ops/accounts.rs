@@ -1,12 +1,14 @@
 //! Agent API: work and accounts.
 
 use super::common::{
-    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, Origin, PlatformQuery,
-    RunIdInput, TimeInput, agent, lookup_error,
+    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, PlatformQuery, RunIdInput,
+    TimeInput, agent, lookup_error,
 };
+use super::relay::Origin;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::Text;
+use crate::fields::Utc;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
@@ -15,7 +17,7 @@ use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
-use fleetdesk_kernel::{ErrorCode, Market, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Market, Platform};
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
@@ -103,7 +105,7 @@ pub struct WorkToday {
     pub agent: AgentBrief,
     pub dates: Vec<MarketDate>,
     /// When this agent last reported posts; null before its first report.
-    pub last_report_at: Option<String>,
+    pub last_report_at: Option<Utc>,
     pub summary: WorkSummary,
     pub missing: Vec<MissingRow>,
     pub not_in_rotation: Vec<NotInRotation>,
@@ -138,7 +140,7 @@ pub struct DayRedoItem {
     pub code: String,
     pub platform: Platform,
     pub instruction: Option<String>,
-    pub requested_at: String,
+    pub requested_at: Utc,
     pub excerpt: String,
 }
 
@@ -169,10 +171,10 @@ pub struct UnscheduleItem {
     pub code: String,
     pub legacy_code: Option<String>,
     pub platform: Platform,
-    pub scheduled_for: Option<String>,
+    pub scheduled_for: Option<Utc>,
     pub scheduler_ref: Option<String>,
     pub external_id: Option<String>,
-    pub stocked_at: String,
+    pub stocked_at: Utc,
     pub reason: Option<String>,
     pub excerpt: String,
     pub instruction: String,
@@ -223,7 +225,7 @@ async fn work_today(
             code: d.code,
             platform: d.platform,
             instruction: d.instruction,
-            requested_at: format_utc(d.returned_at),
+            requested_at: Utc(d.returned_at),
             excerpt: excerpt(&d.body),
         })
         .collect();
@@ -242,10 +244,10 @@ async fn work_today(
             code: u.code,
             legacy_code: u.legacy_code,
             platform: u.platform,
-            scheduled_for: u.scheduled_for.map(format_utc),
+            scheduled_for: u.scheduled_for.map(Utc),
             scheduler_ref: u.scheduler_ref,
             external_id: u.external_id,
-            stocked_at: format_utc(u.stocked_at),
+            stocked_at: Utc(u.stocked_at),
             reason: u.reason,
             excerpt: excerpt(&u.body),
         })
@@ -253,7 +255,7 @@ async fn work_today(
     Ok(Reply::ok(WorkToday {
         agent: agent.into(),
         dates: w.dates,
-        last_report_at: last_report_at.map(format_utc),
+        last_report_at: last_report_at.map(Utc),
         summary: WorkSummary {
             expected: w.expected,
             covered: w.covered,
@@ -616,7 +618,7 @@ pub struct Avatar {
     pub width: Option<i32>,
     pub height: Option<i32>,
     pub sha256: String,
-    pub updated_at: String,
+    pub updated_at: Utc,
 }
 
 async fn set_account_avatar(
@@ -657,7 +659,7 @@ async fn set_account_avatar(
             width: stored.width,
             height: stored.height,
             sha256: stored.sha256,
-            updated_at: format_utc(stored.updated_at),
+            updated_at: Utc(stored.updated_at),
         },
         changed,
     }))
@@ -702,7 +704,7 @@ pub struct HeartbeatResult {
 pub struct HeartbeatRun {
     pub id: Uuid,
     pub run_id: String,
-    pub recorded_at: String,
+    pub recorded_at: Utc,
 }
 
 async fn heartbeat(
@@ -719,7 +721,7 @@ async fn heartbeat(
         run: HeartbeatRun {
             id: run.id,
             run_id: run.run_id,
-            recorded_at: format_utc(run.recorded_at),
+            recorded_at: Utc(run.recorded_at),
         },
         tasks: Vec::new(),
     }))

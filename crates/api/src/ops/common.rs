@@ -1,7 +1,6 @@
 //! Input and output pieces several operations share.
 
 use crate::error::ApiError;
-use crate::fields::Text;
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::{AccountCode, Platform};
 use fleetdesk_tenancy::{AgentCaller, Caller};
@@ -31,30 +30,6 @@ impl CodePath {
             platform,
         })
     }
-}
-
-/// Where a relayed or reported instruction came from.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Origin {
-    pub platform: OriginPlatform,
-    pub gateway: Option<Text<0, 200>>,
-    pub channel: Option<Text<0, 200>>,
-    pub thread: Option<Text<0, 200>>,
-    pub requester: Option<Text<0, 80>>,
-    pub message_ref: Option<Text<0, 200>>,
-}
-
-/// The chat gateways an instruction can come through; anything else is `other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OriginPlatform {
-    Feishu,
-    Dingtalk,
-    Telegram,
-    Discord,
-    Cli,
-    Other,
 }
 
 /// The agent a response speaks for.

@@ -1,11 +1,9 @@
 //! Agent API: drafts.
 
-use super::common::{
-    Base64Data, CodeInput, CursorInput, TimeInput, agent, encode_cursor, lookup_error,
-};
+use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, agent, lookup_error};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Limit, Text, limit_or};
+use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
@@ -14,7 +12,7 @@ use fleetdesk_drafts::ports::{
     Attach, DraftContent, DraftEdit, DraftRefusal, DraftView, NewDraft, RedoDraft,
 };
 use fleetdesk_drafts::service::{DraftError, SubmitRequest};
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use serde::{Deserialize, Serialize};
@@ -144,7 +142,7 @@ pub struct Draft {
     pub code: String,
     pub platform: Platform,
     /// ISO UTC.
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// Images on the post.
     pub images: i64,
     /// Media items on the post, images and videos together.
@@ -168,7 +166,7 @@ fn draft(v: DraftView, noted: bool) -> Draft {
         status: v.status,
         code: v.code,
         platform: v.platform,
-        planned_at: v.planned_at.map(format_utc),
+        planned_at: v.planned_at.map(Utc),
         images: v.images,
         media: v.images + v.videos,
         duplicate: v.duplicate,
@@ -321,7 +319,7 @@ pub struct RedoQuery {
 pub struct RedoList {
     pub drafts: Vec<RedoItem>,
     /// Pass as `cursor` for the next page; null on the last page.
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -333,10 +331,10 @@ pub struct RedoItem {
     /// The current body, to rewrite.
     pub body: String,
     pub topic: Option<String>,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// The rewrite instruction or send-back comment.
     pub instruction: Option<String>,
-    pub returned_at: String,
+    pub returned_at: Utc,
     /// Every review comment, oldest first.
     pub comments: Vec<RedoComment>,
     pub characters: Vec<Character>,
@@ -349,7 +347,7 @@ pub struct RedoComment {
     pub action: String,
     pub comment: String,
     pub by: String,
-    pub at: String,
+    pub at: Utc,
 }
 
 impl From<RedoDraft> for RedoItem {
@@ -361,9 +359,9 @@ impl From<RedoDraft> for RedoItem {
             platform: d.platform,
             body: d.body,
             topic: d.topic,
-            planned_at: d.planned_at.map(format_utc),
+            planned_at: d.planned_at.map(Utc),
             instruction: d.instruction,
-            returned_at: format_utc(d.returned_at),
+            returned_at: Utc(d.returned_at),
             comments: d
                 .comments
                 .into_iter()
@@ -371,7 +369,7 @@ impl From<RedoDraft> for RedoItem {
                     action: c.action,
                     comment: c.comment,
                     by: c.by,
-                    at: format_utc(c.at),
+                    at: Utc(c.at),
                 })
                 .collect(),
             characters: d.characters,
@@ -403,7 +401,7 @@ async fn list_redo(
         .await?;
     Ok(Reply::ok(RedoList {
         drafts: page.items.into_iter().map(RedoItem::from).collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
     }))
 }
 

@@ -1,26 +1,23 @@
 //! Agent API: post inventory.
 
-use super::common::{
-    CodeInput, CursorInput, IsoTimeInput, Origin, TimeInput, agent, encode_cursor, lookup_error,
-};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, agent, lookup_error};
 use super::drafts::IdPath;
-use super::posts::{OnBehalfOf, OnBehalfRoleIn};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Limit, Text, limit_or};
+use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_inventory::service::InventoryFilter;
 use fleetdesk_inventory::{
-    DeleteRefusal, InventoryQuery, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal,
-    UnstockRefusal,
+    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, UnstockRefusal,
 };
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{Caller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
@@ -87,52 +84,55 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     ));
 }
 
-fn refusal(r: InventoryRefusal) -> ApiError {
-    match r {
-        InventoryRefusal::Lookup(_) => ApiError::not_found("no such post among your accounts"),
-        InventoryRefusal::Stock(StockRefusal::Finished(s)) => ApiError::rejected(format!(
-            "the post is {s}; only posts not yet published (draft, review, approved, scheduled) \
+/// How the API answers each refusal of the inventory.
+impl From<InventoryRefusal> for ApiError {
+    fn from(r: InventoryRefusal) -> ApiError {
+        match r {
+            InventoryRefusal::Lookup(_) => ApiError::not_found("no such post among your accounts"),
+            InventoryRefusal::Stock(StockRefusal::Finished(s)) => ApiError::rejected(format!(
+                "the post is {s}; only posts not yet published (draft, review, approved, scheduled) \
              can be stocked"
-        )),
-        InventoryRefusal::Stock(StockRefusal::Discarded) => {
-            ApiError::rejected("the post was deleted from inventory")
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::NotInStock(s)) => {
-            ApiError::rejected(format!("the post is {s}, not in inventory"))
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::AccountNotActive(state)) => {
-            ApiError::rejected(format!(
-                "the account is {}, not active; stocked posts are released only to active \
+            )),
+            InventoryRefusal::Stock(StockRefusal::Discarded) => {
+                ApiError::rejected("the post was deleted from inventory")
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::NotInStock(s)) => {
+                ApiError::rejected(format!("the post is {s}, not in inventory"))
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::AccountNotActive(state)) => {
+                ApiError::rejected(format!(
+                    "the account is {}, not active; stocked posts are released only to active \
                  accounts",
-                state.as_deref().unwrap_or("without a live account")
-            ))
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::NotFuture(t)) => {
-            ApiError::rejected(format!("planned_at {} is not in the future", format_utc(t)))
-                .with_field("planned_at")
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::AlreadyCovered {
-            extra,
-            committed,
-            target,
-        }) => ApiError::new(
-            ErrorCode::AlreadyCovered,
-            format!(
-                "that day already has {committed} post(s) for a target of {target}{}",
-                if extra { " and its extra" } else { "" }
-            ),
-        )
-        .with_extra("extra", extra),
-        InventoryRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
-        InventoryRefusal::NotStocked(s) => ApiError::rejected(format!(
-            "the post is {s}, not in inventory, and has nothing to unschedule"
-        )),
-        InventoryRefusal::Delete(DeleteRefusal::Client) => {
-            ApiError::forbidden("a client may not delete posts from inventory")
-                .with_field("on_behalf_of.role")
-        }
-        InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
-            ApiError::rejected(format!("the post is {s}, not in inventory"))
+                    state.as_deref().unwrap_or("without a live account")
+                ))
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::NotFuture(t)) => {
+                ApiError::rejected(format!("planned_at {} is not in the future", Utc(t)))
+                    .with_field("planned_at")
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::AlreadyCovered {
+                extra,
+                committed,
+                target,
+            }) => ApiError::new(
+                ErrorCode::AlreadyCovered,
+                format!(
+                    "that day already has {committed} post(s) for a target of {target}{}",
+                    if extra { " and its extra" } else { "" }
+                ),
+            )
+            .with_extra("extra", extra),
+            InventoryRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+            InventoryRefusal::NotStocked(s) => ApiError::rejected(format!(
+                "the post is {s}, not in inventory, and has nothing to unschedule"
+            )),
+            InventoryRefusal::Delete(DeleteRefusal::Client) => {
+                ApiError::forbidden("a client may not delete posts from inventory")
+                    .with_field("on_behalf_of.role")
+            }
+            InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
+                ApiError::rejected(format!("the post is {s}, not in inventory"))
+            }
         }
     }
 }
@@ -146,24 +146,25 @@ pub struct MovedReply {
 pub struct MovedPost {
     pub id: Uuid,
     pub status: PostStatus,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// The call changed nothing (already in stock, already confirmed).
     pub unchanged: bool,
     /// Still to be removed from your publishing tool.
     pub unschedule_pending: bool,
 }
 
-fn moved(r: Result<Moved, InventoryRefusal>) -> Result<Reply<MovedReply>, ApiError> {
-    let m = r.map_err(refusal)?;
-    Ok(Reply::ok(MovedReply {
-        post: MovedPost {
-            id: m.id,
-            status: m.status,
-            planned_at: m.planned_at.map(format_utc),
-            unchanged: m.unchanged,
-            unschedule_pending: m.unschedule_pending,
-        },
-    }))
+impl From<Moved> for MovedReply {
+    fn from(m: Moved) -> MovedReply {
+        MovedReply {
+            post: MovedPost {
+                id: m.id,
+                status: m.status,
+                planned_at: m.planned_at.map(Utc),
+                unchanged: m.unchanged,
+                unschedule_pending: m.unschedule_pending,
+            },
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,7 +193,7 @@ pub struct InventoryQueryIn {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InventoryList {
     pub accounts: Vec<InventoryAccountOut>,
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -217,11 +218,11 @@ pub struct InventoryPostOut {
     /// The status before stocking.
     pub from_status: Option<PostStatus>,
     /// The planned time before stocking.
-    pub planned_was: Option<String>,
+    pub planned_was: Option<Utc>,
     pub reason: Option<String>,
     pub waiting_rewrite: bool,
     pub unschedule_pending: bool,
-    pub stocked_at: String,
+    pub stocked_at: Utc,
 }
 
 async fn list_inventory(
@@ -231,31 +232,24 @@ async fn list_inventory(
 ) -> Result<Reply<InventoryList>, ApiError> {
     let agent = agent(&caller)?;
     let q = req.query;
-    let slot = match &q.code {
-        Some(code) => {
-            let code_ref = CodeRef {
-                code: code.0.clone(),
-                platform: q.platform,
-            };
-            let account = ctx
-                .accounts
-                .resolve(agent.agent_ref(), &code_ref)
-                .await?
-                .map_err(|e| lookup_error(e, code.0.as_str()))?;
-            Some(account.slot_id)
-        }
-        None => None,
-    };
-    let query = InventoryQuery {
+    let code = q.code.as_ref().map(|c| CodeRef {
+        code: c.0.clone(),
+        platform: q.platform,
+    });
+    let filter = InventoryFilter {
+        code,
         sponsored: q.sponsored.map(|s| match s {
             SponsoredFilter::Only => Sponsored::Only,
             SponsoredFilter::Exclude => Sponsored::Exclude,
         }),
-        slot,
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.inventory.list(agent.agent_ref(), &query).await?;
+    let page = ctx
+        .inventory
+        .list(agent.agent_ref(), filter)
+        .await?
+        .map_err(|e| lookup_error(e, q.code.as_ref().map_or("", |c| c.0.as_str())))?;
     let accounts = page
         .accounts
         .into_iter()
@@ -270,11 +264,11 @@ async fn list_inventory(
                     topic: p.topic.clone(),
                     sponsored: p.sponsored,
                     from_status: p.from_status,
-                    planned_was: p.planned_was.map(format_utc),
+                    planned_was: p.planned_was.map(Utc),
                     reason: p.reason.clone(),
                     waiting_rewrite: p.waiting_rewrite,
                     unschedule_pending: p.unschedule_pending,
-                    stocked_at: format_utc(p.stocked_at),
+                    stocked_at: Utc(p.stocked_at),
                 })
                 .collect(),
             code: a.code,
@@ -286,7 +280,7 @@ async fn list_inventory(
         .collect();
     Ok(Reply::ok(InventoryList {
         accounts,
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
     }))
 }
 
@@ -310,7 +304,7 @@ async fn stock_post(
         .inventory
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
         .await?;
-    moved(r)
+    Ok(Reply::ok(r?.into()))
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
@@ -338,7 +332,7 @@ async fn unstock_post(
             Timestamp::now(),
         )
         .await?;
-    moved(r)
+    Ok(Reply::ok(r?.into()))
 }
 
 async fn confirm_unscheduled(
@@ -351,7 +345,7 @@ async fn confirm_unscheduled(
         .inventory
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
         .await?;
-    moved(r)
+    Ok(Reply::ok(r?.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,18 +371,13 @@ async fn delete_stocked_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => OnBehalfRole::Agency,
         OnBehalfRoleIn::Client => OnBehalfRole::Client,
         OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
     };
-    let relay = json!({
-        "agent": {"id": agent.agent_id, "name": agent.agent_name},
-        "on_behalf_of": b.on_behalf_of,
-        "origin": b.origin,
-        "effective_at": effective_at.map(format_utc),
-    });
+    let effective_at = b.effective_at.as_ref().map(|t| t.0);
+    let relay = RelayRecord::new(agent, &b.on_behalf_of, &b.origin, effective_at).to_json();
     let r = ctx
         .inventory
         .delete_stocked(
@@ -400,5 +389,5 @@ async fn delete_stocked_post(
             &relay,
         )
         .await?;
-    moved(r)
+    Ok(Reply::ok(r?.into()))
 }

@@ -4,7 +4,7 @@ use super::common::{CodeInput, TagInput, agent, lookup_error};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Int, Limit, Text, limit_or};
+use crate::fields::{Int, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
@@ -13,7 +13,7 @@ use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_kernel::media::{
     CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
 };
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
 use fleetdesk_media::upload::UploadMode;
@@ -153,7 +153,7 @@ pub struct Upload {
     pub chunk_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunks: Option<i32>,
-    pub expires_at: String,
+    pub expires_at: Utc,
     pub how: String,
     /// Present once the file is stored.
     pub media_id: Option<Uuid>,
@@ -213,7 +213,7 @@ async fn create_upload(
         .filter(|m| created.plan.mode == UploadMode::Single || m.kind() == MediaKind::Video)
         .map(|m| m.mime().to_owned())
         .collect();
-    let expires_at = format_utc(created.plan.expires_at);
+    let expires_at = Utc(created.plan.expires_at);
     let upload = match created.plan.mode {
         UploadMode::Single => Upload {
             upload_id: created.id,
@@ -284,7 +284,7 @@ fn put_error(e: PutError) -> ApiError {
         PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
         PutError::Expired(at) => ApiError::unauthorized(format!(
             "this upload link expired at {}; create a new upload",
-            format_utc(at)
+            Utc(at)
         )),
         PutError::Used(media_id) => {
             let e = ApiError::rejected("this upload link was already used; it works once");
@@ -444,7 +444,7 @@ pub struct MediaItem {
     pub duration_ms: Option<i64>,
     /// Posts using the item.
     pub used_count: i64,
-    pub created_at: String,
+    pub created_at: Utc,
     pub url: String,
     /// The image itself, or a video's poster; null for a video without one.
     pub thumb_url: Option<String>,
@@ -468,7 +468,7 @@ fn item(i: Item, links: &Links, base: &str, expires: i64) -> MediaItem {
         height: i.height,
         duration_ms: i.duration_ms,
         used_count: i.used_count,
-        created_at: format_utc(i.created_at),
+        created_at: Utc(i.created_at),
     }
 }
 

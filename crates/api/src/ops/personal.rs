@@ -1,16 +1,15 @@
 //! Personal API: who I am, the review queue, one post, review moves and published posts.
 //! A member's role is read afresh on every request (the pipeline authenticates each call).
 
-use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, encode_cursor};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput};
 use super::drafts::IdPath;
 use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Limit, Text, limit_or};
+use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::Links;
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_kernel::format_utc;
 use fleetdesk_posts::ports::{
     PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
 };
@@ -159,7 +158,7 @@ pub struct ReviewQueryIn {
 pub struct PostPage {
     pub posts: Vec<PostOut>,
     /// Pass as `cursor` for the next page; null on the last page.
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
     pub links_expire_in_seconds: i64,
 }
 
@@ -185,7 +184,7 @@ async fn review_queue(
             .into_iter()
             .map(|c| post_out(c, &signer))
             .collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
     }))
 }
@@ -198,7 +197,7 @@ pub struct PostDetailReply {
     pub post: PostOut,
     /// Client review is on for the post's workspace.
     pub client_review: bool,
-    pub stocked_at: Option<String>,
+    pub stocked_at: Option<Utc>,
     pub stock_reason: Option<String>,
     /// Every review action, note, stocking, unstocking and report, oldest first.
     pub record: Vec<RecordEntryOut>,
@@ -212,7 +211,7 @@ pub struct RecordEntryOut {
     pub reason: Option<String>,
     pub actor: Actor,
     pub detail: Value,
-    pub at: String,
+    pub at: Utc,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -237,7 +236,7 @@ async fn get_post(
     Ok(Reply::ok(PostDetailReply {
         post: post_out(detail.card, &signer),
         client_review: detail.client_review,
-        stocked_at: detail.stocked_at.map(format_utc),
+        stocked_at: detail.stocked_at.map(Utc),
         stock_reason: detail.stock_reason,
         record: detail
             .record
@@ -250,7 +249,7 @@ async fn get_post(
                     name: r.actor_name,
                 },
                 detail: r.detail,
-                at: format_utc(r.at),
+                at: Utc(r.at),
             })
             .collect(),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
@@ -346,7 +345,7 @@ async fn published_posts(
             .into_iter()
             .map(|c| post_out(c, &signer))
             .collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
     }))
 }

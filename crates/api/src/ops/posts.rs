@@ -1,19 +1,18 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{
-    CodeInput, DateInput, IsoTimeInput, Origin, PersonNameInput, TimeInput, agent,
-};
+use super::common::{CodeInput, DateInput, IsoTimeInput, TimeInput, agent};
 use super::drafts::IdPath;
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Count, Int, Text};
+use crate::fields::{Count, Int, Text, Utc};
 use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
+use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_kernel::{Platform, format_utc};
 use fleetdesk_posts::metrics::PostCounters;
 use fleetdesk_posts::ports::{
     MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
@@ -167,18 +166,18 @@ impl<'a> LinkSigner<'a> {
 /// What agents reported about a post.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReportedOut {
-    pub scheduled_for: Option<String>,
-    pub published_at: Option<String>,
+    pub scheduled_for: Option<Utc>,
+    pub published_at: Option<Utc>,
     pub platform_post_id: Option<String>,
     pub permalink: Option<String>,
     pub failure_reason: Option<String>,
-    pub last_reported_at: Option<String>,
+    pub last_reported_at: Option<Utc>,
 }
 
 /// A post's latest metrics.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsOut {
-    pub captured_at: String,
+    pub captured_at: Utc,
     pub views: Option<i64>,
     pub likes: Option<i64>,
     pub replies: Option<i64>,
@@ -200,13 +199,13 @@ pub struct PostOut {
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     pub characters: Vec<Character>,
     /// In publishing order, with signed links.
     pub media: Vec<PostMediaOut>,
     /// The agent that wrote or reported it.
     pub agent: Option<String>,
-    pub created_at: String,
+    pub created_at: Utc,
     pub reported: ReportedOut,
     pub metrics: Option<MetricsOut>,
 }
@@ -225,21 +224,21 @@ pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
         body: card.body,
         topic: card.topic,
         sponsored: card.sponsored,
-        planned_at: card.planned_at.map(format_utc),
+        planned_at: card.planned_at.map(Utc),
         characters: card.characters,
         media,
         agent: card.agent,
-        created_at: format_utc(card.created_at),
+        created_at: Utc(card.created_at),
         reported: ReportedOut {
-            scheduled_for: card.reported.scheduled_for.map(format_utc),
-            published_at: card.reported.published_at.map(format_utc),
+            scheduled_for: card.reported.scheduled_for.map(Utc),
+            published_at: card.reported.published_at.map(Utc),
             platform_post_id: card.reported.platform_post_id,
             permalink: card.reported.permalink,
             failure_reason: card.reported.failure_reason,
-            last_reported_at: card.reported.last_reported_at.map(format_utc),
+            last_reported_at: card.reported.last_reported_at.map(Utc),
         },
         metrics: card.metrics.map(|m| MetricsOut {
-            captured_at: format_utc(m.captured_at),
+            captured_at: Utc(m.captured_at),
             views: m.views,
             likes: m.likes,
             replies: m.replies,
@@ -268,7 +267,7 @@ pub struct ApprovedPost {
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     pub characters: Vec<Character>,
     /// Images and videos in publishing order.
     pub images: Vec<PostMediaOut>,
@@ -298,7 +297,7 @@ async fn list_approved(
                 body: c.body,
                 topic: c.topic,
                 sponsored: c.sponsored,
-                planned_at: c.planned_at.map(format_utc),
+                planned_at: c.planned_at.map(Utc),
                 characters: c.characters,
             })
             .collect(),
@@ -462,7 +461,7 @@ pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReportResult {
     pub report_id: Option<Uuid>,
-    pub received_at: String,
+    pub received_at: Utc,
     pub inserted: usize,
     pub updated: usize,
     pub unchanged: usize,
@@ -539,7 +538,7 @@ async fn report_posts(
     let plan = &outcome.plan;
     let result = ReportResult {
         report_id: outcome.report_id,
-        received_at: format_utc(outcome.received_at),
+        received_at: Utc(outcome.received_at),
         inserted: plan.count(Action::Inserted),
         updated: plan.count(Action::Updated) + plan.count(Action::Unscheduled),
         unchanged: plan.count(Action::Unchanged),
@@ -625,7 +624,7 @@ pub struct AccountMetricsIn {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsResult {
-    pub captured_at: String,
+    pub captured_at: Utc,
     pub posts_written: usize,
     pub accounts_written: usize,
     /// Values that fell from a positive number to 0 and were not written.
@@ -696,7 +695,7 @@ async fn report_metrics(
             ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
         })?;
     let result = MetricsResult {
-        captured_at: format_utc(outcome.captured_at),
+        captured_at: Utc(outcome.captured_at),
         posts_written: outcome.posts_written,
         accounts_written: outcome.accounts_written,
         zeros_kept_back: outcome.zeros_kept_back,
@@ -721,22 +720,6 @@ async fn report_metrics(
 
 // ---------------------------------------------------------------------------------------------
 // POST /posts/{id}/transition (relay)
-
-/// The person a relayed decision is made for.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OnBehalfOf {
-    pub name: PersonNameInput,
-    pub role: OnBehalfRoleIn,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OnBehalfRoleIn {
-    Agency,
-    Client,
-    Admin,
-}
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -765,7 +748,7 @@ pub struct TransitionedOut {
     pub id: Uuid,
     pub from: PostStatus,
     pub status: PostStatus,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
 }
 
 /// The answer to a review move, REST or relay.
@@ -778,7 +761,7 @@ pub fn transition_result(
                 id: t.id,
                 from: t.from,
                 status: t.status,
-                planned_at: t.planned_at.map(format_utc),
+                planned_at: t.planned_at.map(Utc),
             },
         })),
         Err(TransitionRefusal::NotFound) => Err(ApiError::not_found("no such post")),
@@ -807,18 +790,7 @@ async fn relay_post_status(
 ) -> Result<Reply<TransitionReply>, ApiError> {
     let agent = agent(&caller)?;
     let b = req.body;
-    if b.on_behalf_of
-        .name
-        .0
-        .trim()
-        .eq_ignore_ascii_case(agent.agent_name.trim())
-    {
-        return Err(ApiError::rejected(
-            "on_behalf_of names this agent: relay only what a person decided",
-        )
-        .with_field("on_behalf_of.name"));
-    }
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
+    b.on_behalf_of.check_not(agent)?;
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => ReviewerRole::Agency,
         // The agent relays a decision the client said they made; the client's review right is
@@ -826,16 +798,13 @@ async fn relay_post_status(
         OnBehalfRoleIn::Client => ReviewerRole::Client { review: true },
         OnBehalfRoleIn::Admin => ReviewerRole::Admin,
     };
+    let effective_at = b.effective_at.as_ref().map(|t| t.0);
+    let relay = RelayRecord::new(agent, &b.on_behalf_of, &b.origin, effective_at);
     let reviewer = Reviewer {
         role,
         name: b.on_behalf_of.name.0.clone(),
         person_id: None,
-        relay: Some(json!({
-            "agent": {"id": agent.agent_id, "name": agent.agent_name},
-            "on_behalf_of": b.on_behalf_of,
-            "origin": b.origin,
-            "effective_at": effective_at.map(format_utc),
-        })),
+        relay: Some(relay.to_json()),
     };
     let request = TransitionRequest {
         post_id: req.path.id,
