@@ -2,13 +2,12 @@
 
 use super::common::{
     AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, PlatformQuery, RunIdInput,
-    TimeInput, agent, lookup_error,
+    TimeInput, agent, maybe_lookup, naming,
 };
 use super::relay::Origin;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::Text;
-use crate::fields::Utc;
+use crate::fields::{Text, Utc};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
@@ -90,6 +89,77 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
         heartbeat,
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the accounts
+
+impl From<AddAccountError> for ApiError {
+    fn from(e: AddAccountError) -> ApiError {
+        match e {
+            AddAccountError::Refused(r) => {
+                use fleetdesk_accounts::ports::AddRefusal::*;
+                match r {
+                    PersonaNotFound => ApiError::not_found("no such persona in this workspace")
+                        .with_field("persona_id"),
+                    PersonaNotYours => {
+                        ApiError::forbidden("the persona is assigned to another agent")
+                            .with_field("persona_id")
+                    }
+                    CodeTaken => {
+                        ApiError::rejected("this code is already owned by another persona")
+                            .with_field("code")
+                    }
+                }
+            }
+            AddAccountError::InitialState => {
+                ApiError::invalid("state", "must be warming or active")
+            }
+            AddAccountError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+impl From<StateReportError> for ApiError {
+    fn from(e: StateReportError) -> ApiError {
+        match e {
+            StateReportError::Lookup(l) => l.into(),
+            StateReportError::ReasonRequired(s) => {
+                ApiError::invalid("reason", format!("is required when the state is {s}"))
+            }
+            StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
+            StateReportError::NoLiveAccount => ApiError::rejected(
+                "the account has no live generation; a person must open one first",
+            ),
+            StateReportError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(StateReportError, StateReportError::Lookup(l) => l);
+
+impl From<AvatarSetError> for ApiError {
+    fn from(e: AvatarSetError) -> ApiError {
+        match e {
+            AvatarSetError::Lookup(l) => l.into(),
+            AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "data: the image is larger than 5 MB",
+            )
+            .with_field("data"),
+            // Well-formed base64 of something else: the rule of the field, not its shape.
+            AvatarSetError::Image(i @ AvatarError::NotAnImage) => {
+                ApiError::rejected(format!("data: {i}")).with_field("data")
+            }
+            AvatarSetError::Image(i) => ApiError::invalid("data", i),
+            AvatarSetError::NoLiveAccount => {
+                ApiError::rejected("the account has no live generation")
+            }
+            AvatarSetError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(AvatarSetError, AvatarSetError::Lookup(l) => l);
 
 // ---------------------------------------------------------------------------------------------
 // GET /work/today
@@ -435,31 +505,7 @@ async fn add_account(
         state,
         onboarded_at,
     };
-    let added = ctx
-        .accounts
-        .add(agent.agent_ref(), new)
-        .await
-        .map_err(|e| match e {
-            AddAccountError::Refused(r) => {
-                use fleetdesk_accounts::ports::AddRefusal::*;
-                match r {
-                    PersonaNotFound => ApiError::not_found("no such persona in this workspace")
-                        .with_field("persona_id"),
-                    PersonaNotYours => {
-                        ApiError::forbidden("the persona is assigned to another agent")
-                            .with_field("persona_id")
-                    }
-                    CodeTaken => {
-                        ApiError::rejected("this code is already owned by another persona")
-                            .with_field("code")
-                    }
-                }
-            }
-            AddAccountError::InitialState => {
-                ApiError::invalid("state", "must be warming or active")
-            }
-            AddAccountError::Unexpected(e) => e.into(),
-        })?;
+    let added = ctx.accounts.add(agent.agent_ref(), new).await?;
     let body = AddedAccount {
         slot_id: added.slot_id,
         account_id: added.account_id,
@@ -558,17 +604,7 @@ async fn report_account_state(
         .accounts
         .report_state(agent.agent_ref(), request)
         .await
-        .map_err(|e| match e {
-            StateReportError::Lookup(l) => lookup_error(l, code.code.as_str()),
-            StateReportError::ReasonRequired(s) => {
-                ApiError::invalid("reason", format!("is required when the state is {s}"))
-            }
-            StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
-            StateReportError::NoLiveAccount => ApiError::rejected(
-                "the account has no live generation; a person must open one first",
-            ),
-            StateReportError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(code.code.as_str()))?;
     let (previous, result) = match outcome.movement {
         StateMove::Unchanged => (Some(outcome.state), "unchanged"),
         StateMove::Changed { from, .. } => (Some(from), "changed"),
@@ -632,23 +668,7 @@ async fn set_account_avatar(
         .accounts
         .set_avatar(agent.agent_ref(), code.clone(), &req.body.data.0)
         .await
-        .map_err(|e| match e {
-            AvatarSetError::Lookup(l) => lookup_error(l, code.code.as_str()),
-            AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
-                ErrorCode::PayloadTooLarge,
-                "data: the image is larger than 5 MB",
-            )
-            .with_field("data"),
-            // Well-formed base64 of something else: the rule of the field, not its shape.
-            AvatarSetError::Image(i @ AvatarError::NotAnImage) => {
-                ApiError::rejected(format!("data: {i}")).with_field("data")
-            }
-            AvatarSetError::Image(i) => ApiError::invalid("data", i),
-            AvatarSetError::NoLiveAccount => {
-                ApiError::rejected("the account has no live generation")
-            }
-            AvatarSetError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(code.code.as_str()))?;
     Ok(Reply::ok(AvatarResult {
         avatar: Avatar {
             code: account.code,

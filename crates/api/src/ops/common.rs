@@ -73,6 +73,48 @@ pub fn lookup_error(e: LookupError, code: &str) -> ApiError {
     }
 }
 
+/// A domain error that may be a failed account lookup, answered naming the code the caller
+/// gave (its `From` answers any other way it fails).
+pub trait MaybeLookup: Into<ApiError> {
+    fn lookup(&self) -> Option<LookupError>;
+}
+
+/// Implements [`MaybeLookup`] for a domain error: the pattern of its lookup failure, binding
+/// the `LookupError`.
+macro_rules! maybe_lookup {
+    ($ty:ty, $pat:pat => $l:ident) => {
+        impl $crate::ops::common::MaybeLookup for $ty {
+            fn lookup(&self) -> Option<fleetdesk_accounts::ports::LookupError> {
+                match self {
+                    $pat => Some(*$l),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use maybe_lookup;
+
+impl From<LookupError> for ApiError {
+    fn from(e: LookupError) -> ApiError {
+        lookup_error(e, "this code")
+    }
+}
+
+impl MaybeLookup for LookupError {
+    fn lookup(&self) -> Option<LookupError> {
+        Some(*self)
+    }
+}
+
+/// Turns a domain error into its answer, naming `code` when the account lookup failed.
+pub fn naming<E: MaybeLookup>(code: &str) -> impl FnOnce(E) -> ApiError + '_ {
+    move |e| match e.lookup() {
+        Some(l) => lookup_error(l, code),
+        None => e.into(),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Field types: what an input field accepts, stated once for the description (a JSON Schema
 // pattern) and for the parser (a check of the same rule while deserializing, so a bad value is

@@ -1,6 +1,6 @@
 //! Agent API: drafts.
 
-use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, agent, lookup_error};
+use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, agent, maybe_lookup, naming};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
@@ -225,35 +225,41 @@ fn reply(v: DraftView, noted: bool) -> DraftReply {
     }
 }
 
-fn draft_error(e: DraftError) -> ApiError {
-    match e {
-        DraftError::Inline(i, e) => {
-            let field = match i {
-                Some(i) if !matches!(e, InlineImageError::TooLarge(_)) => {
-                    format!("images[{i}].data")
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of drafting
+
+impl From<DraftError> for ApiError {
+    fn from(e: DraftError) -> ApiError {
+        match e {
+            DraftError::Inline(i, e) => {
+                let field = match i {
+                    Some(i) if !matches!(e, InlineImageError::TooLarge(_)) => {
+                        format!("images[{i}].data")
+                    }
+                    _ => "images".to_owned(),
+                };
+                match e {
+                    InlineImageError::TooLarge(_) => {
+                        ApiError::new(ErrorCode::PayloadTooLarge, format!("{field}: {e}"))
+                            .with_field(field)
+                    }
+                    // Well-formed base64 of something else: the rule of the field, not its shape.
+                    e @ InlineImageError::NotAnImage => {
+                        ApiError::rejected(format!("{field}: {e}")).with_field(field)
+                    }
+                    e => ApiError::invalid(field, e),
                 }
-                _ => "images".to_owned(),
-            };
-            match e {
-                InlineImageError::TooLarge(_) => {
-                    ApiError::new(ErrorCode::PayloadTooLarge, format!("{field}: {e}"))
-                        .with_field(field)
-                }
-                // Well-formed base64 of something else: the rule of the field, not its shape.
-                e @ InlineImageError::NotAnImage => {
-                    ApiError::rejected(format!("{field}: {e}")).with_field(field)
-                }
-                e => ApiError::invalid(field, e),
             }
+            DraftError::Refused(r) => r.into(),
+            DraftError::Unexpected(e) => e.into(),
         }
-        DraftError::Refused(r) => refusal(r),
-        DraftError::Unexpected(e) => e.into(),
     }
 }
 
-fn refusal(r: DraftRefusal) -> ApiError {
-    match r {
-        DraftRefusal::Account(e) => lookup_error(e, "this code"),
+impl From<DraftRefusal> for ApiError {
+    fn from(r: DraftRefusal) -> ApiError {
+        match r {
+        DraftRefusal::Account(e) => e.into(),
         DraftRefusal::PostNotFound => ApiError::not_found("no such post in this workspace"),
         DraftRefusal::PostNotYours => {
             ApiError::forbidden("this post belongs to another agent's account")
@@ -293,7 +299,10 @@ fn refusal(r: DraftRefusal) -> ApiError {
         }
         DraftRefusal::Caps(e) => ApiError::rejected(e.to_string()),
     }
+    }
 }
+
+maybe_lookup!(DraftError, DraftError::Refused(DraftRefusal::Account(l)) => l);
 
 // ---------------------------------------------------------------------------------------------
 // GET /drafts
@@ -519,10 +528,7 @@ async fn submit_draft(
         .drafts
         .submit(agent.agent_ref(), request)
         .await
-        .map_err(|e| match e {
-            DraftError::Refused(DraftRefusal::Account(l)) => lookup_error(l, &code_text),
-            e => draft_error(e),
-        })?;
+        .map_err(naming(&code_text))?;
     let status = if view.duplicate { 200 } else { 201 };
     Ok(Reply {
         status,
@@ -574,11 +580,7 @@ async fn update_draft(
             note: b.note.map(String::from),
         },
     };
-    let view = ctx
-        .drafts
-        .update(agent.agent_ref(), edit)
-        .await
-        .map_err(draft_error)?;
+    let view = ctx.drafts.update(agent.agent_ref(), edit).await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
@@ -620,8 +622,7 @@ async fn attach_images(
             Attach::Uploads(req.body.upload_ids),
             req.body.note.map(String::from),
         )
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
@@ -640,8 +641,7 @@ async fn attach_media(
             Attach::Media(req.body.media_ids),
             req.body.note.map(String::from),
         )
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
@@ -673,8 +673,7 @@ async fn add_note(
     let agent = agent(&caller)?;
     ctx.drafts
         .add_note(agent.agent_ref(), req.path.id, &req.body.note)
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(Noted {
         draft: NotedDraft {
             id: req.path.id,

@@ -1,6 +1,6 @@
 //! Agent API: post inventory.
 
-use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, agent, lookup_error};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, agent, naming};
 use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
@@ -249,7 +249,7 @@ async fn list_inventory(
         .inventory
         .list(agent.agent_ref(), filter)
         .await?
-        .map_err(|e| lookup_error(e, q.code.as_ref().map_or("", |c| c.0.as_str())))?;
+        .map_err(naming(q.code.as_ref().map_or("", |c| c.0.as_str())))?;
     let accounts = page
         .accounts
         .into_iter()

@@ -1,6 +1,6 @@
 //! Agent API: uploads and the media library.
 
-use super::common::{CodeInput, TagInput, agent, lookup_error};
+use super::common::{CodeInput, TagInput, agent, maybe_lookup, naming};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -189,23 +189,7 @@ async fn create_upload(
         .media
         .create_upload(agent.agent_ref(), request, Timestamp::now())
         .await
-        .map_err(|e| match e {
-            CreateUploadError::Plan(p) if p.is_too_large() => {
-                ApiError::new(ErrorCode::PayloadTooLarge, format!("{}: {p}", p.field()))
-                    .with_field(p.field())
-            }
-            CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
-            CreateUploadError::Refused(UploadRefusal::Account(l)) => lookup_error(l, &code_text),
-            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
-                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
-                    .with_field("project")
-            }
-            CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
-                "character: {c} is not in the cast of this account's persona"
-            ))
-            .with_field("character"),
-            CreateUploadError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(&code_text))?;
     let base = format!("{}/api/agent/v1/uploads/{}", ctx.base_url(), created.id);
     let t = &created.token;
     let accepts: Vec<String> = MediaType::ALL
@@ -262,6 +246,33 @@ async fn create_upload(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the media library
+
+impl From<CreateUploadError> for ApiError {
+    fn from(e: CreateUploadError) -> ApiError {
+        match e {
+            CreateUploadError::Plan(p) if p.is_too_large() => {
+                ApiError::new(ErrorCode::PayloadTooLarge, format!("{}: {p}", p.field()))
+                    .with_field(p.field())
+            }
+            CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
+            CreateUploadError::Refused(UploadRefusal::Account(l)) => l.into(),
+            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
+                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
+                    .with_field("project")
+            }
+            CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
+                "character: {c} is not in the cast of this account's persona"
+            ))
+            .with_field("character"),
+            CreateUploadError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(CreateUploadError, CreateUploadError::Refused(UploadRefusal::Account(l)) => l);
+
+// ---------------------------------------------------------------------------------------------
 // The three file PUTs
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
@@ -278,32 +289,34 @@ pub struct ChunkQuery {
     pub n: Int<0, 1000>,
 }
 
-fn put_error(e: PutError) -> ApiError {
-    match e {
-        PutError::NotFound => ApiError::not_found("no such upload"),
-        PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
-        PutError::Expired(at) => ApiError::unauthorized(format!(
-            "this upload link expired at {}; create a new upload",
-            Utc(at)
-        )),
-        PutError::Used(media_id) => {
-            let e = ApiError::rejected("this upload link was already used; it works once");
-            match media_id {
-                Some(id) => e.with_extra("media_id", id),
-                None => e,
+impl From<PutError> for ApiError {
+    fn from(e: PutError) -> ApiError {
+        match e {
+            PutError::NotFound => ApiError::not_found("no such upload"),
+            PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
+            PutError::Expired(at) => ApiError::unauthorized(format!(
+                "this upload link expired at {}; create a new upload",
+                Utc(at)
+            )),
+            PutError::Used(media_id) => {
+                let e = ApiError::rejected("this upload link was already used; it works once");
+                match media_id {
+                    Some(id) => e.with_extra("media_id", id),
+                    None => e,
+                }
             }
+            PutError::WrongMode(..) | PutError::PosterForImage => ApiError::rejected(e.to_string()),
+            PutError::Body(m) => ApiError::invalid("body", m),
+            PutError::Skipped { next_chunk } => ApiError::rejected(format!(
+                "n: chunks go in order; send chunk {next_chunk} next"
+            ))
+            .with_field("n")
+            .with_extra("next_chunk", next_chunk),
+            PutError::OutOfRange(last) => {
+                ApiError::invalid("n", format!("must be between 0 and {last}"))
+            }
+            PutError::Unexpected(e) => e.into(),
         }
-        PutError::WrongMode(..) | PutError::PosterForImage => ApiError::rejected(e.to_string()),
-        PutError::Body(m) => ApiError::invalid("body", m),
-        PutError::Skipped { next_chunk } => ApiError::rejected(format!(
-            "n: chunks go in order; send chunk {next_chunk} next"
-        ))
-        .with_field("n")
-        .with_extra("next_chunk", next_chunk),
-        PutError::OutOfRange(last) => {
-            ApiError::invalid("n", format!("must be between 0 and {last}"))
-        }
-        PutError::Unexpected(e) => e.into(),
     }
 }
 
@@ -327,8 +340,7 @@ async fn put_upload(
     let stored = ctx
         .media
         .put_single(id, &req.query.t, body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .await?;
     Ok(Reply::ok(StoredFile {
         upload_id: id,
         media_id: stored.media_id,
@@ -360,8 +372,7 @@ async fn put_chunk(
     let p = ctx
         .media
         .put_chunk(id, &req.query.t, req.query.n.get(), body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .await?;
     Ok(Reply::ok(ChunkProgress {
         upload_id: id,
         media_id: p.media_id,
@@ -386,8 +397,7 @@ async fn put_poster(
     let id = req.path.id;
     ctx.media
         .put_poster(id, &req.query.t, body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .await?;
     Ok(Reply::ok(PosterStored {
         upload_id: id,
         poster: true,

@@ -3,7 +3,7 @@
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput};
 use super::drafts::IdPath;
-use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
+use super::posts::{LinkSigner, PostOut, TransitionReply, post_out};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
@@ -306,7 +306,7 @@ async fn review_post(
             Timestamp::now(),
         )
         .await?;
-    transition_result(r)
+    Ok(Reply::ok(r?.into()))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -690,10 +690,7 @@ async fn report_metrics(
     let outcome = ctx
         .posts
         .report_metrics(agent.agent_ref(), &report, Timestamp::now())
-        .await?
-        .map_err(|MetricsRefusal::CapturedAt(why)| {
-            ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
-        })?;
+        .await??;
     let result = MetricsResult {
         captured_at: Utc(outcome.captured_at),
         posts_written: outcome.posts_written,
@@ -751,35 +748,47 @@ pub struct TransitionedOut {
     pub planned_at: Option<Utc>,
 }
 
-/// The answer to a review move, REST or relay.
-pub fn transition_result(
-    r: Result<fleetdesk_posts::ports::Transitioned, TransitionRefusal>,
-) -> Result<Reply<TransitionReply>, ApiError> {
-    match r {
-        Ok(t) => Ok(Reply::ok(TransitionReply {
+impl From<fleetdesk_posts::ports::Transitioned> for TransitionReply {
+    fn from(t: fleetdesk_posts::ports::Transitioned) -> TransitionReply {
+        TransitionReply {
             post: TransitionedOut {
                 id: t.id,
                 from: t.from,
                 status: t.status,
                 planned_at: t.planned_at.map(Utc),
             },
-        })),
-        Err(TransitionRefusal::NotFound) => Err(ApiError::not_found("no such post")),
-        Err(TransitionRefusal::NotYours) => Err(ApiError::forbidden(
-            "this post belongs to another agent's account",
-        )),
-        Err(TransitionRefusal::PlannedAt(e)) => Err(ApiError::invalid("planned_at", e)),
-        Err(TransitionRefusal::PlannedInPast) => {
-            Err(ApiError::rejected("planned_at: must be in the future").with_field("planned_at"))
         }
-        Err(TransitionRefusal::Move(MoveRefusal::CommentRequired(to))) => Err(ApiError::invalid(
-            "comment",
-            format!("is required to move a post to {to}"),
-        )),
-        Err(TransitionRefusal::Move(MoveRefusal::NoReviewRight)) => {
-            Err(ApiError::forbidden("this client has no review right"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the post lifecycle
+
+impl From<TransitionRefusal> for ApiError {
+    fn from(r: TransitionRefusal) -> ApiError {
+        match r {
+            TransitionRefusal::NotFound => ApiError::not_found("no such post"),
+            TransitionRefusal::NotYours => {
+                ApiError::forbidden("this post belongs to another agent's account")
+            }
+            TransitionRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+            TransitionRefusal::PlannedInPast => {
+                ApiError::rejected("planned_at: must be in the future").with_field("planned_at")
+            }
+            TransitionRefusal::Move(MoveRefusal::CommentRequired(to)) => {
+                ApiError::invalid("comment", format!("is required to move a post to {to}"))
+            }
+            TransitionRefusal::Move(MoveRefusal::NoReviewRight) => {
+                ApiError::forbidden("this client has no review right")
+            }
+            TransitionRefusal::Move(MoveRefusal::Rule(why)) => ApiError::rejected(why),
         }
-        Err(TransitionRefusal::Move(MoveRefusal::Rule(why))) => Err(ApiError::rejected(why)),
+    }
+}
+
+impl From<MetricsRefusal> for ApiError {
+    fn from(MetricsRefusal::CapturedAt(why): MetricsRefusal) -> ApiError {
+        ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
     }
 }
 
@@ -821,5 +830,5 @@ async fn relay_post_status(
             Timestamp::now(),
         )
         .await?;
-    transition_result(r)
+    Ok(Reply::ok(r?.into()))
 }
