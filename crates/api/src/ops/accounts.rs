@@ -533,7 +533,6 @@ pub struct StateReportBody {
     pub reason: Option<Text<0, 1000>>,
     /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     pub occurred_at: TimeInput,
-    #[validate(nested)]
     pub origin: Option<Origin>,
 }
 

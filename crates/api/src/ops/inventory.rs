@@ -300,11 +300,11 @@ async fn stock_post(
     req: Req<IdPath, Nothing, StockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
     let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
@@ -322,7 +322,7 @@ async fn unstock_post(
     req: Req<IdPath, Nothing, UnstockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
     let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .unstock(
             agent.agent_ref(),
@@ -331,8 +331,8 @@ async fn unstock_post(
             req.body.extra.unwrap_or(false),
             Timestamp::now(),
         )
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 async fn confirm_unscheduled(
@@ -341,11 +341,11 @@ async fn confirm_unscheduled(
     req: Req<IdPath, Nothing, Nothing>,
 ) -> Result<Reply<MovedReply>, ApiError> {
     let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,9 +356,7 @@ async fn confirm_unscheduled(
 pub struct DeleteStockedBody {
     pub reason: Option<Text<1, 1000>>,
     /// The person who decided; role agency (or admin). A client is 403.
-    #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,
-    #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
     pub effective_at: Option<IsoTimeInput>,
@@ -378,7 +376,7 @@ async fn delete_stocked_post(
     };
     let effective_at = b.effective_at.as_ref().map(|t| t.0);
     let relay = RelayRecord::new(agent, &b.on_behalf_of, &b.origin, effective_at).to_json();
-    let r = ctx
+    let moved = ctx
         .inventory
         .delete_stocked(
             agent.agent_ref(),
@@ -388,6 +386,6 @@ async fn delete_stocked_post(
             b.reason.as_deref(),
             &relay,
         )
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }

@@ -297,7 +297,7 @@ async fn review_post(
         comment: req.body.comment.map(String::from),
         planned_at: req.body.planned_at.map(|t| t.0),
     };
-    let r = ctx
+    let transitioned = ctx
         .posts
         .transition(
             ReviewScope::Member(viewer(m)),
@@ -305,8 +305,8 @@ async fn review_post(
             &request,
             Timestamp::now(),
         )
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(transitioned.into()))
 }
 
 // ---------------------------------------------------------------------------------------------

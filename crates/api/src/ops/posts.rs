@@ -16,7 +16,7 @@ use fleetdesk_kernel::media::MediaKind;
 use fleetdesk_posts::metrics::PostCounters;
 use fleetdesk_posts::ports::{
     MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
-    ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
+    Refused, ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
 };
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::PostStatus;
@@ -629,16 +629,7 @@ pub struct MetricsResult {
     pub accounts_written: usize,
     /// Values that fell from a positive number to 0 and were not written.
     pub zeros_kept_back: usize,
-    pub refused: Vec<RefusedOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RefusedOut {
-    /// `posts` or `accounts`.
-    pub list: String,
-    pub index: usize,
-    pub code: String,
-    pub reason: String,
+    pub refused: Vec<Refused>,
 }
 
 async fn report_metrics(
@@ -696,16 +687,7 @@ async fn report_metrics(
         posts_written: outcome.posts_written,
         accounts_written: outcome.accounts_written,
         zeros_kept_back: outcome.zeros_kept_back,
-        refused: outcome
-            .refused
-            .into_iter()
-            .map(|r| RefusedOut {
-                list: r.list.to_owned(),
-                index: r.index,
-                code: r.code.to_owned(),
-                reason: r.reason,
-            })
-            .collect(),
+        refused: outcome.refused,
     };
     if result.posts_written == 0 && result.accounts_written == 0 {
         let mut e = ApiError::rejected("nothing could be recorded; see refused");
@@ -727,9 +709,7 @@ pub struct RelayTransitionBody {
     /// With `to: approved`: the planned time (ISO with zone or market-local); on an approved
     /// post it reschedules.
     pub planned_at: Option<TimeInput>,
-    #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,
-    #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
     pub effective_at: Option<IsoTimeInput>,
@@ -821,7 +801,7 @@ async fn relay_post_status(
         comment: b.comment.map(String::from),
         planned_at: b.planned_at.map(|t| t.0),
     };
-    let r = ctx
+    let transitioned = ctx
         .posts
         .transition(
             ReviewScope::Agent(agent.agent_ref()),
@@ -829,6 +809,6 @@ async fn relay_post_status(
             &request,
             Timestamp::now(),
         )
-        .await?;
-    Ok(Reply::ok(r?.into()))
+        .await??;
+    Ok(Reply::ok(transitioned.into()))
 }
