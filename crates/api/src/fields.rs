@@ -4,7 +4,8 @@
 //! the keywords itself, so a `Text<1, 200>` field reads `{"type": "string", "minLength": 1,
 //! "maxLength": 200}` in the description and no component is added.
 //!
-//! Input: [`Text`] (bounded text), [`Int`] (a bounded integer; [`Limit`] for a page size).
+//! Input: [`Text`] (bounded text), [`Int`] (a bounded integer; [`Limit`] for a page size),
+//! [`List`] (a bounded list).
 //! Output: [`Utc`] (an instant as ISO UTC, what `format_utc` writes) and [`Cursor`] (the
 //! position of the next page).
 
@@ -161,6 +162,135 @@ inline_to_schema!(
         json!({"type": "integer", "format": "int64", "minimum": MIN, "maximum": MAX})
     }
 );
+
+/// A list of `MIN` to `MAX` items; each item is checked as it is parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct List<T, const MIN: usize, const MAX: usize>(pub Vec<T>);
+
+impl<T, const MIN: usize, const MAX: usize> List<T, MIN, MAX> {
+    pub fn rule() -> String {
+        if MIN == 0 {
+            format!("must have at most {MAX} items")
+        } else {
+            format!("must have {MIN}-{MAX} items")
+        }
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        self.0
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> Default for List<T, MIN, MAX> {
+    fn default() -> Self {
+        List(Vec::new())
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> std::ops::Deref for List<T, MIN, MAX> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> IntoIterator for List<T, MIN, MAX> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MIN: usize, const MAX: usize> Deserialize<'de>
+    for List<T, MIN, MAX>
+{
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = Vec::<T>::deserialize(d)?;
+        if items.len() < MIN || items.len() > MAX {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(List(items))
+    }
+}
+
+impl<T: Serialize, const MIN: usize, const MAX: usize> Serialize for List<T, MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// How an item type of a [`List`] reads in the description: a component by reference, or a
+/// plain value written in place (`Uuid`).
+pub trait ListItem {
+    fn item_schema() -> Value;
+    fn item_components(out: &mut Vec<(String, RefOr<Schema>)>);
+}
+
+impl ListItem for Uuid {
+    fn item_schema() -> Value {
+        json!({"type": "string", "format": "uuid"})
+    }
+
+    fn item_components(_: &mut Vec<(String, RefOr<Schema>)>) {}
+}
+
+/// Item types described by their component.
+macro_rules! component_items {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::fields::ListItem for $ty {
+            fn item_schema() -> serde_json::Value {
+                let name = <$ty as utoipa::ToSchema>::name();
+                serde_json::json!({"$ref": format!("#/components/schemas/{name}")})
+            }
+
+            fn item_components(
+                out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>,
+            ) {
+                use utoipa::PartialSchema;
+                out.push((<$ty as utoipa::ToSchema>::name().into_owned(), <$ty>::schema()));
+                <$ty as utoipa::ToSchema>::schemas(out);
+            }
+        }
+    )*};
+}
+pub(crate) use component_items;
+
+/// The derive asks a generic field type to compose its schema from its arguments' schemas;
+/// a list's schema is its own.
+impl<T: ListItem, const MIN: usize, const MAX: usize> utoipa::__dev::ComposeSchema
+    for List<T, MIN, MAX>
+{
+    fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        let mut schema = json!({"type": "array", "items": T::item_schema(), "maxItems": MAX});
+        if MIN > 0 {
+            schema["minItems"] = json!(MIN);
+        }
+        inline_schema(schema)
+    }
+}
+
+/// A list of ids (an alias: the derive would read `Uuid` as text inside a generic type).
+pub type Ids<const MIN: usize, const MAX: usize> = List<Uuid, MIN, MAX>;
+
+impl<T: ListItem, const MIN: usize, const MAX: usize> ToSchema for List<T, MIN, MAX> {
+    fn name() -> Cow<'static, str> {
+        let item = T::item_schema();
+        let item = item["$ref"]
+            .as_str()
+            .unwrap_or("uuid")
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        Cow::Owned(format!("List{MIN}_{MAX}_{item}"))
+    }
+
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        T::item_components(out);
+    }
+}
 
 /// A count that cannot be negative (a counter read off a platform).
 pub type Count = Int<0, { i64::MAX }>;

@@ -1,8 +1,8 @@
 //! Agent API: work and accounts.
 
 use super::common::{
-    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, PlatformQuery, RunIdInput,
-    TimeInput, agent, maybe_lookup, naming,
+    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, HandleInput, MarketInput,
+    PlatformQuery, RunIdInput, TimeInput, agent, maybe_lookup, naming,
 };
 use super::relay::Origin;
 use crate::ctx::Ctx;
@@ -434,29 +434,11 @@ pub struct AddAccountBody {
     pub code: CodeInput,
     /// 2-letter market, default TW.
     pub market: Option<MarketInput>,
-    /// Handle on the platform, up to 100 characters, leading @ optional.
-    #[validate(length(max = 101))]
-    #[schema(schema_with = handle_schema)]
-    pub handle: Option<String>,
+    pub handle: Option<HandleInput>,
     /// warming (default) or active.
     pub state: Option<InitialState>,
     /// `YYYY-MM-DD`.
     pub onboarded_at: Option<DateInput>,
-}
-
-/// What `normalize_handle` keeps is at most 100 characters: at most 101 in all, and a 101st
-/// only when a leading @ or white space around the handle is dropped.
-fn handle_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-    let ws = super::common::WHITE_SPACE_CLASS;
-    serde_json::from_value(serde_json::json!({
-        "type": ["string", "null"],
-        "maxLength": 101,
-        "pattern": format!(
-            "^(?:[^\\x00]{{0,100}}|[@{ws}][^\\x00]{{100}}|[^\\x00]{{100}}[{ws}])$"
-        ),
-        "description": "Handle on the platform, up to 100 characters; a leading @ and white space around it are dropped.",
-    }))
-    .unwrap_or_default()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -467,19 +449,6 @@ pub struct AddedAccount {
     pub platform: Platform,
     pub market: String,
     pub created: bool,
-}
-
-/// A handle as stored: trimmed, without the optional leading @, at most 100 characters.
-pub fn normalize_handle(raw: Option<&str>) -> Result<Option<String>, ApiError> {
-    let Some(raw) = raw else { return Ok(None) };
-    let h = raw.trim().trim_start_matches('@').trim();
-    if h.chars().count() > 100 {
-        return Err(ApiError::invalid(
-            "handle",
-            "must be at most 100 characters",
-        ));
-    }
-    Ok((!h.is_empty()).then(|| h.to_owned()))
 }
 
 async fn add_account(
@@ -501,7 +470,7 @@ async fn add_account(
         platform: b.platform,
         code,
         market,
-        handle: normalize_handle(b.handle.as_deref())?,
+        handle: b.handle.and_then(|h| h.0),
         state,
         onboarded_at,
     };

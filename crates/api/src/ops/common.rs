@@ -389,6 +389,56 @@ checked_string! {
     }),
 }
 
+checked_string! {
+    /// A handle on a platform: white space around it and a leading @ are dropped, and what is
+    /// left is at most 100 characters (nothing left: no handle).
+    HandleInput(Option<String>) as "HandleInput",
+    check = |raw| {
+        let handle = raw.trim().trim_start_matches('@').trim();
+        if raw.chars().count() > 101 {
+            Err("must have at most 101 characters".to_owned())
+        } else if handle.chars().count() > 100 {
+            Err("must be at most 100 characters".to_owned())
+        } else {
+            Ok((!handle.is_empty()).then(|| handle.to_owned()))
+        }
+    },
+    // At most 101 characters in all, and a 101st only when a leading @ or white space around
+    // the handle is dropped.
+    schema = serde_json::json!({
+        "type": "string",
+        "maxLength": 101,
+        "pattern": format!(
+            "^(?:[^\\x00]{{0,100}}|[@{ws}][^\\x00]{{100}}|[^\\x00]{{100}}[{ws}])$",
+            ws = WHITE_SPACE_CLASS
+        ),
+        "description": "Handle on the platform, up to 100 characters; a leading @ and white space around it are dropped.",
+        crate::fields::INLINE: true,
+    }),
+}
+
+checked_string! {
+    /// An http(s) link of at most 2000 characters, without white space.
+    LinkInput(String) as "LinkInput",
+    check = |raw| {
+        let lower = raw.to_ascii_lowercase();
+        let rest = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
+        if raw.chars().count() > 2000 {
+            Err("must have at most 2000 characters".to_owned())
+        } else if rest.is_none_or(|r| r.is_empty() || r.contains(char::is_whitespace)) {
+            Err("must be an http(s) link".to_owned())
+        } else {
+            Ok(raw)
+        }
+    },
+    schema = serde_json::json!({
+        "type": "string",
+        "maxLength": 2000,
+        "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\x00\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$",
+        crate::fields::INLINE: true,
+    }),
+}
+
 /// A tag: white space around it is dropped, and what is left is 1-30 characters.
 pub fn tag_pattern() -> String {
     let ws = WHITE_SPACE_CLASS;
@@ -462,7 +512,8 @@ serialize_as_text!(
     Base64Data,
     RunIdInput,
     PersonNameInput,
-    TagInput
+    TagInput,
+    LinkInput
 );
 
 #[cfg(test)]
@@ -529,5 +580,19 @@ mod tests {
         assert!(name("\u{3000}").is_err());
         assert!(name("Ann").is_ok());
         assert!(not_blank_pattern().starts_with("^[^\\x00]*[^\\x00\\t"));
+    }
+
+    #[test]
+    fn handles_drop_the_at_and_spaces_and_links_are_http() {
+        let handle = |v: &str| serde_json::from_value::<HandleInput>(serde_json::json!(v));
+        assert_eq!(handle(" @ann ").unwrap().0.as_deref(), Some("ann"));
+        assert_eq!(handle("@").unwrap().0, None);
+        assert!(handle(&format!("@{}", "a".repeat(100))).is_ok());
+        assert!(handle(&"a".repeat(101)).is_err());
+        let link = |v: &str| serde_json::from_value::<LinkInput>(serde_json::json!(v));
+        assert!(link("HTTPS://x.test/p").is_ok());
+        assert!(link("https://").is_err());
+        assert!(link("ftp://x").is_err());
+        assert!(link("https://x y").is_err());
     }
 }

@@ -3,7 +3,7 @@
 use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, agent, maybe_lookup, naming};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
+use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
@@ -23,6 +23,8 @@ use validator::Validate;
 
 /// Inline images are base64: 3 MB of images is about 4 MB of JSON.
 const SUBMIT_MAX_BODY: usize = 6 * 1024 * 1024;
+
+component_items!(CharacterIn, InlineImageIn);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post, Put};
@@ -114,7 +116,7 @@ pub struct CharacterIn {
     pub pov: bool,
 }
 
-fn picks(c: &Option<Vec<CharacterIn>>) -> Option<Vec<CharacterPick>> {
+fn picks(c: &Option<List<CharacterIn, 0, 6>>) -> Option<Vec<CharacterPick>> {
     c.as_ref().map(|v| {
         v.iter()
             .map(|c| CharacterPick {
@@ -432,21 +434,13 @@ pub struct SubmitDraftBody {
     /// ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     pub planned_at: Option<TimeInput>,
     /// Small images inline: at most 4 and 3 MB in total.
-    #[validate(length(max = 4), nested)]
-    #[schema(max_items = 4)]
-    pub images: Option<Vec<InlineImageIn>>,
+    pub images: Option<List<InlineImageIn, 0, 4>>,
     /// Finished uploads, in publishing order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Option<Vec<Uuid>>,
+    pub upload_ids: Option<Ids<1, 10>>,
     /// Library items, placed after upload_ids in the given order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Option<Vec<Uuid>>,
+    pub media_ids: Option<Ids<1, 10>>,
     /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
-    #[validate(length(max = 6), nested)]
-    #[schema(max_items = 6)]
-    pub characters: Option<Vec<CharacterIn>>,
+    pub characters: Option<List<CharacterIn, 0, 6>>,
     /// Goes on the review record.
     pub note: Option<Text<1, 1000>>,
     /// Default true: send to internal review; false: save as a draft only.
@@ -512,8 +506,8 @@ async fn submit_draft(
             content: DraftContent {
                 characters: picks(&b.characters),
                 images: Vec::new(),
-                upload_ids: b.upload_ids.unwrap_or_default(),
-                media_ids: b.media_ids.unwrap_or_default(),
+                upload_ids: b.upload_ids.unwrap_or_default().into_vec(),
+                media_ids: b.media_ids.unwrap_or_default().into_vec(),
                 note: b.note.map(String::from),
             },
         },
@@ -544,16 +538,10 @@ async fn submit_draft(
 pub struct UpdateDraftBody {
     pub body: Text<1, 10000>,
     pub topic: Option<Text<0, 200>>,
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Option<Vec<Uuid>>,
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Option<Vec<Uuid>>,
+    pub upload_ids: Option<Ids<1, 10>>,
+    pub media_ids: Option<Ids<1, 10>>,
     /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
-    #[validate(length(max = 6), nested)]
-    #[schema(max_items = 6)]
-    pub characters: Option<Vec<CharacterIn>>,
+    pub characters: Option<List<CharacterIn, 0, 6>>,
     pub note: Option<Text<1, 1000>>,
     /// Default true: back to internal review; false: keep it as a draft.
     pub submit: Option<bool>,
@@ -575,8 +563,8 @@ async fn update_draft(
         content: DraftContent {
             characters: picks(&b.characters),
             images: Vec::new(),
-            upload_ids: b.upload_ids.unwrap_or_default(),
-            media_ids: b.media_ids.unwrap_or_default(),
+            upload_ids: b.upload_ids.unwrap_or_default().into_vec(),
+            media_ids: b.media_ids.unwrap_or_default().into_vec(),
             note: b.note.map(String::from),
         },
     };
@@ -591,9 +579,7 @@ async fn update_draft(
 #[serde(deny_unknown_fields)]
 pub struct AttachImagesBody {
     /// Finished uploads, 1-10, appended in this order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Vec<Uuid>,
+    pub upload_ids: Ids<1, 10>,
     pub note: Option<Text<1, 1000>>,
 }
 
@@ -601,9 +587,7 @@ pub struct AttachImagesBody {
 #[serde(deny_unknown_fields)]
 pub struct AttachMediaBody {
     /// Library items, 1-10, appended in this order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Vec<Uuid>,
+    pub media_ids: Ids<1, 10>,
     pub note: Option<Text<1, 1000>>,
 }
 
@@ -619,7 +603,7 @@ async fn attach_images(
         .attach(
             agent.agent_ref(),
             req.path.id,
-            Attach::Uploads(req.body.upload_ids),
+            Attach::Uploads(req.body.upload_ids.into_vec()),
             req.body.note.map(String::from),
         )
         .await?;
@@ -638,7 +622,7 @@ async fn attach_media(
         .attach(
             agent.agent_ref(),
             req.path.id,
-            Attach::Media(req.body.media_ids),
+            Attach::Media(req.body.media_ids.into_vec()),
             req.body.note.map(String::from),
         )
         .await?;

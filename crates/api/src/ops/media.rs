@@ -4,7 +4,7 @@ use super::common::{CodeInput, TagInput, agent, maybe_lookup, naming};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Int, Limit, Text, Utc, limit_or};
+use crate::fields::{Int, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
@@ -23,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
+
+component_items!(TagInput);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -97,9 +99,7 @@ pub struct CreateUploadBody {
     /// A cast code of the account's persona, 1-24.
     pub character: Option<Text<1, 24>>,
     /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
-    #[validate(length(max = 20))]
-    #[schema(max_items = 20)]
-    pub tags: Option<Vec<TagInput>>,
+    pub tags: Option<List<TagInput, 0, 20>>,
     /// A project of this workspace, 1-80; default the persona's project.
     pub project: Option<Text<1, 80>>,
     /// Size of the file: required for videos and files over 4 MB.

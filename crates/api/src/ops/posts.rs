@@ -1,12 +1,12 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{CodeInput, DateInput, IsoTimeInput, TimeInput, agent};
+use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput, agent};
 use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Count, Int, Text, Utc};
+use crate::fields::{Count, Int, List, Text, Utc, component_items};
 use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
@@ -34,6 +34,8 @@ use validator::Validate;
 const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// Metrics items per request (the specification leaves it open).
 pub const METRICS_MAX_ITEMS: u64 = 500;
+
+component_items!(PostMetricsIn, AccountMetricsIn);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -370,12 +372,7 @@ pub struct ReportItemIn {
     /// Always give it when known: later reports match on it.
     pub platform_post_id: Option<Text<1, 200>>,
     /// http(s) link, required when published.
-    #[validate(length(max = 2000), custom(function = "crate::ops::posts::http_link"))]
-    #[schema(
-        max_length = 2000,
-        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\x00\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"
-    )]
-    pub permalink: Option<String>,
+    pub permalink: Option<LinkInput>,
     /// Required the first time a post is reported.
     pub body: Option<Text<1, 10000>>,
     pub topic: Option<Text<0, 200>>,
@@ -444,20 +441,6 @@ pub fn comment_rules() -> Value {
     }]})
 }
 
-pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
-    let lower = url.to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"));
-    match rest {
-        Some(r) if !r.is_empty() && !r.contains(char::is_whitespace) => Ok(()),
-        _ => {
-            Err(validator::ValidationError::new("url")
-                .with_message("must be an http(s) link".into()))
-        }
-    }
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReportResult {
     pub report_id: Option<Uuid>,
@@ -514,7 +497,7 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
         scheduled_for: i.scheduled_for.map(|t| t.0),
         published_at: i.published_at.map(|t| t.0),
         platform_post_id: i.platform_post_id.map(String::from),
-        permalink: i.permalink,
+        permalink: i.permalink.map(|l| l.0),
         body: i.body.map(String::from),
         topic: i.topic.map(String::from),
         has_media: i.has_media,
@@ -590,14 +573,10 @@ pub struct MetricsBody {
     /// days.
     pub captured_at: TimeInput,
     /// Post counters; each post by post_id, or code with platform_post_id.
-    #[validate(length(max = 500), nested)]
-    #[schema(max_items = 500)]
     #[serde(default)]
-    pub posts: Vec<PostMetricsIn>,
-    #[validate(length(max = 500), nested)]
-    #[schema(max_items = 500)]
+    pub posts: List<PostMetricsIn, 0, 500>,
     #[serde(default)]
-    pub accounts: Vec<AccountMetricsIn>,
+    pub accounts: List<AccountMetricsIn, 0, 500>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
