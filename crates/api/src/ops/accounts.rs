@@ -406,7 +406,7 @@ async fn list_accounts(
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
     let agent = agent(&caller)?;
-    let accounts = ctx.accounts.list(agent.agent_ref()).await?;
+    let accounts = ctx.accounts.list_accounts(agent.agent_ref()).await?;
     Ok(Reply::ok(AccountList {
         agent: agent.into(),
         accounts: accounts.into_iter().map(Account::from).collect(),
@@ -704,7 +704,10 @@ async fn heartbeat(
     let b = req.body;
     let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
-    let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
+    let run = ctx
+        .accounts
+        .record_heartbeat(agent.agent_ref(), &input)
+        .await?;
     Ok(Reply::ok(HeartbeatResult {
         run: HeartbeatRun {
             id: run.id,
