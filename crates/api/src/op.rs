@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::input::{Args, Input, InputDoc};
 use bytes::Bytes;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::{Caller, PersonalAccess, Scope};
+use fleetdesk_tenancy::{AgentCaller, Caller, MemberCaller, PersonalAccess, Scope};
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;
@@ -312,17 +312,48 @@ fn to_value<O: Serialize>(reply: Reply<O>) -> Result<Reply<Value>, ApiError> {
     })
 }
 
-struct Operation<I, O, F> {
-    spec: OpSpec,
-    handler: F,
-    _types: PhantomData<fn(I) -> O>,
+/// Who a handler acts for, as its second argument: the authenticated [`Caller`], or the agent
+/// or member behind it (the pipeline has already checked the key kind against the access).
+pub trait FromCaller: Sized + Send + 'static {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError>;
 }
 
-impl<I, O, F, Fut> ErasedOp for Operation<I, O, F>
+impl FromCaller for Caller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        Ok(caller)
+    }
+}
+
+impl FromCaller for AgentCaller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        match caller {
+            Caller::Agent(a) => Ok(a),
+            Caller::Member(_) => Err(ApiError::forbidden("this call needs an agent key")),
+        }
+    }
+}
+
+impl FromCaller for MemberCaller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        match caller {
+            Caller::Member(m) => Ok(m),
+            Caller::Agent(_) => Err(ApiError::forbidden("this call needs a personal key")),
+        }
+    }
+}
+
+struct Operation<C, I, O, F> {
+    spec: OpSpec,
+    handler: F,
+    _types: PhantomData<fn(C, I) -> O>,
+}
+
+impl<C, I, O, F, Fut> ErasedOp for Operation<C, I, O, F>
 where
+    C: FromCaller,
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, C, I) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     fn spec(&self) -> &OpSpec {
@@ -333,7 +364,10 @@ where
         let input = I::parse(args)?;
         let handler = self.handler.clone();
         Ok(Box::new(move |ctx, caller| {
-            Box::pin(async move { to_value(handler(ctx, caller, input).await?) })
+            Box::pin(async move {
+                let caller = C::from_caller(caller)?;
+                to_value(handler(ctx, caller, input).await?)
+            })
         }))
     }
 
@@ -343,11 +377,12 @@ where
 }
 
 /// Wraps a typed handler as a catalogue entry.
-pub fn operation<I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
+pub fn operation<C, I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
 where
+    C: FromCaller,
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, C, I) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     Box::new(Operation {

@@ -2,7 +2,7 @@
 
 use super::common::{
     AgentBrief, Base64Data, CodeInput, CodePath, DateInput, HandleInput, MarketInput,
-    PlatformQuery, RunIdInput, TimeInput, agent, maybe_lookup, naming,
+    PlatformQuery, RunIdInput, TimeInput, maybe_lookup, naming,
 };
 use super::relay::Origin;
 use crate::ctx::Ctx;
@@ -18,7 +18,7 @@ use fleetdesk_accounts::service::{
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_kernel::{ErrorCode, Market, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -268,10 +268,9 @@ fn excerpt(body: &str) -> String {
 
 async fn work_today(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, WorkTodayQuery, Nothing>,
 ) -> Result<Reply<WorkToday>, ApiError> {
-    let agent = agent(&caller)?;
     let date = req.query.date.as_ref().map(|d| d.0);
     let me = agent.agent_ref();
     // Independent reads, each on its own connection: the day costs the slowest of them.
@@ -323,7 +322,7 @@ async fn work_today(
         })
         .collect();
     Ok(Reply::ok(WorkToday {
-        agent: agent.into(),
+        agent: (&agent).into(),
         dates: w.dates,
         last_report_at: last_report_at.map(Utc),
         summary: WorkSummary {
@@ -402,13 +401,12 @@ impl From<AccountView> for Account {
 
 async fn list_accounts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
-    let agent = agent(&caller)?;
     let accounts = ctx.accounts.list_accounts(agent.agent_ref()).await?;
     Ok(Reply::ok(AccountList {
-        agent: agent.into(),
+        agent: (&agent).into(),
         accounts: accounts.into_iter().map(Account::from).collect(),
     }))
 }
@@ -453,10 +451,9 @@ pub struct AddedAccount {
 
 async fn add_account(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, AddAccountBody>,
 ) -> Result<Reply<AddedAccount>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     let market = b.market.map_or(Market::DEFAULT, |m| m.0);
@@ -552,10 +549,9 @@ pub struct DecisionBrief {
 
 async fn report_account_state(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, StateReportBody>,
 ) -> Result<Reply<StateReportResult>, ApiError> {
-    let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
     let b = req.body;
     let origin = b
@@ -627,10 +623,9 @@ pub struct Avatar {
 
 async fn set_account_avatar(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, AvatarBody>,
 ) -> Result<Reply<AvatarResult>, ApiError> {
-    let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
     let (account, stored, changed) = ctx
         .accounts
@@ -697,10 +692,9 @@ pub struct HeartbeatRun {
 
 async fn heartbeat(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, HeartbeatBody>,
 ) -> Result<Reply<HeartbeatResult>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;

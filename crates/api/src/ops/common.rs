@@ -3,7 +3,7 @@
 use crate::error::ApiError;
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::{AccountCode, Platform};
-use fleetdesk_tenancy::{AgentCaller, Caller};
+use fleetdesk_tenancy::AgentCaller;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
@@ -45,14 +45,6 @@ impl From<&AgentCaller> for AgentBrief {
             id: a.agent_id,
             name: a.agent_name.clone(),
         }
-    }
-}
-
-/// The agent behind a caller; the pipeline has already checked the key kind.
-pub fn agent(caller: &Caller) -> Result<&AgentCaller, ApiError> {
-    match caller {
-        Caller::Agent(a) => Ok(a),
-        Caller::Member(_) => Err(ApiError::forbidden("this call needs an agent key")),
     }
 }
 

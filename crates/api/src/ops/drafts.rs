@@ -1,6 +1,6 @@
 //! Agent API: drafts.
 
-use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, agent, maybe_lookup, naming};
+use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, maybe_lookup, naming};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
@@ -14,7 +14,7 @@ use fleetdesk_drafts::ports::{
 use fleetdesk_drafts::service::{DraftError, SubmitRequest};
 use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -391,10 +391,9 @@ impl From<RedoDraft> for RedoItem {
 
 async fn list_redo(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, RedoQuery, Nothing>,
 ) -> Result<Reply<RedoList>, ApiError> {
-    let agent = agent(&caller)?;
     let statuses: Vec<PostStatus> = match req.query.status {
         Some(RedoStatus::RewriteRequested) => vec![PostStatus::RewriteRequested],
         Some(RedoStatus::SentBack) => vec![PostStatus::SentBack],
@@ -477,10 +476,9 @@ pub fn update_rules() -> Value {
 
 async fn submit_draft(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, SubmitDraftBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     if let Some(pick) = &b.pick {
@@ -549,10 +547,9 @@ pub struct UpdateDraftBody {
 
 async fn update_draft(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, UpdateDraftBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let noted = b.note.is_some();
     let edit = DraftEdit {
@@ -593,10 +590,9 @@ pub struct AttachMediaBody {
 
 async fn attach_images(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, AttachImagesBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let noted = req.body.note.is_some();
     let view = ctx
         .drafts
@@ -612,10 +608,9 @@ async fn attach_images(
 
 async fn attach_media(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, AttachMediaBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let noted = req.body.note.is_some();
     let view = ctx
         .drafts
@@ -651,10 +646,9 @@ pub struct NotedDraft {
 
 async fn add_note(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, NoteBody>,
 ) -> Result<Reply<Noted>, ApiError> {
-    let agent = agent(&caller)?;
     ctx.drafts
         .add_note(agent.agent_ref(), req.path.id, &req.body.note)
         .await?;

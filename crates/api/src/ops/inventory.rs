@@ -1,6 +1,6 @@
 //! Agent API: post inventory.
 
-use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, agent, naming};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
@@ -15,7 +15,7 @@ use fleetdesk_inventory::{
 };
 use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -227,10 +227,9 @@ pub struct InventoryPostOut {
 
 async fn list_inventory(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, InventoryQueryIn, Nothing>,
 ) -> Result<Reply<InventoryList>, ApiError> {
-    let agent = agent(&caller)?;
     let q = req.query;
     let code = q.code.as_ref().map(|c| CodeRef {
         code: c.0.clone(),
@@ -296,10 +295,9 @@ pub struct StockBody {
 
 async fn stock_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, StockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
     let moved = ctx
         .inventory
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
@@ -318,10 +316,9 @@ pub struct UnstockBody {
 
 async fn unstock_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, UnstockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
     let moved = ctx
         .inventory
         .unstock(
@@ -337,10 +334,9 @@ async fn unstock_post(
 
 async fn confirm_unscheduled(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, Nothing>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
     let moved = ctx
         .inventory
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
@@ -364,10 +360,9 @@ pub struct DeleteStockedBody {
 
 async fn delete_stocked_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, DeleteStockedBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => OnBehalfRole::Agency,
@@ -375,7 +370,7 @@ async fn delete_stocked_post(
         OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
     };
     let effective_at = b.effective_at.as_ref().map(|t| t.0);
-    let relay = RelayRecord::new(agent, &b.on_behalf_of, &b.origin, effective_at).to_json();
+    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, effective_at).to_json();
     let moved = ctx
         .inventory
         .delete_stocked(

@@ -1,6 +1,6 @@
 //! Agent API: uploads and the media library.
 
-use super::common::{CodeInput, TagInput, agent, maybe_lookup, naming};
+use super::common::{CodeInput, TagInput, maybe_lookup, naming};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -17,7 +17,7 @@ use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
 use fleetdesk_media::upload::UploadMode;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -161,10 +161,9 @@ pub struct Upload {
 
 async fn create_upload(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, CreateUploadBody>,
 ) -> Result<Reply<Upload>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     let code_text = code.as_str().to_owned();
@@ -484,10 +483,9 @@ fn item(i: Item, links: &Links, base: &str, expires: i64) -> MediaItem {
 
 async fn list_media(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, MediaListQuery, Nothing>,
 ) -> Result<Reply<MediaList>, ApiError> {
-    let agent = agent(&caller)?;
     let q = req.query;
     let query = MediaQuery {
         project: q.project.map(String::from),

@@ -15,7 +15,7 @@ use fleetdesk_posts::ports::{
 };
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::review::{ReviewTarget, ReviewerRole};
-use fleetdesk_tenancy::{Caller, MemberCaller, MemberRole, PersonalAccess};
+use fleetdesk_tenancy::{MemberCaller, MemberRole, PersonalAccess};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,13 +78,6 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     ));
 }
 
-fn member(caller: &Caller) -> Result<&MemberCaller, ApiError> {
-    match caller {
-        Caller::Member(m) => Ok(m),
-        Caller::Agent(_) => Err(ApiError::forbidden("this call needs a personal key")),
-    }
-}
-
 fn viewer(m: &MemberCaller) -> Viewer {
     Viewer {
         organization_id: m.organization_id,
@@ -117,10 +110,9 @@ pub struct Person {
 
 async fn whoami(
     _ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<Me>, ApiError> {
-    let m = member(&caller)?;
     Ok(Reply::ok(Me {
         person: Person {
             id: m.person_id,
@@ -164,10 +156,9 @@ pub struct PostPage {
 
 async fn review_queue(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<Nothing, ReviewQueryIn, Nothing>,
 ) -> Result<Reply<PostPage>, ApiError> {
-    let m = member(&caller)?;
     let query = ReviewQuery {
         stage: req.query.stage.map(|s| match s {
             Stage::InternalReview => PostStatus::InternalReview,
@@ -176,7 +167,7 @@ async fn review_queue(
         after: req.query.cursor.map(|c| c.0),
         limit: limit_or(req.query.limit, 50),
     };
-    let page = ctx.posts.review_queue(viewer(m), &query).await?;
+    let page = ctx.posts.review_queue(viewer(&m), &query).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(PostPage {
         posts: page
@@ -223,13 +214,12 @@ pub struct Actor {
 
 async fn get_post(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<IdPath, Nothing, Nothing>,
 ) -> Result<Reply<PostDetailReply>, ApiError> {
-    let m = member(&caller)?;
     let detail = ctx
         .posts
-        .post(viewer(m), req.path.id)
+        .post(viewer(&m), req.path.id)
         .await?
         .ok_or_else(|| ApiError::not_found("no such post"))?;
     let signer = LinkSigner::new(&ctx);
@@ -272,10 +262,9 @@ pub struct TransitionBody {
 
 async fn review_post(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<IdPath, Nothing, TransitionBody>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
-    let m = member(&caller)?;
     let role = if m.platform_admin {
         ReviewerRole::Admin
     } else {
@@ -300,7 +289,7 @@ async fn review_post(
     let transitioned = ctx
         .posts
         .transition(
-            ReviewScope::Member(viewer(m)),
+            ReviewScope::Member(viewer(&m)),
             &reviewer,
             &request,
             Timestamp::now(),
@@ -326,10 +315,9 @@ pub struct PublishedQueryIn {
 
 async fn published_posts(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<Nothing, PublishedQueryIn, Nothing>,
 ) -> Result<Reply<PostPage>, ApiError> {
-    let m = member(&caller)?;
     let q = req.query;
     let query = PublishedQuery {
         code: q.code.map(|c| c.0),
@@ -337,7 +325,7 @@ async fn published_posts(
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.posts.published(viewer(m), &query).await?;
+    let page = ctx.posts.published(viewer(&m), &query).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(PostPage {
         posts: page

@@ -1,7 +1,7 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput, agent};
+use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput};
 use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
@@ -22,7 +22,7 @@ use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::report::{Action, ItemError, MatchedBy, ReportedStatus};
 use fleetdesk_posts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -280,10 +280,9 @@ const APPROVED_MAX: i64 = 200;
 
 async fn list_approved(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<ApprovedList>, ApiError> {
-    let agent = agent(&caller)?;
     let cards = ctx.posts.approved(agent.agent_ref(), APPROVED_MAX).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(ApprovedList {
@@ -328,10 +327,9 @@ pub struct PlannedPosts {
 
 async fn planned_posts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, PlannedQuery, Nothing>,
 ) -> Result<Reply<PlannedPosts>, ApiError> {
-    let agent = agent(&caller)?;
     let start = req.query.date.as_ref().map(|d| d.0);
     let (days, inventory) = ctx
         .accounts
@@ -509,10 +507,9 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
 
 async fn report_posts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, ReportBody>,
 ) -> Result<Reply<ReportResult>, ApiError> {
-    let agent = agent(&caller)?;
     let items: Vec<_> = req.body.posts.into_iter().map(raw_item).collect();
     let outcome = ctx
         .posts
@@ -613,10 +610,9 @@ pub struct MetricsResult {
 
 async fn report_metrics(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, MetricsBody>,
 ) -> Result<Reply<MetricsResult>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     if b.posts.is_empty() && b.accounts.is_empty() {
         return Err(ApiError::invalid(
@@ -753,12 +749,11 @@ impl From<MetricsRefusal> for ApiError {
 
 async fn relay_post_status(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, RelayTransitionBody>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
-    b.on_behalf_of.check_not(agent)?;
+    b.on_behalf_of.check_not(&agent)?;
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => ReviewerRole::Agency,
         // The agent relays a decision the client said they made; the client's review right is
@@ -767,7 +762,7 @@ async fn relay_post_status(
         OnBehalfRoleIn::Admin => ReviewerRole::Admin,
     };
     let effective_at = b.effective_at.as_ref().map(|t| t.0);
-    let relay = RelayRecord::new(agent, &b.on_behalf_of, &b.origin, effective_at);
+    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, effective_at);
     let reviewer = Reviewer {
         role,
         name: b.on_behalf_of.name.0.clone(),
