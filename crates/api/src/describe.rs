@@ -234,7 +234,7 @@ pub fn describe(op: &dyn ErasedOp) -> Described {
 }
 
 /// The marked component a `$ref` names.
-fn marked_target<'a>(node: &Value, marked: &'a Components) -> Option<&'a Value> {
+fn marked_target<'a>(node: &Map<String, Value>, marked: &'a Components) -> Option<&'a Value> {
     let name = node
         .get("$ref")?
         .as_str()?
@@ -249,7 +249,7 @@ fn marked_target<'a>(node: &Value, marked: &'a Components) -> Option<&'a Value> 
 fn inline_marked(value: &mut Value, marked: &Components) {
     match value {
         Value::Object(map) => {
-            let direct = marked_target(&Value::Object(map.clone()), marked).map(|t| (t, None));
+            let direct = marked_target(map, marked).map(|t| (t, None));
             let optional = || {
                 let Some(Value::Array(items)) = map.get("oneOf") else {
                     return None;
@@ -263,7 +263,7 @@ fn inline_marked(value: &mut Value, marked: &Components) {
                     (true, false) => b,
                     _ => return None,
                 };
-                marked_target(item, marked).map(|t| (t, Some(item)))
+                marked_target(item.as_object()?, marked).map(|t| (t, Some(item)))
             };
             if let Some((target, nullable)) = direct.or_else(optional) {
                 let mut out = target.clone();

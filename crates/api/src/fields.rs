@@ -331,12 +331,6 @@ impl std::fmt::Display for Utc {
 
 inline_to_schema!(impl [] Utc, name = Cow::Borrowed("Utc"), schema = json!({"type": "string"}));
 
-/// Serializes a `Timestamp` field as [`Utc`] (`#[serde(serialize_with = "utc")]`), for read
-/// models of the domain that hold `Timestamp`s.
-pub fn utc<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
-    Utc(*t).serialize(s)
-}
-
 /// The position after a page's last item: pass it back as `cursor` for the next page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cursor(pub (Timestamp, Uuid));
@@ -390,5 +384,24 @@ mod tests {
         );
         assert_eq!(limit_or::<200>(None, 50), 50);
         assert!(serde_json::from_value::<Count>(json!(-1)).is_err());
+    }
+
+    #[test]
+    fn times_answer_in_whole_seconds_and_lists_count_items() {
+        let t: Timestamp = "2026-11-21T10:00:00.123456Z".parse().unwrap();
+        assert_eq!(
+            serde_json::to_value(Utc(t)).unwrap(),
+            json!("2026-11-21T10:00:00Z")
+        );
+        assert_eq!(Utc(t).to_string(), "2026-11-21T10:00:00Z");
+        let e = serde_json::from_value::<List<u8, 1, 2>>(json!([1, 2, 3])).unwrap_err();
+        assert_eq!(e.to_string(), "must have 1-2 items");
+        assert!(serde_json::from_value::<List<u8, 1, 2>>(json!([])).is_err());
+        let s = serde_json::to_value(Ids::<1, 10>::schema()).unwrap();
+        assert_eq!(s["items"], json!({"type": "string", "format": "uuid"}));
+        assert_eq!(
+            (s["minItems"].clone(), s["maxItems"].clone()),
+            (json!(1), json!(10))
+        );
     }
 }
