@@ -84,8 +84,11 @@ impl Access {
     }
 }
 
-/// Everything about an operation except its types and handler.
+/// Everything about an operation except its types and handler. Built one way only:
+/// [`OpSpec::agent`], [`OpSpec::personal`] or [`OpSpec::token_put`], then its settings
+/// (outside this crate no literal can build one).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpSpec {
     pub api: Api,
     pub method: HttpMethod,

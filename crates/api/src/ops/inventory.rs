@@ -2,7 +2,7 @@
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
+
+relay_body!(DeleteStockedBody);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -369,8 +371,7 @@ async fn delete_stocked_post(
         OnBehalfRoleIn::Client => OnBehalfRole::Client,
         OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
     };
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
-    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, effective_at).to_json();
+    let relay = RelayRecord::of(&agent, &b).to_json();
     let moved = ctx
         .inventory
         .delete_stocked(

@@ -3,7 +3,7 @@
 
 use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Count, Int, List, Text, Utc, component_items};
@@ -36,6 +36,8 @@ const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 pub const METRICS_MAX_ITEMS: u64 = 500;
 
 component_items!(PostMetricsIn, AccountMetricsIn);
+
+relay_body!(RelayTransitionBody);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -761,8 +763,7 @@ async fn relay_post_status(
         OnBehalfRoleIn::Client => ReviewerRole::Client { review: true },
         OnBehalfRoleIn::Admin => ReviewerRole::Admin,
     };
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
-    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, effective_at);
+    let relay = RelayRecord::of(&agent, &b);
     let reviewer = Reviewer {
         role,
         name: b.on_behalf_of.name.0.clone(),

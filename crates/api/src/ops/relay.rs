@@ -62,19 +62,42 @@ pub struct RelayRecord<'a> {
     pub effective_at: Option<Utc>,
 }
 
+/// A body that relays a person's decision: it has the fields `on_behalf_of: OnBehalfOf`,
+/// `origin: Origin` and `effective_at: Option<IsoTimeInput>` (see [`relay_body!`]).
+pub trait RelayBody {
+    fn on_behalf_of(&self) -> &OnBehalfOf;
+    fn origin(&self) -> &Origin;
+    fn effective_at(&self) -> Option<Timestamp>;
+}
+
+/// Implements [`RelayBody`] for body types with the three relay fields.
+macro_rules! relay_body {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::ops::relay::RelayBody for $ty {
+            fn on_behalf_of(&self) -> &$crate::ops::relay::OnBehalfOf {
+                &self.on_behalf_of
+            }
+
+            fn origin(&self) -> &$crate::ops::relay::Origin {
+                &self.origin
+            }
+
+            fn effective_at(&self) -> Option<jiff::Timestamp> {
+                self.effective_at.as_ref().map(|t| t.0)
+            }
+        }
+    )*};
+}
+pub(crate) use relay_body;
+
 impl<'a> RelayRecord<'a> {
-    /// The record of a decision relayed by `agent`.
-    pub fn new(
-        agent: &AgentCaller,
-        on_behalf_of: &'a OnBehalfOf,
-        origin: &'a Origin,
-        effective_at: Option<Timestamp>,
-    ) -> RelayRecord<'a> {
+    /// The record of the decision `body` relays, relayed by `agent`.
+    pub fn of(agent: &AgentCaller, body: &'a impl RelayBody) -> RelayRecord<'a> {
         RelayRecord {
             agent: agent.into(),
-            on_behalf_of,
-            origin,
-            effective_at: effective_at.map(Utc),
+            on_behalf_of: body.on_behalf_of(),
+            origin: body.origin(),
+            effective_at: body.effective_at().map(Utc),
         }
     }
 
