@@ -1,7 +1,6 @@
 //! The accounts use cases. Handlers call these; they hold the rules, the ports hold the I/O.
 
 use crate::models::avatar::{AvatarError, AvatarImage};
-use crate::models::heartbeat::HeartbeatInput;
 use crate::models::state::{AccountState, ReportedState};
 use crate::models::work::{
     AccountInventory, DayCount, PlannedDay, WorkAccounts, market_dates, planned_days,
@@ -70,10 +69,6 @@ pub enum AddAccountError {
 impl AccountsService {
     pub fn new(repo: Arc<dyn AccountsRepo>, blobs: Arc<dyn BlobStore>) -> Self {
         AccountsService { repo, blobs }
-    }
-
-    pub async fn list(&self, agent: AgentRef) -> anyhow::Result<Vec<AccountView>> {
-        self.repo.list_accounts(agent).await
     }
 
     pub async fn add(
@@ -147,23 +142,6 @@ impl AccountsService {
         Ok((account, stored, changed))
     }
 
-    pub async fn heartbeat(
-        &self,
-        agent: AgentRef,
-        input: HeartbeatInput,
-    ) -> anyhow::Result<HeartbeatRecord> {
-        self.repo.record_heartbeat(agent, &input).await
-    }
-
-    /// The account a `{code}` names among the agent's.
-    pub async fn resolve(
-        &self,
-        agent: AgentRef,
-        code: &CodeRef,
-    ) -> anyhow::Result<Result<ResolvedAccount, LookupError>> {
-        self.repo.resolve(agent, code).await
-    }
-
     /// The accounts part of the agent's day: posts count once they were reported published
     /// or scheduled for the market date.
     pub async fn work_accounts(
@@ -213,11 +191,22 @@ impl AccountsService {
     }
 }
 
+/// A use case that runs whole in one call of the port is the port's own method, reached
+/// through the service: the service adds nothing to it.
+impl std::ops::Deref for AccountsService {
+    type Target = dyn AccountsRepo;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.repo
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The service's rules with in-memory fakes: no database.
 
     use super::*;
+    use crate::models::heartbeat::HeartbeatInput;
     use crate::models::state::StateMove;
     use crate::models::work::RotationAccount;
     use fleetdesk_kernel::blob::BlobError;

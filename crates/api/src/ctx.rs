@@ -1,7 +1,7 @@
 use crate::links::Links;
 use fleetdesk_accounts::service::AccountsService;
 use fleetdesk_drafts::service::DraftsService;
-use fleetdesk_inventory::InventoryRepo;
+use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_media::service::MediaService;
 use fleetdesk_posts::ports::LifecycleRepo;
 use fleetdesk_tenancy::gate::Gatekeeper;
@@ -36,7 +36,7 @@ pub struct Ctx {
     /// Review, the approved list, reports and metrics: each use case runs whole in the
     /// adapter's transaction, so handlers call the port directly.
     pub posts: Arc<dyn LifecycleRepo>,
-    pub inventory: Arc<dyn InventoryRepo>,
+    pub inventory: InventoryService,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host
     /// header): links in responses start with it.

@@ -1,6 +1,7 @@
 //! Machine-readable descriptions generated from the catalogue: JSON Schemas of inputs and
 //! outputs for MCP tools, and the pieces of the OpenAPI document.
 
+use crate::fields::INLINE;
 use crate::op::{ErasedOp, OpDoc};
 use serde_json::{Map, Value, json};
 use utoipa::openapi::{RefOr, Schema};
@@ -182,20 +183,42 @@ pub fn describe(op: &dyn ErasedOp) -> Described {
     } = op.doc();
     let mut components = Components::new();
     collect(&mut components, &output_components);
+    let mut inputs = Components::new();
+    let mut part = |(s, deps): crate::input::SchemaWithDeps| {
+        collect(&mut inputs, &deps);
+        to_json(&s)
+    };
+    let mut path = input.path.map(&mut part);
+    let mut query = input.query.map(&mut part);
+    let mut body = input.body.map(|(b, name)| (name.to_string(), part(b)));
+    let mut output = to_json(&output);
+    // Plain values (bounded text, a UTC time) are written where they are used.
+    let marked: Components = components
+        .iter()
+        .chain(inputs.iter())
+        .filter(|(_, s)| s.get(INLINE).is_some())
+        .map(|(name, s)| (name.clone(), s.clone()))
+        .collect();
+    components.retain(|name, _| !marked.contains_key(name));
+    inputs.retain(|name, _| !marked.contains_key(name));
+    for schema in path
+        .iter_mut()
+        .chain(query.iter_mut())
+        .chain(body.iter_mut().map(|(_, b)| b))
+        .chain([&mut output])
+        .chain(components.values_mut())
+        .chain(inputs.values_mut())
+    {
+        inline_marked(schema, &marked);
+    }
     // Input components are refined; one shared with the output takes the refined form (what
     // it adds holds for stored values too).
-    let mut inputs = Components::new();
-    let mut part = |(s, deps): crate::input::SchemaWithDeps, name: Option<&str>| {
-        collect(&mut inputs, &deps);
-        let mut schema = to_json(&s);
-        refine_input(name, &mut schema);
-        schema
-    };
-    let path = input.path.map(|p| part(p, None));
-    let query = input.query.map(|q| part(q, None));
-    let body = input
-        .body
-        .map(|(b, name)| (name.to_string(), part(b, Some(&name))));
+    for schema in path.iter_mut().chain(query.iter_mut()) {
+        refine_input(None, schema);
+    }
+    if let Some((name, schema)) = &mut body {
+        refine_input(Some(name), schema);
+    }
     for (name, schema) in inputs.iter_mut() {
         refine_input(Some(name), schema);
     }
@@ -205,8 +228,70 @@ pub fn describe(op: &dyn ErasedOp) -> Described {
         query,
         body,
         output_name: output_name.to_string(),
-        output: to_json(&output),
+        output,
         components,
+    }
+}
+
+/// The marked component a `$ref` names.
+fn marked_target<'a>(node: &Map<String, Value>, marked: &'a Components) -> Option<&'a Value> {
+    let name = node
+        .get("$ref")?
+        .as_str()?
+        .strip_prefix("#/components/schemas/")?;
+    marked.get(name)
+}
+
+/// Replaces references to marked plain values by their schema: `{"$ref": X}` becomes X, and
+/// `{"oneOf": [{"$ref": X}, {"type": "null"}]}` (an optional field) becomes X with `null`
+/// among its types, the way an optional field of a plain type reads. Keywords next to the
+/// reference (a description) stay.
+fn inline_marked(value: &mut Value, marked: &Components) {
+    match value {
+        Value::Object(map) => {
+            let direct = marked_target(map, marked).map(|t| (t, None));
+            let optional = || {
+                let Some(Value::Array(items)) = map.get("oneOf") else {
+                    return None;
+                };
+                let [a, b] = items.as_slice() else {
+                    return None;
+                };
+                let null = json!({"type": "null"});
+                let item = match (a == &null, b == &null) {
+                    (false, true) => a,
+                    (true, false) => b,
+                    _ => return None,
+                };
+                marked_target(item.as_object()?, marked).map(|t| (t, Some(item)))
+            };
+            if let Some((target, nullable)) = direct.or_else(optional) {
+                let mut out = target.clone();
+                if let Value::Object(o) = &mut out {
+                    o.remove(INLINE);
+                    if nullable.is_some()
+                        && let Some(Value::String(t)) = o.get("type")
+                    {
+                        let t = json!([t, "null"]);
+                        o.insert("type".into(), t);
+                    }
+                    // Keywords next to the reference, in the field or in its non-null branch.
+                    let siblings = map
+                        .iter()
+                        .chain(nullable.and_then(Value::as_object).into_iter().flatten());
+                    for (k, v) in siblings {
+                        if k != "$ref" && k != "oneOf" {
+                            o.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                *value = out;
+                return;
+            }
+            map.values_mut().for_each(|v| inline_marked(v, marked));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| inline_marked(v, marked)),
+        _ => {}
     }
 }
 

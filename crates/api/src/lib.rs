@@ -10,6 +10,7 @@
 pub mod ctx;
 pub mod describe;
 pub mod error;
+pub mod fields;
 pub mod input;
 pub mod links;
 pub mod op;

@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::input::{Args, Input, InputDoc};
 use bytes::Bytes;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::{Caller, PersonalAccess, Scope};
+use fleetdesk_tenancy::{AgentCaller, Caller, MemberCaller, PersonalAccess, Scope};
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;
@@ -84,8 +84,11 @@ impl Access {
     }
 }
 
-/// Everything about an operation except its types and handler.
+/// Everything about an operation except its types and handler. Built one way only:
+/// [`OpSpec::agent`], [`OpSpec::personal`] or [`OpSpec::token_put`], then its settings
+/// (outside this crate no literal can build one).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpSpec {
     pub api: Api,
     pub method: HttpMethod,
@@ -120,34 +123,105 @@ impl OpSpec {
     /// The MCP argument whose value picks the operation of a tool that stands for several.
     pub const TOOL_ROUTE_ARG: &'static str = "action";
 
-    /// An MCP tool's operation with the usual settings: an idempotent one takes both the
-    /// Idempotency-Key and `request_id`, success is 200, the body limit is the default.
-    #[allow(clippy::too_many_arguments)]
-    pub fn tool(
-        api: Api,
+    /// An Agent API operation open to keys whose role has `scope`; the rest is set by the
+    /// builder methods below (no tool, not idempotent, 200, the default body limit).
+    ///
+    /// ```ignore
+    /// OpSpec::agent(HttpMethod::Post, "/posts/{id}/stock", Scope::DraftsWrite)
+    ///     .tool("stock_post")
+    ///     .idempotent()
+    ///     .summary("Move one of your posts to inventory")
+    ///     .description("From draft, review, approved or scheduled. ...")
+    /// ```
+    pub const fn agent(method: HttpMethod, path: &'static str, scope: Scope) -> OpSpec {
+        OpSpec::new(Api::Agent, method, path, Access::Agent(scope))
+    }
+
+    /// A Personal API operation open to members with `access`.
+    pub const fn personal(
         method: HttpMethod,
         path: &'static str,
-        access: Access,
-        tool: &'static str,
-        idempotent: bool,
-        summary: &'static str,
-        description: &'static str,
+        access: PersonalAccess,
     ) -> OpSpec {
+        OpSpec::new(Api::Personal, method, path, Access::Personal(access))
+    }
+
+    /// An Agent API PUT whose credential is the link's token and whose body is raw bytes of at
+    /// most `max_body` (see [`raw_operation`]).
+    pub const fn token_put(path: &'static str, max_body: u64) -> OpSpec {
+        OpSpec::new(Api::Agent, HttpMethod::Put, path, Access::Token).max_body(max_body as usize)
+    }
+
+    const fn new(api: Api, method: HttpMethod, path: &'static str, access: Access) -> OpSpec {
         OpSpec {
             api,
             method,
             path,
             access,
-            tool: Some(tool),
+            tool: None,
             tool_action: None,
-            idempotent,
-            request_id: idempotent,
-            summary,
-            description,
+            idempotent: false,
+            request_id: false,
+            summary: "",
+            description: "",
             created_status: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
             also_answers: &[],
         }
+    }
+
+    /// Served as the MCP tool `name` too.
+    pub const fn tool(mut self, name: &'static str) -> OpSpec {
+        self.tool = Some(name);
+        self
+    }
+
+    /// One of several operations of a shared tool, picked by this value of
+    /// [`OpSpec::TOOL_ROUTE_ARG`].
+    pub const fn tool_action(mut self, action: &'static str) -> OpSpec {
+        self.tool_action = Some(action);
+        self
+    }
+
+    /// Honours the Idempotency-Key header and, as a tool, the `request_id` argument.
+    pub const fn idempotent(mut self) -> OpSpec {
+        self.idempotent = true;
+        self.request_id = true;
+        self
+    }
+
+    /// Honours the Idempotency-Key header; the tool takes no `request_id`.
+    pub const fn idempotency_key_only(mut self) -> OpSpec {
+        self.idempotent = true;
+        self.request_id = false;
+        self
+    }
+
+    pub const fn summary(mut self, summary: &'static str) -> OpSpec {
+        self.summary = summary;
+        self
+    }
+
+    pub const fn description(mut self, description: &'static str) -> OpSpec {
+        self.description = description;
+        self
+    }
+
+    /// A success that creates something answers 201.
+    pub const fn created(mut self) -> OpSpec {
+        self.created_status = true;
+        self
+    }
+
+    pub const fn max_body(mut self, bytes: usize) -> OpSpec {
+        self.max_body = bytes;
+        self
+    }
+
+    /// Statuses beyond those derived from the rest (see the field).
+    pub const fn also_answers(mut self, statuses: &'static [u16]) -> OpSpec {
+        self.also_answers = statuses;
+        self
     }
 
     /// Stable id: `agent GET /accounts`.
@@ -241,17 +315,48 @@ fn to_value<O: Serialize>(reply: Reply<O>) -> Result<Reply<Value>, ApiError> {
     })
 }
 
-struct Operation<I, O, F> {
-    spec: OpSpec,
-    handler: F,
-    _types: PhantomData<fn(I) -> O>,
+/// Who a handler acts for, as its second argument: the authenticated [`Caller`], or the agent
+/// or member behind it (the pipeline has already checked the key kind against the access).
+pub trait FromCaller: Sized + Send + 'static {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError>;
 }
 
-impl<I, O, F, Fut> ErasedOp for Operation<I, O, F>
+impl FromCaller for Caller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        Ok(caller)
+    }
+}
+
+impl FromCaller for AgentCaller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        match caller {
+            Caller::Agent(a) => Ok(a),
+            Caller::Member(_) => Err(ApiError::forbidden("this call needs an agent key")),
+        }
+    }
+}
+
+impl FromCaller for MemberCaller {
+    fn from_caller(caller: Caller) -> Result<Self, ApiError> {
+        match caller {
+            Caller::Member(m) => Ok(m),
+            Caller::Agent(_) => Err(ApiError::forbidden("this call needs a personal key")),
+        }
+    }
+}
+
+struct Operation<C, I, O, F> {
+    spec: OpSpec,
+    handler: F,
+    _types: PhantomData<fn(C, I) -> O>,
+}
+
+impl<C, I, O, F, Fut> ErasedOp for Operation<C, I, O, F>
 where
+    C: FromCaller,
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, C, I) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     fn spec(&self) -> &OpSpec {
@@ -262,7 +367,10 @@ where
         let input = I::parse(args)?;
         let handler = self.handler.clone();
         Ok(Box::new(move |ctx, caller| {
-            Box::pin(async move { to_value(handler(ctx, caller, input).await?) })
+            Box::pin(async move {
+                let caller = C::from_caller(caller)?;
+                to_value(handler(ctx, caller, input).await?)
+            })
         }))
     }
 
@@ -272,11 +380,12 @@ where
 }
 
 /// Wraps a typed handler as a catalogue entry.
-pub fn operation<I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
+pub fn operation<C, I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
 where
+    C: FromCaller,
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, Caller, I) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, C, I) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     Box::new(Operation {

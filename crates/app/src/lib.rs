@@ -9,6 +9,7 @@ use fleetdesk_api::links::Links;
 use fleetdesk_api::{Config, Ctx};
 use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_http::HttpState;
+use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_media::service::MediaService;
 use fleetdesk_pg::PgStore;
 use fleetdesk_storage::{ObjectBlobStore, S3Config};
@@ -65,7 +66,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         accounts: AccountsService::new(store.clone(), blobs.clone()),
         drafts: DraftsService::new(store.clone(), blobs.clone()),
         posts: store.clone(),
-        inventory: store.clone(),
+        inventory: InventoryService::new(store.clone(), store.clone()),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

@@ -6,8 +6,6 @@ use crate::ports::*;
 use fleetdesk_kernel::AgentRef;
 use fleetdesk_kernel::blob::{BlobError, BlobStore};
 use fleetdesk_media::service::media_key;
-use fleetdesk_posts::post::PostStatus;
-use jiff::Timestamp;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -123,14 +121,14 @@ impl DraftsService {
     ) -> Result<(), DraftError> {
         Ok(self.repo.add_note(agent, post_id, note).await??)
     }
+}
 
-    pub async fn redo(
-        &self,
-        agent: AgentRef,
-        statuses: &[PostStatus],
-        after: Option<(Timestamp, Uuid)>,
-        limit: i64,
-    ) -> anyhow::Result<RedoPage> {
-        self.repo.redo(agent, statuses, after, limit).await
+/// A use case that runs whole in one call of the port is the port's own method, reached
+/// through the service: the service adds nothing to it.
+impl std::ops::Deref for DraftsService {
+    type Target = dyn DraftsRepo;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.repo
     }
 }

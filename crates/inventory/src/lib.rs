@@ -11,6 +11,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
 
+pub mod service;
+
 /// What stocking does to a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stocking {

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use super::*;
-use fleetdesk_api::op::{Access, HttpMethod, Reply, operation};
+use fleetdesk_api::op::{HttpMethod, Reply, operation};
 use fleetdesk_api::{Nothing, Req};
 use fleetdesk_tenancy::{AgentCaller, AgentRole, Scope};
 use serde::{Deserialize, Serialize};
@@ -102,18 +102,13 @@ fn spec(
     tool: &'static str,
     action: Option<&'static str>,
 ) -> OpSpec {
-    OpSpec {
-        tool_action: action,
-        ..OpSpec::tool(
-            Api::Agent,
-            HttpMethod::Post,
-            path,
-            Access::Agent(scope),
-            tool,
-            true,
-            "Decide",
-            "",
-        )
+    let spec = OpSpec::agent(HttpMethod::Post, path, scope)
+        .tool(tool)
+        .idempotent()
+        .summary("Decide");
+    match action {
+        Some(action) => spec.tool_action(action),
+        None => spec,
     }
 }
 

@@ -472,14 +472,6 @@ impl MediaService {
         Ok(())
     }
 
-    pub async fn list(
-        &self,
-        agent: AgentRef,
-        query: &MediaQuery,
-    ) -> anyhow::Result<Result<Vec<MediaItem>, String>> {
-        self.repo.list(agent, query).await
-    }
-
     /// Deletes the stored chunks of uploads abandoned before their last chunk (their link
     /// expired over an hour ago); returns how many uploads were cleared.
     pub async fn sweep_abandoned_uploads(&self) -> anyhow::Result<usize> {
@@ -495,10 +487,6 @@ impl MediaService {
             self.repo.forget_progress(*id).await?;
         }
         Ok(abandoned.len())
-    }
-
-    pub async fn file(&self, id: Uuid) -> anyhow::Result<Option<StoredFile>> {
-        self.repo.file(id).await
     }
 
     /// Reads `range` of one stored part (a piece from [`Layout::pieces`]).
@@ -597,6 +585,16 @@ impl Seek for PartsReader {
         }
         self.pos = next as u64;
         Ok(self.pos)
+    }
+}
+
+/// A use case that runs whole in one call of the port is the port's own method, reached
+/// through the service: the service adds nothing to it.
+impl std::ops::Deref for MediaService {
+    type Target = dyn MediaRepo;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.repo
     }
 }
 

@@ -220,7 +220,8 @@ pub struct MetricsReport {
 }
 
 /// Why one metrics item was not written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Refused {
     /// `posts` or `accounts`.
     pub list: &'static str,

@@ -1,22 +1,24 @@
 //! Agent API: work and accounts.
 
 use super::common::{
-    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, MarketInput, Origin, PlatformQuery,
-    RunIdInput, TimeInput, agent, lookup_error,
+    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, HandleInput, MarketInput,
+    PlatformQuery, RunIdInput, TimeInput, maybe_lookup, naming,
 };
+use super::relay::Origin;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Text, Utc};
 use crate::input::{Nothing, Req};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
 use fleetdesk_accounts::ports::{AccountView, NewAccount};
 use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
-use fleetdesk_kernel::{ErrorCode, Market, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Market, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -24,121 +26,140 @@ use uuid::Uuid;
 use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/work/today",
-            access: Access::Agent(Scope::AccountsRead),
-            tool: Some("work_today"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "The agent's day: what is missing per account and market date, and what to do first",
-            description: "Call once at the start of a round. Only active accounts get missing counts; \
-                posts count only once they were reported. `unschedule_stocked` is the highest-priority work.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Get, "/work/today", Scope::AccountsRead)
+            .tool("work_today")
+            .summary("The agent's day: what is missing per account and market date, and what to do first")
+            .description("Call once at the start of a round. Only active accounts get missing counts; \
+                posts count only once they were reported. `unschedule_stocked` is the highest-priority work."),
         work_today,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/accounts",
-            access: Access::Agent(Scope::AccountsRead),
-            tool: Some("list_accounts"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "The accounts under the personas assigned to this agent",
-            description: "Each account with its live generation's state (null when there is none).",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Get, "/accounts", Scope::AccountsRead)
+            .tool("list_accounts")
+            .summary("The accounts under the personas assigned to this agent")
+            .description(
+                "Each account with its live generation's state (null when there is none).",
+            ),
         list_accounts,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("add_account"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Add an account code and its first generation under one of the agent's personas",
-            description: "201 when created; the same persona and code again gives 200 with created false; \
+        OpSpec::agent(Post, "/accounts", Scope::AccountsWrite)
+            .tool("add_account")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary(
+                "Add an account code and its first generation under one of the agent's personas",
+            )
+            .description(
+                "201 when created; the same persona and code again gives 200 with created false; \
                 a code owned by another persona is 422 rejected.",
-            created_status: true,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+            ),
         add_account,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts/{code}/state",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("report_account_state"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Report what the platform did to an account: banned, quarantined, paused, restored, warming",
-            description: "A ban opens a pending decision asking a person whether to open a new generation; \
+        OpSpec::agent(Post, "/accounts/{code}/state", Scope::AccountsWrite)
+            .tool("report_account_state")
+            .idempotent()
+            .summary("Report what the platform did to an account: banned, quarantined, paused, restored, warming")
+            .description("A ban opens a pending decision asking a person whether to open a new generation; \
                 it opens none by itself. Leaving rotation moves not-yet-published posts to inventory. \
-                Reporting the state the account already has answers `result: unchanged`.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+                Reporting the state the account already has answers `result: unchanged`."),
         report_account_state,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/accounts/{code}/avatar",
-            access: Access::Agent(Scope::AccountsWrite),
-            tool: Some("set_account_avatar"),
-            tool_action: None,
-            idempotent: true,
-            request_id: false,
-            summary: "Store the account's current platform avatar",
-            description: "Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
+        OpSpec::agent(Post, "/accounts/{code}/avatar", Scope::AccountsWrite)
+            .tool("set_account_avatar")
+            .idempotency_key_only()
+            .max_body(8 * 1024 * 1024)
+            .summary("Store the account's current platform avatar")
+            .description("Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
                 from the bytes. `changed` is false when the same image is sent again. Send once on connecting \
-                or after a change, not every round.",
-            created_status: false,
-            max_body: 8 * 1024 * 1024,
-            also_answers: &[],
-        },
+                or after a change, not every round."),
         set_account_avatar,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/heartbeat",
-            access: Access::Agent(Scope::RunsWrite),
-            tool: Some("heartbeat"),
-            tool_action: None,
-            idempotent: true,
-            request_id: false,
-            summary: "Record the end of a round, even an empty one",
-            description: "The same run_id updates the same record: the summary is replaced and the counts merged.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[],
-        },
+        OpSpec::agent(Post, "/heartbeat", Scope::RunsWrite)
+            .tool("heartbeat")
+            .idempotency_key_only()
+            .summary("Record the end of a round, even an empty one")
+            .description("The same run_id updates the same record: the summary is replaced and the counts merged."),
         heartbeat,
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the accounts
+
+impl From<AddAccountError> for ApiError {
+    fn from(e: AddAccountError) -> ApiError {
+        match e {
+            AddAccountError::Refused(r) => {
+                use fleetdesk_accounts::ports::AddRefusal::*;
+                match r {
+                    PersonaNotFound => ApiError::not_found("no such persona in this workspace")
+                        .with_field("persona_id"),
+                    PersonaNotYours => {
+                        ApiError::forbidden("the persona is assigned to another agent")
+                            .with_field("persona_id")
+                    }
+                    CodeTaken => {
+                        ApiError::rejected("this code is already owned by another persona")
+                            .with_field("code")
+                    }
+                }
+            }
+            AddAccountError::InitialState => {
+                ApiError::invalid("state", "must be warming or active")
+            }
+            AddAccountError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+impl From<StateReportError> for ApiError {
+    fn from(e: StateReportError) -> ApiError {
+        match e {
+            StateReportError::Lookup(l) => l.into(),
+            StateReportError::ReasonRequired(s) => {
+                ApiError::invalid("reason", format!("is required when the state is {s}"))
+            }
+            StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
+            StateReportError::NoLiveAccount => ApiError::rejected(
+                "the account has no live generation; a person must open one first",
+            ),
+            StateReportError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(StateReportError, StateReportError::Lookup(l) => l);
+
+impl From<AvatarSetError> for ApiError {
+    fn from(e: AvatarSetError) -> ApiError {
+        match e {
+            AvatarSetError::Lookup(l) => l.into(),
+            AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "data: the image is larger than 5 MB",
+            )
+            .with_field("data"),
+            // Well-formed base64 of something else: the rule of the field, not its shape.
+            AvatarSetError::Image(i @ AvatarError::NotAnImage) => {
+                ApiError::rejected(format!("data: {i}")).with_field("data")
+            }
+            AvatarSetError::Image(i) => ApiError::invalid("data", i),
+            AvatarSetError::NoLiveAccount => {
+                ApiError::rejected("the account has no live generation")
+            }
+            AvatarSetError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(AvatarSetError, AvatarSetError::Lookup(l) => l);
 
 // ---------------------------------------------------------------------------------------------
 // GET /work/today
@@ -154,7 +175,7 @@ pub struct WorkToday {
     pub agent: AgentBrief,
     pub dates: Vec<MarketDate>,
     /// When this agent last reported posts; null before its first report.
-    pub last_report_at: Option<String>,
+    pub last_report_at: Option<Utc>,
     pub summary: WorkSummary,
     pub missing: Vec<MissingRow>,
     pub not_in_rotation: Vec<NotInRotation>,
@@ -189,7 +210,7 @@ pub struct DayRedoItem {
     pub code: String,
     pub platform: Platform,
     pub instruction: Option<String>,
-    pub requested_at: String,
+    pub requested_at: Utc,
     pub excerpt: String,
 }
 
@@ -220,10 +241,10 @@ pub struct UnscheduleItem {
     pub code: String,
     pub legacy_code: Option<String>,
     pub platform: Platform,
-    pub scheduled_for: Option<String>,
+    pub scheduled_for: Option<Utc>,
     pub scheduler_ref: Option<String>,
     pub external_id: Option<String>,
-    pub stocked_at: String,
+    pub stocked_at: Utc,
     pub reason: Option<String>,
     pub excerpt: String,
     pub instruction: String,
@@ -247,10 +268,9 @@ fn excerpt(body: &str) -> String {
 
 async fn work_today(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, WorkTodayQuery, Nothing>,
 ) -> Result<Reply<WorkToday>, ApiError> {
-    let agent = agent(&caller)?;
     let date = req.query.date.as_ref().map(|d| d.0);
     let me = agent.agent_ref();
     // Independent reads, each on its own connection: the day costs the slowest of them.
@@ -274,7 +294,7 @@ async fn work_today(
             code: d.code,
             platform: d.platform,
             instruction: d.instruction,
-            requested_at: format_utc(d.returned_at),
+            requested_at: Utc(d.returned_at),
             excerpt: excerpt(&d.body),
         })
         .collect();
@@ -293,18 +313,18 @@ async fn work_today(
             code: u.code,
             legacy_code: u.legacy_code,
             platform: u.platform,
-            scheduled_for: u.scheduled_for.map(format_utc),
+            scheduled_for: u.scheduled_for.map(Utc),
             scheduler_ref: u.scheduler_ref,
             external_id: u.external_id,
-            stocked_at: format_utc(u.stocked_at),
+            stocked_at: Utc(u.stocked_at),
             reason: u.reason,
             excerpt: excerpt(&u.body),
         })
         .collect();
     Ok(Reply::ok(WorkToday {
-        agent: agent.into(),
+        agent: (&agent).into(),
         dates: w.dates,
-        last_report_at: last_report_at.map(format_utc),
+        last_report_at: last_report_at.map(Utc),
         summary: WorkSummary {
             expected: w.expected,
             covered: w.covered,
@@ -381,13 +401,12 @@ impl From<AccountView> for Account {
 
 async fn list_accounts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
-    let agent = agent(&caller)?;
-    let accounts = ctx.accounts.list(agent.agent_ref()).await?;
+    let accounts = ctx.accounts.list_accounts(agent.agent_ref()).await?;
     Ok(Reply::ok(AccountList {
-        agent: agent.into(),
+        agent: (&agent).into(),
         accounts: accounts.into_iter().map(Account::from).collect(),
     }))
 }
@@ -413,29 +432,11 @@ pub struct AddAccountBody {
     pub code: CodeInput,
     /// 2-letter market, default TW.
     pub market: Option<MarketInput>,
-    /// Handle on the platform, up to 100 characters, leading @ optional.
-    #[validate(length(max = 101))]
-    #[schema(schema_with = handle_schema)]
-    pub handle: Option<String>,
+    pub handle: Option<HandleInput>,
     /// warming (default) or active.
     pub state: Option<InitialState>,
     /// `YYYY-MM-DD`.
     pub onboarded_at: Option<DateInput>,
-}
-
-/// What `normalize_handle` keeps is at most 100 characters: at most 101 in all, and a 101st
-/// only when a leading @ or white space around the handle is dropped.
-fn handle_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-    let ws = super::common::WHITE_SPACE_CLASS;
-    serde_json::from_value(serde_json::json!({
-        "type": ["string", "null"],
-        "maxLength": 101,
-        "pattern": format!(
-            "^(?:[^\\x00]{{0,100}}|[@{ws}][^\\x00]{{100}}|[^\\x00]{{100}}[{ws}])$"
-        ),
-        "description": "Handle on the platform, up to 100 characters; a leading @ and white space around it are dropped.",
-    }))
-    .unwrap_or_default()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -448,25 +449,11 @@ pub struct AddedAccount {
     pub created: bool,
 }
 
-/// A handle as stored: trimmed, without the optional leading @, at most 100 characters.
-pub fn normalize_handle(raw: Option<&str>) -> Result<Option<String>, ApiError> {
-    let Some(raw) = raw else { return Ok(None) };
-    let h = raw.trim().trim_start_matches('@').trim();
-    if h.chars().count() > 100 {
-        return Err(ApiError::invalid(
-            "handle",
-            "must be at most 100 characters",
-        ));
-    }
-    Ok((!h.is_empty()).then(|| h.to_owned()))
-}
-
 async fn add_account(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, AddAccountBody>,
 ) -> Result<Reply<AddedAccount>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     let market = b.market.map_or(Market::DEFAULT, |m| m.0);
@@ -480,35 +467,11 @@ async fn add_account(
         platform: b.platform,
         code,
         market,
-        handle: normalize_handle(b.handle.as_deref())?,
+        handle: b.handle.and_then(|h| h.0),
         state,
         onboarded_at,
     };
-    let added = ctx
-        .accounts
-        .add(agent.agent_ref(), new)
-        .await
-        .map_err(|e| match e {
-            AddAccountError::Refused(r) => {
-                use fleetdesk_accounts::ports::AddRefusal::*;
-                match r {
-                    PersonaNotFound => ApiError::not_found("no such persona in this workspace")
-                        .with_field("persona_id"),
-                    PersonaNotYours => {
-                        ApiError::forbidden("the persona is assigned to another agent")
-                            .with_field("persona_id")
-                    }
-                    CodeTaken => {
-                        ApiError::rejected("this code is already owned by another persona")
-                            .with_field("code")
-                    }
-                }
-            }
-            AddAccountError::InitialState => {
-                ApiError::invalid("state", "must be warming or active")
-            }
-            AddAccountError::Unexpected(e) => e.into(),
-        })?;
+    let added = ctx.accounts.add(agent.agent_ref(), new).await?;
     let body = AddedAccount {
         slot_id: added.slot_id,
         account_id: added.account_id,
@@ -533,12 +496,9 @@ pub struct StateReportBody {
     pub state: ReportedState,
     /// What the platform said; required (and not only spaces) for banned, quarantined and
     /// paused.
-    #[validate(length(max = 1000))]
-    #[schema(max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<0, 1000>>,
     /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     pub occurred_at: TimeInput,
-    #[validate(nested)]
     pub origin: Option<Origin>,
 }
 
@@ -589,10 +549,9 @@ pub struct DecisionBrief {
 
 async fn report_account_state(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, StateReportBody>,
 ) -> Result<Reply<StateReportResult>, ApiError> {
-    let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
     let b = req.body;
     let origin = b
@@ -601,7 +560,7 @@ async fn report_account_state(
     let request = StateReportRequest {
         code: code.clone(),
         state: b.state,
-        reason: b.reason,
+        reason: b.reason.map(String::from),
         occurred_at: b.occurred_at.0,
         origin,
     };
@@ -609,17 +568,7 @@ async fn report_account_state(
         .accounts
         .report_state(agent.agent_ref(), request)
         .await
-        .map_err(|e| match e {
-            StateReportError::Lookup(l) => lookup_error(l, code.code.as_str()),
-            StateReportError::ReasonRequired(s) => {
-                ApiError::invalid("reason", format!("is required when the state is {s}"))
-            }
-            StateReportError::OccurredAt(t) => ApiError::invalid("occurred_at", t),
-            StateReportError::NoLiveAccount => ApiError::rejected(
-                "the account has no live generation; a person must open one first",
-            ),
-            StateReportError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(code.code.as_str()))?;
     let (previous, result) = match outcome.movement {
         StateMove::Unchanged => (Some(outcome.state), "unchanged"),
         StateMove::Changed { from, .. } => (Some(from), "changed"),
@@ -669,37 +618,20 @@ pub struct Avatar {
     pub width: Option<i32>,
     pub height: Option<i32>,
     pub sha256: String,
-    pub updated_at: String,
+    pub updated_at: Utc,
 }
 
 async fn set_account_avatar(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, AvatarBody>,
 ) -> Result<Reply<AvatarResult>, ApiError> {
-    let agent = agent(&caller)?;
     let code = req.path.code_ref(req.query.platform)?;
     let (account, stored, changed) = ctx
         .accounts
         .set_avatar(agent.agent_ref(), code.clone(), &req.body.data.0)
         .await
-        .map_err(|e| match e {
-            AvatarSetError::Lookup(l) => lookup_error(l, code.code.as_str()),
-            AvatarSetError::Image(AvatarError::TooLarge) => ApiError::new(
-                ErrorCode::PayloadTooLarge,
-                "data: the image is larger than 5 MB",
-            )
-            .with_field("data"),
-            // Well-formed base64 of something else: the rule of the field, not its shape.
-            AvatarSetError::Image(i @ AvatarError::NotAnImage) => {
-                ApiError::rejected(format!("data: {i}")).with_field("data")
-            }
-            AvatarSetError::Image(i) => ApiError::invalid("data", i),
-            AvatarSetError::NoLiveAccount => {
-                ApiError::rejected("the account has no live generation")
-            }
-            AvatarSetError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(code.code.as_str()))?;
     Ok(Reply::ok(AvatarResult {
         avatar: Avatar {
             code: account.code,
@@ -710,7 +642,7 @@ async fn set_account_avatar(
             width: stored.width,
             height: stored.height,
             sha256: stored.sha256,
-            updated_at: format_utc(stored.updated_at),
+            updated_at: Utc(stored.updated_at),
         },
         changed,
     }))
@@ -725,9 +657,7 @@ pub struct HeartbeatBody {
     /// 1-120 characters, not only spaces; the same run_id updates the same record.
     pub run_id: RunIdInput,
     /// Up to 2000 characters; never keys or credentials.
-    #[validate(length(max = 2000))]
-    #[schema(max_length = 2000)]
-    pub summary: Option<String>,
+    pub summary: Option<Text<0, 2000>>,
     /// Counters of the round: at most 100, each named by 1-64 characters, non-negative
     /// integers.
     #[schema(schema_with = counts_schema)]
@@ -757,24 +687,26 @@ pub struct HeartbeatResult {
 pub struct HeartbeatRun {
     pub id: Uuid,
     pub run_id: String,
-    pub recorded_at: String,
+    pub recorded_at: Utc,
 }
 
 async fn heartbeat(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, HeartbeatBody>,
 ) -> Result<Reply<HeartbeatResult>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
-    let input = HeartbeatInput::new(&b.run_id.0, b.summary, b.counts)
+    let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
-    let run = ctx.accounts.heartbeat(agent.agent_ref(), input).await?;
+    let run = ctx
+        .accounts
+        .record_heartbeat(agent.agent_ref(), &input)
+        .await?;
     Ok(Reply::ok(HeartbeatResult {
         run: HeartbeatRun {
             id: run.id,
             run_id: run.run_id,
-            recorded_at: format_utc(run.recorded_at),
+            recorded_at: Utc(run.recorded_at),
         },
         tasks: Vec::new(),
     }))

@@ -1,10 +1,9 @@
 //! Input and output pieces several operations share.
 
 use crate::error::ApiError;
-use crate::op::{Access, Api, HttpMethod, OpSpec};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::{AccountCode, Platform};
-use fleetdesk_tenancy::{AgentCaller, Caller, Scope};
+use fleetdesk_tenancy::AgentCaller;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
@@ -33,40 +32,6 @@ impl CodePath {
     }
 }
 
-/// Where a relayed or reported instruction came from.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Origin {
-    pub platform: OriginPlatform,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub gateway: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub channel: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub thread: Option<String>,
-    #[validate(length(max = 80))]
-    #[schema(max_length = 80)]
-    pub requester: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub message_ref: Option<String>,
-}
-
-/// The chat gateways an instruction can come through; anything else is `other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OriginPlatform {
-    Feishu,
-    Dingtalk,
-    Telegram,
-    Discord,
-    Cli,
-    Other,
-}
-
 /// The agent a response speaks for.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AgentBrief {
@@ -80,14 +45,6 @@ impl From<&AgentCaller> for AgentBrief {
             id: a.agent_id,
             name: a.agent_name.clone(),
         }
-    }
-}
-
-/// The agent behind a caller; the pipeline has already checked the key kind.
-pub fn agent(caller: &Caller) -> Result<&AgentCaller, ApiError> {
-    match caller {
-        Caller::Agent(a) => Ok(a),
-        Caller::Member(_) => Err(ApiError::forbidden("this call needs an agent key")),
     }
 }
 
@@ -108,26 +65,46 @@ pub fn lookup_error(e: LookupError, code: &str) -> ApiError {
     }
 }
 
-/// An Agent API tool's operation with the usual settings (see [`OpSpec::tool`]).
-pub fn agent_tool(
-    method: HttpMethod,
-    path: &'static str,
-    scope: Scope,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Agent,
-        method,
-        path,
-        Access::Agent(scope),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
+/// A domain error that may be a failed account lookup, answered naming the code the caller
+/// gave (its `From` answers any other way it fails).
+pub trait MaybeLookup: Into<ApiError> {
+    fn lookup(&self) -> Option<LookupError>;
+}
+
+/// Implements [`MaybeLookup`] for a domain error: the pattern of its lookup failure, binding
+/// the `LookupError`.
+macro_rules! maybe_lookup {
+    ($ty:ty, $pat:pat => $l:ident) => {
+        impl $crate::ops::common::MaybeLookup for $ty {
+            fn lookup(&self) -> Option<fleetdesk_accounts::ports::LookupError> {
+                match self {
+                    $pat => Some(*$l),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use maybe_lookup;
+
+impl From<LookupError> for ApiError {
+    fn from(e: LookupError) -> ApiError {
+        lookup_error(e, "this code")
+    }
+}
+
+impl MaybeLookup for LookupError {
+    fn lookup(&self) -> Option<LookupError> {
+        Some(*self)
+    }
+}
+
+/// Turns a domain error into its answer, naming `code` when the account lookup failed.
+pub fn naming<E: MaybeLookup>(code: &str) -> impl FnOnce(E) -> ApiError + '_ {
+    move |e| match e.lookup() {
+        Some(l) => lookup_error(l, code),
+        None => e.into(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +381,56 @@ checked_string! {
     }),
 }
 
+checked_string! {
+    /// A handle on a platform: white space around it and a leading @ are dropped, and what is
+    /// left is at most 100 characters (nothing left: no handle).
+    HandleInput(Option<String>) as "HandleInput",
+    check = |raw| {
+        let handle = raw.trim().trim_start_matches('@').trim();
+        if raw.chars().count() > 101 {
+            Err("must have at most 101 characters".to_owned())
+        } else if handle.chars().count() > 100 {
+            Err("must be at most 100 characters".to_owned())
+        } else {
+            Ok((!handle.is_empty()).then(|| handle.to_owned()))
+        }
+    },
+    // At most 101 characters in all, and a 101st only when a leading @ or white space around
+    // the handle is dropped.
+    schema = serde_json::json!({
+        "type": "string",
+        "maxLength": 101,
+        "pattern": format!(
+            "^(?:[^\\x00]{{0,100}}|[@{ws}][^\\x00]{{100}}|[^\\x00]{{100}}[{ws}])$",
+            ws = WHITE_SPACE_CLASS
+        ),
+        "description": "Handle on the platform, up to 100 characters; a leading @ and white space around it are dropped.",
+        crate::fields::INLINE: true,
+    }),
+}
+
+checked_string! {
+    /// An http(s) link of at most 2000 characters, without white space.
+    LinkInput(String) as "LinkInput",
+    check = |raw| {
+        let lower = raw.to_ascii_lowercase();
+        let rest = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://"));
+        if raw.chars().count() > 2000 {
+            Err("must have at most 2000 characters".to_owned())
+        } else if rest.is_none_or(|r| r.is_empty() || r.contains(char::is_whitespace)) {
+            Err("must be an http(s) link".to_owned())
+        } else {
+            Ok(raw)
+        }
+    },
+    schema = serde_json::json!({
+        "type": "string",
+        "maxLength": 2000,
+        "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\x00\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$",
+        crate::fields::INLINE: true,
+    }),
+}
+
 /// A tag: white space around it is dropped, and what is left is 1-30 characters.
 pub fn tag_pattern() -> String {
     let ws = WHITE_SPACE_CLASS;
@@ -477,7 +504,8 @@ serialize_as_text!(
     Base64Data,
     RunIdInput,
     PersonNameInput,
-    TagInput
+    TagInput,
+    LinkInput
 );
 
 #[cfg(test)]
@@ -544,5 +572,19 @@ mod tests {
         assert!(name("\u{3000}").is_err());
         assert!(name("Ann").is_ok());
         assert!(not_blank_pattern().starts_with("^[^\\x00]*[^\\x00\\t"));
+    }
+
+    #[test]
+    fn handles_drop_the_at_and_spaces_and_links_are_http() {
+        let handle = |v: &str| serde_json::from_value::<HandleInput>(serde_json::json!(v));
+        assert_eq!(handle(" @ann ").unwrap().0.as_deref(), Some("ann"));
+        assert_eq!(handle("@").unwrap().0, None);
+        assert!(handle(&format!("@{}", "a".repeat(100))).is_ok());
+        assert!(handle(&"a".repeat(101)).is_err());
+        let link = |v: &str| serde_json::from_value::<LinkInput>(serde_json::json!(v));
+        assert!(link("HTTPS://x.test/p").is_ok());
+        assert!(link("https://").is_err());
+        assert!(link("ftp://x").is_err());
+        assert!(link("https://x y").is_err());
     }
 }

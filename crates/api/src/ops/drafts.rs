@@ -1,21 +1,20 @@
 //! Agent API: drafts.
 
-use super::common::{
-    Base64Data, CodeInput, CursorInput, TimeInput, agent, encode_cursor, lookup_error,
-};
+use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, maybe_lookup, naming};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_drafts::draft::{Character, CharacterError, CharacterPick, InlineImageError};
 use fleetdesk_drafts::ports::{
     Attach, DraftContent, DraftEdit, DraftRefusal, DraftView, NewDraft, RedoDraft,
 };
 use fleetdesk_drafts::service::{DraftError, SubmitRequest};
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -25,61 +24,30 @@ use validator::Validate;
 /// Inline images are base64: 3 MB of images is about 4 MB of JSON.
 const SUBMIT_MAX_BODY: usize = 6 * 1024 * 1024;
 
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    tool: &'static str,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    let write = method != HttpMethod::Get;
-    OpSpec {
-        api: Api::Agent,
-        method,
-        path,
-        access: Access::Agent(if write {
-            Scope::DraftsWrite
-        } else {
-            Scope::DraftsRead
-        }),
-        tool: Some(tool),
-        tool_action: None,
-        idempotent: write,
-        request_id: write,
-        summary,
-        description,
-        created_status: false,
-        max_body: OpSpec::DEFAULT_MAX_BODY,
-        also_answers: &[],
-    }
-}
+component_items!(CharacterIn, InlineImageIn);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post, Put};
+    let write = |method, path| OpSpec::agent(method, path, Scope::DraftsWrite).idempotent();
     all.push(operation(
-        OpSpec {
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            ..spec(
-                HttpMethod::Get,
-                "/drafts",
-                "list_redo",
-                "Drafts waiting for a rewrite or sent back, with every review comment",
+        OpSpec::agent(Get, "/drafts", Scope::DraftsRead)
+            .tool("list_redo")
+            .summary("Drafts waiting for a rewrite or sent back, with every review comment")
+            .description(
                 "Oldest returned first. Each has its current body, the rewrite instruction or \
                  send-back comment, all review comments (oldest first) and its characters. \
                  Answer with update_draft.",
-            )
-        },
+            ),
         list_redo,
     ));
     all.push(operation(
-        OpSpec {
-            created_status: true,
-            max_body: SUBMIT_MAX_BODY,
-            also_answers: &[404],
-            ..spec(
-                HttpMethod::Post,
-                "/drafts",
-                "submit_draft",
-                "Write a draft for an account and send it to internal review",
+        write(Post, "/drafts")
+            .tool("submit_draft")
+            .created()
+            .max_body(SUBMIT_MAX_BODY)
+            .also_answers(&[404])
+            .summary("Write a draft for an account and send it to internal review")
+            .description(
                 "201 with the new draft. The same code with an identical body not yet published \
                  answers the original (200, duplicate true) and applies upload_ids, media_ids, \
                  characters and note to it. An account that is not active gets the post stocked: \
@@ -87,52 +55,45 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  saves a draft only. Media go on in publishing order: inline images, then \
                  upload_ids, then media_ids; a post carries at most 10 (instagram) or 4 media, \
                  and reddit no video.",
-            )
-        },
+            ),
         submit_draft,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Put,
-            "/drafts/{id}",
-            "update_draft",
-            "Rewrite one of your drafts and send it to review again",
-            "Only posts of your own accounts still in draft (draft, sent_back, rewrite_requested). \
-             A changed body answers the rewrite request (rewrite_answered true); the very body \
-             that was sent back is 422.",
-        ),
+        write(Put, "/drafts/{id}")
+            .tool("update_draft")
+            .summary("Rewrite one of your drafts and send it to review again")
+            .description(
+                "Only posts of your own accounts still in draft (draft, sent_back, rewrite_requested). \
+                 A changed body answers the rewrite request (rewrite_answered true); the very body \
+                 that was sent back is 422.",
+            ),
         update_draft,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/images",
-            "attach_images",
-            "Append finished uploads to a draft",
-            "Only while the post is a draft or in internal review. All or nothing: any bad id \
-             rejects the request. Items already on the post are skipped.",
-        ),
+        write(Post, "/drafts/{id}/images")
+            .tool("attach_images")
+            .summary("Append finished uploads to a draft")
+            .description(
+                "Only while the post is a draft or in internal review. All or nothing: any bad id \
+                 rejects the request. Items already on the post are skipped.",
+            ),
         attach_images,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/media",
-            "attach_media",
-            "Append media library items to a draft",
-            "Only while the post is a draft or in internal review. Items already on the post are \
-             skipped; archived items and items of another project are rejected; all or nothing.",
-        ),
+        write(Post, "/drafts/{id}/media")
+            .tool("attach_media")
+            .summary("Append media library items to a draft")
+            .description(
+                "Only while the post is a draft or in internal review. Items already on the post are \
+                 skipped; archived items and items of another project are rejected; all or nothing.",
+            ),
         attach_media,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/drafts/{id}/notes",
-            "add_note",
-            "Leave a note for the reviewers on a post's review record",
-            "Appears as an 'added note' entry with you as the actor.",
-        ),
+        write(Post, "/drafts/{id}/notes")
+            .tool("add_note")
+            .summary("Leave a note for the reviewers on a post's review record")
+            .description("Appears as an 'added note' entry with you as the actor."),
         add_note,
     ));
 }
@@ -149,19 +110,17 @@ pub struct IdPath {
 #[serde(deny_unknown_fields)]
 pub struct CharacterIn {
     /// A code from the cast of the account's persona, 1-24 characters.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub code: String,
+    pub code: Text<1, 24>,
     /// The post is told from this character's point of view; at most one.
     #[serde(default)]
     pub pov: bool,
 }
 
-fn picks(c: &Option<Vec<CharacterIn>>) -> Option<Vec<CharacterPick>> {
+fn picks(c: &Option<List<CharacterIn, 0, 6>>) -> Option<Vec<CharacterPick>> {
     c.as_ref().map(|v| {
         v.iter()
             .map(|c| CharacterPick {
-                code: c.code.clone(),
+                code: c.code.to_string(),
                 pov: c.pov,
             })
             .collect()
@@ -174,9 +133,7 @@ pub struct InlineImageIn {
     /// Base64 of a JPEG, PNG or WebP (a `data:` prefix is allowed); the type is judged from the
     /// bytes.
     pub data: Base64Data,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub caption: Option<String>,
+    pub caption: Option<Text<0, 200>>,
 }
 
 /// A draft as the write endpoints answer it.
@@ -187,7 +144,7 @@ pub struct Draft {
     pub code: String,
     pub platform: Platform,
     /// ISO UTC.
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// Images on the post.
     pub images: i64,
     /// Media items on the post, images and videos together.
@@ -211,7 +168,7 @@ fn draft(v: DraftView, noted: bool) -> Draft {
         status: v.status,
         code: v.code,
         platform: v.platform,
-        planned_at: v.planned_at.map(format_utc),
+        planned_at: v.planned_at.map(Utc),
         images: v.images,
         media: v.images + v.videos,
         duplicate: v.duplicate,
@@ -270,35 +227,41 @@ fn reply(v: DraftView, noted: bool) -> DraftReply {
     }
 }
 
-fn draft_error(e: DraftError) -> ApiError {
-    match e {
-        DraftError::Inline(i, e) => {
-            let field = match i {
-                Some(i) if !matches!(e, InlineImageError::TooLarge(_)) => {
-                    format!("images[{i}].data")
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of drafting
+
+impl From<DraftError> for ApiError {
+    fn from(e: DraftError) -> ApiError {
+        match e {
+            DraftError::Inline(i, e) => {
+                let field = match i {
+                    Some(i) if !matches!(e, InlineImageError::TooLarge(_)) => {
+                        format!("images[{i}].data")
+                    }
+                    _ => "images".to_owned(),
+                };
+                match e {
+                    InlineImageError::TooLarge(_) => {
+                        ApiError::new(ErrorCode::PayloadTooLarge, format!("{field}: {e}"))
+                            .with_field(field)
+                    }
+                    // Well-formed base64 of something else: the rule of the field, not its shape.
+                    e @ InlineImageError::NotAnImage => {
+                        ApiError::rejected(format!("{field}: {e}")).with_field(field)
+                    }
+                    e => ApiError::invalid(field, e),
                 }
-                _ => "images".to_owned(),
-            };
-            match e {
-                InlineImageError::TooLarge(_) => {
-                    ApiError::new(ErrorCode::PayloadTooLarge, format!("{field}: {e}"))
-                        .with_field(field)
-                }
-                // Well-formed base64 of something else: the rule of the field, not its shape.
-                e @ InlineImageError::NotAnImage => {
-                    ApiError::rejected(format!("{field}: {e}")).with_field(field)
-                }
-                e => ApiError::invalid(field, e),
             }
+            DraftError::Refused(r) => r.into(),
+            DraftError::Unexpected(e) => e.into(),
         }
-        DraftError::Refused(r) => refusal(r),
-        DraftError::Unexpected(e) => e.into(),
     }
 }
 
-fn refusal(r: DraftRefusal) -> ApiError {
-    match r {
-        DraftRefusal::Account(e) => lookup_error(e, "this code"),
+impl From<DraftRefusal> for ApiError {
+    fn from(r: DraftRefusal) -> ApiError {
+        match r {
+        DraftRefusal::Account(e) => e.into(),
         DraftRefusal::PostNotFound => ApiError::not_found("no such post in this workspace"),
         DraftRefusal::PostNotYours => {
             ApiError::forbidden("this post belongs to another agent's account")
@@ -338,7 +301,10 @@ fn refusal(r: DraftRefusal) -> ApiError {
         }
         DraftRefusal::Caps(e) => ApiError::rejected(e.to_string()),
     }
+    }
 }
+
+maybe_lookup!(DraftError, DraftError::Refused(DraftRefusal::Account(l)) => l);
 
 // ---------------------------------------------------------------------------------------------
 // GET /drafts
@@ -355,9 +321,7 @@ pub struct RedoQuery {
     /// rewrite_requested or sent_back; default both.
     pub status: Option<RedoStatus>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -366,7 +330,7 @@ pub struct RedoQuery {
 pub struct RedoList {
     pub drafts: Vec<RedoItem>,
     /// Pass as `cursor` for the next page; null on the last page.
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -378,10 +342,10 @@ pub struct RedoItem {
     /// The current body, to rewrite.
     pub body: String,
     pub topic: Option<String>,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// The rewrite instruction or send-back comment.
     pub instruction: Option<String>,
-    pub returned_at: String,
+    pub returned_at: Utc,
     /// Every review comment, oldest first.
     pub comments: Vec<RedoComment>,
     pub characters: Vec<Character>,
@@ -394,7 +358,7 @@ pub struct RedoComment {
     pub action: String,
     pub comment: String,
     pub by: String,
-    pub at: String,
+    pub at: Utc,
 }
 
 impl From<RedoDraft> for RedoItem {
@@ -406,9 +370,9 @@ impl From<RedoDraft> for RedoItem {
             platform: d.platform,
             body: d.body,
             topic: d.topic,
-            planned_at: d.planned_at.map(format_utc),
+            planned_at: d.planned_at.map(Utc),
             instruction: d.instruction,
-            returned_at: format_utc(d.returned_at),
+            returned_at: Utc(d.returned_at),
             comments: d
                 .comments
                 .into_iter()
@@ -416,7 +380,7 @@ impl From<RedoDraft> for RedoItem {
                     action: c.action,
                     comment: c.comment,
                     by: c.by,
-                    at: format_utc(c.at),
+                    at: Utc(c.at),
                 })
                 .collect(),
             characters: d.characters,
@@ -427,10 +391,9 @@ impl From<RedoDraft> for RedoItem {
 
 async fn list_redo(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, RedoQuery, Nothing>,
 ) -> Result<Reply<RedoList>, ApiError> {
-    let agent = agent(&caller)?;
     let statuses: Vec<PostStatus> = match req.query.status {
         Some(RedoStatus::RewriteRequested) => vec![PostStatus::RewriteRequested],
         Some(RedoStatus::SentBack) => vec![PostStatus::SentBack],
@@ -443,12 +406,12 @@ async fn list_redo(
             agent.agent_ref(),
             &statuses,
             after,
-            req.query.limit.unwrap_or(50),
+            limit_or(req.query.limit, 50),
         )
         .await?;
     Ok(Reply::ok(RedoList {
         drafts: page.items.into_iter().map(RedoItem::from).collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
     }))
 }
 
@@ -462,43 +425,27 @@ pub struct SubmitDraftBody {
     pub code: CodeInput,
     /// Only when a legacy code is repeated across platforms.
     pub platform: Option<Platform>,
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: String,
+    pub body: Text<1, 10000>,
     /// A short topic for the reviewer.
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
+    pub topic: Option<Text<0, 200>>,
     /// True for paid-partnership posts.
     pub sponsored: Option<bool>,
     /// ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
     pub planned_at: Option<TimeInput>,
     /// Small images inline: at most 4 and 3 MB in total.
-    #[validate(length(max = 4), nested)]
-    #[schema(max_items = 4)]
-    pub images: Option<Vec<InlineImageIn>>,
+    pub images: Option<List<InlineImageIn, 0, 4>>,
     /// Finished uploads, in publishing order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Option<Vec<Uuid>>,
+    pub upload_ids: Option<Ids<1, 10>>,
     /// Library items, placed after upload_ids in the given order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Option<Vec<Uuid>>,
+    pub media_ids: Option<Ids<1, 10>>,
     /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
-    #[validate(length(max = 6), nested)]
-    #[schema(max_items = 6)]
-    pub characters: Option<Vec<CharacterIn>>,
+    pub characters: Option<List<CharacterIn, 0, 6>>,
     /// Goes on the review record.
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub note: Option<Text<1, 1000>>,
     /// Default true: send to internal review; false: save as a draft only.
     pub submit: Option<bool>,
     /// Ad pick number: marks the post sponsored and links the pick.
-    #[validate(length(min = 1, max = 40))]
-    #[schema(min_length = 1, max_length = 40)]
-    pub pick: Option<String>,
+    pub pick: Option<Text<1, 40>>,
 }
 
 /// At most one character is the point of view (`check_character_shape`).
@@ -529,10 +476,9 @@ pub fn update_rules() -> Value {
 
 async fn submit_draft(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, SubmitDraftBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     if let Some(pick) = &b.pick {
@@ -550,34 +496,31 @@ async fn submit_draft(
                 code,
                 platform: b.platform,
             },
-            body: b.body,
-            topic: b.topic,
+            body: b.body.into(),
+            topic: b.topic.map(String::from),
             sponsored: b.sponsored.unwrap_or(false),
             planned_at: b.planned_at.map(|t| t.0),
             submit: b.submit.unwrap_or(true),
             content: DraftContent {
                 characters: picks(&b.characters),
                 images: Vec::new(),
-                upload_ids: b.upload_ids.unwrap_or_default(),
-                media_ids: b.media_ids.unwrap_or_default(),
-                note: b.note,
+                upload_ids: b.upload_ids.unwrap_or_default().into_vec(),
+                media_ids: b.media_ids.unwrap_or_default().into_vec(),
+                note: b.note.map(String::from),
             },
         },
         images: b
             .images
             .unwrap_or_default()
             .into_iter()
-            .map(|i| (i.data.0, i.caption))
+            .map(|i| (i.data.0, i.caption.map(String::from)))
             .collect(),
     };
     let view = ctx
         .drafts
         .submit(agent.agent_ref(), request)
         .await
-        .map_err(|e| match e {
-            DraftError::Refused(DraftRefusal::Account(l)) => lookup_error(l, &code_text),
-            e => draft_error(e),
-        })?;
+        .map_err(naming(&code_text))?;
     let status = if view.duplicate { 200 } else { 201 };
     Ok(Reply {
         status,
@@ -591,55 +534,38 @@ async fn submit_draft(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDraftBody {
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: String,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Option<Vec<Uuid>>,
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Option<Vec<Uuid>>,
+    pub body: Text<1, 10000>,
+    pub topic: Option<Text<0, 200>>,
+    pub upload_ids: Option<Ids<1, 10>>,
+    pub media_ids: Option<Ids<1, 10>>,
     /// Up to 6, main character first, at most one pov; replaces the set, empty clears it.
-    #[validate(length(max = 6), nested)]
-    #[schema(max_items = 6)]
-    pub characters: Option<Vec<CharacterIn>>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub characters: Option<List<CharacterIn, 0, 6>>,
+    pub note: Option<Text<1, 1000>>,
     /// Default true: back to internal review; false: keep it as a draft.
     pub submit: Option<bool>,
 }
 
 async fn update_draft(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, UpdateDraftBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let noted = b.note.is_some();
     let edit = DraftEdit {
         post_id: req.path.id,
-        body: b.body,
-        topic: b.topic,
+        body: b.body.into(),
+        topic: b.topic.map(String::from),
         submit: b.submit.unwrap_or(true),
         content: DraftContent {
             characters: picks(&b.characters),
             images: Vec::new(),
-            upload_ids: b.upload_ids.unwrap_or_default(),
-            media_ids: b.media_ids.unwrap_or_default(),
-            note: b.note,
+            upload_ids: b.upload_ids.unwrap_or_default().into_vec(),
+            media_ids: b.media_ids.unwrap_or_default().into_vec(),
+            note: b.note.map(String::from),
         },
     };
-    let view = ctx
-        .drafts
-        .update(agent.agent_ref(), edit)
-        .await
-        .map_err(draft_error)?;
+    let view = ctx.drafts.update(agent.agent_ref(), edit).await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
@@ -650,63 +576,51 @@ async fn update_draft(
 #[serde(deny_unknown_fields)]
 pub struct AttachImagesBody {
     /// Finished uploads, 1-10, appended in this order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub upload_ids: Vec<Uuid>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub upload_ids: Ids<1, 10>,
+    pub note: Option<Text<1, 1000>>,
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttachMediaBody {
     /// Library items, 1-10, appended in this order.
-    #[validate(length(min = 1, max = 10))]
-    #[schema(min_items = 1, max_items = 10)]
-    pub media_ids: Vec<Uuid>,
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: Option<String>,
+    pub media_ids: Ids<1, 10>,
+    pub note: Option<Text<1, 1000>>,
 }
 
 async fn attach_images(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, AttachImagesBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let noted = req.body.note.is_some();
     let view = ctx
         .drafts
         .attach(
             agent.agent_ref(),
             req.path.id,
-            Attach::Uploads(req.body.upload_ids),
-            req.body.note,
+            Attach::Uploads(req.body.upload_ids.into_vec()),
+            req.body.note.map(String::from),
         )
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
 async fn attach_media(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, AttachMediaBody>,
 ) -> Result<Reply<DraftReply>, ApiError> {
-    let agent = agent(&caller)?;
     let noted = req.body.note.is_some();
     let view = ctx
         .drafts
         .attach(
             agent.agent_ref(),
             req.path.id,
-            Attach::Media(req.body.media_ids),
-            req.body.note,
+            Attach::Media(req.body.media_ids.into_vec()),
+            req.body.note.map(String::from),
         )
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(reply(view, noted)))
 }
 
@@ -716,9 +630,7 @@ async fn attach_media(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteBody {
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub note: String,
+    pub note: Text<1, 1000>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -734,14 +646,12 @@ pub struct NotedDraft {
 
 async fn add_note(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, NoteBody>,
 ) -> Result<Reply<Noted>, ApiError> {
-    let agent = agent(&caller)?;
     ctx.drafts
         .add_note(agent.agent_ref(), req.path.id, &req.body.note)
-        .await
-        .map_err(draft_error)?;
+        .await?;
     Ok(Reply::ok(Noted {
         draft: NotedDraft {
             id: req.path.id,

@@ -1,152 +1,140 @@
 //! Agent API: post inventory.
 
-use super::common::{
-    CodeInput, CursorInput, IsoTimeInput, Origin, TimeInput, agent, agent_tool as spec,
-    encode_cursor, lookup_error,
-};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
-use super::posts::{OnBehalfOf, OnBehalfRoleIn};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_inventory::service::InventoryFilter;
 use fleetdesk_inventory::{
-    DeleteRefusal, InventoryQuery, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal,
-    UnstockRefusal,
+    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, UnstockRefusal,
 };
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_posts::post::PostStatus;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
+relay_body!(DeleteStockedBody);
+
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            also_answers: &[404, 409],
-            ..spec(
-            HttpMethod::Get,
-            "/posts/inventory",
-            Scope::DraftsRead,
-            "list_inventory",
-            false,
-            "Finished posts held in inventory, per account",
-            "Accounts with stocked posts, each with its state, whether it is active, how many it \
-             holds and this page's posts (oldest stocked first). Unstock a post for a day that \
-             still needs one instead of writing new.",
-        )
-        },
+        OpSpec::agent(Get, "/posts/inventory", Scope::DraftsRead)
+            .tool("list_inventory")
+            .also_answers(&[404, 409])
+            .summary("Finished posts held in inventory, per account")
+            .description(
+                "Accounts with stocked posts, each with its state, whether it is active, how many it \
+                 holds and this page's posts (oldest stocked first). Unstock a post for a day that \
+                 still needs one instead of writing new.",
+            ),
         list_inventory,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/stock",
-            Scope::DraftsWrite,
-            "stock_post",
-            true,
-            "Move one of your posts to inventory",
-            "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
-             posts and posts the service is publishing are 422. A post you scheduled in your own \
-             tool is listed in work_today's unschedule_stocked until you remove it there and \
-             confirm. Stocking a post already in stock answers unchanged.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/stock", Scope::DraftsWrite)
+            .tool("stock_post")
+            .idempotent()
+            .summary("Move one of your posts to inventory")
+            .description(
+                "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
+                 posts and posts the service is publishing are 422. A post you scheduled in your own \
+                 tool is listed in work_today's unschedule_stocked until you remove it there and \
+                 confirm. Stocking a post already in stock answers unchanged.",
+            ),
         stock_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/unstock",
-            Scope::DraftsWrite,
-            "unstock_post",
-            true,
-            "Release a stocked post for a day that still needs posts",
-            "The account must be active and planned_at in the future. A day that already has its \
-             target is 409 already_covered (extra: true when this call asked for an extra post \
-             and even that is taken). The post goes back to internal review, or to the redo list \
-             if it was waiting for a rewrite.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/unstock", Scope::DraftsWrite)
+            .tool("unstock_post")
+            .idempotent()
+            .summary("Release a stocked post for a day that still needs posts")
+            .description(
+                "The account must be active and planned_at in the future. A day that already has its \
+                 target is 409 already_covered (extra: true when this call asked for an extra post \
+                 and even that is taken). The post goes back to internal review, or to the redo list \
+                 if it was waiting for a rewrite.",
+            ),
         unstock_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/unscheduled",
-            Scope::PostsWrite,
-            "confirm_unscheduled",
-            false,
-            "Confirm a stocked post was removed from your publishing tool",
-            "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/unscheduled", Scope::PostsWrite)
+            .tool("confirm_unscheduled")
+            .summary("Confirm a stocked post was removed from your publishing tool")
+            .description(
+                "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
+            ),
         confirm_unscheduled,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/delete-stocked",
-            Scope::RelayWrite,
-            "delete_stocked_post",
-            false,
-            "Delete a post from inventory on behalf of an agency person",
-            "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
-             client may not delete stock (403). The post and its review record remain; it can no \
-             longer be scheduled.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/delete-stocked", Scope::RelayWrite)
+            .tool("delete_stocked_post")
+            .summary("Delete a post from inventory on behalf of an agency person")
+            .description(
+                "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
+                 client may not delete stock (403). The post and its review record remain; it can no \
+                 longer be scheduled.",
+            ),
         delete_stocked_post,
     ));
 }
 
-fn refusal(r: InventoryRefusal) -> ApiError {
-    match r {
-        InventoryRefusal::Lookup(_) => ApiError::not_found("no such post among your accounts"),
-        InventoryRefusal::Stock(StockRefusal::Finished(s)) => ApiError::rejected(format!(
-            "the post is {s}; only posts not yet published (draft, review, approved, scheduled) \
+/// How the API answers each refusal of the inventory.
+impl From<InventoryRefusal> for ApiError {
+    fn from(r: InventoryRefusal) -> ApiError {
+        match r {
+            InventoryRefusal::Lookup(_) => ApiError::not_found("no such post among your accounts"),
+            InventoryRefusal::Stock(StockRefusal::Finished(s)) => ApiError::rejected(format!(
+                "the post is {s}; only posts not yet published (draft, review, approved, scheduled) \
              can be stocked"
-        )),
-        InventoryRefusal::Stock(StockRefusal::Discarded) => {
-            ApiError::rejected("the post was deleted from inventory")
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::NotInStock(s)) => {
-            ApiError::rejected(format!("the post is {s}, not in inventory"))
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::AccountNotActive(state)) => {
-            ApiError::rejected(format!(
-                "the account is {}, not active; stocked posts are released only to active \
+            )),
+            InventoryRefusal::Stock(StockRefusal::Discarded) => {
+                ApiError::rejected("the post was deleted from inventory")
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::NotInStock(s)) => {
+                ApiError::rejected(format!("the post is {s}, not in inventory"))
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::AccountNotActive(state)) => {
+                ApiError::rejected(format!(
+                    "the account is {}, not active; stocked posts are released only to active \
                  accounts",
-                state.as_deref().unwrap_or("without a live account")
-            ))
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::NotFuture(t)) => {
-            ApiError::rejected(format!("planned_at {} is not in the future", format_utc(t)))
-                .with_field("planned_at")
-        }
-        InventoryRefusal::Unstock(UnstockRefusal::AlreadyCovered {
-            extra,
-            committed,
-            target,
-        }) => ApiError::new(
-            ErrorCode::AlreadyCovered,
-            format!(
-                "that day already has {committed} post(s) for a target of {target}{}",
-                if extra { " and its extra" } else { "" }
-            ),
-        )
-        .with_extra("extra", extra),
-        InventoryRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
-        InventoryRefusal::NotStocked(s) => ApiError::rejected(format!(
-            "the post is {s}, not in inventory, and has nothing to unschedule"
-        )),
-        InventoryRefusal::Delete(DeleteRefusal::Client) => {
-            ApiError::forbidden("a client may not delete posts from inventory")
-                .with_field("on_behalf_of.role")
-        }
-        InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
-            ApiError::rejected(format!("the post is {s}, not in inventory"))
+                    state.as_deref().unwrap_or("without a live account")
+                ))
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::NotFuture(t)) => {
+                ApiError::rejected(format!("planned_at {} is not in the future", Utc(t)))
+                    .with_field("planned_at")
+            }
+            InventoryRefusal::Unstock(UnstockRefusal::AlreadyCovered {
+                extra,
+                committed,
+                target,
+            }) => ApiError::new(
+                ErrorCode::AlreadyCovered,
+                format!(
+                    "that day already has {committed} post(s) for a target of {target}{}",
+                    if extra { " and its extra" } else { "" }
+                ),
+            )
+            .with_extra("extra", extra),
+            InventoryRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+            InventoryRefusal::NotStocked(s) => ApiError::rejected(format!(
+                "the post is {s}, not in inventory, and has nothing to unschedule"
+            )),
+            InventoryRefusal::Delete(DeleteRefusal::Client) => {
+                ApiError::forbidden("a client may not delete posts from inventory")
+                    .with_field("on_behalf_of.role")
+            }
+            InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
+                ApiError::rejected(format!("the post is {s}, not in inventory"))
+            }
         }
     }
 }
@@ -160,24 +148,25 @@ pub struct MovedReply {
 pub struct MovedPost {
     pub id: Uuid,
     pub status: PostStatus,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     /// The call changed nothing (already in stock, already confirmed).
     pub unchanged: bool,
     /// Still to be removed from your publishing tool.
     pub unschedule_pending: bool,
 }
 
-fn moved(r: Result<Moved, InventoryRefusal>) -> Result<Reply<MovedReply>, ApiError> {
-    let m = r.map_err(refusal)?;
-    Ok(Reply::ok(MovedReply {
-        post: MovedPost {
-            id: m.id,
-            status: m.status,
-            planned_at: m.planned_at.map(format_utc),
-            unchanged: m.unchanged,
-            unschedule_pending: m.unschedule_pending,
-        },
-    }))
+impl From<Moved> for MovedReply {
+    fn from(m: Moved) -> MovedReply {
+        MovedReply {
+            post: MovedPost {
+                id: m.id,
+                status: m.status,
+                planned_at: m.planned_at.map(Utc),
+                unchanged: m.unchanged,
+                unschedule_pending: m.unschedule_pending,
+            },
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,9 +187,7 @@ pub struct InventoryQueryIn {
     pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -208,7 +195,7 @@ pub struct InventoryQueryIn {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InventoryList {
     pub accounts: Vec<InventoryAccountOut>,
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -233,45 +220,37 @@ pub struct InventoryPostOut {
     /// The status before stocking.
     pub from_status: Option<PostStatus>,
     /// The planned time before stocking.
-    pub planned_was: Option<String>,
+    pub planned_was: Option<Utc>,
     pub reason: Option<String>,
     pub waiting_rewrite: bool,
     pub unschedule_pending: bool,
-    pub stocked_at: String,
+    pub stocked_at: Utc,
 }
 
 async fn list_inventory(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, InventoryQueryIn, Nothing>,
 ) -> Result<Reply<InventoryList>, ApiError> {
-    let agent = agent(&caller)?;
     let q = req.query;
-    let slot = match &q.code {
-        Some(code) => {
-            let code_ref = CodeRef {
-                code: code.0.clone(),
-                platform: q.platform,
-            };
-            let account = ctx
-                .accounts
-                .resolve(agent.agent_ref(), &code_ref)
-                .await?
-                .map_err(|e| lookup_error(e, code.0.as_str()))?;
-            Some(account.slot_id)
-        }
-        None => None,
-    };
-    let query = InventoryQuery {
+    let code = q.code.as_ref().map(|c| CodeRef {
+        code: c.0.clone(),
+        platform: q.platform,
+    });
+    let filter = InventoryFilter {
+        code,
         sponsored: q.sponsored.map(|s| match s {
             SponsoredFilter::Only => Sponsored::Only,
             SponsoredFilter::Exclude => Sponsored::Exclude,
         }),
-        slot,
         after: q.cursor.map(|c| c.0),
-        limit: q.limit.unwrap_or(50),
+        limit: limit_or(q.limit, 50),
     };
-    let page = ctx.inventory.list(agent.agent_ref(), &query).await?;
+    let page = ctx
+        .inventory
+        .list(agent.agent_ref(), filter)
+        .await?
+        .map_err(naming(q.code.as_ref().map_or("", |c| c.0.as_str())))?;
     let accounts = page
         .accounts
         .into_iter()
@@ -286,11 +265,11 @@ async fn list_inventory(
                     topic: p.topic.clone(),
                     sponsored: p.sponsored,
                     from_status: p.from_status,
-                    planned_was: p.planned_was.map(format_utc),
+                    planned_was: p.planned_was.map(Utc),
                     reason: p.reason.clone(),
                     waiting_rewrite: p.waiting_rewrite,
                     unschedule_pending: p.unschedule_pending,
-                    stocked_at: format_utc(p.stocked_at),
+                    stocked_at: Utc(p.stocked_at),
                 })
                 .collect(),
             code: a.code,
@@ -302,7 +281,7 @@ async fn list_inventory(
         .collect();
     Ok(Reply::ok(InventoryList {
         accounts,
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
     }))
 }
 
@@ -313,22 +292,19 @@ async fn list_inventory(
 #[serde(deny_unknown_fields)]
 pub struct StockBody {
     /// Why the post is held.
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<1, 1000>>,
 }
 
 async fn stock_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, StockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
-        .await?;
-    moved(r)
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
@@ -342,11 +318,10 @@ pub struct UnstockBody {
 
 async fn unstock_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, UnstockBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .unstock(
             agent.agent_ref(),
@@ -355,21 +330,20 @@ async fn unstock_post(
             req.body.extra.unwrap_or(false),
             Timestamp::now(),
         )
-        .await?;
-    moved(r)
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 async fn confirm_unscheduled(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, Nothing>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
-    let r = ctx
+    let moved = ctx
         .inventory
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
-        .await?;
-    moved(r)
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,13 +352,9 @@ async fn confirm_unscheduled(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteStockedBody {
-    #[validate(length(min = 1, max = 1000))]
-    #[schema(min_length = 1, max_length = 1000)]
-    pub reason: Option<String>,
+    pub reason: Option<Text<1, 1000>>,
     /// The person who decided; role agency (or admin). A client is 403.
-    #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,
-    #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
     pub effective_at: Option<IsoTimeInput>,
@@ -392,24 +362,17 @@ pub struct DeleteStockedBody {
 
 async fn delete_stocked_post(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, DeleteStockedBody>,
 ) -> Result<Reply<MovedReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => OnBehalfRole::Agency,
         OnBehalfRoleIn::Client => OnBehalfRole::Client,
         OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
     };
-    let relay = json!({
-        "agent": {"id": agent.agent_id, "name": agent.agent_name},
-        "on_behalf_of": b.on_behalf_of,
-        "origin": b.origin,
-        "effective_at": effective_at.map(format_utc),
-    });
-    let r = ctx
+    let relay = RelayRecord::of(&agent, &b).to_json();
+    let moved = ctx
         .inventory
         .delete_stocked(
             agent.agent_ref(),
@@ -419,6 +382,6 @@ async fn delete_stocked_post(
             b.reason.as_deref(),
             &relay,
         )
-        .await?;
-    moved(r)
+        .await??;
+    Ok(Reply::ok(moved.into()))
 }

@@ -1,125 +1,87 @@
 //! Agent API: uploads and the media library.
 
-use super::common::{CodeInput, TagInput, agent, lookup_error};
+use super::common::{CodeInput, TagInput, maybe_lookup, naming};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Int, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
 use bytes::Bytes;
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_kernel::media::{
     CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
 };
-use fleetdesk_kernel::{ErrorCode, Platform, format_utc};
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
 use fleetdesk_media::upload::UploadMode;
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-fn token_spec(
-    path: &'static str,
-    summary: &'static str,
-    description: &'static str,
-    max_body: u64,
-) -> OpSpec {
-    OpSpec {
-        api: Api::Agent,
-        method: HttpMethod::Put,
-        path,
-        access: Access::Token,
-        tool: None,
-        tool_action: None,
-        idempotent: false,
-        request_id: false,
-        summary,
-        description,
-        created_status: false,
-        max_body: max_body as usize,
-        also_answers: &[],
-    }
-}
+component_items!(TagInput);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Post,
-            path: "/uploads",
-            access: Access::Agent(Scope::DraftsWrite),
-            tool: Some("create_upload"),
-            tool_action: None,
-            idempotent: true,
-            request_id: true,
-            summary: "Get a link to upload an image or a video",
-            description: "Images, and videos up to 4 MB: `mode: single`, PUT the file to upload_url \
+        OpSpec::agent(Post, "/uploads", Scope::DraftsWrite)
+            .tool("create_upload")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary("Get a link to upload an image or a video")
+            .description(
+                "Images, and videos up to 4 MB: `mode: single`, PUT the file to upload_url \
                 (valid 1 hour, once). Videos over 4 MB (up to 500 MB): `mode: chunked`, PUT chunks \
                 of exactly 3145728 bytes (the last may be smaller) in order from 0 to chunk_url \
                 followed by the chunk index (valid 23 hours). A poster (thumbnail) may go to \
                 poster_url any time the link is valid. The file becomes a media library item.",
-            created_status: true,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+            ),
         create_upload,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}",
-            "Send the whole file of a single upload",
-            "Raw bytes (application/octet-stream), JPEG, PNG, WebP, MP4, MOV or WebM up to 4 MB, \
-             the type judged from the file header. No key: the one-time token `t` is the \
-             credential. An identical file already in the library answers with that item's id.",
-            SINGLE_MAX_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}", SINGLE_MAX_BYTES)
+            .summary("Send the whole file of a single upload")
+            .description(
+                "Raw bytes (application/octet-stream), JPEG, PNG, WebP, MP4, MOV or WebM up to 4 MB, \
+                 the type judged from the file header. No key: the one-time token `t` is the \
+                 credential. An identical file already in the library answers with that item's id.",
+            ),
         put_upload,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}/chunks",
-            "Send one chunk of a chunked upload",
-            "Chunks go in order from n=0, each exactly 3145728 bytes except the last. Resending a \
-             received chunk only answers the progress; a skipped chunk is 422 naming next_chunk. \
-             The last chunk answers done true with media_id. Progress survives a restart of the \
-             service.",
-            CHUNK_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}/chunks", CHUNK_BYTES)
+            .summary("Send one chunk of a chunked upload")
+            .description(
+                "Chunks go in order from n=0, each exactly 3145728 bytes except the last. Resending a \
+                 received chunk only answers the progress; a skipped chunk is 422 naming next_chunk. \
+                 The last chunk answers done true with media_id. Progress survives a restart of the \
+                 service.",
+            ),
         put_chunk,
     ));
     all.push(raw_operation(
-        token_spec(
-            "/uploads/{id}/poster",
-            "Send a video's poster (thumbnail)",
-            "A JPEG, PNG or WebP up to 4 MB, before or after the video and after the draft is \
-             submitted, while the link is valid.",
-            POSTER_MAX_BYTES,
-        ),
+        OpSpec::token_put("/uploads/{id}/poster", POSTER_MAX_BYTES)
+            .summary("Send a video's poster (thumbnail)")
+            .description(
+                "A JPEG, PNG or WebP up to 4 MB, before or after the video and after the draft is \
+                 submitted, while the link is valid.",
+            ),
         put_poster,
     ));
     all.push(operation(
-        OpSpec {
-            api: Api::Agent,
-            method: HttpMethod::Get,
-            path: "/media",
-            access: Access::Agent(Scope::DraftsRead),
-            tool: Some("list_media"),
-            tool_action: None,
-            idempotent: false,
-            request_id: false,
-            summary: "Search the media library",
-            description: "Items of every project of your workspace plus unscoped shared ones; \
+        OpSpec::agent(Get, "/media", Scope::DraftsRead)
+            .tool("list_media")
+            .also_answers(&[404])
+            .summary("Search the media library")
+            .description("Items of every project of your workspace plus unscoped shared ones; \
                 archived items are excluded. Links are valid at least links_expire_in_seconds; videos answer HTTP \
-                Range requests.",
-            created_status: false,
-            max_body: OpSpec::DEFAULT_MAX_BODY,
-            also_answers: &[404],
-        },
+                Range requests."),
         list_media,
     ));
 }
@@ -133,25 +95,15 @@ pub struct CreateUploadBody {
     /// The account the file is for (current or legacy code, 1-40).
     pub code: CodeInput,
     pub platform: Option<Platform>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub caption: Option<String>,
+    pub caption: Option<Text<0, 200>>,
     /// A cast code of the account's persona, 1-24.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub character: Option<String>,
+    pub character: Option<Text<1, 24>>,
     /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
-    #[validate(length(max = 20))]
-    #[schema(max_items = 20)]
-    pub tags: Option<Vec<TagInput>>,
+    pub tags: Option<List<TagInput, 0, 20>>,
     /// A project of this workspace, 1-80; default the persona's project.
-    #[validate(length(min = 1, max = 80))]
-    #[schema(min_length = 1, max_length = 80)]
-    pub project: Option<String>,
+    pub project: Option<Text<1, 80>>,
     /// Size of the file: required for videos and files over 4 MB.
-    #[validate(range(min = 1, max = 524_288_000))]
-    #[schema(minimum = 1, maximum = 524_288_000)]
-    pub bytes: Option<i64>,
+    pub bytes: Option<Int<1, 524_288_000>>,
     /// Required for videos.
     pub mime_type: Option<MediaType>,
 }
@@ -201,7 +153,7 @@ pub struct Upload {
     pub chunk_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunks: Option<i32>,
-    pub expires_at: String,
+    pub expires_at: Utc,
     pub how: String,
     /// Present once the file is stored.
     pub media_id: Option<Uuid>,
@@ -209,10 +161,9 @@ pub struct Upload {
 
 async fn create_upload(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, CreateUploadBody>,
 ) -> Result<Reply<Upload>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     let code = b.code.0;
     let code_text = code.as_str().to_owned();
@@ -221,39 +172,23 @@ async fn create_upload(
             code,
             platform: b.platform,
         },
-        caption: b.caption,
-        character: b.character,
+        caption: b.caption.map(String::from),
+        character: b.character.map(String::from),
         tags: b
             .tags
             .unwrap_or_default()
             .into_iter()
             .map(|t| t.0)
             .collect(),
-        project: b.project,
-        bytes: b.bytes.map(|b| b as u64),
+        project: b.project.map(String::from),
+        bytes: b.bytes.map(|b| b.get() as u64),
         mime_type: b.mime_type,
     };
     let created = ctx
         .media
         .create_upload(agent.agent_ref(), request, Timestamp::now())
         .await
-        .map_err(|e| match e {
-            CreateUploadError::Plan(p) if p.is_too_large() => {
-                ApiError::new(ErrorCode::PayloadTooLarge, format!("{}: {p}", p.field()))
-                    .with_field(p.field())
-            }
-            CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
-            CreateUploadError::Refused(UploadRefusal::Account(l)) => lookup_error(l, &code_text),
-            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
-                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
-                    .with_field("project")
-            }
-            CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
-                "character: {c} is not in the cast of this account's persona"
-            ))
-            .with_field("character"),
-            CreateUploadError::Unexpected(e) => e.into(),
-        })?;
+        .map_err(naming(&code_text))?;
     let base = format!("{}/api/agent/v1/uploads/{}", ctx.base_url(), created.id);
     let t = &created.token;
     let accepts: Vec<String> = MediaType::ALL
@@ -261,7 +196,7 @@ async fn create_upload(
         .filter(|m| created.plan.mode == UploadMode::Single || m.kind() == MediaKind::Video)
         .map(|m| m.mime().to_owned())
         .collect();
-    let expires_at = format_utc(created.plan.expires_at);
+    let expires_at = Utc(created.plan.expires_at);
     let upload = match created.plan.mode {
         UploadMode::Single => Upload {
             upload_id: created.id,
@@ -310,54 +245,77 @@ async fn create_upload(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the media library
+
+impl From<CreateUploadError> for ApiError {
+    fn from(e: CreateUploadError) -> ApiError {
+        match e {
+            CreateUploadError::Plan(p) if p.is_too_large() => {
+                ApiError::new(ErrorCode::PayloadTooLarge, format!("{}: {p}", p.field()))
+                    .with_field(p.field())
+            }
+            CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
+            CreateUploadError::Refused(UploadRefusal::Account(l)) => l.into(),
+            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
+                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
+                    .with_field("project")
+            }
+            CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
+                "character: {c} is not in the cast of this account's persona"
+            ))
+            .with_field("character"),
+            CreateUploadError::Unexpected(e) => e.into(),
+        }
+    }
+}
+
+maybe_lookup!(CreateUploadError, CreateUploadError::Refused(UploadRefusal::Account(l)) => l);
+
+// ---------------------------------------------------------------------------------------------
 // The three file PUTs
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct TokenQuery {
     /// The token from the upload link.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub t: String,
+    pub t: Text<1, 200>,
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct ChunkQuery {
     /// The token from the upload link.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub t: String,
+    pub t: Text<1, 200>,
     /// The chunk index, from 0.
-    #[validate(range(min = 0, max = 1000))]
-    #[schema(minimum = 0, maximum = 1000)]
-    pub n: i64,
+    pub n: Int<0, 1000>,
 }
 
-fn put_error(e: PutError) -> ApiError {
-    match e {
-        PutError::NotFound => ApiError::not_found("no such upload"),
-        PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
-        PutError::Expired(at) => ApiError::unauthorized(format!(
-            "this upload link expired at {}; create a new upload",
-            format_utc(at)
-        )),
-        PutError::Used(media_id) => {
-            let e = ApiError::rejected("this upload link was already used; it works once");
-            match media_id {
-                Some(id) => e.with_extra("media_id", id),
-                None => e,
+impl From<PutError> for ApiError {
+    fn from(e: PutError) -> ApiError {
+        match e {
+            PutError::NotFound => ApiError::not_found("no such upload"),
+            PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
+            PutError::Expired(at) => ApiError::unauthorized(format!(
+                "this upload link expired at {}; create a new upload",
+                Utc(at)
+            )),
+            PutError::Used(media_id) => {
+                let e = ApiError::rejected("this upload link was already used; it works once");
+                match media_id {
+                    Some(id) => e.with_extra("media_id", id),
+                    None => e,
+                }
             }
+            PutError::WrongMode(..) | PutError::PosterForImage => ApiError::rejected(e.to_string()),
+            PutError::Body(m) => ApiError::invalid("body", m),
+            PutError::Skipped { next_chunk } => ApiError::rejected(format!(
+                "n: chunks go in order; send chunk {next_chunk} next"
+            ))
+            .with_field("n")
+            .with_extra("next_chunk", next_chunk),
+            PutError::OutOfRange(last) => {
+                ApiError::invalid("n", format!("must be between 0 and {last}"))
+            }
+            PutError::Unexpected(e) => e.into(),
         }
-        PutError::WrongMode(..) | PutError::PosterForImage => ApiError::rejected(e.to_string()),
-        PutError::Body(m) => ApiError::invalid("body", m),
-        PutError::Skipped { next_chunk } => ApiError::rejected(format!(
-            "n: chunks go in order; send chunk {next_chunk} next"
-        ))
-        .with_field("n")
-        .with_extra("next_chunk", next_chunk),
-        PutError::OutOfRange(last) => {
-            ApiError::invalid("n", format!("must be between 0 and {last}"))
-        }
-        PutError::Unexpected(e) => e.into(),
     }
 }
 
@@ -381,8 +339,7 @@ async fn put_upload(
     let stored = ctx
         .media
         .put_single(id, &req.query.t, body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .await?;
     Ok(Reply::ok(StoredFile {
         upload_id: id,
         media_id: stored.media_id,
@@ -413,9 +370,8 @@ async fn put_chunk(
     let id = req.path.id;
     let p = ctx
         .media
-        .put_chunk(id, &req.query.t, req.query.n, body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .put_chunk(id, &req.query.t, req.query.n.get(), body, Timestamp::now())
+        .await?;
     Ok(Reply::ok(ChunkProgress {
         upload_id: id,
         media_id: p.media_id,
@@ -440,8 +396,7 @@ async fn put_poster(
     let id = req.path.id;
     ctx.media
         .put_poster(id, &req.query.t, body, Timestamp::now())
-        .await
-        .map_err(put_error)?;
+        .await?;
     Ok(Reply::ok(PosterStored {
         upload_id: id,
         poster: true,
@@ -462,27 +417,17 @@ pub enum MediaSort {
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct MediaListQuery {
     /// A project of this workspace: its items plus unscoped ones.
-    #[validate(length(min = 1, max = 80))]
-    #[schema(min_length = 1, max_length = 80)]
-    pub project: Option<String>,
+    pub project: Option<Text<1, 80>>,
     /// A cast code.
-    #[validate(length(min = 1, max = 24))]
-    #[schema(min_length = 1, max_length = 24)]
-    pub character: Option<String>,
-    #[validate(length(min = 1, max = 30))]
-    #[schema(min_length = 1, max_length = 30)]
-    pub tag: Option<String>,
+    pub character: Option<Text<1, 24>>,
+    pub tag: Option<Text<1, 30>>,
     pub kind: Option<MediaKind>,
     /// Searches captions and tags.
-    #[validate(length(min = 1, max = 100))]
-    #[schema(min_length = 1, max_length = 100)]
-    pub q: Option<String>,
+    pub q: Option<Text<1, 100>>,
     /// newest (default) or most_used.
     pub sort: Option<MediaSort>,
     /// 1-100, default 30.
-    #[validate(range(min = 1, max = 100))]
-    #[schema(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<100>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -508,7 +453,7 @@ pub struct MediaItem {
     pub duration_ms: Option<i64>,
     /// Posts using the item.
     pub used_count: i64,
-    pub created_at: String,
+    pub created_at: Utc,
     pub url: String,
     /// The image itself, or a video's poster; null for a video without one.
     pub thumb_url: Option<String>,
@@ -532,25 +477,24 @@ fn item(i: Item, links: &Links, base: &str, expires: i64) -> MediaItem {
         height: i.height,
         duration_ms: i.duration_ms,
         used_count: i.used_count,
-        created_at: format_utc(i.created_at),
+        created_at: Utc(i.created_at),
     }
 }
 
 async fn list_media(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, MediaListQuery, Nothing>,
 ) -> Result<Reply<MediaList>, ApiError> {
-    let agent = agent(&caller)?;
     let q = req.query;
     let query = MediaQuery {
-        project: q.project,
-        character: q.character,
-        tag: q.tag,
+        project: q.project.map(String::from),
+        character: q.character.map(String::from),
+        tag: q.tag.map(String::from),
         kind: q.kind,
-        q: q.q,
+        q: q.q.map(String::from),
         most_used: matches!(q.sort, Some(MediaSort::MostUsed)),
-        limit: q.limit.unwrap_or(30),
+        limit: limit_or(q.limit, 30),
     };
     let items = ctx
         .media

@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod media;
 pub mod personal;
 pub mod posts;
+pub mod relay;
 
 use serde_json::Value;
 

@@ -1,21 +1,21 @@
 //! Personal API: who I am, the review queue, one post, review moves and published posts.
 //! A member's role is read afresh on every request (the pipeline authenticates each call).
 
-use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, encode_cursor};
+use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput};
 use super::drafts::IdPath;
-use super::posts::{LinkSigner, PostOut, TransitionReply, post_out, transition_result};
+use super::posts::{LinkSigner, PostOut, TransitionReply, post_out};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::Links;
-use crate::op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_kernel::format_utc;
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_posts::ports::{
     PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
 };
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::review::{ReviewTarget, ReviewerRole};
-use fleetdesk_tenancy::{Caller, MemberCaller, MemberRole, PersonalAccess};
+use fleetdesk_tenancy::{MemberCaller, MemberRole, PersonalAccess};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,101 +23,59 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-fn spec(
-    method: HttpMethod,
-    path: &'static str,
-    access: PersonalAccess,
-    tool: &'static str,
-    idempotent: bool,
-    summary: &'static str,
-    description: &'static str,
-) -> OpSpec {
-    OpSpec::tool(
-        Api::Personal,
-        method,
-        path,
-        Access::Personal(access),
-        tool,
-        idempotent,
-        summary,
-        description,
-    )
-}
-
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
+    use PersonalAccess::{Member, Review};
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/me",
-            PersonalAccess::Member,
-            "whoami",
-            false,
-            "Who this personal key acts as: the person, organization and role",
-            "The role is read afresh on every request.",
-        ),
+        OpSpec::personal(Get, "/me", Member)
+            .tool("whoami")
+            .summary("Who this personal key acts as: the person, organization and role")
+            .description("The role is read afresh on every request."),
         whoami,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/review",
-            PersonalAccess::Member,
-            "review_queue",
-            false,
-            "Posts waiting for review, oldest planned first",
-            "Agency people and admins see internal and client review (filter with stage); a \
-             client sees only posts in client review. Media links are signed and expire.",
-        ),
+        OpSpec::personal(Get, "/review", Member)
+            .tool("review_queue")
+            .summary("Posts waiting for review, oldest planned first")
+            .description(
+                "Agency people and admins see internal and client review (filter with stage); a \
+                 client sees only posts in client review. Media links are signed and expire.",
+            ),
         review_queue,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/{id}",
-            PersonalAccess::Member,
-            "get_post",
-            false,
-            "One post with its media links, what agents reported and its review record",
-            "A client sees posts in client review or that went through it.",
-        ),
+        OpSpec::personal(Get, "/posts/{id}", Member)
+            .tool("get_post")
+            .summary("One post with its media links, what agents reported and its review record")
+            .description("A client sees posts in client review or that went through it."),
         get_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/transition",
-            PersonalAccess::Review,
-            "review_post",
-            true,
-            "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
-            "From internal_review: approved (client review off), client_review (on), sent_back, \
-             rewrite_requested, cancelled. From client_review: approved (the client with the \
-             review right, or an admin; an agency person cannot approve on behalf of the client \
-             while client review is on), sent_back, rewrite_requested. planned_at with \
-             to: approved on an approved post reschedules it. comment is required for sent_back \
-             and rewrite_requested. Any other move is 422.",
-        ),
+        OpSpec::personal(Post, "/posts/{id}/transition", Review)
+            .tool("review_post")
+            .idempotent()
+            .summary(
+                "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
+            )
+            .description(
+                "From internal_review: approved (client review off), client_review (on), sent_back, \
+                 rewrite_requested, cancelled. From client_review: approved (the client with the \
+                 review right, or an admin; an agency person cannot approve on behalf of the client \
+                 while client review is on), sent_back, rewrite_requested. planned_at with \
+                 to: approved on an approved post reschedules it. comment is required for sent_back \
+                 and rewrite_requested. Any other move is 422.",
+            ),
         review_post,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/published",
-            PersonalAccess::Member,
-            "published_posts",
-            false,
-            "Published posts, newest first, with their links and latest metrics",
-            "As agents reported them. A client sees posts that went through client review.",
-        ),
+        OpSpec::personal(Get, "/posts/published", Member)
+            .tool("published_posts")
+            .summary("Published posts, newest first, with their links and latest metrics")
+            .description(
+                "As agents reported them. A client sees posts that went through client review.",
+            ),
         published_posts,
     ));
-}
-
-fn member(caller: &Caller) -> Result<&MemberCaller, ApiError> {
-    match caller {
-        Caller::Member(m) => Ok(m),
-        Caller::Agent(_) => Err(ApiError::forbidden("this call needs a personal key")),
-    }
 }
 
 fn viewer(m: &MemberCaller) -> Viewer {
@@ -152,10 +110,9 @@ pub struct Person {
 
 async fn whoami(
     _ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<Me>, ApiError> {
-    let m = member(&caller)?;
     Ok(Reply::ok(Me {
         person: Person {
             id: m.person_id,
@@ -184,9 +141,7 @@ pub struct ReviewQueryIn {
     /// internal_review or client_review; default both (a client always gets client_review).
     pub stage: Option<Stage>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
@@ -195,25 +150,24 @@ pub struct ReviewQueryIn {
 pub struct PostPage {
     pub posts: Vec<PostOut>,
     /// Pass as `cursor` for the next page; null on the last page.
-    pub next_cursor: Option<String>,
+    pub next_cursor: Option<Cursor>,
     pub links_expire_in_seconds: i64,
 }
 
 async fn review_queue(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<Nothing, ReviewQueryIn, Nothing>,
 ) -> Result<Reply<PostPage>, ApiError> {
-    let m = member(&caller)?;
     let query = ReviewQuery {
         stage: req.query.stage.map(|s| match s {
             Stage::InternalReview => PostStatus::InternalReview,
             Stage::ClientReview => PostStatus::ClientReview,
         }),
         after: req.query.cursor.map(|c| c.0),
-        limit: req.query.limit.unwrap_or(50),
+        limit: limit_or(req.query.limit, 50),
     };
-    let page = ctx.posts.review_queue(viewer(m), &query).await?;
+    let page = ctx.posts.review_queue(viewer(&m), &query).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(PostPage {
         posts: page
@@ -221,7 +175,7 @@ async fn review_queue(
             .into_iter()
             .map(|c| post_out(c, &signer))
             .collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
     }))
 }
@@ -234,7 +188,7 @@ pub struct PostDetailReply {
     pub post: PostOut,
     /// Client review is on for the post's workspace.
     pub client_review: bool,
-    pub stocked_at: Option<String>,
+    pub stocked_at: Option<Utc>,
     pub stock_reason: Option<String>,
     /// Every review action, note, stocking, unstocking and report, oldest first.
     pub record: Vec<RecordEntryOut>,
@@ -248,7 +202,7 @@ pub struct RecordEntryOut {
     pub reason: Option<String>,
     pub actor: Actor,
     pub detail: Value,
-    pub at: String,
+    pub at: Utc,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -260,20 +214,19 @@ pub struct Actor {
 
 async fn get_post(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<IdPath, Nothing, Nothing>,
 ) -> Result<Reply<PostDetailReply>, ApiError> {
-    let m = member(&caller)?;
     let detail = ctx
         .posts
-        .post(viewer(m), req.path.id)
+        .post(viewer(&m), req.path.id)
         .await?
         .ok_or_else(|| ApiError::not_found("no such post"))?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(PostDetailReply {
         post: post_out(detail.card, &signer),
         client_review: detail.client_review,
-        stocked_at: detail.stocked_at.map(format_utc),
+        stocked_at: detail.stocked_at.map(Utc),
         stock_reason: detail.stock_reason,
         record: detail
             .record
@@ -286,7 +239,7 @@ async fn get_post(
                     name: r.actor_name,
                 },
                 detail: r.detail,
-                at: format_utc(r.at),
+                at: Utc(r.at),
             })
             .collect(),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
@@ -301,9 +254,7 @@ async fn get_post(
 pub struct TransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub comment: Option<String>,
+    pub comment: Option<Text<1, 2000>>,
     /// With `to: approved`: the planned time (ISO with zone or market-local, in the future);
     /// on an approved post it reschedules.
     pub planned_at: Option<TimeInput>,
@@ -311,10 +262,9 @@ pub struct TransitionBody {
 
 async fn review_post(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<IdPath, Nothing, TransitionBody>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
-    let m = member(&caller)?;
     let role = if m.platform_admin {
         ReviewerRole::Admin
     } else {
@@ -333,19 +283,19 @@ async fn review_post(
     let request = TransitionRequest {
         post_id: req.path.id,
         to: req.body.to,
-        comment: req.body.comment,
+        comment: req.body.comment.map(String::from),
         planned_at: req.body.planned_at.map(|t| t.0),
     };
-    let r = ctx
+    let transitioned = ctx
         .posts
         .transition(
-            ReviewScope::Member(viewer(m)),
+            ReviewScope::Member(viewer(&m)),
             &reviewer,
             &request,
             Timestamp::now(),
         )
-        .await?;
-    transition_result(r)
+        .await??;
+    Ok(Reply::ok(transitioned.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,27 +308,24 @@ pub struct PublishedQueryIn {
     /// Only posts published at or after this time (ISO with zone).
     pub since: Option<IsoTimeInput>,
     /// 1-200, default 50.
-    #[validate(range(min = 1, max = 200))]
-    #[schema(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
+    pub limit: Option<Limit<200>>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<CursorInput>,
 }
 
 async fn published_posts(
     ctx: Ctx,
-    caller: Caller,
+    m: MemberCaller,
     req: Req<Nothing, PublishedQueryIn, Nothing>,
 ) -> Result<Reply<PostPage>, ApiError> {
-    let m = member(&caller)?;
     let q = req.query;
     let query = PublishedQuery {
         code: q.code.map(|c| c.0),
         since: q.since.map(|t| t.0),
         after: q.cursor.map(|c| c.0),
-        limit: q.limit.unwrap_or(50),
+        limit: limit_or(q.limit, 50),
     };
-    let page = ctx.posts.published(viewer(m), &query).await?;
+    let page = ctx.posts.published(viewer(&m), &query).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(PostPage {
         posts: page
@@ -386,7 +333,7 @@ async fn published_posts(
             .into_iter()
             .map(|c| post_out(c, &signer))
             .collect(),
-        next_cursor: page.next.map(|(at, id)| encode_cursor(at, id)),
+        next_cursor: page.next.map(Cursor),
         links_expire_in_seconds: Links::LIFETIME_SECONDS,
     }))
 }

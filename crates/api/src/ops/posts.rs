@@ -1,29 +1,28 @@
 //! Agent API: the approved list, the planning view, reports, metrics and the relay of a
 //! person's review decision.
 
-use super::common::{
-    CodeInput, DateInput, IsoTimeInput, Origin, PersonNameInput, TimeInput, agent,
-    agent_tool as spec,
-};
+use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput};
 use super::drafts::IdPath;
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
+use crate::fields::{Count, Int, List, Text, Utc, component_items};
 use crate::input::{Nothing, Req, parse_part};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
+use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_kernel::{Platform, format_utc};
 use fleetdesk_posts::metrics::PostCounters;
 use fleetdesk_posts::ports::{
     MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
-    ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
+    Refused, ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
 };
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::report::{Action, ItemError, MatchedBy, ReportedStatus};
 use fleetdesk_posts::review::{MoveRefusal, ReviewTarget, ReviewerRole};
-use fleetdesk_tenancy::{Caller, Scope};
+use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -36,47 +35,45 @@ const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// Metrics items per request (the specification leaves it open).
 pub const METRICS_MAX_ITEMS: u64 = 500;
 
+component_items!(PostMetricsIn, AccountMetricsIn);
+
+relay_body!(RelayTransitionBody);
+
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/approved",
-            Scope::DraftsRead,
-            "list_approved",
-            false,
-            "Approved posts to schedule in your publishing tool, earliest planned first",
-            "At most 200. Media come in publishing order: upload them in that order. Links are \
-             signed and expire (links_expire_in_seconds); fetch the list again when they do. \
-             Reporting a post scheduled with its post_id takes it off this list.",
-        ),
+        OpSpec::agent(Get, "/posts/approved", Scope::DraftsRead)
+            .tool("list_approved")
+            .summary("Approved posts to schedule in your publishing tool, earliest planned first")
+            .description(
+                "At most 200. Media come in publishing order: upload them in that order. Links are \
+                 signed and expire (links_expire_in_seconds); fetch the list again when they do. \
+                 Reporting a post scheduled with its post_id takes it off this list.",
+            ),
         list_approved,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Get,
-            "/posts/planned",
-            Scope::DraftsRead,
-            "planned_posts",
-            false,
-            "Days ahead that still need posts, per active account, and each account's inventory",
-            "For each active account and each of the next `days` market dates (default 7): the \
-             target, what is reported published or scheduled, what is approved or in review for \
-             the day, and what is still missing; only days with something missing are listed. \
-             inventory_available says how many stocked posts could be unstocked instead.",
-        ),
+        OpSpec::agent(Get, "/posts/planned", Scope::DraftsRead)
+            .tool("planned_posts")
+            .summary("Days ahead that still need posts, per active account, and each account's inventory")
+            .description(
+                "For each active account and each of the next `days` market dates (default 7): the \
+                 target, what is reported published or scheduled, what is approved or in review for \
+                 the day, and what is still missing; only days with something missing are listed. \
+                 inventory_available says how many stocked posts could be unstocked instead.",
+            ),
         planned_posts,
     ));
     all.push(operation(
-        OpSpec {
-            max_body: REPORT_MAX_BODY,
-            ..spec(
-                HttpMethod::Post,
-                "/posts/report",
-                Scope::PostsWrite,
-                "report_posts",
-                true,
+        OpSpec::agent(Post, "/posts/report", Scope::PostsWrite)
+            .tool("report_posts")
+            .idempotent()
+            .max_body(REPORT_MAX_BODY)
+            .summary(
                 "Report what happened to posts in your publishing tool: scheduled, published, \
                  failed, cancelled",
+            )
+            .description(
                 "1-200 posts. Each is handled on its own and answered in results[] by index. \
                  Matching: post_id, then platform_post_id (same organization and platform), then \
                  same account and body (whitespace collapsed) at the nearest time among approved, \
@@ -85,40 +82,35 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  carried the tool's own id, and says so in `note`. When every item is refused \
                  the answer is 422 with the results, nothing is written and the Idempotency-Key \
                  stays free.",
-            )
-        },
+            ),
         report_posts,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/metrics",
-            Scope::MetricsWrite,
-            "report_metrics",
-            true,
-            "Report post counters and account followers read off the platforms",
-            "captured_at must be neither in the future nor older than 60 days; without a zone it \
-             is read in your accounts' market zone (Taipei when they span several markets). The \
-             same captured_at overwrites. Items with nothing to record are not written, and a \
-             value that fell from a positive number to 0 is kept back. Refused items come back \
-             in `refused` with reasons; when nothing could be written the answer is 422.",
-        ),
+        OpSpec::agent(Post, "/metrics", Scope::MetricsWrite)
+            .tool("report_metrics")
+            .idempotent()
+            .summary("Report post counters and account followers read off the platforms")
+            .description(
+                "captured_at must be neither in the future nor older than 60 days; without a zone it \
+                 is read in your accounts' market zone (Taipei when they span several markets). The \
+                 same captured_at overwrites. Items with nothing to record are not written, and a \
+                 value that fell from a positive number to 0 is kept back. Refused items come back \
+                 in `refused` with reasons; when nothing could be written the answer is 422.",
+            ),
         report_metrics,
     ));
     all.push(operation(
-        spec(
-            HttpMethod::Post,
-            "/posts/{id}/transition",
-            Scope::RelayWrite,
-            "relay_post_status",
-            true,
-            "Record a person's review decision on their behalf",
-            "Only when the person explicitly said so. on_behalf_of and origin are required. The \
-             same moves and rules as the Personal API's review: to approved, client_review, \
-             sent_back, rewrite_requested or cancelled; a comment for sent_back and \
-             rewrite_requested; while client review is on, an agency person cannot approve on \
-             behalf of the client.",
-        ),
+        OpSpec::agent(Post, "/posts/{id}/transition", Scope::RelayWrite)
+            .tool("relay_post_status")
+            .idempotent()
+            .summary("Record a person's review decision on their behalf")
+            .description(
+                "Only when the person explicitly said so. on_behalf_of and origin are required. The \
+                 same moves and rules as the Personal API's review: to approved, client_review, \
+                 sent_back, rewrite_requested or cancelled; a comment for sent_back and \
+                 rewrite_requested; while client review is on, an agency person cannot approve on \
+                 behalf of the client.",
+            ),
         relay_post_status,
     ));
 }
@@ -178,18 +170,18 @@ impl<'a> LinkSigner<'a> {
 /// What agents reported about a post.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReportedOut {
-    pub scheduled_for: Option<String>,
-    pub published_at: Option<String>,
+    pub scheduled_for: Option<Utc>,
+    pub published_at: Option<Utc>,
     pub platform_post_id: Option<String>,
     pub permalink: Option<String>,
     pub failure_reason: Option<String>,
-    pub last_reported_at: Option<String>,
+    pub last_reported_at: Option<Utc>,
 }
 
 /// A post's latest metrics.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsOut {
-    pub captured_at: String,
+    pub captured_at: Utc,
     pub views: Option<i64>,
     pub likes: Option<i64>,
     pub replies: Option<i64>,
@@ -211,13 +203,13 @@ pub struct PostOut {
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     pub characters: Vec<Character>,
     /// In publishing order, with signed links.
     pub media: Vec<PostMediaOut>,
     /// The agent that wrote or reported it.
     pub agent: Option<String>,
-    pub created_at: String,
+    pub created_at: Utc,
     pub reported: ReportedOut,
     pub metrics: Option<MetricsOut>,
 }
@@ -236,21 +228,21 @@ pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
         body: card.body,
         topic: card.topic,
         sponsored: card.sponsored,
-        planned_at: card.planned_at.map(format_utc),
+        planned_at: card.planned_at.map(Utc),
         characters: card.characters,
         media,
         agent: card.agent,
-        created_at: format_utc(card.created_at),
+        created_at: Utc(card.created_at),
         reported: ReportedOut {
-            scheduled_for: card.reported.scheduled_for.map(format_utc),
-            published_at: card.reported.published_at.map(format_utc),
+            scheduled_for: card.reported.scheduled_for.map(Utc),
+            published_at: card.reported.published_at.map(Utc),
             platform_post_id: card.reported.platform_post_id,
             permalink: card.reported.permalink,
             failure_reason: card.reported.failure_reason,
-            last_reported_at: card.reported.last_reported_at.map(format_utc),
+            last_reported_at: card.reported.last_reported_at.map(Utc),
         },
         metrics: card.metrics.map(|m| MetricsOut {
-            captured_at: format_utc(m.captured_at),
+            captured_at: Utc(m.captured_at),
             views: m.views,
             likes: m.likes,
             replies: m.replies,
@@ -279,7 +271,7 @@ pub struct ApprovedPost {
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
     pub characters: Vec<Character>,
     /// Images and videos in publishing order.
     pub images: Vec<PostMediaOut>,
@@ -290,10 +282,9 @@ const APPROVED_MAX: i64 = 200;
 
 async fn list_approved(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<ApprovedList>, ApiError> {
-    let agent = agent(&caller)?;
     let cards = ctx.posts.approved(agent.agent_ref(), APPROVED_MAX).await?;
     let signer = LinkSigner::new(&ctx);
     Ok(Reply::ok(ApprovedList {
@@ -309,7 +300,7 @@ async fn list_approved(
                 body: c.body,
                 topic: c.topic,
                 sponsored: c.sponsored,
-                planned_at: c.planned_at.map(format_utc),
+                planned_at: c.planned_at.map(Utc),
                 characters: c.characters,
             })
             .collect(),
@@ -338,10 +329,9 @@ pub struct PlannedPosts {
 
 async fn planned_posts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, PlannedQuery, Nothing>,
 ) -> Result<Reply<PlannedPosts>, ApiError> {
-    let agent = agent(&caller)?;
     let start = req.query.date.as_ref().map(|d| d.0);
     let (days, inventory) = ctx
         .accounts
@@ -380,31 +370,18 @@ pub struct ReportItemIn {
     /// When published; default the time of the report.
     pub published_at: Option<TimeInput>,
     /// Always give it when known: later reports match on it.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub platform_post_id: Option<String>,
+    pub platform_post_id: Option<Text<1, 200>>,
     /// http(s) link, required when published.
-    #[validate(length(max = 2000), custom(function = "crate::ops::posts::http_link"))]
-    #[schema(
-        max_length = 2000,
-        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\x00\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"
-    )]
-    pub permalink: Option<String>,
+    pub permalink: Option<LinkInput>,
     /// Required the first time a post is reported.
-    #[validate(length(min = 1, max = 10000))]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: Option<String>,
-    #[validate(length(max = 200))]
-    #[schema(max_length = 200)]
-    pub topic: Option<String>,
+    pub body: Option<Text<1, 10000>>,
+    pub topic: Option<Text<0, 200>>,
     pub has_media: Option<bool>,
     pub sponsored: Option<bool>,
     /// The service's post id, for posts from the approved list.
     pub post_id: Option<Uuid>,
     /// Required for failed, recommended for cancelled; no credentials or internal links.
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub failure_reason: Option<String>,
+    pub failure_reason: Option<Text<1, 2000>>,
 }
 
 /// What each reported status requires of its item (`report::check_requirements`).
@@ -464,24 +441,10 @@ pub fn comment_rules() -> Value {
     }]})
 }
 
-pub fn http_link(url: &str) -> Result<(), validator::ValidationError> {
-    let lower = url.to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"));
-    match rest {
-        Some(r) if !r.is_empty() && !r.contains(char::is_whitespace) => Ok(()),
-        _ => {
-            Err(validator::ValidationError::new("url")
-                .with_message("must be an http(s) link".into()))
-        }
-    }
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReportResult {
     pub report_id: Option<Uuid>,
-    pub received_at: String,
+    pub received_at: Utc,
     pub inserted: usize,
     pub updated: usize,
     pub unchanged: usize,
@@ -533,23 +496,22 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
         status: i.status,
         scheduled_for: i.scheduled_for.map(|t| t.0),
         published_at: i.published_at.map(|t| t.0),
-        platform_post_id: i.platform_post_id,
-        permalink: i.permalink,
-        body: i.body,
-        topic: i.topic,
+        platform_post_id: i.platform_post_id.map(String::from),
+        permalink: i.permalink.map(|l| l.0),
+        body: i.body.map(String::from),
+        topic: i.topic.map(String::from),
         has_media: i.has_media,
         sponsored: i.sponsored,
         post_id: i.post_id,
-        failure_reason: i.failure_reason,
+        failure_reason: i.failure_reason.map(String::from),
     })
 }
 
 async fn report_posts(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, ReportBody>,
 ) -> Result<Reply<ReportResult>, ApiError> {
-    let agent = agent(&caller)?;
     let items: Vec<_> = req.body.posts.into_iter().map(raw_item).collect();
     let outcome = ctx
         .posts
@@ -558,7 +520,7 @@ async fn report_posts(
     let plan = &outcome.plan;
     let result = ReportResult {
         report_id: outcome.report_id,
-        received_at: format_utc(outcome.received_at),
+        received_at: Utc(outcome.received_at),
         inserted: plan.count(Action::Inserted),
         updated: plan.count(Action::Updated) + plan.count(Action::Unscheduled),
         unchanged: plan.count(Action::Unchanged),
@@ -610,14 +572,10 @@ pub struct MetricsBody {
     /// days.
     pub captured_at: TimeInput,
     /// Post counters; each post by post_id, or code with platform_post_id.
-    #[validate(length(max = 500), nested)]
-    #[schema(max_items = 500)]
     #[serde(default)]
-    pub posts: Vec<PostMetricsIn>,
-    #[validate(length(max = 500), nested)]
-    #[schema(max_items = 500)]
+    pub posts: List<PostMetricsIn, 0, 500>,
     #[serde(default)]
-    pub accounts: Vec<AccountMetricsIn>,
+    pub accounts: List<AccountMetricsIn, 0, 500>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -626,24 +584,12 @@ pub struct PostMetricsIn {
     pub post_id: Option<Uuid>,
     pub code: Option<CodeInput>,
     pub platform: Option<Platform>,
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
-    pub platform_post_id: Option<String>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub views: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub likes: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub replies: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub reposts: Option<i64>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub shares: Option<i64>,
+    pub platform_post_id: Option<Text<1, 200>>,
+    pub views: Option<Count>,
+    pub likes: Option<Count>,
+    pub replies: Option<Count>,
+    pub reposts: Option<Count>,
+    pub shares: Option<Count>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -651,36 +597,24 @@ pub struct PostMetricsIn {
 pub struct AccountMetricsIn {
     pub code: CodeInput,
     pub platform: Option<Platform>,
-    #[validate(range(min = 0))]
-    #[schema(minimum = 0)]
-    pub followers: Option<i64>,
+    pub followers: Option<Count>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsResult {
-    pub captured_at: String,
+    pub captured_at: Utc,
     pub posts_written: usize,
     pub accounts_written: usize,
     /// Values that fell from a positive number to 0 and were not written.
     pub zeros_kept_back: usize,
-    pub refused: Vec<RefusedOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RefusedOut {
-    /// `posts` or `accounts`.
-    pub list: String,
-    pub index: usize,
-    pub code: String,
-    pub reason: String,
+    pub refused: Vec<Refused>,
 }
 
 async fn report_metrics(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<Nothing, Nothing, MetricsBody>,
 ) -> Result<Reply<MetricsResult>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
     if b.posts.is_empty() && b.accounts.is_empty() {
         return Err(ApiError::invalid(
@@ -698,13 +632,13 @@ async fn report_metrics(
                     post_id: p.post_id,
                     code: p.code.map(|c| c.0),
                     platform: p.platform,
-                    platform_post_id: p.platform_post_id,
+                    platform_post_id: p.platform_post_id.map(String::from),
                     counters: PostCounters {
-                        views: p.views,
-                        likes: p.likes,
-                        replies: p.replies,
-                        reposts: p.reposts,
-                        shares: p.shares,
+                        views: p.views.map(Int::get),
+                        likes: p.likes.map(Int::get),
+                        replies: p.replies.map(Int::get),
+                        reposts: p.reposts.map(Int::get),
+                        shares: p.shares.map(Int::get),
                     },
                 })
             })
@@ -716,7 +650,7 @@ async fn report_metrics(
                 Ok(RawAccountMetrics {
                     code: a.code.0,
                     platform: a.platform,
-                    followers: a.followers,
+                    followers: a.followers.map(Int::get),
                 })
             })
             .collect::<Result<_, ApiError>>()?,
@@ -724,25 +658,13 @@ async fn report_metrics(
     let outcome = ctx
         .posts
         .report_metrics(agent.agent_ref(), &report, Timestamp::now())
-        .await?
-        .map_err(|MetricsRefusal::CapturedAt(why)| {
-            ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
-        })?;
+        .await??;
     let result = MetricsResult {
-        captured_at: format_utc(outcome.captured_at),
+        captured_at: Utc(outcome.captured_at),
         posts_written: outcome.posts_written,
         accounts_written: outcome.accounts_written,
         zeros_kept_back: outcome.zeros_kept_back,
-        refused: outcome
-            .refused
-            .into_iter()
-            .map(|r| RefusedOut {
-                list: r.list.to_owned(),
-                index: r.index,
-                code: r.code.to_owned(),
-                reason: r.reason,
-            })
-            .collect(),
+        refused: outcome.refused,
     };
     if result.posts_written == 0 && result.accounts_written == 0 {
         let mut e = ApiError::rejected("nothing could be recorded; see refused");
@@ -755,36 +677,16 @@ async fn report_metrics(
 // ---------------------------------------------------------------------------------------------
 // POST /posts/{id}/transition (relay)
 
-/// The person a relayed decision is made for.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OnBehalfOf {
-    pub name: PersonNameInput,
-    pub role: OnBehalfRoleIn,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OnBehalfRoleIn {
-    Agency,
-    Client,
-    Admin,
-}
-
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RelayTransitionBody {
     pub to: ReviewTarget,
     /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
-    #[validate(length(min = 1, max = 2000))]
-    #[schema(min_length = 1, max_length = 2000)]
-    pub comment: Option<String>,
+    pub comment: Option<Text<1, 2000>>,
     /// With `to: approved`: the planned time (ISO with zone or market-local); on an approved
     /// post it reschedules.
     pub planned_at: Option<TimeInput>,
-    #[validate(nested)]
     pub on_behalf_of: OnBehalfOf,
-    #[validate(nested)]
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
     pub effective_at: Option<IsoTimeInput>,
@@ -800,60 +702,60 @@ pub struct TransitionedOut {
     pub id: Uuid,
     pub from: PostStatus,
     pub status: PostStatus,
-    pub planned_at: Option<String>,
+    pub planned_at: Option<Utc>,
 }
 
-/// The answer to a review move, REST or relay.
-pub fn transition_result(
-    r: Result<fleetdesk_posts::ports::Transitioned, TransitionRefusal>,
-) -> Result<Reply<TransitionReply>, ApiError> {
-    match r {
-        Ok(t) => Ok(Reply::ok(TransitionReply {
+impl From<fleetdesk_posts::ports::Transitioned> for TransitionReply {
+    fn from(t: fleetdesk_posts::ports::Transitioned) -> TransitionReply {
+        TransitionReply {
             post: TransitionedOut {
                 id: t.id,
                 from: t.from,
                 status: t.status,
-                planned_at: t.planned_at.map(format_utc),
+                planned_at: t.planned_at.map(Utc),
             },
-        })),
-        Err(TransitionRefusal::NotFound) => Err(ApiError::not_found("no such post")),
-        Err(TransitionRefusal::NotYours) => Err(ApiError::forbidden(
-            "this post belongs to another agent's account",
-        )),
-        Err(TransitionRefusal::PlannedAt(e)) => Err(ApiError::invalid("planned_at", e)),
-        Err(TransitionRefusal::PlannedInPast) => {
-            Err(ApiError::rejected("planned_at: must be in the future").with_field("planned_at"))
         }
-        Err(TransitionRefusal::Move(MoveRefusal::CommentRequired(to))) => Err(ApiError::invalid(
-            "comment",
-            format!("is required to move a post to {to}"),
-        )),
-        Err(TransitionRefusal::Move(MoveRefusal::NoReviewRight)) => {
-            Err(ApiError::forbidden("this client has no review right"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: how the API answers each refusal of the post lifecycle
+
+impl From<TransitionRefusal> for ApiError {
+    fn from(r: TransitionRefusal) -> ApiError {
+        match r {
+            TransitionRefusal::NotFound => ApiError::not_found("no such post"),
+            TransitionRefusal::NotYours => {
+                ApiError::forbidden("this post belongs to another agent's account")
+            }
+            TransitionRefusal::PlannedAt(e) => ApiError::invalid("planned_at", e),
+            TransitionRefusal::PlannedInPast => {
+                ApiError::rejected("planned_at: must be in the future").with_field("planned_at")
+            }
+            TransitionRefusal::Move(MoveRefusal::CommentRequired(to)) => {
+                ApiError::invalid("comment", format!("is required to move a post to {to}"))
+            }
+            TransitionRefusal::Move(MoveRefusal::NoReviewRight) => {
+                ApiError::forbidden("this client has no review right")
+            }
+            TransitionRefusal::Move(MoveRefusal::Rule(why)) => ApiError::rejected(why),
         }
-        Err(TransitionRefusal::Move(MoveRefusal::Rule(why))) => Err(ApiError::rejected(why)),
+    }
+}
+
+impl From<MetricsRefusal> for ApiError {
+    fn from(MetricsRefusal::CapturedAt(why): MetricsRefusal) -> ApiError {
+        ApiError::rejected(format!("captured_at: {why}")).with_field("captured_at")
     }
 }
 
 async fn relay_post_status(
     ctx: Ctx,
-    caller: Caller,
+    agent: AgentCaller,
     req: Req<IdPath, Nothing, RelayTransitionBody>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
-    let agent = agent(&caller)?;
     let b = req.body;
-    if b.on_behalf_of
-        .name
-        .0
-        .trim()
-        .eq_ignore_ascii_case(agent.agent_name.trim())
-    {
-        return Err(ApiError::rejected(
-            "on_behalf_of names this agent: relay only what a person decided",
-        )
-        .with_field("on_behalf_of.name"));
-    }
-    let effective_at = b.effective_at.as_ref().map(|t| t.0);
+    b.on_behalf_of.check_not(&agent)?;
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => ReviewerRole::Agency,
         // The agent relays a decision the client said they made; the client's review right is
@@ -861,24 +763,20 @@ async fn relay_post_status(
         OnBehalfRoleIn::Client => ReviewerRole::Client { review: true },
         OnBehalfRoleIn::Admin => ReviewerRole::Admin,
     };
+    let relay = RelayRecord::of(&agent, &b);
     let reviewer = Reviewer {
         role,
         name: b.on_behalf_of.name.0.clone(),
         person_id: None,
-        relay: Some(json!({
-            "agent": {"id": agent.agent_id, "name": agent.agent_name},
-            "on_behalf_of": b.on_behalf_of,
-            "origin": b.origin,
-            "effective_at": effective_at.map(format_utc),
-        })),
+        relay: Some(relay.to_json()),
     };
     let request = TransitionRequest {
         post_id: req.path.id,
         to: b.to,
-        comment: b.comment,
+        comment: b.comment.map(String::from),
         planned_at: b.planned_at.map(|t| t.0),
     };
-    let r = ctx
+    let transitioned = ctx
         .posts
         .transition(
             ReviewScope::Agent(agent.agent_ref()),
@@ -886,6 +784,6 @@ async fn relay_post_status(
             &request,
             Timestamp::now(),
         )
-        .await?;
-    transition_result(r)
+        .await??;
+    Ok(Reply::ok(transitioned.into()))
 }

@@ -1,0 +1,407 @@
+//! Field types that state their rule once: the parser enforces it while deserializing (a 400
+//! naming the field) and the description states it. Their schemas are plain values marked
+//! [`INLINE`]: the describer writes them where the field is, as if the field had spelled out
+//! the keywords itself, so a `Text<1, 200>` field reads `{"type": "string", "minLength": 1,
+//! "maxLength": 200}` in the description and no component is added.
+//!
+//! Input: [`Text`] (bounded text), [`Int`] (a bounded integer; [`Limit`] for a page size),
+//! [`List`] (a bounded list).
+//! Output: [`Utc`] (an instant as ISO UTC, what `format_utc` writes) and [`Cursor`] (the
+//! position of the next page).
+
+use fleetdesk_kernel::format_utc;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+/// The extension that marks a schema to be written where it is used, not as a component.
+pub const INLINE: &str = "x-inline";
+
+/// A plain value's schema, marked [`INLINE`].
+pub fn inline_schema(mut schema: Value) -> RefOr<Schema> {
+    schema[INLINE] = Value::Bool(true);
+    serde_json::from_value::<Schema>(schema)
+        .map(RefOr::T)
+        .unwrap_or_else(|_| RefOr::T(Schema::default()))
+}
+
+/// Implements `ToSchema` for a field type from its JSON Schema (marked [`INLINE`]) and a name.
+macro_rules! inline_to_schema {
+    (impl [$($generics:tt)*] $ty:ty, name = $name:expr, schema = $schema:expr) => {
+        impl<$($generics)*> PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                inline_schema($schema)
+            }
+        }
+
+        impl<$($generics)*> ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                $name
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+/// Text of `MIN` to `MAX` characters (NUL is refused for all text, by the parser).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Text<const MIN: usize, const MAX: usize>(pub String);
+
+impl<const MIN: usize, const MAX: usize> Text<MIN, MAX> {
+    /// What the field must be, as a 400 says it.
+    pub fn rule() -> String {
+        if MIN == 0 {
+            format!("must have at most {MAX} characters")
+        } else {
+            format!("must be {MIN}-{MAX} characters long")
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> std::ops::Deref for Text<MIN, MAX> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> std::fmt::Display for Text<MIN, MAX> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> From<Text<MIN, MAX>> for String {
+    fn from(t: Text<MIN, MAX>) -> String {
+        t.0
+    }
+}
+
+impl<'de, const MIN: usize, const MAX: usize> Deserialize<'de> for Text<MIN, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let n = text.chars().count();
+        if n < MIN || n > MAX {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Text(text))
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> Serialize for Text<MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+inline_to_schema!(
+    impl [const MIN: usize, const MAX: usize] Text<MIN, MAX>,
+    name = Cow::Owned(format!("Text{MIN}_{MAX}")),
+    schema = if MIN == 0 {
+        json!({"type": "string", "maxLength": MAX})
+    } else {
+        json!({"type": "string", "minLength": MIN, "maxLength": MAX})
+    }
+);
+
+/// An integer from `MIN` to `MAX` (`i64::MAX`: no upper bound of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Int<const MIN: i64, const MAX: i64>(pub i64);
+
+impl<const MIN: i64, const MAX: i64> Int<MIN, MAX> {
+    pub fn rule() -> String {
+        if MAX == i64::MAX {
+            format!("must be at least {MIN}")
+        } else {
+            format!("must be between {MIN} and {MAX}")
+        }
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Int<MIN, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = i64::deserialize(d)?;
+        if !(MIN..=MAX).contains(&n) {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Int(n))
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> Serialize for Int<MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+inline_to_schema!(
+    impl [const MIN: i64, const MAX: i64] Int<MIN, MAX>,
+    name = Cow::Owned(format!("Int{MIN}_{MAX}")),
+    schema = if MAX == i64::MAX {
+        json!({"type": "integer", "format": "int64", "minimum": MIN})
+    } else {
+        json!({"type": "integer", "format": "int64", "minimum": MIN, "maximum": MAX})
+    }
+);
+
+/// A list of `MIN` to `MAX` items; each item is checked as it is parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct List<T, const MIN: usize, const MAX: usize>(pub Vec<T>);
+
+impl<T, const MIN: usize, const MAX: usize> List<T, MIN, MAX> {
+    pub fn rule() -> String {
+        if MIN == 0 {
+            format!("must have at most {MAX} items")
+        } else {
+            format!("must have {MIN}-{MAX} items")
+        }
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        self.0
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> Default for List<T, MIN, MAX> {
+    fn default() -> Self {
+        List(Vec::new())
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> std::ops::Deref for List<T, MIN, MAX> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> IntoIterator for List<T, MIN, MAX> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MIN: usize, const MAX: usize> Deserialize<'de>
+    for List<T, MIN, MAX>
+{
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = Vec::<T>::deserialize(d)?;
+        if items.len() < MIN || items.len() > MAX {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(List(items))
+    }
+}
+
+impl<T: Serialize, const MIN: usize, const MAX: usize> Serialize for List<T, MIN, MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// How an item type of a [`List`] reads in the description: a component by reference, or a
+/// plain value written in place (`Uuid`).
+pub trait ListItem {
+    fn item_schema() -> Value;
+    fn item_components(out: &mut Vec<(String, RefOr<Schema>)>);
+}
+
+impl ListItem for Uuid {
+    fn item_schema() -> Value {
+        json!({"type": "string", "format": "uuid"})
+    }
+
+    fn item_components(_: &mut Vec<(String, RefOr<Schema>)>) {}
+}
+
+/// Item types described by their component.
+macro_rules! component_items {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::fields::ListItem for $ty {
+            fn item_schema() -> serde_json::Value {
+                let name = <$ty as utoipa::ToSchema>::name();
+                serde_json::json!({"$ref": format!("#/components/schemas/{name}")})
+            }
+
+            fn item_components(
+                out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>,
+            ) {
+                use utoipa::PartialSchema;
+                out.push((<$ty as utoipa::ToSchema>::name().into_owned(), <$ty>::schema()));
+                <$ty as utoipa::ToSchema>::schemas(out);
+            }
+        }
+    )*};
+}
+pub(crate) use component_items;
+
+/// The derive asks a generic field type to compose its schema from its arguments' schemas;
+/// a list's schema is its own.
+impl<T: ListItem, const MIN: usize, const MAX: usize> utoipa::__dev::ComposeSchema
+    for List<T, MIN, MAX>
+{
+    fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        let mut schema = json!({"type": "array", "items": T::item_schema(), "maxItems": MAX});
+        if MIN > 0 {
+            schema["minItems"] = json!(MIN);
+        }
+        inline_schema(schema)
+    }
+}
+
+/// A list of ids (an alias: the derive would read `Uuid` as text inside a generic type).
+pub type Ids<const MIN: usize, const MAX: usize> = List<Uuid, MIN, MAX>;
+
+impl<T: ListItem, const MIN: usize, const MAX: usize> ToSchema for List<T, MIN, MAX> {
+    fn name() -> Cow<'static, str> {
+        let item = T::item_schema();
+        let item = item["$ref"]
+            .as_str()
+            .unwrap_or("uuid")
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        Cow::Owned(format!("List{MIN}_{MAX}_{item}"))
+    }
+
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        T::item_components(out);
+    }
+}
+
+/// A count that cannot be negative (a counter read off a platform).
+pub type Count = Int<0, { i64::MAX }>;
+
+/// A page size of at most `MAX` items.
+pub type Limit<const MAX: i64> = Int<1, MAX>;
+
+/// The page size asked for, or `default`.
+pub fn limit_or<const MAX: i64>(limit: Option<Limit<MAX>>, default: i64) -> i64 {
+    limit.map_or(default, Int::get)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+/// An instant as ISO 8601 UTC in whole seconds (`format_utc`), the form of every time the
+/// API answers; in a message it displays the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Utc(pub Timestamp);
+
+impl From<Timestamp> for Utc {
+    fn from(t: Timestamp) -> Utc {
+        Utc(t)
+    }
+}
+
+impl Serialize for Utc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl std::fmt::Display for Utc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_utc(self.0))
+    }
+}
+
+inline_to_schema!(impl [] Utc, name = Cow::Borrowed("Utc"), schema = json!({"type": "string"}));
+
+/// The position after a page's last item: pass it back as `cursor` for the next page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor(pub (Timestamp, Uuid));
+
+impl Serialize for Cursor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (at, id) = self.0;
+        s.serialize_str(&crate::ops::common::encode_cursor(at, id))
+    }
+}
+
+inline_to_schema!(impl [] Cursor, name = Cow::Borrowed("Cursor"), schema = json!({"type": "string"}));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_counts_characters_and_names_its_rule() {
+        let t = |v: &str| serde_json::from_value::<Text<1, 3>>(json!(v));
+        assert!(t("").is_err());
+        assert_eq!(t("äöü").unwrap().as_str(), "äöü");
+        let e = t("abcd").unwrap_err().to_string();
+        assert_eq!(e, "must be 1-3 characters long");
+        let e = serde_json::from_value::<Text<0, 2>>(json!("abc")).unwrap_err();
+        assert_eq!(e.to_string(), "must have at most 2 characters");
+    }
+
+    #[test]
+    fn schemas_are_marked_inline() {
+        let s = serde_json::to_value(Text::<1, 200>::schema()).unwrap();
+        assert_eq!(
+            s,
+            json!({"type": "string", "minLength": 1, "maxLength": 200, INLINE: true})
+        );
+        let s = serde_json::to_value(Count::schema()).unwrap();
+        assert_eq!(s["minimum"], 0);
+        assert!(s.get("maximum").is_none());
+        assert_eq!(serde_json::to_value(Utc::schema()).unwrap()[INLINE], true);
+    }
+
+    #[test]
+    fn ints_keep_their_bounds() {
+        assert!(serde_json::from_value::<Limit<200>>(json!(0)).is_err());
+        assert_eq!(
+            limit_or(
+                serde_json::from_value::<Option<Limit<200>>>(json!(200)).unwrap(),
+                50
+            ),
+            200
+        );
+        assert_eq!(limit_or::<200>(None, 50), 50);
+        assert!(serde_json::from_value::<Count>(json!(-1)).is_err());
+    }
+
+    #[test]
+    fn times_answer_in_whole_seconds_and_lists_count_items() {
+        let t: Timestamp = "2026-11-21T10:00:00.123456Z".parse().unwrap();
+        assert_eq!(
+            serde_json::to_value(Utc(t)).unwrap(),
+            json!("2026-11-21T10:00:00Z")
+        );
+        assert_eq!(Utc(t).to_string(), "2026-11-21T10:00:00Z");
+        let e = serde_json::from_value::<List<u8, 1, 2>>(json!([1, 2, 3])).unwrap_err();
+        assert_eq!(e.to_string(), "must have 1-2 items");
+        assert!(serde_json::from_value::<List<u8, 1, 2>>(json!([])).is_err());
+        let s = serde_json::to_value(Ids::<1, 10>::schema()).unwrap();
+        assert_eq!(s["items"], json!({"type": "string", "format": "uuid"}));
+        assert_eq!(
+            (s["minItems"].clone(), s["maxItems"].clone()),
+            (json!(1), json!(10))
+        );
+    }
+}

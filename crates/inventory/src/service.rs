@@ -1,0 +1,61 @@
+//! The inventory's use cases that need more than its own port. A use case that runs whole in
+//! one transaction of the adapter is the port's own method, reached through the service
+//! (`Deref`): the service adds nothing to it.
+
+use crate::{InventoryPage, InventoryQuery, InventoryRepo, Sponsored};
+use fleetdesk_accounts::ports::{AccountsRepo, CodeRef, LookupError};
+use fleetdesk_kernel::AgentRef;
+use jiff::Timestamp;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// What a caller asks of the inventory list: one account by code, or all of the agent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryFilter {
+    pub code: Option<CodeRef>,
+    pub sponsored: Option<Sponsored>,
+    pub after: Option<(Timestamp, Uuid)>,
+    pub limit: i64,
+}
+
+#[derive(Clone)]
+pub struct InventoryService {
+    repo: Arc<dyn InventoryRepo>,
+    accounts: Arc<dyn AccountsRepo>,
+}
+
+impl InventoryService {
+    pub fn new(repo: Arc<dyn InventoryRepo>, accounts: Arc<dyn AccountsRepo>) -> Self {
+        InventoryService { repo, accounts }
+    }
+
+    /// A page of the inventory; a code that names none of the agent's accounts is refused.
+    pub async fn list(
+        &self,
+        agent: AgentRef,
+        filter: InventoryFilter,
+    ) -> anyhow::Result<Result<InventoryPage, LookupError>> {
+        let slot = match &filter.code {
+            Some(code) => match self.accounts.resolve(agent, code).await? {
+                Ok(account) => Some(account.slot_id),
+                Err(e) => return Ok(Err(e)),
+            },
+            None => None,
+        };
+        let query = InventoryQuery {
+            sponsored: filter.sponsored,
+            slot,
+            after: filter.after,
+            limit: filter.limit,
+        };
+        Ok(Ok(self.repo.list(agent, &query).await?))
+    }
+}
+
+impl std::ops::Deref for InventoryService {
+    type Target = dyn InventoryRepo;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.repo
+    }
+}
