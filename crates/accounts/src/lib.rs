@@ -11,5 +11,6 @@ pub mod service;
 
 pub use models::avatar::{AvatarError, AvatarImage, ImageKind};
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
+pub use models::lookup::{Candidate, answers_to, pick};
 pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
 pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

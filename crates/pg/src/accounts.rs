@@ -9,6 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
+pub(crate) use fleetdesk_accounts::{Candidate, pick};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
@@ -108,14 +109,6 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
   AND ($4::text IS NULL OR s.platform = $4)
 "#;
 
-/// A row that may be the account a `{code}` names.
-pub(crate) trait Candidate {
-    /// Under one of the caller's personas.
-    fn mine(&self) -> bool;
-    /// Matched by its current code rather than a legacy one.
-    fn by_current(&self) -> bool;
-}
-
 impl Candidate for ResolveRow {
     fn mine(&self) -> bool {
         self.mine
@@ -123,26 +116,6 @@ impl Candidate for ResolveRow {
     fn by_current(&self) -> bool {
         self.by_current
     }
-}
-
-/// Picks the account a `{code}` names: the caller's accounts by current code first, then by
-/// legacy code; several in the chosen group is ambiguous; only other agents' is not yours.
-pub(crate) fn pick<R: Candidate>(rows: Vec<R>) -> Result<R, LookupError> {
-    if rows.is_empty() {
-        return Err(LookupError::NotFound);
-    }
-    if !rows.iter().any(|r| r.mine()) {
-        return Err(LookupError::NotYours);
-    }
-    let (current, legacy): (Vec<_>, Vec<_>) = rows
-        .into_iter()
-        .filter(|r| r.mine())
-        .partition(|r| r.by_current());
-    let mut group = if current.is_empty() { legacy } else { current };
-    if group.len() > 1 {
-        return Err(LookupError::Ambiguous);
-    }
-    Ok(group.remove(0))
 }
 
 #[derive(QueryableByName)]

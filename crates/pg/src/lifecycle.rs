@@ -3,13 +3,14 @@
 //! rows it may touch are loaded at once, the domain plans every item, and the plan is written
 //! with one statement per table.
 
-use crate::accounts::{Candidate, pick, platform};
+use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
+use fleetdesk_accounts::{Candidate, answers_to, pick};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
 use fleetdesk_posts::metrics::{
@@ -536,11 +537,16 @@ fn resolve<'a>(
 ) -> Result<&'a SlotRow, ItemError> {
     let named: Vec<Named> = slots
         .iter()
-        .filter(|s| s.code == code || s.legacy_code.as_deref() == Some(code))
-        .filter(|s| platform_filter.is_none_or(|p| p.as_str() == s.platform))
-        .map(|row| Named {
-            row,
-            by_current: row.code == code,
+        .filter_map(|row| {
+            let slot_platform = row.platform.parse().ok()?;
+            let by_current = answers_to(
+                code,
+                platform_filter,
+                &row.code,
+                row.legacy_code.as_deref(),
+                slot_platform,
+            )?;
+            Some(Named { row, by_current })
         })
         .collect();
     pick(named).map(|n| n.row).map_err(|e| match e {

@@ -1,4 +1,5 @@
 pub mod avatar;
 pub mod heartbeat;
+pub mod lookup;
 pub mod state;
 pub mod work;
