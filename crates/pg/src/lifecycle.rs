@@ -24,7 +24,7 @@ use fleetdesk_posts::report::{
     check_requirements, plan_report,
 };
 use fleetdesk_posts::review::{
-    Move, ReviewTarget, client_visible_texts, review_move, review_stages, visible,
+    MovingPost, PlannedMove, client_visible_texts, plan_move, review_stages,
 };
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -379,51 +379,28 @@ async fn transition_tx(
     else {
         return Ok(Err(TransitionRefusal::NotFound));
     };
-    let from = status(&row.status)?;
-    match scope {
-        ReviewScope::Member(v) => {
-            let org_ok = v.organization_id.is_none_or(|o| o == row.organization_id);
-            if !org_ok || !visible(v.client, from, row.via_client) {
-                return Ok(Err(TransitionRefusal::NotFound));
-            }
-        }
-        ReviewScope::Agent(a) => {
-            if a.workspace_id != row.workspace_id {
-                return Ok(Err(TransitionRefusal::NotFound));
-            }
-            if !row.mine {
-                return Ok(Err(TransitionRefusal::NotYours));
-            }
-        }
-    }
-    let planned_at = match &request.planned_at {
-        Some(raw) => {
-            let zone = jiff::tz::TimeZone::get(&row.timezone)?;
-            match parse_time_input(raw, &zone) {
-                Ok(t) if t <= now => return Ok(Err(TransitionRefusal::PlannedInPast)),
-                Ok(t) => Some(t),
-                Err(e) => return Ok(Err(TransitionRefusal::PlannedAt(e))),
-            }
-        }
-        None => None,
+    let post = MovingPost {
+        status: status(&row.status)?,
+        organization_id: row.organization_id,
+        workspace_id: row.workspace_id,
+        client_review: row.client_review,
+        mine: row.mine,
+        went_through_client: row.via_client,
     };
-    let the_move = match review_move(
+    // The account's zone is read only for a planned time, the one input it reads.
+    let zone = match request.planned_at {
+        Some(_) => jiff::tz::TimeZone::get(&row.timezone)?,
+        None => jiff::tz::TimeZone::UTC,
+    };
+    let PlannedMove {
         from,
-        request.to,
-        reviewer.role,
-        row.client_review,
-        request.comment.as_deref(),
-        planned_at.is_some(),
-    ) {
-        Ok(m) => m,
-        Err(r) => return Ok(Err(TransitionRefusal::Move(r))),
+        the_move,
+        to,
+        planned_at,
+    } = match plan_move(scope, reviewer.role, &post, request, &zone, now) {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
     };
-    let (to, action) = match the_move {
-        Move::To(s) => (s, s.as_str()),
-        Move::Reschedule => (from, "rescheduled"),
-    };
-    // A planned time goes with an approval; other moves keep the plan.
-    let planned_at = planned_at.filter(|_| request.to == ReviewTarget::Approved);
     let rewrite = the_move.rewrite();
     let updated: PlannedRow = prepared(
         diesel::sql_query(APPLY_MOVE)
@@ -438,11 +415,7 @@ async fn transition_tx(
     .await?;
     let mut detail = json!({
         "from": from,
-        "role": match reviewer.role {
-            fleetdesk_posts::review::ReviewerRole::Agency => "agency",
-            fleetdesk_posts::review::ReviewerRole::Client { .. } => "client",
-            fleetdesk_posts::review::ReviewerRole::Admin => "admin",
-        },
+        "role": reviewer.role.as_str(),
     });
     if let Some(p) = planned_at {
         detail["planned_at"] = json!(p.to_string());
@@ -454,7 +427,7 @@ async fn transition_tx(
         conn,
         Entry {
             post_id: request.post_id,
-            action,
+            action: the_move.action(),
             reason: request.comment.as_deref(),
             detail: &detail,
         },
