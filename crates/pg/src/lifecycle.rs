@@ -7,12 +7,14 @@ use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_accounts::{Candidate, answers_to, pick};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
-use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_posts::metrics::{
     MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
 };
@@ -20,8 +22,8 @@ use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::{PostStatus, body_key};
 use fleetdesk_posts::report::{
-    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable,
-    check_requirements, plan_report,
+    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable, plan_report,
+    ready_item, to_stored_precision,
 };
 use fleetdesk_posts::review::{
     MovingPost, PlannedMove, client_visible_texts, plan_move, review_stages,
@@ -715,65 +717,24 @@ struct IdRow {
     id: Uuid,
 }
 
-/// Reads an item's times in its account's zone and checks what its status requires.
-fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
+/// The item's own checks ([`ready_item`]) once its account is known.
+fn ready(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
     let zone = jiff::tz::TimeZone::get(&slot.timezone).map_err(|e| ItemError::Invalid {
         field: "code".into(),
         message: format!("the account's zone {} is unknown: {e}", slot.timezone),
     })?;
-    let time = |field: &str, v: &Option<String>| -> Result<Option<Timestamp>, ItemError> {
-        v.as_deref()
-            .map(|raw| {
-                parse_time_input(raw, &zone).map_err(|e| ItemError::Invalid {
-                    field: field.to_owned(),
-                    message: e.to_string(),
-                })
-            })
-            .transpose()
+    let slot = ReportSlot {
+        slot_id: slot.slot_id,
+        code: slot.code.clone(),
+        platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
+            field: "platform".into(),
+            message: e.to_string(),
+        })?,
+        persona_id: slot.persona_id,
+        project_id: slot.project_id,
+        generation_id: slot.generation_id,
     };
-    // PostgreSQL keeps microseconds: a time compared with a stored one must be cut the same.
-    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?.map(microseconds);
-    let published_at = time("published_at", &raw.published_at)?.map(microseconds);
-    if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_posts::metrics::CLOCK_SKEW) {
-        return Err(ItemError::Invalid {
-            field: "published_at".into(),
-            message: "is in the future".into(),
-        });
-    }
-    check_requirements(
-        raw.status,
-        scheduled_for.is_some(),
-        raw.permalink.is_some(),
-        raw.failure_reason.is_some(),
-    )?;
-    Ok(ReportItem {
-        slot: ReportSlot {
-            slot_id: slot.slot_id,
-            code: slot.code.clone(),
-            platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
-                field: "platform".into(),
-                message: e.to_string(),
-            })?,
-            persona_id: slot.persona_id,
-            project_id: slot.project_id,
-            generation_id: slot.generation_id,
-        },
-        status: raw.status,
-        scheduled_for,
-        published_at,
-        platform_post_id: raw.platform_post_id,
-        permalink: raw.permalink,
-        body: raw.body,
-        topic: raw.topic,
-        has_media: raw.has_media,
-        sponsored: raw.sponsored,
-        post_id: raw.post_id,
-        failure_reason: raw.failure_reason,
-    })
-}
-
-fn microseconds(t: Timestamp) -> Timestamp {
-    t.round(jiff::Unit::Microsecond).unwrap_or(t)
+    ready_item(raw, slot, &zone, now)
 }
 
 async fn report_tx(
@@ -782,7 +743,7 @@ async fn report_tx(
     raw: Vec<Result<RawReportItem, ItemError>>,
     now: Timestamp,
 ) -> anyhow::Result<ReportOutcome> {
-    let now = microseconds(now);
+    let now = to_stored_precision(now);
     let mut codes: Vec<&str> = raw
         .iter()
         .filter_map(|r| r.as_ref().ok().map(|i| i.code.as_str()))
@@ -796,7 +757,7 @@ async fn report_tx(
         .map(|r| {
             let raw = r?;
             let slot = resolve(&slots, raw.code.as_str(), raw.platform)?;
-            ready_item(raw, slot, now)
+            ready(raw, slot, now)
         })
         .collect();
 
@@ -850,20 +811,18 @@ async fn report_tx(
     write_inserts(conn, agent, &plan, now).await?;
     write_updates(conn, &plan, now).await?;
     write_events(conn, agent, &plan).await?;
-    let count = |a| plan.count(a) as i32;
-    use fleetdesk_posts::report::Action;
+    let counts = plan.counts();
+    let count = |n: usize| n as i32;
     let report: IdRow = prepared(
         diesel::sql_query(INSERT_REPORT)
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Inserted))
-            .bind::<diesel::sql_types::Integer, _>(
-                count(Action::Updated) + count(Action::Unscheduled),
-            )
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Unchanged))
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Ignored))
-            .bind::<diesel::sql_types::Integer, _>(plan.rejected() as i32),
+            .bind::<Integer, _>(count(counts.inserted))
+            .bind::<Integer, _>(count(counts.updated))
+            .bind::<Integer, _>(count(counts.unchanged))
+            .bind::<Integer, _>(count(counts.ignored))
+            .bind::<Integer, _>(count(counts.rejected)),
     )
     .get_result(conn)
     .await?;
