@@ -8,7 +8,11 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
-use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
+use fleetdesk_accounts::{
+    AccountState, AvatarImage, BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, HeartbeatInput,
+    StateMove, answers_with_open_decision, apply_report, ban_decision, check_existing,
+    check_persona,
+};
 pub(crate) use fleetdesk_accounts::{Candidate, pick};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
@@ -276,9 +280,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 RETURNING id, status, question, options
 "#;
 
-pub(crate) const BAN_DECISION_KIND: &str = "account_banned";
-pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
-
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         self.read(async move |conn| {
@@ -333,12 +334,8 @@ impl AccountsRepo for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            match owner {
-                None => return Ok(Err(AddRefusal::PersonaNotFound)),
-                Some(o) if o.agent_id != Some(agent.agent_id) => {
-                    return Ok(Err(AddRefusal::PersonaNotYours));
-                }
-                Some(_) => {}
+            if let Err(refusal) = check_persona(owner.map(|o| o.agent_id), agent.agent_id) {
+                return Ok(Err(refusal));
             }
             let inserted: Option<IdRow> = prepared(
                 diesel::sql_query(INSERT_SLOT)
@@ -382,8 +379,8 @@ impl AccountsRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            if existing.persona_id != account.persona_id {
-                return Ok(Err(AddRefusal::CodeTaken));
+            if let Err(refusal) = check_existing(existing.persona_id, account.persona_id) {
+                return Ok(Err(refusal));
             }
             Ok(Ok(AddedAccount {
                 slot_id: existing.slot_id,
@@ -418,7 +415,7 @@ impl AccountsRepo for PgStore {
             } = movement
             else {
                 // A repeated ban answers with the decision still waiting for a person.
-                let decision = if current == AccountState::Banned {
+                let decision = if answers_with_open_decision(current, movement) {
                     open_decision_of(conn, change.generation_id)
                         .await?
                         .map(opened)
@@ -704,14 +701,8 @@ async fn open_ban_decision(
     let row = match open_decision_of(conn, change.generation_id).await? {
         Some(row) => row,
         None => {
-            let title = format!(
-                "{} on {} was banned (generation {})",
-                locked.code, locked.platform, locked.generation
-            );
-            let question = format!(
-                "Open a new generation of {} on {}?",
-                locked.code, locked.platform
-            );
+            let BanDecision { title, question } =
+                ban_decision(&locked.code, &locked.platform, locked.generation);
             let detail = serde_json::json!({
                 "code": locked.code,
                 "platform": locked.platform,

@@ -9,6 +9,7 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::AccountState;
 use fleetdesk_inventory::*;
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
 use fleetdesk_posts::post::PostStatus;
@@ -530,7 +531,11 @@ impl InventoryRepo for PgStore {
                             slot_id: a.slot_id,
                             code: a.code,
                             platform: platform(&a.platform)?,
-                            active: a.state.as_deref() == Some("active"),
+                            active: a
+                                .state
+                                .as_deref()
+                                .and_then(AccountState::parse)
+                                .is_some_and(AccountState::in_rotation),
                             state: a.state,
                             count: a.n,
                         })

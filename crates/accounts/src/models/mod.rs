@@ -1,4 +1,6 @@
+pub mod add;
 pub mod avatar;
+pub mod decision;
 pub mod heartbeat;
 pub mod lookup;
 pub mod state;
