@@ -688,7 +688,7 @@ mod tests {
                     from: S::InternalReview,
                     the_move: Move::To(S::Approved),
                     to: S::Approved,
-                    planned_at: Some(later.unwrap().parse().unwrap()),
+                    planned_at: Some("2026-10-08T00:00:00Z".parse().unwrap()),
                 })
             );
             for to in [T::SentBack, T::RewriteRequested, T::Cancelled] {
