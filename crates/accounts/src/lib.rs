@@ -16,5 +16,6 @@ pub use models::decision::{
 };
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
 pub use models::lookup::{Candidate, answers_to, pick};
+pub use models::publishing::Publishing;
 pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
 pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

@@ -12,7 +12,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_accounts::{Candidate, answers_to, pick};
+use fleetdesk_accounts::{Candidate, Publishing, answers_to, pick};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_posts::metrics::{
@@ -124,7 +124,7 @@ const ONE_POST: &str = card_sql!(
 const APPROVED: &str = card_sql!(
     "COALESCE(p.planned_at, p.created_at)",
     "WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = $4 \
-       AND s.publishing = 'agent' \
+       AND s.publishing = $5 \
      ORDER BY p.planned_at NULLS LAST, p.created_at, p.id \
      LIMIT $3"
 );
@@ -1300,7 +1300,8 @@ impl LifecycleRepo for PgStore {
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<BigInt, _>(limit)
-                    .bind::<Text, _>(PostStatus::Approved.as_str()),
+                    .bind::<Text, _>(PostStatus::Approved.as_str())
+                    .bind::<Text, _>(Publishing::Agent.as_str()),
             )
             .load(conn)
             .await?;
