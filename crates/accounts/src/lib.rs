@@ -9,7 +9,13 @@ pub mod models;
 pub mod ports;
 pub mod service;
 
+pub use models::add::{check_existing, check_persona};
 pub use models::avatar::{AvatarError, AvatarImage, ImageKind};
+pub use models::decision::{
+    BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, answers_with_open_decision, ban_decision,
+};
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
+pub use models::lookup::{Candidate, answers_to, pick};
+pub use models::publishing::Publishing;
 pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
 pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

@@ -8,7 +8,12 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
-use fleetdesk_accounts::{AccountState, AvatarImage, HeartbeatInput, StateMove, apply_report};
+use fleetdesk_accounts::{
+    AccountState, AvatarImage, BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, HeartbeatInput,
+    StateMove, answers_with_open_decision, apply_report, ban_decision, check_existing,
+    check_persona,
+};
+pub(crate) use fleetdesk_accounts::{Candidate, pick};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
@@ -108,14 +113,6 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
   AND ($4::text IS NULL OR s.platform = $4)
 "#;
 
-/// A row that may be the account a `{code}` names.
-pub(crate) trait Candidate {
-    /// Under one of the caller's personas.
-    fn mine(&self) -> bool;
-    /// Matched by its current code rather than a legacy one.
-    fn by_current(&self) -> bool;
-}
-
 impl Candidate for ResolveRow {
     fn mine(&self) -> bool {
         self.mine
@@ -123,26 +120,6 @@ impl Candidate for ResolveRow {
     fn by_current(&self) -> bool {
         self.by_current
     }
-}
-
-/// Picks the account a `{code}` names: the caller's accounts by current code first, then by
-/// legacy code; several in the chosen group is ambiguous; only other agents' is not yours.
-pub(crate) fn pick<R: Candidate>(rows: Vec<R>) -> Result<R, LookupError> {
-    if rows.is_empty() {
-        return Err(LookupError::NotFound);
-    }
-    if !rows.iter().any(|r| r.mine()) {
-        return Err(LookupError::NotYours);
-    }
-    let (current, legacy): (Vec<_>, Vec<_>) = rows
-        .into_iter()
-        .filter(|r| r.mine())
-        .partition(|r| r.by_current());
-    let mut group = if current.is_empty() { legacy } else { current };
-    if group.len() > 1 {
-        return Err(LookupError::Ambiguous);
-    }
-    Ok(group.remove(0))
 }
 
 #[derive(QueryableByName)]
@@ -303,9 +280,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 RETURNING id, status, question, options
 "#;
 
-pub(crate) const BAN_DECISION_KIND: &str = "account_banned";
-pub(crate) const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
-
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         self.read(async move |conn| {
@@ -360,12 +334,8 @@ impl AccountsRepo for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            match owner {
-                None => return Ok(Err(AddRefusal::PersonaNotFound)),
-                Some(o) if o.agent_id != Some(agent.agent_id) => {
-                    return Ok(Err(AddRefusal::PersonaNotYours));
-                }
-                Some(_) => {}
+            if let Err(refusal) = check_persona(owner.map(|o| o.agent_id), agent.agent_id) {
+                return Ok(Err(refusal));
             }
             let inserted: Option<IdRow> = prepared(
                 diesel::sql_query(INSERT_SLOT)
@@ -409,8 +379,8 @@ impl AccountsRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            if existing.persona_id != account.persona_id {
-                return Ok(Err(AddRefusal::CodeTaken));
+            if let Err(refusal) = check_existing(existing.persona_id, account.persona_id) {
+                return Ok(Err(refusal));
             }
             Ok(Ok(AddedAccount {
                 slot_id: existing.slot_id,
@@ -445,7 +415,7 @@ impl AccountsRepo for PgStore {
             } = movement
             else {
                 // A repeated ban answers with the decision still waiting for a person.
-                let decision = if current == AccountState::Banned {
+                let decision = if answers_with_open_decision(current, movement) {
                     open_decision_of(conn, change.generation_id)
                         .await?
                         .map(opened)
@@ -731,14 +701,8 @@ async fn open_ban_decision(
     let row = match open_decision_of(conn, change.generation_id).await? {
         Some(row) => row,
         None => {
-            let title = format!(
-                "{} on {} was banned (generation {})",
-                locked.code, locked.platform, locked.generation
-            );
-            let question = format!(
-                "Open a new generation of {} on {}?",
-                locked.code, locked.platform
-            );
+            let BanDecision { title, question } =
+                ban_decision(&locked.code, &locked.platform, locked.generation);
             let detail = serde_json::json!({
                 "code": locked.code,
                 "platform": locked.platform,

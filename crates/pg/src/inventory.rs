@@ -9,6 +9,7 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
 use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
 use fleetdesk_posts::post::PostStatus;
@@ -32,7 +33,7 @@ WITH moved AS (
     UPDATE posts p
     SET from_status = p.status, planned_was = COALESCE(p.scheduled_for, p.planned_at), status = $6,
         stocked_at = now(), stock_reason = $2,
-        unschedule_pending = p.unschedule_pending OR (p.status = ANY($7) AND s.publishing = 'agent'),
+        unschedule_pending = p.unschedule_pending OR (p.status = ANY($7) AND s.publishing = $8),
         updated_at = now()
     FROM account_slots s
     WHERE s.id = p.slot_id AND p.slot_id = $1 AND p.status = ANY($3) AND p.discarded_at IS NULL
@@ -66,7 +67,8 @@ pub(crate) async fn stock_slot_posts(
             .bind::<SqlUuid, _>(agent_id)
             .bind::<Jsonb, _>(json!({"account_state": state}))
             .bind::<Text, _>(PostStatus::Stocked.as_str())
-            .bind::<Array<Text>, _>(unschedule_statuses()),
+            .bind::<Array<Text>, _>(unschedule_statuses())
+            .bind::<Text, _>(Publishing::Agent.as_str()),
     )
     .get_result(conn)
     .await?;
@@ -278,7 +280,7 @@ async fn stock_tx(
         refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
     };
     let from = status(&row.status)?;
-    let stocking = match stock(from, row.discarded, row.publishing == "agent") {
+    let stocking = match stock(from, row.discarded, Publishing::by_agent(&row.publishing)) {
         Ok(None) => return Ok(Ok(row.moved(PostStatus::Stocked, true))),
         Ok(Some(s)) => s,
         Err(e) => refuse!(InventoryRefusal::Stock(e)),
@@ -530,7 +532,11 @@ impl InventoryRepo for PgStore {
                             slot_id: a.slot_id,
                             code: a.code,
                             platform: platform(&a.platform)?,
-                            active: a.state.as_deref() == Some("active"),
+                            active: a
+                                .state
+                                .as_deref()
+                                .and_then(AccountState::parse)
+                                .is_some_and(AccountState::in_rotation),
                             state: a.state,
                             count: a.n,
                         })

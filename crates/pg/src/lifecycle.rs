@@ -3,15 +3,18 @@
 //! rows it may touch are loaded at once, the domain plans every item, and the plan is written
 //! with one statement per table.
 
-use crate::accounts::{Candidate, pick, platform};
+use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
+use fleetdesk_accounts::{Candidate, Publishing, answers_to, pick};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
-use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_posts::metrics::{
     MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
 };
@@ -19,11 +22,11 @@ use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::{PostStatus, body_key};
 use fleetdesk_posts::report::{
-    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable,
-    check_requirements, plan_report,
+    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable, plan_report,
+    ready_item, to_stored_precision,
 };
 use fleetdesk_posts::review::{
-    Move, ReviewTarget, client_visible_texts, review_move, review_stages, visible,
+    MovingPost, PlannedMove, client_visible_texts, plan_move, review_stages,
 };
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -121,7 +124,7 @@ const ONE_POST: &str = card_sql!(
 const APPROVED: &str = card_sql!(
     "COALESCE(p.planned_at, p.created_at)",
     "WHERE p.workspace_id = $1 AND pe.agent_id = $2 AND p.status = $4 \
-       AND s.publishing = 'agent' \
+       AND s.publishing = $5 \
      ORDER BY p.planned_at NULLS LAST, p.created_at, p.id \
      LIMIT $3"
 );
@@ -378,51 +381,28 @@ async fn transition_tx(
     else {
         return Ok(Err(TransitionRefusal::NotFound));
     };
-    let from = status(&row.status)?;
-    match scope {
-        ReviewScope::Member(v) => {
-            let org_ok = v.organization_id.is_none_or(|o| o == row.organization_id);
-            if !org_ok || !visible(v.client, from, row.via_client) {
-                return Ok(Err(TransitionRefusal::NotFound));
-            }
-        }
-        ReviewScope::Agent(a) => {
-            if a.workspace_id != row.workspace_id {
-                return Ok(Err(TransitionRefusal::NotFound));
-            }
-            if !row.mine {
-                return Ok(Err(TransitionRefusal::NotYours));
-            }
-        }
-    }
-    let planned_at = match &request.planned_at {
-        Some(raw) => {
-            let zone = jiff::tz::TimeZone::get(&row.timezone)?;
-            match parse_time_input(raw, &zone) {
-                Ok(t) if t <= now => return Ok(Err(TransitionRefusal::PlannedInPast)),
-                Ok(t) => Some(t),
-                Err(e) => return Ok(Err(TransitionRefusal::PlannedAt(e))),
-            }
-        }
-        None => None,
+    let post = MovingPost {
+        status: status(&row.status)?,
+        organization_id: row.organization_id,
+        workspace_id: row.workspace_id,
+        client_review: row.client_review,
+        mine: row.mine,
+        went_through_client: row.via_client,
     };
-    let the_move = match review_move(
+    // The account's zone is read only for a planned time, the one input it reads.
+    let zone = match request.planned_at {
+        Some(_) => jiff::tz::TimeZone::get(&row.timezone)?,
+        None => jiff::tz::TimeZone::UTC,
+    };
+    let PlannedMove {
         from,
-        request.to,
-        reviewer.role,
-        row.client_review,
-        request.comment.as_deref(),
-        planned_at.is_some(),
-    ) {
-        Ok(m) => m,
-        Err(r) => return Ok(Err(TransitionRefusal::Move(r))),
+        the_move,
+        to,
+        planned_at,
+    } = match plan_move(scope, reviewer.role, &post, request, &zone, now) {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
     };
-    let (to, action) = match the_move {
-        Move::To(s) => (s, s.as_str()),
-        Move::Reschedule => (from, "rescheduled"),
-    };
-    // A planned time goes with an approval; other moves keep the plan.
-    let planned_at = planned_at.filter(|_| request.to == ReviewTarget::Approved);
     let rewrite = the_move.rewrite();
     let updated: PlannedRow = prepared(
         diesel::sql_query(APPLY_MOVE)
@@ -437,11 +417,7 @@ async fn transition_tx(
     .await?;
     let mut detail = json!({
         "from": from,
-        "role": match reviewer.role {
-            fleetdesk_posts::review::ReviewerRole::Agency => "agency",
-            fleetdesk_posts::review::ReviewerRole::Client { .. } => "client",
-            fleetdesk_posts::review::ReviewerRole::Admin => "admin",
-        },
+        "role": reviewer.role.as_str(),
     });
     if let Some(p) = planned_at {
         detail["planned_at"] = json!(p.to_string());
@@ -453,7 +429,7 @@ async fn transition_tx(
         conn,
         Entry {
             post_id: request.post_id,
-            action,
+            action: the_move.action(),
             reason: request.comment.as_deref(),
             detail: &detail,
         },
@@ -536,11 +512,16 @@ fn resolve<'a>(
 ) -> Result<&'a SlotRow, ItemError> {
     let named: Vec<Named> = slots
         .iter()
-        .filter(|s| s.code == code || s.legacy_code.as_deref() == Some(code))
-        .filter(|s| platform_filter.is_none_or(|p| p.as_str() == s.platform))
-        .map(|row| Named {
-            row,
-            by_current: row.code == code,
+        .filter_map(|row| {
+            let slot_platform = row.platform.parse().ok()?;
+            let by_current = answers_to(
+                code,
+                platform_filter,
+                &row.code,
+                row.legacy_code.as_deref(),
+                slot_platform,
+            )?;
+            Some(Named { row, by_current })
         })
         .collect();
     pick(named).map(|n| n.row).map_err(|e| match e {
@@ -736,65 +717,24 @@ struct IdRow {
     id: Uuid,
 }
 
-/// Reads an item's times in its account's zone and checks what its status requires.
-fn ready_item(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
+/// The item's own checks ([`ready_item`]) once its account is known.
+fn ready(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
     let zone = jiff::tz::TimeZone::get(&slot.timezone).map_err(|e| ItemError::Invalid {
         field: "code".into(),
         message: format!("the account's zone {} is unknown: {e}", slot.timezone),
     })?;
-    let time = |field: &str, v: &Option<String>| -> Result<Option<Timestamp>, ItemError> {
-        v.as_deref()
-            .map(|raw| {
-                parse_time_input(raw, &zone).map_err(|e| ItemError::Invalid {
-                    field: field.to_owned(),
-                    message: e.to_string(),
-                })
-            })
-            .transpose()
+    let slot = ReportSlot {
+        slot_id: slot.slot_id,
+        code: slot.code.clone(),
+        platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
+            field: "platform".into(),
+            message: e.to_string(),
+        })?,
+        persona_id: slot.persona_id,
+        project_id: slot.project_id,
+        generation_id: slot.generation_id,
     };
-    // PostgreSQL keeps microseconds: a time compared with a stored one must be cut the same.
-    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?.map(microseconds);
-    let published_at = time("published_at", &raw.published_at)?.map(microseconds);
-    if published_at.is_some_and(|t| t.duration_since(now) > fleetdesk_posts::metrics::CLOCK_SKEW) {
-        return Err(ItemError::Invalid {
-            field: "published_at".into(),
-            message: "is in the future".into(),
-        });
-    }
-    check_requirements(
-        raw.status,
-        scheduled_for.is_some(),
-        raw.permalink.is_some(),
-        raw.failure_reason.is_some(),
-    )?;
-    Ok(ReportItem {
-        slot: ReportSlot {
-            slot_id: slot.slot_id,
-            code: slot.code.clone(),
-            platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
-                field: "platform".into(),
-                message: e.to_string(),
-            })?,
-            persona_id: slot.persona_id,
-            project_id: slot.project_id,
-            generation_id: slot.generation_id,
-        },
-        status: raw.status,
-        scheduled_for,
-        published_at,
-        platform_post_id: raw.platform_post_id,
-        permalink: raw.permalink,
-        body: raw.body,
-        topic: raw.topic,
-        has_media: raw.has_media,
-        sponsored: raw.sponsored,
-        post_id: raw.post_id,
-        failure_reason: raw.failure_reason,
-    })
-}
-
-fn microseconds(t: Timestamp) -> Timestamp {
-    t.round(jiff::Unit::Microsecond).unwrap_or(t)
+    ready_item(raw, slot, &zone, now)
 }
 
 async fn report_tx(
@@ -803,7 +743,7 @@ async fn report_tx(
     raw: Vec<Result<RawReportItem, ItemError>>,
     now: Timestamp,
 ) -> anyhow::Result<ReportOutcome> {
-    let now = microseconds(now);
+    let now = to_stored_precision(now);
     let mut codes: Vec<&str> = raw
         .iter()
         .filter_map(|r| r.as_ref().ok().map(|i| i.code.as_str()))
@@ -817,7 +757,7 @@ async fn report_tx(
         .map(|r| {
             let raw = r?;
             let slot = resolve(&slots, raw.code.as_str(), raw.platform)?;
-            ready_item(raw, slot, now)
+            ready(raw, slot, now)
         })
         .collect();
 
@@ -871,20 +811,18 @@ async fn report_tx(
     write_inserts(conn, agent, &plan, now).await?;
     write_updates(conn, &plan, now).await?;
     write_events(conn, agent, &plan).await?;
-    let count = |a| plan.count(a) as i32;
-    use fleetdesk_posts::report::Action;
+    let counts = plan.counts();
+    let count = |n: usize| n as i32;
     let report: IdRow = prepared(
         diesel::sql_query(INSERT_REPORT)
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Inserted))
-            .bind::<diesel::sql_types::Integer, _>(
-                count(Action::Updated) + count(Action::Unscheduled),
-            )
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Unchanged))
-            .bind::<diesel::sql_types::Integer, _>(count(Action::Ignored))
-            .bind::<diesel::sql_types::Integer, _>(plan.rejected() as i32),
+            .bind::<Integer, _>(count(counts.inserted))
+            .bind::<Integer, _>(count(counts.updated))
+            .bind::<Integer, _>(count(counts.unchanged))
+            .bind::<Integer, _>(count(counts.ignored))
+            .bind::<Integer, _>(count(counts.rejected)),
     )
     .get_result(conn)
     .await?;
@@ -1362,7 +1300,8 @@ impl LifecycleRepo for PgStore {
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<BigInt, _>(limit)
-                    .bind::<Text, _>(PostStatus::Approved.as_str()),
+                    .bind::<Text, _>(PostStatus::Approved.as_str())
+                    .bind::<Text, _>(Publishing::Agent.as_str()),
             )
             .load(conn)
             .await?;

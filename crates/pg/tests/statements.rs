@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// `&str` constants in `src/` that are not SQL.
-const NOT_SQL: &[&str] = &["fleetdesk_pg::accounts::BAN_DECISION_KIND"];
+const NOT_SQL: &[&str] = &[];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_sql_constant_prepares_against_the_migrated_schema() {

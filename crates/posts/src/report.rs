@@ -3,8 +3,11 @@
 //! batch may touch in a few bulk statements, [`plan_report`] decides every item, and the
 //! adapter writes the plan back in bulk.
 
+use crate::metrics::CLOCK_SKEW;
+use crate::ports::RawReportItem;
 use crate::post::{PostStatus, body_key, normalize_body};
-use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::{Platform, parse_time_input};
+use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -161,6 +164,63 @@ pub fn check_requirements(
     }
 }
 
+/// PostgreSQL keeps times to the microsecond: a time compared with a stored one (the report's
+/// own time too) must be cut the same way.
+pub fn to_stored_precision(t: Timestamp) -> Timestamp {
+    t.round(jiff::Unit::Microsecond).unwrap_or(t)
+}
+
+/// An item's own checks once its account is known: its times read in the account's zone (and
+/// cut to [`to_stored_precision`]), a publication time not ahead of `now` by more than the
+/// clock skew, then what its status requires ([`check_requirements`]).
+pub fn ready_item(
+    raw: RawReportItem,
+    slot: ReportSlot,
+    zone: &TimeZone,
+    now: Timestamp,
+) -> Result<ReportItem, ItemError> {
+    let time = |field: &str, v: &Option<String>| -> Result<Option<Timestamp>, ItemError> {
+        v.as_deref()
+            .map(|raw| {
+                parse_time_input(raw, zone)
+                    .map(to_stored_precision)
+                    .map_err(|e| ItemError::Invalid {
+                        field: field.to_owned(),
+                        message: e.to_string(),
+                    })
+            })
+            .transpose()
+    };
+    let scheduled_for = time("scheduled_for", &raw.scheduled_for)?;
+    let published_at = time("published_at", &raw.published_at)?;
+    if published_at.is_some_and(|t| t.duration_since(now) > CLOCK_SKEW) {
+        return Err(ItemError::Invalid {
+            field: "published_at".into(),
+            message: "is in the future".into(),
+        });
+    }
+    check_requirements(
+        raw.status,
+        scheduled_for.is_some(),
+        raw.permalink.is_some(),
+        raw.failure_reason.is_some(),
+    )?;
+    Ok(ReportItem {
+        slot,
+        status: raw.status,
+        scheduled_for,
+        published_at,
+        platform_post_id: raw.platform_post_id,
+        permalink: raw.permalink,
+        body: raw.body,
+        topic: raw.topic,
+        has_media: raw.has_media,
+        sponsored: raw.sponsored,
+        post_id: raw.post_id,
+        failure_reason: raw.failure_reason,
+    })
+}
+
 /// The columns a report may change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostFields {
@@ -285,6 +345,27 @@ impl ReportPlan {
     pub fn all_rejected(&self) -> bool {
         self.results.iter().all(|r| !r.ok())
     }
+
+    /// What the batch did, as its report row and its answer count it.
+    pub fn counts(&self) -> ReportCounts {
+        ReportCounts {
+            inserted: self.count(Action::Inserted),
+            updated: self.count(Action::Updated) + self.count(Action::Unscheduled),
+            unchanged: self.count(Action::Unchanged),
+            ignored: self.count(Action::Ignored),
+            rejected: self.rejected(),
+        }
+    }
+}
+
+/// A batch's counts: an unscheduled post counts as updated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportCounts {
+    pub inserted: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+    pub ignored: usize,
+    pub rejected: usize,
 }
 
 /// What the state table says a report does to a post. Short-lived, one per item: the size of

@@ -2,9 +2,14 @@
 //! The Personal API's `POST /posts/{id}/transition` and the agent's relay of a person's
 //! decision both come here.
 
+use crate::ports::{ReviewScope, TransitionRefusal, TransitionRequest};
 use crate::post::PostStatus;
+use fleetdesk_kernel::parse_time_input;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use uuid::Uuid;
 
 /// Where a review move may take a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -56,6 +61,17 @@ pub enum ReviewerRole {
     Admin,
 }
 
+impl ReviewerRole {
+    /// The role as a move's record entry names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewerRole::Agency => "agency",
+            ReviewerRole::Client { .. } => "client",
+            ReviewerRole::Admin => "admin",
+        }
+    }
+}
+
 /// What a permitted move does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {
@@ -66,6 +82,22 @@ pub enum Move {
 }
 
 impl Move {
+    /// The status the post takes from `from`.
+    pub fn status(self, from: PostStatus) -> PostStatus {
+        match self {
+            Move::To(s) => s,
+            Move::Reschedule => from,
+        }
+    }
+
+    /// The action of the move's review-record entry: the new status, or `rescheduled`.
+    pub fn action(self) -> &'static str {
+        match self {
+            Move::To(s) => s.as_str(),
+            Move::Reschedule => "rescheduled",
+        }
+    }
+
     /// What the move does to the post's rewrite state.
     pub fn rewrite(self) -> Rewrite {
         match self {
@@ -194,6 +226,88 @@ pub fn review_move(
         }
         (from, to) => rule(format!("a post in {from} cannot move to {to}")),
     }
+}
+
+/// A post as a review move finds it (locked by the adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MovingPost {
+    pub status: PostStatus,
+    pub organization_id: Uuid,
+    pub workspace_id: Uuid,
+    /// The workspace's client review setting now.
+    pub client_review: bool,
+    /// Under one of the relaying agent's personas (ignored for a person's own move).
+    pub mine: bool,
+    /// Its record holds one of [`CLIENT_VISIBLE_ACTIONS`].
+    pub went_through_client: bool,
+}
+
+/// What a permitted review move writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedMove {
+    pub from: PostStatus,
+    pub the_move: Move,
+    /// The post's status after the move.
+    pub to: PostStatus,
+    /// The new planned time; `None` keeps the stored plan.
+    pub planned_at: Option<Timestamp>,
+}
+
+/// Decides one review move on a loaded post, in this order:
+/// 1. the post must be in the caller's reach: a person sees it ([`visible`], in their
+///    organization), a relaying agent's workspace holds it (else not found) and one of its
+///    personas owns it (else not yours);
+/// 2. a planned time is read in the account's zone (`zone`, when the input has none) and must
+///    be after `now`;
+/// 3. the move itself ([`review_move`], which may need the planned time);
+/// 4. a planned time is kept only with an approval: other moves keep the stored plan.
+pub fn plan_move(
+    scope: ReviewScope,
+    role: ReviewerRole,
+    post: &MovingPost,
+    request: &TransitionRequest,
+    zone: &TimeZone,
+    now: Timestamp,
+) -> Result<PlannedMove, TransitionRefusal> {
+    match scope {
+        ReviewScope::Member(v) => {
+            let org_ok = v.organization_id.is_none_or(|o| o == post.organization_id);
+            if !org_ok || !visible(v.client, post.status, post.went_through_client) {
+                return Err(TransitionRefusal::NotFound);
+            }
+        }
+        ReviewScope::Agent(a) => {
+            if a.workspace_id != post.workspace_id {
+                return Err(TransitionRefusal::NotFound);
+            }
+            if !post.mine {
+                return Err(TransitionRefusal::NotYours);
+            }
+        }
+    }
+    let planned_at = match &request.planned_at {
+        Some(raw) => match parse_time_input(raw, zone) {
+            Ok(t) if t <= now => return Err(TransitionRefusal::PlannedInPast),
+            Ok(t) => Some(t),
+            Err(e) => return Err(TransitionRefusal::PlannedAt(e)),
+        },
+        None => None,
+    };
+    let the_move = review_move(
+        post.status,
+        request.to,
+        role,
+        post.client_review,
+        request.comment.as_deref(),
+        planned_at.is_some(),
+    )
+    .map_err(TransitionRefusal::Move)?;
+    Ok(PlannedMove {
+        from: post.status,
+        the_move,
+        to: the_move.status(post.status),
+        planned_at: planned_at.filter(|_| request.to == ReviewTarget::Approved),
+    })
 }
 
 #[cfg(test)]
@@ -383,6 +497,258 @@ mod tests {
             for to in [T::Approved, T::SentBack, T::Cancelled] {
                 assert!(is_rule(go(from, to, ADMIN, false)), "{from} -> {to}");
             }
+        }
+    }
+
+    mod plan {
+        use super::*;
+        use crate::ports::Viewer;
+        use fleetdesk_kernel::{AgentRef, TimeInputError};
+
+        const ORG: Uuid = Uuid::from_u128(1);
+        const WORKSPACE: Uuid = Uuid::from_u128(2);
+
+        fn now() -> Timestamp {
+            "2026-10-07T01:00:00Z".parse().unwrap()
+        }
+
+        fn taipei() -> TimeZone {
+            fleetdesk_kernel::market::zone("Asia/Taipei")
+        }
+
+        fn post(status: S) -> MovingPost {
+            MovingPost {
+                status,
+                organization_id: ORG,
+                workspace_id: WORKSPACE,
+                client_review: false,
+                mine: true,
+                went_through_client: false,
+            }
+        }
+
+        fn request(to: T, planned_at: Option<&str>) -> TransitionRequest {
+            TransitionRequest {
+                post_id: Uuid::from_u128(9),
+                to,
+                comment: Some("why".to_owned()),
+                planned_at: planned_at.map(str::to_owned),
+            }
+        }
+
+        fn member(organization_id: Option<Uuid>, client: bool) -> ReviewScope {
+            ReviewScope::Member(Viewer {
+                organization_id,
+                client,
+            })
+        }
+
+        fn agent(workspace_id: Uuid) -> ReviewScope {
+            ReviewScope::Agent(AgentRef {
+                agent_id: Uuid::from_u128(3),
+                workspace_id,
+                organization_id: ORG,
+            })
+        }
+
+        fn plan(
+            scope: ReviewScope,
+            post: &MovingPost,
+            request: &TransitionRequest,
+        ) -> Result<PlannedMove, TransitionRefusal> {
+            plan_move(scope, AGENCY, post, request, &taipei(), now())
+        }
+
+        #[test]
+        fn a_person_moves_only_posts_of_their_organization_they_see() {
+            let approve = request(T::Approved, None);
+            let ours = member(Some(ORG), false);
+            assert!(plan(ours, &post(S::InternalReview), &approve).is_ok());
+            assert!(plan(member(None, false), &post(S::InternalReview), &approve).is_ok());
+            assert_eq!(
+                plan(
+                    member(Some(Uuid::from_u128(7)), false),
+                    &post(S::InternalReview),
+                    &approve
+                ),
+                Err(TransitionRefusal::NotFound)
+            );
+            // A client does not see a post that never reached client review.
+            let client = member(Some(ORG), true);
+            assert_eq!(
+                plan_move(
+                    client,
+                    CLIENT,
+                    &post(S::Approved),
+                    &approve,
+                    &taipei(),
+                    now()
+                ),
+                Err(TransitionRefusal::NotFound)
+            );
+            // It sees one that went through it; the move rules then answer.
+            let through = MovingPost {
+                went_through_client: true,
+                ..post(S::Approved)
+            };
+            assert!(matches!(
+                plan_move(client, CLIENT, &through, &approve, &taipei(), now()),
+                Err(TransitionRefusal::Move(MoveRefusal::Rule(_)))
+            ));
+        }
+
+        #[test]
+        fn a_relaying_agent_moves_only_its_own_personas_posts_in_its_workspace() {
+            let approve = request(T::Approved, None);
+            assert!(plan(agent(WORKSPACE), &post(S::InternalReview), &approve).is_ok());
+            assert_eq!(
+                plan(
+                    agent(Uuid::from_u128(8)),
+                    &post(S::InternalReview),
+                    &approve
+                ),
+                Err(TransitionRefusal::NotFound)
+            );
+            let theirs = MovingPost {
+                mine: false,
+                ..post(S::InternalReview)
+            };
+            assert_eq!(
+                plan(agent(WORKSPACE), &theirs, &approve),
+                Err(TransitionRefusal::NotYours)
+            );
+            // Reach is checked before the planned time.
+            let past = request(T::Approved, Some("2000-01-01T00:00:00Z"));
+            assert_eq!(
+                plan(agent(WORKSPACE), &theirs, &past),
+                Err(TransitionRefusal::NotYours)
+            );
+            // A person's own move ignores `mine`.
+            assert!(plan(member(Some(ORG), false), &theirs, &approve).is_ok());
+        }
+
+        #[test]
+        fn a_planned_time_must_be_a_time_in_the_future() {
+            let scope = member(Some(ORG), false);
+            let from = post(S::InternalReview);
+            assert_eq!(
+                plan(scope, &from, &request(T::Approved, Some("tomorrow"))),
+                Err(TransitionRefusal::PlannedAt(TimeInputError::Format))
+            );
+            assert_eq!(
+                plan(
+                    scope,
+                    &from,
+                    &request(T::Approved, Some("2026-10-07T01:00:00Z"))
+                ),
+                Err(TransitionRefusal::PlannedInPast)
+            );
+            // 09:00 in Taipei is 01:00 UTC: now, so not in the future; 09:01 is.
+            assert_eq!(
+                plan(
+                    scope,
+                    &from,
+                    &request(T::Approved, Some("2026-10-07 09:00"))
+                ),
+                Err(TransitionRefusal::PlannedInPast)
+            );
+            assert_eq!(
+                plan(
+                    scope,
+                    &from,
+                    &request(T::Approved, Some("2026-10-07 09:01"))
+                )
+                .unwrap()
+                .planned_at,
+                Some("2026-10-07T01:01:00Z".parse().unwrap())
+            );
+            // The planned time is checked before the move rules.
+            assert_eq!(
+                plan(
+                    scope,
+                    &post(S::Published),
+                    &request(T::Approved, Some("2026-10-06T00:00:00Z"))
+                ),
+                Err(TransitionRefusal::PlannedInPast)
+            );
+        }
+
+        #[test]
+        fn a_planned_time_is_kept_only_with_an_approval() {
+            let scope = member(Some(ORG), false);
+            let later = Some("2026-10-08T00:00:00Z");
+            let approved = plan(
+                scope,
+                &post(S::InternalReview),
+                &request(T::Approved, later),
+            );
+            assert_eq!(
+                approved,
+                Ok(PlannedMove {
+                    from: S::InternalReview,
+                    the_move: Move::To(S::Approved),
+                    to: S::Approved,
+                    planned_at: Some("2026-10-08T00:00:00Z".parse().unwrap()),
+                })
+            );
+            for to in [T::SentBack, T::RewriteRequested, T::Cancelled] {
+                let moved = plan(scope, &post(S::InternalReview), &request(to, later)).unwrap();
+                assert_eq!(moved.to, to.status());
+                assert_eq!(moved.planned_at, None, "{to}");
+            }
+            assert_eq!(
+                plan(scope, &post(S::InternalReview), &request(T::Approved, None))
+                    .unwrap()
+                    .planned_at,
+                None
+            );
+        }
+
+        #[test]
+        fn an_approved_post_with_a_planned_time_is_rescheduled_in_place() {
+            let scope = member(Some(ORG), false);
+            let moved = plan(
+                scope,
+                &post(S::Approved),
+                &request(T::Approved, Some("2026-10-08 10:00")),
+            )
+            .unwrap();
+            assert_eq!(moved.the_move, Move::Reschedule);
+            assert_eq!(moved.to, S::Approved);
+            assert_eq!(moved.the_move.action(), "rescheduled");
+            assert_eq!(
+                moved.planned_at,
+                Some("2026-10-08T02:00:00Z".parse().unwrap())
+            );
+            // Without a planned time the move rules refuse it.
+            assert!(matches!(
+                plan(scope, &post(S::Approved), &request(T::Approved, None)),
+                Err(TransitionRefusal::Move(MoveRefusal::Rule(_)))
+            ));
+            // A move the rules refuse whatever the time is still refused by them.
+            let mut comment_less = request(T::SentBack, None);
+            comment_less.comment = None;
+            assert_eq!(
+                plan(scope, &post(S::InternalReview), &comment_less),
+                Err(TransitionRefusal::Move(MoveRefusal::CommentRequired(
+                    T::SentBack
+                )))
+            );
+        }
+
+        #[test]
+        fn a_move_names_its_record_entry_and_its_reviewer_role() {
+            assert_eq!(Move::To(S::Approved).action(), "approved");
+            assert_eq!(Move::To(S::SentBack).action(), "sent_back");
+            assert_eq!(Move::Reschedule.status(S::Approved), S::Approved);
+            assert_eq!(
+                Move::To(S::Cancelled).status(S::InternalReview),
+                S::Cancelled
+            );
+            assert_eq!(AGENCY.as_str(), "agency");
+            assert_eq!(CLIENT.as_str(), "client");
+            assert_eq!(ReviewerRole::Client { review: false }.as_str(), "client");
+            assert_eq!(ADMIN.as_str(), "admin");
         }
     }
 }

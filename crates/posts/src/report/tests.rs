@@ -1498,3 +1498,150 @@ fn only_unpublished_posts_in_flight_or_stocked_are_adoptable() {
     );
     assert!(!adoptable.contains(&PostStatus::Published));
 }
+
+fn raw(status: ReportedStatus) -> RawReportItem {
+    RawReportItem {
+        code: fleetdesk_kernel::AccountCode::parse("TW-T001").unwrap(),
+        platform: None,
+        status,
+        scheduled_for: None,
+        published_at: None,
+        platform_post_id: None,
+        permalink: None,
+        body: None,
+        topic: None,
+        has_media: None,
+        sponsored: None,
+        post_id: None,
+        failure_reason: None,
+    }
+}
+
+fn ready(raw: RawReportItem) -> Result<ReportItem, ItemError> {
+    ready_item(
+        raw,
+        slot(),
+        &fleetdesk_kernel::market::zone("Asia/Taipei"),
+        now(),
+    )
+}
+
+fn invalid_field(r: Result<ReportItem, ItemError>) -> Option<String> {
+    match r {
+        Err(ItemError::Invalid { field, .. }) => Some(field),
+        _ => None,
+    }
+}
+
+#[test]
+fn an_items_times_are_read_in_its_accounts_zone_and_cut_to_microseconds() {
+    let mut r = raw(ReportedStatus::Scheduled);
+    r.scheduled_for = Some("2026-10-08 09:30".into());
+    r.body = Some("hi".into());
+    let i = ready(r).unwrap();
+    assert_eq!(i.slot, slot());
+    assert_eq!(i.scheduled_for, i_time("2026-10-08T01:30:00Z"));
+    assert_eq!(i.body.as_deref(), Some("hi"));
+
+    let mut r = raw(ReportedStatus::Published);
+    r.permalink = Some("https://example.com/p/1".into());
+    r.published_at = Some("2026-10-07T00:00:00.123456789Z".into());
+    assert_eq!(
+        ready(r).unwrap().published_at,
+        i_time("2026-10-07T00:00:00.123457Z")
+    );
+    assert_eq!(
+        to_stored_precision(i_time("2026-10-07T00:00:00.0000004Z").unwrap()),
+        i_time("2026-10-07T00:00:00Z").unwrap()
+    );
+}
+
+#[test]
+fn an_unreadable_time_names_its_field() {
+    let mut r = raw(ReportedStatus::Scheduled);
+    r.scheduled_for = Some("soon".into());
+    assert_eq!(invalid_field(ready(r)).as_deref(), Some("scheduled_for"));
+    let mut r = raw(ReportedStatus::Published);
+    r.permalink = Some("https://example.com/p/1".into());
+    r.published_at = Some("2026-10-07T00:00:00".into());
+    assert_eq!(invalid_field(ready(r)).as_deref(), Some("published_at"));
+}
+
+#[test]
+fn a_publication_may_be_ahead_of_now_by_the_clock_skew_only() {
+    let published = |at: Timestamp| {
+        let mut r = raw(ReportedStatus::Published);
+        r.permalink = Some("https://example.com/p/1".into());
+        r.published_at = Some(at.to_string());
+        ready(r)
+    };
+    let skew = crate::metrics::CLOCK_SKEW;
+    assert!(published(now() + skew).is_ok());
+    let late = published(now() + skew + SignedDuration::from_micros(1));
+    assert_eq!(
+        late,
+        Err(ItemError::Invalid {
+            field: "published_at".into(),
+            message: "is in the future".into(),
+        })
+    );
+    // The time is checked before what the status requires.
+    let mut r = raw(ReportedStatus::Published);
+    r.published_at = Some((now() + SignedDuration::from_hours(1)).to_string());
+    assert_eq!(invalid_field(ready(r)).as_deref(), Some("published_at"));
+}
+
+#[test]
+fn an_item_missing_what_its_status_requires_is_refused() {
+    assert_eq!(
+        invalid_field(ready(raw(ReportedStatus::Scheduled))).as_deref(),
+        Some("scheduled_for")
+    );
+    assert_eq!(
+        invalid_field(ready(raw(ReportedStatus::Failed))).as_deref(),
+        Some("failure_reason")
+    );
+    assert!(matches!(
+        ready(raw(ReportedStatus::Published)),
+        Err(ItemError::Rejected(_))
+    ));
+    assert!(ready(raw(ReportedStatus::Cancelled)).is_ok());
+}
+
+#[test]
+fn a_batch_counts_an_unscheduling_as_an_update() {
+    let result = |index: usize, action: Option<Action>| ItemResult {
+        action,
+        error: action.is_none().then(|| ItemError::Rejected("no".into())),
+        ..ItemResult::refused(index, ItemError::Rejected("no".into()))
+    };
+    let actions = [
+        Some(Action::Inserted),
+        Some(Action::Updated),
+        Some(Action::Unscheduled),
+        Some(Action::Unchanged),
+        Some(Action::Ignored),
+        Some(Action::Ignored),
+        None,
+    ];
+    let plan = ReportPlan {
+        results: actions
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| result(i, a))
+            .collect(),
+        inserts: Vec::new(),
+        updates: Vec::new(),
+        events: Vec::new(),
+    };
+    assert_eq!(
+        plan.counts(),
+        ReportCounts {
+            inserted: 1,
+            updated: 2,
+            unchanged: 1,
+            ignored: 2,
+            rejected: 1,
+        }
+    );
+}
