@@ -1,17 +1,26 @@
 //! Post inventory: finished posts of accounts that may not post are held ("stocked") until
 //! a person or the agent releases them for a day that still needs posts.
 //!
-//! The rules are plain functions ([`stock`], [`check_unstock`], [`unstock_status`],
-//! [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
+//! The rules are plain functions ([`movable`], [`stock`], [`market_day`], [`check_unstock`],
+//! [`unstock_status`], [`confirm_unscheduled`], [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
 use serde_json::Value;
 use uuid::Uuid;
 
 pub mod service;
+
+/// The post an inventory move names, as the adapter loaded it from the caller's workspace
+/// (`None`: no such post there): the caller moves only posts under its own personas (`mine`);
+/// another agent's post is as good as absent (404).
+pub fn movable<P>(loaded: Option<P>, mine: impl FnOnce(&P) -> bool) -> Result<P, Lookup> {
+    loaded.filter(|p| mine(p)).ok_or(Lookup::NotFound)
+}
 
 /// What stocking does to a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +94,37 @@ pub struct Day {
     pub target: i64,
 }
 
+impl Day {
+    /// The day of an account whose daily target is `daily_target`, already holding `committed`
+    /// posts; a target below 0 asks for none.
+    pub fn of(committed: i64, daily_target: i32) -> Day {
+        Day {
+            committed,
+            target: i64::from(daily_target.max(0)),
+        }
+    }
+}
+
+/// The market date a post is released to: the date of its planned time in the account's zone,
+/// and the instants that date starts and ends at there (`start..end`, the range whose posts
+/// [`Day::committed`] counts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarketDay {
+    pub date: Date,
+    pub start: Timestamp,
+    pub end: Timestamp,
+}
+
+/// The market date of `planned_at` in `zone` (errors only at the ends of the calendar).
+pub fn market_day(planned_at: Timestamp, zone: &TimeZone) -> Result<MarketDay, jiff::Error> {
+    let date = planned_at.to_zoned(zone.clone()).date();
+    Ok(MarketDay {
+        date,
+        start: date.to_zoned(zone.clone())?.timestamp(),
+        end: date.tomorrow()?.to_zoned(zone.clone())?.timestamp(),
+    })
+}
+
 /// Checks an unstock, in the order the specification lists its rejections.
 pub fn check_unstock(
     status: PostStatus,
@@ -122,6 +162,30 @@ pub fn unstock_status(awaiting_rewrite: bool, from_status: Option<PostStatus>) -
         (true, Some(s @ (PostStatus::SentBack | PostStatus::RewriteRequested))) => s,
         (true, _) => PostStatus::RewriteRequested,
         (false, _) => PostStatus::InternalReview,
+    }
+}
+
+/// What confirming that a stocked post was removed from the agent's tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    /// The post waited for it: the wait is cleared (and recorded).
+    Clear,
+    /// Nothing waited: a stocked post answers as it stands.
+    Unchanged,
+}
+
+/// Confirms an unschedule: a post waiting for one is cleared whatever its status; otherwise a
+/// stocked post is unchanged and anything else is not in stock.
+pub fn confirm_unscheduled(
+    status: PostStatus,
+    unschedule_pending: bool,
+) -> Result<Confirmation, InventoryRefusal> {
+    if unschedule_pending {
+        Ok(Confirmation::Clear)
+    } else if status == PostStatus::Stocked {
+        Ok(Confirmation::Unchanged)
+    } else {
+        Err(InventoryRefusal::NotStocked(status))
     }
 }
 
@@ -424,6 +488,81 @@ mod tests {
             S::RewriteRequested
         );
         assert_eq!(unstock_status(true, Some(S::Draft)), S::RewriteRequested);
+    }
+
+    #[test]
+    fn another_agents_post_is_not_found() {
+        assert_eq!(movable(Some(("post", true)), |p| p.1), Ok(("post", true)));
+        assert_eq!(
+            movable(Some(("post", false)), |p| p.1),
+            Err(Lookup::NotFound)
+        );
+        assert_eq!(
+            movable(None::<(&str, bool)>, |p| p.1),
+            Err(Lookup::NotFound)
+        );
+    }
+
+    #[test]
+    fn a_negative_daily_target_asks_for_no_post() {
+        assert_eq!(
+            Day::of(0, -3),
+            Day {
+                committed: 0,
+                target: 0
+            }
+        );
+        assert_eq!(
+            Day::of(2, 3),
+            Day {
+                committed: 2,
+                target: 3
+            }
+        );
+        // Nothing may be released to such a day, and one extra post only when it is empty.
+        let day = Day::of(0, -1);
+        assert!(check_unstock(S::Stocked, Some("active"), later(), now(), day, false).is_err());
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), day, true),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_market_day_is_the_planned_dates_in_the_accounts_zone() {
+        let taipei = TimeZone::get("Asia/Taipei").unwrap();
+        // 2026-11-21T17:30Z is already the 22nd in Taipei (UTC+8).
+        let day = market_day("2026-11-21T17:30:00Z".parse().unwrap(), &taipei).unwrap();
+        assert_eq!(day.date, jiff::civil::date(2026, 11, 22));
+        assert_eq!(day.start, "2026-11-21T16:00:00Z".parse().unwrap());
+        assert_eq!(day.end, "2026-11-22T16:00:00Z".parse().unwrap());
+        let utc = market_day("2026-11-21T17:30:00Z".parse().unwrap(), &TimeZone::UTC).unwrap();
+        assert_eq!(utc.date, jiff::civil::date(2026, 11, 21));
+        // A day of a zone's DST change is 23 or 25 hours long.
+        let new_york = TimeZone::get("America/New_York").unwrap();
+        let fall = market_day("2026-11-01T12:00:00Z".parse().unwrap(), &new_york).unwrap();
+        assert_eq!(fall.end.duration_since(fall.start).as_hours(), 25);
+    }
+
+    #[test]
+    fn confirming_an_unschedule_clears_a_waiting_post_or_answers_a_stocked_one() {
+        assert_eq!(
+            confirm_unscheduled(S::Stocked, true),
+            Ok(Confirmation::Clear)
+        );
+        // The wait is cleared even after the post left inventory.
+        assert_eq!(
+            confirm_unscheduled(S::InternalReview, true),
+            Ok(Confirmation::Clear)
+        );
+        assert_eq!(
+            confirm_unscheduled(S::Stocked, false),
+            Ok(Confirmation::Unchanged)
+        );
+        assert_eq!(
+            confirm_unscheduled(S::Approved, false),
+            Err(InventoryRefusal::NotStocked(S::Approved))
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::models::add::answering_account;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{
@@ -384,7 +385,7 @@ impl AccountsRepo for PgStore {
             }
             Ok(Ok(AddedAccount {
                 slot_id: existing.slot_id,
-                account_id: existing.generation_id.unwrap_or(existing.slot_id),
+                account_id: answering_account(existing.slot_id, existing.generation_id),
                 code: account.code.to_string(),
                 platform: account.platform,
                 market: market(&existing.market)?,

@@ -195,11 +195,12 @@ impl PostRow {
     }
 }
 
+/// The post a move names, locked: another agent's post is as good as absent ([`movable`]).
 async fn lock_post(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
-) -> anyhow::Result<Option<PostRow>> {
+) -> anyhow::Result<Result<PostRow, InventoryRefusal>> {
     let row: Option<PostRow> = prepared(
         diesel::sql_query(POST_FOR_INVENTORY)
             .bind::<SqlUuid, _>(post_id)
@@ -209,8 +210,7 @@ async fn lock_post(
     .get_result(conn)
     .await
     .optional()?;
-    // Another agent's post is as good as absent here (404).
-    Ok(row.filter(|r| r.mine))
+    Ok(movable(row, |r| r.mine).map_err(InventoryRefusal::Lookup))
 }
 
 const STOCK_ONE: &str = r#"
@@ -276,8 +276,9 @@ async fn stock_tx(
     post_id: Uuid,
     reason: Option<&str>,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let Some(row) = lock_post(conn, agent, post_id).await? else {
-        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    let row = match lock_post(conn, agent, post_id).await? {
+        Ok(row) => row,
+        Err(e) => refuse!(e),
     };
     let from = status(&row.status)?;
     let stocking = match stock(from, row.discarded, Publishing::by_agent(&row.publishing)) {
@@ -316,24 +317,23 @@ async fn unstock_tx(
     extra: bool,
     now: Timestamp,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let Some(row) = lock_post(conn, agent, post_id).await? else {
-        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    let row = match lock_post(conn, agent, post_id).await? {
+        Ok(row) => row,
+        Err(e) => refuse!(e),
     };
     let zone = jiff::tz::TimeZone::get(&row.timezone)?;
     let planned_at = match parse_time_input(planned_raw, &zone) {
         Ok(t) => t,
         Err(e) => refuse!(InventoryRefusal::PlannedAt(e)),
     };
-    let date = planned_at.to_zoned(zone.clone()).date();
-    let lo = date.to_zoned(zone.clone())?.timestamp();
-    let hi = date.tomorrow()?.to_zoned(zone)?.timestamp();
+    let market = market_day(planned_at, &zone)?;
     let [published, scheduled, planned] = day_statuses();
     let committed: CountRow = prepared(
         diesel::sql_query(DAY_COMMITTED)
             .bind::<SqlUuid, _>(row.slot_id)
             .bind::<SqlUuid, _>(post_id)
-            .bind::<Timestamptz, _>(Ts::from(lo))
-            .bind::<Timestamptz, _>(Ts::from(hi))
+            .bind::<Timestamptz, _>(Ts::from(market.start))
+            .bind::<Timestamptz, _>(Ts::from(market.end))
             .bind::<Array<Text>, _>(published)
             .bind::<Array<Text>, _>(scheduled)
             .bind::<Array<Text>, _>(planned),
@@ -341,10 +341,7 @@ async fn unstock_tx(
     .get_result(conn)
     .await?;
     let current = status(&row.status)?;
-    let day = Day {
-        committed: committed.n,
-        target: i64::from(row.daily_target.max(0)),
-    };
+    let day = Day::of(committed.n, row.daily_target);
     if let Err(e) = check_unstock(current, row.state.as_deref(), planned_at, now, day, extra) {
         refuse!(InventoryRefusal::Unstock(e));
     }
@@ -364,7 +361,7 @@ async fn unstock_tx(
         post_id,
         "unstocked",
         None,
-        json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra, "date": date.to_string()}),
+        json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra, "date": market.date.to_string()}),
     )
     .await?;
     Ok(Ok(Moved {
@@ -381,16 +378,15 @@ async fn unscheduled_tx(
     agent: AgentRef,
     post_id: Uuid,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let Some(row) = lock_post(conn, agent, post_id).await? else {
-        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    let row = match lock_post(conn, agent, post_id).await? {
+        Ok(row) => row,
+        Err(e) => refuse!(e),
     };
     let current = status(&row.status)?;
-    if !row.unschedule_pending {
-        return Ok(if current == PostStatus::Stocked {
-            Ok(row.moved(current, true))
-        } else {
-            Err(InventoryRefusal::NotStocked(current))
-        });
+    match confirm_unscheduled(current, row.unschedule_pending) {
+        Ok(Confirmation::Clear) => {}
+        Ok(Confirmation::Unchanged) => return Ok(Ok(row.moved(current, true))),
+        Err(e) => refuse!(e),
     }
     prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(post_id))
         .execute(conn)
@@ -410,8 +406,9 @@ async fn delete_tx(
     reason: Option<&str>,
     relay: &Value,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let Some(row) = lock_post(conn, agent, post_id).await? else {
-        refuse!(InventoryRefusal::Lookup(Lookup::NotFound));
+    let row = match lock_post(conn, agent, post_id).await? {
+        Ok(row) => row,
+        Err(e) => refuse!(e),
     };
     let current = status(&row.status)?;
     if let Err(e) = check_delete(role, current) {

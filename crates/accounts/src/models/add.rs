@@ -26,6 +26,12 @@ pub fn check_existing(existing_persona: Uuid, persona: Uuid) -> Result<(), AddRe
     }
 }
 
+/// The account id a code already there answers with: its live generation's, or, when no
+/// generation of the slot is live, the slot's own id.
+pub fn answering_account(slot_id: Uuid, live_generation: Option<Uuid>) -> Uuid {
+    live_generation.unwrap_or(slot_id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +57,13 @@ mod tests {
     fn an_existing_code_is_the_same_personas_or_taken() {
         assert_eq!(check_existing(ME, ME), Ok(()));
         assert_eq!(check_existing(OTHER, ME), Err(AddRefusal::CodeTaken));
+    }
+
+    #[test]
+    fn an_existing_code_answers_with_its_live_generation_else_its_slot() {
+        const SLOT: Uuid = Uuid::from_u128(10);
+        const LIVE: Uuid = Uuid::from_u128(11);
+        assert_eq!(answering_account(SLOT, Some(LIVE)), LIVE);
+        assert_eq!(answering_account(SLOT, None), SLOT);
     }
 }
