@@ -14,11 +14,75 @@ use fleetdesk_accounts::{
     StateMove, answers_with_open_decision, apply_report, ban_decision, check_existing,
     check_persona,
 };
-pub(crate) use fleetdesk_accounts::{Candidate, pick};
+use fleetdesk_accounts::{Candidate, answers_to, pick};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
 use uuid::Uuid;
+
+/// The columns of a slot a `{code}` is matched on, loaded (`#[diesel(embed)]`) with every slot
+/// it may name.
+#[derive(QueryableByName, Clone)]
+pub(crate) struct SlotCodes {
+    #[diesel(sql_type = SqlUuid)]
+    pub slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub legacy_code: Option<String>,
+    #[diesel(sql_type = Text)]
+    pub platform: String,
+    /// Under one of the caller's personas.
+    #[diesel(sql_type = Bool)]
+    pub mine: bool,
+}
+
+/// A loaded slot as one asked `{code}` sees it.
+struct Named<R> {
+    row: R,
+    mine: bool,
+    by_current: bool,
+}
+
+impl<R> Candidate for Named<R> {
+    fn mine(&self) -> bool {
+        self.mine
+    }
+    fn by_current(&self) -> bool {
+        self.by_current
+    }
+}
+
+/// The caller's account that `code` (on `platform`, when given) names among loaded slots:
+/// [`answers_to`] says which slots answer to it and by which code, [`pick`] decides among them.
+/// `slot` finds a row's [`SlotCodes`]; a stored platform that does not parse answers to nothing.
+pub(crate) fn pick_slot<R>(
+    rows: impl IntoIterator<Item = R>,
+    code: &str,
+    platform: Option<Platform>,
+    slot: impl Fn(&R) -> &SlotCodes,
+) -> Result<R, LookupError> {
+    let named: Vec<Named<R>> = rows
+        .into_iter()
+        .filter_map(|row| {
+            let s = slot(&row);
+            let by_current = answers_to(
+                code,
+                platform,
+                &s.code,
+                s.legacy_code.as_deref(),
+                s.platform.parse().ok()?,
+            )?;
+            let mine = s.mine;
+            Some(Named {
+                row,
+                mine,
+                by_current,
+            })
+        })
+        .collect();
+    pick(named).map(|n| n.row)
+}
 
 pub(crate) fn platform(s: &str) -> anyhow::Result<Platform> {
     s.parse()
@@ -81,12 +145,8 @@ ORDER BY s.code, s.platform
 
 #[derive(QueryableByName)]
 struct ResolveRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
+    #[diesel(embed)]
+    slot: SlotCodes,
     #[diesel(sql_type = Text)]
     timezone: String,
     #[diesel(sql_type = Nullable<SqlUuid>)]
@@ -97,31 +157,17 @@ struct ResolveRow {
     state: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     avatar_sha256: Option<String>,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Bool)]
-    by_current: bool,
 }
 
 const RESOLVE: &str = r#"
-SELECT s.id AS slot_id, s.code, s.platform, s.timezone, g.id AS generation_id, g.generation,
-       g.state, g.avatar_sha256, (p.agent_id IS NOT DISTINCT FROM $2) AS mine,
-       (s.code = $3) AS by_current
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, g.id AS generation_id,
+       g.generation, g.state, g.avatar_sha256, (p.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas p ON p.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
 WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
   AND ($4::text IS NULL OR s.platform = $4)
 "#;
-
-impl Candidate for ResolveRow {
-    fn mine(&self) -> bool {
-        self.mine
-    }
-    fn by_current(&self) -> bool {
-        self.by_current
-    }
-}
 
 #[derive(QueryableByName)]
 struct IdRow {
@@ -304,15 +350,15 @@ impl AccountsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let row = match pick(rows) {
+            let row = match pick_slot(rows, code.code.as_str(), code.platform, |r| &r.slot) {
                 Ok(r) => r,
                 Err(e) => return Ok(Err(e)),
             };
             Ok(Ok(ResolvedAccount {
-                slot_id: row.slot_id,
-                platform: platform(&row.platform)?,
+                slot_id: row.slot.slot_id,
+                platform: platform(&row.slot.platform)?,
                 state: state(row.state.as_deref())?,
-                code: row.code,
+                code: row.slot.code,
                 timezone: row.timezone,
                 generation_id: row.generation_id,
                 generation: row.generation,

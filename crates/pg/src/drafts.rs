@@ -1,6 +1,6 @@
 //! The drafts port over PostgreSQL: one transaction per submit, rewrite, attach or note.
 
-use crate::accounts::{Candidate, pick, platform};
+use crate::accounts::{SlotCodes, pick_slot, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use crate::schema::{media, persona_cast};
@@ -25,9 +25,8 @@ type Tx<'c> = &'c mut AsyncPgConnection;
 /// Accounts a code may name, the slots locked so that submits to one account run one at a time
 /// (the duplicate rule must see the previous one).
 const DRAFT_ACCOUNT: &str = r#"
-SELECT s.id AS slot_id, s.code, s.platform, s.timezone, s.persona_id, pe.project_id,
-       g.id AS generation_id, g.state,
-       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine, (s.code = $3) AS by_current
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
+       pe.project_id, g.id AS generation_id, g.state, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -38,12 +37,8 @@ FOR UPDATE OF s
 
 #[derive(QueryableByName)]
 struct AccountRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
+    #[diesel(embed)]
+    slot: SlotCodes,
     #[diesel(sql_type = Text)]
     timezone: String,
     #[diesel(sql_type = SqlUuid)]
@@ -54,19 +49,6 @@ struct AccountRow {
     generation_id: Option<Uuid>,
     #[diesel(sql_type = Nullable<Text>)]
     state: Option<String>,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Bool)]
-    by_current: bool,
-}
-
-impl Candidate for AccountRow {
-    fn mine(&self) -> bool {
-        self.mine
-    }
-    fn by_current(&self) -> bool {
-        self.by_current
-    }
 }
 
 /// A post with its account, locked for the change.
@@ -535,8 +517,11 @@ async fn submit_tx(
     )
     .load(conn)
     .await?;
-    let account = refuse!(pick(rows).map_err(DraftRefusal::Account));
-    let platform = platform(&account.platform)?;
+    let account = refuse!(
+        pick_slot(rows, d.code.code.as_str(), d.code.platform, |r| &r.slot)
+            .map_err(DraftRefusal::Account)
+    );
+    let platform = platform(&account.slot.platform)?;
     let planned_at = match &d.planned_at {
         Some(raw) => {
             let zone = jiff::tz::TimeZone::get(&account.timezone)?;
@@ -570,7 +555,7 @@ async fn submit_tx(
 
     let duplicate: Option<IdRow> = prepared(
         diesel::sql_query(DUPLICATE)
-            .bind::<SqlUuid, _>(account.slot_id)
+            .bind::<SqlUuid, _>(account.slot.slot_id)
             .bind::<Text, _>(&d.body)
             .bind::<Array<Text>, _>(PostStatus::unpublished()),
     )
@@ -586,7 +571,7 @@ async fn submit_tx(
     let active = is_active(account.state.as_deref());
     let landing = landing_status(d.submit, active);
     let stocked = landing == PostStatus::Stocked;
-    let reason = stocked.then(|| stock_reason(&account.code, account.state.as_deref()));
+    let reason = stocked.then(|| stock_reason(&account.slot.code, account.state.as_deref()));
     // A stocked submission goes back where it would have landed on an active account.
     let from_status = stocked.then(|| landing_status(d.submit, true).as_str());
     let characters = characters.unwrap_or_default();
@@ -596,7 +581,7 @@ async fn submit_tx(
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(account.project_id)
             .bind::<SqlUuid, _>(account.persona_id)
-            .bind::<SqlUuid, _>(account.slot_id)
+            .bind::<SqlUuid, _>(account.slot.slot_id)
             .bind::<Nullable<SqlUuid>, _>(account.generation_id)
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<Text, _>(landing.as_str())
@@ -631,7 +616,7 @@ async fn submit_tx(
     Ok(Ok(DraftView {
         id: post.id,
         status: landing,
-        code: account.code,
+        code: account.slot.code,
         platform,
         planned_at,
         images,
@@ -640,7 +625,7 @@ async fn submit_tx(
         characters,
         rewrite_answered: false,
         stocked_because: stocked.then_some(reason),
-        inventory: inventory(conn, account.slot_id, post.id).await?,
+        inventory: inventory(conn, account.slot.slot_id, post.id).await?,
     }))
 }
 

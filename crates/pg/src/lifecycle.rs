@@ -3,7 +3,7 @@
 //! rows it may touch are loaded at once, the domain plans every item, and the plan is written
 //! with one statement per table.
 
-use crate::accounts::platform;
+use crate::accounts::{SlotCodes, pick_slot, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use diesel::prelude::*;
@@ -11,8 +11,8 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::Publishing;
 use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_accounts::{Candidate, Publishing, answers_to, pick};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_posts::metrics::{
@@ -467,14 +467,8 @@ FOR UPDATE OF s
 
 #[derive(QueryableByName, Clone)]
 struct SlotRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    legacy_code: Option<String>,
-    #[diesel(sql_type = Text)]
-    platform: String,
+    #[diesel(embed)]
+    slot: SlotCodes,
     #[diesel(sql_type = Text)]
     timezone: String,
     #[diesel(sql_type = SqlUuid)]
@@ -483,25 +477,8 @@ struct SlotRow {
     project_id: Uuid,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     generation_id: Option<Uuid>,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
     #[diesel(sql_type = Nullable<BigInt>)]
     followers: Option<i64>,
-}
-
-/// A slot row as one item's code sees it.
-struct Named<'a> {
-    row: &'a SlotRow,
-    by_current: bool,
-}
-
-impl Candidate for Named<'_> {
-    fn mine(&self) -> bool {
-        self.row.mine
-    }
-    fn by_current(&self) -> bool {
-        self.by_current
-    }
 }
 
 /// The caller's account a code (and optional platform) names, among the loaded slots.
@@ -510,21 +487,7 @@ fn resolve<'a>(
     code: &str,
     platform_filter: Option<fleetdesk_kernel::Platform>,
 ) -> Result<&'a SlotRow, ItemError> {
-    let named: Vec<Named> = slots
-        .iter()
-        .filter_map(|row| {
-            let slot_platform = row.platform.parse().ok()?;
-            let by_current = answers_to(
-                code,
-                platform_filter,
-                &row.code,
-                row.legacy_code.as_deref(),
-                slot_platform,
-            )?;
-            Some(Named { row, by_current })
-        })
-        .collect();
-    pick(named).map(|n| n.row).map_err(|e| match e {
+    pick_slot(slots, code, platform_filter, |r| &r.slot).map_err(|e| match e {
         LookupError::NotFound => {
             ItemError::NotFound(format!("no account {code} in this workspace"))
         }
@@ -718,21 +681,21 @@ struct IdRow {
 }
 
 /// The item's own checks ([`ready_item`]) once its account is known.
-fn ready(raw: RawReportItem, slot: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
-    let zone = jiff::tz::TimeZone::get(&slot.timezone).map_err(|e| ItemError::Invalid {
+fn ready(raw: RawReportItem, row: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
+    let zone = jiff::tz::TimeZone::get(&row.timezone).map_err(|e| ItemError::Invalid {
         field: "code".into(),
-        message: format!("the account's zone {} is unknown: {e}", slot.timezone),
+        message: format!("the account's zone {} is unknown: {e}", row.timezone),
     })?;
     let slot = ReportSlot {
-        slot_id: slot.slot_id,
-        code: slot.code.clone(),
-        platform: platform(&slot.platform).map_err(|e| ItemError::Invalid {
+        slot_id: row.slot.slot_id,
+        code: row.slot.code.clone(),
+        platform: platform(&row.slot.platform).map_err(|e| ItemError::Invalid {
             field: "platform".into(),
             message: e.to_string(),
         })?,
-        persona_id: slot.persona_id,
-        project_id: slot.project_id,
-        generation_id: slot.generation_id,
+        persona_id: row.persona_id,
+        project_id: row.project_id,
+        generation_id: row.generation_id,
     };
     ready_item(raw, slot, &zone, now)
 }
@@ -1140,7 +1103,7 @@ async fn metrics_tx(
         report,
         |code, platform| {
             resolve(&slots, code.as_str(), platform).map(|s| MetricsSlot {
-                slot_id: s.slot_id,
+                slot_id: s.slot.slot_id,
                 latest_followers: s.followers,
             })
         },

@@ -1,6 +1,6 @@
 //! The media port over PostgreSQL: upload links, their progress, and the library.
 
-use crate::accounts::{Candidate, pick};
+use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
 use crate::schema::{media, projects, uploads};
 use diesel::dsl::{IntervalDsl, now};
@@ -18,8 +18,8 @@ use futures_util::FutureExt;
 use uuid::Uuid;
 
 const UPLOAD_ACCOUNT: &str = r#"
-SELECT s.id AS slot_id, s.persona_id, pe.project_id,
-       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine, (s.code = $3) AS by_current
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.persona_id, pe.project_id,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
@@ -28,25 +28,12 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
 
 #[derive(QueryableByName)]
 struct UploadAccount {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
+    #[diesel(embed)]
+    slot: SlotCodes,
     #[diesel(sql_type = SqlUuid)]
     persona_id: Uuid,
     #[diesel(sql_type = SqlUuid)]
     project_id: Uuid,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Bool)]
-    by_current: bool,
-}
-
-impl Candidate for UploadAccount {
-    fn mine(&self) -> bool {
-        self.mine
-    }
-    fn by_current(&self) -> bool {
-        self.by_current
-    }
 }
 
 const UPLOAD_CHECKS: &str = r#"
@@ -264,10 +251,13 @@ impl MediaRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let account = match pick(rows) {
-                Ok(a) => a,
-                Err(e) => return Ok(Err(UploadRefusal::Account(e))),
-            };
+            let account =
+                match pick_slot(rows, upload.code.code.as_str(), upload.code.platform, |r| {
+                    &r.slot
+                }) {
+                    Ok(a) => a,
+                    Err(e) => return Ok(Err(UploadRefusal::Account(e))),
+                };
             let checks: UploadChecks = prepared(
                 diesel::sql_query(UPLOAD_CHECKS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
@@ -291,7 +281,7 @@ impl MediaRepo for PgStore {
                 .values((
                     uploads::workspace_id.eq(agent.workspace_id),
                     uploads::agent_id.eq(agent.agent_id),
-                    uploads::slot_id.eq(account.slot_id),
+                    uploads::slot_id.eq(account.slot.slot_id),
                     uploads::project_id.eq(project_id),
                     uploads::persona_id.eq(account.persona_id),
                     uploads::character.eq(upload.character.as_deref()),
