@@ -1,10 +1,14 @@
 //! The accounts ports over PostgreSQL.
 
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, coalesce, prepared};
+use crate::schema::{account_generations, account_slots, agent_runs, decisions, personas};
+use diesel::dsl::now;
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
+use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::add::answering_account;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
@@ -170,18 +174,6 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
 "#;
 
 #[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
-#[derive(QueryableByName)]
-struct PersonaOwner {
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    agent_id: Option<Uuid>,
-}
-
-#[derive(QueryableByName)]
 struct ExistingSlot {
     #[diesel(sql_type = SqlUuid)]
     slot_id: Uuid,
@@ -213,15 +205,12 @@ struct LockedGeneration {
     generation: i32,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = decisions, check_for_backend(Pg))]
 struct DecisionRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = Text)]
     status: String,
-    #[diesel(sql_type = Nullable<Text>)]
     question: Option<String>,
-    #[diesel(sql_type = Jsonb)]
     options: Value,
 }
 
@@ -243,33 +232,13 @@ struct AvatarRow {
     changed: bool,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = agent_runs, check_for_backend(Pg))]
 struct RunRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = Text)]
     run_id: String,
-    #[diesel(sql_type = Timestamptz)]
     recorded_at: jiff_diesel::Timestamp,
 }
-
-/// The agent a persona of the workspace is assigned to.
-const PERSONA_OWNER: &str = r#"
-SELECT agent_id FROM personas WHERE id = $1 AND workspace_id = $2
-"#;
-
-/// A new code; nothing when the organization already has it on that platform.
-const INSERT_SLOT: &str = r#"
-INSERT INTO account_slots (organization_id, workspace_id, persona_id, code, platform, market, timezone, handle)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (organization_id, platform, code) DO NOTHING RETURNING id
-"#;
-
-/// The first live account behind a new code.
-const INSERT_FIRST_GENERATION: &str = r#"
-INSERT INTO account_generations (slot_id, generation, state, onboarded_at)
-VALUES ($1, 1, $2, $3) RETURNING id
-"#;
 
 /// A code that already exists, with its persona and live generation.
 const EXISTING_SLOT: &str = r#"
@@ -302,29 +271,6 @@ THEN now() ELSE g.avatar_updated_at END
 FROM old WHERE g.id = $1
 RETURNING g.avatar_sha256, g.avatar_mime, g.avatar_bytes, g.avatar_width, g.avatar_height,
 g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed
-"#;
-
-/// A heartbeat: the same run_id updates the same record (summary replaced unless absent, counts merged).
-const UPSERT_RUN: &str = r#"
-INSERT INTO agent_runs (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4)
-ON CONFLICT (agent_id, run_id) DO UPDATE
-SET summary = COALESCE(EXCLUDED.summary, agent_runs.summary),
-counts = agent_runs.counts || EXCLUDED.counts, recorded_at = now()
-RETURNING id, run_id, recorded_at
-"#;
-
-/// The open ban decision of a generation, if any.
-const OPEN_BAN_DECISION: &str = r#"
-SELECT id, status, question, options FROM decisions
-WHERE generation_id = $1 AND kind = $2 AND status = 'open' LIMIT 1
-"#;
-
-/// A pending decision for a person.
-const INSERT_DECISION: &str = r#"
-INSERT INTO decisions (organization_id, workspace_id, kind, persona_id, slot_id, generation_id,
-title, question, options, detail, opened_by_agent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-RETURNING id, status, question, options
 "#;
 
 impl AccountsRepo for PgStore {
@@ -373,45 +319,55 @@ impl AccountsRepo for PgStore {
         account: &'a NewAccount,
     ) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
         self.tx(async move |conn| {
-            let owner: Option<PersonaOwner> = prepared(
-                diesel::sql_query(PERSONA_OWNER)
-                    .bind::<SqlUuid, _>(account.persona_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            if let Err(refusal) = check_persona(owner.map(|o| o.agent_id), agent.agent_id) {
+            // The agent the persona of the workspace is assigned to.
+            let owner: Option<Option<Uuid>> = personas::table
+                .filter(personas::id.eq(account.persona_id))
+                .filter(personas::workspace_id.eq(agent.workspace_id))
+                .select(personas::agent_id)
+                .get_result(conn)
+                .await
+                .optional()?;
+            if let Err(refusal) = check_persona(owner, agent.agent_id) {
                 return Ok(Err(refusal));
             }
-            let inserted: Option<IdRow> = prepared(
-                diesel::sql_query(INSERT_SLOT)
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(account.persona_id)
-                    .bind::<Text, _>(account.code.as_str())
-                    .bind::<Text, _>(account.platform.as_str())
-                    .bind::<Text, _>(account.market.as_str())
-                    .bind::<Text, _>(account.market.zone_name())
-                    .bind::<Nullable<Text>, _>(account.handle.as_deref()),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            if let Some(slot) = inserted {
-                let generation: IdRow = prepared(
-                    diesel::sql_query(INSERT_FIRST_GENERATION)
-                        .bind::<SqlUuid, _>(slot.id)
-                        .bind::<Text, _>(account.state.as_str())
-                        .bind::<Nullable<diesel::sql_types::Date>, _>(
-                            jiff_diesel::NullableDate::from(account.onboarded_at),
-                        ),
-                )
+            // A new code; nothing when the organization already has it on that platform.
+            let inserted: Option<Uuid> = diesel::insert_into(account_slots::table)
+                .values((
+                    account_slots::organization_id.eq(agent.organization_id),
+                    account_slots::workspace_id.eq(agent.workspace_id),
+                    account_slots::persona_id.eq(account.persona_id),
+                    account_slots::code.eq(account.code.as_str()),
+                    account_slots::platform.eq(account.platform.as_str()),
+                    account_slots::market.eq(account.market.as_str()),
+                    account_slots::timezone.eq(account.market.zone_name()),
+                    account_slots::handle.eq(account.handle.as_deref()),
+                ))
+                .on_conflict((
+                    account_slots::organization_id,
+                    account_slots::platform,
+                    account_slots::code,
+                ))
+                .do_nothing()
+                .returning(account_slots::id)
                 .get_result(conn)
-                .await?;
+                .await
+                .optional()?;
+            if let Some(slot_id) = inserted {
+                // The first live account behind a new code.
+                let generation: Uuid = diesel::insert_into(account_generations::table)
+                    .values((
+                        account_generations::slot_id.eq(slot_id),
+                        account_generations::generation.eq(1),
+                        account_generations::state.eq(account.state.as_str()),
+                        account_generations::onboarded_at
+                            .eq(jiff_diesel::NullableDate::from(account.onboarded_at)),
+                    ))
+                    .returning(account_generations::id)
+                    .get_result(conn)
+                    .await?;
                 return Ok(Ok(AddedAccount {
-                    slot_id: slot.id,
-                    account_id: generation.id,
+                    slot_id,
+                    account_id: generation,
                     code: account.code.to_string(),
                     platform: account.platform,
                     market: account.market,
@@ -555,15 +511,26 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
         self.read(async move |conn| {
             let counts = Value::Object(input.counts.clone());
-            let row: RunRow = prepared(
-                diesel::sql_query(UPSERT_RUN)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Text, _>(&input.run_id)
-                    .bind::<Nullable<Text>, _>(input.summary.as_deref())
-                    .bind::<Jsonb, _>(&counts),
-            )
-            .get_result(conn)
-            .await?;
+            // The same run_id updates the same record: summary replaced unless absent, counts
+            // merged.
+            let row: RunRow = diesel::insert_into(agent_runs::table)
+                .values((
+                    agent_runs::agent_id.eq(agent.agent_id),
+                    agent_runs::run_id.eq(&input.run_id),
+                    agent_runs::summary.eq(input.summary.as_deref()),
+                    agent_runs::counts.eq(&counts),
+                ))
+                .on_conflict((agent_runs::agent_id, agent_runs::run_id))
+                .do_update()
+                .set((
+                    agent_runs::summary
+                        .eq(coalesce(excluded(agent_runs::summary), agent_runs::summary)),
+                    agent_runs::counts.eq(agent_runs::counts.concat(excluded(agent_runs::counts))),
+                    agent_runs::recorded_at.eq(now),
+                ))
+                .returning(RunRow::as_returning())
+                .get_result(conn)
+                .await?;
             Ok(HeartbeatRecord {
                 id: row.id,
                 run_id: row.run_id,
@@ -718,14 +685,15 @@ async fn open_decision_of(
     conn: &mut AsyncPgConnection,
     generation_id: Uuid,
 ) -> anyhow::Result<Option<DecisionRow>> {
-    Ok(prepared(
-        diesel::sql_query(OPEN_BAN_DECISION)
-            .bind::<SqlUuid, _>(generation_id)
-            .bind::<Text, _>(BAN_DECISION_KIND),
-    )
-    .get_result(conn)
-    .await
-    .optional()?)
+    Ok(decisions::table
+        .filter(decisions::generation_id.eq(generation_id))
+        .filter(decisions::kind.eq(BAN_DECISION_KIND))
+        // Still waiting for a person.
+        .filter(decisions::status.eq("open"))
+        .select(DecisionRow::as_select())
+        .first(conn)
+        .await
+        .optional()?)
 }
 
 fn opened(row: DecisionRow) -> OpenedDecision {
@@ -757,22 +725,24 @@ async fn open_ban_decision(
                 "reason": change.reason,
                 "occurred_at": fleetdesk_kernel::format_utc(change.occurred_at),
             });
-            prepared(
-                diesel::sql_query(INSERT_DECISION)
-                    .bind::<SqlUuid, _>(locked.organization_id)
-                    .bind::<SqlUuid, _>(locked.workspace_id)
-                    .bind::<Text, _>(BAN_DECISION_KIND)
-                    .bind::<SqlUuid, _>(locked.persona_id)
-                    .bind::<SqlUuid, _>(locked.slot_id)
-                    .bind::<SqlUuid, _>(change.generation_id)
-                    .bind::<Text, _>(&title)
-                    .bind::<Text, _>(&question)
-                    .bind::<Jsonb, _>(&serde_json::json!(BAN_OPTIONS))
-                    .bind::<Jsonb, _>(&detail)
-                    .bind::<SqlUuid, _>(agent.agent_id),
-            )
-            .get_result(conn)
-            .await?
+            // A pending decision for a person.
+            diesel::insert_into(decisions::table)
+                .values((
+                    decisions::organization_id.eq(locked.organization_id),
+                    decisions::workspace_id.eq(locked.workspace_id),
+                    decisions::kind.eq(BAN_DECISION_KIND),
+                    decisions::persona_id.eq(locked.persona_id),
+                    decisions::slot_id.eq(locked.slot_id),
+                    decisions::generation_id.eq(change.generation_id),
+                    decisions::title.eq(&title),
+                    decisions::question.eq(&question),
+                    decisions::options.eq(serde_json::json!(BAN_OPTIONS)),
+                    decisions::detail.eq(&detail),
+                    decisions::opened_by_agent.eq(agent.agent_id),
+                ))
+                .returning(DecisionRow::as_returning())
+                .get_result(conn)
+                .await?
         }
     };
     Ok(opened(row))
@@ -781,15 +751,9 @@ async fn open_ban_decision(
 statements!(
     AGENT_ACCOUNTS,
     RESOLVE,
-    PERSONA_OWNER,
-    INSERT_SLOT,
-    INSERT_FIRST_GENERATION,
     EXISTING_SLOT,
     LOCK_GENERATION,
     RECORD_STATE_CHANGE,
     SET_AVATAR,
-    UPSERT_RUN,
-    OPEN_BAN_DECISION,
-    INSERT_DECISION,
     DAY_COUNTS,
 );

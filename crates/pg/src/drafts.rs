@@ -121,13 +121,8 @@ LEFT JOIN media m ON m.id = u.media_id
 WHERE u.workspace_id = $1 AND u.id = ANY($2)
 "#;
 
-const MEDIA_REFS: &str = r#"
-SELECT m.id AS ref_id, m.id AS media_id, m.kind, m.project_id, (m.archived_at IS NOT NULL) AS archived
-FROM media m
-WHERE m.workspace_id = $1 AND m.id = ANY($2)
-"#;
-
-#[derive(QueryableByName)]
+/// An upload or library item named by id (`ref_id`), with the library item it is.
+#[derive(QueryableByName, Queryable)]
 struct RefRow {
     #[diesel(sql_type = SqlUuid)]
     ref_id: Uuid,
@@ -270,20 +265,35 @@ async fn resolve_refs(
     media_ids: &[Uuid],
 ) -> anyhow::Result<Result<Vec<MediaRef>, DraftRefusal>> {
     let mut out = Vec::with_capacity(upload_ids.len() + media_ids.len());
-    for (field, ids, sql) in [
-        ("upload_ids", upload_ids, UPLOAD_REFS),
-        ("media_ids", media_ids, MEDIA_REFS),
+    for (field, ids, library) in [
+        ("upload_ids", upload_ids, false),
+        ("media_ids", media_ids, true),
     ] {
         if ids.is_empty() {
             continue;
         }
-        let rows: Vec<RefRow> = prepared(
-            diesel::sql_query(sql)
-                .bind::<SqlUuid, _>(workspace_id)
-                .bind::<Array<SqlUuid>, _>(ids),
-        )
-        .load(conn)
-        .await?;
+        let rows: Vec<RefRow> = if !library {
+            prepared(
+                diesel::sql_query(UPLOAD_REFS)
+                    .bind::<SqlUuid, _>(workspace_id)
+                    .bind::<Array<SqlUuid>, _>(ids),
+            )
+            .load(conn)
+            .await?
+        } else {
+            media::table
+                .filter(media::workspace_id.eq(workspace_id))
+                .filter(media::id.eq_any(ids))
+                .select((
+                    media::id,
+                    media::id.nullable(),
+                    media::kind.nullable(),
+                    media::project_id,
+                    media::archived_at.is_not_null().nullable(),
+                ))
+                .load(conn)
+                .await?
+        };
         for (index, id) in ids.iter().enumerate() {
             let refuse = |problem| {
                 Ok(Err(DraftRefusal::Item {
@@ -1027,7 +1037,6 @@ statements!(
     DRAFT_ACCOUNT,
     POST_FOR_CHANGE,
     UPLOAD_REFS,
-    MEDIA_REFS,
     POST_MEDIA,
     INSERT_INLINE,
     DUPLICATE,

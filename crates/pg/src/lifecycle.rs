@@ -6,10 +6,11 @@
 use crate::accounts::{SlotCodes, pick_slot, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
+use crate::schema::{post_reports, review_events};
+use diesel::dsl::max;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
 use fleetdesk_accounts::ports::LookupError;
@@ -286,24 +287,15 @@ fn page(rows: Vec<CardRow>, limit: i64) -> anyhow::Result<Page<PostCard>> {
 // ---------------------------------------------------------------------------------------------
 // Review moves
 
-const RECORD: &str = r#"
-SELECT action, reason, actor_kind, actor_name, detail, created_at
-FROM review_events WHERE post_id = $1 ORDER BY id
-"#;
-
-#[derive(QueryableByName)]
+/// A post's review record, oldest entry first.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = review_events, check_for_backend(Pg))]
 struct RecordRow {
-    #[diesel(sql_type = Text)]
     action: String,
-    #[diesel(sql_type = Nullable<Text>)]
     reason: Option<String>,
-    #[diesel(sql_type = Text)]
     actor_kind: String,
-    #[diesel(sql_type = Text)]
     actor_name: String,
-    #[diesel(sql_type = Jsonb)]
     detail: Value,
-    #[diesel(sql_type = Timestamptz)]
     created_at: Ts,
 }
 
@@ -667,19 +659,6 @@ FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool
 WHERE p.id = t.id
 "#;
 
-const INSERT_REPORT: &str = r#"
-INSERT INTO post_reports (agent_id, workspace_id, received_at, inserted, updated, unchanged,
-                          ignored, rejected)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id
-"#;
-
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
 /// The item's own checks ([`ready_item`]) once its account is known.
 fn ready(raw: RawReportItem, row: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
     let zone = jiff::tz::TimeZone::get(&row.timezone).map_err(|e| ItemError::Invalid {
@@ -776,21 +755,22 @@ async fn report_tx(
     write_events(conn, agent, &plan).await?;
     let counts = plan.counts();
     let count = |n: usize| n as i32;
-    let report: IdRow = prepared(
-        diesel::sql_query(INSERT_REPORT)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Integer, _>(count(counts.inserted))
-            .bind::<Integer, _>(count(counts.updated))
-            .bind::<Integer, _>(count(counts.unchanged))
-            .bind::<Integer, _>(count(counts.ignored))
-            .bind::<Integer, _>(count(counts.rejected)),
-    )
-    .get_result(conn)
-    .await?;
+    let report: Uuid = diesel::insert_into(post_reports::table)
+        .values((
+            post_reports::agent_id.eq(agent.agent_id),
+            post_reports::workspace_id.eq(agent.workspace_id),
+            post_reports::received_at.eq(Ts::from(now)),
+            post_reports::inserted.eq(count(counts.inserted)),
+            post_reports::updated.eq(count(counts.updated)),
+            post_reports::unchanged.eq(count(counts.unchanged)),
+            post_reports::ignored.eq(count(counts.ignored)),
+            post_reports::rejected.eq(count(counts.rejected)),
+        ))
+        .returning(post_reports::id)
+        .get_result(conn)
+        .await?;
     Ok(ReportOutcome {
-        report_id: Some(report.id),
+        report_id: Some(report),
         received_at: now,
         plan,
     })
@@ -927,14 +907,6 @@ async fn write_events(conn: Tx<'_>, agent: AgentRef, plan: &ReportPlan) -> Query
         })
         .collect();
     crate::record::by_agent(conn, agent.agent_id, &entries).await
-}
-
-const LAST_REPORT: &str = "SELECT max(received_at) AS at FROM post_reports WHERE agent_id = $1";
-
-#[derive(QueryableByName)]
-struct AtRow {
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    at: Option<Ts>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1193,7 +1165,10 @@ impl LifecycleRepo for PgStore {
             let Some(row) = row else {
                 return Ok(None);
             };
-            let record: Vec<RecordRow> = prepared(diesel::sql_query(RECORD).bind::<SqlUuid, _>(id))
+            let record: Vec<RecordRow> = review_events::table
+                .filter(review_events::post_id.eq(id))
+                .order(review_events::id)
+                .select(RecordRow::as_select())
                 .load(conn)
                 .await?;
             Ok(Some(PostDetail {
@@ -1292,11 +1267,12 @@ impl LifecycleRepo for PgStore {
 
     fn last_report_at(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Option<Timestamp>>> {
         self.read(async move |conn| {
-            let row: AtRow =
-                prepared(diesel::sql_query(LAST_REPORT).bind::<SqlUuid, _>(agent.agent_id))
-                    .get_result(conn)
-                    .await?;
-            Ok(row.at.map(Into::into))
+            let at: Option<Ts> = post_reports::table
+                .filter(post_reports::agent_id.eq(agent.agent_id))
+                .select(max(post_reports::received_at))
+                .get_result(conn)
+                .await?;
+            Ok(at.map(Into::into))
         })
     }
 }
@@ -1306,15 +1282,12 @@ statements!(
     PUBLISHED,
     ONE_POST,
     APPROVED,
-    RECORD,
     POST_FOR_MOVE,
     APPLY_MOVE,
     REPORT_SLOTS,
     KNOWN_POSTS,
     INSERT_REPORTED,
     UPDATE_REPORTED,
-    INSERT_REPORT,
-    LAST_REPORT,
     AGENT_MARKETS,
     METRIC_POSTS,
     UPSERT_POST_METRICS,

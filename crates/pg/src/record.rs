@@ -2,7 +2,8 @@
 //! number of entries on any number of posts in one statement) or by a person.
 
 use crate::db::prepared;
-use diesel::QueryResult;
+use crate::schema::review_events;
+use diesel::prelude::*;
 use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
@@ -48,11 +49,6 @@ pub(crate) async fn by_agent(
     Ok(())
 }
 
-const BY_MEMBER: &str = r#"
-INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
-VALUES ($1, $2, $3, 'member', $4, $5, $6)
-"#;
-
 /// An entry by a person: a review move, or a decision an agent relays (`person_id` is then
 /// unknown and `detail` names the agent).
 pub(crate) async fn by_member(
@@ -61,18 +57,19 @@ pub(crate) async fn by_member(
     person_id: Option<Uuid>,
     name: &str,
 ) -> QueryResult<()> {
-    prepared(
-        diesel::sql_query(BY_MEMBER)
-            .bind::<SqlUuid, _>(entry.post_id)
-            .bind::<Text, _>(entry.action)
-            .bind::<Nullable<Text>, _>(entry.reason)
-            .bind::<Nullable<SqlUuid>, _>(person_id)
-            .bind::<Text, _>(name)
-            .bind::<Jsonb, _>(entry.detail),
-    )
-    .execute(conn)
-    .await?;
+    diesel::insert_into(review_events::table)
+        .values((
+            review_events::post_id.eq(entry.post_id),
+            review_events::action.eq(entry.action),
+            review_events::reason.eq(entry.reason),
+            review_events::actor_kind.eq("member"),
+            review_events::actor_id.eq(person_id),
+            review_events::actor_name.eq(name),
+            review_events::detail.eq(entry.detail),
+        ))
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-statements!(BY_AGENT, BY_MEMBER);
+statements!(BY_AGENT);
