@@ -6,6 +6,7 @@ pub mod assert;
 pub mod binary;
 pub mod client;
 pub mod peers;
+pub mod raw;
 
 pub use client::{Client, Response};
 
