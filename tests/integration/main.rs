@@ -1,4 +1,5 @@
-//! All integration tests in one target: real PostgreSQL (a database per test), real HTTP.
+//! All integration tests in one target: real PostgreSQL (a schema or a database per test), real
+//! HTTP.
 
 mod accounts;
 mod agent_day;

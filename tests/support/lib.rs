@@ -1,6 +1,6 @@
-//! Test support: a real server on a free port over a fresh database, a standard tenant, a
-//! small HTTP client, and the real `fleetdesk` binary ([`binary`]). Integration tests talk HTTP
-//! to the real app.
+//! Test support: a real server on a free port over a fresh schema (or database), a standard
+//! tenant, an HTTP client ([`client`], and [`raw`] for bytes no client sends), and the real
+//! `fleetdesk` binary ([`binary`]). Integration tests talk HTTP to the real app.
 
 pub mod assert;
 pub mod binary;
@@ -96,7 +96,7 @@ pub const TEST_TENANT: &str = r#"{
   ]
 }"#;
 
-/// A running server over its own database.
+/// A running server over its own schema (or database).
 pub struct TestApp {
     pub client: Client,
     pub base: String,
@@ -289,7 +289,11 @@ impl Drop for TestApp {
 fn timing(line: &str) {
     if let Ok(path) = std::env::var("FLEETDESK_TEST_TIMINGS") {
         use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = writeln!(f, "{line}");
         }
     }
