@@ -2016,7 +2016,7 @@ async fn health_and_readiness_answer_without_auth() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_database_that_is_gone_is_503_unavailable_not_500() {
     use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-    let app = spawn_app().await;
+    let app = fleetdesk_tests::spawn_app_in_own_database().await;
     let key = app.agent_key("op1");
     assert_eq!(app.client.get(ACCOUNTS, &key).await.status, 200);
     // Take the database away under the running service.

@@ -10,7 +10,7 @@ use fleetdesk_tests::binary::{
     Proc, SERVE, Served, TempDir, all_keys, demo_agent_key, demo_report, fleetdesk_over, serve,
 };
 use fleetdesk_tests::client::Request;
-use fleetdesk_tests::{Client, spawn_app};
+use fleetdesk_tests::{Client, spawn_app, spawn_app_in_own_database};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::process::Command;
@@ -399,7 +399,7 @@ fn ok(res: &fleetdesk_tests::Response, status: u16) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn key_shaped_text_is_redacted_in_every_free_text_field_before_it_is_stored() {
-    let app = spawn_app().await;
+    let app = spawn_app_in_own_database().await;
     let op1 = app.agent_key("op1");
     // A real key of another agent, pasted into text, and a key-shaped string.
     let real = app.agent_key("op2");
@@ -567,7 +567,7 @@ async fn key_shaped_text_is_redacted_in_every_free_text_field_before_it_is_store
 
 #[tokio::test(flavor = "multi_thread")]
 async fn idempotency_keys_are_stored_hashed() {
-    let app = spawn_app().await;
+    let app = spawn_app_in_own_database().await;
     let key = app.agent_key("op1");
     let idem = "ban-tw-t001-secret-7f3a9c";
     let path = format!("{API}/accounts/TW-T001/state");

@@ -612,7 +612,7 @@ async fn keys_are_stored_only_as_their_lookup_and_a_hash() {
             let found = app
                 .count(&format!(
                     "SELECT count(*) AS n FROM information_schema.tables t \
-                     WHERE t.table_schema = 'public' AND t.table_type = 'BASE TABLE' \
+                     WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' \
                      AND position('{needle}' IN query_to_xml(format('SELECT * FROM %I.%I', t.table_schema, t.table_name), true, false, '')::text) > 0"
                 ))
                 .await;
@@ -622,7 +622,7 @@ async fn keys_are_stored_only_as_their_lookup_and_a_hash() {
         let found = app
             .count(&format!(
                 "SELECT count(*) AS n FROM information_schema.tables t \
-                 WHERE t.table_schema = 'public' AND t.table_type = 'BASE TABLE' \
+                 WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' \
                  AND position('{lookup}' IN query_to_xml(format('SELECT * FROM %I.%I', t.table_schema, t.table_name), true, false, '')::text) > 0"
             ))
             .await;

@@ -1,20 +1,24 @@
-//! A small HTTP/1.1 client over tokio: enough for JSON APIs, raw bodies and keep-alive, with
-//! no extra dependency (the server's own stack is actix).
+//! The tests' HTTP client: reqwest (already in the build through object_store), one pool of
+//! keep-alive connections per server, HTTP/1.1 only, no proxy, no redirects, no decompression.
+//! Requests keep their headers as written (duplicates included); responses keep raw bodies.
+//! What a conforming client cannot send (an early answer while a body is still being written,
+//! `Expect: 100-continue` by hand, a hand-made chunked body) goes through [`crate::raw`].
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+
+pub use crate::raw::read_response;
 
 #[derive(Debug, Clone)]
 pub struct Client {
     host: String,
+    http: reqwest::Client,
 }
 
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
-    /// Header names lower-cased.
+    /// Header names lower-cased; a header sent twice keeps its last value.
     pub headers: BTreeMap<String, String>,
     pub body: Vec<u8>,
 }
@@ -98,84 +102,25 @@ impl Request {
             .header("MCP-Protocol-Version", MCP_PROTOCOL)
             .json(body)
     }
-
-    pub fn encode(&self, host: &str) -> Vec<u8> {
-        let mut head = format!(
-            "{} {} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
-            self.method,
-            self.path,
-            self.body.len()
-        );
-        for (k, v) in &self.headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut out = head.into_bytes();
-        out.extend_from_slice(&self.body);
-        out
-    }
-}
-
-/// Reads one response from a connection (Content-Length or chunked).
-pub async fn read_response<R: tokio::io::AsyncBufRead + Unpin>(
-    reader: &mut R,
-) -> std::io::Result<Response> {
-    let mut line = String::new();
-    reader.read_line(&mut line).await?;
-    let status: u16 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
-    let mut headers = BTreeMap::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).await?;
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':') {
-            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-        }
-    }
-    let mut body = Vec::new();
-    if headers
-        .get("transfer-encoding")
-        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
-    {
-        loop {
-            line.clear();
-            reader.read_line(&mut line).await?;
-            let size = usize::from_str_radix(line.trim(), 16).map_err(std::io::Error::other)?;
-            let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).await?;
-            if size == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..size]);
-        }
-    } else if let Some(len) = headers
-        .get("content-length")
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        body.resize(len, 0);
-        reader.read_exact(&mut body).await?;
-    }
-    Ok(Response {
-        status,
-        headers,
-        body,
-    })
 }
 
 impl Client {
     pub fn new(base: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .http1_only()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            // Below the server's keep-alive (5 s): an idle connection is let go before the
+            // server closes it, so a request never races a closing connection.
+            .pool_idle_timeout(std::time::Duration::from_secs(2))
+            .build()
+            .expect("an HTTP client");
         Client {
             host: base
                 .trim_start_matches("http://")
                 .trim_end_matches('/')
                 .to_owned(),
+            http,
         }
     }
 
@@ -190,16 +135,50 @@ impl Client {
             .to_owned()
     }
 
-    /// Sends one request on a new connection.
+    /// Sends one request (on a kept-alive connection when one is idle).
     pub async fn send(&self, req: Request) -> Response {
-        let stream = TcpStream::connect(&self.host).await.expect("connect");
-        let (read, mut write) = stream.into_split();
-        write
-            .write_all(&req.encode(&self.host))
+        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+            .unwrap_or_else(|e| panic!("method {:?}: {e}", req.method));
+        let url = format!("http://{}{}", self.host, req.path);
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &req.headers {
+            headers.append(
+                reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .unwrap_or_else(|e| panic!("header name {name:?}: {e}")),
+                // From bytes: any value a server must judge (obs-text included) is sent.
+                reqwest::header::HeaderValue::from_bytes(value.as_bytes())
+                    .unwrap_or_else(|e| panic!("header {name} value {value:?}: {e}")),
+            );
+        }
+        let res = self
+            .http
+            .request(method, &url)
+            .headers(headers)
+            .body(req.body)
+            .send()
             .await
-            .expect("write");
-        let mut reader = BufReader::new(read);
-        read_response(&mut reader).await.expect("response")
+            .unwrap_or_else(|e| panic!("{} {url}: {e:?}", req.method));
+        let status = res.status().as_u16();
+        let headers = res
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).trim().to_owned(),
+                )
+            })
+            .collect();
+        let body = res
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{} {url}: reading the body: {e:?}", req.method))
+            .to_vec();
+        Response {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, path: &str, key: &str) -> Response {

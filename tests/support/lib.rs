@@ -1,13 +1,15 @@
-//! Test support: a real server on a free port over a fresh database, a standard tenant, a
-//! small HTTP client, and the real `fleetdesk` binary ([`binary`]). Integration tests talk HTTP
-//! to the real app.
+//! Test support: a real server on a free port over a fresh schema (or database), a standard
+//! tenant, an HTTP client ([`client`], and [`raw`] for bytes no client sends), and the real
+//! `fleetdesk` binary ([`binary`]). Integration tests talk HTTP to the real app.
 
 pub mod assert;
 pub mod binary;
 pub mod client;
 pub mod peers;
+pub mod raw;
 
 pub use client::{Client, Response};
+pub use fleetdesk_pg::testing::Isolation;
 
 use fleetdesk::DEMO_TENANT;
 use fleetdesk_api::Config;
@@ -94,7 +96,7 @@ pub const TEST_TENANT: &str = r#"{
   ]
 }"#;
 
-/// A running server over its own database.
+/// A running server over its own schema (or database).
 pub struct TestApp {
     pub client: Client,
     pub base: String,
@@ -110,6 +112,9 @@ pub struct TestApp {
 pub struct AppOptions {
     pub rate_limit_per_minute: i64,
     pub tenant: Option<&'static str>,
+    /// A schema of its own in the shared test database (the default), or a database of its
+    /// own for a test that runs `pg_dump` on it or takes it away.
+    pub isolation: Isolation,
 }
 
 impl Default for AppOptions {
@@ -117,6 +122,7 @@ impl Default for AppOptions {
         AppOptions {
             rate_limit_per_minute: 10_000,
             tenant: Some(TEST_TENANT),
+            isolation: Isolation::from_env(Isolation::Schema),
         }
     }
 }
@@ -127,10 +133,22 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(AppOptions::default()).await
 }
 
+/// [`spawn_app`] over a database of its own: for a test that runs `pg_dump` on the app's
+/// database or takes it away under the running app.
+pub async fn spawn_app_in_own_database() -> TestApp {
+    spawn_app_with(AppOptions {
+        isolation: Isolation::Database,
+        ..Default::default()
+    })
+    .await
+}
+
 pub async fn spawn_app_with(options: AppOptions) -> TestApp {
-    let db = TestDb::new()
+    let started = std::time::Instant::now();
+    let db = TestDb::isolated(options.isolation)
         .await
         .expect("a test database (is PostgreSQL at 127.0.0.1:5432?)");
+    let made = started.elapsed();
     let data_dir = std::env::temp_dir().join(format!("fleetdesk-test-{}", db.name()));
     let config = Config {
         rate_limit_per_minute: options.rate_limit_per_minute,
@@ -151,6 +169,12 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     let server = fleetdesk_http::server(state, listener, 2).expect("server");
     let handle = server.handle();
     tokio::spawn(server);
+    timing(&format!(
+        "setup {:?} db_ms {} total_ms {}",
+        options.isolation,
+        made.as_millis(),
+        started.elapsed().as_millis()
+    ));
     TestApp {
         client: Client::new(&base),
         base,
@@ -258,6 +282,20 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// With `FLEETDESK_TEST_TIMINGS=<file>`, appends one line of set-up timing to it.
+fn timing(line: &str) {
+    if let Ok(path) = std::env::var("FLEETDESK_TEST_TIMINGS") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{line}");
+        }
     }
 }
 
