@@ -6,6 +6,7 @@
 use crate::draft::{Character, CharacterError, CharacterPick};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::media::{CapError, MediaType};
+use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
@@ -125,28 +126,41 @@ pub struct DraftView {
     pub inventory: i64,
 }
 
-/// A draft waiting for a rewrite or sent back, for the redo list.
-#[derive(Debug, Clone, PartialEq)]
+// A draft waiting for a rewrite or sent back, for the redo list (a plain comment: the
+// description of RedoItem has none).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoItem))]
 pub struct RedoDraft {
     pub id: Uuid,
     pub status: PostStatus,
     pub code: String,
     pub platform: Platform,
+    /// The current body, to rewrite.
     pub body: String,
     pub topic: Option<String>,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_at: Option<Timestamp>,
+    /// The rewrite instruction or send-back comment.
     pub instruction: Option<String>,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub returned_at: Timestamp,
+    /// Every review comment, oldest first.
     pub comments: Vec<ReviewComment>,
     pub characters: Vec<Character>,
+    /// Media items on the post.
     pub media: i64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoComment))]
 pub struct ReviewComment {
     pub action: String,
     pub comment: String,
     pub by: String,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub at: Timestamp,
 }
 

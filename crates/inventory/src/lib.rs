@@ -5,6 +5,7 @@
 //! [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
+use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
@@ -168,18 +169,28 @@ pub struct InventoryQuery {
     pub limit: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = InventoryPostOut))]
 pub struct StockedPost {
     pub id: Uuid,
+    /// The account's slot (the list groups by it; not shown).
+    #[serde(skip)]
     pub slot_id: Uuid,
+    /// The full body.
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
+    /// The status before stocking.
     pub from_status: Option<PostStatus>,
+    /// The planned time before stocking.
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_was: Option<Timestamp>,
     pub reason: Option<String>,
     pub waiting_rewrite: bool,
     pub unschedule_pending: bool,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub stocked_at: Timestamp,
 }
 
@@ -234,14 +245,18 @@ pub enum InventoryRefusal {
     NotStocked(PostStatus),
 }
 
-/// A post after an inventory move.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// A post after an inventory move (a plain comment: the description of MovedPost has none).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MovedPost))]
 pub struct Moved {
     pub id: Uuid,
     pub status: PostStatus,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_at: Option<Timestamp>,
-    /// The call changed nothing (already stocked, already confirmed).
+    /// The call changed nothing (already in stock, already confirmed).
     pub unchanged: bool,
+    /// Still to be removed from your publishing tool.
     pub unschedule_pending: bool,
 }
 

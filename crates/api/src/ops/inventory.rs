@@ -11,15 +11,14 @@ use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_inventory::service::InventoryFilter;
 use fleetdesk_inventory::{
-    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, UnstockRefusal,
+    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, StockedPost,
+    UnstockRefusal,
 };
 use fleetdesk_kernel::{ErrorCode, Platform};
-use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use uuid::Uuid;
 use validator::Validate;
 
 relay_body!(DeleteStockedBody);
@@ -141,31 +140,12 @@ impl From<InventoryRefusal> for ApiError {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MovedReply {
-    pub post: MovedPost,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MovedPost {
-    pub id: Uuid,
-    pub status: PostStatus,
-    pub planned_at: Option<Utc>,
-    /// The call changed nothing (already in stock, already confirmed).
-    pub unchanged: bool,
-    /// Still to be removed from your publishing tool.
-    pub unschedule_pending: bool,
+    pub post: Moved,
 }
 
 impl From<Moved> for MovedReply {
-    fn from(m: Moved) -> MovedReply {
-        MovedReply {
-            post: MovedPost {
-                id: m.id,
-                status: m.status,
-                planned_at: m.planned_at.map(Utc),
-                unchanged: m.unchanged,
-                unschedule_pending: m.unschedule_pending,
-            },
-        }
+    fn from(post: Moved) -> MovedReply {
+        MovedReply { post }
     }
 }
 
@@ -207,24 +187,7 @@ pub struct InventoryAccountOut {
     /// Stocked posts of the account (every page).
     pub count: i64,
     /// This page's posts of the account.
-    pub posts: Vec<InventoryPostOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InventoryPostOut {
-    pub id: Uuid,
-    /// The full body.
-    pub body: String,
-    pub topic: Option<String>,
-    pub sponsored: bool,
-    /// The status before stocking.
-    pub from_status: Option<PostStatus>,
-    /// The planned time before stocking.
-    pub planned_was: Option<Utc>,
-    pub reason: Option<String>,
-    pub waiting_rewrite: bool,
-    pub unschedule_pending: bool,
-    pub stocked_at: Utc,
+    pub posts: Vec<StockedPost>,
 }
 
 async fn list_inventory(
@@ -259,18 +222,7 @@ async fn list_inventory(
                 .posts
                 .iter()
                 .filter(|p| p.slot_id == a.slot_id)
-                .map(|p| InventoryPostOut {
-                    id: p.id,
-                    body: p.body.clone(),
-                    topic: p.topic.clone(),
-                    sponsored: p.sponsored,
-                    from_status: p.from_status,
-                    planned_was: p.planned_was.map(Utc),
-                    reason: p.reason.clone(),
-                    waiting_rewrite: p.waiting_rewrite,
-                    unschedule_pending: p.unschedule_pending,
-                    stocked_at: Utc(p.stocked_at),
-                })
+                .cloned()
                 .collect(),
             code: a.code,
             platform: a.platform,
