@@ -5,6 +5,8 @@
 
 use crate::draft::{Character, CharacterError, CharacterPick};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
+/// The page of the redo list.
+pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
 use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
@@ -164,13 +166,9 @@ pub struct ReviewComment {
     pub at: Timestamp,
 }
 
-/// One page of the redo list, oldest returned first.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RedoPage {
-    pub items: Vec<RedoDraft>,
-    /// Where the next page starts: the last item's (returned_at, id).
-    pub next: Option<(Timestamp, Uuid)>,
-}
+/// One page of the redo list, oldest returned first; the next starts after the last item's
+/// (returned_at, id).
+pub type RedoPage = Page<RedoDraft>;
 
 pub trait DraftsRepo: Send + Sync + 'static {
     fn submit<'a>(

@@ -5,6 +5,8 @@
 //! [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
+/// The page of the inventory list.
+pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
@@ -205,12 +207,14 @@ pub struct InventoryAccount {
     pub count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A page of stocked posts with the accounts they are listed under: the accounts are the
+/// headers of every page (each with its count over all pages), so they stand beside the page.
+#[derive(Debug, Clone, PartialEq)]
 pub struct InventoryPage {
     pub accounts: Vec<InventoryAccount>,
-    /// This page's posts, oldest stocked first.
-    pub posts: Vec<StockedPost>,
-    pub next: Option<(Timestamp, Uuid)>,
+    /// This page's posts, oldest stocked first; the next starts after the last one's
+    /// (stocked_at, id).
+    pub posts: Page<StockedPost>,
 }
 
 /// A stocked post the agent still has to remove from its publishing tool.

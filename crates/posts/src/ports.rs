@@ -6,6 +6,8 @@
 use crate::post::{Character, PostStatus};
 use crate::report::{ItemError, ReportPlan, ReportedStatus};
 use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
+/// The page of the review queue and the published list.
+pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, TimeInputError};
@@ -21,13 +23,6 @@ pub struct Viewer {
     pub organization_id: Option<Uuid>,
     /// A client sees only posts in client review, or that went through it.
     pub client: bool,
-}
-
-/// A page of a list ordered by (time, id).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub next: Option<(Timestamp, Uuid)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

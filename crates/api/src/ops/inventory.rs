@@ -220,6 +220,7 @@ async fn list_inventory(
         .map(|a| InventoryAccountOut {
             posts: page
                 .posts
+                .items
                 .iter()
                 .filter(|p| p.slot_id == a.slot_id)
                 .cloned()
@@ -233,7 +234,7 @@ async fn list_inventory(
         .collect();
     Ok(Reply::ok(InventoryList {
         accounts,
-        next_cursor: page.next.map(Cursor),
+        next_cursor: page.posts.next.map(Cursor),
     }))
 }
 
