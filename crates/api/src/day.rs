@@ -70,13 +70,15 @@ impl DayService {
     ) -> anyhow::Result<Day> {
         let (accounts, redo, unschedule, last_report_at) = tokio::try_join!(
             self.accounts.work_accounts(agent, date, now),
-            self.drafts.redo(
+            self.drafts.repo().redo(
                 agent,
                 &[PostStatus::RewriteRequested, PostStatus::SentBack],
                 None,
                 REDO_IN_DAY,
             ),
-            self.inventory.unschedule_list(agent, UNSCHEDULE_IN_DAY),
+            self.inventory
+                .repo()
+                .unschedule_list(agent, UNSCHEDULE_IN_DAY),
             self.posts.last_report_at(agent),
         )?;
         Ok(Day {

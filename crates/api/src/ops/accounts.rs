@@ -391,7 +391,7 @@ async fn list_accounts(
     agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
-    let accounts = ctx.accounts.list_accounts(agent.agent_ref()).await?;
+    let accounts = ctx.accounts.repo().list_accounts(agent.agent_ref()).await?;
     Ok(Reply::ok(AccountList {
         agent: (&agent).into(),
         accounts: accounts.into_iter().map(Account::from).collect(),
@@ -687,6 +687,7 @@ async fn heartbeat(
         .map_err(|e| ApiError::invalid(e.field(), e))?;
     let run = ctx
         .accounts
+        .repo()
         .record_heartbeat(agent.agent_ref(), &input)
         .await?;
     Ok(Reply::ok(HeartbeatResult {

@@ -255,6 +255,7 @@ async fn stock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -276,6 +277,7 @@ async fn unstock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .unstock(
             agent.agent_ref(),
             req.path.id,
@@ -294,6 +296,7 @@ async fn confirm_unscheduled(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -327,6 +330,7 @@ async fn delete_stocked_post(
     let relay = RelayRecord::of(&agent, &b).to_json();
     let moved = ctx
         .inventory
+        .repo()
         .delete_stocked(
             agent.agent_ref(),
             req.path.id,
