@@ -1,7 +1,8 @@
 //! The agent's day (`work_today`): an application use case, because it reads four areas (the
 //! accounts with their day counts, drafts to redo, stocked posts to unschedule, the last report)
-//! and no domain crate may depend on all of them without a cycle. The reads are independent,
-//! so they run at once, each on its own pooled connection: the day costs its slowest read.
+//! and the accounts crate, which owns the accounts part, sits below drafts and inventory: it
+//! cannot own the day without a dependency cycle. The reads are independent, so they run at
+//! once, each on its own pooled connection: the day costs its slowest read.
 //!
 //! A part of the day is a field of [`Day`] and one more future in [`DayService::today`]'s
 //! `try_join!` (task cards and decision follow-ups will join this way).
