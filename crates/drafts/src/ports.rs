@@ -9,7 +9,7 @@ use fleetdesk_accounts::ports::{CodeRef, LookupError};
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -202,7 +202,7 @@ pub trait DraftsRepo: Send + Sync + 'static {
         &'a self,
         agent: AgentRef,
         statuses: &'a [PostStatus],
-        after: Option<(Timestamp, Uuid)>,
+        after: Option<Position>,
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>>;
 }

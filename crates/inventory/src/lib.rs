@@ -8,7 +8,7 @@
 /// The page of the inventory list.
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::Value;
@@ -167,7 +167,7 @@ pub struct InventoryQuery {
     pub sponsored: Option<Sponsored>,
     /// One account's slot.
     pub slot: Option<Uuid>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 

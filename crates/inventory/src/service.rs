@@ -4,17 +4,15 @@
 
 use crate::{InventoryPage, InventoryQuery, InventoryRepo, Sponsored};
 use fleetdesk_accounts::ports::{AccountsRepo, CodeRef, LookupError};
-use fleetdesk_kernel::AgentRef;
-use jiff::Timestamp;
+use fleetdesk_kernel::{AgentRef, Position};
 use std::sync::Arc;
-use uuid::Uuid;
 
 /// What a caller asks of the inventory list: one account by code, or all of the agent's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InventoryFilter {
     pub code: Option<CodeRef>,
     pub sponsored: Option<Sponsored>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 

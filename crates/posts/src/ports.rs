@@ -10,7 +10,7 @@ use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -29,7 +29,7 @@ pub struct Viewer {
 pub struct ReviewQuery {
     /// `None`: every review stage (internal and client review).
     pub stage: Option<PostStatus>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
@@ -37,7 +37,7 @@ pub struct ReviewQuery {
 pub struct PublishedQuery {
     pub code: Option<AccountCode>,
     pub since: Option<Timestamp>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
