@@ -191,12 +191,12 @@ impl AccountsService {
     }
 }
 
-/// A use case that runs whole in one call of the port is the port's own method, reached
-/// through the service: the service adds nothing to it.
-impl std::ops::Deref for AccountsService {
-    type Target = dyn AccountsRepo;
-
-    fn deref(&self) -> &Self::Target {
+impl AccountsService {
+    /// A use case that runs whole in one call of the port is the port's own method: callers
+    /// reach it through `repo()`, so a call names whether the service's rules run
+    /// (`accounts.set_avatar`) or the port's one transaction alone
+    /// (`accounts.repo().record_heartbeat`).
+    pub fn repo(&self) -> &dyn AccountsRepo {
         &*self.repo
     }
 }

@@ -1,3 +1,4 @@
+use crate::day::DayService;
 use crate::links::Links;
 use fleetdesk_accounts::service::AccountsService;
 use fleetdesk_drafts::service::DraftsService;
@@ -37,6 +38,8 @@ pub struct Ctx {
     /// adapter's transaction, so handlers call the port directly.
     pub posts: Arc<dyn LifecycleRepo>,
     pub inventory: InventoryService,
+    /// The agent's day: the reads of several areas at once.
+    pub day: DayService,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host
     /// header): links in responses start with it.

@@ -9,7 +9,7 @@
 //! Output: [`Utc`] (an instant as ISO UTC, what `format_utc` writes) and [`Cursor`] (the
 //! position of the next page).
 
-use fleetdesk_kernel::format_utc;
+use fleetdesk_kernel::{Position, format_utc};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -333,7 +333,7 @@ inline_to_schema!(impl [] Utc, name = Cow::Borrowed("Utc"), schema = json!({"typ
 
 /// The position after a page's last item: pass it back as `cursor` for the next page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cursor(pub (Timestamp, Uuid));
+pub struct Cursor(pub Position);
 
 impl Serialize for Cursor {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -8,6 +8,7 @@
 //! access check, input parsing and validation, idempotency, then the handler.
 
 pub mod ctx;
+pub mod day;
 pub mod describe;
 pub mod error;
 pub mod fields;

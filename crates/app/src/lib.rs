@@ -5,6 +5,7 @@ pub mod logging;
 
 use anyhow::Context;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_api::day::DayService;
 use fleetdesk_api::links::Links;
 use fleetdesk_api::{Config, Ctx};
 use fleetdesk_drafts::service::DraftsService;
@@ -60,13 +61,22 @@ pub fn blob_store(data_dir: &Path) -> anyhow::Result<ObjectBlobStore> {
 pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key: &[u8]) -> Ctx {
     let store = Arc::new(store);
     let blobs = Arc::new(blobs);
+    let accounts = AccountsService::new(store.clone(), blobs.clone());
+    let drafts = DraftsService::new(store.clone(), blobs.clone());
+    let inventory = InventoryService::new(store.clone(), store.clone());
     Ctx {
         config: Arc::new(config),
         gate: store.clone(),
-        accounts: AccountsService::new(store.clone(), blobs.clone()),
-        drafts: DraftsService::new(store.clone(), blobs.clone()),
+        day: DayService::new(
+            accounts.clone(),
+            drafts.clone(),
+            inventory.clone(),
+            store.clone(),
+        ),
+        accounts,
+        drafts,
         posts: store.clone(),
-        inventory: InventoryService::new(store.clone(), store.clone()),
+        inventory,
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

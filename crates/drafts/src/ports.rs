@@ -5,8 +5,11 @@
 
 use crate::draft::{Character, CharacterError, CharacterPick};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
+/// The page of the redo list.
+pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_kernel::time::utc;
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -125,38 +128,47 @@ pub struct DraftView {
     pub inventory: i64,
 }
 
-/// A draft waiting for a rewrite or sent back, for the redo list.
-#[derive(Debug, Clone, PartialEq)]
+// A draft waiting for a rewrite or sent back, for the redo list (a plain comment: the
+// description of RedoItem has none).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoItem))]
 pub struct RedoDraft {
     pub id: Uuid,
     pub status: PostStatus,
     pub code: String,
     pub platform: Platform,
+    /// The current body, to rewrite.
     pub body: String,
     pub topic: Option<String>,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_at: Option<Timestamp>,
+    /// The rewrite instruction or send-back comment.
     pub instruction: Option<String>,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub returned_at: Timestamp,
+    /// Every review comment, oldest first.
     pub comments: Vec<ReviewComment>,
     pub characters: Vec<Character>,
+    /// Media items on the post.
     pub media: i64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoComment))]
 pub struct ReviewComment {
     pub action: String,
     pub comment: String,
     pub by: String,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub at: Timestamp,
 }
 
-/// One page of the redo list, oldest returned first.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RedoPage {
-    pub items: Vec<RedoDraft>,
-    /// Where the next page starts: the last item's (returned_at, id).
-    pub next: Option<(Timestamp, Uuid)>,
-}
+/// One page of the redo list, oldest returned first; the next starts after the last item's
+/// (returned_at, id).
+pub type RedoPage = Page<RedoDraft>;
 
 pub trait DraftsRepo: Send + Sync + 'static {
     fn submit<'a>(
@@ -190,7 +202,7 @@ pub trait DraftsRepo: Send + Sync + 'static {
         &'a self,
         agent: AgentRef,
         statuses: &'a [PostStatus],
-        after: Option<(Timestamp, Uuid)>,
+        after: Option<Position>,
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>>;
 }

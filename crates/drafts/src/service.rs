@@ -123,12 +123,11 @@ impl DraftsService {
     }
 }
 
-/// A use case that runs whole in one call of the port is the port's own method, reached
-/// through the service: the service adds nothing to it.
-impl std::ops::Deref for DraftsService {
-    type Target = dyn DraftsRepo;
-
-    fn deref(&self) -> &Self::Target {
+impl DraftsService {
+    /// A use case that runs whole in one call of the port is the port's own method: callers
+    /// reach it through `repo()`, so a call names whether the service's rules run
+    /// (`drafts.submit`) or the port's one transaction alone (`drafts.repo().redo`).
+    pub fn repo(&self) -> &dyn DraftsRepo {
         &*self.repo
     }
 }

@@ -5,7 +5,10 @@
 //! [`unstock_status`], [`confirm_unscheduled`], [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInputError};
+/// The page of the inventory list.
+pub use fleetdesk_kernel::Page;
+use fleetdesk_kernel::time::utc;
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -228,22 +231,32 @@ pub struct InventoryQuery {
     pub sponsored: Option<Sponsored>,
     /// One account's slot.
     pub slot: Option<Uuid>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = InventoryPostOut))]
 pub struct StockedPost {
     pub id: Uuid,
+    /// The account's slot (the list groups by it; not shown).
+    #[serde(skip)]
     pub slot_id: Uuid,
+    /// The full body.
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
+    /// The status before stocking.
     pub from_status: Option<PostStatus>,
+    /// The planned time before stocking.
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_was: Option<Timestamp>,
     pub reason: Option<String>,
     pub waiting_rewrite: bool,
     pub unschedule_pending: bool,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub stocked_at: Timestamp,
 }
 
@@ -258,12 +271,14 @@ pub struct InventoryAccount {
     pub count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A page of stocked posts with the accounts they are listed under: the accounts are the
+/// headers of every page (each with its count over all pages), so they stand beside the page.
+#[derive(Debug, Clone, PartialEq)]
 pub struct InventoryPage {
     pub accounts: Vec<InventoryAccount>,
-    /// This page's posts, oldest stocked first.
-    pub posts: Vec<StockedPost>,
-    pub next: Option<(Timestamp, Uuid)>,
+    /// This page's posts, oldest stocked first; the next starts after the last one's
+    /// (stocked_at, id).
+    pub posts: Page<StockedPost>,
 }
 
 /// A stocked post the agent still has to remove from its publishing tool.
@@ -298,14 +313,18 @@ pub enum InventoryRefusal {
     NotStocked(PostStatus),
 }
 
-/// A post after an inventory move.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// A post after an inventory move (a plain comment: the description of MovedPost has none).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MovedPost))]
 pub struct Moved {
     pub id: Uuid,
     pub status: PostStatus,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_at: Option<Timestamp>,
-    /// The call changed nothing (already stocked, already confirmed).
+    /// The call changed nothing (already in stock, already confirmed).
     pub unchanged: bool,
+    /// Still to be removed from your publishing tool.
     pub unschedule_pending: bool,
 }
 

@@ -1,20 +1,18 @@
 //! The inventory's use cases that need more than its own port. A use case that runs whole in
-//! one transaction of the adapter is the port's own method, reached through the service
-//! (`Deref`): the service adds nothing to it.
+//! one transaction of the adapter is the port's own method, reached through
+//! [`InventoryService::repo`]: the service adds nothing to it.
 
 use crate::{InventoryPage, InventoryQuery, InventoryRepo, Sponsored};
 use fleetdesk_accounts::ports::{AccountsRepo, CodeRef, LookupError};
-use fleetdesk_kernel::AgentRef;
-use jiff::Timestamp;
+use fleetdesk_kernel::{AgentRef, Position};
 use std::sync::Arc;
-use uuid::Uuid;
 
 /// What a caller asks of the inventory list: one account by code, or all of the agent's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InventoryFilter {
     pub code: Option<CodeRef>,
     pub sponsored: Option<Sponsored>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
@@ -52,10 +50,11 @@ impl InventoryService {
     }
 }
 
-impl std::ops::Deref for InventoryService {
-    type Target = dyn InventoryRepo;
-
-    fn deref(&self) -> &Self::Target {
+impl InventoryService {
+    /// A use case that runs whole in one call of the port is the port's own method: callers
+    /// reach it through `repo()`, so a call names whether the service's rules run
+    /// (`inventory.list`) or the port's one transaction alone (`inventory.repo().stock`).
+    pub fn repo(&self) -> &dyn InventoryRepo {
         &*self.repo
     }
 }

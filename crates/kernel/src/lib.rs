@@ -26,6 +26,30 @@ pub use time::{TimeInputError, format_utc, parse_time_input};
 /// A boxed, sendable future: the shape of every port method that must stay object-safe.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
+/// Where a list ordered by (time, id) stands: the last item's time and id.
+pub type Position = (jiff::Timestamp, uuid::Uuid);
+
+/// One page of a list ordered by (time, id), the shape of every list port: the items, and
+/// where the next page starts when there is one (the last item's [`Position`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<Position>,
+}
+
+impl<T> Page<T> {
+    /// The page of `items`; when `more` follow, the next starts after the last item's
+    /// `position`.
+    pub fn new(items: Vec<T>, more: bool, position: impl Fn(&T) -> Position) -> Page<T> {
+        let next = if more {
+            items.last().map(position)
+        } else {
+            None
+        };
+        Page { items, next }
+    }
+}
+
 /// The agent a domain call acts for: its id and the workspace and organization its key is
 /// bound to. Every agent-side query is scoped by these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,4 +57,19 @@ pub struct AgentRef {
     pub agent_id: uuid::Uuid,
     pub workspace_id: uuid::Uuid,
     pub organization_id: uuid::Uuid,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_continues_after_its_last_item_only_when_more_follow() {
+        let at = jiff::Timestamp::UNIX_EPOCH;
+        let items = vec![(at, uuid::Uuid::nil()), (at, uuid::Uuid::max())];
+        let page = Page::new(items.clone(), true, |i| *i);
+        assert_eq!(page.next, Some((at, uuid::Uuid::max())));
+        assert_eq!(Page::new(items, false, |i| *i).next, None);
+        assert_eq!(Page::<Position>::new(Vec::new(), true, |i| *i).next, None);
+    }
 }

@@ -231,9 +231,61 @@ pub fn format_utc(ts: Timestamp) -> String {
     secs.to_string()
 }
 
+/// Writes a time field as [`format_utc`] does, for read models that serialize directly:
+/// `#[serde(with = "fleetdesk_kernel::time::utc")]` on a `Timestamp`,
+/// `#[serde(with = "fleetdesk_kernel::time::utc::option")]` on an `Option<Timestamp>` (null
+/// when absent). Describe such a field with
+/// `#[cfg_attr(feature = "openapi", schema(value_type = String))]` (`Option<String>`), what the
+/// api's output `Utc` says.
+pub mod utc {
+    use super::format_utc;
+    use jiff::Timestamp;
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_utc(*t))
+    }
+
+    pub mod option {
+        use jiff::Timestamp;
+        use serde::Serializer;
+
+        pub fn serialize<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+            match t {
+                Some(t) => s.serialize_some(&super::super::format_utc(*t)),
+                None => s.serialize_none(),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_fields_serialize_as_format_utc() {
+        #[derive(serde::Serialize)]
+        struct T {
+            #[serde(with = "utc")]
+            at: Timestamp,
+            #[serde(with = "utc::option")]
+            some: Option<Timestamp>,
+            #[serde(with = "utc::option")]
+            none: Option<Timestamp>,
+        }
+        let t: Timestamp = "2026-11-21T10:00:00.750Z".parse().unwrap();
+        let json = serde_json::to_string(&T {
+            at: t,
+            some: Some(t),
+            none: None,
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            r#"{"at":"2026-11-21T10:00:00Z","some":"2026-11-21T10:00:00Z","none":null}"#
+        );
+    }
 
     fn taipei() -> TimeZone {
         TimeZone::get("Asia/Taipei").unwrap()

@@ -588,12 +588,11 @@ impl Seek for PartsReader {
     }
 }
 
-/// A use case that runs whole in one call of the port is the port's own method, reached
-/// through the service: the service adds nothing to it.
-impl std::ops::Deref for MediaService {
-    type Target = dyn MediaRepo;
-
-    fn deref(&self) -> &Self::Target {
+impl MediaService {
+    /// A use case that runs whole in one call of the port is the port's own method: callers
+    /// reach it through `repo()`, so a call names whether the service's rules run
+    /// (`media.create_upload`) or the port's one transaction alone (`media.repo().list`).
+    pub fn repo(&self) -> &dyn MediaRepo {
         &*self.repo
     }
 }

@@ -1003,12 +1003,7 @@ impl DraftsRepo for PgStore {
                     })
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let next = if more {
-                items.last().map(|i| (i.returned_at, i.id))
-            } else {
-                None
-            };
-            Ok(RedoPage { items, next })
+            Ok(Page::new(items, more, |i| (i.returned_at, i.id)))
         })
     }
 }

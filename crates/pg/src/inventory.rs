@@ -518,9 +518,6 @@ impl InventoryRepo for PgStore {
                     stocked_at: r.stocked_at.into(),
                 })
                 .collect();
-            let next = more
-                .then(|| posts.last().map(|p| (p.stocked_at, p.id)))
-                .flatten();
             Ok(InventoryPage {
                 accounts: accounts
                     .into_iter()
@@ -539,8 +536,7 @@ impl InventoryRepo for PgStore {
                         })
                     })
                     .collect::<anyhow::Result<_>>()?,
-                posts,
-                next,
+                posts: Page::new(posts, more, |p| (p.stocked_at, p.id)),
             })
         })
     }

@@ -278,10 +278,7 @@ fn page(rows: Vec<CardRow>, limit: i64) -> anyhow::Result<Page<PostCard>> {
     let mut items = cards(rows)?;
     let more = items.len() as i64 > limit;
     items.truncate(limit.max(0) as usize);
-    let next = more
-        .then(|| items.last().map(|c| (c.sort_at, c.id)))
-        .flatten();
-    Ok(Page { items, next })
+    Ok(Page::new(items, more, |c| (c.sort_at, c.id)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,8 +6,11 @@
 use crate::post::{Character, PostStatus};
 use crate::report::{ItemError, ReportPlan, ReportedStatus};
 use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
+/// The page of the review queue and the published list.
+pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
-use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, TimeInputError};
+use fleetdesk_kernel::time::utc;
+use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, Position, TimeInputError};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -22,18 +25,11 @@ pub struct Viewer {
     pub client: bool,
 }
 
-/// A page of a list ordered by (time, id).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub next: Option<(Timestamp, Uuid)>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewQuery {
     /// `None`: every review stage (internal and client review).
     pub stage: Option<PostStatus>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
@@ -41,7 +37,7 @@ pub struct ReviewQuery {
 pub struct PublishedQuery {
     pub code: Option<AccountCode>,
     pub since: Option<Timestamp>,
-    pub after: Option<(Timestamp, Uuid)>,
+    pub after: Option<Position>,
     pub limit: i64,
 }
 
@@ -56,19 +52,29 @@ pub struct PostMedia {
 }
 
 /// What agents reported about a post.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ReportedOut))]
 pub struct Reported {
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub scheduled_for: Option<Timestamp>,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub published_at: Option<Timestamp>,
     pub platform_post_id: Option<String>,
     pub permalink: Option<String>,
     pub failure_reason: Option<String>,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub last_reported_at: Option<Timestamp>,
 }
 
-/// The latest metrics of a post.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A post's latest metrics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MetricsOut))]
 pub struct LatestMetrics {
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub captured_at: Timestamp,
     pub views: Option<i64>,
     pub likes: Option<i64>,
@@ -159,11 +165,14 @@ pub enum TransitionRefusal {
     PlannedInPast,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TransitionedOut))]
 pub struct Transitioned {
     pub id: Uuid,
     pub from: PostStatus,
     pub status: PostStatus,
+    #[serde(with = "utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub planned_at: Option<Timestamp>,
 }
 
@@ -235,12 +244,15 @@ pub enum MetricsRefusal {
     CapturedAt(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MetricsResult))]
 pub struct MetricsOutcome {
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub captured_at: Timestamp,
     pub posts_written: usize,
     pub accounts_written: usize,
-    /// Values that fell from a positive number to 0 and were kept back.
+    /// Values that fell from a positive number to 0 and were not written.
     pub zeros_kept_back: usize,
     pub refused: Vec<Refused>,
 }

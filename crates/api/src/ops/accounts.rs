@@ -17,7 +17,6 @@ use fleetdesk_accounts::service::{
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_kernel::{ErrorCode, Market, Platform};
-use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -250,11 +249,6 @@ pub struct UnscheduleItem {
     pub instruction: String,
 }
 
-/// Drafts to redo listed in the day, oldest returned first; `list_redo` pages through all.
-const REDO_IN_DAY: i64 = 200;
-/// Stocked posts to unschedule listed in the day, oldest stocked first.
-const UNSCHEDULE_IN_DAY: i64 = 200;
-
 /// The start of a body, for lists: at most 120 characters.
 fn excerpt(body: &str) -> String {
     let mut chars = body.chars();
@@ -272,21 +266,13 @@ async fn work_today(
     req: Req<Nothing, WorkTodayQuery, Nothing>,
 ) -> Result<Reply<WorkToday>, ApiError> {
     let date = req.query.date.as_ref().map(|d| d.0);
-    let me = agent.agent_ref();
-    // Independent reads, each on its own connection: the day costs the slowest of them.
-    let (w, redo, unschedule, last_report_at) = tokio::try_join!(
-        ctx.accounts.work_accounts(me, date, jiff::Timestamp::now()),
-        ctx.drafts.redo(
-            me,
-            &[PostStatus::RewriteRequested, PostStatus::SentBack],
-            None,
-            REDO_IN_DAY,
-        ),
-        ctx.inventory.unschedule_list(me, UNSCHEDULE_IN_DAY),
-        ctx.posts.last_report_at(me),
-    )?;
-    let redo: Vec<DayRedoItem> = redo
-        .items
+    let day = ctx
+        .day
+        .today(agent.agent_ref(), date, jiff::Timestamp::now())
+        .await?;
+    let w = day.accounts;
+    let redo: Vec<DayRedoItem> = day
+        .redo
         .into_iter()
         .map(|d| DayRedoItem {
             id: d.id,
@@ -298,7 +284,8 @@ async fn work_today(
             excerpt: excerpt(&d.body),
         })
         .collect();
-    let unschedule_stocked: Vec<UnscheduleItem> = unschedule
+    let unschedule_stocked: Vec<UnscheduleItem> = day
+        .unschedule
         .into_iter()
         .map(|u| UnscheduleItem {
             instruction: format!(
@@ -324,7 +311,7 @@ async fn work_today(
     Ok(Reply::ok(WorkToday {
         agent: (&agent).into(),
         dates: w.dates,
-        last_report_at: last_report_at.map(Utc),
+        last_report_at: day.last_report_at.map(Utc),
         summary: WorkSummary {
             expected: w.expected,
             covered: w.covered,
@@ -404,7 +391,7 @@ async fn list_accounts(
     agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
-    let accounts = ctx.accounts.list_accounts(agent.agent_ref()).await?;
+    let accounts = ctx.accounts.repo().list_accounts(agent.agent_ref()).await?;
     Ok(Reply::ok(AccountList {
         agent: (&agent).into(),
         accounts: accounts.into_iter().map(Account::from).collect(),
@@ -700,6 +687,7 @@ async fn heartbeat(
         .map_err(|e| ApiError::invalid(e.field(), e))?;
     let run = ctx
         .accounts
+        .repo()
         .record_heartbeat(agent.agent_ref(), &input)
         .await?;
     Ok(Reply::ok(HeartbeatResult {

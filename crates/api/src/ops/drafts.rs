@@ -328,65 +328,9 @@ pub struct RedoQuery {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RedoList {
-    pub drafts: Vec<RedoItem>,
+    pub drafts: Vec<RedoDraft>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<Cursor>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RedoItem {
-    pub id: Uuid,
-    pub status: PostStatus,
-    pub code: String,
-    pub platform: Platform,
-    /// The current body, to rewrite.
-    pub body: String,
-    pub topic: Option<String>,
-    pub planned_at: Option<Utc>,
-    /// The rewrite instruction or send-back comment.
-    pub instruction: Option<String>,
-    pub returned_at: Utc,
-    /// Every review comment, oldest first.
-    pub comments: Vec<RedoComment>,
-    pub characters: Vec<Character>,
-    /// Media items on the post.
-    pub media: i64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RedoComment {
-    pub action: String,
-    pub comment: String,
-    pub by: String,
-    pub at: Utc,
-}
-
-impl From<RedoDraft> for RedoItem {
-    fn from(d: RedoDraft) -> Self {
-        RedoItem {
-            id: d.id,
-            status: d.status,
-            code: d.code,
-            platform: d.platform,
-            body: d.body,
-            topic: d.topic,
-            planned_at: d.planned_at.map(Utc),
-            instruction: d.instruction,
-            returned_at: Utc(d.returned_at),
-            comments: d
-                .comments
-                .into_iter()
-                .map(|c| RedoComment {
-                    action: c.action,
-                    comment: c.comment,
-                    by: c.by,
-                    at: Utc(c.at),
-                })
-                .collect(),
-            characters: d.characters,
-            media: d.media,
-        }
-    }
 }
 
 async fn list_redo(
@@ -402,6 +346,7 @@ async fn list_redo(
     let after = req.query.cursor.map(|c| c.0);
     let page = ctx
         .drafts
+        .repo()
         .redo(
             agent.agent_ref(),
             &statuses,
@@ -410,7 +355,7 @@ async fn list_redo(
         )
         .await?;
     Ok(Reply::ok(RedoList {
-        drafts: page.items.into_iter().map(RedoItem::from).collect(),
+        drafts: page.items,
         next_cursor: page.next.map(Cursor),
     }))
 }

@@ -11,15 +11,14 @@ use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_inventory::service::InventoryFilter;
 use fleetdesk_inventory::{
-    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, UnstockRefusal,
+    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, StockedPost,
+    UnstockRefusal,
 };
 use fleetdesk_kernel::{ErrorCode, Platform};
-use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use uuid::Uuid;
 use validator::Validate;
 
 relay_body!(DeleteStockedBody);
@@ -141,31 +140,12 @@ impl From<InventoryRefusal> for ApiError {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MovedReply {
-    pub post: MovedPost,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MovedPost {
-    pub id: Uuid,
-    pub status: PostStatus,
-    pub planned_at: Option<Utc>,
-    /// The call changed nothing (already in stock, already confirmed).
-    pub unchanged: bool,
-    /// Still to be removed from your publishing tool.
-    pub unschedule_pending: bool,
+    pub post: Moved,
 }
 
 impl From<Moved> for MovedReply {
-    fn from(m: Moved) -> MovedReply {
-        MovedReply {
-            post: MovedPost {
-                id: m.id,
-                status: m.status,
-                planned_at: m.planned_at.map(Utc),
-                unchanged: m.unchanged,
-                unschedule_pending: m.unschedule_pending,
-            },
-        }
+    fn from(post: Moved) -> MovedReply {
+        MovedReply { post }
     }
 }
 
@@ -207,24 +187,7 @@ pub struct InventoryAccountOut {
     /// Stocked posts of the account (every page).
     pub count: i64,
     /// This page's posts of the account.
-    pub posts: Vec<InventoryPostOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InventoryPostOut {
-    pub id: Uuid,
-    /// The full body.
-    pub body: String,
-    pub topic: Option<String>,
-    pub sponsored: bool,
-    /// The status before stocking.
-    pub from_status: Option<PostStatus>,
-    /// The planned time before stocking.
-    pub planned_was: Option<Utc>,
-    pub reason: Option<String>,
-    pub waiting_rewrite: bool,
-    pub unschedule_pending: bool,
-    pub stocked_at: Utc,
+    pub posts: Vec<StockedPost>,
 }
 
 async fn list_inventory(
@@ -257,20 +220,10 @@ async fn list_inventory(
         .map(|a| InventoryAccountOut {
             posts: page
                 .posts
+                .items
                 .iter()
                 .filter(|p| p.slot_id == a.slot_id)
-                .map(|p| InventoryPostOut {
-                    id: p.id,
-                    body: p.body.clone(),
-                    topic: p.topic.clone(),
-                    sponsored: p.sponsored,
-                    from_status: p.from_status,
-                    planned_was: p.planned_was.map(Utc),
-                    reason: p.reason.clone(),
-                    waiting_rewrite: p.waiting_rewrite,
-                    unschedule_pending: p.unschedule_pending,
-                    stocked_at: Utc(p.stocked_at),
-                })
+                .cloned()
                 .collect(),
             code: a.code,
             platform: a.platform,
@@ -281,7 +234,7 @@ async fn list_inventory(
         .collect();
     Ok(Reply::ok(InventoryList {
         accounts,
-        next_cursor: page.next.map(Cursor),
+        next_cursor: page.posts.next.map(Cursor),
     }))
 }
 
@@ -302,6 +255,7 @@ async fn stock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -323,6 +277,7 @@ async fn unstock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .unstock(
             agent.agent_ref(),
             req.path.id,
@@ -341,6 +296,7 @@ async fn confirm_unscheduled(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
+        .repo()
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -374,6 +330,7 @@ async fn delete_stocked_post(
     let relay = RelayRecord::of(&agent, &b).to_json();
     let moved = ctx
         .inventory
+        .repo()
         .delete_stocked(
             agent.agent_ref(),
             req.path.id,

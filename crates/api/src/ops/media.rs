@@ -498,6 +498,7 @@ async fn list_media(
     };
     let items = ctx
         .media
+        .repo()
         .list(agent.agent_ref(), &query)
         .await?
         .map_err(|p| {

@@ -15,8 +15,9 @@ use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::media::MediaKind;
 use fleetdesk_posts::metrics::PostCounters;
 use fleetdesk_posts::ports::{
-    MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics, RawPostMetrics, RawReportItem,
-    Refused, ReviewScope, Reviewer, TransitionRefusal, TransitionRequest,
+    LatestMetrics, MetricsOutcome, MetricsRefusal, MetricsReport, PostCard, RawAccountMetrics,
+    RawPostMetrics, RawReportItem, Reported, ReviewScope, Reviewer, TransitionRefusal,
+    TransitionRequest, Transitioned,
 };
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::PostStatus;
@@ -167,28 +168,6 @@ impl<'a> LinkSigner<'a> {
     }
 }
 
-/// What agents reported about a post.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReportedOut {
-    pub scheduled_for: Option<Utc>,
-    pub published_at: Option<Utc>,
-    pub platform_post_id: Option<String>,
-    pub permalink: Option<String>,
-    pub failure_reason: Option<String>,
-    pub last_reported_at: Option<Utc>,
-}
-
-/// A post's latest metrics.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MetricsOut {
-    pub captured_at: Utc,
-    pub views: Option<i64>,
-    pub likes: Option<i64>,
-    pub replies: Option<i64>,
-    pub reposts: Option<i64>,
-    pub shares: Option<i64>,
-}
-
 /// A post as the Personal API lists it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PostOut {
@@ -210,8 +189,8 @@ pub struct PostOut {
     /// The agent that wrote or reported it.
     pub agent: Option<String>,
     pub created_at: Utc,
-    pub reported: ReportedOut,
-    pub metrics: Option<MetricsOut>,
+    pub reported: Reported,
+    pub metrics: Option<LatestMetrics>,
 }
 
 pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
@@ -233,22 +212,8 @@ pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
         media,
         agent: card.agent,
         created_at: Utc(card.created_at),
-        reported: ReportedOut {
-            scheduled_for: card.reported.scheduled_for.map(Utc),
-            published_at: card.reported.published_at.map(Utc),
-            platform_post_id: card.reported.platform_post_id,
-            permalink: card.reported.permalink,
-            failure_reason: card.reported.failure_reason,
-            last_reported_at: card.reported.last_reported_at.map(Utc),
-        },
-        metrics: card.metrics.map(|m| MetricsOut {
-            captured_at: Utc(m.captured_at),
-            views: m.views,
-            likes: m.likes,
-            replies: m.replies,
-            reposts: m.reposts,
-            shares: m.shares,
-        }),
+        reported: card.reported,
+        metrics: card.metrics,
     }
 }
 
@@ -518,14 +483,15 @@ async fn report_posts(
         .report(agent.agent_ref(), items, Timestamp::now())
         .await?;
     let plan = &outcome.plan;
+    let counts = plan.counts();
     let result = ReportResult {
         report_id: outcome.report_id,
         received_at: Utc(outcome.received_at),
-        inserted: plan.count(Action::Inserted),
-        updated: plan.count(Action::Updated) + plan.count(Action::Unscheduled),
-        unchanged: plan.count(Action::Unchanged),
-        ignored: plan.count(Action::Ignored),
-        rejected: plan.rejected(),
+        inserted: counts.inserted,
+        updated: counts.updated,
+        unchanged: counts.unchanged,
+        ignored: counts.ignored,
+        rejected: counts.rejected,
         results: plan
             .results
             .iter()
@@ -600,21 +566,11 @@ pub struct AccountMetricsIn {
     pub followers: Option<Count>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MetricsResult {
-    pub captured_at: Utc,
-    pub posts_written: usize,
-    pub accounts_written: usize,
-    /// Values that fell from a positive number to 0 and were not written.
-    pub zeros_kept_back: usize,
-    pub refused: Vec<Refused>,
-}
-
 async fn report_metrics(
     ctx: Ctx,
     agent: AgentCaller,
     req: Req<Nothing, Nothing, MetricsBody>,
-) -> Result<Reply<MetricsResult>, ApiError> {
+) -> Result<Reply<MetricsOutcome>, ApiError> {
     let b = req.body;
     if b.posts.is_empty() && b.accounts.is_empty() {
         return Err(ApiError::invalid(
@@ -655,17 +611,10 @@ async fn report_metrics(
             })
             .collect::<Result<_, ApiError>>()?,
     };
-    let outcome = ctx
+    let result = ctx
         .posts
         .report_metrics(agent.agent_ref(), &report, Timestamp::now())
         .await??;
-    let result = MetricsResult {
-        captured_at: Utc(outcome.captured_at),
-        posts_written: outcome.posts_written,
-        accounts_written: outcome.accounts_written,
-        zeros_kept_back: outcome.zeros_kept_back,
-        refused: outcome.refused,
-    };
     if result.posts_written == 0 && result.accounts_written == 0 {
         let mut e = ApiError::rejected("nothing could be recorded; see refused");
         e = e.with_extra("refused", &result.refused);
@@ -694,27 +643,12 @@ pub struct RelayTransitionBody {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TransitionReply {
-    pub post: TransitionedOut,
+    pub post: Transitioned,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TransitionedOut {
-    pub id: Uuid,
-    pub from: PostStatus,
-    pub status: PostStatus,
-    pub planned_at: Option<Utc>,
-}
-
-impl From<fleetdesk_posts::ports::Transitioned> for TransitionReply {
-    fn from(t: fleetdesk_posts::ports::Transitioned) -> TransitionReply {
-        TransitionReply {
-            post: TransitionedOut {
-                id: t.id,
-                from: t.from,
-                status: t.status,
-                planned_at: t.planned_at.map(Utc),
-            },
-        }
+impl From<Transitioned> for TransitionReply {
+    fn from(post: Transitioned) -> TransitionReply {
+        TransitionReply { post }
     }
 }
 
