@@ -117,7 +117,7 @@ fn diesel_cli(peers: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     eprintln!(
-        "installing diesel_cli {DIESEL_CLI_VERSION} into {} (about three minutes on two cores)",
+        "installing diesel_cli {DIESEL_CLI_VERSION} into {} (about a minute on two quiet cores)",
         peers.display()
     );
     let ok = Command::new("cargo")
