@@ -1758,6 +1758,88 @@ async fn the_same_captured_at_overwrites_and_omitted_counters_stay() {
     assert_eq!(card["metrics"]["likes"], 2, "{card}");
 }
 
+/// Batches of one account run one at a time, and the zero rule of a batch that waited for the
+/// account reads the followers the batch before it committed meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_zero_that_waited_for_the_account_sees_the_followers_written_meanwhile() {
+    use diesel_async::RunQueryDsl;
+    let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
+    let (t1, t2) = (at(-1800), at(-60));
+    // Another batch holds TW-T001 and has written 500 followers, not yet committed.
+    let mut holder = app.connect().await;
+    for statement in [
+        "BEGIN".to_owned(),
+        "SELECT 1 FROM account_slots WHERE code = 'TW-T001' FOR UPDATE".to_owned(),
+        format!(
+            "INSERT INTO account_metrics (slot_id, captured_at, followers) \
+             SELECT id, '{t1}', 500 FROM account_slots WHERE code = 'TW-T001'"
+        ),
+    ] {
+        diesel::sql_query(&statement)
+            .execute(&mut holder)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    #[derive(diesel::QueryableByName)]
+    struct Pid {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pid: i32,
+    }
+    let pid = diesel::sql_query("SELECT pg_backend_pid() AS pid")
+        .get_result::<Pid>(&mut holder)
+        .await
+        .expect("the holder's pid")
+        .pid;
+
+    let zero = metrics(
+        &app,
+        &op1,
+        json!({"captured_at": t2, "accounts": [{"code": "TW-T001", "followers": 0}]}),
+    );
+    let release = async {
+        // Commit only once the zero's batch waits on the holder.
+        for _ in 0..500 {
+            let waiting = app
+                .count(&format!(
+                    "SELECT count(*) AS n FROM pg_stat_activity \
+                     WHERE {pid} = ANY(pg_blocking_pids(pid))"
+                ))
+                .await;
+            if waiting > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE {pid} = ANY(pg_blocking_pids(pid))"
+            ))
+            .await
+                > 0,
+            "the zero's batch never waited for the account"
+        );
+        diesel::sql_query("COMMIT")
+            .execute(&mut holder)
+            .await
+            .expect("commit the holder");
+    };
+    let (res, ()) = tokio::join!(zero, release);
+    // Its one item kept back, nothing was recorded: 422 with the refusal.
+    assert_eq!(res.status, 422, "{}", res.text());
+    let body = res.json();
+    let r = refused_item(&body, "accounts", 0);
+    assert_eq!(r["code"], "rejected", "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("followers fell"),
+        "{r}"
+    );
+    assert_eq!(
+        rows(&app, &format!("account_metrics WHERE captured_at = '{t2}'")).await,
+        0
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_value_falling_from_positive_to_zero_is_kept_back() {
     let app = spawn_app().await;

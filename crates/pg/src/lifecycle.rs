@@ -437,15 +437,11 @@ async fn transition_tx(
 // ---------------------------------------------------------------------------------------------
 // Reports
 
-/// The accounts a batch names, locked so that reports and drafts of one account run one at a
-/// time (matching must see the previous batch's posts); for a metrics batch, with each
-/// account's latest followers at or before the capture `$4` (`NULL` for a report batch).
+/// The accounts a batch names, locked so that reports, metrics and drafts of one account run
+/// one at a time (matching and the zero rule must see the previous batch's writes).
 const REPORT_SLOTS: &str = r#"
 SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
-       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
-       (SELECT m.followers FROM account_metrics m
-         WHERE m.slot_id = s.id AND m.captured_at <= $4
-         ORDER BY m.captured_at DESC LIMIT 1) AS followers
+       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -466,8 +462,23 @@ struct SlotRow {
     project_id: Uuid,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     generation_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    followers: Option<i64>,
+}
+
+/// Each locked account's latest followers at or before the capture. A statement of its own,
+/// after the lock: a statement's snapshot is taken before it waits on a row lock, so followers
+/// read by the locking statement would miss a batch committed while this one waited.
+const LATEST_FOLLOWERS: &str = r#"
+SELECT DISTINCT ON (slot_id) slot_id, followers
+FROM account_metrics WHERE slot_id = ANY($1) AND captured_at <= $2
+ORDER BY slot_id, captured_at DESC
+"#;
+
+#[derive(QueryableByName)]
+struct FollowersRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    followers: i64,
 }
 
 /// The caller's account a code (and optional platform) names, among the loaded slots.
@@ -489,13 +500,8 @@ fn resolve<'a>(
     })
 }
 
-/// The accounts the codes name, locked; with their followers at `followers_at` when given.
-async fn load_slots(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    codes: &[&str],
-    followers_at: Option<Timestamp>,
-) -> QueryResult<Vec<SlotRow>> {
+/// The accounts the codes name, locked.
+async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResult<Vec<SlotRow>> {
     if codes.is_empty() {
         return Ok(Vec::new());
     }
@@ -503,8 +509,7 @@ async fn load_slots(
         diesel::sql_query(REPORT_SLOTS)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(codes)
-            .bind::<Nullable<Timestamptz>, _>(ts(followers_at)),
+            .bind::<Array<Text>, _>(codes),
     )
     .load(conn)
     .await
@@ -689,7 +694,7 @@ async fn report_tx(
         .collect();
     codes.sort_unstable();
     codes.dedup();
-    let slots = load_slots(conn, agent, &codes, None).await?;
+    let slots = load_slots(conn, agent, &codes).await?;
 
     let items: Vec<Result<ReportItem, ItemError>> = raw
         .into_iter()
@@ -1040,7 +1045,19 @@ async fn metrics_tx(
         .collect();
     codes.sort_unstable();
     codes.dedup();
-    let slots = load_slots(conn, agent, &codes, Some(captured_at)).await?;
+    let slots = load_slots(conn, agent, &codes).await?;
+    let followers: Vec<FollowersRow> = if report.accounts.is_empty() || slots.is_empty() {
+        Vec::new()
+    } else {
+        let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot.slot_id).collect();
+        prepared(
+            diesel::sql_query(LATEST_FOLLOWERS)
+                .bind::<Array<SqlUuid>, _>(&slot_ids)
+                .bind::<Timestamptz, _>(Ts::from(captured_at)),
+        )
+        .load(conn)
+        .await?
+    };
 
     let post_ids: Vec<Uuid> = report.posts.iter().filter_map(|p| p.post_id).collect();
     let pids: Vec<&str> = report
@@ -1073,7 +1090,10 @@ async fn metrics_tx(
         |code, platform| {
             resolve(&slots, code.as_str(), platform).map(|s| MetricsSlot {
                 slot_id: s.slot.slot_id,
-                latest_followers: s.followers,
+                latest_followers: followers
+                    .iter()
+                    .find(|f| f.slot_id == s.slot.slot_id)
+                    .map(|f| f.followers),
             })
         },
         &posts,
@@ -1282,6 +1302,7 @@ statements!(
     POST_FOR_MOVE,
     APPLY_MOVE,
     REPORT_SLOTS,
+    LATEST_FOLLOWERS,
     KNOWN_POSTS,
     INSERT_REPORTED,
     UPDATE_REPORTED,
