@@ -578,7 +578,7 @@ async fn keys_are_stored_only_as_their_lookup_and_a_hash() {
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'api_keys' \
-             AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb') AND column_name NOT IN ('kind', 'lookup')"
+             AND table_schema = current_schema() AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb') AND column_name NOT IN ('kind', 'lookup')"
         )
         .await,
         0

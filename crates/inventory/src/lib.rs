@@ -540,7 +540,14 @@ mod tests {
         );
         // Nothing may be released to such a day, and one extra post only when it is empty.
         let day = Day::of(0, -1);
-        assert!(check_unstock(S::Stocked, Some("active"), later(), now(), day, false).is_err());
+        assert_eq!(
+            check_unstock(S::Stocked, Some("active"), later(), now(), day, false),
+            Err(UnstockRefusal::AlreadyCovered {
+                extra: false,
+                committed: 0,
+                target: 0
+            })
+        );
         assert_eq!(
             check_unstock(S::Stocked, Some("active"), later(), now(), day, true),
             Ok(())

@@ -152,7 +152,10 @@ impl TestDb {
             "BEGIN; CREATE SCHEMA {name}; SET LOCAL search_path TO {name}; {ddl} COMMIT;"
         ))
         .await?;
-        vacuum_catalogs_when_due(&mut conn).await?;
+        // Housekeeping: a failed vacuum must not fail the test, nor leave its schema behind.
+        if let Err(e) = vacuum_catalogs_when_due(&mut conn).await {
+            eprintln!("fleetdesk test database: the catalog vacuum failed: {e}");
+        }
         Ok(TestDb {
             url: with_search_path(&shared_url, &name),
             name,
@@ -328,7 +331,11 @@ impl Drop for TestDb {
                     ),
                 };
                 let mut admin = AsyncPgConnection::establish(&url).await.ok()?;
-                diesel::sql_query(drop).execute(&mut admin).await.ok()
+                let dropped = diesel::sql_query(&drop).execute(&mut admin).await;
+                if let Err(e) = &dropped {
+                    eprintln!("fleetdesk test database: {drop} failed: {e}");
+                }
+                dropped.ok()
             })
         })
         .join();

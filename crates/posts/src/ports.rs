@@ -228,9 +228,10 @@ pub struct MetricsReport {
     pub accounts: Vec<RawAccountMetrics>,
 }
 
-/// Why one metrics item was not written.
+// Why one metrics item was not written (a plain comment: the description of RefusedOut, the
+// component's name before it serialized directly, has none).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RefusedOut))]
 pub struct Refused {
     /// `posts` or `accounts`.
     pub list: &'static str,

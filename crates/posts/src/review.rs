@@ -449,9 +449,9 @@ mod tests {
             client_visible_texts(),
             (vec!["client_review"], vec!["client_review"])
         );
-        // The record entry is the move's own action text.
+        // The record entry a move to client review writes is the action visibility looks for.
         assert_eq!(
-            T::ClientReview.status().as_str(),
+            Move::To(T::ClientReview.status()).action(),
             CLIENT_VISIBLE_ACTIONS[0].as_str()
         );
     }

@@ -1496,7 +1496,6 @@ fn only_unpublished_posts_in_flight_or_stocked_are_adoptable() {
             PostStatus::Failed,
         ]
     );
-    assert!(!adoptable.contains(&PostStatus::Published));
 }
 
 fn raw(status: ReportedStatus) -> RawReportItem {
