@@ -21,12 +21,15 @@ use uuid::Uuid;
 /// The extension that marks a schema to be written where it is used, not as a component.
 pub const INLINE: &str = "x-inline";
 
-/// A plain value's schema, marked [`INLINE`].
+/// A plain value's schema, marked [`INLINE`]. The schemas are literals of this crate: one that
+/// is not a valid schema is a bug that must not describe its field as `{}` (the rule would still
+/// be enforced but no longer stated), so it panics while the catalogue is described.
 pub fn inline_schema(mut schema: Value) -> RefOr<Schema> {
     schema[INLINE] = Value::Bool(true);
-    serde_json::from_value::<Schema>(schema)
-        .map(RefOr::T)
-        .unwrap_or_else(|_| RefOr::T(Schema::default()))
+    match serde_json::from_value::<Schema>(schema.clone()) {
+        Ok(parsed) => RefOr::T(parsed),
+        Err(e) => panic!("a field type's schema is not a JSON Schema ({e}): {schema}"),
+    }
 }
 
 /// Implements `ToSchema` for a field type from its JSON Schema (marked [`INLINE`]) and a name.

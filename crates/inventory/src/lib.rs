@@ -128,7 +128,8 @@ pub fn market_day(planned_at: Timestamp, zone: &TimeZone) -> Result<MarketDay, j
     })
 }
 
-/// Checks an unstock, in the order the specification lists its rejections.
+/// Checks an unstock: that the post is in stock first (the other checks mean nothing for a post
+/// that is not), then the rejections in the order the specification lists them (decisions.md).
 pub fn check_unstock(
     status: PostStatus,
     account_state: Option<&str>,
