@@ -2155,6 +2155,13 @@ async fn delete_stocked_checks_its_relay_fields() {
             .is_some_and(|f| f.starts_with("on_behalf_of")),
         "{v}"
     );
+    // The agent itself is no person to relay for, in any spelling.
+    for name in ["op1", " OP1 "] {
+        let mut body = relay_body("agency");
+        body["on_behalf_of"]["name"] = json!(name);
+        let v = assert_error(&post(&app, &op1, &path, body).await, 422, "rejected");
+        assert_eq!(v["field"], "on_behalf_of.name", "{v}");
+    }
     assert_eq!(status_of(&app, &id).await, "stocked");
 
     // An admin may, with a time.

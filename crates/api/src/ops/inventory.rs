@@ -2,7 +2,7 @@
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
@@ -20,8 +20,6 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use validator::Validate;
-
-relay_body!(DeleteStockedBody);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -77,9 +75,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("delete_stocked_post")
             .summary("Delete a post from inventory on behalf of an agency person")
             .description(
-                "Only when the person explicitly said so; on_behalf_of and origin are required, and a \
-                 client may not delete stock (403). The post and its review record remain; it can no \
-                 longer be scheduled.",
+                "Only when the person explicitly said so; on_behalf_of and origin are required, a \
+                 client may not delete stock (403), and on_behalf_of naming this agent is 422. The \
+                 post and its review record remain; it can no longer be scheduled.",
             ),
         delete_stocked_post,
     ));
@@ -327,7 +325,8 @@ async fn delete_stocked_post(
         OnBehalfRoleIn::Client => OnBehalfRole::Client,
         OnBehalfRoleIn::Admin => OnBehalfRole::Admin,
     };
-    let relay = RelayRecord::of(&agent, &b).to_json();
+    let relay =
+        RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?.to_json();
     let moved = ctx
         .inventory
         .repo()

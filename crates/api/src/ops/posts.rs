@@ -3,7 +3,7 @@
 
 use super::common::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, relay_body};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Count, Int, List, Text, Utc, component_items};
@@ -37,8 +37,6 @@ const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 pub const METRICS_MAX_ITEMS: u64 = 500;
 
 component_items!(PostMetricsIn, AccountMetricsIn);
-
-relay_body!(RelayTransitionBody);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -689,7 +687,6 @@ async fn relay_post_status(
     req: Req<IdPath, Nothing, RelayTransitionBody>,
 ) -> Result<Reply<TransitionReply>, ApiError> {
     let b = req.body;
-    b.on_behalf_of.check_not(&agent)?;
     let role = match b.on_behalf_of.role {
         OnBehalfRoleIn::Agency => ReviewerRole::Agency,
         // The agent relays a decision the client said they made; the client's review right is
@@ -697,7 +694,7 @@ async fn relay_post_status(
         OnBehalfRoleIn::Client => ReviewerRole::Client { review: true },
         OnBehalfRoleIn::Admin => ReviewerRole::Admin,
     };
-    let relay = RelayRecord::of(&agent, &b);
+    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
     let reviewer = Reviewer {
         role,
         name: b.on_behalf_of.name.0.clone(),

@@ -2,11 +2,10 @@
 //! and when the person decided. Every relay body carries `on_behalf_of`, `origin` and
 //! `effective_at`; [`RelayRecord`] is what is stored with the decision.
 
-use super::common::{AgentBrief, PersonNameInput};
+use super::common::{AgentBrief, IsoTimeInput, PersonNameInput};
 use crate::error::ApiError;
 use crate::fields::{Text, Utc};
 use fleetdesk_tenancy::AgentCaller;
-use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -62,55 +61,17 @@ pub struct RelayRecord<'a> {
     pub effective_at: Option<Utc>,
 }
 
-/// A body that relays a person's decision: it has the fields `on_behalf_of: OnBehalfOf`,
-/// `origin: Origin` and `effective_at: Option<IsoTimeInput>` (see [`relay_body!`]).
-pub trait RelayBody {
-    fn on_behalf_of(&self) -> &OnBehalfOf;
-    fn origin(&self) -> &Origin;
-    fn effective_at(&self) -> Option<Timestamp>;
-}
-
-/// Implements [`RelayBody`] for body types with the three relay fields.
-macro_rules! relay_body {
-    ($($ty:ty),* $(,)?) => {$(
-        impl $crate::ops::relay::RelayBody for $ty {
-            fn on_behalf_of(&self) -> &$crate::ops::relay::OnBehalfOf {
-                &self.on_behalf_of
-            }
-
-            fn origin(&self) -> &$crate::ops::relay::Origin {
-                &self.origin
-            }
-
-            fn effective_at(&self) -> Option<jiff::Timestamp> {
-                self.effective_at.as_ref().map(|t| t.0)
-            }
-        }
-    )*};
-}
-pub(crate) use relay_body;
-
 impl<'a> RelayRecord<'a> {
-    /// The record of the decision `body` relays, relayed by `agent`.
-    pub fn of(agent: &AgentCaller, body: &'a impl RelayBody) -> RelayRecord<'a> {
-        RelayRecord {
-            agent: agent.into(),
-            on_behalf_of: body.on_behalf_of(),
-            origin: body.origin(),
-            effective_at: body.effective_at().map(Utc),
-        }
-    }
-
-    pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-}
-
-impl OnBehalfOf {
-    /// Refuses a person who is the relaying agent itself: an agent relays only what a person
-    /// decided.
-    pub fn check_not(&self, agent: &AgentCaller) -> Result<(), ApiError> {
-        if self
+    /// The record of a decision relayed by `agent`: the three relay fields of the body. An
+    /// agent relays only what a person decided, so a person named as the agent itself is
+    /// refused (422), for every relay endpoint alike.
+    pub fn new(
+        agent: &AgentCaller,
+        on_behalf_of: &'a OnBehalfOf,
+        origin: &'a Origin,
+        effective_at: Option<&IsoTimeInput>,
+    ) -> Result<RelayRecord<'a>, ApiError> {
+        if on_behalf_of
             .name
             .0
             .trim()
@@ -121,6 +82,16 @@ impl OnBehalfOf {
             )
             .with_field("on_behalf_of.name"));
         }
-        Ok(())
+        Ok(RelayRecord {
+            agent: agent.into(),
+            on_behalf_of,
+            origin,
+            effective_at: effective_at.map(|t| Utc(t.0)),
+        })
+    }
+
+    /// The record as stored with the decision.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("a relay record is plain JSON")
     }
 }
