@@ -645,6 +645,46 @@ async fn add_account_refuses_codes_and_personas_of_others() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_retired_persona_and_its_accounts_are_hidden_from_agents() {
+    let app = spawn_app().await;
+    let mia = app.persona_id("Mia");
+    assert!(
+        accounts(&app, "op1")
+            .await
+            .iter()
+            .any(|a| a["persona"] == "Mia")
+    );
+    // A person dismissed the persona: it is retired and no longer assigned.
+    app.sql(&format!(
+        "UPDATE personas SET status = 'retired', retired_at = now(), agent_id = NULL WHERE id = '{mia}'"
+    ))
+    .await;
+    assert!(
+        accounts(&app, "op1")
+            .await
+            .iter()
+            .all(|a| a["persona"] != "Mia"),
+        "a retired persona's accounts are listed"
+    );
+    let res = report(
+        &app,
+        "op1",
+        "TW-T001",
+        json!({"state": "paused", "reason": "x", "occurred_at": "2026-11-20 10:00"}),
+    )
+    .await;
+    assert_error(&res, 404, "not_found");
+    let res = post(
+        &app,
+        &app.agent_key("op1"),
+        "/accounts",
+        json!({"persona_id": mia, "platform": "x", "code": "TW-X050"}),
+    )
+    .await;
+    assert_error(&res, 404, "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn add_account_replays_the_first_result_for_the_same_idempotency_key() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");

@@ -3,7 +3,7 @@
 //! /posts/{id}/stock, /unstock, /unscheduled and /delete-stocked, GET /posts/planned and
 //! GET /work/today.
 
-use fleetdesk_tests::assert::assert_error;
+use fleetdesk_tests::assert::{assert_error, ok};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -26,17 +26,6 @@ async fn post(app: &TestApp, key: &str, path: &str, body: Value) -> Response {
 }
 
 /// A 2xx answer's body.
-#[track_caller]
-fn ok(res: &Response) -> Value {
-    assert!(
-        (200..300).contains(&res.status),
-        "expected 2xx, got {}: {}",
-        res.status,
-        res.text()
-    );
-    res.json()
-}
-
 /// 400 invalid_request naming `field`.
 #[track_caller]
 fn assert_invalid(res: &Response, field: &str) -> Value {

@@ -157,21 +157,28 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 24] = [
+const SLICE_TOOLS: [&str; 32] = [
     "add_account",
     "add_note",
     "attach_images",
     "attach_media",
+    "complete_issue",
     "confirm_unscheduled",
+    "create_persona",
     "create_upload",
     "delete_stocked_post",
+    "get_persona",
     "heartbeat",
     "list_accounts",
     "list_approved",
+    "list_cast",
     "list_inventory",
     "list_media",
+    "list_persona_images",
     "list_redo",
     "planned_posts",
+    "propose_fact",
+    "relay_issue",
     "relay_post_status",
     "report_account_state",
     "report_metrics",
@@ -181,6 +188,7 @@ const SLICE_TOOLS: [&str; 24] = [
     "submit_draft",
     "unstock_post",
     "update_draft",
+    "upload_persona_image",
     "work_today",
 ];
 
@@ -986,6 +994,8 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
     let stocked = fixture_stock(app, &op1, &unschedule_id).await;
     assert_eq!(stocked["unschedule_pending"], true, "{stocked}");
 
+    let decisions = fixture_decisions(app).await;
+
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
     json!({
@@ -1006,7 +1016,56 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "tomorrow": iso(now + day),
         "future": format!("{in_five_days} 10:00"),
         "png_base64": base64::engine::general_purpose::STANDARD.encode(png(1, 1, tag.as_bytes())),
+        "relay_decision_id": decisions[0],
+        "follow_up_id": decisions[1],
+        "dismiss_decision_id": decisions[2],
+        "choose_decision_id": decisions[3],
     })
+}
+
+/// Open decisions on Mia (op1), written as the personas area and a person's choice write them:
+/// a new persona to relay, a change_bio follow-up with its card to complete, a fact proposal to
+/// dismiss and a contradiction to choose on.
+async fn fixture_decisions(app: &TestApp) -> [String; 4] {
+    let mia = app.persona_id("Mia");
+    let ids: [uuid::Uuid; 4] = std::array::from_fn(|_| uuid::Uuid::new_v4());
+    for (id, kind, question, options) in [
+        (ids[0], "persona_new", "NULL", "[]"),
+        (ids[1], "change_bio", "NULL", "[]"),
+        (ids[2], "fact_proposal", "NULL", "[]"),
+        (
+            ids[3],
+            "contradiction",
+            "'What should change?'",
+            r#"["change_bio", "delete_post", "keep"]"#,
+        ),
+    ] {
+        app.sql(&format!(
+            "INSERT INTO decisions (id, organization_id, workspace_id, kind, persona_id, title, \
+               question, options, opened_by_agent) \
+             SELECT '{id}', w.organization_id, pe.workspace_id, '{kind}', pe.id, 'MCP {kind}', \
+               {question}, '{options}'::jsonb, pe.agent_id \
+             FROM personas pe JOIN workspaces w ON w.id = pe.workspace_id WHERE pe.id = '{mia}'"
+        ))
+        .await;
+    }
+    let card = uuid::Uuid::new_v4();
+    app.sql(&format!(
+        "INSERT INTO task_cards (id, organization_id, workspace_id, persona_id, kind, title, \
+           target_type, target_id, assignee_agent, opened_by_type, opened_by_name, decision_id) \
+         SELECT '{card}', organization_id, workspace_id, persona_id, 'change_bio', title, \
+           'persona', persona_id, opened_by_agent, 'person', 'Ann', id \
+         FROM decisions WHERE id = '{}'",
+        ids[1]
+    ))
+    .await;
+    app.sql(&format!(
+        "UPDATE decisions SET task_id = '{card}', opened_by_type = 'person', \
+           opened_by_person = 'Ann' WHERE id = '{}'",
+        ids[1]
+    ))
+    .await;
+    ids.map(|id| id.to_string())
 }
 
 /// Runs one client; returns its JSON summary (the last line of stdout starting with `{`, or

@@ -5,6 +5,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use jiff::{SignedDuration, Timestamp};
@@ -21,17 +22,6 @@ const ROOT: &str = "root@example.com";
 
 // ---------------------------------------------------------------------------------------------
 // helpers: requests
-
-#[track_caller]
-fn ok(res: &Response) -> Value {
-    assert!(
-        (200..300).contains(&res.status),
-        "expected 2xx, got {}: {}",
-        res.status,
-        res.text()
-    );
-    res.json()
-}
 
 /// An error with its status, code, (when given) field, a message and the request id.
 #[track_caller]

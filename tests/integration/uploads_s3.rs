@@ -193,6 +193,14 @@ async fn uploads_and_media_live_in_the_s3_bucket() {
         .await;
     assert_eq!(res.status, 200, "{}", body(&res));
     assert_eq!(res.body, PNG_3X2);
+    let thumb = app
+        .client
+        .send(Request::new("GET", &path_of(&app, &image["thumb_url"])))
+        .await;
+    assert_eq!(thumb.status, 200, "{}", body(&thumb));
+    assert_eq!(thumb.header("content-type"), Some("image/jpeg"));
+    let small = image::load_from_memory(&thumb.body).expect("the thumbnail decodes");
+    assert_eq!((small.width(), small.height()), (3, 2));
     let video_path = path_of(&app, &clip["url"]);
     let res = app.client.send(Request::new("GET", &video_path)).await;
     assert_eq!(res.status, 200, "{}", body(&res));
@@ -232,10 +240,17 @@ async fn uploads_and_media_live_in_the_s3_bucket() {
         .await;
     let png_sha = sha256_hex(PNG_3X2);
     let png_key = format!("media/{}/{png_sha}.png", &png_sha[..2]);
+    // The image's thumbnail, made as it entered the library, next to it.
+    let thumb_key = format!("thumbs/{}/{png_sha}.jpg", &png_sha[..2]);
     let parts: Vec<String> = (0..3).map(|n| format!("uploads/{upload_id}/{n}")).collect();
-    let expected: BTreeSet<String> = parts.iter().cloned().chain([png_key.clone()]).collect();
+    let expected: BTreeSet<String> = parts
+        .iter()
+        .cloned()
+        .chain([png_key.clone(), thumb_key.clone()])
+        .collect();
     assert_eq!(keys, expected);
     assert_eq!(bucket.get(&png_key).await.unwrap(), PNG_3X2);
+    assert_eq!(bucket.get(&thumb_key).await.unwrap(), thumb.body);
     for (part, chunk) in parts.iter().zip(video.chunks(CHUNK)) {
         assert!(bucket.get(part).await.unwrap() == chunk, "{part} differs");
     }

@@ -3,6 +3,18 @@
 use crate::Response;
 use serde_json::Value;
 
+/// A success answer (2xx): its JSON body.
+#[track_caller]
+pub fn ok(res: &Response) -> Value {
+    assert!(
+        (200..300).contains(&res.status),
+        "expected 2xx, got {}: {}",
+        res.status,
+        res.text()
+    );
+    res.json()
+}
+
 /// `"{case}: "`, or nothing without a case: the start of a failure message.
 pub fn case_prefix(case: &str) -> String {
     if case.is_empty() {

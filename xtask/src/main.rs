@@ -41,6 +41,9 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_posts", Layer::Domain),
     ("fleetdesk_drafts", Layer::Domain),
     ("fleetdesk_inventory", Layer::Domain),
+    ("fleetdesk_tasks", Layer::Domain),
+    ("fleetdesk_decisions", Layer::Domain),
+    ("fleetdesk_personas", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
@@ -395,7 +398,10 @@ mod tests {
                 "fleetdesk_media",
                 "fleetdesk_posts",
                 "fleetdesk_drafts",
-                "fleetdesk_inventory"
+                "fleetdesk_inventory",
+                "fleetdesk_tasks",
+                "fleetdesk_decisions",
+                "fleetdesk_personas"
             ]
         );
     }

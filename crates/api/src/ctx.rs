@@ -1,9 +1,11 @@
 use crate::day::DayService;
 use crate::links::Links;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_decisions::service::DecisionsService;
 use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_media::service::MediaService;
+use fleetdesk_personas::service::PersonasService;
 use fleetdesk_posts::ports::LifecycleRepo;
 use fleetdesk_tenancy::gate::Gatekeeper;
 use std::sync::Arc;
@@ -38,6 +40,8 @@ pub struct Ctx {
     /// adapter's transaction, so handlers call the port directly.
     pub posts: Arc<dyn LifecycleRepo>,
     pub inventory: InventoryService,
+    pub personas: PersonasService,
+    pub decisions: DecisionsService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub links: Links,

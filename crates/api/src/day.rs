@@ -5,10 +5,11 @@
 //! once, each on its own pooled connection: the day costs its slowest read.
 //!
 //! A part of the day is a field of [`Day`] and one more future in [`DayService::today`]'s
-//! `try_join!` (task cards and decision follow-ups will join this way).
+//! `try_join!` (task cards will join this way, as decision follow-ups did).
 
 use fleetdesk_accounts::models::work::WorkAccounts;
 use fleetdesk_accounts::service::AccountsService;
+use fleetdesk_decisions::ports::{DecisionsRepo, FollowUp};
 use fleetdesk_drafts::ports::RedoDraft;
 use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_inventory::UnscheduleItem;
@@ -36,6 +37,8 @@ pub struct Day {
     pub unschedule: Vec<UnscheduleItem>,
     /// When the agent last reported posts.
     pub last_report_at: Option<Timestamp>,
+    /// Open follow-ups of decisions on the agent's personas, oldest first.
+    pub follow_ups: Vec<FollowUp>,
 }
 
 /// The use cases that span the domain services.
@@ -45,6 +48,7 @@ pub struct DayService {
     drafts: DraftsService,
     inventory: InventoryService,
     posts: Arc<dyn LifecycleRepo>,
+    decisions: Arc<dyn DecisionsRepo>,
 }
 
 impl DayService {
@@ -53,12 +57,14 @@ impl DayService {
         drafts: DraftsService,
         inventory: InventoryService,
         posts: Arc<dyn LifecycleRepo>,
+        decisions: Arc<dyn DecisionsRepo>,
     ) -> DayService {
         DayService {
             accounts,
             drafts,
             inventory,
             posts,
+            decisions,
         }
     }
 
@@ -69,7 +75,7 @@ impl DayService {
         date: Option<Date>,
         now: Timestamp,
     ) -> anyhow::Result<Day> {
-        let (accounts, redo, unschedule, last_report_at) = tokio::try_join!(
+        let (accounts, redo, unschedule, last_report_at, follow_ups) = tokio::try_join!(
             self.accounts.work_accounts(agent, date, now),
             self.drafts.repo().redo(
                 agent,
@@ -81,12 +87,14 @@ impl DayService {
                 .repo()
                 .unschedule_list(agent, UNSCHEDULE_IN_DAY),
             self.posts.last_report_at(agent),
+            self.decisions.follow_ups(agent),
         )?;
         Ok(Day {
             accounts,
             redo: redo.items,
             unschedule,
             last_report_at,
+            follow_ups,
         })
     }
 }

@@ -36,5 +36,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::posts::register(&mut all);
     ops::inventory::register(&mut all);
     ops::personal::register(&mut all);
+    ops::personas::register(&mut all);
+    ops::decisions::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

@@ -109,6 +109,118 @@ impl Links {
     }
 }
 
+/// What a persona image link points at. Persona links are signed under their own prefix
+/// (`persona/`), so a persona link can never be replayed as a media link or the other way
+/// round, and live [`Links::PERSONA_LIFETIME_SECONDS`] instead of a day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonaVariant {
+    File,
+    Thumb,
+}
+
+impl PersonaVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PersonaVariant::File => "file",
+            PersonaVariant::Thumb => "thumb",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PersonaVariant> {
+        match s {
+            "file" => Some(PersonaVariant::File),
+            "thumb" => Some(PersonaVariant::Thumb),
+            _ => None,
+        }
+    }
+}
+
+impl Links {
+    /// How long a persona image link stays valid (`images_expire_in_seconds`).
+    pub const PERSONA_LIFETIME_SECONDS: i64 = 900;
+
+    /// The furthest ahead a persona link's expiry can be: exactly its lifetime (persona links
+    /// are not rounded, so a link lives what `images_expire_in_seconds` says).
+    pub const PERSONA_MAX_AHEAD_SECONDS: i64 = Self::PERSONA_LIFETIME_SECONDS;
+
+    /// The expiry of persona links made at `now`: exactly 15 minutes ahead.
+    pub fn persona_expiry(now: Timestamp) -> i64 {
+        now.as_second() + Self::PERSONA_LIFETIME_SECONDS
+    }
+
+    fn persona_signature(&self, id: Uuid, variant: PersonaVariant, expires: i64) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length");
+        mac.update(format!("persona/{id}/{}/{expires}", variant.as_str()).as_bytes());
+        mac
+    }
+
+    /// `{base}/files/persona/{id}/{variant}?e=..&s=..`
+    pub fn persona_url(
+        &self,
+        base: &str,
+        id: Uuid,
+        variant: PersonaVariant,
+        expires: i64,
+    ) -> String {
+        let sig = URL_SAFE_NO_PAD.encode(
+            self.persona_signature(id, variant, expires)
+                .finalize()
+                .into_bytes(),
+        );
+        format!(
+            "{}/files/persona/{id}/{}?e={expires}&s={sig}",
+            base.trim_end_matches('/'),
+            variant.as_str()
+        )
+    }
+
+    /// True when the persona link's signature is this service's, it has not expired, and its
+    /// expiry is no further ahead than a persona link made now could have.
+    pub fn verify_persona(
+        &self,
+        id: Uuid,
+        variant: PersonaVariant,
+        expires: i64,
+        sig: &str,
+        now: Timestamp,
+    ) -> bool {
+        let now = now.as_second();
+        if expires <= now || expires - now > Self::PERSONA_MAX_AHEAD_SECONDS {
+            return false;
+        }
+        let Ok(given) = URL_SAFE_NO_PAD.decode(sig) else {
+            return false;
+        };
+        self.persona_signature(id, variant, expires)
+            .verify_slice(&given)
+            .is_ok()
+    }
+}
+
+/// Signs the persona image links of one answer, all with one expiry.
+pub struct PersonaSigner<'a> {
+    links: &'a Links,
+    base: String,
+    expires: i64,
+}
+
+impl<'a> PersonaSigner<'a> {
+    /// Links on `base` (the service's address for this request), valid from `now`.
+    pub fn new(links: &'a Links, base: String, now: Timestamp) -> Self {
+        PersonaSigner {
+            links,
+            base,
+            expires: Links::persona_expiry(now),
+        }
+    }
+
+    pub fn url(&self, id: Uuid, variant: PersonaVariant) -> String {
+        self.links
+            .persona_url(&self.base, id, variant, self.expires)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +270,54 @@ mod tests {
         assert!(!links.verify(id, Variant::File, past, &sig_for(past), now()));
         let year_2100 = 4_102_444_800;
         assert!(!links.verify(id, Variant::File, year_2100, &sig_for(year_2100), now()));
+    }
+
+    #[test]
+    fn persona_links_live_fifteen_minutes_and_are_never_media_links() {
+        let links = Links::new(b"k");
+        let id = Uuid::from_u128(7);
+        let e = Links::persona_expiry(now());
+        assert_eq!(e - now().as_second(), 900);
+        assert_eq!(Links::PERSONA_MAX_AHEAD_SECONDS, 900);
+        // A second off the minute is not rounded up either.
+        let odd: Timestamp = "2026-11-21T10:15:01Z".parse().unwrap();
+        assert_eq!(Links::persona_expiry(odd) - odd.as_second(), 900);
+        let url = links.persona_url("http://h/", id, PersonaVariant::Thumb, e);
+        assert!(url.starts_with(&format!("http://h/files/persona/{id}/thumb?e={e}&s=")));
+        let sig = url.rsplit("s=").next().unwrap();
+        assert!(links.verify_persona(id, PersonaVariant::Thumb, e, sig, now()));
+        assert!(!links.verify_persona(id, PersonaVariant::File, e, sig, now()));
+        assert!(!links.verify_persona(Uuid::from_u128(8), PersonaVariant::Thumb, e, sig, now()));
+        assert!(!links.verify(id, Variant::Thumb, e, sig, now()));
+        let later = Timestamp::from_second(e).unwrap();
+        assert!(!links.verify_persona(id, PersonaVariant::Thumb, e, sig, later));
+        // A media link's signature does not open the persona file of the same id.
+        let media = links.url("http://h", id, Variant::File, e);
+        let media_sig = media.rsplit("s=").next().unwrap();
+        assert!(!links.verify_persona(id, PersonaVariant::File, e, media_sig, now()));
+        // Signed, but further ahead than a persona link can be.
+        // The furthest a link made now reaches verifies; a second past it does not.
+        assert!(
+            links.verify_persona(
+                id,
+                PersonaVariant::Thumb,
+                now().as_second() + 900,
+                links
+                    .persona_url(
+                        "http://h",
+                        id,
+                        PersonaVariant::Thumb,
+                        now().as_second() + 900
+                    )
+                    .rsplit("s=")
+                    .next()
+                    .unwrap(),
+                now()
+            )
+        );
+        let far = now().as_second() + 901;
+        let far_url = links.persona_url("http://h", id, PersonaVariant::File, far);
+        let far_sig = far_url.rsplit("s=").next().unwrap();
+        assert!(!links.verify_persona(id, PersonaVariant::File, far, far_sig, now()));
     }
 }

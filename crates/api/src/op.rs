@@ -262,6 +262,16 @@ impl<O> Reply<O> {
     pub fn created(body: O) -> Self {
         Reply { status: 201, body }
     }
+
+    /// 201 when the call created something, else 200: the answer of a create that a resend
+    /// finds already done.
+    pub fn created_if(created: bool, body: O) -> Self {
+        if created {
+            Reply::created(body)
+        } else {
+            Reply::ok(body)
+        }
+    }
 }
 
 /// A parsed call, ready to run.

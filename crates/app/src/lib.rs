@@ -8,10 +8,12 @@ use fleetdesk_accounts::service::AccountsService;
 use fleetdesk_api::day::DayService;
 use fleetdesk_api::links::Links;
 use fleetdesk_api::{Config, Ctx};
+use fleetdesk_decisions::service::DecisionsService;
 use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_http::HttpState;
 use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_media::service::MediaService;
+use fleetdesk_personas::service::PersonasService;
 use fleetdesk_pg::PgStore;
 use fleetdesk_storage::{ObjectBlobStore, S3Config};
 use fleetdesk_tenancy::ports::TenantStore;
@@ -72,11 +74,14 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
             drafts.clone(),
             inventory.clone(),
             store.clone(),
+            store.clone(),
         ),
         accounts,
         drafts,
         posts: store.clone(),
         inventory,
+        personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
+        decisions: DecisionsService::new(store.clone()),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

@@ -10,6 +10,7 @@ pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
 use fleetdesk_kernel::time::utc;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
+use fleetdesk_media::thumbs::ThumbRef;
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -24,6 +25,8 @@ pub struct StoredImage {
     pub height: Option<i32>,
     pub caption: Option<String>,
     pub storage_key: String,
+    /// Its stored thumbnail, when it could be stored.
+    pub thumb: Option<ThumbRef>,
 }
 
 /// What a submit or rewrite may add besides the body.

@@ -6,6 +6,7 @@ use crate::ports::*;
 use fleetdesk_kernel::AgentRef;
 use fleetdesk_kernel::blob::{BlobError, BlobStore};
 use fleetdesk_media::service::media_key;
+use fleetdesk_media::thumbs;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -66,6 +67,7 @@ impl DraftsService {
         Ok(self.repo.submit(agent, &req.draft).await??)
     }
 
+    /// Writes each image and its thumbnail: an image enters the library with its thumbnail.
     async fn store_images(
         &self,
         images: Vec<crate::draft::InlineImage>,
@@ -75,10 +77,19 @@ impl DraftsService {
             let key = media_key(&image.sha256, image.media_type);
             let bytes = image.bytes.len() as i64;
             self.blobs
-                .put(&key, image.bytes)
+                .put(&key, image.bytes.clone())
                 .await
                 .map_err(blob_error)?;
+            let thumb = thumbs::make_and_store(
+                &*self.blobs,
+                image.bytes,
+                &key,
+                image.media_type,
+                Some(image.sha256.clone()),
+            )
+            .await;
             stored.push(StoredImage {
+                thumb,
                 media_type: image.media_type,
                 sha256: image.sha256,
                 bytes,

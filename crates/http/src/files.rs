@@ -12,12 +12,13 @@ use crate::HttpState;
 use crate::routes::error_response;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::web::Bytes;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use fleetdesk_api::ApiError;
-use fleetdesk_api::links::Variant;
+use fleetdesk_api::links::{PersonaVariant, Variant};
 use fleetdesk_kernel::ErrorCode;
-use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_media::ports::Layout;
+use fleetdesk_media::ports::{Layout, StoredFile};
+use fleetdesk_media::service::ThumbBody;
 use futures_util::StreamExt;
 use uuid::Uuid;
 
@@ -90,7 +91,11 @@ fn refused(req: &HttpRequest) -> HttpResponse {
 pub const FILE_CSP: &str = "sandbox; default-src 'none'";
 
 pub async fn serve(req: HttpRequest, state: web::Data<HttpState>) -> HttpResponse {
-    let mut res = answer(&req, &state).await;
+    sandboxed(answer(&req, &state).await)
+}
+
+/// Adds the headers every file answer carries: no type sniffing, and [`FILE_CSP`].
+fn sandboxed(mut res: HttpResponse) -> HttpResponse {
     let headers = res.headers_mut();
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -103,13 +108,33 @@ pub async fn serve(req: HttpRequest, state: web::Data<HttpState>) -> HttpRespons
     res
 }
 
-async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
+/// What a link asks for: the file and variant of its path, and its signed expiry.
+struct LinkAsk<V> {
+    id: Uuid,
+    variant: V,
+    expires: i64,
+    sig: String,
+}
+
+/// Why a link is not even checked: its path names no file (404), or its query lacks a
+/// readable expiry and signature (refused as an invalid link).
+enum Unreadable {
+    NoSuchFile,
+    Unsigned,
+}
+
+/// Reads a link's path (`{id}`, `{variant}`, the variant read by `variant`) and query (`e`,
+/// `s`).
+fn read_link<V>(
+    req: &HttpRequest,
+    variant: fn(&str) -> Option<V>,
+) -> Result<LinkAsk<V>, Unreadable> {
     let info = req.match_info();
     let (Some(id), Some(variant)) = (
         info.get("id").and_then(|v| v.parse::<Uuid>().ok()),
-        info.get("variant").and_then(Variant::parse),
+        info.get("variant").and_then(variant),
     ) else {
-        return error_response(req, &ApiError::not_found("no such file"));
+        return Err(Unreadable::NoSuchFile);
     };
     let params: Vec<(String, String)> =
         serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
@@ -119,14 +144,34 @@ async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    let (Some(expires), Some(sig)) = (param("e").and_then(|e| e.parse::<i64>().ok()), param("s"))
-    else {
-        return refused(req);
+    match (param("e").and_then(|e| e.parse::<i64>().ok()), param("s")) {
+        (Some(expires), Some(sig)) => Ok(LinkAsk {
+            id,
+            variant,
+            expires,
+            sig: sig.to_owned(),
+        }),
+        _ => Err(Unreadable::Unsigned),
+    }
+}
+
+async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
+    let LinkAsk {
+        id,
+        variant,
+        expires,
+        sig,
+    } = match read_link(req, Variant::parse) {
+        Ok(ask) => ask,
+        Err(Unreadable::NoSuchFile) => {
+            return error_response(req, &ApiError::not_found("no such file"));
+        }
+        Err(Unreadable::Unsigned) => return refused(req),
     };
     let ctx = &state.ctx;
     if !ctx
         .links
-        .verify(id, variant, expires, sig, jiff::Timestamp::now())
+        .verify(id, variant, expires, &sig, jiff::Timestamp::now())
     {
         return refused(req);
     }
@@ -135,29 +180,60 @@ async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
         Ok(None) => return error_response(req, &ApiError::not_found("no such file")),
         Err(e) => return error_response(req, &e.into()),
     };
-    let (layout, mime) = match variant {
-        Variant::File => (file.layout, file.mime_type),
-        Variant::Thumb if file.mime_type.kind() == MediaKind::Image => {
-            (file.layout, file.mime_type)
-        }
-        Variant::Thumb => match file.poster {
-            Some((key, mime)) => match ctx.media.read_whole(&key).await {
-                Ok(bytes) => {
-                    return HttpResponse::Ok()
-                        .insert_header((header::CONTENT_TYPE, mime.mime()))
-                        .insert_header((header::CACHE_CONTROL, "private, max-age=3600"))
-                        .body(bytes);
-                }
-                Err(e) => return error_response(req, &e.into()),
-            },
-            None => return error_response(req, &ApiError::not_found("this video has no poster")),
-        },
-    };
-    stream(req, state, layout, mime.mime())
+    match variant {
+        Variant::File => stream(req, state, file.layout, file.mime_type.mime()),
+        Variant::Thumb => media_thumb(req, state, id, file).await,
+    }
+}
+
+/// A library item's thumbnail: the stored small image (made now when the item has none yet),
+/// with the same Range, caching and sandboxing as its file.
+async fn media_thumb(
+    req: &HttpRequest,
+    state: &HttpState,
+    id: Uuid,
+    file: StoredFile,
+) -> HttpResponse {
+    match state.ctx.media.thumbnail(id, file).await {
+        Ok(Some(ThumbBody::Bytes(bytes, mime))) => send_bytes(req, bytes, mime.mime()),
+        Ok(Some(ThumbBody::File(layout, mime))) => stream(req, state, layout, mime.mime()),
+        Ok(None) => error_response(req, &ApiError::not_found("this video has no poster")),
+        Err(e) => error_response(req, &e.into()),
+    }
+}
+
+/// A small body already in memory, answered as [`stream`] answers a stored file.
+fn send_bytes(req: &HttpRequest, bytes: Bytes, mime: &str) -> HttpResponse {
+    ranged(req, bytes.len() as u64, mime, |mut res, range| {
+        res.body(bytes.slice(range.start as usize..range.end as usize))
+    })
 }
 
 fn stream(req: &HttpRequest, state: &HttpState, layout: Layout, mime: &str) -> HttpResponse {
-    let size = layout.bytes as u64;
+    let media = state.ctx.media.clone();
+    ranged(req, layout.bytes as u64, mime, move |mut res, range| {
+        let len = range.end - range.start;
+        let body = futures_util::stream::iter(layout.pieces(range)).then(move |(key, piece)| {
+            let media = media.clone();
+            async move {
+                media
+                    .read(&key, piece)
+                    .await
+                    .map_err(|e| std::io::Error::other(format!("{e:#}")))
+            }
+        });
+        res.no_chunking(len).streaming(body)
+    })
+}
+
+/// Answers the `Range` the request asks of `size` bytes: `body` completes the answer (status
+/// and headers set) with the range to send; a range past the end is answered 416.
+fn ranged(
+    req: &HttpRequest,
+    size: u64,
+    mime: &str,
+    body: impl FnOnce(HttpResponseBuilder, std::ops::Range<u64>) -> HttpResponse,
+) -> HttpResponse {
     let ask = parse_range(
         req.headers()
             .get(header::RANGE)
@@ -191,18 +267,61 @@ fn stream(req: &HttpRequest, state: &HttpState, layout: Layout, mime: &str) -> H
             format!("bytes {}-{}/{size}", range.start, range.end - 1),
         ));
     }
-    let len = range.end - range.start;
-    let media = state.ctx.media.clone();
-    let body = futures_util::stream::iter(layout.pieces(range)).then(move |(key, piece)| {
-        let media = media.clone();
-        async move {
-            media
-                .read(&key, piece)
-                .await
-                .map_err(|e| std::io::Error::other(format!("{e:#}")))
+    body(res, range)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persona images: `GET /files/persona/{id}/{variant}?e=&s=`, links of 15 minutes signed apart
+// from the media library's, answered with the same protective headers.
+
+fn persona_refused(req: &HttpRequest) -> HttpResponse {
+    error_response(
+        req,
+        &ApiError::forbidden("this link is invalid or has expired; list the persona images again"),
+    )
+}
+
+pub async fn serve_persona(req: HttpRequest, state: web::Data<HttpState>) -> HttpResponse {
+    sandboxed(persona_answer(&req, &state).await)
+}
+
+async fn persona_answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
+    let LinkAsk {
+        id,
+        variant,
+        expires,
+        sig,
+    } = match read_link(req, PersonaVariant::parse) {
+        Ok(ask) => ask,
+        Err(Unreadable::NoSuchFile) => {
+            return error_response(req, &ApiError::not_found("no such file"));
         }
-    });
-    res.no_chunking(len).streaming(body)
+        Err(Unreadable::Unsigned) => return persona_refused(req),
+    };
+    let ctx = &state.ctx;
+    if !ctx
+        .links
+        .verify_persona(id, variant, expires, &sig, jiff::Timestamp::now())
+    {
+        return persona_refused(req);
+    }
+    // Links serve approved images, and drafts to the person deciding; a refused one is gone.
+    match ctx
+        .personas
+        .served_image(id, variant == PersonaVariant::Thumb)
+        .await
+    {
+        Ok(Some((bytes, mime))) => {
+            let mut res = send_bytes(req, bytes, &mime);
+            res.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=900"),
+            );
+            res
+        }
+        Ok(None) => error_response(req, &ApiError::not_found("no such file")),
+        Err(e) => error_response(req, &e.into()),
+    }
 }
 
 #[cfg(test)]

@@ -531,6 +531,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
             .default_service(web::to(method_not_allowed("GET, HEAD".into()))),
     );
     cfg.service(
+        web::resource("/files/persona/{id}/{variant}")
+            .route(web::get().to(crate::files::serve_persona))
+            .route(web::head().to(crate::files::serve_persona))
+            .default_service(web::to(method_not_allowed("GET, HEAD".into()))),
+    );
+    cfg.service(
         web::resource("/api/mcp")
             .route(web::post().to(mcp_post))
             .default_service(web::to(method_not_allowed("POST".into()))),

@@ -10,6 +10,7 @@ pub mod digest;
 pub mod error;
 pub mod market;
 pub mod media;
+pub mod persona;
 pub mod platform;
 #[cfg(feature = "round-trips")]
 pub mod round_trips;

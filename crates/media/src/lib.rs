@@ -9,6 +9,8 @@
 pub mod ports;
 pub mod probe;
 pub mod service;
+pub mod thumbnail;
+pub mod thumbs;
 pub mod upload;
 
 /// Width and height read from an image header, when it has them.

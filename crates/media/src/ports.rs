@@ -2,6 +2,7 @@
 //! the adapter in one transaction. Errors are infrastructure failures (`anyhow::Error`);
 //! expected refusals are values.
 
+use crate::thumbs::ThumbRef;
 use crate::upload::UploadMode;
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
 use fleetdesk_kernel::media::{MediaKind, MediaType};
@@ -112,6 +113,12 @@ pub struct NewMedia {
     pub width: Option<i32>,
     pub height: Option<i32>,
     pub duration_ms: Option<i64>,
+    /// The stored thumbnail, when it could be stored (an item without one gets it on its first
+    /// thumb request).
+    pub thumb: Option<ThumbRef>,
+    /// For a video, the poster `thumb` was made from: the item records `thumb` only if it takes
+    /// that poster.
+    pub thumb_poster: Option<String>,
 }
 
 /// The library item an upload ended in.
@@ -157,6 +164,8 @@ pub struct StoredFile {
     pub mime_type: MediaType,
     pub layout: Layout,
     pub poster: Option<(String, MediaType)>,
+    /// The recorded thumbnail; `None` until one is made.
+    pub thumb: Option<ThumbRef>,
 }
 
 pub trait MediaRepo: Send + Sync + 'static {
@@ -179,20 +188,36 @@ pub trait MediaRepo: Send + Sync + 'static {
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
 
     /// Enters the file into the library (or finds the identical item already there) and closes
-    /// the upload, in one transaction. A video's item takes the poster the upload holds at that
-    /// moment (an image is its own thumbnail). `None` when another request completed it first.
+    /// the upload, in one transaction, with its thumbnail. A video's item takes the poster the
+    /// upload holds at that moment, and the thumbnail only if it was made from that poster; an
+    /// identical item already there keeps its thumbnail and gains one if it had none (for a
+    /// video, only when it takes this poster). `None` when another request completed it first.
     fn complete<'a>(
         &'a self,
         upload: &'a UploadState,
         media: &'a NewMedia,
     ) -> BoxFuture<'a, anyhow::Result<Option<Completed>>>;
 
+    /// Keeps the poster on the upload and, once there is one, on its video item with `thumb`
+    /// (made from this poster; `None` leaves the item without a thumbnail until its first thumb
+    /// request).
     fn set_poster<'a>(
         &'a self,
         upload_id: Uuid,
         key: &'a str,
         media_type: MediaType,
+        thumb: Option<&'a ThumbRef>,
     ) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Records the thumbnail made on a first thumb request, only if the item still has none and
+    /// still has the poster it was made from (`None` for an image); false otherwise (another
+    /// request recorded one first, or the poster changed).
+    fn record_thumb<'a>(
+        &'a self,
+        media_id: Uuid,
+        poster: Option<&'a str>,
+        thumb: &'a ThumbRef,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
 
     /// `Err(project)` when the project filter names no project of the workspace.
     fn list<'a>(

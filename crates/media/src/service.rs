@@ -4,6 +4,7 @@
 use crate::image_size;
 use crate::ports::*;
 use crate::probe::{ProbeError, VideoInfo, probe_video};
+use crate::thumbs::{self, Made, ThumbRef};
 use crate::upload::{
     ChunkStep, PlanError, ResumableHash, UploadMode, UploadPlan, chunk_step, distinct_tags,
     new_token, plan, token_matches,
@@ -102,6 +103,16 @@ pub enum PutError {
     PosterForImage,
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
+}
+
+/// A thumbnail as its link serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThumbBody {
+    /// A small image (or a poster standing as its own thumbnail), read whole.
+    Bytes(Bytes, MediaType),
+    /// The file itself, streamed as its file link streams it: an image that cannot be made
+    /// small stands as its own thumbnail.
+    File(Layout, MediaType),
 }
 
 /// A finished single upload or the last chunk.
@@ -226,7 +237,13 @@ impl MediaService {
         let sha256 = sha256_hex(&body);
         let key = media_key(&sha256, media_type);
         let bytes = body.len() as i64;
-        self.blobs.put(&key, body).await.map_err(blob_error)?;
+        // The file is written while its thumbnail is made: an image's from itself, a video's
+        // from the poster its upload holds.
+        let (written, (thumb, thumb_poster)) = tokio::join!(
+            self.blobs.put(&key, body.clone()),
+            self.new_thumb(&upload, media_type, &key, &sha256, body)
+        );
+        written.map_err(blob_error)?;
         let media = NewMedia {
             media_type,
             sha256,
@@ -234,6 +251,8 @@ impl MediaService {
             width,
             height,
             duration_ms,
+            thumb,
+            thumb_poster,
         };
         let Some(done) = self.repo.complete(&upload, &media).await? else {
             // The same link used twice at once: the other request stored its file first.
@@ -349,7 +368,11 @@ impl MediaService {
             part_bytes: fleetdesk_kernel::media::CHUNK_BYTES as i64,
             bytes: total,
         };
-        let info = match self.probe_stored(&layout, detected).await {
+        let (probed, (thumb, thumb_poster)) = tokio::join!(
+            self.probe_stored(&layout, detected),
+            self.poster_thumb(&upload)
+        );
+        let info = match probed {
             Ok(info) => info,
             // The same last chunk sent twice at once: the other request may have finished the
             // upload and, the library having the file already, removed the parts read here.
@@ -365,6 +388,8 @@ impl MediaService {
             width: info.width,
             height: info.height,
             duration_ms: info.duration_ms,
+            thumb,
+            thumb_poster,
         };
         let mut closing = upload.clone();
         closing.next_chunk = n;
@@ -467,9 +492,124 @@ impl MediaService {
             .ok_or_else(|| PutError::Body("is not a JPEG, PNG or WebP image".into()))?;
         let sha = sha256_hex(&body);
         let key = poster_key(&sha, t);
-        self.blobs.put(&key, body).await.map_err(blob_error)?;
-        self.repo.set_poster(id, &key, t).await?;
+        self.blobs
+            .put(&key, body.clone())
+            .await
+            .map_err(blob_error)?;
+        // The video's thumbnail is made when its poster joins the item: now when the item
+        // exists, else when the video's last bytes arrive (from the poster the upload then
+        // holds).
+        let thumb = match upload.media_id {
+            Some(_) => thumbs::make_and_store(&*self.blobs, body, &key, t, Some(sha)).await,
+            None => None,
+        };
+        self.repo.set_poster(id, &key, t, thumb.as_ref()).await?;
         Ok(())
+    }
+
+    /// The thumbnail of a file entering the library, and for a video the poster it was made
+    /// from (`None`s when there is none, or it could not be stored).
+    async fn new_thumb(
+        &self,
+        upload: &UploadState,
+        media_type: MediaType,
+        key: &str,
+        sha256: &str,
+        body: Bytes,
+    ) -> (Option<ThumbRef>, Option<String>) {
+        match media_type.kind() {
+            MediaKind::Image => {
+                let thumb = thumbs::make_and_store(
+                    &*self.blobs,
+                    body,
+                    key,
+                    media_type,
+                    Some(sha256.to_owned()),
+                )
+                .await;
+                (thumb, None)
+            }
+            MediaKind::Video => self.poster_thumb(upload).await,
+        }
+    }
+
+    /// A video's thumbnail, made from the poster its upload held when the request began.
+    async fn poster_thumb(&self, upload: &UploadState) -> (Option<ThumbRef>, Option<String>) {
+        let Some((key, t)) = &upload.poster else {
+            return (None, None);
+        };
+        match self.blobs.get(key).await {
+            Ok(poster) => (
+                thumbs::make_and_store(&*self.blobs, poster, key, *t, None).await,
+                Some(key.clone()),
+            ),
+            Err(e) => {
+                tracing::warn!(key, error = %e, "reading a poster for its thumbnail failed");
+                (None, None)
+            }
+        }
+    }
+
+    /// The thumbnail of a stored file for its thumb link: the recorded one, else one made now,
+    /// stored and recorded (an item from before thumbnails, or whose thumbnail could not be
+    /// stored). `None` for a video without a poster.
+    pub async fn thumbnail(&self, id: Uuid, file: StoredFile) -> anyhow::Result<Option<ThumbBody>> {
+        let Some((source_key, source_type)) =
+            thumbs::source_of(file.mime_type, &file.layout.key, file.poster.as_ref())
+        else {
+            return Ok(None);
+        };
+        if let Some(thumb) = &file.thumb {
+            if thumb.key == file.layout.key {
+                // An image that stands as its own thumbnail streams as its file does.
+                return Ok(Some(ThumbBody::File(file.layout, thumb.mime_type)));
+            }
+            match self.blobs.get(&thumb.key).await {
+                Ok(bytes) => return Ok(Some(ThumbBody::Bytes(bytes, thumb.mime_type))),
+                // Lost from storage: made again below, at the same key.
+                Err(BlobError::NotFound(key)) => {
+                    tracing::warn!(%id, key, "a recorded thumbnail is missing; making it again");
+                }
+                Err(e) => return Err(blob_error(e)),
+            }
+        }
+        let source = if source_key == file.layout.key {
+            self.read_layout(&file.layout).await?
+        } else {
+            self.read_whole(&source_key).await?
+        };
+        let made = thumbs::make(source.clone(), &source_key, source_type, None).await;
+        match thumbs::store(&*self.blobs, &made).await {
+            Ok(()) if file.thumb.is_none() => {
+                let poster = match file.mime_type.kind() {
+                    MediaKind::Video => Some(source_key.as_str()),
+                    MediaKind::Image => None,
+                };
+                // Another request making it at the same time records the same thumbnail.
+                self.repo
+                    .record_thumb(id, poster, &made.thumb_ref())
+                    .await?;
+            }
+            Ok(()) => {}
+            // Served all the same; the next request tries again.
+            Err(e) => tracing::warn!(%id, error = %e, "storing a thumbnail failed"),
+        }
+        let mime_type = made.thumb_ref().mime_type;
+        Ok(Some(match made {
+            Made::Small { thumbnail, .. } => {
+                ThumbBody::Bytes(Bytes::from(thumbnail.bytes), mime_type)
+            }
+            Made::Source(_) => ThumbBody::Bytes(source, mime_type),
+        }))
+    }
+
+    /// A whole stored file, part after part.
+    async fn read_layout(&self, layout: &Layout) -> anyhow::Result<Bytes> {
+        let mut out = Vec::with_capacity(layout.bytes.max(0) as usize);
+        for (key, range) in layout.pieces(0..layout.bytes as u64) {
+            out.extend_from_slice(&self.read(&key, range).await?);
+        }
+        Ok(Bytes::from(out))
     }
 
     /// Deletes the stored chunks of uploads abandoned before their last chunk (their link

@@ -19,6 +19,7 @@ use fleetdesk_accounts::{
     check_persona,
 };
 use fleetdesk_accounts::{Candidate, answers_to, pick};
+use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
@@ -163,6 +164,8 @@ struct ResolveRow {
     avatar_sha256: Option<String>,
 }
 
+/// The slots a code names in the workspace (current or legacy, on the asked platform), with
+/// whether they are the agent's; a retired persona's are hidden from agents (`$5`).
 const RESOLVE: &str = r#"
 SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, g.id AS generation_id,
        g.generation, g.state, g.avatar_sha256, (p.agent_id IS NOT DISTINCT FROM $2) AS mine
@@ -170,7 +173,7 @@ FROM account_slots s
 JOIN personas p ON p.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
 WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
-  AND ($4::text IS NULL OR s.platform = $4)
+  AND ($4::text IS NULL OR s.platform = $4) AND p.status <> $5
 "#;
 
 #[derive(QueryableByName)]
@@ -292,7 +295,8 @@ impl AccountsRepo for PgStore {
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
                     .bind::<Text, _>(code.code.as_str())
-                    .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str)),
+                    .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str))
+                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
             )
             .load(conn)
             .await?;
@@ -319,10 +323,12 @@ impl AccountsRepo for PgStore {
         account: &'a NewAccount,
     ) -> BoxFuture<'a, anyhow::Result<Result<AddedAccount, AddRefusal>>> {
         self.tx(async move |conn| {
-            // The agent the persona of the workspace is assigned to.
+            // The agent the persona of the workspace is assigned to; a retired persona is
+            // hidden from agents.
             let owner: Option<Option<Uuid>> = personas::table
                 .filter(personas::id.eq(account.persona_id))
                 .filter(personas::workspace_id.eq(agent.workspace_id))
+                .filter(personas::status.ne(PersonaStatus::Retired.as_str()))
                 .select(personas::agent_id)
                 .get_result(conn)
                 .await

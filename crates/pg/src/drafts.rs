@@ -151,17 +151,25 @@ struct PostMediaRow {
     kind: String,
 }
 
-/// Inline images enter the library once per workspace and project; a file already there is
-/// reused.
+/// Inline images enter the library once per workspace and project, with their thumbnails; a
+/// file already there is reused, and gains the thumbnail if it had none. The same image twice
+/// in one batch enters once (its first occurrence), as an upsert may touch a row only once.
 const INSERT_INLINE: &str = r#"
 INSERT INTO media (workspace_id, project_id, persona_id, kind, mime_type, bytes, width, height,
-                   caption, sha256, storage_key, parts, part_bytes, source, created_by_agent)
-SELECT $1, $2, $3, $12, t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
-       t.bytes, 'inline', $4
-FROM unnest($5::text[], $6::bigint[], $7::int[], $8::int[], $9::text[], $10::text[], $11::text[])
-     AS t(mime, bytes, width, height, caption, sha256, key)
+                   caption, sha256, storage_key, parts, part_bytes, source, created_by_agent,
+                   thumb_key, thumb_mime)
+SELECT DISTINCT ON (t.sha256)
+       $1, $2, $3, $12, t.mime, t.bytes, t.width, t.height, t.caption, t.sha256, t.key, 1,
+       t.bytes, 'inline', $4, t.thumb_key, t.thumb_mime
+FROM unnest($5::text[], $6::bigint[], $7::int[], $8::int[], $9::text[], $10::text[], $11::text[],
+            $13::text[], $14::text[])
+     WITH ORDINALITY AS t(mime, bytes, width, height, caption, sha256, key, thumb_key, thumb_mime,
+                          n)
+ORDER BY t.sha256, t.n
 ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
-    WHERE archived_at IS NULL DO NOTHING
+    WHERE archived_at IS NULL
+    DO UPDATE SET thumb_key = EXCLUDED.thumb_key, thumb_mime = EXCLUDED.thumb_mime
+    WHERE media.thumb_key IS NULL AND EXCLUDED.thumb_key IS NOT NULL
 "#;
 
 const DUPLICATE: &str = r#"
@@ -381,7 +389,19 @@ async fn inline_media(
                     .map(|i| i.storage_key.as_str())
                     .collect::<Vec<_>>(),
             )
-            .bind::<Text, _>(MediaKind::Image.as_str()),
+            .bind::<Text, _>(MediaKind::Image.as_str())
+            .bind::<Array<Nullable<Text>>, _>(
+                images
+                    .iter()
+                    .map(|i| i.thumb.as_ref().map(|t| t.key.as_str()))
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(
+                images
+                    .iter()
+                    .map(|i| i.thumb.as_ref().map(|t| t.mime_type.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
     )
     .execute(conn)
     .await?;

@@ -15,11 +15,13 @@ macro_rules! statements {
 
 mod accounts;
 mod db;
+mod decisions;
 mod drafts;
 mod gate;
 mod inventory;
 mod lifecycle;
 mod media;
+mod personas;
 mod record;
 pub mod schema;
 mod tenancy;
@@ -34,11 +36,13 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        decisions::statements(),
         drafts::statements(),
         gate::statements(),
         inventory::statements(),
         lifecycle::statements(),
         media::statements(),
+        personas::statements(),
         record::statements(),
         tenancy::statements(),
     ]

@@ -13,6 +13,7 @@ use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
 use fleetdesk_media::ports::*;
+use fleetdesk_media::thumbs::ThumbRef;
 use fleetdesk_media::upload::UploadMode;
 use futures_util::FutureExt;
 use uuid::Uuid;
@@ -130,26 +131,31 @@ struct PosterRow {
     poster_mime: Option<String>,
 }
 
-/// The file enters the library; an identical file already there (same workspace and project,
-/// not archived) is found instead.
+/// The file enters the library with its thumbnail; an identical file already there (same
+/// workspace and project, not archived) is found instead.
 const INSERT_MEDIA: &str = r#"
 INSERT INTO media (workspace_id, project_id, persona_id, character, kind, mime_type, bytes, width,
                    height, duration_ms, caption, tags, sha256, storage_key, parts, part_bytes,
-                   poster_key, poster_mime, source, created_by_agent)
+                   poster_key, poster_mime, source, created_by_agent, thumb_key, thumb_mime)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-        'upload', $19)
+        'upload', $19, $20, $21)
 ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
     WHERE archived_at IS NULL DO NOTHING
 RETURNING id
 "#;
 
 /// An identical file sent again: the existing item keeps what it has and gains what it lacks
-/// (caption, character, poster) and the new tags (at most 20, first come first kept; a tag in
-/// another case is the same tag, as the tag filter reads it).
+/// (caption, character, poster, thumbnail: a video's only with the poster it was made from) and
+/// the new tags (at most 20, first come first kept; a tag in another case is the same tag, as
+/// the tag filter reads it). The right-hand sides read the row as it was.
 const ENRICH_MEDIA: &str = r#"
 UPDATE media
 SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
     poster_key = COALESCE(poster_key, $5), poster_mime = COALESCE(poster_mime, $6),
+    thumb_key = CASE WHEN thumb_key IS NULL AND (kind = 'image' OR poster_key IS NULL)
+                     THEN $7 ELSE thumb_key END,
+    thumb_mime = CASE WHEN thumb_key IS NULL AND (kind = 'image' OR poster_key IS NULL)
+                      THEN $8 ELSE thumb_mime END,
     tags = ARRAY(SELECT (array_agg(t ORDER BY o))[1]
                  FROM unnest(tags || $4::text[]) WITH ORDINALITY AS u(t, o)
                  GROUP BY lower(t) ORDER BY min(o) LIMIT 20)
@@ -219,6 +225,8 @@ struct FileRow {
     bytes: i64,
     poster_key: Option<String>,
     poster_mime: Option<String>,
+    thumb_key: Option<String>,
+    thumb_mime: Option<String>,
 }
 
 /// `%q%` for ILIKE, with the pattern characters of `q` taken literally.
@@ -358,7 +366,15 @@ impl MediaRepo for PgStore {
                 MediaKind::Video => (current.poster_key, current.poster_mime),
                 MediaKind::Image => (None, None),
             };
+            // A video's thumbnail goes with the poster it was made from.
+            let thumb = media.thumb.as_ref().filter(|_| {
+                media.media_type.kind() == MediaKind::Image || media.thumb_poster == poster_key
+            });
             let (poster_key, poster_mime) = (poster_key.as_deref(), poster_mime.as_deref());
+            let (thumb_key, thumb_mime) = (
+                thumb.map(|t| t.key.as_str()),
+                thumb.map(|t| t.mime_type.as_str()),
+            );
             let inserted: Option<IdRow> = prepared(
                 diesel::sql_query(INSERT_MEDIA)
                     .bind::<SqlUuid, _>(upload.workspace_id)
@@ -379,7 +395,9 @@ impl MediaRepo for PgStore {
                     .bind::<BigInt, _>(media.layout.part_bytes)
                     .bind::<Nullable<Text>, _>(poster_key)
                     .bind::<Nullable<Text>, _>(poster_mime)
-                    .bind::<SqlUuid, _>(upload.agent_id),
+                    .bind::<SqlUuid, _>(upload.agent_id)
+                    .bind::<Nullable<Text>, _>(thumb_key)
+                    .bind::<Nullable<Text>, _>(thumb_mime),
             )
             .get_result(conn)
             .await
@@ -402,7 +420,9 @@ impl MediaRepo for PgStore {
                             .bind::<Nullable<Text>, _>(upload.character.as_deref())
                             .bind::<Array<Text>, _>(&upload.tags)
                             .bind::<Nullable<Text>, _>(poster_key)
-                            .bind::<Nullable<Text>, _>(poster_mime),
+                            .bind::<Nullable<Text>, _>(poster_mime)
+                            .bind::<Nullable<Text>, _>(thumb_key)
+                            .bind::<Nullable<Text>, _>(thumb_mime),
                     )
                     .execute(conn)
                     .await?;
@@ -451,6 +471,7 @@ impl MediaRepo for PgStore {
         upload_id: Uuid,
         key: &'a str,
         media_type: MediaType,
+        thumb: Option<&'a ThumbRef>,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         // Kept on the upload, and on its item once there is one. Two statements, not one with a
         // CTE: when the upload is closing, the first waits for it, and only a statement begun
@@ -474,11 +495,36 @@ impl MediaRepo for PgStore {
                 .set((
                     media::poster_key.eq(key),
                     media::poster_mime.eq(media_type.as_str()),
+                    media::thumb_key.eq(thumb.map(|t| t.key.as_str())),
+                    media::thumb_mime.eq(thumb.map(|t| t.mime_type.as_str())),
                 ))
                 .execute(conn)
                 .await?;
             }
             Ok(())
+        })
+    }
+
+    fn record_thumb<'a>(
+        &'a self,
+        media_id: Uuid,
+        poster: Option<&'a str>,
+        thumb: &'a ThumbRef,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.read(async move |conn| {
+            let changed = diesel::update(
+                media::table
+                    .find(media_id)
+                    .filter(media::thumb_key.is_null())
+                    .filter(media::poster_key.is_not_distinct_from(poster)),
+            )
+            .set((
+                media::thumb_key.eq(&thumb.key),
+                media::thumb_mime.eq(thumb.mime_type.as_str()),
+            ))
+            .execute(conn)
+            .await?;
+            Ok(changed == 1)
         })
     }
 
@@ -596,6 +642,13 @@ impl MediaRepo for PgStore {
                     },
                     poster: match (r.poster_key, r.poster_mime.as_deref()) {
                         (Some(k), Some(m)) => Some((k, media_type(m)?)),
+                        _ => None,
+                    },
+                    thumb: match (r.thumb_key, r.thumb_mime.as_deref()) {
+                        (Some(key), Some(m)) => Some(ThumbRef {
+                            key,
+                            mime_type: media_type(m)?,
+                        }),
                         _ => None,
                     },
                 })

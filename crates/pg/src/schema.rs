@@ -133,6 +133,18 @@ diesel::table! {
         opened_by_agent -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        post_id -> Nullable<Uuid>,
+        task_id -> Nullable<Uuid>,
+        parent_id -> Nullable<Uuid>,
+        opened_by_type -> Text,
+        opened_by_person -> Nullable<Text>,
+        notes -> Jsonb,
+        decided_move -> Nullable<Jsonb>,
+        decided_by -> Nullable<Jsonb>,
+        decided_at -> Nullable<Timestamptz>,
+        result -> Nullable<Text>,
+        evidence -> Jsonb,
+        handled_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -173,6 +185,8 @@ diesel::table! {
         created_by_agent -> Nullable<Uuid>,
         archived_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
+        thumb_key -> Nullable<Text>,
+        thumb_mime -> Nullable<Text>,
     }
 }
 
@@ -224,7 +238,36 @@ diesel::table! {
         category -> Text,
         label -> Text,
         value -> Text,
-        by_decision -> Bool,
+        created_at -> Timestamptz,
+        status -> Text,
+        detail -> Nullable<Text>,
+        post_id -> Nullable<Uuid>,
+        proposed_by_agent -> Nullable<Uuid>,
+        decision_id -> Nullable<Uuid>,
+        decided_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    persona_images (id) {
+        id -> Uuid,
+        persona_id -> Uuid,
+        sha256 -> Text,
+        mime_type -> Text,
+        bytes -> Int8,
+        width -> Int4,
+        height -> Int4,
+        storage_key -> Text,
+        thumb_key -> Text,
+        thumb_mime -> Text,
+        category -> Text,
+        caption -> Nullable<Text>,
+        prompt -> Nullable<Text>,
+        character -> Nullable<Text>,
+        lock -> Text,
+        decision_id -> Nullable<Uuid>,
+        uploaded_by_agent -> Nullable<Uuid>,
+        decided_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
     }
 }
@@ -241,6 +284,11 @@ diesel::table! {
         bio -> Nullable<Text>,
         voice -> Nullable<Text>,
         created_at -> Timestamptz,
+        status -> Text,
+        speech_rules -> Array<Text>,
+        forbidden -> Array<Text>,
+        created_by_agent -> Nullable<Uuid>,
+        retired_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -330,6 +378,36 @@ diesel::table! {
 }
 
 diesel::table! {
+    task_cards (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        persona_id -> Nullable<Uuid>,
+        kind -> Text,
+        title -> Text,
+        detail -> Nullable<Text>,
+        status -> Text,
+        target_type -> Text,
+        target_code -> Nullable<Text>,
+        target_id -> Nullable<Uuid>,
+        assignee_agent -> Nullable<Uuid>,
+        opened_by_type -> Text,
+        opened_by_name -> Text,
+        also_wanted_by -> Array<Text>,
+        decision_id -> Nullable<Uuid>,
+        due_at -> Nullable<Timestamptz>,
+        notes -> Jsonb,
+        result -> Nullable<Text>,
+        evidence -> Jsonb,
+        last_progress_at -> Nullable<Timestamptz>,
+        confirmation_since -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        finished_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     uploads (id) {
         id -> Uuid,
         workspace_id -> Uuid,
@@ -409,8 +487,12 @@ diesel::joinable!(media -> workspaces (workspace_id));
 diesel::joinable!(members -> organizations (organization_id));
 diesel::joinable!(members -> people (person_id));
 diesel::joinable!(persona_cast -> personas (persona_id));
+diesel::joinable!(persona_facts -> agents (proposed_by_agent));
+diesel::joinable!(persona_facts -> decisions (decision_id));
 diesel::joinable!(persona_facts -> personas (persona_id));
-diesel::joinable!(personas -> agents (agent_id));
+diesel::joinable!(persona_images -> agents (uploaded_by_agent));
+diesel::joinable!(persona_images -> decisions (decision_id));
+diesel::joinable!(persona_images -> personas (persona_id));
 diesel::joinable!(personas -> projects (project_id));
 diesel::joinable!(personas -> workspaces (workspace_id));
 diesel::joinable!(post_media -> media (media_id));
@@ -419,6 +501,10 @@ diesel::joinable!(post_reports -> agents (agent_id));
 diesel::joinable!(post_reports -> workspaces (workspace_id));
 diesel::joinable!(products -> workspaces (workspace_id));
 diesel::joinable!(projects -> workspaces (workspace_id));
+diesel::joinable!(task_cards -> agents (assignee_agent));
+diesel::joinable!(task_cards -> organizations (organization_id));
+diesel::joinable!(task_cards -> personas (persona_id));
+diesel::joinable!(task_cards -> workspaces (workspace_id));
 diesel::joinable!(uploads -> account_slots (slot_id));
 diesel::joinable!(uploads -> agents (agent_id));
 diesel::joinable!(uploads -> media (media_id));
@@ -445,6 +531,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     people,
     persona_cast,
     persona_facts,
+    persona_images,
     personas,
     post_media,
     post_metrics,
@@ -454,6 +541,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     rate_windows,
     review_events,
     service_secrets,
+    task_cards,
     uploads,
     wiki_sources,
     workspaces,

@@ -12,8 +12,9 @@ use crate::schema::{
 use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel::upsert::excluded;
+use diesel::upsert::{DecoratableTarget, excluded};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
 use fleetdesk_kernel::{BoxFuture, Market};
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
@@ -230,8 +231,12 @@ async fn apply_workspace(
                 personas::voice.eq(p.voice.as_deref()),
                 personas::track.eq(p.track.as_deref()),
                 personas::background.eq(p.background.as_deref()),
+                personas::speech_rules.eq(trimmed(&p.speech_rules)),
+                personas::forbidden.eq(trimmed(&p.forbidden)),
             ))
+            // A retired persona's name is free again: the file matches the live one.
             .on_conflict((personas::project_id, personas::name))
+            .filter_target(personas::status.ne(PersonaStatus::Retired.as_str()))
             .do_update()
             .set((
                 personas::agent_id.eq(coalesce(excluded(personas::agent_id), personas::agent_id)),
@@ -242,6 +247,8 @@ async fn apply_workspace(
                     excluded(personas::background),
                     personas::background,
                 )),
+                personas::speech_rules.eq(excluded(personas::speech_rules)),
+                personas::forbidden.eq(excluded(personas::forbidden)),
             ))
             .returning(personas::id)
             .get_result(conn)
@@ -273,13 +280,16 @@ async fn apply_workspace(
                     persona_facts::category.eq(f.category.trim()),
                     persona_facts::label.eq(f.label.trim()),
                     persona_facts::value.eq(f.value.trim()),
-                    persona_facts::by_decision.eq(true),
+                    persona_facts::status.eq(FactStatus::Decided.as_str()),
                 ))
+                // Facts of the file are decided by people: they replace the decided fact of
+                // the same category and label.
                 .on_conflict((
                     persona_facts::persona_id,
                     persona_facts::category,
                     persona_facts::label,
                 ))
+                .filter_target(persona_facts::status.eq(FactStatus::Decided.as_str()))
                 .do_update()
                 .set(persona_facts::value.eq(excluded(persona_facts::value)))
                 .execute(conn)
@@ -521,3 +531,8 @@ impl TenantStore for PgStore {
 }
 
 statements!(UPSERT_ACCOUNT);
+
+/// A list of the file with each item trimmed.
+fn trimmed(items: &[String]) -> Vec<String> {
+    items.iter().map(|s| s.trim().to_owned()).collect()
+}

@@ -6,6 +6,7 @@
 //! keys; only the missing ones are issued, and only those are printed.
 
 use crate::roles::{AgentRole, MemberRole};
+use fleetdesk_kernel::persona::FactCategory;
 use fleetdesk_kernel::{AccountCode, Market, Platform};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -109,6 +110,12 @@ pub struct PersonaSpec {
     pub cast: Vec<CastSpec>,
     #[serde(default)]
     pub facts: Vec<FactSpec>,
+    /// How the persona speaks: up to 50 rules of 1-500 characters.
+    #[serde(default)]
+    pub speech_rules: Vec<String>,
+    /// What the persona never says or shows: up to 50 items of 1-500 characters.
+    #[serde(default)]
+    pub forbidden: Vec<String>,
     #[serde(default)]
     pub accounts: Vec<AccountSpec>,
 }
@@ -264,6 +271,8 @@ fn unique<'a>(path: &str, names: impl Iterator<Item = &'a str>) -> Result<(), Te
 
 /// The personal-key cap the specification sets per member per organization.
 pub const MAX_PERSONAL_KEYS: u32 = 10;
+/// Items of a persona's `speech_rules` and of its `forbidden` list.
+pub const PERSONA_LIST_MAX: usize = 50;
 /// A sanity cap on agent keys requested at once.
 pub const MAX_AGENT_KEYS: u32 = 50;
 
@@ -412,8 +421,27 @@ impl WorkspaceSpec {
                 check_name(&format!("{pp}.cast[{c}].name"), &cast.name, 80)?;
                 check_opt(&format!("{pp}.cast[{c}].summary"), &cast.summary, 2000)?;
             }
+            for (field, items) in [
+                ("speech_rules", &p.speech_rules),
+                ("forbidden", &p.forbidden),
+            ] {
+                if items.len() > PERSONA_LIST_MAX {
+                    return Err(err(
+                        format!("{pp}.{field}"),
+                        format!("at most {PERSONA_LIST_MAX} items"),
+                    ));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    check_name(&format!("{pp}.{field}[{i}]"), item, 500)?;
+                }
+            }
             for (f, fact) in p.facts.iter().enumerate() {
-                check_name(&format!("{pp}.facts[{f}].category"), &fact.category, 40)?;
+                if FactCategory::parse(fact.category.trim()).is_none() {
+                    return Err(err(
+                        format!("{pp}.facts[{f}].category"),
+                        format!("{:?} is not a fact category", fact.category),
+                    ));
+                }
                 check_name(&format!("{pp}.facts[{f}].label"), &fact.label, 200)?;
                 check_name(&format!("{pp}.facts[{f}].value"), &fact.value, 2000)?;
             }

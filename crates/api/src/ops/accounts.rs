@@ -228,9 +228,16 @@ pub struct TaskItem {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FollowUpItem {
     pub id: Uuid,
+    /// The linked task card.
     pub task_id: Option<Uuid>,
+    /// change_avatar, change_bio or delete_post.
     pub kind: String,
     pub title: String,
+    pub persona: Option<super::decisions::DecisionPersona>,
+    /// The persona's account (the post's, for delete_post).
+    pub account: Option<super::decisions::DecisionAccount>,
+    /// What to do; report it with complete_issue.
+    pub instruction: Option<String>,
 }
 
 /// A stocked post still scheduled in the agent's own publishing tool: remove it there first.
@@ -284,6 +291,23 @@ async fn work_today(
             excerpt: excerpt(&d.body),
         })
         .collect();
+    let follow_ups: Vec<FollowUpItem> = day
+        .follow_ups
+        .into_iter()
+        .map(|f| FollowUpItem {
+            id: f.id,
+            task_id: f.task_id,
+            kind: f.kind.as_str().to_owned(),
+            title: f.title,
+            persona: f
+                .persona
+                .map(|(id, name)| super::decisions::DecisionPersona { id, name }),
+            account: f
+                .account
+                .map(|(code, platform)| super::decisions::DecisionAccount { code, platform }),
+            instruction: f.instruction,
+        })
+        .collect();
     let unschedule_stocked: Vec<UnscheduleItem> = day
         .unschedule
         .into_iter()
@@ -319,17 +343,16 @@ async fn work_today(
             missing_posts: w.missing_posts,
             redo: redo.len() as i64,
             tasks: 0,
-            follow_ups: 0,
+            follow_ups: follow_ups.len() as i64,
             unschedule_stocked: unschedule_stocked.len() as i64,
             inventory: w.inventory,
         },
         missing: w.missing,
         not_in_rotation: w.not_in_rotation,
         redo,
-        // Task cards and decision follow-ups arrive with their own issue; until then an agent
-        // has none.
+        // Task cards arrive with their own issue; until then an agent has none.
         tasks: Vec::new(),
-        follow_ups: Vec::new(),
+        follow_ups,
         unschedule_stocked,
     }))
 }
@@ -467,11 +490,7 @@ async fn add_account(
         market: added.market.to_string(),
         created: added.created,
     };
-    Ok(if added.created {
-        Reply::created(body)
-    } else {
-        Reply::ok(body)
-    })
+    Ok(Reply::created_if(added.created, body))
 }
 
 // ---------------------------------------------------------------------------------------------

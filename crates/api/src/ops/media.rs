@@ -455,7 +455,8 @@ pub struct MediaItem {
     pub used_count: i64,
     pub created_at: Utc,
     pub url: String,
-    /// The image itself, or a video's poster; null for a video without one.
+    /// A small copy of the image, or of a video's poster (longest side at most 320 px; JPEG, or
+    /// PNG when transparent); null for a video without a poster.
     pub thumb_url: Option<String>,
 }
 

@@ -2,10 +2,12 @@
 
 pub mod accounts;
 pub mod common;
+pub mod decisions;
 pub mod drafts;
 pub mod inventory;
 pub mod media;
 pub mod personal;
+pub mod personas;
 pub mod posts;
 pub mod relay;
 
@@ -24,6 +26,9 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "MetricsBody" => Some(posts::metrics_rules()),
         "PostMetricsIn" => Some(posts::post_metrics_rules()),
         "RelayTransitionBody" | "TransitionBody" => Some(posts::comment_rules()),
+        "EvidenceIn" => Some(decisions::evidence_rules()),
+        "ProposeFactBody" => Some(personas::proposal_rules()),
+        "CreatePersonaBody" => Some(personas::create_persona_rules()),
         _ => None,
     }
 }

@@ -1,0 +1,627 @@
+//! Decisions: the Personal API's inbox and moves, and the agent's follow-ups and relays.
+//! The rules are `fleetdesk_decisions::rules`; each move runs whole in the adapter's
+//! transaction with its effect.
+
+use super::common::IsoTimeInput;
+use super::common::{CursorInput, LinkInput};
+use super::drafts::IdPath;
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
+use crate::input::{Nothing, Req};
+use crate::links::{Links, PersonaSigner, PersonaVariant};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_decisions::ports::{
+    DecisionRecord, DecisionScope, DoneReport, ListQuery, MoveRequest, Moved,
+};
+use fleetdesk_decisions::rules::{Action, DecisionRefusal, Move};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus};
+use fleetdesk_personas::rules::ImageLock;
+use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+component_items!(EvidenceIn);
+
+const MOVE_RULES: &str = "A decision already resolved or dismissed answers any other move with \
+422 rejected; the same move resent answers `result: unchanged` and changes nothing. Effects, in \
+the same transaction as the move: account_banned choose open_new_generation closes the banned \
+generation (replaced) and opens the next one in warming, keep_closed does nothing more; \
+persona_new resolve confirms the persona, dismiss retires it (hidden from agents, its name free \
+again); fact_proposal resolve makes the draft fact decided (replacing a decided fact of the same \
+category and label), dismiss refuses it; contradiction choose change_bio or delete_post opens \
+that follow-up with its task card for the persona's agent (delete_post needs the \
+contradiction's post), keep does nothing more; persona_images resolve approves every image of \
+the decision, dismiss refuses them all, choose approve_some with image_ids approves those and \
+refuses the rest (an id not of this decision is 422 naming image_ids); set_avatar (with resolve \
+or approve_some) names an image of category avatar this move approves, else 422, and opens a \
+change_avatar follow-up; a follow-up (change_avatar, change_bio, delete_post) is resolved \
+(confirmed: its card pending_confirmation becomes done) only once its agent reported it done \
+(handled; open is 422), and dismissed (cancelled: its card pending_pickup, in_progress or \
+pending_confirmation becomes cancelled) whether open or handled; a card already elsewhere is \
+422. Resolve on a \
+kind that asks a question (account_banned, contradiction) is 422: choose instead; choose on a \
+kind without options, or an option not among the decision's, is 422. wiki_draft and ad_change \
+decisions are not decided here yet (422). `note` is appended to the decision's notes.";
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::{Get, Post};
+    all.push(operation(
+        OpSpec::personal(Get, "/decisions", PersonalAccess::Agency)
+            .tool("list_decisions")
+            .summary("Pending decisions of the organization, newest first")
+            .description(
+                "Agency people and platform admins; clients are refused (403). Only the \
+                 member's organization's decisions (a platform admin outside any organization \
+                 sees every organization's). Filter status (default open and handled; `all` \
+                 for every status) and kind; pages with limit 1-200 (default 50) and cursor. \
+                 A persona_images decision's detail lists its images {id, category, caption, \
+                 character, lock, url, thumb_url} with links signed for 15 minutes \
+                 (`images_expire_in_seconds`), so the person deciding sees the draft images; \
+                 a refused image is listed without links {id, category, caption, character, \
+                 lock}.",
+            ),
+        list_decisions,
+    ));
+    all.push(operation(
+        OpSpec::personal(Post, "/decisions/{id}/resolve", PersonalAccess::Agency)
+            .tool("decide_issue")
+            .tool_action("resolve")
+            .idempotent()
+            .summary("Resolve a decision: accept what it proposes")
+            .description(MOVE_RULES),
+        resolve,
+    ));
+    all.push(operation(
+        OpSpec::personal(Post, "/decisions/{id}/dismiss", PersonalAccess::Agency)
+            .tool("decide_issue")
+            .tool_action("dismiss")
+            .idempotent()
+            .summary("Dismiss a decision: refuse what it proposes")
+            .description(MOVE_RULES),
+        dismiss,
+    ));
+    all.push(operation(
+        OpSpec::personal(Post, "/decisions/{id}/choose", PersonalAccess::Agency)
+            .tool("choose_issue")
+            .idempotent()
+            .summary("Choose one of a decision's options")
+            .description(MOVE_RULES),
+        choose,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/issues/{id}/done", Scope::IssuesWrite)
+            .tool("complete_issue")
+            .idempotent()
+            .summary("Report a follow-up of one of your personas done")
+            .description(
+                "Only follow-ups (change_avatar, change_bio, delete_post) of your own \
+                 personas (another agent's or workspace's: 404); any other kind is 422. result \
+                 1-2000 characters; evidence at most 20 items, each {type: link, url, label} \
+                 or {type: asset, asset_id} (a media library item of the card's workspace, \
+                 else 422 naming evidence). The decision becomes handled and its task card \
+                 pending_confirmation with the result and evidence; the same result resent \
+                 answers `result: unchanged` (also once a person resolved it); another result \
+                 once handled or resolved, or a decision dismissed, is 422.",
+            ),
+        complete_issue,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/issues/{id}/relay", Scope::RelayWrite)
+            .tool("relay_issue")
+            .idempotent()
+            .summary("Record a person's decision made in a chat")
+            .description(
+                "on_behalf_of and origin are required (400 without); the person's role must \
+                 be agency or admin (else 422), and must not be this agent. Only decisions of \
+                 your own personas (else 404). action resolve, dismiss or choose with the same \
+                 rules as the Personal API's moves; option only with choose. A decision already \
+                 resolved or dismissed answers any other move with 422 rejected; the same move \
+                 resent answers `result: unchanged`. An agent never relays the confirmation \
+                 (resolve) of a follow-up whose task card is assigned to itself (422): a \
+                 person confirms it, directly or through another agent's relay. decided_by \
+                 records the relay.",
+            ),
+        relay_issue,
+    ));
+}
+
+impl From<DecisionRefusal> for ApiError {
+    fn from(r: DecisionRefusal) -> ApiError {
+        let message = r.to_string();
+        let field = match &r {
+            DecisionRefusal::NotFound => return ApiError::not_found(message),
+            DecisionRefusal::NoOptions(_)
+            | DecisionRefusal::UnknownOption { .. }
+            | DecisionRefusal::OptionWithoutChoose
+            | DecisionRefusal::NoPost => Some("option"),
+            DecisionRefusal::ImageIdsNotExpected
+            | DecisionRefusal::ImageIdsMissing
+            | DecisionRefusal::UnknownImage(_) => Some("image_ids"),
+            DecisionRefusal::SetAvatarNotExpected | DecisionRefusal::AvatarNotApproved(_) => {
+                Some("set_avatar")
+            }
+            DecisionRefusal::OtherResult => Some("result"),
+            DecisionRefusal::UnknownAsset(_) => Some("evidence"),
+            DecisionRefusal::AlreadyDecided(_)
+            | DecisionRefusal::NotReportedYet
+            | DecisionRefusal::OwnCard
+            | DecisionRefusal::CardIs(..)
+            | DecisionRefusal::AsksQuestion(_)
+            | DecisionRefusal::NotDecidableHere(_)
+            | DecisionRefusal::GenerationGone
+            | DecisionRefusal::NotFollowUp(_) => None,
+        };
+        let e = ApiError::rejected(message);
+        match field {
+            Some(f) => e.with_field(f),
+            None => e,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The record
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionOut {
+    pub id: Uuid,
+    pub kind: DecisionKind,
+    pub status: DecisionStatus,
+    /// A sentence a person reads in an inbox.
+    pub title: String,
+    /// The question a decision with options asks; null otherwise.
+    pub question: Option<String>,
+    /// What choose may name; empty when the decision asks no question (persona_images takes
+    /// `approve_some`).
+    pub options: Vec<String>,
+    pub persona: Option<DecisionPersona>,
+    pub account: Option<DecisionAccount>,
+    pub post_id: Option<Uuid>,
+    /// Per kind; a persona_images decision lists its `images`, each (but a refused one) with
+    /// signed `url` and `thumb_url` valid 15 minutes.
+    pub detail: Value,
+    /// The linked task card (follow-ups only).
+    pub task_id: Option<Uuid>,
+    pub opened_by: DecisionOpener,
+    pub notes: Vec<DecisionNote>,
+    /// What the agent reported when it handled a follow-up.
+    pub result: Option<String>,
+    pub evidence: Value,
+    pub created_at: Utc,
+    pub updated_at: Utc,
+    /// `{type: person, id, name}`, or for a relay `{type: relay, name, role, agent, origin,
+    /// effective_at}`; null until decided.
+    pub decided_by: Option<Value>,
+    pub decided_at: Option<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionPersona {
+    pub id: Uuid,
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionAccount {
+    pub code: String,
+    pub platform: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionOpener {
+    /// agent, person or service.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DecisionNote {
+    pub by: String,
+    pub text: String,
+    pub at: String,
+}
+
+/// Signs the image links of one answer's decisions: persona image links of 15 minutes, so the
+/// person deciding sees the draft images.
+pub fn image_links(ctx: &Ctx) -> PersonaSigner<'_> {
+    PersonaSigner::new(&ctx.links, ctx.base_url(), jiff::Timestamp::now())
+}
+
+pub fn decision_out(d: DecisionRecord, links: &PersonaSigner) -> DecisionOut {
+    let mut detail = d.detail;
+    if d.kind == DecisionKind::PersonaImages {
+        let images: Vec<Value> = d
+            .images
+            .iter()
+            .map(|i| {
+                let mut image = json!({"id": i.id, "category": i.category, "caption": i.caption,
+                       "character": i.character, "lock": i.lock});
+                // A refused image is never served: it gets no links.
+                if i.lock != ImageLock::Refused.as_str() {
+                    image["url"] = json!(links.url(i.id, PersonaVariant::File));
+                    image["thumb_url"] = json!(links.url(i.id, PersonaVariant::Thumb));
+                }
+                image
+            })
+            .collect();
+        if !detail.is_object() {
+            detail = json!({});
+        }
+        detail["images"] = Value::Array(images);
+        detail["images_expire_in_seconds"] = json!(Links::PERSONA_LIFETIME_SECONDS);
+    }
+    DecisionOut {
+        id: d.id,
+        kind: d.kind,
+        status: d.status,
+        title: d.title,
+        question: d.question,
+        options: serde_json::from_value(d.options).unwrap_or_default(),
+        persona: d.persona.map(|(id, name)| DecisionPersona { id, name }),
+        account: d
+            .account
+            .map(|(code, platform)| DecisionAccount { code, platform }),
+        post_id: d.post_id,
+        detail,
+        task_id: d.task_id,
+        opened_by: DecisionOpener {
+            kind: d.opened_by.0,
+            name: d.opened_by.1,
+        },
+        notes: serde_json::from_value(d.notes).unwrap_or_default(),
+        result: d.result,
+        evidence: d.evidence,
+        created_at: Utc(d.created_at),
+        updated_at: Utc(d.updated_at),
+        decided_by: d.decided_by,
+        decided_at: d.decided_at.map(Utc),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /decisions
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionStatusFilter {
+    Open,
+    Handled,
+    Resolved,
+    Dismissed,
+    All,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct DecisionQueryIn {
+    /// One status, or `all`; default open and handled.
+    pub status: Option<DecisionStatusFilter>,
+    pub kind: Option<DecisionKind>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionPage {
+    pub decisions: Vec<DecisionOut>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<Cursor>,
+}
+
+fn member_scope(m: &MemberCaller) -> DecisionScope {
+    DecisionScope::Organization(m.organization_id)
+}
+
+async fn list_decisions(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, DecisionQueryIn, Nothing>,
+) -> Result<Reply<DecisionPage>, ApiError> {
+    use DecisionStatus as S;
+    let q = req.query;
+    let statuses = match q.status {
+        None => vec![S::Open, S::Handled],
+        Some(DecisionStatusFilter::Open) => vec![S::Open],
+        Some(DecisionStatusFilter::Handled) => vec![S::Handled],
+        Some(DecisionStatusFilter::Resolved) => vec![S::Resolved],
+        Some(DecisionStatusFilter::Dismissed) => vec![S::Dismissed],
+        Some(DecisionStatusFilter::All) => vec![S::Open, S::Handled, S::Resolved, S::Dismissed],
+    };
+    let query = ListQuery {
+        statuses,
+        kind: q.kind,
+        after: q.cursor.map(|c| c.0),
+        limit: limit_or(q.limit, 50),
+    };
+    let page = ctx.decisions.repo().list(m.organization_id, &query).await?;
+    Ok(Reply::ok(DecisionPage {
+        decisions: {
+            let links = image_links(&ctx);
+            page.items
+                .into_iter()
+                .map(|d| decision_out(d, &links))
+                .collect()
+        },
+        next_cursor: page.next.map(Cursor),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The moves
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionMoveReply {
+    pub decision: DecisionOut,
+    /// `changed`, or `unchanged` when the same move (or the same result) was already recorded.
+    pub result: String,
+    /// The follow-up this move opened (with its task card), if any.
+    pub follow_up_id: Option<Uuid>,
+}
+
+fn move_reply(ctx: &Ctx, moved: Moved) -> Reply<DecisionMoveReply> {
+    Reply::ok(DecisionMoveReply {
+        result: if moved.unchanged {
+            "unchanged"
+        } else {
+            "changed"
+        }
+        .to_owned(),
+        follow_up_id: moved.follow_up,
+        decision: decision_out(moved.decision, &image_links(ctx)),
+    })
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionResolveBody {
+    /// Appended to the decision's notes.
+    pub note: Option<Text<1, 1000>>,
+    /// persona_images only: an image of category avatar (approved by this move) to use as the
+    /// new avatar; opens a change_avatar follow-up.
+    pub set_avatar: Option<Uuid>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionDismissBody {
+    /// Appended to the decision's notes.
+    pub note: Option<Text<1, 1000>>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionChooseBody {
+    /// One of the decision's options (`approve_some` on persona_images).
+    pub option: Text<1, 100>,
+    /// Appended to the decision's notes.
+    pub note: Option<Text<1, 1000>>,
+    /// With approve_some: the images approved (1-100); the rest are refused.
+    pub image_ids: Option<Ids<1, 100>>,
+    /// persona_images only: an approved image of category avatar to use as the new avatar.
+    pub set_avatar: Option<Uuid>,
+}
+
+fn person(m: &MemberCaller) -> Value {
+    json!({"type": "person", "id": m.person_id, "name": m.name})
+}
+
+async fn person_move(
+    ctx: Ctx,
+    m: MemberCaller,
+    id: Uuid,
+    mv: Move,
+    note: Option<Text<1, 1000>>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let request = MoveRequest {
+        id,
+        mv,
+        note: note.map(String::from),
+        person: m.name.clone(),
+        decided_by: person(&m),
+        now: Timestamp::now(),
+    };
+    let moved = ctx
+        .decisions
+        .repo()
+        .decide(member_scope(&m), &request)
+        .await??;
+    Ok(move_reply(&ctx, moved))
+}
+
+async fn resolve(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<IdPath, Nothing, DecisionResolveBody>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let mv = Move::new(Action::Resolve, None, None, req.body.set_avatar);
+    person_move(ctx, m, req.path.id, mv, req.body.note).await
+}
+
+async fn dismiss(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<IdPath, Nothing, DecisionDismissBody>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let mv = Move::new(Action::Dismiss, None, None, None);
+    person_move(ctx, m, req.path.id, mv, req.body.note).await
+}
+
+async fn choose(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<IdPath, Nothing, DecisionChooseBody>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let b = req.body;
+    let mv = Move::new(
+        Action::Choose,
+        Some(b.option.into()),
+        b.image_ids.map(List::into_vec),
+        b.set_avatar,
+    );
+    person_move(ctx, m, req.path.id, mv, b.note).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /issues/{id}/done
+
+/// Evidence of work done: a link, or a media library item.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EvidenceIn {
+    Link {
+        url: LinkInput,
+        label: Option<Text<0, 200>>,
+    },
+    Asset {
+        asset_id: Uuid,
+    },
+}
+
+/// Each evidence variant takes only its own fields (the derive leaves them open); the rules
+/// are merged after components are written in place, so the fields' schemas are spelled out.
+pub fn evidence_rules() -> Value {
+    use utoipa::PartialSchema;
+    fn plain(schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>) -> Value {
+        let mut v = serde_json::to_value(schema).unwrap_or_default();
+        if let Value::Object(map) = &mut v {
+            map.remove(crate::fields::INLINE);
+        }
+        v
+    }
+    let mut label = plain(Text::<0, 200>::schema());
+    label["type"] = json!(["string", "null"]);
+    // Text holds no NUL (what the describer adds to every derived text field).
+    label["pattern"] = json!("^[^\\x00]*$");
+    json!({"oneOf": [
+        {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["type", "url"],
+            "properties": {
+                "type": {"type": "string", "enum": ["link"]},
+                "url": plain(LinkInput::schema()),
+                "label": label,
+            },
+        },
+        {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["type", "asset_id"],
+            "properties": {
+                "type": {"type": "string", "enum": ["asset"]},
+                "asset_id": {"type": "string", "format": "uuid"},
+            },
+        },
+    ]})
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IssueDoneBody {
+    /// What was done, 1-2000 characters.
+    pub result: Text<1, 2000>,
+    /// At most 20 items.
+    pub evidence: Option<List<EvidenceIn, 0, 20>>,
+}
+
+async fn complete_issue(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<IdPath, Nothing, IssueDoneBody>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let evidence = req.body.evidence.map(List::into_vec).unwrap_or_default();
+    let asset_ids = evidence
+        .iter()
+        .filter_map(|e| match e {
+            EvidenceIn::Asset { asset_id } => Some(*asset_id),
+            EvidenceIn::Link { .. } => None,
+        })
+        .collect();
+    let report = DoneReport {
+        id: req.path.id,
+        result: req.body.result.into(),
+        evidence: serde_json::to_value(&evidence).map_err(|e| ApiError::internal(e.into()))?,
+        asset_ids,
+    };
+    let moved = ctx
+        .decisions
+        .repo()
+        .complete(agent.agent_ref(), &report)
+        .await??;
+    Ok(move_reply(&ctx, moved))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /issues/{id}/relay
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RelayIssueBody {
+    pub action: Action,
+    /// With choose only: one of the decision's options.
+    pub option: Option<Text<1, 100>>,
+    /// Appended to the decision's notes.
+    pub note: Option<Text<1, 1000>>,
+    /// With choose approve_some on persona_images: the images approved (1-100).
+    pub image_ids: Option<Ids<1, 100>>,
+    /// persona_images only (resolve or approve_some): the new avatar.
+    pub set_avatar: Option<Uuid>,
+    pub on_behalf_of: OnBehalfOf,
+    pub origin: Origin,
+    /// When the person decided (ISO with zone); default now.
+    pub effective_at: Option<IsoTimeInput>,
+}
+
+async fn relay_issue(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<IdPath, Nothing, RelayIssueBody>,
+) -> Result<Reply<DecisionMoveReply>, ApiError> {
+    let b = req.body;
+    let role = match b.on_behalf_of.role {
+        OnBehalfRoleIn::Agency => "agency",
+        OnBehalfRoleIn::Admin => "admin",
+        OnBehalfRoleIn::Client => {
+            return Err(ApiError::rejected(
+                "clients never decide decisions: on_behalf_of.role must be agency or admin",
+            )
+            .with_field("on_behalf_of.role"));
+        }
+    };
+    let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
+    let decided_by = json!({
+        "type": "relay",
+        "name": b.on_behalf_of.name.0,
+        "role": role,
+        "agent": relay.agent,
+        "origin": relay.origin,
+        "effective_at": relay.effective_at,
+    });
+    let request = MoveRequest {
+        id: req.path.id,
+        mv: Move::new(
+            b.action,
+            b.option.map(String::from),
+            b.image_ids.map(List::into_vec),
+            b.set_avatar,
+        ),
+        note: b.note.map(String::from),
+        person: b.on_behalf_of.name.0.clone(),
+        decided_by,
+        now: Timestamp::now(),
+    };
+    let moved = ctx
+        .decisions
+        .repo()
+        .decide(DecisionScope::Agent(agent.agent_ref()), &request)
+        .await??;
+    Ok(move_reply(&ctx, moved))
+}

@@ -1,0 +1,358 @@
+use super::*;
+use DecisionKind as K;
+
+fn current(kind: K, options: &[&str]) -> Current {
+    Current {
+        kind,
+        status: DecisionStatus::Open,
+        options: options.iter().map(|s| s.to_string()).collect(),
+        decided_move: None,
+        post_id: None,
+        images: Vec::new(),
+        card: None,
+        relayed_by_assignee: false,
+    }
+}
+
+fn mv(action: Action, option: Option<&str>) -> Move {
+    Move::new(action, option.map(str::to_owned), None, None)
+}
+
+fn applied(status: DecisionStatus, effect: Effect) -> Result<Plan, DecisionRefusal> {
+    Ok(Plan::Apply { status, effect })
+}
+
+const BAN: &[&str] = &[OPEN_NEW_GENERATION, KEEP_CLOSED];
+const CONTRA: &[&str] = &[CHANGE_BIO, DELETE_POST, KEEP];
+
+#[test]
+fn a_ban_is_chosen_never_resolved() {
+    let c = current(K::AccountBanned, BAN);
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(OPEN_NEW_GENERATION))),
+        applied(DecisionStatus::Resolved, Effect::OpenGeneration)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(KEEP_CLOSED))),
+        applied(DecisionStatus::Resolved, Effect::Nothing)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, None)),
+        Err(DecisionRefusal::AsksQuestion(K::AccountBanned))
+    );
+    assert!(matches!(
+        plan(&c, &mv(Action::Choose, Some("reopen"))),
+        Err(DecisionRefusal::UnknownOption { .. })
+    ));
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::Nothing)
+    );
+}
+
+#[test]
+fn kinds_without_options_refuse_choose_and_options() {
+    let c = current(K::PersonaNew, &[]);
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some("x"))),
+        Err(DecisionRefusal::NoOptions(K::PersonaNew))
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, Some("x"))),
+        Err(DecisionRefusal::OptionWithoutChoose)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, None)),
+        applied(DecisionStatus::Resolved, Effect::ConfirmPersona)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::RetirePersona)
+    );
+    let f = current(K::FactProposal, &[]);
+    assert_eq!(
+        plan(&f, &mv(Action::Resolve, None)),
+        applied(DecisionStatus::Resolved, Effect::DecideFact)
+    );
+    assert_eq!(
+        plan(&f, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::RefuseFact)
+    );
+}
+
+#[test]
+fn a_decided_decision_answers_only_the_same_move() {
+    let mut c = current(K::AccountBanned, BAN);
+    let m = mv(Action::Choose, Some(KEEP_CLOSED));
+    c.status = DecisionStatus::Resolved;
+    c.decided_move = Some(m.to_json());
+    assert_eq!(plan(&c, &m), Ok(Plan::Unchanged));
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(OPEN_NEW_GENERATION))),
+        Err(DecisionRefusal::AlreadyDecided(DecisionStatus::Resolved))
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        Err(DecisionRefusal::AlreadyDecided(DecisionStatus::Resolved))
+    );
+}
+
+#[test]
+fn a_contradiction_opens_its_follow_up() {
+    let mut c = current(K::Contradiction, CONTRA);
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(CHANGE_BIO))),
+        applied(
+            DecisionStatus::Resolved,
+            Effect::OpenFollowUp { kind: K::ChangeBio }
+        )
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(DELETE_POST))),
+        Err(DecisionRefusal::NoPost)
+    );
+    c.post_id = Some(Uuid::nil());
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(DELETE_POST))),
+        applied(
+            DecisionStatus::Resolved,
+            Effect::OpenFollowUp {
+                kind: K::DeletePost
+            }
+        )
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some(KEEP))),
+        applied(DecisionStatus::Resolved, Effect::Nothing)
+    );
+}
+
+#[test]
+fn images_are_approved_refused_or_some() {
+    let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+    let mut c = current(K::PersonaImages, &[]);
+    c.images = vec![
+        ImageRef {
+            id: a,
+            category: "avatar".into(),
+        },
+        ImageRef {
+            id: b,
+            category: "pet".into(),
+        },
+    ];
+    let with = |action, option: Option<&str>, ids: Option<Vec<Uuid>>, avatar| {
+        Move::new(action, option.map(str::to_owned), ids, avatar)
+    };
+    assert_eq!(
+        plan(&c, &with(Action::Resolve, None, None, Some(a))),
+        applied(
+            DecisionStatus::Resolved,
+            Effect::Images {
+                approved: vec![a, b],
+                refused: vec![],
+                avatar: Some(a)
+            }
+        )
+    );
+    assert_eq!(
+        plan(&c, &with(Action::Resolve, None, None, Some(b))),
+        Err(DecisionRefusal::AvatarNotApproved(b))
+    );
+    assert_eq!(
+        plan(&c, &with(Action::Dismiss, None, None, None)),
+        applied(
+            DecisionStatus::Dismissed,
+            Effect::Images {
+                approved: vec![],
+                refused: vec![a, b],
+                avatar: None
+            }
+        )
+    );
+    assert_eq!(
+        plan(&c, &with(Action::Dismiss, None, None, Some(a))),
+        Err(DecisionRefusal::SetAvatarNotExpected)
+    );
+    assert_eq!(
+        plan(
+            &c,
+            &with(Action::Choose, Some(APPROVE_SOME), Some(vec![b]), None)
+        ),
+        applied(
+            DecisionStatus::Resolved,
+            Effect::Images {
+                approved: vec![b],
+                refused: vec![a],
+                avatar: None
+            }
+        )
+    );
+    assert_eq!(
+        plan(
+            &c,
+            &with(Action::Choose, Some(APPROVE_SOME), Some(vec![b]), Some(a))
+        ),
+        Err(DecisionRefusal::AvatarNotApproved(a))
+    );
+    assert_eq!(
+        plan(&c, &with(Action::Choose, Some(APPROVE_SOME), None, None)),
+        Err(DecisionRefusal::ImageIdsMissing)
+    );
+    let other = Uuid::from_u128(9);
+    assert_eq!(
+        plan(
+            &c,
+            &with(Action::Choose, Some(APPROVE_SOME), Some(vec![other]), None)
+        ),
+        Err(DecisionRefusal::UnknownImage(other))
+    );
+    assert_eq!(
+        plan(&c, &with(Action::Resolve, None, Some(vec![a]), None)),
+        Err(DecisionRefusal::ImageIdsNotExpected)
+    );
+    // The same images in another order are the same move.
+    let first = with(Action::Choose, Some(APPROVE_SOME), Some(vec![b, a]), None);
+    c.status = DecisionStatus::Resolved;
+    c.decided_move = Some(first.to_json());
+    assert_eq!(
+        plan(
+            &c,
+            &with(Action::Choose, Some(APPROVE_SOME), Some(vec![a, b]), None)
+        ),
+        Ok(Plan::Unchanged)
+    );
+}
+
+#[test]
+fn set_avatar_belongs_to_images_only() {
+    let c = current(K::PersonaNew, &[]);
+    let m = Move::new(Action::Resolve, None, None, Some(Uuid::nil()));
+    assert_eq!(plan(&c, &m), Err(DecisionRefusal::SetAvatarNotExpected));
+}
+
+#[test]
+fn a_person_confirms_a_handled_follow_up_or_cancels_it() {
+    use TaskStatus as T;
+    for k in [K::ChangeAvatar, K::ChangeBio, K::DeletePost] {
+        let mut c = current(k, &[]);
+        c.card = Some(T::PendingConfirmation);
+        c.status = DecisionStatus::Handled;
+        assert_eq!(
+            plan(&c, &mv(Action::Resolve, None)),
+            applied(DecisionStatus::Resolved, Effect::FinishCard(T::Done))
+        );
+        assert_eq!(
+            plan(&c, &mv(Action::Dismiss, None)),
+            applied(DecisionStatus::Dismissed, Effect::FinishCard(T::Cancelled))
+        );
+        // Nobody reported it done yet: it cannot be confirmed, only cancelled.
+        c.status = DecisionStatus::Open;
+        c.card = Some(T::PendingPickup);
+        assert_eq!(
+            plan(&c, &mv(Action::Resolve, None)),
+            Err(DecisionRefusal::NotReportedYet)
+        );
+        assert_eq!(
+            plan(&c, &mv(Action::Dismiss, None)),
+            applied(DecisionStatus::Dismissed, Effect::FinishCard(T::Cancelled))
+        );
+        c.card = Some(T::InProgress);
+        assert_eq!(
+            plan(&c, &mv(Action::Dismiss, None)),
+            applied(DecisionStatus::Dismissed, Effect::FinishCard(T::Cancelled))
+        );
+    }
+    assert_eq!(
+        plan(&current(K::WikiDraft, &[]), &mv(Action::Resolve, None)),
+        Err(DecisionRefusal::NotDecidableHere(K::WikiDraft))
+    );
+}
+
+#[test]
+fn a_card_moves_only_from_where_it_may() {
+    use TaskStatus as T;
+    let mut c = current(K::ChangeBio, &[]);
+    c.status = DecisionStatus::Handled;
+    for card in [
+        T::PendingPickup,
+        T::InProgress,
+        T::Done,
+        T::Failed,
+        T::Cancelled,
+    ] {
+        c.card = Some(card);
+        assert_eq!(
+            plan(&c, &mv(Action::Resolve, None)),
+            Err(DecisionRefusal::CardIs(card, T::Done)),
+            "{card}"
+        );
+    }
+    for card in [T::Done, T::Failed, T::Cancelled] {
+        c.card = Some(card);
+        assert_eq!(
+            plan(&c, &mv(Action::Dismiss, None)),
+            Err(DecisionRefusal::CardIs(card, T::Cancelled)),
+            "{card}"
+        );
+    }
+    assert_eq!(card_moves_from(T::Done), &[T::PendingConfirmation]);
+    assert_eq!(
+        card_moves_from(T::Cancelled),
+        &[T::PendingPickup, T::InProgress, T::PendingConfirmation]
+    );
+}
+
+#[test]
+fn the_assignee_never_relays_its_own_confirmation() {
+    let mut c = current(K::ChangeAvatar, &[]);
+    c.status = DecisionStatus::Handled;
+    c.card = Some(TaskStatus::PendingConfirmation);
+    c.relayed_by_assignee = true;
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, None)),
+        Err(DecisionRefusal::OwnCard)
+    );
+    // Cancelling is not a confirmation.
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(
+            DecisionStatus::Dismissed,
+            Effect::FinishCard(TaskStatus::Cancelled)
+        )
+    );
+}
+
+#[test]
+fn only_follow_ups_are_done_and_the_same_result_is_unchanged() {
+    use DecisionStatus as S;
+    assert_eq!(
+        plan_done(K::ChangeBio, S::Open, None, "done"),
+        Ok(DonePlan::Handle)
+    );
+    assert_eq!(
+        plan_done(K::ChangeBio, S::Handled, Some("done"), "done"),
+        Ok(DonePlan::Unchanged)
+    );
+    assert_eq!(
+        plan_done(K::ChangeBio, S::Handled, Some("done"), "other"),
+        Err(DecisionRefusal::OtherResult)
+    );
+    assert_eq!(
+        plan_done(K::DeletePost, S::Resolved, None, "done"),
+        Err(DecisionRefusal::AlreadyDecided(S::Resolved))
+    );
+    // Confirmed by a person: the same result resent is still unchanged, another refused.
+    assert_eq!(
+        plan_done(K::DeletePost, S::Resolved, Some("done"), "done"),
+        Ok(DonePlan::Unchanged)
+    );
+    assert_eq!(
+        plan_done(K::DeletePost, S::Resolved, Some("done"), "other"),
+        Err(DecisionRefusal::AlreadyDecided(S::Resolved))
+    );
+    assert_eq!(
+        plan_done(K::PersonaNew, S::Open, None, "done"),
+        Err(DecisionRefusal::NotFollowUp(K::PersonaNew))
+    );
+}

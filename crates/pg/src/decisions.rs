@@ -1,0 +1,821 @@
+//! Decisions: the inbox, each move with its effect in one transaction, follow-ups and their
+//! task cards.
+
+use crate::db::{PgStore, prepared};
+use crate::schema::{
+    account_generations, decisions, media, persona_facts, persona_images, personas, task_cards,
+};
+use diesel::dsl::now;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_accounts::AccountState;
+use fleetdesk_decisions::ports::*;
+use fleetdesk_decisions::rules::{
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, card_moves_from, plan, plan_done,
+};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
+use fleetdesk_personas::rules::ImageLock;
+use fleetdesk_tasks::{TargetType, TaskStatus};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+macro_rules! record_sql {
+    ($($tail:expr),*) => {
+        concat!(
+            "SELECT d.id, d.kind, d.status, d.title, d.question, d.options, d.persona_id, \
+                    pe.name AS persona_name, s.code, s.platform, d.post_id, d.detail, d.task_id, \
+                    d.opened_by_type, a.name AS opened_by_agent, d.opened_by_person, \
+                    d.notes, d.result, d.evidence, d.created_at, d.updated_at, d.decided_by, \
+                    d.decided_at \
+             FROM decisions d \
+             LEFT JOIN personas pe ON pe.id = d.persona_id \
+             LEFT JOIN account_slots s ON s.id = d.slot_id \
+             LEFT JOIN agents a ON a.id = d.opened_by_agent ",
+            $($tail),*
+        )
+    };
+}
+
+/// A page of an organization's decisions (every organization for `$1` null), newest first.
+const LIST: &str = record_sql!(
+    "WHERE ($1::uuid IS NULL OR d.organization_id = $1) AND d.status = ANY($2) \
+       AND ($3::text IS NULL OR d.kind = $3) \
+       AND ($4::timestamptz IS NULL OR (d.created_at, d.id) < ($4, $5)) \
+     ORDER BY d.created_at DESC, d.id DESC \
+     LIMIT $6"
+);
+
+const ONE: &str = record_sql!("WHERE d.id = $1");
+
+/// An agent's open follow-ups: the persona, its first account (the post's for delete_post) and
+/// the card's instruction.
+const FOLLOW_UPS: &str = r#"
+SELECT d.id, d.task_id, d.kind, d.title, d.persona_id, pe.name AS persona_name,
+       COALESCE(ps.code, acc.code) AS code, COALESCE(ps.platform, acc.platform) AS platform,
+       c.detail AS instruction
+FROM decisions d
+JOIN personas pe ON pe.id = d.persona_id
+LEFT JOIN task_cards c ON c.id = d.task_id
+LEFT JOIN posts p ON p.id = d.post_id
+LEFT JOIN account_slots ps ON ps.id = p.slot_id
+LEFT JOIN LATERAL (
+    SELECT s.code, s.platform FROM account_slots s WHERE s.persona_id = pe.id
+    ORDER BY s.created_at, s.code LIMIT 1
+) acc ON true
+WHERE d.workspace_id = $1 AND pe.agent_id = $2 AND d.status = $3 AND d.kind = ANY($4)
+ORDER BY d.created_at, d.id
+"#;
+
+statements!(LIST, ONE, FOLLOW_UPS);
+
+#[derive(QueryableByName)]
+struct RecordRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    question: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    options: Value,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    persona_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    persona_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    code: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    post_id: Option<Uuid>,
+    #[diesel(sql_type = Jsonb)]
+    detail: Value,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    task_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    opened_by_type: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    opened_by_agent: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    opened_by_person: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    notes: Value,
+    #[diesel(sql_type = Nullable<Text>)]
+    result: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    evidence: Value,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: Ts,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    decided_by: Option<Value>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    decided_at: Option<Ts>,
+}
+
+fn kind(s: &str) -> anyhow::Result<DecisionKind> {
+    DecisionKind::parse(s).ok_or_else(|| anyhow::anyhow!("stored decision kind {s}"))
+}
+
+fn status(s: &str) -> anyhow::Result<DecisionStatus> {
+    DecisionStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored decision status {s}"))
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = persona_images, check_for_backend(Pg))]
+struct ImageRow {
+    id: Uuid,
+    decision_id: Option<Uuid>,
+    category: String,
+    caption: Option<String>,
+    character: Option<String>,
+    lock: String,
+}
+
+/// The records of `rows`, with the images of their `persona_images` decisions read at once.
+async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<DecisionRecord>> {
+    let image_decisions: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.kind == DecisionKind::PersonaImages.as_str())
+        .map(|r| r.id)
+        .collect();
+    let images: Vec<ImageRow> = if image_decisions.is_empty() {
+        Vec::new()
+    } else {
+        persona_images::table
+            .filter(persona_images::decision_id.eq_any(&image_decisions))
+            .order((persona_images::created_at, persona_images::id))
+            .select(ImageRow::as_select())
+            .load(conn)
+            .await?
+    };
+    rows.into_iter()
+        .map(|r| {
+            Ok(DecisionRecord {
+                images: images
+                    .iter()
+                    .filter(|i| i.decision_id == Some(r.id))
+                    .map(|i| DecisionImage {
+                        id: i.id,
+                        category: i.category.clone(),
+                        caption: i.caption.clone(),
+                        character: i.character.clone(),
+                        lock: i.lock.clone(),
+                    })
+                    .collect(),
+                id: r.id,
+                kind: kind(&r.kind)?,
+                status: status(&r.status)?,
+                title: r.title,
+                question: r.question,
+                options: r.options,
+                persona: r.persona_id.zip(r.persona_name),
+                account: r.code.zip(r.platform),
+                post_id: r.post_id,
+                detail: r.detail,
+                task_id: r.task_id,
+                opened_by: {
+                    let opener = Opener::parse(&r.opened_by_type)
+                        .ok_or_else(|| anyhow::anyhow!("opener {:?}", r.opened_by_type))?;
+                    let name = opener.name(r.opened_by_agent, r.opened_by_person);
+                    (r.opened_by_type, name)
+                },
+                notes: r.notes,
+                result: r.result,
+                evidence: r.evidence,
+                created_at: r.created_at.into(),
+                updated_at: r.updated_at.into(),
+                decided_by: r.decided_by,
+                decided_at: r.decided_at.map(Into::into),
+            })
+        })
+        .collect()
+}
+
+async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<DecisionRecord> {
+    let row: RecordRow = prepared(diesel::sql_query(ONE).bind::<SqlUuid, _>(id))
+        .get_result(conn)
+        .await?;
+    records(conn, vec![row])
+        .await?
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("decision {id} read back"))
+}
+
+/// The decision as a move needs it, locked for the transaction.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = decisions, check_for_backend(Pg))]
+struct Locked {
+    id: Uuid,
+    organization_id: Uuid,
+    workspace_id: Uuid,
+    kind: String,
+    status: String,
+    persona_id: Option<Uuid>,
+    generation_id: Option<Uuid>,
+    options: Value,
+    detail: Value,
+    post_id: Option<Uuid>,
+    task_id: Option<Uuid>,
+    decided_move: Option<Value>,
+    result: Option<String>,
+}
+
+/// Locks decision `id` when `scope` may see it.
+async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Option<Locked>> {
+    let Some(row) = decisions::table
+        .filter(decisions::id.eq(id))
+        .for_update()
+        .select(Locked::as_select())
+        .first(conn)
+        .await
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let visible = match scope {
+        DecisionScope::Organization(None) => true,
+        DecisionScope::Organization(Some(org)) => row.organization_id == org,
+        DecisionScope::Agent(agent) => {
+            row.workspace_id == agent.workspace_id
+                && match row.persona_id {
+                    Some(p) => {
+                        personas::table
+                            .filter(personas::id.eq(p))
+                            .select(personas::agent_id)
+                            .first::<Option<Uuid>>(conn)
+                            .await?
+                            == Some(agent.agent_id)
+                    }
+                    None => false,
+                }
+        }
+    };
+    Ok(visible.then_some(row))
+}
+
+fn note_json(by: &str, text: &str, at: Timestamp) -> Value {
+    json!([{"by": by, "text": text, "at": format_utc(at)}])
+}
+
+async fn decide(
+    conn: Tx<'_>,
+    scope: DecisionScope,
+    req: &MoveRequest,
+) -> anyhow::Result<Result<Moved, DecisionRefusal>> {
+    let Some(row) = lock(conn, scope, req.id).await? else {
+        return Ok(Err(DecisionRefusal::NotFound));
+    };
+    let k = kind(&row.kind)?;
+    let images: Vec<ImageRef> = if k == DecisionKind::PersonaImages {
+        persona_images::table
+            .filter(persona_images::decision_id.eq(row.id))
+            .select((persona_images::id, persona_images::category))
+            .load::<(Uuid, String)>(conn)
+            .await?
+            .into_iter()
+            .map(|(id, category)| ImageRef { id, category })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // The follow-up's card, locked: a person's move finishes it only from where it may.
+    let card: Option<(String, Option<Uuid>)> = match row.task_id {
+        Some(task) => task_cards::table
+            .filter(task_cards::id.eq(task))
+            .for_update()
+            .select((task_cards::status, task_cards::assignee_agent))
+            .first(conn)
+            .await
+            .optional()?,
+        None => None,
+    };
+    let relayed_by_assignee = match (scope, &card) {
+        (DecisionScope::Agent(agent), Some((_, assignee))) => *assignee == Some(agent.agent_id),
+        _ => false,
+    };
+    let card = card
+        .map(|(s, _)| {
+            TaskStatus::parse(&s).ok_or_else(|| anyhow::anyhow!("stored card status {s}"))
+        })
+        .transpose()?;
+    let current = Current {
+        card,
+        relayed_by_assignee,
+        kind: k,
+        status: status(&row.status)?,
+        options: serde_json::from_value(row.options.clone()).unwrap_or_default(),
+        decided_move: row.decided_move.clone(),
+        post_id: row.post_id,
+        images,
+    };
+    let (new_status, effect) = match plan(&current, &req.mv) {
+        Err(refusal) => return Ok(Err(refusal)),
+        Ok(Plan::Unchanged) => {
+            return Ok(Ok(Moved {
+                decision: one(conn, row.id).await?,
+                unchanged: true,
+                follow_up: None,
+            }));
+        }
+        Ok(Plan::Apply { status, effect }) => (status, effect),
+    };
+    let follow_up = match apply(conn, &row, &effect, &req.person).await? {
+        Ok(f) => f,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let notes = req
+        .note
+        .as_deref()
+        .map(|t| note_json(&req.person, t, req.now))
+        .unwrap_or_else(|| json!([]));
+    diesel::update(decisions::table.filter(decisions::id.eq(row.id)))
+        .set((
+            decisions::status.eq(new_status.as_str()),
+            decisions::decided_move.eq(req.mv.to_json()),
+            decisions::decided_by.eq(&req.decided_by),
+            decisions::decided_at.eq(now),
+            decisions::updated_at.eq(now),
+            decisions::notes.eq(decisions::notes.concat(notes)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(Ok(Moved {
+        decision: one(conn, row.id).await?,
+        unchanged: false,
+        follow_up,
+    }))
+}
+
+/// Applies a move's effect; a follow-up it opens is returned.
+async fn apply(
+    conn: Tx<'_>,
+    row: &Locked,
+    effect: &Effect,
+    person: &str,
+) -> anyhow::Result<Result<Option<Uuid>, DecisionRefusal>> {
+    match effect {
+        Effect::Nothing => {}
+        Effect::OpenGeneration => {
+            let Some(generation_id) = row.generation_id else {
+                return Ok(Err(DecisionRefusal::GenerationGone));
+            };
+            let live: Option<(Uuid, i32, String)> = account_generations::table
+                .filter(account_generations::id.eq(generation_id))
+                .filter(account_generations::closed_at.is_null())
+                .filter(account_generations::state.eq(AccountState::Banned.as_str()))
+                .for_update()
+                .select((
+                    account_generations::slot_id,
+                    account_generations::generation,
+                    account_generations::state,
+                ))
+                .first(conn)
+                .await
+                .optional()?;
+            let Some((slot_id, generation, _)) = live else {
+                return Ok(Err(DecisionRefusal::GenerationGone));
+            };
+            // The banned generation closes as replaced; the next one opens warming.
+            diesel::update(
+                account_generations::table.filter(account_generations::id.eq(generation_id)),
+            )
+            .set((
+                account_generations::closed_at.eq(now),
+                account_generations::state.eq(AccountState::Replaced.as_str()),
+            ))
+            .execute(conn)
+            .await?;
+            diesel::insert_into(account_generations::table)
+                .values((
+                    account_generations::slot_id.eq(slot_id),
+                    account_generations::generation.eq(generation + 1),
+                    account_generations::state.eq(AccountState::Warming.as_str()),
+                ))
+                .execute(conn)
+                .await?;
+        }
+        Effect::ConfirmPersona | Effect::RetirePersona => {
+            if let Some(p) = row.persona_id {
+                let target = personas::table.filter(personas::id.eq(p));
+                if *effect == Effect::ConfirmPersona {
+                    diesel::update(target)
+                        .set(personas::status.eq(PersonaStatus::Confirmed.as_str()))
+                        .execute(conn)
+                        .await?;
+                } else {
+                    diesel::update(target)
+                        // Retired: hidden from agents. Unassigning it drops it from every agent's reads
+                        // at once (its creator stays in `created_by_agent`).
+                        .set((
+                            personas::status.eq(PersonaStatus::Retired.as_str()),
+                            personas::retired_at.eq(now),
+                            personas::agent_id.eq(None::<Uuid>),
+                        ))
+                        .execute(conn)
+                        .await?;
+                }
+            }
+        }
+        Effect::DecideFact => {
+            let draft: Option<(Uuid, Uuid, String, String)> = persona_facts::table
+                .filter(persona_facts::decision_id.eq(row.id))
+                .filter(persona_facts::status.eq(FactStatus::Draft.as_str()))
+                .select((
+                    persona_facts::id,
+                    persona_facts::persona_id,
+                    persona_facts::category,
+                    persona_facts::label,
+                ))
+                .first(conn)
+                .await
+                .optional()?;
+            if let Some((id, persona_id, category, label)) = draft {
+                // Two facts of the same category and label decided at once replace in turn.
+                personas::table
+                    .filter(personas::id.eq(persona_id))
+                    .for_no_key_update()
+                    .select(personas::id)
+                    .first::<Uuid>(conn)
+                    .await?;
+                diesel::update(
+                    persona_facts::table
+                        .filter(persona_facts::persona_id.eq(persona_id))
+                        .filter(persona_facts::category.eq(&category))
+                        .filter(persona_facts::label.eq(&label))
+                        .filter(persona_facts::status.eq(FactStatus::Decided.as_str())),
+                )
+                .set(persona_facts::status.eq(FactStatus::Replaced.as_str()))
+                .execute(conn)
+                .await?;
+                diesel::update(persona_facts::table.filter(persona_facts::id.eq(id)))
+                    .set((
+                        persona_facts::status.eq(FactStatus::Decided.as_str()),
+                        persona_facts::decided_at.eq(now),
+                    ))
+                    .execute(conn)
+                    .await?;
+            }
+        }
+        Effect::RefuseFact => {
+            diesel::update(
+                persona_facts::table
+                    .filter(persona_facts::decision_id.eq(row.id))
+                    .filter(persona_facts::status.eq(FactStatus::Draft.as_str())),
+            )
+            .set((
+                persona_facts::status.eq(FactStatus::Refused.as_str()),
+                persona_facts::decided_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+        }
+        Effect::OpenFollowUp { kind } => {
+            return Ok(Ok(Some(
+                open_follow_up(conn, row, *kind, person, None).await?,
+            )));
+        }
+        Effect::Images {
+            approved,
+            refused,
+            avatar,
+        } => {
+            for (ids, lock) in [
+                (approved, ImageLock::Approved),
+                (refused, ImageLock::Refused),
+            ] {
+                if !ids.is_empty() {
+                    diesel::update(
+                        persona_images::table
+                            .filter(persona_images::decision_id.eq(row.id))
+                            .filter(persona_images::id.eq_any(ids)),
+                    )
+                    .set((
+                        persona_images::lock.eq(lock.as_str()),
+                        persona_images::decided_at.eq(now),
+                    ))
+                    .execute(conn)
+                    .await?;
+                }
+            }
+            if let Some(image) = avatar {
+                let id =
+                    open_follow_up(conn, row, DecisionKind::ChangeAvatar, person, Some(*image))
+                        .await?;
+                return Ok(Ok(Some(id)));
+            }
+        }
+        Effect::FinishCard(card_status) => {
+            if let Some(task) = row.task_id {
+                let from: Vec<&str> = card_moves_from(*card_status)
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect();
+                diesel::update(
+                    task_cards::table
+                        .filter(task_cards::id.eq(task))
+                        .filter(task_cards::status.eq_any(from)),
+                )
+                .set((
+                    task_cards::status.eq(card_status.as_str()),
+                    task_cards::finished_at.eq(now),
+                    task_cards::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            }
+        }
+    }
+    Ok(Ok(None))
+}
+
+/// Opens a follow-up of `parent` with its task card, assigned to the persona's agent.
+async fn open_follow_up(
+    conn: Tx<'_>,
+    parent: &Locked,
+    kind: DecisionKind,
+    person: &str,
+    image: Option<Uuid>,
+) -> anyhow::Result<Uuid> {
+    let persona_id = parent
+        .persona_id
+        .ok_or_else(|| anyhow::anyhow!("decision {} has no persona", parent.id))?;
+    let (name, agent): (String, Option<Uuid>) = personas::table
+        .filter(personas::id.eq(persona_id))
+        .select((personas::name, personas::agent_id))
+        .first(conn)
+        .await?;
+    let text = |key: &str| {
+        parent
+            .detail
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (title, instruction, detail, post_id) = match kind {
+        DecisionKind::ChangeAvatar => (
+            format!("Change the avatar of {name}"),
+            format!(
+                "Set the approved persona image {} as {name}'s avatar on its accounts, then \
+                 report it done.",
+                image.unwrap_or_default()
+            ),
+            json!({"image_id": image}),
+            None,
+        ),
+        DecisionKind::ChangeBio => (
+            format!("Change the bio of {name}"),
+            format!(
+                "Change {name}'s bio so that it no longer contradicts: {}: {}",
+                text("label"),
+                text("value")
+            ),
+            json!({"label": text("label"), "value": text("value"), "detail": parent.detail.get("detail"), "post_id": parent.post_id}),
+            None,
+        ),
+        _ => (
+            format!("Delete a post of {name}"),
+            format!(
+                "Delete post {} on the platform: it contradicts {}: {}",
+                parent.post_id.unwrap_or_default(),
+                text("label"),
+                text("value")
+            ),
+            json!({"label": text("label"), "value": text("value"), "post_id": parent.post_id}),
+            parent.post_id,
+        ),
+    };
+    let id: Uuid = diesel::insert_into(decisions::table)
+        .values((
+            decisions::organization_id.eq(parent.organization_id),
+            decisions::workspace_id.eq(parent.workspace_id),
+            decisions::kind.eq(kind.as_str()),
+            decisions::persona_id.eq(persona_id),
+            decisions::title.eq(&title),
+            decisions::options.eq(json!([])),
+            decisions::detail.eq(&detail),
+            decisions::opened_by_type.eq(Opener::Person.as_str()),
+            decisions::opened_by_person.eq(person),
+            decisions::parent_id.eq(parent.id),
+            decisions::post_id.eq(post_id),
+        ))
+        .returning(decisions::id)
+        .get_result(conn)
+        .await?;
+    let (target_type, target_id) = match post_id {
+        Some(p) => (TargetType::Post, p),
+        None => (TargetType::Persona, persona_id),
+    };
+    let task_kind = kind
+        .task_kind()
+        .ok_or_else(|| anyhow::anyhow!("{kind} is not a follow-up"))?;
+    let task: Uuid = diesel::insert_into(task_cards::table)
+        .values((
+            task_cards::organization_id.eq(parent.organization_id),
+            task_cards::workspace_id.eq(parent.workspace_id),
+            task_cards::persona_id.eq(persona_id),
+            task_cards::kind.eq(task_kind.as_str()),
+            task_cards::title.eq(&title),
+            task_cards::detail.eq(&instruction),
+            task_cards::status.eq(TaskStatus::PendingPickup.as_str()),
+            task_cards::target_type.eq(target_type.as_str()),
+            task_cards::target_id.eq(target_id),
+            task_cards::assignee_agent.eq(agent),
+            task_cards::opened_by_type.eq(Opener::Person.as_str()),
+            task_cards::opened_by_name.eq(person),
+            task_cards::decision_id.eq(id),
+        ))
+        .returning(task_cards::id)
+        .get_result(conn)
+        .await?;
+    diesel::update(decisions::table.filter(decisions::id.eq(id)))
+        .set(decisions::task_id.eq(task))
+        .execute(conn)
+        .await?;
+    Ok(id)
+}
+
+async fn complete(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    report: &DoneReport,
+) -> anyhow::Result<Result<Moved, DecisionRefusal>> {
+    let Some(row) = lock(conn, DecisionScope::Agent(agent), report.id).await? else {
+        return Ok(Err(DecisionRefusal::NotFound));
+    };
+    let planned = plan_done(
+        kind(&row.kind)?,
+        status(&row.status)?,
+        row.result.as_deref(),
+        &report.result,
+    );
+    match planned {
+        Err(refusal) => return Ok(Err(refusal)),
+        Ok(DonePlan::Unchanged) => {
+            return Ok(Ok(Moved {
+                decision: one(conn, row.id).await?,
+                unchanged: true,
+                follow_up: None,
+            }));
+        }
+        Ok(DonePlan::Handle) => {}
+    }
+    if !report.asset_ids.is_empty() {
+        let seen: Vec<Uuid> = media::table
+            .filter(media::id.eq_any(&report.asset_ids))
+            .filter(media::workspace_id.eq(row.workspace_id))
+            .filter(media::archived_at.is_null())
+            .select(media::id)
+            .load(conn)
+            .await?;
+        if let Some(missing) = report.asset_ids.iter().find(|id| !seen.contains(id)) {
+            return Ok(Err(DecisionRefusal::UnknownAsset(*missing)));
+        }
+    }
+    diesel::update(decisions::table.filter(decisions::id.eq(row.id)))
+        .set((
+            decisions::status.eq(DecisionStatus::Handled.as_str()),
+            decisions::result.eq(&report.result),
+            decisions::evidence.eq(&report.evidence),
+            decisions::handled_at.eq(now),
+            decisions::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    if let Some(task) = row.task_id {
+        diesel::update(task_cards::table.filter(task_cards::id.eq(task)))
+            .set((
+                task_cards::status.eq(TaskStatus::PendingConfirmation.as_str()),
+                task_cards::result.eq(&report.result),
+                task_cards::evidence.eq(&report.evidence),
+                task_cards::confirmation_since.eq(now),
+                task_cards::last_progress_at.eq(now),
+                task_cards::updated_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    Ok(Ok(Moved {
+        decision: one(conn, row.id).await?,
+        unchanged: false,
+        follow_up: None,
+    }))
+}
+
+#[derive(QueryableByName)]
+struct FollowUpRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    task_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    persona_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    persona_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    code: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    instruction: Option<String>,
+}
+
+/// The follow-up kinds, as stored.
+fn follow_up_kinds() -> Vec<&'static str> {
+    [
+        DecisionKind::ChangeAvatar,
+        DecisionKind::ChangeBio,
+        DecisionKind::DeletePost,
+    ]
+    .into_iter()
+    .map(DecisionKind::as_str)
+    .collect()
+}
+
+impl DecisionsRepo for PgStore {
+    fn list<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        query: &'a ListQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<DecisionRecord>>> {
+        self.read(async move |conn| {
+            let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
+            let rows: Vec<RecordRow> = prepared(
+                diesel::sql_query(LIST)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Array<Text>, _>(statuses)
+                    .bind::<Nullable<Text>, _>(query.kind.map(|k| k.as_str()))
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(conn)
+            .await?;
+            let mut items = records(conn, rows).await?;
+            let more = items.len() as i64 > query.limit;
+            items.truncate(query.limit.max(0) as usize);
+            Ok(Page::new(items, more, |d| (d.created_at, d.id)))
+        })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        scope: DecisionScope,
+        request: &'a MoveRequest,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, DecisionRefusal>>> {
+        self.tx(async move |conn| decide(conn, scope, request).await)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        agent: AgentRef,
+        report: &'a DoneReport,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Moved, DecisionRefusal>>> {
+        self.tx(async move |conn| complete(conn, agent, report).await)
+    }
+
+    fn follow_ups(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<FollowUp>>> {
+        self.read(async move |conn| {
+            let rows: Vec<FollowUpRow> = prepared(
+                diesel::sql_query(FOLLOW_UPS)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Text, _>(DecisionStatus::Open.as_str())
+                    .bind::<Array<Text>, _>(follow_up_kinds()),
+            )
+            .load(conn)
+            .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok(FollowUp {
+                        id: r.id,
+                        task_id: r.task_id,
+                        kind: kind(&r.kind)?,
+                        title: r.title,
+                        persona: r.persona_id.zip(r.persona_name),
+                        account: r.code.zip(r.platform),
+                        instruction: r.instruction,
+                    })
+                })
+                .collect()
+        })
+    }
+}

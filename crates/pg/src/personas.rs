@@ -1,0 +1,811 @@
+//! Personas: the persona record, facts, reference images and the cast. Reads are one statement
+//! each (the service runs the independent ones at once); each writing method is one
+//! transaction that locks the persona row first, so a proposal or an image resent at the same
+//! moment finds the first one, and the persona's images decision is opened once.
+
+use crate::accounts::platform;
+use crate::db::{PgStore, prepared};
+use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_personas::ports::*;
+use fleetdesk_personas::*;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+/// The live persona of a slot of the workspace, with its project's name and every slot.
+const PERSONA_OF_SLOT: &str = r#"
+SELECT pe.id, pe.name, pr.name AS project, pe.track, pe.background, pe.bio, pe.voice, pe.status,
+       pe.speech_rules, pe.forbidden,
+       ARRAY(SELECT s2.id FROM account_slots s2 WHERE s2.persona_id = pe.id
+             ORDER BY s2.code, s2.platform) AS slot_ids
+FROM account_slots s
+JOIN personas pe ON pe.id = s.persona_id
+JOIN projects pr ON pr.id = pe.project_id
+WHERE s.id = $1 AND s.workspace_id = $2 AND pe.status <> $3
+"#;
+
+#[derive(QueryableByName)]
+struct HeadRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    project: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    track: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    background: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    bio: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    voice: Option<String>,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Array<Text>)]
+    speech_rules: Vec<String>,
+    #[diesel(sql_type = Array<Text>)]
+    forbidden: Vec<String>,
+    #[diesel(sql_type = Array<SqlUuid>)]
+    slot_ids: Vec<Uuid>,
+}
+
+/// The newest published posts of a persona's accounts.
+const RECENT_POSTS: &str = r#"
+SELECT p.id, s.code, s.platform, p.body, p.published_at, p.permalink
+FROM posts p
+JOIN account_slots s ON s.id = p.slot_id
+WHERE p.persona_id = $1 AND p.status = $2
+ORDER BY p.published_at DESC NULLS LAST, p.id DESC
+LIMIT $3
+"#;
+
+#[derive(QueryableByName)]
+struct PostRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    published_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    permalink: Option<String>,
+}
+
+/// A post of the workspace: its persona and the agent that persona is assigned to.
+const POST_OWNER: &str = r#"
+SELECT p.persona_id, pe.agent_id
+FROM posts p
+JOIN personas pe ON pe.id = p.persona_id
+WHERE p.id = $1 AND p.workspace_id = $2
+"#;
+
+#[derive(QueryableByName)]
+struct PostOwnerRow {
+    #[diesel(sql_type = SqlUuid)]
+    persona_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    agent_id: Option<Uuid>,
+}
+
+/// The persona's open contradictions of one label (the rules match the value).
+const OPEN_CONTRADICTIONS: &str = r#"
+SELECT id, detail->>'value' AS value FROM decisions
+WHERE persona_id = $1 AND kind = $2 AND status = $3 AND detail->>'label' = $4
+ORDER BY created_at
+"#;
+
+#[derive(QueryableByName)]
+struct ContradictionRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    value: Option<String>,
+}
+
+statements!(
+    PERSONA_OF_SLOT,
+    RECENT_POSTS,
+    POST_OWNER,
+    OPEN_CONTRADICTIONS
+);
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = persona_facts)]
+struct FactRow {
+    id: Uuid,
+    category: String,
+    label: String,
+    value: String,
+    detail: Option<String>,
+    status: String,
+    post_id: Option<Uuid>,
+    created_at: Ts,
+}
+
+impl FactRow {
+    fn fact(self) -> anyhow::Result<Fact> {
+        Ok(Fact {
+            id: self.id,
+            category: FactCategory::parse(&self.category)
+                .ok_or_else(|| anyhow::anyhow!("stored fact category {}", self.category))?,
+            status: fact_status(&self.status)?,
+            label: self.label,
+            value: self.value,
+            detail: self.detail,
+            post_id: self.post_id,
+            created_at: self.created_at.into(),
+        })
+    }
+}
+
+fn fact_status(s: &str) -> anyhow::Result<FactStatus> {
+    FactStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored fact status {s}"))
+}
+
+fn lock_of(s: &str) -> anyhow::Result<ImageLock> {
+    ImageLock::parse(s).ok_or_else(|| anyhow::anyhow!("stored image lock {s}"))
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = persona_images)]
+struct ImageDbRow {
+    id: Uuid,
+    category: String,
+    caption: Option<String>,
+    mime_type: String,
+    lock: String,
+    character: Option<String>,
+    created_at: Ts,
+}
+
+impl ImageDbRow {
+    fn image(self) -> anyhow::Result<ImageRow> {
+        Ok(ImageRow {
+            id: self.id,
+            category: ImageCategory::parse(&self.category)
+                .ok_or_else(|| anyhow::anyhow!("stored image category {}", self.category))?,
+            caption: self.caption,
+            mime_type: self.mime_type,
+            lock: lock_of(&self.lock)?,
+            character: self.character,
+            created_at: self.created_at.into(),
+        })
+    }
+}
+
+/// A decision an agent's call opens, in the one format of decision rows.
+struct Opening<'a> {
+    kind: DecisionKind,
+    persona_id: Uuid,
+    title: String,
+    question: Option<&'a str>,
+    options: Value,
+    detail: Value,
+    post_id: Option<Uuid>,
+}
+
+/// The values of an [`Opening`] row (a macro: the tuple's type is diesel's to name).
+macro_rules! opening_values {
+    ($agent:expr, $d:expr) => {
+        (
+            decisions::organization_id.eq($agent.organization_id),
+            decisions::workspace_id.eq($agent.workspace_id),
+            decisions::kind.eq($d.kind.as_str()),
+            decisions::status.eq(DecisionStatus::Open.as_str()),
+            decisions::persona_id.eq(Some($d.persona_id)),
+            decisions::title.eq($d.title.as_str()),
+            decisions::question.eq($d.question),
+            decisions::options.eq(&$d.options),
+            decisions::detail.eq(&$d.detail),
+            decisions::post_id.eq($d.post_id),
+            decisions::opened_by_type.eq(Opener::Agent.as_str()),
+            decisions::opened_by_agent.eq(Some($agent.agent_id)),
+        )
+    };
+}
+
+async fn open_decision(conn: Tx<'_>, agent: AgentRef, d: &Opening<'_>) -> QueryResult<Uuid> {
+    diesel::insert_into(decisions::table)
+        .values(opening_values!(agent, d))
+        .returning(decisions::id)
+        .get_result(conn)
+        .await
+}
+
+/// Locks the persona row; answers its name. `FOR NO KEY UPDATE`, not `FOR UPDATE`: it still
+/// serialises uploads and proposals of one persona against each other (the lock conflicts with
+/// itself), but not with the `FOR KEY SHARE` that foreign-key checks take on the persona when
+/// another transaction inserts a row referencing it. A person's decision move locks the
+/// decision and then inserts such rows (task cards, follow-ups, facts), while an upload here
+/// locks the persona and then the open images decision: with `FOR UPDATE` the two orders
+/// deadlock and one request fails with a 500.
+async fn lock_persona(conn: Tx<'_>, persona_id: Uuid) -> QueryResult<String> {
+    personas::table
+        .find(persona_id)
+        .select(personas::name)
+        .for_no_key_update()
+        .get_result(conn)
+        .await
+}
+
+async fn create_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    new: &NewPersona,
+) -> anyhow::Result<Result<CreatedPersona, PersonaRefusal>> {
+    let f = match new.fields.checked() {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e)),
+    };
+    let projects: Vec<(Uuid, String)> = projects::table
+        .filter(projects::workspace_id.eq(agent.workspace_id))
+        .select((projects::id, projects::name))
+        .order(projects::name)
+        .load(conn)
+        .await?;
+    let (project_id, project) = match choose_project(new.project.as_deref(), &projects) {
+        Ok(p) => p.clone(),
+        Err(e) => return Ok(Err(e)),
+    };
+    // The live name is unique per project (a partial index): a conflict inserts nothing.
+    let inserted: Option<Uuid> = diesel::insert_into(personas::table)
+        .values((
+            personas::workspace_id.eq(agent.workspace_id),
+            personas::project_id.eq(project_id),
+            personas::agent_id.eq(Some(agent.agent_id)),
+            personas::created_by_agent.eq(Some(agent.agent_id)),
+            personas::name.eq(&f.name),
+            personas::track.eq(f.track.as_deref()),
+            personas::background.eq(f.background.as_deref()),
+            personas::bio.eq(f.bio.as_deref()),
+            personas::voice.eq(f.voice.as_deref()),
+            personas::status.eq(PersonaStatus::Pending.as_str()),
+        ))
+        .on_conflict_do_nothing()
+        .returning(personas::id)
+        .get_result(conn)
+        .await
+        .optional()?;
+    if let Some(id) = inserted {
+        let issue = open_decision(
+            conn,
+            agent,
+            &Opening {
+                kind: DecisionKind::PersonaNew,
+                persona_id: id,
+                title: new_persona_title(&f.name),
+                question: None,
+                options: json!([]),
+                detail: json!({"project": project}),
+                post_id: None,
+            },
+        )
+        .await?;
+        return Ok(Ok(CreatedPersona {
+            id,
+            created: true,
+            project,
+            setup_complete: f.setup_complete(),
+            issue_id: Some(issue),
+        }));
+    }
+    type Existing = (Uuid, Option<Uuid>, Option<String>, Option<String>);
+    let (id, owner, bio, voice): Existing = personas::table
+        .filter(personas::project_id.eq(project_id))
+        .filter(personas::name.eq(&f.name))
+        .filter(personas::status.ne(PersonaStatus::Retired.as_str()))
+        .select((
+            personas::id,
+            personas::agent_id,
+            personas::bio,
+            personas::voice,
+        ))
+        .get_result(conn)
+        .await?;
+    if owner != Some(agent.agent_id) {
+        return Ok(Err(PersonaRefusal::NameTaken));
+    }
+    let issue_id: Option<Uuid> = decisions::table
+        .filter(decisions::persona_id.eq(id))
+        .filter(decisions::kind.eq(DecisionKind::PersonaNew.as_str()))
+        .order(decisions::created_at.desc())
+        .select(decisions::id)
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(Ok(CreatedPersona {
+        id,
+        created: false,
+        project,
+        setup_complete: setup_complete(bio.as_deref(), voice.as_deref()),
+        issue_id,
+    }))
+}
+
+/// The persona's image of these bytes, if any.
+async fn image_of_sha(
+    conn: Tx<'_>,
+    persona_id: Uuid,
+    sha256: &str,
+) -> anyhow::Result<Option<AddedImage>> {
+    let existing: Option<(Uuid, String, Option<String>)> = persona_images::table
+        .filter(persona_images::persona_id.eq(persona_id))
+        .filter(persona_images::sha256.eq(sha256))
+        .select((
+            persona_images::id,
+            persona_images::lock,
+            persona_images::character,
+        ))
+        .get_result(conn)
+        .await
+        .optional()?;
+    existing
+        .map(|(id, lock, character)| {
+            Ok(AddedImage {
+                id,
+                created: false,
+                lock: lock_of(&lock)?,
+                character,
+            })
+        })
+        .transpose()
+}
+
+async fn add_image_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    persona_id: Uuid,
+    img: &NewImage,
+) -> anyhow::Result<Result<AddedImage, PersonaRefusal>> {
+    let name = lock_persona(conn, persona_id).await?;
+    if img.character.is_some() {
+        let cast: Vec<String> = persona_cast::table
+            .filter(persona_cast::persona_id.eq(persona_id))
+            .select(persona_cast::code)
+            .load(conn)
+            .await?;
+        if let Err(e) = check_character(img.character.as_deref(), &cast) {
+            return Ok(Err(e));
+        }
+    }
+    // Found before anything was stored by the service; looked up again under the lock for
+    // an upload of the same bytes at the same moment.
+    if let Some(existing) = image_of_sha(conn, persona_id, &img.sha256).await? {
+        return Ok(Ok(existing));
+    }
+    // The open decision, locked: a person deciding it at this moment waits for this image.
+    let open: Option<Uuid> = decisions::table
+        .filter(decisions::persona_id.eq(persona_id))
+        .filter(decisions::kind.eq(DecisionKind::PersonaImages.as_str()))
+        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
+        .select(decisions::id)
+        .for_update()
+        .get_result(conn)
+        .await
+        .optional()?;
+    let decision_id = match images_decision(open) {
+        ImagesDecision::Join(id) => id,
+        ImagesDecision::Open => {
+            let opening = Opening {
+                kind: DecisionKind::PersonaImages,
+                persona_id,
+                title: images_title(&name),
+                question: None,
+                options: json!([]),
+                detail: json!({}),
+                post_id: None,
+            };
+            // One open per persona (a unique index); the persona lock makes a conflict
+            // unlikely, and a conflict still finds the one opened.
+            let made: Option<Uuid> = diesel::insert_into(decisions::table)
+                .values(opening_values!(agent, opening))
+                .on_conflict_do_nothing()
+                .returning(decisions::id)
+                .get_result(conn)
+                .await
+                .optional()?;
+            match made {
+                Some(id) => id,
+                None => {
+                    decisions::table
+                        .filter(decisions::persona_id.eq(persona_id))
+                        .filter(decisions::kind.eq(DecisionKind::PersonaImages.as_str()))
+                        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
+                        .select(decisions::id)
+                        .get_result(conn)
+                        .await?
+                }
+            }
+        }
+    };
+    let id: Uuid = diesel::insert_into(persona_images::table)
+        .values((
+            persona_images::persona_id.eq(persona_id),
+            persona_images::sha256.eq(&img.sha256),
+            persona_images::mime_type.eq(&img.mime_type),
+            persona_images::bytes.eq(img.bytes),
+            persona_images::width.eq(img.width),
+            persona_images::height.eq(img.height),
+            persona_images::storage_key.eq(&img.storage_key),
+            persona_images::thumb_key.eq(&img.thumb_key),
+            persona_images::thumb_mime.eq(&img.thumb_mime),
+            persona_images::category.eq(img.category.as_str()),
+            persona_images::caption.eq(img.caption.as_deref()),
+            persona_images::prompt.eq(img.prompt.as_deref()),
+            persona_images::character.eq(img.character.as_deref()),
+            persona_images::lock.eq(ImageLock::Draft.as_str()),
+            persona_images::decision_id.eq(Some(decision_id)),
+            persona_images::uploaded_by_agent.eq(Some(agent.agent_id)),
+        ))
+        .returning(persona_images::id)
+        .get_result(conn)
+        .await?;
+    Ok(Ok(AddedImage {
+        id,
+        created: true,
+        lock: ImageLock::Draft,
+        character: img.character.clone(),
+    }))
+}
+
+async fn propose_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    persona_id: Uuid,
+    p: &Proposal,
+) -> anyhow::Result<Result<Proposed, PersonaRefusal>> {
+    let name = lock_persona(conn, persona_id).await?;
+    if let Some(post_id) = p.post_id {
+        let found: Option<PostOwnerRow> = prepared(
+            diesel::sql_query(POST_OWNER)
+                .bind::<SqlUuid, _>(post_id)
+                .bind::<SqlUuid, _>(agent.workspace_id),
+        )
+        .get_result(conn)
+        .await
+        .optional()?;
+        let owner = found.map(|r| PostOwner {
+            persona_id: r.persona_id,
+            agent_id: r.agent_id,
+        });
+        if let Err(e) = check_post(owner, persona_id, agent.agent_id) {
+            return Ok(Err(e));
+        }
+    }
+    match p.kind {
+        ProposalKind::Fact => {
+            let category = p.category.unwrap_or(FactCategory::Other);
+            let rows: Vec<(Uuid, String, String, Option<Uuid>)> = persona_facts::table
+                .filter(persona_facts::persona_id.eq(persona_id))
+                .filter(persona_facts::category.eq(category.as_str()))
+                .filter(persona_facts::label.eq(&p.label))
+                .order(persona_facts::created_at)
+                .select((
+                    persona_facts::id,
+                    persona_facts::value,
+                    persona_facts::status,
+                    persona_facts::decision_id,
+                ))
+                .load(conn)
+                .await?;
+            let earlier: Vec<Earlier> = rows
+                .iter()
+                .map(|(_, value, status, _)| {
+                    Ok(Earlier {
+                        kind: ProposalKind::Fact,
+                        category: Some(category),
+                        label: p.label.clone(),
+                        value: value.clone(),
+                        standing: matches!(
+                            fact_status(status)?,
+                            FactStatus::Draft | FactStatus::Decided
+                        ),
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?;
+            if let Some(e) = matching_proposal(p, &earlier) {
+                let at = earlier.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0);
+                let (id, _, status, decision_id) = &rows[at];
+                return Ok(Ok(Proposed {
+                    id: *id,
+                    kind: ProposalKind::Fact,
+                    created: false,
+                    issue_id: *decision_id,
+                    status: status.clone(),
+                }));
+            }
+            let fact_id = Uuid::new_v4();
+            let issue = open_decision(
+                conn,
+                agent,
+                &Opening {
+                    kind: DecisionKind::FactProposal,
+                    persona_id,
+                    title: p.title(&name),
+                    question: None,
+                    options: json!([]),
+                    detail: json!({
+                        "fact_id": fact_id, "category": category, "label": p.label,
+                        "value": p.value, "detail": p.detail, "post_id": p.post_id,
+                    }),
+                    post_id: p.post_id,
+                },
+            )
+            .await?;
+            diesel::insert_into(persona_facts::table)
+                .values((
+                    persona_facts::id.eq(fact_id),
+                    persona_facts::persona_id.eq(persona_id),
+                    persona_facts::category.eq(category.as_str()),
+                    persona_facts::label.eq(&p.label),
+                    persona_facts::value.eq(&p.value),
+                    persona_facts::status.eq(FactStatus::Draft.as_str()),
+                    persona_facts::detail.eq(p.detail.as_deref()),
+                    persona_facts::post_id.eq(p.post_id),
+                    persona_facts::proposed_by_agent.eq(Some(agent.agent_id)),
+                    persona_facts::decision_id.eq(Some(issue)),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(Ok(Proposed {
+                id: fact_id,
+                kind: ProposalKind::Fact,
+                created: true,
+                issue_id: Some(issue),
+                status: FactStatus::Draft.as_str().to_owned(),
+            }))
+        }
+        ProposalKind::Contradiction => {
+            let rows: Vec<ContradictionRow> = prepared(
+                diesel::sql_query(OPEN_CONTRADICTIONS)
+                    .bind::<SqlUuid, _>(persona_id)
+                    .bind::<Text, _>(DecisionKind::Contradiction.as_str())
+                    .bind::<Text, _>(DecisionStatus::Open.as_str())
+                    .bind::<Text, _>(&p.label),
+            )
+            .load(conn)
+            .await?;
+            let earlier: Vec<Earlier> = rows
+                .iter()
+                .map(|r| Earlier {
+                    kind: ProposalKind::Contradiction,
+                    category: None,
+                    label: p.label.clone(),
+                    value: r.value.clone().unwrap_or_default(),
+                    standing: true,
+                })
+                .collect();
+            if let Some(e) = matching_proposal(p, &earlier) {
+                let at = earlier.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0);
+                let id = rows[at].id;
+                return Ok(Ok(Proposed {
+                    id,
+                    kind: ProposalKind::Contradiction,
+                    created: false,
+                    issue_id: Some(id),
+                    status: DecisionStatus::Open.as_str().to_owned(),
+                }));
+            }
+            let id = open_decision(
+                conn,
+                agent,
+                &Opening {
+                    kind: DecisionKind::Contradiction,
+                    persona_id,
+                    title: p.title(&name),
+                    question: Some(CONTRADICTION_QUESTION),
+                    options: json!(CONTRADICTION_OPTIONS),
+                    detail: json!({
+                        "label": p.label, "value": p.value, "detail": p.detail,
+                        "post_id": p.post_id,
+                    }),
+                    post_id: p.post_id,
+                },
+            )
+            .await?;
+            Ok(Ok(Proposed {
+                id,
+                kind: ProposalKind::Contradiction,
+                created: true,
+                issue_id: Some(id),
+                status: DecisionStatus::Open.as_str().to_owned(),
+            }))
+        }
+    }
+}
+
+impl PersonasRepo for PgStore {
+    fn persona_of_slot(
+        &self,
+        agent: AgentRef,
+        slot_id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<PersonaHead>>> {
+        self.read(async move |conn| {
+            let row: Option<HeadRow> = prepared(
+                diesel::sql_query(PERSONA_OF_SLOT)
+                    .bind::<SqlUuid, _>(slot_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            row.map(|r| {
+                Ok(PersonaHead {
+                    id: r.id,
+                    status: PersonaStatus::parse(&r.status)
+                        .ok_or_else(|| anyhow::anyhow!("stored persona status {}", r.status))?,
+                    name: r.name,
+                    project: r.project,
+                    track: r.track,
+                    background: r.background,
+                    bio: r.bio,
+                    voice: r.voice,
+                    speech_rules: r.speech_rules,
+                    forbidden: r.forbidden,
+                    slot_ids: r.slot_ids,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn facts(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<Fact>>> {
+        self.read(async move |conn| {
+            let rows: Vec<FactRow> = persona_facts::table
+                .filter(persona_facts::persona_id.eq(persona_id))
+                .select(FactRow::as_select())
+                .load(conn)
+                .await?;
+            rows.into_iter().map(FactRow::fact).collect()
+        })
+    }
+
+    fn approved_images(
+        &self,
+        persona_id: Uuid,
+        category: Option<ImageCategory>,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>> {
+        self.read(async move |conn| {
+            let mut q = persona_images::table
+                .filter(persona_images::persona_id.eq(persona_id))
+                .filter(persona_images::lock.eq(ImageLock::Approved.as_str()))
+                .into_boxed();
+            if let Some(c) = category {
+                q = q.filter(persona_images::category.eq(c.as_str()));
+            }
+            let rows: Vec<ImageDbRow> = q
+                .order((persona_images::created_at, persona_images::id))
+                .select(ImageDbRow::as_select())
+                .load(conn)
+                .await?;
+            rows.into_iter().map(ImageDbRow::image).collect()
+        })
+    }
+
+    fn cast(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<CastRow>>> {
+        self.read(async move |conn| {
+            let rows: Vec<(String, String, Option<String>)> = persona_cast::table
+                .filter(persona_cast::persona_id.eq(persona_id))
+                .order(persona_cast::code)
+                .select((
+                    persona_cast::code,
+                    persona_cast::name,
+                    persona_cast::summary,
+                ))
+                .load(conn)
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(code, name, summary)| CastRow {
+                    code,
+                    name,
+                    summary,
+                })
+                .collect())
+        })
+    }
+
+    fn recent_posts(
+        &self,
+        persona_id: Uuid,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<RecentPost>>> {
+        self.read(async move |conn| {
+            let rows: Vec<PostRow> = prepared(
+                diesel::sql_query(RECENT_POSTS)
+                    .bind::<SqlUuid, _>(persona_id)
+                    .bind::<Text, _>(fleetdesk_posts::post::PostStatus::Published.as_str())
+                    .bind::<BigInt, _>(limit),
+            )
+            .load(conn)
+            .await?;
+            rows.into_iter()
+                .map(|r| {
+                    Ok(RecentPost {
+                        id: r.id,
+                        platform: platform(&r.platform)?,
+                        code: r.code,
+                        body: r.body,
+                        published_at: r.published_at.map(Into::into),
+                        permalink: r.permalink,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn image_file(&self, image_id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<ImageFile>>> {
+        self.read(async move |conn| {
+            let row: Option<(String, String, String, String, String)> = persona_images::table
+                .find(image_id)
+                .select((
+                    persona_images::storage_key,
+                    persona_images::mime_type,
+                    persona_images::thumb_key,
+                    persona_images::thumb_mime,
+                    persona_images::lock,
+                ))
+                .get_result(conn)
+                .await
+                .optional()?;
+            row.map(|(storage_key, mime_type, thumb_key, thumb_mime, lock)| {
+                Ok(ImageFile {
+                    storage_key,
+                    mime_type,
+                    thumb_key,
+                    thumb_mime,
+                    lock: lock_of(&lock)?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn image_of_sha<'a>(
+        &'a self,
+        persona_id: Uuid,
+        sha256: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Option<AddedImage>>> {
+        self.read(async move |conn| image_of_sha(conn, persona_id, sha256).await)
+    }
+
+    fn create_persona<'a>(
+        &'a self,
+        agent: AgentRef,
+        persona: &'a NewPersona,
+    ) -> BoxFuture<'a, anyhow::Result<Result<CreatedPersona, PersonaRefusal>>> {
+        self.tx(async move |conn| create_tx(conn, agent, persona).await)
+    }
+
+    fn add_image<'a>(
+        &'a self,
+        agent: AgentRef,
+        persona_id: Uuid,
+        image: &'a NewImage,
+    ) -> BoxFuture<'a, anyhow::Result<Result<AddedImage, PersonaRefusal>>> {
+        self.tx(async move |conn| add_image_tx(conn, agent, persona_id, image).await)
+    }
+
+    fn propose<'a>(
+        &'a self,
+        agent: AgentRef,
+        persona_id: Uuid,
+        proposal: &'a Proposal,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, PersonaRefusal>>> {
+        self.tx(async move |conn| propose_tx(conn, agent, persona_id, proposal).await)
+    }
+}

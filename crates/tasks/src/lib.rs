@@ -1,0 +1,63 @@
+//! Task cards: work for an agent, opened by a person, an agent or a decision's follow-up, and
+//! confirmed by a person.
+//!
+//! This crate holds what the follow-ups of decisions need (a card's kind and status); the task
+//! endpoints build on it.
+
+use serde::{Deserialize, Serialize};
+
+fleetdesk_kernel::text_enum! {
+    /// What a card asks for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum TaskKind {
+        WritePosts => "write_posts",
+        ChangeAvatar => "change_avatar",
+        ChangeBio => "change_bio",
+        DeletePost => "delete_post",
+        PauseAccount => "pause_account",
+        ResumeAccount => "resume_account",
+        ExportData => "export_data",
+        Other => "other",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where a card stands: picked up, worked, waiting for a person's confirmation, and how it
+    /// ended.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum TaskStatus {
+        PendingPickup => "pending_pickup",
+        InProgress => "in_progress",
+        PendingConfirmation => "pending_confirmation",
+        Done => "done",
+        Failed => "failed",
+        Cancelled => "cancelled",
+    }
+}
+
+impl TaskStatus {
+    /// The statuses a card is still open in: `GET /tasks` lists these by default.
+    pub const OPEN: [TaskStatus; 3] = [
+        TaskStatus::PendingPickup,
+        TaskStatus::InProgress,
+        TaskStatus::PendingConfirmation,
+    ];
+}
+
+fleetdesk_kernel::text_enum! {
+    /// What a card is about: an account (by code), a persona (by code), a post or a decision
+    /// (by id).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum TargetType {
+        Slot => "slot",
+        Persona => "persona",
+        Post => "post",
+        Issue => "issue",
+    }
+}
