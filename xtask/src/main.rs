@@ -44,6 +44,8 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_tasks", Layer::Domain),
     ("fleetdesk_decisions", Layer::Domain),
     ("fleetdesk_personas", Layer::Domain),
+    ("fleetdesk_cron", Layer::Domain),
+    ("fleetdesk_reports", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
@@ -401,7 +403,9 @@ mod tests {
                 "fleetdesk_inventory",
                 "fleetdesk_tasks",
                 "fleetdesk_decisions",
-                "fleetdesk_personas"
+                "fleetdesk_personas",
+                "fleetdesk_cron",
+                "fleetdesk_reports"
             ]
         );
     }

@@ -38,5 +38,9 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::personal::register(&mut all);
     ops::personas::register(&mut all);
     ops::decisions::register(&mut all);
+    ops::tasks::register(&mut all);
+    ops::cron::register(&mut all);
+    ops::today::register(&mut all);
+    ops::reports::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

@@ -14,19 +14,25 @@ macro_rules! statements {
 }
 
 mod accounts;
+mod cron;
 mod db;
 mod decisions;
 mod drafts;
 mod gate;
 mod inventory;
+mod jobs;
+mod keys;
 mod lifecycle;
 mod media;
 mod personas;
 mod record;
+mod reports;
 pub mod schema;
+mod tasks;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod today;
 
 pub use db::{PgPool, PgStore, connect, migrate};
 
@@ -36,15 +42,21 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        cron::statements(),
         decisions::statements(),
         drafts::statements(),
         gate::statements(),
         inventory::statements(),
+        jobs::statements(),
+        keys::statements(),
         lifecycle::statements(),
         media::statements(),
         personas::statements(),
         record::statements(),
+        reports::statements(),
+        tasks::statements(),
         tenancy::statements(),
+        today::statements(),
     ]
     .concat()
 }

@@ -117,6 +117,38 @@ diesel::table! {
 }
 
 diesel::table! {
+    cron_jobs (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        agent_id -> Uuid,
+        job_id -> Text,
+        name -> Text,
+        schedule -> Text,
+        timezone -> Text,
+        gateway -> Nullable<Text>,
+        enabled -> Bool,
+        description -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    cron_runs (id) {
+        id -> Uuid,
+        job -> Uuid,
+        run_id -> Text,
+        started_at -> Nullable<Timestamptz>,
+        finished_at -> Nullable<Timestamptz>,
+        status -> Text,
+        summary -> Nullable<Text>,
+        log -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     decisions (id) {
         id -> Uuid,
         organization_id -> Uuid,
@@ -157,6 +189,22 @@ diesel::table! {
         response -> Nullable<Jsonb>,
         created_at -> Timestamptz,
         key_hash -> Bytea,
+    }
+}
+
+diesel::table! {
+    jobs (id) {
+        id -> Uuid,
+        kind -> Text,
+        key -> Text,
+        payload -> Jsonb,
+        status -> Text,
+        run_at -> Timestamptz,
+        attempts -> Int4,
+        locked_until -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        finished_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -356,6 +404,23 @@ diesel::table! {
 }
 
 diesel::table! {
+    reports (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        title -> Text,
+        period_from -> Date,
+        period_to -> Date,
+        weekly -> Bool,
+        body -> Jsonb,
+        created_by -> Text,
+        issued_at -> Nullable<Timestamptz>,
+        issued_by -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     review_events (id) {
         id -> Int8,
         post_id -> Uuid,
@@ -404,6 +469,9 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         finished_at -> Nullable<Timestamptz>,
+        opened_by_agent -> Nullable<Uuid>,
+        origin -> Nullable<Jsonb>,
+        fail_reason -> Nullable<Text>,
     }
 }
 
@@ -474,6 +542,9 @@ diesel::joinable!(api_keys -> agents (agent_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
 diesel::joinable!(api_keys -> people (person_id));
 diesel::joinable!(community_spaces -> workspaces (workspace_id));
+diesel::joinable!(cron_jobs -> agents (agent_id));
+diesel::joinable!(cron_jobs -> workspaces (workspace_id));
+diesel::joinable!(cron_runs -> cron_jobs (job));
 diesel::joinable!(decisions -> account_generations (generation_id));
 diesel::joinable!(decisions -> account_slots (slot_id));
 diesel::joinable!(decisions -> agents (opened_by_agent));
@@ -501,7 +572,8 @@ diesel::joinable!(post_reports -> agents (agent_id));
 diesel::joinable!(post_reports -> workspaces (workspace_id));
 diesel::joinable!(products -> workspaces (workspace_id));
 diesel::joinable!(projects -> workspaces (workspace_id));
-diesel::joinable!(task_cards -> agents (assignee_agent));
+diesel::joinable!(reports -> organizations (organization_id));
+diesel::joinable!(reports -> workspaces (workspace_id));
 diesel::joinable!(task_cards -> organizations (organization_id));
 diesel::joinable!(task_cards -> personas (persona_id));
 diesel::joinable!(task_cards -> workspaces (workspace_id));
@@ -523,8 +595,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     agents,
     api_keys,
     community_spaces,
+    cron_jobs,
+    cron_runs,
     decisions,
     idempotency_keys,
+    jobs,
     media,
     members,
     organizations,
@@ -539,6 +614,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     products,
     projects,
     rate_windows,
+    reports,
     review_events,
     service_secrets,
     task_cards,

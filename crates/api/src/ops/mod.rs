@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod common;
+pub mod cron;
 pub mod decisions;
 pub mod drafts;
 pub mod inventory;
@@ -10,6 +11,9 @@ pub mod personal;
 pub mod personas;
 pub mod posts;
 pub mod relay;
+pub mod reports;
+pub mod tasks;
+pub mod today;
 
 use serde_json::Value;
 

@@ -1,0 +1,3 @@
+//! jobs.
+
+statements!();

@@ -1,0 +1,3 @@
+//! tasks.
+
+statements!();

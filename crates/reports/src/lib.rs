@@ -1,0 +1,1 @@
+//! What a person reads about the fleet: metrics series and reports.

@@ -1,0 +1,9 @@
+DROP TABLE jobs;
+DROP TABLE reports;
+DROP TABLE cron_runs;
+DROP TABLE cron_jobs;
+DROP INDEX task_cards_open_target;
+ALTER TABLE task_cards
+    DROP COLUMN fail_reason,
+    DROP COLUMN origin,
+    DROP COLUMN opened_by_agent;
