@@ -5,11 +5,29 @@ schema-valid writes would reuse a key already taken by other content and be answ
 422 idempotency_mismatch: right, but the operation's own logic is then never reached.
 A schema-valid request gets a key of its own (the drawn key plus a fresh suffix, still
 1-200 visible ASCII characters); a negative case keeps the key it was generated with.
+
+CPython 3.11's AST constructor keeps its recursion depth in interpreter-wide state, so two
+threads parsing at once (the two workers, when Hypothesis describes a lambda by parsing its
+module's source) can fail with "SystemError: AST constructor recursion depth mismatch"
+(python/cpython gh-106905). Parsing is made one thread at a time; nothing else is serialized.
 """
 
+import ast
+import threading
 import uuid
 
 import schemathesis
+
+_parse = ast.parse
+_parsing = threading.Lock()
+
+
+def _parse_alone(*args, **kwargs):
+    with _parsing:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _parse_alone
 
 HEADER = "Idempotency-Key"
 
