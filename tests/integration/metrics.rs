@@ -262,18 +262,19 @@ async fn the_window_defaults_to_the_last_seven_days_and_holds_at_most_92() {
         (&*day(-91).to_string(), &*today().to_string())
     );
 
-    // 92 days, both ends counted; one past is 400 naming from.
+    // 92 days, both ends counted; one past is 422 naming from (a schema-valid request a rule
+    // refuses).
     let at_limit = get_ok(&app, &ann, &format!("from={}&to={}", day(-91), today())).await;
     assert_eq!(at_limit["series"][0]["days"].as_array().unwrap().len(), 2);
     let past = get(&app, &ann, &format!("from={}&to={}", day(-92), today())).await;
-    let e = assert_error(&past, 400, "invalid_request");
+    let e = assert_error(&past, 422, "rejected");
     assert_eq!(e["field"], "from", "{e}");
     assert!(e["message"].as_str().unwrap().contains("93 days"), "{e}");
     let past = get(&app, &ann, &format!("from={}", day(-92))).await;
-    assert_eq!(assert_error(&past, 400, "invalid_request")["field"], "from");
-    // from after to, and malformed values.
+    assert_eq!(assert_error(&past, 422, "rejected")["field"], "from");
+    // from after to; malformed values are 400.
     let r = get(&app, &ann, &format!("from={}&to={}", today(), day(-1))).await;
-    assert_eq!(assert_error(&r, 400, "invalid_request")["field"], "from");
+    assert_eq!(assert_error(&r, 422, "rejected")["field"], "from");
     for (query, field) in [
         ("from=2026-02-30", "from"),
         ("to=yesterday", "to"),

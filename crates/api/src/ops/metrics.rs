@@ -32,8 +32,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  (with a key bound to none) or the one named by `organization`; a member naming \
                  another organization gets 404. `from` and `to` are dates (both included): `to` \
                  defaults to today in Asia/Taipei, `from` to six days before `to` (the last 7 \
-                 days); `from` after `to`, or a window of more than 92 days, is 400 naming \
-                 `from`. `workspace` (an id; not in scope: 404 naming workspace), `code` (the \
+                 days); `from` after `to`, or a window of more than 92 days, is 422 naming \
+                 `from` (a malformed date is 400). `workspace` (an id; not in scope: 404 naming workspace), `code` (the \
                  account's current or legacy code; none in scope: 404 naming code) and \
                  `platform` narrow the accounts. Each capture counts on its account's own day \
                  (the account market's zone). Per post and day, each counter (views, likes, \
@@ -46,7 +46,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  A series lists only days with a capture or a publication; a counter no post \
                  reported that day is null.",
             )
-            .also_answers(&[404]),
+            .also_answers(&[404, 422]),
         metrics,
     ));
 }
@@ -148,7 +148,7 @@ impl From<DayValues> for MetricsDayOut {
 
 impl From<WindowError> for ApiError {
     fn from(e: WindowError) -> ApiError {
-        ApiError::invalid("from", e)
+        ApiError::rejected(e.to_string()).with_field("from")
     }
 }
 
