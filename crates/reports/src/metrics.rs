@@ -260,7 +260,9 @@ pub fn latest_per_day(
 ) -> BTreeMap<(Uuid, Date), [Option<i64>; 5]> {
     let zones = zones(data);
     let slot_of: HashMap<Uuid, Uuid> = data.posts.iter().map(|p| (p.post_id, p.slot_id)).collect();
-    let mut latest: BTreeMap<(Uuid, Date), [Option<(Timestamp, i64)>; 5]> = BTreeMap::new();
+    /// Per counter: the capture time and value that counts so far.
+    type Latest = [Option<(Timestamp, i64)>; 5];
+    let mut latest: BTreeMap<(Uuid, Date), Latest> = BTreeMap::new();
     for c in &data.post_captures {
         let Some(zone) = slot_of.get(&c.post_id).and_then(|s| zones.get(s)) else {
             continue;
