@@ -354,3 +354,63 @@ async fn metrics_stay_in_the_organization_and_clients_are_refused() {
     let r = get(&app, &app.agent_key("op1"), &window).await;
     assert!(matches!(r.status, 401 | 403), "{}", r.text());
 }
+
+fn round_trips(res: &Response) -> u32 {
+    res.header("x-db-round-trips")
+        .expect("X-Db-Round-Trips header")
+        .parse()
+        .expect("a number")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_statements_do_not_grow_with_posts_or_captures() {
+    let app = spawn_app().await;
+    let ann = app.personal_key("ann@acme.test");
+    let (d, _) = reported(&app).await;
+    let japan = workspace_id(&app, "Japan");
+    let queries = [
+        format!("from={d}"),
+        format!("from={d}&group=account"),
+        format!("from={d}&group=post&workspace={japan}"),
+    ];
+    let mut before = Vec::new();
+    for q in &queries {
+        let res = get(&app, &ann, q).await;
+        ok(&res);
+        let trips = round_trips(&res);
+        eprintln!("measured: GET /metrics?{q} = {trips} round trips");
+        // The gate, then at most five statements (workspace, accounts, posts, captures).
+        assert!(trips <= 6, "{q}: {trips} round trips");
+        before.push(trips);
+    }
+    let op1 = app.agent_key("op1");
+    let jp1 = app.agent_key("jp1");
+    for i in 0..6 {
+        for (key, code) in [(&op1, "TW-T001"), (&jp1, "JP-T001")] {
+            let id = published(
+                &app,
+                key,
+                code,
+                &format!("more{code}{i}"),
+                &format!("{d}T11:00:00+08:00"),
+            )
+            .await;
+            capture(
+                &app,
+                key,
+                json!({"captured_at": format!("{d}T12:0{i}:00+08:00"),
+                "posts": [{"post_id": id, "views": i}]}),
+            )
+            .await;
+        }
+    }
+    for (q, was) in queries.iter().zip(before) {
+        let res = get(&app, &ann, q).await;
+        ok(&res);
+        assert_eq!(
+            round_trips(&res),
+            was,
+            "{q}: the same statements with more posts"
+        );
+    }
+}
