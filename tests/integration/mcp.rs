@@ -995,6 +995,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
     assert_eq!(stocked["unschedule_pending"], true, "{stocked}");
 
     let decisions = fixture_decisions(app).await;
+    let spare_key_id = fixture_key_id(app, &app.personal_key("cid@brand.test")).await;
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1020,7 +1021,27 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "follow_up_id": decisions[1],
         "dismiss_decision_id": decisions[2],
         "choose_decision_id": decisions[3],
+        "spare_key_id": spare_key_id,
     })
+}
+
+/// The list_keys id of a key no run uses (the admin run revokes it).
+async fn fixture_key_id(app: &TestApp, key: &str) -> String {
+    let root = app.personal_key("root@example.com");
+    let page = fixture_ok(
+        "list keys",
+        app.client
+            .get("/api/user/v1/admin/keys?kind=user&limit=200", &root)
+            .await,
+    );
+    page["keys"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|k| k["lookup"] == key[4..12])
+        .and_then(|k| k["id"].as_str())
+        .expect("the key's record")
+        .to_owned()
 }
 
 /// Open decisions on Mia (op1), written as the personas area and a person's choice write them:
@@ -1200,8 +1221,14 @@ async fn every_tool_run(
     for (section, key) in [
         ("agent", app.agent_key("op1")),
         ("personal", app.personal_key("ann@acme.test")),
+        ("admin", app.personal_key("root@example.com")),
     ] {
-        let listed = tool_names(&rpc(&app, &key, "tools/list", json!({})).await);
+        let mut listed = tool_names(&rpc(&app, &key, "tools/list", json!({})).await);
+        if section == "admin" {
+            // An admin key lists every personal tool too: those are the personal run's.
+            let personal = case_tools("personal");
+            listed.retain(|t| !personal.contains(t));
+        }
         let mut cmd = command(&app.base, section);
         cmd.env("FLEETDESK_KEY", &key)
             .env("FLEETDESK_FIXTURES", &fixtures);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calls every tool a key lists, with the official MCP Python SDK (PyPI `mcp`, 2.3.0).
 
-Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' python3 every_tool.py <base_url> <agent|personal>
+Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' python3 every_tool.py <base_url> <agent|personal|admin>
 
 Connects over Streamable HTTP to <base_url>/api/mcp with `Authorization: Bearer <key>`,
 initializes, lists the tools and, for each case of the section in cases.json (next to this
@@ -164,7 +164,7 @@ async def check_valid(client: Client, tool: str, case: dict, fixtures: dict) -> 
     return call
 
 
-async def run(base: str, key: str, section: str, cases: list[dict], fixtures: dict) -> dict:
+async def run(base: str, key: str, section: str, cases: list[dict], fixtures: dict, skip: frozenset = frozenset()) -> dict:
     url = base.rstrip("/") + "/api/mcp"
     summary: dict = {"client": "python", "sdk": sdk_version(), "section": section, "url": url}
     failures: list[str] = []
@@ -178,7 +178,7 @@ async def run(base: str, key: str, section: str, cases: list[dict], fixtures: di
         with anyio.fail_after(240):
             async with Client(transport, read_timeout_seconds=60) as client:
                 summary["protocol_version"] = client.protocol_version
-                listed = sorted(t.name for t in (await client.list_tools()).tools)
+                listed = sorted(t.name for t in (await client.list_tools()).tools if t.name not in skip)
                 summary["tools"] = listed
                 by_tool = {c["tool"]: c for c in cases}
                 for name in listed:
@@ -219,8 +219,8 @@ async def run(base: str, key: str, section: str, cases: list[dict], fixtures: di
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[2] not in ("agent", "personal"):
-        print(json.dumps({"ok": False, "error": "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... every_tool.py <base_url> <agent|personal>"}))
+    if len(sys.argv) != 3 or sys.argv[2] not in ("agent", "personal", "admin"):
+        print(json.dumps({"ok": False, "error": "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... every_tool.py <base_url> <agent|personal|admin>"}))
         return 2
     base, section = sys.argv[1], sys.argv[2]
     key = os.environ.get("FLEETDESK_KEY")
@@ -229,13 +229,16 @@ def main() -> int:
         return 2
     cases_path = Path(os.environ.get("MCP_CASES") or Path(__file__).with_name("cases.json"))
     try:
-        cases = json.loads(cases_path.read_text())[section]
+        all_cases = json.loads(cases_path.read_text())
+        cases = all_cases[section]
+        # An admin key lists every personal tool too: those are the personal run's.
+        skip = frozenset(c["tool"] for c in all_cases["personal"]) if section == "admin" else frozenset()
         fixtures = json.loads(os.environ.get("FLEETDESK_FIXTURES") or "{}")
     except (OSError, ValueError, KeyError) as e:
         print(json.dumps({"ok": False, "error": f"cannot read the cases ({cases_path}) or FLEETDESK_FIXTURES: {e}"}))
         return 2
     try:
-        summary = anyio.run(run, base, key, section, cases, fixtures)
+        summary = anyio.run(run, base, key, section, cases, fixtures, skip)
     except BaseException as e:  # noqa: BLE001 - report anything, including ExceptionGroups
         traceback.print_exc(file=sys.stderr)
         print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))

@@ -2,7 +2,7 @@
 // Calls every tool a key lists, with the TypeScript MCP SDK 1.x (@modelcontextprotocol/sdk,
 // the version pinned in package.json), the same cases as tests/mcp_sdk/every_tool.py.
 //
-// Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' node every_tool.mjs <base_url> <agent|personal>
+// Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' node every_tool.mjs <base_url> <agent|personal|admin>
 //
 // Connects with StreamableHTTPClientTransport to <base_url>/api/mcp (`Authorization: Bearer
 // <key>`), initializes, lists the tools and, for each case of the section in
@@ -172,7 +172,7 @@ async function checkValid(client, tool, kase, fixtures) {
   return call;
 }
 
-async function run(base, key, section, cases, fixtures) {
+async function run(base, key, section, cases, fixtures, skip = new Set()) {
   const url = new URL(base.replace(/\/+$/, "") + "/api/mcp");
   const summary = { client: "typescript", sdk: sdkVersion, section, url: url.href };
   const failures = [];
@@ -185,7 +185,7 @@ async function run(base, key, section, cases, fixtures) {
   try {
     summary.protocol_version = transport.protocolVersion ?? null;
     summary.server = client.getServerVersion()?.name ?? null;
-    const listed = (await client.listTools()).tools.map((t) => t.name).sort();
+    const listed = (await client.listTools()).tools.map((t) => t.name).filter((n) => !skip.has(n)).sort();
     summary.tools = listed;
     const byTool = new Map(cases.map((c) => [c.tool, c]));
     for (const name of listed) {
@@ -241,8 +241,8 @@ async function run(base, key, section, cases, fixtures) {
 
 async function main() {
   const [base, section] = process.argv.slice(2);
-  if (process.argv.length !== 4 || !["agent", "personal"].includes(section)) {
-    console.log(JSON.stringify({ ok: false, error: "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... node every_tool.mjs <base_url> <agent|personal>" }));
+  if (process.argv.length !== 4 || !["agent", "personal", "admin"].includes(section)) {
+    console.log(JSON.stringify({ ok: false, error: "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... node every_tool.mjs <base_url> <agent|personal|admin>" }));
     return 2;
   }
   const key = process.env.FLEETDESK_KEY;
@@ -251,9 +251,12 @@ async function main() {
     return 2;
   }
   const casesPath = process.env.MCP_CASES || join(here, "..", "mcp_sdk", "cases.json");
-  let cases, fixtures;
+  let cases, fixtures, skip;
   try {
-    cases = JSON.parse(readFileSync(casesPath, "utf8"))[section];
+    const all = JSON.parse(readFileSync(casesPath, "utf8"));
+    cases = all[section];
+    // An admin key lists every personal tool too: those are the personal run's.
+    skip = new Set(section === "admin" ? all.personal.map((c) => c.tool) : []);
     fixtures = JSON.parse(process.env.FLEETDESK_FIXTURES || "{}");
     if (!Array.isArray(cases)) throw new Error(`no '${section}' list`);
   } catch (e) {
@@ -265,7 +268,7 @@ async function main() {
     process.exit(1);
   }, 240_000);
   try {
-    const summary = await run(base, key, section, cases, fixtures);
+    const summary = await run(base, key, section, cases, fixtures, skip);
     console.log(JSON.stringify(summary));
     return summary.ok ? 0 : 1;
   } catch (e) {

@@ -44,6 +44,8 @@ pub struct Ctx {
     pub decisions: DecisionsService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
+    pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,
+    pub keys: Arc<dyn fleetdesk_tenancy::ports::KeysRepo>,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host
     /// header): links in responses start with it.

@@ -42,5 +42,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::cron::register(&mut all);
     ops::today::register(&mut all);
     ops::reports::register(&mut all);
+    ops::metrics::register(&mut all);
+    ops::keys::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

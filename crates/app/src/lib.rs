@@ -79,6 +79,8 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         accounts,
         drafts,
         posts: store.clone(),
+        metrics: store.clone(),
+        keys: store.clone(),
         inventory,
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
         decisions: DecisionsService::new(store.clone()),

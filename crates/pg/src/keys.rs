@@ -1,3 +1,139 @@
-//! keys.
+//! The platform admins' keys: list every key (never its value or hash) and revoke one. A
+//! revocation is one statement; the gate reads `revoked_at` on every request, with no cache,
+//! so the next request with that key is refused.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+use fleetdesk_kernel::{BoxFuture, Page};
+use fleetdesk_tenancy::KeyKind;
+use fleetdesk_tenancy::ports::{KeyQuery, KeyRecord, KeysRepo, Revoked};
+use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
+
+macro_rules! key_sql {
+    ($from:literal, $tail:literal) => {
+        concat!(
+            "SELECT k.id, k.kind, COALESCE(k.agent_id, k.person_id) AS owner_id, \
+                    COALESCE(ag.name, p.name) AS owner_name, k.lookup, k.created_at, \
+                    k.last_used_at, ",
+            $from,
+            " LEFT JOIN agents ag ON ag.id = k.agent_id \
+              LEFT JOIN people p ON p.id = k.person_id ",
+            $tail
+        )
+    };
+}
+
+/// Newest first, after the cursor; filtered by kind and by revoked or not.
+const LIST_KEYS: &str = key_sql!(
+    "k.revoked_at, false AS changed FROM api_keys k",
+    "WHERE ($1::text IS NULL OR k.kind = $1) \
+       AND ($2::boolean IS NULL OR (k.revoked_at IS NOT NULL) = $2) \
+       AND ($3::timestamptz IS NULL OR (k.created_at, k.id) < ($3, $4)) \
+     ORDER BY k.created_at DESC, k.id DESC \
+     LIMIT $5"
+);
+
+/// Revokes the key of that kind and id unless it is revoked already; answers it as it stands
+/// and whether this statement revoked it.
+const REVOKE_KEY: &str = concat!(
+    "WITH upd AS (UPDATE api_keys SET revoked_at = now() \
+                  WHERE id = $1 AND kind = $2 AND revoked_at IS NULL RETURNING id, revoked_at) ",
+    key_sql!(
+        "COALESCE(k.revoked_at, upd.revoked_at) AS revoked_at, (upd.id IS NOT NULL) AS changed \
+         FROM api_keys k LEFT JOIN upd ON upd.id = k.id",
+        "WHERE k.id = $1 AND k.kind = $2"
+    )
+);
+
+statements!(LIST_KEYS, REVOKE_KEY);
+
+#[derive(QueryableByName)]
+struct KeyRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    owner_id: Uuid,
+    #[diesel(sql_type = Text)]
+    owner_name: String,
+    #[diesel(sql_type = Text)]
+    lookup: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_used_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    revoked_at: Option<Ts>,
+    #[diesel(sql_type = Bool)]
+    changed: bool,
+}
+
+impl KeyRow {
+    fn record(self) -> anyhow::Result<KeyRecord> {
+        Ok(KeyRecord {
+            id: self.id,
+            kind: KeyKind::parse(&self.kind)
+                .ok_or_else(|| anyhow::anyhow!("key {} has kind {}", self.id, self.kind))?,
+            owner_id: self.owner_id,
+            owner_name: self.owner_name,
+            lookup: self.lookup,
+            created_at: self.created_at.into(),
+            last_used_at: self.last_used_at.map(Into::into),
+            revoked_at: self.revoked_at.map(Into::into),
+        })
+    }
+}
+
+impl KeysRepo for PgStore {
+    fn list_keys<'a>(
+        &'a self,
+        query: &'a KeyQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<KeyRecord>>> {
+        self.read(async move |conn| {
+            let rows: Vec<KeyRow> = prepared(
+                diesel::sql_query(LIST_KEYS)
+                    .bind::<Nullable<Text>, _>(query.kind.map(KeyKind::as_str))
+                    .bind::<Nullable<Bool>, _>(query.revoked)
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(conn)
+            .await?;
+            let mut items = rows
+                .into_iter()
+                .map(KeyRow::record)
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let more = items.len() as i64 > query.limit;
+            items.truncate(query.limit.max(0) as usize);
+            Ok(Page::new(items, more, |k| (k.created_at, k.id)))
+        })
+    }
+
+    fn revoke_key(
+        &self,
+        kind: KeyKind,
+        id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<Revoked>>> {
+        self.read(async move |conn| {
+            let row: Option<KeyRow> = prepared(
+                diesel::sql_query(REVOKE_KEY)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(kind.as_str()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            row.map(|r| {
+                let unchanged = !r.changed;
+                r.record().map(|key| Revoked { key, unchanged })
+            })
+            .transpose()
+        })
+    }
+}

@@ -27,6 +27,7 @@ mod media;
 mod personas;
 mod record;
 mod reports;
+mod reports_metrics;
 pub mod schema;
 mod tasks;
 mod tenancy;
@@ -54,6 +55,7 @@ pub fn all_statements() -> Vec<(&'static str, &'static str)> {
         personas::statements(),
         record::statements(),
         reports::statements(),
+        reports_metrics::statements(),
         tasks::statements(),
         tenancy::statements(),
         today::statements(),

@@ -1,0 +1,241 @@
+//! `GET /metrics` reads: the accounts in scope, then their posts, post captures and follower
+//! captures within the window's UTC bounds. At most five statements whatever the scope; which
+//! capture counts on which day is decided by `fleetdesk_reports::metrics`.
+
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_reports::metrics::{
+    AccountCapture, MetricsAccount, MetricsData, MetricsPostInfo, MetricsQuery, MetricsRefusal,
+    MetricsRepo, PostCapture,
+};
+use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
+
+/// A workspace in the caller's scope (any organization's when $2 is null).
+const METRICS_WORKSPACE: &str = r#"
+SELECT EXISTS (
+    SELECT 1 FROM workspaces WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2)
+) AS found
+"#;
+
+/// The accounts in scope, by workspace name then code and platform; a code matches the
+/// account's code or its legacy code.
+const METRICS_ACCOUNTS: &str = r#"
+SELECT s.id AS slot_id, s.code, s.platform, s.timezone, w.id AS workspace_id,
+       w.name AS workspace_name
+FROM account_slots s JOIN workspaces w ON w.id = s.workspace_id
+WHERE ($1::uuid IS NULL OR s.organization_id = $1)
+  AND ($2::uuid IS NULL OR s.workspace_id = $2)
+  AND ($3::text IS NULL OR s.code = $3 OR s.legacy_code = $3)
+  AND ($4::text IS NULL OR s.platform = $4)
+ORDER BY w.name, w.id, s.code, s.platform
+"#;
+
+/// Posts of those accounts published, or captured, within the bounds; first published first.
+const METRICS_POSTS: &str = r#"
+SELECT p.id AS post_id, p.slot_id, p.status, p.platform_post_id, p.permalink, p.published_at
+FROM posts p
+WHERE p.slot_id = ANY($1)
+  AND ((p.status = 'published' AND p.published_at >= $2 AND p.published_at < $3)
+       OR EXISTS (SELECT 1 FROM post_metrics m
+                  WHERE m.post_id = p.id AND m.captured_at >= $2 AND m.captured_at < $3))
+ORDER BY p.published_at NULLS LAST, p.id
+"#;
+
+const METRICS_POST_CAPTURES: &str = r#"
+SELECT m.post_id, m.captured_at, m.views, m.likes, m.replies, m.reposts, m.shares
+FROM post_metrics m JOIN posts p ON p.id = m.post_id
+WHERE p.slot_id = ANY($1) AND m.captured_at >= $2 AND m.captured_at < $3
+"#;
+
+const METRICS_ACCOUNT_CAPTURES: &str = r#"
+SELECT slot_id, captured_at, followers FROM account_metrics
+WHERE slot_id = ANY($1) AND captured_at >= $2 AND captured_at < $3
+"#;
+
+statements!(
+    METRICS_WORKSPACE,
+    METRICS_ACCOUNTS,
+    METRICS_POSTS,
+    METRICS_POST_CAPTURES,
+    METRICS_ACCOUNT_CAPTURES
+);
+
+#[derive(QueryableByName)]
+struct FoundRow {
+    #[diesel(sql_type = Bool)]
+    found: bool,
+}
+
+#[derive(QueryableByName)]
+struct AccountRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    workspace_name: String,
+}
+
+#[derive(QueryableByName)]
+struct PostRow {
+    #[diesel(sql_type = SqlUuid)]
+    post_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    permalink: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    published_at: Option<Ts>,
+}
+
+#[derive(QueryableByName)]
+struct PostCaptureRow {
+    #[diesel(sql_type = SqlUuid)]
+    post_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    captured_at: Ts,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    views: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    likes: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    replies: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    reposts: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    shares: Option<i64>,
+}
+
+#[derive(QueryableByName)]
+struct AccountCaptureRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    captured_at: Ts,
+    #[diesel(sql_type = BigInt)]
+    followers: i64,
+}
+
+async fn load(
+    conn: &mut AsyncPgConnection,
+    query: &MetricsQuery,
+) -> anyhow::Result<Result<MetricsData, MetricsRefusal>> {
+    if let Some(workspace) = query.workspace {
+        let row: FoundRow = prepared(
+            diesel::sql_query(METRICS_WORKSPACE)
+                .bind::<SqlUuid, _>(workspace)
+                .bind::<Nullable<SqlUuid>, _>(query.organization),
+        )
+        .get_result(conn)
+        .await?;
+        if !row.found {
+            return Ok(Err(MetricsRefusal::UnknownWorkspace));
+        }
+    }
+    let accounts: Vec<AccountRow> = prepared(
+        diesel::sql_query(METRICS_ACCOUNTS)
+            .bind::<Nullable<SqlUuid>, _>(query.organization)
+            .bind::<Nullable<SqlUuid>, _>(query.workspace)
+            .bind::<Nullable<Text>, _>(query.code.as_deref())
+            .bind::<Nullable<Text>, _>(query.platform.as_deref()),
+    )
+    .load(conn)
+    .await?;
+    if accounts.is_empty() {
+        if query.code.is_some() {
+            return Ok(Err(MetricsRefusal::UnknownCode));
+        }
+        return Ok(Ok(MetricsData::default()));
+    }
+    let slots: Vec<Uuid> = accounts.iter().map(|a| a.slot_id).collect();
+    let (start, end) = query.window.utc_bounds();
+    let (start, end) = (Ts::from(start), Ts::from(end));
+    let posts: Vec<PostRow> = prepared(
+        diesel::sql_query(METRICS_POSTS)
+            .bind::<Array<SqlUuid>, _>(&slots)
+            .bind::<Timestamptz, _>(start)
+            .bind::<Timestamptz, _>(end),
+    )
+    .load(conn)
+    .await?;
+    let post_captures: Vec<PostCaptureRow> = prepared(
+        diesel::sql_query(METRICS_POST_CAPTURES)
+            .bind::<Array<SqlUuid>, _>(&slots)
+            .bind::<Timestamptz, _>(start)
+            .bind::<Timestamptz, _>(end),
+    )
+    .load(conn)
+    .await?;
+    let account_captures: Vec<AccountCaptureRow> = prepared(
+        diesel::sql_query(METRICS_ACCOUNT_CAPTURES)
+            .bind::<Array<SqlUuid>, _>(&slots)
+            .bind::<Timestamptz, _>(start)
+            .bind::<Timestamptz, _>(end),
+    )
+    .load(conn)
+    .await?;
+    Ok(Ok(MetricsData {
+        accounts: accounts
+            .into_iter()
+            .map(|a| MetricsAccount {
+                slot_id: a.slot_id,
+                code: a.code,
+                platform: a.platform,
+                timezone: a.timezone,
+                workspace_id: a.workspace_id,
+                workspace_name: a.workspace_name,
+            })
+            .collect(),
+        posts: posts
+            .into_iter()
+            .map(|p| MetricsPostInfo {
+                post_id: p.post_id,
+                slot_id: p.slot_id,
+                status: p.status,
+                platform_post_id: p.platform_post_id,
+                permalink: p.permalink,
+                published_at: p.published_at.map(Into::into),
+            })
+            .collect(),
+        post_captures: post_captures
+            .into_iter()
+            .map(|c| PostCapture {
+                post_id: c.post_id,
+                captured_at: c.captured_at.into(),
+                counters: [c.views, c.likes, c.replies, c.reposts, c.shares],
+            })
+            .collect(),
+        account_captures: account_captures
+            .into_iter()
+            .map(|c| AccountCapture {
+                slot_id: c.slot_id,
+                captured_at: c.captured_at.into(),
+                followers: c.followers,
+            })
+            .collect(),
+    }))
+}
+
+impl MetricsRepo for PgStore {
+    fn load<'a>(
+        &'a self,
+        query: &'a MetricsQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<MetricsData, MetricsRefusal>>> {
+        self.read(async move |conn| load(conn, query).await)
+    }
+}
