@@ -15,6 +15,7 @@ mod media;
 mod media_thumbs;
 mod migrations;
 mod openapi_parity;
+mod people_reports;
 mod persona_scenario;
 mod personas;
 mod pipeline;

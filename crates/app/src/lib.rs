@@ -2,6 +2,7 @@
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
 pub mod logging;
+pub mod worker;
 
 use anyhow::Context;
 use fleetdesk_accounts::service::AccountsService;
@@ -174,9 +175,12 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             }
         }
     });
+    let worker = worker::Worker::new(store.clone()).spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
-    fleetdesk_http::server(state, listener, settings.workers)?.await?;
+    let served = fleetdesk_http::server(state, listener, settings.workers)?.await;
+    worker.stop().await;
+    served?;
     tracing::info!("fleetdesk stopped");
     Ok(())
 }

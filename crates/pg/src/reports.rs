@@ -6,9 +6,7 @@
 use crate::db::{PgStore, prepared};
 use crate::jobs::{finish_in, hold};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{BoxFuture, Page, Position};
@@ -186,7 +184,12 @@ impl ReportRow {
     }
 }
 
-async fn one(conn: Tx<'_>, sql: &'static str, viewer: Viewer, id: Uuid) -> anyhow::Result<Option<ReportRow>> {
+async fn one(
+    conn: Tx<'_>,
+    sql: &'static str,
+    viewer: Viewer,
+    id: Uuid,
+) -> anyhow::Result<Option<ReportRow>> {
     Ok(prepared(
         diesel::sql_query(sql)
             .bind::<Nullable<SqlUuid>, _>(viewer.organization())
@@ -337,7 +340,10 @@ async fn bodies(
         }
     }
     for c in captures {
-        if let Some(i) = post_workspace.get(&c.post_id).and_then(|w| inputs.get_mut(w)) {
+        if let Some(i) = post_workspace
+            .get(&c.post_id)
+            .and_then(|w| inputs.get_mut(w))
+        {
             i.captures.push(PostCapture {
                 post_id: c.post_id,
                 captured_at: c.captured_at.into(),
@@ -390,12 +396,7 @@ async fn create(
         .await?
         .remove(&ws.id)
         .unwrap_or_default();
-    let title = title(
-        request.title.as_deref(),
-        &ws.name,
-        &request.period,
-        false,
-    );
+    let title = title(request.title.as_deref(), &ws.name, &request.period, false);
     let id: Uuid = {
         #[derive(QueryableByName)]
         struct Id {
@@ -426,11 +427,10 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
     if !hold(conn, job).await? {
         return Ok(None);
     }
-    let due: Vec<WorkspaceRow> = prepared(
-        diesel::sql_query(WEEKLY_DUE).bind::<Text, _>(period.from().to_string()),
-    )
-    .load(conn)
-    .await?;
+    let due: Vec<WorkspaceRow> =
+        prepared(diesel::sql_query(WEEKLY_DUE).bind::<Text, _>(period.from().to_string()))
+            .load(conn)
+            .await?;
     let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
     let mut built = 0;
     if !ids.is_empty() {

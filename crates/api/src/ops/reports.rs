@@ -203,11 +203,7 @@ async fn list_reports(
     let q = req.query;
     let page = ctx
         .reports
-        .list(
-            viewer(&m)?,
-            q.cursor.map(|c| c.0),
-            limit_or(q.limit, 50),
-        )
+        .list(viewer(&m)?, q.cursor.map(|c| c.0), limit_or(q.limit, 50))
         .await?;
     Ok(Reply::ok(ReportPage {
         reports: page.items.into_iter().map(report_out).collect(),
