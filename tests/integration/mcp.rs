@@ -995,6 +995,16 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
     assert_eq!(stocked["unschedule_pending"], true, "{stocked}");
 
     let decisions = fixture_decisions(app).await;
+    let report = fixture_ok(
+        "create report",
+        app.client
+            .post(
+                "/api/user/v1/reports",
+                &ann,
+                &json!({"workspace": "Taiwan", "from": "2026-11-01", "to": "2026-11-07"}),
+            )
+            .await,
+    );
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1020,6 +1030,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "follow_up_id": decisions[1],
         "dismiss_decision_id": decisions[2],
         "choose_decision_id": decisions[3],
+        "report_id": report["id"],
     })
 }
 
