@@ -308,7 +308,10 @@ async fn clients_see_only_issued_reports_of_their_organization() {
         );
         assert_error(&get(&app, client, &path).await, 404, "not_found");
     }
-    assert_eq!(ids(&ok(&get(&app, ANN, "/reports").await)), [id.clone()]);
+    assert_eq!(
+        ids(&ok(&get(&app, ANN, "/reports").await)),
+        vec![id.clone()]
+    );
     // Clients neither build nor issue (403), whatever the report.
     assert_error(&issue(&app, CLI, &id).await, 403, "forbidden");
     let today = today().to_string();
@@ -341,17 +344,23 @@ async fn clients_see_only_issued_reports_of_their_organization() {
     assert_eq!(twice["report"]["issued_at"], at);
 
     for client in [CLI, CID] {
-        assert_eq!(ids(&ok(&get(&app, client, "/reports").await)), [id.clone()]);
+        assert_eq!(
+            ids(&ok(&get(&app, client, "/reports").await)),
+            vec![id.clone()]
+        );
         let seen = ok(&get(&app, client, &path).await);
         assert_eq!(seen["totals"], r["totals"]);
         assert_eq!(seen["issued"], true);
     }
     assert_error(&get(&app, OLGA, &path).await, 404, "not_found");
     // The platform admin outside any organization sees every organization's.
-    assert_eq!(ids(&ok(&get(&app, ROOT, "/reports").await)), [id.clone()]);
+    assert_eq!(
+        ids(&ok(&get(&app, ROOT, "/reports").await)),
+        vec![id.clone()]
+    );
     // Through MCP: the client's list, an agency issue.
     let listed = rpc(&app, &app.personal_key(CLI), "list_reports", json!({})).await;
-    assert_eq!(ids(&listed["body"]), [id.clone()]);
+    assert_eq!(ids(&listed["body"]), vec![id.clone()]);
     let again = rpc(
         &app,
         &app.personal_key(ANN),
