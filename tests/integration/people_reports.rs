@@ -807,3 +807,72 @@ async fn a_failed_job_is_queued_again_later_with_its_error() {
 fn fleetdesk_reports_period(from: &str, to: &str) -> fleetdesk_reports::period::Period {
     fleetdesk_reports::period::Period::new(from.parse().unwrap(), to.parse().unwrap()).unwrap()
 }
+
+/// One bigint `n` from `query` on the database at `url`.
+async fn count_at(url: &str, query: &str) -> i64 {
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = diesel_async::AsyncPgConnection::establish(url)
+        .await
+        .expect("connect");
+    let row: N = diesel::sql_query(query)
+        .get_result(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    row.n
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_served_binaries_build_the_weeks_reports_once() {
+    use fleetdesk_tests::binary::{SERVE, TempDir, fleetdesk_over, serve};
+    let db = fleetdesk_pg::testing::TestDb::new()
+        .await
+        .expect("a test database");
+    let (d1, d2) = (TempDir::new("rep1"), TempDir::new("rep2"));
+    // The first start loads the demo tenant (one workspace); the second finds it.
+    let mut first = serve(
+        fleetdesk_over(SERVE, &db, d1.path()),
+        Duration::from_secs(60),
+    )
+    .await;
+    let mut second = serve(
+        fleetdesk_over(SERVE, &db, d2.path()),
+        Duration::from_secs(60),
+    )
+    .await;
+    let week = weekly_job(Timestamp::now()).key;
+    let done = format!(
+        "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' AND key = '{week}' \
+         AND status = 'done'"
+    );
+    for _ in 0..300 {
+        if count_at(&db.url, &done).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Both instances looked at least once more after it was done.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    for served in [&mut first, &mut second] {
+        let status = served.proc.terminate(Duration::from_secs(35)).await;
+        assert!(status.success(), "{}", served.proc.output());
+    }
+    assert_eq!(count_at(&db.url, "SELECT count(*) AS n FROM jobs").await, 1);
+    assert_eq!(count_at(&db.url, &done).await, 1);
+    assert_eq!(
+        count_at(
+            &db.url,
+            &format!("SELECT count(*) AS n FROM reports WHERE weekly AND period_from = '{week}'")
+        )
+        .await,
+        count_at(&db.url, "SELECT count(*) AS n FROM workspaces").await
+    );
+    assert_eq!(
+        count_at(&db.url, "SELECT count(*) AS n FROM reports").await,
+        1
+    );
+}
