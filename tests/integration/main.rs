@@ -17,6 +17,7 @@ mod media_thumbs;
 mod metrics;
 mod migrations;
 mod openapi_parity;
+mod people_reports;
 mod persona_scenario;
 mod personas;
 mod pipeline;

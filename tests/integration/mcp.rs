@@ -996,6 +996,16 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
 
     let decisions = fixture_decisions(app).await;
     let spare_key_id = fixture_key_id(app, &app.personal_key("cid@brand.test")).await;
+    let report = fixture_ok(
+        "create report",
+        app.client
+            .post(
+                "/api/user/v1/reports",
+                &ann,
+                &json!({"workspace": "Taiwan", "from": "2026-11-01", "to": "2026-11-07"}),
+            )
+            .await,
+    );
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1022,6 +1032,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "dismiss_decision_id": decisions[2],
         "choose_decision_id": decisions[3],
         "spare_key_id": spare_key_id,
+        "report_id": report["id"],
     })
 }
 

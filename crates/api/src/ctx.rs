@@ -42,6 +42,8 @@ pub struct Ctx {
     pub inventory: InventoryService,
     pub personas: PersonasService,
     pub decisions: DecisionsService,
+    /// Reports: each use case runs whole in the adapter's transaction.
+    pub reports: Arc<dyn fleetdesk_reports::ports::ReportsRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

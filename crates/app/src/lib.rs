@@ -2,6 +2,7 @@
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
 pub mod logging;
+pub mod worker;
 
 use anyhow::Context;
 use fleetdesk_accounts::service::AccountsService;
@@ -84,6 +85,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         inventory,
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
         decisions: DecisionsService::new(store.clone()),
+        reports: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,
@@ -175,9 +177,12 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             }
         }
     });
+    let worker = worker::Worker::new(store.clone()).spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
-    fleetdesk_http::server(state, listener, settings.workers)?.await?;
+    let served = fleetdesk_http::server(state, listener, settings.workers)?.await;
+    worker.stop().await;
+    served?;
     tracing::info!("fleetdesk stopped");
     Ok(())
 }

@@ -1,3 +1,160 @@
-//! jobs.
+//! The job queue (`fleetdesk_kernel::jobs`) over the `jobs` table: `(kind, key)` unique, taken
+//! with `FOR UPDATE SKIP LOCKED` under a lease, retaken once the lease passed. Times are the
+//! database's `now()`, so instances whose clocks differ agree on what is due.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::jobs::{Job, JobQueue, NewJob, backoff};
+use jiff::SignedDuration;
+use serde_json::Value;
+use uuid::Uuid;
+
+const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1, $2, $3, $4) \
+                       ON CONFLICT (kind, key) DO NOTHING";
+
+/// The next due job: queued and due, or running with its lease passed. Each take counts an
+/// attempt, the lease's token.
+const TAKE: &str = r#"
+UPDATE jobs SET status = 'running', attempts = attempts + 1,
+       locked_until = now() + make_interval(secs => $2)
+WHERE id = (
+    SELECT id FROM jobs
+    WHERE kind = ANY($1)
+      AND ((status = 'queued' AND run_at <= now())
+           OR (status = 'running' AND locked_until < now()))
+    ORDER BY run_at, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1
+)
+RETURNING id, kind, key, payload, attempts
+"#;
+
+/// Done, when the lease is still this take's.
+const FINISH: &str = "UPDATE jobs SET status = 'done', finished_at = now(), locked_until = NULL \
+                      WHERE id = $1 AND status = 'running' AND attempts = $2";
+
+/// Queued again at `now() + $3` seconds, or failed for good (`$3` null); only under this
+/// take's lease.
+const FAIL: &str = r#"
+UPDATE jobs SET status = CASE WHEN $3::bigint IS NULL THEN 'failed' ELSE 'queued' END,
+       run_at = CASE WHEN $3::bigint IS NULL THEN run_at
+                     ELSE now() + make_interval(secs => $3::bigint) END,
+       finished_at = CASE WHEN $3::bigint IS NULL THEN now() END,
+       locked_until = NULL, last_error = $4
+WHERE id = $1 AND status = 'running' AND attempts = $2
+"#;
+
+/// The job's row, locked, when its lease is still this take's.
+const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
+                    FOR UPDATE";
+
+statements!(ENQUEUE, TAKE, FINISH, FAIL, HOLD);
+
+#[derive(QueryableByName)]
+struct Taken {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = Jsonb)]
+    payload: Value,
+    #[diesel(sql_type = Int4)]
+    attempts: i32,
+}
+
+/// Marks `job` done inside the transaction of its effect; `false` when its lease was lost
+/// (the caller then rolls the effect back).
+pub(crate) async fn finish_in(conn: &mut AsyncPgConnection, job: &Job) -> anyhow::Result<bool> {
+    let n = prepared(
+        diesel::sql_query(FINISH)
+            .bind::<SqlUuid, _>(job.id)
+            .bind::<Int4, _>(job.attempt),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
+/// The last error as stored: at most 2000 characters.
+fn trimmed(error: &str) -> String {
+    error.chars().take(2000).collect()
+}
+
+impl JobQueue for PgStore {
+    fn enqueue<'a>(&'a self, job: &'a NewJob) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.read(async move |conn| {
+            let n = prepared(
+                diesel::sql_query(ENQUEUE)
+                    .bind::<Text, _>(&job.kind)
+                    .bind::<Text, _>(&job.key)
+                    .bind::<Jsonb, _>(&job.payload)
+                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(job.run_at)),
+            )
+            .execute(conn)
+            .await?;
+            Ok(n == 1)
+        })
+    }
+
+    fn take<'a>(
+        &'a self,
+        kinds: &'a [&'a str],
+        lease: SignedDuration,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Job>>> {
+        self.read(async move |conn| {
+            let row: Option<Taken> = prepared(
+                diesel::sql_query(TAKE)
+                    .bind::<Array<Text>, _>(kinds)
+                    .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            Ok(row.map(|r| Job {
+                id: r.id,
+                kind: r.kind,
+                key: r.key,
+                payload: r.payload,
+                attempt: r.attempts,
+            }))
+        })
+    }
+
+    fn finish<'a>(&'a self, job: &'a Job) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.read(async move |conn| finish_in(conn, job).await)
+    }
+
+    fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.read(async move |conn| {
+            let retry = backoff(job.attempt).map(|d| d.as_secs());
+            prepared(
+                diesel::sql_query(FAIL)
+                    .bind::<SqlUuid, _>(job.id)
+                    .bind::<Int4, _>(job.attempt)
+                    .bind::<Nullable<BigInt>, _>(retry)
+                    .bind::<Text, _>(trimmed(error)),
+            )
+            .execute(conn)
+            .await?;
+            Ok(())
+        })
+    }
+}
+
+/// Holds `job`'s row for the transaction of its effect when the lease is still this take's:
+/// no other instance can retake it until the transaction ends (they skip locked rows).
+pub(crate) async fn hold(conn: &mut AsyncPgConnection, job: &Job) -> anyhow::Result<bool> {
+    let n = prepared(
+        diesel::sql_query(HOLD)
+            .bind::<SqlUuid, _>(job.id)
+            .bind::<Int4, _>(job.attempt),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}

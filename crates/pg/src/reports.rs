@@ -1,3 +1,551 @@
-//! reports.
+//! Reports: the list and one report as a viewer sees them, issuing, and building (one now, or
+//! the Monday build of every workspace with its job done in the same transaction). A build
+//! reads its rows for all its workspaces at once (four statements whatever their number) and
+//! `fleetdesk_reports::report::build` decides what the report says.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use crate::jobs::{finish_in, hold};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::jobs::Job;
+use fleetdesk_kernel::{BoxFuture, Page, Position};
+use fleetdesk_reports::period::Period;
+use fleetdesk_reports::ports::*;
+use fleetdesk_reports::report::{
+    AccountRow, FollowerCapture, Inputs, PostCapture, PostRow, ReportBody, build, title,
+};
+use jiff::civil::Date;
+use serde_json::Value;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+macro_rules! report_sql {
+    ($body:literal, $($tail:expr),*) => {
+        concat!(
+            "SELECT r.id, r.organization_id, r.title, r.workspace_id, w.name AS workspace_name, \
+                    r.period_from::text AS period_from, r.period_to::text AS period_to, \
+                    r.weekly, r.issued_at, r.created_at, ", $body, " AS body \
+             FROM reports r JOIN workspaces w ON w.id = r.workspace_id \
+             WHERE ($1::uuid IS NULL OR r.organization_id = $1) \
+               AND (NOT $2 OR r.issued_at IS NOT NULL) ",
+            $($tail),*
+        )
+    };
+}
+
+/// A page of the reports a viewer sees (`$1` the organization or null for every one, `$2`
+/// issued only), newest first.
+const LIST: &str = report_sql!(
+    "NULL::jsonb",
+    "AND ($3::timestamptz IS NULL OR (r.created_at, r.id) < ($3, $4)) \
+     ORDER BY r.created_at DESC, r.id DESC LIMIT $5"
+);
+
+const ONE: &str = report_sql!("r.body", "AND r.id = $3");
+
+const LOCK: &str = report_sql!("r.body", "AND r.id = $3 FOR UPDATE OF r");
+
+const ISSUE: &str = "UPDATE reports SET issued_at = now(), issued_by = $2 WHERE id = $1";
+
+/// The workspaces a request may name: by id or by name, within an organization (`$1` null:
+/// every one).
+const WORKSPACE: &str = r#"
+SELECT id, organization_id, name FROM workspaces
+WHERE ($1::uuid IS NULL OR organization_id = $1)
+  AND (id = $2 OR ($2::uuid IS NULL AND name = $3))
+ORDER BY id LIMIT 2
+"#;
+
+/// The live workspaces with no weekly report of the week starting `$1` yet.
+const WEEKLY_DUE: &str = r#"
+SELECT w.id, w.organization_id, w.name FROM workspaces w
+WHERE w.archived_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM reports r
+                  WHERE r.workspace_id = w.id AND r.weekly AND r.period_from = $1::date)
+ORDER BY w.id
+"#;
+
+const SLOTS: &str = r#"
+SELECT id AS slot_id, workspace_id, code, platform FROM account_slots
+WHERE workspace_id = ANY($1) ORDER BY code, platform, id
+"#;
+
+const POSTS: &str = r#"
+SELECT id, slot_id, published_at, permalink, body FROM posts
+WHERE workspace_id = ANY($1) AND status IN ('published', 'deleted')
+  AND published_at >= $2 AND published_at < $3
+"#;
+
+const CAPTURES: &str = r#"
+SELECT post_id, captured_at, views, likes, replies, reposts, shares FROM post_metrics
+WHERE post_id = ANY($1) AND captured_at < $2
+"#;
+
+/// Follower captures within the period, and each account's last one before it.
+const FOLLOWERS: &str = r#"
+SELECT slot_id, captured_at, followers FROM account_metrics
+WHERE slot_id = ANY($1) AND captured_at > $2 AND captured_at < $3
+UNION ALL
+(SELECT DISTINCT ON (slot_id) slot_id, captured_at, followers FROM account_metrics
+ WHERE slot_id = ANY($1) AND captured_at <= $2
+ ORDER BY slot_id, captured_at DESC)
+"#;
+
+const INSERT: &str = r#"
+INSERT INTO reports (organization_id, workspace_id, title, period_from, period_to, weekly, body,
+                     created_by)
+VALUES ($1, $2, $3, $4::date, $5::date, false, $6, $7)
+RETURNING id
+"#;
+
+/// The weekly reports of several workspaces; the unique index on (workspace, week) is the
+/// second guard against a second build.
+const INSERT_WEEKLY: &str = r#"
+INSERT INTO reports (organization_id, workspace_id, title, period_from, period_to, weekly, body,
+                     created_by)
+SELECT t.org, t.ws, t.title, $4::date, $5::date, true, t.body, 'fleetdesk'
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $6::jsonb[]) AS t(org, ws, title, body)
+ON CONFLICT (workspace_id, period_from) WHERE weekly DO NOTHING
+"#;
+
+statements!(
+    LIST,
+    ONE,
+    LOCK,
+    ISSUE,
+    WORKSPACE,
+    WEEKLY_DUE,
+    SLOTS,
+    POSTS,
+    CAPTURES,
+    FOLLOWERS,
+    INSERT,
+    INSERT_WEEKLY
+);
+
+#[derive(QueryableByName)]
+struct ReportRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    workspace_name: String,
+    #[diesel(sql_type = Text)]
+    period_from: String,
+    #[diesel(sql_type = Text)]
+    period_to: String,
+    #[diesel(sql_type = Bool)]
+    weekly: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    issued_at: Option<Ts>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    body: Option<Value>,
+}
+
+fn date(s: &str) -> anyhow::Result<Date> {
+    s.parse()
+        .map_err(|e| anyhow::anyhow!("stored report date {s}: {e}"))
+}
+
+impl ReportRow {
+    fn summary(&self) -> anyhow::Result<ReportSummary> {
+        let period = Period::new(date(&self.period_from)?, date(&self.period_to)?)
+            .map_err(|e| anyhow::anyhow!("stored report period: {e}"))?;
+        Ok(ReportSummary {
+            id: self.id,
+            organization_id: self.organization_id,
+            title: self.title.clone(),
+            workspace: (self.workspace_id, self.workspace_name.clone()),
+            period,
+            weekly: self.weekly,
+            issued_at: self.issued_at.map(Into::into),
+            created_at: self.created_at.into(),
+        })
+    }
+
+    fn record(self) -> anyhow::Result<ReportRecord> {
+        let summary = self.summary()?;
+        let body: ReportBody = match self.body {
+            Some(v) => serde_json::from_value(v)?,
+            None => ReportBody::default(),
+        };
+        Ok(ReportRecord { summary, body })
+    }
+}
+
+async fn one(
+    conn: Tx<'_>,
+    sql: &'static str,
+    viewer: Viewer,
+    id: Uuid,
+) -> anyhow::Result<Option<ReportRow>> {
+    Ok(prepared(
+        diesel::sql_query(sql)
+            .bind::<Nullable<SqlUuid>, _>(viewer.organization())
+            .bind::<Bool, _>(viewer.issued_only())
+            .bind::<SqlUuid, _>(id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?)
+}
+
+#[derive(QueryableByName)]
+struct WorkspaceRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+#[derive(QueryableByName)]
+struct SlotRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+}
+
+#[derive(QueryableByName)]
+struct PostDbRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    published_at: Ts,
+    #[diesel(sql_type = Nullable<Text>)]
+    permalink: Option<String>,
+    #[diesel(sql_type = Text)]
+    body: String,
+}
+
+#[derive(QueryableByName)]
+struct CaptureRow {
+    #[diesel(sql_type = SqlUuid)]
+    post_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    captured_at: Ts,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    views: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    likes: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    replies: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    reposts: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    shares: Option<i64>,
+}
+
+#[derive(QueryableByName)]
+struct FollowerRow {
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    captured_at: Ts,
+    #[diesel(sql_type = BigInt)]
+    followers: i64,
+}
+
+/// The report bodies of `workspaces` over `period`, from four statements.
+async fn bodies(
+    conn: Tx<'_>,
+    workspaces: &[Uuid],
+    period: &Period,
+) -> anyhow::Result<HashMap<Uuid, ReportBody>> {
+    let (start, end) = (Ts::from(period.start()), Ts::from(period.end()));
+    let slots: Vec<SlotRow> =
+        prepared(diesel::sql_query(SLOTS).bind::<Array<SqlUuid>, _>(workspaces))
+            .load(conn)
+            .await?;
+    let posts: Vec<PostDbRow> = prepared(
+        diesel::sql_query(POSTS)
+            .bind::<Array<SqlUuid>, _>(workspaces)
+            .bind::<Timestamptz, _>(start)
+            .bind::<Timestamptz, _>(end),
+    )
+    .load(conn)
+    .await?;
+    let post_ids: Vec<Uuid> = posts.iter().map(|p| p.id).collect();
+    let captures: Vec<CaptureRow> = if post_ids.is_empty() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(CAPTURES)
+                .bind::<Array<SqlUuid>, _>(&post_ids)
+                .bind::<Timestamptz, _>(end),
+        )
+        .load(conn)
+        .await?
+    };
+    let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot_id).collect();
+    let followers: Vec<FollowerRow> = if slot_ids.is_empty() {
+        Vec::new()
+    } else {
+        prepared(
+            diesel::sql_query(FOLLOWERS)
+                .bind::<Array<SqlUuid>, _>(&slot_ids)
+                .bind::<Timestamptz, _>(start)
+                .bind::<Timestamptz, _>(end),
+        )
+        .load(conn)
+        .await?
+    };
+
+    let workspace_of: HashMap<Uuid, Uuid> =
+        slots.iter().map(|s| (s.slot_id, s.workspace_id)).collect();
+    let mut inputs: HashMap<Uuid, Inputs> =
+        workspaces.iter().map(|w| (*w, Inputs::default())).collect();
+    for s in slots {
+        if let Some(i) = inputs.get_mut(&s.workspace_id) {
+            i.accounts.push(AccountRow {
+                slot_id: s.slot_id,
+                code: s.code,
+                platform: s.platform,
+            });
+        }
+    }
+    let mut post_workspace: HashMap<Uuid, Uuid> = HashMap::new();
+    for p in posts {
+        let Some(ws) = workspace_of.get(&p.slot_id) else {
+            continue;
+        };
+        post_workspace.insert(p.id, *ws);
+        if let Some(i) = inputs.get_mut(ws) {
+            i.posts.push(PostRow {
+                id: p.id,
+                slot_id: p.slot_id,
+                published_at: p.published_at.into(),
+                permalink: p.permalink,
+                body: p.body,
+            });
+        }
+    }
+    for c in captures {
+        if let Some(i) = post_workspace
+            .get(&c.post_id)
+            .and_then(|w| inputs.get_mut(w))
+        {
+            i.captures.push(PostCapture {
+                post_id: c.post_id,
+                captured_at: c.captured_at.into(),
+                values: [c.views, c.likes, c.replies, c.reposts, c.shares],
+            });
+        }
+    }
+    for f in followers {
+        if let Some(i) = workspace_of.get(&f.slot_id).and_then(|w| inputs.get_mut(w)) {
+            i.followers.push(FollowerCapture {
+                slot_id: f.slot_id,
+                captured_at: f.captured_at.into(),
+                followers: f.followers,
+            });
+        }
+    }
+    Ok(inputs
+        .into_iter()
+        .map(|(ws, i)| (ws, build(period, &i)))
+        .collect())
+}
+
+async fn create(
+    conn: Tx<'_>,
+    viewer: Viewer,
+    request: &NewReport,
+) -> anyhow::Result<Result<ReportRecord, CreateRefusal>> {
+    let (id, name) = match &request.workspace {
+        WorkspaceRef::Id(id) => (Some(*id), None),
+        WorkspaceRef::Name(n) => (None, Some(n.as_str())),
+    };
+    let named = || match &request.workspace {
+        WorkspaceRef::Id(id) => id.to_string(),
+        WorkspaceRef::Name(n) => n.clone(),
+    };
+    let found: Vec<WorkspaceRow> = prepared(
+        diesel::sql_query(WORKSPACE)
+            .bind::<Nullable<SqlUuid>, _>(viewer.organization())
+            .bind::<Nullable<SqlUuid>, _>(id)
+            .bind::<Nullable<Text>, _>(name),
+    )
+    .load(conn)
+    .await?;
+    let ws = match found.as_slice() {
+        [] => return Ok(Err(CreateRefusal::UnknownWorkspace(named()))),
+        [one] => one,
+        _ => return Ok(Err(CreateRefusal::AmbiguousWorkspace(named()))),
+    };
+    let body = bodies(conn, &[ws.id], &request.period)
+        .await?
+        .remove(&ws.id)
+        .unwrap_or_default();
+    let title = title(request.title.as_deref(), &ws.name, &request.period, false);
+    let id: Uuid = {
+        #[derive(QueryableByName)]
+        struct Id {
+            #[diesel(sql_type = SqlUuid)]
+            id: Uuid,
+        }
+        let row: Id = prepared(
+            diesel::sql_query(INSERT)
+                .bind::<SqlUuid, _>(ws.organization_id)
+                .bind::<SqlUuid, _>(ws.id)
+                .bind::<Text, _>(&title)
+                .bind::<Text, _>(request.period.from().to_string())
+                .bind::<Text, _>(request.period.to().to_string())
+                .bind::<Jsonb, _>(serde_json::to_value(&body)?)
+                .bind::<Text, _>(&request.created_by),
+        )
+        .get_result(conn)
+        .await?;
+        row.id
+    };
+    let row = one(conn, ONE, Viewer::Agency(None), id)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("report {id} read back"))?;
+    Ok(Ok(row.record()?))
+}
+
+async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result<Option<usize>> {
+    if !hold(conn, job).await? {
+        return Ok(None);
+    }
+    let due: Vec<WorkspaceRow> =
+        prepared(diesel::sql_query(WEEKLY_DUE).bind::<Text, _>(period.from().to_string()))
+            .load(conn)
+            .await?;
+    let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
+    let mut built = 0;
+    if !ids.is_empty() {
+        let mut bodies = bodies(conn, &ids, &period).await?;
+        let mut orgs = Vec::with_capacity(due.len());
+        let mut titles = Vec::with_capacity(due.len());
+        let mut values = Vec::with_capacity(due.len());
+        for w in &due {
+            orgs.push(w.organization_id);
+            titles.push(title(None, &w.name, &period, true));
+            values.push(serde_json::to_value(
+                bodies.remove(&w.id).unwrap_or_default(),
+            )?);
+        }
+        built = prepared(
+            diesel::sql_query(INSERT_WEEKLY)
+                .bind::<Array<SqlUuid>, _>(&orgs)
+                .bind::<Array<SqlUuid>, _>(&ids)
+                .bind::<Array<Text>, _>(&titles)
+                .bind::<Text, _>(period.from().to_string())
+                .bind::<Text, _>(period.to().to_string())
+                .bind::<Array<Jsonb>, _>(&values),
+        )
+        .execute(conn)
+        .await?;
+    }
+    if !finish_in(conn, job).await? {
+        anyhow::bail!("the lease of job {} was lost while it ran", job.id);
+    }
+    Ok(Some(built))
+}
+
+impl ReportsRepo for PgStore {
+    fn list(
+        &self,
+        viewer: Viewer,
+        after: Option<Position>,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Page<ReportSummary>>> {
+        self.read(async move |conn| {
+            let rows: Vec<ReportRow> = prepared(
+                diesel::sql_query(LIST)
+                    .bind::<Nullable<SqlUuid>, _>(viewer.organization())
+                    .bind::<Bool, _>(viewer.issued_only())
+                    .bind::<Nullable<Timestamptz>, _>(after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(limit + 1),
+            )
+            .load(conn)
+            .await?;
+            let mut items = rows
+                .iter()
+                .map(ReportRow::summary)
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let more = items.len() as i64 > limit;
+            items.truncate(limit.max(0) as usize);
+            Ok(Page::new(items, more, |r| (r.created_at, r.id)))
+        })
+    }
+
+    fn get(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<ReportRecord>>> {
+        self.read(async move |conn| {
+            one(conn, ONE, viewer, id)
+                .await?
+                .map(ReportRow::record)
+                .transpose()
+        })
+    }
+
+    fn create<'a>(
+        &'a self,
+        viewer: Viewer,
+        request: &'a NewReport,
+    ) -> BoxFuture<'a, anyhow::Result<Result<ReportRecord, CreateRefusal>>> {
+        self.tx(async move |conn| create(conn, viewer, request).await)
+    }
+
+    fn issue<'a>(
+        &'a self,
+        viewer: Viewer,
+        id: Uuid,
+        by: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Issued>>> {
+        self.tx(async move |conn| {
+            let Some(row) = one(conn, LOCK, viewer, id).await? else {
+                return Ok(None);
+            };
+            if row.issued_at.is_some() {
+                return Ok(Some(Issued {
+                    report: row.record()?,
+                    unchanged: true,
+                }));
+            }
+            prepared(
+                diesel::sql_query(ISSUE)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(by),
+            )
+            .execute(conn)
+            .await?;
+            let row = one(conn, ONE, viewer, id)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("report {id} read back"))?;
+            Ok(Some(Issued {
+                report: row.record()?,
+                unchanged: false,
+            }))
+        })
+    }
+
+    fn build_weekly<'a>(
+        &'a self,
+        job: &'a Job,
+        period: Period,
+    ) -> BoxFuture<'a, anyhow::Result<Option<usize>>> {
+        self.tx(async move |conn| build_weekly(conn, job, period).await)
+    }
+}

@@ -1,0 +1,127 @@
+//! The job queue: background work that runs once however many instances of the service run.
+//!
+//! Work is enqueued under a `(kind, key)`: enqueuing the same pair again is a no-op, so every
+//! instance may enqueue what its clock says is due and the work still exists once. An
+//! instance takes the next due job with a lease; a job whose lease passed (its instance died)
+//! is taken again. Each take counts an attempt, and the attempt number is the lease's token:
+//! finishing or failing a job whose lease another instance took since changes nothing. A job
+//! finishes in the same transaction as its effect where the adapter can (see the port that
+//! runs the job), else through [`JobQueue::finish`].
+
+use crate::BoxFuture;
+use jiff::{SignedDuration, Timestamp};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// How long a taken job is its instance's before another may take it again.
+pub const LEASE: SignedDuration = SignedDuration::from_mins(10);
+
+/// Attempts after which a failing job is given up (`failed`).
+pub const MAX_ATTEMPTS: i32 = 8;
+
+/// Work to enqueue: its kind, its key (unique within the kind), what it needs, and when it is
+/// due.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewJob {
+    pub kind: String,
+    pub key: String,
+    pub payload: Value,
+    pub run_at: Timestamp,
+}
+
+/// A job an instance took: `attempt` is the number of this take (1 the first time), the token
+/// of its lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: Uuid,
+    pub kind: String,
+    pub key: String,
+    pub payload: Value,
+    pub attempt: i32,
+}
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Failed => "failed",
+        }
+    }
+}
+
+/// When a job that failed on its `attempt` runs again: after 30 seconds, doubling per attempt,
+/// at most an hour; `None` once [`MAX_ATTEMPTS`] failed (the job is given up).
+pub fn backoff(attempt: i32) -> Option<SignedDuration> {
+    if attempt >= MAX_ATTEMPTS {
+        return None;
+    }
+    let doublings = attempt.clamp(1, 16) - 1;
+    let secs = 30i64.saturating_mul(1i64 << doublings).min(3600);
+    Some(SignedDuration::from_secs(secs))
+}
+
+/// The queue in storage. Times of leases and due jobs are the database's clock, so instances
+/// with clocks apart agree.
+pub trait JobQueue: Send + Sync {
+    /// Enqueues `job`; `false` when a job of that kind and key exists already (whatever its
+    /// status), which is left as it is.
+    fn enqueue<'a>(&'a self, job: &'a NewJob) -> BoxFuture<'a, anyhow::Result<bool>>;
+
+    /// Takes the next due job of one of `kinds` (oldest `run_at` first): a queued job whose
+    /// time came, or a running one whose lease passed. Jobs other instances are taking are
+    /// skipped, never waited for (`FOR UPDATE SKIP LOCKED`).
+    fn take<'a>(
+        &'a self,
+        kinds: &'a [&'a str],
+        lease: SignedDuration,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Job>>>;
+
+    /// Marks `job` done; `false` when its lease was lost (another take since), and nothing
+    /// changed.
+    fn finish<'a>(&'a self, job: &'a Job) -> BoxFuture<'a, anyhow::Result<bool>>;
+
+    /// Records that `job` failed with `error`: queued again after [`backoff`], or `failed`
+    /// for good after [`MAX_ATTEMPTS`]. Nothing changes when its lease was lost.
+    fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_thirty_seconds_up_to_an_hour_then_gives_up() {
+        let secs = |a| backoff(a).map(|d| d.as_secs());
+        assert_eq!(secs(0), Some(30));
+        assert_eq!(secs(1), Some(30));
+        assert_eq!(secs(2), Some(60));
+        assert_eq!(secs(3), Some(120));
+        assert_eq!(secs(7), Some(1920));
+        assert_eq!(secs(MAX_ATTEMPTS - 1), Some(1920));
+        assert_eq!(secs(MAX_ATTEMPTS), None);
+        assert_eq!(secs(100), None);
+    }
+
+    #[test]
+    fn statuses_are_the_tables_words() {
+        let all = [
+            JobStatus::Queued,
+            JobStatus::Running,
+            JobStatus::Done,
+            JobStatus::Failed,
+        ];
+        let words: Vec<_> = all.iter().map(|s| s.as_str()).collect();
+        assert_eq!(words, ["queued", "running", "done", "failed"]);
+    }
+}
