@@ -60,6 +60,9 @@ pub fn server(state: HttpState, listener: TcpListener, workers: usize) -> std::i
             .configure(configure(state.clone()))
     })
     .workers(workers.max(1))
+    // actix answers 408 when a request's head has not arrived within this time (5 s by
+    // default); a client on a slow or busy link is given 30 s, as it has to finish a request.
+    .client_request_timeout(std::time::Duration::from_secs(30))
     .shutdown_timeout(30)
     .listen(listener)?
     .run())
