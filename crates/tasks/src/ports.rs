@@ -137,10 +137,13 @@ pub struct Opened {
 /// Who moves a card.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Actor {
-    Agent(AgentRef),
+    /// A working agent and its name (the author of its notes).
+    Agent { agent: AgentRef, name: String },
+    /// A person; `record` is what a follow-up's decision records as `decided_by`.
     Person {
         organization: Option<Uuid>,
         name: String,
+        record: Value,
     },
     /// An agent relaying a person's move: `record` is stored with the note.
     Relay {
