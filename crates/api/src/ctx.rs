@@ -42,6 +42,7 @@ pub struct Ctx {
     pub inventory: InventoryService,
     pub personas: PersonasService,
     pub decisions: DecisionsService,
+    pub tasks: fleetdesk_tasks::service::TasksService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub links: Links,

@@ -415,7 +415,9 @@ async fn open(
         .first::<Uuid>(conn)
         .await?;
     let (assignee, opened_by_agent, opener_type, opener_name) = match opener {
-        Opener::Agent { agent, name } => (Some(agent.agent_id), Some(agent.agent_id), "agent", name),
+        Opener::Agent { agent, name } => {
+            (Some(agent.agent_id), Some(agent.agent_id), "agent", name)
+        }
         Opener::Person { assign, name, .. } => {
             let assignee = match assign {
                 None => None,
@@ -455,8 +457,7 @@ async fn open(
     .await
     .optional()?;
     if let Some(card) = same {
-        if let Some(all) = also_wanted(&card.opened_by_name, &card.also_wanted_by, &req.requester)
-        {
+        if let Some(all) = also_wanted(&card.opened_by_name, &card.also_wanted_by, &req.requester) {
             diesel::update(task_cards::table.filter(task_cards::id.eq(card.id)))
                 .set((
                     task_cards::also_wanted_by.eq(all),
@@ -470,7 +471,11 @@ async fn open(
             created: false,
         }));
     }
-    let due_at = match req.due_at.as_deref().map(|raw| read_due_at(raw, &placed.zone)) {
+    let due_at = match req
+        .due_at
+        .as_deref()
+        .map(|raw| read_due_at(raw, &placed.zone))
+    {
         None => None,
         Some(Ok(t)) => Some(Ts::from(t)),
         Some(Err(refusal)) => return Ok(Err(refusal)),
@@ -684,14 +689,12 @@ async fn act(
                     Actor::Agent { .. } => Value::Null,
                 };
                 let mv = DecisionMove::new(Action::Resolve, None, None, None);
-                diesel::update(
-                    decisions::table.filter(decisions::id.eq(d)).filter(
-                        decisions::status.eq_any([
-                            DecisionStatus::Open.as_str(),
-                            DecisionStatus::Handled.as_str(),
-                        ]),
-                    ),
-                )
+                diesel::update(decisions::table.filter(decisions::id.eq(d)).filter(
+                    decisions::status.eq_any([
+                        DecisionStatus::Open.as_str(),
+                        DecisionStatus::Handled.as_str(),
+                    ]),
+                ))
                 .set((
                     decisions::status.eq(DecisionStatus::Resolved.as_str()),
                     decisions::decided_move.eq(mv.to_json()),
@@ -714,14 +717,12 @@ async fn act(
                 .await?;
             // A follow-up's card back at work: its decision waits again.
             if let Some(d) = row.decision_id {
-                diesel::update(
-                    decisions::table.filter(decisions::id.eq(d)).filter(
-                        decisions::status.eq_any([
-                            DecisionStatus::Handled.as_str(),
-                            DecisionStatus::Resolved.as_str(),
-                        ]),
-                    ),
-                )
+                diesel::update(decisions::table.filter(decisions::id.eq(d)).filter(
+                    decisions::status.eq_any([
+                        DecisionStatus::Handled.as_str(),
+                        DecisionStatus::Resolved.as_str(),
+                    ]),
+                ))
                 .set((
                     decisions::status.eq(DecisionStatus::Open.as_str()),
                     decisions::decided_move.eq(None::<Value>),
@@ -780,7 +781,10 @@ impl TasksRepo for PgStore {
                     .await?
                 }
             };
-            let mut items = rows.into_iter().map(record).collect::<anyhow::Result<Vec<_>>>()?;
+            let mut items = rows
+                .into_iter()
+                .map(record)
+                .collect::<anyhow::Result<Vec<_>>>()?;
             let more = items.len() as i64 > query.limit;
             items.truncate(query.limit.max(0) as usize);
             Ok(Page::new(items, more, |c| (c.created_at, c.id)))
