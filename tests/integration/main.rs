@@ -23,6 +23,7 @@ mod reports;
 mod review;
 mod schemathesis;
 mod secrets;
+mod tasks;
 mod tenancy;
 mod uploads;
 mod uploads_s3;

@@ -157,16 +157,19 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 32] = [
+const SLICE_TOOLS: [&str; 39] = [
     "add_account",
     "add_note",
     "attach_images",
     "attach_media",
+    "claim_task",
     "complete_issue",
     "confirm_unscheduled",
     "create_persona",
     "create_upload",
     "delete_stocked_post",
+    "fail_task",
+    "finish_task",
     "get_persona",
     "heartbeat",
     "list_accounts",
@@ -176,13 +179,17 @@ const SLICE_TOOLS: [&str; 32] = [
     "list_media",
     "list_persona_images",
     "list_redo",
+    "list_tasks",
+    "open_task",
     "planned_posts",
     "propose_fact",
     "relay_issue",
     "relay_post_status",
+    "relay_task",
     "report_account_state",
     "report_metrics",
     "report_posts",
+    "report_task",
     "set_account_avatar",
     "stock_post",
     "submit_draft",
@@ -995,6 +1002,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
     assert_eq!(stocked["unschedule_pending"], true, "{stocked}");
 
     let decisions = fixture_decisions(app).await;
+    let tasks = fixture_tasks(app, &op1, &tag).await;
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1020,7 +1028,58 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "follow_up_id": decisions[1],
         "dismiss_decision_id": decisions[2],
         "choose_decision_id": decisions[3],
+        "task_claim_id": tasks[0],
+        "task_work_id": tasks[1],
+        "task_confirm_id": tasks[2],
+        "task_pickup_id": tasks[3],
     })
+}
+
+/// Task cards of op1 on Mia's accounts, opened and moved over REST: one to claim (then fail),
+/// one claimed to work (progress, finish, relay), one finished for a person to confirm (then
+/// reopen), and one left in pending_pickup.
+async fn fixture_tasks(app: &TestApp, key: &str, tag: &str) -> [String; 4] {
+    let mut ids = Vec::new();
+    for (i, code) in ["TW-T001", "TW-I001", "TW-L001", "TW-K001"]
+        .iter()
+        .enumerate()
+    {
+        let made = fixture_ok(
+            "open task",
+            app.client
+                .post(
+                    "/api/agent/v1/tasks",
+                    key,
+                    &json!({"kind": "other", "title": format!("MCP card {i} {tag}"),
+                            "target": {"type": "slot", "code": code}}),
+                )
+                .await,
+        );
+        ids.push(made["id"].as_str().expect("task id").to_owned());
+    }
+    for (id, moves) in [
+        (&ids[1], &["claim"][..]),
+        (&ids[2], &["claim", "finish"][..]),
+    ] {
+        for action in moves {
+            fixture_ok(
+                action,
+                app.client
+                    .post(
+                        &format!("/api/agent/v1/tasks/{id}/{action}"),
+                        key,
+                        &json!({"result": "done"}),
+                    )
+                    .await,
+            );
+        }
+    }
+    [
+        ids[0].clone(),
+        ids[1].clone(),
+        ids[2].clone(),
+        ids[3].clone(),
+    ]
 }
 
 /// Open decisions on Mia (op1), written as the personas area and a person's choice write them:
