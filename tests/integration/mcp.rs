@@ -334,6 +334,10 @@ async fn a_community_agent_and_a_personal_key_see_none_of_the_account_tools() {
         assert!(msg["result"]["tools"].is_array(), "{who}: {msg}");
         let names = tool_names(&msg);
         for t in SLICE_TOOLS {
+            // list_tasks and open_task are tools of the Personal API too.
+            if key == ann && ["list_tasks", "open_task"].contains(&t) {
+                continue;
+            }
             assert!(!names.iter().any(|n| n == t), "{who} sees {t}: {names:?}");
         }
     }
@@ -1062,14 +1066,15 @@ async fn fixture_tasks(app: &TestApp, key: &str, tag: &str) -> [String; 4] {
         (&ids[2], &["claim", "finish"][..]),
     ] {
         for action in moves {
+            let body = if *action == "finish" {
+                json!({"result": "done"})
+            } else {
+                json!({})
+            };
             fixture_ok(
                 action,
                 app.client
-                    .post(
-                        &format!("/api/agent/v1/tasks/{id}/{action}"),
-                        key,
-                        &json!({"result": "done"}),
-                    )
+                    .post(&format!("/api/agent/v1/tasks/{id}/{action}"), key, &body)
                     .await,
             );
         }
