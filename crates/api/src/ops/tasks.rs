@@ -452,11 +452,21 @@ pub fn target_rules() -> Value {
     json!({"allOf": [
         {
             "if": {"properties": {"type": {"enum": ["slot", "persona"]}}, "required": ["type"]},
-            "then": {"required": ["code"], "properties": {"id": {"type": "null"}}},
+            "then": {
+                "required": ["code"],
+                "properties": {"code": {"type": "string"}, "id": {"type": "null"}},
+            },
         },
         {
             "if": {"properties": {"type": {"enum": ["post", "issue"]}}, "required": ["type"]},
-            "then": {"required": ["id"], "properties": {"code": {"type": "null"}, "platform": {"type": "null"}}},
+            "then": {
+                "required": ["id"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "code": {"type": "null"},
+                    "platform": {"type": "null"},
+                },
+            },
         },
     ]})
 }
