@@ -249,7 +249,8 @@ pub struct TaskOut {
     pub result: Option<String>,
     /// `[{type: link, url, label} | {type: asset, asset_id}]`.
     pub evidence: Value,
-    /// The decision whose follow-up this card is.
+    /// The decision whose follow-up this card is; absent on other cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub decision_id: Option<Uuid>,
     pub created_at: Utc,
     pub updated_at: Utc,
