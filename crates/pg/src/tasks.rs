@@ -14,7 +14,9 @@ use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Platform, format_utc};
 use fleetdesk_tasks::ports::*;
-use fleetdesk_tasks::rules::{Card, Move, Plan, TaskRefusal, Who, also_wanted, plan, read_due_at};
+use fleetdesk_tasks::rules::{
+    Card, DEFAULT_ZONE, Move, Plan, TaskRefusal, Who, also_wanted, plan, read_due_at,
+};
 use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -22,9 +24,6 @@ use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
 type Ts = jiff_diesel::Timestamp;
-
-/// The zone a market-local due_at is read in when the target has no account.
-const DEFAULT_ZONE: &str = "Asia/Taipei";
 
 macro_rules! record_sql {
     ($($tail:expr),*) => {

@@ -19,6 +19,9 @@ pub const RESULT_MAX: usize = 2000;
 pub const EVIDENCE_MAX: usize = 20;
 /// An in-progress card without progress for longer is stale.
 pub const STALE_AFTER: SignedDuration = SignedDuration::from_hours(2);
+/// The zone a market-local due_at is read in when the target has no account (the default
+/// market's, TW).
+pub const DEFAULT_ZONE: &str = "Asia/Taipei";
 /// A card waiting for confirmation for longer is confirm_overdue.
 pub const CONFIRM_WITHIN: SignedDuration = SignedDuration::from_hours(24);
 
