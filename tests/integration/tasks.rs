@@ -1214,3 +1214,49 @@ async fn a_follow_up_completed_by_complete_issue_is_confirmed_through_its_card_b
     assert_eq!(v["task"]["status"], "done");
     assert_eq!(decision_status(&app, f).await, "resolved");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_requests_for_the_same_matter_at_once_make_one_card() {
+    let app = spawn_app().await;
+    let body = card("change_avatar", "Same matter", slot("TW-T001"));
+    let (a, b) = tokio::join!(
+        agent_post(&app, "op1", "/tasks", body.clone()),
+        agent_post(&app, "op1", "/tasks", body.clone())
+    );
+    let mut statuses = vec![a.status, b.status];
+    statuses.sort();
+    assert_eq!(statuses, vec![200, 201], "{} {}", a.text(), b.text());
+    assert_eq!(ok(&a)["id"], ok(&b)["id"]);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM task_cards WHERE title = 'Same matter'")
+            .await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn free_text_on_cards_carries_no_key() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op2");
+    let mut b = card("other", "Rotate the key", slot("TW-T001"));
+    b["detail"] = json!(format!("The old key was {key}, replace it."));
+    let v = ok(&agent_post(&app, "op1", "/tasks", b).await);
+    let id = uuid_of(&v["id"]);
+    ok(&mv(&app, "op1", id, "claim", json!({})).await);
+    let v = ok(&mv(
+        &app,
+        "op1",
+        id,
+        "progress",
+        json!({"note": format!("used {key}")}),
+    )
+    .await);
+    let stored = app
+        .count(&format!(
+            "SELECT count(*) AS n FROM task_cards WHERE detail LIKE '%{key}%' \
+             OR notes::text LIKE '%{key}%'"
+        ))
+        .await;
+    assert_eq!(stored, 0);
+    assert!(!v.to_string().contains(&key), "{v}");
+}
