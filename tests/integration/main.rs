@@ -26,6 +26,7 @@ mod reports;
 mod review;
 mod schemathesis;
 mod secrets;
+mod tasks;
 mod tenancy;
 mod uploads;
 mod uploads_s3;

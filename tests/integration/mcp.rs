@@ -157,16 +157,19 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 32] = [
+const SLICE_TOOLS: [&str; 39] = [
     "add_account",
     "add_note",
     "attach_images",
     "attach_media",
+    "claim_task",
     "complete_issue",
     "confirm_unscheduled",
     "create_persona",
     "create_upload",
     "delete_stocked_post",
+    "fail_task",
+    "finish_task",
     "get_persona",
     "heartbeat",
     "list_accounts",
@@ -176,13 +179,17 @@ const SLICE_TOOLS: [&str; 32] = [
     "list_media",
     "list_persona_images",
     "list_redo",
+    "list_tasks",
+    "open_task",
     "planned_posts",
     "propose_fact",
     "relay_issue",
     "relay_post_status",
+    "relay_task",
     "report_account_state",
     "report_metrics",
     "report_posts",
+    "report_task",
     "set_account_avatar",
     "stock_post",
     "submit_draft",
@@ -327,6 +334,10 @@ async fn a_community_agent_and_a_personal_key_see_none_of_the_account_tools() {
         assert!(msg["result"]["tools"].is_array(), "{who}: {msg}");
         let names = tool_names(&msg);
         for t in SLICE_TOOLS {
+            // list_tasks and open_task are tools of the Personal API too.
+            if key == ann && ["list_tasks", "open_task"].contains(&t) {
+                continue;
+            }
             assert!(!names.iter().any(|n| n == t), "{who} sees {t}: {names:?}");
         }
     }
@@ -1006,6 +1017,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
             )
             .await,
     );
+    let tasks = fixture_tasks(app, &op1, &tag).await;
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1033,6 +1045,10 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "choose_decision_id": decisions[3],
         "spare_key_id": spare_key_id,
         "report_id": report["id"],
+        "task_claim_id": tasks[0],
+        "task_work_id": tasks[1],
+        "task_confirm_id": tasks[2],
+        "task_pickup_id": tasks[3],
     })
 }
 
@@ -1053,6 +1069,54 @@ async fn fixture_key_id(app: &TestApp, key: &str) -> String {
         .and_then(|k| k["id"].as_str())
         .expect("the key's record")
         .to_owned()
+}
+
+/// Task cards of op1 on Mia's accounts, opened and moved over REST: one to claim (then fail),
+/// one claimed to work (progress, finish, relay), one finished for a person to confirm (then
+/// reopen), and one left in pending_pickup.
+async fn fixture_tasks(app: &TestApp, key: &str, tag: &str) -> [String; 4] {
+    let mut ids = Vec::new();
+    for (i, code) in ["TW-T001", "TW-I001", "TW-L001", "TW-K001"]
+        .iter()
+        .enumerate()
+    {
+        let made = fixture_ok(
+            "open task",
+            app.client
+                .post(
+                    "/api/agent/v1/tasks",
+                    key,
+                    &json!({"kind": "other", "title": format!("MCP card {i} {tag}"),
+                            "target": {"type": "slot", "code": code}}),
+                )
+                .await,
+        );
+        ids.push(made["id"].as_str().expect("task id").to_owned());
+    }
+    for (id, moves) in [
+        (&ids[1], &["claim"][..]),
+        (&ids[2], &["claim", "finish"][..]),
+    ] {
+        for action in moves {
+            let body = if *action == "finish" {
+                json!({"result": "done"})
+            } else {
+                json!({})
+            };
+            fixture_ok(
+                action,
+                app.client
+                    .post(&format!("/api/agent/v1/tasks/{id}/{action}"), key, &body)
+                    .await,
+            );
+        }
+    }
+    [
+        ids[0].clone(),
+        ids[1].clone(),
+        ids[2].clone(),
+        ids[3].clone(),
+    ]
 }
 
 /// Open decisions on Mia (op1), written as the personas area and a person's choice write them:

@@ -44,6 +44,7 @@ pub struct Ctx {
     pub decisions: DecisionsService,
     /// Reports: each use case runs whole in the adapter's transaction.
     pub reports: Arc<dyn fleetdesk_reports::ports::ReportsRepo>,
+    pub tasks: fleetdesk_tasks::service::TasksService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

@@ -5,7 +5,7 @@
 //! once, each on its own pooled connection: the day costs its slowest read.
 //!
 //! A part of the day is a field of [`Day`] and one more future in [`DayService::today`]'s
-//! `try_join!` (task cards will join this way, as decision follow-ups did).
+//! `try_join!` (task cards joined this way, as decision follow-ups did).
 
 use fleetdesk_accounts::models::work::WorkAccounts;
 use fleetdesk_accounts::service::AccountsService;
@@ -17,6 +17,7 @@ use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_kernel::AgentRef;
 use fleetdesk_posts::ports::LifecycleRepo;
 use fleetdesk_posts::post::PostStatus;
+use fleetdesk_tasks::ports::{TaskRecord, TasksRepo};
 use jiff::Timestamp;
 use jiff::civil::Date;
 use std::sync::Arc;
@@ -25,6 +26,9 @@ use std::sync::Arc;
 pub const REDO_IN_DAY: i64 = 200;
 /// Stocked posts to unschedule listed in the day, oldest stocked first.
 pub const UNSCHEDULE_IN_DAY: i64 = 200;
+/// Open task cards listed in the day (and a heartbeat's answer), oldest first; `list_tasks`
+/// pages through all.
+pub const TASKS_IN_DAY: i64 = 200;
 
 /// What an agent's day is made of, as the domain gives it.
 #[derive(Debug, Clone)]
@@ -39,6 +43,8 @@ pub struct Day {
     pub last_report_at: Option<Timestamp>,
     /// Open follow-ups of decisions on the agent's personas, oldest first.
     pub follow_ups: Vec<FollowUp>,
+    /// The agent's open task cards (at most [`TASKS_IN_DAY`]), oldest first.
+    pub tasks: Vec<TaskRecord>,
 }
 
 /// The use cases that span the domain services.
@@ -49,6 +55,7 @@ pub struct DayService {
     inventory: InventoryService,
     posts: Arc<dyn LifecycleRepo>,
     decisions: Arc<dyn DecisionsRepo>,
+    tasks: Arc<dyn TasksRepo>,
 }
 
 impl DayService {
@@ -58,6 +65,7 @@ impl DayService {
         inventory: InventoryService,
         posts: Arc<dyn LifecycleRepo>,
         decisions: Arc<dyn DecisionsRepo>,
+        tasks: Arc<dyn TasksRepo>,
     ) -> DayService {
         DayService {
             accounts,
@@ -65,6 +73,7 @@ impl DayService {
             inventory,
             posts,
             decisions,
+            tasks,
         }
     }
 
@@ -75,7 +84,7 @@ impl DayService {
         date: Option<Date>,
         now: Timestamp,
     ) -> anyhow::Result<Day> {
-        let (accounts, redo, unschedule, last_report_at, follow_ups) = tokio::try_join!(
+        let (accounts, redo, unschedule, last_report_at, follow_ups, tasks) = tokio::try_join!(
             self.accounts.work_accounts(agent, date, now),
             self.drafts.repo().redo(
                 agent,
@@ -88,6 +97,7 @@ impl DayService {
                 .unschedule_list(agent, UNSCHEDULE_IN_DAY),
             self.posts.last_report_at(agent),
             self.decisions.follow_ups(agent),
+            self.tasks.open_cards(agent, TASKS_IN_DAY),
         )?;
         Ok(Day {
             accounts,
@@ -95,6 +105,7 @@ impl DayService {
             unschedule,
             last_report_at,
             follow_ups,
+            tasks,
         })
     }
 }

@@ -1,8 +1,12 @@
 //! Task cards: work for an agent, opened by a person, an agent or a decision's follow-up, and
 //! confirmed by a person.
 //!
-//! This crate holds what the follow-ups of decisions need (a card's kind and status); the task
-//! endpoints build on it.
+//! The vocabulary (kinds, statuses, targets), the move planner and the flags (`rules.rs`), and
+//! the `TasksRepo` port (`ports.rs`).
+
+pub mod ports;
+pub mod rules;
+pub mod service;
 
 use serde::{Deserialize, Serialize};
 

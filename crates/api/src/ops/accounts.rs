@@ -213,15 +213,41 @@ pub struct DayRedoItem {
     pub excerpt: String,
 }
 
-/// A task card assigned to the agent or open on its personas.
+/// An open task card assigned to the agent or unassigned on its personas.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaskItem {
     pub id: Uuid,
     pub kind: String,
     pub title: String,
     pub status: String,
+    /// In progress with no progress for over 2 hours.
     pub stale: bool,
+    /// Past due_at.
     pub overdue: bool,
+    /// Waiting for a person's confirmation for over 24 hours.
+    pub confirm_overdue: bool,
+}
+
+/// The agent's open cards with their flags at `now`.
+fn task_items(
+    cards: Vec<fleetdesk_tasks::ports::TaskRecord>,
+    now: jiff::Timestamp,
+) -> Vec<TaskItem> {
+    cards
+        .into_iter()
+        .map(|c| {
+            let flags = c.flags(now);
+            TaskItem {
+                id: c.id,
+                kind: c.kind.as_str().to_owned(),
+                title: c.title,
+                status: c.status.as_str().to_owned(),
+                stale: flags.stale,
+                overdue: flags.overdue,
+                confirm_overdue: flags.confirm_overdue,
+            }
+        })
+        .collect()
 }
 
 /// A decision the agent must follow up, with its linked task card.
@@ -273,10 +299,9 @@ async fn work_today(
     req: Req<Nothing, WorkTodayQuery, Nothing>,
 ) -> Result<Reply<WorkToday>, ApiError> {
     let date = req.query.date.as_ref().map(|d| d.0);
-    let day = ctx
-        .day
-        .today(agent.agent_ref(), date, jiff::Timestamp::now())
-        .await?;
+    let now = jiff::Timestamp::now();
+    let day = ctx.day.today(agent.agent_ref(), date, now).await?;
+    let tasks = task_items(day.tasks, now);
     let w = day.accounts;
     let redo: Vec<DayRedoItem> = day
         .redo
@@ -342,7 +367,7 @@ async fn work_today(
             missing_accounts: w.missing_accounts,
             missing_posts: w.missing_posts,
             redo: redo.len() as i64,
-            tasks: 0,
+            tasks: tasks.len() as i64,
             follow_ups: follow_ups.len() as i64,
             unschedule_stocked: unschedule_stocked.len() as i64,
             inventory: w.inventory,
@@ -350,8 +375,7 @@ async fn work_today(
         missing: w.missing,
         not_in_rotation: w.not_in_rotation,
         redo,
-        // Task cards arrive with their own issue; until then an agent has none.
-        tasks: Vec::new(),
+        tasks,
         follow_ups,
         unschedule_stocked,
     }))
@@ -709,12 +733,17 @@ async fn heartbeat(
         .repo()
         .record_heartbeat(agent.agent_ref(), &input)
         .await?;
+    let cards = ctx
+        .tasks
+        .repo()
+        .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY)
+        .await?;
     Ok(Reply::ok(HeartbeatResult {
         run: HeartbeatRun {
             id: run.id,
             run_id: run.run_id,
             recorded_at: Utc(run.recorded_at),
         },
-        tasks: Vec::new(),
+        tasks: task_items(cards, jiff::Timestamp::now()),
     }))
 }

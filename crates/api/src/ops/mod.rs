@@ -35,6 +35,8 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "EvidenceIn" => Some(decisions::evidence_rules()),
         "ProposeFactBody" => Some(personas::proposal_rules()),
         "CreatePersonaBody" => Some(personas::create_persona_rules()),
+        "TaskTargetIn" => Some(tasks::target_rules()),
+        "RelayTaskBody" => Some(tasks::relay_task_rules()),
         _ => None,
     }
 }

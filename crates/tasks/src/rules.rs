@@ -1,0 +1,508 @@
+//! The rules of a task card: who may move it where (`plan`), when a request joins an open card
+//! instead of opening another (`also_wanted`), how `due_at` is read, and the flags a card
+//! carries (`flags`). Pure functions: the adapter loads and locks the card, asks here, and
+//! writes the plan in the same transaction.
+
+use crate::TaskStatus;
+use jiff::{SignedDuration, Timestamp};
+use uuid::Uuid;
+
+/// A card's title: one sentence.
+pub const TITLE_MAX: usize = 200;
+/// A card's detail (what to do, no credentials).
+pub const DETAIL_MAX: usize = 2000;
+/// A progress note, a reopen or send-back note, a failure reason.
+pub const NOTE_MAX: usize = 1000;
+/// What a finished card reports.
+pub const RESULT_MAX: usize = 2000;
+/// Evidence items per card.
+pub const EVIDENCE_MAX: usize = 20;
+/// An in-progress card without progress for longer is stale.
+pub const STALE_AFTER: SignedDuration = SignedDuration::from_hours(2);
+/// The zone a market-local due_at is read in when the target has no account (the default
+/// market's, TW).
+pub const DEFAULT_ZONE: &str = "Asia/Taipei";
+/// A card waiting for confirmation for longer is confirm_overdue.
+pub const CONFIRM_WITHIN: SignedDuration = SignedDuration::from_hours(24);
+
+/// What a card says besides its status: computed when it is read, never stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags {
+    /// In progress with no progress for over [`STALE_AFTER`].
+    pub stale: bool,
+    /// Past its due time and not done, failed or cancelled.
+    pub overdue: bool,
+    /// Waiting for a person's confirmation for over [`CONFIRM_WITHIN`].
+    pub confirm_overdue: bool,
+}
+
+/// The times the flags are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    pub status: TaskStatus,
+    /// The last claim, progress note or finish; the card's creation before any.
+    pub last_progress_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub due_at: Option<Timestamp>,
+    /// Since when the card waits for confirmation.
+    pub confirmation_since: Option<Timestamp>,
+}
+
+/// The flags of a card at `now`.
+pub fn flags(c: &Clock, now: Timestamp) -> Flags {
+    use TaskStatus as S;
+    let since_progress = c.last_progress_at.unwrap_or(c.created_at);
+    Flags {
+        stale: c.status == S::InProgress && now.duration_since(since_progress) > STALE_AFTER,
+        overdue: !matches!(c.status, S::Done | S::Failed | S::Cancelled)
+            && c.due_at.is_some_and(|due| now > due),
+        confirm_overdue: c.status == S::PendingConfirmation
+            && now.duration_since(c.confirmation_since.unwrap_or(since_progress)) > CONFIRM_WITHIN,
+    }
+}
+
+/// Who moves a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// An agent working cards (claim, progress, finish, fail).
+    Agent(Uuid),
+    /// A person (confirm, reopen).
+    Person,
+    /// An agent relaying a person's confirm or send-back.
+    Relay(Uuid),
+}
+
+/// A move on a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Move {
+    Claim,
+    Progress,
+    Finish {
+        result: String,
+    },
+    Fail {
+        reason: String,
+    },
+    Confirm,
+    /// A person's reopen, or a relayed send-back: back to in_progress with a note.
+    Reopen,
+}
+
+/// The card as the rules need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    pub status: TaskStatus,
+    pub assignee: Option<Uuid>,
+    /// The agent the card's persona is assigned to.
+    pub persona_agent: Option<Uuid>,
+    pub result: Option<String>,
+    pub fail_reason: Option<String>,
+}
+
+impl Card {
+    /// A working agent sees the cards assigned to it and those on its own personas.
+    pub fn visible_to(&self, agent: Uuid) -> bool {
+        self.assignee == Some(agent) || self.persona_agent == Some(agent)
+    }
+}
+
+/// What the adapter writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// The same move already made: nothing is written.
+    Unchanged,
+    /// The card moves to `status`; `assign` makes the agent its assignee.
+    Apply {
+        status: TaskStatus,
+        assign: Option<Uuid>,
+    },
+}
+
+/// Why a request on a card is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskRefusal {
+    /// 404: no such card, or another organization's, workspace's or agent's.
+    #[error("no such task card")]
+    NotFound,
+    /// 403: the card is assigned to another agent.
+    #[error("the task card is assigned to another agent")]
+    NotYours,
+    /// 403: only the assignee reports progress, finishes or fails a card.
+    #[error("only the card's assignee may do this: claim it first")]
+    NotAssignee,
+    /// 422: the move is not allowed from the card's status.
+    #[error("the task card is {0}; {1} is not possible from there")]
+    CardIs(TaskStatus, &'static str),
+    /// 422: finished already with another result.
+    #[error("the task card was already finished with another result")]
+    OtherResult,
+    /// 422: failed already with another reason.
+    #[error("the task card already failed with another reason")]
+    OtherReason,
+    /// 422: an agent relaying the confirmation of its own card.
+    #[error(
+        "an agent never relays the confirmation of a card assigned to itself: a person confirms it, directly or through another agent's relay"
+    )]
+    OwnCard,
+    /// 404: the target names nothing the caller may see.
+    #[error("no such {0} to open a card on")]
+    TargetNotFound(&'static str),
+    /// 403: the target is under another agent's persona.
+    #[error("the {0} belongs to another agent's persona")]
+    TargetNotYours(&'static str),
+    /// 409: a legacy code repeated across platforms.
+    #[error("the code names accounts on several platforms: add target.platform")]
+    TargetAmbiguous,
+    /// 422: the target names no persona (a decision about none).
+    #[error("the {0} is about no persona: a card needs one")]
+    TargetWithoutPersona(&'static str),
+    /// 422: `agent` names no agent of the target's workspace.
+    #[error("no agent {0} in the target's workspace")]
+    UnknownAgent(String),
+    /// 422: an evidence asset that is not a media item of the card's workspace.
+    #[error("evidence asset {0} is not a media library item of this workspace")]
+    UnknownAsset(Uuid),
+    /// 400: due_at is not a time.
+    #[error("{0}")]
+    BadDueAt(String),
+}
+
+impl Move {
+    fn name(&self) -> &'static str {
+        match self {
+            Move::Claim => "claim",
+            Move::Progress => "progress",
+            Move::Finish { .. } => "finish",
+            Move::Fail { .. } => "fail",
+            Move::Confirm => "confirm",
+            Move::Reopen => "reopen",
+        }
+    }
+}
+
+/// What `mv` by `who` does to `card`.
+pub fn plan(card: &Card, who: Who, mv: &Move) -> Result<Plan, TaskRefusal> {
+    use TaskStatus as S;
+    let refuse = || Err(TaskRefusal::CardIs(card.status, mv.name()));
+    let apply = |status| {
+        Ok(Plan::Apply {
+            status,
+            assign: None,
+        })
+    };
+    match who {
+        Who::Agent(agent) => {
+            if !card.visible_to(agent) {
+                return Err(TaskRefusal::NotFound);
+            }
+            if card.assignee.is_some_and(|a| a != agent) {
+                return Err(TaskRefusal::NotYours);
+            }
+            if *mv != Move::Claim && card.assignee != Some(agent) {
+                return Err(TaskRefusal::NotAssignee);
+            }
+        }
+        Who::Relay(agent) => {
+            if *mv == Move::Confirm && card.assignee == Some(agent) {
+                return Err(TaskRefusal::OwnCard);
+            }
+        }
+        Who::Person => {}
+    }
+    match (mv, card.status) {
+        (Move::Claim, S::PendingPickup) => Ok(Plan::Apply {
+            status: S::InProgress,
+            assign: match who {
+                Who::Agent(a) => Some(a),
+                _ => None,
+            },
+        }),
+        (Move::Claim, S::InProgress) => Ok(Plan::Unchanged),
+        (Move::Progress, S::InProgress) => apply(S::InProgress),
+        (Move::Finish { .. }, S::InProgress) => apply(S::PendingConfirmation),
+        (Move::Finish { result }, S::PendingConfirmation | S::Done) => {
+            if card.result.as_deref() == Some(result.as_str()) {
+                Ok(Plan::Unchanged)
+            } else {
+                Err(TaskRefusal::OtherResult)
+            }
+        }
+        (Move::Fail { .. }, S::PendingPickup | S::InProgress) => apply(S::Failed),
+        (Move::Fail { reason }, S::Failed) => {
+            if card.fail_reason.as_deref() == Some(reason.as_str()) {
+                Ok(Plan::Unchanged)
+            } else {
+                Err(TaskRefusal::OtherReason)
+            }
+        }
+        (Move::Confirm, S::PendingConfirmation) => apply(S::Done),
+        (Move::Confirm, S::Done) => Ok(Plan::Unchanged),
+        (Move::Reopen, S::PendingConfirmation | S::Done) => apply(S::InProgress),
+        _ => refuse(),
+    }
+}
+
+/// Who also wants an open card a request joins: `requester` added unless it opened the card
+/// or is listed already (then `None`: nothing to write).
+pub fn also_wanted(opener: &str, listed: &[String], requester: &str) -> Option<Vec<String>> {
+    let same = |a: &str| a.trim().eq_ignore_ascii_case(requester.trim());
+    if same(opener) || listed.iter().any(|l| same(l)) {
+        return None;
+    }
+    let mut all = listed.to_vec();
+    all.push(requester.trim().to_owned());
+    Some(all)
+}
+
+/// `due_at` as given: ISO with a zone, or market-local read in `zone` (the target account's
+/// market zone).
+pub fn read_due_at(raw: &str, zone: &str) -> Result<Timestamp, TaskRefusal> {
+    let tz = jiff::tz::TimeZone::get(zone)
+        .map_err(|e| TaskRefusal::BadDueAt(format!("the market zone {zone}: {e}")))?;
+    fleetdesk_kernel::parse_time_input(raw, &tz).map_err(|e| TaskRefusal::BadDueAt(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus as S;
+
+    const A: Uuid = Uuid::from_u128(1);
+    const B: Uuid = Uuid::from_u128(2);
+
+    fn card(status: TaskStatus, assignee: Option<Uuid>) -> Card {
+        Card {
+            status,
+            assignee,
+            persona_agent: Some(A),
+            result: Some("done it".into()),
+            fail_reason: Some("blocked".into()),
+        }
+    }
+
+    fn moved(status: TaskStatus) -> Result<Plan, TaskRefusal> {
+        Ok(Plan::Apply {
+            status,
+            assign: None,
+        })
+    }
+
+    #[test]
+    fn a_claim_takes_an_unassigned_or_own_card_and_a_resend_is_unchanged() {
+        let claimed = Ok(Plan::Apply {
+            status: S::InProgress,
+            assign: Some(A),
+        });
+        assert_eq!(
+            plan(&card(S::PendingPickup, None), Who::Agent(A), &Move::Claim),
+            claimed
+        );
+        assert_eq!(
+            plan(
+                &card(S::PendingPickup, Some(A)),
+                Who::Agent(A),
+                &Move::Claim
+            ),
+            claimed
+        );
+        assert_eq!(
+            plan(&card(S::InProgress, Some(A)), Who::Agent(A), &Move::Claim),
+            Ok(Plan::Unchanged)
+        );
+        assert_eq!(
+            plan(
+                &card(S::PendingPickup, Some(B)),
+                Who::Agent(A),
+                &Move::Claim
+            ),
+            Err(TaskRefusal::NotYours)
+        );
+        assert_eq!(
+            plan(&card(S::Done, Some(A)), Who::Agent(A), &Move::Claim),
+            Err(TaskRefusal::CardIs(S::Done, "claim"))
+        );
+    }
+
+    #[test]
+    fn another_agents_card_is_not_found() {
+        let mut c = card(S::PendingPickup, None);
+        c.persona_agent = Some(B);
+        assert_eq!(
+            plan(&c, Who::Agent(A), &Move::Claim),
+            Err(TaskRefusal::NotFound)
+        );
+        // Assigned to A on B's persona: A sees it.
+        c.assignee = Some(A);
+        assert!(plan(&c, Who::Agent(A), &Move::Claim).is_ok());
+    }
+
+    #[test]
+    fn only_the_assignee_works_a_card() {
+        for mv in [
+            Move::Progress,
+            Move::Finish { result: "x".into() },
+            Move::Fail { reason: "x".into() },
+        ] {
+            assert_eq!(
+                plan(&card(S::InProgress, None), Who::Agent(A), &mv),
+                Err(TaskRefusal::NotAssignee)
+            );
+            assert_eq!(
+                plan(&card(S::InProgress, Some(B)), Who::Agent(A), &mv),
+                Err(TaskRefusal::NotYours)
+            );
+        }
+    }
+
+    #[test]
+    fn progress_finish_and_fail_move_from_where_they_may() {
+        let c = |s| card(s, Some(A));
+        let me = Who::Agent(A);
+        assert_eq!(
+            plan(&c(S::InProgress), me, &Move::Progress),
+            moved(S::InProgress)
+        );
+        assert_eq!(
+            plan(&c(S::PendingPickup), me, &Move::Progress),
+            Err(TaskRefusal::CardIs(S::PendingPickup, "progress"))
+        );
+        let finish = |r: &str| Move::Finish { result: r.into() };
+        assert_eq!(
+            plan(&c(S::InProgress), me, &finish("x")),
+            moved(S::PendingConfirmation)
+        );
+        assert_eq!(
+            plan(&c(S::PendingConfirmation), me, &finish("done it")),
+            Ok(Plan::Unchanged)
+        );
+        assert_eq!(
+            plan(&c(S::Done), me, &finish("done it")),
+            Ok(Plan::Unchanged)
+        );
+        assert_eq!(
+            plan(&c(S::PendingConfirmation), me, &finish("other")),
+            Err(TaskRefusal::OtherResult)
+        );
+        assert_eq!(
+            plan(&c(S::Failed), me, &finish("x")),
+            Err(TaskRefusal::CardIs(S::Failed, "finish"))
+        );
+        let fail = |r: &str| Move::Fail { reason: r.into() };
+        assert_eq!(plan(&c(S::InProgress), me, &fail("x")), moved(S::Failed));
+        assert_eq!(plan(&c(S::PendingPickup), me, &fail("x")), moved(S::Failed));
+        assert_eq!(
+            plan(&c(S::Failed), me, &fail("blocked")),
+            Ok(Plan::Unchanged)
+        );
+        assert_eq!(
+            plan(&c(S::Failed), me, &fail("other")),
+            Err(TaskRefusal::OtherReason)
+        );
+        assert_eq!(
+            plan(&c(S::PendingConfirmation), me, &fail("x")),
+            Err(TaskRefusal::CardIs(S::PendingConfirmation, "fail"))
+        );
+    }
+
+    #[test]
+    fn a_person_confirms_and_reopens() {
+        let c = |s| card(s, Some(A));
+        assert_eq!(
+            plan(&c(S::PendingConfirmation), Who::Person, &Move::Confirm),
+            moved(S::Done)
+        );
+        assert_eq!(
+            plan(&c(S::Done), Who::Person, &Move::Confirm),
+            Ok(Plan::Unchanged)
+        );
+        assert_eq!(
+            plan(&c(S::InProgress), Who::Person, &Move::Confirm),
+            Err(TaskRefusal::CardIs(S::InProgress, "confirm"))
+        );
+        assert_eq!(
+            plan(&c(S::PendingConfirmation), Who::Person, &Move::Reopen),
+            moved(S::InProgress)
+        );
+        assert_eq!(
+            plan(&c(S::Done), Who::Person, &Move::Reopen),
+            moved(S::InProgress)
+        );
+        for s in [S::PendingPickup, S::InProgress, S::Failed, S::Cancelled] {
+            assert_eq!(
+                plan(&c(s), Who::Person, &Move::Reopen),
+                Err(TaskRefusal::CardIs(s, "reopen"))
+            );
+        }
+    }
+
+    #[test]
+    fn an_agent_never_relays_its_own_confirmation() {
+        let c = card(S::PendingConfirmation, Some(A));
+        assert_eq!(
+            plan(&c, Who::Relay(A), &Move::Confirm),
+            Err(TaskRefusal::OwnCard)
+        );
+        assert_eq!(plan(&c, Who::Relay(B), &Move::Confirm), moved(S::Done));
+        // Sending its own card back is not a confirmation.
+        assert_eq!(plan(&c, Who::Relay(A), &Move::Reopen), moved(S::InProgress));
+    }
+
+    #[test]
+    fn a_requester_is_added_once_and_never_the_opener() {
+        let listed = vec!["Bo".to_owned()];
+        assert_eq!(also_wanted("op1", &listed, "op1"), None);
+        assert_eq!(also_wanted("op1", &listed, " bo "), None);
+        assert_eq!(
+            also_wanted("op1", &listed, "Ann"),
+            Some(vec!["Bo".to_owned(), "Ann".to_owned()])
+        );
+    }
+
+    #[test]
+    fn flags_at_their_limits() {
+        let t0: Timestamp = "2026-11-25T00:00:00Z".parse().unwrap();
+        let clock = |status, progress: Option<Timestamp>| Clock {
+            status,
+            last_progress_at: progress,
+            created_at: t0,
+            due_at: Some(t0 + SignedDuration::from_hours(1)),
+            confirmation_since: Some(t0),
+        };
+        let at = |h: i64, s: i64| t0 + SignedDuration::from_hours(h) + SignedDuration::from_secs(s);
+        // Stale: only past two hours without progress, only in progress.
+        assert!(!flags(&clock(S::InProgress, Some(t0)), at(2, 0)).stale);
+        assert!(flags(&clock(S::InProgress, Some(t0)), at(2, 1)).stale);
+        assert!(flags(&clock(S::InProgress, None), at(2, 1)).stale);
+        assert!(!flags(&clock(S::PendingPickup, Some(t0)), at(3, 0)).stale);
+        // Overdue: past due_at, not once done, failed or cancelled.
+        assert!(!flags(&clock(S::InProgress, Some(t0)), at(1, 0)).overdue);
+        assert!(flags(&clock(S::InProgress, Some(t0)), at(1, 1)).overdue);
+        assert!(flags(&clock(S::PendingConfirmation, Some(t0)), at(1, 1)).overdue);
+        for s in [S::Done, S::Failed, S::Cancelled] {
+            assert!(!flags(&clock(s, Some(t0)), at(5, 0)).overdue);
+        }
+        // Confirm overdue: waiting for confirmation over 24 hours.
+        assert!(!flags(&clock(S::PendingConfirmation, Some(t0)), at(24, 0)).confirm_overdue);
+        assert!(flags(&clock(S::PendingConfirmation, Some(t0)), at(24, 1)).confirm_overdue);
+        assert!(!flags(&clock(S::Done, Some(t0)), at(30, 0)).confirm_overdue);
+        let mut no_due = clock(S::InProgress, Some(t0));
+        no_due.due_at = None;
+        assert!(!flags(&no_due, at(100, 0)).overdue);
+    }
+
+    #[test]
+    fn due_at_reads_market_local_in_the_zone() {
+        assert_eq!(
+            read_due_at("2026-11-25 10:00", "Asia/Taipei").unwrap(),
+            "2026-11-25T02:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        assert_eq!(
+            read_due_at("2026-11-25T10:00:00+00:00", "Asia/Taipei").unwrap(),
+            "2026-11-25T10:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        assert!(matches!(
+            read_due_at("tomorrow", "Asia/Taipei"),
+            Err(TaskRefusal::BadDueAt(_))
+        ));
+    }
+}
