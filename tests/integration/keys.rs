@@ -79,25 +79,32 @@ async fn admins_list_every_key_without_its_value() {
             "a key's secret is in the answer"
         );
     }
-    assert!(!text.contains("hash"), "{text}");
     let op1 = record_of(&page, &app.agent_key("op1"));
     assert_eq!(op1["kind"], "agent");
     assert_eq!(op1["owner"]["name"], "op1");
     assert_eq!(op1["owner"]["id"], app.agent_id("op1").to_string());
     assert_eq!(op1["revoked_at"], Value::Null);
-    let fields: Vec<&String> = op1.as_object().unwrap().keys().collect();
-    assert_eq!(
-        fields,
-        [
-            "created_at",
-            "id",
-            "kind",
-            "last_used_at",
-            "lookup",
-            "owner",
-            "revoked_at"
-        ]
-    );
+    // Every record holds exactly these fields (no key, no hash), its owner only id and name.
+    let page_fields: Vec<&String> = page.as_object().unwrap().keys().collect();
+    assert_eq!(page_fields, ["keys", "next_cursor"]);
+    for record in page["keys"].as_array().unwrap() {
+        let fields: Vec<&String> = record.as_object().unwrap().keys().collect();
+        assert_eq!(
+            fields,
+            [
+                "created_at",
+                "id",
+                "kind",
+                "last_used_at",
+                "lookup",
+                "owner",
+                "revoked_at"
+            ],
+            "{record}"
+        );
+        let owner: Vec<&String> = record["owner"].as_object().unwrap().keys().collect();
+        assert_eq!(owner, ["id", "name"], "{record}");
+    }
     let ann = record_of(&page, &app.personal_key("ann@acme.test"));
     assert_eq!(ann["kind"], "user");
     assert_eq!(ann["owner"]["name"], "Ann");
@@ -198,9 +205,9 @@ async fn only_platform_admins_reach_the_keys() {
             "forbidden",
         );
     }
-    // An agent key is not a personal key at all.
+    // An agent key is not a personal key: refused like any caller without the access.
     let r = app.client.get(KEYS, &app.agent_key("op1")).await;
-    assert!(matches!(r.status, 401 | 403), "{}", r.text());
+    assert_error(&r, 403, "forbidden");
     // Nothing was revoked.
     assert_eq!(
         app.count("SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NOT NULL")
@@ -370,4 +377,75 @@ async fn an_admin_may_revoke_its_own_key_and_is_then_refused() {
         .await);
     assert_eq!(v["result"], "changed");
     assert_error(&app.client.get(KEYS, &root).await, 401, "unauthorized");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn of_two_revokes_at_once_one_revokes_and_the_other_sees_its_revoked_at() {
+    use diesel::sql_types::BigInt;
+    use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
+    #[derive(diesel::QueryableByName)]
+    struct Pid {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let app = spawn_app().await;
+    let root = app.personal_key("root@example.com");
+    let page = ok(&app.client.get(&format!("{KEYS}?limit=200"), &root).await);
+    let id = record_of(&page, &app.agent_key("op2"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("{KEYS}/agent/{id}/revoke");
+
+    // Hold the key's row so that both revokes are under way before either can write.
+    let mut holder = app.connect().await;
+    let pid: Pid = diesel::sql_query("SELECT pg_backend_pid()::bigint AS n")
+        .get_result(&mut holder)
+        .await
+        .unwrap();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM api_keys WHERE id = '{id}' FOR UPDATE;"
+        ))
+        .await
+        .unwrap();
+    let release = async {
+        // The first waits on the holder, the second on the holder or on the first.
+        let waiting = format!(
+            "SELECT count(*) AS n FROM pg_stat_activity w \
+             WHERE {holder} = ANY(pg_blocking_pids(w.pid)) \
+                OR EXISTS (SELECT 1 FROM pg_stat_activity f \
+                           WHERE {holder} = ANY(pg_blocking_pids(f.pid)) \
+                             AND f.pid = ANY(pg_blocking_pids(w.pid)))",
+            holder = pid.n
+        );
+        let started = std::time::Instant::now();
+        while app.count(&waiting).await < 2 {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "the two revokes never waited on the held row"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        holder.batch_execute("COMMIT").await.unwrap();
+    };
+    let empty = json!({});
+    let (a, b, ()) = tokio::join!(
+        app.client.post(&path, &root, &empty),
+        app.client.post(&path, &root, &empty),
+        release
+    );
+    let (a, b) = (ok(&a), ok(&b));
+    let mut results = [a["result"].as_str(), b["result"].as_str()];
+    results.sort();
+    assert_eq!(results, [Some("changed"), Some("unchanged")], "{a}\n{b}");
+    assert!(a["key"]["revoked_at"].is_string(), "{a}");
+    assert_eq!(a["key"]["revoked_at"], b["key"]["revoked_at"], "{a}\n{b}");
+    assert_error(
+        &app.client
+            .get("/api/agent/v1/accounts", &app.agent_key("op2"))
+            .await,
+        401,
+        "unauthorized",
+    );
 }

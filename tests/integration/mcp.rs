@@ -1284,7 +1284,8 @@ fn assert_every_tool(client: &str, section: &str, listed: &[String], summary: &V
     );
 }
 
-/// Runs an every-tool script for op1 (agent) and Ann (personal) against one app.
+/// Runs an every-tool script for op1 (agent), Ann (personal) and root (admin: the tools only
+/// an admin key lists) against one app.
 async fn every_tool_run(
     client: &str,
     command: impl Fn(&str, &str) -> tokio::process::Command,
@@ -1313,7 +1314,7 @@ async fn every_tool_run(
         }
         runs.push((section, listed, summary, code));
     }
-    // Both sections ran before the first assertion, so one run shows every failure.
+    // Every section ran before the first assertion, so one run shows every failure.
     for (section, _, summary, _) in &runs {
         for failure in summary["failures"].as_array().into_iter().flatten() {
             eprintln!(

@@ -114,9 +114,30 @@ impl PgStore {
                 .await
         })
     }
+
+    /// Runs `work` in one `REPEATABLE READ READ ONLY` transaction: every statement of a read
+    /// made of several sees the same snapshot, so writes committed between them cannot mix
+    /// two states in one answer. Committed when `work` returns `Ok`, rolled back otherwise.
+    pub(crate) fn snapshot<'a, T, F>(&'a self, work: F) -> BoxFuture<'a, anyhow::Result<T>>
+    where
+        for<'c> F: AsyncFnOnce(&'c mut AsyncPgConnection) -> anyhow::Result<T>
+            + ConnWork<'c, T, Fut: Send>
+            + Send
+            + 'a,
+        T: Send + 'a,
+    {
+        Box::pin(async move {
+            let mut conn = self.conn().await?;
+            conn.build_transaction()
+                .repeatable_read()
+                .read_only()
+                .run::<_, anyhow::Error, _>(async move |c| work(c).await)
+                .await
+        })
+    }
 }
 
-/// The work [`PgStore::read`] and [`PgStore::tx`] run: an async closure over the connection
+/// The work [`PgStore::read`], [`PgStore::tx`] and [`PgStore::snapshot`] run: an async closure over the connection
 /// whose future is nameable, so its `Send` bound can be stated (diesel-async's own
 /// `AsyncFunc` helper is not exported).
 pub(crate) trait ConnWork<'c, T>:

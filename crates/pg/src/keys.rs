@@ -1,6 +1,7 @@
 //! The platform admins' keys: list every key (never its value or hash) and revoke one. A
-//! revocation is one statement; the gate reads `revoked_at` on every request, with no cache,
-//! so the next request with that key is refused.
+//! revocation is one transaction that locks the key row first, so of two at once one revokes
+//! and the other waits and sees the `revoked_at` written; the gate reads `revoked_at` on every
+//! request, with no cache, so the next request with that key is refused.
 
 use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
@@ -37,19 +38,28 @@ const LIST_KEYS: &str = key_sql!(
      LIMIT $5"
 );
 
-/// Revokes the key of that kind and id unless it is revoked already; answers it as it stands
-/// and whether this statement revoked it.
-const REVOKE_KEY: &str = concat!(
-    "WITH upd AS (UPDATE api_keys SET revoked_at = now() \
-                  WHERE id = $1 AND kind = $2 AND revoked_at IS NULL RETURNING id, revoked_at) ",
-    key_sql!(
-        "COALESCE(k.revoked_at, upd.revoked_at) AS revoked_at, (upd.id IS NOT NULL) AS changed \
-         FROM api_keys k LEFT JOIN upd ON upd.id = k.id",
-        "WHERE k.id = $1 AND k.kind = $2"
-    )
+/// Locks the key of that kind and id; whether it is revoked already.
+const LOCK_KEY: &str = "SELECT (revoked_at IS NOT NULL) AS revoked FROM api_keys \
+                        WHERE id = $1 AND kind = $2 FOR UPDATE";
+
+/// Revokes the locked key unless it is revoked already (the first `revoked_at` is kept).
+const REVOKE_KEY: &str =
+    "UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL";
+
+/// The key as it now stands; `changed` is whether this transaction revoked it.
+const KEY_AFTER_REVOKE: &str = key_sql!(
+    "k.revoked_at, $2::boolean AS changed FROM api_keys k",
+    "WHERE k.id = $1"
 );
 
-statements!(LIST_KEYS, REVOKE_KEY);
+statements!(LIST_KEYS, LOCK_KEY, REVOKE_KEY, KEY_AFTER_REVOKE);
+
+#[derive(QueryableByName)]
+struct LockedRow {
+    /// Revoked already.
+    #[diesel(sql_type = Bool)]
+    revoked: bool,
+}
 
 #[derive(QueryableByName)]
 struct KeyRow {
@@ -120,20 +130,32 @@ impl KeysRepo for PgStore {
         kind: KeyKind,
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<Revoked>>> {
-        self.read(async move |conn| {
-            let row: Option<KeyRow> = prepared(
-                diesel::sql_query(REVOKE_KEY)
+        self.tx(async move |conn| {
+            let locked: Option<LockedRow> = prepared(
+                diesel::sql_query(LOCK_KEY)
                     .bind::<SqlUuid, _>(id)
                     .bind::<Text, _>(kind.as_str()),
             )
             .get_result(conn)
             .await
             .optional()?;
-            row.map(|r| {
-                let unchanged = !r.changed;
-                r.record().map(|key| Revoked { key, unchanged })
-            })
-            .transpose()
+            let Some(locked) = locked else {
+                return Ok(None);
+            };
+            let changed = !locked.revoked
+                && prepared(diesel::sql_query(REVOKE_KEY).bind::<SqlUuid, _>(id))
+                    .execute(conn)
+                    .await?
+                    == 1;
+            let row: KeyRow = prepared(
+                diesel::sql_query(KEY_AFTER_REVOKE)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Bool, _>(changed),
+            )
+            .get_result(conn)
+            .await?;
+            let unchanged = !row.changed;
+            row.record().map(|key| Some(Revoked { key, unchanged }))
         })
     }
 }

@@ -1,6 +1,7 @@
 //! `GET /metrics` reads: the accounts in scope, then their posts, post captures and follower
-//! captures within the window's UTC bounds. At most five statements whatever the scope; which
-//! capture counts on which day is decided by `fleetdesk_reports::metrics`.
+//! captures within the window's UTC bounds, in one `REPEATABLE READ READ ONLY` transaction.
+//! At most five statements whatever the scope; which account a code names and which capture
+//! counts on which day are decided by `fleetdesk_reports::metrics`.
 
 use crate::db::{PgStore, prepared};
 use diesel::prelude::*;
@@ -9,7 +10,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_reports::metrics::{
     AccountCapture, MetricsAccount, MetricsData, MetricsPostInfo, MetricsQuery, MetricsRefusal,
-    MetricsRepo, PostCapture,
+    MetricsRepo, PUBLISHED_STATUSES, PostCapture, narrow_to_code,
 };
 use uuid::Uuid;
 
@@ -22,10 +23,15 @@ SELECT EXISTS (
 ) AS found
 "#;
 
-/// The accounts in scope, by workspace name then code and platform; a code matches the
-/// account's code or its legacy code.
+/// An organization named by a caller (only asked when no account is in scope).
+const METRICS_ORGANIZATION: &str = r#"
+SELECT EXISTS (SELECT 1 FROM organizations WHERE id = $1) AS found
+"#;
+
+/// The accounts in scope, by workspace name then code and platform; with a code, those whose
+/// current or legacy code it is (`narrow_to_code` picks among them).
 const METRICS_ACCOUNTS: &str = r#"
-SELECT s.id AS slot_id, s.code, s.platform, s.timezone, w.id AS workspace_id,
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, w.id AS workspace_id,
        w.name AS workspace_name
 FROM account_slots s JOIN workspaces w ON w.id = s.workspace_id
 WHERE ($1::uuid IS NULL OR s.organization_id = $1)
@@ -35,12 +41,13 @@ WHERE ($1::uuid IS NULL OR s.organization_id = $1)
 ORDER BY w.name, w.id, s.code, s.platform
 "#;
 
-/// Posts of those accounts published, or captured, within the bounds; first published first.
+/// Posts of those accounts published (in a status of $4), or captured, within the bounds;
+/// first published first.
 const METRICS_POSTS: &str = r#"
 SELECT p.id AS post_id, p.slot_id, p.status, p.platform_post_id, p.permalink, p.published_at
 FROM posts p
 WHERE p.slot_id = ANY($1)
-  AND ((p.status = 'published' AND p.published_at >= $2 AND p.published_at < $3)
+  AND ((p.status = ANY($4) AND p.published_at >= $2 AND p.published_at < $3)
        OR EXISTS (SELECT 1 FROM post_metrics m
                   WHERE m.post_id = p.id AND m.captured_at >= $2 AND m.captured_at < $3))
 ORDER BY p.published_at NULLS LAST, p.id
@@ -58,6 +65,7 @@ WHERE slot_id = ANY($1) AND captured_at >= $2 AND captured_at < $3
 "#;
 
 statements!(
+    METRICS_ORGANIZATION,
     METRICS_WORKSPACE,
     METRICS_ACCOUNTS,
     METRICS_POSTS,
@@ -77,6 +85,8 @@ struct AccountRow {
     slot_id: Uuid,
     #[diesel(sql_type = Text)]
     code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    legacy_code: Option<String>,
     #[diesel(sql_type = Text)]
     platform: String,
     #[diesel(sql_type = Text)]
@@ -147,7 +157,7 @@ async fn load(
             return Ok(Err(MetricsRefusal::UnknownWorkspace));
         }
     }
-    let accounts: Vec<AccountRow> = prepared(
+    let rows: Vec<AccountRow> = prepared(
         diesel::sql_query(METRICS_ACCOUNTS)
             .bind::<Nullable<SqlUuid>, _>(query.organization)
             .bind::<Nullable<SqlUuid>, _>(query.workspace)
@@ -156,10 +166,34 @@ async fn load(
     )
     .load(conn)
     .await?;
-    if accounts.is_empty() {
-        if query.code.is_some() {
-            return Ok(Err(MetricsRefusal::UnknownCode));
+    if rows.is_empty()
+        && let Some(organization) = query.organization
+    {
+        let row: FoundRow =
+            prepared(diesel::sql_query(METRICS_ORGANIZATION).bind::<SqlUuid, _>(organization))
+                .get_result(conn)
+                .await?;
+        if !row.found {
+            return Ok(Err(MetricsRefusal::UnknownOrganization));
         }
+    }
+    let accounts = rows
+        .into_iter()
+        .map(|a| MetricsAccount {
+            slot_id: a.slot_id,
+            code: a.code,
+            legacy_code: a.legacy_code,
+            platform: a.platform,
+            timezone: a.timezone,
+            workspace_id: a.workspace_id,
+            workspace_name: a.workspace_name,
+        })
+        .collect();
+    let accounts = match narrow_to_code(accounts, query.code.as_deref()) {
+        Ok(accounts) => accounts,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    if accounts.is_empty() {
         return Ok(Ok(MetricsData::default()));
     }
     let slots: Vec<Uuid> = accounts.iter().map(|a| a.slot_id).collect();
@@ -169,7 +203,8 @@ async fn load(
         diesel::sql_query(METRICS_POSTS)
             .bind::<Array<SqlUuid>, _>(&slots)
             .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end),
+            .bind::<Timestamptz, _>(end)
+            .bind::<Array<Text>, _>(&PUBLISHED_STATUSES[..]),
     )
     .load(conn)
     .await?;
@@ -190,17 +225,7 @@ async fn load(
     .load(conn)
     .await?;
     Ok(Ok(MetricsData {
-        accounts: accounts
-            .into_iter()
-            .map(|a| MetricsAccount {
-                slot_id: a.slot_id,
-                code: a.code,
-                platform: a.platform,
-                timezone: a.timezone,
-                workspace_id: a.workspace_id,
-                workspace_name: a.workspace_name,
-            })
-            .collect(),
+        accounts,
         posts: posts
             .into_iter()
             .map(|p| MetricsPostInfo {
@@ -236,6 +261,20 @@ impl MetricsRepo for PgStore {
         &'a self,
         query: &'a MetricsQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<MetricsData, MetricsRefusal>>> {
-        self.read(async move |conn| load(conn, query).await)
+        self.snapshot(async move |conn| load(conn, query).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fleetdesk_posts::post::PostStatus;
+    use fleetdesk_reports::metrics::PUBLISHED_STATUSES;
+
+    #[test]
+    fn the_published_statuses_are_post_statuses() {
+        assert_eq!(
+            PUBLISHED_STATUSES.map(PostStatus::parse),
+            [Some(PostStatus::Published), Some(PostStatus::Deleted)]
+        );
     }
 }

@@ -127,6 +127,8 @@ pub fn account_zone(name: &str) -> TimeZone {
 pub struct MetricsAccount {
     pub slot_id: Uuid,
     pub code: String,
+    /// The code it had before, when it was renamed.
+    pub legacy_code: Option<String>,
     pub platform: String,
     /// IANA name of the account's market zone.
     pub timezone: String,
@@ -184,13 +186,53 @@ pub struct MetricsQuery {
     pub window: Window,
 }
 
-/// A filter that names nothing in scope: answered 404 naming the field.
+/// A filter that names nothing in scope (answered 404 naming the field), or a code that
+/// names several accounts (409 `ambiguous_code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum MetricsRefusal {
+    #[error("no such organization")]
+    UnknownOrganization,
     #[error("no such workspace")]
     UnknownWorkspace,
     #[error("no such account")]
     UnknownCode,
+    #[error("the code names several accounts; narrow it with platform, workspace or organization")]
+    AmbiguousCode,
+}
+
+/// The account `code` names among the accounts in scope that answer to it (by current or
+/// legacy code, on the asked platform when one was given), as the account lookup decides
+/// (`fleetdesk_accounts::models::lookup::pick`) without its "mine" rule, since a member reads
+/// the whole organization: those matched by their current code come first, then those matched
+/// by a legacy code; none is [`MetricsRefusal::UnknownCode`], more than one in the chosen group
+/// [`MetricsRefusal::AmbiguousCode`]. Without `code`, every account stays.
+pub fn narrow_to_code(
+    accounts: Vec<MetricsAccount>,
+    code: Option<&str>,
+) -> Result<Vec<MetricsAccount>, MetricsRefusal> {
+    let Some(code) = code else {
+        return Ok(accounts);
+    };
+    let (current, legacy): (Vec<_>, Vec<_>) = accounts
+        .into_iter()
+        .filter(|a| a.code == code || a.legacy_code.as_deref() == Some(code))
+        .partition(|a| a.code == code);
+    let group = if current.is_empty() { legacy } else { current };
+    match group.len() {
+        0 => Err(MetricsRefusal::UnknownCode),
+        1 => Ok(group),
+        _ => Err(MetricsRefusal::AmbiguousCode),
+    }
+}
+
+/// The statuses of a post that was published: still up, or reported deleted since (its
+/// publication still happened on its day). Mirrors `fleetdesk_posts::PostStatus::Published`
+/// and `Deleted`; the adapter binds these into its statement.
+pub const PUBLISHED_STATUSES: [&str; 2] = ["published", "deleted"];
+
+/// Whether a post counts toward `posts_published` on the day of its `published_at`.
+pub fn was_published(post: &MetricsPostInfo) -> bool {
+    post.published_at.is_some() && PUBLISHED_STATUSES.contains(&post.status.as_str())
 }
 
 /// The metrics reads: one call, a fixed number of statements.
@@ -308,12 +350,13 @@ pub fn followers_per_day(data: &MetricsData, window: Window) -> BTreeMap<(Uuid, 
     latest.into_iter().map(|(k, (_, f))| (k, f)).collect()
 }
 
-/// The day (in its account's zone) each published post of the window was published.
+/// The day (in its account's zone) each post of the window was published ([`was_published`]:
+/// a post deleted since still counts on the day it went up).
 pub fn published_days(data: &MetricsData, window: Window) -> Vec<(Uuid, Uuid, Date)> {
     let zones = zones(data);
     data.posts
         .iter()
-        .filter(|p| p.status == "published")
+        .filter(|p| was_published(p))
         .filter_map(|p| {
             let zone = zones.get(&p.slot_id)?;
             let day = local_day(p.published_at?, zone);
@@ -428,6 +471,7 @@ mod tests {
         MetricsAccount {
             slot_id,
             code: format!("C{slot_id}"),
+            legacy_code: None,
             platform: "threads".into(),
             timezone: tz.into(),
             workspace_id: Uuid::nil(),
@@ -628,6 +672,76 @@ mod tests {
                 .iter()
                 .flat_map(|s| &s.days)
                 .all(|d| d.followers.is_none())
+        );
+    }
+
+    #[test]
+    fn a_post_deleted_since_still_counts_on_the_day_it_was_published() {
+        let mut deleted = post(P1, TW, Some("2026-11-01T09:00:00Z"));
+        deleted.status = "deleted".into();
+        let mut failed = post(P2, TW, Some("2026-11-01T10:00:00Z"));
+        failed.status = "failed".into();
+        // Deleted before it was ever published: no publication to count.
+        let mut never = post(P3, TW, None);
+        never.status = "deleted".into();
+        let data = MetricsData {
+            accounts: vec![account(TW, "UTC")],
+            posts: vec![deleted, failed, never],
+            ..MetricsData::default()
+        };
+        let w = window(date(2026, 11, 1), date(2026, 11, 1));
+        assert_eq!(published_days(&data, w), [(P1, TW, date(2026, 11, 1))]);
+        assert_eq!(series(&data, w, Group::Day)[0].days[0].posts_published, 1);
+    }
+
+    fn coded(slot_id: Uuid, code: &str, legacy: Option<&str>) -> MetricsAccount {
+        MetricsAccount {
+            code: code.into(),
+            legacy_code: legacy.map(Into::into),
+            ..account(slot_id, "UTC")
+        }
+    }
+
+    fn slots(r: Result<Vec<MetricsAccount>, MetricsRefusal>) -> Result<Vec<Uuid>, MetricsRefusal> {
+        r.map(|v| v.into_iter().map(|a| a.slot_id).collect())
+    }
+
+    #[test]
+    fn a_code_names_one_account_the_current_code_first() {
+        let a = coded(TW, "TW-T001", Some("OLD1"));
+        let b = coded(JP, "TW-T002", Some("OLD1"));
+        let c = coded(Uuid::from_u128(3), "OLD1", None);
+        let all = || vec![a.clone(), b.clone()];
+        // Without a code every account stays.
+        assert_eq!(slots(narrow_to_code(all(), None)), Ok(vec![TW, JP]));
+        assert_eq!(slots(narrow_to_code(all(), Some("TW-T002"))), Ok(vec![JP]));
+        // A legacy code on two accounts is ambiguous ...
+        assert_eq!(
+            narrow_to_code(all(), Some("OLD1")),
+            Err(MetricsRefusal::AmbiguousCode)
+        );
+        // ... unless one account has it as its current code.
+        assert_eq!(
+            slots(narrow_to_code(
+                vec![a.clone(), c.clone(), b.clone()],
+                Some("OLD1")
+            )),
+            Ok(vec![c.slot_id])
+        );
+        // One legacy match is that account; none is unknown.
+        assert_eq!(
+            slots(narrow_to_code(vec![a.clone()], Some("OLD1"))),
+            Ok(vec![TW])
+        );
+        assert_eq!(
+            narrow_to_code(all(), Some("NOPE")),
+            Err(MetricsRefusal::UnknownCode)
+        );
+        // The same current code on two platforms (no `platform` given) is ambiguous too.
+        let d = coded(Uuid::from_u128(4), "TW-T001", None);
+        assert_eq!(
+            narrow_to_code(vec![a, d], Some("TW-T001")),
+            Err(MetricsRefusal::AmbiguousCode)
         );
     }
 

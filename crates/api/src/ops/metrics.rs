@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::fields::Utc;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_reports::metrics::{
     self as rules, DayValues, Group, MAX_DAYS, MetricsPostInfo, MetricsQuery, MetricsRefusal,
     Series, SeriesKey, Window, WindowError,
@@ -33,20 +33,24 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  another organization gets 404. `from` and `to` are dates (both included): `to` \
                  defaults to today in Asia/Taipei, `from` to six days before `to` (the last 7 \
                  days); `from` after `to`, or a window of more than 92 days, is 422 naming \
-                 `from` (a malformed date is 400). `workspace` (an id; not in scope: 404 naming workspace), `code` (the \
-                 account's current or legacy code; none in scope: 404 naming code) and \
-                 `platform` narrow the accounts. Each capture counts on its account's own day \
+                 `from` (a malformed date is 400). `organization` naming none is 404 naming it. `workspace` (an id; not in \
+                 scope: 404 naming workspace), `code` (the account's current or legacy code; \
+                 none in scope: 404 naming code; an account whose current code it is wins over \
+                 legacy ones, and several left, as a code repeated across platforms without \
+                 `platform`, is 409 ambiguous_code naming platform, the field that settles it) and `platform` narrow the \
+                 accounts. Each capture counts on its account's own day \
                  (the account market's zone). Per post and day, each counter (views, likes, \
                  replies, reposts, shares) is the value of the latest capture of that day that \
                  carries it (a day without a capture adds nothing); these are summed over the \
-                 posts of the series. `posts_published` counts posts published that day; \
+                 posts of the series. `posts_published` counts posts published that day (a post \
+                 reported deleted since still counts); \
                  `followers` sums each account's latest capture of the day. `group`: `day` \
                  (default; one series over every account in scope), `account` (one series per \
                  account with data) or `post` (one series per post with data; followers null). \
                  A series lists only days with a capture or a publication; a counter no post \
                  reported that day is null.",
             )
-            .also_answers(&[404, 422]),
+            .also_answers(&[404, 409, 422]),
         metrics,
     ));
 }
@@ -73,8 +77,10 @@ pub struct MetricsQueryIn {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsPage {
     /// The first day, `YYYY-MM-DD`.
+    #[schema(format = Date)]
     pub from: String,
     /// The last day, `YYYY-MM-DD`.
+    #[schema(format = Date)]
     pub to: String,
     pub group: Group,
     /// `day`: exactly one series; `account`, `post`: one per account or post with data.
@@ -118,6 +124,7 @@ pub struct MetricsPostOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsDayOut {
     /// `YYYY-MM-DD` in the account's zone.
+    #[schema(format = Date)]
     pub date: String,
     pub views: Option<i64>,
     pub likes: Option<i64>,
@@ -155,8 +162,12 @@ impl From<WindowError> for ApiError {
 impl From<MetricsRefusal> for ApiError {
     fn from(r: MetricsRefusal) -> ApiError {
         let field = match r {
+            MetricsRefusal::UnknownOrganization => "organization",
             MetricsRefusal::UnknownWorkspace => "workspace",
             MetricsRefusal::UnknownCode => "code",
+            MetricsRefusal::AmbiguousCode => {
+                return ApiError::new(ErrorCode::AmbiguousCode, r.to_string()).with_field("platform");
+            }
         };
         ApiError::not_found(r.to_string()).with_field(field)
     }
