@@ -166,7 +166,8 @@ impl From<MetricsRefusal> for ApiError {
             MetricsRefusal::UnknownWorkspace => "workspace",
             MetricsRefusal::UnknownCode => "code",
             MetricsRefusal::AmbiguousCode => {
-                return ApiError::new(ErrorCode::AmbiguousCode, r.to_string()).with_field("platform");
+                return ApiError::new(ErrorCode::AmbiguousCode, r.to_string())
+                    .with_field("platform");
             }
         };
         ApiError::not_found(r.to_string()).with_field(field)
