@@ -5,6 +5,7 @@ mod accounts;
 mod agent_day;
 mod binary;
 mod cli;
+mod cron;
 mod decisions;
 mod drafts;
 mod edge;

@@ -42,6 +42,7 @@ pub struct Ctx {
     pub inventory: InventoryService,
     pub personas: PersonasService,
     pub decisions: DecisionsService,
+    pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub links: Links,

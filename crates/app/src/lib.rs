@@ -82,6 +82,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         inventory,
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
         decisions: DecisionsService::new(store.clone()),
+        cron: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

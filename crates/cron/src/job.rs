@@ -276,3 +276,52 @@ mod tests {
         assert_eq!(field_of(r5), "job_id");
     }
 }
+
+/// Checks every job of a report: the jobs to store and the invalid items. A job_id listed
+/// twice keeps its last listing; the earlier ones are invalid (`job_id`: listed again).
+pub fn check_jobs(raw: &[RawJob]) -> (Vec<Job>, Vec<JobInvalid>) {
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
+    let mut invalid = Vec::new();
+    for (i, r) in raw.iter().enumerate() {
+        match Job::parse(r, i) {
+            Ok(j) => {
+                if let Some(pos) = jobs.iter().position(|(_, k)| k.job_id == j.job_id) {
+                    let (earlier, _) = jobs.remove(pos);
+                    invalid.push(JobInvalid {
+                        index: earlier,
+                        job_id: raw[earlier].job_id.clone(),
+                        field: "job_id".to_owned(),
+                        reason: format!("listed again at index {i}; the last listing is stored"),
+                    });
+                }
+                jobs.push((i, j));
+            }
+            Err(e) => invalid.push(e),
+        }
+    }
+    invalid.sort_by_key(|e| e.index);
+    (jobs.into_iter().map(|(_, j)| j).collect(), invalid)
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_job_id_keeps_the_last() {
+        let j = |id: &str, name: &str| RawJob {
+            job_id: id.into(),
+            name: name.into(),
+            schedule: "@hourly".into(),
+            timezone: "UTC".into(),
+            gateway: None,
+            enabled: true,
+            description: None,
+        };
+        let (jobs, invalid) = check_jobs(&[j("a", "one"), j("b", "b"), j("a", "two")]);
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[1].name, "two");
+        assert_eq!(invalid.len(), 1);
+        assert_eq!(invalid[0].index, 0);
+    }
+}

@@ -4,7 +4,6 @@
 use crate::job::{Job, JobInvalid};
 use crate::run::RawRun;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
-use jiff::Timestamp;
 use serde::Serialize;
 
 /// The answer to `report_cron_jobs`.
@@ -68,6 +67,5 @@ pub trait CronRepo: Send + Sync {
         &'a self,
         agent: AgentRef,
         runs: &'a [RawRun],
-        now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>>;
 }

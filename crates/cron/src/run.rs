@@ -293,3 +293,82 @@ mod tests {
         assert!(!run.log.unwrap().contains("sid=123"));
     }
 }
+
+/// What a reported run does to the stored one of the same run_id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merge {
+    /// No run of that run_id yet.
+    Insert,
+    /// The stored run becomes this.
+    Update(Run),
+    /// Nothing changes: the same report again, or `running` after the run's result.
+    Skip,
+}
+
+/// Merges a report into the stored run of the same run_id: a field the report leaves out
+/// keeps its stored value; a `running` report never replaces a result.
+pub fn merge(stored: Option<&Run>, new: &Run) -> Merge {
+    let Some(old) = stored else {
+        return Merge::Insert;
+    };
+    if old.status.is_final() && !new.status.is_final() {
+        return Merge::Skip;
+    }
+    let merged = Run {
+        job_id: old.job_id.clone(),
+        run_id: old.run_id.clone(),
+        started_at: new.started_at.or(old.started_at),
+        finished_at: new.finished_at.or(old.finished_at),
+        status: new.status,
+        summary: new.summary.clone().or_else(|| old.summary.clone()),
+        log: new.log.clone().or_else(|| old.log.clone()),
+    };
+    if &merged == old {
+        Merge::Skip
+    } else {
+        Merge::Update(merged)
+    }
+}
+
+/// Of several reports of one run_id in one request, the one that stands: the last with a
+/// result, else the last. Positions into `runs`.
+pub fn winner(runs: &[&Run]) -> usize {
+    runs.iter()
+        .rposition(|r| r.status.is_final())
+        .unwrap_or(runs.len() - 1)
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    fn run(status: RunStatus, summary: Option<&str>) -> Run {
+        Run {
+            job_id: "j".into(),
+            run_id: "r".into(),
+            started_at: Some("2026-11-25T02:00:00Z".parse().unwrap()),
+            finished_at: None,
+            status,
+            summary: summary.map(str::to_owned),
+            log: None,
+        }
+    }
+
+    #[test]
+    fn running_then_result() {
+        let running = run(RunStatus::Running, None);
+        assert_eq!(merge(None, &running), Merge::Insert);
+        let done = run(RunStatus::Success, Some("ok"));
+        assert_eq!(merge(Some(&running), &done), Merge::Update(done.clone()));
+        assert_eq!(merge(Some(&done), &running), Merge::Skip);
+        assert_eq!(merge(Some(&done), &done), Merge::Skip);
+        // A report without summary keeps the stored one.
+        let failed = run(RunStatus::Failed, None);
+        let Merge::Update(m) = merge(Some(&done), &failed) else {
+            panic!()
+        };
+        assert_eq!(m.summary.as_deref(), Some("ok"));
+        assert_eq!(winner(&[&done, &running]), 0);
+        assert_eq!(winner(&[&running, &running]), 1);
+    }
+}
