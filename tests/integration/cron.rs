@@ -63,11 +63,17 @@ async fn jobs_are_upserted_by_job_id_and_never_deleted() {
     let mut a = job("a");
     a["enabled"] = json!(false);
     let v = ok(&jobs(&app, "op1", json!([a, job("c")])).await);
-    assert_eq!((&v["inserted"], &v["updated"]), (&json!(1), &json!(1)), "{v}");
+    assert_eq!(
+        (&v["inserted"], &v["updated"]),
+        (&json!(1), &json!(1)),
+        "{v}"
+    );
     let agent = app.agent_id("op1");
     assert_eq!(
-        app.count(&format!("SELECT count(*) AS n FROM cron_jobs WHERE agent_id = '{agent}'"))
-            .await,
+        app.count(&format!(
+            "SELECT count(*) AS n FROM cron_jobs WHERE agent_id = '{agent}'"
+        ))
+        .await,
         3
     );
     assert_eq!(
@@ -116,7 +122,13 @@ async fn bad_schedules_and_zones_are_invalid_items() {
         .collect();
     assert_eq!(
         fields,
-        [(1, "schedule"), (2, "schedule"), (3, "timezone"), (4, "timezone"), (5, "job_id")],
+        [
+            (1, "schedule"),
+            (2, "schedule"),
+            (3, "timezone"),
+            (4, "timezone"),
+            (5, "job_id")
+        ],
         "{v}"
     );
     assert!(invalid[0]["reason"].as_str().unwrap().contains("cron"));
@@ -130,7 +142,11 @@ async fn job_limits_at_and_one_past() {
     let v = ok(&jobs(&app, "op1", json!(many)).await);
     assert_eq!(v["inserted"], 200, "{v}");
     let many: Vec<Value> = (0..201).map(|i| job(&format!("j{i}"))).collect();
-    assert_error(&jobs(&app, "op1", json!(many)).await, 400, "invalid_request");
+    assert_error(
+        &jobs(&app, "op1", json!(many)).await,
+        400,
+        "invalid_request",
+    );
     assert_error(&jobs(&app, "op1", json!([])).await, 400, "invalid_request");
     for (field, max) in [
         ("job_id", 120),
@@ -152,7 +168,11 @@ async fn job_limits_at_and_one_past() {
         }
         let mut past = job("limits");
         past[field] = json!("x".repeat(max + 1));
-        assert_error(&jobs(&app, "op1", json!([past])).await, 400, "invalid_request");
+        assert_error(
+            &jobs(&app, "op1", json!([past])).await,
+            400,
+            "invalid_request",
+        );
     }
 }
 
@@ -181,7 +201,11 @@ async fn runs_are_stored_once_per_run_id_and_read_in_the_jobs_zone() {
                        "finished_at": "2026-11-25 10:45:00", "status": "failed",
                        "summary": "disk full"}]);
     let v = ok(&runs(&app, "op1", done.clone()).await);
-    assert_eq!((&v["inserted"], &v["updated"]), (&json!(0), &json!(1)), "{v}");
+    assert_eq!(
+        (&v["inserted"], &v["updated"]),
+        (&json!(0), &json!(1)),
+        "{v}"
+    );
     // Resent: skipped; a late running: skipped, the result kept.
     let v = ok(&runs(&app, "op1", done).await);
     assert_eq!(v["skipped"], 1, "{v}");
@@ -265,7 +289,11 @@ async fn run_limits_log_trimming_and_redaction() {
     let many: Vec<Value> = (0..101)
         .map(|i| json!({"job_id": "backup", "run_id": format!("r{i}"), "status": "success"}))
         .collect();
-    assert_error(&runs(&app, "op1", json!(many)).await, 400, "invalid_request");
+    assert_error(
+        &runs(&app, "op1", json!(many)).await,
+        400,
+        "invalid_request",
+    );
     // summary 2000 / 2001; run_id 200 / 201.
     let v = ok(&runs(
         &app,
@@ -352,7 +380,11 @@ async fn run_limits_log_trimming_and_redaction() {
 async fn cron_needs_the_cron_scope_and_an_agent_key() {
     let app = spawn_app().await;
     // The community role has no cron:write.
-    assert_error(&jobs(&app, "bot", json!([job("a")])).await, 403, "forbidden");
+    assert_error(
+        &jobs(&app, "bot", json!([job("a")])).await,
+        403,
+        "forbidden",
+    );
     let res = app
         .client
         .post(

@@ -25,5 +25,6 @@ mod review;
 mod schemathesis;
 mod secrets;
 mod tenancy;
+mod today;
 mod uploads;
 mod uploads_s3;

@@ -43,6 +43,7 @@ pub struct Ctx {
     pub personas: PersonasService,
     pub decisions: DecisionsService,
     pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
+    pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub links: Links,

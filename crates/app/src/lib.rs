@@ -83,6 +83,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
         decisions: DecisionsService::new(store.clone()),
         cron: store.clone(),
+        person_day: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

@@ -127,7 +127,10 @@ mod tests {
         // Last ran at 09:00; at 10:30 the 10:00 period is not over yet.
         let last = run("2026-11-25T09:00:10Z", RunStatus::Success);
         let now = ts("2026-11-25T10:30:00Z");
-        assert_eq!(health(Some(&s), true, ts(LONG_AGO), last, now).missed_due_at, None);
+        assert_eq!(
+            health(Some(&s), true, ts(LONG_AGO), last, now).missed_due_at,
+            None
+        );
         // At 11:00 the 10:00 period is over without a run.
         let later = ts("2026-11-25T11:00:00Z");
         assert_eq!(
@@ -136,13 +139,22 @@ mod tests {
         );
         // A run a few seconds early still counts.
         let early = run("2026-11-25T09:59:30Z", RunStatus::Success);
-        assert_eq!(health(Some(&s), true, ts(LONG_AGO), early, later).missed_due_at, None);
+        assert_eq!(
+            health(Some(&s), true, ts(LONG_AGO), early, later).missed_due_at,
+            None
+        );
     }
 
     #[test]
     fn disabled_jobs_never_miss() {
         let s = sched("0 * * * *", "UTC");
-        let h = health(Some(&s), false, ts(LONG_AGO), None, ts("2026-11-25T11:00:00Z"));
+        let h = health(
+            Some(&s),
+            false,
+            ts(LONG_AGO),
+            None,
+            ts("2026-11-25T11:00:00Z"),
+        );
         assert!(!h.needs_attention());
     }
 
@@ -168,7 +180,10 @@ mod tests {
         let after = run("2026-03-08T13:00:20Z", RunStatus::Success);
         // 2026-03-09 10:00 local (14:00Z): the 03-08 09:00 period is over.
         let now = ts("2026-03-09T14:00:00Z");
-        assert_eq!(health(Some(&s), true, ts(LONG_AGO), after, now).missed_due_at, None);
+        assert_eq!(
+            health(Some(&s), true, ts(LONG_AGO), after, now).missed_due_at,
+            None
+        );
         assert_eq!(
             health(Some(&s), true, ts(LONG_AGO), before, now).missed_due_at,
             Some(ts("2026-03-08T13:00:00Z"))

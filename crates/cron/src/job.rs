@@ -133,9 +133,9 @@ pub fn parse_zone(name: &str) -> Result<TimeZone, String> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
         return Err("must be an IANA time zone name such as Asia/Taipei".to_owned());
     }
-    jiff::tz::db().get(name).map_err(|_| {
-        format!("{name:?} is not an IANA time zone name (such as Asia/Taipei or UTC)")
-    })
+    jiff::tz::db()
+        .get(name)
+        .map_err(|_| format!("{name:?} is not an IANA time zone name (such as Asia/Taipei or UTC)"))
 }
 
 impl Schedule {
@@ -220,7 +220,14 @@ mod tests {
 
     #[test]
     fn schedules_must_be_five_field_cron() {
-        for bad in ["", "* * * *", "0 0 * * * *", "61 * * * *", "hello", "0 0 * * * * *"] {
+        for bad in [
+            "",
+            "* * * *",
+            "0 0 * * * *",
+            "61 * * * *",
+            "hello",
+            "0 0 * * * * *",
+        ] {
             let mut r = raw();
             r.schedule = bad.into();
             assert_eq!(field_of(r), "schedule", "{bad:?}");

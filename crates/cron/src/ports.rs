@@ -69,3 +69,87 @@ pub trait CronRepo: Send + Sync {
         runs: &'a [RawRun],
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The person's day (GET /today): the rows it reads, all at once.
+//
+// The port sits here because the day's agent part (heartbeats, cron health) is this crate's;
+// the coverage rules stay in fleetdesk_accounts and the use case (`fleetdesk_api::today`)
+// composes them. The adapter reads everything in a fixed number of statements whatever the
+// number of accounts, agents or jobs.
+
+/// A workspace with its counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayWorkspace {
+    pub id: uuid::Uuid,
+    pub name: String,
+    pub organization_id: uuid::Uuid,
+    pub organization: String,
+    /// Posts in internal_review.
+    pub internal_review: i64,
+    /// Posts in client_review.
+    pub client_review: i64,
+    /// Task cards in pending_confirmation.
+    pub cards_pending_confirmation: i64,
+    /// Of those, pending confirmation for over 24 hours.
+    pub cards_confirm_overdue: i64,
+    /// Decisions waiting for a person (open or handled) by kind, kinds in name order.
+    pub decisions: Vec<(String, i64)>,
+}
+
+/// An account slot with what is reported for its market date.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayAccount {
+    pub workspace_id: uuid::Uuid,
+    pub slot_id: uuid::Uuid,
+    pub code: String,
+    pub platform: String,
+    pub market: String,
+    pub persona: String,
+    /// The live generation's state; None without one.
+    pub state: Option<String>,
+    pub daily_target: i32,
+    pub published: i64,
+    pub scheduled: i64,
+}
+
+/// An agent and its last heartbeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayAgent {
+    pub workspace_id: uuid::Uuid,
+    pub id: uuid::Uuid,
+    pub name: String,
+    pub last_heartbeat_at: Option<jiff::Timestamp>,
+}
+
+/// A cron job and its latest run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayJob {
+    pub agent_id: uuid::Uuid,
+    pub job_id: String,
+    pub name: String,
+    pub schedule: String,
+    pub timezone: String,
+    pub enabled: bool,
+    pub reported_at: jiff::Timestamp,
+    /// The latest run's status and time (started_at, else finished_at, else reported).
+    pub latest: Option<(String, jiff::Timestamp)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DayRows {
+    pub workspaces: Vec<DayWorkspace>,
+    pub accounts: Vec<DayAccount>,
+    pub agents: Vec<DayAgent>,
+    pub jobs: Vec<DayJob>,
+}
+
+pub trait PersonDayRepo: Send + Sync {
+    /// The organization's workspaces (every organization's when `organization` is None), not
+    /// archived, with their accounts counted on `dates` (one market date per market code).
+    fn person_day<'a>(
+        &'a self,
+        organization: Option<uuid::Uuid>,
+        dates: &'a [(String, jiff::civil::Date)],
+    ) -> BoxFuture<'a, anyhow::Result<DayRows>>;
+}

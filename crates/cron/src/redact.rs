@@ -92,7 +92,10 @@ fn find_param(lower: &str) -> Option<(usize, usize)> {
         while let Some(i) = lower[from..].find(name) {
             let at = from + i;
             from = at + name.len();
-            let before_ok = lower[..at].chars().next_back().is_none_or(|c| !is_name_char(c));
+            let before_ok = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !is_name_char(c));
             let tail = &lower[at + name.len()..];
             let sep = tail.len() - tail.trim_start_matches(['"', '\'']).len();
             let tail2 = &tail[sep..];
@@ -137,7 +140,10 @@ mod tests {
     fn redacts_what_logs_carry() {
         let cases = [
             ("Authorization: Bearer eyJabc.def", "abc.def"),
-            ("curl -H 'authorization: basic dXNlcjpwYXNz'", "dXNlcjpwYXNz"),
+            (
+                "curl -H 'authorization: basic dXNlcjpwYXNz'",
+                "dXNlcjpwYXNz",
+            ),
             ("Cookie: a=1; b=2", "a=1"),
             ("< Set-Cookie: sid=xyz; HttpOnly", "xyz"),
             ("GET /cb?code=4242&state=ok", "4242"),

@@ -137,10 +137,10 @@ impl Run {
             field,
             reason: reason.to_owned(),
         };
-        let started_at = read_time(raw.started_at.as_deref(), zone)
-            .map_err(|r| refused("started_at", r))?;
-        let finished_at = read_time(raw.finished_at.as_deref(), zone)
-            .map_err(|r| refused("finished_at", r))?;
+        let started_at =
+            read_time(raw.started_at.as_deref(), zone).map_err(|r| refused("started_at", r))?;
+        let finished_at =
+            read_time(raw.finished_at.as_deref(), zone).map_err(|r| refused("finished_at", r))?;
         if let (Some(s), Some(f)) = (started_at, finished_at)
             && f < s
         {
@@ -222,7 +222,12 @@ mod tests {
 
     #[test]
     fn bad_times_are_refused() {
-        for bad in ["yesterday", "2026-13-01 10:00", "2026-11-25 25:00", "1999-01-01 10:00"] {
+        for bad in [
+            "yesterday",
+            "2026-13-01 10:00",
+            "2026-11-25 25:00",
+            "1999-01-01 10:00",
+        ] {
             let mut r = raw();
             r.started_at = Some(bad.into());
             assert!(
@@ -252,7 +257,10 @@ mod tests {
         r.started_at = None;
         assert!(matches!(
             Run::read(&r, &taipei()),
-            Err(RunProblem::Invalid { field: "run_id", .. })
+            Err(RunProblem::Invalid {
+                field: "run_id",
+                ..
+            })
         ));
         r.run_id = Some("r1".into());
         assert_eq!(Run::read(&r, &taipei()).unwrap().run_id, "r1");
@@ -284,7 +292,10 @@ mod tests {
         r.summary = Some("s".repeat(SUMMARY_MAX + 1));
         assert!(matches!(
             Run::read(&r, &taipei()),
-            Err(RunProblem::Invalid { field: "summary", .. })
+            Err(RunProblem::Invalid {
+                field: "summary",
+                ..
+            })
         ));
         r.summary = Some("called with Authorization: Bearer abc.def".into());
         r.log = Some("Set-Cookie: sid=123; Path=/\nok".into());

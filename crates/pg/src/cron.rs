@@ -158,7 +158,8 @@ async fn report_runs_tx(
         let zone = match parse_zone(&job.timezone) {
             Ok(z) => z,
             Err(e) => {
-                out.invalid.push(refusal(i, r, "job_id", format!("the job's timezone: {e}")));
+                out.invalid
+                    .push(refusal(i, r, "job_id", format!("the job's timezone: {e}")));
                 continue;
             }
         };
@@ -234,18 +235,32 @@ async fn report_runs_tx(
         let ts = |t: Option<Timestamp>| t.map(Ts::from);
         diesel::sql_query(UPSERT_RUNS)
             .bind::<Array<SqlUuid>, _>(write.iter().map(|w| w.0).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(write.iter().map(|w| w.1.run_id.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(
+                write
+                    .iter()
+                    .map(|w| w.1.run_id.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .bind::<Array<Nullable<Timestamptz>>, _>(
                 write.iter().map(|w| ts(w.1.started_at)).collect::<Vec<_>>(),
             )
             .bind::<Array<Nullable<Timestamptz>>, _>(
-                write.iter().map(|w| ts(w.1.finished_at)).collect::<Vec<_>>(),
+                write
+                    .iter()
+                    .map(|w| ts(w.1.finished_at))
+                    .collect::<Vec<_>>(),
             )
             .bind::<Array<Text>, _>(
-                write.iter().map(|w| w.1.status.as_str()).collect::<Vec<_>>(),
+                write
+                    .iter()
+                    .map(|w| w.1.status.as_str())
+                    .collect::<Vec<_>>(),
             )
             .bind::<Array<Nullable<Text>>, _>(
-                write.iter().map(|w| w.1.summary.as_deref()).collect::<Vec<_>>(),
+                write
+                    .iter()
+                    .map(|w| w.1.summary.as_deref())
+                    .collect::<Vec<_>>(),
             )
             .bind::<Array<Nullable<Text>>, _>(
                 write.iter().map(|w| w.1.log.as_deref()).collect::<Vec<_>>(),
@@ -295,4 +310,3 @@ impl CronRepo for PgStore {
         self.tx(async move |conn| report_runs_tx(conn, agent, runs).await)
     }
 }
-
