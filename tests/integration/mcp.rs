@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 32] = [
+const SLICE_TOOLS: [&str; 34] = [
     "add_account",
     "add_note",
     "attach_images",
@@ -181,6 +181,8 @@ const SLICE_TOOLS: [&str; 32] = [
     "relay_issue",
     "relay_post_status",
     "report_account_state",
+    "report_cron_jobs",
+    "report_cron_run",
     "report_metrics",
     "report_posts",
     "set_account_avatar",
