@@ -16,6 +16,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::personal(HttpMethod::Get, "/today", PersonalAccess::Agency)
             .tool("today")
+            .also_answers(&[404])
             .summary("The organization's day: coverage, review queue, decisions, cards, agents")
             .description(
                 "Agency people and platform admins; clients are refused (403). Per workspace \
