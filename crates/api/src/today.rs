@@ -331,3 +331,86 @@ pub fn assemble(rows: DayRows, now: Timestamp) -> anyhow::Result<Today> {
         workspaces,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayWorkspace};
+
+    #[test]
+    fn the_day_counts_active_accounts_flags_silent_agents_and_cron_health() {
+        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
+        let ago = |h: i64| now - SignedDuration::from_hours(h);
+        let (ws, agent, quiet) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let account = |code: &str, state: &str, published| DayAccount {
+            workspace_id: ws,
+            slot_id: Uuid::new_v4(),
+            code: code.into(),
+            platform: "threads".into(),
+            market: "TW".into(),
+            persona: "Mia".into(),
+            state: Some(state.into()),
+            daily_target: 2,
+            published,
+            scheduled: 0,
+        };
+        let job = |id: &str, schedule: &str, latest: Option<(&str, Timestamp)>| DayJob {
+            agent_id: agent,
+            job_id: id.into(),
+            name: id.into(),
+            schedule: schedule.into(),
+            timezone: "UTC".into(),
+            enabled: true,
+            reported_at: ago(72),
+            latest: latest.map(|(s, t)| (s.to_owned(), t)),
+        };
+        let rows = DayRows {
+            workspaces: vec![DayWorkspace {
+                id: ws,
+                name: "Taiwan".into(),
+                organization_id: Uuid::new_v4(),
+                organization: "Acme".into(),
+                internal_review: 2,
+                client_review: 1,
+                cards_pending_confirmation: 1,
+                cards_confirm_overdue: 0,
+                decisions: vec![("account_banned".into(), 2), ("persona_new".into(), 1)],
+            }],
+            accounts: vec![account("A", "active", 1), account("B", "banned", 0)],
+            agents: vec![
+                DayAgent {
+                    workspace_id: ws,
+                    id: agent,
+                    name: "op1".into(),
+                    last_heartbeat_at: Some(ago(23)),
+                },
+                DayAgent {
+                    workspace_id: ws,
+                    id: quiet,
+                    name: "op2".into(),
+                    last_heartbeat_at: Some(ago(25)),
+                },
+            ],
+            jobs: vec![
+                job("ok", "0 * * * *", Some(("success", ago(0)))),
+                job("broken", "0 * * * *", Some(("failed", ago(0)))),
+                job("late", "0 * * * *", Some(("success", ago(3)))),
+            ],
+        };
+        let day = assemble(rows, now).unwrap();
+        let w = &day.workspaces[0];
+        assert_eq!(w.coverage.accounts.len(), 1);
+        assert_eq!(w.coverage.accounts[0].missing, 1);
+        assert_eq!((w.coverage.expected, w.coverage.covered), (2, 1));
+        assert_eq!(w.review_queue.total, 3);
+        assert_eq!(w.decisions.total, 3);
+        assert!(!w.agents[0].silent);
+        assert!(w.agents[1].silent);
+        let cron = &w.agents[0].cron;
+        assert_eq!(cron.jobs, 3);
+        assert_eq!(cron.failed.len(), 1);
+        assert_eq!(cron.failed[0].job_id, "broken");
+        assert_eq!(cron.missed.len(), 1);
+        assert_eq!(cron.missed[0].job_id, "late");
+    }
+}
