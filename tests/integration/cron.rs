@@ -395,3 +395,23 @@ async fn cron_needs_the_cron_scope_and_an_agent_key() {
         .await;
     assert!(res.status == 401 || res.status == 403, "{}", res.text());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_reports_of_one_run_make_one_row() {
+    let app = spawn_app().await;
+    let sent =
+        futures_util::future::join_all((0..6).map(|_| jobs(&app, "op1", json!([job("j")])))).await;
+    assert!(sent.iter().all(|r| r.status == 200), "a job upsert failed");
+    let sent = futures_util::future::join_all((0..6).map(|i| {
+        runs(
+            &app,
+            "op1",
+            json!([{"job_id": "j", "run_id": "same",
+                    "status": if i % 2 == 0 { "running" } else { "success" }}]),
+        )
+    }))
+    .await;
+    assert!(sent.iter().all(|r| r.status == 200), "a run report failed");
+    assert_eq!(app.count("SELECT count(*) AS n FROM cron_jobs").await, 1);
+    assert_eq!(app.count("SELECT count(*) AS n FROM cron_runs").await, 1);
+}

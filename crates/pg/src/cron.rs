@@ -64,7 +64,9 @@ FROM cron_runs r
 JOIN unnest($1::uuid[], $2::text[]) AS k(job, run_id) ON k.job = r.job AND k.run_id = r.run_id
 "#;
 
-/// Writes the merged runs: new ones inserted, stored ones replaced by their merge.
+/// Writes the merged runs: new ones inserted, stored ones replaced by their merge. A result
+/// another request stored meanwhile is never replaced by `running` (the merge's rule, again
+/// under the row's lock).
 const UPSERT_RUNS: &str = r#"
 INSERT INTO cron_runs (job, run_id, started_at, finished_at, status, summary, log)
 SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
@@ -73,6 +75,7 @@ ON CONFLICT (job, run_id) DO UPDATE
 SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at,
     status = EXCLUDED.status, summary = EXCLUDED.summary, log = EXCLUDED.log,
     updated_at = now()
+WHERE NOT (cron_runs.status <> 'running' AND EXCLUDED.status = 'running')
 "#;
 
 #[derive(QueryableByName)]
