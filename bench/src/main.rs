@@ -3,7 +3,8 @@
 //!
 //! - no subcommand: the load benchmark (load.rs), then the upload benchmark;
 //! - `upload`: only the upload benchmark (upload.rs);
-//! - `lifecycle`: report_posts and work_today (lifecycle.rs).
+//! - `lifecycle`: report_posts and work_today (lifecycle.rs);
+//! - `today`: the person's day, GET /today (today.rs).
 //!
 //! harness.rs holds what they share (database, server, tenant, CPU counters, the counting
 //! PostgreSQL proxy, flags) and http.rs the one HTTP/1.1 client.
@@ -12,6 +13,7 @@ mod harness;
 mod http;
 mod lifecycle;
 mod load;
+mod today;
 mod upload;
 
 fn main() -> anyhow::Result<()> {
@@ -19,6 +21,7 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("upload") => upload::main(&args[1..]),
         Some("lifecycle") => lifecycle::main(&args[1..]),
+        Some("today") => today::main(&args[1..]),
         _ => load::main(&args),
     }
 }

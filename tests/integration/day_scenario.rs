@@ -107,10 +107,17 @@ async fn a_card_from_a_person_to_confirmation_with_cron_and_heartbeats_in_the_pe
         200,
     );
     assert!(
-        day["tasks"].as_array().unwrap().iter().any(|t| t["id"] == id),
+        day["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == id),
         "{day}"
     );
-    let claimed = ok(&agent_post(&app, &format!("/tasks/{id}/claim"), json!({})).await, 200);
+    let claimed = ok(
+        &agent_post(&app, &format!("/tasks/{id}/claim"), json!({})).await,
+        200,
+    );
     assert_eq!(claimed["task"]["status"], "in_progress", "{claimed}");
     let progressed = ok(
         &agent_post(
@@ -128,12 +135,15 @@ async fn a_card_from_a_person_to_confirmation_with_cron_and_heartbeats_in_the_pe
         &agent_post(&app, &format!("/tasks/{id}/finish"), finish).await,
         200,
     );
-    assert_eq!(finished["task"]["status"], "pending_confirmation", "{finished}");
-    assert_eq!(finished["task"]["evidence"][0]["label"], "profile", "{finished}");
     assert_eq!(
-        taiwan_today(&app).await["cards"]["pending_confirmation"],
-        1
+        finished["task"]["status"], "pending_confirmation",
+        "{finished}"
     );
+    assert_eq!(
+        finished["task"]["evidence"][0]["label"], "profile",
+        "{finished}"
+    );
+    assert_eq!(taiwan_today(&app).await["cards"]["pending_confirmation"], 1);
 
     // The person reopens it with a note; the agent finishes again; the person confirms.
     let reopened = ok(
@@ -157,10 +167,7 @@ async fn a_card_from_a_person_to_confirmation_with_cron_and_heartbeats_in_the_pe
         notes.contains(&"Drafted the new bio.") && notes.contains(&"Add the opening hours too."),
         "{card}"
     );
-    assert_eq!(
-        taiwan_today(&app).await["cards"]["pending_confirmation"],
-        0
-    );
+    assert_eq!(taiwan_today(&app).await["cards"]["pending_confirmation"], 0);
     let again = ok(
         &agent_post(
             &app,

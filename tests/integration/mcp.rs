@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 39] = [
+const SLICE_TOOLS: [&str; 41] = [
     "add_account",
     "add_note",
     "attach_images",
@@ -187,6 +187,8 @@ const SLICE_TOOLS: [&str; 39] = [
     "relay_post_status",
     "relay_task",
     "report_account_state",
+    "report_cron_jobs",
+    "report_cron_run",
     "report_metrics",
     "report_posts",
     "report_task",

@@ -109,6 +109,7 @@ tasks:
   bench [--help]        load benchmark of the real binary, then the upload benchmark
   bench upload          only the upload benchmark
   bench lifecycle       report_posts and work_today
+  bench today           the person's day, GET /today, at 500 and 50 accounts
   help                  this text
 ";
 

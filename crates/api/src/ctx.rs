@@ -45,6 +45,8 @@ pub struct Ctx {
     /// Reports: each use case runs whole in the adapter's transaction.
     pub reports: Arc<dyn fleetdesk_reports::ports::ReportsRepo>,
     pub tasks: fleetdesk_tasks::service::TasksService,
+    pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
+    pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

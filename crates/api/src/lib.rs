@@ -17,6 +17,7 @@ pub mod links;
 pub mod op;
 pub mod ops;
 pub mod pipeline;
+pub mod today;
 
 pub use ctx::{Config, Ctx};
 pub use error::ApiError;

@@ -88,6 +88,8 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         decisions: DecisionsService::new(store.clone()),
         reports: store.clone(),
         tasks: fleetdesk_tasks::service::TasksService::new(store.clone()),
+        cron: store.clone(),
+        person_day: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

@@ -1,3 +1,272 @@
-//! today.
+//! The person's day over PostgreSQL: four statements whatever the number of workspaces,
+//! accounts, agents or jobs (workspaces with their counts, accounts with their day counts,
+//! agents with their last heartbeat, cron jobs with their latest run).
 
-statements!();
+use crate::accounts::day_statuses;
+use crate::db::{PgStore, prepared};
+use diesel::QueryableByName;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::RunQueryDsl;
+use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
+use fleetdesk_kernel::BoxFuture;
+use serde_json::Value;
+use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
+
+statements!(DAY_WORKSPACES, DAY_ACCOUNTS, DAY_AGENTS, DAY_JOBS);
+
+/// The workspaces of the organization (`$1`, or every one when null), not archived, with the
+/// review queue, cards waiting for confirmation and decisions waiting for a person.
+const DAY_WORKSPACES: &str = r#"
+SELECT w.id, w.name, o.id AS organization_id, o.name AS organization,
+       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = 'internal_review')
+           AS internal_review,
+       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = 'client_review')
+           AS client_review,
+       (SELECT count(*) FROM task_cards t
+         WHERE t.workspace_id = w.id AND t.status = 'pending_confirmation') AS cards_pending,
+       (SELECT count(*) FROM task_cards t
+         WHERE t.workspace_id = w.id AND t.status = 'pending_confirmation'
+           AND COALESCE(t.confirmation_since, t.updated_at) < now() - interval '24 hours')
+           AS cards_overdue,
+       COALESCE((SELECT jsonb_agg(jsonb_build_array(kind, n) ORDER BY kind)
+                 FROM (SELECT d.kind, count(*) AS n FROM decisions d
+                       WHERE d.workspace_id = w.id AND d.status IN ('open', 'handled')
+                       GROUP BY d.kind) k), '[]'::jsonb) AS decisions
+FROM workspaces w
+JOIN organizations o ON o.id = w.organization_id
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+ORDER BY o.name, o.id, w.name, w.id
+"#;
+
+/// Every account slot of those workspaces with its live state and what is reported published
+/// or scheduled on its market's date (`$2`, `$3`), each read in the account's zone (the rule
+/// of the agent's day, `fleetdesk_pg::accounts::DAY_COUNTS`).
+const DAY_ACCOUNTS: &str = r#"
+SELECT s.workspace_id, s.id AS slot_id, s.code, s.platform, s.market, pe.name AS persona,
+       g.state, s.daily_target,
+       (SELECT count(*) FROM posts p
+         WHERE p.slot_id = s.id AND p.status = ANY($4)
+           AND p.published_at >= d.lo AND p.published_at < d.hi) AS published,
+       (SELECT count(*) FROM posts p
+         WHERE p.slot_id = s.id AND p.status = ANY($5)
+           AND p.scheduled_for >= d.lo AND p.scheduled_for < d.hi) AS scheduled
+FROM account_slots s
+JOIN workspaces w ON w.id = s.workspace_id
+JOIN personas pe ON pe.id = s.persona_id
+LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
+CROSS JOIN LATERAL (
+    SELECT (t.day::timestamp AT TIME ZONE s.timezone) AS lo,
+           ((t.day + 1)::timestamp AT TIME ZONE s.timezone) AS hi
+    FROM unnest($2::text[], $3::date[]) AS t(market, day)
+    WHERE t.market = s.market
+) d
+WHERE ($1::uuid IS NULL OR s.organization_id = $1) AND w.archived_at IS NULL
+  AND pe.status <> 'retired'
+ORDER BY s.code, s.platform
+"#;
+
+/// The agents of those workspaces with their last heartbeat.
+const DAY_AGENTS: &str = r#"
+SELECT a.workspace_id, a.id, a.name,
+       (SELECT max(r.recorded_at) FROM agent_runs r WHERE r.agent_id = a.id) AS last_heartbeat_at
+FROM agents a
+JOIN workspaces w ON w.id = a.workspace_id
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+ORDER BY a.name, a.id
+"#;
+
+/// The cron jobs of those agents, each with its latest run.
+const DAY_JOBS: &str = r#"
+SELECT j.agent_id, j.job_id, j.name, j.schedule, j.timezone, j.enabled, j.created_at,
+       l.status AS last_status, l.at AS last_at
+FROM cron_jobs j
+JOIN agents a ON a.id = j.agent_id
+JOIN workspaces w ON w.id = a.workspace_id
+LEFT JOIN LATERAL (
+    SELECT r.status, COALESCE(r.started_at, r.finished_at, r.created_at) AS at
+    FROM cron_runs r WHERE r.job = j.id
+    ORDER BY COALESCE(r.started_at, r.finished_at, r.created_at) DESC, r.updated_at DESC
+    LIMIT 1
+) l ON true
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+ORDER BY j.job_id
+"#;
+
+#[derive(QueryableByName)]
+struct WorkspaceRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = Text)]
+    organization: String,
+    #[diesel(sql_type = BigInt)]
+    internal_review: i64,
+    #[diesel(sql_type = BigInt)]
+    client_review: i64,
+    #[diesel(sql_type = BigInt)]
+    cards_pending: i64,
+    #[diesel(sql_type = BigInt)]
+    cards_overdue: i64,
+    #[diesel(sql_type = Jsonb)]
+    decisions: Value,
+}
+
+#[derive(QueryableByName)]
+struct AccountRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    market: String,
+    #[diesel(sql_type = Text)]
+    persona: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Integer)]
+    daily_target: i32,
+    #[diesel(sql_type = BigInt)]
+    published: i64,
+    #[diesel(sql_type = BigInt)]
+    scheduled: i64,
+}
+
+#[derive(QueryableByName)]
+struct AgentRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_heartbeat_at: Option<Ts>,
+}
+
+#[derive(QueryableByName)]
+struct JobRow {
+    #[diesel(sql_type = SqlUuid)]
+    agent_id: Uuid,
+    #[diesel(sql_type = Text)]
+    job_id: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    schedule: String,
+    #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Bool)]
+    enabled: bool,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_status: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_at: Option<Ts>,
+}
+
+impl PersonDayRepo for PgStore {
+    fn person_day<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        dates: &'a [(String, jiff::civil::Date)],
+    ) -> BoxFuture<'a, anyhow::Result<DayRows>> {
+        self.read(async move |conn| {
+            let workspaces: Vec<WorkspaceRow> = prepared(
+                diesel::sql_query(DAY_WORKSPACES).bind::<Nullable<SqlUuid>, _>(organization),
+            )
+            .load(conn)
+            .await?;
+            let [published, scheduled, _planned] = day_statuses();
+            let accounts: Vec<AccountRow> = prepared(
+                diesel::sql_query(DAY_ACCOUNTS)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Array<Text>, _>(
+                        dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
+                    )
+                    .bind::<Array<Text>, _>(
+                        dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
+                    )
+                    .bind::<Array<Text>, _>(published)
+                    .bind::<Array<Text>, _>(scheduled),
+            )
+            .load(conn)
+            .await?;
+            let agents: Vec<AgentRow> =
+                prepared(diesel::sql_query(DAY_AGENTS).bind::<Nullable<SqlUuid>, _>(organization))
+                    .load(conn)
+                    .await?;
+            let jobs: Vec<JobRow> =
+                prepared(diesel::sql_query(DAY_JOBS).bind::<Nullable<SqlUuid>, _>(organization))
+                    .load(conn)
+                    .await?;
+            Ok(DayRows {
+                workspaces: workspaces
+                    .into_iter()
+                    .map(|w| {
+                        let decisions: Vec<(String, i64)> = serde_json::from_value(w.decisions)?;
+                        Ok(DayWorkspace {
+                            id: w.id,
+                            name: w.name,
+                            organization_id: w.organization_id,
+                            organization: w.organization,
+                            internal_review: w.internal_review,
+                            client_review: w.client_review,
+                            cards_pending_confirmation: w.cards_pending,
+                            cards_confirm_overdue: w.cards_overdue,
+                            decisions,
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+                accounts: accounts
+                    .into_iter()
+                    .map(|a| DayAccount {
+                        workspace_id: a.workspace_id,
+                        slot_id: a.slot_id,
+                        code: a.code,
+                        platform: a.platform,
+                        market: a.market,
+                        persona: a.persona,
+                        state: a.state,
+                        daily_target: a.daily_target,
+                        published: a.published,
+                        scheduled: a.scheduled,
+                    })
+                    .collect(),
+                agents: agents
+                    .into_iter()
+                    .map(|a| DayAgent {
+                        workspace_id: a.workspace_id,
+                        id: a.id,
+                        name: a.name,
+                        last_heartbeat_at: a.last_heartbeat_at.map(|t| t.to_jiff()),
+                    })
+                    .collect(),
+                jobs: jobs
+                    .into_iter()
+                    .map(|j| DayJob {
+                        agent_id: j.agent_id,
+                        job_id: j.job_id,
+                        name: j.name,
+                        schedule: j.schedule,
+                        timezone: j.timezone,
+                        enabled: j.enabled,
+                        reported_at: j.created_at.to_jiff(),
+                        latest: j.last_status.zip(j.last_at.map(|t| t.to_jiff())),
+                    })
+                    .collect(),
+            })
+        })
+    }
+}

@@ -1,5 +1,67 @@
-//! today operations.
+//! Personal API: the person's day (`GET /today`). The use case is [`crate::today`].
 
-use crate::op::ErasedOp;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::input::{Nothing, Req};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::today::{Today, today};
+use fleetdesk_tenancy::{MemberCaller, PersonalAccess};
+use jiff::Timestamp;
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
 
-pub fn register(_all: &mut Vec<Box<dyn ErasedOp>>) {}
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec::personal(HttpMethod::Get, "/today", PersonalAccess::Agency)
+            .tool("today")
+            .also_answers(&[404])
+            .summary("The organization's day: coverage, review queue, decisions, cards, agents")
+            .description(
+                "Agency people and platform admins; clients are refused (403). Per workspace \
+                 of the member's organization (a platform admin: every organization, or the \
+                 one named by `organization`; an agency person naming another organization \
+                 gets 404), archived workspaces left out: the market date's coverage of every \
+                 active account (target, published, scheduled, missing; what agents reported \
+                 published or scheduled on the account's market date, each account counted up \
+                 to its daily target, as work_today counts it), the review queue \
+                 (internal_review, client_review), decisions waiting for a person (open or \
+                 handled) by kind, task cards waiting for confirmation (and those waiting over \
+                 24 hours), and each agent's last heartbeat (`silent` when none for over 24 \
+                 hours) with its cron health: jobs whose latest run failed, and enabled jobs \
+                 that missed their schedule (for the last due time whose whole period has \
+                 passed — the next due time is at or before now — no run started from one \
+                 minute before it, the job being reported by then; due times from the \
+                 expression in the job's zone).",
+            ),
+        get_today,
+    ));
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodayQueryIn {
+    /// Platform admins: only this organization's workspaces.
+    pub organization: Option<Uuid>,
+}
+
+async fn get_today(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, TodayQueryIn, Nothing>,
+) -> Result<Reply<Today>, ApiError> {
+    let organization = if m.platform_admin {
+        req.query.organization
+    } else {
+        let Some(own) = m.organization_id else {
+            return Err(ApiError::forbidden("no organization"));
+        };
+        if req.query.organization.is_some_and(|o| o != own) {
+            return Err(ApiError::not_found("no such organization"));
+        }
+        Some(own)
+    };
+    let day = today(ctx.person_day.as_ref(), organization, Timestamp::now()).await?;
+    Ok(Reply::ok(day))
+}

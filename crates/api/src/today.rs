@@ -1,0 +1,416 @@
+//! The person's day (`GET /today`): an application use case, because it reads several areas at
+//! once (accounts and their day counts, the review queue, decisions, task cards, agents'
+//! heartbeats, cron jobs). The rows come from one port in a fixed number of statements; the
+//! coverage is `fleetdesk_accounts`' rule of the agent's day (`work_accounts`), the cron
+//! health `fleetdesk_cron::health`.
+
+use crate::fields::Utc;
+use fleetdesk_accounts::AccountState;
+use fleetdesk_accounts::models::work::{DayCount, RotationAccount, market_dates, work_accounts};
+use fleetdesk_cron::job::Schedule;
+use fleetdesk_cron::ports::{DayRows, PersonDayRepo};
+use fleetdesk_cron::run::RunStatus;
+use fleetdesk_cron::{LatestRun, health};
+use fleetdesk_kernel::market::MARKETS;
+use fleetdesk_kernel::{Market, Platform};
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+use std::collections::HashMap;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// An agent without a heartbeat for longer than this is `silent`.
+pub const SILENT_AFTER: SignedDuration = SignedDuration::from_hours(24);
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Today {
+    pub generated_at: Utc,
+    /// One per workspace of the organization (a platform admin: of every organization, or of
+    /// the one named by `organization`), not archived.
+    pub workspaces: Vec<TodayWorkspace>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayWorkspace {
+    pub id: Uuid,
+    pub name: String,
+    pub organization: TodayOrganization,
+    pub coverage: Coverage,
+    pub review_queue: ReviewQueue,
+    pub decisions: OpenDecisions,
+    pub cards: Cards,
+    pub agents: Vec<TodayAgent>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayOrganization {
+    pub id: Uuid,
+    pub name: String,
+}
+
+/// The market date's coverage of the active accounts, counted as the agent's work_today
+/// counts it: what is reported published or scheduled on the account's market date, each
+/// account counted up to its daily target.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Coverage {
+    /// The market dates counted, one per market of the workspace's accounts.
+    pub dates: Vec<fleetdesk_accounts::models::work::MarketDate>,
+    /// Posts wanted today: the sum of the active accounts' targets.
+    pub expected: i64,
+    /// Of those, published or scheduled.
+    pub covered: i64,
+    pub missing_accounts: i64,
+    pub missing_posts: i64,
+    /// Every active account.
+    pub accounts: Vec<AccountCoverage>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountCoverage {
+    pub code: String,
+    pub platform: Platform,
+    pub market: String,
+    pub date: String,
+    pub persona: String,
+    pub target: i64,
+    pub published: i64,
+    pub scheduled: i64,
+    /// Target minus published and scheduled, never below 0.
+    pub missing: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReviewQueue {
+    pub internal_review: i64,
+    pub client_review: i64,
+    pub total: i64,
+}
+
+/// Decisions waiting for a person: open, or handled by an agent and waiting for the
+/// confirmation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenDecisions {
+    pub total: i64,
+    /// Per kind, kinds in name order; kinds with none are left out.
+    pub by_kind: Vec<KindCount>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KindCount {
+    pub kind: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cards {
+    /// Task cards in pending_confirmation.
+    pub pending_confirmation: i64,
+    /// Of those, waiting for over 24 hours.
+    pub confirm_overdue: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayAgent {
+    pub id: Uuid,
+    pub name: String,
+    /// When its last heartbeat was recorded; null when it never sent one.
+    pub last_heartbeat_at: Option<Utc>,
+    /// No heartbeat for over 24 hours (or never).
+    pub silent: bool,
+    pub cron: CronHealth,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CronHealth {
+    /// Jobs the agent reported.
+    pub jobs: i64,
+    pub enabled: i64,
+    /// Jobs whose latest run failed.
+    pub failed: Vec<FailedJob>,
+    /// Enabled jobs with no run within one period after a due time.
+    pub missed: Vec<MissedJob>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FailedJob {
+    pub job_id: String,
+    pub name: String,
+    pub last_run_at: Utc,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MissedJob {
+    pub job_id: String,
+    pub name: String,
+    pub schedule: String,
+    pub timezone: String,
+    /// The due time that passed without a run.
+    pub due_at: Utc,
+}
+
+/// The market date of every known market at `now`, as the SQL counts them.
+pub fn all_market_dates(now: Timestamp) -> Vec<(Market, jiff::civil::Date)> {
+    let markets = MARKETS.iter().filter_map(|(c, _)| Market::parse(c).ok());
+    market_dates(markets, None, now).into_iter().collect()
+}
+
+/// Reads the person's day of `organization` (None: every organization).
+pub async fn today(
+    repo: &dyn PersonDayRepo,
+    organization: Option<Uuid>,
+    now: Timestamp,
+) -> anyhow::Result<Today> {
+    let dates = all_market_dates(now);
+    let sql_dates: Vec<(String, jiff::civil::Date)> = dates
+        .iter()
+        .map(|(m, d)| (m.as_str().to_owned(), *d))
+        .collect();
+    let rows = repo.person_day(organization, &sql_dates).await?;
+    assemble(rows, now)
+}
+
+/// Builds the day from its rows: pure, so the rules are tested without a database.
+pub fn assemble(rows: DayRows, now: Timestamp) -> anyhow::Result<Today> {
+    let mut accounts: HashMap<Uuid, Vec<RotationAccount>> = HashMap::new();
+    let mut counts: HashMap<(Uuid, jiff::civil::Date), DayCount> = HashMap::new();
+    let dates: HashMap<Market, jiff::civil::Date> = all_market_dates(now).into_iter().collect();
+    for a in rows.accounts {
+        let market = Market::parse(&a.market)?;
+        let state = match a.state.as_deref() {
+            Some(s) => {
+                Some(AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("unknown state {s}"))?)
+            }
+            None => None,
+        };
+        if let Some(day) = dates.get(&market) {
+            counts.insert(
+                (a.slot_id, *day),
+                DayCount {
+                    published: a.published,
+                    scheduled: a.scheduled,
+                    planned: 0,
+                },
+            );
+        }
+        accounts
+            .entry(a.workspace_id)
+            .or_default()
+            .push(RotationAccount {
+                slot_id: a.slot_id,
+                code: a.code,
+                platform: a.platform.parse().map_err(|e| anyhow::anyhow!("{e}"))?,
+                market,
+                persona: a.persona,
+                state,
+                daily_target: a.daily_target,
+                inventory: 0,
+            });
+    }
+    let mut agents: HashMap<Uuid, Vec<TodayAgent>> = HashMap::new();
+    let mut agent_index: HashMap<Uuid, (Uuid, usize)> = HashMap::new();
+    for a in rows.agents {
+        let list = agents.entry(a.workspace_id).or_default();
+        agent_index.insert(a.id, (a.workspace_id, list.len()));
+        list.push(TodayAgent {
+            id: a.id,
+            name: a.name,
+            silent: a
+                .last_heartbeat_at
+                .is_none_or(|t| now.duration_since(t) > SILENT_AFTER),
+            last_heartbeat_at: a.last_heartbeat_at.map(Utc),
+            cron: CronHealth {
+                jobs: 0,
+                enabled: 0,
+                failed: Vec::new(),
+                missed: Vec::new(),
+            },
+        });
+    }
+    for j in rows.jobs {
+        let Some((ws, i)) = agent_index.get(&j.agent_id) else {
+            continue;
+        };
+        let agent = &mut agents.get_mut(ws).expect("indexed")[*i];
+        let schedule = Schedule::parse(&j.schedule, &j.timezone).ok();
+        let latest = j.latest.as_ref().map(|(status, at)| LatestRun {
+            status: RunStatus::parse(status).unwrap_or(RunStatus::Unknown),
+            at: *at,
+        });
+        let h = health(schedule.as_ref(), j.enabled, j.reported_at, latest, now);
+        agent.cron.jobs += 1;
+        agent.cron.enabled += i64::from(j.enabled);
+        if let (true, Some(l)) = (h.failed, latest) {
+            agent.cron.failed.push(FailedJob {
+                job_id: j.job_id.clone(),
+                name: j.name.clone(),
+                last_run_at: Utc(l.at),
+            });
+        }
+        if let Some(due) = h.missed_due_at {
+            agent.cron.missed.push(MissedJob {
+                job_id: j.job_id,
+                name: j.name,
+                schedule: j.schedule,
+                timezone: j.timezone,
+                due_at: Utc(due),
+            });
+        }
+    }
+    let workspaces = rows
+        .workspaces
+        .into_iter()
+        .map(|w| {
+            let list = accounts.remove(&w.id).unwrap_or_default();
+            let work = work_accounts(&list, &counts, None, now);
+            let missing: HashMap<(&str, Platform), i64> = work
+                .missing
+                .iter()
+                .map(|m| ((m.code.as_str(), m.platform), m.missing))
+                .collect();
+            let coverage_accounts = list
+                .iter()
+                .filter(|a| a.state.is_some_and(AccountState::in_rotation))
+                .map(|a| {
+                    let day = dates[&a.market];
+                    let c = counts.get(&(a.slot_id, day)).copied().unwrap_or_default();
+                    AccountCoverage {
+                        code: a.code.clone(),
+                        platform: a.platform,
+                        market: a.market.to_string(),
+                        date: day.to_string(),
+                        persona: a.persona.clone(),
+                        target: i64::from(a.daily_target.max(0)),
+                        published: c.published,
+                        scheduled: c.scheduled,
+                        missing: missing
+                            .get(&(a.code.as_str(), a.platform))
+                            .copied()
+                            .unwrap_or(0),
+                    }
+                })
+                .collect();
+            let total: i64 = w.decisions.iter().map(|(_, n)| n).sum();
+            TodayWorkspace {
+                id: w.id,
+                name: w.name,
+                organization: TodayOrganization {
+                    id: w.organization_id,
+                    name: w.organization,
+                },
+                coverage: Coverage {
+                    dates: work.dates,
+                    expected: work.expected,
+                    covered: work.covered,
+                    missing_accounts: work.missing_accounts,
+                    missing_posts: work.missing_posts,
+                    accounts: coverage_accounts,
+                },
+                review_queue: ReviewQueue {
+                    internal_review: w.internal_review,
+                    client_review: w.client_review,
+                    total: w.internal_review + w.client_review,
+                },
+                decisions: OpenDecisions {
+                    total,
+                    by_kind: w
+                        .decisions
+                        .into_iter()
+                        .map(|(kind, count)| KindCount { kind, count })
+                        .collect(),
+                },
+                cards: Cards {
+                    pending_confirmation: w.cards_pending_confirmation,
+                    confirm_overdue: w.cards_confirm_overdue,
+                },
+                agents: agents.remove(&w.id).unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok(Today {
+        generated_at: Utc(now),
+        workspaces,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayWorkspace};
+
+    #[test]
+    fn the_day_counts_active_accounts_flags_silent_agents_and_cron_health() {
+        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
+        let ago = |h: i64| now - SignedDuration::from_hours(h);
+        let (ws, agent, quiet) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let account = |code: &str, state: &str, published| DayAccount {
+            workspace_id: ws,
+            slot_id: Uuid::new_v4(),
+            code: code.into(),
+            platform: "threads".into(),
+            market: "TW".into(),
+            persona: "Mia".into(),
+            state: Some(state.into()),
+            daily_target: 2,
+            published,
+            scheduled: 0,
+        };
+        let job = |id: &str, schedule: &str, latest: Option<(&str, Timestamp)>| DayJob {
+            agent_id: agent,
+            job_id: id.into(),
+            name: id.into(),
+            schedule: schedule.into(),
+            timezone: "UTC".into(),
+            enabled: true,
+            reported_at: ago(72),
+            latest: latest.map(|(s, t)| (s.to_owned(), t)),
+        };
+        let rows = DayRows {
+            workspaces: vec![DayWorkspace {
+                id: ws,
+                name: "Taiwan".into(),
+                organization_id: Uuid::new_v4(),
+                organization: "Acme".into(),
+                internal_review: 2,
+                client_review: 1,
+                cards_pending_confirmation: 1,
+                cards_confirm_overdue: 0,
+                decisions: vec![("account_banned".into(), 2), ("persona_new".into(), 1)],
+            }],
+            accounts: vec![account("A", "active", 1), account("B", "banned", 0)],
+            agents: vec![
+                DayAgent {
+                    workspace_id: ws,
+                    id: agent,
+                    name: "op1".into(),
+                    last_heartbeat_at: Some(ago(23)),
+                },
+                DayAgent {
+                    workspace_id: ws,
+                    id: quiet,
+                    name: "op2".into(),
+                    last_heartbeat_at: Some(ago(25)),
+                },
+            ],
+            jobs: vec![
+                job("ok", "0 * * * *", Some(("success", ago(0)))),
+                job("broken", "0 * * * *", Some(("failed", ago(0)))),
+                job("late", "0 * * * *", Some(("success", ago(3)))),
+            ],
+        };
+        let day = assemble(rows, now).unwrap();
+        let w = &day.workspaces[0];
+        assert_eq!(w.coverage.accounts.len(), 1);
+        assert_eq!(w.coverage.accounts[0].missing, 1);
+        assert_eq!((w.coverage.expected, w.coverage.covered), (2, 1));
+        assert_eq!(w.review_queue.total, 3);
+        assert_eq!(w.decisions.total, 3);
+        assert!(!w.agents[0].silent);
+        assert!(w.agents[1].silent);
+        let cron = &w.agents[0].cron;
+        assert_eq!(cron.jobs, 3);
+        assert_eq!(cron.failed.len(), 1);
+        assert_eq!(cron.failed[0].job_id, "broken");
+        assert_eq!(cron.missed.len(), 1);
+        assert_eq!(cron.missed[0].job_id, "late");
+    }
+}
