@@ -125,6 +125,8 @@ async fn head_answers_wherever_get_does_with_no_body() {
     let key = app.agent_key("op1");
     let auth = bearer(&key);
     let personal = bearer(&app.personal_key("ann@acme.test"));
+    // The platform admins' paths answer only an admin's key.
+    let admin = bearer(&app.personal_key("root@example.com"));
     let mut cases: Vec<(String, String, &str)> = vec![
         ("/healthz".into(), String::new(), "application/json"),
         ("/readyz".into(), String::new(), "application/json"),
@@ -157,7 +159,9 @@ async fn head_answers_wherever_get_does_with_no_body() {
         .collect();
     assert!(gets.len() >= 10, "{gets:?}");
     for path in gets {
-        let key = if path.starts_with("/api/user/") {
+        let key = if path.starts_with("/api/user/v1/admin/") {
+            &admin
+        } else if path.starts_with("/api/user/") {
             &personal
         } else {
             &auth
