@@ -728,16 +728,16 @@ async fn heartbeat(
     let b = req.body;
     let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
-    let run = ctx
-        .accounts
-        .repo()
-        .record_heartbeat(agent.agent_ref(), &input)
-        .await?;
-    let cards = ctx
-        .tasks
-        .repo()
-        .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY)
-        .await?;
+    // The round's record and the open cards are independent: both at once, each on its own
+    // pooled connection, so listing the cards adds a statement but no wait.
+    let (run, cards) = tokio::try_join!(
+        ctx.accounts
+            .repo()
+            .record_heartbeat(agent.agent_ref(), &input),
+        ctx.tasks
+            .repo()
+            .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY),
+    )?;
     Ok(Reply::ok(HeartbeatResult {
         run: HeartbeatRun {
             id: run.id,
