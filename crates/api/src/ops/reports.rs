@@ -27,7 +27,9 @@ created; it does not change afterwards. `totals` and each of `accounts` (every a
 workspace, by code) count the posts published in the period (posts_published) and sum the \
 latest captured value of each counter (views, likes, replies, reposts, shares) of those posts \
 up to the period's end; followers_start is the account's latest follower capture before the \
-period (else its first within it), followers_end its latest within it (null without any). \
+period (else its first within it), null without any; followers_end its latest capture within \
+the period, null without one (a capture before the period does not stand in: no data is not \
+zero growth). \
 `top_posts` are the ten posts of the period with the most views. The service builds one for \
 every workspace each Monday for the week before (Monday to Sunday, Asia/Taipei), once however \
 many instances run.";
