@@ -31,8 +31,9 @@ period (else its first within it), null without any; followers_end its latest ca
 the period, null without one (a capture before the period does not stand in: no data is not \
 zero growth). \
 `top_posts` are the ten posts of the period with the most views. The service builds one for \
-every workspace each Monday for the week before (Monday to Sunday, Asia/Taipei), once however \
-many instances run.";
+every workspace each Monday at 06:00 Asia/Taipei for the week before (Monday to Sunday; six \
+hours after the week ends, so captures of its last hours count), once however many instances \
+run; a week every instance missed is built later, up to four weeks back.";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
