@@ -349,6 +349,19 @@ async fn clients_see_only_issued_reports_of_their_organization() {
     let twice = ok(&issue(&app, ANN, &id).await);
     assert_eq!(twice["result"], "unchanged");
     assert_eq!(twice["report"]["issued_at"], at);
+    // The OpenAPI document says which words `result` takes.
+    let doc = app
+        .client
+        .send(Request::new("GET", "/openapi.json"))
+        .await
+        .json();
+    let schemas = &doc["components"]["schemas"];
+    let result = &schemas["IssueReportReply"]["properties"]["result"];
+    let result = match result["$ref"].as_str() {
+        Some(r) => &schemas[r.rsplit('/').next().unwrap()],
+        None => result,
+    };
+    assert_eq!(result["enum"], json!(["changed", "unchanged"]), "{result}");
 
     for client in [CLI, CID] {
         assert_eq!(
@@ -439,6 +452,21 @@ async fn a_period_is_at_most_92_days_from_on_or_before_to() {
         let v = assert_error(&create(&app, ANN, titled(t)).await, 400, "invalid_request");
         assert_eq!(v["field"], "title", "{v}");
     }
+    // workspace 1-200 characters (a tenant's names go to 200): a 200-character name nobody
+    // uses is looked up (422), 201 characters are refused before.
+    let named = |w: String| json!({"workspace": w, "from": "2026-01-01", "to": "2026-01-07"});
+    let v = assert_error(
+        &create(&app, ANN, named("台".repeat(200))).await,
+        422,
+        "rejected",
+    );
+    assert_eq!(v["field"], "workspace", "{v}");
+    let v = assert_error(
+        &create(&app, ANN, named("台".repeat(201))).await,
+        400,
+        "invalid_request",
+    );
+    assert_eq!(v["field"], "workspace", "{v}");
     // workspace is required, unknown fields refused.
     let v = assert_error(
         &create(&app, ANN, json!({"from": "2026-01-01", "to": "2026-01-01"})).await,

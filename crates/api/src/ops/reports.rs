@@ -233,8 +233,8 @@ async fn get_report(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateReportBody {
-    /// A workspace of your organization: its id, or its name.
-    pub workspace: Text<1, 100>,
+    /// A workspace of your organization: its id, or its name (names go to 200 characters).
+    pub workspace: Text<1, 200>,
     /// The first day (Asia/Taipei).
     pub from: DateInput,
     /// The last day, included: on or after from, at most 92 days in all.
@@ -280,7 +280,15 @@ async fn create_report(
 pub struct IssueReportReply {
     pub report: ReportOut,
     /// `changed`, or `unchanged` when the report was issued already.
-    pub result: String,
+    pub result: IssueResult,
+}
+
+/// What issuing did: `changed`, or `unchanged` when the report was issued already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueResult {
+    Changed,
+    Unchanged,
 }
 
 async fn issue_report(
@@ -295,11 +303,10 @@ async fn issue_report(
         .ok_or_else(not_found)?;
     Ok(Reply::ok(IssueReportReply {
         result: if issued.unchanged {
-            "unchanged"
+            IssueResult::Unchanged
         } else {
-            "changed"
-        }
-        .to_owned(),
+            IssueResult::Changed
+        },
         report: report_out(issued.report.summary),
     }))
 }
