@@ -2,7 +2,9 @@
 //! period, followers at its start and end, and the latest captured values of its posts; the
 //! totals; and the ten posts with the most views.
 //!
-//! A post counts when it was published within the period (Taipei days). Its values are the
+//! A post counts when it was published within the period (Taipei days), also when it was
+//! reported deleted since (as the metrics count it). Every account of the workspace is listed,
+//! whatever its state (a replaced one too). Its values are the
 //! latest captured value of each counter up to the period's end (a capture leaves a counter
 //! unreported when the agent did not send it, so each counter takes its own latest), as GET
 //! /metrics reads them: a report built later says the same about the same period. Followers

@@ -24,7 +24,8 @@ const WHAT_A_REPORT_SAYS: &str = "The list's record plus totals, accounts and to
 report of another organization, or (for a client) one not issued yet, is 404 not_found. A report covers a workspace and whole days of Asia/Taipei \
 (`from` to `to`, both included) and is built from reported posts and metrics when it is \
 created; it does not change afterwards. `totals` and each of `accounts` (every account of the \
-workspace, by code) count the posts published in the period (posts_published) and sum the \
+workspace by code, whatever its state: a replaced account is listed) count the posts published \
+in the period (posts_published; a post deleted since still counts, also in top_posts) and sum the \
 latest captured value of each counter (views, likes, replies, reposts, shares) of those posts \
 up to the period's end; followers_start is the account's latest follower capture before the \
 period (else its first within it), null without any; followers_end its latest capture within \
