@@ -105,7 +105,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_from_thirty_seconds_up_to_an_hour_then_gives_up() {
+    fn backoff_doubles_from_thirty_seconds_to_32_minutes_then_gives_up() {
         let secs = |a| backoff(a).map(|d| d.as_secs());
         assert_eq!(secs(0), Some(30));
         assert_eq!(secs(1), Some(30));
