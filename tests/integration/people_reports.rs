@@ -918,7 +918,17 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
     }
     let jobs = count_at(&db.url, "SELECT count(*) AS n FROM jobs").await;
     assert!((4..=5).contains(&jobs), "{jobs} jobs");
-    assert_eq!(count_at(&db.url, undone).await, 0);
+    // Every job due well before they stopped is done (one that came due in their last
+    // seconds may have had no round left).
+    assert_eq!(
+        count_at(
+            &db.url,
+            "SELECT count(*) AS n FROM jobs WHERE run_at <= now() - interval '30 seconds' \
+             AND status <> 'done'"
+        )
+        .await,
+        0
+    );
     let built = count_at(&db.url, done).await;
     assert!(built >= 3, "{built} weeks built");
     assert_eq!(
