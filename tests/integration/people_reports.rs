@@ -5,7 +5,7 @@
 //! post reports are `reports.rs`.)
 
 use fleetdesk::worker::{Worker, weekly_job};
-use fleetdesk_kernel::jobs::{JobQueue, LEASE};
+use fleetdesk_kernel::jobs::{JobQueue, LEASE, MAX_ATTEMPTS};
 use fleetdesk_pg::PgStore;
 use fleetdesk_tests::assert::{assert_error, ok, tool_result};
 use fleetdesk_tests::client::Request;
@@ -48,11 +48,17 @@ async fn create_ok(app: &TestApp, who: &str, body: Value) -> Value {
 
 /// A report of Taiwan over the last three days.
 async fn taiwan(app: &TestApp) -> Value {
-    let from = today().checked_sub(2.days()).unwrap();
+    taiwan_to(app, today()).await
+}
+
+/// A report of Taiwan over the three days to `day` (today read once: Taipei's midnight may
+/// pass between two reads).
+async fn taiwan_to(app: &TestApp, day: Date) -> Value {
+    let from = day.checked_sub(2.days()).unwrap();
     create_ok(
         app,
         ANN,
-        json!({"workspace": "Taiwan", "from": from.to_string(), "to": today().to_string()}),
+        json!({"workspace": "Taiwan", "from": from.to_string(), "to": day.to_string()}),
     )
     .await
 }
@@ -188,14 +194,15 @@ async fn a_report_sums_the_reported_posts_and_the_latest_metrics_of_its_workspac
     )
     .await;
 
-    let r = taiwan(&app).await;
+    let day = today();
+    let r = taiwan_to(&app, day).await;
     assert_eq!(r["workspace"]["name"], "Taiwan");
     assert_eq!(r["issued"], false);
     assert_eq!(r["issued_at"], Value::Null);
-    let from = today().checked_sub(2.days()).unwrap().to_string();
+    let from = day.checked_sub(2.days()).unwrap().to_string();
     assert_eq!(r["from"], from);
-    assert_eq!(r["to"], today().to_string());
-    assert_eq!(r["title"], format!("Taiwan report {from} to {}", today()));
+    assert_eq!(r["to"], day.to_string());
+    assert_eq!(r["title"], format!("Taiwan report {from} to {day}"));
     assert_eq!(
         r["totals"],
         json!({"posts_published": 4, "followers_start": 1000, "followers_end": 1040,
@@ -246,7 +253,7 @@ async fn a_report_sums_the_reported_posts_and_the_latest_metrics_of_its_workspac
     .await;
     assert_eq!(tool["body"], r);
     // A period before the posts: nothing published, the followers unknown.
-    let before = today().checked_sub(30.days()).unwrap().to_string();
+    let before = day.checked_sub(30.days()).unwrap().to_string();
     let empty = create_ok(
         &app,
         ANN,
@@ -342,6 +349,19 @@ async fn clients_see_only_issued_reports_of_their_organization() {
     let twice = ok(&issue(&app, ANN, &id).await);
     assert_eq!(twice["result"], "unchanged");
     assert_eq!(twice["report"]["issued_at"], at);
+    // The OpenAPI document says which words `result` takes.
+    let doc = app
+        .client
+        .send(Request::new("GET", "/openapi.json"))
+        .await
+        .json();
+    let schemas = &doc["components"]["schemas"];
+    let result = &schemas["IssueReportReply"]["properties"]["result"];
+    let result = match result["$ref"].as_str() {
+        Some(r) => &schemas[r.rsplit('/').next().unwrap()],
+        None => result,
+    };
+    assert_eq!(result["enum"], json!(["changed", "unchanged"]), "{result}");
 
     for client in [CLI, CID] {
         assert_eq!(
@@ -432,6 +452,21 @@ async fn a_period_is_at_most_92_days_from_on_or_before_to() {
         let v = assert_error(&create(&app, ANN, titled(t)).await, 400, "invalid_request");
         assert_eq!(v["field"], "title", "{v}");
     }
+    // workspace 1-200 characters (a tenant's names go to 200): a 200-character name nobody
+    // uses is looked up (422), 201 characters are refused before.
+    let named = |w: String| json!({"workspace": w, "from": "2026-01-01", "to": "2026-01-07"});
+    let v = assert_error(
+        &create(&app, ANN, named("台".repeat(200))).await,
+        422,
+        "rejected",
+    );
+    assert_eq!(v["field"], "workspace", "{v}");
+    let v = assert_error(
+        &create(&app, ANN, named("台".repeat(201))).await,
+        400,
+        "invalid_request",
+    );
+    assert_eq!(v["field"], "workspace", "{v}");
     // workspace is required, unknown fields refused.
     let v = assert_error(
         &create(&app, ANN, json!({"from": "2026-01-01", "to": "2026-01-01"})).await,
@@ -546,6 +581,13 @@ fn worker(app: &TestApp) -> Worker {
     Worker::new(PgStore::new(pool)).every(Duration::from_millis(50))
 }
 
+/// One instant for every worker of a test, `WEEKLY_GRACE` ago: the week before it is over
+/// and its build due by the database's clock, and no worker sees another week than the test
+/// computed (a Monday midnight passing during the test changes nothing).
+fn fixed_now() -> Timestamp {
+    Timestamp::now() - fleetdesk_reports::WEEKLY_GRACE
+}
+
 /// Waits until `query` (one bigint `n`) counts `want`, at most 30 seconds.
 async fn until(app: &TestApp, query: &str, want: i64) {
     for _ in 0..300 {
@@ -563,7 +605,8 @@ const WORKSPACES: i64 = 3;
 async fn the_weekly_build_runs_once_however_many_instances_run() {
     let app = spawn_app().await;
     // A post published in the week before, with its views.
-    let week = weekly_job(Timestamp::now());
+    let now = fixed_now();
+    let week = weekly_job(now);
     let monday: Date = week.key.parse().unwrap();
     let wednesday = monday
         .checked_add(2.days())
@@ -581,9 +624,11 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
     )
     .await;
 
-    let (one, two) = (instance(&app).await, instance(&app).await);
+    let (mut one, mut two) = (instance(&app).await, instance(&app).await);
+    one.worker = one.worker.with_clock(move || now);
+    two.worker = two.worker.with_clock(move || now);
     // Both instances schedule and run at the same moment, twice.
-    let third = worker(&app);
+    let third = worker(&app).with_clock(move || now);
     for _ in 0..2 {
         tokio::join!(one.worker.tick(), two.worker.tick(), third.tick());
     }
@@ -593,7 +638,17 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
     a.stop().await;
     b.stop().await;
 
-    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 1);
+    // The week before and the three before it (a week every instance missed is built late),
+    // each once.
+    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 4);
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' \
+             AND status = 'done' AND attempts = 1"
+        )
+        .await,
+        4
+    );
     assert_eq!(
         app.count(&format!(
             "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' AND key = '{}' \
@@ -605,7 +660,7 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
     );
     assert_eq!(
         app.count("SELECT count(*) AS n FROM reports").await,
-        WORKSPACES
+        4 * WORKSPACES
     );
     assert_eq!(
         app.count(&format!(
@@ -622,10 +677,10 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
         .get(&format!("{USER}/reports"), &app.personal_key(ANN))
         .await);
     let reports = list["reports"].as_array().unwrap();
-    assert_eq!(reports.len(), 2, "{list}");
+    assert_eq!(reports.len(), 8, "{list}");
     let tw = reports
         .iter()
-        .find(|r| r["workspace"]["name"] == "Taiwan")
+        .find(|r| r["workspace"]["name"] == "Taiwan" && r["from"] == week.key.as_str())
         .unwrap();
     assert_eq!(tw["from"], week.key);
     assert_eq!(tw["issued"], false);
@@ -844,13 +899,13 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
         Duration::from_secs(60),
     )
     .await;
-    let week = weekly_job(Timestamp::now()).key;
-    let done = format!(
-        "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' AND key = '{week}' \
-         AND status = 'done'"
-    );
+    // The binaries read the real clock: whichever weeks they enqueued (the last four; five
+    // when a week ended meanwhile), every due one is built, once. The three older ones are
+    // due whatever the time.
+    let undone = "SELECT count(*) AS n FROM jobs WHERE run_at <= now() AND status <> 'done'";
+    let done = "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' AND status = 'done'";
     for _ in 0..300 {
-        if count_at(&db.url, &done).await == 1 {
+        if count_at(&db.url, done).await >= 3 && count_at(&db.url, undone).await == 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -861,18 +916,89 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
         let status = served.proc.terminate(Duration::from_secs(35)).await;
         assert!(status.success(), "{}", served.proc.output());
     }
-    assert_eq!(count_at(&db.url, "SELECT count(*) AS n FROM jobs").await, 1);
-    assert_eq!(count_at(&db.url, &done).await, 1);
+    let jobs = count_at(&db.url, "SELECT count(*) AS n FROM jobs").await;
+    assert!((4..=5).contains(&jobs), "{jobs} jobs");
+    // Every job due well before they stopped is done (one that came due in their last
+    // seconds may have had no round left).
     assert_eq!(
         count_at(
             &db.url,
-            &format!("SELECT count(*) AS n FROM reports WHERE weekly AND period_from = '{week}'")
+            "SELECT count(*) AS n FROM jobs WHERE run_at <= now() - interval '30 seconds' \
+             AND status <> 'done'"
         )
         .await,
-        count_at(&db.url, "SELECT count(*) AS n FROM workspaces").await
+        0
+    );
+    let built = count_at(&db.url, done).await;
+    assert!(built >= 3, "{built} weeks built");
+    assert_eq!(
+        count_at(
+            &db.url,
+            "SELECT count(*) AS n FROM jobs WHERE status = 'done' AND attempts = 1"
+        )
+        .await,
+        built
+    );
+    let workspaces = count_at(&db.url, "SELECT count(*) AS n FROM workspaces").await;
+    assert_eq!(
+        count_at(
+            &db.url,
+            "SELECT count(*) AS n FROM reports r JOIN jobs j ON j.kind = 'weekly_reports' \
+             AND j.key = r.period_from::text AND j.status = 'done' WHERE r.weekly"
+        )
+        .await,
+        built * workspaces
     );
     assert_eq!(
         count_at(&db.url, "SELECT count(*) AS n FROM reports").await,
+        built * workspaces
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_whose_lease_expired_after_its_last_attempt_is_given_up() {
+    let app = spawn_app().await;
+    // Its instance died on each of its attempts (the build kills it, say).
+    app.sql(&format!(
+        "INSERT INTO jobs (kind, key, payload, status, attempts, locked_until, run_at) VALUES \
+         ('weekly_reports', '2026-10-05', '{{\"from\": \"2026-10-05\", \"to\": \"2026-10-11\"}}', \
+          'running', {MAX_ATTEMPTS}, now() - interval '1 minute', now() - interval '1 day')"
+    ))
+    .await;
+    assert_eq!(worker(&app).run_due().await.unwrap(), 0);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM jobs WHERE key = '2026-10-05' AND status = 'failed' \
+             AND attempts = {MAX_ATTEMPTS} AND locked_until IS NULL AND finished_at IS NOT NULL \
+             AND last_error = 'lease expired {MAX_ATTEMPTS} times'"
+        ))
+        .await,
         1
     );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM reports WHERE period_from = '2026-10-05'")
+            .await,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_worker_takes_no_further_job() {
+    let app = spawn_app().await;
+    app.sql(
+        "INSERT INTO jobs (kind, key, payload) VALUES \
+         ('weekly_reports', '2026-09-28', '{\"from\": \"2026-09-28\", \"to\": \"2026-10-04\"}'), \
+         ('weekly_reports', '2026-09-21', '{\"from\": \"2026-09-21\", \"to\": \"2026-09-27\"}')",
+    )
+    .await;
+    let (stop, stopped) = tokio::sync::watch::channel(true);
+    let w = worker(&app);
+    assert_eq!(w.run_due_until(&stopped).await.unwrap(), 0);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE status = 'queued' AND attempts = 0")
+            .await,
+        2
+    );
+    stop.send(false).unwrap();
+    assert_eq!(w.run_due_until(&stopped).await.unwrap(), 2);
 }

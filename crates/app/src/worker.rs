@@ -1,17 +1,18 @@
 //! Background work: a tokio task per instance that, every few seconds, enqueues what the
-//! calendar makes due (the Monday build of the weekly reports) and runs the due jobs of the
-//! queue (`fleetdesk_kernel::jobs`). Every instance runs one; the queue makes each job run
+//! calendar makes due (the weekly build of the reports, due six hours after its week ends, and
+//! the three weeks before it in case every instance missed one) and runs the due jobs of the
+//! queue (`fleetdesk_kernel::jobs`), looking between jobs whether it should stop. Every instance runs one; the queue makes each job run
 //! once: the same `(kind, key)` enqueued by every instance is one job, and a job is taken by
 //! one instance at a time under a lease. A job queued before a restart is taken after it; a
 //! job whose instance died is taken again once its lease passed.
 
 use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob};
 use fleetdesk_pg::PgStore;
-use fleetdesk_reports::WEEKLY_REPORTS_JOB;
 use fleetdesk_reports::period::Period;
 use fleetdesk_reports::ports::ReportsRepo;
-use jiff::Timestamp;
+use fleetdesk_reports::{WEEKLY_GRACE, WEEKLY_REPORTS_JOB, WEEKLY_WEEKS_BACK};
 use jiff::civil::Date;
+use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +22,10 @@ pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB];
 
 /// How often an instance looks for due work.
 pub const EVERY: Duration = Duration::from_secs(5);
+
+/// How long [`WorkerHandle::stop`] waits for the job in hand before it aborts the task (an
+/// aborted build rolls back, and its job is taken again once its lease passed).
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
 
 type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
@@ -42,22 +47,55 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
+    /// Asks the worker to stop and waits for it: it stops between jobs, so at most the job in
+    /// hand finishes; after [`STOP_WAIT`] the task is aborted. A panic of the task is logged.
     pub async fn stop(self) {
+        self.stop_within(STOP_WAIT).await
+    }
+
+    /// [`WorkerHandle::stop`], aborting the task after `wait`.
+    pub async fn stop_within(mut self, wait: Duration) {
         let _ = self.stop.send(true);
-        let _ = self.task.await;
+        match tokio::time::timeout(wait, &mut self.task).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the background worker ended abnormally"),
+            Err(_) => {
+                tracing::warn!(
+                    wait_ms = wait.as_millis() as u64,
+                    "the background worker did not stop in time; aborted"
+                );
+                self.task.abort();
+            }
+        }
     }
 }
 
-/// The weekly job for the week before `now`: keyed by that week's Monday, due at midnight
-/// (Taipei) of the Monday after it.
-pub fn weekly_job(now: Timestamp) -> NewJob {
-    let week = Period::week_before(now);
+const WEEK: SignedDuration = SignedDuration::from_hours(7 * 24);
+
+/// The weekly job of `week`: keyed by its Monday, due [`WEEKLY_GRACE`] after it ends (Monday
+/// midnight, Taipei).
+fn week_job(week: Period) -> NewJob {
     NewJob {
         kind: WEEKLY_REPORTS_JOB.to_owned(),
         key: week.from().to_string(),
         payload: json!({"from": week.from().to_string(), "to": week.to().to_string()}),
-        run_at: week.end(),
+        run_at: week.end() + WEEKLY_GRACE,
     }
+}
+
+/// The weekly job for the week before `now`: keyed by that week's Monday, due
+/// [`WEEKLY_GRACE`] after midnight (Taipei) of the Monday after it.
+pub fn weekly_job(now: Timestamp) -> NewJob {
+    week_job(Period::week_before(now))
+}
+
+/// The weekly jobs of the [`WEEKLY_WEEKS_BACK`] weeks before `now`, newest first: a week
+/// every instance missed is built late rather than never.
+pub fn weekly_jobs(now: Timestamp) -> Vec<NewJob> {
+    // Asia/Taipei keeps no daylight saving time: a week is always 168 hours.
+    (0..WEEKLY_WEEKS_BACK)
+        .map(|back| week_job(Period::week_before(now - WEEK * back)))
+        .collect()
 }
 
 /// The week a weekly job covers, from its payload.
@@ -96,25 +134,43 @@ impl Worker {
         self
     }
 
-    /// Enqueues the weekly build of the week before now, unless this instance did already.
+    /// Enqueues the weekly builds of the last [`WEEKLY_WEEKS_BACK`] weeks (those already
+    /// enqueued are left as they are), unless this instance did for the same last week.
     pub async fn schedule(&self) -> anyhow::Result<()> {
-        let job = weekly_job((self.clock)());
-        if self.enqueued.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&job.key) {
+        let jobs = weekly_jobs((self.clock)());
+        let Some(last) = jobs.first().map(|j| j.key.clone()) else {
+            return Ok(());
+        };
+        if self.enqueued.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&last) {
             return Ok(());
         }
-        if self.queue.enqueue(&job).await? {
-            tracing::info!(kind = %job.kind, key = %job.key, "enqueued");
+        for job in &jobs {
+            if self.queue.enqueue(job).await? {
+                tracing::info!(kind = %job.kind, key = %job.key, "enqueued");
+            }
         }
         if let Ok(mut k) = self.enqueued.lock() {
-            *k = Some(job.key);
+            *k = Some(last);
         }
         Ok(())
     }
 
     /// Runs the due jobs one after another until none is left; returns how many ran.
     pub async fn run_due(&self) -> anyhow::Result<usize> {
+        self.run_due_until(&never_stopped()).await
+    }
+
+    /// Runs the due jobs one after another until none is left or `stop` says true (looked at
+    /// before each job); returns how many ran.
+    pub async fn run_due_until(
+        &self,
+        stop: &tokio::sync::watch::Receiver<bool>,
+    ) -> anyhow::Result<usize> {
         let mut ran = 0;
-        while let Some(job) = self.queue.take(KINDS, LEASE).await? {
+        while !*stop.borrow() {
+            let Some(job) = self.queue.take(KINDS, LEASE).await? else {
+                break;
+            };
             ran += 1;
             match self.run(&job).await {
                 Ok(()) => {}
@@ -146,13 +202,18 @@ impl Worker {
 
     /// One round: schedule, then run what is due. Errors are logged (the next round retries).
     pub async fn tick(&self) {
+        self.tick_until(&never_stopped()).await
+    }
+
+    /// One round that stops between jobs once `stop` says true.
+    pub async fn tick_until(&self, stop: &tokio::sync::watch::Receiver<bool>) {
         if let Err(e) = self.schedule().await {
             tracing::warn!(
                 error = format!("{e:#}"),
                 "enqueuing the weekly reports failed"
             );
         }
-        if let Err(e) = self.run_due().await {
+        if let Err(e) = self.run_due_until(stop).await {
             tracing::warn!(error = format!("{e:#}"), "running background jobs failed");
         }
     }
@@ -165,13 +226,18 @@ impl Worker {
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
-                    _ = every.tick() => self.tick().await,
+                    _ = every.tick() => self.tick_until(&stopped).await,
                     _ = stopped.changed() => break,
                 }
             }
         });
         WorkerHandle { stop, task }
     }
+}
+
+/// A stop signal that never says stop.
+fn never_stopped() -> tokio::sync::watch::Receiver<bool> {
+    tokio::sync::watch::channel(false).1
 }
 
 #[cfg(test)]
@@ -187,9 +253,46 @@ mod tests {
             job.payload,
             json!({"from": "2026-11-16", "to": "2026-11-22"})
         );
-        assert_eq!(job.run_at, "2026-11-22T16:00:00Z".parse().unwrap());
+        // Monday 06:00 in Taipei: six hours after the week ended, for late captures.
+        assert_eq!(job.run_at, "2026-11-22T22:00:00Z".parse().unwrap());
         // Any time of the same Taipei week gives the same job.
         let later = weekly_job("2026-11-29T15:59:00Z".parse().unwrap());
         assert_eq!(later, job);
+    }
+
+    #[test]
+    fn the_last_four_weeks_are_enqueued_newest_first() {
+        let jobs = weekly_jobs("2026-11-25T10:00:00Z".parse().unwrap());
+        let keys: Vec<_> = jobs.iter().map(|j| j.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["2026-11-16", "2026-11-09", "2026-11-02", "2026-10-26"]
+        );
+        assert_eq!(jobs[0], weekly_job("2026-11-25T10:00:00Z".parse().unwrap()));
+        assert_eq!(
+            jobs[3].payload,
+            json!({"from": "2026-10-26", "to": "2026-11-01"})
+        );
+        assert_eq!(jobs[3].run_at, "2026-11-01T22:00:00Z".parse().unwrap());
+    }
+
+    #[tokio::test]
+    async fn stop_logs_a_panicking_task_instead_of_hanging_or_panicking() {
+        let (stop, _) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async { panic!("boom") });
+        WorkerHandle { stop, task }.stop().await;
+    }
+
+    #[tokio::test]
+    async fn stop_aborts_a_task_that_does_not_end_in_time() {
+        let (stop, _) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        });
+        let started = std::time::Instant::now();
+        WorkerHandle { stop, task }
+            .stop_within(Duration::from_millis(100))
+            .await;
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 }

@@ -16,7 +16,8 @@ use uuid::Uuid;
 /// How long a taken job is its instance's before another may take it again.
 pub const LEASE: SignedDuration = SignedDuration::from_mins(10);
 
-/// Attempts after which a failing job is given up (`failed`).
+/// Attempts after which a job is given up (`failed`): one that failed its last attempt, or
+/// whose lease expired after it (its instance died each time).
 pub const MAX_ATTEMPTS: i32 = 8;
 
 /// Work to enqueue: its kind, its key (unique within the kind), what it needs, and when it is
@@ -60,8 +61,9 @@ impl JobStatus {
     }
 }
 
-/// When a job that failed on its `attempt` runs again: after 30 seconds, doubling per attempt,
-/// at most an hour; `None` once [`MAX_ATTEMPTS`] failed (the job is given up).
+/// When a job that failed on its `attempt` runs again: after 30 seconds, doubling per attempt
+/// (30 s, 1, 2, 4, 8, 16, 32 min: the 7th failure waits 32 min), never more than an hour;
+/// `None` once [`MAX_ATTEMPTS`] failed (the job is given up).
 pub fn backoff(attempt: i32) -> Option<SignedDuration> {
     if attempt >= MAX_ATTEMPTS {
         return None;
@@ -79,8 +81,10 @@ pub trait JobQueue: Send + Sync {
     fn enqueue<'a>(&'a self, job: &'a NewJob) -> BoxFuture<'a, anyhow::Result<bool>>;
 
     /// Takes the next due job of one of `kinds` (oldest `run_at` first): a queued job whose
-    /// time came, or a running one whose lease passed. Jobs other instances are taking are
-    /// skipped, never waited for (`FOR UPDATE SKIP LOCKED`).
+    /// time came, or a running one whose lease passed with fewer than [`MAX_ATTEMPTS`]
+    /// attempts. A running job whose lease passed after its last attempt is marked `failed`
+    /// (last error `lease expired N times`) instead of taken again. Jobs other instances are
+    /// taking are skipped, never waited for (`FOR UPDATE SKIP LOCKED`).
     fn take<'a>(
         &'a self,
         kinds: &'a [&'a str],
@@ -101,7 +105,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_from_thirty_seconds_up_to_an_hour_then_gives_up() {
+    fn backoff_doubles_from_thirty_seconds_to_32_minutes_then_gives_up() {
         let secs = |a| backoff(a).map(|d| d.as_secs());
         assert_eq!(secs(0), Some(30));
         assert_eq!(secs(1), Some(30));

@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_kernel::jobs::{Job, JobQueue, NewJob, backoff};
+use fleetdesk_kernel::jobs::{Job, JobQueue, MAX_ATTEMPTS, NewJob, backoff};
 use jiff::SignedDuration;
 use serde_json::Value;
 use uuid::Uuid;
@@ -15,8 +15,16 @@ use uuid::Uuid;
 const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1, $2, $3, $4) \
                        ON CONFLICT (kind, key) DO NOTHING";
 
-/// The next due job: queued and due, or running with its lease passed. Each take counts an
-/// attempt, the lease's token.
+/// Running jobs whose lease passed after their last attempt (`$2`, `MAX_ATTEMPTS`): given up
+/// (`failed`) rather than taken again, so a job that kills its instance every time ends.
+const GIVE_UP: &str = r#"
+UPDATE jobs SET status = 'failed', finished_at = now(), locked_until = NULL,
+       last_error = 'lease expired ' || attempts || ' times'
+WHERE kind = ANY($1) AND status = 'running' AND locked_until < now() AND attempts >= $2
+"#;
+
+/// The next due job: queued and due, or running with its lease passed and attempts left
+/// (`$3`). Each take counts an attempt, the lease's token.
 const TAKE: &str = r#"
 UPDATE jobs SET status = 'running', attempts = attempts + 1,
        locked_until = now() + make_interval(secs => $2)
@@ -24,7 +32,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE kind = ANY($1)
       AND ((status = 'queued' AND run_at <= now())
-           OR (status = 'running' AND locked_until < now()))
+           OR (status = 'running' AND locked_until < now() AND attempts < $3))
     ORDER BY run_at, id
     FOR UPDATE SKIP LOCKED
     LIMIT 1
@@ -51,7 +59,7 @@ WHERE id = $1 AND status = 'running' AND attempts = $2
 const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
                     FOR UPDATE";
 
-statements!(ENQUEUE, TAKE, FINISH, FAIL, HOLD);
+statements!(ENQUEUE, GIVE_UP, TAKE, FINISH, FAIL, HOLD);
 
 #[derive(QueryableByName)]
 struct Taken {
@@ -107,10 +115,24 @@ impl JobQueue for PgStore {
         lease: SignedDuration,
     ) -> BoxFuture<'a, anyhow::Result<Option<Job>>> {
         self.read(async move |conn| {
+            let given_up = prepared(
+                diesel::sql_query(GIVE_UP)
+                    .bind::<Array<Text>, _>(kinds)
+                    .bind::<Int4, _>(MAX_ATTEMPTS),
+            )
+            .execute(conn)
+            .await?;
+            if given_up > 0 {
+                tracing::warn!(
+                    jobs = given_up,
+                    "gave up jobs whose lease expired after their last attempt"
+                );
+            }
             let row: Option<Taken> = prepared(
                 diesel::sql_query(TAKE)
                     .bind::<Array<Text>, _>(kinds)
-                    .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64()),
+                    .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
+                    .bind::<Int4, _>(MAX_ATTEMPTS),
             )
             .get_result(conn)
             .await

@@ -2,12 +2,15 @@
 //! period, followers at its start and end, and the latest captured values of its posts; the
 //! totals; and the ten posts with the most views.
 //!
-//! A post counts when it was published within the period (Taipei days). Its values are the
+//! A post counts when it was published within the period (Taipei days), also when it was
+//! reported deleted since (as the metrics count it). Every account of the workspace is listed,
+//! whatever its state (a replaced one too). Its values are the
 //! latest captured value of each counter up to the period's end (a capture leaves a counter
 //! unreported when the agent did not send it, so each counter takes its own latest), as GET
 //! /metrics reads them: a report built later says the same about the same period. Followers
 //! at the start are the latest capture before the period (else the first within it); at the
-//! end, the latest within it.
+//! end, the latest within it, and null without a capture within the period (a client must not
+//! read zero growth from no data).
 
 use crate::period::Period;
 use fleetdesk_kernel::format_utc;
@@ -148,7 +151,8 @@ pub fn latest_values(captures: &[PostCapture], end: Timestamp) -> HashMap<Uuid, 
         .collect()
 }
 
-/// An account's followers at the period's start and end.
+/// An account's followers at the period's start and end: the end is `None` without a
+/// capture within the period, whatever was captured before it.
 pub fn followers(
     captures: &[FollowerCapture],
     slot: Uuid,
@@ -164,7 +168,7 @@ pub fn followers(
     let last_within = within().max_by_key(|c| c.captured_at);
     (
         before.or(first_within).map(|c| c.followers),
-        last_within.or(before).map(|c| c.followers),
+        last_within.map(|c| c.followers),
     )
 }
 
@@ -369,9 +373,9 @@ mod tests {
         assert_eq!(followers(&caps, id(1), &p), (Some(110), Some(130)));
         assert_eq!(followers(&caps, id(2), &p), (Some(50), Some(55)));
         assert_eq!(followers(&caps, id(3), &p), (None, None));
-        // Only a capture before the period: it is both.
+        // Only a capture before the period: the start, and no end (no data within it).
         let before = vec![fc(4, "2026-11-01T00:00:00Z", 7)];
-        assert_eq!(followers(&before, id(4), &p), (Some(7), Some(7)));
+        assert_eq!(followers(&before, id(4), &p), (Some(7), None));
     }
 
     #[test]

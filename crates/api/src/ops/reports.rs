@@ -24,13 +24,17 @@ const WHAT_A_REPORT_SAYS: &str = "The list's record plus totals, accounts and to
 report of another organization, or (for a client) one not issued yet, is 404 not_found. A report covers a workspace and whole days of Asia/Taipei \
 (`from` to `to`, both included) and is built from reported posts and metrics when it is \
 created; it does not change afterwards. `totals` and each of `accounts` (every account of the \
-workspace, by code) count the posts published in the period (posts_published) and sum the \
+workspace by code, whatever its state: a replaced account is listed) count the posts published \
+in the period (posts_published; a post deleted since still counts, also in top_posts) and sum the \
 latest captured value of each counter (views, likes, replies, reposts, shares) of those posts \
 up to the period's end; followers_start is the account's latest follower capture before the \
-period (else its first within it), followers_end its latest within it (null without any). \
+period (else its first within it), null without any; followers_end its latest capture within \
+the period, null without one (a capture before the period does not stand in: no data is not \
+zero growth). \
 `top_posts` are the ten posts of the period with the most views. The service builds one for \
-every workspace each Monday for the week before (Monday to Sunday, Asia/Taipei), once however \
-many instances run.";
+every workspace each Monday at 06:00 Asia/Taipei for the week before (Monday to Sunday; six \
+hours after the week ends, so captures of its last hours count), once however many instances \
+run; a week every instance missed is built later, up to four weeks back.";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -230,8 +234,8 @@ async fn get_report(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateReportBody {
-    /// A workspace of your organization: its id, or its name.
-    pub workspace: Text<1, 100>,
+    /// A workspace of your organization: its id, or its name (names go to 200 characters).
+    pub workspace: Text<1, 200>,
     /// The first day (Asia/Taipei).
     pub from: DateInput,
     /// The last day, included: on or after from, at most 92 days in all.
@@ -277,7 +281,15 @@ async fn create_report(
 pub struct IssueReportReply {
     pub report: ReportOut,
     /// `changed`, or `unchanged` when the report was issued already.
-    pub result: String,
+    pub result: IssueResult,
+}
+
+/// What issuing did: `changed`, or `unchanged` when the report was issued already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueResult {
+    Changed,
+    Unchanged,
 }
 
 async fn issue_report(
@@ -292,11 +304,10 @@ async fn issue_report(
         .ok_or_else(not_found)?;
     Ok(Reply::ok(IssueReportReply {
         result: if issued.unchanged {
-            "unchanged"
+            IssueResult::Unchanged
         } else {
-            "changed"
-        }
-        .to_owned(),
+            IssueResult::Changed
+        },
         report: report_out(issued.report.summary),
     }))
 }
