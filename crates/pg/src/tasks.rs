@@ -319,6 +319,20 @@ async fn place(
             )
             .load(conn)
             .await?;
+            // Codes are unique per organization: a platform admin outside any organization
+            // whose code names accounts in several is refused, never given one at random.
+            if matches!(
+                opener,
+                Opener::Person {
+                    organization: None,
+                    ..
+                }
+            ) && rows
+                .iter()
+                .any(|r| r.organization_id != rows[0].organization_id)
+            {
+                return Ok(Err(TaskRefusal::TargetInSeveralOrganizations));
+            }
             let row = match pick_slot(rows, code.as_str(), *platform, |r| &r.slot) {
                 Ok(r) => r,
                 Err(LookupError::NotFound) => return Ok(Err(TaskRefusal::TargetNotFound(what))),
@@ -406,6 +420,16 @@ async fn open(
         Ok(p) => p,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    // due_at is read before a join: a request with a bad one is refused either way.
+    let due_at = match req
+        .due_at
+        .as_deref()
+        .map(|raw| read_due_at(raw, &placed.zone))
+    {
+        None => None,
+        Some(Ok(t)) => Some(Ts::from(t)),
+        Some(Err(refusal)) => return Ok(Err(refusal)),
+    };
     // Two requests for the same matter at once: the second waits and joins the first.
     personas::table
         .filter(personas::id.eq(placed.persona_id))
@@ -470,15 +494,6 @@ async fn open(
             created: false,
         }));
     }
-    let due_at = match req
-        .due_at
-        .as_deref()
-        .map(|raw| read_due_at(raw, &placed.zone))
-    {
-        None => None,
-        Some(Ok(t)) => Some(Ts::from(t)),
-        Some(Err(refusal)) => return Ok(Err(refusal)),
-    };
     let id: Uuid = diesel::insert_into(task_cards::table)
         .values((
             task_cards::organization_id.eq(placed.organization_id),
@@ -545,6 +560,26 @@ async fn act(
     actor: &Actor,
     req: &MoveRequest,
 ) -> anyhow::Result<Result<Moved, TaskRefusal>> {
+    // One lock order with the decision moves (decide, complete): a follow-up's decision
+    // first, then its card. A card's decision_id is set when it is opened and never changes.
+    let decision: Option<Option<Uuid>> = task_cards::table
+        .filter(task_cards::id.eq(req.id))
+        .select(task_cards::decision_id)
+        .first(conn)
+        .await
+        .optional()?;
+    let Some(decision) = decision else {
+        return Ok(Err(TaskRefusal::NotFound));
+    };
+    if let Some(d) = decision {
+        decisions::table
+            .filter(decisions::id.eq(d))
+            .for_update()
+            .select(decisions::id)
+            .first::<Uuid>(conn)
+            .await
+            .optional()?;
+    }
     let row: Option<LockedRow> = prepared(diesel::sql_query(LOCK).bind::<SqlUuid, _>(req.id))
         .get_result(conn)
         .await
@@ -552,6 +587,11 @@ async fn act(
     let Some(row) = row else {
         return Ok(Err(TaskRefusal::NotFound));
     };
+    anyhow::ensure!(
+        row.decision_id == decision,
+        "card {} changed its decision while being moved",
+        row.id
+    );
     let (who, visible, by, via) = match actor {
         Actor::Agent { agent, name } => (
             Who::Agent(agent.agent_id),
@@ -587,6 +627,7 @@ async fn act(
         persona_agent: row.persona_agent,
         result: row.result.clone(),
         fail_reason: row.fail_reason.clone(),
+        follow_up: row.decision_id.is_some(),
     };
     let (new_status, assign) = match plan(&card, who, &req.mv) {
         Err(refusal) => return Ok(Err(refusal)),
