@@ -465,6 +465,14 @@ async fn a_person_opens_for_an_agent_of_the_workspace_or_unassigned() {
     b["agent"] = json!("jp1");
     let v = assert_rejected(&open(ANN, b.clone()).await);
     assert_eq!(v["field"], "agent");
+    // An agent whose role does not work cards (bot: community, no tasks:write).
+    b["agent"] = json!("bot");
+    let v = assert_rejected(&open(ANN, b.clone()).await);
+    assert_eq!(v["field"], "agent");
+    assert!(
+        v["message"].as_str().unwrap().contains("tasks:write"),
+        "{v}"
+    );
     b["agent"] = json!("a".repeat(81));
     assert_invalid(&open(ANN, b).await, "agent");
     // Unassigned: the persona's agent sees it and may claim it.

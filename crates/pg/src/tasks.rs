@@ -18,6 +18,7 @@ use fleetdesk_tasks::rules::{
     Card, DEFAULT_ZONE, Move, Plan, TaskRefusal, Who, also_wanted, plan, read_due_at,
 };
 use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
+use fleetdesk_tenancy::{AgentRole, Scope};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -446,19 +447,27 @@ async fn open(
                 None => None,
                 Some(who) => {
                     let as_id = who.parse::<Uuid>().ok();
-                    let found: Option<Uuid> = agents::table
+                    let found: Option<(Uuid, String)> = agents::table
                         .filter(agents::workspace_id.eq(placed.workspace_id))
                         .filter(
                             agents::name
                                 .eq(who.as_str())
                                 .or(agents::id.nullable().eq(as_id)),
                         )
-                        .select(agents::id)
+                        .select((agents::id, agents::role))
                         .first(conn)
                         .await
                         .optional()?;
                     match found {
-                        Some(a) => Some(a),
+                        // Only an agent whose role works cards (tasks:write) is assigned one.
+                        Some((a, role)) => {
+                            let role = AgentRole::parse(&role)
+                                .ok_or_else(|| anyhow::anyhow!("stored agent role {role}"))?;
+                            if !role.has(Scope::TasksWrite) {
+                                return Ok(Err(TaskRefusal::AgentCannotWork(who.clone())));
+                            }
+                            Some(a)
+                        }
                         None => return Ok(Err(TaskRefusal::UnknownAgent(who.clone()))),
                     }
                 }

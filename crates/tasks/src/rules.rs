@@ -7,16 +7,6 @@ use crate::TaskStatus;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
-/// A card's title: one sentence.
-pub const TITLE_MAX: usize = 200;
-/// A card's detail (what to do, no credentials).
-pub const DETAIL_MAX: usize = 2000;
-/// A progress note, a reopen or send-back note, a failure reason.
-pub const NOTE_MAX: usize = 1000;
-/// What a finished card reports.
-pub const RESULT_MAX: usize = 2000;
-/// Evidence items per card.
-pub const EVIDENCE_MAX: usize = 20;
 /// An in-progress card without progress for longer is stale.
 pub const STALE_AFTER: SignedDuration = SignedDuration::from_hours(2);
 /// The zone a market-local due_at is read in when the target has no account (the default
@@ -171,6 +161,9 @@ pub enum TaskRefusal {
     /// 422: `agent` names no agent of the target's workspace.
     #[error("no agent {0} in the target's workspace")]
     UnknownAgent(String),
+    /// 422: `agent` names an agent whose role does not work cards (no tasks:write).
+    #[error("agent {0} cannot work task cards: its role has no tasks:write")]
+    AgentCannotWork(String),
     /// 422: an evidence asset that is not a media item of the card's workspace.
     #[error("evidence asset {0} is not a media library item of this workspace")]
     UnknownAsset(Uuid),

@@ -216,7 +216,9 @@ impl From<TaskRefusal> for ApiError {
                     .with_field("target.code")
             }
             TaskRefusal::BadDueAt(_) => ApiError::invalid("due_at", message),
-            TaskRefusal::UnknownAgent(_) => ApiError::rejected(message).with_field("agent"),
+            TaskRefusal::UnknownAgent(_) | TaskRefusal::AgentCannotWork(_) => {
+                ApiError::rejected(message).with_field("agent")
+            }
             TaskRefusal::UnknownAsset(_) => ApiError::rejected(message).with_field("evidence"),
             TaskRefusal::OtherResult => ApiError::rejected(message).with_field("result"),
             TaskRefusal::OtherReason => ApiError::rejected(message).with_field("reason"),
@@ -554,8 +556,9 @@ pub struct PersonOpenTaskBody {
     /// ISO with a zone, or market-local read in the target account's market zone.
     pub due_at: Option<DueAtInput>,
     pub origin: Option<Origin>,
-    /// The agent to assign it to: a name or id of the target's workspace (else 422); without
-    /// it the card is unassigned and the persona's agent may claim it.
+    /// The agent to assign it to: a name or id of the target's workspace whose role has
+    /// tasks:write (else 422); without it the card is unassigned and the persona's agent may
+    /// claim it.
     pub agent: Option<Text<1, 80>>,
 }
 
