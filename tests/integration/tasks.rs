@@ -376,6 +376,27 @@ async fn a_target_must_be_of_the_agents_own_personas() {
     );
     let v = ok(&open("op1", json!({"type": "issue", "id": d})).await);
     assert_eq!(v["task"]["persona"]["name"], "Mia");
+    // A retired persona carries no new card, by whichever target it is named.
+    app.sql("UPDATE personas SET status = 'retired' WHERE name IN ('Mia', 'Leo')")
+        .await;
+    for (agent, target) in [
+        ("op1", slot("TW-T001")),
+        ("op2", json!({"type": "post", "id": post})),
+        ("op1", json!({"type": "issue", "id": d})),
+    ] {
+        assert_error(&open(agent, target).await, 404, "not_found");
+    }
+    assert_error(
+        &person_post(
+            &app,
+            ANN,
+            "/tasks",
+            card("other", "x", json!({"type": "post", "id": post})),
+        )
+        .await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -97,17 +97,18 @@ WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($3::uuid IS NULL OR w.organ
   AND p.status <> $6
 "#;
 
-/// A post target: its account's persona and zone.
+/// A post target: its account's persona (not retired, `$2`) and zone.
 const TARGET_POST: &str = r#"
 SELECT p.persona_id, pe.agent_id AS persona_agent, p.workspace_id, p.organization_id,
        s.timezone
 FROM posts p
 JOIN account_slots s ON s.id = p.slot_id
 JOIN personas pe ON pe.id = p.persona_id
-WHERE p.id = $1
+WHERE p.id = $1 AND pe.status <> $2
 "#;
 
-/// A decision target: its persona and the zone of its account (or the persona's first).
+/// A decision target: its persona (not retired, `$2`) and the zone of its account (or the
+/// persona's first).
 const TARGET_ISSUE: &str = r#"
 SELECT d.persona_id, pe.agent_id AS persona_agent, d.workspace_id, d.organization_id,
        COALESCE(s.timezone, first.timezone) AS timezone
@@ -118,7 +119,7 @@ LEFT JOIN LATERAL (
     SELECT f.timezone FROM account_slots f WHERE f.persona_id = d.persona_id
     ORDER BY f.created_at, f.code LIMIT 1
 ) first ON true
-WHERE d.id = $1
+WHERE d.id = $1 AND (pe.id IS NULL OR pe.status <> $2)
 "#;
 
 /// The open card of the same kind on the same target that a request joins: the same agent's
@@ -361,10 +362,14 @@ async fn place(
             } else {
                 TARGET_ISSUE
             };
-            let row: Option<OwnerRow> = prepared(diesel::sql_query(sql).bind::<SqlUuid, _>(*id))
-                .get_result(conn)
-                .await
-                .optional()?;
+            let row: Option<OwnerRow> = prepared(
+                diesel::sql_query(sql)
+                    .bind::<SqlUuid, _>(*id)
+                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
             match row {
                 Some(r) => (r, *id),
                 None => return Ok(Err(TaskRefusal::TargetNotFound(what))),
