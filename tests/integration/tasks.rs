@@ -376,6 +376,27 @@ async fn a_target_must_be_of_the_agents_own_personas() {
     );
     let v = ok(&open("op1", json!({"type": "issue", "id": d})).await);
     assert_eq!(v["task"]["persona"]["name"], "Mia");
+    // A retired persona carries no new card, by whichever target it is named.
+    app.sql("UPDATE personas SET status = 'retired' WHERE name IN ('Mia', 'Leo')")
+        .await;
+    for (agent, target) in [
+        ("op1", slot("TW-T001")),
+        ("op2", json!({"type": "post", "id": post})),
+        ("op1", json!({"type": "issue", "id": d})),
+    ] {
+        assert_error(&open(agent, target).await, 404, "not_found");
+    }
+    assert_error(
+        &person_post(
+            &app,
+            ANN,
+            "/tasks",
+            card("other", "x", json!({"type": "post", "id": post})),
+        )
+        .await,
+        404,
+        "not_found",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -465,6 +486,14 @@ async fn a_person_opens_for_an_agent_of_the_workspace_or_unassigned() {
     b["agent"] = json!("jp1");
     let v = assert_rejected(&open(ANN, b.clone()).await);
     assert_eq!(v["field"], "agent");
+    // An agent whose role does not work cards (bot: community, no tasks:write).
+    b["agent"] = json!("bot");
+    let v = assert_rejected(&open(ANN, b.clone()).await);
+    assert_eq!(v["field"], "agent");
+    assert!(
+        v["message"].as_str().unwrap().contains("tasks:write"),
+        "{v}"
+    );
     b["agent"] = json!("a".repeat(81));
     assert_invalid(&open(ANN, b).await, "agent");
     // Unassigned: the persona's agent sees it and may claim it.
@@ -828,12 +857,103 @@ async fn a_relay_confirms_or_sends_back_for_a_person_never_the_assignees_own() {
     assert_eq!(note["via"]["agent"]["name"], "op1");
     assert_eq!(note["via"]["origin"]["platform"], "telegram");
     ok(&mv(&app, "op1", id, "finish", json!({"result": "with photo"})).await);
-    // Another agent of the workspace relays the confirmation.
-    let v = ok(&agent_post(&app, "op2", &path, relay_body("confirm", None)).await);
+    // Another agent of the workspace reaches no card of op1 on op1's persona.
+    for action in ["confirm", "send_back"] {
+        assert_error(
+            &agent_post(&app, "op2", &path, relay_body(action, Some("n"))).await,
+            404,
+            "not_found",
+        );
+    }
+    // The persona's agent relays the confirmation of a card assigned to another agent.
+    let mut b = card("other", "Shoot the photo", slot("TW-T001"));
+    b["agent"] = json!("op2");
+    let other = uuid_of(&ok(&person_post(&app, ANN, "/tasks", b).await)["id"]);
+    ok(&mv(&app, "op2", other, "claim", json!({})).await);
+    ok(&mv(&app, "op2", other, "finish", json!({"result": "shot"})).await);
+    let path = format!("/tasks/{other}/relay");
+    assert_rejected(&agent_post(&app, "op2", &path, relay_body("confirm", None)).await);
+    assert_error(
+        &agent_post(&app, "jp1", &path, relay_body("confirm", None)).await,
+        404,
+        "not_found",
+    );
+    let v = ok(&agent_post(&app, "op1", &path, relay_body("confirm", None)).await);
     assert_eq!(v["task"]["status"], "done");
-    assert_eq!(v["task"]["notes"][1]["via"]["agent"]["name"], "op2");
-    let v = ok(&agent_post(&app, "op2", &path, relay_body("confirm", None)).await);
+    let via = &v["task"]["notes"][0]["via"];
+    assert_eq!(via["agent"]["name"], "op1");
+    assert_eq!(
+        (&via["type"], &via["name"], &via["role"]),
+        (&json!("relay"), &json!("Ann"), &json!("agency")),
+        "{via}"
+    );
+    let v = ok(&agent_post(&app, "op1", &path, relay_body("confirm", None)).await);
     assert_eq!(v["result"], "unchanged");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_relayed_confirm_records_the_person_as_relay_issue_does() {
+    let app = spawn_app().await;
+    // relay_issue's decided_by.
+    let mia = app.persona_id("Mia");
+    let d = Uuid::new_v4();
+    app.sql(&format!(
+        "INSERT INTO decisions (id, organization_id, workspace_id, kind, persona_id, title, \
+           question, options, detail, opened_by_agent) \
+         SELECT '{d}', w.organization_id, pe.workspace_id, 'contradiction', pe.id, 'Age', \
+           'What should change?', '[\"change_bio\", \"delete_post\", \"keep\"]'::jsonb, \
+           '{{\"label\": \"age\", \"value\": \"30\"}}'::jsonb, pe.agent_id \
+         FROM personas pe JOIN workspaces w ON w.id = pe.workspace_id WHERE pe.id = '{mia}'"
+    ))
+    .await;
+    ok(&agent_post(
+        &app,
+        "op1",
+        &format!("/issues/{d}/relay"),
+        relay_body("dismiss", None),
+    )
+    .await);
+    let shape = "decided_by ?& array['type', 'name', 'role', 'agent', 'origin', 'effective_at'] \
+                 AND NOT decided_by ? 'on_behalf_of' AND decided_by->>'type' = 'relay'";
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM decisions WHERE id = '{d}' AND {shape}"
+        ))
+        .await,
+        1
+    );
+    // A follow-up's card confirmed through a relay stores the same shape on its decision.
+    let (f, card_id) = change_bio(&app).await;
+    ok(&mv(&app, "op1", card_id, "claim", json!({})).await);
+    ok(&mv(
+        &app,
+        "op1",
+        card_id,
+        "finish",
+        json!({"result": "bio changed"}),
+    )
+    .await);
+    // The card handed to op2 (as a person would reassign it), so op1 may relay its confirmation.
+    let op2 = app.agent_id("op2");
+    app.sql(&format!(
+        "UPDATE task_cards SET assignee_agent = '{op2}' WHERE id = '{card_id}'"
+    ))
+    .await;
+    let v = ok(&agent_post(
+        &app,
+        "op1",
+        &format!("/tasks/{card_id}/relay"),
+        relay_body("confirm", None),
+    )
+    .await);
+    assert_eq!(v["task"]["status"], "done");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM decisions WHERE id = '{f}' AND {shape}"
+        ))
+        .await,
+        1
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -887,7 +1007,7 @@ async fn open_report_and_relay_replay_with_the_same_key() {
     ok(&mv(&app, "op1", id, "finish", json!({"result": "r"})).await);
     assert_replays(
         &app,
-        &app.agent_key("op2"),
+        &op1,
         &format!("{AGENT}/tasks/{id}/relay"),
         relay_body("send_back", Some("again")),
         relay_body("send_back", Some("other")),
@@ -1185,9 +1305,64 @@ async fn confirming_a_follow_ups_card_resolves_its_decision() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_follow_up_completed_by_complete_issue_is_confirmed_through_its_card_by_relay() {
+async fn a_follow_up_completed_by_complete_issue_is_sent_back_by_relay_and_confirmed_by_a_person() {
     let app = spawn_app().await;
     let (f, card) = change_bio(&app).await;
+    let done = |result: &'static str| {
+        let app = &app;
+        async move {
+            ok(&agent_post(
+                app,
+                "op1",
+                &format!("/issues/{f}/done"),
+                json!({"result": result}),
+            )
+            .await);
+        }
+    };
+    done("done").await;
+    let path = format!("/tasks/{card}/relay");
+    // Its own agent never confirms it; another agent does not reach it.
+    assert_rejected(&agent_post(&app, "op1", &path, relay_body("confirm", None)).await);
+    assert_error(
+        &agent_post(&app, "op2", &path, relay_body("confirm", None)).await,
+        404,
+        "not_found",
+    );
+    // The persona's agent relays the person's send-back: the decision waits again.
+    let v = ok(&agent_post(
+        &app,
+        "op1",
+        &path,
+        relay_body("send_back", Some("Ann wants the age too.")),
+    )
+    .await);
+    assert_eq!(v["task"]["status"], "in_progress");
+    assert_eq!(decision_status(&app, f).await, "open");
+    done("done with the age").await;
+    assert_eq!(decision_status(&app, f).await, "handled");
+    let v = ok(&person_post(&app, ANN, &format!("/tasks/{card}/confirm"), json!({})).await);
+    assert_eq!(v["task"]["status"], "done");
+    assert_eq!(decision_status(&app, f).await, "resolved");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_follow_ups_card_is_not_failed_and_complete_issue_revives_no_ended_card() {
+    let app = spawn_app().await;
+    let (f, card) = change_bio(&app).await;
+    ok(&mv(&app, "op1", card, "claim", json!({})).await);
+    let v = assert_rejected(&mv(&app, "op1", card, "fail", json!({"reason": "blocked"})).await);
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("complete_issue") && message.contains("dismiss"),
+        "{v}"
+    );
+    assert_eq!(decision_status(&app, f).await, "open");
+    // A card that ended another way (here cancelled) stays as it ended.
+    app.sql(&format!(
+        "UPDATE task_cards SET status = 'cancelled' WHERE id = '{card}'"
+    ))
+    .await;
     ok(&agent_post(
         &app,
         "op1",
@@ -1195,24 +1370,96 @@ async fn a_follow_up_completed_by_complete_issue_is_confirmed_through_its_card_b
         json!({"result": "done"}),
     )
     .await);
-    assert_rejected(
-        &agent_post(
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM task_cards WHERE id = '{card}' AND status = 'cancelled' \
+               AND result IS NULL"
+        ))
+        .await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn finishing_a_follow_ups_card_while_a_person_dismisses_its_decision_never_fails() {
+    let app = spawn_app().await;
+    for round in 0..4 {
+        let (f, card) = change_bio(&app).await;
+        ok(&mv(&app, "op1", card, "claim", json!({})).await);
+        let path = format!("/decisions/{f}/dismiss");
+        let (finished, dismissed) = tokio::join!(
+            mv(
+                &app,
+                "op1",
+                card,
+                "finish",
+                json!({"result": format!("round {round}")})
+            ),
+            person_post(&app, ANN, &path, json!({"note": "Not needed."}))
+        );
+        for res in [&finished, &dismissed] {
+            assert!(
+                matches!(res.status, 200 | 409 | 422),
+                "round {round}: {} {}",
+                res.status,
+                res.text()
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_code_in_several_organizations_is_refused_to_a_platform_admin_outside_any() {
+    let app = spawn_app().await;
+    let v = assert_error(
+        &person_post(
             &app,
-            "op1",
-            &format!("/tasks/{card}/relay"),
-            relay_body("confirm", None),
+            "root@example.com",
+            "/tasks",
+            card("other", "Which one", slot("TW-T001")),
         )
         .await,
+        409,
+        "ambiguous_code",
     );
-    let v = ok(&agent_post(
+    assert_eq!(v["field"], "target.code", "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("several organizations"),
+        "{v}"
+    );
+    // A code of one organization only is found.
+    let res = person_post(
         &app,
-        "op2",
-        &format!("/tasks/{card}/relay"),
-        relay_body("confirm", None),
+        "root@example.com",
+        "/tasks",
+        card("other", "Leo's", slot("TW-T002")),
     )
-    .await);
-    assert_eq!(v["task"]["status"], "done");
-    assert_eq!(decision_status(&app, f).await, "resolved");
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    // A member of an organization is not asked: its own account is meant.
+    let res = person_post(
+        &app,
+        OLGA,
+        "/tasks",
+        card("other", "Zoe's", slot("TW-T001")),
+    )
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_joining_an_open_card_still_has_its_due_at_read() {
+    let app = spawn_app().await;
+    // A market zone with a daylight-saving gap: a well-formed local time that never happens.
+    app.sql("UPDATE account_slots SET timezone = 'America/New_York' WHERE code = 'TW-T001'")
+        .await;
+    open_by_op1(&app, "other", "TW-T001").await;
+    let mut b = card("other", "Do it", slot("TW-T001"));
+    b["due_at"] = json!("2026-03-08 02:30");
+    assert_invalid(&agent_post(&app, "op1", "/tasks", b).await, "due_at");
 }
 
 #[tokio::test(flavor = "multi_thread")]

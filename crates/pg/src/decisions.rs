@@ -697,17 +697,23 @@ async fn complete(
         .execute(conn)
         .await?;
     if let Some(task) = row.task_id {
-        diesel::update(task_cards::table.filter(task_cards::id.eq(task)))
-            .set((
-                task_cards::status.eq(TaskStatus::PendingConfirmation.as_str()),
-                task_cards::result.eq(&report.result),
-                task_cards::evidence.eq(&report.evidence),
-                task_cards::confirmation_since.eq(now),
-                task_cards::last_progress_at.eq(now),
-                task_cards::updated_at.eq(now),
-            ))
-            .execute(conn)
-            .await?;
+        // Only an open card moves: a failed or cancelled one stays as it ended.
+        let open: Vec<&str> = TaskStatus::OPEN.iter().map(|s| s.as_str()).collect();
+        diesel::update(
+            task_cards::table
+                .filter(task_cards::id.eq(task))
+                .filter(task_cards::status.eq_any(open)),
+        )
+        .set((
+            task_cards::status.eq(TaskStatus::PendingConfirmation.as_str()),
+            task_cards::result.eq(&report.result),
+            task_cards::evidence.eq(&report.evidence),
+            task_cards::confirmation_since.eq(now),
+            task_cards::last_progress_at.eq(now),
+            task_cards::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
     }
     Ok(Ok(Moved {
         decision: one(conn, row.id).await?,

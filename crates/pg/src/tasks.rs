@@ -18,6 +18,7 @@ use fleetdesk_tasks::rules::{
     Card, DEFAULT_ZONE, Move, Plan, TaskRefusal, Who, also_wanted, plan, read_due_at,
 };
 use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
+use fleetdesk_tenancy::{AgentRole, Scope};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -96,17 +97,18 @@ WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($3::uuid IS NULL OR w.organ
   AND p.status <> $6
 "#;
 
-/// A post target: its account's persona and zone.
+/// A post target: its account's persona (not retired, `$2`) and zone.
 const TARGET_POST: &str = r#"
 SELECT p.persona_id, pe.agent_id AS persona_agent, p.workspace_id, p.organization_id,
        s.timezone
 FROM posts p
 JOIN account_slots s ON s.id = p.slot_id
 JOIN personas pe ON pe.id = p.persona_id
-WHERE p.id = $1
+WHERE p.id = $1 AND pe.status <> $2
 "#;
 
-/// A decision target: its persona and the zone of its account (or the persona's first).
+/// A decision target: its persona (not retired, `$2`) and the zone of its account (or the
+/// persona's first).
 const TARGET_ISSUE: &str = r#"
 SELECT d.persona_id, pe.agent_id AS persona_agent, d.workspace_id, d.organization_id,
        COALESCE(s.timezone, first.timezone) AS timezone
@@ -117,7 +119,7 @@ LEFT JOIN LATERAL (
     SELECT f.timezone FROM account_slots f WHERE f.persona_id = d.persona_id
     ORDER BY f.created_at, f.code LIMIT 1
 ) first ON true
-WHERE d.id = $1
+WHERE d.id = $1 AND (pe.id IS NULL OR pe.status <> $2)
 "#;
 
 /// The open card of the same kind on the same target that a request joins: the same agent's
@@ -319,6 +321,20 @@ async fn place(
             )
             .load(conn)
             .await?;
+            // Codes are unique per organization: a platform admin outside any organization
+            // whose code names accounts in several is refused, never given one at random.
+            if matches!(
+                opener,
+                Opener::Person {
+                    organization: None,
+                    ..
+                }
+            ) && rows
+                .iter()
+                .any(|r| r.organization_id != rows[0].organization_id)
+            {
+                return Ok(Err(TaskRefusal::TargetInSeveralOrganizations));
+            }
             let row = match pick_slot(rows, code.as_str(), *platform, |r| &r.slot) {
                 Ok(r) => r,
                 Err(LookupError::NotFound) => return Ok(Err(TaskRefusal::TargetNotFound(what))),
@@ -346,10 +362,14 @@ async fn place(
             } else {
                 TARGET_ISSUE
             };
-            let row: Option<OwnerRow> = prepared(diesel::sql_query(sql).bind::<SqlUuid, _>(*id))
-                .get_result(conn)
-                .await
-                .optional()?;
+            let row: Option<OwnerRow> = prepared(
+                diesel::sql_query(sql)
+                    .bind::<SqlUuid, _>(*id)
+                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
             match row {
                 Some(r) => (r, *id),
                 None => return Ok(Err(TaskRefusal::TargetNotFound(what))),
@@ -406,6 +426,16 @@ async fn open(
         Ok(p) => p,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    // due_at is read before a join: a request with a bad one is refused either way.
+    let due_at = match req
+        .due_at
+        .as_deref()
+        .map(|raw| read_due_at(raw, &placed.zone))
+    {
+        None => None,
+        Some(Ok(t)) => Some(Ts::from(t)),
+        Some(Err(refusal)) => return Ok(Err(refusal)),
+    };
     // Two requests for the same matter at once: the second waits and joins the first.
     personas::table
         .filter(personas::id.eq(placed.persona_id))
@@ -422,19 +452,27 @@ async fn open(
                 None => None,
                 Some(who) => {
                     let as_id = who.parse::<Uuid>().ok();
-                    let found: Option<Uuid> = agents::table
+                    let found: Option<(Uuid, String)> = agents::table
                         .filter(agents::workspace_id.eq(placed.workspace_id))
                         .filter(
                             agents::name
                                 .eq(who.as_str())
                                 .or(agents::id.nullable().eq(as_id)),
                         )
-                        .select(agents::id)
+                        .select((agents::id, agents::role))
                         .first(conn)
                         .await
                         .optional()?;
                     match found {
-                        Some(a) => Some(a),
+                        // Only an agent whose role works cards (tasks:write) is assigned one.
+                        Some((a, role)) => {
+                            let role = AgentRole::parse(&role)
+                                .ok_or_else(|| anyhow::anyhow!("stored agent role {role}"))?;
+                            if !role.has(Scope::TasksWrite) {
+                                return Ok(Err(TaskRefusal::AgentCannotWork(who.clone())));
+                            }
+                            Some(a)
+                        }
                         None => return Ok(Err(TaskRefusal::UnknownAgent(who.clone()))),
                     }
                 }
@@ -470,15 +508,6 @@ async fn open(
             created: false,
         }));
     }
-    let due_at = match req
-        .due_at
-        .as_deref()
-        .map(|raw| read_due_at(raw, &placed.zone))
-    {
-        None => None,
-        Some(Ok(t)) => Some(Ts::from(t)),
-        Some(Err(refusal)) => return Ok(Err(refusal)),
-    };
     let id: Uuid = diesel::insert_into(task_cards::table)
         .values((
             task_cards::organization_id.eq(placed.organization_id),
@@ -545,6 +574,26 @@ async fn act(
     actor: &Actor,
     req: &MoveRequest,
 ) -> anyhow::Result<Result<Moved, TaskRefusal>> {
+    // One lock order with the decision moves (decide, complete): a follow-up's decision
+    // first, then its card. A card's decision_id is set when it is opened and never changes.
+    let decision: Option<Option<Uuid>> = task_cards::table
+        .filter(task_cards::id.eq(req.id))
+        .select(task_cards::decision_id)
+        .first(conn)
+        .await
+        .optional()?;
+    let Some(decision) = decision else {
+        return Ok(Err(TaskRefusal::NotFound));
+    };
+    if let Some(d) = decision {
+        decisions::table
+            .filter(decisions::id.eq(d))
+            .for_update()
+            .select(decisions::id)
+            .first::<Uuid>(conn)
+            .await
+            .optional()?;
+    }
     let row: Option<LockedRow> = prepared(diesel::sql_query(LOCK).bind::<SqlUuid, _>(req.id))
         .get_result(conn)
         .await
@@ -552,6 +601,11 @@ async fn act(
     let Some(row) = row else {
         return Ok(Err(TaskRefusal::NotFound));
     };
+    anyhow::ensure!(
+        row.decision_id == decision,
+        "card {} changed its decision while being moved",
+        row.id
+    );
     let (who, visible, by, via) = match actor {
         Actor::Agent { agent, name } => (
             Who::Agent(agent.agent_id),
@@ -587,6 +641,7 @@ async fn act(
         persona_agent: row.persona_agent,
         result: row.result.clone(),
         fail_reason: row.fail_reason.clone(),
+        follow_up: row.decision_id.is_some(),
     };
     let (new_status, assign) = match plan(&card, who, &req.mv) {
         Err(refusal) => return Ok(Err(refusal)),

@@ -7,16 +7,6 @@ use crate::TaskStatus;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
-/// A card's title: one sentence.
-pub const TITLE_MAX: usize = 200;
-/// A card's detail (what to do, no credentials).
-pub const DETAIL_MAX: usize = 2000;
-/// A progress note, a reopen or send-back note, a failure reason.
-pub const NOTE_MAX: usize = 1000;
-/// What a finished card reports.
-pub const RESULT_MAX: usize = 2000;
-/// Evidence items per card.
-pub const EVIDENCE_MAX: usize = 20;
 /// An in-progress card without progress for longer is stale.
 pub const STALE_AFTER: SignedDuration = SignedDuration::from_hours(2);
 /// The zone a market-local due_at is read in when the target has no account (the default
@@ -97,6 +87,8 @@ pub struct Card {
     pub persona_agent: Option<Uuid>,
     pub result: Option<String>,
     pub fail_reason: Option<String>,
+    /// A follow-up's card: its decision says how it ends (complete_issue or a person).
+    pub follow_up: bool,
 }
 
 impl Card {
@@ -144,6 +136,11 @@ pub enum TaskRefusal {
         "an agent never relays the confirmation of a card assigned to itself: a person confirms it, directly or through another agent's relay"
     )]
     OwnCard,
+    /// 422: a follow-up's card is never failed: its decision is reported or dismissed.
+    #[error(
+        "a follow-up's card is not failed: report it with complete_issue, or a person dismisses its decision"
+    )]
+    FollowUpFail,
     /// 404: the target names nothing the caller may see.
     #[error("no such {0} to open a card on")]
     TargetNotFound(&'static str),
@@ -153,12 +150,20 @@ pub enum TaskRefusal {
     /// 409: a legacy code repeated across platforms.
     #[error("the code names accounts on several platforms: add target.platform")]
     TargetAmbiguous,
+    /// 409: a platform admin outside any organization names a code used in several.
+    #[error(
+        "the code names accounts in several organizations: open the card on the account's post or decision, or as a member of its organization"
+    )]
+    TargetInSeveralOrganizations,
     /// 422: the target names no persona (a decision about none).
     #[error("the {0} is about no persona: a card needs one")]
     TargetWithoutPersona(&'static str),
     /// 422: `agent` names no agent of the target's workspace.
     #[error("no agent {0} in the target's workspace")]
     UnknownAgent(String),
+    /// 422: `agent` names an agent whose role does not work cards (no tasks:write).
+    #[error("agent {0} cannot work task cards: its role has no tasks:write")]
+    AgentCannotWork(String),
     /// 422: an evidence asset that is not a media item of the card's workspace.
     #[error("evidence asset {0} is not a media library item of this workspace")]
     UnknownAsset(Uuid),
@@ -203,11 +208,18 @@ pub fn plan(card: &Card, who: Who, mv: &Move) -> Result<Plan, TaskRefusal> {
             }
         }
         Who::Relay(agent) => {
+            // A relaying agent reaches only the cards its other task reads show it.
+            if !card.visible_to(agent) {
+                return Err(TaskRefusal::NotFound);
+            }
             if *mv == Move::Confirm && card.assignee == Some(agent) {
                 return Err(TaskRefusal::OwnCard);
             }
         }
         Who::Person => {}
+    }
+    if card.follow_up && matches!(mv, Move::Fail { .. }) {
+        return Err(TaskRefusal::FollowUpFail);
     }
     match (mv, card.status) {
         (Move::Claim, S::PendingPickup) => Ok(Plan::Apply {
@@ -277,6 +289,7 @@ mod tests {
             persona_agent: Some(A),
             result: Some("done it".into()),
             fail_reason: Some("blocked".into()),
+            follow_up: false,
         }
     }
 
@@ -442,9 +455,44 @@ mod tests {
             plan(&c, Who::Relay(A), &Move::Confirm),
             Err(TaskRefusal::OwnCard)
         );
-        assert_eq!(plan(&c, Who::Relay(B), &Move::Confirm), moved(S::Done));
         // Sending its own card back is not a confirmation.
         assert_eq!(plan(&c, Who::Relay(A), &Move::Reopen), moved(S::InProgress));
+        // The persona's agent relays the confirmation of another agent's card on its persona.
+        let other = card(S::PendingConfirmation, Some(B));
+        assert_eq!(plan(&other, Who::Relay(A), &Move::Confirm), moved(S::Done));
+        assert_eq!(
+            plan(&other, Who::Relay(B), &Move::Confirm),
+            Err(TaskRefusal::OwnCard)
+        );
+    }
+
+    #[test]
+    fn a_relaying_agent_reaches_only_the_cards_it_sees() {
+        const C: Uuid = Uuid::from_u128(3);
+        let c = card(S::PendingConfirmation, Some(A));
+        for mv in [Move::Confirm, Move::Reopen] {
+            assert_eq!(plan(&c, Who::Relay(B), &mv), Err(TaskRefusal::NotFound));
+        }
+        let other = card(S::PendingConfirmation, Some(B));
+        assert_eq!(
+            plan(&other, Who::Relay(C), &Move::Confirm),
+            Err(TaskRefusal::NotFound)
+        );
+    }
+
+    #[test]
+    fn a_follow_ups_card_is_never_failed() {
+        let mut c = card(S::InProgress, Some(A));
+        c.follow_up = true;
+        let fail = Move::Fail {
+            reason: "blocked".into(),
+        };
+        assert_eq!(
+            plan(&c, Who::Agent(A), &fail),
+            Err(TaskRefusal::FollowUpFail)
+        );
+        c.follow_up = false;
+        assert_eq!(plan(&c, Who::Agent(A), &fail), moved(S::Failed));
     }
 
     #[test]

@@ -179,6 +179,8 @@ pub struct WorkToday {
     pub missing: Vec<MissingRow>,
     pub not_in_rotation: Vec<NotInRotation>,
     pub redo: Vec<DayRedoItem>,
+    /// The agent's open task cards (assigned to it, or unassigned on its personas), oldest
+    /// first, at most 200.
     pub tasks: Vec<TaskItem>,
     pub follow_ups: Vec<FollowUpItem>,
     pub unschedule_stocked: Vec<UnscheduleItem>,
@@ -193,6 +195,7 @@ pub struct WorkSummary {
     pub missing_accounts: i64,
     pub missing_posts: i64,
     pub redo: i64,
+    /// The task cards listed in `tasks`: at most 200, not every open card beyond that.
     pub tasks: i64,
     pub follow_ups: i64,
     pub unschedule_stocked: i64,
@@ -709,7 +712,8 @@ fn counts_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HeartbeatResult {
     pub run: HeartbeatRun,
-    /// The agent's open task cards.
+    /// The agent's open task cards (assigned to it, or unassigned on its personas), oldest
+    /// first, at most 200.
     pub tasks: Vec<TaskItem>,
 }
 

@@ -586,25 +586,14 @@ async fn relay_issue(
     req: Req<IdPath, Nothing, RelayIssueBody>,
 ) -> Result<Reply<DecisionMoveReply>, ApiError> {
     let b = req.body;
-    let role = match b.on_behalf_of.role {
-        OnBehalfRoleIn::Agency => "agency",
-        OnBehalfRoleIn::Admin => "admin",
-        OnBehalfRoleIn::Client => {
-            return Err(ApiError::rejected(
-                "clients never decide decisions: on_behalf_of.role must be agency or admin",
-            )
-            .with_field("on_behalf_of.role"));
-        }
-    };
+    if b.on_behalf_of.role == OnBehalfRoleIn::Client {
+        return Err(ApiError::rejected(
+            "clients never decide decisions: on_behalf_of.role must be agency or admin",
+        )
+        .with_field("on_behalf_of.role"));
+    }
     let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
-    let decided_by = json!({
-        "type": "relay",
-        "name": b.on_behalf_of.name.0,
-        "role": role,
-        "agent": relay.agent,
-        "origin": relay.origin,
-        "effective_at": relay.effective_at,
-    });
+    let decided_by = relay.decided_by();
     let request = MoveRequest {
         id: req.path.id,
         mv: Move::new(

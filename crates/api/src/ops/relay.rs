@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use crate::fields::{Text, Utc};
 use fleetdesk_tenancy::AgentCaller;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 use validator::Validate;
 
@@ -49,6 +49,16 @@ pub enum OnBehalfRoleIn {
     Agency,
     Client,
     Admin,
+}
+
+impl OnBehalfRoleIn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnBehalfRoleIn::Agency => "agency",
+            OnBehalfRoleIn::Client => "client",
+            OnBehalfRoleIn::Admin => "admin",
+        }
+    }
 }
 
 /// The record stored with a relayed decision: the agent that relayed it, the person, the
@@ -93,5 +103,19 @@ impl<'a> RelayRecord<'a> {
     /// The record as stored with the decision.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a relay record is plain JSON")
+    }
+
+    /// A decision's `decided_by` when an agent relays the person's move, the same for
+    /// relay_issue and a relayed task confirmation: `{type: relay, name, role, agent, origin,
+    /// effective_at}`.
+    pub fn decided_by(&self) -> Value {
+        json!({
+            "type": "relay",
+            "name": self.on_behalf_of.name.0,
+            "role": self.on_behalf_of.role.as_str(),
+            "agent": self.agent,
+            "origin": self.origin,
+            "effective_at": self.effective_at,
+        })
     }
 }

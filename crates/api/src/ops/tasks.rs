@@ -122,7 +122,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 "Only the card's assignee (else 403); pending_pickup or in_progress becomes \
                  failed with reason (1-1000 characters, also added to the notes); the same \
                  reason resent answers `result: unchanged`; another status is 422. The same \
-                 matter may then be opened again as a new card.",
+                 matter may then be opened again as a new card. A follow-up's card (one with \
+                 decision_id) is never failed (422): report it with complete_issue, or a person \
+                 dismisses its decision.",
             ),
         fail,
     ));
@@ -133,13 +135,15 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .summary("Confirm or send back a task card for a person who said so")
             .description(
                 "on_behalf_of and origin are required (400 without); the person's role must \
-                 be agency or admin (else 422) and must not be this agent. Any card of your \
-                 workspace (another workspace's: 404). action confirm moves \
+                 be agency or admin (else 422) and must not be this agent. The cards your task \
+                 list reaches: assigned to you, or on your own personas (anything else: 404). \
+                 action confirm moves \
                  pending_confirmation to done (done already: `result: unchanged`); send_back \
                  (note required, 1-1000 characters) moves pending_confirmation or done back to \
                  in_progress; any other status is 422. An agent never relays the confirmation \
-                 of a card assigned to itself (422). The note records the relay. Confirming a \
-                 follow-up's card resolves its decision in the same transaction.",
+                 of a card assigned to itself (422). The note records the relay as relay_issue \
+                 records decided_by: {type: relay, name, role, agent, origin, effective_at}. \
+                 Confirming a follow-up's card resolves its decision in the same transaction.",
             ),
         relay_task,
     ));
@@ -207,15 +211,23 @@ impl From<TaskRefusal> for ApiError {
                 ApiError::new(fleetdesk_kernel::ErrorCode::AmbiguousCode, message)
                     .with_field("target.platform")
             }
+            TaskRefusal::TargetInSeveralOrganizations => {
+                ApiError::new(fleetdesk_kernel::ErrorCode::AmbiguousCode, message)
+                    .with_field("target.code")
+            }
             TaskRefusal::BadDueAt(_) => ApiError::invalid("due_at", message),
-            TaskRefusal::UnknownAgent(_) => ApiError::rejected(message).with_field("agent"),
+            TaskRefusal::UnknownAgent(_) | TaskRefusal::AgentCannotWork(_) => {
+                ApiError::rejected(message).with_field("agent")
+            }
             TaskRefusal::UnknownAsset(_) => ApiError::rejected(message).with_field("evidence"),
             TaskRefusal::OtherResult => ApiError::rejected(message).with_field("result"),
             TaskRefusal::OtherReason => ApiError::rejected(message).with_field("reason"),
             TaskRefusal::TargetWithoutPersona(_) => {
                 ApiError::rejected(message).with_field("target")
             }
-            TaskRefusal::CardIs(..) | TaskRefusal::OwnCard => ApiError::rejected(message),
+            TaskRefusal::CardIs(..) | TaskRefusal::OwnCard | TaskRefusal::FollowUpFail => {
+                ApiError::rejected(message)
+            }
         }
     }
 }
@@ -544,8 +556,9 @@ pub struct PersonOpenTaskBody {
     /// ISO with a zone, or market-local read in the target account's market zone.
     pub due_at: Option<DueAtInput>,
     pub origin: Option<Origin>,
-    /// The agent to assign it to: a name or id of the target's workspace (else 422); without
-    /// it the card is unassigned and the persona's agent may claim it.
+    /// The agent to assign it to: a name or id of the target's workspace whose role has
+    /// tasks:write (else 422); without it the card is unassigned and the persona's agent may
+    /// claim it.
     pub agent: Option<Text<1, 80>>,
 }
 
@@ -813,8 +826,7 @@ async fn relay_task(
         }
     };
     let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
-    let mut record = relay.to_json();
-    record["type"] = json!("relay");
+    let record = relay.decided_by();
     let actor = Actor::Relay {
         agent: agent.agent_ref(),
         person: b.on_behalf_of.name.0.clone(),
