@@ -79,8 +79,42 @@ pub fn default_run_id(job_id: &str, started_at: Timestamp) -> String {
     format!("{job_id}@{}", format_utc(started_at))
 }
 
-/// Reads a run time: ISO 8601 with a zone, or a time without zone (`YYYY-MM-DD HH:MM[:SS]`
-/// or `YYYY-MM-DDTHH:MM:SS[.fff]`) read in the job's zone; null or an empty string means none.
+/// `YYYY-MM-DD[T ]HH:MM(:SS(.f{1,9})?)?` and nothing after: a wall-clock time without zone.
+/// Anything else (an offset, a `[zone]`, a date alone) is not one.
+fn is_civil_shape(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits = |r: &[u8]| r.iter().all(u8::is_ascii_digit);
+    if b.len() < 16
+        || !digits(&b[..4])
+        || b[4] != b'-'
+        || !digits(&b[5..7])
+        || b[7] != b'-'
+        || !digits(&b[8..10])
+        || !matches!(b[10], b'T' | b' ')
+        || !digits(&b[11..13])
+        || b[13] != b':'
+        || !digits(&b[14..16])
+    {
+        return false;
+    }
+    let rest = &b[16..];
+    if rest.is_empty() {
+        return true;
+    }
+    if rest.len() < 3 || rest[0] != b':' || !digits(&rest[1..3]) {
+        return false;
+    }
+    match &rest[3..] {
+        [] => true,
+        [b'.', frac @ ..] => (1..=9).contains(&frac.len()) && digits(frac),
+        _ => false,
+    }
+}
+
+/// Reads a run time: ISO 8601 with a zone (what the kernel's time input reads), or exactly
+/// `YYYY-MM-DD[T ]HH:MM[:SS[.f]]` without zone, read in the job's zone; null or an empty
+/// string means none. A time with an offset the kernel refuses (`+0800`, `[Asia/Tokyo]`, a
+/// space before the offset) is refused, never read as the job's wall clock.
 pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>, String> {
     let Some(raw) = raw else { return Ok(None) };
     let t = raw.trim();
@@ -93,8 +127,14 @@ pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>
     match parse_time_input(t, zone) {
         Ok(ts) => Ok(Some(ts)),
         Err(first) => {
+            if !is_civil_shape(t) {
+                return Err(first.to_string());
+            }
             // ISO without zone: the job's wall clock.
-            let civil: DateTime = t.parse().map_err(|_| first.to_string())?;
+            let civil: DateTime = t
+                .replacen(' ', "T", 1)
+                .parse()
+                .map_err(|_| first.to_string())?;
             if !(2000..=2099).contains(&civil.year()) {
                 return Err(first.to_string());
             }
@@ -111,9 +151,12 @@ pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>
     }
 }
 
-/// Trims the log and keeps its last [`LOG_MAX`] characters.
+/// Trims the log, replaces its credentials, then keeps its last [`LOG_MAX`] characters: in
+/// that order, so a credential across the cut is still replaced and the stored log never
+/// grows past the limit by the replacement.
 pub fn keep_log(log: &str) -> String {
-    let t = log.trim();
+    let redacted = redact_secrets(log.trim());
+    let t = redacted.trim();
     let n = t.chars().count();
     if n <= LOG_MAX {
         return t.to_owned();
@@ -167,7 +210,7 @@ impl Run {
             }
             s => s.map(redact_secrets),
         };
-        let log = blank_to_none(raw.log.as_deref()).map(|l| redact_secrets(&keep_log(l)));
+        let log = blank_to_none(raw.log.as_deref()).map(keep_log);
         Ok(Run {
             job_id: raw.job_id.trim().to_owned(),
             run_id,
@@ -183,6 +226,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::REDACTED;
 
     fn taipei() -> TimeZone {
         jiff::tz::db().get("Asia/Taipei").unwrap()
@@ -218,6 +262,19 @@ mod tests {
             Run::read(&zoned, &taipei()).unwrap().run_id,
             "backup@2026-11-25T10:00:00Z"
         );
+        for civil in [
+            "2026-11-25T10:00",
+            "2026-11-25 10:00:00.5",
+            "2026-11-25T10:00:00.123456789",
+        ] {
+            let mut r = raw();
+            r.started_at = Some(civil.into());
+            assert_eq!(
+                Run::read(&r, &taipei()).unwrap().run_id,
+                "backup@2026-11-25T02:00:00Z",
+                "{civil}"
+            );
+        }
     }
 
     #[test]
@@ -227,6 +284,17 @@ mod tests {
             "2026-13-01 10:00",
             "2026-11-25 25:00",
             "1999-01-01 10:00",
+            // An offset or zone the kernel does not read is refused, not read as wall clock.
+            "2026-11-25 10:00:00+08:00",
+            "2026-11-25T10:00+08:00",
+            "2026-11-25T10:00:00+0800",
+            "2026-11-25T10:00:00[Asia/Tokyo]",
+            "2026-11-25T10:00:00+09:00[Asia/Tokyo]",
+            "2026-11-25 10:00 +08:00",
+            "2026-11-25",
+            "2026-11-25T10",
+            "2026-11-25T10:00:00.",
+            "2026-11-25T10:00:00.1234567890",
         ] {
             let mut r = raw();
             r.started_at = Some(bad.into());
@@ -282,6 +350,22 @@ mod tests {
         let long = format!("X{}", "é".repeat(LOG_MAX));
         assert_eq!(keep_log(&long), exact);
         assert_eq!(keep_log("  a \n"), "a");
+    }
+
+    #[test]
+    fn log_is_redacted_before_it_is_cut() {
+        // A secret straddling the cut: only its tail would be kept, unrecognised.
+        let secret = "token=supersecretvalue123";
+        let tail = "x".repeat(LOG_MAX - 10);
+        let log = format!("start {secret}\n{tail}");
+        let kept = keep_log(&log);
+        assert!(!kept.contains("value123"), "{}", &kept[..40]);
+        assert!(kept.chars().count() <= LOG_MAX);
+        // Replacement longer than the value: the stored log still fits.
+        let grows = "token=a\n".repeat(LOG_MAX / 8 + 1);
+        let kept = keep_log(&grows);
+        assert!(kept.chars().count() <= LOG_MAX, "{}", kept.chars().count());
+        assert!(kept.ends_with(REDACTED));
     }
 
     #[test]
