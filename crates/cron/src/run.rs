@@ -381,10 +381,10 @@ mod tests {
                 ..
             })
         ));
-        r.summary = Some("called with Authorization: Bearer abc.def".into());
+        r.summary = Some("called with Authorization: Bearer abc.def.ghi".into());
         r.log = Some("Set-Cookie: sid=123; Path=/\nok".into());
         let run = Run::read(&r, &taipei()).unwrap();
-        assert!(!run.summary.unwrap().contains("abc.def"));
+        assert!(!run.summary.unwrap().contains("abc.def.ghi"));
         assert!(!run.log.unwrap().contains("sid=123"));
     }
 }
