@@ -100,6 +100,9 @@ impl Job {
         if !parsed.ever_fires() {
             return Err(("schedule".to_owned(), "never fires".to_owned()));
         }
+        // The database's spelling (`asia/taipei` is stored as `Asia/Taipei`), so one zone is
+        // one text in storage and answers.
+        let timezone = parsed.zone().iana_name().map_or(timezone, str::to_owned);
         let gateway = match &raw.gateway {
             Some(g) => text("gateway", g, 0, GATEWAY_MAX)?,
             None => None,
@@ -265,6 +268,15 @@ mod tests {
             r.schedule = good.into();
             assert!(Job::parse(&r, 0).is_ok(), "{good:?}");
         }
+    }
+
+    #[test]
+    fn zones_are_stored_as_the_database_spells_them() {
+        let mut r = raw();
+        r.timezone = "asia/taipei".into();
+        assert_eq!(Job::parse(&r, 0).unwrap().timezone, "Asia/Taipei");
+        r.timezone = "utc".into();
+        assert_eq!(Job::parse(&r, 0).unwrap().timezone, "UTC");
     }
 
     #[test]
