@@ -16,6 +16,10 @@ pub const RUN_ID_MAX: usize = 200;
 pub const SUMMARY_MAX: usize = 2000;
 /// The log is stored up to this many characters: its last ones, where a failure shows.
 pub const LOG_MAX: usize = 20_000;
+/// How far ahead of the service's clock a run time may be: clocks drift and zones get
+/// misread, but a run a day ahead is a wrong time, refused rather than shown as the latest run
+/// (the day view orders runs by their time) for days.
+pub const FUTURE_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
 /// A time field as sent: at most this many characters (longer is refused).
 pub const TIME_MAX: usize = 40;
 
@@ -173,8 +177,8 @@ fn blank_to_none(s: Option<&str>) -> Option<&str> {
 }
 
 impl Run {
-    /// Reads a reported run whose job is in `zone`.
-    pub fn read(raw: &RawRun, zone: &TimeZone) -> Result<Run, RunProblem> {
+    /// Reads a reported run whose job is in `zone`, at `now`.
+    pub fn read(raw: &RawRun, zone: &TimeZone, now: Timestamp) -> Result<Run, RunProblem> {
         let refused = |field, reason| RunProblem::Refused { field, reason };
         let invalid = |field, reason: &str| RunProblem::Invalid {
             field,
@@ -184,6 +188,12 @@ impl Run {
             read_time(raw.started_at.as_deref(), zone).map_err(|r| refused("started_at", r))?;
         let finished_at =
             read_time(raw.finished_at.as_deref(), zone).map_err(|r| refused("finished_at", r))?;
+        let latest = now.checked_add(FUTURE_SKEW).unwrap_or(now);
+        for (field, t) in [("started_at", started_at), ("finished_at", finished_at)] {
+            if t.is_some_and(|t| t > latest) {
+                return Err(refused(field, "is more than 1 day ahead of now".to_owned()));
+            }
+        }
         if let (Some(s), Some(f)) = (started_at, finished_at)
             && f < s
         {
@@ -228,6 +238,34 @@ mod tests {
     use super::*;
     use crate::redact::REDACTED;
 
+    fn now() -> Timestamp {
+        "2026-11-25T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn times_over_a_day_ahead_are_refused() {
+        let mut r = raw();
+        r.started_at = Some("2026-11-26T12:00:00Z".into());
+        assert!(Run::read(&r, &taipei(), now()).is_ok());
+        r.started_at = Some("2026-11-26T12:00:01Z".into());
+        assert!(matches!(
+            Run::read(&r, &taipei(), now()),
+            Err(RunProblem::Refused {
+                field: "started_at",
+                ..
+            })
+        ));
+        let mut f = raw();
+        f.finished_at = Some("2026-11-27 10:00".into());
+        assert!(matches!(
+            Run::read(&f, &taipei(), now()),
+            Err(RunProblem::Refused {
+                field: "finished_at",
+                ..
+            })
+        ));
+    }
+
     fn taipei() -> TimeZone {
         jiff::tz::db().get("Asia/Taipei").unwrap()
     }
@@ -246,7 +284,7 @@ mod tests {
 
     #[test]
     fn times_without_zone_are_read_in_the_jobs_zone() {
-        let r = Run::read(&raw(), &taipei()).unwrap();
+        let r = Run::read(&raw(), &taipei(), now()).unwrap();
         assert_eq!(
             r.started_at.unwrap(),
             "2026-11-25T02:00:00Z".parse::<Timestamp>().unwrap()
@@ -255,11 +293,11 @@ mod tests {
         assert_eq!(r.run_id, "backup@2026-11-25T02:00:00Z");
         let mut iso = raw();
         iso.started_at = Some("2026-11-25T10:00:00".into());
-        assert_eq!(Run::read(&iso, &taipei()).unwrap().run_id, r.run_id);
+        assert_eq!(Run::read(&iso, &taipei(), now()).unwrap().run_id, r.run_id);
         let mut zoned = raw();
         zoned.started_at = Some("2026-11-25T10:00:00+00:00".into());
         assert_eq!(
-            Run::read(&zoned, &taipei()).unwrap().run_id,
+            Run::read(&zoned, &taipei(), now()).unwrap().run_id,
             "backup@2026-11-25T10:00:00Z"
         );
         for civil in [
@@ -270,7 +308,7 @@ mod tests {
             let mut r = raw();
             r.started_at = Some(civil.into());
             assert_eq!(
-                Run::read(&r, &taipei()).unwrap().run_id,
+                Run::read(&r, &taipei(), now()).unwrap().run_id,
                 "backup@2026-11-25T02:00:00Z",
                 "{civil}"
             );
@@ -300,7 +338,7 @@ mod tests {
             r.started_at = Some(bad.into());
             assert!(
                 matches!(
-                    Run::read(&r, &taipei()),
+                    Run::read(&r, &taipei(), now()),
                     Err(RunProblem::Refused {
                         field: "started_at",
                         ..
@@ -314,7 +352,7 @@ mod tests {
         let mut gap = raw();
         gap.started_at = Some("2026-03-08 02:30".into());
         assert!(matches!(
-            Run::read(&gap, &ny),
+            Run::read(&gap, &ny, now()),
             Err(RunProblem::Refused { .. })
         ));
     }
@@ -324,18 +362,18 @@ mod tests {
         let mut r = raw();
         r.started_at = None;
         assert!(matches!(
-            Run::read(&r, &taipei()),
+            Run::read(&r, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "run_id",
                 ..
             })
         ));
         r.run_id = Some("r1".into());
-        assert_eq!(Run::read(&r, &taipei()).unwrap().run_id, "r1");
+        assert_eq!(Run::read(&r, &taipei(), now()).unwrap().run_id, "r1");
         let mut back = raw();
         back.finished_at = Some("2026-11-25 09:00".into());
         assert!(matches!(
-            Run::read(&back, &taipei()),
+            Run::read(&back, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "finished_at",
                 ..
@@ -372,10 +410,10 @@ mod tests {
     fn summary_limit_and_redaction() {
         let mut r = raw();
         r.summary = Some("s".repeat(SUMMARY_MAX));
-        assert!(Run::read(&r, &taipei()).is_ok());
+        assert!(Run::read(&r, &taipei(), now()).is_ok());
         r.summary = Some("s".repeat(SUMMARY_MAX + 1));
         assert!(matches!(
-            Run::read(&r, &taipei()),
+            Run::read(&r, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "summary",
                 ..
@@ -383,7 +421,7 @@ mod tests {
         ));
         r.summary = Some("called with Authorization: Bearer abc.def.ghi".into());
         r.log = Some("Set-Cookie: sid=123; Path=/\nok".into());
-        let run = Run::read(&r, &taipei()).unwrap();
+        let run = Run::read(&r, &taipei(), now()).unwrap();
         assert!(!run.summary.unwrap().contains("abc.def.ghi"));
         assert!(!run.log.unwrap().contains("sid=123"));
     }

@@ -164,6 +164,7 @@ async fn report_runs_tx(
     .await?;
     let jobs: HashMap<&str, &JobRow> = jobs.iter().map(|j| (j.job_id.as_str(), j)).collect();
 
+    let now = Timestamp::now();
     let mut out = RunsOutcome::default();
     // Readable runs by (job, run_id), in the order first seen.
     let mut keys: Vec<(Uuid, String)> = Vec::new();
@@ -184,7 +185,7 @@ async fn report_runs_tx(
                 continue;
             }
         };
-        match Run::read(r, &zone) {
+        match Run::read(r, &zone, now) {
             Ok(run) => {
                 let key = (job.id, run.run_id.clone());
                 let list = by_key.entry(key.clone()).or_default();
