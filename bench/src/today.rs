@@ -6,7 +6,8 @@
 //!    (50), spread over one persona per agent (TW and JP, threads and instagram);
 //! 3. starts `fleetdesk serve --expose-round-trips` and, not measured, has every agent send a
 //!    heartbeat, report 5 cron jobs and a run of each (one in five failed), and publish a post
-//!    on a few accounts;
+//!    on a few accounts; then writes history straight to the database: 200 older runs per job
+//!    and 500 older heartbeats per agent;
 //! 4. one client sends GET /api/user/v1/today as each organization's member, one request at a
 //!    time, and a wire check counts what reaches PostgreSQL through the counting proxy.
 //!
@@ -30,7 +31,8 @@ cargo xtask bench today: GET /api/user/v1/today on the release binary.
 Creates a database fleetdesk_today_<pid> (dropped at the end), applies two organizations with
 20 operator agents each, one with --accounts accounts and one with --small-accounts, starts
 `fleetdesk serve --expose-round-trips`, has every agent send a heartbeat and report 5 cron jobs
-with a run each (not measured), then measures GET /today as each organization's agency member,
+with a run each, plus 200 older runs per job and 500 older heartbeats per agent (not measured),
+then measures GET /today as each organization's agency member,
 one request at a time. Prints p50/p99/max latency and SQL round trips per request
 (X-Db-Round-Trips), and the PostgreSQL protocol messages per request through a counting proxy;
 writes `today` in target/bench/results.json.
@@ -51,6 +53,37 @@ OPTIONS:
 const TODAY: &str = "/api/user/v1/today";
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 const JOBS_PER_AGENT: usize = 5;
+/// History before the measured day: older runs per cron job and older heartbeats per agent, so
+/// the reads of the latest run and heartbeat are measured against a table that has grown.
+const HISTORY_RUNS_PER_JOB: usize = 200;
+const HISTORY_HEARTBEATS_PER_AGENT: usize = 500;
+
+/// Older runs and heartbeats, written straight to the database (not measured): every one
+/// before the ones `fill` reported, so the day reads the same latest ones.
+fn seed_history(db_url: &str) -> anyhow::Result<()> {
+    harness::psql(
+        db_url,
+        &format!(
+            "INSERT INTO cron_runs (job, run_id, started_at, finished_at, status, created_at, \
+             updated_at) SELECT j.id, 'hist-' || n, now() - n * interval '1 hour', \
+             now() - n * interval '1 hour' + interval '1 minute', \
+             CASE WHEN n % 7 = 0 THEN 'failed' ELSE 'success' END, \
+             now() - n * interval '1 hour', now() - n * interval '1 hour' \
+             FROM cron_jobs j, generate_series(1, {HISTORY_RUNS_PER_JOB}) n"
+        ),
+    )?;
+    harness::psql(
+        db_url,
+        &format!(
+            "INSERT INTO agent_runs (agent_id, run_id, recorded_at, created_at) \
+             SELECT a.id, 'hist-' || n, now() - n * interval '10 minutes', \
+             now() - n * interval '10 minutes' \
+             FROM agents a, generate_series(1, {HISTORY_HEARTBEATS_PER_AGENT}) n"
+        ),
+    )?;
+    harness::psql(db_url, "ANALYZE cron_runs; ANALYZE agent_runs")?;
+    Ok(())
+}
 
 struct Options {
     accounts: usize,
@@ -370,8 +403,10 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let t0 = Instant::now();
     fill(&mut client, &server.addr, &big)?;
     fill(&mut client, &server.addr, &small)?;
+    seed_history(&db.url)?;
     println!(
-        "setup: heartbeats, {JOBS_PER_AGENT} cron jobs with a run each per agent, a published post per agent in {:.1} s (not measured)",
+        "setup: heartbeats, {JOBS_PER_AGENT} cron jobs with a run each per agent, a published post per agent, \
+         history of {HISTORY_RUNS_PER_JOB} older runs per job and {HISTORY_HEARTBEATS_PER_AGENT} older heartbeats per agent in {:.1} s (not measured)",
         t0.elapsed().as_secs_f64()
     );
     let mut lines = vec![

@@ -402,16 +402,32 @@ async fn concurrent_reports_of_one_run_make_one_row() {
     let sent =
         futures_util::future::join_all((0..6).map(|_| jobs(&app, "op1", json!([job("j")])))).await;
     assert!(sent.iter().all(|r| r.status == 200), "a job upsert failed");
-    let sent = futures_util::future::join_all((0..6).map(|i| {
-        runs(
-            &app,
-            "op1",
-            json!([{"job_id": "j", "run_id": "same",
-                    "status": if i % 2 == 0 { "running" } else { "success" }}]),
-        )
-    }))
-    .await;
+    // Each report carries one field: the stored run ends with every field of a result, none
+    // lost to a report that read the row before another wrote it.
+    let report = |i: usize| match i % 4 {
+        0 => json!({"job_id": "j", "run_id": "same", "status": "running"}),
+        1 => json!({"job_id": "j", "run_id": "same", "status": "success", "summary": "done"}),
+        2 => json!({"job_id": "j", "run_id": "same", "status": "success", "log": "all ok"}),
+        _ => json!({"job_id": "j", "run_id": "same", "status": "success",
+                    "finished_at": "2026-11-25T02:05:00Z"}),
+    };
+    let sent =
+        futures_util::future::join_all((0..8).map(|i| runs(&app, "op1", json!([report(i)])))).await;
     assert!(sent.iter().all(|r| r.status == 200), "a run report failed");
+    let inserted: i64 = sent
+        .iter()
+        .map(|r| r.json()["inserted"].as_i64().unwrap())
+        .sum();
+    assert_eq!(inserted, 1, "one report inserts, the others merge");
     assert_eq!(app.count("SELECT count(*) AS n FROM cron_jobs").await, 1);
     assert_eq!(app.count("SELECT count(*) AS n FROM cron_runs").await, 1);
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM cron_runs WHERE status = 'success' AND summary = 'done' \
+             AND log = 'all ok' AND finished_at = '2026-11-25T02:05:00Z'"
+        )
+        .await,
+        1,
+        "a field was lost"
+    );
 }

@@ -61,6 +61,15 @@ fn names(day: &Value) -> Vec<String> {
 async fn today_shows_coverage_queue_decisions_cards_heartbeats_and_cron_health() {
     let app = spawn_app().await;
     let now = Timestamp::now();
+    // Published a minute ago, but never before Taipei's midnight: the post counts on TW's
+    // date of `now` whenever the test runs (16:00 UTC included).
+    let taipei_day = now
+        .to_zoned(jiff::tz::TimeZone::get("Asia/Taipei").unwrap())
+        .start_of_day()
+        .unwrap()
+        .timestamp();
+    let published_at =
+        (now - SignedDuration::from_secs(60)).max(taipei_day + SignedDuration::from_secs(1));
     // One of TW-T001's two posts is out; a draft waits in review.
     agent_post(
         &app,
@@ -68,7 +77,7 @@ async fn today_shows_coverage_queue_decisions_cards_heartbeats_and_cron_health()
         "/posts/report",
         json!({"posts": [{"code": "TW-T001", "status": "published", "body": "Out today",
                           "platform_post_id": "thr-1", "permalink": "https://threads.net/@mia/post/1",
-                          "published_at": (now - SignedDuration::from_secs(60)).to_string()}]}),
+                          "published_at": published_at.to_string()}]}),
     )
     .await;
     agent_post(
@@ -97,6 +106,17 @@ async fn today_shows_coverage_queue_decisions_cards_heartbeats_and_cron_health()
          opened_by_type, opened_by_name, confirmation_since) VALUES ('{org}', '{ws}', \
          'write_posts', 'Write more', 'pending_confirmation', 'persona', 'person', 'Ann', \
          now() - interval '2 days')"
+    ))
+    .await;
+    // Two more: one never marked (its last progress two days ago stands in, as in the tasks'
+    // flags), one waiting for 23 hours (not overdue yet).
+    app.sql(&format!(
+        "INSERT INTO task_cards (organization_id, workspace_id, kind, title, status, target_type, \
+         opened_by_type, opened_by_name, last_progress_at, confirmation_since) VALUES \
+         ('{org}', '{ws}', 'write_posts', 'Old', 'pending_confirmation', 'persona', 'person', \
+          'Ann', now() - interval '2 days', NULL), \
+         ('{org}', '{ws}', 'write_posts', 'Recent', 'pending_confirmation', 'persona', 'person', \
+          'Ann', NULL, now() - interval '23 hours')"
     ))
     .await;
     // op1 is alive; op2 never sent a heartbeat.
@@ -162,13 +182,22 @@ async fn today_shows_coverage_queue_decisions_cards_heartbeats_and_cron_health()
     );
     assert_eq!(
         tw["cards"],
-        json!({"pending_confirmation": 1, "confirm_overdue": 1})
+        json!({"pending_confirmation": 3, "confirm_overdue": 2})
     );
     let op1 = agent(tw, "op1");
     assert_eq!(op1["silent"], false, "{op1}");
     assert!(op1["last_heartbeat_at"].is_string());
     assert_eq!(agent(tw, "op2")["silent"], true);
     assert_eq!(agent(tw, "op2")["last_heartbeat_at"], Value::Null);
+    // bot (community) sends no heartbeats: it is not listed, rather than always silent.
+    assert!(
+        tw["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["name"] != "bot"),
+        "{tw}"
+    );
     assert_eq!(op1["cron"]["jobs"], 3);
     assert_eq!(op1["cron"]["enabled"], 2);
     assert_eq!(op1["cron"]["failed"][0]["job_id"], "backup", "{op1}");

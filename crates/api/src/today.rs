@@ -165,7 +165,7 @@ pub async fn today(
         .iter()
         .map(|(m, d)| (m.as_str().to_owned(), *d))
         .collect();
-    let rows = repo.person_day(organization, &sql_dates).await?;
+    let rows = repo.person_day(organization, &sql_dates, now).await?;
     assemble(rows, now)
 }
 

@@ -96,7 +96,13 @@ impl Job {
         let name = text("name", &raw.name, 1, NAME_MAX)?.unwrap_or_default();
         let schedule = text("schedule", &raw.schedule, 1, SCHEDULE_MAX)?.unwrap_or_default();
         let timezone = text("timezone", &raw.timezone, 1, TIMEZONE_MAX)?.unwrap_or_default();
-        Schedule::parse(&schedule, &timezone).map_err(|(f, r)| (f.to_owned(), r))?;
+        let parsed = Schedule::parse(&schedule, &timezone).map_err(|(f, r)| (f.to_owned(), r))?;
+        if !parsed.ever_fires() {
+            return Err(("schedule".to_owned(), "never fires".to_owned()));
+        }
+        // The database's spelling (`asia/taipei` is stored as `Asia/Taipei`), so one zone is
+        // one text in storage and answers.
+        let timezone = parsed.zone().iana_name().map_or(timezone, str::to_owned);
         let gateway = match &raw.gateway {
             Some(g) => text("gateway", g, 0, GATEWAY_MAX)?,
             None => None,
@@ -158,6 +164,14 @@ impl Schedule {
     /// The zone the expression is read in.
     pub fn zone(&self) -> &TimeZone {
         &self.zone
+    }
+
+    /// Whether the expression has any due time (`0 0 31 2 *` has none). Any day of month,
+    /// month and weekday that can meet do so within 28 years (the calendar's cycle), so one
+    /// search forward from 2000-01-01 answers for every year.
+    pub fn ever_fires(&self) -> bool {
+        self.next_after(jiff::Timestamp::constant(946_684_800, 0))
+            .is_some()
     }
 
     /// The first due time strictly after `t`, if the expression has one.
@@ -232,11 +246,37 @@ mod tests {
             r.schedule = bad.into();
             assert_eq!(field_of(r), "schedule", "{bad:?}");
         }
-        for good in ["*/5 * * * *", "0 9 * * MON-FRI", "@daily", "0 0 L * *"] {
+        for never in ["0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"] {
+            let mut r = raw();
+            r.schedule = never.into();
+            let e = Job::parse(&r, 0).unwrap_err();
+            assert_eq!(
+                (e.field.as_str(), e.reason.as_str()),
+                ("schedule", "never fires"),
+                "{never:?}"
+            );
+        }
+        for good in [
+            "*/5 * * * *",
+            "0 9 * * MON-FRI",
+            "@daily",
+            "0 0 L * *",
+            "0 0 29 2 *",
+            "0 0 29 2 MON",
+        ] {
             let mut r = raw();
             r.schedule = good.into();
             assert!(Job::parse(&r, 0).is_ok(), "{good:?}");
         }
+    }
+
+    #[test]
+    fn zones_are_stored_as_the_database_spells_them() {
+        let mut r = raw();
+        r.timezone = "asia/taipei".into();
+        assert_eq!(Job::parse(&r, 0).unwrap().timezone, "Asia/Taipei");
+        r.timezone = "utc".into();
+        assert_eq!(Job::parse(&r, 0).unwrap().timezone, "UTC");
     }
 
     #[test]

@@ -146,10 +146,12 @@ pub struct DayRows {
 
 pub trait PersonDayRepo: Send + Sync {
     /// The organization's workspaces (every organization's when `organization` is None), not
-    /// archived, with their accounts counted on `dates` (one market date per market code).
+    /// archived, with their accounts counted on `dates` (one market date per market code) and
+    /// their cards' confirmation read at `now`.
     fn person_day<'a>(
         &'a self,
         organization: Option<uuid::Uuid>,
         dates: &'a [(String, jiff::civil::Date)],
+        now: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<DayRows>>;
 }

@@ -21,13 +21,26 @@ const SECRET_NAMES: &[&str] = &[
     "password",
     "passwd",
     "secret",
-    "session",
     "sessionid",
     "session_id",
-    "sid",
-    "code",
-    "otp",
 ];
+
+/// Short, common words that name a credential only as a URL query parameter (`?code=...`,
+/// `&sid=...`): `exit code: 1` or `"code": 404` are left alone.
+const QUERY_ONLY_NAMES: &[&str] = &["code", "sid", "session", "otp"];
+
+/// Whether what follows `Bearer ` / `Basic ` looks like a credential rather than a word
+/// (`basic idea`, `Basic Authentication`): 8 or more token characters with a digit, a symbol
+/// or an upper-case letter after the first.
+fn token_shaped(value: &str) -> bool {
+    value.len() >= 8
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/' | '=')
+        })
+        && value.char_indices().any(|(i, c)| {
+            c.is_ascii_digit() || !c.is_ascii_alphanumeric() || (i > 0 && c.is_ascii_uppercase())
+        })
+}
 
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
@@ -59,9 +72,10 @@ fn redact_line(line: &str) -> String {
             .min();
         // `name=value` or `name: value` of a secret name.
         let param = find_param(lower_rest);
-        let next = match (scheme, param) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let (next, is_scheme) = match (scheme, param) {
+            (Some(a), Some(b)) if a <= b => (Some(a), true),
+            (Some(a), None) => (Some(a), true),
+            (_, b) => (b, false),
         };
         let Some((at, len)) = next else {
             out.push_str(rest);
@@ -73,6 +87,13 @@ fn redact_line(line: &str) -> String {
         let value = &after[skip..];
         let end = value_end(value);
         out.push_str(&after[..skip]);
+        if is_scheme && !token_shaped(&value[..end]) {
+            // A word after `bearer`/`basic`: kept, and read on for other credentials.
+            let consumed = at + len + skip;
+            rest = &rest[consumed..];
+            lower_rest = &lower_rest[consumed..];
+            continue;
+        }
         if end > 0 {
             out.push_str(REDACTED);
         }
@@ -87,7 +108,8 @@ fn redact_line(line: &str) -> String {
 /// its position and the length up to the value.
 fn find_param(lower: &str) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
-    for name in SECRET_NAMES {
+    let names = SECRET_NAMES.iter().map(|n| (n, false));
+    for (name, query_only) in names.chain(QUERY_ONLY_NAMES.iter().map(|n| (n, true))) {
         let mut from = 0;
         while let Some(i) = lower[from..].find(name) {
             let at = from + i;
@@ -108,6 +130,9 @@ fn find_param(lower: &str) -> Option<(usize, usize)> {
             let quote = after[ws..].starts_with(['"', '\'']) as usize;
             len += ws + quote;
             if !before_ok {
+                continue;
+            }
+            if query_only && !(op == '=' && sep == 0 && lower[..at].ends_with(['?', '&'])) {
                 continue;
             }
             if best.is_none_or(|(b, _)| at < b) {
@@ -151,6 +176,13 @@ mod tests {
             ("token=abc123", "abc123"),
             ("\"api_key\": \"k-999\"", "k-999"),
             ("password: hunter2", "hunter2"),
+            ("GET /login?otp=918273", "918273"),
+            ("cb?x=1&session=s3ss10n", "s3ss10n"),
+            (
+                "Authorization: Basic dXNlcjpwYXNz and Bearer of-9f8e7d6c",
+                "of-9f8e7d6c",
+            ),
+            ("token: x; basic words then Bearer abcdefgh1", "abcdefgh1"),
         ];
         for (text, secret) in cases {
             let out = redact_secrets(text);
@@ -166,6 +198,12 @@ mod tests {
             "exit status 0",
             "tokens used: 1200",
             "encode=utf8",
+            "process exited, exit code: 1",
+            "{\"code\": 404, \"error\": \"not found\"}",
+            "session: 12 posts, sid: 3",
+            "otp=disabled in config",
+            "a basic idea for the bearer of news",
+            "Basic Authentication is off",
         ] {
             assert_eq!(redact_secrets(text), text);
         }

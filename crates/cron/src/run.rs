@@ -16,6 +16,10 @@ pub const RUN_ID_MAX: usize = 200;
 pub const SUMMARY_MAX: usize = 2000;
 /// The log is stored up to this many characters: its last ones, where a failure shows.
 pub const LOG_MAX: usize = 20_000;
+/// How far ahead of the service's clock a run time may be: clocks drift and zones get
+/// misread, but a run a day ahead is a wrong time, refused rather than shown as the latest run
+/// (the day view orders runs by their time) for days.
+pub const FUTURE_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
 /// A time field as sent: at most this many characters (longer is refused).
 pub const TIME_MAX: usize = 40;
 
@@ -79,8 +83,42 @@ pub fn default_run_id(job_id: &str, started_at: Timestamp) -> String {
     format!("{job_id}@{}", format_utc(started_at))
 }
 
-/// Reads a run time: ISO 8601 with a zone, or a time without zone (`YYYY-MM-DD HH:MM[:SS]`
-/// or `YYYY-MM-DDTHH:MM:SS[.fff]`) read in the job's zone; null or an empty string means none.
+/// `YYYY-MM-DD[T ]HH:MM(:SS(.f{1,9})?)?` and nothing after: a wall-clock time without zone.
+/// Anything else (an offset, a `[zone]`, a date alone) is not one.
+fn is_civil_shape(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits = |r: &[u8]| r.iter().all(u8::is_ascii_digit);
+    if b.len() < 16
+        || !digits(&b[..4])
+        || b[4] != b'-'
+        || !digits(&b[5..7])
+        || b[7] != b'-'
+        || !digits(&b[8..10])
+        || !matches!(b[10], b'T' | b' ')
+        || !digits(&b[11..13])
+        || b[13] != b':'
+        || !digits(&b[14..16])
+    {
+        return false;
+    }
+    let rest = &b[16..];
+    if rest.is_empty() {
+        return true;
+    }
+    if rest.len() < 3 || rest[0] != b':' || !digits(&rest[1..3]) {
+        return false;
+    }
+    match &rest[3..] {
+        [] => true,
+        [b'.', frac @ ..] => (1..=9).contains(&frac.len()) && digits(frac),
+        _ => false,
+    }
+}
+
+/// Reads a run time: ISO 8601 with a zone (what the kernel's time input reads), or exactly
+/// `YYYY-MM-DD[T ]HH:MM[:SS[.f]]` without zone, read in the job's zone; null or an empty
+/// string means none. A time with an offset the kernel refuses (`+0800`, `[Asia/Tokyo]`, a
+/// space before the offset) is refused, never read as the job's wall clock.
 pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>, String> {
     let Some(raw) = raw else { return Ok(None) };
     let t = raw.trim();
@@ -93,8 +131,14 @@ pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>
     match parse_time_input(t, zone) {
         Ok(ts) => Ok(Some(ts)),
         Err(first) => {
+            if !is_civil_shape(t) {
+                return Err(first.to_string());
+            }
             // ISO without zone: the job's wall clock.
-            let civil: DateTime = t.parse().map_err(|_| first.to_string())?;
+            let civil: DateTime = t
+                .replacen(' ', "T", 1)
+                .parse()
+                .map_err(|_| first.to_string())?;
             if !(2000..=2099).contains(&civil.year()) {
                 return Err(first.to_string());
             }
@@ -111,9 +155,12 @@ pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>
     }
 }
 
-/// Trims the log and keeps its last [`LOG_MAX`] characters.
+/// Trims the log, replaces its credentials, then keeps its last [`LOG_MAX`] characters: in
+/// that order, so a credential across the cut is still replaced and the stored log never
+/// grows past the limit by the replacement.
 pub fn keep_log(log: &str) -> String {
-    let t = log.trim();
+    let redacted = redact_secrets(log.trim());
+    let t = redacted.trim();
     let n = t.chars().count();
     if n <= LOG_MAX {
         return t.to_owned();
@@ -130,8 +177,8 @@ fn blank_to_none(s: Option<&str>) -> Option<&str> {
 }
 
 impl Run {
-    /// Reads a reported run whose job is in `zone`.
-    pub fn read(raw: &RawRun, zone: &TimeZone) -> Result<Run, RunProblem> {
+    /// Reads a reported run whose job is in `zone`, at `now`.
+    pub fn read(raw: &RawRun, zone: &TimeZone, now: Timestamp) -> Result<Run, RunProblem> {
         let refused = |field, reason| RunProblem::Refused { field, reason };
         let invalid = |field, reason: &str| RunProblem::Invalid {
             field,
@@ -141,6 +188,12 @@ impl Run {
             read_time(raw.started_at.as_deref(), zone).map_err(|r| refused("started_at", r))?;
         let finished_at =
             read_time(raw.finished_at.as_deref(), zone).map_err(|r| refused("finished_at", r))?;
+        let latest = now.checked_add(FUTURE_SKEW).unwrap_or(now);
+        for (field, t) in [("started_at", started_at), ("finished_at", finished_at)] {
+            if t.is_some_and(|t| t > latest) {
+                return Err(refused(field, "is more than 1 day ahead of now".to_owned()));
+            }
+        }
         if let (Some(s), Some(f)) = (started_at, finished_at)
             && f < s
         {
@@ -167,7 +220,7 @@ impl Run {
             }
             s => s.map(redact_secrets),
         };
-        let log = blank_to_none(raw.log.as_deref()).map(|l| redact_secrets(&keep_log(l)));
+        let log = blank_to_none(raw.log.as_deref()).map(keep_log);
         Ok(Run {
             job_id: raw.job_id.trim().to_owned(),
             run_id,
@@ -183,6 +236,35 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::REDACTED;
+
+    fn now() -> Timestamp {
+        "2026-11-25T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn times_over_a_day_ahead_are_refused() {
+        let mut r = raw();
+        r.started_at = Some("2026-11-26T12:00:00Z".into());
+        assert!(Run::read(&r, &taipei(), now()).is_ok());
+        r.started_at = Some("2026-11-26T12:00:01Z".into());
+        assert!(matches!(
+            Run::read(&r, &taipei(), now()),
+            Err(RunProblem::Refused {
+                field: "started_at",
+                ..
+            })
+        ));
+        let mut f = raw();
+        f.finished_at = Some("2026-11-27 10:00".into());
+        assert!(matches!(
+            Run::read(&f, &taipei(), now()),
+            Err(RunProblem::Refused {
+                field: "finished_at",
+                ..
+            })
+        ));
+    }
 
     fn taipei() -> TimeZone {
         jiff::tz::db().get("Asia/Taipei").unwrap()
@@ -202,7 +284,7 @@ mod tests {
 
     #[test]
     fn times_without_zone_are_read_in_the_jobs_zone() {
-        let r = Run::read(&raw(), &taipei()).unwrap();
+        let r = Run::read(&raw(), &taipei(), now()).unwrap();
         assert_eq!(
             r.started_at.unwrap(),
             "2026-11-25T02:00:00Z".parse::<Timestamp>().unwrap()
@@ -211,13 +293,26 @@ mod tests {
         assert_eq!(r.run_id, "backup@2026-11-25T02:00:00Z");
         let mut iso = raw();
         iso.started_at = Some("2026-11-25T10:00:00".into());
-        assert_eq!(Run::read(&iso, &taipei()).unwrap().run_id, r.run_id);
+        assert_eq!(Run::read(&iso, &taipei(), now()).unwrap().run_id, r.run_id);
         let mut zoned = raw();
         zoned.started_at = Some("2026-11-25T10:00:00+00:00".into());
         assert_eq!(
-            Run::read(&zoned, &taipei()).unwrap().run_id,
+            Run::read(&zoned, &taipei(), now()).unwrap().run_id,
             "backup@2026-11-25T10:00:00Z"
         );
+        for civil in [
+            "2026-11-25T10:00",
+            "2026-11-25 10:00:00.5",
+            "2026-11-25T10:00:00.123456789",
+        ] {
+            let mut r = raw();
+            r.started_at = Some(civil.into());
+            assert_eq!(
+                Run::read(&r, &taipei(), now()).unwrap().run_id,
+                "backup@2026-11-25T02:00:00Z",
+                "{civil}"
+            );
+        }
     }
 
     #[test]
@@ -227,12 +322,23 @@ mod tests {
             "2026-13-01 10:00",
             "2026-11-25 25:00",
             "1999-01-01 10:00",
+            // An offset or zone the kernel does not read is refused, not read as wall clock.
+            "2026-11-25 10:00:00+08:00",
+            "2026-11-25T10:00+08:00",
+            "2026-11-25T10:00:00+0800",
+            "2026-11-25T10:00:00[Asia/Tokyo]",
+            "2026-11-25T10:00:00+09:00[Asia/Tokyo]",
+            "2026-11-25 10:00 +08:00",
+            "2026-11-25",
+            "2026-11-25T10",
+            "2026-11-25T10:00:00.",
+            "2026-11-25T10:00:00.1234567890",
         ] {
             let mut r = raw();
             r.started_at = Some(bad.into());
             assert!(
                 matches!(
-                    Run::read(&r, &taipei()),
+                    Run::read(&r, &taipei(), now()),
                     Err(RunProblem::Refused {
                         field: "started_at",
                         ..
@@ -246,7 +352,7 @@ mod tests {
         let mut gap = raw();
         gap.started_at = Some("2026-03-08 02:30".into());
         assert!(matches!(
-            Run::read(&gap, &ny),
+            Run::read(&gap, &ny, now()),
             Err(RunProblem::Refused { .. })
         ));
     }
@@ -256,18 +362,18 @@ mod tests {
         let mut r = raw();
         r.started_at = None;
         assert!(matches!(
-            Run::read(&r, &taipei()),
+            Run::read(&r, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "run_id",
                 ..
             })
         ));
         r.run_id = Some("r1".into());
-        assert_eq!(Run::read(&r, &taipei()).unwrap().run_id, "r1");
+        assert_eq!(Run::read(&r, &taipei(), now()).unwrap().run_id, "r1");
         let mut back = raw();
         back.finished_at = Some("2026-11-25 09:00".into());
         assert!(matches!(
-            Run::read(&back, &taipei()),
+            Run::read(&back, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "finished_at",
                 ..
@@ -285,22 +391,38 @@ mod tests {
     }
 
     #[test]
+    fn log_is_redacted_before_it_is_cut() {
+        // A secret straddling the cut: only its tail would be kept, unrecognised.
+        let secret = "token=supersecretvalue123";
+        let tail = "x".repeat(LOG_MAX - 10);
+        let log = format!("start {secret}\n{tail}");
+        let kept = keep_log(&log);
+        assert!(!kept.contains("value123"), "{}", &kept[..40]);
+        assert!(kept.chars().count() <= LOG_MAX);
+        // Replacement longer than the value: the stored log still fits.
+        let grows = "token=a\n".repeat(LOG_MAX / 8 + 1);
+        let kept = keep_log(&grows);
+        assert!(kept.chars().count() <= LOG_MAX, "{}", kept.chars().count());
+        assert!(kept.ends_with(REDACTED));
+    }
+
+    #[test]
     fn summary_limit_and_redaction() {
         let mut r = raw();
         r.summary = Some("s".repeat(SUMMARY_MAX));
-        assert!(Run::read(&r, &taipei()).is_ok());
+        assert!(Run::read(&r, &taipei(), now()).is_ok());
         r.summary = Some("s".repeat(SUMMARY_MAX + 1));
         assert!(matches!(
-            Run::read(&r, &taipei()),
+            Run::read(&r, &taipei(), now()),
             Err(RunProblem::Invalid {
                 field: "summary",
                 ..
             })
         ));
-        r.summary = Some("called with Authorization: Bearer abc.def".into());
+        r.summary = Some("called with Authorization: Bearer abc.def.ghi".into());
         r.log = Some("Set-Cookie: sid=123; Path=/\nok".into());
-        let run = Run::read(&r, &taipei()).unwrap();
-        assert!(!run.summary.unwrap().contains("abc.def"));
+        let run = Run::read(&r, &taipei(), now()).unwrap();
+        assert!(!run.summary.unwrap().contains("abc.def.ghi"));
         assert!(!run.log.unwrap().contains("sid=123"));
     }
 }

@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(UPSERT_JOBS, AGENT_JOBS, STORED_RUNS, UPSERT_RUNS);
+statements!(UPSERT_JOBS, AGENT_JOBS, INSERT_RUNS, LOCK_RUNS, UPDATE_RUNS);
 
 /// Upserts the jobs and counts what happened: a row whose fields are all the same is left
 /// alone (`unchanged`).
@@ -57,25 +57,35 @@ const AGENT_JOBS: &str = r#"
 SELECT id, job_id, timezone FROM cron_jobs WHERE agent_id = $1 AND job_id = ANY($2)
 "#;
 
-/// The stored runs of the (job, run_id) pairs a request names.
-const STORED_RUNS: &str = r#"
-SELECT r.job, r.run_id, r.started_at, r.finished_at, r.status, r.summary, r.log
-FROM cron_runs r
-JOIN unnest($1::uuid[], $2::text[]) AS k(job, run_id) ON k.job = r.job AND k.run_id = r.run_id
-"#;
-
-/// Writes the merged runs: new ones inserted, stored ones replaced by their merge. A result
-/// another request stored meanwhile is never replaced by `running` (the merge's rule, again
-/// under the row's lock).
-const UPSERT_RUNS: &str = r#"
+/// Inserts the runs no row has yet; a pair already stored (or stored meanwhile by a request
+/// that commits first: the insert waits for it) is left alone and not returned.
+const INSERT_RUNS: &str = r#"
 INSERT INTO cron_runs (job, run_id, started_at, finished_at, status, summary, log)
 SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
                      $6::text[], $7::text[])
-ON CONFLICT (job, run_id) DO UPDATE
-SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at,
-    status = EXCLUDED.status, summary = EXCLUDED.summary, log = EXCLUDED.log,
-    updated_at = now()
-WHERE NOT (cron_runs.status <> 'running' AND EXCLUDED.status = 'running')
+ON CONFLICT (job, run_id) DO NOTHING
+RETURNING job, run_id
+"#;
+
+/// The stored runs of the pairs the insert left alone, locked until the transaction ends, in
+/// one order so two requests naming the same pairs cannot deadlock.
+const LOCK_RUNS: &str = r#"
+SELECT r.job, r.run_id, r.started_at, r.finished_at, r.status, r.summary, r.log
+FROM cron_runs r
+JOIN unnest($1::uuid[], $2::text[]) AS k(job, run_id) ON k.job = r.job AND k.run_id = r.run_id
+ORDER BY r.job, r.run_id
+FOR UPDATE OF r
+"#;
+
+/// Replaces locked runs by their merge with the report (merged in the domain under the lock).
+const UPDATE_RUNS: &str = r#"
+UPDATE cron_runs r
+SET started_at = u.started_at, finished_at = u.finished_at, status = u.status,
+    summary = u.summary, log = u.log, updated_at = now()
+FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
+            $6::text[], $7::text[])
+     AS u(job, run_id, started_at, finished_at, status, summary, log)
+WHERE r.job = u.job AND r.run_id = u.run_id
 "#;
 
 #[derive(QueryableByName)]
@@ -96,6 +106,14 @@ struct JobRow {
     job_id: String,
     #[diesel(sql_type = Text)]
     timezone: String,
+}
+
+#[derive(QueryableByName)]
+struct Key {
+    #[diesel(sql_type = SqlUuid)]
+    job: Uuid,
+    #[diesel(sql_type = Text)]
+    run_id: String,
 }
 
 #[derive(QueryableByName)]
@@ -146,6 +164,7 @@ async fn report_runs_tx(
     .await?;
     let jobs: HashMap<&str, &JobRow> = jobs.iter().map(|j| (j.job_id.as_str(), j)).collect();
 
+    let now = Timestamp::now();
     let mut out = RunsOutcome::default();
     // Readable runs by (job, run_id), in the order first seen.
     let mut keys: Vec<(Uuid, String)> = Vec::new();
@@ -166,7 +185,7 @@ async fn report_runs_tx(
                 continue;
             }
         };
-        match Run::read(r, &zone) {
+        match Run::read(r, &zone, now) {
             Ok(run) => {
                 let key = (job.id, run.run_id.clone());
                 let list = by_key.entry(key.clone()).or_default();
@@ -187,14 +206,39 @@ async fn report_runs_tx(
         return Ok(out);
     }
 
-    let stored: Vec<RunRow> = prepared(
-        diesel::sql_query(STORED_RUNS)
-            .bind::<Array<SqlUuid>, _>(keys.iter().map(|k| k.0).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(keys.iter().map(|k| k.1.as_str()).collect::<Vec<_>>()),
+    // The report that stands for each pair.
+    keys.sort_unstable();
+    let mut news: Vec<(Uuid, Run)> = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let reports = &by_key[key];
+        let refs: Vec<&Run> = reports.iter().collect();
+        out.skipped += (reports.len() - 1) as i64;
+        let mut new = reports[winner(&refs)].clone();
+        new.job_id = String::new();
+        news.push((key.0, new));
+    }
+
+    // New pairs are inserted as reported; the others are locked, merged and updated, so two
+    // requests reporting one run_id at once apply one after the other.
+    let inserted: Vec<Key> = prepared(runs_query(INSERT_RUNS, &news)).load(conn).await?;
+    out.inserted = inserted.len() as i64;
+    let inserted: std::collections::HashSet<(Uuid, String)> =
+        inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
+    let rest: Vec<&(Uuid, Run)> = news
+        .iter()
+        .filter(|(job, run)| !inserted.contains(&(*job, run.run_id.clone())))
+        .collect();
+    if rest.is_empty() {
+        return Ok(out);
+    }
+    let locked: Vec<RunRow> = prepared(
+        diesel::sql_query(LOCK_RUNS)
+            .bind::<Array<SqlUuid>, _>(rest.iter().map(|k| k.0).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(rest.iter().map(|k| k.1.run_id.as_str()).collect::<Vec<_>>()),
     )
     .load(conn)
     .await?;
-    let mut stored: HashMap<(Uuid, String), Run> = stored
+    let mut stored: HashMap<(Uuid, String), Run> = locked
         .into_iter()
         .map(|row| {
             let status = RunStatus::parse(&row.status)
@@ -215,63 +259,52 @@ async fn report_runs_tx(
         .collect::<anyhow::Result<_>>()?;
 
     let mut write: Vec<(Uuid, Run)> = Vec::new();
-    for key in keys {
-        let reports = &by_key[&key];
-        let refs: Vec<&Run> = reports.iter().collect();
-        let w = winner(&refs);
-        out.skipped += (reports.len() - 1) as i64;
-        let mut new = reports[w].clone();
-        new.job_id = String::new();
-        match merge(stored.remove(&key).as_ref(), &new) {
-            Merge::Insert => {
-                out.inserted += 1;
-                write.push((key.0, new));
-            }
+    for (job, new) in rest {
+        let old = stored.remove(&(*job, new.run_id.clone()));
+        // A row that was there for the insert is there under the lock: runs are never deleted
+        // while their job stands (a job's deletion cascades, and the job is gone then too).
+        let Some(old) = old else {
+            out.skipped += 1;
+            continue;
+        };
+        match merge(Some(&old), new) {
             Merge::Update(run) => {
                 out.updated += 1;
-                write.push((key.0, run));
+                write.push((*job, run));
             }
-            Merge::Skip => out.skipped += 1,
+            Merge::Insert | Merge::Skip => out.skipped += 1,
         }
     }
     if !write.is_empty() {
-        let ts = |t: Option<Timestamp>| t.map(Ts::from);
-        diesel::sql_query(UPSERT_RUNS)
-            .bind::<Array<SqlUuid>, _>(write.iter().map(|w| w.0).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(
-                write
-                    .iter()
-                    .map(|w| w.1.run_id.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                write.iter().map(|w| ts(w.1.started_at)).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                write
-                    .iter()
-                    .map(|w| ts(w.1.finished_at))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Text>, _>(
-                write
-                    .iter()
-                    .map(|w| w.1.status.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                write
-                    .iter()
-                    .map(|w| w.1.summary.as_deref())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                write.iter().map(|w| w.1.log.as_deref()).collect::<Vec<_>>(),
-            )
+        prepared(runs_query(UPDATE_RUNS, &write))
             .execute(conn)
             .await?;
     }
     Ok(out)
+}
+
+/// A statement over `unnest` of runs: (job, run_id, started_at, finished_at, status, summary,
+/// log) as $1-$7.
+fn runs_query(
+    sql: &'static str,
+    runs: &[(Uuid, Run)],
+) -> diesel::query_builder::BoxedSqlQuery<'static, Pg, diesel::query_builder::SqlQuery> {
+    let ts = |t: Option<Timestamp>| t.map(Ts::from);
+    diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<Array<SqlUuid>, _>(runs.iter().map(|w| w.0).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(runs.iter().map(|w| w.1.run_id.clone()).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Timestamptz>>, _>(
+            runs.iter().map(|w| ts(w.1.started_at)).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Timestamptz>>, _>(
+            runs.iter().map(|w| ts(w.1.finished_at)).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Text>, _>(runs.iter().map(|w| w.1.status.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Text>>, _>(
+            runs.iter().map(|w| w.1.summary.clone()).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(runs.iter().map(|w| w.1.log.clone()).collect::<Vec<_>>())
 }
 
 impl CronRepo for PgStore {

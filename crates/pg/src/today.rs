@@ -1,4 +1,4 @@
-//! The person's day over PostgreSQL: four statements whatever the number of workspaces,
+//! The person's day over PostgreSQL, in one snapshot: four statements whatever the number of workspaces,
 //! accounts, agents or jobs (workspaces with their counts, accounts with their day counts,
 //! agents with their last heartbeat, cron jobs with their latest run).
 
@@ -10,7 +10,13 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
+use fleetdesk_decisions::DecisionStatus;
 use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::persona::PersonaStatus;
+use fleetdesk_posts::post::PostStatus;
+use fleetdesk_tasks::TaskStatus;
+use fleetdesk_tasks::rules::CONFIRM_WITHIN;
+use fleetdesk_tenancy::roles::{AgentRole, Scope};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -19,22 +25,24 @@ type Ts = jiff_diesel::Timestamp;
 statements!(DAY_WORKSPACES, DAY_ACCOUNTS, DAY_AGENTS, DAY_JOBS);
 
 /// The workspaces of the organization (`$1`, or every one when null), not archived, with the
-/// review queue, cards waiting for confirmation and decisions waiting for a person.
+/// review queue (`$2`, `$3`), cards waiting for confirmation (`$4`; overdue when waiting since
+/// before `$5`, the rule of `fleetdesk_tasks::rules::flags` with its fallbacks) and decisions
+/// waiting for a person (`$6`).
 const DAY_WORKSPACES: &str = r#"
 SELECT w.id, w.name, o.id AS organization_id, o.name AS organization,
-       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = 'internal_review')
+       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = $2)
            AS internal_review,
-       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = 'client_review')
+       (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = $3)
            AS client_review,
        (SELECT count(*) FROM task_cards t
-         WHERE t.workspace_id = w.id AND t.status = 'pending_confirmation') AS cards_pending,
+         WHERE t.workspace_id = w.id AND t.status = $4) AS cards_pending,
        (SELECT count(*) FROM task_cards t
-         WHERE t.workspace_id = w.id AND t.status = 'pending_confirmation'
-           AND COALESCE(t.confirmation_since, t.updated_at) < now() - interval '24 hours')
+         WHERE t.workspace_id = w.id AND t.status = $4
+           AND COALESCE(t.confirmation_since, t.last_progress_at, t.created_at) < $5)
            AS cards_overdue,
        COALESCE((SELECT jsonb_agg(jsonb_build_array(kind, n) ORDER BY kind)
                  FROM (SELECT d.kind, count(*) AS n FROM decisions d
-                       WHERE d.workspace_id = w.id AND d.status IN ('open', 'handled')
+                       WHERE d.workspace_id = w.id AND d.status = ANY($6)
                        GROUP BY d.kind) k), '[]'::jsonb) AS decisions
 FROM workspaces w
 JOIN organizations o ON o.id = w.organization_id
@@ -65,21 +73,28 @@ CROSS JOIN LATERAL (
     WHERE t.market = s.market
 ) d
 WHERE ($1::uuid IS NULL OR s.organization_id = $1) AND w.archived_at IS NULL
-  AND pe.status <> 'retired'
+  AND pe.status <> $6
 ORDER BY s.code, s.platform
 "#;
 
-/// The agents of those workspaces with their last heartbeat.
+/// The agents of those workspaces whose role reports runs (`$2`: the others never send a
+/// heartbeat, so they would always show silent), with their last heartbeat: one probe of
+/// `agent_runs_agent_latest` each.
 const DAY_AGENTS: &str = r#"
-SELECT a.workspace_id, a.id, a.name,
-       (SELECT max(r.recorded_at) FROM agent_runs r WHERE r.agent_id = a.id) AS last_heartbeat_at
+SELECT a.workspace_id, a.id, a.name, h.recorded_at AS last_heartbeat_at
 FROM agents a
 JOIN workspaces w ON w.id = a.workspace_id
+LEFT JOIN LATERAL (
+    SELECT r.recorded_at FROM agent_runs r WHERE r.agent_id = a.id
+    ORDER BY r.recorded_at DESC LIMIT 1
+) h ON true
 WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+  AND a.role = ANY($2)
 ORDER BY a.name, a.id
 "#;
 
-/// The cron jobs of those agents, each with its latest run.
+/// The cron jobs of those agents, each with its latest run: one probe of
+/// `cron_runs_day_latest`, whose expression is this ORDER BY (change both together).
 const DAY_JOBS: &str = r#"
 SELECT j.agent_id, j.job_id, j.name, j.schedule, j.timezone, j.enabled, j.created_at,
        l.status AS last_status, l.at AS last_at
@@ -176,15 +191,38 @@ struct JobRow {
     last_at: Option<Ts>,
 }
 
+/// The agent roles that send heartbeats (`runs:write`).
+fn reporting_roles() -> Vec<&'static str> {
+    AgentRole::ALL
+        .iter()
+        .filter(|r| r.has(Scope::RunsWrite))
+        .map(|r| r.as_str())
+        .collect()
+}
+
 impl PersonDayRepo for PgStore {
     fn person_day<'a>(
         &'a self,
         organization: Option<Uuid>,
         dates: &'a [(String, jiff::civil::Date)],
+        now: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<DayRows>> {
-        self.read(async move |conn| {
+        self.snapshot(async move |conn| {
+            let confirm_cutoff = now
+                .checked_sub(CONFIRM_WITHIN)
+                .map_err(|e| anyhow::anyhow!("confirmation cutoff: {e}"))?;
             let workspaces: Vec<WorkspaceRow> = prepared(
-                diesel::sql_query(DAY_WORKSPACES).bind::<Nullable<SqlUuid>, _>(organization),
+                diesel::sql_query(DAY_WORKSPACES)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Text, _>(PostStatus::InternalReview.as_str())
+                    .bind::<Text, _>(PostStatus::ClientReview.as_str())
+                    .bind::<Text, _>(TaskStatus::PendingConfirmation.as_str())
+                    .bind::<Timestamptz, _>(Ts::from(confirm_cutoff))
+                    .bind::<Array<Text>, _>(
+                        [DecisionStatus::Open, DecisionStatus::Handled]
+                            .map(|d| d.as_str())
+                            .to_vec(),
+                    ),
             )
             .load(conn)
             .await?;
@@ -199,14 +237,18 @@ impl PersonDayRepo for PgStore {
                         dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
                     )
                     .bind::<Array<Text>, _>(published)
-                    .bind::<Array<Text>, _>(scheduled),
+                    .bind::<Array<Text>, _>(scheduled)
+                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
             )
             .load(conn)
             .await?;
-            let agents: Vec<AgentRow> =
-                prepared(diesel::sql_query(DAY_AGENTS).bind::<Nullable<SqlUuid>, _>(organization))
-                    .load(conn)
-                    .await?;
+            let agents: Vec<AgentRow> = prepared(
+                diesel::sql_query(DAY_AGENTS)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Array<Text>, _>(reporting_roles()),
+            )
+            .load(conn)
+            .await?;
             let jobs: Vec<JobRow> =
                 prepared(diesel::sql_query(DAY_JOBS).bind::<Nullable<SqlUuid>, _>(organization))
                     .load(conn)
