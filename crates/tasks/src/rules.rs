@@ -254,11 +254,15 @@ pub fn plan(card: &Card, who: Who, mv: &Move) -> Result<Plan, TaskRefusal> {
     }
 }
 
-/// Who also wants an open card a request joins: `requester` added unless it opened the card
-/// or is listed already (then `None`: nothing to write).
+/// The most requesters a card records in `also_wanted_by`: past it a request still joins the
+/// card, unrecorded, so a card's row cannot grow without bound.
+pub const ALSO_WANTED_MAX: usize = 50;
+
+/// Who also wants an open card a request joins: `requester` added unless it opened the card,
+/// is listed already, or [`ALSO_WANTED_MAX`] are listed (then `None`: nothing to write).
 pub fn also_wanted(opener: &str, listed: &[String], requester: &str) -> Option<Vec<String>> {
     let same = |a: &str| a.trim().eq_ignore_ascii_case(requester.trim());
-    if same(opener) || listed.iter().any(|l| same(l)) {
+    if same(opener) || listed.iter().any(|l| same(l)) || listed.len() >= ALSO_WANTED_MAX {
         return None;
     }
     let mut all = listed.to_vec();
@@ -504,6 +508,15 @@ mod tests {
             also_wanted("op1", &listed, "Ann"),
             Some(vec!["Bo".to_owned(), "Ann".to_owned()])
         );
+    }
+
+    #[test]
+    fn requesters_are_recorded_up_to_their_limit() {
+        let mut listed: Vec<String> = (1..ALSO_WANTED_MAX).map(|i| format!("p{i}")).collect();
+        let full = also_wanted("op1", &listed, "last").expect("the 50th is recorded");
+        assert_eq!(full.len(), ALSO_WANTED_MAX);
+        listed = full;
+        assert_eq!(also_wanted("op1", &listed, "one more"), None);
     }
 
     #[test]

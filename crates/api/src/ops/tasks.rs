@@ -43,7 +43,7 @@ market zone), origin (platform feishu, dingtalk, telegram, discord, cli or other
 `{id, created: true, task}` for a new card (pending_pickup); when an open card of the same kind \
 on the same target (the same account, persona, post or decision) is already there, 200 with \
 `created: false` and that card, the requester (origin.requester, else the caller's name) added \
-to its also_wanted_by.";
+to its also_wanted_by (at most 50 names; past them the request joins unrecorded).";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -72,7 +72,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  origin. 201 `{id, created: true, task}` for a new card; when you already have \
                  an open card of the same kind on the same target, 200 with created false and \
                  the requester (origin.requester, else your name) added to its \
-                 also_wanted_by.",
+                 also_wanted_by (at most 50 names; past them the request joins unrecorded).",
             ),
         agent_open,
     ));
@@ -247,7 +247,8 @@ pub struct TaskOut {
     /// The agent working it; null while unassigned.
     pub assignee: Option<TaskNamed>,
     pub opened_by: TaskOpener,
-    /// Who else asked for this card.
+    /// Who else asked for this card: at most 50 names.
+    #[schema(max_items = 50)]
     pub also_wanted_by: Vec<String>,
     pub due_at: Option<Utc>,
     /// In progress with no progress for over 2 hours.
