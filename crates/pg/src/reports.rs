@@ -237,22 +237,23 @@ struct PostDbRow {
     body: String,
 }
 
+/// One capture of a post's counters, as the reports and the metrics read them.
 #[derive(QueryableByName)]
-struct CaptureRow {
+pub(crate) struct CaptureRow {
     #[diesel(sql_type = SqlUuid)]
-    post_id: Uuid,
+    pub(crate) post_id: Uuid,
     #[diesel(sql_type = Timestamptz)]
-    captured_at: Ts,
+    pub(crate) captured_at: Ts,
     #[diesel(sql_type = Nullable<BigInt>)]
-    views: Option<i64>,
+    pub(crate) views: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
-    likes: Option<i64>,
+    pub(crate) likes: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
-    replies: Option<i64>,
+    pub(crate) replies: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
-    reposts: Option<i64>,
+    pub(crate) reposts: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
-    shares: Option<i64>,
+    pub(crate) shares: Option<i64>,
 }
 
 #[derive(QueryableByName)]

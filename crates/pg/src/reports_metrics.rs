@@ -4,6 +4,7 @@
 //! counts on which day are decided by `fleetdesk_reports::metrics`.
 
 use crate::db::{PgStore, prepared};
+use crate::reports::CaptureRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -114,24 +115,6 @@ struct PostRow {
 }
 
 #[derive(QueryableByName)]
-struct PostCaptureRow {
-    #[diesel(sql_type = SqlUuid)]
-    post_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    captured_at: Ts,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    views: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    likes: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    replies: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    reposts: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    shares: Option<i64>,
-}
-
-#[derive(QueryableByName)]
 struct AccountCaptureRow {
     #[diesel(sql_type = SqlUuid)]
     slot_id: Uuid,
@@ -208,7 +191,7 @@ async fn load(
     )
     .load(conn)
     .await?;
-    let post_captures: Vec<PostCaptureRow> = prepared(
+    let post_captures: Vec<CaptureRow> = prepared(
         diesel::sql_query(METRICS_POST_CAPTURES)
             .bind::<Array<SqlUuid>, _>(&slots)
             .bind::<Timestamptz, _>(start)
