@@ -26,8 +26,14 @@ use std::net::TcpListener;
 ///   warming) and legacy code OLD1 on both TW-L001 (threads) and TW-L002 (tiktok);
 ///   persona Leo (op2) with TW-T002. Mia's cast: momo, lulu, kiki, bebe, coco, dodo, fifi
 ///   (seven, one past the limit of a post); Leo's: chef.
-/// - Acme / Japan: agent `jp1` with persona Yui and JP-T001.
-/// - Other Agency / Main: agent `other1` with persona Zoe and TW-T001 (the same code).
+///   Community spaces: Mia fans (whatsapp 1203630@g.us; TW, track beauty, location taipei),
+///   Beauty lounge (discord 998877, TW), Old group (whatsapp 555@g.us, archived). Products:
+///   Serum and Night Mask on sale, Old Lipstick not. Wiki sources: Voice notes (beauty, op1),
+///   Lessons (shared, unassigned, every 168 h), Food lore (food, op2).
+/// - Acme / Japan: agent `jp1` with persona Yui and JP-T001; community space Yui fans
+///   (discord jp-1, JP).
+/// - Other Agency / Main: agent `other1` with persona Zoe and TW-T001 (the same code);
+///   community space Zoe fans (whatsapp 777@g.us).
 pub const TEST_TENANT: &str = r#"{
   "platform_admins": [{"email": "root@example.com", "name": "Root", "keys": 1}],
   "organizations": [
@@ -65,6 +71,28 @@ pub const TEST_TENANT: &str = r#"{
             {"name": "Leo", "project": "food", "agent": "op2",
              "cast": [{"code": "chef", "name": "Chef"}],
              "accounts": [{"code": "TW-T002", "platform": "threads", "state": "active"}]}
+          ],
+          "community_spaces": [
+            {"name": "Mia fans", "channel": "whatsapp", "external_id": "1203630@g.us",
+             "market": "TW", "track": "beauty", "location": "taipei", "space_type": "fans",
+             "language": "zh-TW"},
+            {"name": "Beauty lounge", "channel": "discord", "external_id": "998877",
+             "market": "TW"},
+            {"name": "Old group", "channel": "whatsapp", "external_id": "555@g.us",
+             "archived": true}
+          ],
+          "products": [
+            {"name": "Serum", "on_sale": true, "summary": "保濕精華液 hydrating serum",
+             "price": "NT$590", "url": "https://shop.test/serum"},
+            {"name": "Night Mask", "on_sale": true, "summary": "晚安面膜 overnight mask"},
+            {"name": "Old Lipstick", "on_sale": false, "summary": "discontinued lipstick"}
+          ],
+          "wiki_sources": [
+            {"kind": "notion", "name": "Voice notes", "locator": "https://notion.so/acme/voice",
+             "project": "beauty", "agent": "op1", "every_hours": 24, "scope_note": "voice and formats"},
+            {"kind": "vault", "name": "Lessons", "locator": "vault/lessons", "every_hours": 168},
+            {"kind": "other", "name": "Food lore", "locator": "https://docs.test/food",
+             "project": "food", "agent": "op2"}
           ]
         },
         {
@@ -74,6 +102,9 @@ pub const TEST_TENANT: &str = r#"{
           "personas": [
             {"name": "Yui", "agent": "jp1",
              "accounts": [{"code": "JP-T001", "platform": "threads", "state": "active", "market": "JP"}]}
+          ],
+          "community_spaces": [
+            {"name": "Yui fans", "channel": "discord", "external_id": "jp-1", "market": "JP"}
           ]
         }
       ]
@@ -89,6 +120,9 @@ pub const TEST_TENANT: &str = r#"{
           "personas": [
             {"name": "Zoe", "agent": "other1",
              "accounts": [{"code": "TW-T001", "platform": "threads", "state": "active"}]}
+          ],
+          "community_spaces": [
+            {"name": "Zoe fans", "channel": "whatsapp", "external_id": "777@g.us"}
           ]
         }
       ]

@@ -46,6 +46,8 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_personas", Layer::Domain),
     ("fleetdesk_cron", Layer::Domain),
     ("fleetdesk_reports", Layer::Domain),
+    ("fleetdesk_wiki", Layer::Domain),
+    ("fleetdesk_community", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
@@ -406,7 +408,9 @@ mod tests {
                 "fleetdesk_decisions",
                 "fleetdesk_personas",
                 "fleetdesk_cron",
-                "fleetdesk_reports"
+                "fleetdesk_reports",
+                "fleetdesk_wiki",
+                "fleetdesk_community"
             ]
         );
     }

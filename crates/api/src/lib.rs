@@ -45,5 +45,8 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::reports::register(&mut all);
     ops::metrics::register(&mut all);
     ops::keys::register(&mut all);
+    ops::wiki::register(&mut all);
+    ops::wiki_sources::register(&mut all);
+    ops::community::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

@@ -155,3 +155,58 @@ mod tests {
         assert_eq!(clean, before);
     }
 }
+
+/// Query parameters that carry an access token in a share link (matched without case).
+pub const TOKEN_PARAMS: &[&str] = &[
+    "token",
+    "access_token",
+    "key",
+    "api_key",
+    "apikey",
+    "sig",
+    "signature",
+    "auth",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-goog-signature",
+    "code",
+    "secret",
+];
+
+/// The first query parameter of `link` that carries an access token (`?token=…`, `&sig=…`,
+/// `#access_token=…`), if any: a wiki source's locator or a source ref must not give away
+/// access. A parameter named without a value is not a token.
+pub fn access_token_param(link: &str) -> Option<&str> {
+    let query = link.split_once(['?', '#'])?.1;
+    query
+        .split(['&', ';', '?', '#'])
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(_, value)| !value.trim().is_empty())
+        .map(|(name, _)| name.trim())
+        .find(|name| TOKEN_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p)))
+}
+
+#[cfg(test)]
+mod access_token_tests {
+    use super::access_token_param;
+
+    #[test]
+    fn finds_the_token_parameter_of_a_share_link() {
+        assert_eq!(
+            access_token_param("https://notion.so/page?v=1&token=abc"),
+            Some("token")
+        );
+        assert_eq!(
+            access_token_param("https://x.test/f#ACCESS_TOKEN=zz"),
+            Some("ACCESS_TOKEN")
+        );
+        assert_eq!(
+            access_token_param("https://s3.test/o?X-Amz-Signature=ab"),
+            Some("X-Amz-Signature")
+        );
+        assert_eq!(access_token_param("https://notion.so/page?v=1&p=2"), None);
+        assert_eq!(access_token_param("vault/notes/voice.md"), None);
+        assert_eq!(access_token_param("https://x.test/?token="), None);
+        assert_eq!(access_token_param("https://x.test/?tokens=1"), None);
+    }
+}

@@ -14,6 +14,7 @@ macro_rules! statements {
 }
 
 mod accounts;
+mod community;
 mod cron;
 mod db;
 mod decisions;
@@ -34,6 +35,8 @@ mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod today;
+mod wiki;
+mod wiki_sources;
 
 pub use db::{PgPool, PgStore, connect, migrate};
 
@@ -43,6 +46,7 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        community::statements(),
         cron::statements(),
         decisions::statements(),
         drafts::statements(),
@@ -59,6 +63,8 @@ pub fn all_statements() -> Vec<(&'static str, &'static str)> {
         tasks::statements(),
         tenancy::statements(),
         today::statements(),
+        wiki::statements(),
+        wiki_sources::statements(),
     ]
     .concat()
 }

@@ -1,5 +1,11 @@
 // @generated automatically by Diesel CLI.
 
+pub mod sql_types {
+    #[derive(diesel::sql_types::SqlType)]
+    #[diesel(postgres_type(name = "tsvector", schema = "pg_catalog"))]
+    pub struct Tsvector;
+}
+
 diesel::table! {
     account_generations (id) {
         id -> Uuid,
@@ -100,6 +106,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    community_digest_members (digest_id, external_id) {
+        digest_id -> Uuid,
+        external_id -> Text,
+        display_name -> Nullable<Text>,
+        message_count -> Int4,
+        summary -> Nullable<Text>,
+        tags -> Jsonb,
+    }
+}
+
+diesel::table! {
+    community_digests (id) {
+        id -> Uuid,
+        space_id -> Uuid,
+        day -> Date,
+        agent_id -> Uuid,
+        members -> Int4,
+        skipped -> Int4,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     community_spaces (id) {
         id -> Uuid,
         workspace_id -> Uuid,
@@ -113,6 +142,21 @@ diesel::table! {
         language -> Nullable<Text>,
         status -> Text,
         created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    community_tickets (id) {
+        id -> Uuid,
+        space_id -> Uuid,
+        member_external_id -> Nullable<Text>,
+        category -> Text,
+        summary -> Text,
+        notes -> Jsonb,
+        status -> Text,
+        opened_by_agent -> Uuid,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }
 
@@ -256,6 +300,7 @@ diesel::table! {
         name -> Text,
         monthly_credit_limit -> Int8,
         created_at -> Timestamptz,
+        wiki_review -> Text,
     }
 }
 
@@ -377,12 +422,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
     products (id) {
         id -> Uuid,
         workspace_id -> Uuid,
         name -> Text,
         on_sale -> Bool,
         created_at -> Timestamptz,
+        summary -> Nullable<Text>,
+        price -> Nullable<Text>,
+        url -> Nullable<Text>,
+        terms -> Text,
+        search -> Nullable<Tsvector>,
     }
 }
 
@@ -505,6 +558,33 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
+    wiki_entries (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        project_id -> Nullable<Uuid>,
+        title_key -> Text,
+        title -> Text,
+        category -> Text,
+        summary -> Text,
+        body -> Text,
+        tags -> Array<Nullable<Text>>,
+        sources -> Jsonb,
+        version -> Int4,
+        status -> Text,
+        terms_title -> Text,
+        terms_summary -> Text,
+        terms_body -> Text,
+        search -> Nullable<Tsvector>,
+        created_by_agent -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     wiki_sources (id) {
         id -> Uuid,
         workspace_id -> Uuid,
@@ -512,6 +592,49 @@ diesel::table! {
         name -> Text,
         locator -> Text,
         every_hours -> Int4,
+        created_at -> Timestamptz,
+        project_id -> Nullable<Uuid>,
+        agent_id -> Nullable<Uuid>,
+        scope_note -> Nullable<Text>,
+        last_run_at -> Nullable<Timestamptz>,
+        last_status -> Nullable<Text>,
+        cursor -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    wiki_sync_runs (id) {
+        id -> Uuid,
+        source_id -> Uuid,
+        agent_id -> Uuid,
+        status -> Text,
+        summary -> Nullable<Text>,
+        read -> Int4,
+        created -> Int4,
+        revised -> Int4,
+        unchanged -> Int4,
+        skipped -> Int4,
+        cursor -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    wiki_versions (id) {
+        id -> Uuid,
+        entry_id -> Uuid,
+        version -> Int4,
+        category -> Text,
+        title -> Text,
+        summary -> Text,
+        body -> Text,
+        tags -> Array<Nullable<Text>>,
+        sources -> Jsonb,
+        note -> Nullable<Text>,
+        status -> Text,
+        proposed_by_agent -> Nullable<Uuid>,
+        decision_id -> Nullable<Uuid>,
+        decided_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
     }
 }
@@ -541,7 +664,12 @@ diesel::joinable!(agents -> workspaces (workspace_id));
 diesel::joinable!(api_keys -> agents (agent_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
 diesel::joinable!(api_keys -> people (person_id));
+diesel::joinable!(community_digest_members -> community_digests (digest_id));
+diesel::joinable!(community_digests -> agents (agent_id));
+diesel::joinable!(community_digests -> community_spaces (space_id));
 diesel::joinable!(community_spaces -> workspaces (workspace_id));
+diesel::joinable!(community_tickets -> agents (opened_by_agent));
+diesel::joinable!(community_tickets -> community_spaces (space_id));
 diesel::joinable!(cron_jobs -> agents (agent_id));
 diesel::joinable!(cron_jobs -> workspaces (workspace_id));
 diesel::joinable!(cron_runs -> cron_jobs (job));
@@ -583,7 +711,17 @@ diesel::joinable!(uploads -> media (media_id));
 diesel::joinable!(uploads -> personas (persona_id));
 diesel::joinable!(uploads -> projects (project_id));
 diesel::joinable!(uploads -> workspaces (workspace_id));
+diesel::joinable!(wiki_entries -> agents (created_by_agent));
+diesel::joinable!(wiki_entries -> organizations (organization_id));
+diesel::joinable!(wiki_entries -> projects (project_id));
+diesel::joinable!(wiki_sources -> agents (agent_id));
+diesel::joinable!(wiki_sources -> projects (project_id));
 diesel::joinable!(wiki_sources -> workspaces (workspace_id));
+diesel::joinable!(wiki_sync_runs -> agents (agent_id));
+diesel::joinable!(wiki_sync_runs -> wiki_sources (source_id));
+diesel::joinable!(wiki_versions -> agents (proposed_by_agent));
+diesel::joinable!(wiki_versions -> decisions (decision_id));
+diesel::joinable!(wiki_versions -> wiki_entries (entry_id));
 diesel::joinable!(workspaces -> organizations (organization_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -594,7 +732,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     agent_runs,
     agents,
     api_keys,
+    community_digest_members,
+    community_digests,
     community_spaces,
+    community_tickets,
     cron_jobs,
     cron_runs,
     decisions,
@@ -619,6 +760,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     service_secrets,
     task_cards,
     uploads,
+    wiki_entries,
     wiki_sources,
+    wiki_sync_runs,
+    wiki_versions,
     workspaces,
 );

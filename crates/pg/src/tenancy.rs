@@ -325,6 +325,7 @@ async fn apply_workspace(
                 cs::track.eq(s.track.as_deref()),
                 cs::location.eq(s.location.as_deref()),
                 cs::language.eq(s.language.as_deref()),
+                cs::status.eq(space_status(s.archived)),
             ))
             .on_conflict((cs::channel, cs::external_id))
             .do_update()
@@ -335,6 +336,7 @@ async fn apply_workspace(
                 cs::track.eq(excluded(cs::track)),
                 cs::location.eq(excluded(cs::location)),
                 cs::language.eq(excluded(cs::language)),
+                cs::status.eq(excluded(cs::status)),
             ));
         // A space registered in another workspace is not updated and returns no row.
         let mine = cs::workspace_id.eq(excluded(cs::workspace_id));
@@ -354,21 +356,45 @@ async fn apply_workspace(
         });
     }
     for p in &w.products {
+        let terms = fleetdesk_wiki::search::index_text(&format!(
+            "{} {}",
+            p.name,
+            p.summary.as_deref().unwrap_or_default()
+        ));
         diesel::insert_into(products::table)
             .values((
                 products::workspace_id.eq(ws_id),
                 products::name.eq(p.name.trim()),
                 products::on_sale.eq(p.on_sale),
+                products::summary.eq(p.summary.as_deref().map(str::trim)),
+                products::price.eq(p.price.as_deref().map(str::trim)),
+                products::url.eq(p.url.as_deref().map(str::trim)),
+                products::terms.eq(terms),
             ))
             .on_conflict((products::workspace_id, products::name))
             .do_update()
-            .set(products::on_sale.eq(excluded(products::on_sale)))
+            .set((
+                products::on_sale.eq(excluded(products::on_sale)),
+                products::summary.eq(excluded(products::summary)),
+                products::price.eq(excluded(products::price)),
+                products::url.eq(excluded(products::url)),
+                products::terms.eq(excluded(products::terms)),
+            ))
             .execute(conn)
             .await?;
     }
     for s in &w.wiki_sources {
+        let project = (s.project.as_ref())
+            .and_then(|name| report.projects.iter().find(|x| x.name == name.trim()))
+            .map(|x| x.id);
+        let agent = (s.agent.as_ref())
+            .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
+            .map(|a| a.id);
         diesel::insert_into(wiki_sources::table)
             .values((
+                wiki_sources::project_id.eq(project),
+                wiki_sources::agent_id.eq(agent),
+                wiki_sources::scope_note.eq(s.scope_note.as_deref().map(str::trim)),
                 wiki_sources::workspace_id.eq(ws_id),
                 wiki_sources::kind.eq(&s.kind),
                 wiki_sources::name.eq(s.name.trim()),
@@ -381,11 +407,18 @@ async fn apply_workspace(
                 wiki_sources::kind.eq(excluded(wiki_sources::kind)),
                 wiki_sources::locator.eq(excluded(wiki_sources::locator)),
                 wiki_sources::every_hours.eq(excluded(wiki_sources::every_hours)),
+                wiki_sources::project_id.eq(excluded(wiki_sources::project_id)),
+                wiki_sources::agent_id.eq(excluded(wiki_sources::agent_id)),
+                wiki_sources::scope_note.eq(excluded(wiki_sources::scope_note)),
             ))
             .execute(conn)
             .await?;
     }
     Ok(report)
+}
+
+fn space_status(archived: bool) -> &'static str {
+    if archived { "archived" } else { "active" }
 }
 
 async fn apply_account(
@@ -463,13 +496,15 @@ impl TenantStore for PgStore {
                     .values((
                         organizations::name.eq(o.name.trim()),
                         organizations::monthly_credit_limit.eq(o.monthly_credit_limit),
+                        organizations::wiki_review.eq(o.wiki_review.as_str()),
                     ))
                     .on_conflict(organizations::name)
                     .do_update()
-                    .set(
+                    .set((
                         organizations::monthly_credit_limit
                             .eq(excluded(organizations::monthly_credit_limit)),
-                    )
+                        organizations::wiki_review.eq(excluded(organizations::wiki_review)),
+                    ))
                     .returning(organizations::id)
                     .get_result(conn)
                     .await?;

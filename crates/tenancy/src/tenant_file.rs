@@ -35,10 +35,24 @@ pub struct OrganizationSpec {
     pub name: String,
     #[serde(default)]
     pub monthly_credit_limit: i64,
+    /// How agents' wiki proposals land: canon at once (`auto`) or as drafts a person reviews.
+    #[serde(default)]
+    pub wiki_review: WikiReview,
     #[serde(default)]
     pub members: Vec<MemberSpec>,
     #[serde(default)]
     pub workspaces: Vec<WorkspaceSpec>,
+}
+
+fleetdesk_kernel::text_enum! {
+    /// An organization's `wiki_review`.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum WikiReview {
+        #[default]
+        Auto => "auto",
+        Manual => "manual",
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -194,6 +208,9 @@ pub struct CommunitySpaceSpec {
     pub track: Option<String>,
     pub location: Option<String>,
     pub language: Option<String>,
+    /// true archives the space (the community calls then answer 404); false restores it.
+    #[serde(default)]
+    pub archived: bool,
 }
 
 fleetdesk_kernel::text_enum! {
@@ -211,6 +228,12 @@ pub struct ProductSpec {
     pub name: String,
     #[serde(default)]
     pub on_sale: bool,
+    /// What the community assistant may say about it (up to 500 characters).
+    pub summary: Option<String>,
+    /// The price as shown to members, e.g. "NT$590" (up to 40 characters).
+    pub price: Option<String>,
+    /// Where to buy it (up to 2000 characters).
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -221,6 +244,12 @@ pub struct WikiSourceSpec {
     pub locator: String,
     #[serde(default = "default_every_hours")]
     pub every_hours: i32,
+    /// A project of this workspace; absent: the source feeds shared entries.
+    pub project: Option<String>,
+    /// The agent of this workspace that syncs it; absent: any agent may.
+    pub agent: Option<String>,
+    /// What to take from the source and what to leave (up to 1000 characters).
+    pub scope_note: Option<String>,
 }
 
 fn default_every_hours() -> i32 {
@@ -502,7 +531,11 @@ impl WorkspaceSpec {
             self.products.iter().map(|p| p.name.as_str()),
         )?;
         for (k, p) in self.products.iter().enumerate() {
-            check_name(&format!("{path}.products[{k}].name"), &p.name, 200)?;
+            let pp = format!("{path}.products[{k}]");
+            check_name(&format!("{pp}.name"), &p.name, 200)?;
+            check_opt(&format!("{pp}.summary"), &p.summary, 500)?;
+            check_opt(&format!("{pp}.price"), &p.price, 40)?;
+            check_opt(&format!("{pp}.url"), &p.url, 2000)?;
         }
         unique(
             &format!("{path}.wiki_sources"),
@@ -522,6 +555,31 @@ impl WorkspaceSpec {
             }
             check_name(&format!("{sp}.name"), &s.name, 200)?;
             check_name(&format!("{sp}.locator"), &s.locator, 2000)?;
+            if let Some(param) = fleetdesk_kernel::secrets::access_token_param(&s.locator) {
+                return Err(err(
+                    format!("{sp}.locator"),
+                    format!(
+                        "carries an access token (parameter {param:?}); give a link without it"
+                    ),
+                ));
+            }
+            check_opt(&format!("{sp}.scope_note"), &s.scope_note, 1000)?;
+            if let Some(name) = &s.project
+                && !self.projects.iter().any(|x| x.name.trim() == name.trim())
+            {
+                return Err(err(
+                    format!("{sp}.project"),
+                    format!("{name:?} is not a project of this workspace"),
+                ));
+            }
+            if let Some(agent) = &s.agent
+                && !self.agents.iter().any(|a| a.name.trim() == agent.trim())
+            {
+                return Err(err(
+                    format!("{sp}.agent"),
+                    format!("{agent:?} is not an agent of this workspace"),
+                ));
+            }
             if !(1..=24 * 365).contains(&s.every_hours) {
                 return Err(err(format!("{sp}.every_hours"), "must be 1-8760"));
             }
@@ -674,6 +732,48 @@ mod tests {
             e.path,
             "organizations[0].workspaces[0].community_spaces[0].market"
         );
+    }
+
+    #[test]
+    fn wiki_sources_name_their_project_and_agent_and_carry_no_token() {
+        let with = |source: &str| {
+            EXAMPLE.replace(
+                r#""products": [{"name": "Serum", "on_sale": true}]"#,
+                &format!(r#""products": [{{"name": "Serum", "on_sale": true}}], "wiki_sources": [{source}]"#),
+            )
+        };
+        let ok = with(
+            r#"{"kind": "notion", "name": "Voice", "locator": "https://notion.so/voice?v=2",
+                "project": "beauty", "agent": "writer-1", "scope_note": "voice only"}"#,
+        );
+        let f = TenantFile::parse(&ok).unwrap();
+        let source = &f.organizations[0].workspaces[0].wiki_sources[0];
+        assert_eq!(source.project.as_deref(), Some("beauty"));
+        assert_eq!(f.organizations[0].wiki_review, WikiReview::Auto);
+        let path = "organizations[0].workspaces[0].wiki_sources[0]";
+        for (source, field) in [
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "https://n.so/v?token=abc"}"#,
+                "locator",
+            ),
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "v", "project": "hair"}"#,
+                "project",
+            ),
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "v", "agent": "ghost"}"#,
+                "agent",
+            ),
+        ] {
+            let e = TenantFile::parse(&with(source)).unwrap_err();
+            assert_eq!(e.path, format!("{path}.{field}"), "{}", e.message);
+        }
+        let manual = EXAMPLE.replace(
+            r#""monthly_credit_limit": 1000,"#,
+            r#""monthly_credit_limit": 1000, "wiki_review": "manual","#,
+        );
+        let f = TenantFile::parse(&manual).unwrap();
+        assert_eq!(f.organizations[0].wiki_review, WikiReview::Manual);
     }
 
     #[test]

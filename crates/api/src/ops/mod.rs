@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod common;
+pub mod community;
 pub mod cron;
 pub mod decisions;
 pub mod drafts;
@@ -16,6 +17,8 @@ pub mod relay;
 pub mod reports;
 pub mod tasks;
 pub mod today;
+pub mod wiki;
+pub mod wiki_sources;
 
 use serde_json::Value;
 

@@ -1,0 +1,3 @@
+//! Placeholder: filled in by issue 13.
+
+statements!();

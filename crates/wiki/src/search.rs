@@ -1,0 +1,237 @@
+//! Search terms: one pipeline turns text into the terms PostgreSQL stores and a query into the
+//! terms it looks for, so both sides always agree.
+//!
+//! 1. [`fold`]: full-width forms to ASCII, lower case, traditional Chinese to simplified
+//!    (OpenCC's dictionaries through `hanconv`), so 貓咪 and 猫咪 are one word;
+//! 2. segmentation with jieba's search mode (a long word also gives its dictionary sub-words);
+//! 3. runs of letters and digits only, split where Latin meets other scripts; English words
+//!    are stemmed (Snowball) and a few stop words of either language dropped.
+//!
+//! The adapter stores the terms space-separated and lets PostgreSQL's `simple` configuration
+//! turn them into a `tsvector` (a GIN index, ranked by `ts_rank`): no index lives in one
+//! instance's memory.
+
+use std::sync::LazyLock;
+
+/// The longest snippet, in characters, ellipses included.
+pub const SNIPPET_MAX: usize = 160;
+
+static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
+static STEMMER: LazyLock<rust_stemmers::Stemmer> =
+    LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+
+const EN_STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on",
+    "or", "that", "the", "this", "to", "was", "were", "with",
+];
+const ZH_STOP: &[&str] = &[
+    "的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "就", "而", "着", "吗", "呢", "吧",
+    "啊", "之", "这", "那", "个",
+];
+
+/// Loads the segmenter's dictionary and the script tables now rather than on the first search
+/// (about a tenth of a second).
+pub fn warm_up() {
+    LazyLock::force(&JIEBA);
+    LazyLock::force(&STEMMER);
+    let _ = fold("繁體");
+}
+
+/// Full-width forms to ASCII, lower case, traditional to simplified Chinese. Keeps every
+/// character's place in all but rare phrase conversions (see [`snippet`]).
+pub fn fold(text: &str) -> String {
+    let narrowed: String = text
+        .chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            '\u{3000}' => ' ',
+            _ => c,
+        })
+        .flat_map(char::to_lowercase)
+        .collect();
+    hanconv::t2s(narrowed)
+}
+
+/// A title as it is matched: folded, inner white space collapsed to one space.
+pub fn title_key(title: &str) -> String {
+    fold(title).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The search terms of `text`, in order, repeats kept (they weigh in the ranking).
+pub fn terms(text: &str) -> Vec<String> {
+    let folded = fold(text);
+    let mut out = Vec::new();
+    for token in JIEBA.cut_for_search(&folded, true) {
+        push_word(token.word, &mut out);
+    }
+    out
+}
+
+/// What the adapter stores for `text`: its terms separated by spaces.
+pub fn index_text(text: &str) -> String {
+    terms(text).join(" ")
+}
+
+/// The `to_tsquery('simple', …)` text of a query: any of its terms (ranking favours entries
+/// that have more of them). None when the query has no term at all.
+pub fn ts_query(query: &str) -> Option<String> {
+    let terms = query_terms(query);
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|t| format!("'{t}'"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    })
+}
+
+/// A query's distinct terms, first occurrence first. Terms hold letters and digits only, so
+/// quoting them in a tsquery needs no escaping.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    terms(query)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
+}
+
+fn push_word(word: &str, out: &mut Vec<String>) {
+    let mut run = String::new();
+    let mut latin = false;
+    for c in word.chars() {
+        if c.is_alphanumeric() {
+            if !run.is_empty() && c.is_ascii() != latin {
+                flush(&mut run, latin, out);
+            }
+            latin = c.is_ascii();
+            run.push(c);
+        } else {
+            flush(&mut run, latin, out);
+        }
+    }
+    flush(&mut run, latin, out);
+}
+
+fn flush(run: &mut String, latin: bool, out: &mut Vec<String>) {
+    if run.is_empty() {
+        return;
+    }
+    if latin {
+        if !EN_STOP.contains(&run.as_str()) {
+            out.push(STEMMER.stem(run).into_owned());
+        }
+    } else if !ZH_STOP.contains(&run.as_str()) {
+        out.push(run.clone());
+    }
+    run.clear();
+}
+
+/// Up to [`SNIPPET_MAX`] characters of `body` around the place where the most of `terms`
+/// (as [`query_terms`] gives them) meet, with `…` where the body goes on. Without a hit, the
+/// body's beginning.
+pub fn snippet(body: &str, terms: &[String]) -> String {
+    let chars: Vec<char> = body.chars().collect();
+    if chars.len() <= SNIPPET_MAX {
+        return body.to_owned();
+    }
+    let folded: Vec<char> = fold(body).chars().collect();
+    // A phrase conversion that changed the length: places in the folded text are only near
+    // the body's; clamp them.
+    let hits: Vec<usize> = terms
+        .iter()
+        .filter_map(|t| find_chars(&folded, t))
+        .map(|i| i.min(chars.len() - 1))
+        .collect();
+    let span = SNIPPET_MAX - 2;
+    let best = hits.iter().copied().max_by_key(|&start| {
+        let covered = hits
+            .iter()
+            .filter(|&&h| h >= start && h < start + span)
+            .count();
+        (covered, std::cmp::Reverse(start))
+    });
+    let start = match best {
+        Some(hit) => hit.saturating_sub(20).min(chars.len() - span),
+        None => 0,
+    };
+    let mut out = String::new();
+    let mut room = SNIPPET_MAX;
+    if start > 0 {
+        out.push('…');
+        room -= 1;
+    }
+    let end = if start + room >= chars.len() {
+        chars.len()
+    } else {
+        start + room - 1
+    };
+    out.extend(&chars[start..end]);
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn find_chars(hay: &[char], needle: &str) -> Option<usize> {
+    let needle: Vec<char> = needle.chars().collect();
+    if needle.is_empty() || needle.len() > hay.len() {
+        return None;
+    }
+    hay.windows(needle.len())
+        .position(|w| w == needle.as_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traditional_and_simplified_give_the_same_terms() {
+        assert_eq!(terms("貓咪的飼料"), terms("猫咪的饲料"));
+        assert!(terms("貓咪").contains(&"猫咪".to_owned()));
+        assert_eq!(title_key("  貓咪  指南 "), title_key("猫咪 指南"));
+        assert_eq!(title_key("Voice GUIDE"), title_key("voice guide"));
+    }
+
+    #[test]
+    fn chinese_is_segmented_into_words() {
+        let t = terms("我們每天發布短影音");
+        assert!(t.iter().any(|w| w == "每天"), "{t:?}");
+        assert!(!t.iter().any(|w| w == "的"));
+    }
+
+    #[test]
+    fn english_is_stemmed_and_stop_words_dropped() {
+        assert_eq!(terms("Posting the schedules"), terms("posts schedule"));
+        assert!(!terms("the cat").contains(&"the".to_owned()));
+    }
+
+    #[test]
+    fn mixed_text_splits_where_latin_meets_chinese() {
+        let t = terms("iPhone15手機殼");
+        assert!(t.contains(&"iphone15".to_owned()), "{t:?}");
+        assert!(t.iter().any(|w| w.contains('手')), "{t:?}");
+        assert_eq!(terms("ＡＢＣ"), terms("abc"));
+    }
+
+    #[test]
+    fn a_query_is_any_of_its_distinct_terms() {
+        assert_eq!(
+            ts_query("猫咪 貓咪 food").as_deref(),
+            Some("'猫咪' | 'food'")
+        );
+        assert_eq!(ts_query("  ...  "), None);
+    }
+
+    #[test]
+    fn the_snippet_is_at_most_160_characters_around_the_best_hit() {
+        let body = format!("{}貓咪愛吃魚{}", "開頭".repeat(200), "結尾".repeat(200));
+        let s = snippet(&body, &query_terms("猫咪"));
+        assert!(s.chars().count() <= SNIPPET_MAX, "{}", s.chars().count());
+        assert!(s.contains("貓咪"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'));
+        let none = snippet(&body, &query_terms("dog"));
+        assert!(none.starts_with("開頭") && none.chars().count() == SNIPPET_MAX);
+        assert_eq!(snippet("short", &[]), "short");
+    }
+}
