@@ -548,6 +548,8 @@ async fn an_entry_is_read_by_id_or_title_with_its_sources_and_versions() {
     assert_eq!(ok(&get(&app, "op1", &q).await)["id"], shared["id"]);
     let q = format!("/wiki/entry?title={}&project=food", enc("Mia 的語氣"));
     assert_eq!(ok(&get(&app, "op1", &q).await)["id"], shared["id"]);
+    let q = format!("/wiki/entry?title={}&project=general", enc("Mia 的語氣"));
+    assert_rejected(&get(&app, "op1", &q).await, "project");
     // Entries of several projects and no shared one: name the project.
     let mut food = entry("Twin", "food twin");
     food["project"] = json!("food");
@@ -1168,4 +1170,81 @@ async fn a_cast_character_links_to_its_canon_character_entry() {
         .find(|m| m["code"] == "lulu")
         .unwrap();
     assert_eq!(lulu["wiki_entry_id"], Value::Null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency
+
+#[tokio::test(flavor = "multi_thread")]
+async fn proposals_of_one_new_title_at_once_make_one_entry_with_a_version_each() {
+    let app = spawn_app().await;
+    let calls = (0..6).map(|i| {
+        let app = &app;
+        async move { propose(app, "op1", &entry("Race", &format!("body {i}"))).await }
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    let mut versions = Vec::new();
+    let mut created = 0;
+    for a in &answers {
+        let v = ok(a);
+        versions.push(v["version"].as_i64().unwrap());
+        created += usize::from(v["created"] == true);
+        assert_eq!(v["id"], answers[0].json()["id"]);
+    }
+    versions.sort();
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(created, 1);
+    assert_eq!(
+        app.count("SELECT count(*)::bigint AS n FROM wiki_entries")
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT count(*)::bigint AS n FROM wiki_versions WHERE status = 'canon'")
+            .await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_deciding_while_an_agent_proposes_again_never_fails() {
+    let app = spawn_app().await;
+    set_review(&app, "manual").await;
+    for round in 0..4 {
+        let title = format!("Contended {round}");
+        let first = proposed(&app, "op1", entry(&title, "first")).await;
+        let d = first["decision_id"].as_str().unwrap().to_owned();
+        let resolve = format!("/decisions/{d}/resolve");
+        let second = entry(&title, "second");
+        let (decided, again) = tokio::join!(
+            person_post(&app, ANN, &resolve, json!({})),
+            propose(&app, "op2", &second),
+        );
+        // Either order is fine; neither call fails.
+        ok(&decided);
+        let again = ok(&again);
+        let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&first))).await);
+        assert_eq!(e["status"], "canon", "{e}");
+        if e["body"] == "first" {
+            // Resolved first: version 2 is a draft revision with a decision of its own.
+            assert_eq!(again["version"], 2);
+            assert_eq!(again["status"], "draft");
+            assert_ne!(again["decision_id"], first["decision_id"]);
+        } else {
+            // Proposed first: the decision moved to version 2, which the resolve made canon.
+            assert_eq!(
+                (e["body"].clone(), e["version"].clone()),
+                (json!("second"), json!(2))
+            );
+            assert_eq!(again["decision_id"], first["decision_id"]);
+        }
+        let canon: Vec<i64> = e["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["status"] == "canon")
+            .map(|v| v["version"].as_i64().unwrap())
+            .collect();
+        assert_eq!(canon.len(), 1, "{e}");
+    }
 }

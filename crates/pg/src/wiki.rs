@@ -406,6 +406,9 @@ async fn get(
     let id = match entry {
         EntryRef::Id(id) => *id,
         EntryRef::Title { title, project } => {
+            if let Err(r) = project_of(conn, agent, project.as_deref()).await? {
+                return Ok(Err(r));
+            }
             let rows: Vec<TitleRow> = prepared(
                 diesel::sql_query(BY_TITLE)
                     .bind::<SqlUuid, _>(agent.organization_id)

@@ -351,10 +351,14 @@ pub enum WikiRefusal {
     #[error("revises must name a canon entry; this one is {0}")]
     RevisesNotCanon(EntryStatus),
     #[error(
-        "a revision keeps its entry's title ({0:?}); to write about something else, propose a new entry"
+        "a revision keeps its entry's title ({0:?}); to write about something else, propose a \
+         new entry"
     )]
     RevisesOtherTitle(String),
-    #[error("a revision stays in its entry's project ({}); omit project or name that one", .0.as_deref().unwrap_or("shared"))]
+    #[error(
+        "a revision stays in its entry's project ({}); omit project or name that one",
+        .0.as_deref().unwrap_or("shared")
+    )]
     RevisesOtherProject(Option<String>),
     #[error("{0:?} is not a project of your workspace")]
     ProjectUnknown(String),

@@ -51,14 +51,14 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .also_answers(&[404, 422])
             .summary("One knowledge-base entry: full text, sources and versions")
             .description(
-                "Name the entry by `id` or by `title` (exactly one of them, else 422 naming \
-                 id). A title is matched as titles are (case, full-width forms, traditional \
-                 or simplified Chinese and inner spaces aside): with `project` (a project \
-                 name of your workspace) that project's entry, else the shared one; without \
-                 it the shared entry, else the only project entry of that title (entries of \
-                 several projects: 422 naming project). Any status but retired. An entry you \
-                 do not see is 404. The answer has the entry's shown version (its canon text \
-                 when it has one: a draft revision waiting for a person is only listed among \
+                "Name the entry by `id` or by `title` (exactly one of them, else 422 naming id). \
+                 A title is matched as titles are (case, full-width forms, traditional or \
+                 simplified Chinese and inner spaces aside): with `project` (a project name of \
+                 your workspace, else 422 naming project) that project's entry, else the shared \
+                 one; without it the shared entry, else the only project entry of that title \
+                 (entries of several projects: 422 naming project). Any status but retired. An \
+                 entry you do not see is 404. The answer has the entry's shown version (its canon \
+                 text when it has one: a draft revision waiting for a person is only listed among \
                  the versions), its sources, and its latest 50 versions, newest first {version, \
                  status canon|draft|rejected|superseded, category, title, summary, note, \
                  proposed_by, decision_id, created_at, decided_at}.",
@@ -180,7 +180,6 @@ fn head_out(h: EntryHead) -> WikiHeadOut {
     }
 }
 
-/// Comma-free status filter: canon, draft, rejected or all.
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct WikiIndexQuery {
     /// canon (default), draft, rejected, or all (every status but retired).
@@ -229,7 +228,8 @@ pub struct WikiGetQuery {
     pub id: Option<Uuid>,
     /// The entry's title, 1-80 characters, matched as titles are (or give `id`).
     pub title: Option<Text<1, 80>>,
-    /// With `title`: a project name of your workspace; its entry before the shared one.
+    /// With `title`: a project name of your workspace (else 422); its entry before the shared
+    /// one.
     pub project: Option<Text<1, 200>>,
 }
 
