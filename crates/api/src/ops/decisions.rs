@@ -67,7 +67,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  character, lock, url, thumb_url} with links signed for 15 minutes \
                  (`images_expire_in_seconds`), so the person deciding sees the draft images; \
                  a refused image is listed without links {id, category, caption, character, \
-                 lock}.",
+                 lock}. A wiki_draft decision's detail is the proposal waiting: {entry_id, \
+                 version, revision (true when the entry has a canon version it would replace), \
+                 project, category, title, summary, body, tags, sources, note}.",
             ),
         list_decisions,
     ));
