@@ -5,6 +5,7 @@
 //! link to its character entries.
 
 use fleetdesk_tests::assert::{assert_error, ok};
+use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
 
@@ -488,6 +489,20 @@ async fn the_index_lists_canon_by_default_filters_by_status_and_pages() {
     assert_invalid(&get(&app, "op1", "/wiki?limit=201").await, "limit");
     assert_invalid(&get(&app, "op1", "/wiki?limit=0").await, "limit");
     assert_invalid(&get(&app, "op1", "/wiki?cursor=nope").await, "cursor");
+    // project: 1-200 characters, a project of the workspace.
+    let long = n('p', 200);
+    assert_rejected(
+        &get(&app, "op1", &format!("/wiki?project={long}")).await,
+        "project",
+    );
+    assert_invalid(
+        &get(&app, "op1", &format!("/wiki?project={long}p")).await,
+        "project",
+    );
+    assert_invalid(
+        &get(&app, "op1", &format!("/wiki/search?q=x&project={long}p")).await,
+        "project",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -838,6 +853,62 @@ async fn a_proposal_resent_with_its_key_replays_and_other_content_is_a_mismatch(
     // Without the key the same content is a new version.
     let v = ok(&app.client.post(&path, &key, &body).await);
     assert_eq!(v["version"], 2);
+}
+
+/// An MCP `tools/call`; returns the tool result's JSON body and whether it is an error.
+async fn mcp_call(app: &TestApp, agent: &str, tool: &str, arguments: Value) -> (Value, bool) {
+    let msg = app
+        .client
+        .send(
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": tool, "arguments": arguments}}))
+            .bearer(&app.agent_key(agent)),
+        )
+        .await
+        .json();
+    let result = &msg["result"];
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{msg}"));
+    (
+        serde_json::from_str(text).expect("a JSON body"),
+        result["isError"] == true,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn propose_wiki_in_mcp_takes_request_id_in_the_role_of_the_key() {
+    let app = spawn_app().await;
+    let mut args = entry("Via MCP", "once");
+    args["request_id"] = json!("mcp-wiki-1");
+    let (first, err) = mcp_call(&app, "op1", "propose_wiki", args.clone()).await;
+    assert!(!err, "{first}");
+    assert_eq!(
+        (first["version"].clone(), first["created"].clone()),
+        (json!(1), json!(true))
+    );
+    let (again, err) = mcp_call(&app, "op1", "propose_wiki", args.clone()).await;
+    assert!(!err, "{again}");
+    assert_eq!(again, first);
+    assert_eq!(
+        app.count("SELECT count(*)::bigint AS n FROM wiki_versions")
+            .await,
+        1
+    );
+    args["body"] = json!("twice");
+    let (mismatch, err) = mcp_call(&app, "op1", "propose_wiki", args).await;
+    assert!(err);
+    assert_eq!(mismatch["code"], "idempotency_mismatch", "{mismatch}");
+    // The reads as tools.
+    let (v, err) = mcp_call(&app, "op1", "wiki_search", json!({"q": "once"})).await;
+    assert!(!err, "{v}");
+    assert_eq!(titles(&v["results"]), vec!["Via MCP"]);
+    let (v, err) = mcp_call(&app, "op1", "wiki_get", json!({"id": first["id"]})).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["body"], "once");
+    let (v, err) = mcp_call(&app, "op1", "wiki_index", json!({"status": "all"})).await;
+    assert!(!err, "{v}");
+    assert_eq!(titles(&v["entries"]), vec!["Via MCP"]);
 }
 
 // ---------------------------------------------------------------------------------------------
