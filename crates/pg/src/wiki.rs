@@ -16,6 +16,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
+use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry::{
     Category, EntryChange, EntryStatus, Existing, Landing, Pending, Proposal, Source, Terms,
     TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal, decide, decision_title,
@@ -613,7 +614,9 @@ async fn propose(
         .select(organizations::wiki_review)
         .first(conn)
         .await?;
-    let manual = review == "manual";
+    let review =
+        WikiReview::parse(&review).ok_or_else(|| anyhow::anyhow!("stored wiki_review {review}"))?;
+    let manual = review == WikiReview::Manual;
     let project_id = match project_of(conn, agent, p.project.as_deref()).await? {
         Ok(id) => id,
         Err(r) => return Ok(Err(r)),
