@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 41] = [
+const SLICE_TOOLS: [&str; 45] = [
     "add_account",
     "add_note",
     "attach_images",
@@ -183,6 +183,7 @@ const SLICE_TOOLS: [&str; 41] = [
     "open_task",
     "planned_posts",
     "propose_fact",
+    "propose_wiki",
     "relay_issue",
     "relay_post_status",
     "relay_task",
@@ -198,6 +199,9 @@ const SLICE_TOOLS: [&str; 41] = [
     "unstock_post",
     "update_draft",
     "upload_persona_image",
+    "wiki_get",
+    "wiki_index",
+    "wiki_search",
     "work_today",
 ];
 

@@ -1,0 +1,194 @@
+//! The knowledge-base use cases: search turns the query into terms here and cuts each hit's
+//! snippet here; storage ranks. The other use cases are the port's own transactions.
+
+use crate::entry::{EntryStatus, WikiRefusal};
+use crate::ports::{EntryHead, SearchQuery, WikiRepo};
+use crate::search;
+use fleetdesk_kernel::AgentRef;
+use std::sync::Arc;
+
+/// A search result: the entry's head, its relevance (higher is better) and up to
+/// [`search::SNIPPET_MAX`] characters of its body around the best hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub head: EntryHead,
+    pub score: f32,
+    pub snippet: String,
+}
+
+#[derive(Clone)]
+pub struct WikiService {
+    repo: Arc<dyn WikiRepo>,
+}
+
+impl WikiService {
+    pub fn new(repo: Arc<dyn WikiRepo>) -> Self {
+        WikiService { repo }
+    }
+
+    /// The port's own one-transaction use cases.
+    pub fn repo(&self) -> &dyn WikiRepo {
+        &*self.repo
+    }
+
+    /// Canon entries the agent sees that share a term with `q`, best first, at most `limit`.
+    /// A query without any term (only punctuation or stop words) finds nothing.
+    pub async fn search(
+        &self,
+        agent: AgentRef,
+        q: &str,
+        project: Option<String>,
+        limit: i64,
+    ) -> anyhow::Result<Result<Vec<Hit>, WikiRefusal>> {
+        let terms = search::query_terms(q);
+        let query = SearchQuery {
+            ts_query: search::ts_query(q),
+            project,
+            limit,
+        };
+        let found = match self.repo.search(agent, &query).await? {
+            Ok(f) => f,
+            Err(r) => return Ok(Err(r)),
+        };
+        Ok(Ok(found
+            .into_iter()
+            .filter(|f| f.head.status == EntryStatus::Canon)
+            .map(|f| Hit {
+                snippet: search::snippet(&f.body, &terms),
+                score: f.score,
+                head: f.head,
+            })
+            .collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Category, Proposal};
+    use crate::ports::{Entry, EntryRef, Found, IndexQuery, Proposed};
+    use fleetdesk_kernel::{BoxFuture, Page};
+    use std::sync::Mutex;
+    use uuid::Uuid;
+
+    /// Answers every search with `found` and records the queries it was asked.
+    struct Fake {
+        found: Vec<Found>,
+        asked: Mutex<Vec<SearchQuery>>,
+    }
+
+    impl WikiRepo for Fake {
+        fn index<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a IndexQuery,
+        ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>> {
+            unimplemented!()
+        }
+
+        fn get<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a EntryRef,
+        ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>> {
+            unimplemented!()
+        }
+
+        fn search<'a>(
+            &'a self,
+            _: AgentRef,
+            query: &'a SearchQuery,
+        ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>> {
+            self.asked.lock().unwrap().push(query.clone());
+            let found = self.found.clone();
+            Box::pin(async move { Ok(Ok(found)) })
+        }
+
+        fn propose<'a>(
+            &'a self,
+            _: AgentRef,
+            _: &'a Proposal,
+        ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>> {
+            unimplemented!()
+        }
+    }
+
+    /// Runs a future whose every await is ready (the fake's).
+    fn ready<F: std::future::Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("the fake never waits"),
+        }
+    }
+
+    fn found(title: &str, body: &str, status: EntryStatus, score: f32) -> Found {
+        let now = jiff::Timestamp::UNIX_EPOCH;
+        Found {
+            head: EntryHead {
+                id: Uuid::new_v4(),
+                title: title.to_owned(),
+                category: Category::Lesson,
+                summary: String::new(),
+                tags: Vec::new(),
+                version: 1,
+                status,
+                project: None,
+                created_at: now,
+                updated_at: now,
+            },
+            body: body.to_owned(),
+            score,
+        }
+    }
+
+    fn agent() -> AgentRef {
+        AgentRef {
+            agent_id: Uuid::nil(),
+            workspace_id: Uuid::nil(),
+            organization_id: Uuid::nil(),
+        }
+    }
+
+    #[test]
+    fn a_search_asks_storage_for_the_query_terms_and_cuts_each_snippet() {
+        let body = format!("{}貓咪愛吃魚{}", "開頭".repeat(100), "結尾".repeat(100));
+        let fake = Arc::new(Fake {
+            found: vec![
+                found("Cats", &body, EntryStatus::Canon, 0.5),
+                found("Draft", "猫咪", EntryStatus::Draft, 0.4),
+            ],
+            asked: Mutex::new(Vec::new()),
+        });
+        let service = WikiService::new(fake.clone());
+        let hits = ready(service.search(agent(), "猫咪", Some("beauty".into()), 8))
+            .unwrap()
+            .unwrap();
+        assert_eq!(hits.len(), 1, "only canon entries are results");
+        assert_eq!(hits[0].score, 0.5);
+        assert!(hits[0].snippet.contains("貓咪"), "{}", hits[0].snippet);
+        assert!(hits[0].snippet.chars().count() <= search::SNIPPET_MAX);
+        let asked = fake.asked.lock().unwrap().clone();
+        assert_eq!(
+            asked,
+            vec![SearchQuery {
+                ts_query: Some("'猫咪'".to_owned()),
+                project: Some("beauty".to_owned()),
+                limit: 8,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_query_without_terms_asks_for_nothing_but_the_project() {
+        let fake = Arc::new(Fake {
+            found: Vec::new(),
+            asked: Mutex::new(Vec::new()),
+        });
+        let service = WikiService::new(fake.clone());
+        let hits = ready(service.search(agent(), " ... the 的 ", None, 8)).unwrap();
+        assert_eq!(hits, Ok(Vec::new()));
+        assert_eq!(fake.asked.lock().unwrap()[0].ts_query, None);
+    }
+}
