@@ -54,6 +54,22 @@ fn foreign_spaces(app: &TestApp) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Each case's body is refused 400 naming its field; nothing is written.
+async fn assert_invalid_fields(app: &TestApp, what: &str, cases: Vec<(&str, Value, &str)>) {
+    for (case, body, field) in cases {
+        let res = post(app, what, &body).await;
+        let e = assert_error_in(case, &res, 400, "invalid_request");
+        assert_eq!(e["field"], field, "{case}: {e}");
+    }
+}
+
+/// Every space the bot must not reach is 404 for the body `make(space_id)`.
+async fn assert_foreign_404(app: &TestApp, what: &str, make: impl Fn(&str) -> Value) {
+    for (case, id) in foreign_spaces(app) {
+        assert_error_in(case, &post(app, what, &make(&id)).await, 404, "not_found");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Spaces and scope
 
@@ -406,31 +422,22 @@ async fn wiki_entries_suit_a_space_by_their_axis_tags_and_are_ranked_by_the_quer
             .len(),
         0
     );
-    for (case, body, field) in [
-        ("limit 21", json!({"space_id": mia, "limit": 21}), "limit"),
-        ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
-        (
-            "query 201",
-            json!({"space_id": mia, "query": "x".repeat(201)}),
-            "query",
-        ),
-        ("no space", json!({"query": "x"}), "space_id"),
-    ] {
-        let res = post(&app, "wiki", &body).await;
-        assert_eq!(
-            assert_error_in(case, &res, 400, "invalid_request")["field"],
-            field,
-            "{case}"
-        );
-    }
-    for (case, id) in foreign_spaces(&app) {
-        assert_error_in(
-            case,
-            &post(&app, "wiki", &json!({"space_id": id})).await,
-            404,
-            "not_found",
-        );
-    }
+    assert_invalid_fields(
+        &app,
+        "wiki",
+        vec![
+            ("limit 21", json!({"space_id": mia, "limit": 21}), "limit"),
+            ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
+            (
+                "query 201",
+                json!({"space_id": mia, "query": "x".repeat(201)}),
+                "query",
+            ),
+            ("no space", json!({"query": "x"}), "space_id"),
+        ],
+    )
+    .await;
+    assert_foreign_404(&app, "wiki", |id| json!({"space_id": id})).await;
     app.stop().await;
 }
 
@@ -500,30 +507,21 @@ async fn products_are_only_those_on_sale_found_by_the_query() {
         .len(),
         0
     );
-    for (case, body, field) in [
-        ("limit 11", json!({"space_id": mia, "limit": 11}), "limit"),
-        ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
-        (
-            "query 201",
-            json!({"space_id": mia, "query": "x".repeat(201)}),
-            "query",
-        ),
-    ] {
-        let res = post(&app, "products", &body).await;
-        assert_eq!(
-            assert_error_in(case, &res, 400, "invalid_request")["field"],
-            field,
-            "{case}"
-        );
-    }
-    for (case, id) in foreign_spaces(&app) {
-        assert_error_in(
-            case,
-            &post(&app, "products", &json!({"space_id": id})).await,
-            404,
-            "not_found",
-        );
-    }
+    assert_invalid_fields(
+        &app,
+        "products",
+        vec![
+            ("limit 11", json!({"space_id": mia, "limit": 11}), "limit"),
+            ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
+            (
+                "query 201",
+                json!({"space_id": mia, "query": "x".repeat(201)}),
+                "query",
+            ),
+        ],
+    )
+    .await;
+    assert_foreign_404(&app, "products", |id| json!({"space_id": id})).await;
     app.stop().await;
 }
 
@@ -639,7 +637,10 @@ async fn a_digest_one_past_each_limit_is_refused_naming_the_field() {
         digest(&mia, "whatsapp", today, vec![member(7), m])
     };
     let tag = |kind: &str, value: &str, confidence: Value| json!({"kind": kind, "value": value, "confidence": confidence});
-    for (case, body, field) in [
+    assert_invalid_fields(
+        &app,
+        "digest",
+        vec![
         (
             "external_id 201",
             with(json!({"external_id": "e".repeat(201)})),
@@ -741,11 +742,9 @@ async fn a_digest_one_past_each_limit_is_refused_naming_the_field() {
             json!({"space_id": mia, "day": today.to_string(), "members": []}),
             "channel",
         ),
-    ] {
-        let res = post(&app, "digest", &body).await;
-        let e = assert_error_in(case, &res, 400, "invalid_request");
-        assert_eq!(e["field"], field, "{case}: {e}");
-    }
+        ],
+    )
+    .await;
     assert_eq!(
         app.count("SELECT count(*) AS n FROM community_digests")
             .await,
@@ -804,15 +803,10 @@ async fn a_digest_needs_the_space_channel_and_a_day_of_the_space_zone() {
         &digest(&mia, "whatsapp", taipei_day(-30), vec![]),
     )
     .await);
-    for (case, id) in foreign_spaces(&app) {
-        let res = post(
-            &app,
-            "digest",
-            &digest(&id, "whatsapp", taipei_day(0), vec![]),
-        )
-        .await;
-        assert_error_in(case, &res, 404, "not_found");
-    }
+    assert_foreign_404(&app, "digest", |id| {
+        digest(id, "whatsapp", taipei_day(0), vec![])
+    })
+    .await;
     assert_eq!(
         app.count("SELECT count(*) AS n FROM community_digests")
             .await,
@@ -931,53 +925,44 @@ async fn a_ticket_is_checked_at_its_limits_channel_and_space() {
         ),
     )
     .await);
-    for (case, body, field) in [
-        (
-            "summary 501",
-            ticket(&mia, None, "other", &"s".repeat(501)),
-            "summary",
-        ),
-        ("summary empty", ticket(&mia, None, "other", ""), "summary"),
-        (
-            "member 201",
-            ticket(&mia, Some(&"m".repeat(201)), "other", "x"),
-            "member_external_id",
-        ),
-        ("category", ticket(&mia, None, "billing", "x"), "category"),
-        (
-            "phone",
-            ticket(&mia, None, "order", "call +886 912 345 678"),
-            "summary",
-        ),
-        (
-            "e-mail",
-            ticket(&mia, None, "order", "mail amy@example.com"),
-            "summary",
-        ),
-        (
-            "order number",
-            ticket(&mia, None, "order", "order #45210 is late"),
-            "summary",
-        ),
-    ] {
-        let res = post(&app, "tickets", &body).await;
-        assert_eq!(
-            assert_error_in(case, &res, 400, "invalid_request")["field"],
-            field,
-            "{case}"
-        );
-    }
+    assert_invalid_fields(
+        &app,
+        "tickets",
+        vec![
+            (
+                "summary 501",
+                ticket(&mia, None, "other", &"s".repeat(501)),
+                "summary",
+            ),
+            ("summary empty", ticket(&mia, None, "other", ""), "summary"),
+            (
+                "member 201",
+                ticket(&mia, Some(&"m".repeat(201)), "other", "x"),
+                "member_external_id",
+            ),
+            ("category", ticket(&mia, None, "billing", "x"), "category"),
+            (
+                "phone",
+                ticket(&mia, None, "order", "call +886 912 345 678"),
+                "summary",
+            ),
+            (
+                "e-mail",
+                ticket(&mia, None, "order", "mail amy@example.com"),
+                "summary",
+            ),
+            (
+                "order number",
+                ticket(&mia, None, "order", "order #45210 is late"),
+                "summary",
+            ),
+        ],
+    )
+    .await;
     let mut wrong = ticket(&mia, None, "other", "x");
     wrong["channel"] = json!("discord");
     assert_error(&post(&app, "tickets", &wrong).await, 422, "rejected");
-    for (case, id) in foreign_spaces(&app) {
-        assert_error_in(
-            case,
-            &post(&app, "tickets", &ticket(&id, None, "other", "x")).await,
-            404,
-            "not_found",
-        );
-    }
+    assert_foreign_404(&app, "tickets", |id| ticket(id, None, "other", "x")).await;
     assert_eq!(
         app.count("SELECT count(*) AS n FROM community_tickets")
             .await,
