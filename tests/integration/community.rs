@@ -138,36 +138,28 @@ async fn a_space_is_found_by_channel_and_group_id_within_the_workspace_only() {
         404,
         "not_found",
     );
-    let res = post(
+    assert_invalid_fields(
         &app,
         "space",
-        &json!({"channel": "whatsapp", "external_id": "x".repeat(201)}),
+        vec![
+            (
+                "201",
+                json!({"channel": "whatsapp", "external_id": "x".repeat(201)}),
+                "external_id",
+            ),
+            (
+                "empty",
+                json!({"channel": "whatsapp", "external_id": ""}),
+                "external_id",
+            ),
+            (
+                "channel",
+                json!({"channel": "telegram", "external_id": "1"}),
+                "channel",
+            ),
+        ],
     )
     .await;
-    assert_eq!(
-        assert_error(&res, 400, "invalid_request")["field"],
-        "external_id"
-    );
-    let res = post(
-        &app,
-        "space",
-        &json!({"channel": "whatsapp", "external_id": ""}),
-    )
-    .await;
-    assert_eq!(
-        assert_error(&res, 400, "invalid_request")["field"],
-        "external_id"
-    );
-    let res = post(
-        &app,
-        "space",
-        &json!({"channel": "telegram", "external_id": "1"}),
-    )
-    .await;
-    assert_eq!(
-        assert_error(&res, 400, "invalid_request")["field"],
-        "channel"
-    );
     app.stop().await;
 }
 
@@ -963,6 +955,13 @@ async fn a_ticket_is_checked_at_its_limits_channel_and_space() {
     wrong["channel"] = json!("discord");
     assert_error(&post(&app, "tickets", &wrong).await, 422, "rejected");
     assert_foreign_404(&app, "tickets", |id| ticket(id, None, "other", "x")).await;
+    // The space is looked up before the summary and the channel are.
+    assert_foreign_404(&app, "tickets", |id| {
+        let mut t = ticket(id, None, "other", "call 0912-345-678");
+        t["channel"] = json!("discord");
+        t
+    })
+    .await;
     assert_eq!(
         app.count("SELECT count(*) AS n FROM community_tickets")
             .await,

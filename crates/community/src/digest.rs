@@ -213,6 +213,20 @@ pub fn check_day(space: &Space, day: Date, now: Timestamp) -> Result<(), Communi
     Ok(())
 }
 
+/// A digest as its space takes it, in the order a caller is answered: the report's own rules
+/// (400, [`DigestReport::check`]), then the space's channel and day (422). The space was
+/// found first (an unknown space is 404 whatever the report holds).
+pub fn accept(
+    space: &Space,
+    report: DigestReport,
+    now: Timestamp,
+) -> Result<CheckedDigest, CommunityRefusal> {
+    let digest = report.check()?;
+    check_channel(space, digest.channel)?;
+    check_day(space, digest.day, now)?;
+    Ok(digest)
+}
+
 /// A tag value as the person's day counts it: the members of a digest that carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagCount {
@@ -239,7 +253,6 @@ pub fn top_tags(counts: &[TagCount]) -> (Vec<TagCount>, Vec<TagCount>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::SpaceStatus;
 
     fn member(id: &str, summary: Option<&str>) -> DigestMember {
         DigestMember {
@@ -365,18 +378,7 @@ mod tests {
     }
 
     fn space() -> Space {
-        Space {
-            id: uuid::Uuid::nil(),
-            workspace_id: uuid::Uuid::nil(),
-            name: "Mia fans".into(),
-            channel: Channel::Whatsapp,
-            space_type: None,
-            market: "TW".into(),
-            track: None,
-            location: None,
-            status: SpaceStatus::Active,
-            language: None,
-        }
+        crate::space::test_space(None, None)
     }
 
     #[test]

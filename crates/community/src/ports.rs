@@ -3,7 +3,7 @@
 //! only when active: any other space is [`CommunityRefusal::SpaceNotFound`].
 
 use crate::CommunityRefusal;
-use crate::digest::{CheckedDigest, TagCount};
+use crate::digest::{DigestReport, TagCount};
 use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -115,18 +115,18 @@ pub trait CommunityRepo: Send + Sync {
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<ProductHit>, CommunityRefusal>>>;
 
-    /// Checks the digest against its space ([`crate::digest::check_channel`],
-    /// [`crate::digest::check_day`] at `now`) and stores it with its members; a second digest
-    /// of the space and day is refused.
+    /// Finds the space, has it take the digest ([`crate::digest::accept`] at `now`) and
+    /// stores it with its members; a second digest of the space and day is refused.
     fn report_digest<'a>(
         &'a self,
         agent: AgentRef,
-        digest: &'a CheckedDigest,
+        digest: &'a DigestReport,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>>;
 
-    /// Checks the channel, then adds the summary as a note of the open ticket a report of
-    /// this member and category joins ([`crate::ticket::reusable`]), or opens one.
+    /// Finds the space, has it take the ticket ([`crate::ticket::accept`]), then adds the
+    /// summary as a note of the open ticket a report of this member and category joins
+    /// ([`crate::ticket::reusable`]), or opens one.
     fn open_ticket<'a>(
         &'a self,
         agent: AgentRef,

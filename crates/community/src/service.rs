@@ -1,4 +1,5 @@
-//! The community use cases: the request's own rules first, then the port's transaction.
+//! The community use cases. A call naming a space finds it first (404), then applies the
+//! request's own rules (400) and the space's (422), the writes inside the port's transaction.
 
 use crate::CommunityRefusal;
 use crate::digest::DigestReport;
@@ -114,11 +115,7 @@ impl CommunityService {
         report: DigestReport,
         now: Timestamp,
     ) -> Outcome<DigestOutcome> {
-        let digest = match report.check() {
-            Ok(d) => d,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.repo.report_digest(agent, &digest, now).await
+        self.repo.report_digest(agent, &report, now).await
     }
 
     pub async fn open_ticket(
@@ -127,10 +124,6 @@ impl CommunityService {
         ticket: NewTicket,
         now: Timestamp,
     ) -> Outcome<TicketOutcome> {
-        let ticket = match ticket.check() {
-            Ok(t) => t,
-            Err(e) => return Ok(Err(e)),
-        };
         self.repo.open_ticket(agent, &ticket, now).await
     }
 }

@@ -24,15 +24,18 @@ fleetdesk_kernel::text_enum! {
     }
 }
 
-/// A group registered by the tenant file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A group registered by the tenant file, as community_space answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Space {
+    #[serde(rename = "space_id")]
     pub id: uuid::Uuid,
+    #[serde(skip)]
     pub workspace_id: uuid::Uuid,
     pub name: String,
     pub channel: Channel,
     pub space_type: Option<String>,
-    /// A market code of `fleetdesk_kernel::market` (TW, JP, ...): the space's zone.
+    /// A market code (TW, JP, ...); the space's days are read in its market's zone.
     pub market: String,
     pub track: Option<String>,
     pub location: Option<String>,
@@ -97,23 +100,29 @@ pub fn entry_suits_space(tags: &[String], space: &Space) -> bool {
     })
 }
 
+/// A TW WhatsApp space for tests.
+#[cfg(test)]
+pub(crate) fn test_space(track: Option<&str>, location: Option<&str>) -> Space {
+    Space {
+        id: uuid::Uuid::nil(),
+        workspace_id: uuid::Uuid::nil(),
+        name: "Mia fans".into(),
+        channel: Channel::Whatsapp,
+        space_type: None,
+        market: "TW".into(),
+        track: track.map(Into::into),
+        location: location.map(Into::into),
+        status: SpaceStatus::Active,
+        language: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn space(track: Option<&str>, location: Option<&str>) -> Space {
-        Space {
-            id: uuid::Uuid::nil(),
-            workspace_id: uuid::Uuid::nil(),
-            name: "Mia fans".into(),
-            channel: Channel::Whatsapp,
-            space_type: None,
-            market: "TW".into(),
-            track: track.map(Into::into),
-            location: location.map(Into::into),
-            status: SpaceStatus::Active,
-            language: None,
-        }
+        test_space(track, location)
     }
 
     fn tags(list: &[&str]) -> Vec<String> {

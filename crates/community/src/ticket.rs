@@ -71,6 +71,14 @@ impl NewTicket {
     }
 }
 
+/// A ticket as its space takes it: its own rules (400, [`NewTicket::check`]), then the
+/// space's channel (422). The space was found first (an unknown space is 404).
+pub fn accept(space: &crate::Space, ticket: NewTicket) -> Result<NewTicket, CommunityRefusal> {
+    let ticket = ticket.check()?;
+    crate::digest::check_channel(space, ticket.channel)?;
+    Ok(ticket)
+}
+
 /// An open ticket of the space that a new report might join.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenTicket {

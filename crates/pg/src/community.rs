@@ -10,14 +10,16 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{CheckedDigest, TagCount, TagKind, check_channel, check_day};
+use fleetdesk_community::digest::{self, CheckedDigest, DigestReport, TagCount, TagKind};
 use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
     TicketOutcome, WikiHit, WikiQuery,
 };
 use fleetdesk_community::service::suiting;
 use fleetdesk_community::space::{Channel, Space, SpaceStatus};
-use fleetdesk_community::ticket::{NewTicket, OpenTicket, REUSE_WITHIN, TicketCategory, reusable};
+use fleetdesk_community::ticket::{
+    self, NewTicket, OpenTicket, REUSE_WITHIN, TicketCategory, reusable,
+};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
@@ -212,6 +214,14 @@ struct SpaceRow {
     language: Option<String>,
 }
 
+/// The space of the first row (a lookup gives at most one).
+fn first_space(rows: Vec<SpaceRow>) -> anyhow::Result<Option<Space>> {
+    rows.into_iter()
+        .next()
+        .map(SpaceRow::into_space)
+        .transpose()
+}
+
 impl SpaceRow {
     fn into_space(self) -> anyhow::Result<Space> {
         Ok(Space {
@@ -323,10 +333,7 @@ async fn space_of(
     )
     .load(conn)
     .await?;
-    rows.into_iter()
-        .next()
-        .map(SpaceRow::into_space)
-        .transpose()
+    first_space(rows)
 }
 
 fn digest_members_json(digest: &CheckedDigest) -> Value {
@@ -350,17 +357,17 @@ fn digest_members_json(digest: &CheckedDigest) -> Value {
 async fn report_digest_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    digest: &CheckedDigest,
+    report: &DigestReport,
     now: Timestamp,
 ) -> anyhow::Result<Result<DigestOutcome, CommunityRefusal>> {
-    let Some(space) = space_of(conn, agent, digest.space_id, true).await? else {
+    let Some(space) = space_of(conn, agent, report.space_id, true).await? else {
         return Ok(Err(CommunityRefusal::SpaceNotFound));
     };
-    if let Err(e) =
-        check_channel(&space, digest.channel).and_then(|()| check_day(&space, digest.day, now))
-    {
-        return Ok(Err(e));
-    }
+    let digest = match digest::accept(&space, report.clone(), now) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let digest = &digest;
     let members = digest.members.len() as i64;
     let inserted: Vec<IdRow> = prepared(
         diesel::sql_query(INSERT_DIGEST)
@@ -398,15 +405,17 @@ async fn report_digest_tx(
 async fn open_ticket_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    ticket: &NewTicket,
+    raw: &NewTicket,
     now: Timestamp,
 ) -> anyhow::Result<Result<TicketOutcome, CommunityRefusal>> {
-    let Some(space) = space_of(conn, agent, ticket.space_id, true).await? else {
+    let Some(space) = space_of(conn, agent, raw.space_id, true).await? else {
         return Ok(Err(CommunityRefusal::SpaceNotFound));
     };
-    if let Err(e) = check_channel(&space, ticket.channel) {
-        return Ok(Err(e));
-    }
+    let ticket = match ticket::accept(&space, raw.clone()) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ticket = &ticket;
     if let Some(member) = ticket.member_external_id.as_deref() {
         let matter = format!("community ticket {} {member} {}", space.id, ticket.category);
         prepared(diesel::sql_query(TICKET_LOCK).bind::<Text, _>(matter))
@@ -500,10 +509,7 @@ impl CommunityRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .next()
-                .map(SpaceRow::into_space)
-                .transpose()
+            first_space(rows)
         })
     }
 
@@ -582,7 +588,7 @@ impl CommunityRepo for PgStore {
     fn report_digest<'a>(
         &'a self,
         agent: AgentRef,
-        digest: &'a CheckedDigest,
+        digest: &'a DigestReport,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>> {
         self.tx(async move |conn| report_digest_tx(conn, agent, digest, now).await)

@@ -10,7 +10,7 @@ use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_community::CommunityRefusal;
 use fleetdesk_community::digest::{DigestMember, DigestReport, MemberTag, TagKind};
-use fleetdesk_community::space::{Channel, SpaceStatus};
+use fleetdesk_community::space::{Channel, Space};
 use fleetdesk_community::ticket::{NewTicket, TicketCategory};
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
@@ -117,7 +117,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  Field format errors (over 12 tags, a count out of range) are 400 naming \
                  the field, e.g. `members[3].tags`.",
                 personal_data!(),
-                " A summary's field is named with its member, e.g. `members[2].summary`."
+                " A summary's field is named with its member, e.g. `members[2].summary`. \
+                 Order of the answers: a body that does not parse or breaks a limit is 400; \
+                 then the space is looked up (404); then the summaries (400), the channel and \
+                 the day (422)."
             )),
         digest,
     ));
@@ -141,7 +144,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  reused: false}`. Tickets without member_external_id never merge. \
                  Idempotency-Key (REST) or request_id (MCP): the same content resent within \
                  24 hours gives the first answer again (no second note).",
-                personal_data!()
+                personal_data!(),
+                " Order of the answers: a body that does not parse or breaks a limit is 400; \
+                 then the space is looked up (404); then the summary (400) and the channel \
+                 (422)."
             )),
         ticket,
     ));
@@ -170,40 +176,16 @@ pub struct SpaceBody {
     pub external_id: Text<1, 200>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SpaceOut {
-    pub space_id: Uuid,
-    pub name: String,
-    pub channel: Channel,
-    pub space_type: Option<String>,
-    /// A market code; the space's days are read in its zone.
-    pub market: String,
-    pub track: Option<String>,
-    pub location: Option<String>,
-    pub status: SpaceStatus,
-    pub language: Option<String>,
-}
-
 async fn space(
     ctx: Ctx,
     agent: AgentCaller,
     req: Req<Nothing, Nothing, SpaceBody>,
-) -> Result<Reply<SpaceOut>, ApiError> {
+) -> Result<Reply<Space>, ApiError> {
     let s = ctx
         .community
         .space(agent.agent_ref(), req.body.channel, &req.body.external_id)
         .await??;
-    Ok(Reply::ok(SpaceOut {
-        space_id: s.id,
-        name: s.name,
-        channel: s.channel,
-        space_type: s.space_type,
-        market: s.market,
-        track: s.track,
-        location: s.location,
-        status: s.status,
-        language: s.language,
-    }))
+    Ok(Reply::ok(s))
 }
 
 // ---------------------------------------------------------------------------------------------
