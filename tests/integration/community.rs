@@ -1139,3 +1139,34 @@ async fn today_shows_each_space_latest_digest_and_open_tickets_by_category() {
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_community_key_lists_exactly_the_five_community_tools() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .bearer(&app.agent_key("bot")),
+        )
+        .await;
+    let msg = res.json();
+    let mut names: Vec<&str> = msg["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "community_open_ticket",
+            "community_products",
+            "community_report_digest",
+            "community_space",
+            "community_wiki_search"
+        ]
+    );
+    app.stop().await;
+}
