@@ -1170,3 +1170,50 @@ async fn the_community_key_lists_exactly_the_five_community_tools() {
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_space_record_is_described_as_it_is_answered() {
+    let app = spawn_app().await;
+    let doc = app
+        .client
+        .send(Request::new("GET", "/openapi.json"))
+        .await
+        .json();
+    let space = &doc["components"]["schemas"]["Space"];
+    let mut props: Vec<&str> = space["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no Space schema: {space}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    props.sort();
+    assert_eq!(
+        props,
+        [
+            "channel",
+            "language",
+            "location",
+            "market",
+            "name",
+            "space_id",
+            "space_type",
+            "status",
+            "track"
+        ]
+    );
+    let answered = ok(&post(
+        &app,
+        "space",
+        &json!({"channel": "whatsapp", "external_id": "1203630@g.us"}),
+    )
+    .await);
+    let mut keys: Vec<&str> = answered
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(keys, props);
+    app.stop().await;
+}
