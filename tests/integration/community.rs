@@ -1217,3 +1217,60 @@ async fn the_space_record_is_described_as_it_is_answered() {
     assert_eq!(keys, props);
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let tickets = futures_util::future::join_all((0..6).map(|i| {
+        let body = ticket(&mia, Some("amy"), "refund", &format!("report {i}"));
+        let app = &app;
+        async move { post(app, "tickets", &body).await }
+    }))
+    .await;
+    let statuses: Vec<u16> = tickets.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        5,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT jsonb_array_length(notes)::bigint AS n FROM community_tickets")
+            .await,
+        5
+    );
+
+    let digests = futures_util::future::join_all((0..4).map(|i| {
+        let body = digest(&mia, "whatsapp", taipei_day(0), vec![member(i)]);
+        let app = &app;
+        async move { post(app, "digest", &body).await }
+    }))
+    .await;
+    let statuses: Vec<u16> = digests.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 422).count(),
+        3,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digest_members")
+            .await,
+        1
+    );
+    app.stop().await;
+}

@@ -457,7 +457,92 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleetdesk_community::digest::TagKind;
+    use fleetdesk_community::ports::{LatestDigest, OpenTickets, SpaceDay};
     use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayWorkspace};
+
+    #[test]
+    fn each_workspace_shows_its_spaces_latest_digests_and_open_tickets() {
+        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
+        let (ws, quiet) = (Uuid::new_v4(), Uuid::new_v4());
+        let workspace = |id, name: &str| DayWorkspace {
+            id,
+            name: name.into(),
+            organization_id: Uuid::nil(),
+            organization: "Acme".into(),
+            internal_review: 0,
+            client_review: 0,
+            cards_pending_confirmation: 0,
+            cards_confirm_overdue: 0,
+            decisions: vec![],
+        };
+        let rows = DayRows {
+            workspaces: vec![workspace(ws, "Taiwan"), workspace(quiet, "Japan")],
+            ..DayRows::default()
+        };
+        let tag = |kind, value: &str, members| TagCount {
+            kind,
+            value: value.into(),
+            members,
+        };
+        let mut tags: Vec<TagCount> = (1..=6)
+            .map(|i| tag(TagKind::Interest, &format!("i{i}"), i))
+            .collect();
+        tags.push(tag(TagKind::Intent, "buy", 4));
+        let community = CommunityDay {
+            spaces: vec![
+                SpaceDay {
+                    workspace_id: ws,
+                    space_id: Uuid::new_v4(),
+                    name: "Mia fans".into(),
+                    channel: Channel::Whatsapp,
+                    latest: Some(LatestDigest {
+                        day: jiff::civil::date(2026, 11, 25),
+                        members: 9,
+                        reported_at: now,
+                        tags,
+                    }),
+                },
+                SpaceDay {
+                    workspace_id: ws,
+                    space_id: Uuid::new_v4(),
+                    name: "Quiet".into(),
+                    channel: Channel::Discord,
+                    latest: None,
+                },
+            ],
+            tickets: vec![
+                OpenTickets {
+                    workspace_id: ws,
+                    category: "abuse".into(),
+                    count: 1,
+                },
+                OpenTickets {
+                    workspace_id: ws,
+                    category: "refund".into(),
+                    count: 2,
+                },
+            ],
+        };
+        let day = assemble(rows, community, now).unwrap();
+        let c = &day.workspaces[0].community;
+        assert_eq!(c.spaces.len(), 2);
+        let d = c.spaces[0].latest_digest.as_ref().expect("digest");
+        assert_eq!((d.day.as_str(), d.members), ("2026-11-25", 9));
+        assert_eq!(
+            d.interests
+                .iter()
+                .map(|t| t.value.as_str())
+                .collect::<Vec<_>>(),
+            ["i6", "i5", "i4", "i3", "i2"]
+        );
+        assert_eq!(d.intents[0].members, 4);
+        assert!(c.spaces[1].latest_digest.is_none());
+        assert_eq!(c.tickets.open, 3);
+        assert_eq!(c.tickets.by_category[1].category, "refund");
+        let japan = &day.workspaces[1].community;
+        assert!(japan.spaces.is_empty() && japan.tickets.open == 0);
+    }
 
     #[test]
     fn the_day_counts_active_accounts_flags_silent_agents_and_cron_health() {
