@@ -5,6 +5,7 @@ mod accounts;
 mod agent_day;
 mod binary;
 mod cli;
+mod community;
 mod cron;
 mod day_scenario;
 mod decisions;

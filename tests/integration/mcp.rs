@@ -1290,20 +1290,39 @@ fn assert_every_tool(client: &str, section: &str, listed: &[String], summary: &V
     );
 }
 
-/// Runs an every-tool script for op1 (agent), Ann (personal) and root (admin: the tools only
-/// an admin key lists) against one app.
+/// The community run's placeholders: the bot's space Mia fans and today in its zone.
+fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
+    let space = app
+        .tenant
+        .organizations
+        .iter()
+        .flat_map(|o| &o.workspaces)
+        .flat_map(|w| &w.community_spaces)
+        .find(|s| s.name == "Mia fans")
+        .expect("Mia fans")
+        .space_id;
+    let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
+    fixtures["space_id"] = json!(space.to_string());
+    fixtures["taipei_today"] = json!(Timestamp::now().to_zoned(taipei).date().to_string());
+}
+
+/// Runs an every-tool script for op1 (agent), Ann (personal), root (admin: the tools only an
+/// admin key lists) and bot (community: the community role's tools) against one app.
 async fn every_tool_run(
     client: &str,
     command: impl Fn(&str, &str) -> tokio::process::Command,
     missing_hint: &str,
 ) {
     let app = spawn_app().await;
-    let fixtures = every_tool_fixtures(&app).await.to_string();
+    let mut fixtures = every_tool_fixtures(&app).await;
+    community_fixtures(&app, &mut fixtures);
+    let fixtures = fixtures.to_string();
     let mut runs = Vec::new();
     for (section, key) in [
         ("agent", app.agent_key("op1")),
         ("personal", app.personal_key("ann@acme.test")),
         ("admin", app.personal_key("root@example.com")),
+        ("community", app.agent_key("bot")),
     ] {
         let mut listed = tool_names(&rpc(&app, &key, "tools/list", json!({})).await);
         if section == "admin" {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calls every tool a key lists, with the official MCP Python SDK (PyPI `mcp`, 2.3.0).
 
-Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' python3 every_tool.py <base_url> <agent|personal|admin>
+Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' python3 every_tool.py <base_url> <agent|personal|admin|community>
 
 Connects over Streamable HTTP to <base_url>/api/mcp with `Authorization: Bearer <key>`,
 initializes, lists the tools and, for each case of the section in cases.json (next to this
@@ -219,8 +219,8 @@ async def run(base: str, key: str, section: str, cases: list[dict], fixtures: di
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[2] not in ("agent", "personal", "admin"):
-        print(json.dumps({"ok": False, "error": "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... every_tool.py <base_url> <agent|personal|admin>"}))
+    if len(sys.argv) != 3 or sys.argv[2] not in ("agent", "personal", "admin", "community"):
+        print(json.dumps({"ok": False, "error": "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... every_tool.py <base_url> <agent|personal|admin|community>"}))
         return 2
     base, section = sys.argv[1], sys.argv[2]
     key = os.environ.get("FLEETDESK_KEY")

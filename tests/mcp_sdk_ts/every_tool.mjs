@@ -2,7 +2,7 @@
 // Calls every tool a key lists, with the TypeScript MCP SDK 1.x (@modelcontextprotocol/sdk,
 // the version pinned in package.json), the same cases as tests/mcp_sdk/every_tool.py.
 //
-// Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' node every_tool.mjs <base_url> <agent|personal|admin>
+// Usage: FLEETDESK_KEY=<key> FLEETDESK_FIXTURES='<json object>' node every_tool.mjs <base_url> <agent|personal|admin|community>
 //
 // Connects with StreamableHTTPClientTransport to <base_url>/api/mcp (`Authorization: Bearer
 // <key>`), initializes, lists the tools and, for each case of the section in
@@ -241,8 +241,8 @@ async function run(base, key, section, cases, fixtures, skip = new Set()) {
 
 async function main() {
   const [base, section] = process.argv.slice(2);
-  if (process.argv.length !== 4 || !["agent", "personal", "admin"].includes(section)) {
-    console.log(JSON.stringify({ ok: false, error: "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... node every_tool.mjs <base_url> <agent|personal|admin>" }));
+  if (process.argv.length !== 4 || !["agent", "personal", "admin", "community"].includes(section)) {
+    console.log(JSON.stringify({ ok: false, error: "usage: FLEETDESK_KEY=... FLEETDESK_FIXTURES=... node every_tool.mjs <base_url> <agent|personal|admin|community>" }));
     return 2;
   }
   const key = process.env.FLEETDESK_KEY;

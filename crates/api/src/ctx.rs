@@ -47,6 +47,8 @@ pub struct Ctx {
     pub tasks: fleetdesk_tasks::service::TasksService,
     pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
     pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
+    /// The community assistant; its port also gives the person's day its community part.
+    pub community: fleetdesk_community::service::CommunityService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

@@ -2,11 +2,16 @@
 //! once (accounts and their day counts, the review queue, decisions, task cards, agents'
 //! heartbeats, cron jobs). The rows come from one port in a fixed number of statements; the
 //! coverage is `fleetdesk_accounts`' rule of the agent's day (`work_accounts`), the cron
-//! health `fleetdesk_cron::health`.
+//! health `fleetdesk_cron::health`. The community part (each space's latest digest, open
+//! tickets) comes from the community port in two more statements, its top tags from
+//! `fleetdesk_community::digest::top_tags`.
 
 use crate::fields::Utc;
 use fleetdesk_accounts::AccountState;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount, market_dates, work_accounts};
+use fleetdesk_community::digest::{TagCount, top_tags};
+use fleetdesk_community::ports::{CommunityDay, CommunityRepo};
+use fleetdesk_community::space::Channel;
 use fleetdesk_cron::job::Schedule;
 use fleetdesk_cron::ports::{DayRows, PersonDayRepo};
 use fleetdesk_cron::run::RunStatus;
@@ -40,6 +45,72 @@ pub struct TodayWorkspace {
     pub decisions: OpenDecisions,
     pub cards: Cards,
     pub agents: Vec<TodayAgent>,
+    pub community: TodayCommunity,
+}
+
+/// The workspace's community groups: each active space's latest digest and the tickets
+/// waiting for a person.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayCommunity {
+    /// Active spaces by name.
+    pub spaces: Vec<TodaySpace>,
+    pub tickets: OpenTicketCounts,
+}
+
+impl TodayCommunity {
+    fn empty() -> TodayCommunity {
+        TodayCommunity {
+            spaces: Vec::new(),
+            tickets: OpenTicketCounts {
+                open: 0,
+                by_category: Vec::new(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodaySpace {
+    pub space_id: Uuid,
+    pub name: String,
+    pub channel: Channel,
+    /// The digest of the latest day reported; null when none was.
+    pub latest_digest: Option<TodayDigest>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayDigest {
+    /// `YYYY-MM-DD` in the space's zone.
+    pub day: String,
+    /// Members in the digest.
+    pub members: i64,
+    pub reported_at: Utc,
+    /// The 5 interests most members carry, most first (ties by value).
+    pub interests: Vec<TagMembers>,
+    /// The 5 intents most members carry, most first (ties by value).
+    pub intents: Vec<TagMembers>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TagMembers {
+    pub value: String,
+    /// Members of the digest with this tag (values lower-cased: compared
+    /// case-insensitively).
+    pub members: i64,
+}
+
+/// Open tickets of the workspace's spaces.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenTicketCounts {
+    pub open: i64,
+    /// Per category, categories in name order; categories with none are left out.
+    pub by_category: Vec<CategoryCount>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CategoryCount {
+    pub category: String,
+    pub count: i64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -157,6 +228,7 @@ pub fn all_market_dates(now: Timestamp) -> Vec<(Market, jiff::civil::Date)> {
 /// Reads the person's day of `organization` (None: every organization).
 pub async fn today(
     repo: &dyn PersonDayRepo,
+    community: &dyn CommunityRepo,
     organization: Option<Uuid>,
     now: Timestamp,
 ) -> anyhow::Result<Today> {
@@ -166,11 +238,58 @@ pub async fn today(
         .map(|(m, d)| (m.as_str().to_owned(), *d))
         .collect();
     let rows = repo.person_day(organization, &sql_dates, now).await?;
-    assemble(rows, now)
+    let community = community.community_day(organization).await?;
+    assemble(rows, community, now)
+}
+
+fn tag_members(tags: Vec<TagCount>) -> Vec<TagMembers> {
+    tags.into_iter()
+        .map(|t| TagMembers {
+            value: t.value,
+            members: t.members,
+        })
+        .collect()
+}
+
+/// Each workspace's community part.
+fn community_by_workspace(day: CommunityDay) -> HashMap<Uuid, TodayCommunity> {
+    let mut out: HashMap<Uuid, TodayCommunity> = HashMap::new();
+    let empty = TodayCommunity::empty;
+    for s in day.spaces {
+        let latest_digest = s.latest.map(|d| {
+            let (interests, intents) = top_tags(&d.tags);
+            TodayDigest {
+                day: d.day.to_string(),
+                members: d.members,
+                reported_at: Utc(d.reported_at),
+                interests: tag_members(interests),
+                intents: tag_members(intents),
+            }
+        });
+        out.entry(s.workspace_id)
+            .or_insert_with(empty)
+            .spaces
+            .push(TodaySpace {
+                space_id: s.space_id,
+                name: s.name,
+                channel: s.channel,
+                latest_digest,
+            });
+    }
+    for t in day.tickets {
+        let tickets = &mut out.entry(t.workspace_id).or_insert_with(empty).tickets;
+        tickets.open += t.count;
+        tickets.by_category.push(CategoryCount {
+            category: t.category,
+            count: t.count,
+        });
+    }
+    out
 }
 
 /// Builds the day from its rows: pure, so the rules are tested without a database.
-pub fn assemble(rows: DayRows, now: Timestamp) -> anyhow::Result<Today> {
+pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyhow::Result<Today> {
+    let mut community = community_by_workspace(community);
     let mut accounts: HashMap<Uuid, Vec<RotationAccount>> = HashMap::new();
     let mut counts: HashMap<(Uuid, jiff::civil::Date), DayCount> = HashMap::new();
     let dates: HashMap<Market, jiff::civil::Date> = all_market_dates(now).into_iter().collect();
@@ -323,6 +442,9 @@ pub fn assemble(rows: DayRows, now: Timestamp) -> anyhow::Result<Today> {
                     confirm_overdue: w.cards_confirm_overdue,
                 },
                 agents: agents.remove(&w.id).unwrap_or_default(),
+                community: community
+                    .remove(&w.id)
+                    .unwrap_or_else(TodayCommunity::empty),
             }
         })
         .collect();
@@ -335,7 +457,92 @@ pub fn assemble(rows: DayRows, now: Timestamp) -> anyhow::Result<Today> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleetdesk_community::digest::TagKind;
+    use fleetdesk_community::ports::{LatestDigest, OpenTickets, SpaceDay};
     use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayWorkspace};
+
+    #[test]
+    fn each_workspace_shows_its_spaces_latest_digests_and_open_tickets() {
+        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
+        let (ws, quiet) = (Uuid::new_v4(), Uuid::new_v4());
+        let workspace = |id, name: &str| DayWorkspace {
+            id,
+            name: name.into(),
+            organization_id: Uuid::nil(),
+            organization: "Acme".into(),
+            internal_review: 0,
+            client_review: 0,
+            cards_pending_confirmation: 0,
+            cards_confirm_overdue: 0,
+            decisions: vec![],
+        };
+        let rows = DayRows {
+            workspaces: vec![workspace(ws, "Taiwan"), workspace(quiet, "Japan")],
+            ..DayRows::default()
+        };
+        let tag = |kind, value: &str, members| TagCount {
+            kind,
+            value: value.into(),
+            members,
+        };
+        let mut tags: Vec<TagCount> = (1..=6)
+            .map(|i| tag(TagKind::Interest, &format!("i{i}"), i))
+            .collect();
+        tags.push(tag(TagKind::Intent, "buy", 4));
+        let community = CommunityDay {
+            spaces: vec![
+                SpaceDay {
+                    workspace_id: ws,
+                    space_id: Uuid::new_v4(),
+                    name: "Mia fans".into(),
+                    channel: Channel::Whatsapp,
+                    latest: Some(LatestDigest {
+                        day: jiff::civil::date(2026, 11, 25),
+                        members: 9,
+                        reported_at: now,
+                        tags,
+                    }),
+                },
+                SpaceDay {
+                    workspace_id: ws,
+                    space_id: Uuid::new_v4(),
+                    name: "Quiet".into(),
+                    channel: Channel::Discord,
+                    latest: None,
+                },
+            ],
+            tickets: vec![
+                OpenTickets {
+                    workspace_id: ws,
+                    category: "abuse".into(),
+                    count: 1,
+                },
+                OpenTickets {
+                    workspace_id: ws,
+                    category: "refund".into(),
+                    count: 2,
+                },
+            ],
+        };
+        let day = assemble(rows, community, now).unwrap();
+        let c = &day.workspaces[0].community;
+        assert_eq!(c.spaces.len(), 2);
+        let d = c.spaces[0].latest_digest.as_ref().expect("digest");
+        assert_eq!((d.day.as_str(), d.members), ("2026-11-25", 9));
+        assert_eq!(
+            d.interests
+                .iter()
+                .map(|t| t.value.as_str())
+                .collect::<Vec<_>>(),
+            ["i6", "i5", "i4", "i3", "i2"]
+        );
+        assert_eq!(d.intents[0].members, 4);
+        assert!(c.spaces[1].latest_digest.is_none());
+        assert_eq!(c.tickets.open, 3);
+        assert_eq!(c.tickets.by_category[1].category, "refund");
+        let japan = &day.workspaces[1].community;
+        assert!(japan.spaces.is_empty() && japan.tickets.open == 0);
+    }
 
     #[test]
     fn the_day_counts_active_accounts_flags_silent_agents_and_cron_health() {
@@ -397,7 +604,7 @@ mod tests {
                 job("late", "0 * * * *", Some(("success", ago(3)))),
             ],
         };
-        let day = assemble(rows, now).unwrap();
+        let day = assemble(rows, CommunityDay::default(), now).unwrap();
         let w = &day.workspaces[0];
         assert_eq!(w.coverage.accounts.len(), 1);
         assert_eq!(w.coverage.accounts[0].missing, 1);

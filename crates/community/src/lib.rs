@@ -1,2 +1,45 @@
 //! The community assistant of WhatsApp and Discord groups: which knowledge-base entries suit a
 //! space, member digests, tickets, and the personal data their summaries must not carry.
+//!
+//! - [`space`]: a registered group (channel, axes market, track and location) and which
+//!   knowledge-base entries suit it by their axis tags.
+//! - [`personal`]: phone numbers, e-mail addresses and order numbers in free text.
+//! - [`digest`]: a day's digest of a space's members, checked whole before it is stored.
+//! - [`ticket`]: a matter for a person, and when a new report joins an open ticket.
+//! - [`ports`]: the repository port the PostgreSQL adapter implements.
+//! - [`service`]: the use cases: the request's own rules, then the port's transaction.
+
+pub mod digest;
+pub mod personal;
+pub mod ports;
+pub mod service;
+pub mod space;
+pub mod ticket;
+
+pub use digest::{DigestMember, DigestReport, MemberTag, TagKind};
+pub use personal::{PersonalData, find_personal_data};
+pub use space::{Channel, Space, SpaceStatus, entry_suits_space};
+pub use ticket::{NewTicket, TicketCategory};
+
+/// Why a community call is refused: the API answers 400, 404 or 422.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommunityRefusal {
+    /// 400 naming `field`.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// 404: the space is unknown, archived, or of another workspace.
+    #[error("no such community space")]
+    SpaceNotFound,
+    /// 422 with the reason.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+impl CommunityRefusal {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        CommunityRefusal::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,3 +1,657 @@
-//! Placeholder: filled in by issue 13.
+//! The community port over PostgreSQL: spaces looked up in the agent's workspace (active
+//! only), the knowledge base and the catalog searched with the wiki's terms and `ts_rank`,
+//! digests stored with their members in one statement, tickets joined under a per-matter
+//! lock. Each request is one transaction (or one read) of a fixed number of statements.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use diesel::QueryableByName;
+use diesel::sql_types::{
+    Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_community::CommunityRefusal;
+use fleetdesk_community::digest::{self, CheckedDigest, DigestReport, TagCount, TagKind};
+use fleetdesk_community::ports::{
+    CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
+    TicketOutcome, WikiHit, WikiQuery,
+};
+use fleetdesk_community::service::suiting;
+use fleetdesk_community::space::{Channel, Space, SpaceStatus};
+use fleetdesk_community::ticket::{
+    self, NewTicket, OpenTicket, REUSE_WITHIN, TicketCategory, reusable,
+};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
+
+statements!(
+    SPACE_BY_EXTERNAL,
+    SPACE_BY_ID,
+    SPACE_FOR_WRITE,
+    WIKI_SEARCH,
+    PRODUCTS_SEARCH,
+    INSERT_DIGEST,
+    INSERT_MEMBERS,
+    TICKET_LOCK,
+    OPEN_TICKETS,
+    ADD_TICKET_NOTE,
+    INSERT_TICKET,
+    DAY_SPACES,
+    DAY_TICKETS,
+);
+
+/// The active space of a workspace (`$3`) by channel and the platform's group id.
+const SPACE_BY_EXTERNAL: &str = r#"
+SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
+FROM community_spaces
+WHERE channel = $1 AND external_id = $2 AND workspace_id = $3 AND status = $4
+"#;
+
+/// The active space of a workspace by id.
+const SPACE_BY_ID: &str = r#"
+SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
+FROM community_spaces
+WHERE id = $1 AND workspace_id = $2 AND status = $3
+"#;
+
+/// [`SPACE_BY_ID`], held until the write commits (an archival waits for it).
+const SPACE_FOR_WRITE: &str = r#"
+SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
+FROM community_spaces
+WHERE id = $1 AND workspace_id = $2 AND status = $3
+FOR SHARE
+"#;
+
+/// Canon entries of the organization (`$1`), shared or of a project of the workspace (`$2`),
+/// tagged `community`, whose axis tags suit the space: for each axis `$3[i]` an entry with a
+/// tag of that axis must carry `$4[i]` (null: the space has no value, so no entry of that axis
+/// suits it). Tags folded as `fleetdesk_community::space::fold_tag` folds them. Matching the
+/// tsquery `$5` (null: every entry), ranked by `ts_rank` with the wiki's weights (`$6`) and
+/// normalization (`$7`), then the most recently updated; at most `$8`.
+const WIKI_SEARCH: &str = r#"
+SELECT e.id, e.title, e.summary, e.body, e.tags,
+       COALESCE(ts_rank($6::float4[], e.search, to_tsquery('simple', $5::text), $7), 0)::float4
+           AS score
+FROM wiki_entries e
+WHERE e.organization_id = $1 AND e.status = 'canon'
+  AND (e.project_id IS NULL
+       OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id = $2))
+  AND EXISTS (SELECT 1 FROM unnest(e.tags) t WHERE lower(btrim(t)) = 'community')
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest($3::text[], $4::text[]) AS a(axis, wanted)
+      WHERE EXISTS (SELECT 1 FROM unnest(e.tags) t
+                    WHERE strpos(t, ':') > 0 AND lower(btrim(split_part(t, ':', 1))) = a.axis)
+        AND NOT EXISTS (
+            SELECT 1 FROM unnest(e.tags) t
+            WHERE strpos(t, ':') > 0
+              AND lower(btrim(split_part(t, ':', 1))) || ':'
+                  || lower(btrim(substr(t, strpos(t, ':') + 1))) = a.wanted))
+  AND ($5::text IS NULL OR e.search @@ to_tsquery('simple', $5::text))
+ORDER BY score DESC, e.updated_at DESC, e.id
+LIMIT $8
+"#;
+
+/// Products on sale in the workspace (`$1`) matching the tsquery `$2` (null: all), best
+/// match first, then by name; at most `$3`.
+const PRODUCTS_SEARCH: &str = r#"
+SELECT id, name, summary, price, url
+FROM products
+WHERE workspace_id = $1 AND on_sale
+  AND ($2::text IS NULL OR search @@ to_tsquery('simple', $2::text))
+ORDER BY COALESCE(ts_rank(search, to_tsquery('simple', $2::text)), 0) DESC, name, id
+LIMIT $3
+"#;
+
+/// The digest of a space and day; nothing when one is there (a concurrent one waits for the
+/// first to commit, then finds it).
+const INSERT_DIGEST: &str = r#"
+INSERT INTO community_digests (space_id, day, agent_id, members, skipped)
+VALUES ($1, $2::date, $3, $4, $5)
+ON CONFLICT (space_id, day) DO NOTHING
+RETURNING id
+"#;
+
+/// Every member of a digest in one statement, from one JSON array.
+const INSERT_MEMBERS: &str = r#"
+INSERT INTO community_digest_members (digest_id, external_id, display_name, message_count,
+                                      summary, tags)
+SELECT $1, m.external_id, m.display_name, m.message_count, m.summary, m.tags
+FROM jsonb_to_recordset($2::jsonb)
+     AS m(external_id text, display_name text, message_count int, summary text, tags jsonb)
+"#;
+
+/// Serializes reports of one matter (space, member, category) until the transaction ends.
+const TICKET_LOCK: &str = r#"
+SELECT pg_advisory_xact_lock(hashtextextended($1, 0))
+"#;
+
+/// The open tickets of a member and category in a space opened since `$4`, locked.
+const OPEN_TICKETS: &str = r#"
+SELECT id, member_external_id, category, created_at
+FROM community_tickets
+WHERE space_id = $1 AND member_external_id = $2 AND category = $3 AND status = 'open'
+  AND created_at > $4
+ORDER BY created_at DESC, id DESC
+FOR UPDATE
+"#;
+
+const ADD_TICKET_NOTE: &str = r#"
+UPDATE community_tickets
+SET notes = notes || jsonb_build_array(jsonb_build_object('text', $2::text, 'at', $3::text)),
+    updated_at = $4
+WHERE id = $1
+"#;
+
+const INSERT_TICKET: &str = r#"
+INSERT INTO community_tickets (space_id, member_external_id, category, summary, opened_by_agent,
+                               created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6)
+RETURNING id
+"#;
+
+/// The active spaces (`$2`) of the organization's (`$1`, or every) workspaces not archived,
+/// each with its latest digest and that digest's tag values counted by members
+/// (`[kind, value, members]`; values lower-cased, so compared case-insensitively).
+const DAY_SPACES: &str = r#"
+SELECT s.workspace_id, s.id, s.name, s.channel, d.day::text AS day, d.members, d.created_at,
+       COALESCE((
+           SELECT jsonb_agg(jsonb_build_array(c.kind, c.value, c.n))
+           FROM (SELECT t->>'kind' AS kind, lower(btrim(t->>'value')) AS value,
+                        count(DISTINCT m.external_id) AS n
+                 FROM community_digest_members m
+                 CROSS JOIN LATERAL jsonb_array_elements(m.tags) t
+                 WHERE m.digest_id = d.id
+                 GROUP BY 1, 2) c
+       ), '[]'::jsonb) AS tags
+FROM community_spaces s
+JOIN workspaces w ON w.id = s.workspace_id
+LEFT JOIN LATERAL (
+    SELECT g.id, g.day, g.members, g.created_at FROM community_digests g
+    WHERE g.space_id = s.id ORDER BY g.day DESC LIMIT 1
+) d ON true
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL AND s.status = $2
+ORDER BY s.name, s.id
+"#;
+
+/// Open tickets per workspace and category (of every space, archived ones too: the matter
+/// still waits for a person).
+const DAY_TICKETS: &str = r#"
+SELECT s.workspace_id, t.category, count(*) AS n
+FROM community_tickets t
+JOIN community_spaces s ON s.id = t.space_id
+JOIN workspaces w ON w.id = s.workspace_id
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+  AND t.status = 'open'
+GROUP BY s.workspace_id, t.category
+ORDER BY t.category
+"#;
+
+#[derive(QueryableByName)]
+struct SpaceRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    channel: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    space_type: Option<String>,
+    #[diesel(sql_type = Text)]
+    market: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    track: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    location: Option<String>,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    language: Option<String>,
+}
+
+/// The space of the first row (a lookup gives at most one).
+fn first_space(rows: Vec<SpaceRow>) -> anyhow::Result<Option<Space>> {
+    rows.into_iter()
+        .next()
+        .map(SpaceRow::into_space)
+        .transpose()
+}
+
+impl SpaceRow {
+    fn into_space(self) -> anyhow::Result<Space> {
+        Ok(Space {
+            id: self.id,
+            workspace_id: self.workspace_id,
+            name: self.name,
+            channel: Channel::parse(&self.channel)
+                .ok_or_else(|| anyhow::anyhow!("unknown channel {}", self.channel))?,
+            space_type: self.space_type,
+            market: self.market,
+            track: self.track,
+            location: self.location,
+            status: SpaceStatus::parse(&self.status)
+                .ok_or_else(|| anyhow::anyhow!("unknown space status {}", self.status))?,
+            language: self.language,
+        })
+    }
+}
+
+#[derive(QueryableByName)]
+struct WikiRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    summary: String,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Array<Text>)]
+    tags: Vec<String>,
+}
+
+#[derive(QueryableByName)]
+struct ProductRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    summary: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    price: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    url: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct TicketRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    member_external_id: Option<String>,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+}
+
+#[derive(QueryableByName)]
+struct DaySpaceRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    channel: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    day: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    members: Option<i32>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    created_at: Option<Ts>,
+    #[diesel(sql_type = Jsonb)]
+    tags: Value,
+}
+
+#[derive(QueryableByName)]
+struct DayTicketRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// The active space `id` of the agent's workspace; `lock` holds it until the write commits.
+async fn space_of(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+    id: Uuid,
+    lock: bool,
+) -> anyhow::Result<Option<Space>> {
+    let sql = if lock { SPACE_FOR_WRITE } else { SPACE_BY_ID };
+    let rows: Vec<SpaceRow> = prepared(
+        diesel::sql_query(sql)
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<Text, _>(SpaceStatus::Active.as_str()),
+    )
+    .load(conn)
+    .await?;
+    first_space(rows)
+}
+
+fn digest_members_json(digest: &CheckedDigest) -> Value {
+    Value::Array(
+        digest
+            .members
+            .iter()
+            .map(|m| {
+                json!({
+                    "external_id": m.external_id,
+                    "display_name": m.display_name,
+                    "message_count": m.message_count,
+                    "summary": m.summary,
+                    "tags": m.tags,
+                })
+            })
+            .collect(),
+    )
+}
+
+async fn report_digest_tx(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+    report: &DigestReport,
+    now: Timestamp,
+) -> anyhow::Result<Result<DigestOutcome, CommunityRefusal>> {
+    let Some(space) = space_of(conn, agent, report.space_id, true).await? else {
+        return Ok(Err(CommunityRefusal::SpaceNotFound));
+    };
+    let digest = match digest::accept(&space, report.clone(), now) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let digest = &digest;
+    let members = digest.members.len() as i64;
+    let inserted: Vec<IdRow> = prepared(
+        diesel::sql_query(INSERT_DIGEST)
+            .bind::<SqlUuid, _>(space.id)
+            .bind::<Text, _>(digest.day.to_string())
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Integer, _>(i32::try_from(members)?)
+            .bind::<Integer, _>(i32::try_from(digest.skipped)?),
+    )
+    .load(conn)
+    .await?;
+    let Some(row) = inserted.into_iter().next() else {
+        return Ok(Err(CommunityRefusal::Rejected(format!(
+            "a digest of this space for {} is already reported (one per space and day)",
+            digest.day
+        ))));
+    };
+    if !digest.members.is_empty() {
+        prepared(
+            diesel::sql_query(INSERT_MEMBERS)
+                .bind::<SqlUuid, _>(row.id)
+                .bind::<Jsonb, _>(digest_members_json(digest)),
+        )
+        .execute(conn)
+        .await?;
+    }
+    Ok(Ok(DigestOutcome {
+        space_id: space.id,
+        day: digest.day,
+        members,
+        skipped: digest.skipped,
+    }))
+}
+
+async fn open_ticket_tx(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+    raw: &NewTicket,
+    now: Timestamp,
+) -> anyhow::Result<Result<TicketOutcome, CommunityRefusal>> {
+    let Some(space) = space_of(conn, agent, raw.space_id, true).await? else {
+        return Ok(Err(CommunityRefusal::SpaceNotFound));
+    };
+    let ticket = match ticket::accept(&space, raw.clone()) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ticket = &ticket;
+    if let Some(member) = ticket.member_external_id.as_deref() {
+        let matter = format!("community ticket {} {member} {}", space.id, ticket.category);
+        prepared(diesel::sql_query(TICKET_LOCK).bind::<Text, _>(matter))
+            .execute(conn)
+            .await?;
+        let since = now
+            .checked_sub(REUSE_WITHIN)
+            .map_err(|e| anyhow::anyhow!("reuse window: {e}"))?;
+        let rows: Vec<TicketRow> = prepared(
+            diesel::sql_query(OPEN_TICKETS)
+                .bind::<SqlUuid, _>(space.id)
+                .bind::<Text, _>(member)
+                .bind::<Text, _>(ticket.category.as_str())
+                .bind::<Timestamptz, _>(Ts::from(since)),
+        )
+        .load(conn)
+        .await?;
+        let open: Vec<OpenTicket> = rows
+            .into_iter()
+            .map(|r| {
+                Ok(OpenTicket {
+                    id: r.id,
+                    member_external_id: r.member_external_id,
+                    category: TicketCategory::parse(&r.category)
+                        .ok_or_else(|| anyhow::anyhow!("unknown category {}", r.category))?,
+                    created_at: r.created_at.to_jiff(),
+                })
+            })
+            .collect::<anyhow::Result<_>>()?;
+        if let Some(id) = reusable(ticket, &open, now) {
+            prepared(
+                diesel::sql_query(ADD_TICKET_NOTE)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(&ticket.summary)
+                    .bind::<Text, _>(fleetdesk_kernel::format_utc(now))
+                    .bind::<Timestamptz, _>(Ts::from(now)),
+            )
+            .execute(conn)
+            .await?;
+            return Ok(Ok(TicketOutcome {
+                ticket_id: id,
+                reused: true,
+            }));
+        }
+    }
+    let row: IdRow = prepared(
+        diesel::sql_query(INSERT_TICKET)
+            .bind::<SqlUuid, _>(space.id)
+            .bind::<Nullable<Text>, _>(ticket.member_external_id.as_deref())
+            .bind::<Text, _>(ticket.category.as_str())
+            .bind::<Text, _>(&ticket.summary)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Timestamptz, _>(Ts::from(now)),
+    )
+    .get_result(conn)
+    .await?;
+    Ok(Ok(TicketOutcome {
+        ticket_id: row.id,
+        reused: false,
+    }))
+}
+
+fn tag_counts(tags: Value) -> anyhow::Result<Vec<TagCount>> {
+    let rows: Vec<(String, String, i64)> = serde_json::from_value(tags)?;
+    rows.into_iter()
+        .map(|(kind, value, members)| {
+            Ok(TagCount {
+                kind: TagKind::parse(&kind)
+                    .ok_or_else(|| anyhow::anyhow!("unknown tag kind {kind}"))?,
+                value,
+                members,
+            })
+        })
+        .collect()
+}
+
+impl CommunityRepo for PgStore {
+    fn find_space<'a>(
+        &'a self,
+        agent: AgentRef,
+        channel: Channel,
+        external_id: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Space>>> {
+        self.read(async move |conn| {
+            let rows: Vec<SpaceRow> = prepared(
+                diesel::sql_query(SPACE_BY_EXTERNAL)
+                    .bind::<Text, _>(channel.as_str())
+                    .bind::<Text, _>(external_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<Text, _>(SpaceStatus::Active.as_str()),
+            )
+            .load(conn)
+            .await?;
+            first_space(rows)
+        })
+    }
+
+    fn search_wiki<'a>(
+        &'a self,
+        agent: AgentRef,
+        space_id: Uuid,
+        query: &'a WikiQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<WikiHit>, CommunityRefusal>>> {
+        self.snapshot(async move |conn| {
+            let Some(space) = space_of(conn, agent, space_id, false).await? else {
+                return Ok(Err(CommunityRefusal::SpaceNotFound));
+            };
+            let axes = space.axes();
+            let rows: Vec<WikiRow> = prepared(
+                diesel::sql_query(WIKI_SEARCH)
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<Array<Text>, _>(axes.iter().map(|a| a.0).collect::<Vec<_>>())
+                    .bind::<Array<Nullable<Text>>, _>(
+                        axes.iter().map(|a| a.1.clone()).collect::<Vec<_>>(),
+                    )
+                    .bind::<Nullable<Text>, _>(query.ts_query.as_deref())
+                    .bind::<Array<Float>, _>(RANK_WEIGHTS.to_vec())
+                    .bind::<Integer, _>(RANK_NORMALIZATION)
+                    .bind::<BigInt, _>(query.limit),
+            )
+            .load(conn)
+            .await?;
+            let hits = rows
+                .into_iter()
+                .map(|r| WikiHit {
+                    id: r.id,
+                    title: r.title,
+                    summary: r.summary,
+                    body: r.body,
+                    tags: r.tags,
+                })
+                .collect();
+            Ok(Ok(suiting(hits, &space)))
+        })
+    }
+
+    fn search_products<'a>(
+        &'a self,
+        agent: AgentRef,
+        space_id: Uuid,
+        ts_query: Option<&'a str>,
+        limit: i64,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<ProductHit>, CommunityRefusal>>> {
+        self.snapshot(async move |conn| {
+            let Some(space) = space_of(conn, agent, space_id, false).await? else {
+                return Ok(Err(CommunityRefusal::SpaceNotFound));
+            };
+            let rows: Vec<ProductRow> = prepared(
+                diesel::sql_query(PRODUCTS_SEARCH)
+                    .bind::<SqlUuid, _>(space.workspace_id)
+                    .bind::<Nullable<Text>, _>(ts_query)
+                    .bind::<BigInt, _>(limit),
+            )
+            .load(conn)
+            .await?;
+            Ok(Ok(rows
+                .into_iter()
+                .map(|r| ProductHit {
+                    id: r.id,
+                    name: r.name,
+                    summary: r.summary,
+                    price: r.price,
+                    url: r.url,
+                })
+                .collect()))
+        })
+    }
+
+    fn report_digest<'a>(
+        &'a self,
+        agent: AgentRef,
+        digest: &'a DigestReport,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>> {
+        self.tx(async move |conn| report_digest_tx(conn, agent, digest, now).await)
+    }
+
+    fn open_ticket<'a>(
+        &'a self,
+        agent: AgentRef,
+        ticket: &'a NewTicket,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>> {
+        self.tx(async move |conn| open_ticket_tx(conn, agent, ticket, now).await)
+    }
+
+    fn community_day(
+        &self,
+        organization: Option<Uuid>,
+    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>> {
+        self.snapshot(async move |conn| {
+            let spaces: Vec<DaySpaceRow> = prepared(
+                diesel::sql_query(DAY_SPACES)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Text, _>(SpaceStatus::Active.as_str()),
+            )
+            .load(conn)
+            .await?;
+            let tickets: Vec<DayTicketRow> =
+                prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
+                    .load(conn)
+                    .await?;
+            let spaces = spaces
+                .into_iter()
+                .map(|s| {
+                    let latest = match (s.day, s.members, s.created_at) {
+                        (Some(day), Some(members), Some(at)) => Some(LatestDigest {
+                            day: day.parse()?,
+                            members: i64::from(members),
+                            reported_at: at.to_jiff(),
+                            tags: tag_counts(s.tags)?,
+                        }),
+                        _ => None,
+                    };
+                    Ok(SpaceDay {
+                        workspace_id: s.workspace_id,
+                        space_id: s.id,
+                        name: s.name,
+                        channel: Channel::parse(&s.channel)
+                            .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
+                        latest,
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(CommunityDay {
+                spaces,
+                tickets: tickets
+                    .into_iter()
+                    .map(|t| OpenTickets {
+                        workspace_id: t.workspace_id,
+                        category: t.category,
+                        count: t.n,
+                    })
+                    .collect(),
+            })
+        })
+    }
+}

@@ -1,5 +1,473 @@
-//! Placeholder: filled in by issue 13.
+//! Agent API: the community assistant (role `community`) of WhatsApp and Discord groups. The
+//! rules are `fleetdesk_community`; each request runs whole in the adapter's transaction (or
+//! one read). Operators have no community scope (403).
 
-use crate::op::ErasedOp;
+use super::common::DateInput;
+use crate::ctx::Ctx;
+use crate::error::ApiError;
+use crate::fields::{Int, List, Text, component_items, inline_schema};
+use crate::input::{Nothing, Req};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use fleetdesk_community::CommunityRefusal;
+use fleetdesk_community::digest::{DigestMember, DigestReport, MemberTag, TagKind};
+use fleetdesk_community::space::{Channel, Space};
+use fleetdesk_community::ticket::{NewTicket, TicketCategory};
+use fleetdesk_tenancy::{AgentCaller, Scope};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
 
-pub fn register(_all: &mut Vec<Box<dyn ErasedOp>>) {}
+component_items!(DigestMemberIn, MemberTagIn);
+
+/// The personal-data rule of digest and ticket summaries (`fleetdesk_community::personal`).
+macro_rules! personal_data {
+    () => {
+        " No personal data: a summary holding an e-mail address \
+(`name@domain.tld`), a phone number (8-15 digits in one run, spaces, `-`, `.`, `(`, `)` \
+allowed between them, optionally after `+`; dates like 2026-11-25 are not numbers) or an \
+order number (`#` and 4+ digits, a code of letters and 5+ digits such as TW20261125001, 4+ \
+digits shortly after the word order/訂單/订单/單號/单号/編號/编号, or a bare run of 8+ digits) is \
+400 invalid_request naming the field (full-width digits and @ count as ASCII)."
+    };
+}
+
+pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::Post;
+    all.push(operation(
+        OpSpec::agent(Post, "/community/space", Scope::CommunityRead)
+            .tool("community_space")
+            .also_answers(&[404])
+            .summary("Look up a registered group by channel and the platform's group id")
+            .description(
+                "Role community only (operators and other roles 403). Read only. Body: \
+                 channel (whatsapp or discord) and external_id (the platform's group id, \
+                 1-200 characters; white space around it ignored). Answers the space: \
+                 space_id, name, channel, space_type, market (its zone is the market's), \
+                 track, location, status (active), language. A group not registered in your \
+                 workspace (unknown, registered in another workspace or organization, or \
+                 archived) is 404 not_found. The other community calls take this space_id.",
+            ),
+        space,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/community/wiki", Scope::CommunityRead)
+            .tool("community_wiki_search")
+            .also_answers(&[404])
+            .summary("Knowledge-base entries the assistant may answer the space from")
+            .description(
+                "Role community only (operators 403). Body: space_id (required), query (up to \
+                 200 characters), limit (1-20, default 5). Only canon entries tagged \
+                 `community` of your organization, shared or of a project of your workspace. \
+                 Axis tags `market:<MARKET>`, `track:<track>`, `location:<location>` \
+                 (compared case-insensitively): an entry with tags of an axis suits the space \
+                 only when one of them is the space's value (a space without a track or \
+                 location gets only entries without that axis); entries without an axis tag \
+                 are general. The query is searched like wiki_search (Chinese segmented, \
+                 traditional and simplified alike, English stemmed; an entry matching any \
+                 term), ranked by relevance; an empty query, or one of only stop words and \
+                 punctuation, lists the most recently updated entries. Answers \
+                 `entries[{id, title, summary, body}]`; no match is an empty array. \
+                 space_id must be an active space of your workspace: unknown, archived or \
+                 another workspace's is 404.",
+            ),
+        wiki,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/community/products", Scope::CommunityRead)
+            .tool("community_products")
+            .also_answers(&[404])
+            .summary("Products on sale in the catalog of the space's workspace")
+            .description(
+                "Role community only (operators 403). Body: space_id (required), query (up to \
+                 200 characters), limit (1-10, default 3). Only products on sale; the query \
+                 is searched in name and summary like the wiki (any term), best match first; \
+                 an empty query lists them by name. Answers `products[{id, name, summary, \
+                 price, url}]`, an empty array when none. space_id must be an active space \
+                 of your workspace: unknown, archived or another workspace's is 404.",
+            ),
+        products,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/community/digest", Scope::CommunityWrite)
+            .tool("community_report_digest")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary("Report a day's digest of a space's members (one per space and day)")
+            .description(concat!(
+                "Role community only (operators 403). Body: channel (required; not the \
+                 space's registered channel is 422 rejected), space_id (required; unknown, \
+                 archived or another workspace's space is 404), day (required, YYYY-MM-DD, a \
+                 day of the space's zone — its market's — from 30 days before its today up \
+                 to today there; a later or older day is 422 rejected; not a date is 400), \
+                 members (required, 0-500; each: external_id required 1-200 characters, \
+                 display_name up to 80, message_count required integer 0-10000, summary up \
+                 to 200, tags up to 12 each {kind: interest or intent, value 1-40 \
+                 characters, confidence 0-1 optional}; white space around texts dropped). \
+                 A member listed twice is stored once (its first listing); the repeats are \
+                 counted in `skipped`. One digest per space and day: a second for the same \
+                 day is 422 rejected whatever its content. Answers 201 `{space_id, day, \
+                 members (stored), skipped}`. Idempotency-Key (REST) or request_id (MCP): \
+                 the same content resent within 24 hours gives the first answer again. \
+                 Field format errors (over 12 tags, a count out of range) are 400 naming \
+                 the field, e.g. `members[3].tags`.",
+                personal_data!(),
+                " A summary's field is named with its member, e.g. `members[2].summary`. \
+                 Order of the answers: a body that does not parse or breaks a limit is 400; \
+                 then the space is looked up (404); then the summaries (400), the channel and \
+                 the day (422)."
+            )),
+        digest,
+    ));
+    all.push(operation(
+        OpSpec::agent(Post, "/community/tickets", Scope::CommunityWrite)
+            .tool("community_open_ticket")
+            .idempotent()
+            .created()
+            .also_answers(&[404])
+            .summary("Open a ticket for a person, or add to the member's open one")
+            .description(concat!(
+                "Role community only (operators 403). Body: channel (required; not the \
+                 space's registered channel is 422 rejected), space_id (required; unknown, \
+                 archived or another workspace's space is 404), member_external_id (1-200 \
+                 characters; give it when the ticket concerns a member), category (required: \
+                 complaint, refund, order, data_deletion, abuse, unanswered, other), summary \
+                 (required, 1-500 characters). When the same space has an open ticket of the \
+                 same member and category opened within the last 24 hours, the summary is \
+                 added to it as a note and the answer is 200 `{ticket_id, reused: true}` \
+                 (the newest such ticket); otherwise a ticket is opened, 201 `{ticket_id, \
+                 reused: false}`. Tickets without member_external_id never merge. \
+                 Idempotency-Key (REST) or request_id (MCP): the same content resent within \
+                 24 hours gives the first answer again (no second note).",
+                personal_data!(),
+                " Order of the answers: a body that does not parse or breaks a limit is 400; \
+                 then the space is looked up (404); then the summary (400) and the channel \
+                 (422)."
+            )),
+        ticket,
+    ));
+}
+
+impl From<CommunityRefusal> for ApiError {
+    fn from(r: CommunityRefusal) -> ApiError {
+        match r {
+            CommunityRefusal::Invalid { field, message } => ApiError::invalid(field, message),
+            CommunityRefusal::SpaceNotFound => ApiError::not_found(
+                "no such community space: unknown, archived, or not of your workspace",
+            ),
+            CommunityRefusal::Rejected(message) => ApiError::rejected(message),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /community/space
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpaceBody {
+    pub channel: Channel,
+    /// The platform's group id (a WhatsApp group jid, a Discord channel id).
+    pub external_id: Text<1, 200>,
+}
+
+async fn space(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<Nothing, Nothing, SpaceBody>,
+) -> Result<Reply<Space>, ApiError> {
+    let s = ctx
+        .community
+        .space(agent.agent_ref(), req.body.channel, &req.body.external_id)
+        .await??;
+    Ok(Reply::ok(s))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /community/wiki
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommunityWikiBody {
+    pub space_id: Uuid,
+    /// Words to look for; empty lists the most recently updated entries.
+    pub query: Option<Text<0, 200>>,
+    /// 1-20, default 5.
+    pub limit: Option<Int<1, 20>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommunityWikiOut {
+    pub entries: Vec<CommunityWikiEntry>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommunityWikiEntry {
+    pub id: Uuid,
+    pub title: String,
+    pub summary: String,
+    pub body: String,
+}
+
+async fn wiki(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<Nothing, Nothing, CommunityWikiBody>,
+) -> Result<Reply<CommunityWikiOut>, ApiError> {
+    let b = req.body;
+    let hits = ctx
+        .community
+        .wiki(
+            agent.agent_ref(),
+            b.space_id,
+            b.query.as_deref(),
+            b.limit.map(Int::get),
+        )
+        .await??;
+    Ok(Reply::ok(CommunityWikiOut {
+        entries: hits
+            .into_iter()
+            .map(|h| CommunityWikiEntry {
+                id: h.id,
+                title: h.title,
+                summary: h.summary,
+                body: h.body,
+            })
+            .collect(),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /community/products
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommunityProductsBody {
+    pub space_id: Uuid,
+    /// Words to look for in name and summary; empty lists every product on sale.
+    pub query: Option<Text<0, 200>>,
+    /// 1-10, default 3.
+    pub limit: Option<Int<1, 10>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommunityProductsOut {
+    pub products: Vec<CommunityProduct>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommunityProduct {
+    pub id: Uuid,
+    pub name: String,
+    pub summary: Option<String>,
+    /// As shown to members, e.g. `NT$590`.
+    pub price: Option<String>,
+    pub url: Option<String>,
+}
+
+async fn products(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<Nothing, Nothing, CommunityProductsBody>,
+) -> Result<Reply<CommunityProductsOut>, ApiError> {
+    let b = req.body;
+    let hits = ctx
+        .community
+        .products(
+            agent.agent_ref(),
+            b.space_id,
+            b.query.as_deref(),
+            b.limit.map(Int::get),
+        )
+        .await??;
+    Ok(Reply::ok(CommunityProductsOut {
+        products: hits
+            .into_iter()
+            .map(|p| CommunityProduct {
+                id: p.id,
+                name: p.name,
+                summary: p.summary,
+                price: p.price,
+                url: p.url,
+            })
+            .collect(),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /community/digest
+
+/// A confidence from 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Confidence(pub f64);
+
+impl<'de> Deserialize<'de> for Confidence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = f64::deserialize(d)?;
+        if !(0.0..=1.0).contains(&n) {
+            return Err(serde::de::Error::custom("must be between 0 and 1"));
+        }
+        Ok(Confidence(n))
+    }
+}
+
+impl Serialize for Confidence {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl PartialSchema for Confidence {
+    fn schema() -> RefOr<Schema> {
+        inline_schema(json!({"type": "number", "minimum": 0, "maximum": 1}))
+    }
+}
+
+impl ToSchema for Confidence {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Confidence")
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DigestBody {
+    /// Must be the space's registered channel (else 422).
+    pub channel: Channel,
+    pub space_id: Uuid,
+    /// A day of the space's zone, from 30 days before its today up to today.
+    pub day: DateInput,
+    /// 0-500 members.
+    pub members: List<DigestMemberIn, 0, 500>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DigestMemberIn {
+    /// The member's id on the platform.
+    pub external_id: Text<1, 200>,
+    pub display_name: Option<Text<0, 80>>,
+    /// Messages the member sent that day.
+    pub message_count: Int<0, 10000>,
+    /// Up to 200 characters; no phone numbers, e-mail addresses or order numbers (400).
+    pub summary: Option<Text<0, 200>>,
+    /// Up to 12.
+    pub tags: Option<List<MemberTagIn, 0, 12>>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberTagIn {
+    pub kind: TagKind,
+    pub value: Text<1, 40>,
+    pub confidence: Option<Confidence>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DigestOut {
+    pub space_id: Uuid,
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Members stored.
+    pub members: i64,
+    /// Repeated listings of a member, not stored.
+    pub skipped: i64,
+}
+
+async fn digest(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<Nothing, Nothing, DigestBody>,
+) -> Result<Reply<DigestOut>, ApiError> {
+    let b = req.body;
+    let report = DigestReport {
+        space_id: b.space_id,
+        channel: b.channel,
+        day: b.day.0,
+        members: b
+            .members
+            .into_iter()
+            .map(|m| DigestMember {
+                external_id: m.external_id.into(),
+                display_name: m.display_name.map(String::from),
+                message_count: m.message_count.get(),
+                summary: m.summary.map(String::from),
+                tags: m
+                    .tags
+                    .map(List::into_vec)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| MemberTag {
+                        kind: t.kind,
+                        value: t.value.into(),
+                        confidence: t.confidence.map(|c| c.0),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let done = ctx
+        .community
+        .report_digest(agent.agent_ref(), report, Timestamp::now())
+        .await??;
+    Ok(Reply::created(DigestOut {
+        space_id: done.space_id,
+        day: done.day.to_string(),
+        members: done.members,
+        skipped: done.skipped,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /community/tickets
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TicketBody {
+    /// Must be the space's registered channel (else 422).
+    pub channel: Channel,
+    pub space_id: Uuid,
+    /// The member the ticket concerns; without it the ticket never merges.
+    pub member_external_id: Option<Text<1, 200>>,
+    pub category: TicketCategory,
+    /// 1-500 characters; no phone numbers, e-mail addresses or order numbers (400).
+    pub summary: Text<1, 500>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TicketOut {
+    pub ticket_id: Uuid,
+    /// The member's open ticket of the category took the summary as a note.
+    pub reused: bool,
+}
+
+async fn ticket(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<Nothing, Nothing, TicketBody>,
+) -> Result<Reply<TicketOut>, ApiError> {
+    let b = req.body;
+    let new = NewTicket {
+        space_id: b.space_id,
+        channel: b.channel,
+        member_external_id: b.member_external_id.map(String::from),
+        category: b.category,
+        summary: b.summary.into(),
+    };
+    let done = ctx
+        .community
+        .open_ticket(agent.agent_ref(), new, Timestamp::now())
+        .await??;
+    Ok(Reply::created_if(
+        !done.reused,
+        TicketOut {
+            ticket_id: done.ticket_id,
+            reused: done.reused,
+        },
+    ))
+}

@@ -33,7 +33,11 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  that missed their schedule (for the last due time whose whole period has \
                  passed — the next due time is at or before now — no run started from one \
                  minute before it, the job being reported by then; due times from the \
-                 expression in the job's zone).",
+                 expression in the job's zone). Per workspace too, its community groups: \
+                 each active space with its latest digest (day, members, when reported, the \
+                 5 interests and 5 intents most members carry, with their member counts; \
+                 null when none was reported) and the open tickets of its spaces, in all and \
+                 by category.",
             ),
         get_today,
     ));
@@ -62,6 +66,12 @@ async fn get_today(
         }
         Some(own)
     };
-    let day = today(ctx.person_day.as_ref(), organization, Timestamp::now()).await?;
+    let day = today(
+        ctx.person_day.as_ref(),
+        ctx.community.repo(),
+        organization,
+        Timestamp::now(),
+    )
+    .await?;
     Ok(Reply::ok(day))
 }

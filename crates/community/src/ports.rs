@@ -1,0 +1,144 @@
+//! The port the PostgreSQL adapter implements: each method is one use case in one
+//! transaction (or one read). Spaces are always looked up within the agent's workspace and
+//! only when active: any other space is [`CommunityRefusal::SpaceNotFound`].
+
+use crate::CommunityRefusal;
+use crate::digest::{DigestReport, TagCount};
+use crate::space::{Channel, Space};
+use crate::ticket::NewTicket;
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use jiff::Timestamp;
+
+/// A knowledge-base entry as the community assistant quotes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WikiHit {
+    pub id: uuid::Uuid,
+    pub title: String,
+    pub summary: String,
+    pub body: String,
+    pub tags: Vec<String>,
+}
+
+/// What a wiki search asks: the tsquery of `fleetdesk_wiki::search::ts_query` (None: no
+/// terms, the most recently updated entries) and how many.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WikiQuery {
+    pub ts_query: Option<String>,
+    pub limit: i64,
+}
+
+/// A product on sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductHit {
+    pub id: uuid::Uuid,
+    pub name: String,
+    pub summary: Option<String>,
+    pub price: Option<String>,
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestOutcome {
+    pub space_id: uuid::Uuid,
+    pub day: jiff::civil::Date,
+    /// Members stored.
+    pub members: i64,
+    /// Repeated listings not stored.
+    pub skipped: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TicketOutcome {
+    pub ticket_id: uuid::Uuid,
+    /// An open ticket of the same member and category took the report as its note.
+    pub reused: bool,
+}
+
+/// An active space of a workspace with its latest digest, for the person's day.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpaceDay {
+    pub workspace_id: uuid::Uuid,
+    pub space_id: uuid::Uuid,
+    pub name: String,
+    pub channel: Channel,
+    pub latest: Option<LatestDigest>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatestDigest {
+    pub day: jiff::civil::Date,
+    pub members: i64,
+    pub reported_at: Timestamp,
+    /// Every tag value of the digest with the members that carry it.
+    pub tags: Vec<TagCount>,
+}
+
+/// Open tickets of a workspace in one category.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenTickets {
+    pub workspace_id: uuid::Uuid,
+    pub category: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommunityDay {
+    pub spaces: Vec<SpaceDay>,
+    pub tickets: Vec<OpenTickets>,
+}
+
+pub trait CommunityRepo: Send + Sync {
+    /// The active space of the agent's workspace registered under `channel` and
+    /// `external_id`.
+    fn find_space<'a>(
+        &'a self,
+        agent: AgentRef,
+        channel: Channel,
+        external_id: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Option<Space>>>;
+
+    /// Canon entries of the agent's organization (shared or of a project of its workspace)
+    /// tagged `community` that suit the space ([`crate::entry_suits_space`]), best first.
+    fn search_wiki<'a>(
+        &'a self,
+        agent: AgentRef,
+        space_id: uuid::Uuid,
+        query: &'a WikiQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<WikiHit>, CommunityRefusal>>>;
+
+    /// Products on sale in the space's workspace matching the tsquery (None: all, by name).
+    fn search_products<'a>(
+        &'a self,
+        agent: AgentRef,
+        space_id: uuid::Uuid,
+        ts_query: Option<&'a str>,
+        limit: i64,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<ProductHit>, CommunityRefusal>>>;
+
+    /// Finds the space, has it take the digest ([`crate::digest::accept`] at `now`) and
+    /// stores it with its members; a second digest of the space and day is refused.
+    fn report_digest<'a>(
+        &'a self,
+        agent: AgentRef,
+        digest: &'a DigestReport,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>>;
+
+    /// Finds the space, has it take the ticket ([`crate::ticket::accept`]), then adds the
+    /// summary as a note of the open ticket a report of this member and category joins
+    /// ([`crate::ticket::reusable`]), or opens one.
+    fn open_ticket<'a>(
+        &'a self,
+        agent: AgentRef,
+        ticket: &'a NewTicket,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>>;
+
+    /// For the person's day: the active spaces of the organization's workspaces (every
+    /// organization's when None; archived workspaces left out) with their latest digests, and
+    /// open tickets per workspace and category.
+    fn community_day(
+        &self,
+        organization: Option<uuid::Uuid>,
+    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>>;
+}

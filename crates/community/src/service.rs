@@ -1,0 +1,137 @@
+//! The community use cases. A call naming a space finds it first (404), then applies the
+//! request's own rules (400) and the space's (422), the writes inside the port's transaction.
+
+use crate::CommunityRefusal;
+use crate::digest::DigestReport;
+use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, WikiHit, WikiQuery};
+use crate::space::{Channel, Space, entry_suits_space};
+use crate::ticket::NewTicket;
+use fleetdesk_kernel::AgentRef;
+use jiff::Timestamp;
+use std::sync::Arc;
+
+pub const WIKI_LIMIT_DEFAULT: i64 = 5;
+pub const WIKI_LIMIT_MAX: i64 = 20;
+pub const PRODUCTS_LIMIT_DEFAULT: i64 = 3;
+pub const PRODUCTS_LIMIT_MAX: i64 = 10;
+pub const QUERY_MAX: usize = 200;
+
+type Outcome<T> = anyhow::Result<Result<T, CommunityRefusal>>;
+
+#[derive(Clone)]
+pub struct CommunityService {
+    repo: Arc<dyn CommunityRepo>,
+}
+
+fn query_terms(query: Option<&str>) -> Result<Option<String>, CommunityRefusal> {
+    let query = query.map(str::trim).unwrap_or_default();
+    if query.chars().count() > QUERY_MAX {
+        return Err(CommunityRefusal::invalid(
+            "query",
+            format!("must have at most {QUERY_MAX} characters"),
+        ));
+    }
+    Ok(fleetdesk_wiki::search::ts_query(query))
+}
+
+fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, CommunityRefusal> {
+    match raw {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(_) => Err(CommunityRefusal::invalid(
+            "limit",
+            format!("must be between 1 and {max}"),
+        )),
+    }
+}
+
+impl CommunityService {
+    pub fn new(repo: Arc<dyn CommunityRepo>) -> Self {
+        CommunityService { repo }
+    }
+
+    pub fn repo(&self) -> &dyn CommunityRepo {
+        &*self.repo
+    }
+
+    /// The active space registered under `channel` and `external_id` in the agent's
+    /// workspace.
+    pub async fn space(
+        &self,
+        agent: AgentRef,
+        channel: Channel,
+        external_id: &str,
+    ) -> Outcome<Space> {
+        let found = self
+            .repo
+            .find_space(agent, channel, external_id.trim())
+            .await?;
+        Ok(found.ok_or(CommunityRefusal::SpaceNotFound))
+    }
+
+    /// Entries for the space, best match first; a query without search terms (empty, or
+    /// only stop words and punctuation) lists the most recently updated ones.
+    pub async fn wiki(
+        &self,
+        agent: AgentRef,
+        space_id: uuid::Uuid,
+        query: Option<&str>,
+        limit_raw: Option<i64>,
+    ) -> Outcome<Vec<WikiHit>> {
+        let q = match (
+            query_terms(query),
+            limit(limit_raw, WIKI_LIMIT_DEFAULT, WIKI_LIMIT_MAX),
+        ) {
+            (Ok(ts_query), Ok(limit)) => WikiQuery { ts_query, limit },
+            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+        };
+        let hits = self.repo.search_wiki(agent, space_id, &q).await?;
+        Ok(hits)
+    }
+
+    /// Products on sale, best match first (a query without terms: all, by name).
+    pub async fn products(
+        &self,
+        agent: AgentRef,
+        space_id: uuid::Uuid,
+        query: Option<&str>,
+        limit_raw: Option<i64>,
+    ) -> Outcome<Vec<ProductHit>> {
+        let (ts_query, limit) = match (
+            query_terms(query),
+            limit(limit_raw, PRODUCTS_LIMIT_DEFAULT, PRODUCTS_LIMIT_MAX),
+        ) {
+            (Ok(q), Ok(l)) => (q, l),
+            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+        };
+        self.repo
+            .search_products(agent, space_id, ts_query.as_deref(), limit)
+            .await
+    }
+
+    pub async fn report_digest(
+        &self,
+        agent: AgentRef,
+        report: DigestReport,
+        now: Timestamp,
+    ) -> Outcome<DigestOutcome> {
+        self.repo.report_digest(agent, &report, now).await
+    }
+
+    pub async fn open_ticket(
+        &self,
+        agent: AgentRef,
+        ticket: NewTicket,
+        now: Timestamp,
+    ) -> Outcome<TicketOutcome> {
+        self.repo.open_ticket(agent, &ticket, now).await
+    }
+}
+
+/// Keeps the hits that suit the space (the adapter filters the same way in SQL; this is the
+/// rule itself, applied again to what it loaded).
+pub fn suiting(hits: Vec<WikiHit>, space: &Space) -> Vec<WikiHit> {
+    hits.into_iter()
+        .filter(|h| entry_suits_space(&h.tags, space))
+        .collect()
+}

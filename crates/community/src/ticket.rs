@@ -1,0 +1,184 @@
+//! Tickets: a matter a person must handle (a complaint, a refund, a deletion request, ...).
+//! A new report of the same matter joins the open ticket instead of opening another.
+
+use crate::CommunityRefusal;
+use crate::personal::find_personal_data;
+use crate::space::Channel;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+pub const SUMMARY_MAX: usize = 500;
+pub const MEMBER_ID_MAX: usize = 200;
+/// An open ticket of the same member and category opened this recently takes a new report
+/// as its note.
+pub const REUSE_WITHIN: SignedDuration = SignedDuration::from_hours(24);
+
+fleetdesk_kernel::text_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum TicketCategory {
+        Complaint => "complaint",
+        Refund => "refund",
+        Order => "order",
+        DataDeletion => "data_deletion",
+        Abuse => "abuse",
+        Unanswered => "unanswered",
+        Other => "other",
+    }
+}
+
+/// A ticket as reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTicket {
+    pub space_id: uuid::Uuid,
+    pub channel: Channel,
+    /// The member the matter concerns; tickets without one never merge.
+    pub member_external_id: Option<String>,
+    pub category: TicketCategory,
+    pub summary: String,
+}
+
+impl NewTicket {
+    /// The rules the ticket holds on its own: member id 1-200 characters when given, summary
+    /// 1-500 without personal data (white space around both dropped).
+    pub fn check(self) -> Result<NewTicket, CommunityRefusal> {
+        let member_external_id = match self.member_external_id.as_deref().map(str::trim) {
+            None => None,
+            Some(m) if m.is_empty() || m.chars().count() > MEMBER_ID_MAX => {
+                return Err(CommunityRefusal::invalid(
+                    "member_external_id",
+                    format!("must be 1-{MEMBER_ID_MAX} characters long"),
+                ));
+            }
+            Some(m) => Some(m.to_owned()),
+        };
+        let summary = self.summary.trim().to_owned();
+        if summary.is_empty() || summary.chars().count() > SUMMARY_MAX {
+            return Err(CommunityRefusal::invalid(
+                "summary",
+                format!("must be 1-{SUMMARY_MAX} characters long"),
+            ));
+        }
+        if let Some(found) = find_personal_data(&summary) {
+            return Err(CommunityRefusal::invalid("summary", found.message()));
+        }
+        Ok(NewTicket {
+            member_external_id,
+            summary,
+            ..self
+        })
+    }
+}
+
+/// A ticket as its space takes it: its own rules (400, [`NewTicket::check`]), then the
+/// space's channel (422). The space was found first (an unknown space is 404).
+pub fn accept(space: &crate::Space, ticket: NewTicket) -> Result<NewTicket, CommunityRefusal> {
+    let ticket = ticket.check()?;
+    crate::digest::check_channel(space, ticket.channel)?;
+    Ok(ticket)
+}
+
+/// An open ticket of the space that a new report might join.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenTicket {
+    pub id: uuid::Uuid,
+    pub member_external_id: Option<String>,
+    pub category: TicketCategory,
+    pub created_at: Timestamp,
+}
+
+/// The open ticket a new report joins: of the same member (never without one) and category,
+/// opened within [`REUSE_WITHIN`] before `now`; the newest when there are several.
+pub fn reusable(new: &NewTicket, open: &[OpenTicket], now: Timestamp) -> Option<uuid::Uuid> {
+    let member = new.member_external_id.as_deref()?;
+    open.iter()
+        .filter(|t| t.member_external_id.as_deref() == Some(member))
+        .filter(|t| t.category == new.category)
+        .filter(|t| t.created_at <= now && now.duration_since(t.created_at) < REUSE_WITHIN)
+        .max_by_key(|t| (t.created_at, t.id))
+        .map(|t| t.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(member: Option<&str>, category: TicketCategory) -> NewTicket {
+        NewTicket {
+            space_id: uuid::Uuid::nil(),
+            channel: Channel::Whatsapp,
+            member_external_id: member.map(Into::into),
+            category,
+            summary: "the serum leaked".into(),
+        }
+    }
+
+    #[test]
+    fn a_report_joins_the_open_ticket_of_its_member_and_category_within_24_hours() {
+        let now: Timestamp = "2026-11-25T12:00:00Z".parse().unwrap();
+        let ago = |h: i64| now - SignedDuration::from_hours(h);
+        let ticket = |id: u128, member: Option<&str>, category, at| OpenTicket {
+            id: uuid::Uuid::from_u128(id),
+            member_external_id: member.map(Into::into),
+            category,
+            created_at: at,
+        };
+        use TicketCategory::*;
+        let open = vec![
+            ticket(1, Some("amy"), Refund, ago(30)),
+            ticket(2, Some("amy"), Refund, ago(5)),
+            ticket(3, Some("amy"), Refund, ago(2)),
+            ticket(4, Some("bob"), Complaint, ago(1)),
+            ticket(5, None, Refund, ago(1)),
+        ];
+        assert_eq!(
+            reusable(&new(Some("amy"), Refund), &open, now),
+            Some(uuid::Uuid::from_u128(3))
+        );
+        assert_eq!(reusable(&new(Some("amy"), Complaint), &open, now), None);
+        assert_eq!(
+            reusable(&new(Some("bob"), Complaint), &open, now),
+            Some(uuid::Uuid::from_u128(4))
+        );
+        // Without a member, never.
+        assert_eq!(reusable(&new(None, Refund), &open, now), None);
+        // 24 hours is past the window; just under it is within.
+        let edge = vec![ticket(6, Some("cid"), Order, ago(24))];
+        assert_eq!(reusable(&new(Some("cid"), Order), &edge, now), None);
+        let inside = vec![ticket(
+            7,
+            Some("cid"),
+            Order,
+            now - SignedDuration::from_mins(24 * 60 - 1),
+        )];
+        assert_eq!(
+            reusable(&new(Some("cid"), Order), &inside, now),
+            Some(uuid::Uuid::from_u128(7))
+        );
+    }
+
+    #[test]
+    fn the_summary_is_checked() {
+        let mut t = new(Some(" amy "), TicketCategory::Refund);
+        t.summary = "x".repeat(SUMMARY_MAX);
+        let ok = t.clone().check().unwrap();
+        assert_eq!(ok.member_external_id.as_deref(), Some("amy"));
+        t.summary.push('x');
+        assert!(
+            matches!(t.clone().check(), Err(CommunityRefusal::Invalid { field, .. }) if field == "summary")
+        );
+        t.summary = "refund order TW20261125001 please".into();
+        assert!(
+            matches!(t.clone().check(), Err(CommunityRefusal::Invalid { field, .. }) if field == "summary")
+        );
+        t.summary = "  ".into();
+        assert!(t.clone().check().is_err());
+        let mut t = new(Some("  "), TicketCategory::Refund);
+        assert!(
+            matches!(t.clone().check(), Err(CommunityRefusal::Invalid { field, .. }) if field == "member_external_id")
+        );
+        t.member_external_id = None;
+        assert!(t.check().is_ok());
+    }
+}

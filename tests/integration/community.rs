@@ -1,0 +1,1276 @@
+//! The community assistant (role `community`) through HTTP and MCP over the standard tenant:
+//! POST /community/space, /wiki, /products, /digest, /tickets, and the community part of the
+//! person's day. The bot `bot` is in Acme / Taiwan (spaces Mia fans: whatsapp, TW, track
+//! beauty, location taipei; Beauty lounge: discord, TW; Old group: archived).
+
+use fleetdesk_tests::assert::{assert_error, assert_error_in, ok};
+use fleetdesk_tests::client::Request;
+use fleetdesk_tests::{Response, TestApp, spawn_app};
+use jiff::civil::Date;
+use jiff::{Timestamp, ToSpan};
+use serde_json::{Value, json};
+
+const AGENT: &str = "/api/agent/v1";
+
+fn space_id(app: &TestApp, name: &str) -> String {
+    app.tenant
+        .organizations
+        .iter()
+        .flat_map(|o| &o.workspaces)
+        .flat_map(|w| &w.community_spaces)
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no space {name}"))
+        .space_id
+        .to_string()
+}
+
+async fn post(app: &TestApp, what: &str, body: &Value) -> Response {
+    app.client
+        .post(
+            &format!("{AGENT}/community/{what}"),
+            &app.agent_key("bot"),
+            body,
+        )
+        .await
+}
+
+fn taipei_day(days: i64) -> Date {
+    let zone = jiff::tz::TimeZone::get("Asia/Taipei").expect("zone");
+    Timestamp::now()
+        .to_zoned(zone)
+        .date()
+        .checked_add(days.days())
+        .expect("date")
+}
+
+/// The spaces a community call must not reach: unknown, archived, of another workspace of the
+/// organization, of another organization.
+fn foreign_spaces(app: &TestApp) -> Vec<(&'static str, String)> {
+    vec![
+        ("unknown", "00000000-0000-4000-8000-000000000000".to_owned()),
+        ("archived", space_id(app, "Old group")),
+        ("other workspace", space_id(app, "Yui fans")),
+        ("other organization", space_id(app, "Zoe fans")),
+    ]
+}
+
+/// Each case's body is refused 400 naming its field; nothing is written.
+async fn assert_invalid_fields(app: &TestApp, what: &str, cases: Vec<(&str, Value, &str)>) {
+    for (case, body, field) in cases {
+        let res = post(app, what, &body).await;
+        let e = assert_error_in(case, &res, 400, "invalid_request");
+        assert_eq!(e["field"], field, "{case}: {e}");
+    }
+}
+
+/// Every space the bot must not reach is 404 for the body `make(space_id)`.
+async fn assert_foreign_404(app: &TestApp, what: &str, make: impl Fn(&str) -> Value) {
+    for (case, id) in foreign_spaces(app) {
+        assert_error_in(case, &post(app, what, &make(&id)).await, 404, "not_found");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spaces and scope
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_space_is_found_by_channel_and_group_id_within_the_workspace_only() {
+    let app = spawn_app().await;
+    let v = ok(&post(
+        &app,
+        "space",
+        &json!({"channel": "whatsapp", "external_id": " 1203630@g.us "}),
+    )
+    .await);
+    assert_eq!(v["space_id"], space_id(&app, "Mia fans"), "{v}");
+    assert_eq!(
+        (
+            &v["name"],
+            &v["channel"],
+            &v["market"],
+            &v["track"],
+            &v["location"]
+        ),
+        (
+            &json!("Mia fans"),
+            &json!("whatsapp"),
+            &json!("TW"),
+            &json!("beauty"),
+            &json!("taipei")
+        )
+    );
+    assert_eq!(
+        (&v["status"], &v["space_type"], &v["language"]),
+        (&json!("active"), &json!("fans"), &json!("zh-TW"))
+    );
+    let v = ok(&post(
+        &app,
+        "space",
+        &json!({"channel": "discord", "external_id": "998877"}),
+    )
+    .await);
+    assert_eq!(v["track"], Value::Null);
+
+    for (case, channel, external_id) in [
+        ("wrong channel", "discord", "1203630@g.us"),
+        ("unknown", "whatsapp", "nope@g.us"),
+        ("archived", "whatsapp", "555@g.us"),
+        ("other workspace", "discord", "jp-1"),
+        ("other organization", "whatsapp", "777@g.us"),
+    ] {
+        let res = post(
+            &app,
+            "space",
+            &json!({"channel": channel, "external_id": external_id}),
+        )
+        .await;
+        assert_error_in(case, &res, 404, "not_found");
+    }
+    // external_id 1-200.
+    let long = "x".repeat(200);
+    assert_error(
+        &post(
+            &app,
+            "space",
+            &json!({"channel": "whatsapp", "external_id": long}),
+        )
+        .await,
+        404,
+        "not_found",
+    );
+    assert_invalid_fields(
+        &app,
+        "space",
+        vec![
+            (
+                "201",
+                json!({"channel": "whatsapp", "external_id": "x".repeat(201)}),
+                "external_id",
+            ),
+            (
+                "empty",
+                json!({"channel": "whatsapp", "external_id": ""}),
+                "external_id",
+            ),
+            (
+                "channel",
+                json!({"channel": "telegram", "external_id": "1"}),
+                "channel",
+            ),
+        ],
+    )
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn operators_lack_the_community_scope() {
+    let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
+    let mia = space_id(&app, "Mia fans");
+    for (what, body) in [
+        (
+            "space",
+            json!({"channel": "whatsapp", "external_id": "1203630@g.us"}),
+        ),
+        ("wiki", json!({"space_id": mia})),
+        ("products", json!({"space_id": mia})),
+        (
+            "digest",
+            json!({"channel": "whatsapp", "space_id": mia, "day": taipei_day(0).to_string(), "members": []}),
+        ),
+        (
+            "tickets",
+            json!({"channel": "whatsapp", "space_id": mia, "category": "other", "summary": "s"}),
+        ),
+    ] {
+        let res = app
+            .client
+            .post(&format!("{AGENT}/community/{what}"), &op1, &body)
+            .await;
+        assert_error_in(what, &res, 403, "forbidden");
+    }
+    // And the bot has nothing else.
+    let res = app
+        .client
+        .get(&format!("{AGENT}/accounts"), &app.agent_key("bot"))
+        .await;
+    assert_error(&res, 403, "forbidden");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digests")
+            .await,
+        0
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        0
+    );
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Knowledge base
+
+/// A wiki entry written straight into the table, its terms made as the wiki makes them.
+async fn entry(
+    app: &TestApp,
+    org: &str,
+    project: Option<&str>,
+    status: &str,
+    title: &str,
+    body: &str,
+    tags: &[&str],
+) -> String {
+    let id = uuid::Uuid::new_v4();
+    let terms = |t: &str| fleetdesk_wiki::search::index_text(t).replace('\'', "''");
+    let project = match project {
+        Some(p) => format!(
+            "(SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id \
+             WHERE w.name || '/' || p.name = '{p}')"
+        ),
+        None => "NULL".to_owned(),
+    };
+    let tags = tags
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    app.sql(&format!(
+        "INSERT INTO wiki_entries (id, organization_id, project_id, title_key, title, category, \
+           summary, body, tags, version, status, terms_title, terms_summary, terms_body) \
+         SELECT '{id}', o.id, {project}, lower('{title}'), '{title}', 'playbook', 'summary of {title}', \
+           '{body}', ARRAY[{tags}]::text[], 1, '{status}', '{}', '', '{}' \
+         FROM organizations o WHERE o.name = '{org}'",
+        terms(title),
+        terms(body)
+    ))
+    .await;
+    id.to_string()
+}
+
+async fn wiki_titles(app: &TestApp, body: Value) -> Vec<String> {
+    let v = ok(&post(app, "wiki", &body).await);
+    v["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            assert!(
+                e["id"].is_string() && e["summary"].is_string() && e["body"].is_string(),
+                "{e}"
+            );
+            e["title"].as_str().expect("title").to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wiki_entries_suit_a_space_by_their_axis_tags_and_are_ranked_by_the_query() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let lounge = space_id(&app, "Beauty lounge");
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "退貨政策",
+        "七天內可以退貨，請保留發票。",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "精華液用法",
+        "保濕精華液早晚各一次，搭配晚安面膜。",
+        &["community", "market:TW", "Track:Beauty"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Japan shipping",
+        "We ship to Japan in 5 days.",
+        &["community", "market:JP"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Tainan meetup",
+        "Meetup in Tainan.",
+        &["community", "location:tainan"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Taipei meetup",
+        "Meetup in Taipei at the store.",
+        &["community", "location:taipei"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Internal voice",
+        "精華液 voice notes",
+        &["voice"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "draft",
+        "Draft answer",
+        "精華液 draft",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        Some("Taiwan/food"),
+        "canon",
+        "Food corner",
+        "Snacks we like.",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        Some("Japan/beauty"),
+        "canon",
+        "Japan beauty",
+        "精華液 in Japan.",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Other Agency",
+        None,
+        "canon",
+        "Other answer",
+        "精華液 elsewhere",
+        &["community"],
+    )
+    .await;
+
+    // Mia fans (TW, beauty, taipei): general entries, its market, track and location.
+    let mut all = wiki_titles(&app, json!({"space_id": mia, "limit": 20})).await;
+    all.sort();
+    assert_eq!(
+        all,
+        ["Food corner", "Taipei meetup", "精華液用法", "退貨政策"]
+    );
+    // Beauty lounge (TW, no track or location): no entry of the track or location axes.
+    let mut lounge_all = wiki_titles(&app, json!({"space_id": lounge, "query": ""})).await;
+    lounge_all.sort();
+    assert_eq!(lounge_all, ["Food corner", "退貨政策"]);
+
+    // Ranked by the query, in either script.
+    assert_eq!(
+        wiki_titles(&app, json!({"space_id": mia, "query": "精华液怎么用"})).await[0],
+        "精華液用法"
+    );
+    assert_eq!(
+        wiki_titles(&app, json!({"space_id": mia, "query": "退货"})).await,
+        ["退貨政策"]
+    );
+    assert_eq!(
+        wiki_titles(&app, json!({"space_id": mia, "query": "meetup"})).await,
+        ["Taipei meetup"]
+    );
+    assert!(
+        wiki_titles(&app, json!({"space_id": mia, "query": "zebra quantum"}))
+            .await
+            .is_empty()
+    );
+    // Default 5, limit 1-20, query up to 200.
+    assert_eq!(
+        wiki_titles(&app, json!({"space_id": mia, "limit": 1}))
+            .await
+            .len(),
+        1
+    );
+    assert_eq!(
+        wiki_titles(&app, json!({"space_id": mia, "query": "精".repeat(200)}))
+            .await
+            .len(),
+        0
+    );
+    assert_invalid_fields(
+        &app,
+        "wiki",
+        vec![
+            ("limit 21", json!({"space_id": mia, "limit": 21}), "limit"),
+            ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
+            (
+                "query 201",
+                json!({"space_id": mia, "query": "x".repeat(201)}),
+                "query",
+            ),
+            ("no space", json!({"query": "x"}), "space_id"),
+        ],
+    )
+    .await;
+    assert_foreign_404(&app, "wiki", |id| json!({"space_id": id})).await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn products_are_only_those_on_sale_found_by_the_query() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let names = |v: Value| -> Vec<String> {
+        v["products"]
+            .as_array()
+            .expect("products")
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let v = ok(&post(&app, "products", &json!({"space_id": mia})).await);
+    assert_eq!(names(v.clone()), ["Night Mask", "Serum"]);
+    let serum = &v["products"][1];
+    assert_eq!(
+        (&serum["price"], &serum["url"]),
+        (&json!("NT$590"), &json!("https://shop.test/serum"))
+    );
+    assert_eq!(
+        names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "query": "面膜"})
+        )
+        .await)),
+        ["Night Mask"]
+    );
+    assert_eq!(
+        names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "query": "保湿 serum"})
+        )
+        .await)),
+        ["Serum"]
+    );
+    assert!(
+        names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "query": "lipstick"})
+        )
+        .await))
+        .is_empty()
+    );
+    assert_eq!(
+        names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "limit": 1})
+        )
+        .await))
+        .len(),
+        1
+    );
+    assert_eq!(
+        names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "limit": 10, "query": "x".repeat(200)})
+        )
+        .await))
+        .len(),
+        0
+    );
+    assert_invalid_fields(
+        &app,
+        "products",
+        vec![
+            ("limit 11", json!({"space_id": mia, "limit": 11}), "limit"),
+            ("limit 0", json!({"space_id": mia, "limit": 0}), "limit"),
+            (
+                "query 201",
+                json!({"space_id": mia, "query": "x".repeat(201)}),
+                "query",
+            ),
+        ],
+    )
+    .await;
+    assert_foreign_404(&app, "products", |id| json!({"space_id": id})).await;
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Digests
+
+fn member(i: usize) -> Value {
+    json!({"external_id": format!("m{i}"), "message_count": i % 10})
+}
+
+fn digest(space: &str, channel: &str, day: Date, members: Vec<Value>) -> Value {
+    json!({"channel": channel, "space_id": space, "day": day.to_string(), "members": members})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_digest_is_stored_once_per_space_and_day_with_every_field_at_its_limit() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let today = taipei_day(0);
+    let full = json!({
+        "external_id": "e".repeat(200),
+        "display_name": "d".repeat(80),
+        "message_count": 10000,
+        "summary": "s".repeat(200),
+        "tags": (0..12).map(|i| json!({"kind": if i % 2 == 0 {"interest"} else {"intent"},
+                                       "value": format!("{i}{}", "v".repeat(39 - i.to_string().len())),
+                                       "confidence": if i == 0 { json!(1) } else { json!(0.5) }}))
+                     .collect::<Vec<_>>(),
+    });
+    let mut members: Vec<Value> = (1..500).map(member).collect();
+    members.insert(0, full);
+    // A repeat of a member: stored once (the first listing), counted skipped.
+    let mut with_repeat = members.clone();
+    with_repeat.push(json!({"external_id": "m1", "message_count": 0}));
+    let res = post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", today, members.clone()),
+    )
+    .await;
+    // 501 listings is one past the limit.
+    let too_many = post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", today, with_repeat),
+    )
+    .await;
+    assert_eq!(
+        assert_error(&too_many, 400, "invalid_request")["field"],
+        "members"
+    );
+    assert_eq!(res.status, 201, "{}", res.text());
+    let v = res.json();
+    assert_eq!(
+        v,
+        json!({"space_id": mia, "day": today.to_string(), "members": 500, "skipped": 0})
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digest_members")
+            .await,
+        500
+    );
+
+    // A second digest of the day: 422, whatever its content.
+    let again = post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", today, vec![member(1)]),
+    )
+    .await;
+    let e = assert_error(&again, 422, "rejected");
+    assert!(e["message"].as_str().unwrap().contains("already"), "{e}");
+
+    // Repeats are skipped; an empty list is a digest too.
+    let lounge = space_id(&app, "Beauty lounge");
+    let v = ok(&post(
+        &app,
+        "digest",
+        &digest(
+            &lounge,
+            "discord",
+            taipei_day(-1),
+            vec![member(1), member(2), member(1)],
+        ),
+    )
+    .await);
+    assert_eq!((&v["members"], &v["skipped"]), (&json!(2), &json!(1)));
+    let v = ok(&post(
+        &app,
+        "digest",
+        &digest(&lounge, "discord", taipei_day(-2), vec![]),
+    )
+    .await);
+    assert_eq!((&v["members"], &v["skipped"]), (&json!(0), &json!(0)));
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digests")
+            .await,
+        3
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_digest_one_past_each_limit_is_refused_naming_the_field() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let today = taipei_day(0);
+    let with = |patch: Value| {
+        let mut m = json!({"external_id": "amy", "message_count": 1});
+        for (k, v) in patch.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        digest(&mia, "whatsapp", today, vec![member(7), m])
+    };
+    let tag = |kind: &str, value: &str, confidence: Value| json!({"kind": kind, "value": value, "confidence": confidence});
+    assert_invalid_fields(
+        &app,
+        "digest",
+        vec![
+        (
+            "external_id 201",
+            with(json!({"external_id": "e".repeat(201)})),
+            "members[1].external_id",
+        ),
+        (
+            "external_id empty",
+            with(json!({"external_id": ""})),
+            "members[1].external_id",
+        ),
+        (
+            "display_name 81",
+            with(json!({"display_name": "d".repeat(81)})),
+            "members[1].display_name",
+        ),
+        (
+            "message_count 10001",
+            with(json!({"message_count": 10001})),
+            "members[1].message_count",
+        ),
+        (
+            "message_count -1",
+            with(json!({"message_count": -1})),
+            "members[1].message_count",
+        ),
+        (
+            "no message_count",
+            json!({"channel": "whatsapp", "space_id": mia, "day": today.to_string(),
+                                     "members": [{"external_id": "x"}]}),
+            "members[0].message_count",
+        ),
+        (
+            "summary 201",
+            with(json!({"summary": "s".repeat(201)})),
+            "members[1].summary",
+        ),
+        (
+            "phone",
+            with(json!({"summary": "asked to call 0912-345-678"})),
+            "members[1].summary",
+        ),
+        (
+            "e-mail",
+            with(json!({"summary": "wrote from amy@example.com"})),
+            "members[1].summary",
+        ),
+        (
+            "order number",
+            with(json!({"summary": "訂單編號 TW20261125001 沒到"})),
+            "members[1].summary",
+        ),
+        (
+            "13 tags",
+            with(json!({"tags": vec![tag("interest", "serum", json!(0.5)); 13]})),
+            "members[1].tags",
+        ),
+        (
+            "tag kind",
+            with(json!({"tags": [tag("mood", "happy", json!(0.5))]})),
+            "members[1].tags[0].kind",
+        ),
+        (
+            "tag value 41",
+            with(json!({"tags": [tag("intent", &"v".repeat(41), json!(0.5))]})),
+            "members[1].tags[0].value",
+        ),
+        (
+            "tag value empty",
+            with(json!({"tags": [tag("intent", "", json!(0.5))]})),
+            "members[1].tags[0].value",
+        ),
+        (
+            "confidence 1.01",
+            with(json!({"tags": [tag("intent", "buy", json!(1.01))]})),
+            "members[1].tags[0].confidence",
+        ),
+        (
+            "confidence -0.1",
+            with(json!({"tags": [tag("intent", "buy", json!(-0.1))]})),
+            "members[1].tags[0].confidence",
+        ),
+        (
+            "day not a date",
+            json!({"channel": "whatsapp", "space_id": mia, "day": "2026-02-30", "members": []}),
+            "day",
+        ),
+        (
+            "day with a time",
+            json!({"channel": "whatsapp", "space_id": mia, "day": "2026-02-03 10:00", "members": []}),
+            "day",
+        ),
+        (
+            "no members",
+            json!({"channel": "whatsapp", "space_id": mia, "day": today.to_string()}),
+            "members",
+        ),
+        (
+            "no channel",
+            json!({"space_id": mia, "day": today.to_string(), "members": []}),
+            "channel",
+        ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digests")
+            .await,
+        0
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_digest_needs_the_space_channel_and_a_day_of_the_space_zone() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let res = post(
+        &app,
+        "digest",
+        &digest(&mia, "discord", taipei_day(0), vec![]),
+    )
+    .await;
+    let e = assert_error(&res, 422, "rejected");
+    assert!(e["message"].as_str().unwrap().contains("channel"), "{e}");
+    // Tomorrow in Taipei has not begun there; 31 days back is too old.
+    let e = assert_error(
+        &post(
+            &app,
+            "digest",
+            &digest(&mia, "whatsapp", taipei_day(1), vec![]),
+        )
+        .await,
+        422,
+        "rejected",
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("Asia/Taipei"),
+        "{e}"
+    );
+    assert_error(
+        &post(
+            &app,
+            "digest",
+            &digest(&mia, "whatsapp", taipei_day(-31), vec![]),
+        )
+        .await,
+        422,
+        "rejected",
+    );
+    // Today and 30 days back in Taipei (whatever the date in UTC) are days of the space.
+    ok(&post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", taipei_day(0), vec![]),
+    )
+    .await);
+    ok(&post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", taipei_day(-30), vec![]),
+    )
+    .await);
+    assert_foreign_404(&app, "digest", |id| {
+        digest(id, "whatsapp", taipei_day(0), vec![])
+    })
+    .await;
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digests")
+            .await,
+        2
+    );
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tickets
+
+fn ticket(space: &str, member: Option<&str>, category: &str, summary: &str) -> Value {
+    let mut t =
+        json!({"channel": "whatsapp", "space_id": space, "category": category, "summary": summary});
+    if let Some(m) = member {
+        t["member_external_id"] = json!(m);
+    }
+    t
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ticket_of_the_same_member_and_category_within_24_hours_is_reused() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let res = post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "refund", "wants her money back"),
+    )
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let first = res.json();
+    assert_eq!(first["reused"], false);
+    let res = post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "refund", "asked again"),
+    )
+    .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let again = res.json();
+    assert_eq!(
+        (&again["ticket_id"], &again["reused"]),
+        (&first["ticket_id"], &json!(true))
+    );
+    let id = first["ticket_id"].as_str().unwrap();
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM community_tickets WHERE id = '{id}' \
+             AND notes->0->>'text' = 'asked again' AND summary = 'wants her money back'"
+        ))
+        .await,
+        1
+    );
+    // Another category, another member: new tickets.
+    let other = ok(&post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "complaint", "rude reply"),
+    )
+    .await);
+    assert_eq!(other["reused"], false);
+    let bob = ok(&post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("bob"), "refund", "wants money back"),
+    )
+    .await);
+    assert_eq!(bob["reused"], false);
+    // Without a member, never merged.
+    let a = ok(&post(&app, "tickets", &ticket(&mia, None, "abuse", "spam links")).await);
+    let b = ok(&post(&app, "tickets", &ticket(&mia, None, "abuse", "spam links")).await);
+    assert_ne!(a["ticket_id"], b["ticket_id"]);
+    assert_eq!(b["reused"], false);
+    // Opened over 24 hours ago: a new ticket; closed: a new ticket.
+    app.sql(&format!("UPDATE community_tickets SET created_at = now() - interval '24 hours 1 minute' WHERE id = '{id}'")).await;
+    let late = ok(&post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "refund", "third time"),
+    )
+    .await);
+    assert_eq!(late["reused"], false);
+    let late_id = late["ticket_id"].as_str().unwrap();
+    app.sql(&format!(
+        "UPDATE community_tickets SET status = 'closed' WHERE id = '{late_id}'"
+    ))
+    .await;
+    let after_close = ok(&post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "refund", "fourth"),
+    )
+    .await);
+    assert_eq!(after_close["reused"], false);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        7
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ticket_is_checked_at_its_limits_channel_and_space() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    ok(&post(
+        &app,
+        "tickets",
+        &ticket(
+            &mia,
+            Some(&"m".repeat(200)),
+            "data_deletion",
+            &"s".repeat(500),
+        ),
+    )
+    .await);
+    assert_invalid_fields(
+        &app,
+        "tickets",
+        vec![
+            (
+                "summary 501",
+                ticket(&mia, None, "other", &"s".repeat(501)),
+                "summary",
+            ),
+            ("summary empty", ticket(&mia, None, "other", ""), "summary"),
+            (
+                "member 201",
+                ticket(&mia, Some(&"m".repeat(201)), "other", "x"),
+                "member_external_id",
+            ),
+            ("category", ticket(&mia, None, "billing", "x"), "category"),
+            (
+                "phone",
+                ticket(&mia, None, "order", "call +886 912 345 678"),
+                "summary",
+            ),
+            (
+                "e-mail",
+                ticket(&mia, None, "order", "mail amy@example.com"),
+                "summary",
+            ),
+            (
+                "order number",
+                ticket(&mia, None, "order", "order #45210 is late"),
+                "summary",
+            ),
+        ],
+    )
+    .await;
+    let mut wrong = ticket(&mia, None, "other", "x");
+    wrong["channel"] = json!("discord");
+    assert_error(&post(&app, "tickets", &wrong).await, 422, "rejected");
+    assert_foreign_404(&app, "tickets", |id| ticket(id, None, "other", "x")).await;
+    // The space is looked up before the summary and the channel are.
+    assert_foreign_404(&app, "tickets", |id| {
+        let mut t = ticket(id, None, "other", "call 0912-345-678");
+        t["channel"] = json!("discord");
+        t
+    })
+    .await;
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        1
+    );
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idempotency
+
+#[tokio::test(flavor = "multi_thread")]
+async fn both_writes_replay_the_same_content_and_refuse_other_content_under_one_key() {
+    let app = spawn_app().await;
+    let bot = app.agent_key("bot");
+    let mia = space_id(&app, "Mia fans");
+    let path = |w: &str| format!("{AGENT}/community/{w}");
+    let body = digest(&mia, "whatsapp", taipei_day(0), vec![member(1)]);
+    let first = app
+        .client
+        .post_idem(&path("digest"), &bot, "digest-1", &body)
+        .await;
+    assert_eq!(first.status, 201, "{}", first.text());
+    let replay = app
+        .client
+        .post_idem(&path("digest"), &bot, "digest-1", &body)
+        .await;
+    assert_eq!(replay.status, 201);
+    assert_eq!(replay.header("Idempotent-Replayed"), Some("true"));
+    assert_eq!(replay.json(), first.json());
+    let other = digest(&mia, "whatsapp", taipei_day(-1), vec![member(1)]);
+    assert_error(
+        &app.client
+            .post_idem(&path("digest"), &bot, "digest-1", &other)
+            .await,
+        422,
+        "idempotency_mismatch",
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digests")
+            .await,
+        1
+    );
+
+    let t = ticket(&mia, Some("amy"), "refund", "money back");
+    let first = app
+        .client
+        .post_idem(&path("tickets"), &bot, "ticket-1", &t)
+        .await;
+    assert_eq!(first.status, 201, "{}", first.text());
+    let replay = app
+        .client
+        .post_idem(&path("tickets"), &bot, "ticket-1", &t)
+        .await;
+    assert_eq!(
+        (replay.status, replay.header("Idempotent-Replayed")),
+        (201, Some("true"))
+    );
+    assert_eq!(replay.json(), first.json());
+    let t2 = ticket(&mia, Some("amy"), "refund", "other words");
+    assert_error(
+        &app.client
+            .post_idem(&path("tickets"), &bot, "ticket-1", &t2)
+            .await,
+        422,
+        "idempotency_mismatch",
+    );
+    // No note was added by the replay.
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets WHERE notes = '[]'")
+            .await,
+        1
+    );
+
+    // MCP: request_id plays the key.
+    let call = |args: Value| {
+        Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "community_open_ticket", "arguments": args}}))
+        .bearer(&bot)
+    };
+    let mut args = ticket(&mia, None, "other", "via mcp");
+    args["request_id"] = json!("mcp-ticket-1");
+    let a = fleetdesk_tests::assert::tool_result(
+        "community_open_ticket",
+        &app.client.send(call(args.clone())).await.json(),
+    );
+    let b = fleetdesk_tests::assert::tool_result(
+        "community_open_ticket",
+        &app.client.send(call(args)).await.json(),
+    );
+    assert_eq!(a["ticket_id"], b["ticket_id"], "{a} {b}");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        2
+    );
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The person's day
+
+#[tokio::test(flavor = "multi_thread")]
+async fn today_shows_each_space_latest_digest_and_open_tickets_by_category() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let tag = |kind: &str, value: &str| json!({"kind": kind, "value": value});
+    ok(&post(
+        &app,
+        "digest",
+        &digest(&mia, "whatsapp", taipei_day(-1), vec![member(1)]),
+    )
+    .await);
+    ok(&post(&app, "digest", &digest(&mia, "whatsapp", taipei_day(0), vec![
+        json!({"external_id": "a", "message_count": 3, "tags": [tag("interest", "serum"), tag("intent", "buy")]}),
+        json!({"external_id": "b", "message_count": 1, "tags": [tag("interest", "Serum"), tag("interest", "mask")]}),
+        json!({"external_id": "c", "message_count": 0}),
+    ])).await);
+    ok(&post(&app, "tickets", &ticket(&mia, Some("a"), "refund", "r")).await);
+    ok(&post(&app, "tickets", &ticket(&mia, Some("b"), "refund", "r")).await);
+    ok(&post(&app, "tickets", &ticket(&mia, None, "abuse", "spam")).await);
+
+    let day = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("ann@acme.test"))
+        .await);
+    let taiwan = day["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "Taiwan")
+        .expect("Taiwan");
+    let c = &taiwan["community"];
+    let names: Vec<&str> = c["spaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Beauty lounge", "Mia fans"], "{c}");
+    assert_eq!(c["spaces"][0]["latest_digest"], Value::Null);
+    let d = &c["spaces"][1]["latest_digest"];
+    assert_eq!(
+        (&d["day"], &d["members"]),
+        (&json!(taipei_day(0).to_string()), &json!(3)),
+        "{d}"
+    );
+    assert_eq!(
+        d["interests"],
+        json!([{"value": "serum", "members": 2}, {"value": "mask", "members": 1}]),
+        "{d}"
+    );
+    assert_eq!(d["intents"], json!([{"value": "buy", "members": 1}]), "{d}");
+    assert_eq!(
+        c["tickets"],
+        json!({"open": 3, "by_category": [{"category": "abuse", "count": 1}, {"category": "refund", "count": 2}]})
+    );
+    let japan = day["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "Japan")
+        .expect("Japan");
+    assert_eq!(japan["community"]["tickets"]["open"], 0);
+    assert_eq!(japan["community"]["spaces"][0]["name"], "Yui fans");
+    // Another organization sees none of it.
+    let other = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("olga@other.test"))
+        .await);
+    assert_eq!(other["workspaces"][0]["community"]["tickets"]["open"], 0);
+    assert_eq!(
+        other["workspaces"][0]["community"]["spaces"][0]["latest_digest"],
+        Value::Null
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_community_key_lists_exactly_the_five_community_tools() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .bearer(&app.agent_key("bot")),
+        )
+        .await;
+    let msg = res.json();
+    let mut names: Vec<&str> = msg["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "community_open_ticket",
+            "community_products",
+            "community_report_digest",
+            "community_space",
+            "community_wiki_search"
+        ]
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_space_record_is_described_as_it_is_answered() {
+    let app = spawn_app().await;
+    let doc = app
+        .client
+        .send(Request::new("GET", "/openapi.json"))
+        .await
+        .json();
+    let space = &doc["components"]["schemas"]["Space"];
+    let mut props: Vec<&str> = space["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no Space schema: {space}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    props.sort();
+    assert_eq!(
+        props,
+        [
+            "channel",
+            "language",
+            "location",
+            "market",
+            "name",
+            "space_id",
+            "space_type",
+            "status",
+            "track"
+        ]
+    );
+    let answered = ok(&post(
+        &app,
+        "space",
+        &json!({"channel": "whatsapp", "external_id": "1203630@g.us"}),
+    )
+    .await);
+    let mut keys: Vec<&str> = answered
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(keys, props);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let tickets = futures_util::future::join_all((0..6).map(|i| {
+        let body = ticket(&mia, Some("amy"), "refund", &format!("report {i}"));
+        let app = &app;
+        async move { post(app, "tickets", &body).await }
+    }))
+    .await;
+    let statuses: Vec<u16> = tickets.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        5,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_tickets")
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT jsonb_array_length(notes)::bigint AS n FROM community_tickets")
+            .await,
+        5
+    );
+
+    let digests = futures_util::future::join_all((0..4).map(|i| {
+        let body = digest(&mia, "whatsapp", taipei_day(0), vec![member(i)]);
+        let app = &app;
+        async move { post(app, "digest", &body).await }
+    }))
+    .await;
+    let statuses: Vec<u16> = digests.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 422).count(),
+        3,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM community_digest_members")
+            .await,
+        1
+    );
+    app.stop().await;
+}
