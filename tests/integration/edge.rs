@@ -158,7 +158,26 @@ async fn head_answers_wherever_get_does_with_no_body() {
         .map(|(path, _)| path.clone())
         .collect();
     assert!(gets.len() >= 10, "{gets:?}");
+    // GET /wiki/entry names its entry in the query (id or title): one is made for it; search
+    // needs its `q`.
+    let made = app
+        .client
+        .post(
+            &format!("{API}/wiki"),
+            &key,
+            &json!({"category": "voice", "title": "Edge entry", "body": "b",
+                    "sources": [{"kind": "agent", "ref": "edge"}]}),
+        )
+        .await;
+    assert!(made.status < 300, "{}", made.text());
     for path in gets {
+        let path = if path.ends_with("/wiki/entry") {
+            format!("{path}?title=Edge%20entry")
+        } else if path.ends_with("/wiki/search") {
+            format!("{path}?q=edge")
+        } else {
+            path
+        };
         let key = if path.starts_with("/api/user/v1/admin/") {
             &admin
         } else if path.starts_with("/api/user/") {
