@@ -33,3 +33,4 @@ mod tenancy;
 mod today;
 mod uploads;
 mod uploads_s3;
+mod wiki_sources;

@@ -47,6 +47,8 @@ pub struct Ctx {
     pub tasks: fleetdesk_tasks::service::TasksService,
     pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
     pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
+    /// Wiki sources and their sync runs: each use case runs whole in the adapter.
+    pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

@@ -90,6 +90,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         tasks: fleetdesk_tasks::service::TasksService::new(store.clone()),
         cron: store.clone(),
         person_day: store.clone(),
+        wiki_sources: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,
