@@ -16,6 +16,14 @@ use std::sync::LazyLock;
 /// The longest snippet, in characters, ellipses included.
 pub const SNIPPET_MAX: usize = 160;
 
+/// The weights `ts_rank` gives the four tsvector weight classes, in PostgreSQL's order
+/// `{D, C, B, A}`: body terms are stored as D, summary and tags as B, title as A.
+pub const RANK_WEIGHTS: [f32; 4] = [0.1, 0.2, 0.4, 1.0];
+
+/// `ts_rank`'s normalization flags: 1 divides the rank by 1 + the logarithm of the entry's
+/// length, so a long body does not outrank a short one on repeats alone.
+pub const RANK_NORMALIZATION: i32 = 1;
+
 static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
 static STEMMER: LazyLock<rust_stemmers::Stemmer> =
     LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
