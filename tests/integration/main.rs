@@ -33,4 +33,5 @@ mod tenancy;
 mod today;
 mod uploads;
 mod uploads_s3;
+mod wiki_quality;
 mod wiki_sources;

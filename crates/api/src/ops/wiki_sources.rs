@@ -69,7 +69,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 
 /// A wiki source with its sync state.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WikiSourceOut {
+pub struct WikiSyncSourceOut {
     pub id: Uuid,
     /// vault, notion, post, review, agent, person or other.
     pub kind: String,
@@ -94,10 +94,10 @@ pub struct WikiSourceOut {
     pub next_due_at: Option<Utc>,
 }
 
-impl From<Source> for WikiSourceOut {
-    fn from(s: Source) -> WikiSourceOut {
+impl From<Source> for WikiSyncSourceOut {
+    fn from(s: Source) -> WikiSyncSourceOut {
         let r = s.row;
-        WikiSourceOut {
+        WikiSyncSourceOut {
             id: r.id,
             kind: r.kind,
             name: r.name,
@@ -138,7 +138,7 @@ pub struct WikiSourcesQuery {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WikiSourcesReply {
-    pub sources: Vec<WikiSourceOut>,
+    pub sources: Vec<WikiSyncSourceOut>,
 }
 
 async fn list_sources(
@@ -153,7 +153,7 @@ async fn list_sources(
     let due_only = req.query.due_only.unwrap_or(false);
     let sources = listing(rows, agent.agent_id, due_only, Timestamp::now());
     Ok(Reply::ok(WikiSourcesReply {
-        sources: sources.into_iter().map(WikiSourceOut::from).collect(),
+        sources: sources.into_iter().map(WikiSyncSourceOut::from).collect(),
     }))
 }
 
@@ -190,7 +190,7 @@ pub struct WikiSyncBody {
 pub struct WikiSyncReply {
     /// The recorded run.
     pub run_id: Uuid,
-    pub source: WikiSourceOut,
+    pub source: WikiSyncSourceOut,
 }
 
 async fn report_sync(
