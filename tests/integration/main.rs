@@ -33,5 +33,6 @@ mod tenancy;
 mod today;
 mod uploads;
 mod uploads_s3;
+mod wiki;
 mod wiki_quality;
 mod wiki_sources;

@@ -52,6 +52,8 @@ pub struct Ctx {
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,
+    /// The knowledge base: search here (terms, snippets), the rest the port's transactions.
+    pub wiki: fleetdesk_wiki::service::WikiService,
     pub keys: Arc<dyn fleetdesk_tenancy::ports::KeysRepo>,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host

@@ -82,6 +82,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         drafts,
         posts: store.clone(),
         metrics: store.clone(),
+        wiki: fleetdesk_wiki::service::WikiService::new(store.clone()),
         keys: store.clone(),
         inventory,
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),

@@ -130,6 +130,11 @@ pub enum Effect {
     /// A follow-up decided by a person: its card ends in this status (only from
     /// [`card_moves_from`]).
     FinishCard(TaskStatus),
+    /// A `wiki_draft` resolved: the draft version becomes canon and the entry shows it.
+    CanonizeWiki,
+    /// A `wiki_draft` dismissed: the draft version is rejected (an entry without a canon
+    /// version becomes rejected; one with it keeps showing it).
+    RejectWiki,
 }
 
 /// What the adapter does.
@@ -246,7 +251,7 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
             Err(DecisionRefusal::AlreadyDecided(current.status))
         };
     }
-    if matches!(current.kind, K::WikiDraft | K::AdChange) {
+    if current.kind == K::AdChange {
         return Err(DecisionRefusal::NotDecidableHere(current.kind));
     }
     if mv.action != Action::Choose && mv.option.is_some() {
@@ -319,6 +324,7 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
         Action::Resolve => match current.kind {
             K::PersonaNew => Effect::ConfirmPersona,
             K::FactProposal => Effect::DecideFact,
+            K::WikiDraft => Effect::CanonizeWiki,
             K::PersonaImages => {
                 let all: Vec<Uuid> = current.images.iter().map(|i| i.id).collect();
                 images_effect(current, &all, mv.set_avatar)?
@@ -328,6 +334,7 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
         Action::Dismiss => match current.kind {
             K::PersonaNew => Effect::RetirePersona,
             K::FactProposal => Effect::RefuseFact,
+            K::WikiDraft => Effect::RejectWiki,
             K::PersonaImages => images_effect(current, &[], None)?,
             _ => Effect::Nothing,
         },

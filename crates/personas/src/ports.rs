@@ -66,6 +66,9 @@ pub struct CastRow {
     pub code: String,
     pub name: String,
     pub summary: Option<String>,
+    /// The canon `character` wiki entry of the same title (as titles match) in the persona's
+    /// scope (its project's before a shared one): id and title.
+    pub wiki: Option<(Uuid, String)>,
 }
 
 /// A published post of one of the persona's accounts.

@@ -518,6 +518,9 @@ async fn apply(
                 return Ok(Ok(Some(id)));
             }
         }
+        Effect::CanonizeWiki | Effect::RejectWiki => {
+            crate::wiki::decide_draft(conn, row.id, *effect == Effect::CanonizeWiki).await?;
+        }
         Effect::FinishCard(card_status) => {
             if let Some(task) = row.task_id {
                 let from: Vec<&str> = card_moves_from(*card_status)

@@ -708,12 +708,16 @@ impl PersonasRepo for PgStore {
                 ))
                 .load(conn)
                 .await?;
+            let names: Vec<String> = rows.iter().map(|(_, name, _)| name.clone()).collect();
+            let links = crate::wiki::character_links(conn, persona_id, &names).await?;
             Ok(rows
                 .into_iter()
-                .map(|(code, name, summary)| CastRow {
+                .zip(links)
+                .map(|((code, name, summary), wiki)| CastRow {
                     code,
                     name,
                     summary,
+                    wiki,
                 })
                 .collect())
         })

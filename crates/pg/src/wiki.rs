@@ -1,3 +1,1043 @@
-//! Placeholder: filled in by issue 13.
+//! The knowledge base: the index, one entry, search ranked by PostgreSQL (`ts_rank` over the
+//! generated `search` tsvector, GIN-indexed), a proposal landing in one transaction, a person's
+//! move on a `wiki_draft` decision, and the wiki entries a persona's cast links to.
+//!
+//! Scope: an agent sees its organization's entries that are shared (no project) or of a
+//! project of its workspace.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions};
+use diesel::dsl::now;
+use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Float4, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
+use fleetdesk_wiki::entry::{
+    Category, EntryChange, EntryStatus, Existing, Landing, Pending, Proposal, Source, Terms,
+    TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal, decide, decision_title,
+    find_project, land, pick_by_title,
+};
+use fleetdesk_wiki::ports::*;
+use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+type Tx<'c> = &'c mut AsyncPgConnection;
+type Ts = jiff_diesel::Timestamp;
+
+macro_rules! head_sql {
+    ($($tail:expr),*) => {
+        concat!(
+            "SELECT e.id, e.title, e.category, e.summary, e.tags, e.version, e.status, \
+                    pr.name AS project, e.created_at, e.updated_at",
+            $($tail),*
+        )
+    };
+}
+
+/// The entries an agent sees: its organization's (`$1`), shared or of its workspace (`$2`).
+macro_rules! visible {
+    () => {
+        " FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
+          WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) "
+    };
+}
+
+/// A page of the index: statuses `$4`, the project `$3` (with the shared entries), newest
+/// first after `($5, $6)`.
+const INDEX: &str = head_sql!(
+    visible!(),
+    "AND ($3::uuid IS NULL OR e.project_id IS NULL OR e.project_id = $3) \
+     AND e.status = ANY($4) \
+     AND ($5::timestamptz IS NULL OR (e.created_at, e.id) < ($5, $6)) \
+     ORDER BY e.created_at DESC, e.id DESC \
+     LIMIT $7"
+);
+
+/// One entry by id (`$3`), any status but retired.
+const ONE: &str = head_sql!(
+    ", e.body, e.sources",
+    visible!(),
+    "AND e.id = $3 AND e.status <> 'retired'"
+);
+
+/// The entries of a title (`$3`, as matched), any status but retired.
+const BY_TITLE: &str = r#"
+SELECT e.id, pr.name AS project
+FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id
+WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2)
+  AND e.title_key = $3 AND e.status <> 'retired'
+"#;
+
+/// An entry's latest versions, newest first.
+const VERSIONS: &str = r#"
+SELECT v.version, v.status, v.category, v.title, v.summary, v.note, a.name AS proposed_by,
+       v.decision_id, v.created_at, v.decided_at
+FROM wiki_versions v LEFT JOIN agents a ON a.id = v.proposed_by_agent
+WHERE v.entry_id = $1
+ORDER BY v.version DESC
+LIMIT $2
+"#;
+
+/// Canon entries matching the tsquery `$4`, ranked by `ts_rank` with the weights `$5` and the
+/// normalization `$6` of `fleetdesk_wiki::search`; best first, at most `$7`.
+const SEARCH: &str = head_sql!(
+    ", e.body, ts_rank($5::float4[], e.search, q.q, $6) AS score",
+    " FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
+        CROSS JOIN to_tsquery('simple', $4) AS q(q) \
+      WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) \
+        AND ($3::uuid IS NULL OR e.project_id IS NULL OR e.project_id = $3) \
+        AND e.status = 'canon' AND e.search @@ q.q \
+      ORDER BY score DESC, e.updated_at DESC, e.id \
+      LIMIT $7"
+);
+
+macro_rules! existing_sql {
+    ($($tail:expr),*) => {
+        concat!(
+            "SELECT e.id, e.status, e.title_key, e.project_id, pr.name AS project, \
+                    EXISTS (SELECT 1 FROM wiki_versions c \
+                            WHERE c.entry_id = e.id AND c.status = 'canon') AS has_canon, \
+                    (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
+                        AS last_version, \
+                    pend.version AS pending_version, pend.decision_id AS pending_decision \
+             FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
+             LEFT JOIN LATERAL ( \
+                 SELECT v.version, v.decision_id FROM wiki_versions v \
+                 WHERE v.entry_id = e.id AND v.status = 'draft' \
+                 ORDER BY v.version DESC LIMIT 1 \
+             ) pend ON true \
+             WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) \
+               AND e.status <> 'retired' ",
+            $($tail),*
+        )
+    };
+}
+
+/// The entry `revises` names (`$3`), as a proposal needs it.
+const EXISTING_BY_ID: &str = existing_sql!("AND e.id = $3");
+
+/// The entry of a title (`$3`) in a scope (`$4`: a project, or null for shared).
+const EXISTING_BY_TITLE: &str =
+    existing_sql!("AND e.title_key = $3 AND e.project_id IS NOT DISTINCT FROM $4");
+
+/// Serializes the proposals of one title in one scope (a new entry has no row to lock yet).
+const TITLE_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
+
+/// The draft version a `wiki_draft` decision asks about.
+const DRAFT_OF: &str = r#"
+SELECT v.entry_id, v.version, v.category, v.title, v.summary, v.body, v.tags, v.sources
+FROM wiki_versions v
+WHERE v.decision_id = $1 AND v.status = 'draft'
+"#;
+
+/// The canon character entries a persona's cast may link to: shared or of the persona's
+/// project, titled (as matched) one of `$2`.
+const CHARACTERS: &str = r#"
+SELECT e.id, e.title, e.title_key, e.project_id IS NOT NULL AS in_project
+FROM personas pe
+JOIN workspaces w ON w.id = pe.workspace_id
+JOIN wiki_entries e ON e.organization_id = w.organization_id
+WHERE pe.id = $1 AND e.status = 'canon' AND e.category = 'character'
+  AND e.title_key = ANY($2) AND (e.project_id IS NULL OR e.project_id = pe.project_id)
+"#;
+
+statements!(
+    INDEX,
+    ONE,
+    BY_TITLE,
+    VERSIONS,
+    SEARCH,
+    EXISTING_BY_ID,
+    EXISTING_BY_TITLE,
+    TITLE_LOCK,
+    DRAFT_OF,
+    CHARACTERS
+);
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+#[derive(QueryableByName)]
+struct HeadRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = Text)]
+    summary: String,
+    #[diesel(sql_type = Array<Text>)]
+    tags: Vec<String>,
+    #[diesel(sql_type = Int4)]
+    version: i32,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    project: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: Ts,
+}
+
+fn category(s: &str) -> anyhow::Result<Category> {
+    Category::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki category {s}"))
+}
+
+fn entry_status(s: &str) -> anyhow::Result<EntryStatus> {
+    EntryStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki status {s}"))
+}
+
+fn version_status(s: &str) -> anyhow::Result<VersionStatus> {
+    VersionStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki version status {s}"))
+}
+
+impl HeadRow {
+    fn head(self) -> anyhow::Result<EntryHead> {
+        Ok(EntryHead {
+            id: self.id,
+            category: category(&self.category)?,
+            status: entry_status(&self.status)?,
+            title: self.title,
+            summary: self.summary,
+            tags: self.tags,
+            version: self.version,
+            project: self.project,
+            created_at: self.created_at.into(),
+            updated_at: self.updated_at.into(),
+        })
+    }
+}
+
+#[derive(QueryableByName)]
+struct OneRow {
+    #[diesel(embed)]
+    head: HeadRow,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Jsonb)]
+    sources: Value,
+}
+
+#[derive(QueryableByName)]
+struct FoundRow {
+    #[diesel(embed)]
+    head: HeadRow,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Float4)]
+    score: f32,
+}
+
+#[derive(QueryableByName)]
+struct TitleRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    project: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct VersionRow {
+    #[diesel(sql_type = Int4)]
+    version: i32,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    summary: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    note: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    proposed_by: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    decision_id: Option<Uuid>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    decided_at: Option<Ts>,
+}
+
+#[derive(QueryableByName)]
+struct ExistingRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    title_key: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    project_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    project: Option<String>,
+    #[diesel(sql_type = Bool)]
+    has_canon: bool,
+    #[diesel(sql_type = Nullable<Int4>)]
+    last_version: Option<i32>,
+    #[diesel(sql_type = Nullable<Int4>)]
+    pending_version: Option<i32>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pending_decision: Option<Uuid>,
+}
+
+impl ExistingRow {
+    fn existing(self) -> anyhow::Result<Existing> {
+        Ok(Existing {
+            id: self.id,
+            status: entry_status(&self.status)?,
+            title_key: self.title_key,
+            project_id: self.project_id,
+            project: self.project,
+            has_canon: self.has_canon,
+            last_version: self.last_version.unwrap_or(0),
+            pending: self.pending_version.map(|version| Pending {
+                version,
+                decision_id: self.pending_decision,
+            }),
+        })
+    }
+}
+
+#[derive(QueryableByName)]
+struct DraftRow {
+    #[diesel(sql_type = SqlUuid)]
+    entry_id: Uuid,
+    #[diesel(sql_type = Int4)]
+    version: i32,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    summary: String,
+    #[diesel(sql_type = Text)]
+    body: String,
+    #[diesel(sql_type = Array<Text>)]
+    tags: Vec<String>,
+    #[diesel(sql_type = Jsonb)]
+    sources: Value,
+}
+
+#[derive(QueryableByName)]
+struct CharacterRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    title_key: String,
+    #[diesel(sql_type = Bool)]
+    in_project: bool,
+}
+
+fn sources(v: Value) -> anyhow::Result<Vec<Source>> {
+    serde_json::from_value(v).map_err(|e| anyhow::anyhow!("stored wiki sources: {e}"))
+}
+
+fn sources_json(s: &[Source]) -> Value {
+    serde_json::to_value(s).expect("sources are plain JSON")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+/// The project a filter names, among the agent's workspace's projects.
+async fn project_of(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    named: Option<&str>,
+) -> anyhow::Result<Result<Option<Uuid>, WikiRefusal>> {
+    let Some(name) = named else {
+        return Ok(Ok(None));
+    };
+    let projects: Vec<(Uuid, String)> = projects::table
+        .filter(projects::workspace_id.eq(agent.workspace_id))
+        .select((projects::id, projects::name))
+        .load(conn)
+        .await?;
+    Ok(find_project(Some(name), &projects))
+}
+
+async fn index(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    query: &IndexQuery,
+) -> anyhow::Result<Result<Page<EntryHead>, WikiRefusal>> {
+    let project = match project_of(conn, agent, query.project.as_deref()).await? {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
+    };
+    let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
+    let rows: Vec<HeadRow> = prepared(
+        diesel::sql_query(INDEX)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<Nullable<SqlUuid>, _>(project)
+            .bind::<Array<Text>, _>(statuses)
+            .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+            .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+            .bind::<BigInt, _>(query.limit + 1),
+    )
+    .load(conn)
+    .await?;
+    let mut items = rows
+        .into_iter()
+        .map(HeadRow::head)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let more = items.len() as i64 > query.limit;
+    items.truncate(query.limit.max(0) as usize);
+    Ok(Ok(Page::new(items, more, |e| (e.created_at, e.id))))
+}
+
+async fn get(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    entry: &EntryRef,
+) -> anyhow::Result<Result<Entry, WikiRefusal>> {
+    let id = match entry {
+        EntryRef::Id(id) => *id,
+        EntryRef::Title { title, project } => {
+            let rows: Vec<TitleRow> = prepared(
+                diesel::sql_query(BY_TITLE)
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<Text, _>(title_key(title)),
+            )
+            .load(conn)
+            .await?;
+            let matches: Vec<TitleMatch> = rows
+                .into_iter()
+                .map(|r| TitleMatch {
+                    id: r.id,
+                    project: r.project,
+                })
+                .collect();
+            match pick_by_title(&matches, project.as_deref()) {
+                Ok(id) => id,
+                Err(r) => return Ok(Err(r)),
+            }
+        }
+    };
+    let row: Option<OneRow> = prepared(
+        diesel::sql_query(ONE)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(row) = row else {
+        return Ok(Err(WikiRefusal::NotFound));
+    };
+    let versions: Vec<VersionRow> = prepared(
+        diesel::sql_query(VERSIONS)
+            .bind::<SqlUuid, _>(id)
+            .bind::<BigInt, _>(VERSIONS_LISTED),
+    )
+    .load(conn)
+    .await?;
+    let versions = versions
+        .into_iter()
+        .map(|v| {
+            Ok(VersionRecord {
+                version: v.version,
+                status: version_status(&v.status)?,
+                category: category(&v.category)?,
+                title: v.title,
+                summary: v.summary,
+                note: v.note,
+                proposed_by: v.proposed_by,
+                decision_id: v.decision_id,
+                created_at: v.created_at.into(),
+                decided_at: v.decided_at.map(Into::into),
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Ok(Entry {
+        head: row.head.head()?,
+        body: row.body,
+        sources: sources(row.sources)?,
+        versions,
+    }))
+}
+
+async fn search(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    query: &SearchQuery,
+) -> anyhow::Result<Result<Vec<Found>, WikiRefusal>> {
+    let project = match project_of(conn, agent, query.project.as_deref()).await? {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
+    };
+    let Some(ts_query) = &query.ts_query else {
+        return Ok(Ok(Vec::new()));
+    };
+    let rows: Vec<FoundRow> = prepared(
+        diesel::sql_query(SEARCH)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<Nullable<SqlUuid>, _>(project)
+            .bind::<Text, _>(ts_query)
+            .bind::<Array<Float4>, _>(RANK_WEIGHTS.to_vec())
+            .bind::<Int4, _>(RANK_NORMALIZATION)
+            .bind::<BigInt, _>(query.limit),
+    )
+    .load(conn)
+    .await?;
+    Ok(Ok(rows
+        .into_iter()
+        .map(|r| {
+            Ok(Found {
+                head: r.head.head()?,
+                body: r.body,
+                score: r.score,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?))
+}
+
+// ---------------------------------------------------------------------------------------------
+// A proposal
+
+async fn existing(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    by: Result<Uuid, (&str, Option<Uuid>)>,
+) -> anyhow::Result<Option<Existing>> {
+    let q = |sql| {
+        diesel::sql_query(sql)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+    };
+    let row: Option<ExistingRow> = match by {
+        Ok(id) => prepared(q(EXISTING_BY_ID).bind::<SqlUuid, _>(id))
+            .get_result(conn)
+            .await
+            .optional()?,
+        Err((key, project)) => prepared(
+            q(EXISTING_BY_TITLE)
+                .bind::<Text, _>(key)
+                .bind::<Nullable<SqlUuid>, _>(project),
+        )
+        .get_result(conn)
+        .await
+        .optional()?,
+    };
+    row.map(ExistingRow::existing).transpose()
+}
+
+/// Takes the proposal locks in the one order every writer of an entry uses: the title's
+/// advisory lock, the waiting draft's open decision (as a person's move locks it first), then
+/// the entry's row; answers the entry as it stands under them.
+async fn lock_entry(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    key: &str,
+    project: Option<Uuid>,
+) -> anyhow::Result<Option<Existing>> {
+    let lock_key = format!(
+        "wiki:{}:{}:{key}",
+        agent.organization_id,
+        project.map(|p| p.to_string()).unwrap_or_default()
+    );
+    prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock_key))
+        .execute(conn)
+        .await?;
+    let Some(seen) = existing(conn, agent, Err((key, project))).await? else {
+        return Ok(None);
+    };
+    if let Some(Pending {
+        decision_id: Some(d),
+        ..
+    }) = seen.pending
+    {
+        decisions::table
+            .filter(decisions::id.eq(d))
+            .for_update()
+            .select(decisions::id)
+            .first::<Uuid>(conn)
+            .await?;
+    }
+    wiki_entries::table
+        .filter(wiki_entries::id.eq(seen.id))
+        .for_update()
+        .select(wiki_entries::id)
+        .first::<Uuid>(conn)
+        .await?;
+    existing(conn, agent, Ok(seen.id)).await
+}
+
+fn proposal_detail(
+    entry_id: Uuid,
+    p: &Proposal,
+    version: i32,
+    revision: bool,
+    project: Option<&str>,
+) -> Value {
+    json!({
+        "entry_id": entry_id,
+        "version": version,
+        "revision": revision,
+        "project": project,
+        "category": p.category,
+        "title": p.title,
+        "summary": p.summary,
+        "body": p.body,
+        "tags": p.tags,
+        "sources": sources_json(&p.sources),
+        "note": p.note,
+    })
+}
+
+async fn propose(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    p: &Proposal,
+) -> anyhow::Result<Result<Proposed, WikiRefusal>> {
+    let review: String = organizations::table
+        .filter(organizations::id.eq(agent.organization_id))
+        .select(organizations::wiki_review)
+        .first(conn)
+        .await?;
+    let manual = review == "manual";
+    let project_id = match project_of(conn, agent, p.project.as_deref()).await? {
+        Ok(id) => id,
+        Err(r) => return Ok(Err(r)),
+    };
+    // The scope a proposal lands in: the revised entry's, else the one it names.
+    let (scope, project_name) = match p.revises {
+        Some(id) => match existing(conn, agent, Ok(id)).await? {
+            Some(e) => (e.project_id, e.project),
+            None => return Ok(Err(WikiRefusal::RevisesNotFound)),
+        },
+        None => (project_id, p.project.clone()),
+    };
+    let mut found = lock_entry(conn, agent, &p.title_key, scope).await?;
+    if let Some(id) = p.revises
+        && found.as_ref().is_none_or(|e| e.id != id)
+    {
+        // The title names no entry, or another one, in the revised entry's scope: the rules
+        // refuse a revision that does not keep its entry's title.
+        found = existing(conn, agent, Ok(id)).await?;
+        if found.is_none() {
+            return Ok(Err(WikiRefusal::RevisesNotFound));
+        }
+    }
+    let landing = match land(p, project_id, found.as_ref(), manual) {
+        Ok(l) => l,
+        Err(r) => return Ok(Err(r)),
+    };
+    let entry_id = write_landing(conn, agent, p, scope, found.as_ref(), &landing).await?;
+    let decision_id = write_decision(
+        conn,
+        agent,
+        p,
+        entry_id,
+        found.as_ref(),
+        &landing,
+        project_name.as_deref(),
+    )
+    .await?;
+    diesel::insert_into(wiki_versions::table)
+        .values((
+            wiki_versions::entry_id.eq(entry_id),
+            wiki_versions::version.eq(landing.version),
+            wiki_versions::category.eq(p.category.as_str()),
+            wiki_versions::title.eq(&p.title),
+            wiki_versions::summary.eq(&p.summary),
+            wiki_versions::body.eq(&p.body),
+            wiki_versions::tags.eq(&p.tags),
+            wiki_versions::sources.eq(sources_json(&p.sources)),
+            wiki_versions::note.eq(&p.note),
+            wiki_versions::status.eq(landing.status.as_str()),
+            wiki_versions::proposed_by_agent.eq(agent.agent_id),
+            wiki_versions::decision_id.eq(decision_id),
+            wiki_versions::decided_at.eq(landing.auto.then(jiff::Timestamp::now).map(Ts::from)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(Ok(Proposed {
+        id: entry_id,
+        title: p.title.clone(),
+        version: landing.version,
+        status: landing.status,
+        auto: landing.auto,
+        created: landing.created,
+        decision_id,
+    }))
+}
+
+/// Writes the entry's row and retires the versions the new one replaces; answers the entry's
+/// id.
+async fn write_landing(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    p: &Proposal,
+    scope: Option<Uuid>,
+    found: Option<&Existing>,
+    landing: &Landing,
+) -> anyhow::Result<Uuid> {
+    let terms = p.terms();
+    let entry_id = match (found, landing.show) {
+        (None, show) => {
+            let status = show.unwrap_or(EntryStatus::Draft);
+            diesel::insert_into(wiki_entries::table)
+                .values((
+                    wiki_entries::organization_id.eq(agent.organization_id),
+                    wiki_entries::project_id.eq(scope),
+                    wiki_entries::title_key.eq(&p.title_key),
+                    wiki_entries::title.eq(&p.title),
+                    wiki_entries::category.eq(p.category.as_str()),
+                    wiki_entries::summary.eq(&p.summary),
+                    wiki_entries::body.eq(&p.body),
+                    wiki_entries::tags.eq(&p.tags),
+                    wiki_entries::sources.eq(sources_json(&p.sources)),
+                    wiki_entries::version.eq(landing.version),
+                    wiki_entries::status.eq(status.as_str()),
+                    wiki_entries::terms_title.eq(&terms.title),
+                    wiki_entries::terms_summary.eq(&terms.summary),
+                    wiki_entries::terms_body.eq(&terms.body),
+                    wiki_entries::created_by_agent.eq(agent.agent_id),
+                ))
+                .returning(wiki_entries::id)
+                .get_result(conn)
+                .await?
+        }
+        (Some(e), Some(status)) => {
+            show_version(
+                conn,
+                e.id,
+                Shown {
+                    title: &p.title,
+                    category: p.category,
+                    summary: &p.summary,
+                    body: &p.body,
+                    tags: &p.tags,
+                    sources: sources_json(&p.sources),
+                    version: landing.version,
+                    terms: &terms,
+                },
+                status,
+            )
+            .await?;
+            e.id
+        }
+        (Some(e), None) => e.id,
+    };
+    if landing.supersede_canon {
+        supersede(conn, entry_id, VersionStatus::Canon, None).await?;
+    }
+    match landing.waiting {
+        Waiting::None => {}
+        Waiting::MoveDecision { version, .. } | Waiting::Supersede { version, .. } => {
+            supersede(conn, entry_id, VersionStatus::Draft, Some(version)).await?;
+        }
+    }
+    Ok(entry_id)
+}
+
+/// Versions of `entry` in `status` (only `version`, when given) become superseded.
+async fn supersede(
+    conn: Tx<'_>,
+    entry: Uuid,
+    status: VersionStatus,
+    version: Option<i32>,
+) -> anyhow::Result<()> {
+    let mut q = diesel::update(wiki_versions::table)
+        .filter(wiki_versions::entry_id.eq(entry))
+        .filter(wiki_versions::status.eq(status.as_str()))
+        .into_boxed();
+    if let Some(v) = version {
+        q = q.filter(wiki_versions::version.eq(v));
+    }
+    q.set(wiki_versions::status.eq(VersionStatus::Superseded.as_str()))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The text an entry's row shows.
+struct Shown<'a> {
+    title: &'a str,
+    category: Category,
+    summary: &'a str,
+    body: &'a str,
+    tags: &'a [String],
+    sources: Value,
+    version: i32,
+    terms: &'a Terms,
+}
+
+async fn show_version(
+    conn: Tx<'_>,
+    entry: Uuid,
+    s: Shown<'_>,
+    status: EntryStatus,
+) -> anyhow::Result<()> {
+    diesel::update(wiki_entries::table.filter(wiki_entries::id.eq(entry)))
+        .set((
+            wiki_entries::title.eq(s.title),
+            wiki_entries::title_key.eq(title_key(s.title)),
+            wiki_entries::category.eq(s.category.as_str()),
+            wiki_entries::summary.eq(s.summary),
+            wiki_entries::body.eq(s.body),
+            wiki_entries::tags.eq(s.tags),
+            wiki_entries::sources.eq(s.sources),
+            wiki_entries::version.eq(s.version),
+            wiki_entries::status.eq(status.as_str()),
+            wiki_entries::terms_title.eq(&s.terms.title),
+            wiki_entries::terms_summary.eq(&s.terms.summary),
+            wiki_entries::terms_body.eq(&s.terms.body),
+            wiki_entries::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn note(by: &str, text: &str) -> Value {
+    json!([{"by": by, "text": text, "at": format_utc(jiff::Timestamp::now())}])
+}
+
+/// The `wiki_draft` decision of a manual proposal (opened, or moved from the draft it
+/// replaces); a waiting decision an auto proposal overtakes is dismissed by the service.
+async fn write_decision(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    p: &Proposal,
+    entry_id: Uuid,
+    found: Option<&Existing>,
+    landing: &Landing,
+    project: Option<&str>,
+) -> anyhow::Result<Option<Uuid>> {
+    let revision = found.is_some_and(|e| e.has_canon);
+    let title = decision_title(&p.title, landing.version, revision);
+    let detail = proposal_detail(entry_id, p, landing.version, revision, project);
+    match landing.waiting {
+        Waiting::MoveDecision {
+            version,
+            decision_id,
+        } => {
+            let text = format!(
+                "version {} replaces version {version}, which is superseded",
+                landing.version
+            );
+            diesel::update(decisions::table.filter(decisions::id.eq(decision_id)))
+                .set((
+                    decisions::title.eq(&title),
+                    decisions::detail.eq(&detail),
+                    decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
+                    decisions::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            return Ok(Some(decision_id));
+        }
+        Waiting::Supersede {
+            decision_id: Some(d),
+            version,
+        } => {
+            let text = format!(
+                "version {} became canon at once (review is auto); version {version} is \
+                 superseded",
+                landing.version
+            );
+            let mv = DecisionMove::new(Action::Dismiss, None, None, None);
+            diesel::update(
+                decisions::table
+                    .filter(decisions::id.eq(d))
+                    .filter(decisions::status.eq(DecisionStatus::Open.as_str())),
+            )
+            .set((
+                decisions::status.eq(DecisionStatus::Dismissed.as_str()),
+                decisions::decided_move.eq(mv.to_json()),
+                decisions::decided_by.eq(json!({"type": "service", "name": "fleetdesk"})),
+                decisions::decided_at.eq(now),
+                decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
+                decisions::updated_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+        }
+        Waiting::Supersede { .. } | Waiting::None => {}
+    }
+    if !landing.open_decision {
+        return Ok(None);
+    }
+    let id: Uuid = diesel::insert_into(decisions::table)
+        .values((
+            decisions::organization_id.eq(agent.organization_id),
+            decisions::workspace_id.eq(agent.workspace_id),
+            decisions::kind.eq(DecisionKind::WikiDraft.as_str()),
+            decisions::title.eq(&title),
+            decisions::options.eq(json!([])),
+            decisions::detail.eq(&detail),
+            decisions::opened_by_type.eq(Opener::Agent.as_str()),
+            decisions::opened_by_agent.eq(agent.agent_id),
+        ))
+        .returning(decisions::id)
+        .get_result(conn)
+        .await?;
+    Ok(Some(id))
+}
+
+// ---------------------------------------------------------------------------------------------
+// A person's move on a wiki_draft decision (the decisions adapter calls this in its
+// transaction, the decision already locked)
+
+/// Resolve makes the decision's draft version canon (the entry shows it; the former canon
+/// version is superseded); dismiss rejects it (the entry keeps its canon version, or becomes
+/// rejected without one).
+pub(crate) async fn decide_draft(
+    conn: Tx<'_>,
+    decision: Uuid,
+    resolve: bool,
+) -> anyhow::Result<()> {
+    let draft: Option<DraftRow> =
+        prepared(diesel::sql_query(DRAFT_OF).bind::<SqlUuid, _>(decision))
+            .get_result(conn)
+            .await
+            .optional()?;
+    let Some(d) = draft else {
+        return Ok(());
+    };
+    wiki_entries::table
+        .filter(wiki_entries::id.eq(d.entry_id))
+        .for_update()
+        .select(wiki_entries::id)
+        .first::<Uuid>(conn)
+        .await?;
+    let has_canon: bool = diesel::select(diesel::dsl::exists(
+        wiki_versions::table
+            .filter(wiki_versions::entry_id.eq(d.entry_id))
+            .filter(wiki_versions::status.eq(VersionStatus::Canon.as_str())),
+    ))
+    .get_result(conn)
+    .await?;
+    let decided = decide(resolve, has_canon);
+    if decided.supersede_canon {
+        supersede(conn, d.entry_id, VersionStatus::Canon, None).await?;
+    }
+    diesel::update(
+        wiki_versions::table
+            .filter(wiki_versions::entry_id.eq(d.entry_id))
+            .filter(wiki_versions::version.eq(d.version)),
+    )
+    .set((
+        wiki_versions::status.eq(decided.version_status.as_str()),
+        wiki_versions::decided_at.eq(now),
+    ))
+    .execute(conn)
+    .await?;
+    let target = wiki_entries::table.filter(wiki_entries::id.eq(d.entry_id));
+    match decided.entry {
+        EntryChange::ShowCanon => {
+            let category = category(&d.category)?;
+            let terms = Terms::of(&d.title, &d.summary, &d.tags, &d.body);
+            show_version(
+                conn,
+                d.entry_id,
+                Shown {
+                    title: &d.title,
+                    category,
+                    summary: &d.summary,
+                    body: &d.body,
+                    tags: &d.tags,
+                    sources: d.sources,
+                    version: d.version,
+                    terms: &terms,
+                },
+                EntryStatus::Canon,
+            )
+            .await?;
+        }
+        EntryChange::Reject => {
+            diesel::update(target)
+                .set((
+                    wiki_entries::status.eq(EntryStatus::Rejected.as_str()),
+                    wiki_entries::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+        }
+        EntryChange::Keep => {}
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cast's links
+
+/// For each name of a persona's cast, the canon `character` entry titled the same (as titles
+/// match) that the persona's scope sees: its project's entry before a shared one.
+pub(crate) async fn character_links(
+    conn: Tx<'_>,
+    persona: Uuid,
+    names: &[String],
+) -> anyhow::Result<Vec<Option<(Uuid, String)>>> {
+    let keys: Vec<String> = names.iter().map(|n| title_key(n)).collect();
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<CharacterRow> = prepared(
+        diesel::sql_query(CHARACTERS)
+            .bind::<SqlUuid, _>(persona)
+            .bind::<Array<Text>, _>(&keys),
+    )
+    .load(conn)
+    .await?;
+    Ok(keys
+        .iter()
+        .map(|k| {
+            rows.iter()
+                .filter(|r| &r.title_key == k)
+                .max_by_key(|r| r.in_project)
+                .map(|r| (r.id, r.title.clone()))
+        })
+        .collect())
+}
+
+impl WikiRepo for PgStore {
+    fn index<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a IndexQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>> {
+        self.read(async move |conn| index(conn, agent, query).await)
+    }
+
+    fn get<'a>(
+        &'a self,
+        agent: AgentRef,
+        entry: &'a EntryRef,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>> {
+        self.snapshot(async move |conn| get(conn, agent, entry).await)
+    }
+
+    fn search<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a SearchQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>> {
+        self.read(async move |conn| search(conn, agent, query).await)
+    }
+
+    fn propose<'a>(
+        &'a self,
+        agent: AgentRef,
+        proposal: &'a Proposal,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>> {
+        self.tx(async move |conn| propose(conn, agent, proposal).await)
+    }
+}

@@ -46,8 +46,11 @@ change_avatar follow-up; a follow-up (change_avatar, change_bio, delete_post) is
 pending_confirmation becomes cancelled) whether open or handled; a card already elsewhere is \
 422. Resolve on a \
 kind that asks a question (account_banned, contradiction) is 422: choose instead; choose on a \
-kind without options, or an option not among the decision's, is 422. wiki_draft and ad_change \
-decisions are not decided here yet (422). `note` is appended to the decision's notes.";
+kind without options, or an option not among the decision's, is 422. wiki_draft (a wiki \
+proposal under manual review; no options) resolve makes the proposed version canon (the entry \
+shows it, its former canon version is superseded), dismiss rejects it (an entry that has a \
+canon version keeps showing it; a new entry becomes rejected). ad_change decisions are not \
+decided here yet (422). `note` is appended to the decision's notes.";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};

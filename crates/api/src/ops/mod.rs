@@ -40,6 +40,8 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "CreatePersonaBody" => Some(personas::create_persona_rules()),
         "TaskTargetIn" => Some(tasks::target_rules()),
         "RelayTaskBody" => Some(tasks::relay_task_rules()),
+        "ProposeWikiBody" => Some(wiki::propose_rules()),
+        "WikiSourceIn" => Some(wiki::source_rules()),
         _ => None,
     }
 }

@@ -106,8 +106,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("list_cast")
             .summary("The characters the persona's accounts may feature, with their reference images")
             .description("Each character with at most 6 approved images marked with it, signed links valid \
-                `images_expire_in_seconds` (900). `wiki_entry_id` and `wiki_title` are null until the knowledge base \
-                has the character."),
+                `images_expire_in_seconds` (900). `wiki_entry_id` and `wiki_title` name the canon knowledge-base entry of \
+                category character whose title matches the character's name (case, width and Chinese script \
+                aside) among the entries the persona sees (its project's before a shared one); null while there is \
+                none."),
         list_cast,
     ));
 }
@@ -215,7 +217,8 @@ pub struct CastEntryOut {
     pub code: String,
     pub name: String,
     pub summary: Option<String>,
-    /// Null until the knowledge base has the character.
+    /// The canon `character` wiki entry titled as the character's name (its project's before
+    /// a shared one); null while there is none.
     pub wiki_entry_id: Option<Uuid>,
     pub wiki_title: Option<String>,
     /// At most 6 approved images marked with this character.
@@ -258,8 +261,8 @@ impl<'a> Signer<'a> {
                 code: c.code,
                 name: c.name,
                 summary: c.summary,
-                wiki_entry_id: None,
-                wiki_title: None,
+                wiki_entry_id: c.wiki.as_ref().map(|w| w.0),
+                wiki_title: c.wiki.map(|w| w.1),
                 images: images
                     .into_iter()
                     .map(|i| CastImageOut {

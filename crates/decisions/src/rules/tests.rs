@@ -264,8 +264,33 @@ fn a_person_confirms_a_handled_follow_up_or_cancels_it() {
         );
     }
     assert_eq!(
-        plan(&current(K::WikiDraft, &[]), &mv(Action::Resolve, None)),
-        Err(DecisionRefusal::NotDecidableHere(K::WikiDraft))
+        plan(&current(K::AdChange, &[]), &mv(Action::Resolve, None)),
+        Err(DecisionRefusal::NotDecidableHere(K::AdChange))
+    );
+}
+
+#[test]
+fn a_wiki_draft_resolved_becomes_canon_and_dismissed_rejected() {
+    let c = current(K::WikiDraft, &[]);
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, None)),
+        applied(DecisionStatus::Resolved, Effect::CanonizeWiki)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::RejectWiki)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some("keep"))),
+        Err(DecisionRefusal::NoOptions(K::WikiDraft))
+    );
+    let mut done = c.clone();
+    done.status = DecisionStatus::Resolved;
+    done.decided_move = Some(mv(Action::Resolve, None).to_json());
+    assert_eq!(plan(&done, &mv(Action::Resolve, None)), Ok(Plan::Unchanged));
+    assert_eq!(
+        plan(&done, &mv(Action::Dismiss, None)),
+        Err(DecisionRefusal::AlreadyDecided(DecisionStatus::Resolved))
     );
 }
 

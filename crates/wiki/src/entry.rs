@@ -1,0 +1,632 @@
+//! Wiki entries and proposals, as pure rules: the vocabulary (categories, statuses, source
+//! kinds), what a proposal must be (every limit), how a proposal's title finds its entry, and
+//! how a proposal lands (canon at once, or a draft a person reviews through a `wiki_draft`
+//! decision). The adapter loads what a rule needs, asks here, and writes the answer in the
+//! same transaction.
+
+use crate::search;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// `title`: 1-80 characters, not only spaces.
+pub const TITLE_MAX: usize = 80;
+/// `summary`: up to 200 characters.
+pub const SUMMARY_MAX: usize = 200;
+/// `body`: 1-6000 characters, not only spaces.
+pub const BODY_MAX: usize = 6000;
+/// The body length the specification advises (longer is accepted).
+pub const BODY_ADVISED: usize = 2500;
+/// `tags`: at most 12, each 1-100 characters (room for the community axes `market:`, `track:`
+/// and `location:` with their values).
+pub const TAGS_MAX: usize = 12;
+pub const TAG_MAX: usize = 100;
+/// `sources`: 1-20; `ref` 1-2000 characters, `title` up to 200.
+pub const SOURCES_MIN: usize = 1;
+pub const SOURCES_MAX: usize = 20;
+pub const SOURCE_REF_MAX: usize = 2000;
+pub const SOURCE_TITLE_MAX: usize = 200;
+/// `note`: up to 1000 characters.
+pub const NOTE_MAX: usize = 1000;
+/// Search: `limit` default and maximum; `q` up to 200 characters.
+pub const SEARCH_DEFAULT: i64 = 8;
+pub const SEARCH_MAX: i64 = 30;
+pub const QUERY_MAX: usize = 200;
+/// Versions listed by `wiki_get`, newest first.
+pub const VERSIONS_LISTED: i64 = 50;
+
+fleetdesk_kernel::text_enum! {
+    /// What an entry is about.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", schema(as = WikiCategory))]
+    #[serde(rename_all = "snake_case")]
+    pub enum Category {
+        Worldview => "worldview",
+        Character => "character",
+        Voice => "voice",
+        Format => "format",
+        Audience => "audience",
+        Strategy => "strategy",
+        Playbook => "playbook",
+        Lesson => "lesson",
+        Glossary => "glossary",
+        Other => "other",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where an entry stands: `canon` (agents write from it; the only status search finds),
+    /// `draft` (waiting for a person under manual review), `rejected` (a person dismissed it),
+    /// `retired` (gone: never listed).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", schema(as = WikiStatus))]
+    #[serde(rename_all = "snake_case")]
+    pub enum EntryStatus {
+        Canon => "canon",
+        Draft => "draft",
+        Rejected => "rejected",
+        Retired => "retired",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where one version stands: canon (the entry shows it), draft (waiting for its
+    /// `wiki_draft` decision), rejected (dismissed), superseded (a later version replaced it).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", schema(as = WikiVersionStatus))]
+    #[serde(rename_all = "snake_case")]
+    pub enum VersionStatus {
+        Canon => "canon",
+        Draft => "draft",
+        Rejected => "rejected",
+        Superseded => "superseded",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// The index's `status` filter: one status, or `all` (every status but retired).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", schema(as = WikiStatusFilter))]
+    #[serde(rename_all = "snake_case")]
+    pub enum StatusFilter {
+        Canon => "canon",
+        Draft => "draft",
+        Rejected => "rejected",
+        All => "all",
+    }
+}
+
+impl StatusFilter {
+    /// The entry statuses the filter lists.
+    pub fn statuses(self) -> &'static [EntryStatus] {
+        match self {
+            StatusFilter::Canon => &[EntryStatus::Canon],
+            StatusFilter::Draft => &[EntryStatus::Draft],
+            StatusFilter::Rejected => &[EntryStatus::Rejected],
+            StatusFilter::All => &[
+                EntryStatus::Canon,
+                EntryStatus::Draft,
+                EntryStatus::Rejected,
+            ],
+        }
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where an entry's knowledge comes from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", schema(as = WikiSourceKind))]
+    #[serde(rename_all = "snake_case")]
+    pub enum SourceKind {
+        Vault => "vault",
+        Notion => "notion",
+        Post => "post",
+        Review => "review",
+        Agent => "agent",
+        Person => "person",
+        Other => "other",
+    }
+}
+
+/// One source of an entry, as stored (`{kind, ref, title}` in JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    pub kind: SourceKind,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// A proposal as an agent sends it, before its rules are checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawProposal {
+    pub category: Category,
+    pub title: String,
+    pub summary: Option<String>,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub sources: Vec<Source>,
+    /// A project name of the agent's workspace; none for a shared entry.
+    pub project: Option<String>,
+    /// The id of the canon entry this revises.
+    pub revises: Option<Uuid>,
+    pub note: Option<String>,
+}
+
+/// A proposal whose every rule holds: trimmed, tags without repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    pub category: Category,
+    pub title: String,
+    /// The title as it is matched ([`search::title_key`]).
+    pub title_key: String,
+    pub summary: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub sources: Vec<Source>,
+    pub project: Option<String>,
+    pub revises: Option<Uuid>,
+    pub note: Option<String>,
+}
+
+/// Why a proposal is refused: a field breaks a limit (400, `Invalid`) or a rule (422,
+/// `Refused`). `field` names it as the request does (`sources[2].ref`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProposalError {
+    #[error("{field} {reason}")]
+    Invalid { field: String, reason: String },
+    #[error("{field} {reason}")]
+    Refused { field: String, reason: String },
+}
+
+impl ProposalError {
+    fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        ProposalError::Invalid {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn field(&self) -> &str {
+        match self {
+            ProposalError::Invalid { field, .. } | ProposalError::Refused { field, .. } => field,
+        }
+    }
+}
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Text of `min..=max` characters once trimmed (`min` 1 also refuses only spaces).
+fn text(field: &str, raw: &str, min: usize, max: usize) -> Result<String, ProposalError> {
+    let t = raw.trim();
+    let n = chars(t);
+    if n < min || n > max {
+        let reason = if min == 0 {
+            format!("must have at most {max} characters")
+        } else {
+            format!("must be {min}-{max} characters long and not only spaces")
+        };
+        return Err(ProposalError::invalid(field, reason));
+    }
+    Ok(t.to_owned())
+}
+
+impl Proposal {
+    /// Checks every rule of a proposal: title 1-80, summary up to 200, body 1-6000 (none only
+    /// spaces), tags at most 12 of 1-100 characters (repeats dropped, matched as titles are),
+    /// sources 1-20 with ref 1-2000 and title up to 200, note up to 1000, the project name
+    /// 1-200; a source ref that carries an access token (`?token=…`) is refused.
+    pub fn parse(raw: RawProposal) -> Result<Proposal, ProposalError> {
+        let title = text("title", &raw.title, 1, TITLE_MAX)?;
+        let summary = text(
+            "summary",
+            raw.summary.as_deref().unwrap_or(""),
+            0,
+            SUMMARY_MAX,
+        )?;
+        let body = text("body", &raw.body, 1, BODY_MAX)?;
+        if raw.tags.len() > TAGS_MAX {
+            return Err(ProposalError::invalid(
+                "tags",
+                format!("must have at most {TAGS_MAX} items"),
+            ));
+        }
+        let mut tags: Vec<String> = Vec::new();
+        let mut keys: Vec<String> = Vec::new();
+        for (i, tag) in raw.tags.iter().enumerate() {
+            let tag = text(&format!("tags[{i}]"), tag, 1, TAG_MAX)?;
+            let key = search::title_key(&tag);
+            if !keys.contains(&key) {
+                keys.push(key);
+                tags.push(tag);
+            }
+        }
+        if raw.sources.len() < SOURCES_MIN || raw.sources.len() > SOURCES_MAX {
+            return Err(ProposalError::invalid(
+                "sources",
+                format!("must have {SOURCES_MIN}-{SOURCES_MAX} items"),
+            ));
+        }
+        let mut sources = Vec::with_capacity(raw.sources.len());
+        for (i, s) in raw.sources.iter().enumerate() {
+            let reference = text(
+                &format!("sources[{i}].ref"),
+                &s.reference,
+                1,
+                SOURCE_REF_MAX,
+            )?;
+            if let Some(param) = fleetdesk_kernel::secrets::access_token_param(&reference) {
+                return Err(ProposalError::Refused {
+                    field: format!("sources[{i}].ref"),
+                    reason: format!(
+                        "carries an access token (query parameter {param}): give the link \
+                         without it"
+                    ),
+                });
+            }
+            let title = match &s.title {
+                Some(t) => Some(text(
+                    &format!("sources[{i}].title"),
+                    t,
+                    0,
+                    SOURCE_TITLE_MAX,
+                )?)
+                .filter(|t| !t.is_empty()),
+                None => None,
+            };
+            sources.push(Source {
+                kind: s.kind,
+                reference,
+                title,
+            });
+        }
+        let project = match &raw.project {
+            Some(p) => Some(text("project", p, 1, 200)?),
+            None => None,
+        };
+        let note = match &raw.note {
+            Some(n) => Some(text("note", n, 0, NOTE_MAX)?).filter(|n| !n.is_empty()),
+            None => None,
+        };
+        Ok(Proposal {
+            category: raw.category,
+            title_key: search::title_key(&title),
+            title,
+            summary,
+            body,
+            tags,
+            sources,
+            project,
+            revises: raw.revises,
+            note,
+        })
+    }
+
+    /// The search terms stored for the entry: title (weight A), summary and tags (B), body
+    /// (D), each through [`search::index_text`].
+    pub fn terms(&self) -> Terms {
+        Terms::of(&self.title, &self.summary, &self.tags, &self.body)
+    }
+}
+
+/// What the adapter stores in `terms_title`, `terms_summary` and `terms_body`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub title: String,
+    pub summary: String,
+    pub body: String,
+}
+
+impl Terms {
+    pub fn of(title: &str, summary: &str, tags: &[String], body: &str) -> Terms {
+        let mut summary_and_tags = summary.to_owned();
+        for t in tags {
+            summary_and_tags.push('\n');
+            summary_and_tags.push_str(t);
+        }
+        Terms {
+            title: search::index_text(title),
+            summary: search::index_text(&summary_and_tags),
+            body: search::index_text(body),
+        }
+    }
+}
+
+/// Why a wiki request is refused by a rule (422 unless said otherwise).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WikiRefusal {
+    /// 404: no entry the agent may see (another organization's, another workspace's project).
+    #[error("no such wiki entry")]
+    NotFound,
+    /// 404 naming `revises`.
+    #[error("revises names no wiki entry you can see")]
+    RevisesNotFound,
+    #[error("revises must name a canon entry; this one is {0}")]
+    RevisesNotCanon(EntryStatus),
+    #[error(
+        "a revision keeps its entry's title ({0:?}); to write about something else, propose a new entry"
+    )]
+    RevisesOtherTitle(String),
+    #[error("a revision stays in its entry's project ({}); omit project or name that one", .0.as_deref().unwrap_or("shared"))]
+    RevisesOtherProject(Option<String>),
+    #[error("{0:?} is not a project of your workspace")]
+    ProjectUnknown(String),
+    #[error(
+        "the title is used by entries of several projects ({}): name the project",
+        .0.join(", ")
+    )]
+    TitleInSeveralProjects(Vec<String>),
+}
+
+impl WikiRefusal {
+    /// The request field the refusal is about.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            WikiRefusal::NotFound => None,
+            WikiRefusal::RevisesNotFound | WikiRefusal::RevisesNotCanon(_) => Some("revises"),
+            WikiRefusal::RevisesOtherTitle(_) => Some("title"),
+            WikiRefusal::RevisesOtherProject(_)
+            | WikiRefusal::ProjectUnknown(_)
+            | WikiRefusal::TitleInSeveralProjects(_) => Some("project"),
+        }
+    }
+
+    /// 404 rather than 422.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, WikiRefusal::NotFound | WikiRefusal::RevisesNotFound)
+    }
+}
+
+/// The project a proposal or a filter names, among the workspace's `(id, name)` projects.
+pub fn find_project(
+    named: Option<&str>,
+    projects: &[(Uuid, String)],
+) -> Result<Option<Uuid>, WikiRefusal> {
+    match named {
+        None => Ok(None),
+        Some(name) => projects
+            .iter()
+            .find(|(_, n)| n == name.trim())
+            .map(|(id, _)| Some(*id))
+            .ok_or_else(|| WikiRefusal::ProjectUnknown(name.trim().to_owned())),
+    }
+}
+
+/// An entry the agent may see whose title matches a lookup: its id and project name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TitleMatch {
+    pub id: Uuid,
+    pub project: Option<String>,
+}
+
+/// Which of the entries with a title `wiki_get` returns: with `project`, that project's entry,
+/// else the shared one; without, the shared entry, else the only project's entry (several
+/// projects' entries of that title: 422 naming project).
+pub fn pick_by_title(matches: &[TitleMatch], project: Option<&str>) -> Result<Uuid, WikiRefusal> {
+    let shared = matches.iter().find(|m| m.project.is_none());
+    if let Some(p) = project {
+        return matches
+            .iter()
+            .find(|m| m.project.as_deref() == Some(p.trim()))
+            .or(shared)
+            .map(|m| m.id)
+            .ok_or(WikiRefusal::NotFound);
+    }
+    if let Some(s) = shared {
+        return Ok(s.id);
+    }
+    match matches {
+        [] => Err(WikiRefusal::NotFound),
+        [only] => Ok(only.id),
+        several => {
+            let mut names: Vec<String> = several.iter().filter_map(|m| m.project.clone()).collect();
+            names.sort();
+            Err(WikiRefusal::TitleInSeveralProjects(names))
+        }
+    }
+}
+
+/// The entry a proposal lands on, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Existing {
+    pub id: Uuid,
+    pub status: EntryStatus,
+    pub title_key: String,
+    pub project_id: Option<Uuid>,
+    pub project: Option<String>,
+    /// The entry has a canon version (its row shows it).
+    pub has_canon: bool,
+    /// The highest version number.
+    pub last_version: i32,
+    /// The version waiting for a person, and its open `wiki_draft` decision.
+    pub pending: Option<Pending>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    pub version: i32,
+    pub decision_id: Option<Uuid>,
+}
+
+/// What becomes of a draft version already waiting when a new proposal lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// Nothing was waiting.
+    None,
+    /// The waiting version is superseded and its open decision now asks about the new one.
+    MoveDecision { version: i32, decision_id: Uuid },
+    /// The waiting version is superseded; its decision (if open) is dismissed by the service:
+    /// the new version became canon without it.
+    Supersede {
+        version: i32,
+        decision_id: Option<Uuid>,
+    },
+}
+
+/// How a proposal lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landing {
+    /// The new version's number.
+    pub version: i32,
+    /// canon (auto) or draft (manual review).
+    pub status: VersionStatus,
+    /// True when it became canon without a person.
+    pub auto: bool,
+    /// A new entry.
+    pub created: bool,
+    /// The entry's row takes the new version's text and this status; `None` keeps the row as
+    /// it is (a draft revision of a canon entry: the entry stays canon until resolved).
+    pub show: Option<EntryStatus>,
+    /// The canon version the new one supersedes at once (auto).
+    pub supersede_canon: bool,
+    pub waiting: Waiting,
+    /// A new `wiki_draft` decision opens for the version.
+    pub open_decision: bool,
+}
+
+/// Whether the proposal `p`, under the organization's review (`manual`), lands on `existing`
+/// (the entry `revises` names, else the entry of the same title in the same scope).
+/// `revised` is the entry `revises` named, when it did; `project_id` is the project the
+/// proposal names.
+pub fn land(
+    p: &Proposal,
+    project_id: Option<Uuid>,
+    existing: Option<&Existing>,
+    manual: bool,
+) -> Result<Landing, WikiRefusal> {
+    if let Some(e) = existing
+        && p.revises == Some(e.id)
+    {
+        if e.status != EntryStatus::Canon {
+            return Err(WikiRefusal::RevisesNotCanon(e.status));
+        }
+        if e.title_key != p.title_key {
+            return Err(WikiRefusal::RevisesOtherTitle(e.title_key.clone()));
+        }
+        if p.project.is_some() && project_id != e.project_id {
+            return Err(WikiRefusal::RevisesOtherProject(e.project.clone()));
+        }
+    }
+    let status = if manual {
+        VersionStatus::Draft
+    } else {
+        VersionStatus::Canon
+    };
+    let Some(e) = existing else {
+        return Ok(Landing {
+            version: 1,
+            status,
+            auto: !manual,
+            created: true,
+            show: Some(if manual {
+                EntryStatus::Draft
+            } else {
+                EntryStatus::Canon
+            }),
+            supersede_canon: false,
+            waiting: Waiting::None,
+            open_decision: manual,
+        });
+    };
+    let waiting = match (e.pending, manual) {
+        (None, _) => Waiting::None,
+        (
+            Some(Pending {
+                version,
+                decision_id: Some(decision_id),
+            }),
+            true,
+        ) => Waiting::MoveDecision {
+            version,
+            decision_id,
+        },
+        (
+            Some(Pending {
+                version,
+                decision_id,
+            }),
+            _,
+        ) => Waiting::Supersede {
+            version,
+            decision_id,
+        },
+    };
+    let show = match (manual, e.has_canon) {
+        (false, _) => Some(EntryStatus::Canon),
+        // A draft revision of a canon entry: the entry keeps showing its canon text.
+        (true, true) => None,
+        (true, false) => Some(EntryStatus::Draft),
+    };
+    Ok(Landing {
+        version: e.last_version + 1,
+        status,
+        auto: !manual,
+        created: false,
+        show,
+        supersede_canon: !manual && e.has_canon,
+        open_decision: manual && !matches!(waiting, Waiting::MoveDecision { .. }),
+        waiting,
+    })
+}
+
+/// What a person's move on a `wiki_draft` decision does to the entry, given whether it has a
+/// canon version besides the draft: resolve makes the draft canon (the entry shows it, the
+/// former canon version is superseded); dismiss rejects the draft (an entry with a canon
+/// version keeps it; one without becomes rejected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decided {
+    pub version_status: VersionStatus,
+    /// The entry's row takes the draft's text with this status, or only this status, or
+    /// stays.
+    pub entry: EntryChange,
+    pub supersede_canon: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryChange {
+    /// The row shows the decided version, canon.
+    ShowCanon,
+    /// The row (which already shows the draft) becomes rejected.
+    Reject,
+    /// The row keeps its canon version.
+    Keep,
+}
+
+pub fn decide(resolve: bool, has_canon: bool) -> Decided {
+    match (resolve, has_canon) {
+        (true, _) => Decided {
+            version_status: VersionStatus::Canon,
+            entry: EntryChange::ShowCanon,
+            supersede_canon: has_canon,
+        },
+        (false, true) => Decided {
+            version_status: VersionStatus::Rejected,
+            entry: EntryChange::Keep,
+            supersede_canon: false,
+        },
+        (false, false) => Decided {
+            version_status: VersionStatus::Rejected,
+            entry: EntryChange::Reject,
+            supersede_canon: false,
+        },
+    }
+}
+
+/// The title of a proposal's `wiki_draft` decision.
+pub fn decision_title(title: &str, version: i32, revision: bool) -> String {
+    if revision {
+        format!("Wiki revision: {title} (version {version})")
+    } else {
+        format!("New wiki entry: {title}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

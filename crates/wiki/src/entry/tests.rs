@@ -1,0 +1,325 @@
+use super::*;
+
+fn raw() -> RawProposal {
+    RawProposal {
+        category: Category::Voice,
+        title: "  Mia 的語氣  ".to_owned(),
+        summary: Some("How Mia talks".to_owned()),
+        body: "Short, warm, playful.".to_owned(),
+        tags: vec!["voice".to_owned()],
+        sources: vec![Source {
+            kind: SourceKind::Notion,
+            reference: "https://notion.so/acme/voice".to_owned(),
+            title: Some("Voice notes".to_owned()),
+        }],
+        project: None,
+        revises: None,
+        note: None,
+    }
+}
+
+fn invalid_field(r: RawProposal) -> String {
+    match Proposal::parse(r) {
+        Err(ProposalError::Invalid { field, .. }) => field,
+        other => panic!("expected a 400, got {other:?}"),
+    }
+}
+
+fn n(c: char, count: usize) -> String {
+    std::iter::repeat_n(c, count).collect()
+}
+
+#[test]
+fn a_proposal_is_trimmed_and_its_title_matched_across_scripts() {
+    let p = Proposal::parse(raw()).unwrap();
+    assert_eq!(p.title, "Mia 的語氣");
+    assert_eq!(p.title_key, search::title_key("mia 的语气"));
+    assert_eq!(p.summary, "How Mia talks");
+}
+
+#[test]
+fn every_limit_holds_at_the_limit_and_refuses_one_past() {
+    // title 80
+    let mut r = raw();
+    r.title = n('貓', TITLE_MAX);
+    assert!(Proposal::parse(r.clone()).is_ok());
+    r.title = n('貓', TITLE_MAX + 1);
+    assert_eq!(invalid_field(r), "title");
+    // blank title and body
+    let mut r = raw();
+    r.title = "   ".to_owned();
+    assert_eq!(invalid_field(r), "title");
+    let mut r = raw();
+    r.body = " \n ".to_owned();
+    assert_eq!(invalid_field(r), "body");
+    // summary 200
+    let mut r = raw();
+    r.summary = Some(n('a', SUMMARY_MAX));
+    assert!(Proposal::parse(r.clone()).is_ok());
+    r.summary = Some(n('a', SUMMARY_MAX + 1));
+    assert_eq!(invalid_field(r), "summary");
+    // body 6000
+    let mut r = raw();
+    r.body = n('字', BODY_MAX);
+    assert!(Proposal::parse(r.clone()).is_ok());
+    r.body = n('字', BODY_MAX + 1);
+    assert_eq!(invalid_field(r), "body");
+    // tags 12, each 1-100
+    let mut r = raw();
+    r.tags = (0..TAGS_MAX).map(|i| format!("t{i}")).collect();
+    assert_eq!(Proposal::parse(r.clone()).unwrap().tags.len(), TAGS_MAX);
+    r.tags.push("one more".to_owned());
+    assert_eq!(invalid_field(r), "tags");
+    let mut r = raw();
+    r.tags = vec!["ok".to_owned(), n('x', TAG_MAX + 1)];
+    assert_eq!(invalid_field(r.clone()), "tags[1]");
+    r.tags = vec![" ".to_owned()];
+    assert_eq!(invalid_field(r), "tags[0]");
+    // sources 1-20
+    let mut r = raw();
+    r.sources = Vec::new();
+    assert_eq!(invalid_field(r.clone()), "sources");
+    r.sources = vec![raw().sources[0].clone(); SOURCES_MAX];
+    assert!(Proposal::parse(r.clone()).is_ok());
+    r.sources.push(raw().sources[0].clone());
+    assert_eq!(invalid_field(r), "sources");
+    let mut r = raw();
+    r.sources[0].reference = n('r', SOURCE_REF_MAX + 1);
+    assert_eq!(invalid_field(r.clone()), "sources[0].ref");
+    r.sources[0].reference = n('r', SOURCE_REF_MAX);
+    r.sources[0].title = Some(n('t', SOURCE_TITLE_MAX + 1));
+    assert_eq!(invalid_field(r), "sources[0].title");
+    // note 1000
+    let mut r = raw();
+    r.note = Some(n('n', NOTE_MAX));
+    assert!(Proposal::parse(r.clone()).is_ok());
+    r.note = Some(n('n', NOTE_MAX + 1));
+    assert_eq!(invalid_field(r), "note");
+}
+
+#[test]
+fn repeated_tags_are_dropped_as_titles_match() {
+    let mut r = raw();
+    r.tags = vec![
+        "貓咪".into(),
+        "猫咪".into(),
+        " Voice ".into(),
+        "voice".into(),
+    ];
+    assert_eq!(Proposal::parse(r).unwrap().tags, vec!["貓咪", "Voice"]);
+}
+
+#[test]
+fn a_source_ref_with_an_access_token_is_refused() {
+    let mut r = raw();
+    r.sources.push(Source {
+        kind: SourceKind::Vault,
+        reference: "https://drive.test/file?id=1&access_token=abc".to_owned(),
+        title: None,
+    });
+    match Proposal::parse(r) {
+        Err(e @ ProposalError::Refused { .. }) => {
+            assert_eq!(e.field(), "sources[1].ref");
+            assert!(e.to_string().contains("access_token"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn terms_weigh_title_summary_with_tags_and_body() {
+    let mut r = raw();
+    r.tags = vec!["貓咪".into()];
+    let t = Proposal::parse(r).unwrap().terms();
+    assert!(t.title.contains("语气"), "{t:?}");
+    assert!(
+        t.summary.contains("猫咪") && t.summary.contains("talk"),
+        "{t:?}"
+    );
+    assert!(t.body.contains("play"), "{t:?}");
+}
+
+#[test]
+fn a_project_is_found_by_name_in_the_workspace() {
+    let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+    let projects = vec![(a, "beauty".to_owned()), (b, "food".to_owned())];
+    assert_eq!(find_project(None, &projects), Ok(None));
+    assert_eq!(find_project(Some(" food "), &projects), Ok(Some(b)));
+    assert_eq!(
+        find_project(Some("cars"), &projects),
+        Err(WikiRefusal::ProjectUnknown("cars".to_owned()))
+    );
+}
+
+#[test]
+fn a_title_lookup_prefers_the_named_project_then_shared() {
+    let (s, b, f) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let m = |id, p: Option<&str>| TitleMatch {
+        id,
+        project: p.map(str::to_owned),
+    };
+    let all = vec![m(s, None), m(b, Some("beauty")), m(f, Some("food"))];
+    assert_eq!(pick_by_title(&all, Some("beauty")), Ok(b));
+    assert_eq!(pick_by_title(&all, Some("cars")), Ok(s));
+    assert_eq!(pick_by_title(&all, None), Ok(s));
+    assert_eq!(pick_by_title(&all[1..2], None), Ok(b));
+    assert_eq!(
+        pick_by_title(&all[1..], None),
+        Err(WikiRefusal::TitleInSeveralProjects(vec![
+            "beauty".into(),
+            "food".into()
+        ]))
+    );
+    assert_eq!(pick_by_title(&[], None), Err(WikiRefusal::NotFound));
+    assert_eq!(
+        pick_by_title(&all[1..2], Some("food")),
+        Err(WikiRefusal::NotFound)
+    );
+}
+
+fn existing(status: EntryStatus, has_canon: bool, pending: Option<Pending>) -> Existing {
+    Existing {
+        id: Uuid::new_v4(),
+        status,
+        title_key: search::title_key("mia 的语气"),
+        project_id: None,
+        project: None,
+        has_canon,
+        last_version: 3,
+        pending,
+    }
+}
+
+#[test]
+fn a_new_title_creates_an_entry_canon_or_draft() {
+    let p = Proposal::parse(raw()).unwrap();
+    let auto = land(&p, None, None, false).unwrap();
+    assert_eq!(
+        (auto.version, auto.status, auto.auto, auto.created),
+        (1, VersionStatus::Canon, true, true)
+    );
+    assert_eq!(auto.show, Some(EntryStatus::Canon));
+    assert!(!auto.open_decision);
+    let manual = land(&p, None, None, true).unwrap();
+    assert_eq!(
+        (
+            manual.status,
+            manual.auto,
+            manual.show,
+            manual.open_decision
+        ),
+        (VersionStatus::Draft, false, Some(EntryStatus::Draft), true)
+    );
+}
+
+#[test]
+fn a_revision_of_a_canon_entry_is_canon_at_once_or_waits_while_the_entry_stays_canon() {
+    let p = Proposal::parse(raw()).unwrap();
+    let e = existing(EntryStatus::Canon, true, None);
+    let auto = land(&p, None, Some(&e), false).unwrap();
+    assert_eq!((auto.version, auto.created), (4, false));
+    assert_eq!(auto.show, Some(EntryStatus::Canon));
+    assert!(auto.supersede_canon);
+    let manual = land(&p, None, Some(&e), true).unwrap();
+    assert_eq!(manual.status, VersionStatus::Draft);
+    assert_eq!(manual.show, None, "the entry keeps its canon text");
+    assert!(!manual.supersede_canon && manual.open_decision);
+}
+
+#[test]
+fn a_waiting_draft_is_superseded_and_its_decision_moves_or_is_dismissed() {
+    let p = Proposal::parse(raw()).unwrap();
+    let d = Uuid::new_v4();
+    let pending = Some(Pending {
+        version: 3,
+        decision_id: Some(d),
+    });
+    let e = existing(EntryStatus::Draft, false, pending);
+    let manual = land(&p, None, Some(&e), true).unwrap();
+    assert_eq!(
+        manual.waiting,
+        Waiting::MoveDecision {
+            version: 3,
+            decision_id: d
+        }
+    );
+    assert!(!manual.open_decision, "one open decision per entry");
+    assert_eq!(manual.show, Some(EntryStatus::Draft));
+    let auto = land(&p, None, Some(&e), false).unwrap();
+    assert_eq!(
+        auto.waiting,
+        Waiting::Supersede {
+            version: 3,
+            decision_id: Some(d)
+        }
+    );
+    assert_eq!(auto.show, Some(EntryStatus::Canon));
+    assert!(!auto.supersede_canon);
+}
+
+#[test]
+fn a_rejected_entry_comes_back_with_a_new_proposal() {
+    let p = Proposal::parse(raw()).unwrap();
+    let e = existing(EntryStatus::Rejected, false, None);
+    assert_eq!(
+        land(&p, None, Some(&e), false).unwrap().show,
+        Some(EntryStatus::Canon)
+    );
+    let manual = land(&p, None, Some(&e), true).unwrap();
+    assert_eq!(manual.show, Some(EntryStatus::Draft));
+    assert!(manual.open_decision);
+}
+
+#[test]
+fn revises_names_a_canon_entry_of_the_same_title_and_project() {
+    let mut r = raw();
+    let e = existing(EntryStatus::Draft, false, None);
+    r.revises = Some(e.id);
+    let p = Proposal::parse(r.clone()).unwrap();
+    assert_eq!(
+        land(&p, None, Some(&e), false),
+        Err(WikiRefusal::RevisesNotCanon(EntryStatus::Draft))
+    );
+    let canon = existing(EntryStatus::Canon, true, None);
+    r.revises = Some(canon.id);
+    r.title = "Another title".to_owned();
+    let p = Proposal::parse(r.clone()).unwrap();
+    assert!(matches!(
+        land(&p, None, Some(&canon), false),
+        Err(WikiRefusal::RevisesOtherTitle(_))
+    ));
+    r.title = "MIA 的语气".to_owned();
+    r.project = Some("beauty".to_owned());
+    let p = Proposal::parse(r.clone()).unwrap();
+    assert_eq!(
+        land(&p, Some(Uuid::new_v4()), Some(&canon), false),
+        Err(WikiRefusal::RevisesOtherProject(None))
+    );
+    r.project = None;
+    let p = Proposal::parse(r).unwrap();
+    assert_eq!(land(&p, None, Some(&canon), false).unwrap().version, 4);
+}
+
+#[test]
+fn a_persons_move_makes_the_draft_canon_or_rejects_it() {
+    assert_eq!(
+        decide(true, true),
+        Decided {
+            version_status: VersionStatus::Canon,
+            entry: EntryChange::ShowCanon,
+            supersede_canon: true
+        }
+    );
+    assert_eq!(decide(true, false).entry, EntryChange::ShowCanon);
+    assert!(!decide(true, false).supersede_canon);
+    assert_eq!(decide(false, true).entry, EntryChange::Keep);
+    assert_eq!(decide(false, false).entry, EntryChange::Reject);
+    assert_eq!(decide(false, false).version_status, VersionStatus::Rejected);
+}
+
+#[test]
+fn the_status_filter_all_excludes_retired() {
+    assert!(!StatusFilter::All.statuses().contains(&EntryStatus::Retired));
+    assert_eq!(StatusFilter::All.statuses().len(), 3);
+    assert_eq!(StatusFilter::Draft.statuses(), &[EntryStatus::Draft]);
+}

@@ -1,0 +1,138 @@
+//! What the knowledge-base use cases need from storage: one method per atomic use case.
+//!
+//! Scope: an agent sees the entries of its organization that are shared (no project) or of a
+//! project of its workspace.
+
+use crate::entry::{Category, EntryStatus, Proposal, Source, VersionStatus, WikiRefusal};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Position};
+use jiff::Timestamp;
+use uuid::Uuid;
+
+/// A page of the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexQuery {
+    pub statuses: Vec<EntryStatus>,
+    /// A project name of the agent's workspace: that project's entries and the shared ones.
+    pub project: Option<String>,
+    /// Newest first: the page starts after this position.
+    pub after: Option<Position>,
+    pub limit: i64,
+}
+
+/// An entry without its body: what the index and search list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryHead {
+    pub id: Uuid,
+    pub title: String,
+    pub category: Category,
+    pub summary: String,
+    pub tags: Vec<String>,
+    pub version: i32,
+    pub status: EntryStatus,
+    /// The project's name; none for a shared entry.
+    pub project: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// One version of an entry, newest first in [`Entry::versions`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionRecord {
+    pub version: i32,
+    pub status: VersionStatus,
+    pub category: Category,
+    pub title: String,
+    pub summary: String,
+    pub note: Option<String>,
+    /// The proposing agent's name.
+    pub proposed_by: Option<String>,
+    /// The `wiki_draft` decision a draft waits for (or was decided by).
+    pub decision_id: Option<Uuid>,
+    pub created_at: Timestamp,
+    pub decided_at: Option<Timestamp>,
+}
+
+/// A whole entry, as `wiki_get` answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub head: EntryHead,
+    pub body: String,
+    pub sources: Vec<Source>,
+    /// The latest versions, newest first (at most [`crate::entry::VERSIONS_LISTED`]).
+    pub versions: Vec<VersionRecord>,
+}
+
+/// How `wiki_get` names an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryRef {
+    Id(Uuid),
+    /// A title (matched as titles are), in `project` or shared.
+    Title {
+        title: String,
+        project: Option<String>,
+    },
+}
+
+/// A search: the `to_tsquery('simple', …)` text (none when the query has no term: nothing is
+/// found, but the project filter is still checked) and the agent's optional project filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchQuery {
+    pub ts_query: Option<String>,
+    pub project: Option<String>,
+    pub limit: i64,
+}
+
+/// A canon entry a search found: its head, body (for the snippet) and rank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub head: EntryHead,
+    pub body: String,
+    pub score: f32,
+}
+
+/// What a proposal did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposed {
+    pub id: Uuid,
+    pub title: String,
+    pub version: i32,
+    /// The new version's status: canon or draft.
+    pub status: VersionStatus,
+    pub auto: bool,
+    /// A new entry.
+    pub created: bool,
+    /// The `wiki_draft` decision it waits for (manual review).
+    pub decision_id: Option<Uuid>,
+}
+
+/// The knowledge base in storage.
+pub trait WikiRepo: Send + Sync {
+    /// A page of the entries the agent sees, newest first.
+    fn index<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a IndexQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>>;
+
+    /// One entry the agent sees, with its sources and versions.
+    fn get<'a>(
+        &'a self,
+        agent: AgentRef,
+        entry: &'a EntryRef,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>>;
+
+    /// The canon entries the agent sees that match, best first (at most `limit`).
+    fn search<'a>(
+        &'a self,
+        agent: AgentRef,
+        query: &'a SearchQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>>;
+
+    /// Lands a proposal in one transaction: a new entry or a new version of one, canon or a
+    /// draft with its `wiki_draft` decision, by the organization's review setting.
+    fn propose<'a>(
+        &'a self,
+        agent: AgentRef,
+        proposal: &'a Proposal,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>>;
+}
