@@ -5,8 +5,10 @@
 //! 3. starts `fleetdesk serve --expose-round-trips` and, not measured, proposes `--entries`
 //!    (10,000) entries through POST /wiki, the real write path (the server segments, converts
 //!    and indexes each one), from two clients at once: a quarter each in traditional Chinese,
-//!    simplified Chinese, English and mixed text, their words drawn from an agency vocabulary
-//!    with a Zipf-like law, so a few words are in thousands of entries and most in few;
+//!    simplified Chinese, English and mixed; each entry is about two of ten topics (its words
+//!    55% from its main topic's ten agency words, 15% from a second topic's, 30% from a long
+//!    tail of made-up words few entries share), so a topic word is in about one entry in five
+//!    of its language and a tail word in about one in a hundred;
 //! 4. one client sends GET /api/agent/v1/wiki/search, one request at a time, cycling through
 //!    queries of every kind (traditional, simplified, English, mixed; narrow and broad).
 //!
@@ -26,7 +28,7 @@ cargo xtask bench wiki: GET /api/agent/v1/wiki/search on the release binary.
 Creates a database fleetdesk_wiki_<pid> (dropped at the end), applies one organization with
 one operator agent, starts `fleetdesk serve --expose-round-trips`, proposes --entries entries
 through POST /wiki from two clients (not measured; traditional Chinese, simplified Chinese,
-English and mixed text from an agency vocabulary), then measures GET /wiki/search (limit 8)
+English and mixed text on ten topics of agency words), then measures GET /wiki/search (limit 8)
 one request at a time over queries of every kind. Prints p50/p95/p99/max latency and SQL round
 trips per request (X-Db-Round-Trips); writes `wiki` in target/bench/results.json.
 
@@ -37,6 +39,7 @@ OPTIONS:
     --entries N     entries proposed before measuring (default 10000)
     --requests N    measured requests (default 600)
     --no-build      do not run cargo build; use target/release/fleetdesk as it is
+    --keep-database leave the database in place (its URL is printed), for EXPLAIN
     -h, --help      print this help
 ";
 
@@ -146,14 +149,6 @@ const ZH_TRAD: &[&str] = &[
     "音樂",
     "配音",
     "旁白",
-    "開頭",
-    "結尾",
-    "提問",
-    "投票",
-    "貼紙",
-    "表情",
-    "語助詞",
-    "口頭禪",
 ];
 
 /// The same words as mainland text writes them (simplified script, mainland wording where it
@@ -259,14 +254,6 @@ const ZH_SIMP: &[&str] = &[
     "音乐",
     "配音",
     "旁白",
-    "开头",
-    "结尾",
-    "提问",
-    "投票",
-    "贴纸",
-    "表情",
-    "语气词",
-    "口头禅",
 ];
 
 const EN: &[&str] = &[
@@ -364,6 +351,12 @@ const EN: &[&str] = &[
     "sensitive",
     "oily",
     "dry",
+    "brief",
+    "feedback",
+    "trend",
+    "template",
+    "persona",
+    "analytics",
 ];
 
 const FILLER_ZH: &[&str] = &["，", "。", "；", "、"];
@@ -381,21 +374,12 @@ impl Rng {
         x
     }
 
-    /// An index in 0..n with a Zipf-like law (weight 1 / (i + 1)).
-    fn zipf(&mut self, n: usize) -> usize {
-        let h: f64 = (1..=n).map(|i| 1.0 / i as f64).sum();
-        let mut u = (self.next() % 1_000_000) as f64 / 1_000_000.0 * h;
-        for i in 0..n {
-            u -= 1.0 / (i + 1) as f64;
-            if u <= 0.0 {
-                return i;
-            }
-        }
-        n - 1
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Script {
     Traditional,
     Simplified,
@@ -403,21 +387,83 @@ enum Script {
     Mixed,
 }
 
-fn words(rng: &mut Rng, script: Script, n: usize) -> Vec<&'static str> {
+/// Topics: the vocabularies split in `TOPICS` groups of consecutive words.
+const TOPICS: usize = 10;
+/// Of an entry's words: this many in 100 from its main topic, then from a second topic, the
+/// rest from the long tail of words few entries share.
+const MAIN_TOPIC_PCT: usize = 55;
+const SECOND_TOPIC_PCT: usize = 15;
+/// Han characters written alike in both scripts, paired into the tail's two-character words.
+const TAIL_HAN: &[char] = &[
+    '山', '水', '火', '木', '石', '田', '光', '花', '草', '天', '月', '日', '星', '雨', '土', '金',
+    '米', '竹', '羊', '牛', '鱼', '虫', '手', '口', '目', '耳', '心', '力', '刀', '工', '方', '白',
+    '红', '青', '黄', '小', '大', '中', '上', '下', '左', '右', '前', '后', '里', '外', '早', '晚',
+    '春', '夏', '秋', '冬', '东', '西', '南', '北', '甜', '酸', '苦', '辣',
+];
+const TAIL_SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ren", "tu", "sa", "vel", "dor", "pi", "nu", "zan", "ko", "ber", "li", "mo",
+    "tas", "quin", "ra", "fel", "gu",
+];
+
+/// What an entry writes about: its script, a main and a second topic.
+struct Theme {
+    script: Script,
+    main: usize,
+    second: usize,
+}
+
+fn topic_word(list: &'static [&'static str], topic: usize, rng: &mut Rng) -> String {
+    let per = list.len() / TOPICS;
+    list[topic * per + rng.below(per)].to_owned()
+}
+
+/// A word of the long tail: a two-character Han word, or a made-up three-syllable English one
+/// (about 3,600 and 8,000 of them).
+fn tail_word(english: bool, rng: &mut Rng) -> String {
+    if english {
+        (0..3)
+            .map(|_| TAIL_SYLLABLES[rng.below(TAIL_SYLLABLES.len())])
+            .collect()
+    } else {
+        [
+            TAIL_HAN[rng.below(TAIL_HAN.len())],
+            TAIL_HAN[rng.below(TAIL_HAN.len())],
+        ]
+        .iter()
+        .collect()
+    }
+}
+
+fn words(rng: &mut Rng, theme: &Theme, n: usize) -> Vec<String> {
     (0..n)
-        .map(|k| match script {
-            Script::Traditional => ZH_TRAD[rng.zipf(ZH_TRAD.len())],
-            Script::Simplified => ZH_SIMP[rng.zipf(ZH_SIMP.len())],
-            Script::English => EN[rng.zipf(EN.len())],
-            Script::Mixed if k % 3 == 0 => EN[rng.zipf(EN.len())],
-            Script::Mixed => ZH_TRAD[rng.zipf(ZH_TRAD.len())],
+        .map(|k| {
+            let english = match theme.script {
+                Script::English => true,
+                Script::Mixed => k % 3 == 0,
+                _ => false,
+            };
+            let list = if english {
+                EN
+            } else if theme.script == Script::Simplified {
+                ZH_SIMP
+            } else {
+                ZH_TRAD
+            };
+            let roll = rng.below(100);
+            if roll < MAIN_TOPIC_PCT {
+                topic_word(list, theme.main, rng)
+            } else if roll < MAIN_TOPIC_PCT + SECOND_TOPIC_PCT {
+                topic_word(list, theme.second, rng)
+            } else {
+                tail_word(english, rng)
+            }
         })
         .collect()
 }
 
-fn sentence(rng: &mut Rng, script: Script, n: usize) -> String {
-    let w = words(rng, script, n);
-    match script {
+fn sentence(rng: &mut Rng, theme: &Theme, n: usize) -> String {
+    let w = words(rng, theme, n);
+    match theme.script {
         Script::English => {
             let mut s = w.join(" ");
             s.push('.');
@@ -428,8 +474,8 @@ fn sentence(rng: &mut Rng, script: Script, n: usize) -> String {
             for (i, x) in w.iter().enumerate() {
                 s.push_str(x);
                 if i % 4 == 3 {
-                    s.push_str(FILLER_ZH[(rng.next() % FILLER_ZH.len() as u64) as usize]);
-                } else if matches!(script, Script::Mixed) {
+                    s.push_str(FILLER_ZH[rng.below(FILLER_ZH.len())]);
+                } else if theme.script == Script::Mixed {
                     s.push(' ');
                 }
             }
@@ -452,24 +498,28 @@ const CATEGORIES: &[&str] = &[
     "other",
 ];
 
-/// Entry `i`: about 100 words of body, a title unique by its number.
+/// Entry `i`: about 100 words of body on its topics, a title unique by its number.
 fn entry(i: usize) -> Value {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
-    let script = [
-        Script::Traditional,
-        Script::Simplified,
-        Script::English,
-        Script::Mixed,
-    ][i % 4];
-    let title = format!("{} {i}", words(&mut rng, script, 3).join(" "));
-    let summary = sentence(&mut rng, script, 10);
-    let body: Vec<String> = (0..8).map(|_| sentence(&mut rng, script, 12)).collect();
-    let tags: Vec<&str> = words(&mut rng, script, 3);
+    let theme = Theme {
+        script: [
+            Script::Traditional,
+            Script::Simplified,
+            Script::English,
+            Script::Mixed,
+        ][i % 4],
+        main: rng.below(TOPICS),
+        second: rng.below(TOPICS),
+    };
+    let title = format!("{} {i}", words(&mut rng, &theme, 3).join(" "));
+    let summary = sentence(&mut rng, &theme, 10);
+    let body: Vec<String> = (0..8).map(|_| sentence(&mut rng, &theme, 12)).collect();
+    let tags = words(&mut rng, &theme, 3);
     json!({
         "category": CATEGORIES[i % CATEGORIES.len()],
         "title": title,
         "summary": summary,
-        "body": body.join(if matches!(script, Script::English) { " " } else { "" }),
+        "body": body.join(if theme.script == Script::English { " " } else { "" }),
         "tags": tags,
         "sources": [{"kind": "vault", "ref": format!("vault/bench/{i}.md")}],
     })
@@ -495,14 +545,15 @@ const QUERIES: &[(&str, &str)] = &[
     ("mixed", "Threads 貼文 hook"),
     ("mixed", "Reels 封面"),
     ("mixed", "iPhone 夜景 人像"),
-    ("rare", "niacinamide retinol"),
-    ("rare", "口頭禪 語助詞"),
+    ("narrow, english", "kalomi retinol"),
+    ("narrow, traditional", "山水 口頭禪"),
 ];
 
 struct Options {
     entries: usize,
     requests: usize,
     build: bool,
+    keep_database: bool,
     server_url: String,
 }
 
@@ -512,6 +563,7 @@ impl Options {
             entries: 10_000,
             requests: 600,
             build: true,
+            keep_database: false,
             server_url: harness::server_url(),
         };
         let mut flags = Flags::new(args);
@@ -522,6 +574,7 @@ impl Options {
                 "--entries" => o.entries = flags.num(flag)?,
                 "--requests" => o.requests = flags.num(flag)?,
                 "--no-build" => o.build = false,
+                "--keep-database" => o.keep_database = true,
                 other => bail!("unknown option `{other}`; see cargo xtask bench wiki --help"),
             }
         }
@@ -665,7 +718,15 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         &db.url,
         "SELECT count(*) FROM wiki_entries WHERE status = 'canon'",
     )?;
-    println!("canon entries: {}", counted.trim());
+    let broadest = harness::psql(
+        &db.url,
+        "SELECT count(*) FROM wiki_entries WHERE search @@ to_tsquery('simple', '保养')",
+    )?;
+    println!(
+        "canon entries: {}; the broadest query's word is in {} of them",
+        counted.trim(),
+        broadest.trim()
+    );
 
     let mut client = Connection::new(&server.addr, CLIENT_TIMEOUT);
     let requests: Vec<_> = QUERIES
@@ -772,7 +833,10 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     println!("\nwrote {}", out.display());
     println!("the wiki benchmark took {elapsed:.0} s (build included)");
     drop(tmp);
-    drop(db);
+    if opts.keep_database {
+        println!("kept the database: {}", db.url);
+        std::mem::forget(db);
+    }
     Ok(())
 }
 
@@ -781,8 +845,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_two_vocabularies_line_up() {
+    fn the_vocabularies_split_into_the_topics() {
         assert_eq!(ZH_TRAD.len(), ZH_SIMP.len());
+        for list in [ZH_TRAD, ZH_SIMP, EN] {
+            assert_eq!(list.len() % TOPICS, 0);
+        }
     }
 
     #[test]
