@@ -15,7 +15,7 @@
 //! Latency p50/p95/p99 and the `X-Db-Round-Trips` header go to standard output and, under
 //! `wiki`, to `target/bench/results.json`; the broadest query gets a line of its own.
 
-use crate::harness::{self, Database, Flags, ServeFlags, Server, TempDir, excerpt, percentile};
+use crate::harness::{self, Database, Flags, ServeFlags, Server, TempDir, excerpt};
 use crate::http::{Connection, api_request};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -632,16 +632,11 @@ impl Line {
     }
 
     fn ms(&self, p: f64) -> f64 {
-        let mut s = self.latencies_us.clone();
-        s.sort_unstable();
-        percentile(&s, p) as f64 / 1000.0
+        harness::percentile_ms(&self.latencies_us, p)
     }
 
     fn trips(&self) -> (u32, u32) {
-        (
-            self.trips.iter().copied().min().unwrap_or(0),
-            self.trips.iter().copied().max().unwrap_or(0),
-        )
+        harness::min_max(&self.trips)
     }
 
     fn json(&self) -> Value {
