@@ -921,6 +921,22 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned()
 }
 
+/// The nearest-rank percentile `p` of latencies in microseconds (in any order), in
+/// milliseconds.
+pub(crate) fn percentile_ms(latencies_us: &[u64], p: f64) -> f64 {
+    let mut sorted = latencies_us.to_vec();
+    sorted.sort_unstable();
+    percentile(&sorted, p) as f64 / 1000.0
+}
+
+/// The least and the most of some counts (round trips per request); (0, 0) without any.
+pub(crate) fn min_max(values: &[u32]) -> (u32, u32) {
+    (
+        values.iter().copied().min().unwrap_or(0),
+        values.iter().copied().max().unwrap_or(0),
+    )
+}
+
 /// Nearest-rank percentile of sorted values.
 pub(crate) fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {

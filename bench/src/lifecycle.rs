@@ -1062,9 +1062,7 @@ struct LineResult {
 
 impl LineResult {
     fn ms(&self, p: f64) -> f64 {
-        let mut v = self.latencies_us.clone();
-        v.sort_unstable();
-        percentile(&v, p) as f64 / 1000.0
+        harness::percentile_ms(&self.latencies_us, p)
     }
 
     /// The p50 of each tenth of the line, in order: a drift (the table grows) or a disturbance

@@ -4,7 +4,8 @@
 //! - no subcommand: the load benchmark (load.rs), then the upload benchmark;
 //! - `upload`: only the upload benchmark (upload.rs);
 //! - `lifecycle`: report_posts and work_today (lifecycle.rs);
-//! - `today`: the person's day, GET /today (today.rs).
+//! - `today`: the person's day, GET /today (today.rs);
+//! - `wiki`: knowledge-base search, GET /wiki/search over 10,000 entries (wiki.rs).
 //!
 //! harness.rs holds what they share (database, server, tenant, CPU counters, the counting
 //! PostgreSQL proxy, flags) and http.rs the one HTTP/1.1 client.
@@ -15,6 +16,7 @@ mod lifecycle;
 mod load;
 mod today;
 mod upload;
+mod wiki;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,6 +24,7 @@ fn main() -> anyhow::Result<()> {
         Some("upload") => upload::main(&args[1..]),
         Some("lifecycle") => lifecycle::main(&args[1..]),
         Some("today") => today::main(&args[1..]),
+        Some("wiki") => wiki::main(&args[1..]),
         _ => load::main(&args),
     }
 }

@@ -16,7 +16,7 @@
 //! the same for 500 and for 50 accounts.
 
 use crate::harness::{
-    self, Database, Flags, ServeFlags, Server, TempDir, WireCounters, excerpt, iso_utc, percentile,
+    self, Database, Flags, ServeFlags, Server, TempDir, WireCounters, excerpt, iso_utc,
 };
 use crate::http::{Connection, api_request};
 use anyhow::{Context, bail};
@@ -291,16 +291,11 @@ struct Line {
 
 impl Line {
     fn ms(&self, p: f64) -> f64 {
-        let mut s = self.latencies_us.clone();
-        s.sort_unstable();
-        percentile(&s, p) as f64 / 1000.0
+        harness::percentile_ms(&self.latencies_us, p)
     }
 
     fn trips(&self) -> (u32, u32) {
-        (
-            self.trips.iter().copied().min().unwrap_or(0),
-            self.trips.iter().copied().max().unwrap_or(0),
-        )
+        harness::min_max(&self.trips)
     }
 
     fn json(&self) -> Value {

@@ -35,3 +35,5 @@ mod today;
 mod uploads;
 mod uploads_s3;
 mod wiki;
+mod wiki_quality;
+mod wiki_sources;

@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 45] = [
+const SLICE_TOOLS: [&str; 47] = [
     "add_account",
     "add_note",
     "attach_images",
@@ -193,6 +193,7 @@ const SLICE_TOOLS: [&str; 45] = [
     "report_metrics",
     "report_posts",
     "report_task",
+    "report_wiki_sync",
     "set_account_avatar",
     "stock_post",
     "submit_draft",
@@ -202,6 +203,7 @@ const SLICE_TOOLS: [&str; 45] = [
     "wiki_get",
     "wiki_index",
     "wiki_search",
+    "wiki_sources",
     "work_today",
 ];
 
@@ -1024,6 +1026,17 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
             .await,
     );
     let tasks = fixture_tasks(app, &op1, &tag).await;
+    let sources = fixture_ok(
+        "list wiki sources",
+        app.client.get("/api/agent/v1/wiki/sources", &op1).await,
+    );
+    let source_id = |name: &str| {
+        sources["sources"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["name"] == name))
+            .map(|s| s["id"].clone())
+            .unwrap_or_else(|| panic!("fixture: no wiki source {name}: {sources}"))
+    };
 
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
@@ -1055,6 +1068,8 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "task_work_id": tasks[1],
         "task_confirm_id": tasks[2],
         "task_pickup_id": tasks[3],
+        "wiki_source_id": source_id("Voice notes"),
+        "others_wiki_source_id": source_id("Food lore"),
     })
 }
 

@@ -307,6 +307,26 @@ impl TestApp {
             .expect("apply")
     }
 
+    /// An MCP `tools/call` of `name` with `key`: the tool result with its REST body under
+    /// `body` ([`assert::tool_result`]).
+    pub async fn call_tool(
+        &self,
+        key: &str,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> serde_json::Value {
+        let res = self
+            .client
+            .send(
+                client::Request::mcp(&serde_json::json!({"jsonrpc": "2.0", "id": 1,
+                    "method": "tools/call", "params": {"name": name, "arguments": arguments}}))
+                .bearer(key),
+            )
+            .await;
+        assert_eq!(res.status, 200, "{name}: {}", res.text());
+        assert::tool_result(name, &res.json())
+    }
+
     pub async fn stop(self) {
         self.server.stop(true).await;
     }

@@ -4,7 +4,7 @@
 //! - `check-boundaries`: fails when a crate of ours depends on one of ours outside the layers it
 //!   may use, or a domain crate depends on diesel, actix-web or object_store.
 //! - `lint`: rustfmt check and clippy with warnings denied.
-//! - `bench [upload|lifecycle]`: runs the benchmarks of the `fleetdesk_bench` package
+//! - `bench [upload|lifecycle|today|wiki]`: runs the benchmarks of the `fleetdesk_bench` package
 //!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
 mod peers;
@@ -112,6 +112,7 @@ tasks:
   bench upload          only the upload benchmark
   bench lifecycle       report_posts and work_today
   bench today           the person's day, GET /today, at 500 and 50 accounts
+  bench wiki            knowledge-base search, GET /wiki/search over 10,000 entries
   help                  this text
 ";
 

@@ -49,6 +49,8 @@ pub struct Ctx {
     pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
     /// The community assistant; its port also gives the person's day its community part.
     pub community: fleetdesk_community::service::CommunityService,
+    /// Wiki sources and their sync runs: each use case runs whole in the adapter.
+    pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
     pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,

@@ -92,6 +92,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         cron: store.clone(),
         person_day: store.clone(),
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
+        wiki_sources: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,

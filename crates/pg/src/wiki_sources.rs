@@ -1,3 +1,205 @@
-//! Placeholder: filled in by issue 13.
+//! The wiki sources port over PostgreSQL: a workspace's sources with their sync state, and a
+//! sync run recorded (wiki_sync_runs) with the source's state in one transaction.
 
-statements!();
+use crate::db::{PgStore, prepared};
+use diesel::sql_types::{Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::{OptionalExtension, QueryableByName};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_wiki::sources::{
+    Recorded, SourceRow, SyncRefusal, SyncReport, SyncStatus, WikiSourcesRepo, may_report,
+};
+use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
+
+statements!(WORKSPACE_SOURCES, LOCK_SOURCE, INSERT_RUN, UPDATE_SOURCE);
+
+/// The workspace's sources with their project's and agent's names.
+const WORKSPACE_SOURCES: &str = r#"
+SELECT s.id, s.kind, s.name, s.locator, s.scope_note, p.name AS project, s.agent_id,
+       a.name AS agent, s.every_hours, s.last_run_at, s.last_status, s.cursor
+FROM wiki_sources s
+LEFT JOIN projects p ON p.id = s.project_id
+LEFT JOIN agents a ON a.id = s.agent_id
+WHERE s.workspace_id = $1
+ORDER BY s.name, s.id
+"#;
+
+/// The source, locked until the run is recorded, so two reports of one source apply one after
+/// the other.
+const LOCK_SOURCE: &str = r#"
+SELECT s.id, s.kind, s.name, s.locator, s.scope_note, p.name AS project, s.agent_id,
+       a.name AS agent, s.every_hours, s.last_run_at, s.last_status, s.cursor
+FROM wiki_sources s
+LEFT JOIN projects p ON p.id = s.project_id
+LEFT JOIN agents a ON a.id = s.agent_id
+WHERE s.id = $1 AND s.workspace_id = $2
+FOR UPDATE OF s
+"#;
+
+const INSERT_RUN: &str = r#"
+INSERT INTO wiki_sync_runs (source_id, agent_id, status, summary, read, created, revised,
+                            unchanged, skipped, cursor)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING id, created_at AS at
+"#;
+
+/// The run's time is the source's last_run_at; a report without cursor keeps the stored one,
+/// an empty cursor clears it.
+const UPDATE_SOURCE: &str = r#"
+UPDATE wiki_sources
+SET last_run_at = $2, last_status = $3,
+    cursor = CASE WHEN $4::text IS NULL THEN cursor ELSE NULLIF($4, '') END
+WHERE id = $1
+"#;
+
+#[derive(QueryableByName)]
+struct Row {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    locator: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    scope_note: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    project: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    agent_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent: Option<String>,
+    #[diesel(sql_type = Integer)]
+    every_hours: i32,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_run_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_status: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    cursor: Option<String>,
+}
+
+impl TryFrom<Row> for SourceRow {
+    type Error = anyhow::Error;
+
+    fn try_from(r: Row) -> anyhow::Result<SourceRow> {
+        let last_status = r
+            .last_status
+            .map(|s| {
+                SyncStatus::parse(&s).ok_or_else(|| anyhow::anyhow!("unknown sync status {s}"))
+            })
+            .transpose()?;
+        Ok(SourceRow {
+            id: r.id,
+            kind: r.kind,
+            name: r.name,
+            locator: r.locator,
+            scope_note: r.scope_note,
+            project: r.project,
+            agent_id: r.agent_id,
+            agent: r.agent,
+            every_hours: r.every_hours,
+            last_run_at: r.last_run_at.map(|t| t.to_jiff()),
+            last_status,
+            cursor: r.cursor,
+        })
+    }
+}
+
+#[derive(QueryableByName)]
+struct Inserted {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    at: Ts,
+}
+
+async fn record_tx(
+    conn: &mut AsyncPgConnection,
+    agent: AgentRef,
+    source: Uuid,
+    report: &SyncReport,
+) -> anyhow::Result<Result<Recorded, SyncRefusal>> {
+    let row: Option<Row> = prepared(
+        diesel::sql_query(LOCK_SOURCE)
+            .bind::<SqlUuid, _>(source)
+            .bind::<SqlUuid, _>(agent.workspace_id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(row) = row else {
+        return Ok(Err(SyncRefusal::NotFound));
+    };
+    let mut row = SourceRow::try_from(row)?;
+    if let Err(refusal) = may_report(row.agent_id, agent.agent_id) {
+        return Ok(Err(refusal));
+    }
+    let c = report.counts;
+    let run: Inserted = prepared(
+        diesel::sql_query(INSERT_RUN)
+            .bind::<SqlUuid, _>(source)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Text, _>(report.status.as_str())
+            .bind::<Nullable<Text>, _>(report.summary.as_deref())
+            .bind::<Integer, _>(count(c.read)?)
+            .bind::<Integer, _>(count(c.created)?)
+            .bind::<Integer, _>(count(c.revised)?)
+            .bind::<Integer, _>(count(c.unchanged)?)
+            .bind::<Integer, _>(count(c.skipped)?)
+            .bind::<Nullable<Text>, _>(report.cursor.as_deref()),
+    )
+    .get_result(conn)
+    .await?;
+    prepared(
+        diesel::sql_query(UPDATE_SOURCE)
+            .bind::<SqlUuid, _>(source)
+            .bind::<Timestamptz, _>(run.at)
+            .bind::<Text, _>(report.status.as_str())
+            .bind::<Nullable<Text>, _>(report.cursor.as_deref()),
+    )
+    .execute(conn)
+    .await?;
+    row.last_run_at = Some(run.at.to_jiff());
+    row.last_status = Some(report.status);
+    if let Some(cursor) = &report.cursor {
+        row.cursor = (!cursor.is_empty()).then(|| cursor.clone());
+    }
+    Ok(Ok(Recorded {
+        run_id: run.id,
+        source: row,
+    }))
+}
+
+/// A count as stored (the column is an integer; the API bounds it below 2^31).
+fn count(n: i64) -> anyhow::Result<i32> {
+    i32::try_from(n).map_err(|_| anyhow::anyhow!("count {n} out of range"))
+}
+
+impl WikiSourcesRepo for PgStore {
+    fn workspace_sources<'a>(
+        &'a self,
+        agent: AgentRef,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<SourceRow>>> {
+        self.read(async move |conn| {
+            let rows: Vec<Row> = prepared(
+                diesel::sql_query(WORKSPACE_SOURCES).bind::<SqlUuid, _>(agent.workspace_id),
+            )
+            .load(conn)
+            .await?;
+            rows.into_iter().map(SourceRow::try_from).collect()
+        })
+    }
+
+    fn record_sync<'a>(
+        &'a self,
+        agent: AgentRef,
+        source: Uuid,
+        report: &'a SyncReport,
+    ) -> BoxFuture<'a, anyhow::Result<Result<Recorded, SyncRefusal>>> {
+        self.tx(async move |conn| record_tx(conn, agent, source, report).await)
+    }
+}

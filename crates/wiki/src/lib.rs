@@ -6,9 +6,11 @@
 //! - [`ports`]: the `WikiRepo` port, one method per atomic use case;
 //! - [`service`]: search (query terms and snippets here, ranking in storage);
 //! - [`search`]: the terms of Chinese (either script, segmented) and English text, one
-//!   pipeline at index and at query time; snippets.
+//!   pipeline at index and at query time; snippets;
+//! - [`sources`]: wiki sources, when each is due, and what a sync run may report.
 
 pub mod entry;
 pub mod ports;
 pub mod search;
 pub mod service;
+pub mod sources;

@@ -5,7 +5,13 @@
 //!    (OpenCC's dictionaries through `hanconv`), so 貓咪 and 猫咪 are one word;
 //! 2. segmentation with jieba's search mode (a long word also gives its dictionary sub-words);
 //! 3. runs of letters and digits only, split where Latin meets other scripts; English words
-//!    are stemmed (Snowball) and a few stop words of either language dropped.
+//!    are stemmed (Snowball) and stop words of either language dropped: function words and
+//!    the words of a question (怎麼, 如何, how, what), which say nothing of the topic and would
+//!    otherwise let any entry that has them into the results;
+//! 4. Taiwan wording: where OpenCC's Taiwan phrase table words a text differently from its
+//!    plain conversion (影片 is 视频, 網路 is 网络, 軟體 is 软件), the mainland words are added
+//!    as terms too, so Taiwan and mainland wording of one thing match either way while text
+//!    that uses the same word in both (设定) still matches itself.
 //!
 //! The adapter stores the terms space-separated and lets PostgreSQL's `simple` configuration
 //! turn them into a `tsvector` (a GIN index, ranked by `ts_rank`): no index lives in one
@@ -28,13 +34,79 @@ static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
 static STEMMER: LazyLock<rust_stemmers::Stemmer> =
     LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
 
+/// English stop words: articles, pronouns, auxiliaries, prepositions, conjunctions and
+/// question words (checked before stemming).
 const EN_STOP: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on",
-    "or", "that", "the", "this", "to", "was", "were", "with",
+    "a", "about", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how",
+    "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she",
+    "should", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who",
+    "why", "will", "with", "would", "you", "your",
 ];
+/// Chinese stop words (simplified, as text is after [`fold`]): particles, pronouns, common
+/// function words and question words.
 const ZH_STOP: &[&str] = &[
-    "的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "就", "而", "着", "吗", "呢", "吧",
-    "啊", "之", "这", "那", "个",
+    "的",
+    "了",
+    "是",
+    "在",
+    "和",
+    "与",
+    "及",
+    "或",
+    "也",
+    "都",
+    "就",
+    "而",
+    "着",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "之",
+    "这",
+    "那",
+    "个",
+    "我",
+    "我们",
+    "你",
+    "你们",
+    "他",
+    "她",
+    "它",
+    "他们",
+    "她们",
+    "要",
+    "会",
+    "能",
+    "可以",
+    "有",
+    "里",
+    "把",
+    "被",
+    "让",
+    "给",
+    "对",
+    "从",
+    "还",
+    "又",
+    "再",
+    "很",
+    "怎么",
+    "怎么办",
+    "怎么样",
+    "怎样",
+    "如何",
+    "什么",
+    "为什么",
+    "哪些",
+    "哪个",
+    "哪里",
+    "几个",
+    "多少",
+    "时候",
+    "什么时候",
 ];
 
 /// Loads the segmenter's dictionary and the script tables now rather than on the first search
@@ -48,16 +120,19 @@ pub fn warm_up() {
 /// Full-width forms to ASCII, lower case, traditional to simplified Chinese. Keeps every
 /// character's place in all but rare phrase conversions (see [`snippet`]).
 pub fn fold(text: &str) -> String {
-    let narrowed: String = text
-        .chars()
+    hanconv::t2s(narrow(text))
+}
+
+/// Full-width forms to ASCII and lower case.
+fn narrow(text: &str) -> String {
+    text.chars()
         .map(|c| match c {
             '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             '\u{3000}' => ' ',
             _ => c,
         })
         .flat_map(char::to_lowercase)
-        .collect();
-    hanconv::t2s(narrowed)
+        .collect()
 }
 
 /// A title as it is matched: folded, inner white space collapsed to one space.
@@ -65,14 +140,40 @@ pub fn title_key(title: &str) -> String {
     fold(title).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The search terms of `text`, in order, repeats kept (they weigh in the ranking).
+/// The search terms of `text`, in order, repeats kept (they weigh in the ranking); then the
+/// mainland words of its Taiwan wording that the plain conversion does not give (step 4).
 pub fn terms(text: &str) -> Vec<String> {
     let folded = fold(text);
+    let mut out = segment(&folded);
+    if folded.chars().any(is_han) {
+        let mainland = hanconv::tw2sp(narrow(text));
+        if mainland != folded {
+            let mut plain: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
+            for t in &out {
+                *plain.entry(t.clone()).or_default() += 1;
+            }
+            for t in segment(&mainland) {
+                match plain.get_mut(&t) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => out.push(t),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn segment(folded: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for token in JIEBA.cut_for_search(&folded, true) {
+    for token in JIEBA.cut_for_search(folded, true) {
         push_word(token.word, &mut out);
     }
     out
+}
+
+fn is_han(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}')
 }
 
 /// What the adapter stores for `text`: its terms separated by spaces.
@@ -212,6 +313,26 @@ mod tests {
     fn english_is_stemmed_and_stop_words_dropped() {
         assert_eq!(terms("Posting the schedules"), terms("posts schedule"));
         assert!(!terms("the cat").contains(&"the".to_owned()));
+    }
+
+    #[test]
+    fn question_words_are_not_terms() {
+        assert_eq!(query_terms("貓咪飼料怎麼挑？"), query_terms("猫咪 饲料 挑"));
+        assert_eq!(query_terms("How do we write a hook?"), ["write", "hook"]);
+        assert_eq!(ts_query("什麼時候 可以"), None);
+    }
+
+    #[test]
+    fn taiwan_wording_also_gives_the_mainland_words() {
+        // 影片 (Taiwan) is 视频 (mainland): each finds the other.
+        assert!(terms("短影片字幕").contains(&"视频".to_owned()));
+        assert!(query_terms("影片").contains(&"视频".to_owned()));
+        assert!(terms("網路行銷").contains(&"网络".to_owned()));
+        // The plain conversion stays: a word both sides write alike still matches itself.
+        assert!(terms("角色設定").contains(&"设定".to_owned()));
+        // Simplified text and text without Taiwan wording gain nothing.
+        assert_eq!(terms("短视频字幕"), terms("短視頻字幕"));
+        assert_eq!(terms("貓咪的飼料"), ["猫咪", "饲料"]);
     }
 
     #[test]
