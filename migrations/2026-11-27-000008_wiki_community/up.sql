@@ -20,6 +20,9 @@ CREATE TABLE wiki_entries (
     summary text NOT NULL DEFAULT '',
     body text NOT NULL,
     tags text[] NOT NULL DEFAULT '{}',
+    -- The tags as matched (`fleetdesk_wiki::entry::fold_tag`: trimmed, lower case), written
+    -- by the domain beside `tags`; the community assistant's axis filter reads them.
+    folded_tags text[] NOT NULL DEFAULT '{}',
     sources jsonb NOT NULL DEFAULT '[]',
     version integer NOT NULL,
     status text NOT NULL CHECK (status IN ('canon', 'draft', 'rejected', 'retired')),
@@ -39,9 +42,9 @@ CREATE TABLE wiki_entries (
 );
 CREATE UNIQUE INDEX wiki_entries_title ON wiki_entries (organization_id, project_id, title_key)
     NULLS NOT DISTINCT WHERE status <> 'retired';
-CREATE INDEX wiki_entries_list ON wiki_entries (organization_id, status, title, id);
+CREATE INDEX wiki_entries_list ON wiki_entries (organization_id, status, created_at, id);
 CREATE INDEX wiki_entries_search ON wiki_entries USING gin (search);
-CREATE INDEX wiki_entries_tags ON wiki_entries USING gin (tags);
+CREATE INDEX wiki_entries_tags ON wiki_entries USING gin (folded_tags);
 
 -- Every proposal is a version; a draft revision of a canon entry waits here while the entry
 -- keeps showing its canon text.

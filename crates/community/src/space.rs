@@ -72,18 +72,7 @@ impl Space {
 /// The tag every knowledge-base entry the community assistant may quote carries.
 pub const COMMUNITY_TAG: &str = "community";
 
-/// Axis tags are compared case-insensitively, white space around the value ignored
-/// (`Market: tw` is `market:tw`).
-pub fn fold_tag(tag: &str) -> String {
-    match tag.split_once(':') {
-        Some((axis, value)) => format!(
-            "{}:{}",
-            axis.trim().to_lowercase(),
-            value.trim().to_lowercase()
-        ),
-        None => tag.trim().to_lowercase(),
-    }
-}
+pub use fleetdesk_wiki::entry::fold_tag;
 
 /// Whether an entry with `tags` suits the space: it carries the `community` tag, and for each
 /// axis (market, track, location) it either has no tag of that axis (general) or has the

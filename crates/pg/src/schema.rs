@@ -571,6 +571,7 @@ diesel::table! {
         summary -> Text,
         body -> Text,
         tags -> Array<Nullable<Text>>,
+        folded_tags -> Array<Nullable<Text>>,
         sources -> Jsonb,
         version -> Int4,
         status -> Text,

@@ -204,6 +204,20 @@ fn chars(s: &str) -> usize {
 }
 
 /// Text of `min..=max` characters once trimmed (`min` 1 also refuses only spaces).
+/// A tag as it is matched (stored beside the tags as `folded_tags`): lower case, white space
+/// around it and around an axis value ignored (`Market: TW` is `market:tw`), so the community
+/// assistant's axis filter compares exactly.
+pub fn fold_tag(tag: &str) -> String {
+    match tag.split_once(':') {
+        Some((axis, value)) => format!(
+            "{}:{}",
+            axis.trim().to_lowercase(),
+            value.trim().to_lowercase()
+        ),
+        None => tag.trim().to_lowercase(),
+    }
+}
+
 fn text(field: &str, raw: &str, min: usize, max: usize) -> Result<String, ProposalError> {
     let t = raw.trim();
     let n = chars(t);
