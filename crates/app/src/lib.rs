@@ -151,6 +151,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         settings.expose_round_trips,
     )
     .await?;
+    // The segmenter's dictionary and the script tables load off the request path.
+    tokio::task::spawn_blocking(fleetdesk_wiki::search::warm_up);
     let listener =
         TcpListener::bind(&settings.bind).with_context(|| format!("binding {}", settings.bind))?;
     let addr = listener.local_addr()?;
