@@ -713,6 +713,13 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         &db.url,
         "SELECT count(*) FROM wiki_entries WHERE status = 'canon'",
     )?;
+    // A seeding that fell short would measure a smaller knowledge base than the line says.
+    anyhow::ensure!(
+        counted.trim() == opts.entries.to_string(),
+        "{} canon entries after seeding, not {}",
+        counted.trim(),
+        opts.entries
+    );
     let broadest = harness::psql(
         &db.url,
         "SELECT count(*) FROM wiki_entries WHERE search @@ to_tsquery('simple', '保养')",

@@ -668,7 +668,12 @@ async fn changing_an_agents_role_changes_all_its_keys_at_once() {
     let bot = r#"{"name": "bot", "role": "community", "keys": 1}"#;
     let swapped = TEST_TENANT
         .replace(op1, &op1.replace("operator", "community"))
-        .replace(bot, &bot.replace("community", "operator"));
+        .replace(bot, &bot.replace("community", "operator"))
+        // A community agent cannot sync a wiki source: op1's goes to no agent.
+        .replace(
+            r#""agent": "op1", "every_hours": 24"#,
+            r#""every_hours": 24"#,
+        );
     assert_ne!(swapped, TEST_TENANT);
     assert_eq!(agent_status(&app, &app.agent_key("bot")).await, 403);
 
@@ -928,4 +933,49 @@ async fn the_documented_example_applies_cleanly_to_an_empty_service() {
     let again = serde_json::to_value(app.apply(DOCUMENTED_EXAMPLE).await).unwrap();
     assert!(issued_keys(&again).is_empty());
     assert_eq!(without_keys(&again), without_keys(&v));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wiki_review_stays_when_the_file_leaves_it_out_and_a_moved_source_starts_over() {
+    let app = spawn_app().await;
+    let manual = TEST_TENANT.replacen(
+        r#""name": "Acme","#,
+        r#""name": "Acme", "wiki_review": "manual","#,
+        1,
+    );
+    assert_ne!(manual, TEST_TENANT);
+    app.apply(&manual).await;
+    let review =
+        "SELECT count(*) AS n FROM organizations WHERE name = 'Acme' AND wiki_review = 'manual'";
+    assert_eq!(app.count(review).await, 1);
+    // The standard file says nothing of wiki_review: the setting stays.
+    app.apply(TEST_TENANT).await;
+    assert_eq!(app.count(review).await, 1);
+
+    app.sql(
+        "UPDATE wiki_sources SET cursor = 'notes/k', last_run_at = now(), last_status = 'success' \
+         WHERE name IN ('Voice notes', 'Lessons')",
+    )
+    .await;
+    let moved = TEST_TENANT.replace(
+        "https://notion.so/acme/voice",
+        "https://notion.so/acme/voice-2026",
+    );
+    assert_ne!(moved, TEST_TENANT);
+    app.apply(&moved).await;
+    let kept = |name: &str| {
+        format!(
+            "SELECT count(*) AS n FROM wiki_sources WHERE name = '{name}' AND cursor = 'notes/k' \
+             AND last_run_at IS NOT NULL AND last_status = 'success'"
+        )
+    };
+    let fresh = "SELECT count(*) AS n FROM wiki_sources WHERE name = 'Voice notes' \
+                 AND cursor IS NULL AND last_run_at IS NULL AND last_status IS NULL";
+    assert_eq!(app.count(fresh).await, 1, "the moved source starts over");
+    assert_eq!(
+        app.count(&kept("Lessons")).await,
+        1,
+        "the unchanged one keeps its place"
+    );
+    app.stop().await;
 }

@@ -1,8 +1,20 @@
 //! Search quality, measured: the corpus of tests/data/wiki_quality.json (agency knowledge in
-//! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, each
-//! of its queries through GET /wiki/search (limit 8). A query is a top-3 hit when any entry it
-//! should find is among the first three results; its recall at 8 is the share of those entries
-//! among the eight. Prints both figures for the set (and each miss), and asserts top-3 ≥ 90%.
+//! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, and
+//! each query of its two sets through GET /wiki/search (limit 8):
+//!
+//! - `queries`, the original set, written alongside the tuning of the search;
+//! - `held_out`, written apart from the search pipeline, from the entries' content only, the way
+//!   agents and a community assistant ask (paraphrases, synonyms, cross-script, short keywords,
+//!   long sentences). It is never tuned against: a failing query stays, as the honest figure.
+//!
+//! The first expected entry of a query is its primary one (the entry that truly answers it), the
+//! others are acceptable. For each set the test prints on one line: strict top-3 (the primary is
+//! among the first three results), lenient top-3 (any expected entry is), recall at 8 (the share
+//! of the expected entries among the eight) and the MRR of the primary (1/rank within the eight,
+//! 0 when absent); then each strict miss with what came first instead.
+//!
+//! Asserts lenient top-3 ≥ 90% on the original set, and held-out strict top-3 at the floor
+//! measured when the set was written, minus a small margin.
 
 use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::spawn_app;
@@ -10,6 +22,9 @@ use serde_json::{Value, json};
 
 const AGENT: &str = "/api/agent/v1";
 const CORPUS: &str = include_str!("../data/wiki_quality.json");
+
+/// Held-out strict top-3 measured when the set was written (45/61 = 73.8%), minus a small margin.
+const HELD_OUT_STRICT_FLOOR: f64 = 0.70;
 
 fn percent_encode(q: &str) -> String {
     q.bytes()
@@ -22,6 +37,96 @@ fn percent_encode(q: &str) -> String {
         .collect()
 }
 
+/// The figures of one query set.
+struct Figures {
+    n: usize,
+    strict: usize,
+    lenient: usize,
+    recall: f64,
+    rr: f64,
+    misses: Vec<String>,
+}
+
+impl Figures {
+    fn strict_rate(&self) -> f64 {
+        self.strict as f64 / self.n as f64
+    }
+    fn lenient_rate(&self) -> f64 {
+        self.lenient as f64 / self.n as f64
+    }
+    fn line(&self, name: &str) -> String {
+        format!(
+            "{name:<9} {:>2} queries: strict top-3 {:5.1}% ({}/{}), lenient top-3 {:5.1}% ({}/{}), recall@8 {:.3}, MRR(primary) {:.3}",
+            self.n,
+            self.strict_rate() * 100.0,
+            self.strict,
+            self.n,
+            self.lenient_rate() * 100.0,
+            self.lenient,
+            self.n,
+            self.recall / self.n as f64,
+            self.rr / self.n as f64,
+        )
+    }
+}
+
+async fn measure(app: &fleetdesk_tests::TestApp, key: &str, queries: &[Value]) -> Figures {
+    let mut f = Figures {
+        n: queries.len(),
+        strict: 0,
+        lenient: 0,
+        recall: 0.0,
+        rr: 0.0,
+        misses: Vec::new(),
+    };
+    for q in queries {
+        let text = q["q"].as_str().unwrap();
+        let expect: Vec<&str> = q["expect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(!expect.is_empty(), "{text}: no expected entry");
+        let primary = expect[0];
+        let v = ok(&app
+            .client
+            .get(
+                &format!("{AGENT}/wiki/search?q={}&limit=8", percent_encode(text)),
+                key,
+            )
+            .await);
+        let got: Vec<&str> = v["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{text}: {v}"))
+            .iter()
+            .map(|r| r["title"].as_str().unwrap())
+            .collect();
+        let rank = got.iter().position(|t| *t == primary);
+        let strict = rank.is_some_and(|r| r < 3);
+        let lenient = got.iter().take(3).any(|t| expect.contains(t));
+        f.strict += usize::from(strict);
+        f.lenient += usize::from(lenient);
+        f.recall += expect.iter().filter(|t| got.contains(t)).count() as f64 / expect.len() as f64;
+        f.rr += rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+        if !strict {
+            f.misses.push(format!(
+                "  {text} [{}]: primary {primary:?} at {}, {}; first {:?}, top 3 {:?}",
+                q["kind"].as_str().unwrap_or("?"),
+                rank.map_or("none of the 8".to_string(), |r| format!("rank {}", r + 1)),
+                if lenient {
+                    "another expected entry in the top 3"
+                } else {
+                    "no expected entry in the top 3"
+                },
+                got.first().copied().unwrap_or("(no result)"),
+                got.iter().take(3).collect::<Vec<_>>(),
+            ));
+        }
+    }
+    f
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries() {
     let app = spawn_app().await;
@@ -29,8 +134,10 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let corpus: Value = serde_json::from_str(CORPUS).expect("the corpus is JSON");
     let entries = corpus["entries"].as_array().expect("entries");
     let queries = corpus["queries"].as_array().expect("queries");
+    let held_out = corpus["held_out"].as_array().expect("held_out");
     assert!(entries.len() >= 50, "at least 50 entries");
     assert!(queries.len() >= 30, "at least 30 queries");
+    assert!(held_out.len() >= 30, "at least 30 held-out queries");
     for e in entries {
         let body = json!({
             "category": e["category"], "title": e["title"], "summary": e["summary"],
@@ -41,57 +148,44 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
         let v = ok(&app.client.post(&format!("{AGENT}/wiki"), &key, &body).await);
         assert_eq!(v["status"], "canon", "{v}");
     }
-
-    let (mut hits, mut recall) = (0usize, 0f64);
-    let mut misses = Vec::new();
-    for q in queries {
-        let text = q["q"].as_str().unwrap();
-        let expect: Vec<&str> = q["expect"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t.as_str().unwrap())
-            .collect();
-        let v = ok(&app
-            .client
-            .get(
-                &format!("{AGENT}/wiki/search?q={}&limit=8", percent_encode(text)),
-                &key,
-            )
-            .await);
-        let got: Vec<&str> = v["results"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{text}: {v}"))
-            .iter()
-            .map(|r| r["title"].as_str().unwrap())
-            .collect();
-        let hit = got.iter().take(3).any(|t| expect.contains(t));
-        hits += usize::from(hit);
-        recall += expect.iter().filter(|t| got.contains(t)).count() as f64 / expect.len() as f64;
-        if !hit {
-            misses.push(format!(
-                "  {text} [{}]: expected {expect:?}, got {got:?}",
-                q["kind"]
-            ));
+    let titles: Vec<&str> = entries
+        .iter()
+        .map(|e| e["title"].as_str().unwrap())
+        .collect();
+    for q in queries.iter().chain(held_out) {
+        for t in q["expect"].as_array().unwrap() {
+            assert!(
+                titles.contains(&t.as_str().unwrap()),
+                "{}: expects {t}, which is no entry's title",
+                q["q"]
+            );
         }
     }
-    let n = queries.len() as f64;
-    let top3 = hits as f64 / n;
-    println!(
-        "wiki search quality: {} entries, {} queries; top-3 hit rate {:.1}% ({hits}/{}), recall at 8 {:.3}",
-        entries.len(),
-        queries.len(),
-        top3 * 100.0,
-        queries.len(),
-        recall / n
-    );
-    for m in &misses {
+
+    let original = measure(&app, &key, queries).await;
+    let held = measure(&app, &key, held_out).await;
+    println!("wiki search quality, {} entries:", entries.len());
+    println!("  {}", original.line("original"));
+    println!("  {}", held.line("held-out"));
+    println!("original strict misses:");
+    for m in &original.misses {
+        println!("{m}");
+    }
+    println!("held-out strict misses:");
+    for m in &held.misses {
         println!("{m}");
     }
     assert!(
-        top3 >= 0.9,
-        "top-3 hit rate {:.1}% under 90%:\n{}",
-        top3 * 100.0,
-        misses.join("\n")
+        original.lenient_rate() >= 0.9,
+        "original lenient top-3 {:.1}% under 90%:\n{}",
+        original.lenient_rate() * 100.0,
+        original.misses.join("\n")
+    );
+    assert!(
+        held.strict_rate() >= HELD_OUT_STRICT_FLOOR,
+        "held-out strict top-3 {:.1}% under the floor {:.1}%:\n{}",
+        held.strict_rate() * 100.0,
+        HELD_OUT_STRICT_FLOOR * 100.0,
+        held.misses.join("\n")
     );
 }

@@ -341,8 +341,8 @@ async fn a_summary_or_cursor_carrying_an_access_token_is_refused() {
             "summary",
             "Synced https://notion.so/acme/voice?v=2&token=abc123 today",
         ),
-        ("summary", "Read with access_token=zz9"),
-        ("cursor", "page=3&sig=0f0f0f"),
+        ("summary", "Read with access_token=ya29.a0AfH6SMB1x9"),
+        ("cursor", "page=3&sig=0f0f0f0f9a8b7c6d"),
         ("cursor", "https://s3.test/vault?X-Amz-Signature=abcd"),
     ] {
         let mut body = json!({"status": "success"});

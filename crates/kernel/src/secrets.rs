@@ -171,19 +171,46 @@ pub const TOKEN_PARAMS: &[&str] = &[
     "x-goog-signature",
     "code",
     "secret",
+    "client_secret",
+    "x-goog-credential",
+    // Share links' passwords and keys: Baidu Pan's extraction code, Dropbox, Google Drive.
+    "pwd",
+    "password",
+    "passwd",
+    "rlkey",
+    "resourcekey",
 ];
+
+/// Whether a query parameter's name is one of [`TOKEN_PARAMS`] (without case).
+pub fn is_token_param(name: &str) -> bool {
+    TOKEN_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p))
+}
 
 /// The first query parameter of `link` that carries an access token (`?token=…`, `&sig=…`,
 /// `#access_token=…`), if any: a wiki source's locator or a source ref must not give away
 /// access. A parameter named without a value is not a token.
 pub fn access_token_param(link: &str) -> Option<&str> {
+    if link_password(link) {
+        return Some("password");
+    }
     let query = link.split_once(['?', '#'])?.1;
     query
         .split(['&', ';', '?', '#'])
         .filter_map(|pair| pair.split_once('='))
         .filter(|(_, value)| !value.trim().is_empty())
         .map(|(name, _)| name.trim())
-        .find(|name| TOKEN_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p)))
+        .find(|name| is_token_param(name))
+}
+
+/// `scheme://user:password@host/...`: a link that carries its password.
+fn link_password(link: &str) -> bool {
+    let Some((_, rest)) = link.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
 }
 
 #[cfg(test)]
@@ -208,5 +235,22 @@ mod access_token_tests {
         assert_eq!(access_token_param("vault/notes/voice.md"), None);
         assert_eq!(access_token_param("https://x.test/?token="), None);
         assert_eq!(access_token_param("https://x.test/?tokens=1"), None);
+        assert_eq!(
+            access_token_param("https://ann:s3cret@files.test/notes"),
+            Some("password")
+        );
+        assert_eq!(access_token_param("https://ann@files.test/notes"), None);
+        assert_eq!(
+            access_token_param("https://pan.baidu.com/s/1abc?pwd=x7k2"),
+            Some("pwd")
+        );
+        assert_eq!(
+            access_token_param("https://www.dropbox.com/scl/fi/a/b?rlkey=zz&dl=0"),
+            Some("rlkey")
+        );
+        assert_eq!(
+            access_token_param("https://x.test/a?next=https://y.test/@z"),
+            None
+        );
     }
 }

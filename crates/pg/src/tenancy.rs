@@ -390,6 +390,9 @@ async fn apply_workspace(
         let agent = (s.agent.as_ref())
             .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
             .map(|a| a.id);
+        let same_place = wiki_sources::locator
+            .eq(excluded(wiki_sources::locator))
+            .and(wiki_sources::kind.eq(excluded(wiki_sources::kind)));
         diesel::insert_into(wiki_sources::table)
             .values((
                 wiki_sources::project_id.eq(project),
@@ -410,6 +413,20 @@ async fn apply_workspace(
                 wiki_sources::project_id.eq(excluded(wiki_sources::project_id)),
                 wiki_sources::agent_id.eq(excluded(wiki_sources::agent_id)),
                 wiki_sources::scope_note.eq(excluded(wiki_sources::scope_note)),
+                // A source that now points elsewhere starts over: its cursor and last run
+                // belonged to the old place.
+                wiki_sources::cursor.eq(case_when::<_, _, Nullable<Text>>(
+                    same_place,
+                    wiki_sources::cursor,
+                )),
+                wiki_sources::last_run_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                    same_place,
+                    wiki_sources::last_run_at,
+                )),
+                wiki_sources::last_status.eq(case_when::<_, _, Nullable<Text>>(
+                    same_place,
+                    wiki_sources::last_status,
+                )),
             ))
             .execute(conn)
             .await?;
@@ -496,14 +513,19 @@ impl TenantStore for PgStore {
                     .values((
                         organizations::name.eq(o.name.trim()),
                         organizations::monthly_credit_limit.eq(o.monthly_credit_limit),
-                        organizations::wiki_review.eq(o.wiki_review.as_str()),
+                        organizations::wiki_review.eq(o.wiki_review.unwrap_or_default().as_str()),
                     ))
                     .on_conflict(organizations::name)
                     .do_update()
                     .set((
                         organizations::monthly_credit_limit
                             .eq(excluded(organizations::monthly_credit_limit)),
-                        organizations::wiki_review.eq(excluded(organizations::wiki_review)),
+                        // Absent from the file: the stored setting stays.
+                        organizations::wiki_review.eq(case_when::<_, _, Text>(
+                            o.wiki_review.is_some().into_sql::<Bool>(),
+                            excluded(organizations::wiki_review),
+                        )
+                        .otherwise(organizations::wiki_review)),
                     ))
                     .returning(organizations::id)
                     .get_result(conn)

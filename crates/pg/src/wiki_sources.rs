@@ -45,12 +45,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 RETURNING id, created_at AS at
 "#;
 
-/// The run's time is the source's last_run_at; a report without cursor keeps the stored one,
-/// an empty cursor clears it.
+/// The run's time is the source's last_run_at; the cursor is the one the domain keeps
+/// (`SyncReport::cursor_after`).
 const UPDATE_SOURCE: &str = r#"
 UPDATE wiki_sources
-SET last_run_at = $2, last_status = $3,
-    cursor = CASE WHEN $4::text IS NULL THEN cursor ELSE NULLIF($4, '') END
+SET last_run_at = $2, last_status = $3, cursor = $4
 WHERE id = $1
 "#;
 
@@ -139,6 +138,7 @@ async fn record_tx(
         return Ok(Err(refusal));
     }
     let c = report.counts;
+    let cursor = report.cursor_after(row.cursor.take());
     let run: Inserted = prepared(
         diesel::sql_query(INSERT_RUN)
             .bind::<SqlUuid, _>(source)
@@ -159,15 +159,13 @@ async fn record_tx(
             .bind::<SqlUuid, _>(source)
             .bind::<Timestamptz, _>(run.at)
             .bind::<Text, _>(report.status.as_str())
-            .bind::<Nullable<Text>, _>(report.cursor.as_deref()),
+            .bind::<Nullable<Text>, _>(cursor.as_deref()),
     )
     .execute(conn)
     .await?;
     row.last_run_at = Some(run.at.to_jiff());
     row.last_status = Some(report.status);
-    if let Some(cursor) = &report.cursor {
-        row.cursor = (!cursor.is_empty()).then(|| cursor.clone());
-    }
+    row.cursor = cursor;
     Ok(Ok(Recorded {
         run_id: run.id,
         source: row,

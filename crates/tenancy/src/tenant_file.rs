@@ -35,9 +35,9 @@ pub struct OrganizationSpec {
     pub name: String,
     #[serde(default)]
     pub monthly_credit_limit: i64,
-    /// How agents' wiki proposals land: canon at once (`auto`) or as drafts a person reviews.
-    #[serde(default)]
-    pub wiki_review: WikiReview,
+    /// How agents' wiki proposals land: canon at once (`auto`, a new organization's default)
+    /// or as drafts a person reviews. Absent: the stored setting stays.
+    pub wiki_review: Option<WikiReview>,
     #[serde(default)]
     pub members: Vec<MemberSpec>,
     #[serde(default)]
@@ -572,13 +572,25 @@ impl WorkspaceSpec {
                     format!("{name:?} is not a project of this workspace"),
                 ));
             }
-            if let Some(agent) = &s.agent
-                && !self.agents.iter().any(|a| a.name.trim() == agent.trim())
-            {
-                return Err(err(
-                    format!("{sp}.agent"),
-                    format!("{agent:?} is not an agent of this workspace"),
-                ));
+            if let Some(agent) = &s.agent {
+                match self.agents.iter().find(|a| a.name.trim() == agent.trim()) {
+                    None => {
+                        return Err(err(
+                            format!("{sp}.agent"),
+                            format!("{agent:?} is not an agent of this workspace"),
+                        ));
+                    }
+                    Some(a) if !a.role.has(crate::roles::Scope::WikiWrite) => {
+                        return Err(err(
+                            format!("{sp}.agent"),
+                            format!(
+                                "{agent:?} is a {} agent: it cannot sync wiki sources",
+                                a.role
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                }
             }
             if !(1..=24 * 365).contains(&s.every_hours) {
                 return Err(err(format!("{sp}.every_hours"), "must be 1-8760"));
@@ -749,7 +761,7 @@ mod tests {
         let f = TenantFile::parse(&ok).unwrap();
         let source = &f.organizations[0].workspaces[0].wiki_sources[0];
         assert_eq!(source.project.as_deref(), Some("beauty"));
-        assert_eq!(f.organizations[0].wiki_review, WikiReview::Auto);
+        assert_eq!(f.organizations[0].wiki_review, None);
         let path = "organizations[0].workspaces[0].wiki_sources[0]";
         for (source, field) in [
             (
@@ -764,16 +776,60 @@ mod tests {
                 r#"{"kind": "notion", "name": "V", "locator": "v", "agent": "ghost"}"#,
                 "agent",
             ),
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "v", "agent": "community-bot"}"#,
+                "agent",
+            ),
+            (r#"{"kind": "blog", "name": "V", "locator": "v"}"#, "kind"),
+            (
+                &format!(
+                    r#"{{"kind": "notion", "name": "{}", "locator": "v"}}"#,
+                    "n".repeat(201)
+                ),
+                "name",
+            ),
+            (
+                &format!(
+                    r#"{{"kind": "notion", "name": "V", "locator": "{}"}}"#,
+                    "l".repeat(2001)
+                ),
+                "locator",
+            ),
+            (
+                &format!(
+                    r#"{{"kind": "notion", "name": "V", "locator": "v", "scope_note": "{}"}}"#,
+                    "s".repeat(1001)
+                ),
+                "scope_note",
+            ),
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "v", "every_hours": 0}"#,
+                "every_hours",
+            ),
+            (
+                r#"{"kind": "notion", "name": "V", "locator": "v", "every_hours": 8761}"#,
+                "every_hours",
+            ),
         ] {
             let e = TenantFile::parse(&with(source)).unwrap_err();
             assert_eq!(e.path, format!("{path}.{field}"), "{}", e.message);
         }
+        let at_limits = with(&format!(
+            r#"{{"kind": "other", "name": "{}", "locator": "{}", "scope_note": "{}",
+                "every_hours": 8760}}"#,
+            "n".repeat(200),
+            "l".repeat(2000),
+            "s".repeat(1000)
+        ));
+        TenantFile::parse(&at_limits).expect("every field at its limit");
+        let hourly = with(r#"{"kind": "vault", "name": "V", "locator": "v", "every_hours": 1}"#);
+        TenantFile::parse(&hourly).expect("every hour");
         let manual = EXAMPLE.replace(
             r#""monthly_credit_limit": 1000,"#,
             r#""monthly_credit_limit": 1000, "wiki_review": "manual","#,
         );
         let f = TenantFile::parse(&manual).unwrap();
-        assert_eq!(f.organizations[0].wiki_review, WikiReview::Manual);
+        assert_eq!(f.organizations[0].wiki_review, Some(WikiReview::Manual));
     }
 
     #[test]

@@ -246,9 +246,21 @@ pub fn snippet(body: &str, terms: &[String]) -> String {
     let folded: Vec<char> = fold(body).chars().collect();
     // A phrase conversion that changed the length: places in the folded text are only near
     // the body's; clamp them.
+    let words = latin_words(&folded);
     let hits: Vec<usize> = terms
         .iter()
-        .filter_map(|t| find_chars(&folded, t))
+        .filter_map(|t| {
+            // An English term is a stem (`repli` of `reply`): it is found where a word of the
+            // body stems to it; other terms are found as they are.
+            if t.chars().all(|c| c.is_ascii_alphanumeric()) {
+                let stemmed = words.iter().find(|(_, w)| STEMMER.stem(w) == t.as_str());
+                stemmed
+                    .map(|(at, _)| *at)
+                    .or_else(|| find_chars(&folded, t))
+            } else {
+                find_chars(&folded, t)
+            }
+        })
         .map(|i| i.min(chars.len() - 1))
         .collect();
     let span = SNIPPET_MAX - 2;
@@ -277,6 +289,23 @@ pub fn snippet(body: &str, terms: &[String]) -> String {
     out.extend(&chars[start..end]);
     if end < chars.len() {
         out.push('…');
+    }
+    out
+}
+
+/// The runs of ASCII letters and digits of `text`, with where each starts (in characters).
+fn latin_words(text: &[char]) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut run = String::new();
+    for (i, c) in text.iter().enumerate() {
+        if c.is_ascii_alphanumeric() {
+            run.push(*c);
+        } else if !run.is_empty() {
+            out.push((i - run.len(), std::mem::take(&mut run)));
+        }
+    }
+    if !run.is_empty() {
+        out.push((text.len() - run.len(), run));
     }
     out
 }
@@ -350,6 +379,17 @@ mod tests {
             Some("'猫咪' | 'food'")
         );
         assert_eq!(ts_query("  ...  "), None);
+    }
+
+    #[test]
+    fn the_snippet_finds_an_english_word_whose_stem_is_not_in_it() {
+        let body = format!(
+            "{} Reply within an hour. {}",
+            "x ".repeat(150),
+            "y ".repeat(150)
+        );
+        let s = snippet(&body, &query_terms("replies"));
+        assert!(s.contains("Reply within"), "{s}");
     }
 
     #[test]

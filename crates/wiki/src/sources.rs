@@ -12,7 +12,7 @@
 //!   (a share link's `?token=`, a bare `sig=...`), since both are shown to every agent.
 //! - [`may_report`]: only the assignee (or anyone, for an unassigned source) reports a run.
 
-use fleetdesk_kernel::secrets::{access_token_param, has_key};
+use fleetdesk_kernel::secrets::{access_token_param, has_key, is_token_param};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -153,24 +153,51 @@ pub enum SyncRefusal {
     Token { field: &'static str, what: String },
 }
 
-/// The first credential `text` carries: a fleetdesk key, or an access-token parameter in a
-/// link (`https://x/y?token=...`) or in a bare query string (`page=2&sig=...`).
+/// The first credential `text` carries: a fleetdesk key, an access-token parameter or a
+/// password in a link (`https://x/y?token=...`, `https://user:pw@x/`), or a token-shaped value
+/// of such a parameter in a bare query string (`page=2&sig=3f9a...`). Prose that merely names
+/// one (`error code=429`, `auth=expired`) passes: a bare value counts only when it looks like
+/// a secret ([`looks_secret`]).
 pub fn carried_token(text: &str) -> Option<String> {
     if has_key(text) {
         return Some("a fleetdesk key".to_owned());
     }
     text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')'))
-        .filter(|w| w.contains('='))
         .find_map(|w| {
-            if let Some(p) = access_token_param(w) {
-                return Some(p.to_owned());
+            if w.contains("://") {
+                return access_token_param(w).map(str::to_owned);
             }
-            access_token_param(&format!("?{w}")).map(str::to_owned)
+            w.trim_start_matches(['?', '#'])
+                .split(['&', ';'])
+                .filter_map(|pair| pair.split_once('='))
+                .find(|(name, value)| is_token_param(name.trim()) && looks_secret(value))
+                .map(|(name, _)| name.trim().to_owned())
         })
         .map(|name| format!("parameter `{name}`"))
 }
 
+/// A value shaped like a token or signature: at least 12 characters of the alphabets tokens
+/// use (letters, digits, `-_.~+/=%`), with both letters and digits.
+pub fn looks_secret(value: &str) -> bool {
+    value.chars().count() >= 12
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.~+/=%".contains(c))
+        && value.chars().any(|c| c.is_ascii_digit())
+        && value.chars().any(|c| c.is_ascii_alphabetic())
+}
+
 impl SyncReport {
+    /// The source's cursor after this run: a report without cursor keeps the stored one (a
+    /// failed run does not lose the position), an empty cursor clears it.
+    pub fn cursor_after(&self, stored: Option<String>) -> Option<String> {
+        match self.cursor.as_deref() {
+            None => stored,
+            Some("") => None,
+            Some(c) => Some(c.to_owned()),
+        }
+    }
+
     /// The report's own rules: counts at least 0, summary and cursor within their lengths and
     /// free of credentials.
     pub fn check(&self) -> Result<(), SyncRefusal> {
@@ -350,6 +377,19 @@ mod tests {
     }
 
     #[test]
+    fn a_run_without_cursor_keeps_the_stored_one_and_an_empty_one_clears_it() {
+        let stored = || Some("notes/k".to_owned());
+        assert_eq!(report(None, None).cursor_after(stored()), stored());
+        assert_eq!(report(None, Some("")).cursor_after(stored()), None);
+        assert_eq!(
+            report(None, Some("notes/m"))
+                .cursor_after(stored())
+                .as_deref(),
+            Some("notes/m")
+        );
+    }
+
+    #[test]
     fn summary_and_cursor_carry_no_token() {
         assert_eq!(
             report(Some("Read 12 notes, 2 new."), Some("2026-11-25T10:00:00Z")).check(),
@@ -361,9 +401,19 @@ mod tests {
         );
         for (summary, cursor, field) in [
             (Some("from https://notion.so/p?token=abc"), None, "summary"),
-            (None, Some("page=2&sig=abcdef"), "cursor"),
+            (None, Some("page=2&sig=3f9a8b7c6d5e4f3a"), "cursor"),
             (None, Some("https://s3.test/o?X-Amz-Signature=ab"), "cursor"),
-            (None, Some("access_token=zz"), "cursor"),
+            (None, Some("access_token=ya29.a0AfH6SMB1x9"), "cursor"),
+            (
+                None,
+                Some("https://pan.baidu.com/s/1abc?pwd=x7k2"),
+                "cursor",
+            ),
+            (
+                Some("synced https://ann:pw@files.test/notes"),
+                None,
+                "summary",
+            ),
         ] {
             match report(summary, cursor).check() {
                 Err(SyncRefusal::Token { field: f, .. }) => assert_eq!(f, field),
@@ -378,8 +428,16 @@ mod tests {
                 ..
             })
         ));
-        // A parameter named token without a value, or tokens=, is not a credential.
+        // A parameter named token without a value, or tokens=, is not a credential; neither
+        // is prose naming one with a value no token has.
         assert_eq!(report(None, Some("tokens=4&page=2")).check(), Ok(()));
+        for prose in [
+            "Notion API error code=429",
+            "auth=expired, retried",
+            "key=voice",
+        ] {
+            assert_eq!(report(Some(prose), None).check(), Ok(()), "{prose}");
+        }
     }
 
     #[test]

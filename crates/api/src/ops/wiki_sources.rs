@@ -49,14 +49,18 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .created()
             .summary("Report a sync run of a wiki source")
             .description(
-                "The source must be of your workspace (else 404) and assigned to you or to no \
-                 agent (another agent's source: 403). status success, partial or failed; \
-                 summary up to 2000 characters; counts read, created, revised, unchanged, \
-                 skipped (each 0-2147483647, absent 0); cursor up to 2000 characters, where \
-                 the next run goes on (absent keeps the stored cursor, an empty string clears \
-                 it). A summary or cursor carrying an access token or key (a link's or a bare \
-                 `token=`, `access_token=`, `key=`, `sig=`, `signature=`, `auth=` and similar \
-                 parameters, or a fleetdesk key) is 422 rejected naming the field. The run is \
+                "status success, partial or failed; summary up to 2000 characters; counts \
+                 read, created, revised, unchanged, skipped (each 0-2147483647, absent 0); \
+                 cursor up to 2000 characters, where the next run goes on (absent keeps the \
+                 stored cursor, an empty string clears it); a field past its limit is 400 \
+                 naming it. A summary or cursor carrying a credential is 422 rejected naming \
+                 the field: a fleetdesk key, a link with an access-token parameter (`token`, \
+                 `access_token`, `key`, `sig`, `signature`, `auth`, `code`, `pwd`, cloud \
+                 signing parameters and similar) or a password (`https://user:pw@host`), or \
+                 such a parameter in a bare query string whose value looks like a token (12 or \
+                 more letters and digits); prose such as `error code=429` passes. These checks \
+                 of the body come first; then the source must be of your workspace (else 404) \
+                 and assigned to you or to no agent (another agent's source: 403). The run is \
                  recorded and the source's last_run_at (now), last_status and cursor updated; \
                  the answer (201) carries the run's id and the source with its next_due_at.",
             ),
