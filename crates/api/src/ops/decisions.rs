@@ -160,6 +160,7 @@ impl From<DecisionRefusal> for ApiError {
             | DecisionRefusal::AsksQuestion(_)
             | DecisionRefusal::NotDecidableHere(_)
             | DecisionRefusal::GenerationGone
+            | DecisionRefusal::WikiDraftGone(_)
             | DecisionRefusal::NotFollowUp(_) => None,
         };
         let e = ApiError::rejected(message);
