@@ -701,6 +701,11 @@ async fn every_proposal_limit_holds_at_the_limit_and_refuses_one_past() {
     );
     let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v))).await);
     assert_eq!(e["body"].as_str().unwrap().chars().count(), 6000);
+    // Canon at once: decided by the database's clock, in the proposal's transaction.
+    assert_eq!(
+        e["versions"][0]["decided_at"], e["versions"][0]["created_at"],
+        "{e}"
+    );
     assert_eq!(e["tags"].as_array().unwrap().len(), 12);
     assert_eq!(e["sources"].as_array().unwrap().len(), 20);
 
