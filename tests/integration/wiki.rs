@@ -265,7 +265,8 @@ async fn results_are_ranked_with_a_score_and_a_snippet_of_at_most_160_characters
 #[tokio::test(flavor = "multi_thread")]
 async fn search_limit_defaults_to_8_and_stops_at_30() {
     let app = spawn_app().await;
-    for i in 0..10 {
+    // 31 matching entries: more than the maximum.
+    for i in 0..31 {
         proposed(&app, "op1", entry(&format!("Serum tip {i}"), "serum serum")).await;
     }
     let count = |v: Value| v["results"].as_array().unwrap().len();
@@ -276,7 +277,11 @@ async fn search_limit_defaults_to_8_and_stops_at_30() {
     );
     assert_eq!(
         count(ok(&search(&app, "op1", "serum", "&limit=30").await)),
-        10
+        30
+    );
+    assert_eq!(
+        count(ok(&search(&app, "op1", "serum", "&limit=29").await)),
+        29
     );
     assert_invalid(&search(&app, "op1", "serum", "&limit=31").await, "limit");
     assert_invalid(&search(&app, "op1", "serum", "&limit=0").await, "limit");
@@ -402,6 +407,66 @@ async fn another_workspaces_or_organizations_entry_is_not_found() {
     assert_eq!(
         (v["created"].clone(), v["version"].clone()),
         (json!(true), json!(1))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn namesake_projects_of_two_workspaces_stay_apart() {
+    let app = spawn_app().await;
+    scoped_entries(&app).await;
+    // A project of another workspace of the same organization: 422 naming project.
+    let mut body = entry("Japan food", "x");
+    body["project"] = json!("food");
+    let v = assert_rejected(&propose(&app, "jp1", &body).await, "project");
+    assert!(v["message"].as_str().unwrap().contains("food"), "{v}");
+    // Both workspaces have a project named beauty: jp1's lands in Japan's.
+    let mut body = entry("Beauty lychee", "Japan's lychee mask");
+    body["project"] = json!("beauty");
+    let japan = propose(&app, "jp1", &body).await;
+    assert_eq!(japan.status, 201, "another entry: {}", japan.text());
+    let japan = japan.json();
+    // Through the project filter each workspace sees its own beauty entries plus shared:
+    // the titles listed, and the id of the one titled "Beauty lychee".
+    let seen = |v: &Value, key: &str| {
+        let list = v[key].as_array().unwrap();
+        let mut t = titles(&v[key]);
+        t.sort();
+        let beauty = list
+            .iter()
+            .find(|e| e["title"] == "Beauty lychee")
+            .map(id_of);
+        (t, beauty)
+    };
+    let both = vec!["Beauty lychee".to_owned(), "Shared lychee".to_owned()];
+    let japans = Some(id_of(&japan));
+    let v = ok(&search(&app, "jp1", "lychee", "&project=beauty").await);
+    assert_eq!(seen(&v, "results"), (both.clone(), japans.clone()), "{v}");
+    let v = index(&app, "jp1", "?project=beauty").await;
+    assert_eq!(seen(&v, "entries"), (both.clone(), japans.clone()), "{v}");
+    let v = index(&app, "op1", "?project=beauty").await;
+    let (t, taiwan) = seen(&v, "entries");
+    assert_eq!(t, both, "{v}");
+    assert_ne!(taiwan, japans, "Taiwan's beauty entry, not Japan's");
+    let e = ok(&get(
+        &app,
+        "jp1",
+        &format!("/wiki/entry?title={}&project=beauty", enc("Beauty lychee")),
+    )
+    .await);
+    assert_eq!(e["id"], japan["id"]);
+    assert_eq!(e["body"], "Japan's lychee mask");
+    // revises naming an entry of another workspace's project: 404 naming revises.
+    let taiwan = taiwan.expect("Taiwan's beauty entry");
+    for (agent, other) in [("jp1", taiwan), ("op1", id_of(&japan))] {
+        let mut rev = entry("Beauty lychee", "taken over");
+        rev["revises"] = json!(other);
+        let v = assert_error(&propose(&app, agent, &rev).await, 404, "not_found");
+        assert_eq!(v["field"], "revises", "{agent}: {v}");
+    }
+    assert_eq!(
+        app.count("SELECT count(*)::bigint AS n FROM wiki_versions WHERE body = 'taken over'")
+            .await,
+        0
     );
 }
 
@@ -636,6 +701,11 @@ async fn every_proposal_limit_holds_at_the_limit_and_refuses_one_past() {
     );
     let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v))).await);
     assert_eq!(e["body"].as_str().unwrap().chars().count(), 6000);
+    // Canon at once: decided by the database's clock, in the proposal's transaction.
+    assert_eq!(
+        e["versions"][0]["decided_at"], e["versions"][0]["created_at"],
+        "{e}"
+    );
     assert_eq!(e["tags"].as_array().unwrap().len(), 12);
     assert_eq!(e["sources"].as_array().unwrap().len(), 20);
 
@@ -732,6 +802,160 @@ async fn every_proposal_limit_holds_at_the_limit_and_refuses_one_past() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn project_name_tag_source_title_and_note_at_the_limit_and_one_past() {
+    let app = spawn_app().await;
+    // A project name of 200 characters (the longest a request may name) is accepted.
+    let long = n('p', 200);
+    app.sql(&format!(
+        "INSERT INTO projects (workspace_id, name) SELECT id, '{long}' FROM workspaces \
+         WHERE name = 'Taiwan'"
+    ))
+    .await;
+    let mut b = entry("Long project", "x");
+    b["project"] = json!(long);
+    let v = proposed(&app, "op1", b.clone()).await;
+    assert_eq!(v["created"], true);
+    let listed = index(&app, "op1", &format!("?project={long}")).await;
+    assert_eq!(listed["entries"][0]["project"], json!(long));
+    b["project"] = json!(format!("{long}p"));
+    assert_invalid(&propose(&app, "op1", &b).await, "project");
+    // A tag of exactly 100 characters (spaces around it dropped); 101 is refused.
+    let tag = n('標', 100);
+    let mut b = entry("Long tag", "x");
+    b["tags"] = json!([format!("  {tag} ")]);
+    let v = proposed(&app, "op1", b.clone()).await;
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v))).await);
+    assert_eq!(e["tags"], json!([tag]));
+    b["tags"] = json!([format!("{tag}x")]);
+    assert_invalid(&propose(&app, "op1", &b).await, "tags[0]");
+    // A source title of exactly 200 characters; 201 is refused.
+    let title = n('源', 200);
+    let mut b = entry("Long source title", "x");
+    b["sources"] = json!([{"kind": "vault", "ref": "vault/notes.md", "title": title}]);
+    let v = proposed(&app, "op1", b.clone()).await;
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v))).await);
+    assert_eq!(e["sources"][0]["title"], json!(title));
+    b["sources"][0]["title"] = json!(format!("{title}x"));
+    assert_invalid(&propose(&app, "op1", &b).await, "sources[0].title");
+    // A note of exactly 1000 characters; 1001 is refused.
+    let note = n('註', 1000);
+    let mut b = entry("Long note", "x");
+    b["note"] = json!(note);
+    let v = proposed(&app, "op1", b.clone()).await;
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v))).await);
+    assert_eq!(e["versions"][0]["note"], json!(note));
+    b["note"] = json!(format!("{note}x"));
+    assert_invalid(&propose(&app, "op1", &b).await, "note");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn folded_tags_are_written_with_every_shown_version() {
+    let app = spawn_app().await;
+    let folded = |id: String, tags: &'static str| {
+        let app = &app;
+        async move {
+            app.count(&format!(
+                "SELECT count(*)::bigint AS n FROM wiki_entries WHERE id = '{id}' \
+                 AND folded_tags = ARRAY[{tags}]::text[]"
+            ))
+            .await
+        }
+    };
+    // Canon at once.
+    let mut b = entry("Community FAQ", "x");
+    b["tags"] = json!([" Market: TW ", "Community", "track:Beauty"]);
+    let v = proposed(&app, "op1", b).await;
+    assert_eq!(
+        folded(id_of(&v), "'market:tw', 'community', 'track:beauty'").await,
+        1
+    );
+    // A new canon version: its tags.
+    let mut b = entry("Community FAQ", "y");
+    b["tags"] = json!(["Location: Taipei"]);
+    proposed(&app, "op1", b).await;
+    assert_eq!(folded(id_of(&v), "'location:taipei'").await, 1);
+    // A draft revision leaves the shown (canon) tags; resolving it shows the draft's.
+    set_review(&app, "manual").await;
+    let mut b = entry("Community FAQ", "z");
+    b["tags"] = json!(["COMMUNITY"]);
+    let rev = proposed(&app, "op1", b).await;
+    assert_eq!(folded(id_of(&v), "'location:taipei'").await, 1);
+    let d = rev["decision_id"].as_str().unwrap();
+    ok(&person_post(&app, ANN, &format!("/decisions/{d}/resolve"), json!({})).await);
+    assert_eq!(folded(id_of(&v), "'community'").await, 1);
+    // A new draft entry (the row shows the draft).
+    let mut b = entry("Draft FAQ", "x");
+    b["tags"] = json!(["Market:JP"]);
+    let draft = proposed(&app, "op1", b).await;
+    assert_eq!(folded(id_of(&draft), "'market:jp'").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_draft_index_lists_waiting_revisions_shown_as_the_draft_and_pages() {
+    let app = spawn_app().await;
+    let canon = proposed(&app, "op1", entry("Brand voice", "calm")).await;
+    proposed(&app, "op1", entry("Untouched", "x")).await;
+    set_review(&app, "manual").await;
+    let new = proposed(&app, "op1", entry("New idea", "draft entry")).await;
+    let mut b = entry("BRAND VOICE", "lively");
+    b["category"] = json!("voice");
+    b["summary"] = json!("Lively now");
+    b["tags"] = json!(["voice"]);
+    let rev = proposed(&app, "op1", b).await;
+    assert_eq!(rev["version"], 2);
+    let v = index(&app, "op1", "?status=draft").await;
+    assert_eq!(titles(&v["entries"]), vec!["New idea", "BRAND VOICE"]);
+    let listed = &v["entries"][1];
+    assert_eq!(listed["id"], canon["id"]);
+    assert_eq!(
+        (
+            listed["status"].clone(),
+            listed["version"].clone(),
+            listed["category"].clone(),
+            listed["summary"].clone(),
+            listed["tags"].clone()
+        ),
+        (
+            json!("draft"),
+            json!(2),
+            json!("voice"),
+            json!("Lively now"),
+            json!(["voice"])
+        ),
+        "the waiting draft version: {listed}"
+    );
+    assert_eq!(v["entries"][0]["id"], new["id"]);
+    // canon and all list it as its canon version, once.
+    let c = index(&app, "op1", "").await;
+    assert_eq!(titles(&c["entries"]), vec!["Untouched", "Brand voice"]);
+    assert_eq!(c["entries"][1]["version"], 1);
+    let all = index(&app, "op1", "?status=all").await;
+    assert_eq!(
+        titles(&all["entries"]),
+        vec!["New idea", "Untouched", "Brand voice"]
+    );
+    // Paging through the drafts one by one: each once, then the end.
+    let p1 = index(&app, "op1", "?status=draft&limit=1").await;
+    assert_eq!(titles(&p1["entries"]), vec!["New idea"]);
+    let cursor = p1["next_cursor"].as_str().expect("a next page");
+    let p2 = index(
+        &app,
+        "op1",
+        &format!("?status=draft&limit=1&cursor={cursor}"),
+    )
+    .await;
+    assert_eq!(titles(&p2["entries"]), vec!["BRAND VOICE"]);
+    assert_eq!(p2["next_cursor"], Value::Null);
+    // Decided: no longer waiting.
+    let d = rev["decision_id"].as_str().unwrap();
+    ok(&person_post(&app, ANN, &format!("/decisions/{d}/dismiss"), json!({})).await);
+    assert_eq!(
+        titles(&index(&app, "op1", "?status=draft").await["entries"]),
+        vec!["New idea"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_source_ref_carrying_an_access_token_is_refused() {
     let app = spawn_app().await;
     for link in [
@@ -806,7 +1030,14 @@ async fn the_same_title_in_the_same_scope_is_a_new_version_of_the_entry() {
     );
     // ... with another title, or in another project: 422.
     rev["title"] = json!("Dog guide");
-    assert_rejected(&propose(&app, "op1", &rev).await, "title");
+    let refused = assert_rejected(&propose(&app, "op1", &rev).await, "title");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("(\"貓咪 GUIDE\")"),
+        "the entry's own title, not its folded key: {refused}"
+    );
     rev["title"] = json!("貓咪 Guide");
     rev["project"] = json!("food");
     assert_rejected(&propose(&app, "op1", &rev).await, "project");
@@ -1130,39 +1361,113 @@ async fn a_dismissed_new_entry_is_rejected_and_a_later_proposal_brings_it_back()
     );
 }
 
+/// The wiki_draft decision `id` in a person's list.
+async fn decision(app: &TestApp, id: &Value) -> Value {
+    decisions_of_kind(app, ANN).await["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| &d["id"] == id)
+        .unwrap_or_else(|| panic!("decision {id}"))
+        .clone()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_second_proposal_supersedes_the_waiting_draft_and_keeps_one_decision() {
+async fn a_second_proposal_supersedes_the_waiting_draft_and_opens_its_own_decision() {
     let app = spawn_app().await;
     set_review(&app, "manual").await;
+    // A shared entry: op1 (Acme/Taiwan) proposes version 1, jp1 (Acme/Japan) version 2.
     let v1 = proposed(&app, "op1", entry("Hashtags", "use three")).await;
-    let v2 = proposed(&app, "op2", entry("Hashtags", "use five")).await;
-    assert_eq!(v2["version"], 2);
+    let v2 = proposed(&app, "jp1", entry("Hashtags", "use five")).await;
     assert_eq!(
+        (v2["id"].clone(), v2["version"].clone()),
+        (v1["id"].clone(), json!(2))
+    );
+    assert_eq!(v2["status"], "draft");
+    assert_ne!(
         v2["decision_id"], v1["decision_id"],
-        "the open decision moves"
+        "each decision decides exactly its own version"
     );
-    let list = decisions_of_kind(&app, ANN).await;
-    assert_eq!(list["decisions"].as_array().unwrap().len(), 1);
-    let d = &list["decisions"][0];
-    assert_eq!(d["detail"]["version"], 2);
-    assert_eq!(d["detail"]["body"], "use five");
+    // Version 1's decision: dismissed by the service, a note naming version 2, its detail
+    // still version 1's.
+    let d1 = decision(&app, &v1["decision_id"]).await;
+    assert_eq!(d1["status"], "dismissed", "{d1}");
+    assert_eq!(d1["decided_by"]["type"], "service");
+    assert_eq!(d1["detail"]["version"], 1);
+    assert_eq!(d1["detail"]["body"], "use three");
+    assert_eq!(d1["opened_by"], json!({"type": "agent", "name": "op1"}));
+    let note = d1["notes"][0]["text"].as_str().unwrap();
     assert!(
-        d["notes"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("replaces version 1"),
-        "{d}"
+        note.contains("version 1") && note.contains("version 2"),
+        "{note}"
     );
-    let id = v1["decision_id"].as_str().unwrap();
-    ok(&person_post(&app, ANN, &format!("/decisions/{id}/resolve"), json!({})).await);
+    // Version 2's decision: open, opened by jp1 in its own workspace, about version 2.
+    let d2 = decision(&app, &v2["decision_id"]).await;
+    assert_eq!(d2["status"], "open");
+    assert_eq!(d2["opened_by"], json!({"type": "agent", "name": "jp1"}));
+    assert_eq!(d2["detail"]["version"], 2);
+    assert_eq!(d2["detail"]["body"], "use five");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*)::bigint AS n FROM decisions d JOIN workspaces w \
+             ON w.id = d.workspace_id WHERE d.id = '{}' AND w.name = 'Japan'",
+            v2["decision_id"].as_str().unwrap()
+        ))
+        .await,
+        1,
+        "the new decision is in the proposing agent's workspace"
+    );
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v1))).await);
+    let versions: Vec<(Value, Value)> = e["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["status"].clone(), v["decision_id"].clone()))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            (json!("draft"), v2["decision_id"].clone()),
+            (json!("superseded"), v1["decision_id"].clone())
+        ]
+    );
+    // The person who reviewed version 1 cannot approve it any more (422); version 2's own
+    // decision makes version 2 canon.
+    let d = v1["decision_id"].as_str().unwrap();
+    assert_error(
+        &person_post(&app, ANN, &format!("/decisions/{d}/resolve"), json!({})).await,
+        422,
+        "rejected",
+    );
+    let d = v2["decision_id"].as_str().unwrap();
+    ok(&person_post(&app, ANN, &format!("/decisions/{d}/resolve"), json!({})).await);
     let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v1))).await);
     assert_eq!(
-        (e["version"].clone(), e["body"].clone()),
-        (json!(2), json!("use five"))
+        (e["status"].clone(), e["version"].clone(), e["body"].clone()),
+        (json!("canon"), json!(2), json!("use five"))
     );
     assert_eq!(e["versions"][1]["status"], "superseded");
+    // A draft revision of a canon entry superseded the same way: the entry stays canon.
+    let r3 = proposed(&app, "op1", entry("Hashtags", "use four")).await;
+    let r4 = proposed(&app, "op2", entry("Hashtags", "use six")).await;
+    assert_ne!(r3["decision_id"], r4["decision_id"]);
+    assert_eq!(
+        decision(&app, &r3["decision_id"]).await["status"],
+        "dismissed"
+    );
+    let d4 = decision(&app, &r4["decision_id"]).await;
+    assert_eq!(
+        (d4["status"].clone(), d4["detail"]["revision"].clone()),
+        (json!("open"), json!(true))
+    );
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&v1))).await);
+    assert_eq!(
+        (e["status"].clone(), e["version"].clone()),
+        (json!("canon"), json!(2))
+    );
     // Back to auto review: a proposal overtakes a waiting draft, whose decision the service
     // dismisses.
+    set_review(&app, "manual").await;
     let waiting = proposed(&app, "op1", entry("Emoji", "none")).await;
     set_review(&app, "auto").await;
     let canon = proposed(&app, "op1", entry("Emoji", "one per post")).await;
@@ -1174,17 +1479,66 @@ async fn a_second_proposal_supersedes_the_waiting_draft_and_keeps_one_decision()
         ),
         (json!("canon"), json!(true), Value::Null)
     );
-    let list = decisions_of_kind(&app, ANN).await;
-    let d = list["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["id"] == waiting["decision_id"])
-        .unwrap()
-        .clone();
+    let d = decision(&app, &waiting["decision_id"]).await;
     assert_eq!(d["status"], "dismissed");
     assert_eq!(d["decided_by"]["type"], "service");
+    assert!(
+        d["notes"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("canon at once"),
+        "{d}"
+    );
     assert_eq!(found(&app, "op1", "post").await, vec!["Emoji"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_whose_version_no_longer_waits_or_whose_entry_is_retired_is_refused() {
+    let app = spawn_app().await;
+    set_review(&app, "manual").await;
+    // A version that no longer waits (superseded behind its open decision's back): 422 with
+    // the reason, nothing changed.
+    let v = proposed(&app, "op1", entry("Stale", "x")).await;
+    app.sql(&format!(
+        "UPDATE wiki_versions SET status = 'superseded' WHERE decision_id = '{}'",
+        v["decision_id"].as_str().unwrap()
+    ))
+    .await;
+    for action in ["resolve", "dismiss"] {
+        let d = v["decision_id"].as_str().unwrap();
+        let r = assert_error(
+            &person_post(&app, ANN, &format!("/decisions/{d}/{action}"), json!({})).await,
+            422,
+            "rejected",
+        );
+        let message = r["message"].as_str().unwrap();
+        assert!(
+            message.contains("no longer waits") && message.contains("superseded"),
+            "{message}"
+        );
+    }
+    assert_eq!(decision(&app, &v["decision_id"]).await["status"], "open");
+    // A retired entry whose title a new entry took: resolving the old draft would clash
+    // with the new entry; refused 422, not a 500.
+    let old = proposed(&app, "op1", entry("Retired title", "old")).await;
+    app.sql(&format!(
+        "UPDATE wiki_entries SET status = 'retired' WHERE id = '{}'",
+        id_of(&old)
+    ))
+    .await;
+    let new = proposed(&app, "op1", entry("Retired title", "new")).await;
+    assert_ne!(new["id"], old["id"]);
+    let d = old["decision_id"].as_str().unwrap();
+    let r = assert_error(
+        &person_post(&app, ANN, &format!("/decisions/{d}/resolve"), json!({})).await,
+        422,
+        "rejected",
+    );
+    assert!(r["message"].as_str().unwrap().contains("retired"), "{r}");
+    // The new entry's own decision still decides it.
+    let d = new["decision_id"].as_str().unwrap();
+    ok(&person_post(&app, ANN, &format!("/decisions/{d}/resolve"), json!({})).await);
+    assert_eq!(found(&app, "op1", "retired").await, vec!["Retired title"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1291,31 +1645,42 @@ async fn a_person_deciding_while_an_agent_proposes_again_never_fails() {
             person_post(&app, ANN, &resolve, json!({})),
             propose(&app, "op2", &second),
         );
-        // Either order is fine; neither call fails.
-        ok(&decided);
+        // Either order is fine; neither call fails with an error of the server.
         let again = ok(&again);
+        assert_eq!(again["version"], 2);
+        assert_eq!(again["status"], "draft");
+        assert_ne!(
+            again["decision_id"], first["decision_id"],
+            "version 2 always waits for a decision of its own"
+        );
         let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&first))).await);
-        assert_eq!(e["status"], "canon", "{e}");
-        if e["body"] == "first" {
-            // Resolved first: version 2 is a draft revision with a decision of its own.
-            assert_eq!(again["version"], 2);
-            assert_eq!(again["status"], "draft");
-            assert_ne!(again["decision_id"], first["decision_id"]);
-        } else {
-            // Proposed first: the decision moved to version 2, which the resolve made canon.
+        if decided.status == 200 {
+            // Resolved first: version 1 is canon, version 2 a draft revision.
             assert_eq!(
-                (e["body"].clone(), e["version"].clone()),
-                (json!("second"), json!(2))
+                (e["status"].clone(), e["body"].clone()),
+                (json!("canon"), json!("first")),
+                "{e}"
             );
-            assert_eq!(again["decision_id"], first["decision_id"]);
+        } else {
+            // Proposed first: version 1 was superseded and its decision dismissed, so the
+            // person's resolve is refused (422); the entry is still a draft, version 2.
+            let v = assert_error(&decided, 422, "rejected");
+            assert!(v["message"].as_str().unwrap().contains("dismissed"), "{v}");
+            assert_eq!(
+                (e["status"].clone(), e["body"].clone(), e["version"].clone()),
+                (json!("draft"), json!("second"), json!(2)),
+                "{e}"
+            );
         }
-        let canon: Vec<i64> = e["versions"]
+        let statuses: Vec<&str> = e["versions"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|v| v["status"] == "canon")
-            .map(|v| v["version"].as_i64().unwrap())
+            .map(|v| v["status"].as_str().unwrap())
             .collect();
-        assert_eq!(canon.len(), 1, "{e}");
+        assert!(
+            statuses == ["draft", "canon"] || statuses == ["draft", "superseded"],
+            "{statuses:?}"
+        );
     }
 }

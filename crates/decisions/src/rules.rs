@@ -183,6 +183,10 @@ pub enum DecisionRefusal {
     NotDecidableHere(DecisionKind),
     #[error("the account is no longer in the banned generation this decision is about")]
     GenerationGone,
+    /// A `wiki_draft` whose version no longer waits, or whose entry is gone: the reason
+    /// (`fleetdesk_wiki::entry::DraftRefusal`).
+    #[error("{0}")]
+    WikiDraftGone(String),
     #[error(
         "only follow-ups (change_avatar, change_bio, delete_post) are completed by an agent; this is {0}"
     )]

@@ -519,7 +519,11 @@ async fn apply(
             }
         }
         Effect::CanonizeWiki | Effect::RejectWiki => {
-            crate::wiki::decide_draft(conn, row.id, *effect == Effect::CanonizeWiki).await?;
+            if let Err(refusal) =
+                crate::wiki::decide_draft(conn, row.id, *effect == Effect::CanonizeWiki).await?
+            {
+                return Ok(Err(refusal));
+            }
         }
         Effect::FinishCard(card_status) => {
             if let Some(task) = row.task_id {

@@ -13,14 +13,15 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Float4, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_decisions::rules::DecisionRefusal;
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
 use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry::{
-    Category, EntryChange, EntryStatus, Existing, Landing, Pending, Proposal, Source, Terms,
-    TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal, decide, decision_title,
-    find_project, land, pick_by_title,
+    CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
+    Proposal, Source, Terms, TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal,
+    cast_link, decide, decision_title, find_project, land, pick_by_title, superseded_note,
 };
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
@@ -40,20 +41,48 @@ macro_rules! head_sql {
     };
 }
 
-/// The entries an agent sees: its organization's (`$1`), shared or of its workspace (`$2`).
+/// The entries an agent sees: its organization's (`$1`), shared or of a project of its
+/// workspace (`$2`); the one place this scope is written. An optional join goes before the
+/// `WHERE`; the statement goes on with `AND …`.
 macro_rules! visible {
+    ($($join:expr)?) => {
+        concat!(
+            " FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id ",
+            $($join, " ",)?
+            "WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) "
+        )
+    };
+}
+
+/// The project filter `$3` (a project of the workspace, or null for none): that project's
+/// entries plus the shared ones.
+macro_rules! in_project {
     () => {
-        " FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
-          WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) "
+        "AND ($3::uuid IS NULL OR e.project_id IS NULL OR e.project_id = $3) "
     };
 }
 
 /// A page of the index: statuses `$4`, the project `$3` (with the shared entries), newest
-/// first after `($5, $6)`.
-const INDEX: &str = head_sql!(
-    visible!(),
-    "AND ($3::uuid IS NULL OR e.project_id IS NULL OR e.project_id = $3) \
-     AND e.status = ANY($4) \
+/// first after `($5, $6)`. With `$8` (the filter lists waiting revisions), an entry with a
+/// draft version waiting is listed too, shown as that draft (its title, category, summary,
+/// tags, version and status draft): one row per entry, so paging stays by the entry's
+/// `(created_at, id)`.
+const INDEX: &str = concat!(
+    "SELECT e.id, coalesce(d.title, e.title) AS title, \
+            coalesce(d.category, e.category) AS category, \
+            coalesce(d.summary, e.summary) AS summary, coalesce(d.tags, e.tags) AS tags, \
+            coalesce(d.version, e.version) AS version, coalesce(d.status, e.status) AS status, \
+            pr.name AS project, e.created_at, e.updated_at",
+    visible!(
+        "LEFT JOIN LATERAL ( \
+             SELECT v.title, v.category, v.summary, v.tags, v.version, v.status \
+             FROM wiki_versions v \
+             WHERE $8::bool AND v.entry_id = e.id AND v.status = 'draft' \
+             ORDER BY v.version DESC LIMIT 1 \
+         ) d ON true"
+    ),
+    in_project!(),
+    "AND (e.status = ANY($4) OR d.version IS NOT NULL) \
      AND ($5::timestamptz IS NULL OR (e.created_at, e.id) < ($5, $6)) \
      ORDER BY e.created_at DESC, e.id DESC \
      LIMIT $7"
@@ -67,12 +96,11 @@ const ONE: &str = head_sql!(
 );
 
 /// The entries of a title (`$3`, as matched), any status but retired.
-const BY_TITLE: &str = r#"
-SELECT e.id, pr.name AS project
-FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id
-WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2)
-  AND e.title_key = $3 AND e.status <> 'retired'
-"#;
+const BY_TITLE: &str = concat!(
+    "SELECT e.id, pr.name AS project",
+    visible!(),
+    "AND e.title_key = $3 AND e.status <> 'retired'"
+);
 
 /// An entry's latest versions, newest first.
 const VERSIONS: &str = r#"
@@ -84,36 +112,35 @@ ORDER BY v.version DESC
 LIMIT $2
 "#;
 
-/// Canon entries matching the tsquery `$4`, ranked by `ts_rank` with the weights `$5` and the
-/// normalization `$6` of `fleetdesk_wiki::search`; best first, at most `$7`.
+/// Entries in the statuses `$8` (`EntryStatus::SEARCHED`) matching the tsquery `$4`, ranked
+/// by `ts_rank` with the weights `$5` and the normalization `$6` of `fleetdesk_wiki::search`;
+/// best first, at most `$7`.
 const SEARCH: &str = head_sql!(
     ", e.body, ts_rank($5::float4[], e.search, q.q, $6) AS score",
-    " FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
-        CROSS JOIN to_tsquery('simple', $4) AS q(q) \
-      WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) \
-        AND ($3::uuid IS NULL OR e.project_id IS NULL OR e.project_id = $3) \
-        AND e.status = 'canon' AND e.search @@ q.q \
-      ORDER BY score DESC, e.updated_at DESC, e.id \
-      LIMIT $7"
+    visible!("CROSS JOIN to_tsquery('simple', $4) AS q(q)"),
+    in_project!(),
+    "AND e.status = ANY($8) AND e.search @@ q.q \
+     ORDER BY score DESC, e.updated_at DESC, e.id \
+     LIMIT $7"
 );
 
 macro_rules! existing_sql {
     ($($tail:expr),*) => {
         concat!(
-            "SELECT e.id, e.status, e.title_key, e.project_id, pr.name AS project, \
+            "SELECT e.id, e.status, e.title, e.title_key, e.project_id, pr.name AS project, \
                     EXISTS (SELECT 1 FROM wiki_versions c \
                             WHERE c.entry_id = e.id AND c.status = 'canon') AS has_canon, \
                     (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
                         AS last_version, \
-                    pend.version AS pending_version, pend.decision_id AS pending_decision \
-             FROM wiki_entries e LEFT JOIN projects pr ON pr.id = e.project_id \
-             LEFT JOIN LATERAL ( \
-                 SELECT v.version, v.decision_id FROM wiki_versions v \
-                 WHERE v.entry_id = e.id AND v.status = 'draft' \
-                 ORDER BY v.version DESC LIMIT 1 \
-             ) pend ON true \
-             WHERE e.organization_id = $1 AND (e.project_id IS NULL OR pr.workspace_id = $2) \
-               AND e.status <> 'retired' ",
+                    pend.version AS pending_version, pend.decision_id AS pending_decision",
+            visible!(
+                "LEFT JOIN LATERAL ( \
+                     SELECT v.version, v.decision_id FROM wiki_versions v \
+                     WHERE v.entry_id = e.id AND v.status = 'draft' \
+                     ORDER BY v.version DESC LIMIT 1 \
+                 ) pend ON true"
+            ),
+            "AND e.status <> 'retired' ",
             $($tail),*
         )
     };
@@ -129,22 +156,38 @@ const EXISTING_BY_TITLE: &str =
 /// Serializes the proposals of one title in one scope (a new entry has no row to lock yet).
 const TITLE_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
 
-/// The draft version a `wiki_draft` decision asks about.
-const DRAFT_OF: &str = r#"
-SELECT v.entry_id, v.version, v.category, v.title, v.summary, v.body, v.tags, v.sources
-FROM wiki_versions v
-WHERE v.decision_id = $1 AND v.status = 'draft'
+/// Locks the entry of the version a `wiki_draft` decision (`$1`) decides.
+const LOCK_DRAFT_ENTRY: &str = r#"
+SELECT e.id FROM wiki_entries e
+WHERE e.id = (SELECT v.entry_id FROM wiki_versions v WHERE v.decision_id = $1
+              ORDER BY v.version DESC LIMIT 1)
+FOR UPDATE
 "#;
 
-/// The canon character entries a persona's cast may link to: shared or of the persona's
-/// project, titled (as matched) one of `$2`.
-const CHARACTERS: &str = r#"
-SELECT e.id, e.title, e.title_key, e.project_id IS NOT NULL AS in_project
+/// The version a `wiki_draft` decision decides, whatever its status, with its entry's status
+/// and whether the entry has a canon version.
+const DRAFT_OF: &str = r#"
+SELECT v.entry_id, v.version, v.status, v.category, v.title, v.summary, v.body, v.tags,
+       v.sources, e.status AS entry_status,
+       EXISTS (SELECT 1 FROM wiki_versions c
+               WHERE c.entry_id = v.entry_id AND c.status = 'canon') AS has_canon
+FROM wiki_versions v JOIN wiki_entries e ON e.id = v.entry_id
+WHERE v.decision_id = $1
+ORDER BY v.version DESC
+LIMIT 1
+"#;
+
+/// The entries a persona's cast may link to: those its scope sees (shared, or of the
+/// persona's project) titled (as matched) one of `$2`; `fleetdesk_wiki::entry::cast_link`
+/// chooses among them.
+const CAST_CANDIDATES: &str = r#"
+SELECT e.id, e.title, e.title_key, e.category, e.status,
+       e.project_id IS NOT NULL AS in_project
 FROM personas pe
 JOIN workspaces w ON w.id = pe.workspace_id
 JOIN wiki_entries e ON e.organization_id = w.organization_id
-WHERE pe.id = $1 AND e.status = 'canon' AND e.category = 'character'
-  AND e.title_key = ANY($2) AND (e.project_id IS NULL OR e.project_id = pe.project_id)
+WHERE pe.id = $1 AND e.title_key = ANY($2)
+  AND (e.project_id IS NULL OR e.project_id = pe.project_id)
 "#;
 
 statements!(
@@ -156,8 +199,9 @@ statements!(
     EXISTING_BY_ID,
     EXISTING_BY_TITLE,
     TITLE_LOCK,
+    LOCK_DRAFT_ENTRY,
     DRAFT_OF,
-    CHARACTERS
+    CAST_CANDIDATES
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -275,6 +319,8 @@ struct ExistingRow {
     #[diesel(sql_type = Text)]
     status: String,
     #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
     title_key: String,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     project_id: Option<Uuid>,
@@ -295,6 +341,7 @@ impl ExistingRow {
         Ok(Existing {
             id: self.id,
             status: entry_status(&self.status)?,
+            title: self.title,
             title_key: self.title_key,
             project_id: self.project_id,
             project: self.project,
@@ -315,6 +362,8 @@ struct DraftRow {
     #[diesel(sql_type = Int4)]
     version: i32,
     #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
     category: String,
     #[diesel(sql_type = Text)]
     title: String,
@@ -326,18 +375,50 @@ struct DraftRow {
     tags: Vec<String>,
     #[diesel(sql_type = Jsonb)]
     sources: Value,
+    #[diesel(sql_type = Text)]
+    entry_status: String,
+    #[diesel(sql_type = Bool)]
+    has_canon: bool,
+}
+
+impl DraftRow {
+    fn state(&self) -> anyhow::Result<DraftState> {
+        Ok(DraftState {
+            version: self.version,
+            version_status: version_status(&self.status)?,
+            entry_status: entry_status(&self.entry_status)?,
+            has_canon: self.has_canon,
+        })
+    }
 }
 
 #[derive(QueryableByName)]
-struct CharacterRow {
+struct CandidateRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
     #[diesel(sql_type = Text)]
     title: String,
     #[diesel(sql_type = Text)]
     title_key: String,
+    #[diesel(sql_type = Text)]
+    category: String,
+    #[diesel(sql_type = Text)]
+    status: String,
     #[diesel(sql_type = Bool)]
     in_project: bool,
+}
+
+impl CandidateRow {
+    fn candidate(self) -> anyhow::Result<CastCandidate> {
+        Ok(CastCandidate {
+            id: self.id,
+            category: category(&self.category)?,
+            status: entry_status(&self.status)?,
+            title: self.title,
+            title_key: self.title_key,
+            in_project: self.in_project,
+        })
+    }
 }
 
 fn sources(v: Value) -> anyhow::Result<Vec<Source>> {
@@ -386,7 +467,8 @@ async fn index(
             .bind::<Array<Text>, _>(statuses)
             .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
             .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-            .bind::<BigInt, _>(query.limit + 1),
+            .bind::<BigInt, _>(query.limit + 1)
+            .bind::<Bool, _>(query.waiting_revisions),
     )
     .load(conn)
     .await?;
@@ -495,7 +577,14 @@ async fn search(
             .bind::<Text, _>(ts_query)
             .bind::<Array<Float4>, _>(RANK_WEIGHTS.to_vec())
             .bind::<Int4, _>(RANK_NORMALIZATION)
-            .bind::<BigInt, _>(query.limit),
+            .bind::<BigInt, _>(query.limit)
+            .bind::<Array<Text>, _>(
+                query
+                    .statuses
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>(),
+            ),
     )
     .load(conn)
     .await?;
@@ -669,7 +758,9 @@ async fn propose(
             wiki_versions::status.eq(landing.status.as_str()),
             wiki_versions::proposed_by_agent.eq(agent.agent_id),
             wiki_versions::decision_id.eq(decision_id),
-            wiki_versions::decided_at.eq(landing.auto.then(jiff::Timestamp::now).map(Ts::from)),
+            // A version canon at once is decided now (the database's clock, as every other
+            // timestamp); a draft is decided by its decision.
+            landing.auto.then_some(wiki_versions::decided_at.eq(now)),
         ))
         .execute(conn)
         .await?;
@@ -714,6 +805,7 @@ async fn write_landing(
                     wiki_entries::terms_title.eq(&terms.title),
                     wiki_entries::terms_summary.eq(&terms.summary),
                     wiki_entries::terms_body.eq(&terms.body),
+                    wiki_entries::folded_tags.eq(&terms.folded_tags),
                     wiki_entries::created_by_agent.eq(agent.agent_id),
                 ))
                 .returning(wiki_entries::id)
@@ -746,7 +838,7 @@ async fn write_landing(
     }
     match landing.waiting {
         Waiting::None => {}
-        Waiting::MoveDecision { version, .. } | Waiting::Supersede { version, .. } => {
+        Waiting::Supersede { version, .. } => {
             supersede(conn, entry_id, VersionStatus::Draft, Some(version)).await?;
         }
     }
@@ -805,6 +897,7 @@ async fn show_version(
             wiki_entries::terms_title.eq(&s.terms.title),
             wiki_entries::terms_summary.eq(&s.terms.summary),
             wiki_entries::terms_body.eq(&s.terms.body),
+            wiki_entries::folded_tags.eq(&s.terms.folded_tags),
             wiki_entries::updated_at.eq(now),
         ))
         .execute(conn)
@@ -816,8 +909,9 @@ fn note(by: &str, text: &str) -> Value {
     json!([{"by": by, "text": text, "at": format_utc(jiff::Timestamp::now())}])
 }
 
-/// The `wiki_draft` decision of a manual proposal (opened, or moved from the draft it
-/// replaces); a waiting decision an auto proposal overtakes is dismissed by the service.
+/// The decision of the draft a proposal supersedes is dismissed (with a note naming the new
+/// version); a manual proposal opens its own `wiki_draft` decision, opened by the proposing
+/// agent in its workspace: each decision decides exactly its own version.
 async fn write_decision(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -827,60 +921,35 @@ async fn write_decision(
     landing: &Landing,
     project: Option<&str>,
 ) -> anyhow::Result<Option<Uuid>> {
-    let revision = found.is_some_and(|e| e.has_canon);
-    let title = decision_title(&p.title, landing.version, revision);
-    let detail = proposal_detail(entry_id, p, landing.version, revision, project);
-    match landing.waiting {
-        Waiting::MoveDecision {
-            version,
-            decision_id,
-        } => {
-            let text = format!(
-                "version {} replaces version {version}, which is superseded",
-                landing.version
-            );
-            diesel::update(decisions::table.filter(decisions::id.eq(decision_id)))
-                .set((
-                    decisions::title.eq(&title),
-                    decisions::detail.eq(&detail),
-                    decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
-                    decisions::updated_at.eq(now),
-                ))
-                .execute(conn)
-                .await?;
-            return Ok(Some(decision_id));
-        }
-        Waiting::Supersede {
-            decision_id: Some(d),
-            version,
-        } => {
-            let text = format!(
-                "version {} became canon at once (review is auto); version {version} is \
-                 superseded",
-                landing.version
-            );
-            let mv = DecisionMove::new(Action::Dismiss, None, None, None);
-            diesel::update(
-                decisions::table
-                    .filter(decisions::id.eq(d))
-                    .filter(decisions::status.eq(DecisionStatus::Open.as_str())),
-            )
-            .set((
-                decisions::status.eq(DecisionStatus::Dismissed.as_str()),
-                decisions::decided_move.eq(mv.to_json()),
-                decisions::decided_by.eq(json!({"type": "service", "name": "fleetdesk"})),
-                decisions::decided_at.eq(now),
-                decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
-                decisions::updated_at.eq(now),
-            ))
-            .execute(conn)
-            .await?;
-        }
-        Waiting::Supersede { .. } | Waiting::None => {}
+    if let Waiting::Supersede {
+        decision_id: Some(d),
+        version,
+    } = landing.waiting
+    {
+        let text = superseded_note(version, landing.version, landing.auto);
+        let mv = DecisionMove::new(Action::Dismiss, None, None, None);
+        diesel::update(
+            decisions::table
+                .filter(decisions::id.eq(d))
+                .filter(decisions::status.eq(DecisionStatus::Open.as_str())),
+        )
+        .set((
+            decisions::status.eq(DecisionStatus::Dismissed.as_str()),
+            decisions::decided_move.eq(mv.to_json()),
+            decisions::decided_by.eq(json!({"type": "service", "name": "fleetdesk"})),
+            decisions::decided_at.eq(now),
+            decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
+            decisions::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
     }
     if !landing.open_decision {
         return Ok(None);
     }
+    let revision = found.is_some_and(|e| e.has_canon);
+    let title = decision_title(&p.title, landing.version, revision);
+    let detail = proposal_detail(entry_id, p, landing.version, revision, project);
     let id: Uuid = diesel::insert_into(decisions::table)
         .values((
             decisions::organization_id.eq(agent.organization_id),
@@ -904,34 +973,30 @@ async fn write_decision(
 
 /// Resolve makes the decision's draft version canon (the entry shows it; the former canon
 /// version is superseded); dismiss rejects it (the entry keeps its canon version, or becomes
-/// rejected without one).
+/// rejected without one). A version that no longer waits, or a retired entry, is refused
+/// (`fleetdesk_wiki::entry::decide`).
 pub(crate) async fn decide_draft(
     conn: Tx<'_>,
     decision: Uuid,
     resolve: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Result<(), DecisionRefusal>> {
+    // The decision is locked; then its entry, as a proposal locks them.
+    prepared(diesel::sql_query(LOCK_DRAFT_ENTRY).bind::<SqlUuid, _>(decision))
+        .execute(conn)
+        .await?;
     let draft: Option<DraftRow> =
         prepared(diesel::sql_query(DRAFT_OF).bind::<SqlUuid, _>(decision))
             .get_result(conn)
             .await
             .optional()?;
-    let Some(d) = draft else {
-        return Ok(());
+    let state = draft.as_ref().map(DraftRow::state).transpose()?;
+    let decided = match decide(resolve, state.as_ref()) {
+        Ok(d) => d,
+        Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r.to_string()))),
     };
-    wiki_entries::table
-        .filter(wiki_entries::id.eq(d.entry_id))
-        .for_update()
-        .select(wiki_entries::id)
-        .first::<Uuid>(conn)
-        .await?;
-    let has_canon: bool = diesel::select(diesel::dsl::exists(
-        wiki_versions::table
-            .filter(wiki_versions::entry_id.eq(d.entry_id))
-            .filter(wiki_versions::status.eq(VersionStatus::Canon.as_str())),
-    ))
-    .get_result(conn)
-    .await?;
-    let decided = decide(resolve, has_canon);
+    let Some(d) = draft else {
+        anyhow::bail!("decide answered for a decision without a version");
+    };
     if decided.supersede_canon {
         supersede(conn, d.entry_id, VersionStatus::Canon, None).await?;
     }
@@ -979,14 +1044,15 @@ pub(crate) async fn decide_draft(
         }
         EntryChange::Keep => {}
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 // ---------------------------------------------------------------------------------------------
 // The cast's links
 
-/// For each name of a persona's cast, the canon `character` entry titled the same (as titles
-/// match) that the persona's scope sees: its project's entry before a shared one.
+/// For each name of a persona's cast, the entry it links to: the candidates its scope sees,
+/// chosen by `fleetdesk_wiki::entry::cast_link` (a canon character entry, the project's
+/// before a shared one).
 pub(crate) async fn character_links(
     conn: Tx<'_>,
     persona: Uuid,
@@ -996,21 +1062,20 @@ pub(crate) async fn character_links(
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let rows: Vec<CharacterRow> = prepared(
-        diesel::sql_query(CHARACTERS)
+    let rows: Vec<CandidateRow> = prepared(
+        diesel::sql_query(CAST_CANDIDATES)
             .bind::<SqlUuid, _>(persona)
             .bind::<Array<Text>, _>(&keys),
     )
     .load(conn)
     .await?;
-    Ok(keys
+    let candidates = rows
+        .into_iter()
+        .map(CandidateRow::candidate)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(names
         .iter()
-        .map(|k| {
-            rows.iter()
-                .filter(|r| &r.title_key == k)
-                .max_by_key(|r| r.in_project)
-                .map(|r| (r.id, r.title.clone()))
-        })
+        .map(|n| cast_link(n, &candidates).map(|c| (c.id, c.title.clone())))
         .collect())
 }
 

@@ -70,6 +70,11 @@ fleetdesk_kernel::text_enum! {
     }
 }
 
+impl EntryStatus {
+    /// The statuses search finds: canon only (drafts and rejected entries are never results).
+    pub const SEARCHED: &'static [EntryStatus] = &[EntryStatus::Canon];
+}
+
 fleetdesk_kernel::text_enum! {
     /// Where one version stands: canon (the entry shows it), draft (waiting for its
     /// `wiki_draft` decision), rejected (dismissed), superseded (a later version replaced it).
@@ -112,6 +117,13 @@ impl StatusFilter {
                 EntryStatus::Rejected,
             ],
         }
+    }
+
+    /// Whether the filter lists, besides the entries in its statuses, the canon entries with
+    /// a draft revision waiting, shown as that draft (title, category, summary, tags and
+    /// version of the draft; status draft): `draft` lists everything waiting for a person.
+    pub fn lists_waiting_revisions(self) -> bool {
+        self == StatusFilter::Draft
     }
 }
 
@@ -203,7 +215,6 @@ fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
-/// Text of `min..=max` characters once trimmed (`min` 1 also refuses only spaces).
 /// A tag as it is matched (stored beside the tags as `folded_tags`): lower case, white space
 /// around it and around an axis value ignored (`Market: TW` is `market:tw`), so the community
 /// assistant's axis filter compares exactly.
@@ -218,6 +229,12 @@ pub fn fold_tag(tag: &str) -> String {
     }
 }
 
+/// Every tag as matched, in the tags' order: what the adapter stores in `folded_tags`.
+pub fn fold_tags(tags: &[String]) -> Vec<String> {
+    tags.iter().map(|t| fold_tag(t)).collect()
+}
+
+/// Text of `min..=max` characters once trimmed (`min` 1 also refuses only spaces).
 fn text(field: &str, raw: &str, min: usize, max: usize) -> Result<String, ProposalError> {
     let t = raw.trim();
     let n = chars(t);
@@ -330,12 +347,14 @@ impl Proposal {
     }
 }
 
-/// What the adapter stores in `terms_title`, `terms_summary` and `terms_body`.
+/// What the adapter stores in `terms_title`, `terms_summary` and `terms_body`, and the tags as
+/// matched in `folded_tags` ([`fold_tags`]): every write of an entry's shown text writes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terms {
     pub title: String,
     pub summary: String,
     pub body: String,
+    pub folded_tags: Vec<String>,
 }
 
 impl Terms {
@@ -349,6 +368,7 @@ impl Terms {
             title: search::index_text(title),
             summary: search::index_text(&summary_and_tags),
             body: search::index_text(body),
+            folded_tags: fold_tags(tags),
         }
     }
 }
@@ -456,6 +476,8 @@ pub fn pick_by_title(matches: &[TitleMatch], project: Option<&str>) -> Result<Uu
 pub struct Existing {
     pub id: Uuid,
     pub status: EntryStatus,
+    /// The title the entry shows (refusals name it).
+    pub title: String,
     pub title_key: String,
     pub project_id: Option<Uuid>,
     pub project: Option<String>,
@@ -478,10 +500,9 @@ pub struct Pending {
 pub enum Waiting {
     /// Nothing was waiting.
     None,
-    /// The waiting version is superseded and its open decision now asks about the new one.
-    MoveDecision { version: i32, decision_id: Uuid },
-    /// The waiting version is superseded; its decision (if open) is dismissed by the service:
-    /// the new version became canon without it.
+    /// The waiting version is superseded and its decision (if still open) is dismissed by the
+    /// service with [`superseded_note`]: each `wiki_draft` decision decides exactly its own
+    /// version, so a person who reviewed one version never approves another one.
     Supersede {
         version: i32,
         decision_id: Option<Uuid>,
@@ -505,14 +526,14 @@ pub struct Landing {
     /// The canon version the new one supersedes at once (auto).
     pub supersede_canon: bool,
     pub waiting: Waiting,
-    /// A new `wiki_draft` decision opens for the version.
+    /// A new `wiki_draft` decision opens for the version, opened by the proposing agent (in
+    /// its workspace).
     pub open_decision: bool,
 }
 
 /// Whether the proposal `p`, under the organization's review (`manual`), lands on `existing`
 /// (the entry `revises` names, else the entry of the same title in the same scope).
-/// `revised` is the entry `revises` named, when it did; `project_id` is the project the
-/// proposal names.
+/// `project_id` is the project the proposal names.
 pub fn land(
     p: &Proposal,
     project_id: Option<Uuid>,
@@ -526,7 +547,7 @@ pub fn land(
             return Err(WikiRefusal::RevisesNotCanon(e.status));
         }
         if e.title_key != p.title_key {
-            return Err(WikiRefusal::RevisesOtherTitle(e.title_key.clone()));
+            return Err(WikiRefusal::RevisesOtherTitle(e.title.clone()));
         }
         if p.project.is_some() && project_id != e.project_id {
             return Err(WikiRefusal::RevisesOtherProject(e.project.clone()));
@@ -553,25 +574,12 @@ pub fn land(
             open_decision: manual,
         });
     };
-    let waiting = match (e.pending, manual) {
-        (None, _) => Waiting::None,
-        (
-            Some(Pending {
-                version,
-                decision_id: Some(decision_id),
-            }),
-            true,
-        ) => Waiting::MoveDecision {
+    let waiting = match e.pending {
+        None => Waiting::None,
+        Some(Pending {
             version,
             decision_id,
-        },
-        (
-            Some(Pending {
-                version,
-                decision_id,
-            }),
-            _,
-        ) => Waiting::Supersede {
+        }) => Waiting::Supersede {
             version,
             decision_id,
         },
@@ -589,15 +597,41 @@ pub fn land(
         created: false,
         show,
         supersede_canon: !manual && e.has_canon,
-        open_decision: manual && !matches!(waiting, Waiting::MoveDecision { .. }),
+        open_decision: manual,
         waiting,
     })
 }
 
-/// What a person's move on a `wiki_draft` decision does to the entry, given whether it has a
-/// canon version besides the draft: resolve makes the draft canon (the entry shows it, the
-/// former canon version is superseded); dismiss rejects the draft (an entry with a canon
-/// version keeps it; one without becomes rejected).
+/// The note the service adds to the decision of a draft version a later proposal
+/// superseded, as it dismisses it.
+pub fn superseded_note(superseded: i32, by: i32, auto: bool) -> String {
+    if auto {
+        format!(
+            "version {superseded} is superseded by version {by}, which became canon at once \
+             (review is auto); this decision is dismissed"
+        )
+    } else {
+        format!(
+            "version {superseded} is superseded by version {by}, which waits for its own \
+             wiki_draft decision; this decision is dismissed"
+        )
+    }
+}
+
+/// The draft version a `wiki_draft` decision decides, as stored when a person moves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DraftState {
+    pub version: i32,
+    /// The version's status (a decision is only decided while it is `draft`).
+    pub version_status: VersionStatus,
+    pub entry_status: EntryStatus,
+    /// The entry has a canon version besides the draft.
+    pub has_canon: bool,
+}
+
+/// What a person's move on a `wiki_draft` decision does to the entry: resolve makes the draft
+/// canon (the entry shows it, the former canon version is superseded); dismiss rejects the
+/// draft (an entry with a canon version keeps it; one without becomes rejected).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decided {
     pub version_status: VersionStatus,
@@ -617,12 +651,36 @@ pub enum EntryChange {
     Keep,
 }
 
-pub fn decide(resolve: bool, has_canon: bool) -> Decided {
-    match (resolve, has_canon) {
+/// Why a person's move on a `wiki_draft` decision is refused (422): its version no longer
+/// waits, or its entry is gone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DraftRefusal {
+    #[error("no wiki version waits for this decision")]
+    NoVersion,
+    #[error("version {version} of the wiki entry no longer waits for a decision: it is {status}")]
+    NotWaiting { version: i32, status: VersionStatus },
+    #[error("the wiki entry of version {0} was retired: there is nothing left to decide")]
+    EntryRetired(i32),
+}
+
+/// What resolving (`resolve`) or dismissing a `wiki_draft` decision does, given its version
+/// as stored (none: no version names the decision).
+pub fn decide(resolve: bool, draft: Option<&DraftState>) -> Result<Decided, DraftRefusal> {
+    let d = draft.ok_or(DraftRefusal::NoVersion)?;
+    if d.version_status != VersionStatus::Draft {
+        return Err(DraftRefusal::NotWaiting {
+            version: d.version,
+            status: d.version_status,
+        });
+    }
+    if d.entry_status == EntryStatus::Retired {
+        return Err(DraftRefusal::EntryRetired(d.version));
+    }
+    Ok(match (resolve, d.has_canon) {
         (true, _) => Decided {
             version_status: VersionStatus::Canon,
             entry: EntryChange::ShowCanon,
-            supersede_canon: has_canon,
+            supersede_canon: d.has_canon,
         },
         (false, true) => Decided {
             version_status: VersionStatus::Rejected,
@@ -634,7 +692,7 @@ pub fn decide(resolve: bool, has_canon: bool) -> Decided {
             entry: EntryChange::Reject,
             supersede_canon: false,
         },
-    }
+    })
 }
 
 /// The title of a proposal's `wiki_draft` decision.
@@ -644,6 +702,33 @@ pub fn decision_title(title: &str, version: i32, revision: bool) -> String {
     } else {
         format!("New wiki entry: {title}")
     }
+}
+
+/// An entry a persona's cast member may link to: one the persona's scope sees (shared, or of
+/// the persona's project) whose title matches the member's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CastCandidate {
+    pub id: Uuid,
+    pub title: String,
+    pub title_key: String,
+    pub category: Category,
+    pub status: EntryStatus,
+    /// Of the persona's project (else shared).
+    pub in_project: bool,
+}
+
+/// The entry a cast member named `name` links to: a canon `character` entry whose title
+/// matches the name (as titles match), the persona's project's before a shared one.
+pub fn cast_link<'a>(name: &str, candidates: &'a [CastCandidate]) -> Option<&'a CastCandidate> {
+    let key = search::title_key(name);
+    candidates
+        .iter()
+        .filter(|c| {
+            c.title_key == key
+                && c.status == EntryStatus::Canon
+                && c.category == Category::Character
+        })
+        .max_by_key(|c| c.in_project)
 }
 
 #[cfg(test)]

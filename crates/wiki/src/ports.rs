@@ -12,6 +12,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexQuery {
     pub statuses: Vec<EntryStatus>,
+    /// Also list the canon entries with a draft revision waiting, shown as that draft
+    /// ([`crate::entry::StatusFilter::lists_waiting_revisions`]).
+    pub waiting_revisions: bool,
     /// A project name of the agent's workspace: that project's entries and the shared ones.
     pub project: Option<String>,
     /// Newest first: the page starts after this position.
@@ -74,10 +77,12 @@ pub enum EntryRef {
 }
 
 /// A search: the `to_tsquery('simple', …)` text (none when the query has no term: nothing is
-/// found, but the project filter is still checked) and the agent's optional project filter.
+/// found, but the project filter is still checked), the statuses searched
+/// ([`EntryStatus::SEARCHED`]) and the agent's optional project filter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
     pub ts_query: Option<String>,
+    pub statuses: &'static [EntryStatus],
     pub project: Option<String>,
     pub limit: i64,
 }
@@ -121,7 +126,8 @@ pub trait WikiRepo: Send + Sync {
         entry: &'a EntryRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>>;
 
-    /// The canon entries the agent sees that match, best first (at most `limit`).
+    /// The entries in the query's statuses the agent sees that match, best first (at most
+    /// `limit`).
     fn search<'a>(
         &'a self,
         agent: AgentRef,

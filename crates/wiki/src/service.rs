@@ -31,7 +31,8 @@ impl WikiService {
         &*self.repo
     }
 
-    /// Canon entries the agent sees that share a term with `q`, best first, at most `limit`.
+    /// Entries the agent sees in the statuses search finds ([`EntryStatus::SEARCHED`]: canon
+    /// only, a rule storage applies before its limit) that share a term with `q`, best first, at most `limit`.
     /// A query without any term (only punctuation or stop words) finds nothing.
     pub async fn search(
         &self,
@@ -43,6 +44,7 @@ impl WikiService {
         let terms = search::query_terms(q);
         let query = SearchQuery {
             ts_query: search::ts_query(q),
+            statuses: EntryStatus::SEARCHED,
             project,
             limit,
         };
@@ -50,9 +52,14 @@ impl WikiService {
             Ok(f) => f,
             Err(r) => return Ok(Err(r)),
         };
+        debug_assert!(
+            found
+                .iter()
+                .all(|f| EntryStatus::SEARCHED.contains(&f.head.status)),
+            "storage answers only the statuses searched"
+        );
         Ok(Ok(found
             .into_iter()
-            .filter(|f| f.head.status == EntryStatus::Canon)
             .map(|f| Hit {
                 snippet: search::snippet(&f.body, &terms),
                 score: f.score,
@@ -157,7 +164,7 @@ mod tests {
         let fake = Arc::new(Fake {
             found: vec![
                 found("Cats", &body, EntryStatus::Canon, 0.5),
-                found("Draft", "猫咪", EntryStatus::Draft, 0.4),
+                found("Kittens", "猫咪", EntryStatus::Canon, 0.4),
             ],
             asked: Mutex::new(Vec::new()),
         });
@@ -165,8 +172,8 @@ mod tests {
         let hits = ready(service.search(agent(), "猫咪", Some("beauty".into()), 8))
             .unwrap()
             .unwrap();
-        assert_eq!(hits.len(), 1, "only canon entries are results");
-        assert_eq!(hits[0].score, 0.5);
+        assert_eq!(hits.len(), 2, "storage's answer, in its order");
+        assert_eq!((hits[0].score, hits[1].score), (0.5, 0.4));
         assert!(hits[0].snippet.contains("貓咪"), "{}", hits[0].snippet);
         assert!(hits[0].snippet.chars().count() <= search::SNIPPET_MAX);
         let asked = fake.asked.lock().unwrap().clone();
@@ -174,6 +181,7 @@ mod tests {
             asked,
             vec![SearchQuery {
                 ts_query: Some("'猫咪'".to_owned()),
+                statuses: &[EntryStatus::Canon],
                 project: Some("beauty".to_owned()),
                 limit: 8,
             }]

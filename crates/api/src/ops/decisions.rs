@@ -49,7 +49,9 @@ kind that asks a question (account_banned, contradiction) is 422: choose instead
 kind without options, or an option not among the decision's, is 422. wiki_draft (a wiki \
 proposal under manual review; no options) resolve makes the proposed version canon (the entry \
 shows it, its former canon version is superseded), dismiss rejects it (an entry that has a \
-canon version keeps showing it; a new entry becomes rejected). ad_change decisions are not \
+canon version keeps showing it; a new entry becomes rejected); each decides exactly its own \
+version: one whose version no longer waits (a later proposal superseded it, and the service \
+dismissed the decision) or whose entry was retired is 422. ad_change decisions are not \
 decided here yet (422). `note` is appended to the decision's notes.";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
@@ -160,6 +162,7 @@ impl From<DecisionRefusal> for ApiError {
             | DecisionRefusal::AsksQuestion(_)
             | DecisionRefusal::NotDecidableHere(_)
             | DecisionRefusal::GenerationGone
+            | DecisionRefusal::WikiDraftGone(_)
             | DecisionRefusal::NotFollowUp(_) => None,
         };
         let e = ApiError::rejected(message);

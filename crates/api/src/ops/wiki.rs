@@ -36,10 +36,13 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             )
             .description(
                 "Entries you see (your organization's shared entries and those of your \
-                 workspace's projects), newest first. `status` canon (default), draft (a new \
-                 entry waiting for a person under manual review), rejected, or all (every \
-                 status but retired). A canon entry with a draft revision waiting stays canon \
-                 and is listed as canon. `project` (a project name of your workspace, else 422 \
+                 workspace's projects), newest first (by when the entry was created). `status` \
+                 canon (default), draft, rejected, or all (every status but retired). draft \
+                 lists everything waiting for a person under manual review: new entries that \
+                 are drafts, and canon entries with a draft revision waiting, shown as that \
+                 draft (the draft version's title, category, summary, tags and version, status \
+                 draft), so you find your pending revisions; canon and all list such an entry \
+                 as its canon version. `project` (a project name of your workspace, else 422 \
                  naming project) lists that project's entries plus the shared ones. Paged with \
                  limit 1-200 (default 50) and cursor (`next_cursor`, null on the last page).",
             ),
@@ -51,7 +54,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .also_answers(&[404, 422])
             .summary("One knowledge-base entry: full text, sources and versions")
             .description(
-                "Name the entry by `id` or by `title` (exactly one of them, else 422 naming id). \
+                "Name the entry by `id` or by `title`: exactly one of them, else 422 rejected \
+                 naming id (a rule between two parameters, which no JSON Schema of query \
+                 parameters can state, so it is a rule's refusal, not a 400). \
                  A title is matched as titles are (case, full-width forms, traditional or \
                  simplified Chinese and inner spaces aside): with `project` (a project name of \
                  your workspace, else 422 naming project) that project's entry, else the shared \
@@ -118,9 +123,11 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  `wiki_draft` decision a person resolves (the version becomes canon) or \
                  dismisses (rejected) through the Personal API decisions; while it waits, an \
                  entry that has a canon version keeps showing and finding that one, and a new \
-                 entry is a draft. A later proposal for an entry with a draft waiting \
-                 supersedes that draft (its open decision then asks about the new version; \
-                 under auto review it is dismissed). 201 for a new entry, 200 for a new \
+                 entry is a draft. Each decision decides exactly its own version: a later \
+                 proposal for an entry with a draft waiting supersedes that draft and its \
+                 decision is dismissed (a note names the superseding version); under manual \
+                 review the new version waits for a new decision of its own, opened by you. \
+                 201 for a new entry, 200 for a new \
                  version: {id (the entry), title, version, status (canon or draft: the new \
                  version's), auto, created, revised, decision_id (manual review; else null)}. \
                  Do not propose single posts, one-off states, guesses, chat logs, whole \
@@ -155,9 +162,10 @@ pub struct WikiHeadOut {
     pub category: Category,
     pub summary: String,
     pub tags: Vec<String>,
-    /// The version the entry shows.
+    /// The version the entry shows (with `status=draft`, the waiting draft's version).
     pub version: i32,
-    /// canon, draft or rejected.
+    /// canon, draft or rejected (draft also for a canon entry listed by `status=draft` as its
+    /// waiting draft revision).
     pub status: EntryStatus,
     /// The project's name; null for an entry shared by the organization.
     pub project: Option<String>,
@@ -182,7 +190,8 @@ fn head_out(h: EntryHead) -> WikiHeadOut {
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct WikiIndexQuery {
-    /// canon (default), draft, rejected, or all (every status but retired).
+    /// canon (default), draft (also canon entries with a draft revision waiting, shown as
+    /// that draft), rejected, or all (every status but retired).
     pub status: Option<StatusFilter>,
     /// A project name of your workspace: that project's entries plus the shared ones.
     pub project: Option<Text<1, 200>>,
@@ -206,8 +215,10 @@ async fn index(
     req: Req<Nothing, WikiIndexQuery, Nothing>,
 ) -> Result<Reply<WikiIndexPage>, ApiError> {
     let q = req.query;
+    let filter = q.status.unwrap_or(StatusFilter::Canon);
     let query = IndexQuery {
-        statuses: q.status.unwrap_or(StatusFilter::Canon).statuses().to_vec(),
+        statuses: filter.statuses().to_vec(),
+        waiting_revisions: filter.lists_waiting_revisions(),
         project: q.project.map(String::from),
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),

@@ -181,6 +181,7 @@ fn existing(status: EntryStatus, has_canon: bool, pending: Option<Pending>) -> E
     Existing {
         id: Uuid::new_v4(),
         status,
+        title: "Mia 的語氣".to_owned(),
         title_key: search::title_key("mia 的语气"),
         project_id: None,
         project: None,
@@ -227,7 +228,7 @@ fn a_revision_of_a_canon_entry_is_canon_at_once_or_waits_while_the_entry_stays_c
 }
 
 #[test]
-fn a_waiting_draft_is_superseded_and_its_decision_moves_or_is_dismissed() {
+fn a_waiting_draft_is_superseded_and_a_new_decision_opens_for_the_new_version() {
     let p = Proposal::parse(raw()).unwrap();
     let d = Uuid::new_v4();
     let pending = Some(Pending {
@@ -238,13 +239,27 @@ fn a_waiting_draft_is_superseded_and_its_decision_moves_or_is_dismissed() {
     let manual = land(&p, None, Some(&e), true).unwrap();
     assert_eq!(
         manual.waiting,
-        Waiting::MoveDecision {
+        Waiting::Supersede {
             version: 3,
-            decision_id: d
-        }
+            decision_id: Some(d)
+        },
+        "the waiting version's decision is dismissed"
     );
-    assert!(!manual.open_decision, "one open decision per entry");
+    assert!(
+        manual.open_decision,
+        "each decision decides exactly its own version"
+    );
+    assert_eq!((manual.version, manual.status), (4, VersionStatus::Draft));
     assert_eq!(manual.show, Some(EntryStatus::Draft));
+    // A draft revision of a canon entry superseded by another one: the entry stays canon.
+    let e = existing(EntryStatus::Canon, true, pending);
+    let manual = land(&p, None, Some(&e), true).unwrap();
+    assert!(manual.open_decision && manual.show.is_none() && !manual.supersede_canon);
+    assert!(matches!(
+        manual.waiting,
+        Waiting::Supersede { version: 3, .. }
+    ));
+    let e = existing(EntryStatus::Draft, false, pending);
     let auto = land(&p, None, Some(&e), false).unwrap();
     assert_eq!(
         auto.waiting,
@@ -254,7 +269,18 @@ fn a_waiting_draft_is_superseded_and_its_decision_moves_or_is_dismissed() {
         }
     );
     assert_eq!(auto.show, Some(EntryStatus::Canon));
-    assert!(!auto.supersede_canon);
+    assert!(!auto.supersede_canon && !auto.open_decision);
+}
+
+#[test]
+fn the_dismissal_note_names_the_superseding_version() {
+    let manual = superseded_note(3, 4, false);
+    assert!(
+        manual.contains("version 3") && manual.contains("version 4"),
+        "{manual}"
+    );
+    assert!(manual.contains("its own wiki_draft decision"), "{manual}");
+    assert!(superseded_note(1, 2, true).contains("canon at once"));
 }
 
 #[test]
@@ -284,10 +310,15 @@ fn revises_names_a_canon_entry_of_the_same_title_and_project() {
     r.revises = Some(canon.id);
     r.title = "Another title".to_owned();
     let p = Proposal::parse(r.clone()).unwrap();
-    assert!(matches!(
-        land(&p, None, Some(&canon), false),
-        Err(WikiRefusal::RevisesOtherTitle(_))
-    ));
+    let refused = land(&p, None, Some(&canon), false).unwrap_err();
+    assert_eq!(
+        refused,
+        WikiRefusal::RevisesOtherTitle("Mia 的語氣".to_owned())
+    );
+    assert!(
+        refused.to_string().contains("\"Mia 的語氣\""),
+        "the entry's own title, not its folded key: {refused}"
+    );
     r.title = "MIA 的语气".to_owned();
     r.project = Some("beauty".to_owned());
     let p = Proposal::parse(r.clone()).unwrap();
@@ -300,21 +331,138 @@ fn revises_names_a_canon_entry_of_the_same_title_and_project() {
     assert_eq!(land(&p, None, Some(&canon), false).unwrap().version, 4);
 }
 
+fn draft(version_status: VersionStatus, entry_status: EntryStatus, has_canon: bool) -> DraftState {
+    DraftState {
+        version: 2,
+        version_status,
+        entry_status,
+        has_canon,
+    }
+}
+
 #[test]
 fn a_persons_move_makes_the_draft_canon_or_rejects_it() {
+    let waiting = |has_canon| {
+        draft(
+            VersionStatus::Draft,
+            if has_canon {
+                EntryStatus::Canon
+            } else {
+                EntryStatus::Draft
+            },
+            has_canon,
+        )
+    };
     assert_eq!(
-        decide(true, true),
-        Decided {
+        decide(true, Some(&waiting(true))),
+        Ok(Decided {
             version_status: VersionStatus::Canon,
             entry: EntryChange::ShowCanon,
             supersede_canon: true
-        }
+        })
     );
-    assert_eq!(decide(true, false).entry, EntryChange::ShowCanon);
-    assert!(!decide(true, false).supersede_canon);
-    assert_eq!(decide(false, true).entry, EntryChange::Keep);
-    assert_eq!(decide(false, false).entry, EntryChange::Reject);
-    assert_eq!(decide(false, false).version_status, VersionStatus::Rejected);
+    let resolved = decide(true, Some(&waiting(false))).unwrap();
+    assert_eq!(resolved.entry, EntryChange::ShowCanon);
+    assert!(!resolved.supersede_canon);
+    assert_eq!(
+        decide(false, Some(&waiting(true))).unwrap().entry,
+        EntryChange::Keep
+    );
+    let rejected = decide(false, Some(&waiting(false))).unwrap();
+    assert_eq!(rejected.entry, EntryChange::Reject);
+    assert_eq!(rejected.version_status, VersionStatus::Rejected);
+}
+
+#[test]
+fn a_decision_whose_version_no_longer_waits_or_whose_entry_is_retired_is_refused() {
+    for resolve in [true, false] {
+        for status in [
+            VersionStatus::Canon,
+            VersionStatus::Rejected,
+            VersionStatus::Superseded,
+        ] {
+            let refused = decide(resolve, Some(&draft(status, EntryStatus::Canon, true)));
+            assert_eq!(
+                refused,
+                Err(DraftRefusal::NotWaiting { version: 2, status })
+            );
+            let message = refused.unwrap_err().to_string();
+            assert!(
+                message.contains("version 2") && message.contains(status.as_str()),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            decide(
+                resolve,
+                Some(&draft(VersionStatus::Draft, EntryStatus::Retired, false))
+            ),
+            Err(DraftRefusal::EntryRetired(2))
+        );
+        assert_eq!(decide(resolve, None), Err(DraftRefusal::NoVersion));
+    }
+}
+
+#[test]
+fn a_cast_member_links_to_a_canon_character_entry_of_the_project_before_a_shared_one() {
+    let c = |title: &str, category, status, in_project| CastCandidate {
+        id: Uuid::new_v4(),
+        title: title.to_owned(),
+        title_key: search::title_key(title),
+        category,
+        status,
+        in_project,
+    };
+    let shared = c("Momo", Category::Character, EntryStatus::Canon, false);
+    let project = c("ＭＯＭＯ", Category::Character, EntryStatus::Canon, true);
+    let lesson = c("Momo", Category::Lesson, EntryStatus::Canon, true);
+    let draft = c("momo", Category::Character, EntryStatus::Draft, true);
+    let retired = c("momo", Category::Character, EntryStatus::Retired, true);
+    let other = c("Chef", Category::Character, EntryStatus::Canon, true);
+    let all = vec![
+        lesson.clone(),
+        shared.clone(),
+        draft.clone(),
+        project.clone(),
+        retired.clone(),
+        other.clone(),
+    ];
+    assert_eq!(cast_link("momo", &all), Some(&project), "project first");
+    assert_eq!(
+        cast_link(" MOMO ", &[shared.clone(), lesson.clone(), draft.clone()]),
+        Some(&shared),
+        "else the shared one"
+    );
+    assert_eq!(
+        cast_link("Momo", &[lesson, draft, retired, other.clone()]),
+        None,
+        "only canon character entries"
+    );
+    assert_eq!(cast_link("Chef", &all), Some(&other));
+    assert_eq!(cast_link("Lulu", &all), None);
+}
+
+#[test]
+fn folded_tags_keep_the_tags_order_as_matched() {
+    let tags = vec![
+        " Market: TW ".to_owned(),
+        "Community".to_owned(),
+        "track:Beauty".to_owned(),
+    ];
+    assert_eq!(
+        fold_tags(&tags),
+        vec!["market:tw", "community", "track:beauty"]
+    );
+    assert_eq!(
+        Terms::of("t", "s", &tags, "b").folded_tags,
+        fold_tags(&tags)
+    );
+    let mut r = raw();
+    r.tags = tags;
+    assert_eq!(
+        Proposal::parse(r).unwrap().terms().folded_tags,
+        vec!["market:tw", "community", "track:beauty"]
+    );
 }
 
 #[test]
@@ -322,4 +470,17 @@ fn the_status_filter_all_excludes_retired() {
     assert!(!StatusFilter::All.statuses().contains(&EntryStatus::Retired));
     assert_eq!(StatusFilter::All.statuses().len(), 3);
     assert_eq!(StatusFilter::Draft.statuses(), &[EntryStatus::Draft]);
+}
+
+#[test]
+fn only_the_draft_filter_lists_waiting_revisions_and_search_finds_canon_only() {
+    assert!(StatusFilter::Draft.lists_waiting_revisions());
+    for f in [
+        StatusFilter::Canon,
+        StatusFilter::Rejected,
+        StatusFilter::All,
+    ] {
+        assert!(!f.lists_waiting_revisions(), "{f:?}");
+    }
+    assert_eq!(EntryStatus::SEARCHED, &[EntryStatus::Canon]);
 }
