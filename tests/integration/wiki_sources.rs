@@ -386,8 +386,18 @@ async fn a_run_replays_with_the_same_key_and_request_id() {
     );
     assert_eq!(runs_of(&app, &voice).await, 1);
 
-    // MCP: the path id is `id`, request_id plays the key.
-    let args = json!({"id": voice, "status": "partial", "summary": "Half the vault.",
+    // MCP: the path id is `source_id`, as the specification names it (`id` is unknown);
+    // request_id plays the key.
+    let wrong = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "report_wiki_sync", "arguments": {"id": voice, "status": "success"}}});
+    let refused = app
+        .client
+        .send(fleetdesk_tests::client::Request::mcp(&wrong).bearer(&op1))
+        .await
+        .json();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"]["field"], "source_id", "{refused}");
+    let args = json!({"source_id": voice, "status": "partial", "summary": "Half the vault.",
                       "counts": {"read": 5, "skipped": 2}, "cursor": "notes/m",
                       "request_id": "sync-1"});
     let v = app.call_tool(&op1, "report_wiki_sync", args.clone()).await;

@@ -313,6 +313,15 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
         properties.extend(props);
         required.extend(req);
     }
+    // A path parameter the tool names otherwise (`{id}` as `source_id`).
+    if let Some((param, arg)) = op.spec().tool_path_arg {
+        if let Some(schema) = properties.remove(param) {
+            properties.insert(arg.into(), schema);
+        }
+        for r in required.iter_mut().filter(|r| *r == param) {
+            *r = arg.to_owned();
+        }
+    }
     if op.spec().request_id {
         properties.insert(
             "request_id".into(),

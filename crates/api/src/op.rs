@@ -101,6 +101,9 @@ pub struct OpSpec {
     /// `/dismiss`): the value of the tool's [`OpSpec::TOOL_ROUTE_ARG`] argument that selects
     /// this operation. Operations sharing a tool name must each have a distinct one.
     pub tool_action: Option<&'static str>,
+    /// A path parameter the tool names otherwise, `(parameter, argument)`: the specification's
+    /// `report_wiki_sync` takes `source_id` for the path's `{id}`.
+    pub tool_path_arg: Option<(&'static str, &'static str)>,
     /// Honours the Idempotency-Key header.
     pub idempotent: bool,
     /// Takes the MCP `request_id` argument in the role of the Idempotency-Key.
@@ -160,6 +163,7 @@ impl OpSpec {
             access,
             tool: None,
             tool_action: None,
+            tool_path_arg: None,
             idempotent: false,
             request_id: false,
             summary: "",
@@ -181,6 +185,20 @@ impl OpSpec {
     pub const fn tool_action(mut self, action: &'static str) -> OpSpec {
         self.tool_action = Some(action);
         self
+    }
+
+    /// As a tool, the path parameter `param` is the argument `arg`.
+    pub const fn tool_path_arg(mut self, param: &'static str, arg: &'static str) -> OpSpec {
+        self.tool_path_arg = Some((param, arg));
+        self
+    }
+
+    /// The tool argument that carries the path parameter `param`.
+    pub fn tool_arg_of(&self, param: &'static str) -> &'static str {
+        match self.tool_path_arg {
+            Some((p, arg)) if p == param => arg,
+            _ => param,
+        }
     }
 
     /// Honours the Idempotency-Key header and, as a tool, the `request_id` argument.

@@ -54,7 +54,8 @@ struct Route {
     /// several operations.
     action: Option<&'static str>,
     op: Arc<dyn ErasedOp>,
-    path_params: Vec<&'static str>,
+    /// `(argument, path parameter)`: the argument names as the tool takes them.
+    path_params: Vec<(&'static str, &'static str)>,
     query_params: Vec<String>,
 }
 
@@ -66,12 +67,12 @@ impl Route {
         let mut body = Map::new();
         let mut request_id = None;
         for (k, v) in arguments {
-            if self.path_params.contains(&k.as_str()) {
+            if let Some((_, param)) = self.path_params.iter().find(|(arg, _)| *arg == k) {
                 let as_text = match v {
                     Value::String(s) => Value::String(s),
                     other => Value::String(other.to_string()),
                 };
-                args.path.insert(k, as_text);
+                args.path.insert((*param).to_owned(), as_text);
             } else if self.query_params.contains(&k) {
                 args.query.insert(k, v);
             } else if k == "request_id" && self.op.spec().request_id {
@@ -87,6 +88,12 @@ impl Route {
             } else {
                 body.insert(k, v);
             }
+        }
+        // A missing path argument is named as the tool names it (`source_id`, not `{id}`).
+        if let Some((arg, _)) = (self.path_params.iter())
+            .find(|(arg, param)| arg != param && !args.path.contains_key(*param))
+        {
+            return Err(ApiError::invalid(*arg, "is required"));
         }
         args.body = Value::Object(body);
         Ok((args, request_id))
@@ -178,7 +185,9 @@ fn build_tool(name: &'static str, ops: &[Arc<dyn ErasedOp>]) -> ToolEntry {
         .iter()
         .map(|op| Route {
             action: op.spec().tool_action,
-            path_params: op.spec().path_params(),
+            path_params: (op.spec().path_params().into_iter())
+                .map(|p| (op.spec().tool_arg_of(p), p))
+                .collect(),
             query_params: query_kinds(op.as_ref()).keys().cloned().collect(),
             op: op.clone(),
         })

@@ -45,6 +45,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::agent(Post, "/wiki/sources/{id}/runs", Scope::WikiWrite)
             .tool("report_wiki_sync")
+            .tool_path_arg("id", "source_id")
             .idempotent()
             .created()
             .summary("Report a sync run of a wiki source")
