@@ -3,7 +3,7 @@
 //! only when active: any other space is [`CommunityRefusal::SpaceNotFound`].
 
 use crate::CommunityRefusal;
-use crate::digest::{DigestReport, TagCount};
+use crate::digest::{CheckedDigest, TagCount};
 use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -16,7 +16,6 @@ pub struct WikiHit {
     pub title: String,
     pub summary: String,
     pub body: String,
-    pub tags: Vec<String>,
 }
 
 /// What a wiki search asks: the tsquery of `fleetdesk_wiki::search::ts_query` (None: no
@@ -98,7 +97,8 @@ pub trait CommunityRepo: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<Option<Space>>>;
 
     /// Canon entries of the agent's organization (shared or of a project of its workspace)
-    /// tagged `community` that suit the space ([`crate::entry_suits_space`]), best first.
+    /// that suit the space (the parameters of [`crate::space::Space::tag_filter`] applied to
+    /// the entries' folded tags), best first.
     fn search_wiki<'a>(
         &'a self,
         agent: AgentRef,
@@ -115,16 +115,18 @@ pub trait CommunityRepo: Send + Sync {
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<ProductHit>, CommunityRefusal>>>;
 
-    /// Finds the space, has it take the digest ([`crate::digest::accept`] at `now`) and
-    /// stores it with its members; a second digest of the space and day is refused.
+    /// Finds the space, has it take the digest (checked on its own already;
+    /// [`crate::digest::accept`] at `now`) and stores it with its members; a second digest of
+    /// the space and day is refused.
     fn report_digest<'a>(
         &'a self,
         agent: AgentRef,
-        digest: &'a DigestReport,
+        digest: &'a CheckedDigest,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>>;
 
-    /// Finds the space, has it take the ticket ([`crate::ticket::accept`]), then adds the
+    /// Finds the space, has it take the ticket (checked on its own already,
+    /// [`crate::ticket::NewTicket::check`]; [`crate::ticket::accept`]), then adds the
     /// summary as a note of the open ticket a report of this member and category joins
     /// ([`crate::ticket::reusable`]), or opens one.
     fn open_ticket<'a>(

@@ -1,10 +1,13 @@
-//! The community use cases. A call naming a space finds it first (404), then applies the
-//! request's own rules (400) and the space's (422), the writes inside the port's transaction.
+//! The community use cases, answered in one order: the request's own rules first (400: the
+//! body's shape and limits at parse time, then what only the domain sees — texts only of white
+//! space, personal data), then the space (404: unknown, archived or another workspace's), then
+//! the space's rules (422: channel, day, one digest a day), the writes inside the port's
+//! transaction.
 
 use crate::CommunityRefusal;
 use crate::digest::DigestReport;
 use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, WikiHit, WikiQuery};
-use crate::space::{Channel, Space, entry_suits_space};
+use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::AgentRef;
 use jiff::Timestamp;
@@ -62,10 +65,14 @@ impl CommunityService {
         channel: Channel,
         external_id: &str,
     ) -> Outcome<Space> {
-        let found = self
-            .repo
-            .find_space(agent, channel, external_id.trim())
-            .await?;
+        let external_id = external_id.trim();
+        if external_id.is_empty() {
+            return Ok(Err(CommunityRefusal::invalid(
+                "external_id",
+                "must be 1-200 characters long and not only spaces",
+            )));
+        }
+        let found = self.repo.find_space(agent, channel, external_id).await?;
         Ok(found.ok_or(CommunityRefusal::SpaceNotFound))
     }
 
@@ -115,7 +122,11 @@ impl CommunityService {
         report: DigestReport,
         now: Timestamp,
     ) -> Outcome<DigestOutcome> {
-        self.repo.report_digest(agent, &report, now).await
+        let digest = match report.check() {
+            Ok(d) => d,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.repo.report_digest(agent, &digest, now).await
     }
 
     pub async fn open_ticket(
@@ -124,14 +135,10 @@ impl CommunityService {
         ticket: NewTicket,
         now: Timestamp,
     ) -> Outcome<TicketOutcome> {
+        let ticket = match ticket.check() {
+            Ok(t) => t,
+            Err(e) => return Ok(Err(e)),
+        };
         self.repo.open_ticket(agent, &ticket, now).await
     }
-}
-
-/// Keeps the hits that suit the space (the adapter filters the same way in SQL; this is the
-/// rule itself, applied again to what it loaded).
-pub fn suiting(hits: Vec<WikiHit>, space: &Space) -> Vec<WikiHit> {
-    hits.into_iter()
-        .filter(|h| entry_suits_space(&h.tags, space))
-        .collect()
 }
