@@ -1335,7 +1335,7 @@ async fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
         "INSERT INTO wiki_entries (id, organization_id, project_id, title_key, title, category, \
            summary, body, tags, folded_tags, version, status, terms_title, terms_summary, \
            terms_body) \
-         SELECT '{id}', o.id, NULL, '{title}', '{title}', 'faq', '退貨怎麼辦', '{body}', \
+         SELECT '{id}', o.id, NULL, '{title}', '{title}', 'playbook', '退貨怎麼辦', '{body}', \
            ARRAY[{}]::text[], ARRAY[{}]::text[], 1, 'canon', '{}', '', '{}' \
          FROM organizations o WHERE o.name = 'Acme'",
         array(tags.iter().map(|t| t.to_string()).collect()),

@@ -232,15 +232,19 @@ pub fn check_day(space: &Space, day: Date, now: Timestamp) -> Result<(), Communi
     Ok(())
 }
 
-/// Whether the space takes a digest that passed its own rules ([`DigestReport::check`], 400,
-/// applied before the space is looked up): the space's channel and day (422).
+/// A digest as its space takes it, in the order a caller is answered: the report's own rules
+/// (400, [`DigestReport::check`]), then the space's channel and day (422). The space was
+/// found first (an unknown space is 404 whatever the report's content holds; the body's shape
+/// and limits were checked before, when it was parsed).
 pub fn accept(
     space: &Space,
-    digest: &CheckedDigest,
+    report: DigestReport,
     now: Timestamp,
-) -> Result<(), CommunityRefusal> {
+) -> Result<CheckedDigest, CommunityRefusal> {
+    let digest = report.check()?;
     check_channel(space, digest.channel)?;
-    check_day(space, digest.day, now)
+    check_day(space, digest.day, now)?;
+    Ok(digest)
 }
 
 /// A tag value as the person's day counts it (stored beside the value as `folded` when the

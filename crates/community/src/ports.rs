@@ -3,7 +3,7 @@
 //! only when active: any other space is [`CommunityRefusal::SpaceNotFound`].
 
 use crate::CommunityRefusal;
-use crate::digest::{CheckedDigest, TagCount};
+use crate::digest::{DigestReport, TagCount};
 use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -115,18 +115,16 @@ pub trait CommunityRepo: Send + Sync {
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<ProductHit>, CommunityRefusal>>>;
 
-    /// Finds the space, has it take the digest (checked on its own already;
-    /// [`crate::digest::accept`] at `now`) and stores it with its members; a second digest of
-    /// the space and day is refused.
+    /// Finds the space, has it take the digest ([`crate::digest::accept`] at `now`) and
+    /// stores it with its members; a second digest of the space and day is refused.
     fn report_digest<'a>(
         &'a self,
         agent: AgentRef,
-        digest: &'a CheckedDigest,
+        digest: &'a DigestReport,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>>;
 
-    /// Finds the space, has it take the ticket (checked on its own already,
-    /// [`crate::ticket::NewTicket::check`]; [`crate::ticket::accept`]), then adds the
+    /// Finds the space, has it take the ticket ([`crate::ticket::accept`]), then adds the
     /// summary as a note of the open ticket a report of this member and category joins
     /// ([`crate::ticket::reusable`]), or opens one.
     fn open_ticket<'a>(
@@ -135,12 +133,19 @@ pub trait CommunityRepo: Send + Sync {
         ticket: &'a NewTicket,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>>;
+}
 
-    /// For the person's day: the active spaces of the organization's workspaces (every
-    /// organization's when None; archived workspaces left out) with their latest digests, and
-    /// open tickets per workspace and category.
-    fn community_day(
-        &self,
+/// The person's day read whole in one snapshot, so every part shows the same moment: the rest
+/// of the day's rows (`R`: the person-day port's, `fleetdesk_cron::ports::DayRows`, read for
+/// `organization`, `dates` and `now` as that port reads them) and the community part: the active
+/// spaces of the organization's workspaces (every organization's when None; archived
+/// workspaces left out) with their latest digests and tag counts, and open tickets per
+/// workspace and category.
+pub trait PersonDayWithCommunity<R>: Send + Sync {
+    fn person_day_with_community<'a>(
+        &'a self,
         organization: Option<uuid::Uuid>,
-    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>>;
+        dates: &'a [(String, jiff::civil::Date)],
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<(R, CommunityDay)>>;
 }

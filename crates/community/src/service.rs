@@ -1,8 +1,10 @@
-//! The community use cases, answered in one order: the request's own rules first (400: the
-//! body's shape and limits at parse time, then what only the domain sees — texts only of white
-//! space, personal data), then the space (404: unknown, archived or another workspace's), then
-//! the space's rules (422: channel, day, one digest a day), the writes inside the port's
-//! transaction.
+//! The community use cases, answered in one order: the body's shape and limits, texts of only
+//! white space included (400, when the API parses it); then the space (404: unknown, archived
+//! or another workspace's); then the content rules only the domain knows (400: personal data in
+//! summaries and tag values); then the space's rules (422: channel, day, one digest a day).
+//! The writes run the last three inside the port's transaction. The space comes before the
+//! content rules so that a body valid by its schema naming a space the caller cannot reach is
+//! 404 whatever it holds (a schema cannot say "no phone numbers").
 
 use crate::CommunityRefusal;
 use crate::digest::DigestReport;
@@ -122,11 +124,7 @@ impl CommunityService {
         report: DigestReport,
         now: Timestamp,
     ) -> Outcome<DigestOutcome> {
-        let digest = match report.check() {
-            Ok(d) => d,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.repo.report_digest(agent, &digest, now).await
+        self.repo.report_digest(agent, &report, now).await
     }
 
     pub async fn open_ticket(
@@ -135,10 +133,6 @@ impl CommunityService {
         ticket: NewTicket,
         now: Timestamp,
     ) -> Outcome<TicketOutcome> {
-        let ticket = match ticket.check() {
-            Ok(t) => t,
-            Err(e) => return Ok(Err(e)),
-        };
         self.repo.open_ticket(agent, &ticket, now).await
     }
 }

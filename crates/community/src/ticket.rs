@@ -71,10 +71,12 @@ impl NewTicket {
     }
 }
 
-/// Whether the space takes a ticket that passed its own rules ([`NewTicket::check`], 400,
-/// applied before the space is looked up): the space's channel (422).
-pub fn accept(space: &crate::Space, ticket: &NewTicket) -> Result<(), CommunityRefusal> {
-    crate::digest::check_channel(space, ticket.channel)
+/// A ticket as its space takes it: its own rules (400, [`NewTicket::check`]), then the
+/// space's channel (422). The space was found first (an unknown space is 404).
+pub fn accept(space: &crate::Space, ticket: NewTicket) -> Result<NewTicket, CommunityRefusal> {
+    let ticket = ticket.check()?;
+    crate::digest::check_channel(space, ticket.channel)?;
+    Ok(ticket)
 }
 
 /// An open ticket of the space that a new report might join.

@@ -10,7 +10,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{self, CheckedDigest, TagCount, TagKind};
+use fleetdesk_community::digest::{self, CheckedDigest, DigestReport, TagCount, TagKind};
 use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
     TicketOutcome, WikiHit, WikiQuery,
@@ -371,15 +371,17 @@ fn digest_members_json(digest: &CheckedDigest) -> Value {
 async fn report_digest_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    digest: &CheckedDigest,
+    report: &DigestReport,
     now: Timestamp,
 ) -> anyhow::Result<Result<DigestOutcome, CommunityRefusal>> {
-    let Some(space) = space_of(conn, agent, digest.space_id, true).await? else {
+    let Some(space) = space_of(conn, agent, report.space_id, true).await? else {
         return Ok(Err(CommunityRefusal::SpaceNotFound));
     };
-    if let Err(e) = digest::accept(&space, digest, now) {
-        return Ok(Err(e));
-    }
+    let digest = match digest::accept(&space, report.clone(), now) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let digest = &digest;
     let members = digest.members.len() as i64;
     let inserted: Vec<IdRow> = prepared(
         diesel::sql_query(INSERT_DIGEST)
@@ -417,15 +419,17 @@ async fn report_digest_tx(
 async fn open_ticket_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    ticket: &NewTicket,
+    raw: &NewTicket,
     now: Timestamp,
 ) -> anyhow::Result<Result<TicketOutcome, CommunityRefusal>> {
-    let Some(space) = space_of(conn, agent, ticket.space_id, true).await? else {
+    let Some(space) = space_of(conn, agent, raw.space_id, true).await? else {
         return Ok(Err(CommunityRefusal::SpaceNotFound));
     };
-    if let Err(e) = ticket::accept(&space, ticket) {
-        return Ok(Err(e));
-    }
+    let ticket = match ticket::accept(&space, raw.clone()) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e)),
+    };
+    let ticket = &ticket;
     let mut now = now;
     if let Some(member) = ticket.member_external_id.as_deref() {
         let matter = format!("community ticket {} {member} {}", space.id, ticket.category);
@@ -604,7 +608,7 @@ impl CommunityRepo for PgStore {
     fn report_digest<'a>(
         &'a self,
         agent: AgentRef,
-        digest: &'a CheckedDigest,
+        digest: &'a DigestReport,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<DigestOutcome, CommunityRefusal>>> {
         self.tx(async move |conn| report_digest_tx(conn, agent, digest, now).await)
@@ -618,56 +622,55 @@ impl CommunityRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>> {
         self.tx(async move |conn| open_ticket_tx(conn, agent, ticket, now).await)
     }
+}
 
-    fn community_day(
-        &self,
-        organization: Option<Uuid>,
-    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>> {
-        self.snapshot(async move |conn| {
-            let spaces: Vec<DaySpaceRow> = prepared(
-                diesel::sql_query(DAY_SPACES)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Text, _>(SpaceStatus::Active.as_str()),
-            )
+/// The community part of the person's day, in the caller's snapshot: 2 statements.
+pub(crate) async fn community_day(
+    conn: &mut AsyncPgConnection,
+    organization: Option<Uuid>,
+) -> anyhow::Result<CommunityDay> {
+    let spaces: Vec<DaySpaceRow> = prepared(
+        diesel::sql_query(DAY_SPACES)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Text, _>(SpaceStatus::Active.as_str()),
+    )
+    .load(conn)
+    .await?;
+    let tickets: Vec<DayTicketRow> =
+        prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
             .load(conn)
             .await?;
-            let tickets: Vec<DayTicketRow> =
-                prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
-                    .load(conn)
-                    .await?;
-            let spaces = spaces
-                .into_iter()
-                .map(|s| {
-                    let latest = match (s.day, s.members, s.created_at) {
-                        (Some(day), Some(members), Some(at)) => Some(LatestDigest {
-                            day: day.parse()?,
-                            members: i64::from(members),
-                            reported_at: at.to_jiff(),
-                            tags: tag_counts(s.tags)?,
-                        }),
-                        _ => None,
-                    };
-                    Ok(SpaceDay {
-                        workspace_id: s.workspace_id,
-                        space_id: s.id,
-                        name: s.name,
-                        channel: Channel::parse(&s.channel)
-                            .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
-                        latest,
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?;
-            Ok(CommunityDay {
-                spaces,
-                tickets: tickets
-                    .into_iter()
-                    .map(|t| OpenTickets {
-                        workspace_id: t.workspace_id,
-                        category: t.category,
-                        count: t.n,
-                    })
-                    .collect(),
+    let spaces = spaces
+        .into_iter()
+        .map(|s| {
+            let latest = match (s.day, s.members, s.created_at) {
+                (Some(day), Some(members), Some(at)) => Some(LatestDigest {
+                    day: day.parse()?,
+                    members: i64::from(members),
+                    reported_at: at.to_jiff(),
+                    tags: tag_counts(s.tags)?,
+                }),
+                _ => None,
+            };
+            Ok(SpaceDay {
+                workspace_id: s.workspace_id,
+                space_id: s.id,
+                name: s.name,
+                channel: Channel::parse(&s.channel)
+                    .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
+                latest,
             })
         })
-    }
+        .collect::<anyhow::Result<_>>()?;
+    Ok(CommunityDay {
+        spaces,
+        tickets: tickets
+            .into_iter()
+            .map(|t| OpenTickets {
+                workspace_id: t.workspace_id,
+                category: t.category,
+                count: t.n,
+            })
+            .collect(),
+    })
 }

@@ -140,10 +140,11 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  the field, e.g. `members[3].tags`.",
                 personal_data!(),
                 " A summary's or tag value's field is named with its member, e.g. \
-                 `members[2].summary`, `members[2].tags[0].value`. Order of the answers: \
-                 everything the body holds is checked first (shape, limits, white space, \
-                 personal data: 400); then the space is looked up (404); then the channel, \
-                 the day and one digest a day (422)."
+                 `members[2].summary`, `members[2].tags[0].value`. Order of the answers: a \
+                 body that does not parse or breaks a limit (texts of only white space \
+                 included) is 400; then the space is looked up (404, whatever the summaries \
+                 and tag values hold); then personal data (400), the channel, the day and \
+                 one digest a day (422)."
             )),
         digest,
     ));
@@ -160,7 +161,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  archived or another workspace's space is 404), member_external_id (1-200 \
                  characters; give it when the ticket concerns a member), category (required: \
                  complaint, refund, order, data_deletion, abuse, unanswered, other), summary \
-                 (required, 1-500 characters once white space around it is dropped: a \
+                 (required, 1-500 characters, not only white space: a \
                  summary of only white space is 400, as is a member_external_id of only \
                  white space). When the same space has an open ticket of the \
                  same member and category opened within the last 24 hours, the summary is \
@@ -170,9 +171,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  Idempotency-Key (REST) or request_id (MCP): the same content resent within \
                  24 hours gives the first answer again (no second note).",
                 personal_data!(),
-                " Order of the answers: everything the body holds is checked first (shape, \
-                 limits, white space, personal data: 400); then the space is looked up \
-                 (404); then the channel (422)."
+                " Order of the answers: a body that does not parse or breaks a limit (a \
+                 summary or member_external_id of only white space included) is 400; then the \
+                 space is looked up (404, whatever the summary holds); then personal data in \
+                 the summary (400) and the channel (422)."
             )),
         ticket,
     ));
@@ -190,6 +192,54 @@ impl From<CommunityRefusal> for ApiError {
     }
 }
 
+/// Text of 1 to `MAX` characters that is not only white space (white space around it is
+/// dropped by the domain). Refused when parsed (400 naming the field), before the space is
+/// looked up; the schema says it with `pattern: \S`, so a client generating from the
+/// description never sends one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filled<const MAX: usize>(pub String);
+
+impl<const MAX: usize> Filled<MAX> {
+    fn rule() -> String {
+        format!("must be 1-{MAX} characters long and not only white space")
+    }
+}
+
+impl<const MAX: usize> From<Filled<MAX>> for String {
+    fn from(t: Filled<MAX>) -> String {
+        t.0
+    }
+}
+
+impl<'de, const MAX: usize> Deserialize<'de> for Filled<MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let n = text.chars().count();
+        if n == 0 || n > MAX || text.trim().is_empty() {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Filled(text))
+    }
+}
+
+impl<const MAX: usize> Serialize for Filled<MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<const MAX: usize> PartialSchema for Filled<MAX> {
+    fn schema() -> RefOr<Schema> {
+        inline_schema(json!({"type": "string", "minLength": 1, "maxLength": MAX, "pattern": "\\S"}))
+    }
+}
+
+impl<const MAX: usize> ToSchema for Filled<MAX> {
+    fn name() -> Cow<'static, str> {
+        Cow::Owned(format!("Filled{MAX}"))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // POST /community/space
 
@@ -198,7 +248,7 @@ impl From<CommunityRefusal> for ApiError {
 pub struct SpaceBody {
     pub channel: Channel,
     /// The platform's group id (a WhatsApp group jid, a Discord channel id).
-    pub external_id: Text<1, 200>,
+    pub external_id: Filled<200>,
 }
 
 async fn space(
@@ -208,7 +258,7 @@ async fn space(
 ) -> Result<Reply<Space>, ApiError> {
     let s = ctx
         .community
-        .space(agent.agent_ref(), req.body.channel, &req.body.external_id)
+        .space(agent.agent_ref(), req.body.channel, &req.body.external_id.0)
         .await??;
     Ok(Reply::ok(s))
 }
@@ -375,7 +425,7 @@ pub struct DigestBody {
 #[serde(deny_unknown_fields)]
 pub struct DigestMemberIn {
     /// The member's id on the platform.
-    pub external_id: Text<1, 200>,
+    pub external_id: Filled<200>,
     /// Up to 80 characters; one that is a phone number or e-mail address is not stored.
     pub display_name: Option<Text<0, 80>>,
     /// Messages the member sent that day.
@@ -391,7 +441,7 @@ pub struct DigestMemberIn {
 pub struct MemberTagIn {
     pub kind: TagKind,
     /// 1-40 characters; no phone numbers, e-mail addresses or order numbers (400).
-    pub value: Text<1, 40>,
+    pub value: Filled<40>,
     pub confidence: Option<Confidence>,
 }
 
@@ -460,11 +510,11 @@ pub struct TicketBody {
     pub channel: Channel,
     pub space_id: Uuid,
     /// The member the ticket concerns; without it the ticket never merges.
-    pub member_external_id: Option<Text<1, 200>>,
+    pub member_external_id: Option<Filled<200>>,
     pub category: TicketCategory,
     /// 1-500 characters, not only white space; no phone numbers, e-mail addresses or order
     /// numbers (400).
-    pub summary: Text<1, 500>,
+    pub summary: Filled<500>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
