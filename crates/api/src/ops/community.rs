@@ -194,8 +194,9 @@ impl From<CommunityRefusal> for ApiError {
 
 /// Text of 1 to `MAX` characters that is not only white space (white space around it is
 /// dropped by the domain). Refused when parsed (400 naming the field), before the space is
-/// looked up; the schema says it with `pattern: \S`, so a client generating from the
-/// description never sends one.
+/// looked up; the schema says it with the pattern of text that names something
+/// ([`super::common::not_blank_pattern`]), so a client generating from the description never
+/// sends one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filled<const MAX: usize>(pub String);
 
@@ -215,7 +216,7 @@ impl<'de, const MAX: usize> Deserialize<'de> for Filled<MAX> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         let n = text.chars().count();
-        if n == 0 || n > MAX || text.trim().is_empty() {
+        if n == 0 || n > MAX || super::common::is_blank(&text) {
             return Err(serde::de::Error::custom(Self::rule()));
         }
         Ok(Filled(text))
@@ -230,7 +231,12 @@ impl<const MAX: usize> Serialize for Filled<MAX> {
 
 impl<const MAX: usize> PartialSchema for Filled<MAX> {
     fn schema() -> RefOr<Schema> {
-        inline_schema(json!({"type": "string", "minLength": 1, "maxLength": MAX, "pattern": "\\S"}))
+        inline_schema(json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX,
+            "pattern": super::common::not_blank_pattern(),
+        }))
     }
 }
 
