@@ -812,6 +812,27 @@ async fn a_full_size_chinese_digest_sent_escaped_is_accepted() {
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     assert_eq!(res.json()["members"], 500);
+    // The bound (6 788 096 bytes: every character of every text a 12-byte surrogate pair, and
+    // room for punctuation) and one past it.
+    let limit = 6_788_096;
+    let padded = |len: usize| {
+        let mut body =
+            serde_json::to_vec(&digest(&mia, "whatsapp", taipei_day(-1), vec![])).expect("json");
+        body.splice(1..1, std::iter::repeat_n(b' ', len - body.len()));
+        body
+    };
+    for (len, status) in [(limit, 201), (limit + 1, 413)] {
+        let res = app
+            .client
+            .send(
+                Request::new("POST", &format!("{AGENT}/community/digest"))
+                    .bearer(&app.agent_key("bot"))
+                    .header("Content-Type", "application/json")
+                    .raw(padded(len)),
+            )
+            .await;
+        assert_eq!(res.status, status, "{len} bytes: {}", res.text());
+    }
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM community_digest_members \
