@@ -774,6 +774,18 @@ fn ascii_json(v: &Value) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// POST /community/digest with the bot's key and these bytes as the JSON body.
+async fn post_digest_bytes(app: &TestApp, body: Vec<u8>) -> Response {
+    app.client
+        .send(
+            Request::new("POST", &format!("{AGENT}/community/digest"))
+                .bearer(&app.agent_key("bot"))
+                .header("Content-Type", "application/json")
+                .raw(body),
+        )
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_size_chinese_digest_sent_escaped_is_accepted() {
     let app = spawn_app().await;
@@ -801,15 +813,7 @@ async fn a_full_size_chinese_digest_sent_escaped_is_accepted() {
     let body = ascii_json(&digest(&mia, "whatsapp", taipei_day(0), members));
     assert!(body.len() > 2_700_000, "{} bytes", body.len());
     assert!(body.is_ascii());
-    let res = app
-        .client
-        .send(
-            Request::new("POST", &format!("{AGENT}/community/digest"))
-                .bearer(&app.agent_key("bot"))
-                .header("Content-Type", "application/json")
-                .raw(body),
-        )
-        .await;
+    let res = post_digest_bytes(&app, body).await;
     assert_eq!(res.status, 201, "{}", res.text());
     assert_eq!(res.json()["members"], 500);
     // The bound (6 788 096 bytes: every character of every text a 12-byte surrogate pair, and
@@ -822,15 +826,7 @@ async fn a_full_size_chinese_digest_sent_escaped_is_accepted() {
         body
     };
     for (len, status) in [(limit, 201), (limit + 1, 413)] {
-        let res = app
-            .client
-            .send(
-                Request::new("POST", &format!("{AGENT}/community/digest"))
-                    .bearer(&app.agent_key("bot"))
-                    .header("Content-Type", "application/json")
-                    .raw(padded(len)),
-            )
-            .await;
+        let res = post_digest_bytes(&app, padded(len)).await;
         assert_eq!(res.status, status, "{len} bytes: {}", res.text());
     }
     assert_eq!(
