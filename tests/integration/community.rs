@@ -153,6 +153,11 @@ async fn a_space_is_found_by_channel_and_group_id_within_the_workspace_only() {
                 "external_id",
             ),
             (
+                "only spaces",
+                json!({"channel": "whatsapp", "external_id": " \t "}),
+                "external_id",
+            ),
+            (
                 "channel",
                 json!({"channel": "telegram", "external_id": "1"}),
                 "channel",
@@ -231,16 +236,25 @@ async fn entry(
         ),
         None => "NULL".to_owned(),
     };
-    let tags = tags
-        .iter()
-        .map(|t| format!("'{t}'"))
-        .collect::<Vec<_>>()
-        .join(",");
+    let list = |tags: Vec<String>| {
+        tags.iter()
+            .map(|t| format!("'{t}'"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    // The tags as the wiki folds them (`folded_tags`, what the assistant's filter reads).
+    let folded = list(
+        tags.iter()
+            .map(|t| fleetdesk_wiki::entry::fold_tag(t))
+            .collect(),
+    );
+    let tags = list(tags.iter().map(|t| t.to_string()).collect());
     app.sql(&format!(
         "INSERT INTO wiki_entries (id, organization_id, project_id, title_key, title, category, \
-           summary, body, tags, version, status, terms_title, terms_summary, terms_body) \
+           summary, body, tags, folded_tags, version, status, terms_title, terms_summary, \
+           terms_body) \
          SELECT '{id}', o.id, {project}, lower('{title}'), '{title}', 'playbook', 'summary of {title}', \
-           '{body}', ARRAY[{tags}]::text[], 1, '{status}', '{}', '', '{}' \
+           '{body}', ARRAY[{tags}]::text[], ARRAY[{folded}]::text[], 1, '{status}', '{}', '', '{}' \
          FROM organizations o WHERE o.name = '{org}'",
         terms(title),
         terms(body)
@@ -433,18 +447,20 @@ async fn wiki_entries_suit_a_space_by_their_axis_tags_and_are_ranked_by_the_quer
     app.stop().await;
 }
 
+/// The names of a community_products answer.
+fn names(v: Value) -> Vec<String> {
+    v["products"]
+        .as_array()
+        .expect("products")
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn products_are_only_those_on_sale_found_by_the_query() {
     let app = spawn_app().await;
     let mia = space_id(&app, "Mia fans");
-    let names = |v: Value| -> Vec<String> {
-        v["products"]
-            .as_array()
-            .expect("products")
-            .iter()
-            .map(|p| p["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let v = ok(&post(&app, "products", &json!({"space_id": mia})).await);
     assert_eq!(names(v.clone()), ["Night Mask", "Serum"]);
     let serum = &v["products"][1];
@@ -514,6 +530,131 @@ async fn products_are_only_those_on_sale_found_by_the_query() {
     )
     .await;
     assert_foreign_404(&app, "products", |id| json!({"space_id": id})).await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wiki_limits_cut_more_suiting_entries_than_they_allow() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    // 21 entries suiting Mia fans (general, of its market, track or location), and entries
+    // that do not suit it, which must never fill the limit.
+    for i in 0..21 {
+        let tags: &[&str] = match i % 4 {
+            0 => &["community"],
+            1 => &["Community", "market: tw"],
+            2 => &["community", "TRACK:Beauty "],
+            _ => &["community", "location:taipei", "market:TW"],
+        };
+        entry(
+            &app,
+            "Acme",
+            None,
+            "canon",
+            &format!("Suits {i:02}"),
+            "面膜 tips",
+            tags,
+        )
+        .await;
+    }
+    for (i, tags) in [
+        &["community", "market:JP"][..],
+        &["community", "track:food"],
+        &["community", "location:tainan"],
+        &["faq"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        entry(
+            &app,
+            "Acme",
+            None,
+            "canon",
+            &format!("Elsewhere {i}"),
+            "面膜 tips",
+            tags,
+        )
+        .await;
+    }
+    for query in [json!(null), json!("面膜")] {
+        let titles = wiki_titles(&app, json!({"space_id": mia, "query": query})).await;
+        assert_eq!(titles.len(), 5, "{query}: {titles:?}");
+        let titles = wiki_titles(&app, json!({"space_id": mia, "query": query, "limit": 20})).await;
+        assert_eq!(titles.len(), 20, "{query}: {titles:?}");
+        assert!(titles.iter().all(|t| t.starts_with("Suits ")), "{titles:?}");
+    }
+    assert_limit_past(&app, "wiki", &mia, 21).await;
+    app.stop().await;
+}
+
+/// `limit` one past its maximum is 400 naming it.
+async fn assert_limit_past(app: &TestApp, what: &str, space: &str, limit: i64) {
+    let body = json!({"space_id": space, "limit": limit});
+    assert_invalid_fields(app, what, vec![("limit one past", body, "limit")]).await;
+}
+
+/// A product written straight into the catalog, its terms made as the tenant file makes them.
+async fn product(app: &TestApp, workspace: &str, name: &str, summary: &str, on_sale: bool) {
+    let terms = fleetdesk_wiki::search::index_text(&format!("{name} {summary}"));
+    app.sql(&format!(
+        "INSERT INTO products (workspace_id, name, on_sale, summary, price, url, terms) \
+         SELECT w.id, '{name}', {on_sale}, '{summary}', 'NT$100', 'https://shop.test/x', '{}' \
+         FROM workspaces w WHERE w.name = '{workspace}'",
+        terms.replace('\'', "''")
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn product_limits_cut_more_matching_products_than_they_allow_within_the_workspace() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    // 11 more on sale in Taiwan (13 with Serum and Night Mask), one not on sale, and products
+    // of Japan (same organization, another workspace) that match the same words.
+    for i in 0..11 {
+        product(
+            &app,
+            "Taiwan",
+            &format!("Mask {i:02}"),
+            "面膜 sheet mask",
+            true,
+        )
+        .await;
+    }
+    product(&app, "Taiwan", "Mask retired", "面膜 sheet mask", false).await;
+    for i in 0..12 {
+        product(
+            &app,
+            "Japan",
+            &format!("Japan mask {i:02}"),
+            "面膜 sheet mask",
+            true,
+        )
+        .await;
+    }
+    for query in [json!(null), json!("面膜"), json!("mask")] {
+        let got = names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "query": query}),
+        )
+        .await));
+        assert_eq!(got.len(), 3, "{query}: {got:?}");
+        let got = names(ok(&post(
+            &app,
+            "products",
+            &json!({"space_id": mia, "query": query, "limit": 10}),
+        )
+        .await));
+        assert_eq!(got.len(), 10, "{query}: {got:?}");
+        assert!(
+            got.iter()
+                .all(|n| !n.starts_with("Japan") && n != "Mask retired"),
+            "{query}: {got:?}"
+        );
+    }
+    assert_limit_past(&app, "products", &mia, 11).await;
     app.stop().await;
 }
 
@@ -616,6 +757,141 @@ async fn a_digest_is_stored_once_per_space_and_day_with_every_field_at_its_limit
     app.stop().await;
 }
 
+/// JSON with every character beyond ASCII escaped (`\uXXXX`, surrogate pairs beyond the
+/// basic plane), as clients that escape non-ASCII send it.
+fn ascii_json(v: &Value) -> Vec<u8> {
+    let mut out = String::new();
+    for c in serde_json::to_string(v).expect("json").chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out.into_bytes()
+}
+
+/// POST /community/digest with the bot's key and these bytes as the JSON body.
+async fn post_digest_bytes(app: &TestApp, body: Vec<u8>) -> Response {
+    app.client
+        .send(
+            Request::new("POST", &format!("{AGENT}/community/digest"))
+                .bearer(&app.agent_key("bot"))
+                .header("Content-Type", "application/json")
+                .raw(body),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_size_chinese_digest_sent_escaped_is_accepted() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let han = |n: usize, seed: usize| -> String {
+        (0..n)
+            .map(|k| char::from_u32(0x4e00 + ((seed * 31 + k * 7) % 0x5000) as u32).unwrap())
+            .collect()
+    };
+    let members: Vec<Value> = (0..500)
+        .map(|i| {
+            json!({
+                "external_id": format!("{i:03}{}", han(197, i)),
+                "display_name": han(80, i + 1),
+                "message_count": 10000,
+                "summary": han(200, i + 2),
+                "tags": (0..12).map(|k| json!({
+                    "kind": if k % 2 == 0 { "interest" } else { "intent" },
+                    "value": han(40, i * 12 + k),
+                    "confidence": 0.123456789,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let body = ascii_json(&digest(&mia, "whatsapp", taipei_day(0), members));
+    assert!(body.len() > 2_700_000, "{} bytes", body.len());
+    assert!(body.is_ascii());
+    let res = post_digest_bytes(&app, body).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    assert_eq!(res.json()["members"], 500);
+    // The bound (6 788 096 bytes: every character of every text a 12-byte surrogate pair, and
+    // room for punctuation) and one past it.
+    let limit = 6_788_096;
+    let padded = |len: usize| {
+        let mut body =
+            serde_json::to_vec(&digest(&mia, "whatsapp", taipei_day(-1), vec![])).expect("json");
+        body.splice(1..1, std::iter::repeat_n(b' ', len - body.len()));
+        body
+    };
+    for (len, status) in [(limit, 201), (limit + 1, 413)] {
+        let res = post_digest_bytes(&app, padded(len)).await;
+        assert_eq!(res.status, status, "{len} bytes: {}", res.text());
+    }
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM community_digest_members \
+             WHERE jsonb_array_length(tags) = 12 AND char_length(summary) = 200 \
+               AND char_length(display_name) = 80 AND char_length(external_id) = 200"
+        )
+        .await,
+        500
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_display_name_that_is_a_phone_number_or_e_mail_address_is_not_stored() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let named =
+        |id: &str, name: &str| json!({"external_id": id, "message_count": 1, "display_name": name});
+    let v = ok(&post(
+        &app,
+        "digest",
+        &digest(
+            &mia,
+            "whatsapp",
+            taipei_day(0),
+            vec![
+                named("a", "+886 912 345 678"),
+                named("b", "amy@example.com"),
+                named("c", " 小美 🌸 "),
+                named("886912345678@s.whatsapp.net", "Amy 2"),
+            ],
+        ),
+    )
+    .await);
+    assert_eq!(v["members"], 4);
+    let stored = |id: &str| {
+        format!(
+            "SELECT count(*) AS n FROM community_digest_members WHERE external_id = '{id}' \
+             AND display_name IS NULL"
+        )
+    };
+    assert_eq!(app.count(&stored("a")).await, 1);
+    assert_eq!(app.count(&stored("b")).await, 1);
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM community_digest_members \
+             WHERE external_id = 'c' AND display_name = '小美 🌸'"
+        )
+        .await,
+        1
+    );
+    // The member id is the platform's, kept as given (a WhatsApp id is a phone number).
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM community_digest_members \
+             WHERE external_id = '886912345678@s.whatsapp.net' AND display_name = 'Amy 2'"
+        )
+        .await,
+        1
+    );
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_digest_one_past_each_limit_is_refused_naming_the_field() {
     let app = spawn_app().await;
@@ -703,6 +979,27 @@ async fn a_digest_one_past_each_limit_is_refused_naming_the_field() {
             "tag value empty",
             with(json!({"tags": [tag("intent", "", json!(0.5))]})),
             "members[1].tags[0].value",
+        ),
+        (
+            "tag value only spaces",
+            with(json!({"tags": [tag("intent", "   ", json!(0.5))]})),
+            "members[1].tags[0].value",
+        ),
+        (
+            "tag value with a phone number",
+            with(json!({"tags": [tag("interest", "serum", json!(0.5)),
+                                 tag("intent", "call 0912345678", json!(0.5))]})),
+            "members[1].tags[1].value",
+        ),
+        (
+            "tag value with an e-mail address",
+            with(json!({"tags": [tag("intent", "amy@example.com", json!(0.5))]})),
+            "members[1].tags[0].value",
+        ),
+        (
+            "external_id only spaces",
+            with(json!({"external_id": "   "})),
+            "members[1].external_id",
         ),
         (
             "confidence 1.01",
@@ -797,6 +1094,26 @@ async fn a_digest_needs_the_space_channel_and_a_day_of_the_space_zone() {
     .await);
     assert_foreign_404(&app, "digest", |id| {
         digest(id, "whatsapp", taipei_day(0), vec![])
+    })
+    .await;
+    // The body's shape and limits (only white space included) are 400 whatever the space;
+    // then the space (404 whatever the content rules, channel and day say).
+    for (case, id) in foreign_spaces(&app) {
+        let blank = json!({"external_id": "  ", "message_count": 1});
+        let res = post(
+            &app,
+            "digest",
+            &digest(&id, "discord", taipei_day(5), vec![blank]),
+        )
+        .await;
+        let e = assert_error_in(case, &res, 400, "invalid_request");
+        assert_eq!(e["field"], "members[0].external_id", "{case}: {e}");
+    }
+    assert_foreign_404(&app, "digest", |id| {
+        let personal = json!({"external_id": "a", "message_count": 1,
+                              "summary": "mail amy@example.com",
+                              "tags": [{"kind": "intent", "value": "call 0912345678"}]});
+        digest(id, "discord", taipei_day(5), vec![personal])
     })
     .await;
     assert_eq!(
@@ -928,6 +1245,16 @@ async fn a_ticket_is_checked_at_its_limits_channel_and_space() {
             ),
             ("summary empty", ticket(&mia, None, "other", ""), "summary"),
             (
+                "summary spaces",
+                ticket(&mia, None, "other", " \t "),
+                "summary",
+            ),
+            (
+                "member spaces",
+                ticket(&mia, Some("   "), "other", "x"),
+                "member_external_id",
+            ),
+            (
                 "member 201",
                 ticket(&mia, Some(&"m".repeat(201)), "other", "x"),
                 "member_external_id",
@@ -955,7 +1282,23 @@ async fn a_ticket_is_checked_at_its_limits_channel_and_space() {
     wrong["channel"] = json!("discord");
     assert_error(&post(&app, "tickets", &wrong).await, 422, "rejected");
     assert_foreign_404(&app, "tickets", |id| ticket(id, None, "other", "x")).await;
-    // The space is looked up before the summary and the channel are.
+    // The order: the body's shape and limits (only white space included) are 400 whatever
+    // the space; then the space (404 whatever the summary holds and the channel); then the
+    // summary's content (400) and the channel (422).
+    for (case, id) in foreign_spaces(&app) {
+        let mut t = ticket(&id, Some(" "), "other", " \t ");
+        t["channel"] = json!("discord");
+        let e = assert_error_in(
+            case,
+            &post(&app, "tickets", &t).await,
+            400,
+            "invalid_request",
+        );
+        assert!(
+            e["field"] == "summary" || e["field"] == "member_external_id",
+            "{case}: {e}"
+        );
+    }
     assert_foreign_404(&app, "tickets", |id| {
         let mut t = ticket(id, None, "other", "call 0912-345-678");
         t["channel"] = json!("discord");
@@ -1036,27 +1379,72 @@ async fn both_writes_replay_the_same_content_and_refuse_other_content_under_one_
         1
     );
 
-    // MCP: request_id plays the key.
-    let call = |args: Value| {
+    // MCP: request_id plays the key, for both writes: the same arguments replay the first
+    // answer, other arguments under the same request_id are idempotency_mismatch.
+    let call = |tool: &str, args: &Value| {
         Request::mcp(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                            "params": {"name": "community_open_ticket", "arguments": args}}))
+                            "params": {"name": tool, "arguments": args}}))
         .bearer(&bot)
     };
-    let mut args = ticket(&mia, None, "other", "via mcp");
+    let tool = async |name: &str, args: &Value| {
+        fleetdesk_tests::assert::tool_result(name, &app.client.send(call(name, args)).await.json())
+    };
+    let mut args = ticket(&mia, Some("cat"), "other", "via mcp");
     args["request_id"] = json!("mcp-ticket-1");
-    let a = fleetdesk_tests::assert::tool_result(
-        "community_open_ticket",
-        &app.client.send(call(args.clone())).await.json(),
-    );
-    let b = fleetdesk_tests::assert::tool_result(
-        "community_open_ticket",
-        &app.client.send(call(args)).await.json(),
-    );
-    assert_eq!(a["ticket_id"], b["ticket_id"], "{a} {b}");
+    let a = tool("community_open_ticket", &args).await;
+    let b = tool("community_open_ticket", &args).await;
+    assert_ne!(a["isError"], true, "{a}");
+    assert_eq!(a["body"]["reused"], false, "{a}");
+    assert!(a["body"]["ticket_id"].is_string(), "{a}");
+    assert_eq!(a["body"], b["body"], "{a} {b}");
+    let mut other = args.clone();
+    other["summary"] = json!("other content");
+    let c = tool("community_open_ticket", &other).await;
+    assert_eq!(c["isError"], true, "{c}");
+    assert_eq!(c["body"]["code"], "idempotency_mismatch", "{c}");
     assert_eq!(
         app.count("SELECT count(*) AS n FROM community_tickets")
             .await,
         2
+    );
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM community_tickets WHERE member_external_id = 'cat' \
+             AND notes = '[]'::jsonb"
+        )
+        .await,
+        1
+    );
+
+    let lounge = space_id(&app, "Beauty lounge");
+    let mut args = digest(
+        &lounge,
+        "discord",
+        taipei_day(-3),
+        vec![member(1), member(2)],
+    );
+    args["request_id"] = json!("mcp-digest-1");
+    let a = tool("community_report_digest", &args).await;
+    let b = tool("community_report_digest", &args).await;
+    assert_ne!(a["isError"], true, "{a}");
+    assert_eq!(a["body"]["members"], 2, "{a}");
+    assert_eq!(a["body"], b["body"], "{a} {b}");
+    let mut other = args.clone();
+    other["members"] = json!([member(3)]);
+    let c = tool("community_report_digest", &other).await;
+    assert_eq!(c["isError"], true, "{c}");
+    assert_eq!(c["body"]["code"], "idempotency_mismatch", "{c}");
+    // Another request_id for the same day is the second digest: 422.
+    other["request_id"] = json!("mcp-digest-2");
+    let d = tool("community_report_digest", &other).await;
+    assert_eq!(d["body"]["code"], "rejected", "{d}");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM community_digests WHERE day = '{}'",
+            taipei_day(-3)
+        ))
+        .await,
+        1
     );
     app.stop().await;
 }
@@ -1137,6 +1525,75 @@ async fn today_shows_each_space_latest_digest_and_open_tickets_by_category() {
         other["workspaces"][0]["community"]["spaces"][0]["latest_digest"],
         Value::Null
     );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn today_shows_each_organization_only_its_own_digests_and_tickets() {
+    let app = spawn_app().await;
+    let zoe = space_id(&app, "Zoe fans");
+    // Other Agency's space gets a digest (with tags) and an open ticket, written as the
+    // adapter writes them (the bot cannot reach another organization's space).
+    app.sql(&format!(
+        "WITH d AS (INSERT INTO community_digests (space_id, day, agent_id, members, skipped) \
+           SELECT '{zoe}', '{}', a.id, 2, 0 FROM agents a WHERE a.name = 'other1' RETURNING id) \
+         INSERT INTO community_digest_members (digest_id, external_id, message_count, tags) \
+         SELECT d.id, m.id, 1, \
+           '[{{\"kind\": \"interest\", \"value\": \"Zoe merch\", \"folded\": \"zoe merch\"}}]' \
+         FROM d, (VALUES ('z1'), ('z2')) AS m(id)",
+        taipei_day(0)
+    ))
+    .await;
+    app.sql(&format!(
+        "INSERT INTO community_tickets (space_id, member_external_id, category, summary, \
+           opened_by_agent) \
+         SELECT '{zoe}', 'z1', 'complaint', 'late reply', a.id FROM agents a \
+         WHERE a.name = 'other1'"
+    ))
+    .await;
+    // Ann's organization has its own.
+    let mia = space_id(&app, "Mia fans");
+    ok(&post(&app, "tickets", &ticket(&mia, Some("a"), "refund", "r")).await);
+
+    let ann = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("ann@acme.test"))
+        .await);
+    let text = ann.to_string();
+    assert!(
+        !text.contains(&zoe) && !text.contains("Zoe") && !text.contains("zoe merch"),
+        "{ann}"
+    );
+    let open: i64 = ann["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["community"]["tickets"]["open"].as_i64().unwrap())
+        .sum();
+    assert_eq!(open, 1, "{ann}");
+    assert!(
+        !text.contains("complaint"),
+        "Other Agency's complaint is not Ann's: {ann}"
+    );
+
+    let olga = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("olga@other.test"))
+        .await);
+    let c = &olga["workspaces"][0]["community"];
+    assert_eq!(c["spaces"][0]["name"], "Zoe fans", "{olga}");
+    let d = &c["spaces"][0]["latest_digest"];
+    assert_eq!(d["members"], 2, "{olga}");
+    assert_eq!(
+        d["interests"],
+        json!([{"value": "zoe merch", "members": 2}]),
+        "{olga}"
+    );
+    assert_eq!(
+        c["tickets"],
+        json!({"open": 1, "by_category": [{"category": "complaint", "count": 1}]})
+    );
+    assert!(!olga.to_string().contains(&mia), "{olga}");
     app.stop().await;
 }
 
@@ -1222,7 +1679,9 @@ async fn the_space_record_is_described_as_it_is_answered() {
 async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day() {
     let app = spawn_app().await;
     let mia = space_id(&app, "Mia fans");
-    let tickets = futures_util::future::join_all((0..6).map(|i| {
+    // Twelve at once: each request reads its clock before it waits for the matter's lock, so
+    // a later one often commits first; still one ticket, the others its notes.
+    let tickets = futures_util::future::join_all((0..12).map(|i| {
         let body = ticket(&mia, Some("amy"), "refund", &format!("report {i}"));
         let app = &app;
         async move { post(app, "tickets", &body).await }
@@ -1236,7 +1695,7 @@ async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day()
     );
     assert_eq!(
         statuses.iter().filter(|s| **s == 200).count(),
-        5,
+        11,
         "{statuses:?}"
     );
     assert_eq!(
@@ -1247,7 +1706,7 @@ async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day()
     assert_eq!(
         app.count("SELECT jsonb_array_length(notes)::bigint AS n FROM community_tickets")
             .await,
-        5
+        11
     );
 
     let digests = futures_util::future::join_all((0..4).map(|i| {

@@ -1305,8 +1305,10 @@ fn assert_every_tool(client: &str, section: &str, listed: &[String], summary: &V
     );
 }
 
-/// The community run's placeholders: the bot's space Mia fans and today in its zone.
-fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
+/// The community run's placeholders: the bot's space Mia fans, today in its zone, and a canon
+/// entry tagged `community` (and the space's market) that community_wiki_search finds
+/// (`community_entry_id`), written as the wiki writes it (terms and folded tags).
+async fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
     let space = app
         .tenant
         .organizations
@@ -1319,6 +1321,34 @@ fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     fixtures["space_id"] = json!(space.to_string());
     fixtures["taipei_today"] = json!(Timestamp::now().to_zoned(taipei).date().to_string());
+    let id = uuid::Uuid::new_v4();
+    let (title, body) = ("社群退貨須知", "七天內可以退貨，請保留發票並私訊客服。");
+    let terms = |t: &str| fleetdesk_wiki::search::index_text(t).replace('\'', "''");
+    let tags = ["community", "market:TW"];
+    let array = |list: Vec<String>| {
+        list.iter()
+            .map(|t| format!("'{t}'"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    app.sql(&format!(
+        "INSERT INTO wiki_entries (id, organization_id, project_id, title_key, title, category, \
+           summary, body, tags, folded_tags, version, status, terms_title, terms_summary, \
+           terms_body) \
+         SELECT '{id}', o.id, NULL, '{title}', '{title}', 'playbook', '退貨怎麼辦', '{body}', \
+           ARRAY[{}]::text[], ARRAY[{}]::text[], 1, 'canon', '{}', '', '{}' \
+         FROM organizations o WHERE o.name = 'Acme'",
+        array(tags.iter().map(|t| t.to_string()).collect()),
+        array(
+            tags.iter()
+                .map(|t| fleetdesk_wiki::entry::fold_tag(t))
+                .collect()
+        ),
+        terms(title),
+        terms(body),
+    ))
+    .await;
+    fixtures["community_entry_id"] = json!(id.to_string());
 }
 
 /// Runs an every-tool script for op1 (agent), Ann (personal), root (admin: the tools only an
@@ -1330,7 +1360,7 @@ async fn every_tool_run(
 ) {
     let app = spawn_app().await;
     let mut fixtures = every_tool_fixtures(&app).await;
-    community_fixtures(&app, &mut fixtures);
+    community_fixtures(&app, &mut fixtures).await;
     let fixtures = fixtures.to_string();
     let mut runs = Vec::new();
     for (section, key) in [

@@ -46,8 +46,10 @@ pub struct Ctx {
     pub reports: Arc<dyn fleetdesk_reports::ports::ReportsRepo>,
     pub tasks: fleetdesk_tasks::service::TasksService,
     pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
-    pub person_day: Arc<dyn fleetdesk_cron::ports::PersonDayRepo>,
-    /// The community assistant; its port also gives the person's day its community part.
+    /// The person's day with its community part, in one snapshot.
+    pub person_day:
+        Arc<dyn fleetdesk_community::ports::PersonDayWithCommunity<fleetdesk_cron::ports::DayRows>>,
+    /// The community assistant.
     pub community: fleetdesk_community::service::CommunityService,
     /// Wiki sources and their sync runs: each use case runs whole in the adapter.
     pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,

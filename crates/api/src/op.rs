@@ -112,6 +112,9 @@ pub struct OpSpec {
     pub description: &'static str,
     /// The status of a success that creates something, 201; otherwise 200.
     pub created_status: bool,
+    /// Every success creates (201 only): the description advertises no 200 "already
+    /// existed" (a call whose repeat is refused, not answered 200).
+    pub created_always: bool,
     /// Largest request body accepted, in bytes.
     pub max_body: usize,
     /// Statuses beyond those the description derives from the rest (every keyed call: 400,
@@ -169,6 +172,7 @@ impl OpSpec {
             summary: "",
             description: "",
             created_status: false,
+            created_always: false,
             max_body: OpSpec::DEFAULT_MAX_BODY,
             also_answers: &[],
         }
@@ -228,6 +232,14 @@ impl OpSpec {
     /// A success that creates something answers 201.
     pub const fn created(mut self) -> OpSpec {
         self.created_status = true;
+        self
+    }
+
+    /// Every success answers 201 (never 200): a repeat is refused or replayed, not found
+    /// already done.
+    pub const fn created_always(mut self) -> OpSpec {
+        self.created_status = true;
+        self.created_always = true;
         self
     }
 

@@ -2,18 +2,18 @@
 //! once (accounts and their day counts, the review queue, decisions, task cards, agents'
 //! heartbeats, cron jobs). The rows come from one port in a fixed number of statements; the
 //! coverage is `fleetdesk_accounts`' rule of the agent's day (`work_accounts`), the cron
-//! health `fleetdesk_cron::health`. The community part (each space's latest digest, open
-//! tickets) comes from the community port in two more statements, its top tags from
-//! `fleetdesk_community::digest::top_tags`.
+//! health `fleetdesk_cron::health`. The community part (each space's latest digest with its
+//! tag counts, open tickets) is read in the same snapshot (two more statements), its top tags
+//! picked by `fleetdesk_community::digest::top_tags`.
 
 use crate::fields::Utc;
 use fleetdesk_accounts::AccountState;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount, market_dates, work_accounts};
 use fleetdesk_community::digest::{TagCount, top_tags};
-use fleetdesk_community::ports::{CommunityDay, CommunityRepo};
+use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
 use fleetdesk_community::space::Channel;
 use fleetdesk_cron::job::Schedule;
-use fleetdesk_cron::ports::{DayRows, PersonDayRepo};
+use fleetdesk_cron::ports::DayRows;
 use fleetdesk_cron::run::RunStatus;
 use fleetdesk_cron::{LatestRun, health};
 use fleetdesk_kernel::market::MARKETS;
@@ -225,10 +225,10 @@ pub fn all_market_dates(now: Timestamp) -> Vec<(Market, jiff::civil::Date)> {
     market_dates(markets, None, now).into_iter().collect()
 }
 
-/// Reads the person's day of `organization` (None: every organization).
+/// Reads the person's day of `organization` (None: every organization), its community part in
+/// the same snapshot.
 pub async fn today(
-    repo: &dyn PersonDayRepo,
-    community: &dyn CommunityRepo,
+    repo: &dyn PersonDayWithCommunity<DayRows>,
     organization: Option<Uuid>,
     now: Timestamp,
 ) -> anyhow::Result<Today> {
@@ -237,8 +237,9 @@ pub async fn today(
         .iter()
         .map(|(m, d)| (m.as_str().to_owned(), *d))
         .collect();
-    let rows = repo.person_day(organization, &sql_dates, now).await?;
-    let community = community.community_day(organization).await?;
+    let (rows, community) = repo
+        .person_day_with_community(organization, &sql_dates, now)
+        .await?;
     assemble(rows, community, now)
 }
 

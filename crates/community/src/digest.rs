@@ -80,10 +80,22 @@ fn text(raw: Option<&str>) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Whether a display name is a name: one that holds personal data (a phone number or an
+/// e-mail address, what WhatsApp shows in place of the name of a member it has no name for) is
+/// not stored (the member is stored with no display name; the digest is not refused, since the
+/// platform, not the bot, chose it).
+pub fn is_a_name(display_name: &str) -> bool {
+    find_personal_data(display_name).is_none()
+}
+
 impl DigestReport {
-    /// The rules the report holds on its own (every limit, no personal data in a summary;
-    /// each failure names its field, `members[3].summary`). A member listed twice is kept
-    /// once, its first listing; the repeats are counted as skipped.
+    /// The rules the report holds on its own (every limit, no personal data in a summary or
+    /// a tag value; each failure names its field, `members[3].summary`,
+    /// `members[3].tags[0].value`; a display name holding personal data is dropped, see
+    /// [`is_a_name`]). A member listed twice is kept once, its first listing; the repeats are
+    /// counted as skipped. `external_id` is kept as given (trimmed): it is the platform's id,
+    /// which tickets of the member name too (to merge them and to act on a data_deletion
+    /// ticket), and a WhatsApp id is a phone number by nature.
     pub fn check(self) -> Result<CheckedDigest, CommunityRefusal> {
         if self.members.len() > MEMBERS_MAX {
             return Err(CommunityRefusal::invalid(
@@ -113,6 +125,7 @@ impl DigestReport {
                     format!("must have at most {DISPLAY_NAME_MAX} characters"),
                 ));
             }
+            let display_name = display_name.filter(|d| is_a_name(d));
             if !(0..=MESSAGE_COUNT_MAX).contains(&m.message_count) {
                 return Err(CommunityRefusal::invalid(
                     at("message_count"),
@@ -144,6 +157,12 @@ impl DigestReport {
                     return Err(CommunityRefusal::invalid(
                         format!("members[{i}].tags[{k}].value"),
                         format!("must be 1-{TAG_VALUE_MAX} characters long"),
+                    ));
+                }
+                if let Some(found) = find_personal_data(&value) {
+                    return Err(CommunityRefusal::invalid(
+                        format!("members[{i}].tags[{k}].value"),
+                        found.message(),
                     ));
                 }
                 if t.confidence.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
@@ -215,7 +234,8 @@ pub fn check_day(space: &Space, day: Date, now: Timestamp) -> Result<(), Communi
 
 /// A digest as its space takes it, in the order a caller is answered: the report's own rules
 /// (400, [`DigestReport::check`]), then the space's channel and day (422). The space was
-/// found first (an unknown space is 404 whatever the report holds).
+/// found first (an unknown space is 404 whatever the report's content holds; the body's shape
+/// and limits were checked before, when it was parsed).
 pub fn accept(
     space: &Space,
     report: DigestReport,
@@ -225,6 +245,13 @@ pub fn accept(
     check_channel(space, digest.channel)?;
     check_day(space, digest.day, now)?;
     Ok(digest)
+}
+
+/// A tag value as the person's day counts it (stored beside the value as `folded` when the
+/// digest is written): white space around it dropped, lower case, so `Serum ` and `serum`
+/// count as one.
+pub fn fold_tag_value(value: &str) -> String {
+    value.trim().to_lowercase()
 }
 
 /// A tag value as the person's day counts it: the members of a digest that carry it.
@@ -362,6 +389,36 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_value_with_personal_data_is_refused_and_such_a_display_name_is_not_stored() {
+        for v in ["call 0912345678", "amy@example.com", "訂單 55210"] {
+            let mut m = member("b", None);
+            m.tags.push(MemberTag {
+                kind: TagKind::Intent,
+                value: v.into(),
+                confidence: None,
+            });
+            match report(vec![member("a", None), m]).check() {
+                Err(CommunityRefusal::Invalid { field, message }) => {
+                    assert_eq!(field, "members[1].tags[1].value");
+                    assert!(message.contains("personal data"), "{message}");
+                }
+                other => panic!("{v}: {other:?}"),
+            }
+        }
+        let named = |name: &str| {
+            let mut m = member("a", None);
+            m.display_name = Some(name.into());
+            report(vec![m]).check().unwrap().members[0]
+                .display_name
+                .clone()
+        };
+        assert_eq!(named("+886 912 345 678"), None);
+        assert_eq!(named("amy@example.com"), None);
+        assert_eq!(named(" Amy 🌸 "), Some("Amy 🌸".into()));
+        assert_eq!(named("小美 2024"), Some("小美 2024".into()));
+    }
+
+    #[test]
     fn a_member_listed_twice_is_kept_once_and_counted_skipped() {
         let d = report(vec![
             member(" a ", Some("first")),
@@ -402,6 +459,13 @@ mod tests {
             check_channel(&space(), Channel::Discord),
             Err(CommunityRefusal::Rejected(_))
         ));
+    }
+
+    #[test]
+    fn tag_values_are_counted_folded() {
+        assert_eq!(fold_tag_value(" Serum "), "serum");
+        assert_eq!(fold_tag_value("精華液"), "精華液");
+        assert_eq!(fold_tag_value("SPF50"), fold_tag_value("spf50 "));
     }
 
     #[test]

@@ -16,7 +16,6 @@ pub struct WikiHit {
     pub title: String,
     pub summary: String,
     pub body: String,
-    pub tags: Vec<String>,
 }
 
 /// What a wiki search asks: the tsquery of `fleetdesk_wiki::search::ts_query` (None: no
@@ -98,7 +97,8 @@ pub trait CommunityRepo: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<Option<Space>>>;
 
     /// Canon entries of the agent's organization (shared or of a project of its workspace)
-    /// tagged `community` that suit the space ([`crate::entry_suits_space`]), best first.
+    /// that suit the space (the parameters of [`crate::space::Space::tag_filter`] applied to
+    /// the entries' folded tags), best first.
     fn search_wiki<'a>(
         &'a self,
         agent: AgentRef,
@@ -133,12 +133,19 @@ pub trait CommunityRepo: Send + Sync {
         ticket: &'a NewTicket,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>>;
+}
 
-    /// For the person's day: the active spaces of the organization's workspaces (every
-    /// organization's when None; archived workspaces left out) with their latest digests, and
-    /// open tickets per workspace and category.
-    fn community_day(
-        &self,
+/// The person's day read whole in one snapshot, so every part shows the same moment: the rest
+/// of the day's rows (`R`: the person-day port's, `fleetdesk_cron::ports::DayRows`, read for
+/// `organization`, `dates` and `now` as that port reads them) and the community part: the active
+/// spaces of the organization's workspaces (every organization's when None; archived
+/// workspaces left out) with their latest digests and tag counts, and open tickets per
+/// workspace and category.
+pub trait PersonDayWithCommunity<R>: Send + Sync {
+    fn person_day_with_community<'a>(
+        &'a self,
         organization: Option<uuid::Uuid>,
-    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>>;
+        dates: &'a [(String, jiff::civil::Date)],
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<(R, CommunityDay)>>;
 }

@@ -1,10 +1,15 @@
-//! The community use cases. A call naming a space finds it first (404), then applies the
-//! request's own rules (400) and the space's (422), the writes inside the port's transaction.
+//! The community use cases, answered in one order: the body's shape and limits, texts of only
+//! white space included (400, when the API parses it); then the space (404: unknown, archived
+//! or another workspace's); then the content rules only the domain knows (400: personal data in
+//! summaries and tag values); then the space's rules (422: channel, day, one digest a day).
+//! The writes run the last three inside the port's transaction. The space comes before the
+//! content rules so that a body valid by its schema naming a space the caller cannot reach is
+//! 404 whatever it holds (a schema cannot say "no phone numbers").
 
 use crate::CommunityRefusal;
 use crate::digest::DigestReport;
 use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, WikiHit, WikiQuery};
-use crate::space::{Channel, Space, entry_suits_space};
+use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::AgentRef;
 use jiff::Timestamp;
@@ -62,10 +67,14 @@ impl CommunityService {
         channel: Channel,
         external_id: &str,
     ) -> Outcome<Space> {
-        let found = self
-            .repo
-            .find_space(agent, channel, external_id.trim())
-            .await?;
+        let external_id = external_id.trim();
+        if external_id.is_empty() {
+            return Ok(Err(CommunityRefusal::invalid(
+                "external_id",
+                "must be 1-200 characters long and not only spaces",
+            )));
+        }
+        let found = self.repo.find_space(agent, channel, external_id).await?;
         Ok(found.ok_or(CommunityRefusal::SpaceNotFound))
     }
 
@@ -126,12 +135,4 @@ impl CommunityService {
     ) -> Outcome<TicketOutcome> {
         self.repo.open_ticket(agent, &ticket, now).await
     }
-}
-
-/// Keeps the hits that suit the space (the adapter filters the same way in SQL; this is the
-/// rule itself, applied again to what it loaded).
-pub fn suiting(hits: Vec<WikiHit>, space: &Space) -> Vec<WikiHit> {
-    hits.into_iter()
-        .filter(|h| entry_suits_space(&h.tags, space))
-        .collect()
 }

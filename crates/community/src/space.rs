@@ -51,21 +51,23 @@ impl Space {
             .zone()
     }
 
-    /// The space's axis tags: for each axis its name and the tag an entry of that axis must
-    /// carry to suit the space (None when the space has no value on that axis: then only
-    /// entries without the axis suit it). Folded as [`fold_tag`] folds entry tags.
-    pub fn axes(&self) -> [(&'static str, Option<String>); 3] {
-        let tag = |axis: &str, value: Option<&str>| {
-            value
+    /// What an entry's tags must hold to suit the space ([`SpaceTagFilter`]).
+    pub fn tag_filter(&self) -> SpaceTagFilter {
+        let axis = |name: &str, value: Option<&str>| AxisFilter {
+            prefix: format!("{name}:"),
+            wanted: value
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
-                .map(|v| fold_tag(&format!("{axis}:{v}")))
+                .map(|v| fold_tag(&format!("{name}:{v}"))),
         };
-        [
-            ("market", tag("market", Some(&self.market))),
-            ("track", tag("track", self.track.as_deref())),
-            ("location", tag("location", self.location.as_deref())),
-        ]
+        SpaceTagFilter {
+            required: fold_tag(COMMUNITY_TAG),
+            axes: vec![
+                axis("market", Some(&self.market)),
+                axis("track", self.track.as_deref()),
+                axis("location", self.location.as_deref()),
+            ],
+        }
     }
 }
 
@@ -74,19 +76,53 @@ pub const COMMUNITY_TAG: &str = "community";
 
 pub use fleetdesk_wiki::entry::fold_tag;
 
-/// Whether an entry with `tags` suits the space: it carries the `community` tag, and for each
-/// axis (market, track, location) it either has no tag of that axis (general) or has the
-/// space's value among its tags of that axis.
+/// One axis of [`SpaceTagFilter`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxisFilter {
+    /// How the folded tags of the axis begin (`market:`).
+    pub prefix: String,
+    /// The folded tag an entry with tags of the axis must carry (`market:tw`); None when the
+    /// space has no value on the axis (then no entry with tags of the axis suits it).
+    pub wanted: Option<String>,
+}
+
+/// Which entries suit a space, over the entries' folded tags ([`fold_tag`], stored as
+/// `folded_tags`): an entry carries `required` (`community`), and for each axis either no tag
+/// beginning with its prefix (general) or its `wanted` tag. Every comparison is exact on
+/// folded text, so a store applies the same parameters with `=` and a prefix test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpaceTagFilter {
+    pub required: String,
+    pub axes: Vec<AxisFilter>,
+}
+
+impl SpaceTagFilter {
+    /// Whether an entry with these folded tags suits the space.
+    pub fn admits(&self, folded: &[String]) -> bool {
+        folded.contains(&self.required)
+            && self.axes.iter().all(|a| {
+                !folded.iter().any(|t| t.starts_with(&a.prefix))
+                    || a.wanted.as_ref().is_some_and(|w| folded.contains(w))
+            })
+    }
+
+    /// The axes' prefixes, in order (for a store's array parameter).
+    pub fn prefixes(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.prefix.clone()).collect()
+    }
+
+    /// The axes' wanted tags, in the order of [`SpaceTagFilter::prefixes`].
+    pub fn wanted(&self) -> Vec<Option<String>> {
+        self.axes.iter().map(|a| a.wanted.clone()).collect()
+    }
+}
+
+/// Whether an entry with `tags` (as written; folded here) suits the space: it carries the
+/// `community` tag, and for each axis (market, track, location) it either has no tag of that
+/// axis (general) or has the space's value among its tags of that axis.
 pub fn entry_suits_space(tags: &[String], space: &Space) -> bool {
     let folded: Vec<String> = tags.iter().map(|t| fold_tag(t)).collect();
-    if !folded.iter().any(|t| t == COMMUNITY_TAG) {
-        return false;
-    }
-    space.axes().iter().all(|(axis, wanted)| {
-        let prefix = format!("{axis}:");
-        let mut of_axis = folded.iter().filter(|t| t.starts_with(&prefix)).peekable();
-        of_axis.peek().is_none() || wanted.as_ref().is_some_and(|w| of_axis.any(|t| t == w))
-    })
+    space.tag_filter().admits(&folded)
 }
 
 /// A TW WhatsApp space for tests.
@@ -171,14 +207,30 @@ mod tests {
             &tags(&["community", "location:taipei"]),
             &s
         ));
+        let f = s.tag_filter();
+        assert_eq!(f.required, "community");
+        assert_eq!(f.prefixes(), ["market:", "track:", "location:"]);
+        assert_eq!(f.wanted(), [Some("market:tw".into()), None, None]);
+        let mut odd = space(Some(" Beauty "), Some("  "));
+        odd.market = " tw ".into();
         assert_eq!(
-            s.axes(),
-            [
-                ("market", Some("market:tw".into())),
-                ("track", None),
-                ("location", None)
-            ]
+            odd.tag_filter().wanted(),
+            [Some("market:tw".into()), Some("track:beauty".into()), None]
         );
+    }
+
+    #[test]
+    fn the_filter_compares_folded_tags_exactly() {
+        let f = space(Some("beauty"), Some("taipei")).tag_filter();
+        let folded = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert!(f.admits(&folded(&["community", "market:tw", "track:beauty"])));
+        // Folded tags only: the filter itself does not fold.
+        assert!(!f.admits(&folded(&["Community"])));
+        assert!(!f.admits(&folded(&["community", "market:TW"])));
+        // A tag of the axis with no value is of the axis and is not the space's value.
+        assert!(!f.admits(&folded(&["community", "location:"])));
+        // A tag merely containing an axis name is not of the axis.
+        assert!(f.admits(&folded(&["community", "supermarket:jp"])));
     }
 
     #[test]

@@ -88,14 +88,23 @@ pub struct OpenTicket {
     pub created_at: Timestamp,
 }
 
+/// The earliest creation time of an open ticket a report at `now` may join: the adapter
+/// loads the open tickets of the matter created after it ([`REUSE_WITHIN`] before `now`).
+pub fn reuse_since(now: Timestamp) -> Timestamp {
+    now.checked_sub(REUSE_WITHIN).unwrap_or(Timestamp::MIN)
+}
+
 /// The open ticket a new report joins: of the same member (never without one) and category,
-/// opened within [`REUSE_WITHIN`] before `now`; the newest when there are several.
+/// opened after [`reuse_since`]`(now)`; the newest when there are several. There is no upper
+/// bound: a ticket a concurrent report of the matter opened a moment "after" `now` (its clock
+/// read later, its transaction committed first) is joined, not doubled.
 pub fn reusable(new: &NewTicket, open: &[OpenTicket], now: Timestamp) -> Option<uuid::Uuid> {
     let member = new.member_external_id.as_deref()?;
+    let since = reuse_since(now);
     open.iter()
         .filter(|t| t.member_external_id.as_deref() == Some(member))
         .filter(|t| t.category == new.category)
-        .filter(|t| t.created_at <= now && now.duration_since(t.created_at) < REUSE_WITHIN)
+        .filter(|t| t.created_at > since)
         .max_by_key(|t| (t.created_at, t.id))
         .map(|t| t.id)
 }
@@ -156,6 +165,18 @@ mod tests {
             reusable(&new(Some("cid"), Order), &inside, now),
             Some(uuid::Uuid::from_u128(7))
         );
+        // Opened by a concurrent report whose clock was read later: joined, not doubled.
+        let later = vec![ticket(
+            8,
+            Some("cid"),
+            Order,
+            now + SignedDuration::from_millis(30),
+        )];
+        assert_eq!(
+            reusable(&new(Some("cid"), Order), &later, now),
+            Some(uuid::Uuid::from_u128(8))
+        );
+        assert_eq!(reuse_since(now), ago(24));
     }
 
     #[test]

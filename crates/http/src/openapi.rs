@@ -185,7 +185,7 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
             "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", d.output_name)}}},
         }),
     );
-    if spec.created_status {
+    if spec.created_status && !spec.created_always {
         responses.insert("200".into(), json!({"description": "Already existed (created false)", "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", d.output_name)}}}}));
     }
     responses.extend(error_responses(op));

@@ -15,10 +15,9 @@ use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
     TicketOutcome, WikiHit, WikiQuery,
 };
-use fleetdesk_community::service::suiting;
 use fleetdesk_community::space::{Channel, Space, SpaceStatus};
 use fleetdesk_community::ticket::{
-    self, NewTicket, OpenTicket, REUSE_WITHIN, TicketCategory, reusable,
+    self, NewTicket, OpenTicket, TicketCategory, reusable, reuse_since,
 };
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
@@ -37,6 +36,7 @@ statements!(
     INSERT_DIGEST,
     INSERT_MEMBERS,
     TICKET_LOCK,
+    MATTER_NOW,
     OPEN_TICKETS,
     ADD_TICKET_NOTE,
     INSERT_TICKET,
@@ -67,32 +67,28 @@ FOR SHARE
 "#;
 
 /// Canon entries of the organization (`$1`), shared or of a project of the workspace (`$2`),
-/// tagged `community`, whose axis tags suit the space: for each axis `$3[i]` an entry with a
-/// tag of that axis must carry `$4[i]` (null: the space has no value, so no entry of that axis
-/// suits it). Tags folded as `fleetdesk_community::space::fold_tag` folds them. Matching the
-/// tsquery `$5` (null: every entry), ranked by `ts_rank` with the wiki's weights (`$6`) and
-/// normalization (`$7`), then the most recently updated; at most `$8`.
+/// that suit the space by the parameters of `fleetdesk_community::space::SpaceTagFilter`,
+/// applied to `folded_tags` with exact comparisons: the entry carries `$3` (`community`), and
+/// for each axis — its folded tags begin with `$4[i]` (`market:`) — it has none of the axis or
+/// carries `$5[i]` (null: the space has no value there, so no entry of the axis suits it).
+/// Matching the tsquery `$6` (null: every entry), ranked by `ts_rank` with the wiki's weights
+/// (`$7`) and normalization (`$8`), then the most recently updated; at most `$9`.
 const WIKI_SEARCH: &str = r#"
-SELECT e.id, e.title, e.summary, e.body, e.tags,
-       COALESCE(ts_rank($6::float4[], e.search, to_tsquery('simple', $5::text), $7), 0)::float4
+SELECT e.id, e.title, e.summary, e.body, e.folded_tags,
+       COALESCE(ts_rank($7::float4[], e.search, to_tsquery('simple', $6::text), $8), 0)::float4
            AS score
 FROM wiki_entries e
 WHERE e.organization_id = $1 AND e.status = 'canon'
   AND (e.project_id IS NULL
        OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id = $2))
-  AND EXISTS (SELECT 1 FROM unnest(e.tags) t WHERE lower(btrim(t)) = 'community')
+  AND e.folded_tags @> ARRAY[$3::text]
   AND NOT EXISTS (
-      SELECT 1 FROM unnest($3::text[], $4::text[]) AS a(axis, wanted)
-      WHERE EXISTS (SELECT 1 FROM unnest(e.tags) t
-                    WHERE strpos(t, ':') > 0 AND lower(btrim(split_part(t, ':', 1))) = a.axis)
-        AND NOT EXISTS (
-            SELECT 1 FROM unnest(e.tags) t
-            WHERE strpos(t, ':') > 0
-              AND lower(btrim(split_part(t, ':', 1))) || ':'
-                  || lower(btrim(substr(t, strpos(t, ':') + 1))) = a.wanted))
-  AND ($5::text IS NULL OR e.search @@ to_tsquery('simple', $5::text))
+      SELECT 1 FROM unnest($4::text[], $5::text[]) AS a(prefix, wanted)
+      WHERE EXISTS (SELECT 1 FROM unnest(e.folded_tags) t WHERE starts_with(t, a.prefix))
+        AND (a.wanted IS NULL OR NOT e.folded_tags @> ARRAY[a.wanted]))
+  AND ($6::text IS NULL OR e.search @@ to_tsquery('simple', $6::text))
 ORDER BY score DESC, e.updated_at DESC, e.id
-LIMIT $8
+LIMIT $9
 "#;
 
 /// Products on sale in the workspace (`$1`) matching the tsquery `$2` (null: all), best
@@ -129,7 +125,14 @@ const TICKET_LOCK: &str = r#"
 SELECT pg_advisory_xact_lock(hashtextextended($1, 0))
 "#;
 
-/// The open tickets of a member and category in a space opened since `$4`, locked.
+/// The database's clock once the matter's lock is held: reports of one matter read it one
+/// after the other, so the times they store follow the order they apply in.
+const MATTER_NOW: &str = r#"
+SELECT clock_timestamp() AS now
+"#;
+
+/// The open tickets of a member and category in a space opened after `$4`
+/// (`fleetdesk_community::ticket::reuse_since`), locked.
 const OPEN_TICKETS: &str = r#"
 SELECT id, member_external_id, category, created_at
 FROM community_tickets
@@ -154,13 +157,14 @@ RETURNING id
 "#;
 
 /// The active spaces (`$2`) of the organization's (`$1`, or every) workspaces not archived,
-/// each with its latest digest and that digest's tag values counted by members
-/// (`[kind, value, members]`; values lower-cased, so compared case-insensitively).
+/// each with its latest digest and that digest's tags counted in SQL by kind and folded value
+/// (`[kind, folded, members]`; `folded` is written with each tag,
+/// `fleetdesk_community::digest::fold_tag_value`), so only the counts reach the domain.
 const DAY_SPACES: &str = r#"
 SELECT s.workspace_id, s.id, s.name, s.channel, d.day::text AS day, d.members, d.created_at,
        COALESCE((
            SELECT jsonb_agg(jsonb_build_array(c.kind, c.value, c.n))
-           FROM (SELECT t->>'kind' AS kind, lower(btrim(t->>'value')) AS value,
+           FROM (SELECT t->>'kind' AS kind, t->>'folded' AS value,
                         count(DISTINCT m.external_id) AS n
                  FROM community_digest_members m
                  CROSS JOIN LATERAL jsonb_array_elements(m.tags) t
@@ -252,7 +256,7 @@ struct WikiRow {
     #[diesel(sql_type = Text)]
     body: String,
     #[diesel(sql_type = Array<Text>)]
-    tags: Vec<String>,
+    folded_tags: Vec<String>,
 }
 
 #[derive(QueryableByName)]
@@ -285,6 +289,12 @@ struct TicketRow {
     category: String,
     #[diesel(sql_type = Timestamptz)]
     created_at: Ts,
+}
+
+#[derive(QueryableByName)]
+struct NowRow {
+    #[diesel(sql_type = Timestamptz)]
+    now: Ts,
 }
 
 #[derive(QueryableByName)]
@@ -347,7 +357,11 @@ fn digest_members_json(digest: &CheckedDigest) -> Value {
                     "display_name": m.display_name,
                     "message_count": m.message_count,
                     "summary": m.summary,
-                    "tags": m.tags,
+                    "tags": m.tags.iter().map(|t| {
+                        let mut tag = json!(t);
+                        tag["folded"] = json!(digest::fold_tag_value(&t.value));
+                        tag
+                    }).collect::<Vec<_>>(),
                 })
             })
             .collect(),
@@ -416,14 +430,19 @@ async fn open_ticket_tx(
         Err(e) => return Ok(Err(e)),
     };
     let ticket = &ticket;
+    let mut now = now;
     if let Some(member) = ticket.member_external_id.as_deref() {
         let matter = format!("community ticket {} {member} {}", space.id, ticket.category);
         prepared(diesel::sql_query(TICKET_LOCK).bind::<Text, _>(matter))
             .execute(conn)
             .await?;
-        let since = now
-            .checked_sub(REUSE_WITHIN)
-            .map_err(|e| anyhow::anyhow!("reuse window: {e}"))?;
+        // The request's clock was read before it waited for the lock; a report that held the
+        // lock first may have stored a later time. The time of this report is read now.
+        let read: NowRow = prepared(diesel::sql_query(MATTER_NOW))
+            .get_result(conn)
+            .await?;
+        now = read.now.to_jiff();
+        let since = reuse_since(now);
         let rows: Vec<TicketRow> = prepared(
             diesel::sql_query(OPEN_TICKETS)
                 .bind::<SqlUuid, _>(space.id)
@@ -523,15 +542,14 @@ impl CommunityRepo for PgStore {
             let Some(space) = space_of(conn, agent, space_id, false).await? else {
                 return Ok(Err(CommunityRefusal::SpaceNotFound));
             };
-            let axes = space.axes();
+            let filter = space.tag_filter();
             let rows: Vec<WikiRow> = prepared(
                 diesel::sql_query(WIKI_SEARCH)
                     .bind::<SqlUuid, _>(agent.organization_id)
                     .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Array<Text>, _>(axes.iter().map(|a| a.0).collect::<Vec<_>>())
-                    .bind::<Array<Nullable<Text>>, _>(
-                        axes.iter().map(|a| a.1.clone()).collect::<Vec<_>>(),
-                    )
+                    .bind::<Text, _>(&filter.required)
+                    .bind::<Array<Text>, _>(filter.prefixes())
+                    .bind::<Array<Nullable<Text>>, _>(filter.wanted())
                     .bind::<Nullable<Text>, _>(query.ts_query.as_deref())
                     .bind::<Array<Float>, _>(RANK_WEIGHTS.to_vec())
                     .bind::<Integer, _>(RANK_NORMALIZATION)
@@ -541,15 +559,17 @@ impl CommunityRepo for PgStore {
             .await?;
             let hits = rows
                 .into_iter()
-                .map(|r| WikiHit {
-                    id: r.id,
-                    title: r.title,
-                    summary: r.summary,
-                    body: r.body,
-                    tags: r.tags,
+                .map(|r| {
+                    debug_assert!(filter.admits(&r.folded_tags), "{:?}", r.folded_tags);
+                    WikiHit {
+                        id: r.id,
+                        title: r.title,
+                        summary: r.summary,
+                        body: r.body,
+                    }
                 })
                 .collect();
-            Ok(Ok(suiting(hits, &space)))
+            Ok(Ok(hits))
         })
     }
 
@@ -602,56 +622,55 @@ impl CommunityRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>> {
         self.tx(async move |conn| open_ticket_tx(conn, agent, ticket, now).await)
     }
+}
 
-    fn community_day(
-        &self,
-        organization: Option<Uuid>,
-    ) -> BoxFuture<'_, anyhow::Result<CommunityDay>> {
-        self.snapshot(async move |conn| {
-            let spaces: Vec<DaySpaceRow> = prepared(
-                diesel::sql_query(DAY_SPACES)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Text, _>(SpaceStatus::Active.as_str()),
-            )
+/// The community part of the person's day, in the caller's snapshot: 2 statements.
+pub(crate) async fn community_day(
+    conn: &mut AsyncPgConnection,
+    organization: Option<Uuid>,
+) -> anyhow::Result<CommunityDay> {
+    let spaces: Vec<DaySpaceRow> = prepared(
+        diesel::sql_query(DAY_SPACES)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Text, _>(SpaceStatus::Active.as_str()),
+    )
+    .load(conn)
+    .await?;
+    let tickets: Vec<DayTicketRow> =
+        prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
             .load(conn)
             .await?;
-            let tickets: Vec<DayTicketRow> =
-                prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
-                    .load(conn)
-                    .await?;
-            let spaces = spaces
-                .into_iter()
-                .map(|s| {
-                    let latest = match (s.day, s.members, s.created_at) {
-                        (Some(day), Some(members), Some(at)) => Some(LatestDigest {
-                            day: day.parse()?,
-                            members: i64::from(members),
-                            reported_at: at.to_jiff(),
-                            tags: tag_counts(s.tags)?,
-                        }),
-                        _ => None,
-                    };
-                    Ok(SpaceDay {
-                        workspace_id: s.workspace_id,
-                        space_id: s.id,
-                        name: s.name,
-                        channel: Channel::parse(&s.channel)
-                            .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
-                        latest,
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?;
-            Ok(CommunityDay {
-                spaces,
-                tickets: tickets
-                    .into_iter()
-                    .map(|t| OpenTickets {
-                        workspace_id: t.workspace_id,
-                        category: t.category,
-                        count: t.n,
-                    })
-                    .collect(),
+    let spaces = spaces
+        .into_iter()
+        .map(|s| {
+            let latest = match (s.day, s.members, s.created_at) {
+                (Some(day), Some(members), Some(at)) => Some(LatestDigest {
+                    day: day.parse()?,
+                    members: i64::from(members),
+                    reported_at: at.to_jiff(),
+                    tags: tag_counts(s.tags)?,
+                }),
+                _ => None,
+            };
+            Ok(SpaceDay {
+                workspace_id: s.workspace_id,
+                space_id: s.id,
+                name: s.name,
+                channel: Channel::parse(&s.channel)
+                    .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
+                latest,
             })
         })
-    }
+        .collect::<anyhow::Result<_>>()?;
+    Ok(CommunityDay {
+        spaces,
+        tickets: tickets
+            .into_iter()
+            .map(|t| OpenTickets {
+                workspace_id: t.workspace_id,
+                category: t.category,
+                count: t.n,
+            })
+            .collect(),
+    })
 }

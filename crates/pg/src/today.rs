@@ -1,6 +1,7 @@
-//! The person's day over PostgreSQL, in one snapshot: four statements whatever the number of workspaces,
-//! accounts, agents or jobs (workspaces with their counts, accounts with their day counts,
-//! agents with their last heartbeat, cron jobs with their latest run).
+//! The person's day over PostgreSQL, in one snapshot: four statements whatever the number of
+//! workspaces, accounts, agents or jobs (workspaces with their counts, accounts with their day
+//! counts, agents with their last heartbeat, cron jobs with their latest run), and two more for
+//! its community part in the same snapshot (`crate::community::community_day`).
 
 use crate::accounts::day_statuses;
 use crate::db::{PgStore, prepared};
@@ -8,7 +9,8 @@ use diesel::QueryableByName;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
 use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
 use fleetdesk_decisions::DecisionStatus;
 use fleetdesk_kernel::BoxFuture;
@@ -207,108 +209,129 @@ impl PersonDayRepo for PgStore {
         dates: &'a [(String, jiff::civil::Date)],
         now: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<DayRows>> {
+        self.snapshot(async move |conn| day_rows(conn, organization, dates, now).await)
+    }
+}
+
+impl PersonDayWithCommunity<DayRows> for PgStore {
+    /// [`DAY_WORKSPACES`], [`DAY_ACCOUNTS`], [`DAY_AGENTS`], [`DAY_JOBS`] and the community
+    /// part (`crate::community::DAY_SPACES`, `DAY_TICKETS`) in one snapshot: 6 statements.
+    fn person_day_with_community<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        dates: &'a [(String, jiff::civil::Date)],
+        now: jiff::Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<(DayRows, CommunityDay)>> {
         self.snapshot(async move |conn| {
-            let confirm_cutoff = now
-                .checked_sub(CONFIRM_WITHIN)
-                .map_err(|e| anyhow::anyhow!("confirmation cutoff: {e}"))?;
-            let workspaces: Vec<WorkspaceRow> = prepared(
-                diesel::sql_query(DAY_WORKSPACES)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Text, _>(PostStatus::InternalReview.as_str())
-                    .bind::<Text, _>(PostStatus::ClientReview.as_str())
-                    .bind::<Text, _>(TaskStatus::PendingConfirmation.as_str())
-                    .bind::<Timestamptz, _>(Ts::from(confirm_cutoff))
-                    .bind::<Array<Text>, _>(
-                        [DecisionStatus::Open, DecisionStatus::Handled]
-                            .map(|d| d.as_str())
-                            .to_vec(),
-                    ),
-            )
-            .load(conn)
-            .await?;
-            let [published, scheduled, _planned] = day_statuses();
-            let accounts: Vec<AccountRow> = prepared(
-                diesel::sql_query(DAY_ACCOUNTS)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Array<Text>, _>(
-                        dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
-                    )
-                    .bind::<Array<Text>, _>(
-                        dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
-                    )
-                    .bind::<Array<Text>, _>(published)
-                    .bind::<Array<Text>, _>(scheduled)
-                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
-            )
-            .load(conn)
-            .await?;
-            let agents: Vec<AgentRow> = prepared(
-                diesel::sql_query(DAY_AGENTS)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Array<Text>, _>(reporting_roles()),
-            )
-            .load(conn)
-            .await?;
-            let jobs: Vec<JobRow> =
-                prepared(diesel::sql_query(DAY_JOBS).bind::<Nullable<SqlUuid>, _>(organization))
-                    .load(conn)
-                    .await?;
-            Ok(DayRows {
-                workspaces: workspaces
-                    .into_iter()
-                    .map(|w| {
-                        let decisions: Vec<(String, i64)> = serde_json::from_value(w.decisions)?;
-                        Ok(DayWorkspace {
-                            id: w.id,
-                            name: w.name,
-                            organization_id: w.organization_id,
-                            organization: w.organization,
-                            internal_review: w.internal_review,
-                            client_review: w.client_review,
-                            cards_pending_confirmation: w.cards_pending,
-                            cards_confirm_overdue: w.cards_overdue,
-                            decisions,
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?,
-                accounts: accounts
-                    .into_iter()
-                    .map(|a| DayAccount {
-                        workspace_id: a.workspace_id,
-                        slot_id: a.slot_id,
-                        code: a.code,
-                        platform: a.platform,
-                        market: a.market,
-                        persona: a.persona,
-                        state: a.state,
-                        daily_target: a.daily_target,
-                        published: a.published,
-                        scheduled: a.scheduled,
-                    })
-                    .collect(),
-                agents: agents
-                    .into_iter()
-                    .map(|a| DayAgent {
-                        workspace_id: a.workspace_id,
-                        id: a.id,
-                        name: a.name,
-                        last_heartbeat_at: a.last_heartbeat_at.map(|t| t.to_jiff()),
-                    })
-                    .collect(),
-                jobs: jobs
-                    .into_iter()
-                    .map(|j| DayJob {
-                        agent_id: j.agent_id,
-                        job_id: j.job_id,
-                        name: j.name,
-                        schedule: j.schedule,
-                        timezone: j.timezone,
-                        enabled: j.enabled,
-                        reported_at: j.created_at.to_jiff(),
-                        latest: j.last_status.zip(j.last_at.map(|t| t.to_jiff())),
-                    })
-                    .collect(),
-            })
+            let rows = day_rows(conn, organization, dates, now).await?;
+            let community = crate::community::community_day(conn, organization).await?;
+            Ok((rows, community))
         })
     }
+}
+
+/// The rows of the person's day in the caller's snapshot: 4 statements.
+async fn day_rows(
+    conn: &mut AsyncPgConnection,
+    organization: Option<Uuid>,
+    dates: &[(String, jiff::civil::Date)],
+    now: jiff::Timestamp,
+) -> anyhow::Result<DayRows> {
+    let confirm_cutoff = now
+        .checked_sub(CONFIRM_WITHIN)
+        .map_err(|e| anyhow::anyhow!("confirmation cutoff: {e}"))?;
+    let workspaces: Vec<WorkspaceRow> = prepared(
+        diesel::sql_query(DAY_WORKSPACES)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Text, _>(PostStatus::InternalReview.as_str())
+            .bind::<Text, _>(PostStatus::ClientReview.as_str())
+            .bind::<Text, _>(TaskStatus::PendingConfirmation.as_str())
+            .bind::<Timestamptz, _>(Ts::from(confirm_cutoff))
+            .bind::<Array<Text>, _>(
+                [DecisionStatus::Open, DecisionStatus::Handled]
+                    .map(|d| d.as_str())
+                    .to_vec(),
+            ),
+    )
+    .load(conn)
+    .await?;
+    let [published, scheduled, _planned] = day_statuses();
+    let accounts: Vec<AccountRow> = prepared(
+        diesel::sql_query(DAY_ACCOUNTS)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Array<Text>, _>(dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(published)
+            .bind::<Array<Text>, _>(scheduled)
+            .bind::<Text, _>(PersonaStatus::Retired.as_str()),
+    )
+    .load(conn)
+    .await?;
+    let agents: Vec<AgentRow> = prepared(
+        diesel::sql_query(DAY_AGENTS)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Array<Text>, _>(reporting_roles()),
+    )
+    .load(conn)
+    .await?;
+    let jobs: Vec<JobRow> =
+        prepared(diesel::sql_query(DAY_JOBS).bind::<Nullable<SqlUuid>, _>(organization))
+            .load(conn)
+            .await?;
+    Ok(DayRows {
+        workspaces: workspaces
+            .into_iter()
+            .map(|w| {
+                let decisions: Vec<(String, i64)> = serde_json::from_value(w.decisions)?;
+                Ok(DayWorkspace {
+                    id: w.id,
+                    name: w.name,
+                    organization_id: w.organization_id,
+                    organization: w.organization,
+                    internal_review: w.internal_review,
+                    client_review: w.client_review,
+                    cards_pending_confirmation: w.cards_pending,
+                    cards_confirm_overdue: w.cards_overdue,
+                    decisions,
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+        accounts: accounts
+            .into_iter()
+            .map(|a| DayAccount {
+                workspace_id: a.workspace_id,
+                slot_id: a.slot_id,
+                code: a.code,
+                platform: a.platform,
+                market: a.market,
+                persona: a.persona,
+                state: a.state,
+                daily_target: a.daily_target,
+                published: a.published,
+                scheduled: a.scheduled,
+            })
+            .collect(),
+        agents: agents
+            .into_iter()
+            .map(|a| DayAgent {
+                workspace_id: a.workspace_id,
+                id: a.id,
+                name: a.name,
+                last_heartbeat_at: a.last_heartbeat_at.map(|t| t.to_jiff()),
+            })
+            .collect(),
+        jobs: jobs
+            .into_iter()
+            .map(|j| DayJob {
+                agent_id: j.agent_id,
+                job_id: j.job_id,
+                name: j.name,
+                schedule: j.schedule,
+                timezone: j.timezone,
+                enabled: j.enabled,
+                reported_at: j.created_at.to_jiff(),
+                latest: j.last_status.zip(j.last_at.map(|t| t.to_jiff())),
+            })
+            .collect(),
+    })
 }

@@ -9,7 +9,7 @@ use crate::fields::{Int, List, Text, component_items, inline_schema};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{DigestMember, DigestReport, MemberTag, TagKind};
+use fleetdesk_community::digest::{self, DigestMember, DigestReport, MemberTag, TagKind};
 use fleetdesk_community::space::{Channel, Space};
 use fleetdesk_community::ticket::{NewTicket, TicketCategory};
 use fleetdesk_tenancy::{AgentCaller, Scope};
@@ -24,10 +24,25 @@ use validator::Validate;
 
 component_items!(DigestMemberIn, MemberTagIn);
 
+/// The largest digest body: every member (500) with every text at its limit (external_id
+/// 200, display_name 80, summary 200, 12 tag values of 40: 960 characters) sent with each
+/// character escaped as a UTF-16 surrogate pair (`\ud83d\ude00`, 12 bytes, the longest
+/// form JSON has for one character), plus 2 KiB a member for names, numbers, punctuation and
+/// indentation, plus 4 KiB for the envelope: 500 × (960 × 12 + 2048) + 4096 = 6 788 096 bytes
+/// (6.5 MiB). A Chinese digest escaped as `\uXXXX` (6 bytes a character) is about half of it.
+const DIGEST_MAX_BODY: usize = digest::MEMBERS_MAX
+    * ((digest::EXTERNAL_ID_MAX
+        + digest::DISPLAY_NAME_MAX
+        + digest::SUMMARY_MAX
+        + digest::TAGS_MAX * digest::TAG_VALUE_MAX)
+        * 12
+        + 2048)
+    + 4096;
+
 /// The personal-data rule of digest and ticket summaries (`fleetdesk_community::personal`).
 macro_rules! personal_data {
     () => {
-        " No personal data: a summary holding an e-mail address \
+        " No personal data: a summary (or a digest tag value) holding an e-mail address \
 (`name@domain.tld`), a phone number (8-15 digits in one run, spaces, `-`, `.`, `(`, `)` \
 allowed between them, optionally after `+`; dates like 2026-11-25 are not numbers) or an \
 order number (`#` and 4+ digits, a code of letters and 5+ digits such as TW20261125001, 4+ \
@@ -46,7 +61,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .description(
                 "Role community only (operators and other roles 403). Read only. Body: \
                  channel (whatsapp or discord) and external_id (the platform's group id, \
-                 1-200 characters; white space around it ignored). Answers the space: \
+                 1-200 characters; white space around it ignored, only white space is 400 \
+                 naming external_id). Answers the space: \
                  space_id, name, channel, space_type, market (its zone is the market's), \
                  track, location, status (active), language. A group not registered in your \
                  workspace (unknown, registered in another workspace or organization, or \
@@ -96,7 +112,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
         OpSpec::agent(Post, "/community/digest", Scope::CommunityWrite)
             .tool("community_report_digest")
             .idempotent()
-            .created()
+            .created_always()
+            .max_body(DIGEST_MAX_BODY)
             .also_answers(&[404])
             .summary("Report a day's digest of a space's members (one per space and day)")
             .description(concat!(
@@ -108,19 +125,26 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  members (required, 0-500; each: external_id required 1-200 characters, \
                  display_name up to 80, message_count required integer 0-10000, summary up \
                  to 200, tags up to 12 each {kind: interest or intent, value 1-40 \
-                 characters, confidence 0-1 optional}; white space around texts dropped). \
+                 characters, confidence 0-1 optional}; white space around texts dropped; an \
+                 external_id or tag value of only white space is 400). A display_name that \
+                 is a phone number or e-mail address (what WhatsApp shows for a member \
+                 without a name) is not stored: the member is stored without one. \
+                 external_id is stored as given: it is the platform's id of the member. \
                  A member listed twice is stored once (its first listing); the repeats are \
                  counted in `skipped`. One digest per space and day: a second for the same \
                  day is 422 rejected whatever its content. Answers 201 `{space_id, day, \
-                 members (stored), skipped}`. Idempotency-Key (REST) or request_id (MCP): \
-                 the same content resent within 24 hours gives the first answer again. \
+                 members (stored), skipped}` (never 200: a repeat is either a replay or 422). \
+                 Idempotency-Key (REST) or request_id (MCP): the same content resent within \
+                 24 hours gives the first answer (201) again. \
                  Field format errors (over 12 tags, a count out of range) are 400 naming \
                  the field, e.g. `members[3].tags`.",
                 personal_data!(),
-                " A summary's field is named with its member, e.g. `members[2].summary`. \
-                 Order of the answers: a body that does not parse or breaks a limit is 400; \
-                 then the space is looked up (404); then the summaries (400), the channel and \
-                 the day (422)."
+                " A summary's or tag value's field is named with its member, e.g. \
+                 `members[2].summary`, `members[2].tags[0].value`. Order of the answers: a \
+                 body that does not parse or breaks a limit (texts of only white space \
+                 included) is 400; then the space is looked up (404, whatever the summaries \
+                 and tag values hold); then personal data (400), the channel, the day and \
+                 one digest a day (422)."
             )),
         digest,
     ));
@@ -137,7 +161,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  archived or another workspace's space is 404), member_external_id (1-200 \
                  characters; give it when the ticket concerns a member), category (required: \
                  complaint, refund, order, data_deletion, abuse, unanswered, other), summary \
-                 (required, 1-500 characters). When the same space has an open ticket of the \
+                 (required, 1-500 characters, not only white space: a \
+                 summary of only white space is 400, as is a member_external_id of only \
+                 white space). When the same space has an open ticket of the \
                  same member and category opened within the last 24 hours, the summary is \
                  added to it as a note and the answer is 200 `{ticket_id, reused: true}` \
                  (the newest such ticket); otherwise a ticket is opened, 201 `{ticket_id, \
@@ -145,9 +171,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  Idempotency-Key (REST) or request_id (MCP): the same content resent within \
                  24 hours gives the first answer again (no second note).",
                 personal_data!(),
-                " Order of the answers: a body that does not parse or breaks a limit is 400; \
-                 then the space is looked up (404); then the summary (400) and the channel \
-                 (422)."
+                " Order of the answers: a body that does not parse or breaks a limit (a \
+                 summary or member_external_id of only white space included) is 400; then the \
+                 space is looked up (404, whatever the summary holds); then personal data in \
+                 the summary (400) and the channel (422)."
             )),
         ticket,
     ));
@@ -165,6 +192,60 @@ impl From<CommunityRefusal> for ApiError {
     }
 }
 
+/// Text of 1 to `MAX` characters that is not only white space (white space around it is
+/// dropped by the domain). Refused when parsed (400 naming the field), before the space is
+/// looked up; the schema says it with the pattern of text that names something
+/// ([`super::common::not_blank_pattern`]), so a client generating from the description never
+/// sends one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filled<const MAX: usize>(pub String);
+
+impl<const MAX: usize> Filled<MAX> {
+    fn rule() -> String {
+        format!("must be 1-{MAX} characters long and not only white space")
+    }
+}
+
+impl<const MAX: usize> From<Filled<MAX>> for String {
+    fn from(t: Filled<MAX>) -> String {
+        t.0
+    }
+}
+
+impl<'de, const MAX: usize> Deserialize<'de> for Filled<MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let n = text.chars().count();
+        if n == 0 || n > MAX || super::common::is_blank(&text) {
+            return Err(serde::de::Error::custom(Self::rule()));
+        }
+        Ok(Filled(text))
+    }
+}
+
+impl<const MAX: usize> Serialize for Filled<MAX> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<const MAX: usize> PartialSchema for Filled<MAX> {
+    fn schema() -> RefOr<Schema> {
+        inline_schema(json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX,
+            "pattern": super::common::not_blank_pattern(),
+        }))
+    }
+}
+
+impl<const MAX: usize> ToSchema for Filled<MAX> {
+    fn name() -> Cow<'static, str> {
+        Cow::Owned(format!("Filled{MAX}"))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // POST /community/space
 
@@ -173,7 +254,7 @@ impl From<CommunityRefusal> for ApiError {
 pub struct SpaceBody {
     pub channel: Channel,
     /// The platform's group id (a WhatsApp group jid, a Discord channel id).
-    pub external_id: Text<1, 200>,
+    pub external_id: Filled<200>,
 }
 
 async fn space(
@@ -183,7 +264,7 @@ async fn space(
 ) -> Result<Reply<Space>, ApiError> {
     let s = ctx
         .community
-        .space(agent.agent_ref(), req.body.channel, &req.body.external_id)
+        .space(agent.agent_ref(), req.body.channel, &req.body.external_id.0)
         .await??;
     Ok(Reply::ok(s))
 }
@@ -350,7 +431,8 @@ pub struct DigestBody {
 #[serde(deny_unknown_fields)]
 pub struct DigestMemberIn {
     /// The member's id on the platform.
-    pub external_id: Text<1, 200>,
+    pub external_id: Filled<200>,
+    /// Up to 80 characters; one that is a phone number or e-mail address is not stored.
     pub display_name: Option<Text<0, 80>>,
     /// Messages the member sent that day.
     pub message_count: Int<0, 10000>,
@@ -364,7 +446,8 @@ pub struct DigestMemberIn {
 #[serde(deny_unknown_fields)]
 pub struct MemberTagIn {
     pub kind: TagKind,
-    pub value: Text<1, 40>,
+    /// 1-40 characters; no phone numbers, e-mail addresses or order numbers (400).
+    pub value: Filled<40>,
     pub confidence: Option<Confidence>,
 }
 
@@ -433,10 +516,11 @@ pub struct TicketBody {
     pub channel: Channel,
     pub space_id: Uuid,
     /// The member the ticket concerns; without it the ticket never merges.
-    pub member_external_id: Option<Text<1, 200>>,
+    pub member_external_id: Option<Filled<200>>,
     pub category: TicketCategory,
-    /// 1-500 characters; no phone numbers, e-mail addresses or order numbers (400).
-    pub summary: Text<1, 500>,
+    /// 1-500 characters, not only white space; no phone numbers, e-mail addresses or order
+    /// numbers (400).
+    pub summary: Filled<500>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

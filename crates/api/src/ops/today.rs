@@ -66,12 +66,6 @@ async fn get_today(
         }
         Some(own)
     };
-    let day = today(
-        ctx.person_day.as_ref(),
-        ctx.community.repo(),
-        organization,
-        Timestamp::now(),
-    )
-    .await?;
+    let day = today(ctx.person_day.as_ref(), organization, Timestamp::now()).await?;
     Ok(Reply::ok(day))
 }
