@@ -47,7 +47,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("report_wiki_sync")
             .tool_path_arg("id", "source_id")
             .idempotent()
-            .created()
+            .created_always()
             .summary("Report a sync run of a wiki source")
             .description(
                 "status success, partial or failed; summary up to 2000 characters; counts \
