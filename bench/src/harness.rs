@@ -27,6 +27,42 @@ pub(crate) fn server_url() -> String {
         .unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned())
 }
 
+/// What every benchmark of the release binary starts from: the clock, the binary (built
+/// unless `--no-build`), a temporary directory and a fresh database named after it, and the
+/// machine it runs on, printed under its title.
+pub(crate) struct Run {
+    pub(crate) started: Instant,
+    pub(crate) target_dir: PathBuf,
+    pub(crate) bin: PathBuf,
+    pub(crate) tmp: TempDir,
+    pub(crate) db: Database,
+    pub(crate) machine: Machine,
+}
+
+pub(crate) fn begin(
+    name: &str,
+    title: &str,
+    server_url: &str,
+    run_cargo: bool,
+) -> anyhow::Result<Run> {
+    let started = Instant::now();
+    let (root, target_dir) = workspace_dirs()?;
+    let bin = build(&root, &target_dir, run_cargo)?;
+    let tmp = TempDir::create_named(name)?;
+    let db = Database::create_named(server_url, name)?;
+    let machine = machine(server_url);
+    println!("{title}");
+    print_machine(&machine);
+    Ok(Run {
+        started,
+        target_dir,
+        bin,
+        tmp,
+        db,
+        machine,
+    })
+}
+
 /// The workspace root and the target directory (`CARGO_TARGET_DIR` when set).
 pub(crate) fn workspace_dirs() -> anyhow::Result<(PathBuf, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

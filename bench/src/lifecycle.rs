@@ -21,8 +21,8 @@
 //! CPU went go to standard output and, under `lifecycle`, to `target/bench/results.json`.
 
 use crate::harness::{
-    self, CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, TempDir, WireCounters,
-    WireSnapshot, excerpt, iso_utc, percentile,
+    self, CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, WireCounters, WireSnapshot,
+    excerpt, iso_utc, percentile,
 };
 use crate::http::{Connection, Response, api_request};
 use anyhow::{Context, bail};
@@ -202,14 +202,19 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         print!("{HELP}");
         return Ok(());
     };
-    let started = Instant::now();
-    let (root, target_dir) = harness::workspace_dirs()?;
-    let bin = harness::build(&root, &target_dir, opts.build)?;
-    let tmp = TempDir::create_named("lifecycle")?;
-    let db = Database::create_named(&opts.server_url, "lifecycle")?;
-    let machine = harness::machine(&opts.server_url);
-    println!("post lifecycle benchmark");
-    harness::print_machine(&machine);
+    let harness::Run {
+        started,
+        target_dir,
+        bin,
+        tmp,
+        db,
+        machine,
+    } = harness::begin(
+        "lifecycle",
+        "post lifecycle benchmark",
+        &opts.server_url,
+        opts.build,
+    )?;
     println!(
         "database: {} ({})",
         db.name,

@@ -15,9 +15,7 @@
 //! standard output and, under `today`, to `target/bench/results.json`. The statements must be
 //! the same for 500 and for 50 accounts.
 
-use crate::harness::{
-    self, Database, Flags, ServeFlags, Server, TempDir, WireCounters, excerpt, iso_utc,
-};
+use crate::harness::{self, Flags, ServeFlags, Server, WireCounters, excerpt, iso_utc};
 use crate::http::{Connection, api_request};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -361,14 +359,19 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         print!("{HELP}");
         return Ok(());
     };
-    let started = Instant::now();
-    let (root, target_dir) = harness::workspace_dirs()?;
-    let bin = harness::build(&root, &target_dir, opts.build)?;
-    let tmp = TempDir::create_named("today")?;
-    let db = Database::create_named(&opts.server_url, "today")?;
-    let machine = harness::machine(&opts.server_url);
-    println!("person's day benchmark");
-    harness::print_machine(&machine);
+    let harness::Run {
+        started,
+        target_dir,
+        bin,
+        tmp,
+        db,
+        machine,
+    } = harness::begin(
+        "today",
+        "person's day benchmark",
+        &opts.server_url,
+        opts.build,
+    )?;
     let tenant = json!({"organizations": [
         organization("Big", "B", opts.accounts, opts.agents),
         organization("Small", "S", opts.small_accounts, opts.agents),

@@ -15,7 +15,7 @@
 //! Latency p50/p95/p99 and the `X-Db-Round-Trips` header go to standard output and, under
 //! `wiki`, to `target/bench/results.json`; the broadest query gets a line of its own.
 
-use crate::harness::{self, Database, Flags, ServeFlags, Server, TempDir, excerpt};
+use crate::harness::{self, Flags, ServeFlags, Server, excerpt};
 use crate::http::{Connection, api_request};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -658,14 +658,19 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         print!("{HELP}");
         return Ok(());
     };
-    let started = Instant::now();
-    let (root, target_dir) = harness::workspace_dirs()?;
-    let bin = harness::build(&root, &target_dir, opts.build)?;
-    let tmp = TempDir::create_named("wiki")?;
-    let db = Database::create_named(&opts.server_url, "wiki")?;
-    let machine = harness::machine(&opts.server_url);
-    println!("knowledge-base search benchmark");
-    harness::print_machine(&machine);
+    let harness::Run {
+        started,
+        target_dir,
+        bin,
+        tmp,
+        db,
+        machine,
+    } = harness::begin(
+        "wiki",
+        "knowledge-base search benchmark",
+        &opts.server_url,
+        opts.build,
+    )?;
     let tenant = json!({"organizations": [{
         "name": "Bench",
         "workspaces": [{"name": "Main", "agents": [{"name": "writer", "role": "operator", "keys": 1}]}],
