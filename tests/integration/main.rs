@@ -2,6 +2,7 @@
 //! HTTP.
 
 mod accounts;
+mod admission;
 mod agent_day;
 mod binary;
 mod cli;

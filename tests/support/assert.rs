@@ -82,3 +82,17 @@ pub fn tool_result(name: &str, msg: &Value) -> Value {
     result["body"] = body;
     result
 }
+
+/// The statements an instance adds to a request when its rate-limit tokens for the key ran
+/// out: read the key's grants, write the new ones. A key's first request leases one token, the
+/// next two, then four and so on while they are spent within a second.
+pub const LEASE_TRIPS: u32 = 2;
+
+/// A request's round trips without a lease's statements, when `trips` is `plain` plus a lease.
+pub fn plain_trips(trips: u32, plain: u32) -> u32 {
+    if trips == plain + LEASE_TRIPS {
+        plain
+    } else {
+        trips
+    }
+}

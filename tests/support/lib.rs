@@ -327,6 +327,30 @@ impl TestApp {
         assert::tool_result(name, &res.json())
     }
 
+    /// Another running instance of the service over the same database, with its own pool,
+    /// rate-limit leases and instance lock: its client and the handle that stops it.
+    pub async fn another_instance(
+        &self,
+        rate_limit_per_minute: i64,
+    ) -> (Client, actix_web::dev::ServerHandle) {
+        let config = Config {
+            rate_limit_per_minute,
+            base_url: None,
+        };
+        let dir = self
+            .data_dir
+            .join(format!("instance-{}", uuid::Uuid::new_v4().simple()));
+        let (state, _store) = fleetdesk::compose(&self.db.url, &dir, config, 4, true)
+            .await
+            .expect("compose another instance");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = fleetdesk_http::server(state, listener, 1).expect("server");
+        let handle = server.handle();
+        tokio::spawn(server);
+        (Client::new(&base), handle)
+    }
+
     pub async fn stop(self) {
         self.server.stop(true).await;
     }

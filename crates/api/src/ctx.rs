@@ -33,6 +33,8 @@ impl Default for Config {
 pub struct Ctx {
     pub config: Arc<Config>,
     pub gate: Arc<dyn Gatekeeper>,
+    /// This instance's leased rate-limit tokens.
+    pub limiter: Arc<crate::limiter::Limiter>,
     pub accounts: AccountsService,
     pub drafts: DraftsService,
     pub media: MediaService,

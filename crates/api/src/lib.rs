@@ -13,6 +13,7 @@ pub mod describe;
 pub mod error;
 pub mod fields;
 pub mod input;
+pub mod limiter;
 pub mod links;
 pub mod op;
 pub mod ops;

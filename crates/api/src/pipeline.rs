@@ -1,14 +1,15 @@
 //! The path every call takes, REST or MCP:
-//! key → redact keys from the arguments → (one round trip: authenticate, count, claim) →
-//! rate limit → access → input → idempotency outcome → handler → settle the claim.
+//! key → redact keys from the arguments → authenticate (one read) → rate limit (this
+//! instance's leased tokens) → access → input → claim the Idempotency-Key → handler on its own
+//! task → settle the claim.
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::Args;
+use crate::limiter::Admit;
 use crate::op::ErasedOp;
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
-use fleetdesk_tenancy::ports::Authentication;
 use fleetdesk_tenancy::{Caller, ParsedKey};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -55,19 +56,29 @@ pub fn parse_bearer(bearer: Option<&str>) -> Result<ParsedKey, ApiError> {
     ParsedKey::parse(bearer).map_err(|_| ApiError::unauthorized("malformed key"))
 }
 
-/// The caller of an admitted key: 401 when refused, 429 past the per-minute limit.
-fn accept(authentication: Authentication, limit: i64) -> Result<Caller, ApiError> {
-    match authentication {
-        Authentication::Refused => Err(ApiError::unauthorized("unknown or revoked key")),
-        Authentication::Accepted { window, .. } if window.hits > limit => {
-            let wait = window.resets_in_seconds.max(1);
-            Err(ApiError::new(
-                ErrorCode::RateLimited,
-                format!("more than {limit} requests this minute; retry in {wait} s"),
-            )
-            .with_extra("retry_after", wait))
-        }
-        Authentication::Accepted { caller, .. } => Ok(caller),
+/// The caller of a usable key whose window has room: 401 when the key is refused, 429 past
+/// the per-minute limit (`Retry-After`). One read; a write only when this instance leases
+/// tokens.
+async fn admit(ctx: &Ctx, key: &ParsedKey) -> Result<Caller, ApiError> {
+    let caller = ctx
+        .gate
+        .authenticate(key)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("unknown or revoked key"))?;
+    let limit = ctx.config.rate_limit_per_minute;
+    match ctx
+        .limiter
+        .admit(ctx.gate.as_ref(), caller.key_id(), limit)
+        .await?
+    {
+        Admit::Pass => Ok(caller),
+        Admit::Refused {
+            retry_after_seconds: wait,
+        } => Err(ApiError::new(
+            ErrorCode::RateLimited,
+            format!("more than {limit} requests in a minute; retry in {wait} s"),
+        )
+        .with_extra("retry_after", wait)),
     }
 }
 
@@ -75,9 +86,7 @@ fn accept(authentication: Authentication, limit: i64) -> Result<Caller, ApiError
 /// `tools/list`).
 pub async fn authenticate(ctx: &Ctx, bearer: Option<&str>) -> Result<Caller, ApiError> {
     let key = parse_bearer(bearer)?;
-    let limit = ctx.config.rate_limit_per_minute;
-    let admission = ctx.gate.admit(&key, limit, None).await?;
-    accept(admission.authentication, limit)
+    admit(ctx, &key).await
 }
 
 /// The claim for an Idempotency-Key: the key and a SHA-256 of the operation and its canonical
@@ -90,28 +99,6 @@ fn claim(spec: &crate::op::OpSpec, key: &str, args: &Args) -> ClaimRequest {
     ClaimRequest {
         key: key.to_owned(),
         request_hash: h.finalize().into(),
-    }
-}
-
-/// Stores a success under its key. The effect has happened, so the caller gets its answer
-/// even if storing fails after a retry; the claim then stays "running" and a resend within 10
-/// minutes is answered 409 rather than acting twice.
-async fn store_result(
-    ctx: &Ctx,
-    owner: uuid::Uuid,
-    key: &str,
-    status: u16,
-    body: &serde_json::Value,
-) {
-    for attempt in 1..=2 {
-        match ctx.gate.complete(owner, key, status, body).await {
-            Ok(()) => return,
-            Err(e) => tracing::error!(
-                attempt,
-                error = format!("{e:#}"),
-                "storing an idempotent result failed"
-            ),
-        }
     }
 }
 
@@ -160,34 +147,8 @@ pub async fn execute(
     let spec = op.spec();
     let key = parse_bearer(inv.bearer.as_deref())?;
     redact_args(&mut inv.args);
-
-    // A malformed Idempotency-Key claims nothing and is answered after authentication.
-    let mut input_error = inv.input_error;
-    let claim_request = match (&inv.idempotency_key, spec.idempotent) {
-        (Some(k), true) if input_error.is_none() => {
-            if let Err(e) = check_idempotency_key(k) {
-                input_error = Some(e);
-                None
-            } else {
-                Some(claim(spec, k, &inv.args))
-            }
-        }
-        _ => None,
-    };
-
-    let limit = ctx.config.rate_limit_per_minute;
-    let admission = ctx.gate.admit(&key, limit, claim_request.as_ref()).await?;
-    let caller = accept(admission.authentication, limit)?;
+    let caller = admit(ctx, &key).await?;
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
-
-    let owner = caller.idempotency_owner();
-    let held = matches!(admission.claim, Some(Claim::Claimed));
-    let release = |e: ApiError| async {
-        if held && let Some(c) = &claim_request {
-            ctx.gate.release(owner, &c.key).await?;
-        }
-        Err::<Outcome, ApiError>(e)
-    };
 
     if !spec.access.allows(&caller) {
         let message = match spec.access {
@@ -200,36 +161,48 @@ pub async fn execute(
             ),
             crate::op::Access::Token => "this call takes the link's token, not a key".to_owned(),
         };
-        return release(ApiError::forbidden(message)).await;
+        return Err(ApiError::forbidden(message));
     }
-    if let Some(mut e) = input_error {
+    // Input errors, in order: what the transport could not read, a malformed Idempotency-Key,
+    // then the operation's own fields. Nothing is claimed before the input is good.
+    let from_input = |mut e: ApiError| {
         e.from_input = true;
-        return release(e).await;
+        e
+    };
+    if let Some(e) = inv.input_error {
+        return Err(from_input(e));
     }
-    let prepared = match op.prepare(&inv.args) {
-        Ok(p) => p,
-        Err(mut e) => {
-            e.from_input = true;
-            return release(e).await;
+    let claim_request = match (&inv.idempotency_key, spec.idempotent) {
+        (Some(k), true) => {
+            check_idempotency_key(k).map_err(from_input)?;
+            Some(claim(spec, k, &inv.args))
         }
+        _ => None,
+    };
+    let prepared = op.prepare(&inv.args).map_err(from_input)?;
+    let mut call_ctx = ctx.clone();
+    call_ctx.request_base = inv.base_url;
+    let Some(claim_request) = claim_request else {
+        return run(prepared(call_ctx, caller).await);
     };
 
-    match admission.claim {
-        None | Some(Claim::Claimed) => {}
-        Some(Claim::Replay { status, body }) => {
+    let owner = caller.idempotency_owner();
+    match ctx.gate.claim(owner, &claim_request).await? {
+        Claim::Claimed => {}
+        Claim::Replay { status, body } => {
             return Ok(Outcome {
                 status,
                 body,
                 replayed: true,
             });
         }
-        Some(Claim::Mismatch) => {
+        Claim::Mismatch => {
             return Err(ApiError::new(
                 ErrorCode::IdempotencyMismatch,
                 "this Idempotency-Key was used with different content in the last 24 hours",
             ));
         }
-        Some(Claim::InProgress) => {
+        Claim::InProgress => {
             return Err(ApiError::new(
                 ErrorCode::IdempotencyInProgress,
                 "the first request with this Idempotency-Key is still being processed",
@@ -237,25 +210,85 @@ pub async fn execute(
         }
     }
 
-    let mut ctx_for_call = ctx.clone();
-    ctx_for_call.request_base = inv.base_url;
-    let result = prepared(ctx_for_call, caller).await;
-    match result {
-        Ok(reply) if (200..300).contains(&reply.status) => {
-            if held && let Some(c) = &claim_request {
-                store_result(ctx, owner, &c.key, reply.status, &reply.body).await;
+    // A claimed request runs to its end on its own task, even when its caller goes away: the
+    // retry then finds its result instead of running it twice. If it panics, its claim is
+    // released.
+    let held = HeldClaim {
+        gate: ctx.gate.clone(),
+        owner,
+        key: Some(claim_request.key),
+    };
+    let task = tokio::spawn(async move {
+        let mut held = held;
+        let result = run(prepared(call_ctx.clone(), caller).await);
+        match &result {
+            Ok(outcome) if (200..300).contains(&outcome.status) => {
+                held.store(&outcome.body, outcome.status).await;
             }
-            Ok(Outcome {
-                status: reply.status,
-                body: reply.body,
-                replayed: false,
-            })
+            _ => held.release().await?,
         }
-        Ok(reply) => Ok(Outcome {
-            status: reply.status,
-            body: reply.body,
-            replayed: false,
-        }),
-        Err(e) => release(e).await,
+        result
+    });
+    match task.await {
+        Ok(result) => result,
+        Err(e) => Err(ApiError::internal(anyhow::anyhow!(
+            "the request's task ended: {e}"
+        ))),
+    }
+}
+
+/// An operation's answer as the pipeline returns it.
+fn run(reply: Result<crate::op::Reply<Value>, ApiError>) -> Result<Outcome, ApiError> {
+    reply.map(|reply| Outcome {
+        status: reply.status,
+        body: reply.body,
+        replayed: false,
+    })
+}
+
+/// The Idempotency-Key a running request holds: stored with its success, released after a
+/// failure, and released on drop when the request ended some other way (a panic).
+struct HeldClaim {
+    gate: std::sync::Arc<dyn fleetdesk_tenancy::gate::Gatekeeper>,
+    owner: uuid::Uuid,
+    key: Option<String>,
+}
+
+impl HeldClaim {
+    /// Stores a success under its key. The effect has happened, so the caller gets its answer
+    /// even if storing fails after a retry; the claim then stays "running", and a resend
+    /// within 10 minutes is answered 409 rather than acting twice.
+    async fn store(&mut self, body: &Value, status: u16) {
+        let Some(key) = self.key.take() else { return };
+        for attempt in 1..=2 {
+            match self.gate.complete(self.owner, &key, status, body).await {
+                Ok(()) => return,
+                Err(e) => tracing::error!(
+                    attempt,
+                    error = format!("{e:#}"),
+                    "storing an idempotent result failed"
+                ),
+            }
+        }
+    }
+
+    async fn release(&mut self) -> Result<(), ApiError> {
+        if let Some(key) = self.key.take() {
+            self.gate.release(self.owner, &key).await?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HeldClaim {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let (gate, owner) = (self.gate.clone(), self.owner);
+            tokio::spawn(async move {
+                if let Err(e) = gate.release(owner, &key).await {
+                    tracing::error!(error = format!("{e:#}"), "releasing a claim failed");
+                }
+            });
+        }
     }
 }

@@ -70,6 +70,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
     Ctx {
         config: Arc::new(config),
         gate: store.clone(),
+        limiter: Arc::new(fleetdesk_api::limiter::Limiter::new()),
         day: DayService::new(
             accounts.clone(),
             drafts.clone(),
@@ -118,7 +119,9 @@ pub async fn compose(
     if ran > 0 {
         tracing::info!(migrations = ran, "migrated the database");
     }
-    let store = PgStore::new(fleetdesk_pg::connect(url, pool_size)?);
+    let store = PgStore::new(fleetdesk_pg::connect(url, pool_size)?)
+        .hold_instance_lock(url)
+        .await?;
     let blobs = blob_store(data_dir)?;
     let key = link_key(&store).await?;
     let ctx = context(store.clone(), blobs, config, &key);
@@ -173,7 +176,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             if let Err(e) = sweeper.sweep().await {
                 tracing::warn!(
                     error = format!("{e:#}"),
-                    "sweeping rate windows and idempotency keys failed"
+                    "sweeping rate grants and idempotency keys failed"
                 );
             }
             match media.sweep_abandoned_uploads().await {

@@ -61,11 +61,17 @@ impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for Prepared<
 #[derive(Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    /// The number whose advisory lock this process holds (`instance.rs`); claims carry it.
+    /// `None` in a store that runs no requests (`migrate`, `admin apply`).
+    pub(crate) instance: Option<i32>,
 }
 
 impl PgStore {
     pub fn new(pool: PgPool) -> Self {
-        PgStore { pool }
+        PgStore {
+            pool,
+            instance: None,
+        }
     }
 
     pub fn pool(&self) -> &PgPool {

@@ -1,89 +1,90 @@
-//! The pipeline's port: admit (key, rate window, idempotency claim) in one statement.
+//! The pipeline's port: authenticate (one read), lease rate-limit tokens, claim and settle an
+//! Idempotency-Key.
 //!
 //! Idempotency-Keys are stored as their SHA-256 (`key_hash`), never in plain text.
 
 use crate::db::{PgStore, prepared};
-use crate::schema::{idempotency_keys, rate_windows};
+use crate::instance::INSTANCE_LOCK_CLASS;
+use crate::schema::idempotency_keys;
 use diesel::dsl::IntervalDsl;
 use diesel::prelude::*;
 use diesel::sql_types::{
-    BigInt, Bool, Bytea, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Bytea, Integer, Jsonb, Nullable, SmallInt, Text, Timestamptz,
+    Uuid as SqlUuid,
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::gate::{Admission, Claim, ClaimRequest, Gatekeeper};
-use fleetdesk_tenancy::ports::{Authentication, RateWindow};
+use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim};
+use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
 };
 use futures_util::FutureExt;
+use jiff_diesel::Timestamp as DbTimestamp;
 use serde_json::Value;
 use uuid::Uuid;
 
 /// Keys are usable when: an agent key whose workspace is not archived; a personal key whose
 /// person finished setup and is still a member of the key's organization (or a platform admin).
-const ADMIT: &str = r#"
-WITH usable AS (
-    SELECT k.id AS key_id, k.kind,
-           ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
-           w.id AS workspace_id, COALESCE(w.organization_id, k.organization_id) AS organization_id,
-           p.id AS person_id, p.name AS person_name, p.email AS person_email,
-           COALESCE(p.platform_admin, false) AS platform_admin,
-           m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review,
-           COALESCE(ag.id, p.id) AS owner_id
-    FROM api_keys k
-    LEFT JOIN agents ag ON ag.id = k.agent_id
-    LEFT JOIN workspaces w ON w.id = ag.workspace_id
-    LEFT JOIN people p ON p.id = k.person_id
-    LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
-                       AND m.left_at IS NULL
-    WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
-      AND ((k.kind = $6 AND w.archived_at IS NULL)
-        OR (k.kind = $7 AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
-),
-hit AS (
-    INSERT INTO rate_windows (key_id, window_start, hits)
-    SELECT key_id, date_trunc('minute', now()), 1 FROM usable
-    ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_windows.hits + 1
-    RETURNING hits, window_start
-),
-claim AS (
-    INSERT INTO idempotency_keys (owner_id, key_hash, request_hash, state)
-    SELECT usable.owner_id, $3, $4, $8 FROM usable, hit
-    WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
-    ON CONFLICT (owner_id, key_hash) DO NOTHING
-    RETURNING owner_id
-),
-takeover AS (
-    -- A record past its 24 hours, or a claim abandoned by a crashed request, is taken over.
-    -- Only such rows are locked: a replay or a conflict writes nothing.
-    UPDATE idempotency_keys k
-    SET request_hash = $4, state = $8, status = NULL, response = NULL, created_at = now()
-    FROM usable, hit
-    WHERE $3::bytea IS NOT NULL AND hit.hits <= $5
-      AND k.owner_id = usable.owner_id AND k.key_hash = $3
-      AND (k.created_at < now() - interval '24 hours'
-           OR (k.state = $8 AND k.created_at < now() - interval '10 minutes'))
-    RETURNING k.owner_id
+const AUTHENTICATE: &str = r#"
+SELECT k.id AS key_id, k.kind,
+       ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
+       w.id AS workspace_id, COALESCE(w.organization_id, k.organization_id) AS organization_id,
+       p.id AS person_id, p.name AS person_name, p.email AS person_email,
+       COALESCE(p.platform_admin, false) AS platform_admin,
+       m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review
+FROM api_keys k
+LEFT JOIN agents ag ON ag.id = k.agent_id
+LEFT JOIN workspaces w ON w.id = ag.workspace_id
+LEFT JOIN people p ON p.id = k.person_id
+LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
+                   AND m.left_at IS NULL
+WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
+  AND ((k.kind = $3 AND w.archived_at IS NULL)
+    OR (k.kind = $4 AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
+"#;
+
+/// A key's grants as stored (absent before its first lease), and the database's second.
+const LOAD_GRANTS: &str = r#"
+SELECT g.second, g.counts, g.version, floor(EXTRACT(EPOCH FROM now()))::bigint AS now
+FROM (SELECT 1) AS one LEFT JOIN rate_grants g ON g.key_id = $1
+"#;
+
+/// Writes a lease's grants if nobody leased since they were read (`version`, -1 when there was
+/// no row), and marks the key used (at most once a minute).
+const SAVE_GRANTS: &str = r#"
+WITH saved AS (
+    INSERT INTO rate_grants AS g (key_id, second, counts, version) VALUES ($1, $2, $3, 0)
+    ON CONFLICT (key_id) DO UPDATE
+    SET second = EXCLUDED.second, counts = EXCLUDED.counts, version = g.version + 1
+    WHERE g.version = $4
+    RETURNING g.key_id
 ),
 touch AS (
     UPDATE api_keys SET last_used_at = now()
-    WHERE id = (SELECT key_id FROM usable)
+    WHERE id IN (SELECT key_id FROM saved)
       AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 )
-SELECT u.key_id, u.kind, u.agent_id, u.agent_name, u.agent_role, u.workspace_id, u.organization_id,
-       u.person_id, u.person_name, u.person_email, u.platform_admin, u.member_id, u.member_role,
-       u.review, u.owner_id,
-       h.hits::bigint AS hits,
-       CEIL(EXTRACT(EPOCH FROM (h.window_start + interval '1 minute' - now())))::bigint AS resets_in,
-       (EXISTS (SELECT 1 FROM claim) OR EXISTS (SELECT 1 FROM takeover)) AS claimed,
-       (prior.created_at >= now() - interval '24 hours'
-        AND NOT (prior.state = $8 AND prior.created_at < now() - interval '10 minutes')) AS prior_live,
-       prior.request_hash AS prior_hash, prior.state AS prior_state, prior.status AS prior_status,
-       prior.response AS prior_response
-FROM usable u CROSS JOIN hit h
-LEFT JOIN idempotency_keys prior
-       ON $3::bytea IS NOT NULL AND prior.owner_id = u.owner_id AND prior.key_hash = $3
+SELECT count(*) AS n FROM saved
+"#;
+
+/// Claims a key, or reads the record already under it (the outer query sees the table as it
+/// was before the insert) and whether the instance running its request still holds its lock
+/// (trying the lock holds it only for this statement's own transaction).
+const CLAIM: &str = r#"
+WITH inserted AS (
+    INSERT INTO idempotency_keys (owner_id, key_hash, request_hash, state, instance)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (owner_id, key_hash) DO NOTHING
+    RETURNING owner_id
+)
+SELECT EXISTS (SELECT 1 FROM inserted) AS claimed,
+       prior.request_hash, prior.status, prior.response, prior.created_at, now() AS now,
+       CASE WHEN prior.state = $4 AND prior.instance IS NOT NULL
+            THEN NOT pg_try_advisory_xact_lock($6, prior.instance)
+            ELSE false END AS holder_alive
+FROM (SELECT 1) AS one
+LEFT JOIN idempotency_keys prior ON prior.owner_id = $1 AND prior.key_hash = $2
 "#;
 
 /// What is stored of an Idempotency-Key: its SHA-256.
@@ -93,7 +94,7 @@ fn key_hash(key: &str) -> [u8; 32] {
 }
 
 #[derive(QueryableByName)]
-struct AdmitRow {
+struct AuthRow {
     #[diesel(sql_type = SqlUuid)]
     key_id: Uuid,
     #[diesel(sql_type = Text)]
@@ -122,28 +123,63 @@ struct AdmitRow {
     member_role: Option<String>,
     #[diesel(sql_type = Bool)]
     review: bool,
-    #[diesel(sql_type = SqlUuid)]
-    #[allow(dead_code)]
-    owner_id: Uuid,
-    #[diesel(sql_type = BigInt)]
-    hits: i64,
-    #[diesel(sql_type = BigInt)]
-    resets_in: i64,
-    #[diesel(sql_type = Bool)]
-    claimed: bool,
-    #[diesel(sql_type = Nullable<Bool>)]
-    prior_live: Option<bool>,
-    #[diesel(sql_type = Nullable<Bytea>)]
-    prior_hash: Option<Vec<u8>>,
-    #[diesel(sql_type = Nullable<Text>)]
-    prior_state: Option<String>,
-    #[diesel(sql_type = Nullable<SmallInt>)]
-    prior_status: Option<i16>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    prior_response: Option<Value>,
 }
 
-impl AdmitRow {
+#[derive(QueryableByName)]
+struct GrantsRow {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    second: Option<i64>,
+    #[diesel(sql_type = Nullable<Array<BigInt>>)]
+    counts: Option<Vec<i64>>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    version: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    now: i64,
+}
+
+#[derive(QueryableByName)]
+struct Saved {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct ClaimRow {
+    #[diesel(sql_type = Bool)]
+    claimed: bool,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    request_hash: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<SmallInt>)]
+    status: Option<i16>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    response: Option<Value>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    created_at: Option<DbTimestamp>,
+    #[diesel(sql_type = Timestamptz)]
+    now: DbTimestamp,
+    #[diesel(sql_type = Bool)]
+    holder_alive: bool,
+}
+
+impl ClaimRow {
+    /// The record found under the key, if any.
+    fn prior(self) -> Option<PriorClaim> {
+        Some(PriorClaim {
+            request_hash: self.request_hash?,
+            result: self
+                .status
+                .map(|status| (status as u16, self.response.unwrap_or(Value::Null))),
+            created_at: self.created_at?.to_jiff(),
+            holder_alive: self.holder_alive,
+        })
+    }
+}
+
+/// A lease that found its grants changed by another instance reads them again, this many
+/// times at most.
+const LEASE_ATTEMPTS: usize = 32;
+
+impl AuthRow {
     fn caller(&self) -> anyhow::Result<Caller> {
         let missing = |what: &str| anyhow::anyhow!("key {} has no {what}", self.key_id);
         Ok(if self.kind == KeyKind::Agent.as_str() {
@@ -175,31 +211,22 @@ impl AdmitRow {
             })
         })
     }
-
-    fn claim(&self, asked: &ClaimRequest) -> Claim {
-        if self.claimed {
-            return Claim::Claimed;
-        }
-        if self.prior_live != Some(true) {
-            // No record, or an expired one that a concurrent request just took over.
-            return Claim::InProgress;
-        }
-        let state = self.prior_state.as_deref().and_then(ClaimState::parse);
-        match (&self.prior_hash, state) {
-            (Some(hash), _) if hash.as_slice() != asked.request_hash.as_slice() => Claim::Mismatch,
-            (Some(_), Some(ClaimState::Done)) => Claim::Replay {
-                status: self.prior_status.unwrap_or(200) as u16,
-                body: self.prior_response.clone().unwrap_or(Value::Null),
-            },
-            // Running, or claimed by a request that committed after this statement began.
-            _ => Claim::InProgress,
-        }
-    }
 }
+
+/// Grants whose newest second left the counted window count nothing any more.
+const SWEEP_GRANTS: &str =
+    "DELETE FROM rate_grants WHERE second < floor(EXTRACT(EPOCH FROM now()))::bigint - $1";
 
 const PING: &str = "SELECT 1";
 
-statements!(ADMIT, PING);
+statements!(
+    AUTHENTICATE,
+    LOAD_GRANTS,
+    SAVE_GRANTS,
+    CLAIM,
+    SWEEP_GRANTS,
+    PING
+);
 
 fleetdesk_kernel::text_enum! {
     /// Where an Idempotency-Key's request is (`idempotency_keys.state`).
@@ -216,46 +243,116 @@ fn db_now() -> diesel::dsl::AsExprOf<diesel::dsl::now, Timestamptz> {
 }
 
 impl Gatekeeper for PgStore {
-    fn admit<'a>(
+    fn authenticate<'a>(
         &'a self,
         key: &'a ParsedKey,
-        limit_per_minute: i64,
-        claim: Option<&'a ClaimRequest>,
-    ) -> BoxFuture<'a, anyhow::Result<Admission>> {
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
         self.read(async move |conn| {
-            let key_hash = claim.map(|c| key_hash(&c.key));
-            let row: Option<AdmitRow> = prepared(
-                diesel::sql_query(ADMIT)
+            let row: Option<AuthRow> = prepared(
+                diesel::sql_query(AUTHENTICATE)
                     .bind::<Text, _>(&key.lookup)
                     .bind::<Bytea, _>(key.hash.as_slice())
-                    .bind::<Nullable<Bytea>, _>(key_hash.as_ref().map(|h| h.as_slice()))
-                    .bind::<Bytea, _>(claim.map(|c| c.request_hash.as_slice()).unwrap_or(&[]))
-                    .bind::<BigInt, _>(limit_per_minute)
                     .bind::<Text, _>(KeyKind::Agent.as_str())
-                    .bind::<Text, _>(KeyKind::Personal.as_str())
-                    .bind::<Text, _>(ClaimState::Running.as_str()),
+                    .bind::<Text, _>(KeyKind::Personal.as_str()),
             )
             .get_result(conn)
             .await
             .optional()?;
-            let Some(row) = row else {
-                return Ok(Admission {
-                    authentication: Authentication::Refused,
-                    claim: None,
-                });
-            };
-            let within_limit = row.hits <= limit_per_minute;
-            let claim = claim.filter(|_| within_limit).map(|asked| row.claim(asked));
-            Ok(Admission {
-                authentication: Authentication::Accepted {
-                    caller: row.caller()?,
-                    window: RateWindow {
-                        hits: row.hits,
-                        resets_in_seconds: row.resets_in,
-                    },
-                },
-                claim,
-            })
+            row.map(|r| r.caller()).transpose()
+        })
+    }
+
+    fn lease(&self, key_id: Uuid, want: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<Lease>> {
+        self.read(async move |conn| {
+            for _ in 0..LEASE_ATTEMPTS {
+                let row: GrantsRow =
+                    prepared(diesel::sql_query(LOAD_GRANTS).bind::<SqlUuid, _>(key_id))
+                        .get_result(conn)
+                        .await?;
+                let stored = match (row.second, row.counts) {
+                    (Some(second), Some(counts)) => Grants { second, counts },
+                    _ => Grants::empty(row.now),
+                };
+                let (next, lease) = stored.grant(row.now, want, limit);
+                if lease.granted == 0 {
+                    return Ok(lease);
+                }
+                debug_assert_eq!(next.counts.len(), COUNTED_SECONDS);
+                let saved: Saved = prepared(
+                    diesel::sql_query(SAVE_GRANTS)
+                        .bind::<SqlUuid, _>(key_id)
+                        .bind::<BigInt, _>(next.second)
+                        .bind::<Array<BigInt>, _>(&next.counts)
+                        .bind::<BigInt, _>(row.version.unwrap_or(-1)),
+                )
+                .get_result(conn)
+                .await?;
+                if saved.n == 1 {
+                    return Ok(lease);
+                }
+            }
+            anyhow::bail!("{LEASE_ATTEMPTS} leases of one key's tokens in a row met another's")
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        owner: Uuid,
+        claim: &'a ClaimRequest,
+    ) -> BoxFuture<'a, anyhow::Result<Claim>> {
+        self.read(async move |conn| {
+            let hash = key_hash(&claim.key);
+            let running = ClaimState::Running.as_str();
+            for _ in 0..3 {
+                let row: ClaimRow = prepared(
+                    diesel::sql_query(CLAIM)
+                        .bind::<SqlUuid, _>(owner)
+                        .bind::<Bytea, _>(hash.as_slice())
+                        .bind::<Bytea, _>(claim.request_hash.as_slice())
+                        .bind::<Text, _>(running)
+                        .bind::<Nullable<Integer>, _>(self.instance)
+                        .bind::<Integer, _>(INSTANCE_LOCK_CLASS),
+                )
+                .get_result(conn)
+                .await?;
+                if row.claimed {
+                    return Ok(Claim::Claimed);
+                }
+                let now = row.now.to_jiff();
+                // Committed by another request after this statement began: read it again.
+                let Some(prior) = row.prior() else { continue };
+                match prior.judge(&claim.request_hash, now) {
+                    Judgement::Answer(answer) => return Ok(answer),
+                    Judgement::TakeOver => {
+                        // Only the record as judged is taken over: of two retries, one wins.
+                        let found = idempotency_keys::table
+                            .find((owner, hash.as_slice()))
+                            .filter(
+                                idempotency_keys::created_at
+                                    .eq(DbTimestamp::from(prior.created_at)),
+                            )
+                            .filter(
+                                idempotency_keys::request_hash.eq(prior.request_hash.as_slice()),
+                            );
+                        let taken = diesel::update(found)
+                            .set((
+                                idempotency_keys::request_hash.eq(claim.request_hash.as_slice()),
+                                idempotency_keys::state.eq(running),
+                                idempotency_keys::status.eq(None::<i16>),
+                                idempotency_keys::response.eq(None::<Value>),
+                                idempotency_keys::created_at.eq(db_now()),
+                                idempotency_keys::instance.eq(self.instance),
+                            ))
+                            .execute(conn)
+                            .await?;
+                        if taken == 1 {
+                            return Ok(Claim::Claimed);
+                        }
+                    }
+                }
+            }
+            // Claimed and released, or taken over, by others three times in a row.
+            Ok(Claim::InProgress)
         })
     }
 
@@ -305,19 +402,19 @@ impl Gatekeeper for PgStore {
 }
 
 impl PgStore {
-    /// Drops rate windows older than two minutes and idempotency records older than 24 hours.
+    /// Drops the grants of keys idle for longer than the counted window, and idempotency
+    /// records older than 24 hours.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
         let mut conn = self.conn().await?;
-        let windows = diesel::delete(
-            rate_windows::table.filter(rate_windows::window_start.lt(db_now() - 2.minutes())),
-        )
-        .execute(&mut conn)
-        .await?;
+        let grants =
+            prepared(diesel::sql_query(SWEEP_GRANTS).bind::<BigInt, _>(COUNTED_SECONDS as i64))
+                .execute(&mut conn)
+                .await?;
         let keys = diesel::delete(
             idempotency_keys::table.filter(idempotency_keys::created_at.lt(db_now() - 24.hours())),
         )
         .execute(&mut conn)
         .await?;
-        Ok((windows, keys))
+        Ok((grants, keys))
     }
 }

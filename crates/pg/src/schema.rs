@@ -233,6 +233,7 @@ diesel::table! {
         response -> Nullable<Jsonb>,
         created_at -> Timestamptz,
         key_hash -> Bytea,
+        instance -> Nullable<Int4>,
     }
 }
 
@@ -449,10 +450,11 @@ diesel::table! {
 }
 
 diesel::table! {
-    rate_windows (key_id, window_start) {
+    rate_grants (key_id) {
         key_id -> Uuid,
-        window_start -> Timestamptz,
-        hits -> Int4,
+        second -> Int8,
+        counts -> Array<Nullable<Int8>>,
+        version -> Int8,
     }
 }
 
@@ -701,6 +703,7 @@ diesel::joinable!(post_reports -> agents (agent_id));
 diesel::joinable!(post_reports -> workspaces (workspace_id));
 diesel::joinable!(products -> workspaces (workspace_id));
 diesel::joinable!(projects -> workspaces (workspace_id));
+diesel::joinable!(rate_grants -> api_keys (key_id));
 diesel::joinable!(reports -> organizations (organization_id));
 diesel::joinable!(reports -> workspaces (workspace_id));
 diesel::joinable!(task_cards -> organizations (organization_id));
@@ -755,7 +758,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     post_reports,
     products,
     projects,
-    rate_windows,
+    rate_grants,
     reports,
     review_events,
     service_secrets,

@@ -1,10 +1,12 @@
-//! The admission port: presenting a key, counting it in its per-minute window and claiming an
-//! Idempotency-Key in one round trip, and settling that claim afterwards. The pipeline of the
-//! application layer calls it; the PostgreSQL adapter implements it.
+//! The admission port: presenting a key (a read), leasing rate-limit tokens (a write now and
+//! then, see [`crate::rate`]), claiming an Idempotency-Key and settling that claim afterwards.
+//! The pipeline of the application layer calls it; the PostgreSQL adapter implements it.
 
+use crate::caller::Caller;
 use crate::keys::ParsedKey;
-use crate::ports::Authentication;
+use crate::rate::Lease;
 use fleetdesk_kernel::BoxFuture;
+use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
 /// A request to hold an Idempotency-Key for this call.
@@ -15,7 +17,7 @@ pub struct ClaimRequest {
     pub request_hash: [u8; 32],
 }
 
-/// Where the Idempotency-Key stood when the request was admitted.
+/// Where the Idempotency-Key stood when the request asked for it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claim {
     /// This request holds the key now; settle it when done.
@@ -28,22 +30,80 @@ pub enum Claim {
     InProgress,
 }
 
-#[derive(Debug, Clone)]
-pub struct Admission {
-    pub authentication: Authentication,
-    /// Present when a claim was asked for and the key was accepted and within its limit.
-    pub claim: Option<Claim>,
+/// How long a finished result answers its key.
+pub const RECORD_LIFETIME: SignedDuration = SignedDuration::from_hours(24);
+
+/// A claim still running after this long is taken over even when its instance lives: its
+/// request finished but storing the result failed.
+pub const STALE_CLAIM: SignedDuration = SignedDuration::from_mins(10);
+
+/// The record an earlier request left under the key, as the adapter loaded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorClaim {
+    pub request_hash: Vec<u8>,
+    /// `None` while the request runs; its status and body once it succeeded.
+    pub result: Option<(u16, Value)>,
+    pub created_at: Timestamp,
+    /// Whether the instance that runs the request still holds its lock in the database.
+    /// `false` when it crashed, or when it is unknown (a claim made without an instance).
+    pub holder_alive: bool,
+}
+
+/// What to do about a prior record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judgement {
+    /// Answer with this claim state.
+    Answer(Claim),
+    /// The record is free: an expired result, or a claim whose request died. Take it over.
+    TakeOver,
+}
+
+impl PriorClaim {
+    /// Decides what a request with `asked` finds at `now` (the database's clock).
+    pub fn judge(&self, asked: &[u8; 32], now: Timestamp) -> Judgement {
+        let age = now.duration_since(self.created_at);
+        if age >= RECORD_LIFETIME {
+            return Judgement::TakeOver;
+        }
+        if self.result.is_none() && (!self.holder_alive || age >= STALE_CLAIM) {
+            return Judgement::TakeOver;
+        }
+        if self.request_hash.as_slice() != asked.as_slice() {
+            return Judgement::Answer(Claim::Mismatch);
+        }
+        Judgement::Answer(match &self.result {
+            Some((status, body)) => Claim::Replay {
+                status: *status,
+                body: body.clone(),
+            },
+            None => Claim::InProgress,
+        })
+    }
 }
 
 pub trait Gatekeeper: Send + Sync + 'static {
-    /// Authenticates the key, counts the request in its per-minute window and, when asked
-    /// and the request is within the limit, claims the Idempotency-Key: one round trip.
-    fn admit<'a>(
+    /// The caller of a usable key, or `None` (unknown, revoked, archived workspace, a member
+    /// who left): one read, on every request, so a revocation holds on every instance at once.
+    fn authenticate<'a>(
         &'a self,
         key: &'a ParsedKey,
-        limit_per_minute: i64,
-        claim: Option<&'a ClaimRequest>,
-    ) -> BoxFuture<'a, anyhow::Result<Admission>>;
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>>;
+
+    /// Leases up to `want` tokens of the key's window under `limit` requests a minute.
+    fn lease(
+        &self,
+        key_id: uuid::Uuid,
+        want: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Lease>>;
+
+    /// Claims the Idempotency-Key of `owner` for a request of this instance, or tells where it
+    /// stands.
+    fn claim<'a>(
+        &'a self,
+        owner: uuid::Uuid,
+        claim: &'a ClaimRequest,
+    ) -> BoxFuture<'a, anyhow::Result<Claim>>;
 
     /// Stores the successful result under the key held by `owner`.
     fn complete<'a>(
@@ -59,4 +119,60 @@ pub trait Gatekeeper: Send + Sync + 'static {
 
     /// True when the database answers.
     fn ready(&self) -> BoxFuture<'_, bool>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2026-11-27T10:00:00Z";
+
+    fn prior(result: Option<(u16, Value)>, age_secs: i64, holder_alive: bool) -> PriorClaim {
+        let now: Timestamp = NOW.parse().unwrap();
+        PriorClaim {
+            request_hash: vec![1; 32],
+            result,
+            created_at: now - SignedDuration::from_secs(age_secs),
+            holder_alive,
+        }
+    }
+
+    fn judge(p: &PriorClaim, hash: u8) -> Judgement {
+        p.judge(&[hash; 32], NOW.parse().unwrap())
+    }
+
+    #[test]
+    fn a_running_claim_of_a_live_instance_is_in_progress() {
+        let running = prior(None, 5, true);
+        assert_eq!(judge(&running, 1), Judgement::Answer(Claim::InProgress));
+        assert_eq!(judge(&running, 2), Judgement::Answer(Claim::Mismatch));
+    }
+
+    #[test]
+    fn a_claim_whose_instance_died_is_free_at_once() {
+        assert_eq!(judge(&prior(None, 1, false), 1), Judgement::TakeOver);
+        assert_eq!(judge(&prior(None, 1, false), 2), Judgement::TakeOver);
+    }
+
+    #[test]
+    fn a_claim_left_running_for_ten_minutes_is_free_even_on_a_live_instance() {
+        assert_eq!(
+            judge(&prior(None, 599, true), 1),
+            Judgement::Answer(Claim::InProgress)
+        );
+        assert_eq!(judge(&prior(None, 600, true), 1), Judgement::TakeOver);
+    }
+
+    #[test]
+    fn a_result_answers_for_24_hours_whatever_became_of_its_instance() {
+        let body = serde_json::json!({"ok": true});
+        let done = prior(Some((201, body.clone())), 3_600, false);
+        assert_eq!(
+            judge(&done, 1),
+            Judgement::Answer(Claim::Replay { status: 201, body })
+        );
+        assert_eq!(judge(&done, 2), Judgement::Answer(Claim::Mismatch));
+        let old = prior(Some((200, Value::Null)), 24 * 3_600, true);
+        assert_eq!(judge(&old, 2), Judgement::TakeOver);
+    }
 }

@@ -5,6 +5,7 @@ pub mod caller;
 pub mod gate;
 pub mod keys;
 pub mod ports;
+pub mod rate;
 pub mod roles;
 pub mod tenant_file;
 
