@@ -20,6 +20,7 @@ mod db;
 mod decisions;
 mod drafts;
 mod gate;
+mod health;
 mod inventory;
 mod jobs;
 mod keys;
@@ -51,6 +52,7 @@ pub fn all_statements() -> Vec<(&'static str, &'static str)> {
         decisions::statements(),
         drafts::statements(),
         gate::statements(),
+        health::statements(),
         inventory::statements(),
         jobs::statements(),
         keys::statements(),
