@@ -180,6 +180,7 @@ fn every_command_describes_each_flag_and_its_environment_variable() {
     let (_, serve, flags) = leaf("serve");
     for (long, var) in [
         ("--bind", "FLEETDESK_BIND"),
+        ("--metrics-bind", "FLEETDESK_METRICS_BIND"),
         ("--base-url", "FLEETDESK_BASE_URL"),
         ("--database-url", "DATABASE_URL"),
         ("--data-dir", "FLEETDESK_DATA_DIR"),

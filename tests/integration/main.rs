@@ -21,6 +21,7 @@ mod media_thumbs;
 mod metrics;
 mod migrations;
 mod openapi_parity;
+mod operations;
 mod people_reports;
 mod persona_scenario;
 mod personas;

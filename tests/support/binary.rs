@@ -138,6 +138,7 @@ pub fn fleetdesk_bin() -> PathBuf {
 const VARS: &[&str] = &[
     "DATABASE_URL",
     "FLEETDESK_BIND",
+    "FLEETDESK_METRICS_BIND",
     "FLEETDESK_BASE_URL",
     "FLEETDESK_DATA_DIR",
     "FLEETDESK_NO_DEMO",

@@ -138,6 +138,9 @@ pub struct TestApp {
     pub db: TestDb,
     pub tenant: ApplyReport,
     pub data_dir: std::path::PathBuf,
+    /// The services the server runs (its metrics, its store's health), for a test that starts
+    /// a second listener over them.
+    pub ctx: fleetdesk_api::Ctx,
     server: actix_web::dev::ServerHandle,
 }
 
@@ -149,6 +152,8 @@ pub struct AppOptions {
     /// A schema of its own in the shared test database (the default), or a database of its
     /// own for a test that runs `pg_dump` on it or takes it away.
     pub isolation: Isolation,
+    /// Connections in the app's pool.
+    pub pool_size: usize,
 }
 
 impl Default for AppOptions {
@@ -157,6 +162,7 @@ impl Default for AppOptions {
             rate_limit_per_minute: 10_000,
             tenant: Some(TEST_TENANT),
             isolation: Isolation::from_env(Isolation::Schema),
+            pool_size: 8,
         }
     }
 }
@@ -188,7 +194,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         rate_limit_per_minute: options.rate_limit_per_minute,
         base_url: None,
     };
-    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, 8, true)
+    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, options.pool_size, true)
         .await
         .expect("compose");
     let tenant = match options.tenant {
@@ -200,6 +206,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     };
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let ctx = state.ctx.clone();
     let server = fleetdesk_http::server(state, listener, 2).expect("server");
     let handle = server.handle();
     tokio::spawn(server);
@@ -216,6 +223,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         db,
         tenant,
         data_dir,
+        ctx,
         server: handle,
     }
 }

@@ -61,6 +61,11 @@ pub struct Ctx {
     /// The knowledge base: search here (terms, snippets), the rest the port's transactions.
     pub wiki: fleetdesk_wiki::service::WikiService,
     pub keys: Arc<dyn fleetdesk_tenancy::ports::KeysRepo>,
+    /// The pool's use, readiness and the job queue, as operators see them (`/readyz`, the
+    /// metrics listener).
+    pub health: Arc<dyn fleetdesk_kernel::health::Health>,
+    /// The metrics both transports record into.
+    pub telemetry: crate::telemetry::Telemetry,
     pub links: Links,
     /// The service's address as this request reached it (`--base-url`, else from the Host
     /// header): links in responses start with it.

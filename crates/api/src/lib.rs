@@ -18,6 +18,7 @@ pub mod links;
 pub mod op;
 pub mod ops;
 pub mod pipeline;
+pub mod telemetry;
 pub mod today;
 
 pub use ctx::{Config, Ctx};
@@ -25,6 +26,7 @@ pub use error::ApiError;
 pub use input::{Args, Nothing, Req};
 pub use op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply};
 pub use pipeline::{Invocation, Outcome, execute};
+pub use telemetry::Telemetry;
 
 /// The version string of the served OpenAPI descriptions.
 pub const API_VERSION: &str = "2026-10-07";

@@ -174,10 +174,6 @@ mod tests {
         fn release<'a>(&'a self, _: Uuid, _: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
             unimplemented!("the limiter never releases")
         }
-
-        fn ready(&self) -> BoxFuture<'_, bool> {
-            Box::pin(async { true })
-        }
     }
 
     /// Sends `requests` round-robin over `instances` limiters sharing one window.

@@ -26,10 +26,15 @@ use std::sync::Arc;
 /// The demo tenant loaded into an empty database by `fleetdesk serve`.
 pub const DEMO_TENANT: &str = include_str!("demo_tenant.json");
 
+/// What `serve` prints, before its address, when it serves metrics (`--metrics-bind`).
+pub const METRICS_AT: &str = "fleetdesk metrics on http://";
+
 /// What `fleetdesk serve` needs to know.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub bind: String,
+    /// `--metrics-bind`: where the metrics listener answers GET /metrics; none when absent.
+    pub metrics_bind: Option<String>,
     pub base_url: Option<String>,
     pub data_dir: PathBuf,
     pub rate_limit_per_minute: i64,
@@ -85,6 +90,8 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         metrics: store.clone(),
         wiki: fleetdesk_wiki::service::WikiService::new(store.clone()),
         keys: store.clone(),
+        health: store.clone(),
+        telemetry: fleetdesk_api::Telemetry::new(),
         inventory,
         personas: PersonasService::new(store.clone(), store.clone(), blobs.clone()),
         decisions: DecisionsService::new(store.clone()),
@@ -189,11 +196,32 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             }
         }
     });
-    let worker = worker::Worker::new(store.clone()).spawn();
+    // The metrics listener is bound before the address is printed, so a caller that waits for
+    // the listening line finds the metrics line above it.
+    let metrics = match &settings.metrics_bind {
+        Some(bind) => {
+            let listener = TcpListener::bind(bind)
+                .with_context(|| format!("binding the metrics on {bind}"))?;
+            let metrics_addr = listener.local_addr()?;
+            tracing::info!(%metrics_addr, "fleetdesk metrics listening");
+            println!("{METRICS_AT}{metrics_addr}/metrics");
+            let server = fleetdesk_http::metrics_server(state.ctx.clone(), listener)?;
+            let handle = server.handle();
+            tokio::spawn(server);
+            Some(handle)
+        }
+        None => None,
+    };
+    let worker = worker::Worker::new(store.clone())
+        .telemetry(state.ctx.telemetry.clone())
+        .spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
     let served = fleetdesk_http::server(state, listener, settings.workers)?.await;
     worker.stop().await;
+    if let Some(metrics) = metrics {
+        metrics.stop(true).await;
+    }
     served?;
     tracing::info!("fleetdesk stopped");
     Ok(())

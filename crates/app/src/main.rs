@@ -72,6 +72,10 @@ enum Command {
             value_name = "ADDR"
         )]
         bind: String,
+        /// Also serve Prometheus metrics at GET /metrics on this address and port, a listener
+        /// of its own (never on --bind); absent: no metrics listener.
+        #[arg(long, env = "FLEETDESK_METRICS_BIND", value_name = "ADDR")]
+        metrics_bind: Option<String>,
         /// Public base URL of the service, used in the links it hands out (uploads, media);
         /// absent: built from each request's Host.
         #[arg(long, env = "FLEETDESK_BASE_URL", value_name = "URL")]
@@ -151,6 +155,7 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             Command::Serve {
                 bind,
+                metrics_bind,
                 base_url,
                 store,
                 rate_limit_per_minute,
@@ -161,6 +166,7 @@ fn main() -> anyhow::Result<()> {
             } => {
                 fleetdesk::serve(fleetdesk::Settings {
                     bind,
+                    metrics_bind,
                     base_url,
                     data_dir: store.data_dir,
                     rate_limit_per_minute,

@@ -6,6 +6,7 @@
 //! one instance at a time under a lease. A job queued before a restart is taken after it; a
 //! job whose instance died is taken again once its lease passed.
 
+use fleetdesk_api::Telemetry;
 use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob};
 use fleetdesk_pg::PgStore;
 use fleetdesk_reports::period::Period;
@@ -38,6 +39,8 @@ pub struct Worker {
     every: Duration,
     /// The key of the last weekly job this instance enqueued (no need to ask again).
     enqueued: Arc<Mutex<Option<String>>>,
+    /// Where the runs and failures of jobs are counted.
+    telemetry: Telemetry,
 }
 
 /// A running worker: [`WorkerHandle::stop`] ends it after the job in hand.
@@ -119,7 +122,14 @@ impl Worker {
             clock: Arc::new(Timestamp::now),
             every: EVERY,
             enqueued: Arc::new(Mutex::new(None)),
+            telemetry: Telemetry::new(),
         }
+    }
+
+    /// The same worker counting its job runs into `telemetry` (the service's metrics).
+    pub fn telemetry(mut self, telemetry: Telemetry) -> Worker {
+        self.telemetry = telemetry;
+        self
     }
 
     /// The same worker reading the time from `clock` (tests set the calendar).
@@ -172,7 +182,9 @@ impl Worker {
                 break;
             };
             ran += 1;
-            match self.run(&job).await {
+            let result = self.run(&job).await;
+            self.telemetry.job_ran(&job.kind, result.is_err());
+            match result {
                 Ok(()) => {}
                 Err(e) => {
                     let error = format!("{e:#}");

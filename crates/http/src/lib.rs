@@ -1,12 +1,15 @@
 //! The actix-web adapter: mounts the operation catalogue as REST routes, serves the MCP
-//! endpoint and the OpenAPI descriptions, and gives every response an `X-Request-Id`.
+//! endpoint and the OpenAPI descriptions, and gives every response an `X-Request-Id`; a
+//! second listener serves the Prometheus metrics ([`metrics_server`]).
 
 mod docs;
 mod files;
+mod metrics;
 mod openapi;
 mod request_id;
 mod routes;
 
+pub use metrics::metrics_server;
 pub use openapi::{openapi_agent, openapi_all};
 pub use request_id::RequestId;
 
@@ -52,10 +55,12 @@ pub fn configure(state: HttpState) -> impl FnOnce(&mut web::ServiceConfig) {
 /// requests in flight (up to 30 seconds).
 pub fn server(state: HttpState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
     let expose = state.expose_round_trips;
+    let telemetry = state.ctx.telemetry.clone();
     Ok(HttpServer::new(move || {
+        let telemetry = telemetry.clone();
         App::new()
             .wrap(actix_web::middleware::from_fn(move |req, next| {
-                request_id::middleware(req, next, expose)
+                request_id::middleware(req, next, expose, telemetry.clone())
             }))
             .configure(configure(state.clone()))
     })

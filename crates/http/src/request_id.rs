@@ -1,12 +1,13 @@
 //! `X-Request-Id` on every response, a tracing span per request, one "handled" line per
 //! request (status, the error code of an error answer, latency rounded to 0.1 ms, round
-//! trips), and the round-trip count.
+//! trips), the round-trip count, and the call's metrics (`fleetdesk_api::telemetry`).
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage};
+use fleetdesk_api::telemetry::{Call, Telemetry, Transport};
 use tracing::Instrument;
 
 /// The request id of the request being handled, in its extensions.
@@ -17,6 +18,16 @@ pub struct RequestId(pub String);
 /// so the "handled" line can say which error it was.
 #[derive(Debug, Clone, Copy)]
 pub struct ErrorCodeTag(pub &'static str);
+
+/// The catalogue operation a route ran (its id), in the response's extensions, for the
+/// metrics. Answers without it are named by their route ([`operation_of`]).
+#[derive(Debug, Clone)]
+pub struct OperationTag(pub String);
+
+/// In the response's extensions of `/api/mcp` once the MCP adapter recorded the message itself
+/// (by the tool's operation and the status of its result), so it is not counted twice.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordedByMcp;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub const ROUND_TRIPS: HeaderName = HeaderName::from_static("x-db-round-trips");
@@ -47,10 +58,54 @@ fn rounded_ms(elapsed: std::time::Duration) -> f64 {
     (elapsed.as_secs_f64() * 10_000.0).round() / 10.0
 }
 
+/// What a request that ran no catalogue operation is counted as: a name of
+/// [`route`](fleetdesk_api::telemetry::route) by the pattern it matched, never its path.
+fn operation_of(pattern: Option<&str>) -> &'static str {
+    use fleetdesk_api::telemetry::route;
+    match pattern {
+        Some("/healthz" | "/readyz") => route::HEALTH,
+        Some("/openapi.json" | "/openapi-agent.json") => route::OPENAPI,
+        Some("/" | "/docs") => route::DOCS,
+        Some("/api/mcp") => route::MCP,
+        Some(p) if p.starts_with("/docs/") => route::DOCS,
+        Some(p) if p.starts_with("/files/") => route::FILES,
+        _ => route::OTHER,
+    }
+}
+
+/// Records the answered request in the metrics, unless the MCP adapter did.
+fn record<B>(
+    telemetry: &Telemetry,
+    res: &ServiceResponse<B>,
+    error_code: Option<&str>,
+    elapsed: std::time::Duration,
+) {
+    let extensions = res.response().extensions();
+    if extensions.get::<RecordedByMcp>().is_some() {
+        return;
+    }
+    let pattern = res.request().match_pattern();
+    let operation = match extensions.get::<OperationTag>() {
+        Some(tag) => tag.0.as_str(),
+        None => operation_of(pattern.as_deref()),
+    };
+    telemetry.call(Call {
+        transport: Transport::Http,
+        operation,
+        status: res.status().as_u16(),
+        error_code,
+        replayed: res.headers().contains_key(IDEMPOTENT_REPLAYED),
+        elapsed,
+    });
+}
+
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
 pub async fn middleware(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
     expose_round_trips: bool,
+    telemetry: Telemetry,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = request_id(&req);
     req.extensions_mut().insert(RequestId(id.clone()));
@@ -62,7 +117,8 @@ pub async fn middleware(
         fleetdesk_kernel::round_trips::counting(next.call(req).instrument(span.clone())).await;
     let mut res = result?;
     let status = res.status().as_u16();
-    let elapsed_ms = rounded_ms(started.elapsed());
+    let elapsed = started.elapsed();
+    let elapsed_ms = rounded_ms(elapsed);
     let error_code = res
         .response()
         .extensions()
@@ -79,6 +135,7 @@ pub async fn middleware(
         ),
         None => tracing::info!(status, elapsed_ms, round_trips = trips, "handled"),
     });
+    record(&telemetry, &res, error_code, elapsed);
     let headers = res.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&id) {
         headers.insert(REQUEST_ID, v);
@@ -118,6 +175,20 @@ mod tests {
         ] {
             assert!(!plain_request_id(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn requests_outside_the_catalogue_are_named_by_their_route_never_their_path() {
+        assert_eq!(operation_of(Some("/healthz")), "health");
+        assert_eq!(operation_of(Some("/readyz")), "health");
+        assert_eq!(operation_of(Some("/openapi-agent.json")), "openapi");
+        assert_eq!(operation_of(Some("/")), "docs");
+        assert_eq!(operation_of(Some("/docs/scalar.js")), "docs");
+        assert_eq!(operation_of(Some("/files/{id}/{variant}")), "files");
+        assert_eq!(operation_of(Some("/files/persona/{id}/{variant}")), "files");
+        assert_eq!(operation_of(Some("/api/mcp")), "mcp");
+        assert_eq!(operation_of(Some("/api/agent/v1/accounts")), "other");
+        assert_eq!(operation_of(None), "other");
     }
 
     #[test]

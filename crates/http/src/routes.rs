@@ -1,7 +1,7 @@
 //! Routes: one per catalogue operation, plus health, OpenAPI, MCP, and JSON 404/405s.
 
 use crate::HttpState;
-use crate::request_id::{ErrorCodeTag, RequestId};
+use crate::request_id::{ErrorCodeTag, OperationTag, RecordedByMcp, RequestId};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::{self, Bytes};
@@ -11,6 +11,7 @@ use fleetdesk_api::input::REQUEST_BODY;
 use fleetdesk_api::pipeline::execute_raw;
 use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, execute};
 use fleetdesk_kernel::ErrorCode;
+use fleetdesk_kernel::health::NotReady;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -221,7 +222,17 @@ fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
 
 struct Route {
     op: Arc<dyn ErasedOp>,
+    /// The operation's id, its name in the metrics.
+    id: String,
     query_kinds: Map<String, Value>,
+}
+
+/// Answers with a route's handler and tags the answer with the operation it ran, for the
+/// metrics (`request_id::middleware` records it).
+async fn tagged(answer: impl Future<Output = HttpResponse>, route: &Route) -> HttpResponse {
+    let mut res = answer.await;
+    res.extensions_mut().insert(OperationTag(route.id.clone()));
+    res
 }
 
 async fn run(
@@ -298,6 +309,7 @@ async fn run_raw(
             body: Value::Null,
         };
         let body = read_body(payload, &req, spec.max_body).await?;
+        state.ctx.telemetry.upload_received(&route.id, body.len());
         execute_raw(
             &state.ctx,
             route.op.as_ref(),
@@ -358,15 +370,46 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
 }
 
+/// 200 when the instance can serve; otherwise 503 `unavailable` naming the failed `check`:
+/// `pool` (every connection in use and requests waiting), `migrations` (the database lacks
+/// migrations this binary embeds) or `database` (it does not answer).
 async fn readyz(req: HttpRequest, state: web::Data<HttpState>) -> HttpResponse {
-    if state.ctx.gate.ready().await {
-        HttpResponse::Ok().json(serde_json::json!({"status": "ready", "database": "ok"}))
-    } else {
-        error_response(
-            &req,
-            &ApiError::new(ErrorCode::Unavailable, "the database does not answer"),
+    let not_ready = match state.ctx.health.readiness().await {
+        Ok(()) => {
+            return HttpResponse::Ok().json(serde_json::json!({
+                "status": "ready", "database": "ok", "migrations": "ok", "pool": "ok",
+            }));
+        }
+        Err(not_ready) => not_ready,
+    };
+    let err = match &not_ready {
+        NotReady::PoolExhausted(pool) => ApiError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the database pool is exhausted: {} of {} connections in use, {} requests waiting",
+                pool.size.saturating_sub(pool.available),
+                pool.max_size,
+                pool.waiting
+            ),
         )
-    }
+        .with_extra(
+            "pool",
+            serde_json::json!({
+                "max_size": pool.max_size, "size": pool.size,
+                "available": pool.available, "waiting": pool.waiting,
+            }),
+        ),
+        NotReady::MigrationsBehind { missing } => ApiError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the database lacks {} of this binary's migrations; run `fleetdesk migrate`",
+                missing.len()
+            ),
+        )
+        .with_extra("missing_migrations", missing),
+        NotReady::Database => ApiError::new(ErrorCode::Unavailable, "the database does not answer"),
+    };
+    error_response(&req, &err.with_extra("check", not_ready.check()))
 }
 
 async fn openapi_all(state: web::Data<HttpState>) -> HttpResponse {
@@ -483,7 +526,7 @@ async fn mcp_post(
         body,
         base_url: Some(request_base(&req)),
     };
-    match state.mcp.handle(&state.ctx, call).await {
+    let mut res = match state.mcp.handle(&state.ctx, call).await {
         fleetdesk_mcp::HttpAnswer::Json(status, value) => {
             let mut res =
                 HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK))
@@ -497,7 +540,9 @@ async fn mcp_post(
         }
         fleetdesk_mcp::HttpAnswer::Accepted => HttpResponse::Accepted().finish(),
         fleetdesk_mcp::HttpAnswer::Error(e) => error_response(&req, &e),
-    }
+    };
+    res.extensions_mut().insert(RecordedByMcp);
+    res
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
@@ -505,6 +550,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     for op in state.ops.iter() {
         let route = Arc::new(Route {
             query_kinds: query_kinds(op.as_ref()),
+            id: op.spec().id(),
             op: op.clone(),
         });
         by_path
@@ -557,20 +603,29 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
                 let route = route.clone();
                 resource = resource.route(web::head().to(
                     move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                        run(req, payload, state, route.clone())
+                        let route = route.clone();
+                        async move { tagged(run(req, payload, state, route.clone()), &route).await }
                     },
                 ));
             }
             resource = if route.op.spec().access == Access::Token {
-                resource.route(web::method(m).to(
-                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                        run_raw(req, payload, state, route.clone())
-                    },
-                ))
+                resource.route(
+                    web::method(m).to(
+                        move |req: HttpRequest,
+                              payload: web::Payload,
+                              state: web::Data<HttpState>| {
+                            let route = route.clone();
+                            async move {
+                                tagged(run_raw(req, payload, state, route.clone()), &route).await
+                            }
+                        },
+                    ),
+                )
             } else {
                 resource.route(web::method(m).to(
                     move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                        run(req, payload, state, route.clone())
+                        let route = route.clone();
+                        async move { tagged(run(req, payload, state, route.clone()), &route).await }
                     },
                 ))
             };

@@ -8,6 +8,7 @@ pub mod blob;
 pub mod code;
 pub mod digest;
 pub mod error;
+pub mod health;
 pub mod jobs;
 pub mod market;
 pub mod media;

@@ -10,6 +10,7 @@
 use bytes::Bytes;
 use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
 use fleetdesk_api::pipeline::{authenticate, check_idempotency_key};
+use fleetdesk_api::telemetry::{Call, Transport, route};
 use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, OpSpec, execute};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
@@ -46,6 +47,15 @@ pub enum HttpAnswer {
     Accepted,
     /// A transport-level failure (401, 429) with the service's error body.
     Error(ApiError),
+}
+
+/// What a message did, for the metrics: the operation a `tools/call` ran, and its result's
+/// status, error code and replay.
+#[derive(Default)]
+struct Seen {
+    operation: Option<String>,
+    result: Option<(u16, Option<ErrorCode>)>,
+    replayed: bool,
 }
 
 /// One operation behind a tool.
@@ -387,7 +397,29 @@ impl Mcp {
             .find(|t| t.tool.name == name && t.api == api)
     }
 
+    /// Answers one message and records it in the metrics: a `tools/call` that ran by its
+    /// operation and the status of its result, anything else as `mcp` by the HTTP answer.
     pub async fn handle(&self, ctx: &Ctx, call: HttpCall) -> HttpAnswer {
+        let started = std::time::Instant::now();
+        let mut seen = Seen::default();
+        let answer = self.answer(ctx, call, &mut seen).await;
+        let (status, error_code) = seen.result.unwrap_or(match &answer {
+            HttpAnswer::Json(status, _) => (*status, None),
+            HttpAnswer::Accepted => (202, None),
+            HttpAnswer::Error(e) => (e.status(), Some(e.code)),
+        });
+        ctx.telemetry.call(Call {
+            transport: Transport::Mcp,
+            operation: seen.operation.as_deref().unwrap_or(route::MCP),
+            status,
+            error_code: error_code.map(ErrorCode::as_str),
+            replayed: seen.replayed,
+            elapsed: started.elapsed(),
+        });
+        answer
+    }
+
+    async fn answer(&self, ctx: &Ctx, call: HttpCall, seen: &mut Seen) -> HttpAnswer {
         let message: Value = match serde_json::from_slice(&call.body) {
             Ok(v) => v,
             Err(e) => {
@@ -502,17 +534,7 @@ impl Mcp {
                     ),
                 }
             }
-            "tools/call" => {
-                self.call_tool(
-                    ctx,
-                    id,
-                    params,
-                    call.bearer,
-                    &call.request_id,
-                    call.base_url,
-                )
-                .await
-            }
+            "tools/call" => self.call_tool(ctx, id, params, call, seen).await,
             other => HttpAnswer::Json(
                 200,
                 rpc_error(
@@ -562,10 +584,15 @@ impl Mcp {
         ctx: &Ctx,
         id: Value,
         params: Value,
-        bearer: Option<String>,
-        request_id_header: &str,
-        base_url: Option<String>,
+        call: HttpCall,
+        seen: &mut Seen,
     ) -> HttpAnswer {
+        let HttpCall {
+            request_id: request_id_header,
+            bearer,
+            base_url,
+            ..
+        } = call;
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return HttpAnswer::Json(
                 200,
@@ -620,11 +647,12 @@ impl Mcp {
                         id,
                         RpcCode::INVALID_PARAMS,
                         err.message.clone(),
-                        Some(err.body(request_id_header)),
+                        Some(err.body(&request_id_header)),
                     ),
                 );
             }
         };
+        seen.operation = Some(entry.op.spec().id());
         let outcome = execute(
             ctx,
             entry.op.as_ref(),
@@ -637,7 +665,12 @@ impl Mcp {
             },
         )
         .await;
-        let request_id = request_id_header;
+        let request_id = request_id_header.as_str();
+        seen.result = Some(match &outcome {
+            Ok(o) => (o.status, None),
+            Err(e) => (e.status(), Some(e.code)),
+        });
+        seen.replayed = outcome.as_ref().is_ok_and(|o| o.replayed);
         match outcome {
             Ok(o) => HttpAnswer::Json(200, rpc_result(id, tool_result(o.body, false))),
             Err(e) if e.code == ErrorCode::Unauthorized || e.code == ErrorCode::RateLimited => {

@@ -19,7 +19,6 @@ use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
 };
-use futures_util::FutureExt;
 use jiff_diesel::Timestamp as DbTimestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -217,16 +216,7 @@ impl AuthRow {
 const SWEEP_GRANTS: &str =
     "DELETE FROM rate_grants WHERE second < floor(EXTRACT(EPOCH FROM now()))::bigint - $1";
 
-const PING: &str = "SELECT 1";
-
-statements!(
-    AUTHENTICATE,
-    LOAD_GRANTS,
-    SAVE_GRANTS,
-    CLAIM,
-    SWEEP_GRANTS,
-    PING
-);
+statements!(AUTHENTICATE, LOAD_GRANTS, SAVE_GRANTS, CLAIM, SWEEP_GRANTS);
 
 fleetdesk_kernel::text_enum! {
     /// Where an Idempotency-Key's request is (`idempotency_keys.state`).
@@ -389,15 +379,6 @@ impl Gatekeeper for PgStore {
             .await?;
             Ok(())
         })
-    }
-
-    fn ready(&self) -> BoxFuture<'_, bool> {
-        self.read(async move |conn| {
-            prepared(diesel::sql_query(PING)).execute(conn).await?;
-            Ok(())
-        })
-        .map(|up| up.is_ok())
-        .boxed()
     }
 }
 

@@ -20,6 +20,7 @@ mod db;
 mod decisions;
 mod drafts;
 mod gate;
+mod health;
 mod instance;
 mod inventory;
 mod jobs;
@@ -52,6 +53,7 @@ pub fn all_statements() -> Vec<(&'static str, &'static str)> {
         decisions::statements(),
         drafts::statements(),
         gate::statements(),
+        health::statements(),
         instance::statements(),
         inventory::statements(),
         jobs::statements(),

@@ -116,9 +116,6 @@ pub trait Gatekeeper: Send + Sync + 'static {
 
     /// Frees a key whose request did not succeed: only 2xx results occupy a key.
     fn release<'a>(&'a self, owner: uuid::Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
-
-    /// True when the database answers.
-    fn ready(&self) -> BoxFuture<'_, bool>;
 }
 
 #[cfg(test)]
