@@ -82,7 +82,7 @@ enum Command {
         base_url: Option<String>,
         #[command(flatten)]
         store: Store,
-        /// Requests each key may send per minute (fixed one-minute windows, shared by every
+        /// Requests each key may send per minute (a sliding window, shared by every
         /// instance through the database).
         #[arg(
             long,
