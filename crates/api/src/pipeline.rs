@@ -8,11 +8,12 @@ use crate::error::ApiError;
 use crate::input::Args;
 use crate::limiter::Admit;
 use crate::op::ErasedOp;
-use fleetdesk_kernel::ErrorCode;
+use fleetdesk_kernel::{ErrorCode, round_trips};
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
 use fleetdesk_tenancy::{Caller, ParsedKey};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 /// One call as a transport received it.
 #[derive(Debug, Clone, Default)]
@@ -218,19 +219,26 @@ pub async fn execute(
         owner,
         key: Some(claim_request.key),
     };
-    let task = tokio::spawn(async move {
-        let mut held = held;
-        let result = run(prepared(call_ctx.clone(), caller).await);
-        match &result {
-            Ok(outcome) if (200..300).contains(&outcome.status) => {
-                held.store(&outcome.body, outcome.status).await;
+    // The task logs in the request's span and its statements count as the request's.
+    let task = tokio::spawn(
+        round_trips::counting(async move {
+            let mut held = held;
+            let result = run(prepared(call_ctx, caller).await);
+            match &result {
+                Ok(outcome) if (200..300).contains(&outcome.status) => {
+                    held.store(&outcome.body, outcome.status).await;
+                }
+                _ => held.release().await?,
             }
-            _ => held.release().await?,
-        }
-        result
-    });
+            result
+        })
+        .instrument(tracing::Span::current()),
+    );
     match task.await {
-        Ok(result) => result,
+        Ok((trips, result)) => {
+            round_trips::record_round_trips(trips);
+            result
+        }
         Err(e) => Err(ApiError::internal(anyhow::anyhow!(
             "the request's task ended: {e}"
         ))),
