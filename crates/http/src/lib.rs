@@ -1,6 +1,7 @@
 //! The actix-web adapter: mounts the operation catalogue as REST routes, serves the MCP
 //! endpoint and the OpenAPI descriptions, and gives every response an `X-Request-Id`.
 
+mod body;
 mod docs;
 mod files;
 mod openapi;
