@@ -88,7 +88,7 @@ pub async fn read_body(
 ) -> Result<Bytes, ApiError> {
     let too_large = || crate::body::too_large(limit);
     let declared = crate::body::declared_within(req, limit)?;
-    // One allocation of the declared size: a 3 MiB chunk never doubles its buffer on the way.
+    // One allocation of the declared size: a large body never doubles its buffer on the way.
     let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
