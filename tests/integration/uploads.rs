@@ -197,15 +197,20 @@ pub(crate) async fn put_chunk(app: &TestApp, upload: &Value, n: i64, bytes: Vec<
 /// A PUT whose body the server may refuse before reading it all: the body is written while the
 /// answer is read, and a write cut short by the server is not a failure.
 pub(crate) async fn put_refusable(app: &TestApp, url: &str, bytes: Vec<u8>) -> Response {
-    use tokio::io::{AsyncWriteExt, BufReader};
     let request = Request::new("PUT", &path_of(app, url))
         .header("Content-Type", "application/octet-stream")
         .raw(bytes);
+    send_refusable(app, request.encode(app.client.host())).await
+}
+
+/// Writes a request's bytes on a new connection while its answer is read (see
+/// [`put_refusable`]).
+async fn send_refusable(app: &TestApp, wire: Vec<u8>) -> Response {
+    use tokio::io::{AsyncWriteExt, BufReader};
     let stream = tokio::net::TcpStream::connect(app.client.host())
         .await
         .expect("connect");
     let (read, mut write) = stream.into_split();
-    let wire = request.encode(app.client.host());
     let writer = tokio::spawn(async move {
         let _ = write.write_all(&wire).await;
         write
@@ -1955,4 +1960,218 @@ async fn the_chunks_of_an_abandoned_upload_are_removed_after_its_link_expires() 
     );
     let done = put_chunk(&app, &kept, 2, video[CHUNK * 2..].to_vec()).await;
     assert_eq!(done.json()["done"], true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunks are written as they arrive: a body that is not the chunk leaves nothing
+
+/// The files under an upload's parts directory, staging files (`<n>#<k>`) included, sorted.
+fn part_files(app: &TestApp, upload: &Value) -> Vec<String> {
+    let dir = app
+        .data_dir
+        .join("media/uploads")
+        .join(upload_id(upload).to_string());
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Waits until the upload's directory holds exactly `expected` (a refused or cut chunk's
+/// staging file is removed as the request ends, which a client does not see when its
+/// connection is gone).
+async fn wait_for_parts(app: &TestApp, upload: &Value, expected: &[&str]) {
+    for _ in 0..200 {
+        if part_files(app, upload) == expected {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(part_files(app, upload), expected);
+}
+
+/// Where the upload stands: (next_chunk, received_bytes).
+async fn progress_of(app: &TestApp, upload: &Value) -> (i64, i64) {
+    let id = upload_id(upload);
+    let next = app
+        .count(&format!(
+            "SELECT next_chunk::bigint AS n FROM uploads WHERE id = '{id}'"
+        ))
+        .await;
+    let received = app
+        .count(&format!(
+            "SELECT received_bytes::bigint AS n FROM uploads WHERE id = '{id}'"
+        ))
+        .await;
+    (next, received)
+}
+
+/// A PUT of `bytes` in chunked transfer encoding (no Content-Length), 64 KiB a piece, written
+/// while the answer is read (the server may answer before it is all written).
+async fn put_chunked_encoding(app: &TestApp, url: &str, bytes: Vec<u8>) -> Response {
+    let host = app.client.host().to_owned();
+    let mut wire = format!(
+        "PUT {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\n\
+         Transfer-Encoding: chunked\r\n\r\n",
+        path_of(app, url)
+    )
+    .into_bytes();
+    for piece in bytes.chunks(64 * 1024) {
+        wire.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        wire.extend_from_slice(piece);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"0\r\n\r\n");
+    send_refusable(app, wire).await
+}
+
+/// A video of two chunks and `rest` bytes, its chunked upload and chunk 0 taken.
+async fn three_chunks_one_sent(
+    app: &TestApp,
+    key: &str,
+    rest: usize,
+    salt: &[u8],
+) -> (Vec<u8>, Value) {
+    let video = big_video(CHUNK * 2 + rest, salt);
+    let up = new_upload(
+        app,
+        key,
+        &json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": video.len()}),
+    )
+    .await;
+    assert_status(&put_chunk(app, &up, 0, video[..CHUNK].to_vec()).await, 200);
+    (video, up)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_longer_than_its_size_is_refused_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let (video, up) = three_chunks_one_sent(&app, &key, 5000, b"longer").await;
+    let part = |n: usize| video[n * CHUNK..((n + 1) * CHUNK).min(video.len())].to_vec();
+    let chunk_url = |n: usize| format!("{}{n}", up["chunk_url"].as_str().unwrap());
+
+    // Past the operation's limit without a Content-Length: the body is cut off at the limit
+    // as it streams, 413, and the bytes written so far are discarded.
+    let mut over = part(1);
+    over.extend_from_slice(&[7; 70_000]);
+    let res = put_chunked_encoding(&app, &chunk_url(1), over.clone()).await;
+    assert_error(&res, 413, "payload_too_large");
+    wait_for_parts(&app, &up, &["0"]).await;
+    assert_eq!(progress_of(&app, &up).await, (1, CHUNK as i64));
+    // With a Content-Length past the limit: 413 before anything is read.
+    let res = put_refusable(&app, &chunk_url(1), over).await;
+    assert_error(&res, 413, "payload_too_large");
+    assert_eq!(part_files(&app, &up), ["0"]);
+
+    // A wrong token, or a chunk after the next one, is refused before the body is read.
+    let wrong = chunk_url(1).replace("t=", "t=x");
+    let res = put(&app, &wrong, part(1)).await;
+    assert_error(&res, 401, "unauthorized");
+    let res = put_chunk(&app, &up, 2, part(2)).await;
+    assert_eq!(assert_error(&res, 422, "rejected")["next_chunk"], 1);
+    assert_eq!(part_files(&app, &up), ["0"]);
+    assert_eq!(progress_of(&app, &up).await, (1, CHUNK as i64));
+
+    assert_status(&put_chunk(&app, &up, 1, part(1)).await, 200);
+    // The last chunk one byte longer than the rest, within the limit: 400 saying how long it
+    // was, chunked encoding or not, and nothing stored.
+    let mut long_last = part(2);
+    long_last.push(0);
+    for res in [
+        put_chunk(&app, &up, 2, long_last.clone()).await,
+        put_chunked_encoding(&app, &chunk_url(2), long_last.clone()).await,
+    ] {
+        let v = assert_error(&res, 400, "invalid_request");
+        assert_eq!(v["field"], "body", "{v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.contains("is 5001 bytes"), "{message}");
+    }
+    assert_eq!(part_files(&app, &up), ["0", "1"]);
+    assert_eq!(progress_of(&app, &up).await, (2, 2 * CHUNK as i64));
+    assert_eq!(media_rows(&app).await, 0);
+
+    // The right bytes finish the file.
+    let done = put_chunk(&app, &up, 2, part(2)).await;
+    assert_status(&done, 200);
+    assert_eq!(done.json()["done"], true);
+    let listed = item(&app, &key, &done.json()["media_id"]).await;
+    let got = fetch(&app, listed["url"].as_str().unwrap(), None).await;
+    assert!(
+        got.body == video,
+        "the stored file differs from the sent one"
+    );
+    assert_eq!(part_files(&app, &up), ["0", "1", "2"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_cut_short_is_not_stored_and_can_be_sent_again() {
+    use tokio::io::{AsyncWriteExt, BufReader};
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let (video, up) = three_chunks_one_sent(&app, &key, 4321, b"cut short").await;
+    let part = |n: usize| video[n * CHUNK..((n + 1) * CHUNK).min(video.len())].to_vec();
+    let chunk_path = path_of(&app, &format!("{}1", up["chunk_url"].as_str().unwrap()));
+    let host = app.client.host().to_owned();
+    let wire = Request::new("PUT", &chunk_path)
+        .header("Content-Type", "application/octet-stream")
+        .raw(part(1))
+        .encode(&host);
+    // Headers promising the whole chunk, then a bit over half of it (more than one part of
+    // the local store is written), then the connection ends: once half-closed (the answer is
+    // read, if any), once dropped.
+    let cut = wire.len() - CHUNK / 2 + 12_345;
+    for half_close in [true, false] {
+        let stream = tokio::net::TcpStream::connect(&host)
+            .await
+            .expect("connect");
+        let (read, mut write) = stream.into_split();
+        write.write_all(&wire[..cut]).await.expect("write");
+        // Let the server take what was sent before the connection ends.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if half_close {
+            write.shutdown().await.expect("shutdown");
+            let answer = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                read_response(&mut BufReader::new(read)),
+            )
+            .await
+            .expect("the server ends the request");
+            // Whether the server still answers a half-closed connection is actix's choice;
+            // an answer is a 400 about the body.
+            if let Ok(res) = answer {
+                assert_error(&res, 400, "invalid_request");
+            }
+        } else {
+            drop((read, write));
+        }
+        wait_for_parts(&app, &up, &["0"]).await;
+        assert_eq!(progress_of(&app, &up).await, (1, CHUNK as i64));
+    }
+
+    // Sent again whole, it is taken, and the file is whole.
+    let res = put_chunk(&app, &up, 1, part(1)).await;
+    assert_status(&res, 200);
+    assert_eq!(res.json()["next_chunk"], 2);
+    let done = put_chunk(&app, &up, 2, part(2)).await;
+    assert_status(&done, 200);
+    let listed = item(&app, &key, &done.json()["media_id"]).await;
+    assert_eq!(listed["duration_ms"], 1520);
+    let got = fetch(&app, listed["url"].as_str().unwrap(), None).await;
+    assert!(
+        got.body == video,
+        "the stored file differs from the sent one"
+    );
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM media WHERE sha256 = '{}'",
+            sha256_hex(&video)
+        ))
+        .await,
+        1
+    );
 }

@@ -310,6 +310,12 @@ mod tests {
             self.puts.lock().unwrap().push(key.to_owned());
             Box::pin(async { Ok(()) })
         }
+        fn put_stream(
+            &self,
+            _: &str,
+        ) -> Result<Box<dyn fleetdesk_kernel::blob::BlobWriter>, BlobError> {
+            Err(BlobError::Backend("avatars are not streamed".into()))
+        }
         fn get(&self, key: &str) -> BoxFuture<'_, Result<bytes::Bytes, BlobError>> {
             let key = key.to_owned();
             Box::pin(async move { Err(BlobError::NotFound(key)) })

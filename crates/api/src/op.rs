@@ -3,8 +3,8 @@
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Args, Input, InputDoc};
-use bytes::Bytes;
 use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::body::Body;
 use fleetdesk_tenancy::{AgentCaller, Caller, MemberCaller, PersonalAccess, Scope};
 use serde::Serialize;
 use serde_json::Value;
@@ -153,7 +153,7 @@ impl OpSpec {
     }
 
     /// An Agent API PUT whose credential is the link's token and whose body is raw bytes of at
-    /// most `max_body` (see [`raw_operation`]).
+    /// most `max_body`, handed to the handler as it arrives (see [`raw_operation`]).
     pub const fn token_put(path: &'static str, max_body: u64) -> OpSpec {
         OpSpec::new(Api::Agent, HttpMethod::Put, path, Access::Token).max_body(max_body as usize)
     }
@@ -308,9 +308,9 @@ impl<O> Reply<O> {
 pub type Prepared =
     Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
 
-/// A parsed call whose body is raw bytes, ready to run (the upload PUTs).
+/// A parsed call whose body is raw bytes read as they arrive, ready to run (the upload PUTs).
 pub type PreparedRaw =
-    Box<dyn FnOnce(Ctx, Bytes) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+    Box<dyn FnOnce(Ctx, Body) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
 
 /// The schemas the description needs: input parts, output, and their components.
 pub struct OpDoc {
@@ -325,7 +325,8 @@ pub trait ErasedOp: Send + Sync + 'static {
     fn spec(&self) -> &OpSpec;
     /// Parses and validates the arguments (400 on failure); nothing runs yet.
     fn prepare(&self, args: &Args) -> Result<Prepared, ApiError>;
-    /// For [`Access::Token`] operations: parses the path and query; the body comes as bytes.
+    /// For [`Access::Token`] operations: parses the path and query; the body comes as a
+    /// [`Body`] the handler reads.
     fn prepare_raw(&self, _args: &Args) -> Result<PreparedRaw, ApiError> {
         Err(ApiError::internal(anyhow::anyhow!(
             "{} takes a JSON body",
@@ -445,7 +446,7 @@ impl<I, O, F, Fut> ErasedOp for RawOperation<I, O, F>
 where
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, I, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, I, Body) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     fn spec(&self) -> &OpSpec {
@@ -472,13 +473,13 @@ where
     }
 }
 
-/// Wraps a handler whose credential is a link token and whose body is raw bytes (at most
-/// `spec.max_body`, read by the transport).
+/// Wraps a handler whose credential is a link token and whose body is raw bytes, read by the
+/// handler as they arrive (the transport ends the body with `TooLarge` past `spec.max_body`).
 pub fn raw_operation<I, O, F, Fut>(spec: OpSpec, handler: F) -> Box<dyn ErasedOp>
 where
     I: Input,
     O: Serialize + ToSchema + Send + 'static,
-    F: Fn(Ctx, I, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    F: Fn(Ctx, I, Body) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<O>, ApiError>> + Send + 'static,
 {
     debug_assert_eq!(spec.access, Access::Token);

@@ -109,7 +109,7 @@ pub async fn execute_raw(
     ctx: &Ctx,
     op: &dyn ErasedOp,
     args: &Args,
-    body: bytes::Bytes,
+    body: fleetdesk_kernel::body::Body,
     base_url: Option<String>,
 ) -> Result<Outcome, ApiError> {
     let prepared = op.prepare_raw(args)?;

@@ -2,6 +2,7 @@
 //! endpoint and the OpenAPI descriptions, and gives every response an `X-Request-Id`; a
 //! second listener serves the Prometheus metrics ([`metrics_server`]).
 
+mod body;
 mod docs;
 mod files;
 mod metrics;

@@ -87,21 +87,9 @@ pub async fn read_body(
     req: &HttpRequest,
     limit: usize,
 ) -> Result<Bytes, ApiError> {
-    let too_large = || {
-        ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!("the request body is larger than {limit} bytes"),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > limit) {
-        return Err(too_large());
-    }
-    // One allocation of the declared size: a 3 MiB chunk never doubles its buffer on the way.
+    let too_large = || crate::body::too_large(limit);
+    let declared = crate::body::declared_within(req, limit)?;
+    // One allocation of the declared size: a large body never doubles its buffer on the way.
     let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
@@ -308,16 +296,18 @@ async fn run_raw(
             query,
             body: Value::Null,
         };
-        let body = read_body(payload, &req, spec.max_body).await?;
-        state.ctx.telemetry.upload_received(&route.id, body.len());
-        execute_raw(
+        // The body is read as the operation takes it, the pump beside it.
+        let (body, pump) = crate::body::streamed(payload, &req, spec.max_body)?;
+        let call = execute_raw(
             &state.ctx,
             route.op.as_ref(),
             &args,
             body,
             Some(request_base(&req)),
-        )
-        .await
+        );
+        let (result, received) = futures_util::future::join(call, pump).await;
+        state.ctx.telemetry.upload_received(&route.id, received);
+        result
     }
     .await;
     match result {

@@ -1,4 +1,4 @@
-//! The blob-storage port: avatars now, media and persona images later.
+//! The blob-storage port: avatars, media, their chunks and thumbnails, persona images.
 
 use crate::BoxFuture;
 use bytes::Bytes;
@@ -14,6 +14,10 @@ pub enum BlobError {
 /// Where bytes live. Keys are relative paths such as `avatars/<id>/<sha256>.png`.
 pub trait BlobStore: Send + Sync + 'static {
     fn put(&self, key: &str, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>>;
+    /// Starts writing a blob at `key` piece by piece, as its bytes arrive: nothing is visible
+    /// at `key` until [`BlobWriter::finish`], and [`BlobWriter::abort`] (or dropping the writer)
+    /// leaves whatever was there before.
+    fn put_stream(&self, key: &str) -> Result<Box<dyn BlobWriter>, BlobError>;
     fn get(&self, key: &str) -> BoxFuture<'_, Result<Bytes, BlobError>>;
     /// Reads bytes `range` of the blob at `key`; the range must lie within the blob.
     fn get_range(
@@ -22,4 +26,16 @@ pub trait BlobStore: Send + Sync + 'static {
         range: std::ops::Range<u64>,
     ) -> BoxFuture<'_, Result<Bytes, BlobError>>;
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>>;
+}
+
+/// A blob being written (see [`BlobStore::put_stream`]). It holds a bounded part of what was
+/// written: `write` waits while earlier pieces are still being stored.
+pub trait BlobWriter: Send {
+    /// Appends `bytes` to the blob.
+    fn write(&mut self, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>>;
+    /// Stores what remains and makes the blob visible at its key, whole, replacing any blob
+    /// there.
+    fn finish(self: Box<Self>) -> BoxFuture<'static, Result<(), BlobError>>;
+    /// Discards what was written; the key keeps what it held before.
+    fn abort(self: Box<Self>) -> BoxFuture<'static, Result<(), BlobError>>;
 }

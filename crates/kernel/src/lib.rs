@@ -1,10 +1,11 @@
 //! The shared kernel: the small vocabulary every fleetdesk crate speaks.
 //!
 //! Nothing here knows about HTTP, SQL or object storage. Other Rust services link the domain
-//! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes (and
+//! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes, futures-core (and
 //! tokio only with the `round-trips` feature, which the adapters turn on).
 
 pub mod blob;
+pub mod body;
 pub mod code;
 pub mod digest;
 pub mod error;

@@ -11,11 +11,13 @@ use crate::upload::{
 };
 use bytes::Bytes;
 use fleetdesk_kernel::AgentRef;
-use fleetdesk_kernel::blob::{BlobError, BlobStore};
+use fleetdesk_kernel::blob::{BlobError, BlobStore, BlobWriter};
+use fleetdesk_kernel::body::{self, Body, BodyError};
 use fleetdesk_kernel::digest::sha256_hex;
 use fleetdesk_kernel::media::{
     MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES, SNIFF_BYTES,
 };
+use futures_util::StreamExt as _;
 use jiff::Timestamp;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
@@ -101,6 +103,9 @@ pub enum PutError {
     OutOfRange(i32),
     #[error("a poster is only for videos")]
     PosterForImage,
+    /// The body stopped before its end: past the operation's limit (413), or cut short.
+    #[error(transparent)]
+    Stream(#[from] BodyError),
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
@@ -187,11 +192,14 @@ impl MediaService {
     }
 
     /// `PUT /uploads/{id}`: the whole file, at most 4 MiB, its type judged from its header.
+    ///
+    /// The link is checked before the body is read; the file is then read whole (an image is
+    /// decoded for its thumbnail, and the file is stored under its SHA-256).
     pub async fn put_single(
         &self,
         id: Uuid,
         token: &str,
-        body: Bytes,
+        body: Body,
         now: Timestamp,
     ) -> Result<Stored, PutError> {
         let upload = self.open(id, token, now).await?;
@@ -204,6 +212,7 @@ impl MediaService {
         if upload.media_id.is_some() {
             return Err(PutError::Used(upload.media_id));
         }
+        let body = body::read_to_end(body, SINGLE_MAX_BYTES).await?;
         if body.is_empty() {
             return Err(PutError::Body("is empty".into()));
         }
@@ -269,12 +278,17 @@ impl MediaService {
 
     /// `PUT /uploads/{id}/chunks?n=`: chunk `n`, in order from 0. The content hash goes on as
     /// chunks arrive and is saved with the progress, so a restart loses nothing acknowledged.
+    ///
+    /// The link, the upload's state and the chunk's place are checked before the body is read;
+    /// the body is then hashed and written to `uploads/<id>/<n>` piece by piece as it arrives,
+    /// and only a body of exactly the chunk's size (and, for the first, a video) is stored and
+    /// acknowledged: any other is discarded, progress unchanged.
     pub async fn put_chunk(
         &self,
         id: Uuid,
         token: &str,
         n: i64,
-        body: Bytes,
+        body: Body,
         now: Timestamp,
     ) -> Result<ChunkProgress, PutError> {
         let upload = self.open(id, token, now).await?;
@@ -304,42 +318,20 @@ impl MediaService {
             } => (expected_bytes, last),
         };
         let n = n as i32;
-        if body.len() as u64 != expected {
-            return Err(PutError::Body(format!(
-                "chunk {n} is {} bytes; it must be exactly {expected}",
-                body.len()
-            )));
-        }
-        let detected = match upload.detected_mime {
-            Some(t) => t,
-            None => {
-                let t = judge(&body, upload.mime_type)?;
-                if t.kind() != MediaKind::Video {
-                    return Err(PutError::Body(format!(
-                        "is {} but only videos are sent in chunks",
-                        t.mime()
-                    )));
-                }
-                t
-            }
-        };
         let mut hash = match &upload.hash_state {
             Some(state) => ResumableHash::restore(state)
                 .ok_or_else(|| anyhow::anyhow!("upload {id}: saved hash state is unreadable"))?,
             None => ResumableHash::new(),
         };
-        // Hashing (CPU) and writing (I/O) the chunk run side by side.
         let key = format!("{}/{n}", upload_prefix(id));
-        let for_hash = body.clone();
-        let (hashed, written) = tokio::join!(
-            tokio::task::spawn_blocking(move || {
-                hash.update(&for_hash);
-                hash
-            }),
-            self.blobs.put(&key, body)
-        );
-        written.map_err(blob_error)?;
-        let hash = hashed.map_err(|e| anyhow::anyhow!("hashing task failed: {e}"))?;
+        let writer = self.blobs.put_stream(&key).map_err(blob_error)?;
+        let chunk = Chunk {
+            n,
+            expected,
+            detected: upload.detected_mime,
+            declared: upload.mime_type,
+        };
+        let detected = chunk.receive(body, writer, &mut hash).await?;
         let received = upload.received_bytes + expected as i64;
 
         if !last {
@@ -467,7 +459,7 @@ impl MediaService {
         &self,
         id: Uuid,
         token: &str,
-        body: Bytes,
+        body: Body,
         now: Timestamp,
     ) -> Result<(), PutError> {
         let upload = self.open(id, token, now).await?;
@@ -478,6 +470,8 @@ impl MediaService {
         if kind == Some(MediaKind::Image) {
             return Err(PutError::PosterForImage);
         }
+        // Read whole: it is decoded for the video's thumbnail and stored under its SHA-256.
+        let body = body::read_to_end(body, POSTER_MAX_BYTES).await?;
         if body.is_empty() {
             return Err(PutError::Body("is empty".into()));
         }
@@ -636,6 +630,123 @@ impl MediaService {
 
     pub async fn read_whole(&self, key: &str) -> anyhow::Result<Bytes> {
         self.blobs.get(key).await.map_err(blob_error)
+    }
+}
+
+/// The bytes the type of a file is judged from ([`judge`]).
+const HEAD_BYTES: usize = if SNIFF_BYTES > 64 { SNIFF_BYTES } else { 64 };
+
+/// What the body of chunk `n` must be: exactly `expected` bytes and, while the upload's type is
+/// not known (`detected`), a video judged from its first bytes.
+struct Chunk {
+    n: i32,
+    expected: u64,
+    detected: Option<MediaType>,
+    declared: Option<MediaType>,
+}
+
+impl Chunk {
+    /// Feeds `hash` and `writer` with the body piece by piece as it arrives, and stores it when
+    /// it is the chunk it must be; otherwise (too long, too short, not a video, cut short) the
+    /// writer is aborted, so nothing appears at its key, and `hash` must not be used. Returns
+    /// the upload's type.
+    async fn receive(
+        &self,
+        mut body: Body,
+        mut writer: Box<dyn BlobWriter>,
+        hash: &mut ResumableHash,
+    ) -> Result<MediaType, PutError> {
+        match self.feed(&mut body, &mut *writer, hash).await {
+            Ok(t) => {
+                writer.finish().await.map_err(blob_error)?;
+                Ok(t)
+            }
+            Err(e) => {
+                if let Err(a) = writer.abort().await {
+                    tracing::warn!(error = %a, "discarding a refused chunk failed");
+                }
+                // A body too long is measured to the end (the transport stops it at the
+                // operation's limit: 413), so the answer says how long it was.
+                match e {
+                    Fed::Longer(seen) => {
+                        let mut len = seen;
+                        while let Some(piece) = body.next().await {
+                            len += piece?.len() as u64;
+                        }
+                        Err(self.wrong_size(len))
+                    }
+                    Fed::Refused(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    async fn feed(
+        &self,
+        body: &mut Body,
+        writer: &mut dyn BlobWriter,
+        hash: &mut ResumableHash,
+    ) -> Result<MediaType, Fed> {
+        let mut received = 0u64;
+        let mut head = Vec::new();
+        let mut detected = self.detected;
+        while let Some(piece) = body.next().await {
+            let piece = piece.map_err(PutError::Stream)?;
+            received += piece.len() as u64;
+            if received > self.expected {
+                return Err(Fed::Longer(received));
+            }
+            if detected.is_none() {
+                let take = piece.len().min(HEAD_BYTES - head.len());
+                head.extend_from_slice(&piece[..take]);
+                if head.len() == HEAD_BYTES {
+                    detected = Some(self.judge_video(&head)?);
+                }
+            }
+            hash.update(&piece);
+            writer
+                .write(piece)
+                .await
+                .map_err(|e| PutError::Unexpected(blob_error(e)))?;
+        }
+        if received != self.expected {
+            return Err(self.wrong_size(received).into());
+        }
+        Ok(match detected {
+            Some(t) => t,
+            None => self.judge_video(&head)?,
+        })
+    }
+
+    fn wrong_size(&self, len: u64) -> PutError {
+        PutError::Body(format!(
+            "chunk {} is {len} bytes; it must be exactly {}",
+            self.n, self.expected
+        ))
+    }
+
+    fn judge_video(&self, head: &[u8]) -> Result<MediaType, PutError> {
+        let t = judge(head, self.declared)?;
+        if t.kind() != MediaKind::Video {
+            return Err(PutError::Body(format!(
+                "is {} but only videos are sent in chunks",
+                t.mime()
+            )));
+        }
+        Ok(t)
+    }
+}
+
+/// Why feeding a chunk stopped.
+enum Fed {
+    /// More than the chunk's bytes came (this many so far).
+    Longer(u64),
+    Refused(PutError),
+}
+
+impl From<PutError> for Fed {
+    fn from(e: PutError) -> Fed {
+        Fed::Refused(e)
     }
 }
 

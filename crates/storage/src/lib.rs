@@ -14,8 +14,9 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use bytes::Bytes;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_kernel::blob::{BlobError, BlobStore};
+use fleetdesk_kernel::blob::{BlobError, BlobStore, BlobWriter};
 use object_store::aws::AmazonS3Builder;
+use object_store::buffered::BufWriter;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -27,7 +28,24 @@ pub struct ObjectBlobStore {
     inner: Arc<dyn ObjectStore>,
     /// Credentials scrubbed from error messages (S3 error bodies can echo the key id).
     secrets: Arc<[String]>,
+    /// How much of a streamed blob ([`BlobStore::put_stream`]) is held before it is written:
+    /// a blob up to this size is stored with one put when it ends, a larger one as a multipart
+    /// upload of parts of this size.
+    part_bytes: usize,
 }
+
+/// The part size of streamed blobs on object stores: S3's smallest part but the last is 5 MiB
+/// (some stores also want every part but the last of one size), so a blob up to 5 MiB (an upload
+/// chunk is 3 MiB) is held and stored with one PUT, and a longer one goes in parts of 5 MiB.
+pub const OBJECT_PART_BYTES: usize = 5 * 1024 * 1024;
+
+/// The part size of streamed blobs on the local file system, which takes parts of any size:
+/// every 256 KiB is written to the blob's staging file as it arrives (object_store's
+/// `LocalFileSystem` renames the staging file into place when the blob ends).
+pub const LOCAL_PART_BYTES: usize = 256 * 1024;
+
+/// Parts of one streamed blob being written at once; `write` waits for one to end beyond that.
+const PARTS_IN_FLIGHT: usize = 2;
 
 /// Connection settings for an S3-compatible bucket.
 #[derive(Clone, PartialEq, Eq)]
@@ -101,7 +119,15 @@ impl ObjectBlobStore {
         ObjectBlobStore {
             inner,
             secrets: Arc::from([]),
+            part_bytes: OBJECT_PART_BYTES,
         }
+    }
+
+    /// The same store with streamed blobs held and written in parts of `bytes` (at least 1).
+    /// S3 refuses parts under 5 MiB but the last.
+    pub fn with_part_bytes(mut self, bytes: usize) -> Self {
+        self.part_bytes = bytes.max(1);
+        self
     }
 
     /// Stores blobs as files under `dir`, creating it if needed.
@@ -111,7 +137,7 @@ impl ObjectBlobStore {
         let fs = LocalFileSystem::new_with_prefix(dir)
             .with_context(|| format!("opening blob directory {}", dir.display()))?
             .with_automatic_cleanup(true);
-        Ok(Self::new(Arc::new(fs)))
+        Ok(Self::new(Arc::new(fs)).with_part_bytes(LOCAL_PART_BYTES))
     }
 
     /// Stores blobs in an S3 bucket (or an S3-compatible server when `cfg.endpoint` is set).
@@ -146,6 +172,7 @@ impl ObjectBlobStore {
         Ok(ObjectBlobStore {
             inner: Arc::new(store),
             secrets,
+            part_bytes: OBJECT_PART_BYTES,
         })
     }
 
@@ -159,7 +186,7 @@ impl ObjectBlobStore {
         Arc::clone(&self.inner)
     }
 
-    fn backend_error(&self, op: &str, key: &str, err: object_store::Error) -> BlobError {
+    fn backend_error(&self, op: &str, key: &str, err: impl fmt::Display) -> BlobError {
         let mut message = format!("{op} {key}: {err}");
         for secret in self.secrets.iter() {
             message = message.replace(secret.as_str(), "<redacted>");
@@ -220,6 +247,23 @@ impl BlobStore for ObjectBlobStore {
                 .map_err(|e| self.map_error("put", &key, e))?;
             Ok(())
         })
+    }
+
+    /// Starts a blob at `key` written as it arrives (object_store's [`BufWriter`]): up to the
+    /// store's part size it is held and stored with one put when it ends; past it, a multipart
+    /// upload of parts of that size, at most two being written at once. Only `finish` makes it
+    /// visible (the multipart upload completes, or the local staging file is renamed into
+    /// place); `abort` or a drop discards the parts (a dropped S3 multipart upload leaves its
+    /// parts to the bucket's lifecycle rule; `abort` removes them).
+    fn put_stream(&self, key: &str) -> Result<Box<dyn BlobWriter>, BlobError> {
+        let path = parse_key(key)?;
+        let inner = BufWriter::with_capacity(self.inner(), path, self.part_bytes)
+            .with_max_concurrency(PARTS_IN_FLIGHT);
+        Ok(Box::new(ObjectBlobWriter {
+            store: self.clone(),
+            key: key.to_owned(),
+            inner,
+        }))
     }
 
     /// Reads the whole blob at `key`; [`BlobError::NotFound`] when there is none.
@@ -322,6 +366,45 @@ impl BlobStore for ObjectBlobStore {
     }
 }
 
+/// A blob of an [`ObjectBlobStore`] being written.
+struct ObjectBlobWriter {
+    store: ObjectBlobStore,
+    key: String,
+    inner: BufWriter,
+}
+
+impl BlobWriter for ObjectBlobWriter {
+    fn write(&mut self, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(async move {
+            self.inner
+                .put(bytes)
+                .await
+                .map_err(|e| self.store.backend_error("put_stream", &self.key, e))
+        })
+    }
+
+    fn finish(self: Box<Self>) -> BoxFuture<'static, Result<(), BlobError>> {
+        Box::pin(async move {
+            let mut this = *self;
+            // `BufWriter` ends on shutdown: one put, or the multipart upload's last part and
+            // completion (aborted by object_store when that fails).
+            let ended = std::future::poll_fn(|cx| {
+                tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut this.inner), cx)
+            })
+            .await;
+            ended.map_err(|e| this.store.backend_error("put_stream", &this.key, e))
+        })
+    }
+
+    fn abort(self: Box<Self>) -> BoxFuture<'static, Result<(), BlobError>> {
+        Box::pin(async move {
+            let mut this = *self;
+            let aborted = this.inner.abort().await;
+            aborted.map_err(|e| this.store.backend_error("put_stream abort", &this.key, e))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,6 +485,7 @@ mod tests {
         let store = ObjectBlobStore {
             inner: Arc::new(InMemory::new()),
             secrets: Arc::from(["AKIDEXAMPLE".to_owned(), "s3cr3t".to_owned()]),
+            part_bytes: OBJECT_PART_BYTES,
         };
         let err = object_store::Error::Generic {
             store: "S3",

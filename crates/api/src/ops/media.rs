@@ -5,11 +5,12 @@ use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Int, Limit, List, Text, Utc, component_items, limit_or};
+use crate::input::REQUEST_BODY;
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation, raw_operation};
-use bytes::Bytes;
 use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_kernel::body::{Body, BodyError};
 use fleetdesk_kernel::media::{
     CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
 };
@@ -314,6 +315,12 @@ impl From<PutError> for ApiError {
             PutError::OutOfRange(last) => {
                 ApiError::invalid("n", format!("must be between 0 and {last}"))
             }
+            PutError::Stream(e @ BodyError::TooLarge { .. }) => {
+                ApiError::new(ErrorCode::PayloadTooLarge, e.to_string())
+            }
+            PutError::Stream(e @ BodyError::Read(_)) => {
+                ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field(REQUEST_BODY)
+            }
             PutError::Unexpected(e) => e.into(),
         }
     }
@@ -333,7 +340,7 @@ pub struct StoredFile {
 async fn put_upload(
     ctx: Ctx,
     req: Req<IdPath, TokenQuery, Nothing>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Reply<StoredFile>, ApiError> {
     let id = req.path.id;
     let stored = ctx
@@ -365,7 +372,7 @@ pub struct ChunkProgress {
 async fn put_chunk(
     ctx: Ctx,
     req: Req<IdPath, ChunkQuery, Nothing>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Reply<ChunkProgress>, ApiError> {
     let id = req.path.id;
     let p = ctx
@@ -391,7 +398,7 @@ pub struct PosterStored {
 async fn put_poster(
     ctx: Ctx,
     req: Req<IdPath, TokenQuery, Nothing>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Reply<PosterStored>, ApiError> {
     let id = req.path.id;
     ctx.media
