@@ -422,7 +422,21 @@ pub(crate) struct DbCounters {
     pub(crate) wal_bytes: i64,
     /// Rows inserted, updated and deleted per table (`pg_stat_user_tables`).
     pub(crate) tables: BTreeMap<String, i64>,
+    /// In a difference: the WAL records of this database's own blocks ([`DbCounters::own_wal`]).
+    pub(crate) own_wal: Option<OwnWal>,
 }
+
+/// The WAL records between two positions that touch blocks of one database's relations, read
+/// back with pg_walinspect: the database's own writes, without other databases' and without
+/// records of no block (commit records, a few dozen bytes per writing transaction).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct OwnWal {
+    pub(crate) records: i64,
+    pub(crate) bytes: i64,
+}
+
+/// The schema pg_walinspect is installed in, apart from the service's tables.
+const WALINSPECT_SCHEMA: &str = "bench_wal";
 
 /// How long after its last statement an idle backend has surely reported its counts (it
 /// reports within 10 s, PostgreSQL's `PGSTAT_IDLE_INTERVAL`, or when it exits).
@@ -471,6 +485,43 @@ impl DbCounters {
             tup_deleted: n(4)?,
             wal_bytes: n(5)?,
             tables,
+            own_wal: None,
+        })
+    }
+
+    /// Installs pg_walinspect in a schema of its own in the database `url` names (it goes with
+    /// the database); false when the server does not have it (`postgresql-contrib`).
+    pub(crate) fn enable_own_wal(url: &str) -> bool {
+        let sql = format!(
+            "CREATE SCHEMA IF NOT EXISTS {WALINSPECT_SCHEMA}; \
+             CREATE EXTENSION IF NOT EXISTS pg_walinspect SCHEMA {WALINSPECT_SCHEMA}"
+        );
+        psql(url, &sql).is_ok()
+    }
+
+    /// The WAL records of the database `url` names between two readings of its counters.
+    pub(crate) fn own_wal(
+        url: &str,
+        before: &DbCounters,
+        after: &DbCounters,
+    ) -> anyhow::Result<OwnWal> {
+        let lsn = |b: i64| format!("{:X}/{:X}", b >> 32, b & 0xffff_ffff);
+        let sql = format!(
+            "SELECT count(*), coalesce(sum(w.record_length), 0) \
+             FROM {WALINSPECT_SCHEMA}.pg_get_wal_records_info('{}', '{}') w \
+             WHERE w.block_ref ~ ('rel \\d+/' || \
+                   (SELECT oid FROM pg_database WHERE datname = current_database()) || '/')",
+            lsn(before.wal_bytes),
+            lsn(after.wal_bytes)
+        );
+        let out = psql(url, &sql)?;
+        let (records, bytes) = out
+            .trim()
+            .split_once('|')
+            .ok_or_else(|| anyhow!("pg_walinspect answered `{}`", out.trim()))?;
+        Ok(OwnWal {
+            records: records.parse()?,
+            bytes: bytes.parse()?,
         })
     }
 
@@ -489,6 +540,7 @@ impl DbCounters {
                 .map(|(t, n)| (t.clone(), n - before.tables.get(t).copied().unwrap_or(0)))
                 .filter(|(_, n)| *n != 0)
                 .collect(),
+            own_wal: None,
         }
     }
 
@@ -508,11 +560,18 @@ impl DbCounters {
             "tup_deleted": self.tup_deleted,
             "wal_bytes": self.wal_bytes,
             "row_writes_by_table": self.tables,
+            "own_wal": self.own_wal.map(|w| json!({
+                "records": w.records,
+                "bytes": w.bytes,
+                "read_as": "pg_walinspect: the WAL records touching blocks of this database's relations (no commit records, no other database)",
+            })),
             "divided_by": n,
             "per_request": {
                 "xact": per(self.xact_commit + self.xact_rollback),
                 "row_writes": per(self.row_writes()),
                 "wal_bytes": per(self.wal_bytes),
+                "own_wal_bytes": self.own_wal.map(|w| per(w.bytes)),
+                "own_wal_records": self.own_wal.map(|w| per(w.records)),
             },
         })
     }

@@ -359,6 +359,8 @@ struct DbWatch {
     /// What moved while the server stood idle for [`STATS_FLUSH`] before the first scenario:
     /// the background (the instance lock's ping, other databases' WAL).
     idle: Option<DbCounters>,
+    /// pg_walinspect is installed: the database's own WAL is read too.
+    own_wal: bool,
 }
 
 impl DbWatch {
@@ -367,8 +369,15 @@ impl DbWatch {
             url: url.to_owned(),
             last: None,
             idle: None,
+            own_wal: false,
         };
         if enabled {
+            w.own_wal = DbCounters::enable_own_wal(url);
+            if !w.own_wal {
+                println!(
+                    "note: no pg_walinspect on the server: only the whole server's WAL is measured"
+                );
+            }
             println!(
                 "\ndatabase counters: waiting {} s with the server idle (its connections report their counts)",
                 STATS_FLUSH.as_secs()
@@ -387,7 +396,12 @@ impl DbWatch {
         };
         thread::sleep(STATS_FLUSH);
         let now = DbCounters::read(&self.url)?;
-        let moved = now.minus(&before);
+        let mut moved = now.minus(&before);
+        if self.own_wal {
+            moved.own_wal = DbCounters::own_wal(&self.url, &before, &now)
+                .map_err(|e| eprintln!("warning: reading the database's own WAL: {e:#}"))
+                .ok();
+        }
         self.last = Some(now);
         Ok(Some(moved))
     }
@@ -402,7 +416,7 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
          divided by every request the scenario sent, warm-up included:"
     );
     println!(
-        "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8} {:>11} {:>11} {:>10}  row writes by table",
+        "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8} {:>11} {:>11} {:>10} {:>12} {:>11}  row writes by table",
         "keys",
         "scenario",
         "requests",
@@ -411,14 +425,16 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
         "xact/req",
         "row wr/req",
         "WAL B/req",
-        "WAL bytes"
+        "WAL bytes",
+        "own WAL B/req",
+        "own WAL B"
     );
     for r in results {
         let Some(d) = &r.db else { continue };
         let n = r.sent().max(1) as f64;
         let tables: Vec<String> = d.tables.iter().map(|(t, n)| format!("{t} {n}")).collect();
         println!(
-            "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8.3} {:>11.4} {:>11.1} {:>10}  {}",
+            "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8.3} {:>11.4} {:>11.1} {:>10} {:>12} {:>11}  {}",
             r.keys,
             r.scenario.label(),
             r.sent(),
@@ -428,6 +444,8 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
             d.row_writes() as f64 / n,
             d.wal_bytes as f64 / n,
             d.wal_bytes,
+            opt(d.own_wal.map(|w| format!("{:.2}", w.bytes as f64 / n))),
+            opt(d.own_wal.map(|w| w.bytes)),
             if tables.is_empty() {
                 "none".to_owned()
             } else {
@@ -437,18 +455,20 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
     }
     if let Some(d) = idle {
         println!(
-            "idle, {} s before the first scenario: {} commits, {} row writes, {} WAL bytes (the server's background, other databases' WAL)",
+            "idle, {} s before the first scenario: {} commits, {} row writes, {} WAL bytes of the server (other databases'), {} of this database",
             STATS_FLUSH.as_secs(),
             d.xact_commit + d.xact_rollback,
             d.row_writes(),
-            d.wal_bytes
+            d.wal_bytes,
+            opt(d.own_wal.map(|w| w.bytes))
         );
     }
     println!(
         "each span runs from the end of the scenario before (or the idle reading) to {} s after the scenario's last request;\n\
          it includes the counter query itself (1 commit), the instance lock's ping every 2 s and the rate-limit leases\n\
          (rate_grants: one write per lease; api_keys: last_used_at, at most once a minute per key). WAL is the server's:\n\
-         other databases written meanwhile count too.",
+         other databases written meanwhile count too; own WAL = the records on this database's blocks (pg_walinspect),\n\
+         without commit records (a few dozen bytes per transaction that wrote).",
         STATS_FLUSH.as_secs()
     );
 }
@@ -532,14 +552,22 @@ fn print_comparison(opts: &Options, pgbench: &[crate::pgbench::Run], c: &[Compar
         opts.concurrency
     );
     println!(
-        "{:<48} {:>10} {:>11} {:>8} {:>9} {:>17} {:>14}",
-        "command", "tps", "latency ms", "machine", "postgres", "pgbench + other", "WAL B/xact"
+        "{:<48} {:>10} {:>11} {:>8} {:>9} {:>17} {:>18}",
+        "command",
+        "tps",
+        "latency ms",
+        "machine",
+        "postgres",
+        "pgbench + other",
+        "WAL B/xact (own)"
     );
     for p in pgbench {
         let wal = p.db.as_ref().map_or("n/a".into(), |d| {
+            let n = p.figures.transactions.unwrap_or(0).max(1) as f64;
             format!(
-                "{:.1}",
-                d.wal_bytes as f64 / p.figures.transactions.unwrap_or(0).max(1) as f64
+                "{:.1} ({})",
+                d.wal_bytes as f64 / n,
+                opt(d.own_wal.map(|w| format!("{:.1}", w.bytes as f64 / n)))
             )
         });
         let pct = |f: fn(&CpuShare) -> f64| {
@@ -548,7 +576,7 @@ fn print_comparison(opts: &Options, pgbench: &[crate::pgbench::Run], c: &[Compar
                 .map_or("n/a".into(), |c| format!("{:.0}%", f(c)))
         };
         println!(
-            "{:<48} {:>10.1} {:>11} {:>8} {:>9} {:>17} {:>14}",
+            "{:<48} {:>10.1} {:>11} {:>8} {:>9} {:>17} {:>18}",
             p.command,
             p.figures.tps,
             opt(p.figures.latency_ms),

@@ -192,6 +192,7 @@ pub(crate) fn run(server_url: &str, o: &Options, server_pid: u32) -> anyhow::Res
         &["-i".into(), "-q".into(), "-s".into(), o.scale.to_string()],
         &db.url,
     )?;
+    let own_wal = DbCounters::enable_own_wal(&db.url);
     let mut runs = Vec::new();
     for mode in Mode::ALL {
         if o.warmup_seconds > 0 {
@@ -208,9 +209,13 @@ pub(crate) fn run(server_url: &str, o: &Options, server_pid: u32) -> anyhow::Res
         let figures = parse_output(&out)?;
         // A backend reports its counts as it exits, just after pgbench saw it close.
         thread::sleep(Duration::from_millis(500));
-        let db_counters = before
-            .zip(DbCounters::read(&db.url).ok())
-            .map(|(b, a)| a.minus(&b));
+        let db_counters = before.zip(DbCounters::read(&db.url).ok()).map(|(b, a)| {
+            let mut d = a.minus(&b);
+            if own_wal {
+                d.own_wal = DbCounters::own_wal(&db.url, &b, &a).ok();
+            }
+            d
+        });
         println!(
             "{:.1} tps, {} transactions",
             figures.tps,
