@@ -577,6 +577,68 @@ impl DbCounters {
     }
 }
 
+/// Keeps the server's WAL from now on while it lives, so that [`DbCounters::own_wal`] can read
+/// a span back after checkpoints (other databases' writes too) recycled its segments: a
+/// temporary physical replication slot, held by a psql session of its own. The slot goes with
+/// the session, when this is dropped or when the benchmark dies.
+pub(crate) struct WalHold {
+    child: Child,
+}
+
+impl WalHold {
+    pub(crate) fn start(url: &str) -> anyhow::Result<WalHold> {
+        let name = format!("fleetdesk_bench_wal_{}", std::process::id());
+        let mut child = Command::new("psql")
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("running psql")?;
+        let hold = WalHold {
+            child: {
+                let stdin = child.stdin.as_mut().context("no stdin")?;
+                writeln!(
+                    stdin,
+                    "SELECT pg_create_physical_replication_slot('{name}', true, true);"
+                )?;
+                stdin.flush()?;
+                child
+            },
+        };
+        let exists =
+            format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{name}'");
+        for _ in 0..50 {
+            if psql(url, &exists)?.trim() == "1" {
+                return Ok(hold);
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+        bail!("the replication slot {name} did not appear")
+    }
+}
+
+impl Drop for WalHold {
+    fn drop(&mut self) {
+        // psql ends its session at the end of its input.
+        drop(self.child.stdin.take());
+        end_within(&mut self.child, Duration::from_secs(5));
+    }
+}
+
+/// Waits up to `grace` for `child` to exit, then kills it.
+fn end_within(child: &mut Child, grace: Duration) {
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// How `fleetdesk serve` is started.
 pub(crate) struct ServeFlags {
     pub(crate) workers: Option<usize>,
@@ -683,15 +745,7 @@ impl Drop for Server {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
-        let until = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < until {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        end_within(&mut self.child, Duration::from_secs(10));
     }
 }
 

@@ -8,7 +8,7 @@
 //! clients of the HTTP scenarios (`-c C -j 2`) for their duration, after a warm-up run of the
 //! same length as theirs, while the fleetdesk server stands idle beside them.
 
-use crate::harness::{CpuShare, CpuTicks, Database, DbCounters};
+use crate::harness::{CpuShare, CpuTicks, Database, DbCounters, WalHold};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 use std::io::{self, Write};
@@ -192,7 +192,10 @@ pub(crate) fn run(server_url: &str, o: &Options, server_pid: u32) -> anyhow::Res
         &["-i".into(), "-q".into(), "-s".into(), o.scale.to_string()],
         &db.url,
     )?;
-    let own_wal = DbCounters::enable_own_wal(&db.url);
+    let hold = DbCounters::enable_own_wal(&db.url)
+        .then(|| WalHold::start(&db.url).ok())
+        .flatten();
+    let own_wal = hold.is_some();
     let mut runs = Vec::new();
     for mode in Mode::ALL {
         if o.warmup_seconds > 0 {
@@ -231,6 +234,7 @@ pub(crate) fn run(server_url: &str, o: &Options, server_pid: u32) -> anyhow::Res
             db: db_counters,
         });
     }
+    drop(hold);
     drop(db);
     Ok(runs)
 }
