@@ -407,6 +407,238 @@ impl Drop for Database {
     }
 }
 
+/// What a database has written, from PostgreSQL's own counters: `pg_stat_database` (the
+/// database's transactions and rows written) and the server's WAL position. Backends report
+/// their counts to `pg_stat_database` at most once a second while busy and within
+/// [`STATS_FLUSH`] once idle; the WAL position is the whole server's (every database on it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DbCounters {
+    pub(crate) xact_commit: i64,
+    pub(crate) xact_rollback: i64,
+    pub(crate) tup_inserted: i64,
+    pub(crate) tup_updated: i64,
+    pub(crate) tup_deleted: i64,
+    /// `pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')`: WAL bytes the server ever wrote.
+    pub(crate) wal_bytes: i64,
+    /// Rows inserted, updated and deleted per table (`pg_stat_user_tables`).
+    pub(crate) tables: BTreeMap<String, i64>,
+    /// In a difference: the WAL records of this database's own blocks ([`DbCounters::own_wal`]).
+    pub(crate) own_wal: Option<OwnWal>,
+}
+
+/// The WAL records between two positions that touch blocks of one database's relations, read
+/// back with pg_walinspect: the database's own writes, without other databases' and without
+/// records of no block (commit records, a few dozen bytes per writing transaction).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct OwnWal {
+    pub(crate) records: i64,
+    pub(crate) bytes: i64,
+}
+
+/// The schema pg_walinspect is installed in, apart from the service's tables.
+const WALINSPECT_SCHEMA: &str = "bench_wal";
+
+/// How long after its last statement an idle backend has surely reported its counts (it
+/// reports within 10 s, PostgreSQL's `PGSTAT_IDLE_INTERVAL`, or when it exits).
+pub(crate) const STATS_FLUSH: Duration = Duration::from_secs(11);
+
+const DB_COUNTERS: &str = "\
+SELECT d.xact_commit, d.xact_rollback, d.tup_inserted, d.tup_updated, d.tup_deleted, \
+       pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, \
+       (SELECT coalesce(string_agg(t.relname || '=' || (t.n_tup_ins + t.n_tup_upd + t.n_tup_del), ',' \
+                                   ORDER BY t.relname), '') \
+        FROM pg_stat_user_tables t) \
+FROM pg_stat_database d WHERE d.datname = current_database()";
+
+impl DbCounters {
+    /// The counters of the database `url` names (the query's own transaction counts too: one
+    /// commit).
+    pub(crate) fn read(url: &str) -> anyhow::Result<DbCounters> {
+        let out = psql(url, DB_COUNTERS)?;
+        Self::parse(out.trim()).with_context(|| format!("reading the counters: `{}`", out.trim()))
+    }
+
+    /// One line of `psql -A -t`: the six numbers and `table=rows,...`, separated by `|`.
+    fn parse(line: &str) -> anyhow::Result<DbCounters> {
+        let f: Vec<&str> = line.split('|').collect();
+        if f.len() != 7 {
+            bail!("expected 7 fields, found {}", f.len());
+        }
+        let n = |i: usize| -> anyhow::Result<i64> {
+            f[i].trim()
+                .parse()
+                .map_err(|_| anyhow!("`{}` is not a number", f[i]))
+        };
+        let tables = f[6]
+            .split(',')
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                let (name, rows) = t.rsplit_once('=').ok_or_else(|| anyhow!("`{t}`"))?;
+                Ok((name.to_owned(), rows.parse()?))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(DbCounters {
+            xact_commit: n(0)?,
+            xact_rollback: n(1)?,
+            tup_inserted: n(2)?,
+            tup_updated: n(3)?,
+            tup_deleted: n(4)?,
+            wal_bytes: n(5)?,
+            tables,
+            own_wal: None,
+        })
+    }
+
+    /// Installs pg_walinspect in a schema of its own in the database `url` names (it goes with
+    /// the database); false when the server does not have it (`postgresql-contrib`).
+    pub(crate) fn enable_own_wal(url: &str) -> bool {
+        let sql = format!(
+            "CREATE SCHEMA IF NOT EXISTS {WALINSPECT_SCHEMA}; \
+             CREATE EXTENSION IF NOT EXISTS pg_walinspect SCHEMA {WALINSPECT_SCHEMA}"
+        );
+        psql(url, &sql).is_ok()
+    }
+
+    /// The WAL records of the database `url` names between two readings of its counters.
+    pub(crate) fn own_wal(
+        url: &str,
+        before: &DbCounters,
+        after: &DbCounters,
+    ) -> anyhow::Result<OwnWal> {
+        let lsn = |b: i64| format!("{:X}/{:X}", b >> 32, b & 0xffff_ffff);
+        let sql = format!(
+            "SELECT count(*), coalesce(sum(w.record_length), 0) \
+             FROM {WALINSPECT_SCHEMA}.pg_get_wal_records_info('{}', '{}') w \
+             WHERE w.block_ref ~ ('rel \\d+/' || \
+                   (SELECT oid FROM pg_database WHERE datname = current_database()) || '/')",
+            lsn(before.wal_bytes),
+            lsn(after.wal_bytes)
+        );
+        let out = psql(url, &sql)?;
+        let (records, bytes) = out
+            .trim()
+            .split_once('|')
+            .ok_or_else(|| anyhow!("pg_walinspect answered `{}`", out.trim()))?;
+        Ok(OwnWal {
+            records: records.parse()?,
+            bytes: bytes.parse()?,
+        })
+    }
+
+    /// What moved since `before`; tables without writes in between are left out.
+    pub(crate) fn minus(&self, before: &DbCounters) -> DbCounters {
+        DbCounters {
+            xact_commit: self.xact_commit - before.xact_commit,
+            xact_rollback: self.xact_rollback - before.xact_rollback,
+            tup_inserted: self.tup_inserted - before.tup_inserted,
+            tup_updated: self.tup_updated - before.tup_updated,
+            tup_deleted: self.tup_deleted - before.tup_deleted,
+            wal_bytes: self.wal_bytes - before.wal_bytes,
+            tables: self
+                .tables
+                .iter()
+                .map(|(t, n)| (t.clone(), n - before.tables.get(t).copied().unwrap_or(0)))
+                .filter(|(_, n)| *n != 0)
+                .collect(),
+            own_wal: None,
+        }
+    }
+
+    /// Rows inserted, updated and deleted.
+    pub(crate) fn row_writes(&self) -> i64 {
+        self.tup_inserted + self.tup_updated + self.tup_deleted
+    }
+
+    /// A difference ([`DbCounters::minus`]) in all and per request (or transaction) of `n`.
+    pub(crate) fn json(&self, n: u64) -> Value {
+        let per = |v: i64| v as f64 / n.max(1) as f64;
+        json!({
+            "xact_commit": self.xact_commit,
+            "xact_rollback": self.xact_rollback,
+            "tup_inserted": self.tup_inserted,
+            "tup_updated": self.tup_updated,
+            "tup_deleted": self.tup_deleted,
+            "wal_bytes": self.wal_bytes,
+            "row_writes_by_table": self.tables,
+            "own_wal": self.own_wal.map(|w| json!({
+                "records": w.records,
+                "bytes": w.bytes,
+                "read_as": "pg_walinspect: the WAL records touching blocks of this database's relations (no commit records, no other database)",
+            })),
+            "divided_by": n,
+            "per_request": {
+                "xact": per(self.xact_commit + self.xact_rollback),
+                "row_writes": per(self.row_writes()),
+                "wal_bytes": per(self.wal_bytes),
+                "own_wal_bytes": self.own_wal.map(|w| per(w.bytes)),
+                "own_wal_records": self.own_wal.map(|w| per(w.records)),
+            },
+        })
+    }
+}
+
+/// Keeps the server's WAL from now on while it lives, so that [`DbCounters::own_wal`] can read
+/// a span back after checkpoints (other databases' writes too) recycled its segments: a
+/// temporary physical replication slot, held by a psql session of its own. The slot goes with
+/// the session, when this is dropped or when the benchmark dies.
+pub(crate) struct WalHold {
+    child: Child,
+}
+
+impl WalHold {
+    pub(crate) fn start(url: &str) -> anyhow::Result<WalHold> {
+        let name = format!("fleetdesk_bench_wal_{}", std::process::id());
+        let mut child = Command::new("psql")
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("running psql")?;
+        let hold = WalHold {
+            child: {
+                let stdin = child.stdin.as_mut().context("no stdin")?;
+                writeln!(
+                    stdin,
+                    "SELECT pg_create_physical_replication_slot('{name}', true, true);"
+                )?;
+                stdin.flush()?;
+                child
+            },
+        };
+        let exists =
+            format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{name}'");
+        for _ in 0..50 {
+            if psql(url, &exists)?.trim() == "1" {
+                return Ok(hold);
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+        bail!("the replication slot {name} did not appear")
+    }
+}
+
+impl Drop for WalHold {
+    fn drop(&mut self) {
+        // psql ends its session at the end of its input.
+        drop(self.child.stdin.take());
+        end_within(&mut self.child, Duration::from_secs(5));
+    }
+}
+
+/// Waits up to `grace` for `child` to exit, then kills it.
+fn end_within(child: &mut Child, grace: Duration) {
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// How `fleetdesk serve` is started.
 pub(crate) struct ServeFlags {
     pub(crate) workers: Option<usize>,
@@ -513,15 +745,7 @@ impl Drop for Server {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
-        let until = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < until {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        end_within(&mut self.child, Duration::from_secs(10));
     }
 }
 
@@ -985,6 +1209,23 @@ pub(crate) fn percentile(sorted: &[u64], p: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn db_counters_parse_and_subtract() {
+        let before = DbCounters::parse("10|1|5|6|0|1000|api_keys=2,rate_grants=7").unwrap();
+        let after =
+            DbCounters::parse("25|1|8|20|1|5096|api_keys=2,rate_grants=9,agent_runs=3").unwrap();
+        let d = after.minus(&before);
+        assert_eq!((d.xact_commit, d.xact_rollback, d.wal_bytes), (15, 0, 4096));
+        assert_eq!(d.row_writes(), 3 + 14 + 1);
+        assert_eq!(
+            d.tables.into_iter().collect::<Vec<_>>(),
+            [("agent_runs".to_owned(), 3), ("rate_grants".to_owned(), 2)]
+        );
+        assert_eq!(DbCounters::parse("1|2|3|4|5|6|").unwrap().tables.len(), 0);
+        assert!(DbCounters::parse("1|2|3").is_err());
+        assert!(DbCounters::parse("1|2|x|4|5|6|").is_err());
+    }
 
     #[test]
     fn iso_utc_formats_unix_time() {

@@ -2,14 +2,21 @@
 //!
 //! 1. builds `fleetdesk` in release mode;
 //! 2. creates a fresh database on the machine's PostgreSQL (dropped at the end, also on error);
-//! 3. applies a tenant file: one operator agent whose persona holds N active accounts;
+//! 3. applies a tenant file: one operator agent with as many keys as the largest `--keys`,
+//!    whose persona holds N active accounts;
 //! 4. starts `fleetdesk serve --expose-round-trips` on a free port;
-//! 5. drives four scenarios with C client threads, each on one keep-alive HTTP/1.1 connection:
-//!    GET /accounts, POST /heartbeat, POST /heartbeat with a fresh Idempotency-Key, and the
-//!    replay of one Idempotency-Key;
-//! 6. reports requests per second, p50/p99/max latency and the SQL statements per request
-//!    (the `X-Db-Round-Trips` header), and the pipeline's share of them;
-//! 7. a wire check: a second server reaches PostgreSQL through a counting proxy, and a few
+//! 5. measures `pgbench -S` and `pgbench -N` on a scratch database of the same server, with
+//!    the clients and duration of the HTTP scenarios (pgbench.rs), unless `--no-pgbench`;
+//! 6. for each key count of `--keys` (1 and 16 by default), drives four scenarios with C
+//!    client threads, each on one keep-alive HTTP/1.1 connection, using the first K keys
+//!    round-robin: GET /accounts, POST /heartbeat, POST /heartbeat with a fresh
+//!    Idempotency-Key, and the replay of one Idempotency-Key;
+//! 7. reports requests per second, p50/p99/max latency and the SQL statements per request
+//!    (the `X-Db-Round-Trips` header), and the pipeline's share of them; what PostgreSQL
+//!    counted around each scenario (`pg_stat_database`: transactions and rows written, and
+//!    the server's WAL bytes), per request; and each scenario's requests/s against pgbench's
+//!    tps, with the targets (GET /accounts ≥ 40% of `-S`, POST /heartbeat ≥ 100% of `-N`);
+//! 8. a wire check: a second server reaches PostgreSQL through a counting proxy, and a few
 //!    sequential requests show what each statement costs on the wire (Parse, Bind/Execute,
 //!    Close, Sync, and how many times the service waited for PostgreSQL).
 //!
@@ -17,9 +24,9 @@
 //! benchmark runs (upload.rs), unless `--no-upload`.
 
 use crate::harness::{
-    CpuShare, CpuTicks, Database, Flags, ServeFlags, Server, TempDir, WireCounters, WireSnapshot,
-    apply_tenant, build, excerpt, machine, merge_results, percentile, print_machine, start_proxy,
-    unix_millis, workspace_dirs,
+    CpuShare, CpuTicks, Database, DbCounters, Flags, STATS_FLUSH, ServeFlags, Server, TempDir,
+    WalHold, WireCounters, WireSnapshot, apply_tenant, build, excerpt, machine, merge_results,
+    percentile, print_machine, start_proxy, unix_millis, workspace_dirs,
 };
 use crate::http::{Connection, Request, api_request};
 use anyhow::{Context, anyhow, bail};
@@ -38,9 +45,13 @@ cargo xtask bench: load benchmark of the release binary against the machine's Po
 Creates a database fleetdesk_bench_<pid> (dropped at the end), applies a tenant file with one
 operator agent and N accounts, starts `fleetdesk serve --expose-round-trips`, and measures
 GET /api/agent/v1/accounts and POST /api/agent/v1/heartbeat (plain, with a fresh
-Idempotency-Key, and replaying one Idempotency-Key) with C keep-alive HTTP/1.1 clients.
-Prints requests/s, p50/p99/max latency and SQL round trips per request; writes
-target/bench/results.json. Then runs the upload benchmark (see below).
+Idempotency-Key, and replaying one Idempotency-Key) with C keep-alive HTTP/1.1 clients, once
+for each key count of --keys. Beside it, pgbench -S and -N on a scratch database of the same
+server with the same clients and duration. Prints requests/s, p50/p99/max latency, SQL round
+trips per request, the database's transactions, row writes and WAL bytes per request
+(pg_stat_database and pg_current_wal_lsn() before and after each scenario) and requests/s as
+a share of pgbench's tps against the targets (GET /accounts >= 40% of -S, POST /heartbeat >=
+100% of -N); writes target/bench/results.json. Then runs the upload benchmark (see below).
 
 USAGE:
     cargo xtask bench [OPTIONS]
@@ -51,12 +62,17 @@ OPTIONS:
     --seconds D         measured seconds per scenario (default 10)
     --requests N        measure a fixed number of requests per scenario instead of --seconds
     --warmup S          warm-up seconds per scenario, same clients and connections (default 2)
-    --keys K            agent keys, clients use them round-robin (default 1; the rate-limit
-                        window is one row per key and minute)
+    --keys K[,K...]     key counts to run the scenarios with, one after another; the clients
+                        use the first K keys of the agent round-robin (default 1,16; each key
+                        leases its rate-limit tokens on its own, about once a second)
     --workers W         fleetdesk serve --workers (default: the server's, one per core)
     --db-pool P         fleetdesk serve --db-pool (default: the server's, 16)
     --wire-requests N   sequential requests per scenario in the wire check (default 20)
     --no-wire-check     skip the wire check (PostgreSQL messages per request, via a proxy)
+    --pgbench-scale S   pgbench -i -s S for the comparison (default 10)
+    --no-pgbench        skip the pgbench comparison
+    --no-db-counters    skip the database counters around each scenario (they wait 11 s after
+                        each one, until every idle connection reported its counts)
     --no-build          do not run cargo build; use target/release/fleetdesk as it is
     --no-upload         skip the upload benchmark that runs afterwards
     -h, --help          print this help
@@ -77,11 +93,15 @@ struct Options {
     seconds: f64,
     requests: Option<u64>,
     warmup: f64,
-    keys: usize,
+    /// Key counts, each run in turn.
+    keys: Vec<usize>,
     workers: Option<usize>,
     db_pool: Option<usize>,
     wire_requests: usize,
     wire_check: bool,
+    pgbench: bool,
+    pgbench_scale: u32,
+    db_counters: bool,
     build: bool,
     /// Runs the upload benchmark after the load benchmark.
     uploads: bool,
@@ -97,11 +117,14 @@ impl Options {
             seconds: 10.0,
             requests: None,
             warmup: 2.0,
-            keys: 1,
+            keys: vec![1, 16],
             workers: None,
             db_pool: None,
             wire_requests: 20,
             wire_check: true,
+            pgbench: true,
+            pgbench_scale: 10,
+            db_counters: true,
             build: true,
             uploads: true,
             server_url: crate::harness::server_url(),
@@ -116,18 +139,21 @@ impl Options {
                 "--seconds" => o.seconds = flags.num(flag)?,
                 "--requests" => o.requests = Some(flags.num(flag)?),
                 "--warmup" => o.warmup = flags.num(flag)?,
-                "--keys" => o.keys = flags.num(flag)?,
+                "--keys" => o.keys = parse_key_counts(&flags.value(flag)?)?,
                 "--workers" => o.workers = Some(flags.num(flag)?),
                 "--db-pool" => o.db_pool = Some(flags.num(flag)?),
                 "--wire-requests" => o.wire_requests = flags.num(flag)?,
                 "--no-wire-check" => o.wire_check = false,
+                "--pgbench-scale" => o.pgbench_scale = flags.num(flag)?,
+                "--no-pgbench" => o.pgbench = false,
+                "--no-db-counters" => o.db_counters = false,
                 "--no-build" => o.build = false,
                 "--no-upload" => o.uploads = false,
                 other => bail!("unknown option `{other}`; see cargo xtask bench --help"),
             }
         }
-        if o.concurrency == 0 || o.keys == 0 {
-            bail!("--concurrency and --keys must be at least 1");
+        if o.concurrency == 0 || o.pgbench_scale == 0 {
+            bail!("--concurrency and --pgbench-scale must be at least 1");
         }
         if o.requests.is_none() && o.seconds <= 0.0 {
             bail!("--seconds must be positive");
@@ -138,6 +164,23 @@ impl Options {
         Ok(Some(o))
     }
 
+    /// The most keys a run uses: the agent's keys.
+    fn max_keys(&self) -> usize {
+        self.keys.iter().copied().max().unwrap_or(1)
+    }
+
+    fn pgbench(&self) -> crate::pgbench::Options {
+        crate::pgbench::Options {
+            scale: self.pgbench_scale,
+            clients: self.concurrency,
+            seconds: self.seconds.ceil() as u64,
+            transactions_per_client: self
+                .requests
+                .map(|n| n.div_ceil(self.concurrency as u64).max(1)),
+            warmup_seconds: self.warmup.ceil() as u64,
+        }
+    }
+
     fn serve_flags(&self) -> ServeFlags {
         ServeFlags {
             workers: self.workers,
@@ -145,6 +188,24 @@ impl Options {
             json_log: false,
         }
     }
+}
+
+/// `--keys`: key counts separated by commas, each at least 1, in the order given, without
+/// repeats.
+fn parse_key_counts(list: &str) -> anyhow::Result<Vec<usize>> {
+    let mut counts = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        let n: usize = part
+            .parse()
+            .map_err(|_| anyhow!("--keys: `{part}` is not a key count"))?;
+        if n == 0 {
+            bail!("--keys: a key count must be at least 1");
+        }
+        if !counts.contains(&n) {
+            counts.push(n);
+        }
+    }
+    Ok(counts)
 }
 
 pub fn main(args: &[String]) -> anyhow::Result<()> {
@@ -162,7 +223,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     print_machine(&machine);
     println!("database: {} (dropped at the end)", db.name);
 
-    let keys = apply_tenant(&bin, &db.url, &tmp.path, opts.accounts, opts.keys)?;
+    let keys = apply_tenant(&bin, &db.url, &tmp.path, opts.accounts, opts.max_keys())?;
     println!(
         "tenant: 1 organization, 1 workspace, 1 operator agent with {} key(s), 1 persona with {} active threads accounts",
         keys.len(),
@@ -177,29 +238,51 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         &tmp.path.join("serve.log"),
     )?;
     println!("server: fleetdesk listening on http://{}", server.addr);
-    let target = Arc::new(Target {
-        addr: server.addr.clone(),
-        keys,
-        tag: format!("{}-{}", std::process::id(), unix_millis()),
-    });
-    sanity_check(&target, opts.accounts)?;
+    let tag = format!("{}-{}", std::process::id(), unix_millis());
+    let target_with = |n: usize| {
+        Arc::new(Target {
+            addr: server.addr.clone(),
+            keys: keys[..n].to_vec(),
+            // Idempotency-Keys are the agent's, whichever key sends them: unique per key count.
+            tag: format!("{tag}-k{n}"),
+        })
+    };
+    sanity_check(&target_with(1), opts.accounts)?;
 
+    let pgbench = if opts.pgbench {
+        match crate::pgbench::run(&opts.server_url, &opts.pgbench(), server.child.id()) {
+            Ok(runs) => runs,
+            Err(e) => {
+                eprintln!("warning: the pgbench comparison failed: {e:#}");
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+
+    let mut counters = DbWatch::start(&db.url, opts.db_counters)?;
     let mut results = Vec::new();
-    for scenario in Scenario::ALL {
-        prime(&target, scenario)?;
-        print!("running {:<38} ", scenario.label());
-        io::stdout().flush().ok();
-        let r = run_scenario(&target, scenario, &opts, server.child.id())?;
-        println!(
-            "{} requests in {:.1} s, {} errors",
-            r.requests, r.elapsed_s, r.errors
-        );
-        results.push(r);
+    for &n in &opts.keys {
+        let target = target_with(n);
+        println!("\n{n} key(s):");
+        for scenario in Scenario::ALL {
+            prime(&target, scenario)?;
+            print!("running {:<38} ", scenario.label());
+            io::stdout().flush().ok();
+            let mut r = run_scenario(&target, scenario, &opts, server.child.id())?;
+            r.db = counters.next()?;
+            println!(
+                "{} requests in {:.1} s, {} errors",
+                r.requests, r.elapsed_s, r.errors
+            );
+            results.push(r);
+        }
     }
     drop(server);
 
     let wire = if opts.wire_check {
-        match wire_check(&bin, &db, &tmp.path, &opts, &target.keys) {
+        match wire_check(&bin, &db, &tmp.path, &opts, &keys[..1]) {
             Ok(w) => Some(w),
             Err(e) => {
                 eprintln!("warning: the wire check failed: {e:#}");
@@ -210,9 +293,20 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         None
     };
 
-    let overhead = Overhead::infer(&results);
     let elapsed = started.elapsed().as_secs_f64();
-    print_report(&opts, &results, &overhead, wire.as_deref());
+    let mut overheads = Vec::new();
+    for &n in &opts.keys {
+        let of_n: Vec<&ScenarioResult> = results.iter().filter(|r| r.keys == n).collect();
+        let overhead = Overhead::infer(&of_n);
+        print_report(&opts, n, &of_n, &overhead);
+        overheads.push(json!({"keys": n, "overhead": overhead.json()}));
+    }
+    print_db_counters(&results, counters.idle.as_ref());
+    let comparisons = compare(&results, &pgbench);
+    print_comparison(&opts, &pgbench, &comparisons);
+    if let Some(w) = wire.as_deref() {
+        print_wire(w);
+    }
 
     let doc = json!({
         "machine": machine.json(),
@@ -225,9 +319,16 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "keys": opts.keys,
             "workers": opts.workers,
             "db_pool": opts.db_pool,
+            "pgbench_scale": opts.pgbench.then_some(opts.pgbench_scale),
         },
         "scenarios": results.iter().map(ScenarioResult::json).collect::<Vec<_>>(),
-        "pipeline_overhead": overhead.json(),
+        "pipeline_overhead": overheads,
+        "idle_database_counters": counters.idle.as_ref().map(|d| json!({
+            "seconds": STATS_FLUSH.as_secs(),
+            "counters": d.json(1),
+        })),
+        "pgbench": pgbench.iter().map(crate::pgbench::Run::json).collect::<Vec<_>>(),
+        "targets": comparisons.iter().map(Comparison::json).collect::<Vec<_>>(),
         "wire_check": wire.as_ref().map(|w| w.iter().map(WireResult::json).collect::<Vec<_>>()),
         "total_seconds": elapsed,
     });
@@ -245,6 +346,266 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// What PostgreSQL counted
+
+/// The benchmark database's counters, read between scenarios once every connection of the
+/// server has reported its counts ([`STATS_FLUSH`] after the last request).
+struct DbWatch {
+    url: String,
+    last: Option<DbCounters>,
+    /// What moved while the server stood idle for [`STATS_FLUSH`] before the first scenario:
+    /// the background (the instance lock's ping, other databases' WAL).
+    idle: Option<DbCounters>,
+    /// pg_walinspect is installed and the WAL held: the database's own WAL is read too.
+    own_wal: Option<WalHold>,
+}
+
+impl DbWatch {
+    fn start(url: &str, enabled: bool) -> anyhow::Result<DbWatch> {
+        let mut w = DbWatch {
+            url: url.to_owned(),
+            last: None,
+            idle: None,
+            own_wal: None,
+        };
+        if enabled {
+            w.own_wal = if DbCounters::enable_own_wal(url) {
+                WalHold::start(url)
+                    .map_err(|e| eprintln!("warning: cannot hold the WAL: {e:#}"))
+                    .ok()
+            } else {
+                None
+            };
+            if w.own_wal.is_none() {
+                println!(
+                    "note: no pg_walinspect or no replication slot: only the whole server's WAL is measured"
+                );
+            }
+            println!(
+                "\ndatabase counters: waiting {} s with the server idle (its connections report their counts)",
+                STATS_FLUSH.as_secs()
+            );
+            thread::sleep(STATS_FLUSH);
+            w.last = Some(DbCounters::read(url)?);
+            w.idle = w.next()?;
+        }
+        Ok(w)
+    }
+
+    /// What moved since the last reading, once the connections reported it.
+    fn next(&mut self) -> anyhow::Result<Option<DbCounters>> {
+        let Some(before) = self.last.take() else {
+            return Ok(None);
+        };
+        thread::sleep(STATS_FLUSH);
+        let now = DbCounters::read(&self.url)?;
+        let mut moved = now.minus(&before);
+        if self.own_wal.is_some() {
+            moved.own_wal = DbCounters::own_wal(&self.url, &before, &now)
+                .map_err(|e| eprintln!("warning: reading the database's own WAL: {e:#}"))
+                .ok();
+        }
+        self.last = Some(now);
+        Ok(Some(moved))
+    }
+}
+
+fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
+    if results.iter().all(|r| r.db.is_none()) {
+        return;
+    }
+    println!(
+        "\nwhat PostgreSQL counted around each scenario (pg_stat_database of the benchmark's database; WAL of the whole server),\n\
+         divided by every request the scenario sent, warm-up included:"
+    );
+    println!(
+        "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8} {:>11} {:>11} {:>10} {:>12} {:>11}  row writes by table",
+        "keys",
+        "scenario",
+        "requests",
+        "commits",
+        "rollbacks",
+        "xact/req",
+        "row wr/req",
+        "WAL B/req",
+        "WAL bytes",
+        "own WAL B/req",
+        "own WAL B"
+    );
+    for r in results {
+        let Some(d) = &r.db else { continue };
+        let n = r.sent().max(1) as f64;
+        let tables: Vec<String> = d.tables.iter().map(|(t, n)| format!("{t} {n}")).collect();
+        println!(
+            "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8.3} {:>11.4} {:>11.1} {:>10} {:>12} {:>11}  {}",
+            r.keys,
+            r.scenario.label(),
+            r.sent(),
+            d.xact_commit,
+            d.xact_rollback,
+            (d.xact_commit + d.xact_rollback) as f64 / n,
+            d.row_writes() as f64 / n,
+            d.wal_bytes as f64 / n,
+            d.wal_bytes,
+            opt(d.own_wal.map(|w| format!("{:.2}", w.bytes as f64 / n))),
+            opt(d.own_wal.map(|w| w.bytes)),
+            if tables.is_empty() {
+                "none".to_owned()
+            } else {
+                tables.join(", ")
+            }
+        );
+    }
+    if let Some(d) = idle {
+        println!(
+            "idle, {} s before the first scenario: {} commits, {} row writes, {} WAL bytes of the server (other databases'), {} of this database",
+            STATS_FLUSH.as_secs(),
+            d.xact_commit + d.xact_rollback,
+            d.row_writes(),
+            d.wal_bytes,
+            opt(d.own_wal.map(|w| w.bytes))
+        );
+    }
+    println!(
+        "each span runs from the end of the scenario before (or the idle reading) to {} s after the scenario's last request;\n\
+         it includes the counter query itself (1 commit), the instance lock's ping every 2 s and the rate-limit leases\n\
+         (rate_grants: one write per lease; api_keys: last_used_at, at most once a minute per key). WAL is the server's:\n\
+         other databases written meanwhile count too; own WAL = the records on this database's blocks (pg_walinspect),\n\
+         without commit records (a few dozen bytes per transaction that wrote).",
+        STATS_FLUSH.as_secs()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Against pgbench
+
+/// The issue's targets: requests/s of a scenario as a share of pgbench's tps.
+const TARGETS: [(Scenario, crate::pgbench::Mode, f64); 2] = [
+    (Scenario::Accounts, crate::pgbench::Mode::SelectOnly, 40.0),
+    (
+        Scenario::Heartbeat,
+        crate::pgbench::Mode::SimpleUpdate,
+        100.0,
+    ),
+];
+
+struct Comparison {
+    scenario: Scenario,
+    keys: usize,
+    mode: crate::pgbench::Mode,
+    rps: f64,
+    tps: f64,
+    target_pct: f64,
+}
+
+impl Comparison {
+    fn pct(&self) -> f64 {
+        100.0 * self.rps / self.tps
+    }
+
+    fn met(&self) -> bool {
+        self.pct() >= self.target_pct
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "scenario": self.scenario.id(),
+            "keys": self.keys,
+            "pgbench": self.mode.flag(),
+            "requests_per_second": self.rps,
+            "pgbench_tps": self.tps,
+            "percent_of_pgbench": self.pct(),
+            "target_percent": self.target_pct,
+            "met": self.met(),
+        })
+    }
+}
+
+fn compare(results: &[ScenarioResult], pgbench: &[crate::pgbench::Run]) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for r in results {
+        for (scenario, mode, target_pct) in TARGETS {
+            let Some(p) = pgbench.iter().find(|p| p.mode == mode) else {
+                continue;
+            };
+            if r.scenario == scenario && p.figures.tps > 0.0 {
+                out.push(Comparison {
+                    scenario,
+                    keys: r.keys,
+                    mode,
+                    rps: r.rps,
+                    tps: p.figures.tps,
+                    target_pct,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn print_comparison(opts: &Options, pgbench: &[crate::pgbench::Run], c: &[Comparison]) {
+    if pgbench.is_empty() {
+        if opts.pgbench {
+            println!("\npgbench: no figures (see the warning above)");
+        }
+        return;
+    }
+    println!(
+        "\npgbench on a scratch database of the same server, {} clients, the fleetdesk server idle beside it:",
+        opts.concurrency
+    );
+    println!(
+        "{:<48} {:>10} {:>11} {:>8} {:>9} {:>17} {:>18}",
+        "command",
+        "tps",
+        "latency ms",
+        "machine",
+        "postgres",
+        "pgbench + other",
+        "WAL B/xact (own)"
+    );
+    for p in pgbench {
+        let wal = p.db.as_ref().map_or("n/a".into(), |d| {
+            let n = p.figures.transactions.unwrap_or(0).max(1) as f64;
+            format!(
+                "{:.1} ({})",
+                d.wal_bytes as f64 / n,
+                opt(d.own_wal.map(|w| format!("{:.1}", w.bytes as f64 / n)))
+            )
+        });
+        let pct = |f: fn(&CpuShare) -> f64| {
+            p.cpu
+                .as_ref()
+                .map_or("n/a".into(), |c| format!("{:.0}%", f(c)))
+        };
+        println!(
+            "{:<48} {:>10.1} {:>11} {:>8} {:>9} {:>17} {:>18}",
+            p.command,
+            p.figures.tps,
+            opt(p.figures.latency_ms),
+            pct(|c| c.machine_busy_pct),
+            pct(|c| c.postgres_pct),
+            pct(|c| c.other_pct),
+            wal
+        );
+    }
+    println!("\ntargets: requests/s as a share of pgbench's tps");
+    for x in c {
+        println!(
+            "  {:>2} key(s)  {:<16} {:>9.1} req/s = {:>6.1}% of pgbench {} ({:.1} tps); target >= {:.0}%: {}",
+            x.keys,
+            x.scenario.label(),
+            x.rps,
+            x.pct(),
+            x.mode.flag(),
+            x.tps,
+            x.target_pct,
+            if x.met() { "met" } else { "MISSED" }
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,12 +677,17 @@ impl Scenario {
     }
 
     /// Statements the operation itself sends, read from the PostgreSQL adapter
-    /// (crates/pg/src/accounts.rs): `list_accounts` is one SELECT, `record_heartbeat` one
-    /// INSERT .. ON CONFLICT; a replay runs no handler.
+    /// (crates/pg/src/accounts.rs) and counted by the `X-Db-Round-Trips` header:
+    /// `list_accounts` is one SELECT; a heartbeat is `record_heartbeat`, one INSERT .. ON
+    /// CONFLICT, and the open task cards, at once on two connections (api/src/ops/accounts.rs).
+    /// A claimed request (a new Idempotency-Key) runs its handler and stores its result on a
+    /// task of its own, whose statements the header does not see (the wire check counts
+    /// them); a replay runs no handler.
     fn own_statements(self) -> u32 {
         match self {
-            Scenario::Accounts | Scenario::Heartbeat | Scenario::HeartbeatKeyed => 1,
-            Scenario::Replay => 0,
+            Scenario::Accounts => 1,
+            Scenario::Heartbeat => 2,
+            Scenario::HeartbeatKeyed | Scenario::Replay => 0,
         }
     }
 
@@ -516,6 +882,8 @@ fn run_client(
 
 struct ScenarioResult {
     scenario: Scenario,
+    /// The keys the clients used.
+    keys: usize,
     requests: u64,
     errors: u64,
     elapsed_s: f64,
@@ -536,12 +904,21 @@ struct ScenarioResult {
     warmup_requests: u64,
     error_examples: Vec<String>,
     cpu: Option<CpuShare>,
+    /// What the database counted from the end of the scenario before to the reports of this
+    /// one's last requests.
+    db: Option<DbCounters>,
 }
 
 impl ScenarioResult {
+    /// Every request the clients sent, the warm-up's included: what the database counted.
+    fn sent(&self) -> u64 {
+        self.requests + self.warmup_requests
+    }
+
     fn json(&self) -> Value {
         json!({
             "scenario": self.scenario.id(),
+            "keys": self.keys,
             "label": self.scenario.label(),
             "requests": self.requests,
             "errors": self.errors,
@@ -571,6 +948,7 @@ impl ScenarioResult {
             })),
             "server_cpu_us_per_request": self.cpu.map(|c| c.server_us_per_request),
             "postgres_cpu_us_per_request": self.cpu.map(|c| c.postgres_us_per_request),
+            "database_counters": self.db.as_ref().map(|d| d.json(self.sent())),
         })
     }
 }
@@ -625,6 +1003,7 @@ fn run_scenario(
     let ms = |us: u64| us as f64 / 1000.0;
     Ok(ScenarioResult {
         scenario,
+        keys: t.keys.len(),
         requests,
         errors: samples
             .iter()
@@ -663,6 +1042,7 @@ fn run_scenario(
             .take(5)
             .collect(),
         cpu,
+        db: None,
     })
 }
 
@@ -672,16 +1052,17 @@ fn run_scenario(
 struct Overhead {
     /// GET /accounts minus its one list query.
     auth_rate_limit_get: Option<u32>,
-    /// POST /heartbeat minus its one upsert.
+    /// POST /heartbeat minus its upsert and its open-cards read.
     auth_rate_limit_post: Option<u32>,
-    /// Heartbeat with a new Idempotency-Key minus the heartbeat without one.
+    /// The pipeline's statements of a heartbeat with a new Idempotency-Key minus those without
+    /// one: the claim (the store runs on the claimed request's task, unseen by the header).
     idempotency_key: Option<i64>,
     /// A replay runs no handler: all of it is the pipeline.
     replay: Option<u32>,
 }
 
 impl Overhead {
-    fn infer(results: &[ScenarioResult]) -> Overhead {
+    fn infer(results: &[&ScenarioResult]) -> Overhead {
         let median = |s: Scenario| {
             results
                 .iter()
@@ -692,8 +1073,8 @@ impl Overhead {
         Overhead {
             auth_rate_limit_get: pipeline(Scenario::Accounts),
             auth_rate_limit_post: pipeline(Scenario::Heartbeat),
-            idempotency_key: median(Scenario::HeartbeatKeyed)
-                .zip(median(Scenario::Heartbeat))
+            idempotency_key: pipeline(Scenario::HeartbeatKeyed)
+                .zip(pipeline(Scenario::Heartbeat))
                 .map(|(k, p)| i64::from(k) - i64::from(p)),
             replay: median(Scenario::Replay),
         }
@@ -710,11 +1091,11 @@ impl Overhead {
             "auth_and_rate_limit": {
                 "from_get_accounts": self.auth_rate_limit_get,
                 "from_heartbeat": self.auth_rate_limit_post,
-                "inferred_as": "median statements of the request minus the operation's own (1: the list query, or the heartbeat upsert)",
+                "inferred_as": "median statements of the request minus the operation's own (1: the list query; 2: the heartbeat upsert and the open task cards)",
             },
             "idempotency_key": {
                 "extra": self.idempotency_key,
-                "inferred_as": "median of POST /heartbeat with a new Idempotency-Key minus median without one",
+                "inferred_as": "pipeline statements of POST /heartbeat with a new Idempotency-Key minus those without one: the claim; storing the result runs on the claimed request's own task, which the header does not count (the wire check does)",
             },
             "replay": {
                 "total": self.replay,
@@ -730,12 +1111,7 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("n/a".into(), |v| v.to_string())
 }
 
-fn print_report(
-    opts: &Options,
-    results: &[ScenarioResult],
-    o: &Overhead,
-    wire: Option<&[WireResult]>,
-) {
+fn print_report(opts: &Options, keys: usize, results: &[&ScenarioResult], o: &Overhead) {
     println!();
     let how = match opts.requests {
         Some(n) => format!("{n} requests per scenario"),
@@ -743,7 +1119,7 @@ fn print_report(
     };
     println!(
         "{} concurrent clients (one keep-alive connection each), {how} after {} s of warm-up; {} accounts; {} key(s)",
-        opts.concurrency, opts.warmup, opts.accounts, opts.keys
+        opts.concurrency, opts.warmup, opts.accounts, keys
     );
     println!(
         "{:<38} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>17} {:>8}",
@@ -850,28 +1226,27 @@ fn print_report(
     );
     println!(
         "pipeline = round trips minus the operation's own statements (1 list query for GET /accounts, \
-         1 upsert for a heartbeat, 0 for a replay, which runs no handler)."
+         2 for a heartbeat: the upsert and the open task cards; 0 for a replay, which runs no handler, and 0 seen for a\n\
+         new Idempotency-Key: the claimed request runs its handler and stores its result on a task of its own, which the\n\
+         header does not count; the wire check does)."
     );
     println!(
-        "  auth + rate limit:  GET /accounts - 1 = {}   POST /heartbeat - 1 = {}   (budget 1)",
+        "  auth + rate limit:  GET /accounts - 1 = {}   POST /heartbeat - 2 = {}   (budget 1)",
         opt(o.auth_rate_limit_get),
         opt(o.auth_rate_limit_post)
     );
     println!(
-        "  Idempotency-Key:    heartbeat with key - heartbeat without = {}   (budget 1)",
+        "  Idempotency-Key:    pipeline with key - pipeline without = {} (the claim; the store is not in the header)   (budget 1)",
         opt(o.idempotency_key)
     );
     println!(
-        "  replay:             {} statement(s) in all (the claim check rides in the admission statement)",
+        "  replay:             {} statement(s) in all (authentication and the claim, which finds the stored result)",
         opt(o.replay)
     );
     println!(
         "  within budget: {}",
         if o.within_budget() { "yes" } else { "NO" }
     );
-    if let Some(w) = wire {
-        print_wire(w);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1033,5 +1408,53 @@ fn print_wire(results: &[WireResult]) {
              closed: the header counts statements, and each statement costs 2 network round trips (diesel never\n\
              caches a sql_query as a prepared statement, so every execution prepares it again)."
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Options> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        Options::parse(&args).map(|o| o.expect("not --help"))
+    }
+
+    #[test]
+    fn key_counts_are_a_list_in_order_without_repeats() {
+        assert_eq!(parse_key_counts("1,16").unwrap(), [1, 16]);
+        assert_eq!(parse_key_counts(" 4 ").unwrap(), [4]);
+        assert_eq!(parse_key_counts("16, 1,16").unwrap(), [16, 1]);
+        assert!(parse_key_counts("0").is_err());
+        assert!(parse_key_counts("1,").is_err());
+        assert!(parse_key_counts("one").is_err());
+    }
+
+    #[test]
+    fn runs_one_and_sixteen_keys_beside_pgbench_by_default() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o.keys, [1, 16]);
+        assert_eq!(o.max_keys(), 16);
+        assert!(o.pgbench && o.db_counters);
+        let p = o.pgbench();
+        assert_eq!(
+            (p.clients, p.seconds, p.warmup_seconds, p.scale),
+            (16, 10, 2, 10)
+        );
+        let o = parse(&[
+            "--keys=4",
+            "--no-pgbench",
+            "--no-db-counters",
+            "--requests",
+            "1000",
+            "--concurrency",
+            "8",
+        ])
+        .unwrap();
+        assert_eq!(o.keys, [4]);
+        assert!(!o.pgbench && !o.db_counters);
+        assert_eq!(o.pgbench().transactions_per_client, Some(125));
+        assert!(parse(&["--keys", "0"]).is_err());
+        assert!(parse(&["--pgbench-scale", "0"]).is_err());
     }
 }

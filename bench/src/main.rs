@@ -1,7 +1,8 @@
 //! Benchmarks of the real binary, each against a database of its own on the machine's
 //! PostgreSQL: `cargo xtask bench [upload|lifecycle] [--help]` (xtask forwards to this binary).
 //!
-//! - no subcommand: the load benchmark (load.rs), then the upload benchmark;
+//! - no subcommand: the load benchmark (load.rs, beside pgbench: pgbench.rs), then the upload
+//!   benchmark;
 //! - `upload`: only the upload benchmark (upload.rs);
 //! - `lifecycle`: report_posts and work_today (lifecycle.rs);
 //! - `today`: the person's day, GET /today (today.rs);
@@ -14,6 +15,7 @@ mod harness;
 mod http;
 mod lifecycle;
 mod load;
+mod pgbench;
 mod today;
 mod upload;
 mod wiki;
