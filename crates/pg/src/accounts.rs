@@ -1,14 +1,12 @@
 //! The accounts ports over PostgreSQL.
 
-use crate::db::{PgStore, coalesce, prepared};
-use crate::schema::{account_generations, account_slots, agent_runs, decisions, personas};
-use diesel::dsl::now;
+use crate::db::{PgStore, prepared};
+use crate::schema::{account_generations, account_slots, decisions, personas};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::add::answering_account;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
@@ -140,13 +138,15 @@ struct AccountRow {
 const AGENT_ACCOUNTS: &str = r#"
 SELECT s.id AS slot_id, g.id AS account_id, s.code, s.legacy_code, s.platform, s.market, s.timezone,
        p.name AS persona, s.handle, g.generation, g.state, s.daily_target, s.publishing,
-       (SELECT count(*) FROM posts WHERE slot_id = s.id AND status = $3) AS inventory
+       CASE WHEN $4 THEN (SELECT count(*) FROM posts WHERE slot_id = s.id AND status = $3)
+            ELSE 0 END AS inventory
 FROM account_slots s
 JOIN personas p ON p.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
 WHERE s.workspace_id = $1 AND p.agent_id = $2
 ORDER BY s.code, s.platform
 "#;
+
 
 #[derive(QueryableByName)]
 struct ResolveRow {
@@ -235,13 +235,25 @@ struct AvatarRow {
     changed: bool,
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = agent_runs, check_for_backend(Pg))]
+#[derive(QueryableByName)]
 struct RunRow {
+    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+    #[diesel(sql_type = Text)]
     run_id: String,
+    #[diesel(sql_type = Timestamptz)]
     recorded_at: jiff_diesel::Timestamp,
 }
+
+/// A heartbeat: the same run_id updates the same record, its summary replaced unless absent,
+/// its counts merged. A constant statement, so it stays prepared on the connection.
+const RECORD_HEARTBEAT: &str = r#"
+INSERT INTO agent_runs AS r (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4)
+ON CONFLICT (agent_id, run_id) DO UPDATE
+SET summary = COALESCE(EXCLUDED.summary, r.summary), counts = r.counts || EXCLUDED.counts,
+    recorded_at = now()
+RETURNING r.id, r.run_id, r.recorded_at
+"#;
 
 /// A code that already exists, with its persona and live generation.
 const EXISTING_SLOT: &str = r#"
@@ -279,7 +291,7 @@ g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed
 impl AccountsRepo for PgStore {
     fn list_accounts(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<AccountView>>> {
         self.read(async move |conn| {
-            let accounts = agent_accounts(conn, agent).await?;
+            let accounts = agent_accounts(conn, agent, false).await?;
             Ok(accounts.into_iter().map(|(a, _)| a).collect())
         })
     }
@@ -517,24 +529,13 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
         self.read(async move |conn| {
             let counts = Value::Object(input.counts.clone());
-            // The same run_id updates the same record: summary replaced unless absent, counts
-            // merged.
-            let row: RunRow = diesel::insert_into(agent_runs::table)
-                .values((
-                    agent_runs::agent_id.eq(agent.agent_id),
-                    agent_runs::run_id.eq(&input.run_id),
-                    agent_runs::summary.eq(input.summary.as_deref()),
-                    agent_runs::counts.eq(&counts),
-                ))
-                .on_conflict((agent_runs::agent_id, agent_runs::run_id))
-                .do_update()
-                .set((
-                    agent_runs::summary
-                        .eq(coalesce(excluded(agent_runs::summary), agent_runs::summary)),
-                    agent_runs::counts.eq(agent_runs::counts.concat(excluded(agent_runs::counts))),
-                    agent_runs::recorded_at.eq(now),
-                ))
-                .returning(RunRow::as_returning())
+            let row: RunRow = prepared(
+                diesel::sql_query(RECORD_HEARTBEAT)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Text, _>(&input.run_id)
+                    .bind::<Nullable<Text>, _>(input.summary.as_deref())
+                    .bind::<Jsonb, _>(&counts),
+            )
                 .get_result(conn)
                 .await?;
             Ok(HeartbeatRecord {
@@ -547,7 +548,7 @@ impl AccountsRepo for PgStore {
 
     fn rotation(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<RotationAccount>>> {
         self.read(async move |conn| {
-            let accounts = agent_accounts(conn, agent).await?;
+            let accounts = agent_accounts(conn, agent, true).await?;
             Ok(accounts
                 .into_iter()
                 .map(|(a, inventory)| RotationAccount {
@@ -651,16 +652,18 @@ struct DayCountRow {
     planned: i64,
 }
 
-/// The agent's accounts, each with its stocked posts: one statement.
+/// The agent's accounts, each with its stocked posts when asked (0 otherwise): one statement.
 async fn agent_accounts(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
+    with_inventory: bool,
 ) -> anyhow::Result<Vec<(AccountView, i64)>> {
     let rows: Vec<AccountRow> = prepared(
         diesel::sql_query(AGENT_ACCOUNTS)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(PostStatus::Stocked.as_str()),
+            .bind::<Text, _>(PostStatus::Stocked.as_str())
+            .bind::<Bool, _>(with_inventory),
     )
     .load(conn)
     .await?;
@@ -756,6 +759,7 @@ async fn open_ban_decision(
 
 statements!(
     AGENT_ACCOUNTS,
+    RECORD_HEARTBEAT,
     RESOLVE,
     EXISTING_SLOT,
     LOCK_GENERATION,
