@@ -147,7 +147,6 @@ WHERE s.workspace_id = $1 AND p.agent_id = $2
 ORDER BY s.code, s.platform
 "#;
 
-
 #[derive(QueryableByName)]
 struct ResolveRow {
     #[diesel(embed)]
@@ -536,8 +535,8 @@ impl AccountsRepo for PgStore {
                     .bind::<Nullable<Text>, _>(input.summary.as_deref())
                     .bind::<Jsonb, _>(&counts),
             )
-                .get_result(conn)
-                .await?;
+            .get_result(conn)
+            .await?;
             Ok(HeartbeatRecord {
                 id: row.id,
                 run_id: row.run_id,

@@ -212,11 +212,27 @@ impl AuthRow {
     }
 }
 
+/// Stores a success under its claim.
+const COMPLETE: &str = "UPDATE idempotency_keys SET state = $3, status = $4, response = $5 \
+                        WHERE owner_id = $1 AND key_hash = $2";
+
+/// Frees a claim whose request did not succeed (a finished record stays).
+const RELEASE: &str =
+    "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = $3";
+
 /// Grants whose newest second left the counted window count nothing any more.
 const SWEEP_GRANTS: &str =
     "DELETE FROM rate_grants WHERE second < floor(EXTRACT(EPOCH FROM now()))::bigint - $1";
 
-statements!(AUTHENTICATE, LOAD_GRANTS, SAVE_GRANTS, CLAIM, SWEEP_GRANTS);
+statements!(
+    AUTHENTICATE,
+    LOAD_GRANTS,
+    SAVE_GRANTS,
+    CLAIM,
+    COMPLETE,
+    RELEASE,
+    SWEEP_GRANTS
+);
 
 fleetdesk_kernel::text_enum! {
     /// Where an Idempotency-Key's request is (`idempotency_keys.state`).
@@ -355,14 +371,16 @@ impl Gatekeeper for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
             let hash = key_hash(key);
-            diesel::update(idempotency_keys::table.find((owner, hash.as_slice())))
-                .set((
-                    idempotency_keys::state.eq(ClaimState::Done.as_str()),
-                    idempotency_keys::status.eq(status as i16),
-                    idempotency_keys::response.eq(body),
-                ))
-                .execute(conn)
-                .await?;
+            prepared(
+                diesel::sql_query(COMPLETE)
+                    .bind::<SqlUuid, _>(owner)
+                    .bind::<Bytea, _>(hash.as_slice())
+                    .bind::<Text, _>(ClaimState::Done.as_str())
+                    .bind::<SmallInt, _>(status as i16)
+                    .bind::<Jsonb, _>(body),
+            )
+            .execute(conn)
+            .await?;
             Ok(())
         })
     }
@@ -370,10 +388,11 @@ impl Gatekeeper for PgStore {
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
             let hash = key_hash(key);
-            diesel::delete(
-                idempotency_keys::table
-                    .find((owner, hash.as_slice()))
-                    .filter(idempotency_keys::state.eq(ClaimState::Running.as_str())),
+            prepared(
+                diesel::sql_query(RELEASE)
+                    .bind::<SqlUuid, _>(owner)
+                    .bind::<Bytea, _>(hash.as_slice())
+                    .bind::<Text, _>(ClaimState::Running.as_str()),
             )
             .execute(conn)
             .await?;
