@@ -680,14 +680,15 @@ impl Scenario {
     /// (crates/pg/src/accounts.rs) and counted by the `X-Db-Round-Trips` header:
     /// `list_accounts` is one SELECT; a heartbeat is `record_heartbeat`, one INSERT .. ON
     /// CONFLICT, and the open task cards, at once on two connections (api/src/ops/accounts.rs).
-    /// A claimed request (a new Idempotency-Key) runs its handler and stores its result on a
-    /// task of its own, whose statements the header does not see (the wire check counts
-    /// them); a replay runs no handler.
+    /// A claimed request (a new Idempotency-Key) runs the same handler and then stores its
+    /// result (one UPDATE), on a task of its own whose statements the header counts too; a
+    /// replay runs no handler.
     fn own_statements(self) -> u32 {
         match self {
             Scenario::Accounts => 1,
             Scenario::Heartbeat => 2,
-            Scenario::HeartbeatKeyed | Scenario::Replay => 0,
+            Scenario::HeartbeatKeyed => 3,
+            Scenario::Replay => 0,
         }
     }
 
@@ -1055,7 +1056,7 @@ struct Overhead {
     /// POST /heartbeat minus its upsert and its open-cards read.
     auth_rate_limit_post: Option<u32>,
     /// The pipeline's statements of a heartbeat with a new Idempotency-Key minus those without
-    /// one: the claim (the store runs on the claimed request's task, unseen by the header).
+    /// one: the claim.
     idempotency_key: Option<i64>,
     /// A replay runs no handler: all of it is the pipeline.
     replay: Option<u32>,
@@ -1095,7 +1096,7 @@ impl Overhead {
             },
             "idempotency_key": {
                 "extra": self.idempotency_key,
-                "inferred_as": "pipeline statements of POST /heartbeat with a new Idempotency-Key minus those without one: the claim; storing the result runs on the claimed request's own task, which the header does not count (the wire check does)",
+                "inferred_as": "pipeline statements of POST /heartbeat with a new Idempotency-Key (minus the upsert, the open task cards and the store of the result) minus those without one: the claim",
             },
             "replay": {
                 "total": self.replay,
@@ -1226,9 +1227,8 @@ fn print_report(opts: &Options, keys: usize, results: &[&ScenarioResult], o: &Ov
     );
     println!(
         "pipeline = round trips minus the operation's own statements (1 list query for GET /accounts, \
-         2 for a heartbeat: the upsert and the open task cards; 0 for a replay, which runs no handler, and 0 seen for a\n\
-         new Idempotency-Key: the claimed request runs its handler and stores its result on a task of its own, which the\n\
-         header does not count; the wire check does)."
+         2 for a heartbeat: the upsert and the open task cards; 3 with a new Idempotency-Key: those and the store of\n\
+         the result; 0 for a replay, which runs no handler)."
     );
     println!(
         "  auth + rate limit:  GET /accounts - 1 = {}   POST /heartbeat - 2 = {}   (budget 1)",
