@@ -662,7 +662,6 @@ diesel::joinable!(account_slots -> personas (persona_id));
 diesel::joinable!(account_slots -> workspaces (workspace_id));
 diesel::joinable!(account_state_changes -> account_generations (generation_id));
 diesel::joinable!(account_state_changes -> agents (agent_id));
-diesel::joinable!(agent_runs -> agents (agent_id));
 diesel::joinable!(agents -> workspaces (workspace_id));
 diesel::joinable!(api_keys -> agents (agent_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
