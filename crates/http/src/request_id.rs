@@ -22,7 +22,7 @@ pub struct ErrorCodeTag(pub &'static str);
 /// The catalogue operation a route ran (its id), in the response's extensions, for the
 /// metrics. Answers without it are named by their route ([`operation_of`]).
 #[derive(Debug, Clone)]
-pub struct OperationTag(pub String);
+pub struct OperationTag(pub std::sync::Arc<str>);
 
 /// In the response's extensions of `/api/mcp` once the MCP adapter recorded the message itself
 /// (by the tool's operation and the status of its result), so it is not counted twice.
@@ -86,7 +86,7 @@ fn record<B>(
     }
     let pattern = res.request().match_pattern();
     let operation = match extensions.get::<OperationTag>() {
-        Some(tag) => tag.0.as_str(),
+        Some(tag) => &*tag.0,
         None => operation_of(pattern.as_deref()),
     };
     telemetry.call(Call {

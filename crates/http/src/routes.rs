@@ -210,8 +210,8 @@ fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
 
 struct Route {
     op: Arc<dyn ErasedOp>,
-    /// The operation's id, its name in the metrics.
-    id: String,
+    /// The operation's id, its name in the metrics (shared: every answer is tagged with it).
+    id: Arc<str>,
     query_kinds: Map<String, Value>,
 }
 
@@ -540,7 +540,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     for op in state.ops.iter() {
         let route = Arc::new(Route {
             query_kinds: query_kinds(op.as_ref()),
-            id: op.spec().id(),
+            id: op.spec().id().into(),
             op: op.clone(),
         });
         by_path
