@@ -14,6 +14,7 @@ mod drafts;
 mod edge;
 mod generated_client;
 mod inventory;
+mod kept_answers;
 mod keys;
 mod mcp;
 mod media;

@@ -36,6 +36,10 @@ pub struct Ctx {
     /// This instance's leased rate-limit tokens.
     pub limiter: Arc<crate::limiter::Limiter>,
     pub accounts: AccountsService,
+    /// Each agent's account list as JSON, kept while its workspace's accounts revision stands.
+    pub account_lists: Arc<crate::revisioned::Revisioned<Arc<serde_json::value::RawValue>>>,
+    /// Each agent's open task cards, kept while its workspace's tasks revision stands.
+    pub open_cards: Arc<crate::revisioned::Revisioned<Arc<[fleetdesk_tasks::ports::TaskRecord]>>>,
     pub drafts: DraftsService,
     pub media: MediaService,
     /// Review, the approved list, reports and metrics: each use case runs whole in the

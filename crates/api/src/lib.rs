@@ -18,6 +18,7 @@ pub mod links;
 pub mod op;
 pub mod ops;
 pub mod pipeline;
+pub mod revisioned;
 pub mod telemetry;
 pub mod today;
 

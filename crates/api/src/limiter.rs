@@ -115,7 +115,6 @@ mod tests {
     use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
     use fleetdesk_tenancy::rate::{Grants, Lease};
     use fleetdesk_tenancy::{Caller, ParsedKey};
-    use serde_json::Value;
     use std::sync::atomic::{AtomicI64, Ordering};
 
     /// One key's shared window, as the database holds it, on a clock the test moves.
@@ -166,7 +165,7 @@ mod tests {
             _: Uuid,
             _: &'a str,
             _: u16,
-            _: &'a Value,
+            _: &'a serde_json::value::RawValue,
         ) -> BoxFuture<'a, anyhow::Result<()>> {
             unimplemented!("the limiter never completes")
         }

@@ -7,7 +7,7 @@ use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::body::Body;
 use fleetdesk_tenancy::{AgentCaller, Caller, MemberCaller, PersonalAccess, Scope};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use std::future::Future;
 use std::marker::PhantomData;
 use utoipa::ToSchema;
@@ -304,13 +304,17 @@ impl<O> Reply<O> {
     }
 }
 
+/// A reply body serialized once, straight from the handler's output type: the transports
+/// send these bytes as they are, and a stored idempotent result is this text.
+pub type Json = Box<RawValue>;
+
 /// A parsed call, ready to run.
 pub type Prepared =
-    Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+    Box<dyn FnOnce(Ctx, Caller) -> BoxFuture<'static, Result<Reply<Json>, ApiError>> + Send>;
 
 /// A parsed call whose body is raw bytes read as they arrive, ready to run (the upload PUTs).
 pub type PreparedRaw =
-    Box<dyn FnOnce(Ctx, Body) -> BoxFuture<'static, Result<Reply<Value>, ApiError>> + Send>;
+    Box<dyn FnOnce(Ctx, Body) -> BoxFuture<'static, Result<Reply<Json>, ApiError>> + Send>;
 
 /// The schemas the description needs: input parts, output, and their components.
 pub struct OpDoc {
@@ -347,9 +351,10 @@ fn op_doc<I: Input, O: ToSchema>() -> OpDoc {
     }
 }
 
-/// The reply as JSON.
-fn to_value<O: Serialize>(reply: Reply<O>) -> Result<Reply<Value>, ApiError> {
-    let body = serde_json::to_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
+/// The reply as JSON text, without a `Value` tree in between.
+fn to_json<O: Serialize>(reply: Reply<O>) -> Result<Reply<Json>, ApiError> {
+    let body =
+        serde_json::value::to_raw_value(&reply.body).map_err(|e| ApiError::internal(e.into()))?;
     Ok(Reply {
         status: reply.status,
         body,
@@ -410,7 +415,7 @@ where
         Ok(Box::new(move |ctx, caller| {
             Box::pin(async move {
                 let caller = C::from_caller(caller)?;
-                to_value(handler(ctx, caller, input).await?)
+                to_json(handler(ctx, caller, input).await?)
             })
         }))
     }
@@ -464,7 +469,7 @@ where
         let input = I::parse(args)?;
         let handler = self.handler.clone();
         Ok(Box::new(move |ctx, body| {
-            Box::pin(async move { to_value(handler(ctx, input, body).await?) })
+            Box::pin(async move { to_json(handler(ctx, input, body).await?) })
         }))
     }
 

@@ -7,11 +7,12 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::Args;
 use crate::limiter::Admit;
-use crate::op::ErasedOp;
+use crate::op::{ErasedOp, Json};
 use fleetdesk_kernel::{ErrorCode, round_trips};
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
 use fleetdesk_tenancy::{Caller, ParsedKey};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
@@ -35,7 +36,8 @@ pub struct Invocation {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub status: u16,
-    pub body: Value,
+    /// The JSON text to send.
+    pub body: Json,
     /// Answered from a stored first result (`Idempotent-Replayed: true`).
     pub replayed: bool,
 }
@@ -193,7 +195,8 @@ pub async fn execute(
         Claim::Replay { status, body } => {
             return Ok(Outcome {
                 status,
-                body,
+                body: serde_json::value::to_raw_value(&body)
+                    .map_err(|e| ApiError::internal(e.into()))?,
                 replayed: true,
             });
         }
@@ -246,7 +249,7 @@ pub async fn execute(
 }
 
 /// An operation's answer as the pipeline returns it.
-fn run(reply: Result<crate::op::Reply<Value>, ApiError>) -> Result<Outcome, ApiError> {
+fn run(reply: Result<crate::op::Reply<Json>, ApiError>) -> Result<Outcome, ApiError> {
     reply.map(|reply| Outcome {
         status: reply.status,
         body: reply.body,
@@ -266,7 +269,7 @@ impl HeldClaim {
     /// Stores a success under its key. The effect has happened, so the caller gets its answer
     /// even if storing fails after a retry; the claim then stays "running", and a resend
     /// within 10 minutes is answered 409 rather than acting twice.
-    async fn store(&mut self, body: &Value, status: u16) {
+    async fn store(&mut self, body: &RawValue, status: u16) {
         let Some(key) = self.key.take() else { return };
         for attempt in 1..=2 {
             match self.gate.complete(self.owner, &key, status, body).await {

@@ -76,6 +76,12 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         config: Arc::new(config),
         gate: store.clone(),
         limiter: Arc::new(fleetdesk_api::limiter::Limiter::new()),
+        account_lists: Arc::new(fleetdesk_api::revisioned::Revisioned::new(
+            fleetdesk_api::ops::accounts::KEPT_LISTS_BYTES,
+        )),
+        open_cards: Arc::new(fleetdesk_api::revisioned::Revisioned::new(
+            fleetdesk_api::ops::accounts::KEPT_CARDS_BYTES,
+        )),
         day: DayService::new(
             accounts.clone(),
             drafts.clone(),

@@ -9,7 +9,7 @@ use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use fleetdesk_api::describe::query_kinds;
 use fleetdesk_api::input::REQUEST_BODY;
 use fleetdesk_api::pipeline::execute_raw;
-use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, execute};
+use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, Outcome, execute};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_kernel::health::NotReady;
 use futures_util::StreamExt;
@@ -38,6 +38,23 @@ pub fn error_response(req: &HttpRequest, err: &ApiError) -> HttpResponse {
     }
     let mut res = res.json(err.body(&request_id(req)));
     res.extensions_mut().insert(ErrorCodeTag(err.code.as_str()));
+    res
+}
+
+/// A successful outcome as sent: its JSON text as it is.
+fn answer(outcome: Outcome) -> HttpResponse {
+    let mut res =
+        HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK));
+    res.insert_header(header::ContentType::json());
+    if outcome.replayed {
+        res.insert_header(("Idempotent-Replayed", "true"));
+    }
+    let error = (outcome.status >= 400)
+        .then(|| serde_json::from_str::<Value>(outcome.body.get()).unwrap_or_default());
+    let mut res = res.body(String::from(Box::<str>::from(outcome.body)));
+    if let Some(body) = error {
+        tag_error(&mut res, &body);
+    }
     res
 }
 
@@ -266,16 +283,7 @@ async fn run(
     }
     .await;
     match result {
-        Ok(outcome) => {
-            let mut res =
-                HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK));
-            if outcome.replayed {
-                res.insert_header(("Idempotent-Replayed", "true"));
-            }
-            let mut res = res.json(&outcome.body);
-            tag_error(&mut res, &outcome.body);
-            res
-        }
+        Ok(outcome) => answer(outcome),
         Err(e) => error_response(&req, &e),
     }
 }
@@ -311,13 +319,7 @@ async fn run_raw(
     }
     .await;
     match result {
-        Ok(outcome) => {
-            let mut res =
-                HttpResponse::build(StatusCode::from_u16(outcome.status).unwrap_or(StatusCode::OK))
-                    .json(&outcome.body);
-            tag_error(&mut res, &outcome.body);
-            res
-        }
+        Ok(outcome) => answer(outcome),
         Err(e) => {
             let mut res = error_response(&req, &e);
             if e.code == ErrorCode::Unauthorized {

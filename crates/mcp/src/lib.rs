@@ -672,7 +672,11 @@ impl Mcp {
         });
         seen.replayed = outcome.as_ref().is_ok_and(|o| o.replayed);
         match outcome {
-            Ok(o) => HttpAnswer::Json(200, rpc_result(id, tool_result(o.body, false))),
+            Ok(o) => {
+                // The structured content is the REST body as a value; the text is that body.
+                let body = serde_json::from_str(o.body.get()).unwrap_or_default();
+                HttpAnswer::Json(200, rpc_result(id, tool_result(body, false)))
+            }
             Err(e) if e.code == ErrorCode::Unauthorized || e.code == ErrorCode::RateLimited => {
                 HttpAnswer::Error(e)
             }

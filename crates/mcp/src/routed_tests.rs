@@ -162,6 +162,8 @@ fn agent(role: AgentRole) -> Caller {
         role,
         workspace_id: Uuid::nil(),
         organization_id: Uuid::nil(),
+        accounts_revision: 0,
+        tasks_revision: 0,
     })
 }
 

@@ -21,26 +21,33 @@ use fleetdesk_tenancy::{
 };
 use jiff_diesel::Timestamp as DbTimestamp;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
-/// Keys are usable when: an agent key whose workspace is not archived; a personal key whose
-/// person finished setup and is still a member of the key's organization (or a platform admin).
-const AUTHENTICATE: &str = r#"
-SELECT k.id AS key_id, k.kind,
-       ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
-       w.id AS workspace_id, COALESCE(w.organization_id, k.organization_id) AS organization_id,
-       p.id AS person_id, p.name AS person_name, p.email AS person_email,
-       COALESCE(p.platform_admin, false) AS platform_admin,
+/// An agent key is usable while its workspace is not archived. The key's kind is in its
+/// prefix, so each kind has a statement of its own, with the joins only it needs.
+const AUTHENTICATE_AGENT: &str = r#"
+SELECT k.id AS key_id, ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
+       w.id AS workspace_id, w.organization_id, w.accounts_revision, w.tasks_revision
+FROM api_keys k
+JOIN agents ag ON ag.id = k.agent_id
+JOIN workspaces w ON w.id = ag.workspace_id
+WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL AND k.kind = $3
+  AND w.archived_at IS NULL
+"#;
+
+/// A personal key is usable while its person has finished setup and is still a member of the
+/// key's organization (or is a platform admin).
+const AUTHENTICATE_PERSON: &str = r#"
+SELECT k.id AS key_id, k.organization_id,
+       p.id AS person_id, p.name AS person_name, p.email AS person_email, p.platform_admin,
        m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review
 FROM api_keys k
-LEFT JOIN agents ag ON ag.id = k.agent_id
-LEFT JOIN workspaces w ON w.id = ag.workspace_id
-LEFT JOIN people p ON p.id = k.person_id
+JOIN people p ON p.id = k.person_id
 LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
                    AND m.left_at IS NULL
-WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL
-  AND ((k.kind = $3 AND w.archived_at IS NULL)
-    OR (k.kind = $4 AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)))
+WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL AND k.kind = $3
+  AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)
 "#;
 
 /// A key's grants as stored (absent before its first lease), and the database's second.
@@ -93,27 +100,37 @@ fn key_hash(key: &str) -> [u8; 32] {
 }
 
 #[derive(QueryableByName)]
-struct AuthRow {
+struct AgentAuthRow {
     #[diesel(sql_type = SqlUuid)]
     key_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    agent_id: Uuid,
     #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    agent_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    agent_name: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    agent_role: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    workspace_id: Option<Uuid>,
+    agent_name: String,
+    #[diesel(sql_type = Text)]
+    agent_role: String,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    accounts_revision: i64,
+    #[diesel(sql_type = BigInt)]
+    tasks_revision: i64,
+}
+
+#[derive(QueryableByName)]
+struct PersonAuthRow {
+    #[diesel(sql_type = SqlUuid)]
+    key_id: Uuid,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     organization_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    person_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    person_name: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    person_email: Option<String>,
+    #[diesel(sql_type = SqlUuid)]
+    person_id: Uuid,
+    #[diesel(sql_type = Text)]
+    person_name: String,
+    #[diesel(sql_type = Text)]
+    person_email: String,
     #[diesel(sql_type = Bool)]
     platform_admin: bool,
     #[diesel(sql_type = Nullable<SqlUuid>)]
@@ -178,42 +195,41 @@ impl ClaimRow {
 /// times at most.
 const LEASE_ATTEMPTS: usize = 32;
 
-impl AuthRow {
-    fn caller(&self) -> anyhow::Result<Caller> {
-        let missing = |what: &str| anyhow::anyhow!("key {} has no {what}", self.key_id);
-        Ok(if self.kind == KeyKind::Agent.as_str() {
-            Caller::Agent(AgentCaller {
-                key_id: self.key_id,
-                agent_id: self.agent_id.ok_or_else(|| missing("agent"))?,
-                agent_name: self.agent_name.clone().unwrap_or_default(),
-                role: self
-                    .agent_role
-                    .as_deref()
-                    .and_then(AgentRole::parse)
-                    .ok_or_else(|| missing("role"))?,
-                workspace_id: self.workspace_id.ok_or_else(|| missing("workspace"))?,
-                organization_id: self
-                    .organization_id
-                    .ok_or_else(|| missing("organization"))?,
-            })
-        } else {
-            Caller::Member(MemberCaller {
-                key_id: self.key_id,
-                person_id: self.person_id.ok_or_else(|| missing("person"))?,
-                name: self.person_name.clone().unwrap_or_default(),
-                email: self.person_email.clone().unwrap_or_default(),
-                organization_id: self.organization_id,
-                member_id: self.member_id,
-                role: self.member_role.as_deref().and_then(MemberRole::parse),
-                review: self.review,
-                platform_admin: self.platform_admin,
-            })
+impl AgentAuthRow {
+    fn caller(self) -> anyhow::Result<Caller> {
+        let role = AgentRole::parse(&self.agent_role)
+            .ok_or_else(|| anyhow::anyhow!("key {} has no known role", self.key_id))?;
+        Ok(Caller::Agent(AgentCaller {
+            key_id: self.key_id,
+            agent_id: self.agent_id,
+            agent_name: self.agent_name,
+            role,
+            workspace_id: self.workspace_id,
+            organization_id: self.organization_id,
+            accounts_revision: self.accounts_revision,
+            tasks_revision: self.tasks_revision,
+        }))
+    }
+}
+
+impl PersonAuthRow {
+    fn caller(self) -> Caller {
+        Caller::Member(MemberCaller {
+            key_id: self.key_id,
+            person_id: self.person_id,
+            name: self.person_name,
+            email: self.person_email,
+            organization_id: self.organization_id,
+            member_id: self.member_id,
+            role: self.member_role.as_deref().and_then(MemberRole::parse),
+            review: self.review,
+            platform_admin: self.platform_admin,
         })
     }
 }
 
 /// Stores a success under its claim.
-const COMPLETE: &str = "UPDATE idempotency_keys SET state = $3, status = $4, response = $5 \
+const COMPLETE: &str = "UPDATE idempotency_keys SET state = $3, status = $4, response = $5::jsonb \
                         WHERE owner_id = $1 AND key_hash = $2";
 
 /// Frees a claim whose request did not succeed (a finished record stays).
@@ -225,7 +241,8 @@ const SWEEP_GRANTS: &str =
     "DELETE FROM rate_grants WHERE second < floor(EXTRACT(EPOCH FROM now()))::bigint - $1";
 
 statements!(
-    AUTHENTICATE,
+    AUTHENTICATE_AGENT,
+    AUTHENTICATE_PERSON,
     LOAD_GRANTS,
     SAVE_GRANTS,
     CLAIM,
@@ -254,17 +271,29 @@ impl Gatekeeper for PgStore {
         key: &'a ParsedKey,
     ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
         self.read(async move |conn| {
-            let row: Option<AuthRow> = prepared(
-                diesel::sql_query(AUTHENTICATE)
+            let statement = match key.kind {
+                KeyKind::Agent => AUTHENTICATE_AGENT,
+                KeyKind::Personal => AUTHENTICATE_PERSON,
+            };
+            let query = prepared(
+                diesel::sql_query(statement)
                     .bind::<Text, _>(&key.lookup)
                     .bind::<Bytea, _>(key.hash.as_slice())
-                    .bind::<Text, _>(KeyKind::Agent.as_str())
-                    .bind::<Text, _>(KeyKind::Personal.as_str()),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            row.map(|r| r.caller()).transpose()
+                    .bind::<Text, _>(key.kind.as_str()),
+            );
+            Ok(match key.kind {
+                KeyKind::Agent => query
+                    .get_result::<AgentAuthRow>(conn)
+                    .await
+                    .optional()?
+                    .map(AgentAuthRow::caller)
+                    .transpose()?,
+                KeyKind::Personal => query
+                    .get_result::<PersonAuthRow>(conn)
+                    .await
+                    .optional()?
+                    .map(PersonAuthRow::caller),
+            })
         })
     }
 
@@ -367,7 +396,7 @@ impl Gatekeeper for PgStore {
         owner: Uuid,
         key: &'a str,
         status: u16,
-        body: &'a Value,
+        body: &'a RawValue,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
             let hash = key_hash(key);
@@ -377,7 +406,7 @@ impl Gatekeeper for PgStore {
                     .bind::<Bytea, _>(hash.as_slice())
                     .bind::<Text, _>(ClaimState::Done.as_str())
                     .bind::<SmallInt, _>(status as i16)
-                    .bind::<Jsonb, _>(body),
+                    .bind::<Text, _>(body.get()),
             )
             .execute(conn)
             .await?;

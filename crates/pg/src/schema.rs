@@ -69,7 +69,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    agent_runs (id) {
+    agent_runs (agent_id, run_id) {
         id -> Uuid,
         agent_id -> Uuid,
         run_id -> Text,
@@ -651,6 +651,8 @@ diesel::table! {
         ads_enabled -> Bool,
         archived_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
+        accounts_revision -> Int8,
+        tasks_revision -> Int8,
     }
 }
 

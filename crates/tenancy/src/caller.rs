@@ -11,6 +11,13 @@ pub struct AgentCaller {
     pub role: AgentRole,
     pub workspace_id: Uuid,
     pub organization_id: Uuid,
+    /// The revision of the workspace's account list (`GET /accounts`) as the key was
+    /// authenticated: it rises with every committed change to what the list shows, so a list
+    /// built at this revision or later is as new as this request's snapshot.
+    pub accounts_revision: i64,
+    /// The revision of the workspace's open task cards as the key was authenticated (the
+    /// cards a heartbeat answers with), in the same way.
+    pub tasks_revision: i64,
 }
 
 /// A person acting through a personal key. Bound to one organization (platform admins may

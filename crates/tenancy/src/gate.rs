@@ -111,7 +111,7 @@ pub trait Gatekeeper: Send + Sync + 'static {
         owner: uuid::Uuid,
         key: &'a str,
         status: u16,
-        body: &'a Value,
+        body: &'a serde_json::value::RawValue,
     ) -> BoxFuture<'a, anyhow::Result<()>>;
 
     /// Frees a key whose request did not succeed: only 2xx results occupy a key.

@@ -17,9 +17,12 @@ use fleetdesk_accounts::service::{
 };
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_kernel::{ErrorCode, Market, Platform};
+use fleetdesk_tasks::ports::TaskRecord;
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
@@ -232,18 +235,15 @@ pub struct TaskItem {
 }
 
 /// The agent's open cards with their flags at `now`.
-fn task_items(
-    cards: Vec<fleetdesk_tasks::ports::TaskRecord>,
-    now: jiff::Timestamp,
-) -> Vec<TaskItem> {
+fn task_items(cards: &[TaskRecord], now: jiff::Timestamp) -> Vec<TaskItem> {
     cards
-        .into_iter()
+        .iter()
         .map(|c| {
             let flags = c.flags(now);
             TaskItem {
                 id: c.id,
                 kind: c.kind.as_str().to_owned(),
-                title: c.title,
+                title: c.title.clone(),
                 status: c.status.as_str().to_owned(),
                 stale: flags.stale,
                 overdue: flags.overdue,
@@ -304,7 +304,7 @@ async fn work_today(
     let date = req.query.date.as_ref().map(|d| d.0);
     let now = jiff::Timestamp::now();
     let day = ctx.day.today(agent.agent_ref(), date, now).await?;
-    let tasks = task_items(day.tasks, now);
+    let tasks = task_items(&day.tasks, now);
     let w = day.accounts;
     let redo: Vec<DayRedoItem> = day
         .redo
@@ -390,7 +390,39 @@ async fn work_today(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AccountList {
     pub agent: AgentBrief,
-    pub accounts: Vec<Account>,
+    #[schema(value_type = Vec<Account>)]
+    pub accounts: KeptJson,
+}
+
+/// JSON kept from an earlier answer, sent as it is.
+#[derive(Debug, Clone)]
+pub struct KeptJson(pub Arc<RawValue>);
+
+impl Serialize for KeptJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// How much of the agents' account lists an instance keeps serialized: about 2,000 lists of
+/// 50 accounts (16 KB each).
+pub const KEPT_LISTS_BYTES: usize = 32 << 20;
+
+/// How much of the agents' open task cards an instance keeps, as [`cards_size`] counts them.
+pub const KEPT_CARDS_BYTES: usize = 16 << 20;
+
+/// The memory a list of cards holds, near enough for a budget: the records and their texts.
+fn cards_size(cards: &[TaskRecord]) -> usize {
+    cards
+        .iter()
+        .map(|c| {
+            std::mem::size_of::<TaskRecord>()
+                + c.title.len()
+                + c.detail.as_ref().map_or(0, String::len)
+                + c.notes.to_string().len()
+                + c.evidence.to_string().len()
+        })
+        .sum()
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -441,10 +473,26 @@ async fn list_accounts(
     agent: AgentCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<AccountList>, ApiError> {
-    let accounts = ctx.accounts.repo().list_accounts(agent.agent_ref()).await?;
+    // The list as serialized for this agent at the revision its key was read with, or later
+    // (see `Revisioned`); otherwise read and serialized now, and kept.
+    let revision = agent.accounts_revision;
+    let accounts = match ctx.account_lists.get(&agent.agent_id, revision) {
+        Some(json) => json,
+        None => {
+            let views = ctx.accounts.repo().list_accounts(agent.agent_ref()).await?;
+            let list: Vec<Account> = views.into_iter().map(Account::from).collect();
+            let json: Arc<RawValue> = serde_json::value::to_raw_value(&list)
+                .map_err(|e| ApiError::internal(e.into()))?
+                .into();
+            let size = json.get().len();
+            ctx.account_lists
+                .put(agent.agent_id, revision, json.clone(), size);
+            json
+        }
+    };
     Ok(Reply::ok(AccountList {
         agent: (&agent).into(),
-        accounts: accounts.into_iter().map(Account::from).collect(),
+        accounts: KeptJson(accounts),
     }))
 }
 
@@ -732,22 +780,35 @@ async fn heartbeat(
     let b = req.body;
     let input = HeartbeatInput::new(&b.run_id.0, b.summary.map(String::from), b.counts)
         .map_err(|e| ApiError::invalid(e.field(), e))?;
-    // The round's record and the open cards are independent: both at once, each on its own
-    // pooled connection, so listing the cards adds a statement but no wait.
-    let (run, cards) = tokio::try_join!(
-        ctx.accounts
-            .repo()
-            .record_heartbeat(agent.agent_ref(), &input),
-        ctx.tasks
-            .repo()
-            .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY),
-    )?;
+    // The open cards as kept at the revision the key was read with, or later (see
+    // `Revisioned`). Otherwise the round's record and the cards are read at once, each on its
+    // own pooled connection, so listing the cards adds a statement but no wait.
+    let revision = agent.tasks_revision;
+    let record = ctx
+        .accounts
+        .repo()
+        .record_heartbeat(agent.agent_ref(), &input);
+    let (run, cards) = match ctx.open_cards.get(&agent.agent_id, revision) {
+        Some(cards) => (record.await?, cards),
+        None => {
+            let (run, cards) = tokio::try_join!(
+                record,
+                ctx.tasks
+                    .repo()
+                    .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY),
+            )?;
+            let cards: Arc<[TaskRecord]> = cards.into();
+            ctx.open_cards
+                .put(agent.agent_id, revision, cards.clone(), cards_size(&cards));
+            (run, cards)
+        }
+    };
     Ok(Reply::ok(HeartbeatResult {
         run: HeartbeatRun {
             id: run.id,
             run_id: run.run_id,
             recorded_at: Utc(run.recorded_at),
         },
-        tasks: task_items(cards, jiff::Timestamp::now()),
+        tasks: task_items(&cards, jiff::Timestamp::now()),
     }))
 }

@@ -1,0 +1,17 @@
+DROP TRIGGER task_cards_inserted ON task_cards;
+DROP TRIGGER task_cards_updated ON task_cards;
+DROP TRIGGER task_cards_deleted ON task_cards;
+DROP FUNCTION task_cards_changed();
+DROP TRIGGER personas_updated ON personas;
+DROP FUNCTION personas_changed();
+DROP TRIGGER account_generations_inserted ON account_generations;
+DROP TRIGGER account_generations_updated ON account_generations;
+DROP TRIGGER account_generations_deleted ON account_generations;
+DROP FUNCTION account_generations_changed();
+DROP TRIGGER account_slots_inserted ON account_slots;
+DROP TRIGGER account_slots_updated ON account_slots;
+DROP TRIGGER account_slots_deleted ON account_slots;
+DROP FUNCTION account_slots_changed();
+DROP FUNCTION account_list_changed(uuid[]);
+DROP FUNCTION open_cards_changed(uuid[]);
+ALTER TABLE workspaces DROP COLUMN accounts_revision, DROP COLUMN tasks_revision;
