@@ -563,6 +563,21 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     cfg.route("/openapi-agent.json", web::head().to(openapi_agent));
     crate::docs::configure(cfg);
     cfg.service(
+        web::resource("/api/mcp")
+            .route(web::post().to(mcp_post))
+            .default_service(web::to(method_not_allowed("POST".into()))),
+    );
+    // Paths without parameters first: actix tries resources in the order they were registered,
+    // a fixed path is a string comparison and a path with parameters a regular expression, so
+    // the hot fixed paths (`/accounts`, `/heartbeat`) never run one. A fixed path also wins
+    // over a parameter that would match the same text (`/posts/approved`, `/posts/{id}`).
+    let (fixed, with_params): (Vec<_>, Vec<_>) = by_path
+        .into_iter()
+        .partition(|(path, _)| !path.contains('{'));
+    for (path, routes) in fixed {
+        mount(cfg, path, routes);
+    }
+    cfg.service(
         web::resource("/files/{id}/{variant}")
             .route(web::get().to(crate::files::serve))
             .route(web::head().to(crate::files::serve))
@@ -574,57 +589,52 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
             .route(web::head().to(crate::files::serve_persona))
             .default_service(web::to(method_not_allowed("GET, HEAD".into()))),
     );
-    cfg.service(
-        web::resource("/api/mcp")
-            .route(web::post().to(mcp_post))
-            .default_service(web::to(method_not_allowed("POST".into()))),
-    );
-    for (path, routes) in by_path {
-        let mut allowed = routes
-            .iter()
-            .map(|r| r.op.spec().method.as_str())
-            .collect::<Vec<_>>();
-        if allowed.contains(&"GET") {
-            allowed.push("HEAD");
-        }
-        let allowed = allowed.join(", ");
-        let mut resource = web::resource(path);
-        for route in routes {
-            let m = method(route.op.spec().method);
-            if m == Method::GET && route.op.spec().access != Access::Token {
-                let route = route.clone();
-                resource = resource.route(web::head().to(
-                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                        let route = route.clone();
-                        async move { tagged(run(req, payload, state, route.clone()), &route).await }
-                    },
-                ));
-            }
-            resource = if route.op.spec().access == Access::Token {
-                resource.route(
-                    web::method(m).to(
-                        move |req: HttpRequest,
-                              payload: web::Payload,
-                              state: web::Data<HttpState>| {
-                            let route = route.clone();
-                            async move {
-                                tagged(run_raw(req, payload, state, route.clone()), &route).await
-                            }
-                        },
-                    ),
-                )
-            } else {
-                resource.route(web::method(m).to(
-                    move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
-                        let route = route.clone();
-                        async move { tagged(run(req, payload, state, route.clone()), &route).await }
-                    },
-                ))
-            };
-        }
-        cfg.service(resource.default_service(web::to(method_not_allowed(allowed))));
+    for (path, routes) in with_params {
+        mount(cfg, path, routes);
     }
     cfg.default_service(web::to(not_found));
+}
+
+/// One catalogue path with its operations, one per method, HEAD beside GET, and 405 for the
+/// other methods.
+fn mount(cfg: &mut web::ServiceConfig, path: String, routes: Vec<Arc<Route>>) {
+    let mut allowed = routes
+        .iter()
+        .map(|r| r.op.spec().method.as_str())
+        .collect::<Vec<_>>();
+    if allowed.contains(&"GET") {
+        allowed.push("HEAD");
+    }
+    let allowed = allowed.join(", ");
+    let mut resource = web::resource(path);
+    for route in routes {
+        let m = method(route.op.spec().method);
+        if m == Method::GET && route.op.spec().access != Access::Token {
+            let route = route.clone();
+            resource = resource.route(web::head().to(
+                move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                    let route = route.clone();
+                    async move { tagged(run(req, payload, state, route.clone()), &route).await }
+                },
+            ));
+        }
+        resource = if route.op.spec().access == Access::Token {
+            resource.route(web::method(m).to(
+                move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                    let route = route.clone();
+                    async move { tagged(run_raw(req, payload, state, route.clone()), &route).await }
+                },
+            ))
+        } else {
+            resource.route(web::method(m).to(
+                move |req: HttpRequest, payload: web::Payload, state: web::Data<HttpState>| {
+                    let route = route.clone();
+                    async move { tagged(run(req, payload, state, route.clone()), &route).await }
+                },
+            ))
+        };
+    }
+    cfg.service(resource.default_service(web::to(method_not_allowed(allowed))));
 }
 
 #[cfg(test)]
