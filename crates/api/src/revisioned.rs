@@ -1,12 +1,11 @@
 //! Answers built once and kept while what they show stands.
 //!
 //! A [`Revisioned`] keeps, per key, a value (serialized JSON, rows) built at some revision of
-//! the data behind it. The
-//! revision comes with the request (the account list's is read with the key, in the same
-//! statement), so a kept answer is used only when it is at least as new as the request's own
-//! view of the database: there is no expiry to tune and nothing to invalidate by hand. The
-//! byte budget bounds memory; past it, kept answers are dropped (any: they are rebuilt by the
-//! next request that needs them).
+//! the data behind it. The revision comes with the request (the workspace's revisions are read
+//! with the key, in the same statement), so a kept answer is used only when it is at least as
+//! new as the request's own view of the database: there is no expiry to tune and nothing to
+//! invalidate by hand. The byte budget bounds memory; past it, kept answers are dropped (any:
+//! they are rebuilt by the next request that needs them).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
