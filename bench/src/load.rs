@@ -1052,7 +1052,7 @@ fn run_scenario(
 // The pipeline's share of the round trips
 
 struct Overhead {
-    /// GET /accounts minus its one list query.
+    /// GET /accounts minus its own statements (none: the instance keeps the list).
     auth_rate_limit_get: Option<u32>,
     /// POST /heartbeat minus its upsert and its open-cards read.
     auth_rate_limit_post: Option<u32>,
@@ -1093,7 +1093,7 @@ impl Overhead {
             "auth_and_rate_limit": {
                 "from_get_accounts": self.auth_rate_limit_get,
                 "from_heartbeat": self.auth_rate_limit_post,
-                "inferred_as": "median statements of the request minus the operation's own (1: the list query; 2: the heartbeat upsert and the open task cards)",
+                "inferred_as": "median statements of the request minus the operation's own (GET /accounts: none, its list kept; a heartbeat: 1, the upsert, its open task cards kept)",
             },
             "idempotency_key": {
                 "extra": self.idempotency_key,
