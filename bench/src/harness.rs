@@ -420,6 +420,9 @@ pub(crate) struct DbCounters {
     pub(crate) tup_deleted: i64,
     /// `pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')`: WAL bytes the server ever wrote.
     pub(crate) wal_bytes: i64,
+    /// `pg_stat_wal.wal_sync`: the times the server flushed WAL to disk (the whole server's, the
+    /// WAL writer's included). A durable commit waits for one, shared by the commits it covers.
+    pub(crate) wal_syncs: i64,
     /// Rows inserted, updated and deleted per table (`pg_stat_user_tables`).
     pub(crate) tables: BTreeMap<String, i64>,
     /// In a difference: the WAL records of this database's own blocks ([`DbCounters::own_wal`]).
@@ -444,7 +447,7 @@ pub(crate) const STATS_FLUSH: Duration = Duration::from_secs(11);
 
 const DB_COUNTERS: &str = "\
 SELECT d.xact_commit, d.xact_rollback, d.tup_inserted, d.tup_updated, d.tup_deleted, \
-       pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, \
+       pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint, (SELECT wal_sync FROM pg_stat_wal), \
        (SELECT coalesce(string_agg(t.relname || '=' || (t.n_tup_ins + t.n_tup_upd + t.n_tup_del), ',' \
                                    ORDER BY t.relname), '') \
         FROM pg_stat_user_tables t) \
@@ -458,18 +461,18 @@ impl DbCounters {
         Self::parse(out.trim()).with_context(|| format!("reading the counters: `{}`", out.trim()))
     }
 
-    /// One line of `psql -A -t`: the six numbers and `table=rows,...`, separated by `|`.
+    /// One line of `psql -A -t`: the seven numbers and `table=rows,...`, separated by `|`.
     fn parse(line: &str) -> anyhow::Result<DbCounters> {
         let f: Vec<&str> = line.split('|').collect();
-        if f.len() != 7 {
-            bail!("expected 7 fields, found {}", f.len());
+        if f.len() != 8 {
+            bail!("expected 8 fields, found {}", f.len());
         }
         let n = |i: usize| -> anyhow::Result<i64> {
             f[i].trim()
                 .parse()
                 .map_err(|_| anyhow!("`{}` is not a number", f[i]))
         };
-        let tables = f[6]
+        let tables = f[7]
             .split(',')
             .filter(|t| !t.is_empty())
             .map(|t| {
@@ -484,6 +487,7 @@ impl DbCounters {
             tup_updated: n(3)?,
             tup_deleted: n(4)?,
             wal_bytes: n(5)?,
+            wal_syncs: n(6)?,
             tables,
             own_wal: None,
         })
@@ -534,6 +538,7 @@ impl DbCounters {
             tup_updated: self.tup_updated - before.tup_updated,
             tup_deleted: self.tup_deleted - before.tup_deleted,
             wal_bytes: self.wal_bytes - before.wal_bytes,
+            wal_syncs: self.wal_syncs - before.wal_syncs,
             tables: self
                 .tables
                 .iter()
@@ -559,6 +564,7 @@ impl DbCounters {
             "tup_updated": self.tup_updated,
             "tup_deleted": self.tup_deleted,
             "wal_bytes": self.wal_bytes,
+            "wal_syncs": self.wal_syncs,
             "row_writes_by_table": self.tables,
             "own_wal": self.own_wal.map(|w| json!({
                 "records": w.records,
@@ -570,6 +576,7 @@ impl DbCounters {
                 "xact": per(self.xact_commit + self.xact_rollback),
                 "row_writes": per(self.row_writes()),
                 "wal_bytes": per(self.wal_bytes),
+                "wal_syncs": per(self.wal_syncs),
                 "own_wal_bytes": self.own_wal.map(|w| per(w.bytes)),
                 "own_wal_records": self.own_wal.map(|w| per(w.records)),
             },
@@ -1212,19 +1219,23 @@ mod tests {
 
     #[test]
     fn db_counters_parse_and_subtract() {
-        let before = DbCounters::parse("10|1|5|6|0|1000|api_keys=2,rate_grants=7").unwrap();
+        let before = DbCounters::parse("10|1|5|6|0|1000|40|api_keys=2,rate_grants=7").unwrap();
         let after =
-            DbCounters::parse("25|1|8|20|1|5096|api_keys=2,rate_grants=9,agent_runs=3").unwrap();
+            DbCounters::parse("25|1|8|20|1|5096|52|api_keys=2,rate_grants=9,agent_runs=3").unwrap();
         let d = after.minus(&before);
-        assert_eq!((d.xact_commit, d.xact_rollback, d.wal_bytes), (15, 0, 4096));
+        assert_eq!(
+            (d.xact_commit, d.xact_rollback, d.wal_bytes, d.wal_syncs),
+            (15, 0, 4096, 12)
+        );
         assert_eq!(d.row_writes(), 3 + 14 + 1);
         assert_eq!(
             d.tables.into_iter().collect::<Vec<_>>(),
             [("agent_runs".to_owned(), 3), ("rate_grants".to_owned(), 2)]
         );
-        assert_eq!(DbCounters::parse("1|2|3|4|5|6|").unwrap().tables.len(), 0);
+        assert_eq!(DbCounters::parse("1|2|3|4|5|6|7|").unwrap().tables.len(), 0);
         assert!(DbCounters::parse("1|2|3").is_err());
-        assert!(DbCounters::parse("1|2|x|4|5|6|").is_err());
+        assert!(DbCounters::parse("1|2|3|4|5|6|").is_err());
+        assert!(DbCounters::parse("1|2|x|4|5|6|7|").is_err());
     }
 
     #[test]

@@ -422,7 +422,7 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
          divided by every request the scenario sent, warm-up included:"
     );
     println!(
-        "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8} {:>11} {:>11} {:>10} {:>12} {:>11}  row writes by table",
+        "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8} {:>11} {:>11} {:>10} {:>10} {:>12} {:>11}  row writes by table",
         "keys",
         "scenario",
         "requests",
@@ -432,6 +432,7 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
         "row wr/req",
         "WAL B/req",
         "WAL bytes",
+        "syncs/req",
         "own WAL B/req",
         "own WAL B"
     );
@@ -440,7 +441,7 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
         let n = r.sent().max(1) as f64;
         let tables: Vec<String> = d.tables.iter().map(|(t, n)| format!("{t} {n}")).collect();
         println!(
-            "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8.3} {:>11.4} {:>11.1} {:>10} {:>12} {:>11}  {}",
+            "{:>4} {:<38} {:>8} {:>8} {:>9} {:>8.3} {:>11.4} {:>11.1} {:>10} {:>10.4} {:>12} {:>11}  {}",
             r.keys,
             r.scenario.label(),
             r.sent(),
@@ -450,6 +451,7 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
             d.row_writes() as f64 / n,
             d.wal_bytes as f64 / n,
             d.wal_bytes,
+            d.wal_syncs as f64 / n,
             opt(d.own_wal.map(|w| format!("{:.2}", w.bytes as f64 / n))),
             opt(d.own_wal.map(|w| w.bytes)),
             if tables.is_empty() {
@@ -474,7 +476,8 @@ fn print_db_counters(results: &[ScenarioResult], idle: Option<&DbCounters>) {
          it includes the counter query itself (1 commit), the instance lock's ping every 2 s and the rate-limit leases\n\
          (rate_grants: one write per lease; api_keys: last_used_at, at most once a minute per key). WAL is the server's:\n\
          other databases written meanwhile count too; own WAL = the records on this database's blocks (pg_walinspect),\n\
-         without commit records (a few dozen bytes per transaction that wrote).",
+         without commit records (a few dozen bytes per transaction that wrote); syncs = the server's WAL flushes to disk\n\
+         (pg_stat_wal.wal_sync, the WAL writer's included), one shared by the durable commits it covers.",
         STATS_FLUSH.as_secs()
     );
 }

@@ -4,7 +4,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use fleetdesk_tests::assert::{assert_error, assert_error_in, case_prefix};
-use fleetdesk_tests::{Response, TestApp, spawn_app};
+use fleetdesk_tests::{AppOptions, Response, TestApp, spawn_app, spawn_app_with};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -1530,6 +1530,57 @@ async fn heartbeat_run_ids_belong_to_each_agent() {
         403,
         "forbidden",
     );
+}
+
+/// The heartbeat commits asynchronously (`set_config(..., true)` in its statement), and that
+/// must end with its transaction: the pooled connection it ran on is back to durable commits
+/// for whatever runs on it next.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_heartbeats_asynchronous_commit_ends_with_its_own_transaction() {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Session {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pid: i32,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        synchronous_commit: String,
+    }
+    async fn session(app: &TestApp) -> Session {
+        let mut conn = app
+            .store
+            .pool()
+            .get()
+            .await
+            .expect("the pool's one connection");
+        diesel::sql_query(
+            "SELECT pg_backend_pid() AS pid, current_setting('synchronous_commit') AS synchronous_commit",
+        )
+        .get_result(&mut *conn)
+        .await
+        .expect("the session's settings")
+    }
+    let app = spawn_app_with(AppOptions {
+        pool_size: 1,
+        ..Default::default()
+    })
+    .await;
+    let before = session(&app).await;
+    assert_eq!(before.synchronous_commit, "on");
+    let key = app.agent_key("op1");
+    for round in ["round-1", "round-1", "round-2"] {
+        let res = post(
+            &app,
+            &key,
+            "/heartbeat",
+            json!({"run_id": round, "counts": {"a": 1}}),
+        )
+        .await;
+        assert_status(&res, 200);
+    }
+    let after = session(&app).await;
+    assert_eq!(after.pid, before.pid, "the same pooled connection");
+    assert_eq!(after.synchronous_commit, "on");
+    assert_eq!(rows(&app, "agent_runs").await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]

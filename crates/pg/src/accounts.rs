@@ -246,8 +246,17 @@ struct RunRow {
 
 /// A heartbeat: the same run_id updates the same record, its summary replaced unless absent,
 /// its counts merged. A constant statement, so it stays prepared on the connection.
+///
+/// It commits asynchronously: `set_config(..., true)` turns `synchronous_commit` off for the
+/// statement's own transaction only, so the answer does not wait for the WAL flush, and the
+/// pooled connection's next transaction is durable again. A crash of PostgreSQL can lose the
+/// heartbeats of its last moments (at most three `wal_writer_delay`s), never half of one and
+/// never a later write; the agent sends the next at the end of its next round
+/// (docs/decisions.md, "Heartbeats commit asynchronously").
 const RECORD_HEARTBEAT: &str = r#"
-INSERT INTO agent_runs AS r (agent_id, run_id, summary, counts) VALUES ($1, $2, $3, $4)
+WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true))
+INSERT INTO agent_runs AS r (agent_id, run_id, summary, counts)
+SELECT $1, $2, $3, $4 FROM async_commit
 ON CONFLICT (agent_id, run_id) DO UPDATE
 SET summary = COALESCE(EXCLUDED.summary, r.summary), counts = r.counts || EXCLUDED.counts,
     recorded_at = now()
