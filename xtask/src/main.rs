@@ -48,6 +48,7 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_reports", Layer::Domain),
     ("fleetdesk_wiki", Layer::Domain),
     ("fleetdesk_community", Layer::Domain),
+    ("fleetdesk_ads", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
@@ -411,7 +412,8 @@ mod tests {
                 "fleetdesk_cron",
                 "fleetdesk_reports",
                 "fleetdesk_wiki",
-                "fleetdesk_community"
+                "fleetdesk_community",
+                "fleetdesk_ads"
             ]
         );
     }

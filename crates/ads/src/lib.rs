@@ -1,0 +1,42 @@
+//! Ads: paid third-party research, ad picks, and ad changes a person approves. Agents never
+//! spend money on their own: research costs nothing until a person agrees, and an ad change
+//! changes nothing until a person approves it in the service.
+//!
+//! - [`product`]: which marketplace product a research item names.
+//! - [`research`]: quote then approve: the items a request may ask for, the quote, when an
+//!   approval is refused, the cache and the credit month.
+//! - [`pick`]: ad pick numbers (`SP-<n>`) and statuses.
+//! - [`proposal`]: ad changes: the kinds and what each names, duplicates, expiry, the monthly
+//!   cap an approval keeps.
+
+pub mod pick;
+pub mod product;
+pub mod proposal;
+pub mod research;
+
+pub use pick::{PickNumber, PickStatus};
+pub use product::{Marketplace, Product};
+pub use research::{ResearchKind, ResearchStatus};
+
+/// Why an ads call is refused: the API answers 400, 404 or 422.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdsRefusal {
+    /// 400 naming `field`.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// 404: unknown, or of another organization or workspace.
+    #[error("{0}")]
+    NotFound(String),
+    /// 422 with the reason.
+    #[error("{0}")]
+    Rejected(String),
+}
+
+impl AdsRefusal {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        AdsRefusal::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Which product a research item names: a link on a known marketplace, or a bare item id read
+//! on the workspace's marketplace (docs/decisions.md, "Ad research").
+//!
+//! A product is known by its marketplace and the marketplace's own item id, so the same product
+//! reached through two links (a share link with tracking parameters, the mobile site, another
+//! country's domain of the same marketplace) is one cache entry.
+
+use url::Url;
+
+fleetdesk_kernel::text_enum! {
+    /// A marketplace research can read. Stored and sent as its text.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Marketplace {
+        Shopee => "shopee",
+        Taobao => "taobao",
+        Tmall => "tmall",
+        Alibaba1688 => "1688",
+        Jd => "jd",
+        Momo => "momo",
+        Pchome => "pchome",
+        Amazon => "amazon",
+        Rakuten => "rakuten",
+        Coupang => "coupang",
+    }
+}
+
+impl Marketplace {
+    /// The label of the marketplace's registrable domain (`momoshop.com.tw` is momo's).
+    fn domain_label(self) -> &'static str {
+        match self {
+            Marketplace::Momo => "momoshop",
+            other => other.as_str(),
+        }
+    }
+
+    /// The marketplace whose domain `host` is, in any country: the marketplace's label followed
+    /// only by a public suffix (`com`, `co.jp`, `com.tw`, `tw` …). `shopee.example.com` and
+    /// `my-shopee.com` are no marketplace.
+    pub fn of_host(host: &str) -> Option<Marketplace> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let labels: Vec<&str> = host.split('.').collect();
+        Marketplace::ALL.into_iter().find(|m| {
+            labels
+                .iter()
+                .position(|l| *l == m.domain_label())
+                .is_some_and(|at| is_public_suffix(&labels[at + 1..]))
+        })
+    }
+}
+
+/// `com`, `net`, a country code, or a second level under a country code (`co.jp`, `com.tw`).
+fn is_public_suffix(labels: &[&str]) -> bool {
+    let generic = |l: &str| matches!(l, "com" | "net" | "co" | "org");
+    let country = |l: &str| l.len() == 2 && l.bytes().all(|b| b.is_ascii_lowercase());
+    match labels {
+        [tld] => generic(tld) || country(tld),
+        [second, tld] => generic(second) && country(tld),
+        _ => false,
+    }
+}
+
+/// A product to research: where, its id there, and the text it was given as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Product {
+    pub marketplace: Marketplace,
+    /// The marketplace's item id (Shopee's is `<shop>.<item>`, Amazon's the ASIN).
+    pub item_id: String,
+}
+
+impl Product {
+    /// What the cache and the provider know the product by: `<marketplace>:<item id>`.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.marketplace, self.item_id)
+    }
+}
+
+/// Why an item is no product.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProductError {
+    /// Not a link of a known marketplace, and not a bare item id of 6-20 digits.
+    NotMarketplace,
+    /// A link of the marketplace that names no product page.
+    NoProduct(Marketplace),
+}
+
+impl ProductError {
+    pub fn message(&self) -> String {
+        match self {
+            ProductError::NotMarketplace => "must be a product link on a known marketplace (Shopee, Taobao, \
+                 Tmall, 1688, JD, momo, PChome, Amazon, Rakuten, Coupang) or a bare item id of 6-20 digits"
+                .to_owned(),
+            ProductError::NoProduct(m) => format!("a {m} link that names no product page"),
+        }
+    }
+}
+
+/// Reads one research item: a bare item id of 6-20 digits is read on `home` (the workspace's
+/// marketplace); anything else must be an http(s) link to a product page of a marketplace.
+pub fn parse_product(item: &str, home: Marketplace) -> Result<Product, ProductError> {
+    let item = item.trim();
+    if (6..=20).contains(&item.len()) && item.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Product {
+            marketplace: home,
+            item_id: item.to_owned(),
+        });
+    }
+    let with_scheme = if item.contains("://") {
+        item.to_owned()
+    } else {
+        format!("https://{item}")
+    };
+    let url = Url::parse(&with_scheme).map_err(|_| ProductError::NotMarketplace)?;
+    if !matches!(url.scheme(), "http" | "https") || url.username() != "" || url.password().is_some()
+    {
+        return Err(ProductError::NotMarketplace);
+    }
+    let marketplace = url
+        .host_str()
+        .and_then(Marketplace::of_host)
+        .ok_or(ProductError::NotMarketplace)?;
+    let item_id = item_id(marketplace, &url).ok_or(ProductError::NoProduct(marketplace))?;
+    Ok(Product {
+        marketplace,
+        item_id,
+    })
+}
+
+fn digits(s: &str) -> Option<&str> {
+    (!s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit())).then_some(s)
+}
+
+fn query(url: &Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// The item id a product page's link carries, by the marketplace's own link shapes.
+fn item_id(marketplace: Marketplace, url: &Url) -> Option<String> {
+    let segments: Vec<&str> = url
+        .path_segments()
+        .map(|s| s.filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    match marketplace {
+        // /product/<shop>/<item>, or /<title>-i.<shop>.<item>
+        Marketplace::Shopee => match segments.as_slice() {
+            ["product", shop, item, ..] => Some(format!("{}.{}", digits(shop)?, digits(item)?)),
+            [titled, ..] => {
+                let (_, ids) = titled.rsplit_once("-i.")?;
+                let (shop, item) = ids.split_once('.')?;
+                Some(format!("{}.{}", digits(shop)?, digits(item)?))
+            }
+            [] => None,
+        },
+        // item.htm?id=<digits>
+        Marketplace::Taobao | Marketplace::Tmall => {
+            query(url, "id").and_then(|id| digits(&id).map(str::to_owned))
+        }
+        // /offer/<digits>.html
+        Marketplace::Alibaba1688 => match segments.as_slice() {
+            ["offer", page] => digits(page.strip_suffix(".html")?).map(str::to_owned),
+            _ => None,
+        },
+        // /<digits>.html, or /product/<digits>.html
+        Marketplace::Jd => match segments.as_slice() {
+            [page] | ["product", page] => digits(page.strip_suffix(".html")?).map(str::to_owned),
+            _ => None,
+        },
+        // GoodsDetail.jsp?i_code=<digits>
+        Marketplace::Momo => query(url, "i_code").and_then(|id| digits(&id).map(str::to_owned)),
+        // /prod/<id>, ids like DYAJ9A-A900B51UP
+        Marketplace::Pchome => match segments.as_slice() {
+            ["prod", id, ..]
+                if (6..=40).contains(&id.len())
+                    && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') =>
+            {
+                Some(id.to_ascii_uppercase())
+            }
+            _ => None,
+        },
+        // /dp/<ASIN>, /<title>/dp/<ASIN>, /gp/product/<ASIN>
+        Marketplace::Amazon => {
+            let asin = segments
+                .windows(2)
+                .find(|w| w[0] == "dp" || (w[0] == "product" && segments.first() == Some(&"gp")))
+                .map(|w| w[1])?;
+            (asin.len() == 10 && asin.bytes().all(|b| b.is_ascii_alphanumeric()))
+                .then(|| asin.to_ascii_uppercase())
+        }
+        // item.rakuten.co.jp/<shop>/<item>/, or /shop/<shop>/product/<item>/
+        Marketplace::Rakuten => {
+            let plain = |s: &str| {
+                !s.is_empty()
+                    && s.len() <= 80
+                    && s.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+            };
+            match segments.as_slice() {
+                ["shop", shop, "product", item, ..] | [shop, item]
+                    if plain(shop) && plain(item) =>
+                {
+                    Some(format!(
+                        "{}/{}",
+                        shop.to_ascii_lowercase(),
+                        item.to_ascii_lowercase()
+                    ))
+                }
+                _ => None,
+            }
+        }
+        // /vp/products/<digits>
+        Marketplace::Coupang => match segments.as_slice() {
+            ["vp", "products", id, ..] => digits(id).map(str::to_owned),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(item: &str) -> Result<String, ProductError> {
+        parse_product(item, Marketplace::Shopee).map(|p| p.key())
+    }
+
+    #[test]
+    fn reads_each_marketplaces_product_links() {
+        let cases = [
+            (
+                "https://shopee.tw/product/123456/7890123",
+                "shopee:123456.7890123",
+            ),
+            (
+                "https://shopee.co.id/Serum-Wajah-i.123456.7890123?sp_atk=x",
+                "shopee:123456.7890123",
+            ),
+            ("shopee.com.my/product/1/2", "shopee:1.2"),
+            (
+                "https://item.taobao.com/item.htm?spm=a1z10&id=612345678901",
+                "taobao:612345678901",
+            ),
+            (
+                "https://detail.tmall.com/item.htm?id=612345678901",
+                "tmall:612345678901",
+            ),
+            (
+                "https://detail.tmall.hk/item.htm?id=612345678901",
+                "tmall:612345678901",
+            ),
+            (
+                "https://detail.1688.com/offer/612345678901.html",
+                "1688:612345678901",
+            ),
+            ("https://item.jd.com/100012043978.html", "jd:100012043978"),
+            ("https://item.jd.hk/100012043978.html", "jd:100012043978"),
+            (
+                "https://www.momoshop.com.tw/goods/GoodsDetail.jsp?i_code=10234567&str_category_code=1",
+                "momo:10234567",
+            ),
+            (
+                "https://24h.pchome.com.tw/prod/DYAJ9A-A900B51UP",
+                "pchome:DYAJ9A-A900B51UP",
+            ),
+            (
+                "https://www.amazon.co.jp/Some-Title/dp/B08N5WRWNW/ref=sr_1_1",
+                "amazon:B08N5WRWNW",
+            ),
+            (
+                "https://www.amazon.com/gp/product/b08n5wrwnw",
+                "amazon:B08N5WRWNW",
+            ),
+            (
+                "https://item.rakuten.co.jp/shop-a/item_9/",
+                "rakuten:shop-a/item_9",
+            ),
+            (
+                "https://www.rakuten.com.tw/shop/shopa/product/abc123/",
+                "rakuten:shopa/abc123",
+            ),
+            (
+                "https://www.coupang.com/vp/products/7335597976?itemId=1",
+                "coupang:7335597976",
+            ),
+            (
+                "https://tw.coupang.com/vp/products/7335597976",
+                "coupang:7335597976",
+            ),
+        ];
+        for (link, want) in cases {
+            assert_eq!(key(link).as_deref(), Ok(want), "{link}");
+        }
+    }
+
+    #[test]
+    fn a_bare_id_of_6_to_20_digits_is_read_on_the_home_marketplace() {
+        assert_eq!(
+            parse_product(" 123456 ", Marketplace::Momo).map(|p| p.key()),
+            Ok("momo:123456".into())
+        );
+        assert_eq!(
+            key(&"1".repeat(20)),
+            Ok(format!("shopee:{}", "1".repeat(20)))
+        );
+        assert_eq!(key("12345"), Err(ProductError::NotMarketplace));
+        assert_eq!(key(&"1".repeat(21)), Err(ProductError::NotMarketplace));
+    }
+
+    #[test]
+    fn other_sites_and_look_alike_hosts_are_no_marketplace() {
+        for link in [
+            "https://example.com/product/1/2",
+            "https://shopee.example.com/product/1/2",
+            "https://my-shopee.com/product/1/2",
+            "https://shopee.tw.evil.net/product/1/2",
+            "ftp://shopee.tw/product/1/2",
+            "https://user:pw@shopee.tw/product/1/2",
+            "serum",
+            "",
+        ] {
+            assert_eq!(key(link), Err(ProductError::NotMarketplace), "{link}");
+        }
+    }
+
+    #[test]
+    fn a_marketplace_link_without_a_product_is_named_as_such() {
+        for (link, m) in [
+            ("https://shopee.tw/", Marketplace::Shopee),
+            ("https://shopee.tw/product/abc/1", Marketplace::Shopee),
+            ("https://item.taobao.com/item.htm", Marketplace::Taobao),
+            ("https://www.amazon.com/dp/short", Marketplace::Amazon),
+            (
+                "https://www.coupang.com/np/search?q=serum",
+                Marketplace::Coupang,
+            ),
+        ] {
+            assert_eq!(key(link), Err(ProductError::NoProduct(m)), "{link}");
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Ad changes an agent proposes and a person approves: what each kind asks, when a proposal
+//! is a duplicate of one waiting, when it expires, and the monthly cap an approval must keep.
+//!
+//! A proposal changes nothing by itself. It opens an `ad_change` decision; a person's resolve
+//! executes it through the ad platform as that person, a dismiss refuses it, and one nobody
+//! handled expires after 7 days.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::AdsRefusal;
+
+fleetdesk_kernel::text_enum! {
+    /// What a proposal changes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ProposalKind {
+        /// Pause a running ad.
+        Pause => "pause",
+        /// Resume a paused ad (subject to the monthly cap).
+        Resume => "resume",
+        /// Set an ad's budget (a raise on a running ad is subject to the monthly cap).
+        Budget => "budget",
+        /// Boost a published Facebook or Instagram post: a paused ad a person must enable.
+        Boost => "boost",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where a proposal stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ProposalStatus {
+        /// Waiting for a person.
+        Waiting => "waiting",
+        /// Approved; the platform call is under way.
+        Approved => "approved",
+        /// The platform made the change.
+        Executed => "executed",
+        /// The platform refused or failed; `result` says why.
+        Failed => "failed",
+        /// A person dismissed it.
+        Refused => "refused",
+        /// Nobody handled it within 7 days.
+        Expired => "expired",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// How a boost's budget is spent.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum BudgetType {
+        Daily => "daily",
+        Lifetime => "lifetime",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// An ad's state on the platform, as the last sync saw it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum AdStatus {
+        Running => "running",
+        Paused => "paused",
+    }
+}
+
+/// How long a proposal waits for a person.
+pub const PROPOSAL_VALIDITY: SignedDuration = SignedDuration::from_hours(7 * 24);
+/// A boost's days.
+pub const BOOST_DAYS: std::ops::RangeInclusive<i64> = 2..=90;
+/// Countries a boost may target.
+pub const MAX_COUNTRIES: usize = 25;
+/// Characters of a reason.
+pub const MAX_REASON_CHARS: usize = 2000;
+
+/// What a proposal asks, checked: the ad or post it names and the numbers it sets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    Pause {
+        ad_id: String,
+    },
+    Resume {
+        ad_id: String,
+    },
+    Budget {
+        ad_id: String,
+        amount: f64,
+    },
+    Boost {
+        post_id: uuid::Uuid,
+        ad_account_id: String,
+        budget_type: BudgetType,
+        amount: f64,
+        days: i64,
+        countries: Vec<String>,
+    },
+}
+
+impl Change {
+    pub fn kind(&self) -> ProposalKind {
+        match self {
+            Change::Pause { .. } => ProposalKind::Pause,
+            Change::Resume { .. } => ProposalKind::Resume,
+            Change::Budget { .. } => ProposalKind::Budget,
+            Change::Boost { .. } => ProposalKind::Boost,
+        }
+    }
+
+    /// What a waiting proposal is the same as: the kind and the ad (or, for a boost, the post).
+    pub fn target(&self) -> String {
+        match self {
+            Change::Pause { ad_id } | Change::Resume { ad_id } | Change::Budget { ad_id, .. } => {
+                format!("ad:{ad_id}")
+            }
+            Change::Boost { post_id, .. } => format!("post:{post_id}"),
+        }
+    }
+}
+
+/// An amount in the ad account's currency: above zero, at most two decimals, below a billion.
+pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
+    let cents = amount * 100.0;
+    if !amount.is_finite() || amount <= 0.0 || amount >= 1e9 || (cents - cents.round()).abs() > 1e-6
+    {
+        return Err(AdsRefusal::invalid(
+            field,
+            "an amount above 0 and below 1000000000 with at most two decimals, in the ad account's currency",
+        ));
+    }
+    Ok(amount)
+}
+
+/// Country codes: ISO 3166 alpha-2, upper case, none twice, at most [`MAX_COUNTRIES`].
+pub fn check_countries(countries: &[String]) -> Result<Vec<String>, AdsRefusal> {
+    if countries.len() > MAX_COUNTRIES {
+        return Err(AdsRefusal::invalid(
+            "countries",
+            format!("at most {MAX_COUNTRIES} countries"),
+        ));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(countries.len());
+    for (i, c) in countries.iter().enumerate() {
+        let code = c.trim().to_ascii_uppercase();
+        if code.len() != 2 || !code.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(AdsRefusal::invalid(
+                format!("countries[{i}]"),
+                "a two-letter country code (ISO 3166-1 alpha-2)",
+            ));
+        }
+        if out.contains(&code) {
+            return Err(AdsRefusal::invalid(
+                format!("countries[{i}]"),
+                format!("{code} is listed twice"),
+            ));
+        }
+        out.push(code);
+    }
+    Ok(out)
+}
+
+/// A boost's days: 2 to 90.
+pub fn check_days(days: i64) -> Result<i64, AdsRefusal> {
+    if !BOOST_DAYS.contains(&days) {
+        return Err(AdsRefusal::invalid("days", "a boost runs 2 to 90 days"));
+    }
+    Ok(days)
+}
+
+/// The ad a pause, resume or budget proposal names, as the last sync saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownAd {
+    pub status: AdStatus,
+    pub budget_type: BudgetType,
+    /// The budget in the ad account's currency.
+    pub budget: f64,
+}
+
+/// Whether the named ad may be proposed for: a pause needs a running ad, a resume a paused one.
+pub fn check_ad_state(change: &Change, ad: &KnownAd) -> Result<(), AdsRefusal> {
+    match (change, ad.status) {
+        (Change::Pause { .. }, AdStatus::Paused) => {
+            Err(AdsRefusal::Rejected("the ad is already paused".into()))
+        }
+        (Change::Resume { .. }, AdStatus::Running) => {
+            Err(AdsRefusal::Rejected("the ad is already running".into()))
+        }
+        (Change::Budget { amount, .. }, _) if *amount == ad.budget => Err(AdsRefusal::Rejected(
+            "the ad's budget is already that amount".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The workspace's spend against its monthly cap when a person approves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapState {
+    /// The workspace's monthly ad budget; `None` when the tenant file sets none.
+    pub cap: Option<f64>,
+    /// Spent this month so far, as synced.
+    pub spent: f64,
+    /// What the running ads will spend for the rest of the month at their budgets.
+    pub committed: f64,
+    /// Whole days left in the month, today included.
+    pub days_left: i64,
+}
+
+/// What the change adds to this month's spend: a resumed ad's budget for the rest of the month,
+/// a raised budget's difference; a pause, a lowered budget and a boost (created paused) add
+/// nothing.
+pub fn added_spend(change: &Change, ad: Option<&KnownAd>, days_left: i64) -> f64 {
+    let month = |budget_type: BudgetType, amount: f64| match budget_type {
+        BudgetType::Daily => amount * days_left as f64,
+        BudgetType::Lifetime => amount,
+    };
+    match (change, ad) {
+        (Change::Resume { .. }, Some(ad)) => month(ad.budget_type, ad.budget),
+        (Change::Budget { amount, .. }, Some(ad))
+            if ad.status == AdStatus::Running && *amount > ad.budget =>
+        {
+            month(ad.budget_type, amount - ad.budget)
+        }
+        _ => 0.0,
+    }
+}
+
+/// A resume or a raise on a running ad may not take the month's spend (spent, plus what the
+/// running ads will spend, plus the change) past the cap.
+pub fn check_cap(change: &Change, ad: Option<&KnownAd>, cap: &CapState) -> Result<(), AdsRefusal> {
+    let added = added_spend(change, ad, cap.days_left);
+    let Some(limit) = cap.cap else {
+        return Ok(());
+    };
+    if added > 0.0 && cap.spent + cap.committed + added > limit {
+        return Err(AdsRefusal::Rejected(format!(
+            "over the monthly cap: spent {:.2}, the running ads commit {:.2} more, this change adds {:.2}, the cap is {:.2}",
+            cap.spent, cap.committed, added, limit
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a waiting proposal created at `created_at` has expired at `now`.
+pub fn expired(created_at: Timestamp, now: Timestamp) -> bool {
+    now >= created_at + PROPOSAL_VALIDITY
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running(budget: f64) -> KnownAd {
+        KnownAd {
+            status: AdStatus::Running,
+            budget_type: BudgetType::Daily,
+            budget,
+        }
+    }
+
+    #[test]
+    fn amounts_are_positive_with_at_most_two_decimals() {
+        assert_eq!(check_amount("amount", 12.5), Ok(12.5));
+        assert_eq!(check_amount("amount", 0.01), Ok(0.01));
+        for bad in [0.0, -1.0, 0.001, f64::NAN, f64::INFINITY, 1e9] {
+            assert!(check_amount("amount", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn boost_days_2_to_90_and_countries_as_iso_codes() {
+        assert!(check_days(1).is_err());
+        assert_eq!(check_days(2), Ok(2));
+        assert_eq!(check_days(90), Ok(90));
+        assert!(check_days(91).is_err());
+        assert_eq!(
+            check_countries(&["tw".into(), " HK".into()]),
+            Ok(vec!["TW".into(), "HK".into()])
+        );
+        assert!(matches!(
+            check_countries(&["TW".into(), "tw".into()]),
+            Err(AdsRefusal::Invalid { field, .. }) if field == "countries[1]"
+        ));
+        assert!(check_countries(&["TWN".into()]).is_err());
+        let many: Vec<String> = (0..26)
+            .map(|i| format!("A{}", (b'A' + i as u8) as char))
+            .collect();
+        assert!(check_countries(&many[..25]).is_ok());
+        assert!(check_countries(&many).is_err());
+    }
+
+    #[test]
+    fn a_pause_needs_a_running_ad_and_a_resume_a_paused_one() {
+        let pause = Change::Pause { ad_id: "1".into() };
+        let resume = Change::Resume { ad_id: "1".into() };
+        let paused = KnownAd {
+            status: AdStatus::Paused,
+            ..running(10.0)
+        };
+        assert!(check_ad_state(&pause, &running(10.0)).is_ok());
+        assert!(check_ad_state(&pause, &paused).is_err());
+        assert!(check_ad_state(&resume, &paused).is_ok());
+        assert!(check_ad_state(&resume, &running(10.0)).is_err());
+        let same = Change::Budget {
+            ad_id: "1".into(),
+            amount: 10.0,
+        };
+        assert!(check_ad_state(&same, &running(10.0)).is_err());
+    }
+
+    #[test]
+    fn the_cap_counts_spent_committed_and_what_the_change_adds() {
+        let cap = CapState {
+            cap: Some(1000.0),
+            spent: 600.0,
+            committed: 200.0,
+            days_left: 10,
+        };
+        let raise = |amount| Change::Budget {
+            ad_id: "1".into(),
+            amount,
+        };
+        // 20 a day more for 10 days: exactly the cap.
+        assert_eq!(check_cap(&raise(30.0), Some(&running(10.0)), &cap), Ok(()));
+        assert!(check_cap(&raise(30.01), Some(&running(10.0)), &cap).is_err());
+        // Lowering, pausing and boosting never hit the cap.
+        assert_eq!(check_cap(&raise(5.0), Some(&running(10.0)), &cap), Ok(()));
+        let full = CapState {
+            spent: 1000.0,
+            ..cap.clone()
+        };
+        assert_eq!(
+            check_cap(
+                &Change::Pause { ad_id: "1".into() },
+                Some(&running(10.0)),
+                &full
+            ),
+            Ok(())
+        );
+        // A raise on a paused ad spends nothing until it is resumed.
+        let paused = KnownAd {
+            status: AdStatus::Paused,
+            ..running(10.0)
+        };
+        assert_eq!(check_cap(&raise(500.0), Some(&paused), &full), Ok(()));
+        // A resume brings the ad's budget for the rest of the month.
+        let resume = Change::Resume { ad_id: "1".into() };
+        assert_eq!(check_cap(&resume, Some(&paused), &cap), Ok(()));
+        let lifetime = KnownAd {
+            budget_type: BudgetType::Lifetime,
+            budget: 200.01,
+            ..paused
+        };
+        assert!(check_cap(&resume, Some(&lifetime), &cap).is_err());
+        // Without a cap nothing is refused.
+        let none = CapState { cap: None, ..full };
+        assert_eq!(
+            check_cap(&raise(500.0), Some(&running(10.0)), &none),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_waiting_proposal_expires_after_7_days() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let created = at("2026-11-20T10:00:00Z");
+        assert!(!expired(created, at("2026-11-27T09:59:59Z")));
+        assert!(expired(created, at("2026-11-27T10:00:00Z")));
+    }
+}

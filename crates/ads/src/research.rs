@@ -1,0 +1,534 @@
+//! Paid third-party research, quote then approve: what a request may ask for, what its quote
+//! says, when a person's approval is refused, and what a finished item charges.
+//!
+//! A quote is free and queries nothing. The work runs only after a person agreed (relayed by
+//! the agent), and charges per item found: an item not found, failed or left unqueried is
+//! free, and so is one the same organization found recently (a product within 30 days, a
+//! keyword the same day in Taipei).
+
+use std::collections::{HashMap, HashSet};
+
+use jiff::{SignedDuration, Timestamp, ToSpan};
+use serde::Serialize;
+
+use crate::AdsRefusal;
+use crate::product::{Marketplace, parse_product};
+
+fleetdesk_kernel::text_enum! {
+    /// What a research request looks into.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ResearchKind {
+        /// Up to 20 marketplace products (links or item ids).
+        ProductBrief => "product_brief",
+        /// Up to 10 keywords of at most 40 characters.
+        TopicScout => "topic_scout",
+    }
+}
+
+fleetdesk_kernel::text_enum! {
+    /// Where a request stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ResearchStatus {
+        /// Quoted, waiting for a person's approval (or past its expiry).
+        Quoted => "quoted",
+        /// Approved; the work is queued or running.
+        Running => "running",
+        /// Every item was looked up, found cached, or left unqueried.
+        Done => "done",
+    }
+}
+
+/// Products per request.
+pub const MAX_PRODUCTS: usize = 20;
+/// Keywords per request.
+pub const MAX_KEYWORDS: usize = 10;
+/// Characters per keyword.
+pub const MAX_KEYWORD_CHARS: usize = 40;
+/// Characters of a lane's name.
+pub const MAX_LANE_CHARS: usize = 80;
+/// How long a quote may be approved.
+pub const QUOTE_VALIDITY: SignedDuration = SignedDuration::from_mins(30);
+/// How long a product found answers for free.
+pub const PRODUCT_CACHE_DAYS: i64 = 30;
+/// The zone whose day a keyword's cache lasts, and whose month the credit limit counts.
+pub const ZONE: &str = "Asia/Taipei";
+/// The organization's limit may be passed up to this many times over in a month; at it,
+/// approvals are refused.
+pub const LIMIT_MULTIPLE: i64 = 3;
+
+impl ResearchKind {
+    /// The key of the organization's price per item found (tenant file `prices`).
+    pub fn price_key(self) -> &'static str {
+        match self {
+            ResearchKind::ProductBrief => "ad_product_brief",
+            ResearchKind::TopicScout => "ad_topic_keyword",
+        }
+    }
+
+    fn max_items(self) -> usize {
+        match self {
+            ResearchKind::ProductBrief => MAX_PRODUCTS,
+            ResearchKind::TopicScout => MAX_KEYWORDS,
+        }
+    }
+
+    /// The earliest time a found result of this kind still answers for free at `now`: 30 days
+    /// back for a product, the start of Taipei's day for a keyword.
+    pub fn cache_since(self, now: Timestamp) -> Timestamp {
+        match self {
+            ResearchKind::ProductBrief => now - (PRODUCT_CACHE_DAYS * 24).hours(),
+            ResearchKind::TopicScout => {
+                let zone = fleetdesk_kernel::market::zone(ZONE);
+                now.to_zoned(zone)
+                    .start_of_day()
+                    .map(|d| d.timestamp())
+                    .unwrap_or(now)
+            }
+        }
+    }
+}
+
+/// One item of a request as checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResearchItem {
+    /// As the agent gave it (trimmed).
+    pub item: String,
+    /// What the cache and the provider know it by: `<marketplace>:<id>` for a product, the
+    /// searched term in lower case for a keyword.
+    pub key: String,
+    /// The term used: the keyword in simplified Chinese; the product's key for a product.
+    pub searched: String,
+}
+
+/// Checks a request's items: 1 to 20 products or 1 to 10 keywords, each readable, none twice.
+/// A bare item id is read on `home`, the workspace's marketplace. Keywords are searched in
+/// simplified Chinese (traditional characters converted).
+pub fn check_items(
+    kind: ResearchKind,
+    items: &[String],
+    home: Marketplace,
+) -> Result<Vec<ResearchItem>, AdsRefusal> {
+    if items.is_empty() || items.len() > kind.max_items() {
+        return Err(AdsRefusal::invalid(
+            "items",
+            format!(
+                "{} takes 1 to {} items, not {}",
+                kind,
+                kind.max_items(),
+                items.len()
+            ),
+        ));
+    }
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut checked = Vec::with_capacity(items.len());
+    for (i, raw) in items.iter().enumerate() {
+        let field = format!("items[{i}]");
+        let item = raw.trim();
+        let (key, searched) = match kind {
+            ResearchKind::ProductBrief => {
+                let product = parse_product(item, home)
+                    .map_err(|e| AdsRefusal::invalid(&field, e.message()))?;
+                (product.key(), product.key())
+            }
+            ResearchKind::TopicScout => {
+                let chars = item.chars().count();
+                if chars == 0 || chars > MAX_KEYWORD_CHARS {
+                    return Err(AdsRefusal::invalid(
+                        &field,
+                        format!("a keyword has 1 to {MAX_KEYWORD_CHARS} characters, not {chars}"),
+                    ));
+                }
+                let searched = hanconv::t2s(item);
+                (searched.to_lowercase(), searched)
+            }
+        };
+        if let Some(first) = seen.insert(key.clone(), i) {
+            return Err(AdsRefusal::invalid(
+                &field,
+                format!("the same item as items[{first}]"),
+            ));
+        }
+        checked.push(ResearchItem {
+            item: item.to_owned(),
+            key,
+            searched,
+        });
+    }
+    Ok(checked)
+}
+
+/// One item of a quote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QuotedItem {
+    /// As given.
+    pub item: String,
+    /// The term the research uses.
+    pub searched: String,
+    /// The organization found it recently: free.
+    pub cached: bool,
+}
+
+/// What an approval would cost at most: every uncached item found, at the organization's price.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Quote {
+    pub items: Vec<QuotedItem>,
+    /// The most the work charges: uncached items times the price per item found.
+    pub credits: i64,
+    pub price_per_item: i64,
+    #[serde(serialize_with = "fleetdesk_kernel::time::utc::serialize")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub expires_at: Timestamp,
+}
+
+/// The quote for checked items: `cached` holds the keys the organization found since
+/// [`ResearchKind::cache_since`].
+pub fn quote(
+    items: &[ResearchItem],
+    cached: &HashSet<String>,
+    price: i64,
+    now: Timestamp,
+) -> Quote {
+    let items: Vec<QuotedItem> = items
+        .iter()
+        .map(|i| QuotedItem {
+            item: i.item.clone(),
+            searched: i.searched.clone(),
+            cached: cached.contains(&i.key),
+        })
+        .collect();
+    let uncached = items.iter().filter(|i| !i.cached).count() as i64;
+    Quote {
+        credits: uncached * price,
+        price_per_item: price,
+        items,
+        expires_at: now + QUOTE_VALIDITY,
+    }
+}
+
+/// What the approval of a request finds when it locks it.
+#[derive(Debug, Clone)]
+pub struct ApprovalState {
+    pub status: ResearchStatus,
+    pub expires_at: Timestamp,
+    /// The `origin.message_ref` the request was approved with, when it was.
+    pub approved_ref: Option<String>,
+    /// The organization is suspended (tenant file).
+    pub suspended: bool,
+    /// Credits charged to the organization this month (Taipei).
+    pub charged_this_month: i64,
+    pub monthly_credit_limit: i64,
+    /// Lookups the provider has left today; `None` without a quota.
+    pub quota_left: Option<i64>,
+}
+
+/// What an approval does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Approve and queue the work.
+    Approve,
+    /// The same approval resent (the same `message_ref`): answer as it stands.
+    Unchanged,
+}
+
+/// Decides an approval: a resend with the request's own `message_ref` is unchanged; otherwise
+/// only a quoted request within its 30 minutes, of an organization neither suspended nor at
+/// three times its monthly credit limit, while the provider has lookups left today.
+pub fn judge_approval(
+    state: &ApprovalState,
+    message_ref: Option<&str>,
+    now: Timestamp,
+) -> Result<Approval, AdsRefusal> {
+    if state.status != ResearchStatus::Quoted {
+        return match (&state.approved_ref, message_ref) {
+            (Some(done), Some(resent)) if done == resent => Ok(Approval::Unchanged),
+            _ => Err(AdsRefusal::Rejected(
+                "the request is already approved (resend with the same origin.message_ref to read it)"
+                    .into(),
+            )),
+        };
+    }
+    if now >= state.expires_at {
+        return Err(AdsRefusal::Rejected(format!(
+            "the quote expired at {}; ask for a new quote",
+            fleetdesk_kernel::time::format_utc(state.expires_at)
+        )));
+    }
+    if state.suspended {
+        return Err(AdsRefusal::Rejected(
+            "the organization is suspended: paid research is not available".into(),
+        ));
+    }
+    let hard_stop = state.monthly_credit_limit.saturating_mul(LIMIT_MULTIPLE);
+    if state.charged_this_month >= hard_stop {
+        return Err(AdsRefusal::Rejected(format!(
+            "the organization has used {} credits this month, {} times its monthly limit of {}",
+            state.charged_this_month, LIMIT_MULTIPLE, state.monthly_credit_limit
+        )));
+    }
+    if state.quota_left.is_some_and(|left| left <= 0) {
+        return Err(AdsRefusal::Rejected(
+            "the research provider's daily lookup quota is used up; approve again tomorrow".into(),
+        ));
+    }
+    Ok(Approval::Approve)
+}
+
+/// The start of the Taipei month `now` is in: credits charged since count against the limit.
+pub fn month_start(now: Timestamp) -> Timestamp {
+    let zone = fleetdesk_kernel::market::zone(ZONE);
+    let here = now.to_zoned(zone.clone());
+    here.date()
+        .first_of_month()
+        .to_zoned(zone)
+        .map(|d| d.timestamp())
+        .unwrap_or(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn field(r: Result<Vec<ResearchItem>, AdsRefusal>) -> String {
+        match r {
+            Err(AdsRefusal::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn products_1_to_20_each_readable_none_twice() {
+        let twenty: Vec<String> = (0..20).map(|i| format!("{}", 100_000 + i)).collect();
+        assert_eq!(
+            check_items(ResearchKind::ProductBrief, &twenty, Marketplace::Shopee)
+                .unwrap()
+                .len(),
+            20
+        );
+        let mut over = twenty.clone();
+        over.push("200000".into());
+        assert_eq!(
+            field(check_items(
+                ResearchKind::ProductBrief,
+                &over,
+                Marketplace::Shopee
+            )),
+            "items"
+        );
+        assert_eq!(
+            field(check_items(
+                ResearchKind::ProductBrief,
+                &[],
+                Marketplace::Shopee
+            )),
+            "items"
+        );
+        let bad = strings(&["123456", "https://example.com/x"]);
+        assert_eq!(
+            field(check_items(
+                ResearchKind::ProductBrief,
+                &bad,
+                Marketplace::Shopee
+            )),
+            "items[1]"
+        );
+        let twice = strings(&[
+            "https://shopee.tw/product/1/2",
+            "https://shopee.tw/x-i.1.2?utm=a",
+        ]);
+        assert_eq!(
+            field(check_items(
+                ResearchKind::ProductBrief,
+                &twice,
+                Marketplace::Shopee
+            )),
+            "items[1]"
+        );
+    }
+
+    #[test]
+    fn keywords_are_searched_in_simplified_chinese_up_to_40_characters() {
+        let checked = check_items(
+            ResearchKind::TopicScout,
+            &strings(&[" 保濕精華 ", "Serum"]),
+            Marketplace::Shopee,
+        )
+        .unwrap();
+        assert_eq!(checked[0].item, "保濕精華");
+        assert_eq!(checked[0].searched, "保湿精华");
+        assert_eq!(checked[1].key, "serum");
+        let forty = "字".repeat(40);
+        assert!(
+            check_items(
+                ResearchKind::TopicScout,
+                std::slice::from_ref(&forty),
+                Marketplace::Shopee
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            field(check_items(
+                ResearchKind::TopicScout,
+                &[forty + "字"],
+                Marketplace::Shopee
+            )),
+            "items[0]"
+        );
+        assert_eq!(
+            field(check_items(
+                ResearchKind::TopicScout,
+                &strings(&["  "]),
+                Marketplace::Shopee
+            )),
+            "items[0]"
+        );
+        // Traditional and simplified spellings are the same keyword.
+        assert_eq!(
+            field(check_items(
+                ResearchKind::TopicScout,
+                &strings(&["保濕", "保湿"]),
+                Marketplace::Shopee
+            )),
+            "items[1]"
+        );
+        let eleven: Vec<String> = (0..11).map(|i| format!("k{i}")).collect();
+        assert_eq!(
+            field(check_items(
+                ResearchKind::TopicScout,
+                &eleven,
+                Marketplace::Shopee
+            )),
+            "items"
+        );
+        assert!(check_items(ResearchKind::TopicScout, &eleven[..10], Marketplace::Shopee).is_ok());
+    }
+
+    #[test]
+    fn a_quote_charges_only_uncached_items_and_lasts_30_minutes() {
+        let now: Timestamp = "2026-11-27T04:00:00Z".parse().unwrap();
+        let items = check_items(
+            ResearchKind::ProductBrief,
+            &strings(&["111111", "222222", "333333"]),
+            Marketplace::Shopee,
+        )
+        .unwrap();
+        let cached = HashSet::from(["shopee:222222".to_owned()]);
+        let q = quote(&items, &cached, 3, now);
+        assert_eq!(
+            q.items.iter().map(|i| i.cached).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        assert_eq!(q.credits, 6);
+        assert_eq!(q.expires_at, "2026-11-27T04:30:00Z".parse().unwrap());
+    }
+
+    #[test]
+    fn the_cache_lasts_30_days_for_products_and_the_taipei_day_for_keywords() {
+        // 01:30 in Taipei on the 28th.
+        let now: Timestamp = "2026-11-27T17:30:00Z".parse().unwrap();
+        assert_eq!(
+            ResearchKind::ProductBrief.cache_since(now),
+            "2026-10-28T17:30:00Z".parse().unwrap()
+        );
+        assert_eq!(
+            ResearchKind::TopicScout.cache_since(now),
+            "2026-11-27T16:00:00Z".parse().unwrap()
+        );
+        // The Taipei month: November began at 16:00 UTC on October 31.
+        assert_eq!(month_start(now), "2026-10-31T16:00:00Z".parse().unwrap());
+    }
+
+    fn state() -> ApprovalState {
+        ApprovalState {
+            status: ResearchStatus::Quoted,
+            expires_at: "2026-11-27T04:30:00Z".parse().unwrap(),
+            approved_ref: None,
+            suspended: false,
+            charged_this_month: 0,
+            monthly_credit_limit: 100,
+            quota_left: Some(5),
+        }
+    }
+
+    fn rejected(r: Result<Approval, AdsRefusal>) -> bool {
+        matches!(r, Err(AdsRefusal::Rejected(_)))
+    }
+
+    #[test]
+    fn approval_within_the_quote_below_three_times_the_limit_with_quota_left() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let s = state();
+        assert_eq!(
+            judge_approval(&s, None, at("2026-11-27T04:29:59Z")),
+            Ok(Approval::Approve)
+        );
+        assert!(rejected(judge_approval(
+            &s,
+            None,
+            at("2026-11-27T04:30:00Z")
+        )));
+        let now = at("2026-11-27T04:00:00Z");
+        let limit = |charged| ApprovalState {
+            charged_this_month: charged,
+            ..state()
+        };
+        assert_eq!(
+            judge_approval(&limit(299), None, now),
+            Ok(Approval::Approve)
+        );
+        assert!(rejected(judge_approval(&limit(300), None, now)));
+        let suspended = ApprovalState {
+            suspended: true,
+            ..state()
+        };
+        assert!(rejected(judge_approval(&suspended, None, now)));
+        let no_quota = ApprovalState {
+            quota_left: Some(0),
+            ..state()
+        };
+        assert!(rejected(judge_approval(&no_quota, None, now)));
+        let unlimited_quota = ApprovalState {
+            quota_left: None,
+            ..state()
+        };
+        assert_eq!(
+            judge_approval(&unlimited_quota, None, now),
+            Ok(Approval::Approve)
+        );
+        let zero_limit = ApprovalState {
+            monthly_credit_limit: 0,
+            ..state()
+        };
+        assert!(rejected(judge_approval(&zero_limit, None, now)));
+    }
+
+    #[test]
+    fn an_approved_request_answers_its_own_message_ref_unchanged_and_refuses_others() {
+        let now: Timestamp = "2026-11-27T05:00:00Z".parse().unwrap();
+        let approved = ApprovalState {
+            status: ResearchStatus::Running,
+            approved_ref: Some("msg-1".into()),
+            ..state()
+        };
+        // Past the quote's expiry, the resend still answers.
+        assert_eq!(
+            judge_approval(&approved, Some("msg-1"), now),
+            Ok(Approval::Unchanged)
+        );
+        assert!(rejected(judge_approval(&approved, Some("msg-2"), now)));
+        assert!(rejected(judge_approval(&approved, None, now)));
+        let without_ref = ApprovalState {
+            approved_ref: None,
+            status: ResearchStatus::Done,
+            ..state()
+        };
+        assert!(rejected(judge_approval(&without_ref, None, now)));
+    }
+}
