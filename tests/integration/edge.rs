@@ -419,6 +419,7 @@ async fn with_a_base_url_mcp_takes_only_that_origin() {
     let config = Config {
         rate_limit_per_minute: 10_000,
         base_url: Some("https://fleet.example.com/desk/".into()),
+        ..Config::default()
     };
     let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
         .await

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod admission;
+mod ads;
 mod agent_day;
 mod binary;
 mod cli;

@@ -157,7 +157,10 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 47] = [
+const SLICE_TOOLS: [&str; 50] = [
+    "ad_research_approve",
+    "ad_research_get",
+    "ad_research_quote",
     "add_account",
     "add_note",
     "attach_images",
@@ -1026,6 +1029,16 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
             .await,
     );
     let tasks = fixture_tasks(app, &op1, &tag).await;
+    let research = fixture_ok(
+        "quote research",
+        app.client
+            .post(
+                "/api/agent/v1/ad-research/quote",
+                &op1,
+                &json!({"kind": "product_brief", "items": ["123456", "https://shopee.tw/product/1/2"]}),
+            )
+            .await,
+    );
     let sources = fixture_ok(
         "list wiki sources",
         app.client.get("/api/agent/v1/wiki/sources", &op1).await,
@@ -1069,6 +1082,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "task_confirm_id": tasks[2],
         "task_pickup_id": tasks[3],
         "wiki_source_id": source_id("Voice notes"),
+        "research_id": research["request_id"],
         "others_wiki_source_id": source_id("Food lore"),
     })
 }

@@ -286,6 +286,7 @@ async fn second_instance(app: &TestApp) -> (Client, actix_web::dev::ServerHandle
     let config = Config {
         rate_limit_per_minute: 10_000,
         base_url: None,
+        ..Config::default()
     };
     let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 4, true)
         .await
@@ -1936,6 +1937,7 @@ async fn the_chunks_of_an_abandoned_upload_are_removed_after_its_link_expires() 
     let config = Config {
         rate_limit_per_minute: 10_000,
         base_url: None,
+        ..Config::default()
     };
     let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
         .await

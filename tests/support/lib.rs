@@ -19,7 +19,8 @@ use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::{ApplyReport, TenantFile};
 use std::net::TcpListener;
 
-/// The standard tenant of the tests: two organizations; the first has two workspaces.
+/// The standard tenant of the tests: two organizations; the first has two workspaces and a
+/// monthly credit limit of 100 (paid research).
 ///
 /// - Acme / Taiwan: agents `op1`, `op2` (operator) and `bot` (community); persona Mia (op1)
 ///   with TW-T001 (threads, active, target 2), TW-I001 (instagram, active), TW-K001 (tiktok,
@@ -39,6 +40,7 @@ pub const TEST_TENANT: &str = r#"{
   "organizations": [
     {
       "name": "Acme",
+      "monthly_credit_limit": 100,
       "members": [
         {"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1},
         {"email": "cli@brand.test", "name": "Cli", "role": "client", "review": true, "keys": 1},
@@ -154,6 +156,8 @@ pub struct AppOptions {
     pub isolation: Isolation,
     /// Connections in the app's pool.
     pub pool_size: usize,
+    /// The ad research provider's lookups per day; none by default.
+    pub ad_research_daily_quota: Option<i64>,
 }
 
 impl Default for AppOptions {
@@ -163,6 +167,7 @@ impl Default for AppOptions {
             tenant: Some(TEST_TENANT),
             isolation: Isolation::from_env(Isolation::Schema),
             pool_size: 8,
+            ad_research_daily_quota: None,
         }
     }
 }
@@ -193,6 +198,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     let config = Config {
         rate_limit_per_minute: options.rate_limit_per_minute,
         base_url: None,
+        ad_research_daily_quota: options.ad_research_daily_quota,
     };
     let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, options.pool_size, true)
         .await
@@ -343,7 +349,7 @@ impl TestApp {
     ) -> (Client, actix_web::dev::ServerHandle) {
         let config = Config {
             rate_limit_per_minute,
-            base_url: None,
+            ..Config::default()
         };
         let dir = self
             .data_dir

@@ -5,13 +5,17 @@
 //! - [`product`]: which marketplace product a research item names.
 //! - [`research`]: quote then approve: the items a request may ask for, the quote, when an
 //!   approval is refused, the cache and the credit month.
+//! - [`ports`]: the research repository port.
+//! - [`provider`]: the research provider port, and the card the service keeps of a finding.
 //! - [`pick`]: ad pick numbers (`SP-<n>`) and statuses.
 //! - [`proposal`]: ad changes: the kinds and what each names, duplicates, expiry, the monthly
 //!   cap an approval keeps.
 
 pub mod pick;
+pub mod ports;
 pub mod product;
 pub mod proposal;
+pub mod provider;
 pub mod research;
 
 pub use pick::{PickNumber, PickStatus};
@@ -30,6 +34,10 @@ pub enum AdsRefusal {
     /// 422 with the reason.
     #[error("{0}")]
     Rejected(String),
+    /// 422 naming the field at fault: a request whose shape is right but whose content the
+    /// rules refuse (an item given twice, a marketplace link that names no product).
+    #[error("{field}: {message}")]
+    RejectedField { field: String, message: String },
 }
 
 impl AdsRefusal {

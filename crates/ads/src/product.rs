@@ -34,20 +34,37 @@ impl Marketplace {
         }
     }
 
-    /// The marketplace whose domain `host` is, in any country: the marketplace's label followed
-    /// only by a public suffix (`com`, `co.jp`, `com.tw`, `tw` …). `shopee.example.com` and
-    /// `my-shopee.com` are no marketplace.
+    /// The marketplace whose domain `host` (as written: lower case, labels of `a-z`, `0-9`
+    /// and `-`) is, in any country: the marketplace's label followed only by a public suffix
+    /// (`com`, `co.jp`, `com.tw`, `tw` …). `shopee.example.com` and `my-shopee.com` are no
+    /// marketplace.
     pub fn of_host(host: &str) -> Option<Marketplace> {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
         let labels: Vec<&str> = host.split('.').collect();
+        let plain = |l: &&str| {
+            !l.is_empty()
+                && l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        };
+        if !labels.iter().all(plain) {
+            return None;
+        }
         Marketplace::ALL.into_iter().find(|m| {
             labels
                 .iter()
-                .position(|l| *l == m.domain_label())
+                .rposition(|l| *l == m.domain_label())
                 .is_some_and(|at| is_public_suffix(&labels[at + 1..]))
         })
     }
 }
+
+/// The JSON Schema pattern of a product item: exactly what [`parse_product`] reads as a
+/// marketplace product or a bare id (its host, not yet whether the path names a product,
+/// which is a refusal of its own). Written for ECMA-262 and Python alike: ASCII classes only.
+pub const PRODUCT_PATTERN: &str = concat!(
+    "^([0-9]{6,20}|(https?://)?([a-z0-9-]+\\.)*",
+    "(shopee|taobao|tmall|1688|jd|momoshop|pchome|amazon|rakuten|coupang)",
+    "\\.((com|net|co|org)(\\.[a-z]{2})?|[a-z]{2})/[!-~]*)$"
+);
 
 /// `com`, `net`, a country code, or a second level under a country code (`co.jp`, `com.tw`).
 fn is_public_suffix(labels: &[&str]) -> bool {
@@ -78,7 +95,8 @@ impl Product {
 /// Why an item is no product.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProductError {
-    /// Not a link of a known marketplace, and not a bare item id of 6-20 digits.
+    /// Not a link of a known marketplace ([`PRODUCT_PATTERN`]), and not a bare item id of
+    /// 6-20 digits.
     NotMarketplace,
     /// A link of the marketplace that names no product page.
     NoProduct(Marketplace),
@@ -87,38 +105,39 @@ pub enum ProductError {
 impl ProductError {
     pub fn message(&self) -> String {
         match self {
-            ProductError::NotMarketplace => "must be a product link on a known marketplace (Shopee, Taobao, \
-                 Tmall, 1688, JD, momo, PChome, Amazon, Rakuten, Coupang) or a bare item id of 6-20 digits"
-                .to_owned(),
+            ProductError::NotMarketplace => {
+                "must be a product link on a known marketplace (Shopee, Taobao, \
+                 Tmall, 1688, JD, momo, PChome, Amazon, Rakuten, Coupang; host in lower case, \
+                 http or https or no scheme, no port, printable ASCII) or a bare item id of \
+                 6-20 digits"
+                    .to_owned()
+            }
             ProductError::NoProduct(m) => format!("a {m} link that names no product page"),
         }
     }
 }
 
-/// Reads one research item: a bare item id of 6-20 digits is read on `home` (the workspace's
-/// marketplace); anything else must be an http(s) link to a product page of a marketplace.
+/// Reads one research item as written (no white space around it): a bare item id of 6-20
+/// digits is read on `home` (the workspace's marketplace); anything else must be a link of the
+/// shape [`PRODUCT_PATTERN`] states (a marketplace's host in lower case after an optional
+/// `http://` or `https://`, then `/` and printable ASCII) to a product page of the marketplace.
 pub fn parse_product(item: &str, home: Marketplace) -> Result<Product, ProductError> {
-    let item = item.trim();
     if (6..=20).contains(&item.len()) && item.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Product {
             marketplace: home,
             item_id: item.to_owned(),
         });
     }
-    let with_scheme = if item.contains("://") {
-        item.to_owned()
-    } else {
-        format!("https://{item}")
-    };
-    let url = Url::parse(&with_scheme).map_err(|_| ProductError::NotMarketplace)?;
-    if !matches!(url.scheme(), "http" | "https") || url.username() != "" || url.password().is_some()
-    {
+    let rest = item
+        .strip_prefix("https://")
+        .or_else(|| item.strip_prefix("http://"))
+        .unwrap_or(item);
+    let (host, path) = rest.split_once('/').ok_or(ProductError::NotMarketplace)?;
+    if !path.bytes().all(|b| (b'!'..=b'~').contains(&b)) {
         return Err(ProductError::NotMarketplace);
     }
-    let marketplace = url
-        .host_str()
-        .and_then(Marketplace::of_host)
-        .ok_or(ProductError::NotMarketplace)?;
+    let marketplace = Marketplace::of_host(host).ok_or(ProductError::NotMarketplace)?;
+    let url = Url::parse(&format!("https://{rest}")).map_err(|_| ProductError::NotMarketplace)?;
     let item_id = item_id(marketplace, &url).ok_or(ProductError::NoProduct(marketplace))?;
     Ok(Product {
         marketplace,
@@ -296,9 +315,10 @@ mod tests {
     #[test]
     fn a_bare_id_of_6_to_20_digits_is_read_on_the_home_marketplace() {
         assert_eq!(
-            parse_product(" 123456 ", Marketplace::Momo).map(|p| p.key()),
+            parse_product("123456", Marketplace::Momo).map(|p| p.key()),
             Ok("momo:123456".into())
         );
+        assert_eq!(key(" 123456"), Err(ProductError::NotMarketplace));
         assert_eq!(
             key(&"1".repeat(20)),
             Ok(format!("shopee:{}", "1".repeat(20)))
@@ -316,11 +336,105 @@ mod tests {
             "https://shopee.tw.evil.net/product/1/2",
             "ftp://shopee.tw/product/1/2",
             "https://user:pw@shopee.tw/product/1/2",
+            "https://shopee.tw:443/product/1/2",
+            "https://Shopee.tw/product/1/2",
+            "HTTPS://shopee.tw/product/1/2",
+            "https://shopee.tw/product/1/2 x",
+            "https://shopee.tw/product/1/\u{1c}2",
+            "https://shopee.tw.jp/product/1/2",
+            "https://shopee..tw/product/1/2",
+            "shopee.tw",
             "serum",
             "",
         ] {
             assert_eq!(key(link), Err(ProductError::NotMarketplace), "{link}");
         }
+    }
+
+    /// The schema's pattern matches exactly the items `parse_product` reads (a product, or a
+    /// marketplace link naming none): what a client generating from the description sends is
+    /// never refused as no marketplace, and what it must not send is.
+    #[test]
+    fn the_pattern_says_what_is_read() {
+        let pattern = regex::Regex::new(PRODUCT_PATTERN).unwrap();
+        let hosts = [
+            "shopee.tw",
+            "www.shopee.co.id",
+            "shopee.com",
+            "shopee.co",
+            "shopee.com.tw",
+            "a-b.1688.com",
+            "jd.hk",
+            "m.momoshop.com.tw",
+            "24h.pchome.com.tw",
+            "amazon.co.jp",
+            "rakuten.co.jp",
+            "tw.coupang.com",
+            "shopee.shopee.tw",
+            "shopee.tw.jp",
+            "shopee",
+            "Shopee.tw",
+            "shopee.TW",
+            "shopee..tw",
+            ".shopee.tw",
+            "shopee.tw.",
+            "shopee.tw:80",
+            "u@shopee.tw",
+            "shopee.c",
+            "shopee.coo",
+            "shopee.net.org",
+            "myshopee.tw",
+            "momo.com.tw",
+            "shopee.org.tw",
+            "shopee.co.tw.tw",
+        ];
+        let rests = [
+            "/product/1/2",
+            "/x-i.1.2?y=1#z",
+            "/",
+            "",
+            "/a b",
+            "/\u{1c}",
+            "/é",
+            "?id=1",
+            "/dp/B08N5WRWNW",
+            "/offer/123.html",
+        ];
+        let mut items: Vec<String> = vec![
+            "123456".into(),
+            "12345".into(),
+            "1".repeat(20),
+            "1".repeat(21),
+            " 123456".into(),
+            "１２３４５６".into(),
+            "abcdef".into(),
+        ];
+        for scheme in ["", "https://", "http://", "HTTPS://", "ftp://", "https:/"] {
+            for host in hosts {
+                for rest in rests {
+                    items.push(format!("{scheme}{host}{rest}"));
+                }
+            }
+        }
+        for item in &items {
+            let read = !matches!(
+                parse_product(item, Marketplace::Shopee),
+                Err(ProductError::NotMarketplace)
+            );
+            assert_eq!(pattern.is_match(item), read, "{item:?}");
+        }
+    }
+
+    #[test]
+    fn the_last_marketplace_label_decides() {
+        assert_eq!(
+            key("https://shopee.shopee.tw/product/1/2").as_deref(),
+            Ok("shopee:1.2")
+        );
+        assert_eq!(
+            key("https://shopee.amazon.com/dp/B08N5WRWNW").as_deref(),
+            Ok("amazon:B08N5WRWNW")
+        );
     }
 
     #[test]
@@ -334,6 +448,7 @@ mod tests {
                 "https://www.coupang.com/np/search?q=serum",
                 Marketplace::Coupang,
             ),
+            ("shopee.tw/", Marketplace::Shopee),
         ] {
             assert_eq!(key(link), Err(ProductError::NoProduct(m)), "{link}");
         }

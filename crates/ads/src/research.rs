@@ -9,14 +9,15 @@
 use std::collections::{HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp, ToSpan};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::AdsRefusal;
-use crate::product::{Marketplace, parse_product};
+use crate::product::{Marketplace, ProductError, parse_product};
 
 fleetdesk_kernel::text_enum! {
     /// What a research request looks into.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum ResearchKind {
         /// Up to 20 marketplace products (links or item ids).
@@ -28,7 +29,8 @@ fleetdesk_kernel::text_enum! {
 
 fleetdesk_kernel::text_enum! {
     /// Where a request stands.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum ResearchStatus {
         /// Quoted, waiting for a person's approval (or past its expiry).
@@ -39,6 +41,9 @@ fleetdesk_kernel::text_enum! {
         Done => "done",
     }
 }
+
+/// The job kind of the research work, keyed by the request's id.
+pub const RESEARCH_JOB: &str = "ad_research";
 
 /// Products per request.
 pub const MAX_PRODUCTS: usize = 20;
@@ -95,8 +100,9 @@ impl ResearchKind {
 pub struct ResearchItem {
     /// As the agent gave it (trimmed).
     pub item: String,
-    /// What the cache and the provider know it by: `<marketplace>:<id>` for a product, the
-    /// searched term in lower case for a keyword.
+    /// What the cache and the provider know it by: `<marketplace>:<id>` for a product,
+    /// `keyword:<the searched term in lower case>` for a keyword (no marketplace is named
+    /// `keyword`, so the two never meet).
     pub key: String,
     /// The term used: the keyword in simplified Chinese; the product's key for a product.
     pub searched: String,
@@ -125,33 +131,42 @@ pub fn check_items(
     let mut checked = Vec::with_capacity(items.len());
     for (i, raw) in items.iter().enumerate() {
         let field = format!("items[{i}]");
-        let item = raw.trim();
-        let (key, searched) = match kind {
+        let (item, key, searched) = match kind {
             ResearchKind::ProductBrief => {
-                let product = parse_product(item, home)
-                    .map_err(|e| AdsRefusal::invalid(&field, e.message()))?;
-                (product.key(), product.key())
+                let product = parse_product(raw, home).map_err(|e| match e {
+                    ProductError::NotMarketplace => AdsRefusal::invalid(&field, e.message()),
+                    ProductError::NoProduct(_) => AdsRefusal::RejectedField {
+                        field: field.clone(),
+                        message: e.message(),
+                    },
+                })?;
+                (raw.clone(), product.key(), product.key())
             }
             ResearchKind::TopicScout => {
-                let chars = item.chars().count();
-                if chars == 0 || chars > MAX_KEYWORD_CHARS {
+                let chars = raw.chars().count();
+                let item = raw.trim();
+                if item.is_empty() || chars > MAX_KEYWORD_CHARS {
                     return Err(AdsRefusal::invalid(
                         &field,
-                        format!("a keyword has 1 to {MAX_KEYWORD_CHARS} characters, not {chars}"),
+                        format!(
+                            "a keyword has 1 to {MAX_KEYWORD_CHARS} characters, white space \
+                             included, and is not only white space"
+                        ),
                     ));
                 }
                 let searched = hanconv::t2s(item);
-                (searched.to_lowercase(), searched)
+                let key = format!("keyword:{}", searched.to_lowercase());
+                (item.to_owned(), key, searched)
             }
         };
         if let Some(first) = seen.insert(key.clone(), i) {
-            return Err(AdsRefusal::invalid(
-                &field,
-                format!("the same item as items[{first}]"),
-            ));
+            return Err(AdsRefusal::RejectedField {
+                field,
+                message: format!("the same item as items[{first}]"),
+            });
         }
         checked.push(ResearchItem {
-            item: item.to_owned(),
+            item,
             key,
             searched,
         });
@@ -277,6 +292,63 @@ pub fn judge_approval(
     Ok(Approval::Approve)
 }
 
+/// The cards rendered for a person: one section per card, its numbers and selling points,
+/// the link last. Text from the marketplace is quoted as data (Markdown's own characters
+/// escaped), never as markup.
+pub fn markdown(cards: &[serde_json::Value]) -> String {
+    let text = |card: &serde_json::Value, key: &str| -> Option<String> {
+        match &card[key] {
+            serde_json::Value::String(s) if !s.trim().is_empty() => Some(escape(s)),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let mut out = String::new();
+    for card in cards {
+        let title = text(card, "title").unwrap_or_else(|| "(untitled)".into());
+        out.push_str(&format!("### {title}\n\n"));
+        if let Some(searched) = text(card, "searched") {
+            out.push_str(&format!("- searched: {searched}\n"));
+        }
+        if let Some(price) = text(card, "price") {
+            let currency = text(card, "currency").unwrap_or_default();
+            out.push_str(&format!("- price: {price} {currency}\n").replace(" \n", "\n"));
+        }
+        for (key, label) in [("sales", "sales"), ("rating", "rating"), ("shop", "shop")] {
+            if let Some(v) = text(card, key) {
+                out.push_str(&format!("- {label}: {v}\n"));
+            }
+        }
+        if let Some(angles) = card["angles"].as_array().filter(|a| !a.is_empty()) {
+            out.push_str("- angles:\n");
+            for a in angles.iter().filter_map(|a| a.as_str()) {
+                out.push_str(&format!("  - {}\n", escape(a)));
+            }
+        }
+        if let Some(url) = card["url"].as_str() {
+            out.push_str(&format!("- <{}>\n", url.replace(['<', '>', ' '], "")));
+        }
+        out.push_str("- third-party material\n\n");
+    }
+    out.trim_end().to_owned()
+}
+
+/// Marketplace text as plain text in Markdown: its markup characters escaped, one line.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.trim().to_owned()
+}
+
 /// The start of the Taipei month `now` is in: credits charged since count against the limit.
 pub fn month_start(now: Timestamp) -> Timestamp {
     let zone = fleetdesk_kernel::market::zone(ZONE);
@@ -296,9 +368,18 @@ mod tests {
         items.iter().map(|s| s.to_string()).collect()
     }
 
+    /// The field a 400 names.
     fn field(r: Result<Vec<ResearchItem>, AdsRefusal>) -> String {
         match r {
             Err(AdsRefusal::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The field a 422 names.
+    fn rejected_field(r: Result<Vec<ResearchItem>, AdsRefusal>) -> String {
+        match r {
+            Err(AdsRefusal::RejectedField { field, .. }) => field,
             other => panic!("{other:?}"),
         }
     }
@@ -344,12 +425,21 @@ mod tests {
             "https://shopee.tw/x-i.1.2?utm=a",
         ]);
         assert_eq!(
-            field(check_items(
+            rejected_field(check_items(
                 ResearchKind::ProductBrief,
                 &twice,
                 Marketplace::Shopee
             )),
             "items[1]"
+        );
+        let no_product = strings(&["https://shopee.tw/"]);
+        assert_eq!(
+            rejected_field(check_items(
+                ResearchKind::ProductBrief,
+                &no_product,
+                Marketplace::Shopee
+            )),
+            "items[0]"
         );
     }
 
@@ -363,7 +453,7 @@ mod tests {
         .unwrap();
         assert_eq!(checked[0].item, "保濕精華");
         assert_eq!(checked[0].searched, "保湿精华");
-        assert_eq!(checked[1].key, "serum");
+        assert_eq!(checked[1].key, "keyword:serum");
         let forty = "字".repeat(40);
         assert!(
             check_items(
@@ -391,7 +481,7 @@ mod tests {
         );
         // Traditional and simplified spellings are the same keyword.
         assert_eq!(
-            field(check_items(
+            rejected_field(check_items(
                 ResearchKind::TopicScout,
                 &strings(&["保濕", "保湿"]),
                 Marketplace::Shopee
@@ -443,6 +533,33 @@ mod tests {
         );
         // The Taipei month: November began at 16:00 UTC on October 31.
         assert_eq!(month_start(now), "2026-10-31T16:00:00Z".parse().unwrap());
+    }
+
+    #[test]
+    fn markdown_renders_cards_as_data_not_markup() {
+        let cards = [serde_json::json!({
+            "item": "111111", "searched": "shopee:111111", "found": true,
+            "title": "Serum *50ml* [new](http://x)", "price": 399, "currency": "TWD",
+            "sales": 1200, "rating": 4.8, "shop": "Glow_shop", "url": "https://shopee.tw/product/1/111111",
+            "angles": ["hydrating\nall day", "no <script>"], "third_party": true
+        })];
+        let md = markdown(&cards);
+        assert!(
+            md.starts_with("### Serum \\*50ml\\* \\[new\\](http://x)\n"),
+            "{md}"
+        );
+        assert!(md.contains("- price: 399 TWD\n"), "{md}");
+        assert!(md.contains("- shop: Glow\\_shop\n"), "{md}");
+        assert!(
+            md.contains("  - hydrating all day\n  - no \\<script\\>\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- <https://shopee.tw/product/1/111111>\n"),
+            "{md}"
+        );
+        assert!(md.ends_with("- third-party material"), "{md}");
+        assert_eq!(markdown(&[]), "");
     }
 
     fn state() -> ApprovalState {

@@ -17,6 +17,9 @@ pub struct Config {
     pub rate_limit_per_minute: i64,
     /// `--base-url`; absent means links are built from the request's Host.
     pub base_url: Option<String>,
+    /// The research provider's lookups per day (`FLEETDESK_AD_RESEARCH_DAILY_QUOTA`); none
+    /// when absent.
+    pub ad_research_daily_quota: Option<i64>,
 }
 
 impl Default for Config {
@@ -24,6 +27,7 @@ impl Default for Config {
         Config {
             rate_limit_per_minute: 120,
             base_url: None,
+            ad_research_daily_quota: None,
         }
     }
 }
@@ -57,6 +61,8 @@ pub struct Ctx {
         Arc<dyn fleetdesk_community::ports::PersonDayWithCommunity<fleetdesk_cron::ports::DayRows>>,
     /// The community assistant.
     pub community: fleetdesk_community::service::CommunityService,
+    /// Paid ad research: each use case runs whole in the adapter's transaction.
+    pub research: Arc<dyn fleetdesk_ads::ports::ResearchRepo>,
     /// Wiki sources and their sync runs: each use case runs whole in the adapter.
     pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
     /// The agent's day: the reads of several areas at once.

@@ -52,5 +52,6 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::wiki::register(&mut all);
     ops::wiki_sources::register(&mut all);
     ops::community::register(&mut all);
+    ops::ads::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

@@ -43,6 +43,8 @@ pub struct Settings {
     pub workers: usize,
     pub pool_size: usize,
     pub demo: bool,
+    /// `--ad-research-daily-quota`: the research provider's lookups per day.
+    pub ad_research_daily_quota: Option<i64>,
 }
 
 /// `DATABASE_URL` when set; otherwise the service's own PostgreSQL under the data dir.
@@ -106,6 +108,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         cron: store.clone(),
         person_day: store.clone(),
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
+        research: store.clone(),
         wiki_sources: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
@@ -158,6 +161,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let config = Config {
         rate_limit_per_minute: settings.rate_limit_per_minute,
         base_url: settings.base_url.clone(),
+        ad_research_daily_quota: settings.ad_research_daily_quota,
     };
     let (state, store) = compose(
         &url,

@@ -109,6 +109,10 @@ enum Command {
         /// Do not load the demo tenant into an empty database.
         #[arg(long, env = "FLEETDESK_NO_DEMO", default_value_t = false)]
         no_demo: bool,
+        /// Lookups the ad research provider allows per day (Taipei's day); approvals are
+        /// refused once they are used up. No quota when absent.
+        #[arg(long, env = "FLEETDESK_AD_RESEARCH_DAILY_QUOTA", value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
+        ad_research_daily_quota: Option<i64>,
     },
     /// Run pending database migrations and exit (`serve` also does, on start).
     Migrate {
@@ -163,6 +167,7 @@ fn main() -> anyhow::Result<()> {
                 db_pool,
                 expose_round_trips,
                 no_demo,
+                ad_research_daily_quota,
             } => {
                 fleetdesk::serve(fleetdesk::Settings {
                     bind,
@@ -179,6 +184,7 @@ fn main() -> anyhow::Result<()> {
                     }),
                     pool_size: db_pool,
                     demo: !no_demo,
+                    ad_research_daily_quota,
                 })
                 .await
             }

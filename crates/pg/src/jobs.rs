@@ -93,20 +93,25 @@ fn trimmed(error: &str) -> String {
     error.chars().take(2000).collect()
 }
 
+/// Queues `job` on `conn`, inside the caller's transaction when there is one (the job then
+/// exists exactly when the write that asks for it commits); `false` when `(kind, key)` is
+/// already queued.
+pub(crate) async fn enqueue_in(conn: &mut AsyncPgConnection, job: &NewJob) -> anyhow::Result<bool> {
+    let n = prepared(
+        diesel::sql_query(ENQUEUE)
+            .bind::<Text, _>(&job.kind)
+            .bind::<Text, _>(&job.key)
+            .bind::<Jsonb, _>(&job.payload)
+            .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(job.run_at)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
 impl JobQueue for PgStore {
     fn enqueue<'a>(&'a self, job: &'a NewJob) -> BoxFuture<'a, anyhow::Result<bool>> {
-        self.read(async move |conn| {
-            let n = prepared(
-                diesel::sql_query(ENQUEUE)
-                    .bind::<Text, _>(&job.kind)
-                    .bind::<Text, _>(&job.key)
-                    .bind::<Jsonb, _>(&job.payload)
-                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(job.run_at)),
-            )
-            .execute(conn)
-            .await?;
-            Ok(n == 1)
-        })
+        self.read(async move |conn| enqueue_in(conn, job).await)
     }
 
     fn take<'a>(

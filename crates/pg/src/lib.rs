@@ -14,6 +14,7 @@ macro_rules! statements {
 }
 
 mod accounts;
+mod ads;
 mod community;
 mod cron;
 mod db;
@@ -48,6 +49,7 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        ads::statements(),
         community::statements(),
         cron::statements(),
         decisions::statements(),

@@ -69,6 +69,61 @@ diesel::table! {
 }
 
 diesel::table! {
+    ad_credit_ledger (id) {
+        id -> Int8,
+        organization_id -> Uuid,
+        research_id -> Uuid,
+        position -> Int2,
+        credits -> Int8,
+        reason -> Text,
+        charged_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    ad_research (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        agent_id -> Uuid,
+        kind -> Text,
+        lane -> Nullable<Text>,
+        price -> Int8,
+        credits_quoted -> Int8,
+        status -> Text,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        approved_by -> Nullable<Jsonb>,
+        approved_at -> Nullable<Timestamptz>,
+        message_ref -> Nullable<Text>,
+        finished_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    ad_research_items (research_id, position) {
+        research_id -> Uuid,
+        position -> Int2,
+        organization_id -> Uuid,
+        item -> Text,
+        key -> Text,
+        searched -> Text,
+        cached_at_quote -> Bool,
+        outcome -> Nullable<Text>,
+        card -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        done_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    ad_research_quota (day) {
+        day -> Date,
+        used -> Int8,
+    }
+}
+
+diesel::table! {
     agent_runs (agent_id, run_id) {
         id -> Uuid,
         agent_id -> Uuid,
@@ -302,6 +357,9 @@ diesel::table! {
         monthly_credit_limit -> Int8,
         created_at -> Timestamptz,
         wiki_review -> Text,
+        suspended -> Bool,
+        price_product_brief -> Int8,
+        price_topic_keyword -> Int8,
     }
 }
 
@@ -653,6 +711,7 @@ diesel::table! {
         created_at -> Timestamptz,
         accounts_revision -> Int8,
         tasks_revision -> Int8,
+        marketplace -> Text,
     }
 }
 
@@ -664,6 +723,13 @@ diesel::joinable!(account_slots -> personas (persona_id));
 diesel::joinable!(account_slots -> workspaces (workspace_id));
 diesel::joinable!(account_state_changes -> account_generations (generation_id));
 diesel::joinable!(account_state_changes -> agents (agent_id));
+diesel::joinable!(ad_credit_ledger -> ad_research (research_id));
+diesel::joinable!(ad_credit_ledger -> organizations (organization_id));
+diesel::joinable!(ad_research -> agents (agent_id));
+diesel::joinable!(ad_research -> organizations (organization_id));
+diesel::joinable!(ad_research -> workspaces (workspace_id));
+diesel::joinable!(ad_research_items -> ad_research (research_id));
+diesel::joinable!(ad_research_items -> organizations (organization_id));
 diesel::joinable!(agents -> workspaces (workspace_id));
 diesel::joinable!(api_keys -> agents (agent_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
@@ -734,6 +800,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     account_metrics,
     account_slots,
     account_state_changes,
+    ad_credit_ledger,
+    ad_research,
+    ad_research_items,
+    ad_research_quota,
     agent_runs,
     agents,
     api_keys,

@@ -144,6 +144,7 @@ async fn apply_workspace(
             workspaces::name.eq(w.name.trim()),
             workspaces::client_review.eq(w.client_review),
             workspaces::ads_enabled.eq(w.ads_enabled),
+            workspaces::marketplace.eq(w.marketplace.as_deref().unwrap_or("shopee")),
             workspaces::archived_at.eq(since_now(w.archived.unwrap_or(false))),
         ))
         .on_conflict((workspaces::organization_id, workspaces::name))
@@ -151,6 +152,7 @@ async fn apply_workspace(
         .set((
             workspaces::client_review.eq(excluded(workspaces::client_review)),
             workspaces::ads_enabled.eq(excluded(workspaces::ads_enabled)),
+            workspaces::marketplace.eq(excluded(workspaces::marketplace)),
             // Not in the file: as it was; archived: since it first was; else not archived.
             workspaces::archived_at.eq(case_when::<_, _, Nullable<Timestamptz>>(
                 archive.is_null(),
@@ -513,6 +515,9 @@ impl TenantStore for PgStore {
                     .values((
                         organizations::name.eq(o.name.trim()),
                         organizations::monthly_credit_limit.eq(o.monthly_credit_limit),
+                        organizations::suspended.eq(o.suspended),
+                        organizations::price_product_brief.eq(o.prices.ad_product_brief),
+                        organizations::price_topic_keyword.eq(o.prices.ad_topic_keyword),
                         organizations::wiki_review.eq(o.wiki_review.unwrap_or_default().as_str()),
                     ))
                     .on_conflict(organizations::name)
@@ -520,6 +525,11 @@ impl TenantStore for PgStore {
                     .set((
                         organizations::monthly_credit_limit
                             .eq(excluded(organizations::monthly_credit_limit)),
+                        organizations::suspended.eq(excluded(organizations::suspended)),
+                        organizations::price_product_brief
+                            .eq(excluded(organizations::price_product_brief)),
+                        organizations::price_topic_keyword
+                            .eq(excluded(organizations::price_topic_keyword)),
                         // Absent from the file: the stored setting stays.
                         organizations::wiki_review.eq(case_when::<_, _, Text>(
                             o.wiki_review.is_some().into_sql::<Bool>(),

@@ -6,6 +6,7 @@
 //! keys; only the missing ones are issued, and only those are printed.
 
 use crate::roles::{AgentRole, MemberRole};
+use fleetdesk_ads::Marketplace;
 use fleetdesk_kernel::persona::FactCategory;
 use fleetdesk_kernel::{AccountCode, Market, Platform};
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,12 @@ pub struct OrganizationSpec {
     pub name: String,
     #[serde(default)]
     pub monthly_credit_limit: i64,
+    /// true stops paid research (approvals are refused) until a file says false again.
+    #[serde(default)]
+    pub suspended: bool,
+    /// Credits per research item found, by price key; absent keys cost 1.
+    #[serde(default)]
+    pub prices: Prices,
     /// How agents' wiki proposals land: canon at once (`auto`, a new organization's default)
     /// or as drafts a person reviews. Absent: the stored setting stays.
     pub wiki_review: Option<WikiReview>,
@@ -42,6 +49,29 @@ pub struct OrganizationSpec {
     pub members: Vec<MemberSpec>,
     #[serde(default)]
     pub workspaces: Vec<WorkspaceSpec>,
+}
+
+/// An organization's `prices`: credits per research item found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    #[serde(default = "one_credit")]
+    pub ad_product_brief: i64,
+    #[serde(default = "one_credit")]
+    pub ad_topic_keyword: i64,
+}
+
+fn one_credit() -> i64 {
+    1
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Prices {
+            ad_product_brief: 1,
+            ad_topic_keyword: 1,
+        }
+    }
 }
 
 fleetdesk_kernel::text_enum! {
@@ -79,6 +109,8 @@ pub struct WorkspaceSpec {
     pub client_review: bool,
     #[serde(default)]
     pub ads_enabled: bool,
+    /// The marketplace a bare item id in ad research is read on (`shopee` when absent).
+    pub marketplace: Option<String>,
     /// true archives the workspace (its agent keys stop working); false restores it.
     pub archived: Option<bool>,
     #[serde(default)]
@@ -348,6 +380,17 @@ impl TenantFile {
                     "must not be negative",
                 ));
             }
+            for (key, price) in [
+                ("ad_product_brief", o.prices.ad_product_brief),
+                ("ad_topic_keyword", o.prices.ad_topic_keyword),
+            ] {
+                if !(0..=1_000_000).contains(&price) {
+                    return Err(err(
+                        format!("{path}.prices.{key}"),
+                        "credits per item found, 0 to 1000000",
+                    ));
+                }
+            }
             unique(
                 &format!("{path}.members"),
                 o.members.iter().map(|m| m.email.as_str()),
@@ -391,6 +434,15 @@ impl WorkspaceSpec {
         codes: &mut std::collections::HashSet<(Platform, String)>,
     ) -> Result<(), TenantFileError> {
         check_name(&format!("{path}.name"), &self.name, 200)?;
+        if let Some(m) = &self.marketplace
+            && Marketplace::parse(m).is_none()
+        {
+            let names: Vec<&str> = Marketplace::ALL.iter().map(|m| m.as_str()).collect();
+            return Err(err(
+                format!("{path}.marketplace"),
+                format!("one of {}", names.join(", ")),
+            ));
+        }
         unique(
             &format!("{path}.projects"),
             self.projects.iter().map(|p| p.name.as_str()),
@@ -720,6 +772,57 @@ mod tests {
         assert_eq!(acc.state, InitialState::Active);
         assert_eq!(f.organizations[0].members[1].role, MemberRole::Client);
         assert!(f.organizations[0].members[1].review);
+    }
+
+    #[test]
+    fn research_settings_default_and_are_checked() {
+        let f = TenantFile::parse(EXAMPLE).unwrap();
+        let o = &f.organizations[0];
+        assert!(!o.suspended);
+        assert_eq!(o.prices, Prices::default());
+        assert_eq!(o.workspaces[0].marketplace, None);
+        let set = EXAMPLE
+            .replace(
+                r#""monthly_credit_limit": 1000,"#,
+                r#""monthly_credit_limit": 1000, "suspended": true, "prices": {"ad_topic_keyword": 3},"#,
+            )
+            .replace(r#""ads_enabled": false,"#, r#""ads_enabled": false, "marketplace": "momo","#);
+        let f = TenantFile::parse(&set).unwrap();
+        let o = &f.organizations[0];
+        assert!(o.suspended);
+        assert_eq!(
+            (o.prices.ad_product_brief, o.prices.ad_topic_keyword),
+            (1, 3)
+        );
+        assert_eq!(o.workspaces[0].marketplace.as_deref(), Some("momo"));
+        let cases = [
+            (
+                r#""prices": {"ad_topic_keyword": -1},"#,
+                "organizations[0].prices.ad_topic_keyword",
+            ),
+            (
+                r#""prices": {"ad_product_brief": 1000001},"#,
+                "organizations[0].prices.ad_product_brief",
+            ),
+            (
+                r#""prices": {"other": 1},"#,
+                "organizations[0].prices.other",
+            ),
+        ];
+        for (prices, path) in cases {
+            let file = EXAMPLE.replace(
+                r#""monthly_credit_limit": 1000,"#,
+                &format!(r#""monthly_credit_limit": 1000, {prices}"#),
+            );
+            assert_eq!(TenantFile::parse(&file).unwrap_err().path, path, "{prices}");
+        }
+        let ebay = EXAMPLE.replace(
+            r#""ads_enabled": false,"#,
+            r#""ads_enabled": false, "marketplace": "ebay","#,
+        );
+        let e = TenantFile::parse(&ebay).unwrap_err();
+        assert_eq!(e.path, "organizations[0].workspaces[0].marketplace");
+        assert!(e.message.contains("shopee"), "{}", e.message);
     }
 
     #[test]

@@ -231,12 +231,7 @@ impl<const MAX: usize> Serialize for Filled<MAX> {
 
 impl<const MAX: usize> PartialSchema for Filled<MAX> {
     fn schema() -> RefOr<Schema> {
-        inline_schema(json!({
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX,
-            "pattern": super::common::not_blank_pattern(),
-        }))
+        inline_schema(<Self as crate::fields::ListItem>::item_schema())
     }
 }
 
@@ -244,6 +239,20 @@ impl<const MAX: usize> ToSchema for Filled<MAX> {
     fn name() -> Cow<'static, str> {
         Cow::Owned(format!("Filled{MAX}"))
     }
+}
+
+/// In a [`crate::fields::List`], written in place (ad research items).
+impl<const MAX: usize> crate::fields::ListItem for Filled<MAX> {
+    fn item_schema() -> serde_json::Value {
+        json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX,
+            "pattern": super::common::not_blank_pattern(),
+        })
+    }
+
+    fn item_components(_: &mut Vec<(String, RefOr<Schema>)>) {}
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! The operations, one module per area of the specification.
 
 pub mod accounts;
+pub mod ads;
 pub mod common;
 pub mod community;
 pub mod cron;
@@ -42,6 +43,7 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "RelayTaskBody" => Some(tasks::relay_task_rules()),
         "ProposeWikiBody" => Some(wiki::propose_rules()),
         "WikiSourceIn" => Some(wiki::source_rules()),
+        "QuoteBody" => Some(ads::quote_rules()),
         _ => None,
     }
 }

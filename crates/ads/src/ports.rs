@@ -1,0 +1,109 @@
+//! The ports the adapters implement: the research repository (PostgreSQL).
+
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use jiff::Timestamp;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::AdsRefusal;
+use crate::research::{Quote, ResearchKind, ResearchStatus};
+
+/// A quote an agent asks for.
+#[derive(Debug, Clone)]
+pub struct NewQuote {
+    pub kind: ResearchKind,
+    /// As given: product links or ids, or keywords ([`crate::research::check_items`]).
+    pub items: Vec<String>,
+    /// Names the request only.
+    pub lane: Option<String>,
+}
+
+/// A stored quote: the request's id and what it would cost.
+#[derive(Debug, Clone)]
+pub struct QuotedRequest {
+    pub id: Uuid,
+    pub quote: Quote,
+}
+
+/// A person's approval, relayed by an agent.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    pub id: Uuid,
+    /// The relay record stored with the request (who agreed, where, when).
+    pub approved_by: Value,
+    /// `origin.message_ref`: a resend with the same one answers the request as it stands.
+    pub message_ref: Option<String>,
+    /// The provider's lookups per day; `None` without a quota.
+    pub daily_quota: Option<i64>,
+    pub now: Timestamp,
+}
+
+/// What one item came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemState {
+    pub item: String,
+    pub searched: String,
+    /// Free at the quote: the organization found it recently.
+    pub cached_at_quote: bool,
+    /// `None` until the work reached it: `found`, `not_found`, `failed`, `unqueried`,
+    /// `cached`.
+    pub outcome: Option<String>,
+    /// The card when found (or cached).
+    pub card: Option<Value>,
+}
+
+/// A credit charged, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charge {
+    pub item: String,
+    pub credits: i64,
+    pub reason: String,
+    pub charged_at: Timestamp,
+}
+
+/// A request as it stands.
+#[derive(Debug, Clone)]
+pub struct ResearchRecord {
+    pub id: Uuid,
+    pub kind: ResearchKind,
+    pub lane: Option<String>,
+    pub status: ResearchStatus,
+    pub price: i64,
+    pub credits_quoted: i64,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub approved_at: Option<Timestamp>,
+    pub approved_by: Option<Value>,
+    pub finished_at: Option<Timestamp>,
+    pub items: Vec<ItemState>,
+    pub charges: Vec<Charge>,
+}
+
+/// The research requests of an organization in PostgreSQL. Every method is one transaction
+/// (or one snapshot); a request of another organization is [`AdsRefusal::NotFound`].
+pub trait ResearchRepo: Send + Sync {
+    /// Reads the workspace's marketplace and the organization's price, checks the items
+    /// ([`crate::research::check_items`]), finds which the organization has cached, and stores
+    /// the quote.
+    fn quote<'a>(
+        &'a self,
+        agent: AgentRef,
+        request: &'a NewQuote,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<QuotedRequest, AdsRefusal>>>;
+
+    /// Locks the request, judges the approval ([`crate::research::judge_approval`]) and, when
+    /// approved, records it and queues the work.
+    fn approve<'a>(
+        &'a self,
+        agent: AgentRef,
+        approval: &'a Approval,
+    ) -> BoxFuture<'a, anyhow::Result<Result<ResearchRecord, AdsRefusal>>>;
+
+    /// The request with its items and charges.
+    fn get(
+        &self,
+        agent: AgentRef,
+        id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Result<ResearchRecord, AdsRefusal>>>;
+}

@@ -1,0 +1,598 @@
+//! Paid ad research through HTTP over the standard tenant: POST /ad-research/quote, POST
+//! /ad-research/{id}/approve and GET /ad-research/{id}. Acme's monthly credit limit is 100;
+//! op1 works in Acme / Taiwan, jp1 in Acme / Japan, other1 in Other Agency.
+
+use fleetdesk_tests::assert::{assert_error, assert_error_in, ok};
+use fleetdesk_tests::{AppOptions, Response, TestApp, spawn_app, spawn_app_with};
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+
+const AGENT: &str = "/api/agent/v1";
+
+async fn quote(app: &TestApp, key: &str, body: &Value) -> Response {
+    app.client
+        .post(&format!("{AGENT}/ad-research/quote"), key, body)
+        .await
+}
+
+async fn approve(app: &TestApp, key: &str, id: &str, body: &Value) -> Response {
+    app.client
+        .post(&format!("{AGENT}/ad-research/{id}/approve"), key, body)
+        .await
+}
+
+async fn get(app: &TestApp, key: &str, id: &str) -> Response {
+    app.client
+        .get(&format!("{AGENT}/ad-research/{id}"), key)
+        .await
+}
+
+fn products(items: &[&str]) -> Value {
+    json!({"kind": "product_brief", "items": items})
+}
+
+/// A quote of op1 that must succeed: its request id.
+async fn quoted(app: &TestApp, body: &Value) -> String {
+    let res = quote(app, &app.agent_key("op1"), body).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    res.json()["request_id"]
+        .as_str()
+        .expect("request_id")
+        .to_owned()
+}
+
+fn by_ann(message_ref: &str) -> Value {
+    json!({
+        "on_behalf_of": {"name": "Ann", "role": "agency"},
+        "origin": {"platform": "telegram", "message_ref": message_ref},
+        "effective_at": "2026-11-27T10:00:00+08:00",
+    })
+}
+
+async fn research_jobs(app: &TestApp, id: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM jobs WHERE kind = 'ad_research' AND key = '{id}'"
+    ))
+    .await
+}
+
+fn at(t: Timestamp) -> String {
+    t.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quote_reads_products_and_keywords_and_costs_the_uncached_items() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let before = Timestamp::now();
+    let res = quote(
+        &app,
+        &key,
+        &json!({"kind": "product_brief", "lane": "spring serum", "items": [
+            "https://shopee.tw/product/123456/7890123?utm_source=x",
+            "5551234",
+            "www.amazon.co.jp/dp/B08N5WRWNW",
+        ]}),
+    )
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let v = res.json();
+    assert_eq!(v["kind"], "product_brief");
+    assert_eq!(v["lane"], "spring serum");
+    assert_eq!(
+        v["quote"]["items"],
+        json!([
+            {"item": "https://shopee.tw/product/123456/7890123?utm_source=x", "searched": "shopee:123456.7890123", "cached": false},
+            {"item": "5551234", "searched": "shopee:5551234", "cached": false},
+            {"item": "www.amazon.co.jp/dp/B08N5WRWNW", "searched": "amazon:B08N5WRWNW", "cached": false},
+        ])
+    );
+    assert_eq!(v["quote"]["credits"], 3);
+    assert_eq!(v["quote"]["price_per_item"], 1);
+    let expires: Timestamp = v["quote"]["expires_at"].as_str().unwrap().parse().unwrap();
+    let after = Timestamp::now();
+    assert!(
+        expires >= before + SignedDuration::from_mins(30) - SignedDuration::from_secs(1)
+            && expires <= after + SignedDuration::from_mins(30),
+        "{expires}"
+    );
+    let id = v["request_id"].as_str().unwrap();
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM ad_research_items WHERE research_id = '{id}'"
+        ))
+        .await,
+        3
+    );
+    // Nothing is queried, charged or queued by a quote.
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM ad_credit_ledger")
+            .await,
+        0
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE kind = 'ad_research'")
+            .await,
+        0
+    );
+
+    // Keywords: traditional to simplified, `searched` shows the term used.
+    let res = quote(
+        &app,
+        &key,
+        &json!({"kind": "topic_scout", "items": ["保濕精華", "Sunscreen"]}),
+    )
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let v = res.json();
+    assert_eq!(v["lane"], Value::Null);
+    assert_eq!(v["quote"]["items"][0]["searched"], "保湿精华");
+    assert_eq!(v["quote"]["items"][1]["searched"], "Sunscreen");
+    assert_eq!(v["quote"]["credits"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quote_limits_hold_at_the_limit_and_one_past_it() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let ids = |n: usize| -> Vec<String> { (0..n).map(|i| format!("{}", 100_000 + i)).collect() };
+    let keywords = |n: usize| -> Vec<String> { (0..n).map(|i| format!("kw{i}")).collect() };
+    for (case, body) in [
+        (
+            "20 products",
+            json!({"kind": "product_brief", "items": ids(20)}),
+        ),
+        (
+            "10 keywords",
+            json!({"kind": "topic_scout", "items": keywords(10)}),
+        ),
+        (
+            "a keyword of 40",
+            json!({"kind": "topic_scout", "items": ["字".repeat(40)]}),
+        ),
+        (
+            "a lane of 80",
+            json!({"kind": "topic_scout", "items": ["a"], "lane": "l".repeat(80)}),
+        ),
+    ] {
+        let res = quote(&app, &key, &body).await;
+        assert_eq!(res.status, 201, "{case}: {}", res.text());
+    }
+    let cases = [
+        (
+            "21 products",
+            json!({"kind": "product_brief", "items": ids(21)}),
+            "items",
+        ),
+        (
+            "11 keywords",
+            json!({"kind": "topic_scout", "items": keywords(11)}),
+            "items",
+        ),
+        (
+            "no items",
+            json!({"kind": "topic_scout", "items": []}),
+            "items",
+        ),
+        (
+            "a keyword of 41",
+            json!({"kind": "topic_scout", "items": ["字".repeat(41)]}),
+            "items[0]",
+        ),
+        (
+            "a blank keyword",
+            json!({"kind": "topic_scout", "items": ["ok", "  "]}),
+            "items[1]",
+        ),
+        (
+            "a lane of 81",
+            json!({"kind": "topic_scout", "items": ["a"], "lane": "l".repeat(81)}),
+            "lane",
+        ),
+        (
+            "another site",
+            products(&["123456", "https://example.com/product/1/2"]),
+            "items[1]",
+        ),
+        (
+            "a look-alike host",
+            products(&["https://shopee.tw.evil.net/product/1/2"]),
+            "items[0]",
+        ),
+        ("a short id", products(&["12345"]), "items[0]"),
+        (
+            "white space around an id",
+            products(&[" 123456"]),
+            "items[0]",
+        ),
+        (
+            "an upper-case host",
+            products(&["https://Shopee.tw/product/1/2"]),
+            "items[0]",
+        ),
+        (
+            "a keyword of 41 with its spaces",
+            json!({"kind": "topic_scout", "items": [format!(" {} ", "字".repeat(39))]}),
+            "items[0]",
+        ),
+        (
+            "an unknown kind",
+            json!({"kind": "ad_spy", "items": ["a"]}),
+            "kind",
+        ),
+    ];
+    for (case, body, field) in cases {
+        let res = quote(&app, &key, &body).await;
+        let e = assert_error_in(case, &res, 400, "invalid_request");
+        assert_eq!(e["field"], field, "{case}: {e}");
+    }
+    // Right in shape, refused by content: 422 naming the item.
+    let rejected = [
+        (
+            "a marketplace page without a product",
+            products(&["123456", "https://shopee.tw/"]),
+            "items[1]",
+        ),
+        (
+            "one product twice",
+            products(&[
+                "https://shopee.tw/product/1/2",
+                "shopee.tw/x-i.1.2?from=share",
+            ]),
+            "items[1]",
+        ),
+        (
+            "one keyword in two scripts",
+            json!({"kind": "topic_scout", "items": ["保濕", "保湿"]}),
+            "items[1]",
+        ),
+        (
+            "one keyword in two cases",
+            json!({"kind": "topic_scout", "items": ["a", "Serum", " SERUM"]}),
+            "items[2]",
+        ),
+    ];
+    for (case, body, field) in rejected {
+        let res = quote(&app, &key, &body).await;
+        let e = assert_error_in(case, &res, 422, "rejected");
+        assert_eq!(e["field"], field, "{case}: {e}");
+    }
+    // Only the four good quotes were stored.
+    assert_eq!(app.count("SELECT count(*) AS n FROM ad_research").await, 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_organizations_recent_finds_are_free_its_prices_and_marketplace_apply() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    // Earlier finds of Acme: a product 29 days ago, another 31 days ago, a keyword an hour
+    // ago; and Other Agency's find of the third product, which Acme does not get for free.
+    let first = quoted(&app, &products(&["111111", "222222", "333333"])).await;
+    let words = quoted(
+        &app,
+        &json!({"kind": "topic_scout", "items": ["serum", "mask"]}),
+    )
+    .await;
+    let other = quote(&app, &app.agent_key("other1"), &products(&["444444"])).await;
+    assert_eq!(other.status, 201, "{}", other.text());
+    let other = other.json()["request_id"].as_str().unwrap().to_owned();
+    let now = Timestamp::now();
+    for (id, position, ago) in [
+        (&first, 0, SignedDuration::from_hours(29 * 24)),
+        (&first, 1, SignedDuration::from_hours(31 * 24)),
+        (&words, 0, SignedDuration::from_mins(1)),
+        (&other, 0, SignedDuration::from_mins(1)),
+    ] {
+        app.sql(&format!(
+            "UPDATE ad_research_items SET outcome = 'found', card = '{{}}', done_at = '{}' \
+             WHERE research_id = '{id}' AND position = {position}",
+            at(now - ago)
+        ))
+        .await;
+    }
+    // The keyword's item 1 was not found: no cache.
+    app.sql(&format!(
+        "UPDATE ad_research_items SET outcome = 'not_found', done_at = now() \
+         WHERE research_id = '{words}' AND position = 1"
+    ))
+    .await;
+    let v = ok(&quote(&app, &key, &products(&["111111", "222222", "444444"])).await);
+    assert_eq!(
+        v["quote"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["cached"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [true, false, false]
+    );
+    assert_eq!(v["quote"]["credits"], 2);
+    let v = ok(&quote(
+        &app,
+        &key,
+        &json!({"kind": "topic_scout", "items": ["SERUM", "mask"]}),
+    )
+    .await);
+    assert_eq!(v["quote"]["items"][0]["cached"], true, "{v}");
+    assert_eq!(v["quote"]["items"][1]["cached"], false, "{v}");
+    // A keyword found before today's start in Taipei is no longer free.
+    app.sql(&format!(
+        "UPDATE ad_research_items SET done_at = now() - interval '25 hours' \
+         WHERE research_id = '{words}' AND position = 0"
+    ))
+    .await;
+    let v = ok(&quote(
+        &app,
+        &key,
+        &json!({"kind": "topic_scout", "items": ["serum"]}),
+    )
+    .await);
+    assert_eq!(v["quote"]["items"][0]["cached"], false, "{v}");
+
+    // The organization's prices, and the workspace's marketplace for bare ids.
+    app.sql("UPDATE organizations SET price_product_brief = 3, price_topic_keyword = 0 WHERE name = 'Acme'")
+        .await;
+    app.sql("UPDATE workspaces SET marketplace = 'momo' WHERE name = 'Taiwan'")
+        .await;
+    let v = ok(&quote(&app, &key, &products(&["555555", "666666"])).await);
+    assert_eq!(v["quote"]["items"][0]["searched"], "momo:555555");
+    assert_eq!(
+        (
+            v["quote"]["credits"].as_i64(),
+            v["quote"]["price_per_item"].as_i64()
+        ),
+        (Some(6), Some(3))
+    );
+    let v = ok(&quote(
+        &app,
+        &key,
+        &json!({"kind": "topic_scout", "items": ["a", "b"]}),
+    )
+    .await);
+    assert_eq!(v["quote"]["credits"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_is_relayed_for_an_agency_person_and_queues_the_work_once() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let id = quoted(&app, &products(&["111111", "222222"])).await;
+
+    let refused = [
+        (
+            "a client",
+            json!({"on_behalf_of": {"name": "Cli", "role": "client"}, "origin": {"platform": "cli"}}),
+            422,
+            "rejected",
+            Some("on_behalf_of.role"),
+        ),
+        (
+            "the agent itself",
+            json!({"on_behalf_of": {"name": "op1", "role": "agency"}, "origin": {"platform": "cli"}}),
+            422,
+            "rejected",
+            Some("on_behalf_of.name"),
+        ),
+        (
+            "no on_behalf_of",
+            json!({"origin": {"platform": "cli"}}),
+            400,
+            "invalid_request",
+            Some("on_behalf_of"),
+        ),
+        (
+            "no origin",
+            json!({"on_behalf_of": {"name": "Ann", "role": "agency"}}),
+            400,
+            "invalid_request",
+            Some("origin"),
+        ),
+        (
+            "an origin without platform",
+            json!({"on_behalf_of": {"name": "Ann", "role": "agency"}, "origin": {"message_ref": "m"}}),
+            400,
+            "invalid_request",
+            Some("origin.platform"),
+        ),
+    ];
+    for (case, body, status, code, field) in refused {
+        let e = assert_error_in(case, &approve(&app, &key, &id, &body).await, status, code);
+        if let Some(field) = field {
+            assert_eq!(e["field"], field, "{case}: {e}");
+        }
+    }
+    assert_eq!(research_jobs(&app, &id).await, 0);
+
+    let res = approve(&app, &key, &id, &by_ann("tg-1001")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let v = res.json();
+    assert_eq!(v["status"], "running");
+    assert_eq!(v["approved_by"]["type"], "relay");
+    assert_eq!(v["approved_by"]["name"], "Ann");
+    assert_eq!(v["approved_by"]["role"], "agency");
+    assert_eq!(v["approved_by"]["origin"]["message_ref"], "tg-1001");
+    assert_eq!(v["approved_by"]["agent"]["name"], "op1");
+    assert_eq!(v["progress"], json!({"done": 0, "total": 2}));
+    assert_eq!(
+        v["credits"],
+        json!({"quoted": 2, "price_per_item": 1, "charged": 0})
+    );
+    assert_eq!(v["result"], Value::Null);
+    assert_eq!(research_jobs(&app, &id).await, 1);
+
+    // The same approval resent answers as it stands; another is refused. op2 of the same
+    // organization reads it (its relay is the same request); other1's organization does not.
+    let again = approve(&app, &app.agent_key("op2"), &id, &by_ann("tg-1001")).await;
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.json()["approved_at"], v["approved_at"]);
+    assert_error(
+        &approve(&app, &key, &id, &by_ann("tg-1002")).await,
+        422,
+        "rejected",
+    );
+    let no_ref =
+        json!({"on_behalf_of": {"name": "Ann", "role": "admin"}, "origin": {"platform": "cli"}});
+    assert_error(&approve(&app, &key, &id, &no_ref).await, 422, "rejected");
+    assert_eq!(research_jobs(&app, &id).await, 1);
+    assert_error(
+        &approve(&app, &app.agent_key("other1"), &id, &by_ann("tg-1001")).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &approve(
+            &app,
+            &key,
+            "00000000-0000-4000-8000-000000000000",
+            &by_ann("x"),
+        )
+        .await,
+        404,
+        "not_found",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_is_refused_past_the_quote_when_suspended_at_three_times_the_limit_or_without_quota()
+ {
+    let app = spawn_app_with(AppOptions {
+        ad_research_daily_quota: Some(5),
+        ..Default::default()
+    })
+    .await;
+    let key = app.agent_key("op1");
+
+    // Past its 30 minutes.
+    let id = quoted(&app, &products(&["111111"])).await;
+    app.sql(&format!(
+        "UPDATE ad_research SET expires_at = now() - interval '1 second' WHERE id = '{id}'"
+    ))
+    .await;
+    let e = assert_error(
+        &approve(&app, &key, &id, &by_ann("m1")).await,
+        422,
+        "rejected",
+    );
+    assert!(e["message"].as_str().unwrap().contains("expired"), "{e}");
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(
+        (v["status"].as_str(), v["expired"].as_bool()),
+        (Some("quoted"), Some(true))
+    );
+
+    // Suspended.
+    let id = quoted(&app, &products(&["111111"])).await;
+    app.sql("UPDATE organizations SET suspended = true WHERE name = 'Acme'")
+        .await;
+    assert_error(
+        &approve(&app, &key, &id, &by_ann("m2")).await,
+        422,
+        "rejected",
+    );
+    app.sql("UPDATE organizations SET suspended = false WHERE name = 'Acme'")
+        .await;
+
+    // Charged this month: 299 of a limit of 100 passes, 300 (three times) does not. A charge
+    // of last month does not count.
+    let earlier = quoted(&app, &products(&["999999"])).await;
+    app.sql(&format!(
+        "INSERT INTO ad_credit_ledger (organization_id, research_id, position, credits, reason, charged_at) \
+         SELECT organization_id, id, 0, 299, 'found', now() FROM ad_research WHERE id = '{earlier}'"
+    ))
+    .await;
+    let last_month = quoted(&app, &products(&["888888"])).await;
+    app.sql(&format!(
+        "INSERT INTO ad_credit_ledger (organization_id, research_id, position, credits, reason, charged_at) \
+         SELECT organization_id, id, 0, 500, 'found', now() - interval '40 days' FROM ad_research WHERE id = '{last_month}'"
+    ))
+    .await;
+    let res = approve(&app, &key, &id, &by_ann("m3")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    app.sql(&format!(
+        "UPDATE ad_credit_ledger SET credits = 300 WHERE research_id = '{earlier}'"
+    ))
+    .await;
+    let id = quoted(&app, &products(&["111111"])).await;
+    let e = assert_error(
+        &approve(&app, &key, &id, &by_ann("m4")).await,
+        422,
+        "rejected",
+    );
+    assert!(e["message"].as_str().unwrap().contains("300"), "{e}");
+    app.sql("DELETE FROM ad_credit_ledger").await;
+
+    // The provider's quota of the day (Taipei): 4 of 5 used passes, 5 does not.
+    let today = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::get("Asia/Taipei").unwrap())
+        .date();
+    app.sql(&format!(
+        "INSERT INTO ad_research_quota (day, used) VALUES ('{today}', 5)"
+    ))
+    .await;
+    let e = assert_error(
+        &approve(&app, &key, &id, &by_ann("m5")).await,
+        422,
+        "rejected",
+    );
+    assert!(e["message"].as_str().unwrap().contains("quota"), "{e}");
+    app.sql(&format!(
+        "UPDATE ad_research_quota SET used = 4 WHERE day = '{today}'"
+    ))
+    .await;
+    let res = approve(&app, &key, &id, &by_ann("m5")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(research_jobs(&app, &id).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_is_read_by_its_organization_only() {
+    let app = spawn_app().await;
+    let id = quoted(
+        &app,
+        &json!({"kind": "topic_scout", "items": ["保濕"], "lane": "l1"}),
+    )
+    .await;
+    // jp1 is in another workspace of the same organization.
+    for agent in ["op1", "op2", "jp1"] {
+        let v = ok(&get(&app, &app.agent_key(agent), &id).await);
+        assert_eq!(v["id"], id.as_str(), "{agent}");
+        assert_eq!(v["kind"], "topic_scout");
+        assert_eq!(v["lane"], "l1");
+        assert_eq!(v["status"], "quoted");
+        assert_eq!(v["expired"], false);
+        assert_eq!(v["approved_at"], Value::Null);
+        assert_eq!(
+            v["items"],
+            json!([{"item": "保濕", "searched": "保湿", "cached": false, "outcome": null}])
+        );
+        assert_eq!(v["progress"], json!({"done": 0, "total": 1}));
+        assert_eq!(v["charges"], json!([]));
+        assert_eq!(v["result"], Value::Null);
+    }
+    assert_error(
+        &get(&app, &app.agent_key("other1"), &id).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &get(
+            &app,
+            &app.agent_key("op1"),
+            "00000000-0000-4000-8000-000000000000",
+        )
+        .await,
+        404,
+        "not_found",
+    );
+    // The community role has no drafts scope.
+    assert_error(
+        &get(&app, &app.agent_key("bot"), &id).await,
+        403,
+        "forbidden",
+    );
+    assert_error(
+        &quote(&app, &app.agent_key("bot"), &products(&["111111"])).await,
+        403,
+        "forbidden",
+    );
+}
