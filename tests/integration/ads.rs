@@ -596,3 +596,182 @@ async fn a_request_is_read_by_its_organization_only() {
         "forbidden",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The research work (the job an approval queues), with the sandbox provider: an id ending in
+// 404 is not found, in 500 fails, anything else is found.
+
+fn worker(app: &TestApp, quota: Option<i64>) -> fleetdesk::worker::Worker {
+    fleetdesk::worker::Worker::new(app.store.clone()).research_provider(
+        std::sync::Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
+        quota,
+    )
+}
+
+async fn approved(app: &TestApp, body: &Value, message_ref: &str) -> String {
+    let id = quoted(app, body).await;
+    let res = approve(app, &app.agent_key("op1"), &id, &by_ann(message_ref)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    id
+}
+
+fn outcomes(v: &Value) -> Vec<String> {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["outcome"].as_str().unwrap_or("none").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_work_charges_each_item_found_once_and_nothing_else() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    // 444444 was found for Acme before: cached, free.
+    let before = approved(&app, &products(&["444444"]), "m0").await;
+    assert_eq!(worker(&app, None).run_due().await.unwrap(), 1);
+    assert_eq!(ok(&get(&app, &key, &before).await)["status"], "done");
+
+    let id = approved(
+        &app,
+        &products(&["111111", "222404", "333500", "444444"]),
+        "m1",
+    )
+    .await;
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(v["credits"]["quoted"], 3, "{v}");
+    assert_eq!(worker(&app, None).run_due().await.unwrap(), 1);
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(v["status"], "done", "{v}");
+    assert!(v["finished_at"].is_string(), "{v}");
+    assert_eq!(outcomes(&v), ["found", "not_found", "failed", "cached"]);
+    assert_eq!(v["progress"], json!({"done": 4, "total": 4}));
+    assert_eq!(v["credits"]["charged"], 1);
+    assert_eq!(v["charges"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["charges"][0]["item"], "111111");
+    assert_eq!(v["charges"][0]["credits"], 1);
+    assert_eq!(v["charges"][0]["reason"], "found: 111111");
+    let cards = v["result"]["items"].as_array().unwrap();
+    assert_eq!(cards.len(), 2, "{v}");
+    assert_eq!(cards[0]["item"], "111111");
+    assert_eq!(cards[1]["item"], "444444");
+    assert!(
+        cards
+            .iter()
+            .all(|c| c["third_party"] == true && c["found"] == true)
+    );
+    let markdown = v["result"]["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("### Sandbox product shopee:111111"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("third-party material"), "{markdown}");
+    // The ledger holds exactly the charge of the one item found uncached (and the earlier one).
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM ad_credit_ledger WHERE research_id = '{id}'"
+        ))
+        .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT coalesce(sum(credits), 0)::bigint AS n FROM ad_credit_ledger")
+            .await,
+        2
+    );
+    // Done is done: nothing runs again.
+    assert_eq!(worker(&app, None).run_due().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_the_quota_is_used_up_the_rest_is_left_unqueried_and_free() {
+    let app = spawn_app_with(AppOptions {
+        ad_research_daily_quota: Some(2),
+        ..Default::default()
+    })
+    .await;
+    let key = app.agent_key("op1");
+    let id = approved(&app, &products(&["111111", "222222", "333333"]), "q1").await;
+    worker(&app, Some(2)).run_due().await.unwrap();
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(outcomes(&v), ["found", "found", "unqueried"]);
+    assert_eq!(v["credits"]["charged"], 2);
+    assert_eq!(
+        app.count("SELECT used AS n FROM ad_research_quota").await,
+        2
+    );
+    // The next approval of the day is refused: the quota is used up.
+    let next = quoted(&app, &products(&["555555"])).await;
+    let e = assert_error(
+        &approve(&app, &key, &next, &by_ann("q2")).await,
+        422,
+        "rejected",
+    );
+    assert!(e["message"].as_str().unwrap().contains("quota"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn work_cut_off_by_a_crash_goes_on_after_the_lease_and_charges_once() {
+    use fleetdesk_ads::ports::{LookupOutcome, NextStep, ResearchRepo};
+    use fleetdesk_kernel::jobs::{JobQueue, LEASE};
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let id = approved(&app, &products(&["111111", "222222"]), "c1").await;
+
+    // An instance takes the job, is handed the first item, looks it up, records it and is
+    // handed the second, then dies before recording it.
+    let job = app
+        .store
+        .take(&["ad_research"], LEASE)
+        .await
+        .unwrap()
+        .expect("the queued job");
+    let now = Timestamp::now();
+    let Some(NextStep::Query {
+        position, price, ..
+    }) = app.store.next_step(&job, None, now).await.unwrap()
+    else {
+        panic!("the first item to look up");
+    };
+    assert_eq!((position, price), (0, 1));
+    let found = LookupOutcome::Found {
+        card: json!({"item": "111111", "found": true, "third_party": true}),
+        credits: 1,
+        reason: "found: 111111".into(),
+    };
+    assert!(app.store.record_lookup(&job, 0, &found, now).await.unwrap());
+    assert!(matches!(
+        app.store.next_step(&job, None, now).await.unwrap(),
+        Some(NextStep::Query { position: 1, .. })
+    ));
+    // While its lease runs, no other instance takes the job.
+    assert_eq!(worker(&app, None).run_due().await.unwrap(), 0);
+
+    // The lease passes: another instance takes the job and finishes from the second item.
+    app.sql(
+        "UPDATE jobs SET locked_until = now() - interval '1 second' WHERE kind = 'ad_research'",
+    )
+    .await;
+    assert_eq!(worker(&app, None).run_due().await.unwrap(), 1);
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(outcomes(&v), ["found", "found"]);
+    assert_eq!(v["credits"]["charged"], 2);
+    // The dead instance's late record is refused: its lease is gone; nothing is charged twice.
+    assert!(!app.store.record_lookup(&job, 1, &found, now).await.unwrap());
+    assert!(!app.store.record_lookup(&job, 0, &found, now).await.unwrap());
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM ad_credit_ledger WHERE research_id = '{id}'"
+        ))
+        .await,
+        2
+    );
+    assert_eq!(
+        app.count("SELECT attempts::bigint AS n FROM jobs WHERE kind = 'ad_research'")
+            .await,
+        2
+    );
+}

@@ -52,6 +52,7 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
+    ("fleetdesk_vendors", Layer::Adapter),
     ("fleetdesk_http", Layer::Adapter),
     ("fleetdesk_mcp", Layer::Adapter),
     ("fleetdesk_local_pg", Layer::Adapter),

@@ -1,5 +1,6 @@
 //! The ports the adapters implement: the research repository (PostgreSQL).
 
+use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -79,6 +80,39 @@ pub struct ResearchRecord {
     pub charges: Vec<Charge>,
 }
 
+/// What the research work does next for a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NextStep {
+    /// Look this item up (its lookup was counted against the provider's quota).
+    Query {
+        position: i16,
+        kind: ResearchKind,
+        item: String,
+        key: String,
+        searched: String,
+        /// The request's price per item found, fixed at its quote.
+        price: i64,
+    },
+    /// An item was settled without a lookup (cached, or the quota ran out): go on.
+    Continue,
+    /// Every item is settled: the request is done and its job finished.
+    Done,
+}
+
+/// What one lookup came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LookupOutcome {
+    /// Found: the card, and the credits it charges with their reason.
+    Found {
+        card: Value,
+        credits: i64,
+        reason: String,
+    },
+    NotFound,
+    /// The provider failed: not charged.
+    Failed(String),
+}
+
 /// The research requests of an organization in PostgreSQL. Every method is one transaction
 /// (or one snapshot); a request of another organization is [`AdsRefusal::NotFound`].
 pub trait ResearchRepo: Send + Sync {
@@ -106,4 +140,28 @@ pub trait ResearchRepo: Send + Sync {
         agent: AgentRef,
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<ResearchRecord, AdsRefusal>>>;
+
+    /// The work's next step on the request `job` names, under the job's lease (`None` when
+    /// another instance holds it now): the first unsettled item settled from the
+    /// organization's cache, or counted against the provider's quota of the day and handed
+    /// out for a lookup (`daily_quota`; once it is used up every unsettled item is left
+    /// unqueried), or, with none left, the request done and the job finished. One
+    /// transaction.
+    fn next_step<'a>(
+        &'a self,
+        job: &'a Job,
+        daily_quota: Option<i64>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Option<NextStep>>>;
+
+    /// Records an item's lookup, and its charge in the ledger when found, under the job's
+    /// lease (`false` when lost). An item already settled is left as it is, so a lookup
+    /// repeated after a restart charges once. One transaction.
+    fn record_lookup<'a>(
+        &'a self,
+        job: &'a Job,
+        position: i16,
+        outcome: &'a LookupOutcome,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
 }

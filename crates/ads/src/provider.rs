@@ -6,6 +6,7 @@ use fleetdesk_kernel::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ports::LookupOutcome;
 use crate::research::ResearchKind;
 
 /// What the provider found for one item, and what a card shows of it.
@@ -111,9 +112,50 @@ impl Card {
     }
 }
 
+/// What a lookup comes to: found charges the price per item found (the request's, fixed at
+/// its quote), with the reason the ledger shows; not found and a failure charge nothing.
+pub fn settle(
+    item: &str,
+    searched: &str,
+    answer: Result<Lookup, ProviderError>,
+    price: i64,
+) -> LookupOutcome {
+    match answer {
+        Ok(Lookup::Found(finding)) => LookupOutcome::Found {
+            card: card(item, searched, finding).to_json(),
+            credits: price,
+            reason: format!("found: {item}"),
+        },
+        Ok(Lookup::NotFound) => LookupOutcome::NotFound,
+        Err(ProviderError(e)) => LookupOutcome::Failed(e.chars().take(500).collect()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn found_charges_the_price_and_the_rest_nothing() {
+        let found = settle(
+            "111111",
+            "shopee:111111",
+            Ok(Lookup::Found(Finding::default())),
+            3,
+        );
+        assert!(matches!(
+            found,
+            LookupOutcome::Found { credits: 3, ref reason, .. } if reason == "found: 111111"
+        ));
+        assert_eq!(
+            settle("1", "s", Ok(Lookup::NotFound), 3),
+            LookupOutcome::NotFound
+        );
+        assert_eq!(
+            settle("1", "s", Err(ProviderError("timed out".into())), 3),
+            LookupOutcome::Failed("timed out".into())
+        );
+    }
 
     #[test]
     fn a_card_keeps_only_its_fields_cleaned() {

@@ -224,6 +224,10 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let worker = worker::Worker::new(store.clone())
         .telemetry(state.ctx.telemetry.clone())
+        .research_provider(
+            Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
+            settings.ad_research_daily_quota,
+        )
         .spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");

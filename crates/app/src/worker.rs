@@ -1,11 +1,17 @@
 //! Background work: a tokio task per instance that, every few seconds, enqueues what the
 //! calendar makes due (the weekly build of the reports, due six hours after its week ends, and
 //! the three weeks before it in case every instance missed one) and runs the due jobs of the
-//! queue (`fleetdesk_kernel::jobs`), looking between jobs whether it should stop. Every instance runs one; the queue makes each job run
+//! queue (`fleetdesk_kernel::jobs`): the weekly reports, and the paid research an approval
+//! queued (item by item: each lookup counted against the provider's quota before it is made,
+//! its result and charge recorded after, so a restart goes on from the first unsettled
+//! item), looking between jobs whether it should stop. Every instance runs one; the queue makes each job run
 //! once: the same `(kind, key)` enqueued by every instance is one job, and a job is taken by
 //! one instance at a time under a lease. A job queued before a restart is taken after it; a
 //! job whose instance died is taken again once its lease passed.
 
+use fleetdesk_ads::ports::{NextStep, ResearchRepo};
+use fleetdesk_ads::provider::{ProviderError, ResearchProvider, settle};
+use fleetdesk_ads::research::RESEARCH_JOB;
 use fleetdesk_api::Telemetry;
 use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob};
 use fleetdesk_pg::PgStore;
@@ -19,7 +25,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The kinds of job this worker runs.
-pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB];
+pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB, RESEARCH_JOB];
+
+/// How long one research lookup may take before the item is marked failed (not charged).
+pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often an instance looks for due work.
 pub const EVERY: Duration = Duration::from_secs(5);
@@ -35,6 +44,11 @@ type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 pub struct Worker {
     queue: Arc<dyn JobQueue>,
     reports: Arc<dyn ReportsRepo>,
+    research: Arc<dyn ResearchRepo>,
+    /// The research provider (the sandbox unless set).
+    provider: Arc<dyn ResearchProvider>,
+    /// The provider's lookups per day; none when absent.
+    daily_quota: Option<i64>,
     clock: Clock,
     every: Duration,
     /// The key of the last weekly job this instance enqueued (no need to ask again).
@@ -118,12 +132,27 @@ impl Worker {
         let store = Arc::new(store);
         Worker {
             queue: store.clone(),
-            reports: store,
+            reports: store.clone(),
+            research: store,
+            provider: Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
+            daily_quota: None,
             clock: Arc::new(Timestamp::now),
             every: EVERY,
             enqueued: Arc::new(Mutex::new(None)),
             telemetry: Telemetry::new(),
         }
+    }
+
+    /// The same worker looking research items up with `provider`, at most `daily_quota`
+    /// lookups a day (Taipei's) when set.
+    pub fn research_provider(
+        mut self,
+        provider: Arc<dyn ResearchProvider>,
+        daily_quota: Option<i64>,
+    ) -> Worker {
+        self.provider = provider;
+        self.daily_quota = daily_quota;
+        self
     }
 
     /// The same worker counting its job runs into `telemetry` (the service's metrics).
@@ -208,7 +237,57 @@ impl Worker {
                 }
                 Ok(())
             }
+            RESEARCH_JOB => self.research(job).await,
             other => anyhow::bail!("no worker runs jobs of kind {other}"),
+        }
+    }
+
+    /// Works a research request item by item until every item is settled (or another
+    /// instance holds the job now).
+    async fn research(&self, job: &Job) -> anyhow::Result<()> {
+        loop {
+            let now = (self.clock)();
+            let Some(step) = self.research.next_step(job, self.daily_quota, now).await? else {
+                tracing::info!(key = %job.key, "another instance holds the research job now");
+                return Ok(());
+            };
+            let (position, item, searched, price, answer) = match step {
+                NextStep::Done => {
+                    tracing::info!(key = %job.key, "research done");
+                    return Ok(());
+                }
+                NextStep::Continue => continue,
+                NextStep::Query {
+                    position,
+                    kind,
+                    item,
+                    key,
+                    searched,
+                    price,
+                } => {
+                    let answer = tokio::time::timeout(
+                        LOOKUP_TIMEOUT,
+                        self.provider.lookup(kind, &key, &searched),
+                    )
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(ProviderError(format!(
+                            "no answer within {} s",
+                            LOOKUP_TIMEOUT.as_secs()
+                        )))
+                    });
+                    (position, item, searched, price, answer)
+                }
+            };
+            let outcome = settle(&item, &searched, answer, price);
+            if !self
+                .research
+                .record_lookup(job, position, &outcome, (self.clock)())
+                .await?
+            {
+                tracing::info!(key = %job.key, "another instance holds the research job now");
+                return Ok(());
+            }
         }
     }
 

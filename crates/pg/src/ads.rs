@@ -4,21 +4,22 @@
 //! scoped to the caller's organization.
 
 use crate::db::{PgStore, prepared};
-use crate::jobs::enqueue_in;
+use crate::jobs::{enqueue_in, finish_in, hold};
 use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Date, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::ports::{
-    Approval, Charge, ItemState, NewQuote, QuotedRequest, ResearchRecord, ResearchRepo,
+    Approval, Charge, ItemState, LookupOutcome, NewQuote, NextStep, QuotedRequest, ResearchRecord,
+    ResearchRepo,
 };
 use fleetdesk_ads::product::Marketplace;
 use fleetdesk_ads::research::{
     self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
 };
-use fleetdesk_kernel::jobs::NewJob;
+use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -38,6 +39,13 @@ statements!(
     RESEARCH,
     ITEMS,
     CHARGES,
+    NEXT_ITEM,
+    FINISH_RESEARCH,
+    CACHED_CARD,
+    SETTLE_ITEM,
+    COUNT_LOOKUP,
+    LEAVE_UNQUERIED,
+    CHARGE,
 );
 
 /// The workspace's marketplace and the organization's prices.
@@ -105,6 +113,76 @@ FROM ad_credit_ledger l
 JOIN ad_research_items i ON i.research_id = l.research_id AND i.position = l.position
 WHERE l.research_id = $1 ORDER BY l.position
 "#;
+
+/// The first unsettled item of a request, locked, with what its lookup needs.
+const NEXT_ITEM: &str = r#"
+SELECT i.position, i.item, i.key, i.searched, r.kind, r.organization_id, r.price
+FROM ad_research_items i JOIN ad_research r ON r.id = i.research_id
+WHERE i.research_id = $1 AND i.outcome IS NULL
+ORDER BY i.position LIMIT 1
+FOR UPDATE OF i
+"#;
+
+const FINISH_RESEARCH: &str = r#"
+UPDATE ad_research SET status = $2, finished_at = $3 WHERE id = $1 AND finished_at IS NULL
+"#;
+
+/// The organization's latest card of a key found since `$3`: the cache.
+const CACHED_CARD: &str = r#"
+SELECT card FROM ad_research_items
+WHERE organization_id = $1 AND key = $2 AND outcome = 'found' AND done_at >= $3
+ORDER BY done_at DESC LIMIT 1
+"#;
+
+/// Settles an item unless it already is.
+const SETTLE_ITEM: &str = r#"
+UPDATE ad_research_items SET outcome = $3, card = $4, error = $5, done_at = $6
+WHERE research_id = $1 AND position = $2 AND outcome IS NULL
+"#;
+
+/// Counts one lookup against the day's quota (`$2`), unless it is used up: no row then.
+const COUNT_LOOKUP: &str = r#"
+INSERT INTO ad_research_quota AS q (day, used) VALUES ($1, 1)
+ON CONFLICT (day) DO UPDATE SET used = q.used + 1 WHERE q.used < $2
+RETURNING q.used
+"#;
+
+/// Every unsettled item of a request left unqueried (the quota ran out): not charged.
+const LEAVE_UNQUERIED: &str = r#"
+UPDATE ad_research_items SET outcome = 'unqueried', done_at = $2
+WHERE research_id = $1 AND outcome IS NULL
+"#;
+
+/// The charge of an item found, at the request's price, once.
+const CHARGE: &str = r#"
+INSERT INTO ad_credit_ledger (organization_id, research_id, position, credits, reason, charged_at)
+SELECT organization_id, id, $2, $3, $4, $5 FROM ad_research WHERE id = $1
+ON CONFLICT (research_id, position) DO NOTHING
+"#;
+
+#[derive(QueryableByName)]
+struct NextRow {
+    #[diesel(sql_type = SmallInt)]
+    position: i16,
+    #[diesel(sql_type = Text)]
+    item: String,
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = Text)]
+    searched: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    price: i64,
+}
+
+#[derive(QueryableByName)]
+struct CardRow {
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    card: Option<Value>,
+}
 
 #[derive(QueryableByName)]
 struct SettingsRow {
@@ -399,6 +477,157 @@ async fn load(
     }))
 }
 
+/// The request a research job works on.
+fn research_of(job: &Job) -> anyhow::Result<Uuid> {
+    job.key
+        .parse()
+        .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
+}
+
+/// Settles an item: its outcome, card or error, at `now`.
+async fn settle(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    position: i16,
+    outcome: &str,
+    card: Option<&Value>,
+    error: Option<&str>,
+    now: Timestamp,
+) -> anyhow::Result<bool> {
+    let n = prepared(
+        diesel::sql_query(SETTLE_ITEM)
+            .bind::<SqlUuid, _>(id)
+            .bind::<SmallInt, _>(position)
+            .bind::<Text, _>(outcome)
+            .bind::<Nullable<Jsonb>, _>(card)
+            .bind::<Nullable<Text>, _>(error)
+            .bind::<Timestamptz, _>(Ts::from(now)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
+async fn next_step_tx(
+    conn: &mut AsyncPgConnection,
+    job: &Job,
+    daily_quota: Option<i64>,
+    now: Timestamp,
+) -> anyhow::Result<Option<NextStep>> {
+    if !hold(conn, job).await? {
+        return Ok(None);
+    }
+    let id = research_of(job)?;
+    let next: Option<NextRow> = prepared(diesel::sql_query(NEXT_ITEM).bind::<SqlUuid, _>(id))
+        .get_result(conn)
+        .await
+        .optional()?;
+    let Some(next) = next else {
+        prepared(
+            diesel::sql_query(FINISH_RESEARCH)
+                .bind::<SqlUuid, _>(id)
+                .bind::<Text, _>(ResearchStatus::Done.as_str())
+                .bind::<Timestamptz, _>(Ts::from(now)),
+        )
+        .execute(conn)
+        .await?;
+        return Ok(finish_in(conn, job).await?.then_some(NextStep::Done));
+    };
+    let kind = ResearchKind::parse(&next.kind)
+        .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", next.kind))?;
+    let cached: Option<CardRow> = prepared(
+        diesel::sql_query(CACHED_CARD)
+            .bind::<SqlUuid, _>(next.organization_id)
+            .bind::<Text, _>(&next.key)
+            .bind::<Timestamptz, _>(Ts::from(kind.cache_since(now))),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    if let Some(CardRow {
+        card: Some(mut card),
+    }) = cached
+    {
+        // The card as this item asked for it.
+        card["item"] = Value::String(next.item.clone());
+        card["searched"] = Value::String(next.searched.clone());
+        settle(conn, id, next.position, "cached", Some(&card), None, now).await?;
+        return Ok(Some(NextStep::Continue));
+    }
+    if let Some(quota) = daily_quota {
+        let counted: Option<UsedRow> = if quota > 0 {
+            prepared(
+                diesel::sql_query(COUNT_LOOKUP)
+                    .bind::<Date, _>(jiff_diesel::Date::from(quota_day(now)))
+                    .bind::<BigInt, _>(quota),
+            )
+            .get_result(conn)
+            .await
+            .optional()?
+        } else {
+            None
+        };
+        if counted.is_none() {
+            prepared(
+                diesel::sql_query(LEAVE_UNQUERIED)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Timestamptz, _>(Ts::from(now)),
+            )
+            .execute(conn)
+            .await?;
+            return Ok(Some(NextStep::Continue));
+        }
+    }
+    Ok(Some(NextStep::Query {
+        position: next.position,
+        kind,
+        item: next.item,
+        key: next.key,
+        searched: next.searched,
+        price: next.price,
+    }))
+}
+
+async fn record_lookup_tx(
+    conn: &mut AsyncPgConnection,
+    job: &Job,
+    position: i16,
+    outcome: &LookupOutcome,
+    now: Timestamp,
+) -> anyhow::Result<bool> {
+    if !hold(conn, job).await? {
+        return Ok(false);
+    }
+    let id = research_of(job)?;
+    match outcome {
+        LookupOutcome::Found {
+            card,
+            credits,
+            reason,
+        } => {
+            if settle(conn, id, position, "found", Some(card), None, now).await? {
+                prepared(
+                    diesel::sql_query(CHARGE)
+                        .bind::<SqlUuid, _>(id)
+                        .bind::<SmallInt, _>(position)
+                        .bind::<BigInt, _>(credits)
+                        .bind::<Text, _>(reason)
+                        .bind::<Timestamptz, _>(Ts::from(now)),
+                )
+                .execute(conn)
+                .await?;
+            }
+        }
+        LookupOutcome::NotFound => {
+            settle(conn, id, position, "not_found", None, None, now).await?;
+        }
+        LookupOutcome::Failed(error) => {
+            settle(conn, id, position, "failed", None, Some(error), now).await?;
+        }
+    }
+    Ok(true)
+}
+
 impl ResearchRepo for PgStore {
     fn quote<'a>(
         &'a self,
@@ -423,5 +652,24 @@ impl ResearchRepo for PgStore {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<ResearchRecord, AdsRefusal>>> {
         self.snapshot(async move |conn| load(conn, agent, id).await)
+    }
+
+    fn next_step<'a>(
+        &'a self,
+        job: &'a Job,
+        daily_quota: Option<i64>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Option<NextStep>>> {
+        self.tx(async move |conn| next_step_tx(conn, job, daily_quota, now).await)
+    }
+
+    fn record_lookup<'a>(
+        &'a self,
+        job: &'a Job,
+        position: i16,
+        outcome: &'a LookupOutcome,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.tx(async move |conn| record_lookup_tx(conn, job, position, outcome, now).await)
     }
 }
