@@ -775,3 +775,145 @@ async fn work_cut_off_by_a_crash_goes_on_after_the_lease_and_charges_once() {
         2
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The provider's HTTP adapter against a local fake provider.
+
+/// A fake research provider on a port of its own: checks the bearer key, then answers by the
+/// item id: 111111 found (with buyer reviews the card must drop), 222222 `found: false`,
+/// 333333 503, 444444 too late, 555555 404, 666666 a body that is no JSON. Every request's
+/// body is kept.
+async fn fake_provider(
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+) -> (String, actix_web::dev::ServerHandle) {
+    use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+    async fn lookup(
+        req: HttpRequest,
+        body: web::Json<Value>,
+        seen: web::Data<std::sync::Arc<std::sync::Mutex<Vec<Value>>>>,
+    ) -> HttpResponse {
+        seen.lock().unwrap().push(body.0.clone());
+        let auth = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        if auth != Some("Bearer sk-test-provider-0123456789") {
+            return HttpResponse::Unauthorized().finish();
+        }
+        let id = body.0["item_id"].as_str().unwrap_or_default().to_owned();
+        match id.as_str() {
+            "111111" => HttpResponse::Ok().json(json!({"found": true, "item": {
+                "title": "Glow Serum 50ml", "price": 590, "currency": "TWD", "sales": 1200,
+                "rating": 4.8, "shop": "Glow Official", "url": "https://shopee.tw/product/1/111111",
+                "selling_points": ["hydrating", "fragrance-free"],
+                "reviews": [{"nickname": "amy_tw", "avatar": "https://cdn/amy.png", "text": "ok"}]
+            }})),
+            "222222" => HttpResponse::Ok().json(json!({"found": false})),
+            "333333" => HttpResponse::ServiceUnavailable().finish(),
+            "444444" => {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                HttpResponse::Ok().json(json!({"found": false}))
+            }
+            "555555" => HttpResponse::NotFound().finish(),
+            _ => HttpResponse::Ok().body("<html>oops</html>"),
+        }
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let data = web::Data::new(seen);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/v1/lookups", web::post().to(lookup))
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    let handle = server.handle();
+    tokio::spawn(server);
+    (base, handle)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_http_provider_is_asked_with_its_key_and_its_failures_are_not_charged() {
+    use fleetdesk_vendors::research_http::HttpResearch;
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (base, server) = fake_provider(seen.clone()).await;
+    let secret = "sk-test-provider-0123456789";
+    let provider = HttpResearch::new(&base, secret.into(), std::time::Duration::from_secs(1))
+        .expect("the adapter");
+    assert!(!format!("{provider:?}").contains(secret));
+    let run = |provider: HttpResearch| {
+        fleetdesk::worker::Worker::new(app.store.clone())
+            .research_provider(std::sync::Arc::new(provider), None)
+    };
+
+    let id = approved(
+        &app,
+        &products(&["111111", "222222", "333333", "444444", "555555", "666666"]),
+        "h1",
+    )
+    .await;
+    assert_eq!(run(provider).run_due().await.unwrap(), 1);
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(
+        outcomes(&v),
+        [
+            "found",
+            "not_found",
+            "failed",
+            "failed",
+            "not_found",
+            "failed"
+        ]
+    );
+    assert_eq!(v["credits"]["charged"], 1);
+    let card = &v["result"]["items"][0];
+    assert_eq!(card["title"], "Glow Serum 50ml");
+    assert_eq!(card["price"], 590.0);
+    assert_eq!(card["angles"], json!(["hydrating", "fragrance-free"]));
+    assert_eq!(card["third_party"], true);
+    let text = v.to_string();
+    assert!(
+        !text.contains("amy_tw") && !text.contains("avatar"),
+        "{text}"
+    );
+    // What the provider was asked: each product by marketplace and id.
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 6);
+    assert_eq!(
+        asked[0],
+        json!({"kind": "product_brief", "marketplace": "shopee", "item_id": "111111"})
+    );
+    // Why each failed, kept with the item, never with the key.
+    let errors = app
+        .count(&format!(
+            "SELECT count(*) AS n FROM ad_research_items WHERE research_id = '{id}' \
+             AND outcome = 'failed' AND error IS NOT NULL AND error NOT LIKE '%{secret}%'"
+        ))
+        .await;
+    assert_eq!(errors, 3);
+
+    // A wrong key: the provider refuses, the items fail, nothing is charged.
+    let id = approved(
+        &app,
+        &json!({"kind": "topic_scout", "items": ["保濕"]}),
+        "h2",
+    )
+    .await;
+    let wrong =
+        HttpResearch::new(&base, "sk-wrong".into(), std::time::Duration::from_secs(1)).unwrap();
+    run(wrong).run_due().await.unwrap();
+    let v = ok(&get(&app, &key, &id).await);
+    assert_eq!(outcomes(&v), ["failed"]);
+    assert_eq!(v["credits"]["charged"], 0);
+    assert_eq!(
+        seen.lock().unwrap().last().unwrap(),
+        &json!({"kind": "topic_scout", "keyword": "保湿"})
+    );
+    server.stop(false).await;
+}

@@ -67,6 +67,23 @@ pub fn blob_store(data_dir: &Path) -> anyhow::Result<ObjectBlobStore> {
     }
 }
 
+/// The research provider: its HTTP API when `FLEETDESK_AD_RESEARCH_URL` is set (with
+/// `FLEETDESK_AD_RESEARCH_KEY`), else the built-in sandbox.
+pub fn research_provider() -> anyhow::Result<Arc<dyn fleetdesk_ads::provider::ResearchProvider>> {
+    Ok(
+        match fleetdesk_vendors::research_http::HttpResearch::from_env()? {
+            Some(http) => {
+                tracing::info!("ad research goes to the provider FLEETDESK_AD_RESEARCH_URL names");
+                Arc::new(http)
+            }
+            None => {
+                tracing::info!("ad research answers from the built-in sandbox provider");
+                Arc::new(fleetdesk_vendors::sandbox::SandboxResearch)
+            }
+        },
+    )
+}
+
 /// The services over a migrated database.
 pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key: &[u8]) -> Ctx {
     let store = Arc::new(store);
@@ -224,10 +241,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let worker = worker::Worker::new(store.clone())
         .telemetry(state.ctx.telemetry.clone())
-        .research_provider(
-            Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
-            settings.ad_research_daily_quota,
-        )
+        .research_provider(research_provider()?, settings.ad_research_daily_quota)
         .spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
