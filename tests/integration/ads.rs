@@ -682,6 +682,66 @@ async fn the_work_charges_each_item_found_once_and_nothing_else() {
     );
     // Done is done: nothing runs again.
     assert_eq!(worker(&app, None).run_due().await.unwrap(), 0);
+
+    // A person reads the ledger in their day: Acme's two charges, newest first, each with
+    // its reason; Other Agency's charges stay Other Agency's (its limit of 0 allows none
+    // until it is raised).
+    app.sql("UPDATE organizations SET monthly_credit_limit = 10 WHERE name = 'Other Agency'")
+        .await;
+    let other = quote(&app, &app.agent_key("other1"), &products(&["777777"])).await;
+    let other = other.json()["request_id"].as_str().unwrap().to_owned();
+    let res = approve(&app, &app.agent_key("other1"), &other, &json!({
+        "on_behalf_of": {"name": "Olga", "role": "agency"}, "origin": {"platform": "cli", "message_ref": "o1"}
+    }))
+    .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    worker(&app, None).run_due().await.unwrap();
+    let day = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("ann@acme.test"))
+        .await);
+    let credits = day["credits"].as_array().unwrap();
+    assert_eq!(credits.len(), 1, "{day}");
+    let acme = &credits[0];
+    assert_eq!(acme["organization"]["name"], "Acme");
+    assert_eq!(
+        (
+            acme["monthly_credit_limit"].as_i64(),
+            acme["stop_at"].as_i64()
+        ),
+        (Some(100), Some(300))
+    );
+    assert_eq!(acme["suspended"], false);
+    assert_eq!(acme["charged"], 2);
+    let lines = acme["charges"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{acme}");
+    assert_eq!(lines[0]["research_id"], id.as_str());
+    assert_eq!(lines[0]["item"], "111111");
+    assert_eq!(lines[0]["reason"], "found: 111111");
+    assert_eq!(lines[1]["research_id"], before.as_str());
+    let month_start: Timestamp = acme["month_start"].as_str().unwrap().parse().unwrap();
+    assert!(month_start <= Timestamp::now(), "{acme}");
+    // A platform admin sees every organization's.
+    let all = ok(&app
+        .client
+        .get("/api/user/v1/today", &app.personal_key("root@example.com"))
+        .await);
+    let names: Vec<&str> = all["credits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["organization"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Acme", "Other Agency"]);
+    assert_eq!(all["credits"][1]["charged"], 1);
+    // Clients never see it.
+    assert_error(
+        &app.client
+            .get("/api/user/v1/today", &app.personal_key("cli@brand.test"))
+            .await,
+        403,
+        "forbidden",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

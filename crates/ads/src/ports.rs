@@ -80,6 +80,32 @@ pub struct ResearchRecord {
     pub charges: Vec<Charge>,
 }
 
+/// A line of the credit ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerLine {
+    pub research_id: Uuid,
+    pub item: String,
+    pub credits: i64,
+    pub reason: String,
+    pub charged_at: Timestamp,
+}
+
+/// An organization's credits since a time (the month's start).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrganizationCredits {
+    pub organization_id: Uuid,
+    pub organization_name: String,
+    pub monthly_credit_limit: i64,
+    pub suspended: bool,
+    /// Every credit charged since then.
+    pub charged: i64,
+    /// The lines, newest first, at most [`LEDGER_LINES`].
+    pub lines: Vec<LedgerLine>,
+}
+
+/// The most ledger lines shown per organization.
+pub const LEDGER_LINES: i64 = 200;
+
 /// What the research work does next for a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NextStep {
@@ -140,6 +166,14 @@ pub trait ResearchRepo: Send + Sync {
         agent: AgentRef,
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<ResearchRecord, AdsRefusal>>>;
+
+    /// The credits charged since `since` to the organization (every organization when
+    /// `None`), with their ledger lines: what a person reads in their day. One snapshot.
+    fn credits(
+        &self,
+        organization: Option<Uuid>,
+        since: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<OrganizationCredits>>>;
 
     /// The work's next step on the request `job` names, under the job's lease (`None` when
     /// another instance holds it now): the first unsettled item settled from the

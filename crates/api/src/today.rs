@@ -33,6 +33,66 @@ pub struct Today {
     /// One per workspace of the organization (a platform admin: of every organization, or of
     /// the one named by `organization`), not archived.
     pub workspaces: Vec<TodayWorkspace>,
+    /// Paid research: per organization in view, the credits charged this month (Taipei) and
+    /// the ledger's lines, each charge with its reason.
+    pub credits: Vec<TodayCredits>,
+}
+
+/// An organization's paid research this month.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayCredits {
+    pub organization: TodayOrganization,
+    /// The start of the month counted (Asia/Taipei).
+    pub month_start: Utc,
+    pub monthly_credit_limit: i64,
+    /// Approvals are refused once `charged` reaches this: three times the limit.
+    pub stop_at: i64,
+    /// Approvals are refused while the organization is suspended.
+    pub suspended: bool,
+    /// Credits charged this month.
+    pub charged: i64,
+    /// The ledger's lines this month, newest first (at most 200): one per research item found
+    /// and not cached.
+    pub charges: Vec<LedgerLineOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerLineOut {
+    pub research_id: Uuid,
+    pub item: String,
+    pub credits: i64,
+    pub reason: String,
+    pub charged_at: Utc,
+}
+
+impl TodayCredits {
+    /// An organization's credits counted since `month_start`.
+    pub fn new(c: fleetdesk_ads::ports::OrganizationCredits, month_start: Timestamp) -> Self {
+        TodayCredits {
+            organization: TodayOrganization {
+                id: c.organization_id,
+                name: c.organization_name,
+            },
+            month_start: Utc(month_start),
+            stop_at: c
+                .monthly_credit_limit
+                .saturating_mul(fleetdesk_ads::research::LIMIT_MULTIPLE),
+            monthly_credit_limit: c.monthly_credit_limit,
+            suspended: c.suspended,
+            charged: c.charged,
+            charges: c
+                .lines
+                .into_iter()
+                .map(|l| LedgerLineOut {
+                    research_id: l.research_id,
+                    item: l.item,
+                    credits: l.credits,
+                    reason: l.reason,
+                    charged_at: Utc(l.charged_at),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -450,6 +510,7 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
         })
         .collect();
     Ok(Today {
+        credits: Vec::new(),
         generated_at: Utc(now),
         workspaces,
     })

@@ -12,8 +12,8 @@ use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::ports::{
-    Approval, Charge, ItemState, LookupOutcome, NewQuote, NextStep, QuotedRequest, ResearchRecord,
-    ResearchRepo,
+    Approval, Charge, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
+    OrganizationCredits, QuotedRequest, ResearchRecord, ResearchRepo,
 };
 use fleetdesk_ads::product::Marketplace;
 use fleetdesk_ads::research::{
@@ -46,7 +46,64 @@ statements!(
     COUNT_LOOKUP,
     LEAVE_UNQUERIED,
     CHARGE,
+    CREDITS,
+    LEDGER,
 );
+
+/// The organizations in view (`$1`, or every one when null) with their limit and the
+/// credits charged since `$2`.
+const CREDITS: &str = r#"
+SELECT o.id, o.name, o.monthly_credit_limit, o.suspended,
+       coalesce((SELECT sum(l.credits) FROM ad_credit_ledger l
+                 WHERE l.organization_id = o.id AND l.charged_at >= $2), 0)::bigint AS charged
+FROM organizations o
+WHERE $1::uuid IS NULL OR o.id = $1
+ORDER BY o.name
+"#;
+
+/// The ledger lines since `$2` of the organizations in view, newest first, at most `$3` each.
+const LEDGER: &str = r#"
+SELECT organization_id, research_id, item, credits, reason, charged_at FROM (
+    SELECT l.organization_id, l.research_id, i.item, l.credits, l.reason, l.charged_at,
+           row_number() OVER (PARTITION BY l.organization_id
+                              ORDER BY l.charged_at DESC, l.id DESC) AS n
+    FROM ad_credit_ledger l
+    JOIN ad_research_items i ON i.research_id = l.research_id AND i.position = l.position
+    WHERE ($1::uuid IS NULL OR l.organization_id = $1) AND l.charged_at >= $2
+) lines
+WHERE n <= $3
+ORDER BY organization_id, charged_at DESC, research_id
+"#;
+
+#[derive(QueryableByName)]
+struct CreditsRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = BigInt)]
+    monthly_credit_limit: i64,
+    #[diesel(sql_type = Bool)]
+    suspended: bool,
+    #[diesel(sql_type = BigInt)]
+    charged: i64,
+}
+
+#[derive(QueryableByName)]
+struct LedgerRow {
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    research_id: Uuid,
+    #[diesel(sql_type = Text)]
+    item: String,
+    #[diesel(sql_type = BigInt)]
+    credits: i64,
+    #[diesel(sql_type = Text)]
+    reason: String,
+    #[diesel(sql_type = Timestamptz)]
+    charged_at: Ts,
+}
 
 /// The workspace's marketplace and the organization's prices.
 const SETTINGS: &str = r#"
@@ -107,8 +164,9 @@ SELECT item, searched, cached_at_quote, outcome, card
 FROM ad_research_items WHERE research_id = $1 ORDER BY position
 "#;
 
+/// A request's ledger lines, as [`LEDGER`] reads them.
 const CHARGES: &str = r#"
-SELECT i.item, l.credits, l.reason, l.charged_at
+SELECT l.organization_id, l.research_id, i.item, l.credits, l.reason, l.charged_at
 FROM ad_credit_ledger l
 JOIN ad_research_items i ON i.research_id = l.research_id AND i.position = l.position
 WHERE l.research_id = $1 ORDER BY l.position
@@ -260,18 +318,6 @@ struct ItemRow {
     outcome: Option<String>,
     #[diesel(sql_type = Nullable<Jsonb>)]
     card: Option<Value>,
-}
-
-#[derive(QueryableByName)]
-struct ChargeRow {
-    #[diesel(sql_type = Text)]
-    item: String,
-    #[diesel(sql_type = BigInt)]
-    credits: i64,
-    #[diesel(sql_type = Text)]
-    reason: String,
-    #[diesel(sql_type = Timestamptz)]
-    charged_at: Ts,
 }
 
 fn not_found() -> AdsRefusal {
@@ -438,7 +484,7 @@ async fn load(
     let items: Vec<ItemRow> = prepared(diesel::sql_query(ITEMS).bind::<SqlUuid, _>(id))
         .load(conn)
         .await?;
-    let charges: Vec<ChargeRow> = prepared(diesel::sql_query(CHARGES).bind::<SqlUuid, _>(id))
+    let charges: Vec<LedgerRow> = prepared(diesel::sql_query(CHARGES).bind::<SqlUuid, _>(id))
         .load(conn)
         .await?;
     Ok(Ok(ResearchRecord {
@@ -652,6 +698,55 @@ impl ResearchRepo for PgStore {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<ResearchRecord, AdsRefusal>>> {
         self.snapshot(async move |conn| load(conn, agent, id).await)
+    }
+
+    fn credits(
+        &self,
+        organization: Option<Uuid>,
+        since: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<OrganizationCredits>>> {
+        self.snapshot(async move |conn| {
+            let orgs: Vec<CreditsRow> = prepared(
+                diesel::sql_query(CREDITS)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Timestamptz, _>(Ts::from(since)),
+            )
+            .load(conn)
+            .await?;
+            let lines: Vec<LedgerRow> = prepared(
+                diesel::sql_query(LEDGER)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Timestamptz, _>(Ts::from(since))
+                    .bind::<BigInt, _>(LEDGER_LINES),
+            )
+            .load(conn)
+            .await?;
+            let mut by_org: std::collections::HashMap<Uuid, Vec<LedgerLine>> =
+                std::collections::HashMap::new();
+            for l in lines {
+                by_org
+                    .entry(l.organization_id)
+                    .or_default()
+                    .push(LedgerLine {
+                        research_id: l.research_id,
+                        item: l.item,
+                        credits: l.credits,
+                        reason: l.reason,
+                        charged_at: l.charged_at.to_jiff(),
+                    });
+            }
+            Ok(orgs
+                .into_iter()
+                .map(|o| OrganizationCredits {
+                    lines: by_org.remove(&o.id).unwrap_or_default(),
+                    organization_id: o.id,
+                    organization_name: o.name,
+                    monthly_credit_limit: o.monthly_credit_limit,
+                    suspended: o.suspended,
+                    charged: o.charged,
+                })
+                .collect())
+        })
     }
 
     fn next_step<'a>(

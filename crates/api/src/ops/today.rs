@@ -4,7 +4,7 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use crate::today::{Today, today};
+use crate::today::{Today, TodayCredits, today};
 use fleetdesk_tenancy::{MemberCaller, PersonalAccess};
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -37,7 +37,12 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  each active space with its latest digest (day, members, when reported, the \
                  5 interests and 5 intents most members carry, with their member counts; \
                  null when none was reported) and the open tickets of its spaces, in all and \
-                 by category.",
+                 by category. Beside the workspaces, `credits`: per organization in view, its \
+                 paid research this month (Asia/Taipei): monthly_credit_limit, stop_at (three \
+                 times the limit: approvals are refused once `charged` reaches it), \
+                 suspended, charged, and the ledger's lines, newest first, at most 200 \
+                 (`{research_id, item, credits, reason, charged_at}`, one per research item \
+                 found and not cached).",
             ),
         get_today,
     ));
@@ -66,6 +71,15 @@ async fn get_today(
         }
         Some(own)
     };
-    let day = today(ctx.person_day.as_ref(), organization, Timestamp::now()).await?;
+    let now = Timestamp::now();
+    let mut day = today(ctx.person_day.as_ref(), organization, now).await?;
+    let month_start = fleetdesk_ads::research::month_start(now);
+    day.credits = ctx
+        .research
+        .credits(organization, month_start)
+        .await?
+        .into_iter()
+        .map(|c| TodayCredits::new(c, month_start))
+        .collect();
     Ok(Reply::ok(day))
 }
