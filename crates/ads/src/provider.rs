@@ -112,6 +112,14 @@ impl Card {
     }
 }
 
+/// The organization's earlier card of the same product or keyword, as this item asked for
+/// it: the item and the term shown are this request's, the finding the cached one.
+pub fn cached_card(mut card: Value, item: &str, searched: &str) -> Value {
+    card["item"] = Value::String(item.to_owned());
+    card["searched"] = Value::String(searched.to_owned());
+    card
+}
+
 /// What a lookup comes to: found charges the price per item found (the request's, fixed at
 /// its quote), with the reason the ledger shows; not found and a failure charge nothing.
 pub fn settle(
@@ -134,6 +142,23 @@ pub fn settle(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_card_is_relabelled_for_the_item_that_asked() {
+        let earlier = card(
+            "https://shopee.tw/x-i.1.2",
+            "shopee:1.2",
+            Finding::default(),
+        );
+        let now = cached_card(
+            earlier.to_json(),
+            "https://shopee.tw/product/1/2",
+            "shopee:1.2",
+        );
+        assert_eq!(now["item"], "https://shopee.tw/product/1/2");
+        assert_eq!(now["searched"], "shopee:1.2");
+        assert_eq!(now["third_party"], true);
+    }
 
     #[test]
     fn found_charges_the_price_and_the_rest_nothing() {

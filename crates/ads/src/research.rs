@@ -349,6 +349,11 @@ fn escape(text: &str) -> String {
     out.trim().to_owned()
 }
 
+/// The day the provider's daily quota counts in: Taipei's, like every other day of the service.
+pub fn quota_day(now: Timestamp) -> jiff::civil::Date {
+    now.to_zoned(fleetdesk_kernel::market::zone(ZONE)).date()
+}
+
 /// The start of the Taipei month `now` is in: credits charged since count against the limit.
 pub fn month_start(now: Timestamp) -> Timestamp {
     let zone = fleetdesk_kernel::market::zone(ZONE);

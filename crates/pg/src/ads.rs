@@ -16,6 +16,7 @@ use fleetdesk_ads::ports::{
     OrganizationCredits, QuotedRequest, ResearchRecord, ResearchRepo,
 };
 use fleetdesk_ads::product::Marketplace;
+use fleetdesk_ads::provider::cached_card;
 use fleetdesk_ads::research::{
     self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
 };
@@ -324,12 +325,6 @@ fn not_found() -> AdsRefusal {
     AdsRefusal::NotFound("no such research request in this organization".into())
 }
 
-/// The day the provider's quota counts in: Taipei's, like every other day of the service.
-fn quota_day(now: Timestamp) -> jiff::civil::Date {
-    now.to_zoned(fleetdesk_kernel::market::zone(research::ZONE))
-        .date()
-}
-
 async fn quote_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
@@ -418,7 +413,7 @@ async fn approve_tx(
         Some(quota) => {
             let used: Option<UsedRow> = prepared(
                 diesel::sql_query(QUOTA_USED)
-                    .bind::<Date, _>(jiff_diesel::Date::from(quota_day(now))),
+                    .bind::<Date, _>(jiff_diesel::Date::from(research::quota_day(now))),
             )
             .get_result(conn)
             .await
@@ -427,7 +422,8 @@ async fn approve_tx(
         }
     };
     let state = ApprovalState {
-        status: ResearchStatus::parse(&locked.status).unwrap_or(ResearchStatus::Done),
+        status: ResearchStatus::parse(&locked.status)
+            .ok_or_else(|| anyhow::anyhow!("stored research status {:?}", locked.status))?,
         expires_at: locked.expires_at.to_jiff(),
         approved_ref: locked.message_ref,
         suspended: locked.suspended,
@@ -590,13 +586,8 @@ async fn next_step_tx(
     .get_result(conn)
     .await
     .optional()?;
-    if let Some(CardRow {
-        card: Some(mut card),
-    }) = cached
-    {
-        // The card as this item asked for it.
-        card["item"] = Value::String(next.item.clone());
-        card["searched"] = Value::String(next.searched.clone());
+    if let Some(CardRow { card: Some(card) }) = cached {
+        let card = cached_card(card, &next.item, &next.searched);
         settle(conn, id, next.position, "cached", Some(&card), None, now).await?;
         return Ok(Some(NextStep::Continue));
     }
@@ -604,7 +595,7 @@ async fn next_step_tx(
         let counted: Option<UsedRow> = if quota > 0 {
             prepared(
                 diesel::sql_query(COUNT_LOOKUP)
-                    .bind::<Date, _>(jiff_diesel::Date::from(quota_day(now)))
+                    .bind::<Date, _>(jiff_diesel::Date::from(research::quota_day(now)))
                     .bind::<BigInt, _>(quota),
             )
             .get_result(conn)
