@@ -1006,19 +1006,15 @@ async fn body_topic_note_and_code_are_checked_at_the_limit_and_one_past() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_pick_names_no_ad_pick_yet() {
+async fn a_pick_that_is_no_pick_number_is_400_and_an_unknown_one_404() {
     let app = spawn_app().await;
     let before = written(&app).await;
-    for pick in ["1", "P-0001", "x"] {
-        let res = submit(
-            &app,
-            "op1",
-            json!({"code": "TW-T001", "body": "sponsored", "pick": pick}),
-        )
-        .await;
-        assert_invalid_in(&format!("pick {pick}"), &res, "pick");
-    }
-    for pick in [String::new(), "9".repeat(41)] {
+    for pick in [
+        "P-0001".to_owned(),
+        "x".into(),
+        String::new(),
+        "9".repeat(41),
+    ] {
         let res = submit(
             &app,
             "op1",
@@ -1027,6 +1023,14 @@ async fn a_pick_names_no_ad_pick_yet() {
         .await;
         assert_invalid_in(&format!("pick {pick:?}"), &res, "pick");
     }
+    // The rest of the picks' rules: tests/integration/ad_picks.rs.
+    let res = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "sponsored", "pick": "1"}),
+    )
+    .await;
+    assert_error_in("pick 1", &res, 404, "not_found", None);
     assert_eq!(written(&app).await, before);
 }
 

@@ -2,6 +2,7 @@
 //! HTTP.
 
 mod accounts;
+mod ad_picks;
 mod admission;
 mod ads;
 mod agent_day;

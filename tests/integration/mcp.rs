@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 50] = [
+const SLICE_TOOLS: [&str; 52] = [
     "ad_research_approve",
     "ad_research_get",
     "ad_research_quote",
@@ -173,9 +173,11 @@ const SLICE_TOOLS: [&str; 50] = [
     "delete_stocked_post",
     "fail_task",
     "finish_task",
+    "get_ad_pick",
     "get_persona",
     "heartbeat",
     "list_accounts",
+    "list_ad_picks",
     "list_approved",
     "list_cast",
     "list_inventory",
@@ -1039,6 +1041,22 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
             )
             .await,
     );
+    // Picks of a card found: one to read, one to cancel.
+    let picked = app.finished_research("op1", &["123457"]).await;
+    let pick = |note: &'static str| {
+        let body =
+            json!({"research_id": picked, "item": "123457", "code": "TW-T001", "note": note});
+        let ann = ann.clone();
+        async move {
+            fixture_ok(
+                "make a pick",
+                app.client.post("/api/user/v1/ad-picks", &ann, &body).await,
+            )["pick"]
+                .clone()
+        }
+    };
+    let read_pick = pick("to read").await;
+    let cancel_pick = pick("to cancel").await;
     let sources = fixture_ok(
         "list wiki sources",
         app.client.get("/api/agent/v1/wiki/sources", &op1).await,
@@ -1083,6 +1101,9 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "task_pickup_id": tasks[3],
         "wiki_source_id": source_id("Voice notes"),
         "research_id": research["request_id"],
+        "picked_research_id": picked,
+        "pick": read_pick,
+        "cancel_pick": cancel_pick,
         "others_wiki_source_id": source_id("Food lore"),
     })
 }

@@ -341,6 +341,45 @@ impl TestApp {
         assert::tool_result(name, &res.json())
     }
 
+    /// A research request of `agent`'s for `items` (products), quoted, approved on behalf of
+    /// Ann (agency) and worked to the end by the sandbox provider: its id. An item ending in
+    /// 404 is not found, in 500 fails, any other is found.
+    pub async fn finished_research(&self, agent: &str, items: &[&str]) -> String {
+        let key = self.agent_key(agent);
+        let quote = self
+            .client
+            .post(
+                "/api/agent/v1/ad-research/quote",
+                &key,
+                &serde_json::json!({"kind": "product_brief", "items": items}),
+            )
+            .await;
+        assert_eq!(quote.status, 201, "quote: {}", quote.text());
+        let id = quote.json()["request_id"]
+            .as_str()
+            .expect("request_id")
+            .to_owned();
+        let approve = self
+            .client
+            .post(
+                &format!("/api/agent/v1/ad-research/{id}/approve"),
+                &key,
+                &serde_json::json!({"on_behalf_of": {"name": "Ann", "role": "agency"},
+                                    "origin": {"platform": "cli"}}),
+            )
+            .await;
+        assert_eq!(approve.status, 200, "approve: {}", approve.text());
+        fleetdesk::worker::Worker::new(self.store.clone())
+            .research_provider(
+                std::sync::Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
+                None,
+            )
+            .run_due()
+            .await
+            .expect("the research work");
+        id
+    }
+
     /// Another running instance of the service over the same database, with its own pool,
     /// rate-limit leases and instance lock: its client and the handle that stops it.
     pub async fn another_instance(

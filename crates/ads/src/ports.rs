@@ -1,4 +1,4 @@
-//! The ports the adapters implement: the research repository (PostgreSQL).
+//! The ports the adapters implement: the research and pick repositories (PostgreSQL).
 
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -7,6 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::AdsRefusal;
+use crate::pick::{PickFilter, PickNumber, PickStatus};
 use crate::research::{Quote, ResearchKind, ResearchStatus};
 
 /// A quote an agent asks for.
@@ -199,3 +200,97 @@ pub trait ResearchRepo: Send + Sync {
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
 }
+
+/// A person making or cancelling picks: a member of an organization (agency), or a platform
+/// admin, who outside any organization reaches every organization's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PickPerson {
+    pub person_id: Uuid,
+    /// `None`: a platform admin outside any organization.
+    pub organization_id: Option<Uuid>,
+}
+
+/// A pick a person makes from a research card.
+#[derive(Debug, Clone)]
+pub struct NewPick {
+    pub research_id: Uuid,
+    /// The item as the request gave it.
+    pub item: String,
+    /// The account's current or legacy code, in the research's workspace.
+    pub code: String,
+    /// Only when a legacy code is repeated across platforms.
+    pub platform: Option<fleetdesk_kernel::Platform>,
+    pub note: Option<String>,
+    pub now: Timestamp,
+}
+
+/// Someone named on a pick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub id: Uuid,
+    pub name: String,
+}
+
+/// A pick as it stands.
+#[derive(Debug, Clone)]
+pub struct PickRecord {
+    pub number: PickNumber,
+    pub status: PickStatus,
+    pub organization_id: Uuid,
+    pub code: String,
+    pub platform: String,
+    pub persona: Named,
+    pub note: Option<String>,
+    /// The research card, as the work stored it.
+    pub card: Value,
+    pub research_id: Uuid,
+    pub item: String,
+    /// The post that drafted it.
+    pub post_id: Option<Uuid>,
+    pub created_at: Timestamp,
+    pub created_by: Named,
+    pub drafted_at: Option<Timestamp>,
+    pub cancelled_at: Option<Timestamp>,
+    pub cancelled_by: Option<Named>,
+}
+
+/// The picks in PostgreSQL. People make and cancel them (one transaction each); an agent
+/// reads those on its own accounts (the accounts of its personas).
+pub trait PickRepo: Send + Sync {
+    /// Numbers the pick in its organization and stores it with the item's card
+    /// ([`crate::pick::check_pickable`]), for an account of the research's workspace. A
+    /// research request the person cannot reach, an item it did not ask for, or an account
+    /// not in its workspace is 422 naming `research_id`, `item` or `code`.
+    fn create<'a>(
+        &'a self,
+        person: PickPerson,
+        pick: &'a NewPick,
+    ) -> BoxFuture<'a, anyhow::Result<Result<PickRecord, AdsRefusal>>>;
+
+    /// Cancels the pick ([`crate::pick::judge_cancel`]); `false` when it was cancelled
+    /// already (nothing changed). Unknown in reach: 404.
+    fn cancel(
+        &self,
+        person: PickPerson,
+        number: PickNumber,
+        now: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<Result<(PickRecord, bool), AdsRefusal>>>;
+
+    /// A pick on one of the agent's accounts; any other is 404.
+    fn get(
+        &self,
+        agent: AgentRef,
+        number: PickNumber,
+    ) -> BoxFuture<'_, anyhow::Result<Result<PickRecord, AdsRefusal>>>;
+
+    /// The picks on the agent's accounts the filter lets through, newest first, at most
+    /// [`PICKS_LISTED`].
+    fn list(
+        &self,
+        agent: AgentRef,
+        filter: PickFilter,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<PickRecord>>>;
+}
+
+/// The most picks a list answers.
+pub const PICKS_LISTED: i64 = 200;

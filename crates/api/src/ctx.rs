@@ -63,6 +63,8 @@ pub struct Ctx {
     pub community: fleetdesk_community::service::CommunityService,
     /// Paid ad research: each use case runs whole in the adapter's transaction.
     pub research: Arc<dyn fleetdesk_ads::ports::ResearchRepo>,
+    /// Ad picks: each use case runs whole in the adapter's transaction.
+    pub picks: Arc<dyn fleetdesk_ads::ports::PickRepo>,
     /// Wiki sources and their sync runs: each use case runs whole in the adapter.
     pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
     /// The agent's day: the reads of several areas at once.

@@ -126,6 +126,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         person_day: store.clone(),
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
         research: store.clone(),
+        picks: store.clone(),
         wiki_sources: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),

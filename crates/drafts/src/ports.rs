@@ -5,6 +5,7 @@
 
 use crate::draft::{Character, CharacterError, CharacterPick};
 use fleetdesk_accounts::ports::{CodeRef, LookupError};
+use fleetdesk_ads::pick::{PickNumber, PickProblem};
 /// The page of the redo list.
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
@@ -50,6 +51,9 @@ pub struct NewDraft {
     pub planned_at: Option<String>,
     pub submit: bool,
     pub content: DraftContent,
+    /// An ad pick of the account: marks the post sponsored and links the pick, which becomes
+    /// drafted ([`fleetdesk_ads::pick::judge_draft`]).
+    pub pick: Option<PickNumber>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +114,8 @@ pub enum DraftRefusal {
         problem: ItemProblem,
     },
     Caps(CapError),
+    /// The ad pick the draft names.
+    Pick(PickProblem),
 }
 
 /// A draft as the write endpoints answer it.

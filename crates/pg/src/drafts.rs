@@ -10,6 +10,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
+use fleetdesk_ads::pick::{PickNumber, PickProblem, PickState, PickStatus, judge_draft};
 use fleetdesk_drafts::draft::{CastMember, Character, MediaRef, check_characters, plan_media};
 use fleetdesk_drafts::ports::*;
 use fleetdesk_kernel::media::MediaKind;
@@ -593,7 +594,23 @@ async fn submit_tx(
     .await
     .optional()?;
 
+    // The pick is judged against the post a resend found: the one that drafted it already.
+    let pick = match d.pick {
+        Some(number) => {
+            let state = refuse!(pick_for_draft(conn, agent, number).await?);
+            let post = duplicate.as_ref().map(|p| p.id);
+            let link = refuse!(
+                judge_draft(&state.pick, account.slot.slot_id, post).map_err(DraftRefusal::Pick)
+            );
+            link.then_some(state.id)
+        }
+        None => None,
+    };
+
     if let Some(original) = duplicate {
+        if let Some(pick) = pick {
+            link_pick(conn, pick, original.id).await?;
+        }
         return duplicate_tx(conn, agent, d, original.id, characters, &incoming).await;
     }
 
@@ -617,7 +634,7 @@ async fn submit_tx(
             .bind::<Text, _>(landing.as_str())
             .bind::<Text, _>(&d.body)
             .bind::<Nullable<Text>, _>(d.topic.as_deref())
-            .bind::<Bool, _>(d.sponsored)
+            .bind::<Bool, _>(d.sponsored || pick.is_some())
             .bind::<Nullable<Timestamptz>, _>(planned_at.map(jiff_diesel::Timestamp::from))
             .bind::<Jsonb, _>(characters_json(&characters))
             .bind::<Nullable<Text>, _>(reason.as_deref())
@@ -629,6 +646,9 @@ async fn submit_tx(
     .get_result(conn)
     .await?;
     append_media(conn, post.id, &added).await?;
+    if let Some(pick) = pick {
+        link_pick(conn, pick, post.id).await?;
+    }
     let mut events: Vec<Event> = vec![(
         match landing {
             PostStatus::Draft => "saved_draft",
@@ -661,6 +681,82 @@ async fn submit_tx(
 
 /// The same body again for a post not yet published: the original answers, and what the
 /// resend adds (media, characters, note) is applied to it.
+/// A pick as a draft finds it: its row, and its state for the rule.
+struct DraftPick {
+    id: Uuid,
+    pick: PickState,
+}
+
+#[derive(QueryableByName)]
+struct PickRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = SqlUuid)]
+    slot_id: Uuid,
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    post_id: Option<Uuid>,
+}
+
+/// The pick numbered `$2` in the agent's workspace (`$1`), locked.
+const PICK_FOR_DRAFT: &str = r#"
+SELECT p.id, p.status, p.slot_id, s.code, p.post_id
+FROM ad_picks p JOIN account_slots s ON s.id = p.slot_id
+WHERE p.workspace_id = $1 AND p.number = $2
+FOR UPDATE OF p
+"#;
+
+/// The pick drafted by the post, which becomes sponsored.
+const LINK_PICK: &str = r#"
+WITH pick AS (
+    UPDATE ad_picks SET status = 'drafted', post_id = $2, drafted_at = now() WHERE id = $1
+)
+UPDATE posts SET sponsored = true WHERE id = $2
+"#;
+
+async fn pick_for_draft(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    number: PickNumber,
+) -> anyhow::Result<Result<DraftPick, DraftRefusal>> {
+    let row: Option<PickRow> = prepared(
+        diesel::sql_query(PICK_FOR_DRAFT)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<BigInt, _>(number.0),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(row) = row else {
+        return Ok(Err(DraftRefusal::Pick(PickProblem::Unknown(number))));
+    };
+    Ok(Ok(DraftPick {
+        id: row.id,
+        pick: PickState {
+            number,
+            status: PickStatus::parse(&row.status)
+                .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", row.status))?,
+            account_id: row.slot_id,
+            code: row.code,
+            post_id: row.post_id,
+        },
+    }))
+}
+
+async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
+    prepared(
+        diesel::sql_query(LINK_PICK)
+            .bind::<SqlUuid, _>(pick)
+            .bind::<SqlUuid, _>(post_id),
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
 async fn duplicate_tx(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -1061,4 +1157,6 @@ statements!(
     UPDATE_DRAFT,
     INVENTORY,
     REDO,
+    PICK_FOR_DRAFT,
+    LINK_PICK,
 );

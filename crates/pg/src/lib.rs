@@ -14,6 +14,7 @@ macro_rules! statements {
 }
 
 mod accounts;
+mod ad_picks;
 mod ads;
 mod community;
 mod cron;
@@ -49,6 +50,7 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        ad_picks::statements(),
         ads::statements(),
         community::statements(),
         cron::statements(),

@@ -81,6 +81,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    ad_picks (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        number -> Int8,
+        workspace_id -> Uuid,
+        slot_id -> Uuid,
+        research_id -> Uuid,
+        position -> Int2,
+        note -> Nullable<Text>,
+        card -> Jsonb,
+        status -> Text,
+        post_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        created_by -> Uuid,
+        drafted_at -> Nullable<Timestamptz>,
+        cancelled_at -> Nullable<Timestamptz>,
+        cancelled_by -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
     ad_research (id) {
         id -> Uuid,
         organization_id -> Uuid,
@@ -360,6 +381,7 @@ diesel::table! {
         suspended -> Bool,
         price_product_brief -> Int8,
         price_topic_keyword -> Int8,
+        next_pick -> Int8,
     }
 }
 
@@ -725,6 +747,9 @@ diesel::joinable!(account_state_changes -> account_generations (generation_id));
 diesel::joinable!(account_state_changes -> agents (agent_id));
 diesel::joinable!(ad_credit_ledger -> ad_research (research_id));
 diesel::joinable!(ad_credit_ledger -> organizations (organization_id));
+diesel::joinable!(ad_picks -> account_slots (slot_id));
+diesel::joinable!(ad_picks -> organizations (organization_id));
+diesel::joinable!(ad_picks -> workspaces (workspace_id));
 diesel::joinable!(ad_research -> agents (agent_id));
 diesel::joinable!(ad_research -> organizations (organization_id));
 diesel::joinable!(ad_research -> workspaces (workspace_id));
@@ -801,6 +826,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     account_slots,
     account_state_changes,
     ad_credit_ledger,
+    ad_picks,
     ad_research,
     ad_research_items,
     ad_research_quota,

@@ -32,6 +32,25 @@ impl CodePath {
     }
 }
 
+/// What a move did: `changed`, or `unchanged` when the object was there already (a report
+/// issued, a pick cancelled); a move resent changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MoveResult {
+    Changed,
+    Unchanged,
+}
+
+impl MoveResult {
+    pub fn of(changed: bool) -> MoveResult {
+        if changed {
+            MoveResult::Changed
+        } else {
+            MoveResult::Unchanged
+        }
+    }
+}
+
 /// The agent a response speaks for.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AgentBrief {
@@ -273,6 +292,22 @@ checked_string! {
         "pattern": code_pattern(),
         "description": "An account code (current or legacy), 1-40 characters with any white space around it (dropped); any letter case.",
         "examples": ["TW-T001"],
+    }),
+}
+
+checked_string! {
+    /// An ad pick number: `SP-<n>` (any letter case) or the bare `<n>`.
+    PickInput(fleetdesk_ads::PickNumber) as "AdPickNumber",
+    check = |raw| fleetdesk_ads::PickNumber::parse(&raw).ok_or_else(|| {
+        "must be SP-<digits> or the bare number, above zero, at most 15 significant digits".to_owned()
+    }),
+    schema = serde_json::json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": fleetdesk_ads::pick::MAX_PICK_CHARS,
+        "pattern": fleetdesk_ads::pick::PICK_PATTERN,
+        "description": "An ad pick number: `SP-<digits>` (any letter case) or the bare number, above zero.",
+        "examples": ["SP-12", "12"],
     }),
 }
 

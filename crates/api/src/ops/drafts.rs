@@ -1,12 +1,15 @@
 //! Agent API: drafts.
 
-use super::common::{Base64Data, CodeInput, CursorInput, TimeInput, maybe_lookup, naming};
+use super::common::{
+    Base64Data, CodeInput, CursorInput, PickInput, TimeInput, maybe_lookup, naming,
+};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::ports::CodeRef;
+use fleetdesk_ads::pick::PickProblem;
 use fleetdesk_drafts::draft::{Character, CharacterError, CharacterPick, InlineImageError};
 use fleetdesk_drafts::ports::{
     Attach, DraftContent, DraftEdit, DraftRefusal, DraftView, NewDraft, RedoDraft,
@@ -54,7 +57,11 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  not sent to review, counted for no day, and `message` says why. submit false \
                  saves a draft only. Media go on in publishing order: inline images, then \
                  upload_ids, then media_ids; a post carries at most 10 (instagram) or 4 media, \
-                 and reddit no video.",
+                 and reddit no video. `pick` names an ad pick of the account (list_ad_picks): \
+                 the post is sponsored and the pick becomes drafted. A pick of another account \
+                 or a cancelled one is 400 naming pick; a number no pick of the workspace has \
+                 is 404; a pick another post drafted already is 422 (a resend of the draft that \
+                 drafted it is not).",
             ),
         submit_draft,
     ));
@@ -300,6 +307,15 @@ impl From<DraftRefusal> for ApiError {
             ApiError::rejected(format!("{field}: {}", problem.describe(id))).with_field(field)
         }
         DraftRefusal::Caps(e) => ApiError::rejected(e.to_string()),
+        // The specification's statuses: a pick of another account or a cancelled one is 400;
+        // one that is not there is 404, one another post drafted is 422.
+        DraftRefusal::Pick(p) => match p {
+            PickProblem::Unknown(_) => ApiError::not_found(p.to_string()),
+            PickProblem::OtherAccount { .. } | PickProblem::Cancelled(_) => {
+                ApiError::invalid("pick", p.to_string())
+            }
+            PickProblem::DraftedBy { .. } => ApiError::rejected(p.to_string()).with_field("pick"),
+        },
     }
     }
 }
@@ -389,8 +405,9 @@ pub struct SubmitDraftBody {
     pub note: Option<Text<1, 1000>>,
     /// Default true: send to internal review; false: save as a draft only.
     pub submit: Option<bool>,
-    /// Ad pick number: marks the post sponsored and links the pick.
-    pub pick: Option<Text<1, 40>>,
+    /// An ad pick of the account (`SP-<n>` or `<n>`): marks the post sponsored and links the
+    /// pick, which becomes drafted.
+    pub pick: Option<PickInput>,
 }
 
 /// At most one character is the point of view (`check_character_shape`).
@@ -402,16 +419,9 @@ fn one_pov_rule() -> Value {
     }}})
 }
 
-/// What the submit body's types cannot say: one pov; and `pick`, which names an ad pick of the
-/// account: none exists before ad research does, so only null is accepted for now.
+/// What the submit body's types cannot say: one pov.
 pub fn submit_rules() -> Value {
-    serde_json::json!({
-        "allOf": [one_pov_rule()],
-        "properties": {"pick": {
-            "type": "null",
-            "description": "Ad pick number: marks the post sponsored and links the pick. No ad pick exists before ad research does, so a number is refused (400); leave it out.",
-        }},
-    })
+    serde_json::json!({"allOf": [one_pov_rule()]})
 }
 
 /// What the rewrite body's types cannot say: one pov.
@@ -426,13 +436,6 @@ async fn submit_draft(
 ) -> Result<Reply<DraftReply>, ApiError> {
     let b = req.body;
     let code = b.code.0;
-    if let Some(pick) = &b.pick {
-        // No ad pick exists before ad research does: any number names no pick of this account.
-        return Err(ApiError::invalid(
-            "pick",
-            format!("no ad pick {pick} on account {code}"),
-        ));
-    }
     let noted = b.note.is_some();
     let code_text = code.as_str().to_owned();
     let request = SubmitRequest {
@@ -453,6 +456,7 @@ async fn submit_draft(
                 media_ids: b.media_ids.unwrap_or_default().into_vec(),
                 note: b.note.map(String::from),
             },
+            pick: b.pick.map(|p| p.0),
         },
         images: b
             .images

@@ -1,6 +1,7 @@
 //! The operations, one module per area of the specification.
 
 pub mod accounts;
+pub mod ad_picks;
 pub mod ads;
 pub mod common;
 pub mod community;

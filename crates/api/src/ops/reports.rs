@@ -2,7 +2,7 @@
 //! organization), POST /reports (build one now) and POST /reports/{id}/issue. What a report
 //! says is `fleetdesk_reports::report`; who sees which is `fleetdesk_reports::ports::Viewer`.
 
-use super::common::{CursorInput, DateInput};
+use super::common::{CursorInput, DateInput, MoveResult};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -281,15 +281,7 @@ async fn create_report(
 pub struct IssueReportReply {
     pub report: ReportOut,
     /// `changed`, or `unchanged` when the report was issued already.
-    pub result: IssueResult,
-}
-
-/// What issuing did: `changed`, or `unchanged` when the report was issued already.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum IssueResult {
-    Changed,
-    Unchanged,
+    pub result: MoveResult,
 }
 
 async fn issue_report(
@@ -303,11 +295,7 @@ async fn issue_report(
         .await?
         .ok_or_else(not_found)?;
     Ok(Reply::ok(IssueReportReply {
-        result: if issued.unchanged {
-            IssueResult::Unchanged
-        } else {
-            IssueResult::Changed
-        },
+        result: MoveResult::of(!issued.unchanged),
         report: report_out(issued.report.summary),
     }))
 }

@@ -1,0 +1,2 @@
+DROP TABLE ad_picks;
+ALTER TABLE organizations DROP COLUMN next_pick;
