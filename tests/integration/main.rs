@@ -2,6 +2,7 @@
 //! HTTP.
 
 mod accounts;
+mod ad_changes;
 mod ad_picks;
 mod admission;
 mod ads;

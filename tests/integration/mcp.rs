@@ -157,7 +157,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 52] = [
+const SLICE_TOOLS: [&str; 54] = [
     "ad_research_approve",
     "ad_research_get",
     "ad_research_quote",
@@ -178,6 +178,7 @@ const SLICE_TOOLS: [&str; 52] = [
     "heartbeat",
     "list_accounts",
     "list_ad_picks",
+    "list_ads",
     "list_approved",
     "list_cast",
     "list_inventory",
@@ -187,6 +188,7 @@ const SLICE_TOOLS: [&str; 52] = [
     "list_tasks",
     "open_task",
     "planned_posts",
+    "propose_ad_change",
     "propose_fact",
     "propose_wiki",
     "relay_issue",
@@ -1055,6 +1057,17 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
                 .clone()
         }
     };
+    // The ads of act_1001 as the sandbox platform shows them (ad 100111 running).
+    fleetdesk::worker::Worker::new(app.store.clone())
+        .tokens(|name| (name == "ACME_META_TOKEN").then(|| "sandbox-token".to_owned()))
+        .schedule_ad_sync()
+        .await
+        .expect("enqueue the ad sync");
+    fleetdesk::worker::Worker::new(app.store.clone())
+        .tokens(|name| (name == "ACME_META_TOKEN").then(|| "sandbox-token".to_owned()))
+        .run_due()
+        .await
+        .expect("the ad sync");
     let read_pick = pick("to read").await;
     let cancel_pick = pick("to cancel").await;
     let sources = fixture_ok(

@@ -365,8 +365,9 @@ async fn upload_bytes_and_background_jobs_are_counted() {
     upload_file(&app, &key, &json!({"code": "TW-T001"}), one.clone()).await;
     upload_file(&app, &key, &json!({"code": "TW-T001"}), two.clone()).await;
 
-    // One round of a worker counting into the app's metrics: the four weekly builds it
-    // enqueues run, and a job whose payload it cannot read fails (and is queued again).
+    // One round of a worker counting into the app's metrics: the four weekly builds and the
+    // hour's ad sync it enqueues run, and a job whose payload it cannot read fails (and is
+    // queued again).
     app.sql(
         "INSERT INTO jobs (kind, key, payload, run_at) \
          VALUES ('weekly_reports', 'broken', '{}', now() - interval '1 hour')",
@@ -379,9 +380,16 @@ async fn upload_bytes_and_background_jobs_are_counted() {
         .tick()
         .await;
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM jobs WHERE status = 'done'")
-            .await,
+        app.count(
+            "SELECT count(*) AS n FROM jobs WHERE status = 'done' AND kind = 'weekly_reports'"
+        )
+        .await,
         4
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE status = 'done' AND kind = 'ad_sync'")
+            .await,
+        1
     );
     // A job given up for good, as the table says.
     app.sql(
@@ -403,6 +411,10 @@ async fn upload_bytes_and_background_jobs_are_counted() {
     let kind = [("kind", "weekly_reports")];
     assert_eq!(m.get("fleetdesk_job_runs_total", &kind), 5.0);
     assert_eq!(m.get("fleetdesk_job_failures_total", &kind), 1.0);
+    assert_eq!(
+        m.get("fleetdesk_job_runs_total", &[("kind", "ad_sync")]),
+        1.0
+    );
     let jobs = |status| {
         m.get(
             "fleetdesk_jobs",

@@ -49,6 +49,10 @@ pub const TEST_TENANT: &str = r#"{
       "workspaces": [
         {
           "name": "Taiwan",
+          "ads_enabled": true,
+          "ad_accounts": [{"id": "act_1001", "name": "Acme TW", "currency": "TWD",
+                           "token_env": "ACME_META_TOKEN"}],
+          "monthly_ad_cap": {"amount": 50000, "currency": "TWD"},
           "projects": [{"name": "beauty"}, {"name": "food"}],
           "agents": [
             {"name": "op1", "role": "operator", "keys": 2},

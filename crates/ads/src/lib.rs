@@ -8,10 +8,12 @@
 //! - [`ports`]: the research repository port.
 //! - [`provider`]: the research provider port, and the card the service keeps of a finding.
 //! - [`pick`]: ad pick numbers (`SP-<n>`) and statuses.
+//! - [`platform`]: the ad platform port: what a sync reads, the changes an approval makes.
 //! - [`proposal`]: ad changes: the kinds and what each names, duplicates, expiry, the monthly
 //!   cap an approval keeps.
 
 pub mod pick;
+pub mod platform;
 pub mod ports;
 pub mod product;
 pub mod proposal;
@@ -28,6 +30,9 @@ pub enum AdsRefusal {
     /// 400 naming `field`.
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
+    /// 403: the workspace has ads disabled; the message says where to enable them.
+    #[error("{0}")]
+    Forbidden(String),
     /// 404: unknown, or of another organization or workspace.
     #[error("{0}")]
     NotFound(String),

@@ -294,3 +294,175 @@ pub trait PickRepo: Send + Sync {
 
 /// The most picks a list answers.
 pub const PICKS_LISTED: i64 = 200;
+
+/// A change an agent proposes, checked ([`crate::proposal`]).
+#[derive(Debug, Clone)]
+pub struct NewProposal {
+    pub change: crate::proposal::Change,
+    /// Which numbers, which period, what is expected.
+    pub reason: String,
+    pub now: Timestamp,
+}
+
+/// A proposal as it stands.
+#[derive(Debug, Clone)]
+pub struct ProposalRecord {
+    pub id: Uuid,
+    pub kind: crate::proposal::ProposalKind,
+    pub status: crate::proposal::ProposalStatus,
+    pub ad_id: Option<String>,
+    pub post_id: Option<Uuid>,
+    pub ad_account_id: Option<String>,
+    pub budget_type: Option<crate::proposal::BudgetType>,
+    pub amount: Option<f64>,
+    pub days: Option<i32>,
+    pub countries: Vec<String>,
+    pub reason: String,
+    pub decision_id: Uuid,
+    /// What the platform answered, or why it failed.
+    pub result: Option<Value>,
+    pub created_at: Timestamp,
+    pub decided_by: Option<Value>,
+    pub decided_at: Option<Timestamp>,
+    pub executed_at: Option<Timestamp>,
+}
+
+/// The workspace's monthly ad budget and what was spent of it this month.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapView {
+    pub monthly_limit: f64,
+    pub currency: String,
+    /// Synced spend this month (Taipei) of the ad accounts in the cap's currency.
+    pub spent_this_month: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdAccountView {
+    pub id: String,
+    pub name: String,
+    pub currency: String,
+    /// As the last sync saw it; `None` before the first.
+    pub status: Option<String>,
+    pub synced_at: Option<Timestamp>,
+    /// Why the last sync of the account failed.
+    pub sync_error: Option<String>,
+}
+
+/// A campaign's numbers summed over the days asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CampaignView {
+    pub id: String,
+    pub ad_account_id: String,
+    pub name: String,
+    pub status: String,
+    pub spend: f64,
+    pub impressions: i64,
+    pub reach: i64,
+    pub clicks: i64,
+    pub results: i64,
+    pub by_fleetdesk: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdView {
+    pub id: String,
+    pub ad_account_id: String,
+    pub campaign_id: String,
+    pub kind: String,
+    pub status: crate::proposal::AdStatus,
+    pub budget_type: crate::proposal::BudgetType,
+    pub budget: f64,
+    pub starts_at: Option<Timestamp>,
+    pub ends_at: Option<Timestamp>,
+    pub post_id: Option<Uuid>,
+    pub story_id: Option<String>,
+}
+
+/// What `GET /ads` reads: the last sync's data and the proposals of the last 30 days.
+#[derive(Debug, Clone)]
+pub struct AdsView {
+    pub cap: Option<CapView>,
+    pub ad_accounts: Vec<AdAccountView>,
+    pub campaigns: Vec<CampaignView>,
+    /// The ads the service made, paused or running.
+    pub ads: Vec<AdView>,
+    pub proposals: Vec<ProposalRecord>,
+}
+
+/// The ads of a workspace in PostgreSQL, for agents. Every method is one transaction (or one
+/// snapshot); a workspace without ads enabled is [`AdsRefusal::Forbidden`].
+pub trait AdsRepo: Send + Sync {
+    /// The workspace's synced ad data, campaigns summed over the `days` before `now`.
+    fn view(
+        &self,
+        agent: AgentRef,
+        days: i64,
+        now: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<Result<AdsView, AdsRefusal>>>;
+
+    /// Checks the proposal against the synced ads and the workspace's posts
+    /// ([`crate::proposal::check_ad_state`]), refuses a duplicate of a waiting one (a waiting
+    /// one past its 7 days is expired first), opens its `ad_change` decision and stores it.
+    fn propose<'a>(
+        &'a self,
+        agent: AgentRef,
+        proposal: &'a NewProposal,
+    ) -> BoxFuture<'a, anyhow::Result<Result<ProposalRecord, AdsRefusal>>>;
+}
+
+/// What the ad work does next for an approved proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeStep {
+    /// Make the change on the account.
+    Execute {
+        proposal_id: Uuid,
+        account: crate::platform::AdAccountRef,
+        change: Box<crate::platform::Execution>,
+    },
+    /// The proposal was settled (executed, failed, or an earlier attempt of a boost was cut
+    /// short and is failed rather than risk a second boost): the job is finished.
+    Done,
+}
+
+/// The ad work in PostgreSQL: syncs, expiry, and executing approved proposals. Each method is
+/// one transaction.
+pub trait AdWorkRepo: Send + Sync {
+    /// Every ad account of the workspaces with ads enabled (not archived).
+    fn sync_targets(
+        &self,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, crate::platform::AdAccountRef)>>>;
+
+    /// Stores what a sync of the account saw (campaigns, their days from `since`, its ads,
+    /// replacing what the last sync stored), or the reason it failed (the data stays).
+    fn store_sync<'a>(
+        &'a self,
+        workspace_id: Uuid,
+        account_id: &'a str,
+        since: jiff::civil::Date,
+        outcome: &'a Result<crate::platform::AccountSnapshot, String>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Waiting proposals past their 7 days become expired and their decisions are dismissed
+    /// by the service: how many.
+    fn expire_proposals(&self, now: Timestamp) -> BoxFuture<'_, anyhow::Result<u64>>;
+
+    /// The next step of the change `job` names, under the job's lease (`None` when another
+    /// instance holds it now).
+    fn change_step<'a>(
+        &'a self,
+        job: &'a Job,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Option<ChangeStep>>>;
+
+    /// Records what the platform did (or why it failed) on the proposal, a boost's new ad
+    /// among the workspace's ads (paused, made by the service), and finishes the job, under
+    /// its lease (`false` when lost).
+    fn record_execution<'a>(
+        &'a self,
+        job: &'a Job,
+        proposal_id: Uuid,
+        outcome: &'a Result<crate::platform::Executed, String>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
+}

@@ -11,7 +11,8 @@ use crate::AdsRefusal;
 
 fleetdesk_kernel::text_enum! {
     /// What a proposal changes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum ProposalKind {
         /// Pause a running ad.
@@ -27,7 +28,8 @@ fleetdesk_kernel::text_enum! {
 
 fleetdesk_kernel::text_enum! {
     /// Where a proposal stands.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum ProposalStatus {
         /// Waiting for a person.
@@ -47,7 +49,8 @@ fleetdesk_kernel::text_enum! {
 
 fleetdesk_kernel::text_enum! {
     /// How a boost's budget is spent.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum BudgetType {
         Daily => "daily",
@@ -57,7 +60,8 @@ fleetdesk_kernel::text_enum! {
 
 fleetdesk_kernel::text_enum! {
     /// An ad's state on the platform, as the last sync saw it.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum AdStatus {
         Running => "running",
@@ -118,20 +122,33 @@ impl Change {
     }
 }
 
-/// An amount in the ad account's currency: above zero, at most two decimals, below a billion.
+/// An amount in the ad account's currency: above zero and below a billion (the schema's
+/// range: 400), with at most two decimals (422: no JSON Schema states it for every engine).
 pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
-    let cents = amount * 100.0;
-    if !amount.is_finite() || amount <= 0.0 || amount >= 1e9 || (cents - cents.round()).abs() > 1e-6
-    {
+    if !amount.is_finite() || amount <= 0.0 || amount >= MAX_AMOUNT {
         return Err(AdsRefusal::invalid(
             field,
-            "an amount above 0 and below 1000000000 with at most two decimals, in the ad account's currency",
+            "an amount above 0 and below 1000000000, in the ad account's currency",
         ));
+    }
+    let cents = amount * 100.0;
+    if (cents - cents.round()).abs() > 1e-6 {
+        return Err(AdsRefusal::RejectedField {
+            field: field.to_owned(),
+            message: format!("{field} has more than two decimals"),
+        });
     }
     Ok(amount)
 }
 
-/// Country codes: ISO 3166 alpha-2, upper case, none twice, at most [`MAX_COUNTRIES`].
+/// Amounts stay below this.
+pub const MAX_AMOUNT: f64 = 1e9;
+
+/// The JSON Schema pattern of a country code (any case).
+pub const COUNTRY_PATTERN: &str = "^[A-Za-z]{2}$";
+
+/// Country codes: ISO 3166 alpha-2 ([`COUNTRY_PATTERN`], stored upper case), at most
+/// [`MAX_COUNTRIES`] (400); one given twice in any case is 422 naming it.
 pub fn check_countries(countries: &[String]) -> Result<Vec<String>, AdsRefusal> {
     if countries.len() > MAX_COUNTRIES {
         return Err(AdsRefusal::invalid(
@@ -141,7 +158,7 @@ pub fn check_countries(countries: &[String]) -> Result<Vec<String>, AdsRefusal> 
     }
     let mut out: Vec<String> = Vec::with_capacity(countries.len());
     for (i, c) in countries.iter().enumerate() {
-        let code = c.trim().to_ascii_uppercase();
+        let code = c.to_ascii_uppercase();
         if code.len() != 2 || !code.bytes().all(|b| b.is_ascii_uppercase()) {
             return Err(AdsRefusal::invalid(
                 format!("countries[{i}]"),
@@ -149,14 +166,23 @@ pub fn check_countries(countries: &[String]) -> Result<Vec<String>, AdsRefusal> 
             ));
         }
         if out.contains(&code) {
-            return Err(AdsRefusal::invalid(
-                format!("countries[{i}]"),
-                format!("{code} is listed twice"),
-            ));
+            return Err(AdsRefusal::RejectedField {
+                field: format!("countries[{i}]"),
+                message: format!("{code} is listed twice"),
+            });
         }
         out.push(code);
     }
     Ok(out)
+}
+
+/// A campaign's click-through rate (percent) and cost per click: none without impressions or
+/// clicks.
+pub fn ratios(spend: f64, impressions: i64, clicks: i64) -> (Option<f64>, Option<f64>) {
+    let round = |x: f64| (x * 100.0).round() / 100.0;
+    let ctr = (impressions > 0).then(|| round(clicks as f64 * 100.0 / impressions as f64));
+    let cpc = (clicks > 0).then(|| round(spend / clicks as f64));
+    (ctr, cpc)
 }
 
 /// A boost's days: 2 to 90.
@@ -245,6 +271,100 @@ pub fn expired(created_at: Timestamp, now: Timestamp) -> bool {
     now >= created_at + PROPOSAL_VALIDITY
 }
 
+/// Why `GET /ads` and `POST /ads/proposals` answer 403, and where to enable ads.
+pub const ADS_DISABLED: &str = "ads are not enabled for this workspace: an operator enables \
+them with `\"ads_enabled\": true` on the workspace in the tenant file (fleetdesk admin apply), \
+with its `ad_accounts` and `monthly_ad_cap`";
+
+/// The proposals `GET /ads` lists: those of the last 30 days.
+pub const PROPOSALS_SHOWN: SignedDuration = SignedDuration::from_hours(30 * 24);
+
+/// Whole days left in `now`'s month in Taipei, today included.
+pub fn days_left_in_month(now: Timestamp) -> i64 {
+    let today = crate::research::quota_day(now);
+    i64::from(today.days_in_month() - today.day()) + 1
+}
+
+/// The first moment of `now`'s month in Taipei: what the cap counts spend from.
+pub fn month_start(now: Timestamp) -> Timestamp {
+    crate::research::month_start(now)
+}
+
+/// What the running ads will spend for the rest of the month at their budgets: a daily
+/// budget times the days left, a lifetime budget whole (the service does not know how much of
+/// it is spent).
+pub fn committed(ads: &[KnownAd], days_left: i64) -> f64 {
+    ads.iter()
+        .filter(|a| a.status == AdStatus::Running)
+        .map(|a| match a.budget_type {
+            BudgetType::Daily => a.budget * days_left as f64,
+            BudgetType::Lifetime => a.budget,
+        })
+        .sum()
+}
+
+/// The title of the `ad_change` decision a proposal opens.
+pub fn decision_title(change: &Change, currency: Option<&str>) -> String {
+    let money = |amount: f64| match currency {
+        Some(c) => format!("{amount:.2} {c}"),
+        None => format!("{amount:.2}"),
+    };
+    match change {
+        Change::Pause { ad_id } => format!("Pause ad {ad_id}"),
+        Change::Resume { ad_id } => format!("Resume ad {ad_id}"),
+        Change::Budget { ad_id, amount } => {
+            format!("Set the budget of ad {ad_id} to {}", money(*amount))
+        }
+        Change::Boost {
+            budget_type,
+            amount,
+            days,
+            ..
+        } => format!(
+            "Boost a post: {} {budget_type} for {days} days",
+            money(*amount)
+        ),
+    }
+}
+
+/// Whether a post of the workspace may be boosted: published on Facebook or Instagram, with
+/// the platform's id an agent reported. Answers that id.
+pub fn check_boost_post(
+    platform: &str,
+    status: &str,
+    platform_post_id: Option<&str>,
+) -> Result<String, AdsRefusal> {
+    let refuse = |message: String| AdsRefusal::RejectedField {
+        field: "post_id".into(),
+        message,
+    };
+    if !matches!(platform, "facebook" | "instagram") {
+        return Err(refuse(format!(
+            "a {platform} post cannot be boosted: only facebook and instagram posts"
+        )));
+    }
+    if status != "published" {
+        return Err(refuse(format!(
+            "the post is {status}: only a published post can be boosted"
+        )));
+    }
+    match platform_post_id {
+        Some(id) if !id.is_empty() => Ok(id.to_owned()),
+        _ => Err(refuse(
+            "the post has no platform id: report it published with its platform_post_id first"
+                .into(),
+        )),
+    }
+}
+
+/// When an approved boost runs: from the approval for its days.
+pub fn boost_period(approved_at: Timestamp, days: i64) -> (Timestamp, Timestamp) {
+    (
+        approved_at,
+        approved_at + SignedDuration::from_hours(24 * days),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,9 +381,19 @@ mod tests {
     fn amounts_are_positive_with_at_most_two_decimals() {
         assert_eq!(check_amount("amount", 12.5), Ok(12.5));
         assert_eq!(check_amount("amount", 0.01), Ok(0.01));
-        for bad in [0.0, -1.0, 0.001, f64::NAN, f64::INFINITY, 1e9] {
-            assert!(check_amount("amount", bad).is_err(), "{bad}");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
+            assert!(
+                matches!(check_amount("amount", bad), Err(AdsRefusal::Invalid { .. })),
+                "{bad}"
+            );
         }
+        assert!(matches!(
+            check_amount("amount", 0.001),
+            Err(AdsRefusal::RejectedField { .. })
+        ));
+        assert_eq!(check_amount("amount", 0.07), Ok(0.07));
+        assert_eq!(ratios(10.0, 1000, 4), (Some(0.4), Some(2.5)));
+        assert_eq!(ratios(10.0, 0, 0), (None, None));
     }
 
     #[test]
@@ -273,13 +403,14 @@ mod tests {
         assert_eq!(check_days(90), Ok(90));
         assert!(check_days(91).is_err());
         assert_eq!(
-            check_countries(&["tw".into(), " HK".into()]),
+            check_countries(&["tw".into(), "HK".into()]),
             Ok(vec!["TW".into(), "HK".into()])
         );
         assert!(matches!(
             check_countries(&["TW".into(), "tw".into()]),
-            Err(AdsRefusal::Invalid { field, .. }) if field == "countries[1]"
+            Err(AdsRefusal::RejectedField { field, .. }) if field == "countries[1]"
         ));
+        assert!(check_countries(&[" HK".into()]).is_err());
         assert!(check_countries(&["TWN".into()]).is_err());
         let many: Vec<String> = (0..26)
             .map(|i| format!("A{}", (b'A' + i as u8) as char))
@@ -357,6 +488,60 @@ mod tests {
             check_cap(&raise(500.0), Some(&running(10.0)), &none),
             Ok(())
         );
+    }
+
+    #[test]
+    fn the_months_days_left_count_today_in_taipei() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        // 2026-11-30 00:30 in Taipei is still 29 November in UTC.
+        assert_eq!(days_left_in_month(at("2026-11-29T16:30:00Z")), 1);
+        assert_eq!(days_left_in_month(at("2026-11-29T15:59:59Z")), 2);
+        assert_eq!(days_left_in_month(at("2026-11-30T16:00:00Z")), 31);
+        let ads = [
+            running(10.0),
+            KnownAd {
+                status: AdStatus::Paused,
+                ..running(100.0)
+            },
+            KnownAd {
+                budget_type: BudgetType::Lifetime,
+                ..running(50.0)
+            },
+        ];
+        assert_eq!(committed(&ads, 3), 80.0);
+        assert_eq!(
+            decision_title(
+                &Change::Budget {
+                    ad_id: "42".into(),
+                    amount: 12.5
+                },
+                Some("TWD")
+            ),
+            "Set the budget of ad 42 to 12.50 TWD"
+        );
+        let (from, to) = boost_period(at("2026-11-27T10:00:00Z"), 2);
+        assert_eq!(
+            (from, to),
+            (at("2026-11-27T10:00:00Z"), at("2026-11-29T10:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn only_a_published_facebook_or_instagram_post_with_its_id_is_boosted() {
+        assert_eq!(
+            check_boost_post("facebook", "published", Some("1_2")),
+            Ok("1_2".into())
+        );
+        assert!(check_boost_post("instagram", "published", Some("9")).is_ok());
+        for (platform, status, id) in [
+            ("threads", "published", Some("1")),
+            ("facebook", "approved", Some("1")),
+            ("facebook", "published", None),
+            ("instagram", "published", Some("")),
+        ] {
+            let e = check_boost_post(platform, status, id).unwrap_err();
+            assert!(matches!(e, AdsRefusal::RejectedField { ref field, .. } if field == "post_id"));
+        }
     }
 
     #[test]

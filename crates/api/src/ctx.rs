@@ -65,6 +65,8 @@ pub struct Ctx {
     pub research: Arc<dyn fleetdesk_ads::ports::ResearchRepo>,
     /// Ad picks: each use case runs whole in the adapter's transaction.
     pub picks: Arc<dyn fleetdesk_ads::ports::PickRepo>,
+    /// Ads as synced, and the changes agents propose.
+    pub ads: Arc<dyn fleetdesk_ads::ports::AdsRepo>,
     /// Wiki sources and their sync runs: each use case runs whole in the adapter.
     pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
     /// The agent's day: the reads of several areas at once.

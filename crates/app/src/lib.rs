@@ -84,6 +84,26 @@ pub fn research_provider() -> anyhow::Result<Arc<dyn fleetdesk_ads::provider::Re
     )
 }
 
+/// The ad platform: Meta's Marketing API when `FLEETDESK_AD_PLATFORM` is `meta` (at
+/// `FLEETDESK_META_GRAPH_URL`, else Meta's own address), else the built-in sandbox.
+pub fn ad_platform() -> anyhow::Result<Arc<dyn fleetdesk_ads::platform::AdPlatform>> {
+    match std::env::var("FLEETDESK_AD_PLATFORM").as_deref() {
+        Ok("meta") => {
+            tracing::info!("ads are synced from and changed on Meta's Marketing API");
+            Ok(Arc::new(fleetdesk_vendors::meta_ads::MetaAds::from_env()?))
+        }
+        Ok("sandbox") | Ok("") | Err(_) => {
+            tracing::info!("ads come from the built-in sandbox platform");
+            Ok(Arc::new(
+                fleetdesk_vendors::ad_sandbox::SandboxAds::default(),
+            ))
+        }
+        Ok(other) => {
+            anyhow::bail!("FLEETDESK_AD_PLATFORM is {other:?}: it is meta or sandbox (the default)")
+        }
+    }
+}
+
 /// The services over a migrated database.
 pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key: &[u8]) -> Ctx {
     let store = Arc::new(store);
@@ -127,6 +147,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
         research: store.clone(),
         picks: store.clone(),
+        ads: store.clone(),
         wiki_sources: store.clone(),
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
@@ -243,6 +264,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let worker = worker::Worker::new(store.clone())
         .telemetry(state.ctx.telemetry.clone())
         .research_provider(research_provider()?, settings.ad_research_daily_quota)
+        .ad_platform(ad_platform()?)
         .spawn();
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");

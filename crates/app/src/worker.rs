@@ -9,7 +9,8 @@
 //! one instance at a time under a lease. A job queued before a restart is taken after it; a
 //! job whose instance died is taken again once its lease passed.
 
-use fleetdesk_ads::ports::{NextStep, ResearchRepo};
+use fleetdesk_ads::platform::{AdPlatform, CHANGE_JOB, PlatformError, SYNC_DAYS, SYNC_JOB};
+use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep, NextStep, ResearchRepo};
 use fleetdesk_ads::provider::{ProviderError, ResearchProvider, settle};
 use fleetdesk_ads::research::RESEARCH_JOB;
 use fleetdesk_api::Telemetry;
@@ -25,7 +26,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The kinds of job this worker runs.
-pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB, RESEARCH_JOB];
+pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB, RESEARCH_JOB, SYNC_JOB, CHANGE_JOB];
+
+/// How long one call to the ad platform (a sync of one account, or one change) may take.
+pub const PLATFORM_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long one research lookup may take before the item is marked failed (not charged).
 pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,6 +42,9 @@ pub const EVERY: Duration = Duration::from_secs(5);
 pub const STOP_WAIT: Duration = Duration::from_secs(10);
 
 type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+/// Where an ad account's access token is read, by the name of its variable: the process's
+/// environment unless set.
+type Tokens = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// One instance's background worker.
 #[derive(Clone)]
@@ -45,6 +52,10 @@ pub struct Worker {
     queue: Arc<dyn JobQueue>,
     reports: Arc<dyn ReportsRepo>,
     research: Arc<dyn ResearchRepo>,
+    ad_work: Arc<dyn AdWorkRepo>,
+    /// The ad platform (the sandbox unless set).
+    platform: Arc<dyn AdPlatform>,
+    tokens: Tokens,
     /// The research provider (the sandbox unless set).
     provider: Arc<dyn ResearchProvider>,
     /// The provider's lookups per day; none when absent.
@@ -53,6 +64,8 @@ pub struct Worker {
     every: Duration,
     /// The key of the last weekly job this instance enqueued (no need to ask again).
     enqueued: Arc<Mutex<Option<String>>>,
+    /// The key of the last ad sync this instance enqueued.
+    synced: Arc<Mutex<Option<String>>>,
     /// Where the runs and failures of jobs are counted.
     telemetry: Telemetry,
 }
@@ -133,12 +146,16 @@ impl Worker {
         Worker {
             queue: store.clone(),
             reports: store.clone(),
-            research: store,
+            research: store.clone(),
+            ad_work: store,
+            platform: Arc::new(fleetdesk_vendors::ad_sandbox::SandboxAds::default()),
+            tokens: Arc::new(|name: &str| std::env::var(name).ok()),
             provider: Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
             daily_quota: None,
             clock: Arc::new(Timestamp::now),
             every: EVERY,
             enqueued: Arc::new(Mutex::new(None)),
+            synced: Arc::new(Mutex::new(None)),
             telemetry: Telemetry::new(),
         }
     }
@@ -152,6 +169,22 @@ impl Worker {
     ) -> Worker {
         self.provider = provider;
         self.daily_quota = daily_quota;
+        self
+    }
+
+    /// The same worker syncing and changing ads through `platform`.
+    pub fn ad_platform(mut self, platform: Arc<dyn AdPlatform>) -> Worker {
+        self.platform = platform;
+        self
+    }
+
+    /// The same worker reading access tokens from `tokens` (by variable name) instead of the
+    /// environment (tests).
+    pub fn tokens(
+        mut self,
+        tokens: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Worker {
+        self.tokens = Arc::new(tokens);
         self
     }
 
@@ -171,6 +204,22 @@ impl Worker {
     pub fn every(mut self, every: Duration) -> Worker {
         self.every = every;
         self
+    }
+
+    /// Enqueues the ad sync of this hour (once however many instances ask), unless this
+    /// instance did already.
+    pub async fn schedule_ad_sync(&self) -> anyhow::Result<()> {
+        let job = ad_sync_job((self.clock)());
+        if self.synced.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&job.key) {
+            return Ok(());
+        }
+        if self.queue.enqueue(&job).await? {
+            tracing::info!(kind = %job.kind, key = %job.key, "enqueued");
+        }
+        if let Ok(mut k) = self.synced.lock() {
+            *k = Some(job.key);
+        }
+        Ok(())
     }
 
     /// Enqueues the weekly builds of the last [`WEEKLY_WEEKS_BACK`] weeks (those already
@@ -238,6 +287,8 @@ impl Worker {
                 Ok(())
             }
             RESEARCH_JOB => self.research(job).await,
+            SYNC_JOB => self.sync_ads(job).await,
+            CHANGE_JOB => self.change_ad(job).await,
             other => anyhow::bail!("no worker runs jobs of kind {other}"),
         }
     }
@@ -291,6 +342,101 @@ impl Worker {
         }
     }
 
+    /// Expires the proposals past their 7 days, then syncs every ad account of the workspaces
+    /// with ads enabled, one after another: each account's data is replaced in one
+    /// transaction, or its failure recorded (its data stays). Then the job is finished.
+    async fn sync_ads(&self, job: &Job) -> anyhow::Result<()> {
+        let now = (self.clock)();
+        let expired = self.ad_work.expire_proposals(now).await?;
+        if expired > 0 {
+            tracing::info!(expired, "ad proposals expired");
+        }
+        let today = fleetdesk_ads::research::quota_day(now);
+        let since = today
+            .checked_sub(jiff::Span::new().days(SYNC_DAYS - 1))
+            .unwrap_or(today);
+        for (workspace, account) in self.ad_work.sync_targets().await? {
+            let outcome = match self.access_token(&account.token_env) {
+                Err(e) => Err(e.0),
+                Ok(token) => tokio::time::timeout(
+                    PLATFORM_TIMEOUT,
+                    self.platform.sync(&account, &token, since, today),
+                )
+                .await
+                .unwrap_or_else(|_| {
+                    Err(PlatformError(
+                        "the ad platform did not answer in time".into(),
+                    ))
+                })
+                .map_err(|e| e.0),
+            };
+            if let Err(error) = &outcome {
+                tracing::warn!(account = %account.id, error, "an ad account's sync failed");
+            }
+            self.ad_work
+                .store_sync(workspace, &account.id, since, &outcome, (self.clock)())
+                .await?;
+        }
+        if !self.queue.finish(job).await? {
+            tracing::info!(key = %job.key, "another instance holds the ad sync now");
+        }
+        Ok(())
+    }
+
+    /// The access token an ad account's `token_env` names, read when it is needed (never
+    /// stored, never logged).
+    fn access_token(&self, token_env: &str) -> Result<String, PlatformError> {
+        (self.tokens)(token_env)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                PlatformError(format!(
+                    "the environment variable {token_env}, which holds the ad account's access token, is not set"
+                ))
+            })
+    }
+
+    /// Executes an approved ad change through the platform and records what it did.
+    async fn change_ad(&self, job: &Job) -> anyhow::Result<()> {
+        let Some(step) = self.ad_work.change_step(job, (self.clock)()).await? else {
+            tracing::info!(key = %job.key, "another instance holds the ad change now");
+            return Ok(());
+        };
+        let ChangeStep::Execute {
+            proposal_id,
+            account,
+            change,
+        } = step
+        else {
+            return Ok(());
+        };
+        let outcome = match self.access_token(&account.token_env) {
+            Err(e) => Err(e.0),
+            Ok(token) => tokio::time::timeout(
+                PLATFORM_TIMEOUT,
+                self.platform.execute(&account, &token, &change),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(PlatformError(
+                    "the ad platform did not answer in time".into(),
+                ))
+            })
+            .map_err(|e| e.0),
+        };
+        match &outcome {
+            Ok(_) => tracing::info!(%proposal_id, "ad change executed"),
+            Err(error) => tracing::warn!(%proposal_id, error, "ad change failed"),
+        }
+        if !self
+            .ad_work
+            .record_execution(job, proposal_id, &outcome, (self.clock)())
+            .await?
+        {
+            tracing::info!(key = %job.key, "another instance holds the ad change now");
+        }
+        Ok(())
+    }
+
     /// One round: schedule, then run what is due. Errors are logged (the next round retries).
     pub async fn tick(&self) {
         self.tick_until(&never_stopped()).await
@@ -303,6 +449,9 @@ impl Worker {
                 error = format!("{e:#}"),
                 "enqueuing the weekly reports failed"
             );
+        }
+        if let Err(e) = self.schedule_ad_sync().await {
+            tracing::warn!(error = format!("{e:#}"), "enqueuing the ad sync failed");
         }
         if let Err(e) = self.run_due_until(stop).await {
             tracing::warn!(error = format!("{e:#}"), "running background jobs failed");
@@ -323,6 +472,25 @@ impl Worker {
             }
         });
         WorkerHandle { stop, task }
+    }
+}
+
+/// The ad sync of the hour `now` is in (UTC): due at the hour's start.
+pub fn ad_sync_job(now: Timestamp) -> NewJob {
+    let hour = now
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .with()
+        .minute(0)
+        .second(0)
+        .subsec_nanosecond(0)
+        .build()
+        .map(|z| z.timestamp())
+        .unwrap_or(now);
+    NewJob {
+        kind: SYNC_JOB.to_owned(),
+        key: hour.strftime("%Y-%m-%dT%H").to_string(),
+        payload: json!({}),
+        run_at: hour,
     }
 }
 
@@ -365,6 +533,19 @@ mod tests {
             json!({"from": "2026-10-26", "to": "2026-11-01"})
         );
         assert_eq!(jobs[3].run_at, "2026-11-01T22:00:00Z".parse().unwrap());
+    }
+
+    #[test]
+    fn the_ad_sync_is_one_job_per_hour() {
+        let job = ad_sync_job("2026-11-27T15:42:10Z".parse().unwrap());
+        assert_eq!(job.kind, "ad_sync");
+        assert_eq!(job.key, "2026-11-27T15");
+        assert_eq!(job.run_at, "2026-11-27T15:00:00Z".parse().unwrap());
+        assert_eq!(ad_sync_job("2026-11-27T15:00:00Z".parse().unwrap()), job);
+        assert_ne!(
+            ad_sync_job("2026-11-27T16:00:00Z".parse().unwrap()).key,
+            job.key
+        );
     }
 
     #[tokio::test]

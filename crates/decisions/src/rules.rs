@@ -103,6 +103,8 @@ pub struct Current {
     pub card: Option<TaskStatus>,
     /// The move is relayed by the agent the follow-up's card is assigned to.
     pub relayed_by_assignee: bool,
+    /// The move is relayed by an agent (not a person's own key).
+    pub relayed: bool,
 }
 
 /// What a move does besides deciding the decision.
@@ -135,6 +137,11 @@ pub enum Effect {
     /// A `wiki_draft` dismissed: the draft version is rejected (an entry without a canon
     /// version becomes rejected; one with it keeps showing it).
     RejectWiki,
+    /// An `ad_change` resolved: the proposal is approved (if the monthly cap allows) and its
+    /// change queued, to be executed through the ad platform as the approving person.
+    ApproveAdChange,
+    /// An `ad_change` dismissed: the proposal is refused; nothing reaches the platform.
+    RefuseAdChange,
 }
 
 /// What the adapter does.
@@ -179,8 +186,13 @@ pub enum DecisionRefusal {
     AvatarNotApproved(Uuid),
     #[error("the contradiction names no post to delete")]
     NoPost,
-    #[error("{0} decisions are not decided here yet")]
-    NotDecidableHere(DecisionKind),
+    #[error(
+        "an ad change spends money: a person approves it in the service with their own key (decide_issue), never through an agent's relay"
+    )]
+    ApprovedInPerson,
+    /// An `ad_change` that cannot be approved: the reason (its 7 days passed, the monthly cap).
+    #[error("{0}")]
+    AdChangeRefused(String),
     #[error("the account is no longer in the banned generation this decision is about")]
     GenerationGone,
     /// A `wiki_draft` whose version no longer waits, or whose entry is gone: the reason
@@ -255,8 +267,8 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
             Err(DecisionRefusal::AlreadyDecided(current.status))
         };
     }
-    if current.kind == K::AdChange {
-        return Err(DecisionRefusal::NotDecidableHere(current.kind));
+    if current.kind == K::AdChange && current.relayed && mv.action != Action::Dismiss {
+        return Err(DecisionRefusal::ApprovedInPerson);
     }
     if mv.action != Action::Choose && mv.option.is_some() {
         return Err(DecisionRefusal::OptionWithoutChoose);
@@ -329,6 +341,7 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
             K::PersonaNew => Effect::ConfirmPersona,
             K::FactProposal => Effect::DecideFact,
             K::WikiDraft => Effect::CanonizeWiki,
+            K::AdChange => Effect::ApproveAdChange,
             K::PersonaImages => {
                 let all: Vec<Uuid> = current.images.iter().map(|i| i.id).collect();
                 images_effect(current, &all, mv.set_avatar)?
@@ -339,6 +352,7 @@ pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
             K::PersonaNew => Effect::RetirePersona,
             K::FactProposal => Effect::RefuseFact,
             K::WikiDraft => Effect::RejectWiki,
+            K::AdChange => Effect::RefuseAdChange,
             K::PersonaImages => images_effect(current, &[], None)?,
             _ => Effect::Nothing,
         },

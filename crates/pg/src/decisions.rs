@@ -232,9 +232,11 @@ struct Locked {
     task_id: Option<Uuid>,
     decided_move: Option<Value>,
     result: Option<String>,
+    opened_by_agent: Option<Uuid>,
 }
 
-/// Locks decision `id` when `scope` may see it.
+/// Locks decision `id` when `scope` may see it: an agent sees the decisions about its personas
+/// and, about none, those it opened (its ad proposals).
 async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Option<Locked>> {
     let Some(row) = decisions::table
         .filter(decisions::id.eq(id))
@@ -260,7 +262,7 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
                             .await?
                             == Some(agent.agent_id)
                     }
-                    None => false,
+                    None => row.opened_by_agent == Some(agent.agent_id),
                 }
         }
     };
@@ -315,6 +317,7 @@ async fn decide(
     let current = Current {
         card,
         relayed_by_assignee,
+        relayed: matches!(scope, DecisionScope::Agent(_)),
         kind: k,
         status: status(&row.status)?,
         options: serde_json::from_value(row.options.clone()).unwrap_or_default(),
@@ -333,7 +336,7 @@ async fn decide(
         }
         Ok(Plan::Apply { status, effect }) => (status, effect),
     };
-    let follow_up = match apply(conn, &row, &effect, &req.person).await? {
+    let follow_up = match apply(conn, &row, &effect, req).await? {
         Ok(f) => f,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -365,8 +368,9 @@ async fn apply(
     conn: Tx<'_>,
     row: &Locked,
     effect: &Effect,
-    person: &str,
+    req: &MoveRequest,
 ) -> anyhow::Result<Result<Option<Uuid>, DecisionRefusal>> {
+    let person = req.person.as_str();
     match effect {
         Effect::Nothing => {}
         Effect::OpenGeneration => {
@@ -517,6 +521,16 @@ async fn apply(
                         .await?;
                 return Ok(Ok(Some(id)));
             }
+        }
+        Effect::ApproveAdChange => {
+            if let Err(reason) =
+                crate::ad_changes::approve_change(conn, row.id, &req.decided_by, req.now).await?
+            {
+                return Ok(Err(DecisionRefusal::AdChangeRefused(reason)));
+            }
+        }
+        Effect::RefuseAdChange => {
+            crate::ad_changes::refuse_change(conn, row.id, &req.decided_by, req.now).await?;
         }
         Effect::CanonizeWiki | Effect::RejectWiki => {
             if let Err(refusal) =

@@ -14,6 +14,7 @@ macro_rules! statements {
 }
 
 mod accounts;
+mod ad_changes;
 mod ad_picks;
 mod ads;
 mod community;
@@ -50,6 +51,7 @@ pub use db::{PgPool, PgStore, connect, migrate};
 pub fn all_statements() -> Vec<(&'static str, &'static str)> {
     [
         accounts::statements(),
+        ad_changes::statements(),
         ad_picks::statements(),
         ads::statements(),
         community::statements(),

@@ -69,6 +69,44 @@ diesel::table! {
 }
 
 diesel::table! {
+    ad_accounts (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Text,
+        name -> Text,
+        currency -> Text,
+        token_env -> Text,
+        status -> Nullable<Text>,
+        synced_at -> Nullable<Timestamptz>,
+        sync_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    ad_campaign_days (workspace_id, campaign_id, day) {
+        workspace_id -> Uuid,
+        campaign_id -> Text,
+        day -> Date,
+        spend -> Numeric,
+        impressions -> Int8,
+        reach -> Int8,
+        clicks -> Int8,
+        results -> Int8,
+    }
+}
+
+diesel::table! {
+    ad_campaigns (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Text,
+        ad_account_id -> Text,
+        name -> Text,
+        status -> Text,
+        by_fleetdesk -> Bool,
+        synced_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     ad_credit_ledger (id) {
         id -> Int8,
         organization_id -> Uuid,
@@ -98,6 +136,32 @@ diesel::table! {
         drafted_at -> Nullable<Timestamptz>,
         cancelled_at -> Nullable<Timestamptz>,
         cancelled_by -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    ad_proposals (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        agent_id -> Uuid,
+        kind -> Text,
+        status -> Text,
+        target -> Text,
+        ad_id -> Nullable<Text>,
+        post_id -> Nullable<Uuid>,
+        ad_account_id -> Nullable<Text>,
+        budget_type -> Nullable<Text>,
+        amount -> Nullable<Numeric>,
+        days -> Nullable<Int4>,
+        countries -> Array<Nullable<Text>>,
+        reason -> Text,
+        decision_id -> Uuid,
+        result -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+        decided_by -> Nullable<Jsonb>,
+        decided_at -> Nullable<Timestamptz>,
+        executed_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -141,6 +205,27 @@ diesel::table! {
     ad_research_quota (day) {
         day -> Date,
         used -> Int8,
+    }
+}
+
+diesel::table! {
+    ads (workspace_id, id) {
+        workspace_id -> Uuid,
+        id -> Text,
+        ad_account_id -> Text,
+        campaign_id -> Text,
+        adset_id -> Text,
+        name -> Text,
+        kind -> Text,
+        status -> Text,
+        budget_type -> Text,
+        budget -> Numeric,
+        starts_at -> Nullable<Timestamptz>,
+        ends_at -> Nullable<Timestamptz>,
+        story_id -> Nullable<Text>,
+        post_id -> Nullable<Uuid>,
+        by_fleetdesk -> Bool,
+        synced_at -> Timestamptz,
     }
 }
 
@@ -734,6 +819,8 @@ diesel::table! {
         accounts_revision -> Int8,
         tasks_revision -> Int8,
         marketplace -> Text,
+        monthly_ad_cap -> Nullable<Numeric>,
+        ad_cap_currency -> Nullable<Text>,
     }
 }
 
@@ -745,16 +832,23 @@ diesel::joinable!(account_slots -> personas (persona_id));
 diesel::joinable!(account_slots -> workspaces (workspace_id));
 diesel::joinable!(account_state_changes -> account_generations (generation_id));
 diesel::joinable!(account_state_changes -> agents (agent_id));
+diesel::joinable!(ad_accounts -> workspaces (workspace_id));
+diesel::joinable!(ad_campaigns -> workspaces (workspace_id));
 diesel::joinable!(ad_credit_ledger -> ad_research (research_id));
 diesel::joinable!(ad_credit_ledger -> organizations (organization_id));
 diesel::joinable!(ad_picks -> account_slots (slot_id));
 diesel::joinable!(ad_picks -> organizations (organization_id));
 diesel::joinable!(ad_picks -> workspaces (workspace_id));
+diesel::joinable!(ad_proposals -> agents (agent_id));
+diesel::joinable!(ad_proposals -> decisions (decision_id));
+diesel::joinable!(ad_proposals -> organizations (organization_id));
+diesel::joinable!(ad_proposals -> workspaces (workspace_id));
 diesel::joinable!(ad_research -> agents (agent_id));
 diesel::joinable!(ad_research -> organizations (organization_id));
 diesel::joinable!(ad_research -> workspaces (workspace_id));
 diesel::joinable!(ad_research_items -> ad_research (research_id));
 diesel::joinable!(ad_research_items -> organizations (organization_id));
+diesel::joinable!(ads -> workspaces (workspace_id));
 diesel::joinable!(agents -> workspaces (workspace_id));
 diesel::joinable!(api_keys -> agents (agent_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
@@ -825,11 +919,16 @@ diesel::allow_tables_to_appear_in_same_query!(
     account_metrics,
     account_slots,
     account_state_changes,
+    ad_accounts,
+    ad_campaign_days,
+    ad_campaigns,
     ad_credit_ledger,
     ad_picks,
+    ad_proposals,
     ad_research,
     ad_research_items,
     ad_research_quota,
+    ads,
     agent_runs,
     agents,
     api_keys,

@@ -132,6 +132,50 @@ async fn upsert_person(
         .await?)
 }
 
+/// The workspace's monthly ad cap as the file says (none when absent), and its ad accounts
+/// added or updated by id (an account the file no longer lists stays, with its data).
+const SET_AD_CAP: &str = "UPDATE workspaces SET monthly_ad_cap = $2::float8::numeric(14, 2), ad_cap_currency = $3 WHERE id = $1";
+
+const UPSERT_AD_ACCOUNTS: &str = r#"
+INSERT INTO ad_accounts (workspace_id, id, name, currency, token_env)
+SELECT $1, a.id, a.name, a.currency, a.token_env
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS a(id, name, currency, token_env)
+ON CONFLICT (workspace_id, id) DO UPDATE
+SET name = EXCLUDED.name, currency = EXCLUDED.currency, token_env = EXCLUDED.token_env
+"#;
+
+async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<()> {
+    let cap = w.monthly_ad_cap.as_ref();
+    crate::db::prepared(
+        diesel::sql_query(SET_AD_CAP)
+            .bind::<SqlUuid, _>(ws_id)
+            .bind::<Nullable<diesel::sql_types::Double>, _>(cap.map(|c| c.amount))
+            .bind::<Nullable<Text>, _>(cap.map(|c| c.currency.as_str())),
+    )
+    .execute(conn)
+    .await?;
+    if w.ad_accounts.is_empty() {
+        return Ok(());
+    }
+    let column = |f: fn(&AdAccountSpec) -> &str| -> Vec<String> {
+        w.ad_accounts
+            .iter()
+            .map(|a| f(a).trim().to_owned())
+            .collect()
+    };
+    crate::db::prepared(
+        diesel::sql_query(UPSERT_AD_ACCOUNTS)
+            .bind::<SqlUuid, _>(ws_id)
+            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.id))
+            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.name))
+            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.currency))
+            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.token_env)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 async fn apply_workspace(
     conn: Tx<'_>,
     org_id: Uuid,
@@ -385,6 +429,7 @@ async fn apply_workspace(
             .execute(conn)
             .await?;
     }
+    apply_ads(conn, ws_id, w).await?;
     for s in &w.wiki_sources {
         let project = (s.project.as_ref())
             .and_then(|name| report.projects.iter().find(|x| x.name == name.trim()))
@@ -597,7 +642,7 @@ impl TenantStore for PgStore {
     }
 }
 
-statements!(UPSERT_ACCOUNT);
+statements!(UPSERT_ACCOUNT, SET_AD_CAP, UPSERT_AD_ACCOUNTS);
 
 /// A list of the file with each item trimmed.
 fn trimmed(items: &[String]) -> Vec<String> {

@@ -125,6 +125,42 @@ pub struct WorkspaceSpec {
     pub products: Vec<ProductSpec>,
     #[serde(default)]
     pub wiki_sources: Vec<WikiSourceSpec>,
+    /// The Meta ad accounts whose ads the service syncs and changes (with `ads_enabled`).
+    #[serde(default)]
+    pub ad_accounts: Vec<AdAccountSpec>,
+    /// The workspace's monthly ad budget: resumes and raises past it are refused.
+    pub monthly_ad_cap: Option<AdCapSpec>,
+}
+
+/// An ad account: `act_<digits>`, its name and currency, and the environment variable that
+/// holds its access token (never the token itself).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdAccountSpec {
+    pub id: String,
+    pub name: String,
+    pub currency: String,
+    pub token_env: String,
+}
+
+/// A monthly ad budget in a currency.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdCapSpec {
+    pub amount: f64,
+    pub currency: String,
+}
+
+/// An ISO 4217 currency code: three upper-case letters.
+fn check_currency(path: &str, currency: &str) -> Result<(), TenantFileError> {
+    if currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        Ok(())
+    } else {
+        Err(err(
+            path,
+            "must be a currency code of three upper-case letters (TWD)",
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -647,6 +683,44 @@ impl WorkspaceSpec {
             if !(1..=24 * 365).contains(&s.every_hours) {
                 return Err(err(format!("{sp}.every_hours"), "must be 1-8760"));
             }
+        }
+        unique(
+            &format!("{path}.ad_accounts"),
+            self.ad_accounts.iter().map(|a| a.id.as_str()),
+        )?;
+        for (k, a) in self.ad_accounts.iter().enumerate() {
+            let ap = format!("{path}.ad_accounts[{k}]");
+            let digits = a.id.strip_prefix("act_").unwrap_or_default();
+            if digits.is_empty() || digits.len() > 30 || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                return Err(err(
+                    format!("{ap}.id"),
+                    "must be act_ followed by 1-30 digits",
+                ));
+            }
+            check_name(&format!("{ap}.name"), &a.name, 200)?;
+            check_currency(&format!("{ap}.currency"), &a.currency)?;
+            let env_name = a.token_env.as_bytes();
+            let env_ok = (1..=128).contains(&env_name.len())
+                && !env_name[0].is_ascii_digit()
+                && env_name
+                    .iter()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+            if !env_ok {
+                return Err(err(
+                    format!("{ap}.token_env"),
+                    "must name an environment variable (A-Z, 0-9 and _, not starting with a digit): the token itself never goes in the file",
+                ));
+            }
+        }
+        if let Some(cap) = &self.monthly_ad_cap {
+            if !cap.amount.is_finite() || !(0.0..1e12).contains(&cap.amount) {
+                return Err(err(
+                    format!("{path}.monthly_ad_cap.amount"),
+                    "must be 0 or more and below 1000000000000",
+                ));
+            }
+            check_currency(&format!("{path}.monthly_ad_cap.currency"), &cap.currency)?;
         }
         Ok(())
     }

@@ -1,9 +1,15 @@
 //! Adapters of the third-party services fleetdesk talks to, behind the domain's ports.
 //!
+//! - [`meta_ads`]: Meta's Marketing API as the ad platform (`FLEETDESK_AD_PLATFORM=meta`,
+//!   `FLEETDESK_META_GRAPH_URL`); the access token of each ad account comes from the
+//!   environment variable the tenant file names.
+//! - [`ad_sandbox`]: the built-in ad platform for demos and tests (the default).
 //! - [`research_http`]: the research provider's HTTP API (`FLEETDESK_AD_RESEARCH_URL`,
 //!   `FLEETDESK_AD_RESEARCH_KEY`).
 //! - [`sandbox`]: the built-in research provider for demos and tests, deterministic, that
 //!   queries nothing (the default when no provider URL is set).
 
+pub mod ad_sandbox;
+pub mod meta_ads;
 pub mod research_http;
 pub mod sandbox;

@@ -114,6 +114,7 @@ impl From<AdsRefusal> for ApiError {
     fn from(r: AdsRefusal) -> ApiError {
         match r {
             AdsRefusal::Invalid { field, message } => ApiError::invalid(field, message),
+            AdsRefusal::Forbidden(message) => ApiError::forbidden(message),
             AdsRefusal::NotFound(message) => ApiError::not_found(message),
             AdsRefusal::Rejected(message) => ApiError::rejected(message),
             AdsRefusal::RejectedField { field, message } => {

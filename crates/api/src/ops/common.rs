@@ -136,7 +136,7 @@ pub fn naming<E: MaybeLookup>(code: &str) -> impl FnOnce(E) -> ApiError + '_ {
 pub use fleetdesk_kernel::time::WHITE_SPACE_CLASS;
 
 /// A string schema as JSON, turned into utoipa's type.
-fn string_schema(schema: serde_json::Value) -> RefOr<Schema> {
+pub(crate) fn string_schema(schema: serde_json::Value) -> RefOr<Schema> {
     serde_json::from_value::<Schema>(schema)
         .map(RefOr::T)
         .unwrap_or_else(|_| RefOr::T(Schema::default()))
@@ -161,8 +161,8 @@ macro_rules! checked_string {
         }
 
         impl utoipa::PartialSchema for $ty {
-            fn schema() -> RefOr<Schema> {
-                string_schema($schema)
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+                $crate::ops::common::string_schema($schema)
             }
         }
 
@@ -173,6 +173,7 @@ macro_rules! checked_string {
         }
     };
 }
+pub(crate) use checked_string;
 
 checked_string! {
     /// A time input: ISO 8601 with a zone, or market-local `YYYY-MM-DD HH:MM[:SS]` read in the

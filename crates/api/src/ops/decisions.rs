@@ -160,7 +160,8 @@ impl From<DecisionRefusal> for ApiError {
             | DecisionRefusal::OwnCard
             | DecisionRefusal::CardIs(..)
             | DecisionRefusal::AsksQuestion(_)
-            | DecisionRefusal::NotDecidableHere(_)
+            | DecisionRefusal::ApprovedInPerson
+            | DecisionRefusal::AdChangeRefused(_)
             | DecisionRefusal::GenerationGone
             | DecisionRefusal::WikiDraftGone(_)
             | DecisionRefusal::NotFollowUp(_) => None,

@@ -1,6 +1,7 @@
 //! The operations, one module per area of the specification.
 
 pub mod accounts;
+pub mod ad_changes;
 pub mod ad_picks;
 pub mod ads;
 pub mod common;
@@ -45,6 +46,7 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "ProposeWikiBody" => Some(wiki::propose_rules()),
         "WikiSourceIn" => Some(wiki::source_rules()),
         "QuoteBody" => Some(ads::quote_rules()),
+        "ProposeBody" => Some(ad_changes::propose_rules()),
         _ => None,
     }
 }

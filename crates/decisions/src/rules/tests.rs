@@ -11,6 +11,7 @@ fn current(kind: K, options: &[&str]) -> Current {
         images: Vec::new(),
         card: None,
         relayed_by_assignee: false,
+        relayed: false,
     }
 }
 
@@ -263,9 +264,31 @@ fn a_person_confirms_a_handled_follow_up_or_cancels_it() {
             applied(DecisionStatus::Dismissed, Effect::FinishCard(T::Cancelled))
         );
     }
+}
+
+#[test]
+fn an_ad_change_is_approved_by_a_person_and_refused_by_anyone() {
+    let mut c = current(K::AdChange, &[]);
     assert_eq!(
-        plan(&current(K::AdChange, &[]), &mv(Action::Resolve, None)),
-        Err(DecisionRefusal::NotDecidableHere(K::AdChange))
+        plan(&c, &mv(Action::Resolve, None)),
+        applied(DecisionStatus::Resolved, Effect::ApproveAdChange)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::RefuseAdChange)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Choose, Some("yes"))),
+        Err(DecisionRefusal::NoOptions(K::AdChange))
+    );
+    c.relayed = true;
+    assert_eq!(
+        plan(&c, &mv(Action::Resolve, None)),
+        Err(DecisionRefusal::ApprovedInPerson)
+    );
+    assert_eq!(
+        plan(&c, &mv(Action::Dismiss, None)),
+        applied(DecisionStatus::Dismissed, Effect::RefuseAdChange)
     );
 }
 
