@@ -750,3 +750,257 @@ async fn waiting_proposals_expire_after_7_days() {
         "waiting"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Meta adapter against a local stand-in of the Marketing API (fleetdesk_tests::meta)
+
+mod meta {
+    use super::*;
+    use fleetdesk_ads::platform::{AdAccountRef, AdPlatform, Execution};
+    use fleetdesk_ads::proposal::{AdStatus, BudgetType};
+    use fleetdesk_tests::meta::FakeMeta;
+    use fleetdesk_vendors::meta_ads::MetaAds;
+    use jiff::civil::Date;
+    use std::time::Duration;
+
+    const TOKEN: &str = "EAAB-test-token-0123456789";
+
+    fn account(currency: &str) -> AdAccountRef {
+        AdAccountRef {
+            id: "act_1001".into(),
+            currency: currency.into(),
+            token_env: "ACME_META_TOKEN".into(),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_sync_reads_the_account_its_campaigns_days_and_ads_page_by_page() {
+        let fake = FakeMeta::start(TOKEN).await;
+        let meta = MetaAds::new(&fake.base, Duration::from_secs(2)).unwrap();
+        let (since, until) = (Date::constant(2026, 8, 30), Date::constant(2026, 11, 27));
+        let snap = meta
+            .sync(&account("TWD"), TOKEN, since, until)
+            .await
+            .unwrap();
+        assert_eq!(snap.status, "active");
+        let ids: Vec<&str> = snap.campaigns.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["3001", "3002"]);
+        let days = &snap.campaigns[0].days;
+        assert_eq!(days.len(), 2);
+        assert_eq!(days[0].spend, 120.5);
+        assert_eq!(
+            (days[0].impressions, days[0].reach, days[0].clicks),
+            (4000, 3500, 80)
+        );
+        // Results: engagement with the post, else link clicks.
+        assert_eq!((days[0].results, days[1].results), (150, 12));
+        // The deleted ad is left out; budgets in TWD are whole units.
+        assert_eq!(snap.ads.len(), 2);
+        let (a, b) = (&snap.ads[0], &snap.ads[1]);
+        assert_eq!(
+            (a.id.as_str(), a.status, a.budget_type, a.budget),
+            ("2001", AdStatus::Running, BudgetType::Daily, 500.0)
+        );
+        assert_eq!(a.story_id.as_deref(), Some("111_222"));
+        assert_eq!(a.starts_at, Some("2026-11-01T02:00:00Z".parse().unwrap()));
+        assert_eq!(
+            (b.status, b.budget_type, b.budget),
+            (AdStatus::Paused, BudgetType::Lifetime, 30000.0)
+        );
+        assert_eq!(b.ends_at, Some("2026-12-01T02:00:00Z".parse().unwrap()));
+
+        let seen = fake.seen();
+        assert_eq!(seen.len(), 5, "{seen:#?}");
+        for s in &seen {
+            assert_eq!(
+                s.authorization.as_deref(),
+                Some(format!("Bearer {TOKEN}").as_str())
+            );
+            assert!(!s.query.contains_key("access_token"), "{s:?}");
+        }
+        let paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "act_1001",
+                "act_1001/campaigns",
+                "act_1001/campaigns",
+                "act_1001/insights",
+                "act_1001/ads"
+            ]
+        );
+        // The second page is asked with the cursor, on the same address.
+        assert_eq!(seen[2].query.get("after").map(String::as_str), Some("c1"));
+        let insights = &seen[3].query;
+        assert_eq!(insights.get("level").map(String::as_str), Some("campaign"));
+        assert_eq!(
+            insights.get("time_increment").map(String::as_str),
+            Some("1")
+        );
+        let range: Value = serde_json::from_str(&insights["time_range"]).unwrap();
+        assert_eq!(range, json!({"since": "2026-08-30", "until": "2026-11-27"}));
+        assert!(seen[4].query["fields"].contains("adset{daily_budget,lifetime_budget"));
+        fake.handle.stop(true).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn changes_are_posted_as_meta_documents_them_in_the_currencys_minor_units() {
+        let fake = FakeMeta::start(TOKEN).await;
+        let meta = MetaAds::new(&fake.base, Duration::from_secs(1)).unwrap();
+        let done = meta
+            .execute(
+                &account("TWD"),
+                TOKEN,
+                &Execution::Pause {
+                    ad_id: "2001".into(),
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(done.result["status"], "PAUSED");
+        assert_eq!(fake.ad_status("2001").as_deref(), Some("PAUSED"));
+        let budget = Execution::Budget {
+            adset_id: "4001".into(),
+            budget_type: BudgetType::Daily,
+            amount: 12.5,
+        };
+        meta.execute(&account("USD"), TOKEN, &budget).await.unwrap();
+        // 12.50 TWD has no whole-unit form: refused before anything is sent.
+        let before = fake.seen().len();
+        let e = meta
+            .execute(&account("TWD"), TOKEN, &budget)
+            .await
+            .unwrap_err();
+        assert!(e.0.contains("whole units"), "{e}");
+        assert_eq!(fake.seen().len(), before);
+
+        let boost = Execution::Boost {
+            platform: "facebook".into(),
+            story_id: "111_333".into(),
+            name: "fleetdesk boost p-1".into(),
+            budget_type: BudgetType::Lifetime,
+            amount: 1500.0,
+            starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
+            ends_at: "2026-12-02T02:00:00Z".parse().unwrap(),
+            countries: vec!["TW".into(), "HK".into()],
+        };
+        let made = meta.execute(&account("TWD"), TOKEN, &boost).await.unwrap();
+        let created = made.created.expect("a new ad");
+        let seen = fake.seen();
+        let posts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
+        let n = posts.len();
+        let (campaign, adset, creative, ad) =
+            (&posts[n - 4], &posts[n - 3], &posts[n - 2], &posts[n - 1]);
+        assert_eq!(posts[0].path, "2001");
+        assert_eq!(
+            posts[0].form.get("status").map(String::as_str),
+            Some("PAUSED")
+        );
+        assert_eq!(posts[1].path, "4001");
+        assert_eq!(
+            posts[1].form.get("daily_budget").map(String::as_str),
+            Some("1250")
+        );
+        assert_eq!(campaign.path, "act_1001/campaigns");
+        assert_eq!(campaign.form["objective"], "OUTCOME_ENGAGEMENT");
+        assert_eq!(campaign.form["status"], "PAUSED");
+        assert_eq!(campaign.form["special_ad_categories"], "[]");
+        assert_eq!(adset.path, "act_1001/adsets");
+        assert_eq!(adset.form["campaign_id"], created.campaign_id);
+        assert_eq!(adset.form["lifetime_budget"], "1500");
+        assert_eq!(adset.form["status"], "PAUSED");
+        assert_eq!(adset.form["optimization_goal"], "POST_ENGAGEMENT");
+        let targeting: Value = serde_json::from_str(&adset.form["targeting"]).unwrap();
+        assert_eq!(
+            targeting,
+            json!({"geo_locations": {"countries": ["TW", "HK"]}})
+        );
+        assert_eq!(adset.form["start_time"], "2026-11-27T02:00:00Z");
+        assert_eq!(adset.form["end_time"], "2026-12-02T02:00:00Z");
+        assert_eq!(creative.path, "act_1001/adcreatives");
+        assert_eq!(creative.form["object_story_id"], "111_333");
+        assert_eq!(ad.path, "act_1001/ads");
+        assert_eq!(ad.form["adset_id"], created.adset_id);
+        assert_eq!(ad.form["status"], "PAUSED");
+        let creative_ref: Value = serde_json::from_str(&ad.form["creative"]).unwrap();
+        assert!(creative_ref["creative_id"].is_string());
+        assert_eq!(fake.ad_status(&created.ad_id).as_deref(), Some("PAUSED"));
+        fake.handle.stop(true).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn metas_errors_and_silence_fail_the_call_without_the_token() {
+        let fake = FakeMeta::start(TOKEN).await;
+        let meta = MetaAds::new(&fake.base, Duration::from_secs(1)).unwrap();
+        let pause = |id: &str| Execution::Pause { ad_id: id.into() };
+        let e = meta
+            .execute(&account("TWD"), TOKEN, &pause("2999"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Meta answered 400: Unsupported post request. (code 100)"
+        );
+        let e = meta
+            .execute(&account("TWD"), TOKEN, &pause("2998"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.0, "Meta did not answer in time");
+        let wrong = "EAAB-wrong-token-9999";
+        let e = meta
+            .sync(
+                &account("TWD"),
+                wrong,
+                Date::constant(2026, 11, 1),
+                Date::constant(2026, 11, 2),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Meta answered 401: Invalid OAuth access token. (code 190)"
+        );
+        assert!(!e.0.contains(wrong) && !format!("{meta:?}").contains(TOKEN));
+        fake.handle.stop(true).await;
+    }
+
+    /// Through the service: the ad work syncs act_1001 from Meta, a person approves a pause,
+    /// and the ad work pauses the ad on Meta with the token the environment variable holds.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_ad_work_syncs_from_meta_and_executes_an_approved_pause_there() {
+        let app = spawn_app().await;
+        let fake = FakeMeta::start(TOKEN).await;
+        let now = Timestamp::now();
+        let worker = fleetdesk::worker::Worker::new(app.store.clone())
+            .ad_platform(std::sync::Arc::new(
+                MetaAds::new(&fake.base, Duration::from_secs(2)).unwrap(),
+            ))
+            .tokens(|name| (name == "ACME_META_TOKEN").then(|| TOKEN.to_owned()))
+            .with_clock(move || now);
+        sync(&worker).await;
+        let op1 = app.agent_key("op1");
+        let listed = ok(&ads(&app, &op1, "").await);
+        let serum = listed["campaigns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "3001")
+            .cloned()
+            .unwrap();
+        assert_eq!(serum["spend"], 220.0, "{listed}");
+        assert_eq!(serum["clicks"], 100, "{listed}");
+        assert_eq!(serum["ctr"], 2.0, "{listed}");
+        assert_eq!(serum["cpc"], 2.2, "{listed}");
+        let made = proposed(&app, &proposal("pause", json!({"ad_id": "2001"}))).await;
+        ok(&decide(&app, made["decision_id"].as_str().unwrap(), "resolve").await);
+        worker.run_due().await.unwrap();
+        assert_eq!(fake.ad_status("2001").as_deref(), Some("PAUSED"));
+        assert_eq!(
+            proposal_status(&app, made["id"].as_str().unwrap()).await,
+            "executed"
+        );
+        let text = ok(&ads(&app, &op1, "").await).to_string();
+        assert!(!text.contains(TOKEN), "{text}");
+        fake.handle.stop(true).await;
+    }
+}

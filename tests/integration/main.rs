@@ -6,6 +6,7 @@ mod ad_changes;
 mod ad_picks;
 mod admission;
 mod ads;
+mod ads_scenario;
 mod agent_day;
 mod binary;
 mod cli;

@@ -149,6 +149,11 @@ const VARS: &[&str] = &[
     "FLEETDESK_LOG_FORMAT",
     "FLEETDESK_RATE_LIMIT_PER_MINUTE",
     "FLEETDESK_EXPOSE_ROUND_TRIPS",
+    "FLEETDESK_AD_RESEARCH_URL",
+    "FLEETDESK_AD_RESEARCH_KEY",
+    "FLEETDESK_AD_RESEARCH_DAILY_QUOTA",
+    "FLEETDESK_AD_PLATFORM",
+    "FLEETDESK_META_GRAPH_URL",
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_REGION",
@@ -371,6 +376,21 @@ impl Proc {
         };
         self.drain().await;
         status
+    }
+
+    /// SIGKILL, as a crash: the process ends at once, in the middle of whatever it does.
+    pub async fn kill(&mut self) {
+        let status = Command::new("kill")
+            .args(["-KILL", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -KILL {} failed", self.pid());
+        assert!(
+            self.wait_exit(Duration::from_secs(10)).await.is_some(),
+            "{} lived on after SIGKILL",
+            self.name
+        );
+        self.drain().await;
     }
 
     /// SIGTERM, then the exit status within `timeout` (a failure otherwise); its output is

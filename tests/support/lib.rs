@@ -5,6 +5,7 @@
 pub mod assert;
 pub mod binary;
 pub mod client;
+pub mod meta;
 pub mod peers;
 pub mod raw;
 

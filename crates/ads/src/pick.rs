@@ -11,7 +11,7 @@ fleetdesk_kernel::text_enum! {
     /// person.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     #[serde(rename_all = "snake_case")]
-    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdPickStatus))]
     pub enum PickStatus {
         Open => "open",
         Drafted => "drafted",
@@ -24,7 +24,7 @@ fleetdesk_kernel::text_enum! {
     /// status, or `all`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize)]
     #[serde(rename_all = "snake_case")]
-    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdPickFilter))]
     pub enum PickFilter {
         #[default]
         Open => "open",

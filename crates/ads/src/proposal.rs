@@ -13,7 +13,7 @@ fleetdesk_kernel::text_enum! {
     /// What a proposal changes.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     #[serde(rename_all = "snake_case")]
-    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdProposalKind))]
     pub enum ProposalKind {
         /// Pause a running ad.
         Pause => "pause",
@@ -30,7 +30,7 @@ fleetdesk_kernel::text_enum! {
     /// Where a proposal stands.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     #[serde(rename_all = "snake_case")]
-    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdProposalStatus))]
     pub enum ProposalStatus {
         /// Waiting for a person.
         Waiting => "waiting",
@@ -51,7 +51,7 @@ fleetdesk_kernel::text_enum! {
     /// How a boost's budget is spent.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
     #[serde(rename_all = "snake_case")]
-    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdBudgetType))]
     pub enum BudgetType {
         Daily => "daily",
         Lifetime => "lifetime",

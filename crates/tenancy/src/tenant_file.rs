@@ -900,6 +900,77 @@ mod tests {
     }
 
     #[test]
+    fn ad_accounts_name_their_token_variable_and_the_cap_its_currency() {
+        let with = |ads: &str| {
+            EXAMPLE.replace(
+                r#""ads_enabled": false,"#,
+                &format!(r#""ads_enabled": true, {ads}"#),
+            )
+        };
+        let good = with(
+            r#""ad_accounts": [{"id": "act_123", "name": "TW", "currency": "TWD", "token_env": "META_TOKEN_TW"}],
+               "monthly_ad_cap": {"amount": 50000, "currency": "TWD"},"#,
+        );
+        let f = TenantFile::parse(&good).unwrap();
+        let w = &f.organizations[0].workspaces[0];
+        assert_eq!(w.ad_accounts[0].token_env, "META_TOKEN_TW");
+        assert_eq!(w.monthly_ad_cap.as_ref().map(|c| c.amount), Some(50000.0));
+        let account = |field: &str| {
+            let mut a = serde_json::json!({"id": "act_1", "name": "TW", "currency": "TWD", "token_env": "T"});
+            let (k, v) = field.split_once('=').unwrap();
+            a[k] = serde_json::json!(v);
+            with(&format!(r#""ad_accounts": [{a}],"#))
+        };
+        let path = "organizations[0].workspaces[0].ad_accounts[0]";
+        for (field, at) in [
+            ("id=123", "id"),
+            ("id=act_", "id"),
+            ("id=act_12a", "id"),
+            ("currency=twd", "currency"),
+            ("currency=TW", "currency"),
+            ("token_env=EAAB0123456789abcdef", "token_env"),
+            ("token_env=1TOKEN", "token_env"),
+            ("token_env=", "token_env"),
+            ("name=", "name"),
+        ] {
+            let e = TenantFile::parse(&account(field)).unwrap_err();
+            assert_eq!(e.path, format!("{path}.{at}"), "{field}");
+        }
+        let e = TenantFile::parse(&account("token_env=EAAB0123456789abcdef")).unwrap_err();
+        assert!(
+            e.message.contains("never goes in the file"),
+            "{}",
+            e.message
+        );
+        let twice = with(
+            r#""ad_accounts": [{"id": "act_1", "name": "a", "currency": "TWD", "token_env": "T"},
+                               {"id": "act_1", "name": "b", "currency": "TWD", "token_env": "T"}],"#,
+        );
+        assert_eq!(
+            TenantFile::parse(&twice).unwrap_err().path,
+            "organizations[0].workspaces[0].ad_accounts"
+        );
+        for (cap, at) in [
+            (r#"{"amount": -1, "currency": "TWD"}"#, "amount"),
+            (r#"{"amount": 1e12, "currency": "TWD"}"#, "amount"),
+            (r#"{"amount": 10, "currency": "NT$"}"#, "currency"),
+        ] {
+            let e = TenantFile::parse(&with(&format!(r#""monthly_ad_cap": {cap},"#))).unwrap_err();
+            assert_eq!(
+                e.path,
+                format!("organizations[0].workspaces[0].monthly_ad_cap.{at}"),
+                "{cap}"
+            );
+        }
+        assert!(
+            TenantFile::parse(&with(
+                r#""monthly_ad_cap": {"amount": 0, "currency": "TWD"},"#
+            ))
+            .is_ok()
+        );
+    }
+
+    #[test]
     fn unknown_fields_and_bad_references_are_named() {
         let e = TenantFile::parse(r#"{"organisations": []}"#).unwrap_err();
         assert_eq!(e.path, "organisations");

@@ -340,14 +340,23 @@ pub fn propose_rules() -> Value {
         "countries",
     ];
     let kind = |name: &str, required: &[&str], allowed: &[&str]| {
-        let forbidden: serde_json::Map<String, Value> = all
+        // A field of another kind may be left out or null (as if left out); one the kind needs
+        // must be given, not null.
+        let properties: serde_json::Map<String, Value> = all
             .iter()
-            .filter(|f| !allowed.contains(f))
-            .map(|f| ((*f).to_owned(), json!({"not": {}})))
+            .filter(|f| !allowed.contains(f) || required.contains(f))
+            .map(|f| {
+                let rule = if required.contains(f) {
+                    json!({"not": {"type": "null"}})
+                } else {
+                    json!({"type": "null"})
+                };
+                ((*f).to_owned(), rule)
+            })
             .collect();
         json!({
             "if": {"properties": {"kind": {"const": name}}, "required": ["kind"]},
-            "then": {"required": required, "properties": forbidden},
+            "then": {"required": required, "properties": properties},
         })
     };
     json!({"allOf": [

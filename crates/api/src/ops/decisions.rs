@@ -51,8 +51,14 @@ proposal under manual review; no options) resolve makes the proposed version can
 shows it, its former canon version is superseded), dismiss rejects it (an entry that has a \
 canon version keeps showing it; a new entry becomes rejected); each decides exactly its own \
 version: one whose version no longer waits (a later proposal superseded it, and the service \
-dismissed the decision) or whose entry was retired is 422. ad_change decisions are not \
-decided here yet (422). `note` is appended to the decision's notes.";
+dismissed the decision) or whose entry was retired is 422. ad_change (an agent's ad \
+proposal; no options) resolve approves the change, which the service then makes through the ad \
+platform as this person (the proposal becomes executed, or failed with the platform's error): \
+a resume, or a raise on a running ad, that takes the month's spend (synced spend plus what \
+the running ads will spend) past the workspace's monthly cap is 422 and the decision stays \
+open; a proposal past its 7 days is 422; an agent's relay of the resolve is 422 (a person \
+approves money with their own key). Dismiss refuses the proposal. `note` is appended to the \
+decision's notes.";
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
