@@ -27,5 +27,8 @@ CREATE TABLE ad_picks (
     CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL))
 );
 
+-- One pick per post.
+CREATE UNIQUE INDEX ad_picks_post ON ad_picks (post_id) WHERE status = 'drafted';
+
 -- An agent's picks: by account, newest first.
 CREATE INDEX ad_picks_slot ON ad_picks (slot_id, number DESC);

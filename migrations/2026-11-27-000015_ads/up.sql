@@ -14,6 +14,8 @@ CREATE TABLE ad_accounts (
     name text NOT NULL,
     currency text NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
     token_env text NOT NULL,
+    -- The Instagram account its Instagram boosts run as.
+    instagram_user_id text CHECK (instagram_user_id ~ '^[0-9]{1,30}$'),
     -- As the last sync saw it.
     status text,
     synced_at timestamptz,

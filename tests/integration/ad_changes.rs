@@ -320,6 +320,24 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
         "rejected",
     );
     assert_eq!(e["field"], "ad_account_id", "{e}");
+    // An instagram post is boosted as the account's Instagram user: none named, 422.
+    app.sql("UPDATE ad_accounts SET instagram_user_id = NULL")
+        .await;
+    let e = assert_error(
+        &propose(&app, &op1, &boost(&json!(post), "act_1001")).await,
+        422,
+        "rejected",
+    );
+    assert_eq!(e["field"], "ad_account_id", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("instagram_user_id"),
+        "{e}"
+    );
+    app.sql("UPDATE ad_accounts SET instagram_user_id = '17841400000000001'")
+        .await;
 
     // The shape: 400 naming the field.
     for (case, body, field) in [
@@ -784,7 +802,11 @@ mod meta {
             .unwrap();
         assert_eq!(snap.status, "active");
         let ids: Vec<&str> = snap.campaigns.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["3001", "3002"]);
+        // 3009 was deleted (the campaigns list leaves it out) but spent: it stays, as deleted.
+        assert_eq!(ids, ["3001", "3002", "3009"]);
+        assert_eq!(snap.campaigns[2].status, "deleted");
+        assert_eq!(snap.campaigns[2].name, "Deleted flash sale");
+        assert_eq!(snap.campaigns[2].days[0].spend, 40.0);
         let days = &snap.campaigns[0].days;
         assert_eq!(days.len(), 2);
         assert_eq!(days[0].spend, 120.5);
@@ -877,6 +899,7 @@ mod meta {
         let boost = Execution::Boost {
             platform: "facebook".into(),
             story_id: "111_333".into(),
+            instagram_user_id: Some("1784".into()),
             name: "fleetdesk boost p-1".into(),
             budget_type: BudgetType::Lifetime,
             amount: 1500.0,
@@ -925,6 +948,55 @@ mod meta {
         let creative_ref: Value = serde_json::from_str(&ad.form["creative"]).unwrap();
         assert!(creative_ref["creative_id"].is_string());
         assert_eq!(fake.ad_status(&created.ad_id).as_deref(), Some("PAUSED"));
+        // An instagram post's creative is its media, run as the account's Instagram user.
+        let instagram = Execution::Boost {
+            platform: "instagram".into(),
+            story_id: "17900000000000001".into(),
+            instagram_user_id: Some("1784".into()),
+            name: "fleetdesk boost p-3".into(),
+            budget_type: BudgetType::Daily,
+            amount: 300.0,
+            starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
+            ends_at: "2026-11-29T02:00:00Z".parse().unwrap(),
+            countries: vec!["TW".into()],
+        };
+        meta.execute(&account("TWD"), TOKEN, &instagram)
+            .await
+            .unwrap();
+        let seen = fake.seen();
+        let creative = seen
+            .iter()
+            .rev()
+            .find(|s| s.path == "act_1001/adcreatives")
+            .expect("a creative");
+        assert_eq!(
+            creative.form["source_instagram_media_id"],
+            "17900000000000001"
+        );
+        assert_eq!(creative.form["instagram_user_id"], "1784");
+        assert!(!creative.form.contains_key("object_story_id"));
+        // A resume sets the campaign, the ad set and the ad active, outermost first.
+        let resume = Execution::Resume {
+            ad_id: "2002".into(),
+            adset_id: "4002".into(),
+            campaign_id: "3002".into(),
+        };
+        meta.execute(&account("TWD"), TOKEN, &resume).await.unwrap();
+        let seen = fake.seen();
+        let last: Vec<(&str, &str)> = seen[seen.len() - 3..]
+            .iter()
+            .map(|s| {
+                (
+                    s.path.as_str(),
+                    s.form.get("status").map(String::as_str).unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            last,
+            [("3002", "ACTIVE"), ("4002", "ACTIVE"), ("2002", "ACTIVE")]
+        );
+        assert_eq!(fake.ad_status("2002").as_deref(), Some("ACTIVE"));
         fake.handle.stop(true).await;
     }
 
@@ -946,6 +1018,24 @@ mod meta {
             .await
             .unwrap_err();
         assert_eq!(e.0, "Meta did not answer in time");
+        // A boost refused halfway names the parts it left behind, paused.
+        let boost = Execution::Boost {
+            platform: "facebook".into(),
+            story_id: "111_bad".into(),
+            instagram_user_id: None,
+            name: "fleetdesk boost p-2".into(),
+            budget_type: BudgetType::Daily,
+            amount: 100.0,
+            starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
+            ends_at: "2026-11-29T02:00:00Z".parse().unwrap(),
+            countries: vec!["TW".into()],
+        };
+        let e = meta
+            .execute(&account("TWD"), TOKEN, &boost)
+            .await
+            .unwrap_err();
+        assert!(e.0.starts_with("Meta answered 400: Invalid object_story_id (code 100); made before it, paused: campaign 9"), "{e}");
+        assert!(e.0.contains(", ad set 9"), "{e}");
         let wrong = "EAAB-wrong-token-9999";
         let e = meta
             .sync(

@@ -160,6 +160,21 @@ async fn a_person_picks_a_card_and_the_agent_drafts_a_sponsored_post_with_it() {
     let res = ok(&cancel(&app, &ann, &first.to_string()).await);
     assert_eq!(res["result"], "unchanged", "{res}");
     assert_eq!(list(&app, &op1, "?status=cancelled").await, [sp.as_str()]);
+
+    // Resent with another open pick of the account, a draft that drafted a pick keeps its
+    // own: one pick per post. (The first pick is drafted again for this: a cancelled pick no
+    // longer holds its post.)
+    app.sql(
+        "UPDATE ad_picks SET status = 'drafted', cancelled_at = NULL, cancelled_by = NULL \
+         WHERE post_id IS NOT NULL",
+    )
+    .await;
+    let third = picked(&app, &research, "123456", "TW-T001").await;
+    let with_third =
+        json!({"code": "TW-T001", "body": "Our serum, finally on sale", "pick": third});
+    let e = assert_error(&draft(&app, &op1, &with_third).await, 422, "rejected");
+    assert_eq!(e["field"], "pick", "{e}");
+    assert_eq!(ok(&get(&app, &op1, &third).await)["status"], "open");
 }
 
 #[tokio::test(flavor = "multi_thread")]

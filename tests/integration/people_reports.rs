@@ -639,8 +639,21 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
     b.stop().await;
 
     // The week before and the three before it (a week every instance missed is built late),
-    // each once.
-    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 4);
+    // each once; and the hour's ad work (the proposals' expiry, act_1001's sync), once.
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports'")
+            .await,
+        4
+    );
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM jobs WHERE kind IN ('ad_expire', 'ad_sync') \
+             AND status = 'done' AND attempts = 1"
+        )
+        .await,
+        2
+    );
+    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 6);
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' \
@@ -916,7 +929,11 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
         let status = served.proc.terminate(Duration::from_secs(35)).await;
         assert!(status.success(), "{}", served.proc.output());
     }
-    let jobs = count_at(&db.url, "SELECT count(*) AS n FROM jobs").await;
+    let jobs = count_at(
+        &db.url,
+        "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports'",
+    )
+    .await;
     assert!((4..=5).contains(&jobs), "{jobs} jobs");
     // Every job due well before they stopped is done (one that came due in their last
     // seconds may have had no round left).
@@ -934,7 +951,8 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
     assert_eq!(
         count_at(
             &db.url,
-            "SELECT count(*) AS n FROM jobs WHERE status = 'done' AND attempts = 1"
+            "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' AND status = 'done' \
+             AND attempts = 1"
         )
         .await,
         built

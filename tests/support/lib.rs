@@ -52,7 +52,8 @@ pub const TEST_TENANT: &str = r#"{
           "name": "Taiwan",
           "ads_enabled": true,
           "ad_accounts": [{"id": "act_1001", "name": "Acme TW", "currency": "TWD",
-                           "token_env": "ACME_META_TOKEN"}],
+                           "token_env": "ACME_META_TOKEN",
+                           "instagram_user_id": "17841400000000001"}],
           "monthly_ad_cap": {"amount": 50000, "currency": "TWD"},
           "projects": [{"name": "beauty"}, {"name": "food"}],
           "agents": [

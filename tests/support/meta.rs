@@ -1,4 +1,4 @@
-//! A local stand-in for Meta's Marketing API (Graph API v21.0), answering with the shapes of
+//! A local stand-in for Meta's Marketing API (Graph API v25.0), answering with the shapes of
 //! Meta's documentation, for the Meta adapter's tests and the scenario of the real binary. It
 //! keeps one ad account's ads in memory (so a pause shows in the next sync), checks the bearer
 //! token on every request, and records every request it gets.
@@ -39,7 +39,7 @@ pub struct FakeMeta {
 impl FakeMeta {
     /// Serves act_1001 with ads 2001 (active, 500 a day), 2002 (paused, lifetime 30 000) and
     /// 2003 (deleted), for the bearer `token`. Ad 2999 answers Meta's error; ad 2998 answers
-    /// after 3 seconds.
+    /// after 3 seconds; a creative of the story 111_bad is refused.
     pub async fn start(token: &str) -> FakeMeta {
         let state = Arc::new(Mutex::new(State {
             token: token.to_owned(),
@@ -51,7 +51,7 @@ impl FakeMeta {
         }));
         let data = web::Data::new(state.clone());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let base = format!("http://{}/v21.0", listener.local_addr().expect("addr"));
+        let base = format!("http://{}/v25.0", listener.local_addr().expect("addr"));
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
@@ -108,7 +108,7 @@ async fn answer(
 ) -> HttpResponse {
     let path = req
         .path()
-        .trim_start_matches("/v21.0/")
+        .trim_start_matches("/v25.0/")
         .trim_end_matches('/')
         .to_owned();
     let seen = Seen {
@@ -148,7 +148,7 @@ async fn answer(
                 HttpResponse::Ok().json(json!({"data": [
                     {"id": "3001", "name": "Serum launch", "effective_status": "ACTIVE"}
                 ], "paging": {"cursors": {"before": "c0", "after": "c1"},
-                              "next": "https://graph.facebook.com/v21.0/act_1001/campaigns?after=c1"}}))
+                              "next": "https://graph.facebook.com/v25.0/act_1001/campaigns?after=c1"}}))
             }
         }
         ("GET", [_, "insights"]) => {
@@ -169,7 +169,10 @@ async fn answer(
                  "spend": "99.50", "impressions": "1000", "reach": "900", "clicks": "20",
                  "actions": [{"action_type": "link_click", "value": "12"}]},
                 {"campaign_id": "3002", "date_start": until, "date_stop": until,
-                 "spend": "0", "impressions": "0", "reach": "0", "clicks": "0"}
+                 "spend": "0", "impressions": "0", "reach": "0", "clicks": "0"},
+                {"campaign_id": "3009", "campaign_name": "Deleted flash sale",
+                 "date_start": yesterday, "date_stop": yesterday,
+                 "spend": "40.00", "impressions": "100", "reach": "90", "clicks": "1"}
             ]}))
         }
         ("GET", [_, "ads"]) => {
@@ -190,6 +193,11 @@ async fn answer(
                 {"id": "2003", "name": "Old ad", "campaign_id": "3002", "adset_id": "4003",
                  "effective_status": "DELETED", "adset": {"id": "4003", "daily_budget": "100"}}
             ]}))
+        }
+        ("POST", [_, "adcreatives"])
+            if seen.form.get("object_story_id").map(String::as_str) == Some("111_bad") =>
+        {
+            meta_error(400, "Invalid object_story_id", 100)
         }
         ("POST", [_, edge @ ("campaigns" | "adsets" | "adcreatives" | "ads")]) => {
             s.created += 1;

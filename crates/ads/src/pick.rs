@@ -111,6 +111,8 @@ pub enum PickProblem {
     Cancelled(PickNumber),
     /// Another post drafted it already: 422.
     DraftedBy { number: PickNumber, post_id: Uuid },
+    /// The post a resend found carries another pick: one pick per post, 422.
+    PostHasPick { post_id: Uuid, other: PickNumber },
 }
 
 impl fmt::Display for PickProblem {
@@ -123,6 +125,12 @@ impl fmt::Display for PickProblem {
             PickProblem::Cancelled(n) => write!(f, "ad pick {n} was cancelled"),
             PickProblem::DraftedBy { number, post_id } => {
                 write!(f, "ad pick {number} is drafted already, as post {post_id}")
+            }
+            PickProblem::PostHasPick { post_id, other } => {
+                write!(
+                    f,
+                    "post {post_id} carries ad pick {other} already: one pick per post"
+                )
             }
         }
     }

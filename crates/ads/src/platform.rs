@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use crate::proposal::{AdStatus, BudgetType};
 
-/// The background job that syncs every workspace's ad accounts (keyed by the hour, UTC).
+/// The background job that syncs one ad account (keyed by the hour, UTC, and the account).
 pub const SYNC_JOB: &str = "ad_sync";
+/// The background job that expires the proposals past their 7 days (keyed by the hour, UTC).
+pub const EXPIRE_JOB: &str = "ad_expire";
 /// The background job that executes an approved proposal (keyed by the proposal).
 pub const CHANGE_JOB: &str = "ad_change";
 /// How many days of campaign numbers a sync reads: what `GET /ads` may show at most.
@@ -35,6 +37,22 @@ pub struct AccountSnapshot {
     /// Ads that run or are paused; the platform's other states (deleted, archived, in review)
     /// are left out.
     pub ads: Vec<AdSnapshot>,
+}
+
+impl AccountSnapshot {
+    /// Each campaign, day and ad once (the first seen): a platform's pages may repeat an item
+    /// when the list changes between two pages.
+    pub fn deduped(mut self) -> AccountSnapshot {
+        let mut seen = std::collections::HashSet::new();
+        self.campaigns.retain(|c| seen.insert(c.id.clone()));
+        for c in &mut self.campaigns {
+            let mut days = std::collections::HashSet::new();
+            c.days.retain(|d| days.insert(d.day));
+        }
+        let mut ads = std::collections::HashSet::new();
+        self.ads.retain(|a| ads.insert(a.id.clone()));
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,8 +96,12 @@ pub enum Execution {
     Pause {
         ad_id: String,
     },
+    /// The ad runs again: its ad set and campaign are set active too (a boost is made with
+    /// all three paused).
     Resume {
         ad_id: String,
+        adset_id: String,
+        campaign_id: String,
     },
     /// The ad's ad set gets the budget.
     Budget {
@@ -93,6 +115,8 @@ pub enum Execution {
         platform: String,
         /// The platform's id of the post.
         story_id: String,
+        /// The Instagram account an Instagram post's boost runs as.
+        instagram_user_id: Option<String>,
         name: String,
         budget_type: BudgetType,
         amount: f64,
@@ -142,4 +166,53 @@ pub trait AdPlatform: Send + Sync {
         token: &'a str,
         change: &'a Execution,
     ) -> BoxFuture<'a, Result<Executed, PlatformError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_keeps_each_campaign_day_and_ad_once() {
+        let day = |d: i8| CampaignDay {
+            day: Date::constant(2026, 11, d),
+            spend: f64::from(d),
+            impressions: 1,
+            reach: 1,
+            clicks: 0,
+            results: 0,
+        };
+        let campaign = |id: &str, days: Vec<CampaignDay>| CampaignSnapshot {
+            id: id.into(),
+            name: id.into(),
+            status: "active".into(),
+            days,
+        };
+        let ad = |id: &str| AdSnapshot {
+            id: id.into(),
+            campaign_id: "c".into(),
+            adset_id: "s".into(),
+            name: id.into(),
+            status: AdStatus::Running,
+            budget_type: BudgetType::Daily,
+            budget: 1.0,
+            starts_at: None,
+            ends_at: None,
+            story_id: None,
+        };
+        let snapshot = AccountSnapshot {
+            status: "active".into(),
+            campaigns: vec![
+                campaign("c", vec![day(1), day(2), day(1)]),
+                campaign("c", vec![]),
+                campaign("d", vec![day(1)]),
+            ],
+            ads: vec![ad("1"), ad("2"), ad("1")],
+        }
+        .deduped();
+        assert_eq!(snapshot.campaigns.len(), 2);
+        assert_eq!(snapshot.campaigns[0].days.len(), 2);
+        assert_eq!(snapshot.campaigns[0].days[1].spend, 2.0);
+        assert_eq!(snapshot.ads.len(), 2);
+    }
 }

@@ -122,8 +122,18 @@ impl Change {
     }
 }
 
+/// The decimals of `amount` as written: the shortest decimal that reads back as the same
+/// number (what a client that sent `12.5` wrote), so no rounding of binary fractions decides.
+pub fn decimals(amount: f64) -> usize {
+    // `Display` for f64 writes that shortest form, never in exponent notation.
+    let text = amount.to_string();
+    text.split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len())
+}
+
 /// An amount in the ad account's currency: above zero and below a billion (the schema's
-/// range: 400), with at most two decimals (422: no JSON Schema states it for every engine).
+/// range: 400), with at most two decimals as written (422: no JSON Schema states it for every
+/// engine), so at least 0.01.
 pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
     if !amount.is_finite() || amount <= 0.0 || amount >= MAX_AMOUNT {
         return Err(AdsRefusal::invalid(
@@ -131,11 +141,10 @@ pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
             "an amount above 0 and below 1000000000, in the ad account's currency",
         ));
     }
-    let cents = amount * 100.0;
-    if (cents - cents.round()).abs() > 1e-6 {
+    if decimals(amount) > 2 {
         return Err(AdsRefusal::RejectedField {
             field: field.to_owned(),
-            message: format!("{field} has more than two decimals"),
+            message: format!("{field} has more than two decimals (at least 0.01)"),
         });
     }
     Ok(amount)
@@ -357,6 +366,21 @@ pub fn check_boost_post(
     }
 }
 
+/// Whether the ad account can boost a post of `platform`: an Instagram post needs the
+/// Instagram account the boost runs as (`instagram_user_id` in the tenant file).
+pub fn check_boost_account(
+    platform: &str,
+    instagram_user_id: Option<&str>,
+) -> Result<(), AdsRefusal> {
+    if platform == "instagram" && instagram_user_id.is_none() {
+        return Err(AdsRefusal::RejectedField {
+            field: "ad_account_id".into(),
+            message: "the ad account names no instagram_user_id (tenant file): it cannot boost an instagram post".into(),
+        });
+    }
+    Ok(())
+}
+
 /// When an approved boost runs: from the approval for its days.
 pub fn boost_period(approved_at: Timestamp, days: i64) -> (Timestamp, Timestamp) {
     (
@@ -392,6 +416,22 @@ mod tests {
             Err(AdsRefusal::RejectedField { .. })
         ));
         assert_eq!(check_amount("amount", 0.07), Ok(0.07));
+        // Two decimals as written, however large; nothing below a cent.
+        assert_eq!(check_amount("amount", 291573447.91), Ok(291573447.91));
+        assert_eq!(check_amount("amount", 999999999.99), Ok(999999999.99));
+        for bad in [1e-9, 5.000000001, 0.005, 12.345] {
+            assert!(
+                matches!(
+                    check_amount("amount", bad),
+                    Err(AdsRefusal::RejectedField { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            (decimals(1500.0), decimals(12.5), decimals(1e-9)),
+            (0, 1, 9)
+        );
         assert_eq!(ratios(10.0, 1000, 4), (Some(0.4), Some(2.5)));
         assert_eq!(ratios(10.0, 0, 0), (None, None));
     }
@@ -542,6 +582,13 @@ mod tests {
             let e = check_boost_post(platform, status, id).unwrap_err();
             assert!(matches!(e, AdsRefusal::RejectedField { ref field, .. } if field == "post_id"));
         }
+    }
+
+    #[test]
+    fn an_instagram_boost_needs_the_accounts_instagram_user() {
+        assert!(check_boost_account("facebook", None).is_ok());
+        assert!(check_boost_account("instagram", Some("178")).is_ok());
+        assert!(check_boost_account("instagram", None).is_err());
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! one instance at a time under a lease. A job queued before a restart is taken after it; a
 //! job whose instance died is taken again once its lease passed.
 
-use fleetdesk_ads::platform::{AdPlatform, CHANGE_JOB, PlatformError, SYNC_DAYS, SYNC_JOB};
+use fleetdesk_ads::platform::{
+    AdAccountRef, AdPlatform, CHANGE_JOB, EXPIRE_JOB, PlatformError, SYNC_DAYS, SYNC_JOB,
+};
 use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep, NextStep, ResearchRepo};
 use fleetdesk_ads::provider::{ProviderError, ResearchProvider, settle};
 use fleetdesk_ads::research::RESEARCH_JOB;
@@ -26,7 +28,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The kinds of job this worker runs.
-pub const KINDS: &[&str] = &[WEEKLY_REPORTS_JOB, RESEARCH_JOB, SYNC_JOB, CHANGE_JOB];
+pub const KINDS: &[&str] = &[
+    WEEKLY_REPORTS_JOB,
+    RESEARCH_JOB,
+    EXPIRE_JOB,
+    SYNC_JOB,
+    CHANGE_JOB,
+];
 
 /// How long one call to the ad platform (a sync of one account, or one change) may take.
 pub const PLATFORM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -206,18 +214,26 @@ impl Worker {
         self
     }
 
-    /// Enqueues the ad sync of this hour (once however many instances ask), unless this
-    /// instance did already.
+    /// Enqueues this hour's expiry of ad proposals and one sync per ad account of the
+    /// workspaces with ads enabled (each once however many instances ask), unless this
+    /// instance did already this hour.
     pub async fn schedule_ad_sync(&self) -> anyhow::Result<()> {
-        let job = ad_sync_job((self.clock)());
-        if self.synced.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&job.key) {
+        let now = (self.clock)();
+        let expire = ad_expire_job(now);
+        if self.synced.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&expire.key) {
             return Ok(());
         }
-        if self.queue.enqueue(&job).await? {
-            tracing::info!(kind = %job.kind, key = %job.key, "enqueued");
+        let mut jobs = vec![expire.clone()];
+        for (workspace, account) in self.ad_work.sync_targets().await? {
+            jobs.push(ad_sync_job(now, workspace, &account));
+        }
+        for job in &jobs {
+            if self.queue.enqueue(job).await? {
+                tracing::info!(kind = %job.kind, key = %job.key, "enqueued");
+            }
         }
         if let Ok(mut k) = self.synced.lock() {
-            *k = Some(job.key);
+            *k = Some(expire.key);
         }
         Ok(())
     }
@@ -287,6 +303,7 @@ impl Worker {
                 Ok(())
             }
             RESEARCH_JOB => self.research(job).await,
+            EXPIRE_JOB => self.expire_ads(job).await,
             SYNC_JOB => self.sync_ads(job).await,
             CHANGE_JOB => self.change_ad(job).await,
             other => anyhow::bail!("no worker runs jobs of kind {other}"),
@@ -342,41 +359,51 @@ impl Worker {
         }
     }
 
-    /// Expires the proposals past their 7 days, then syncs every ad account of the workspaces
-    /// with ads enabled, one after another: each account's data is replaced in one
-    /// transaction, or its failure recorded (its data stays). Then the job is finished.
-    async fn sync_ads(&self, job: &Job) -> anyhow::Result<()> {
-        let now = (self.clock)();
-        let expired = self.ad_work.expire_proposals(now).await?;
+    /// Expires the proposals past their 7 days (their decisions dismissed), then finishes the
+    /// job.
+    async fn expire_ads(&self, job: &Job) -> anyhow::Result<()> {
+        let expired = self.ad_work.expire_proposals((self.clock)()).await?;
         if expired > 0 {
             tracing::info!(expired, "ad proposals expired");
         }
+        if !self.queue.finish(job).await? {
+            tracing::info!(key = %job.key, "another instance holds the ad expiry now");
+        }
+        Ok(())
+    }
+
+    /// Syncs the ad account the job names through the platform (outside any transaction) and
+    /// stores what it saw, or why it failed (its data stays), in one transaction; then finishes
+    /// the job. A database error fails the job (retried after a backoff); the platform's does
+    /// not, it is recorded on the account.
+    async fn sync_ads(&self, job: &Job) -> anyhow::Result<()> {
+        let (workspace, account) = sync_target_of(job)?;
+        let now = (self.clock)();
         let today = fleetdesk_ads::research::quota_day(now);
         let since = today
             .checked_sub(jiff::Span::new().days(SYNC_DAYS - 1))
             .unwrap_or(today);
-        for (workspace, account) in self.ad_work.sync_targets().await? {
-            let outcome = match self.access_token(&account.token_env) {
-                Err(e) => Err(e.0),
-                Ok(token) => tokio::time::timeout(
-                    PLATFORM_TIMEOUT,
-                    self.platform.sync(&account, &token, since, today),
-                )
-                .await
-                .unwrap_or_else(|_| {
-                    Err(PlatformError(
-                        "the ad platform did not answer in time".into(),
-                    ))
-                })
-                .map_err(|e| e.0),
-            };
-            if let Err(error) = &outcome {
-                tracing::warn!(account = %account.id, error, "an ad account's sync failed");
-            }
-            self.ad_work
-                .store_sync(workspace, &account.id, since, &outcome, (self.clock)())
-                .await?;
+        let outcome = match self.access_token(&account.token_env) {
+            Err(e) => Err(e.0),
+            Ok(token) => tokio::time::timeout(
+                PLATFORM_TIMEOUT,
+                self.platform.sync(&account, &token, since, today),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(PlatformError(
+                    "the ad platform did not answer in time".into(),
+                ))
+            })
+            .map(|snapshot| snapshot.deduped())
+            .map_err(|e| e.0),
+        };
+        if let Err(error) = &outcome {
+            tracing::warn!(account = %account.id, error, "an ad account's sync failed");
         }
+        self.ad_work
+            .store_sync(workspace, &account.id, since, &outcome, (self.clock)())
+            .await?;
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the ad sync now");
         }
@@ -475,8 +502,8 @@ impl Worker {
     }
 }
 
-/// The ad sync of the hour `now` is in (UTC): due at the hour's start.
-pub fn ad_sync_job(now: Timestamp) -> NewJob {
+/// The start of the hour `now` is in (UTC) and its key.
+fn hour_of(now: Timestamp) -> (Timestamp, String) {
     let hour = now
         .to_zoned(jiff::tz::TimeZone::UTC)
         .with()
@@ -486,12 +513,52 @@ pub fn ad_sync_job(now: Timestamp) -> NewJob {
         .build()
         .map(|z| z.timestamp())
         .unwrap_or(now);
+    (hour, hour.strftime("%Y-%m-%dT%H").to_string())
+}
+
+/// The expiry of ad proposals in the hour `now` is in (UTC): due at the hour's start.
+pub fn ad_expire_job(now: Timestamp) -> NewJob {
+    let (hour, key) = hour_of(now);
     NewJob {
-        kind: SYNC_JOB.to_owned(),
-        key: hour.strftime("%Y-%m-%dT%H").to_string(),
+        kind: EXPIRE_JOB.to_owned(),
+        key,
         payload: json!({}),
         run_at: hour,
     }
+}
+
+/// The sync of an ad account in the hour `now` is in (UTC), due at the hour's start; the
+/// payload names the account (its token's variable, not the token).
+pub fn ad_sync_job(now: Timestamp, workspace: uuid::Uuid, account: &AdAccountRef) -> NewJob {
+    let (hour, key) = hour_of(now);
+    NewJob {
+        kind: SYNC_JOB.to_owned(),
+        key: format!("{key} {workspace} {}", account.id),
+        payload: json!({"workspace_id": workspace, "account_id": account.id,
+                        "currency": account.currency, "token_env": account.token_env}),
+        run_at: hour,
+    }
+}
+
+/// The account a sync job names.
+fn sync_target_of(job: &Job) -> anyhow::Result<(uuid::Uuid, AdAccountRef)> {
+    let text = |name: &str| -> anyhow::Result<String> {
+        job.payload[name]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| anyhow::anyhow!("ad sync job {} has no {name}", job.key))
+    };
+    let workspace = text("workspace_id")?
+        .parse()
+        .map_err(|e| anyhow::anyhow!("ad sync job {}: {e}", job.key))?;
+    Ok((
+        workspace,
+        AdAccountRef {
+            id: text("account_id")?,
+            currency: text("currency")?,
+            token_env: text("token_env")?,
+        },
+    ))
 }
 
 /// A stop signal that never says stop.
@@ -536,15 +603,35 @@ mod tests {
     }
 
     #[test]
-    fn the_ad_sync_is_one_job_per_hour() {
-        let job = ad_sync_job("2026-11-27T15:42:10Z".parse().unwrap());
+    fn each_ad_account_is_synced_once_an_hour() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let account = AdAccountRef {
+            id: "act_7".into(),
+            currency: "TWD".into(),
+            token_env: "META_TW".into(),
+        };
+        let ws = uuid::Uuid::from_u128(5);
+        let job = ad_sync_job(at("2026-11-27T15:42:10Z"), ws, &account);
         assert_eq!(job.kind, "ad_sync");
-        assert_eq!(job.key, "2026-11-27T15");
-        assert_eq!(job.run_at, "2026-11-27T15:00:00Z".parse().unwrap());
-        assert_eq!(ad_sync_job("2026-11-27T15:00:00Z".parse().unwrap()), job);
+        assert_eq!(job.key, format!("2026-11-27T15 {ws} act_7"));
+        assert_eq!(job.run_at, at("2026-11-27T15:00:00Z"));
+        assert_eq!(ad_sync_job(at("2026-11-27T15:00:00Z"), ws, &account), job);
         assert_ne!(
-            ad_sync_job("2026-11-27T16:00:00Z".parse().unwrap()).key,
+            ad_sync_job(at("2026-11-27T16:00:00Z"), ws, &account).key,
             job.key
+        );
+        let read = Job {
+            id: uuid::Uuid::from_u128(1),
+            kind: job.kind.clone(),
+            key: job.key.clone(),
+            payload: job.payload.clone(),
+            attempt: 1,
+        };
+        assert_eq!(sync_target_of(&read).unwrap(), (ws, account));
+        let expire = ad_expire_job(at("2026-11-27T15:42:10Z"));
+        assert_eq!(
+            (expire.kind.as_str(), expire.key.as_str()),
+            ("ad_expire", "2026-11-27T15")
         );
     }
 

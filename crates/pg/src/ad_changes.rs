@@ -19,8 +19,9 @@ use fleetdesk_ads::ports::{
 };
 use fleetdesk_ads::proposal::{
     ADS_DISABLED, AdStatus, BudgetType, CapState, Change, KnownAd, PROPOSAL_VALIDITY,
-    PROPOSALS_SHOWN, ProposalKind, ProposalStatus, boost_period, check_ad_state, check_boost_post,
-    check_cap, committed, days_left_in_month, decision_title, expired, month_start,
+    PROPOSALS_SHOWN, ProposalKind, ProposalStatus, boost_period, check_ad_state,
+    check_boost_account, check_boost_post, check_cap, committed, days_left_in_month,
+    decision_title, expired, month_start,
 };
 use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -46,12 +47,15 @@ statements!(
     OPEN_DECISION,
     INSERT_PROPOSAL,
     PROPOSAL_BY_ID,
+    LOCK_EXPIRED,
     EXPIRE,
+    CLOSE_EXPIRED,
     LOCK_BY_DECISION,
     RUNNING_ADS,
     APPROVE,
     REFUSE,
     SYNC_TARGETS,
+    LOCK_ACCOUNT,
     SYNCED,
     SYNC_FAILED,
     UPSERT_CAMPAIGNS,
@@ -142,15 +146,17 @@ FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id 
 WHERE a.workspace_id = $1 AND a.id = $2
 "#;
 
-const ACCOUNT: &str = "SELECT currency FROM ad_accounts WHERE workspace_id = $1 AND id = $2";
+const ACCOUNT: &str =
+    "SELECT currency, instagram_user_id FROM ad_accounts WHERE workspace_id = $1 AND id = $2";
 
 const POST: &str = r#"
 SELECT platform, status, platform_post_id FROM posts WHERE id = $1 AND workspace_id = $2
 "#;
 
+/// A proposal of the kind for the target still waiting (created after `$4`: within its 7 days).
 const WAITING: &str = r#"
 SELECT decision_id FROM ad_proposals
-WHERE workspace_id = $1 AND kind = $2 AND target = $3 AND status = 'waiting'
+WHERE workspace_id = $1 AND kind = $2 AND target = $3 AND status = 'waiting' AND created_at > $4
 "#;
 
 const OPEN_DECISION: &str = r#"
@@ -168,25 +174,31 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::float8::numeric(14, 2), $1
         $15, $16)
 "#;
 
-/// Waiting proposals created before `$1` (of the workspace `$3`, or all when null) expire,
-/// and their decisions are dismissed by the service with a note at `$2`.
+/// The decisions of waiting proposals created before `$1` (of the workspace `$2`, or all when
+/// null), locked first: a person's move locks the decision, then its proposal, and so does
+/// expiry, so the two never wait on each other in opposite orders.
+const LOCK_EXPIRED: &str = r#"
+SELECT d.id FROM decisions d JOIN ad_proposals p ON p.decision_id = d.id
+WHERE p.status = 'waiting' AND p.created_at <= $1 AND ($2::uuid IS NULL OR p.workspace_id = $2)
+ORDER BY d.id
+FOR UPDATE OF d
+"#;
+
+/// Those proposals expire.
 const EXPIRE: &str = r#"
-WITH gone AS (
-    UPDATE ad_proposals SET status = 'expired'
-    WHERE status = 'waiting' AND created_at <= $1 AND ($3::uuid IS NULL OR workspace_id = $3)
-    RETURNING decision_id
-), closed AS (
-    UPDATE decisions d
-    SET status = 'dismissed', decided_by = '{"type": "service", "name": "fleetdesk"}'::jsonb,
-        decided_at = $2, updated_at = $2,
-        notes = d.notes || jsonb_build_array(jsonb_build_object(
-            'by', 'fleetdesk',
-            'text', 'expired: nobody handled the proposal within 7 days',
-            'at', to_char($2 AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))
-    FROM gone WHERE d.id = gone.decision_id AND d.status IN ('open', 'handled')
-    RETURNING d.id
-)
-SELECT count(*)::bigint AS n FROM gone
+UPDATE ad_proposals SET status = 'expired' WHERE decision_id = ANY($1) AND status = 'waiting'
+"#;
+
+/// Their decisions are dismissed by the service, with a note at `$2`.
+const CLOSE_EXPIRED: &str = r#"
+UPDATE decisions
+SET status = 'dismissed', decided_by = '{"type": "service", "name": "fleetdesk"}'::jsonb,
+    decided_at = $2, updated_at = $2,
+    notes = notes || jsonb_build_array(jsonb_build_object(
+        'by', 'fleetdesk',
+        'text', 'expired: nobody handled the proposal within 7 days',
+        'at', to_char($2 AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))
+WHERE id = ANY($1) AND status IN ('open', 'handled')
 "#;
 
 /// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
@@ -198,19 +210,24 @@ WHERE p.decision_id = $1
 FOR UPDATE OF p
 "#;
 
-/// The running ads of the workspace's accounts in the currency `$2`.
+/// The running ads of the workspace's accounts in the currency `$2`, one per ad set: a
+/// budget is its ad set's, counted once however many of its ads run.
 const RUNNING_ADS: &str = r#"
-SELECT a.status, a.budget_type, a.budget::float8 AS budget, acc.currency
+SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, a.budget::float8 AS budget, acc.currency
 FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
 WHERE a.workspace_id = $1 AND a.status = 'running' AND acc.currency = $2
+ORDER BY a.adset_id
 "#;
 
 const APPROVE: &str = r#"
 UPDATE ad_proposals SET status = 'approved', decided_by = $2, decided_at = $3 WHERE id = $1
 "#;
 
+/// Dismissed: refused, or expired when its 7 days passed before (`$4`: its last moment).
 const REFUSE: &str = r#"
-UPDATE ad_proposals SET status = 'refused', decided_by = $2, decided_at = $3
+UPDATE ad_proposals
+SET status = CASE WHEN created_at <= $4 THEN 'expired' ELSE 'refused' END,
+    decided_by = $2, decided_at = $3
 WHERE decision_id = $1 AND status = 'waiting'
 "#;
 
@@ -220,6 +237,9 @@ FROM ad_accounts a JOIN workspaces w ON w.id = a.workspace_id
 WHERE w.ads_enabled AND w.archived_at IS NULL
 ORDER BY a.workspace_id, a.id
 "#;
+
+const LOCK_ACCOUNT: &str =
+    "SELECT 1 FROM ad_accounts WHERE workspace_id = $1 AND id = $2 FOR UPDATE";
 
 const SYNCED: &str = r#"
 UPDATE ad_accounts SET status = $3, synced_at = $4, sync_error = NULL
@@ -255,17 +275,20 @@ FROM unnest($2::text[], $3::date[], $4::float8[], $5::bigint[], $6::bigint[], $7
 "#;
 
 /// The account's ads as synced; an ad promoting a post of the workspace is linked to it. What
-/// the service made stays marked so.
+/// the service made stays marked so (an ad of a campaign the service made is the service's).
 const UPSERT_ADS: &str = r#"
 INSERT INTO ads (workspace_id, id, ad_account_id, campaign_id, adset_id, name, kind, status,
-                 budget_type, budget, starts_at, ends_at, story_id, post_id, synced_at)
+                 budget_type, budget, starts_at, ends_at, story_id, post_id, synced_at,
+                 by_fleetdesk)
 SELECT $1, a.id, $2, a.campaign_id, a.adset_id, a.name,
        CASE WHEN a.story_id IS NULL THEN 'other' ELSE 'boost' END, a.status, a.budget_type,
        a.budget::numeric(14, 2), a.starts_at, a.ends_at, a.story_id,
        (SELECT p.id FROM posts p
         WHERE p.workspace_id = $1 AND p.platform_post_id = a.story_id
         ORDER BY p.created_at LIMIT 1),
-       $13
+       $13,
+       EXISTS (SELECT 1 FROM ad_campaigns c
+               WHERE c.workspace_id = $1 AND c.id = a.campaign_id AND c.by_fleetdesk)
 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
             $9::float8[], $10::timestamptz[], $11::timestamptz[], $12::text[])
      AS a(id, campaign_id, adset_id, name, status, budget_type, budget, starts_at, ends_at,
@@ -278,9 +301,11 @@ SET campaign_id = EXCLUDED.campaign_id, adset_id = EXCLUDED.adset_id, name = EXC
     kind = CASE WHEN ads.by_fleetdesk THEN ads.kind ELSE EXCLUDED.kind END
 "#;
 
-/// Ads of the account the sync no longer saw (deleted, archived or in review).
+/// Ads of the account the sync no longer saw (deleted, archived or in review), but the
+/// service's own: a boost in review, or made after the sync read the account, stays listed.
 const DROP_ADS: &str = r#"
-DELETE FROM ads WHERE workspace_id = $1 AND ad_account_id = $2 AND NOT (id = ANY($3))
+DELETE FROM ads
+WHERE workspace_id = $1 AND ad_account_id = $2 AND NOT (id = ANY($3)) AND NOT by_fleetdesk
 "#;
 
 /// An approved proposal with what executing it needs, locked.
@@ -288,7 +313,9 @@ const CHANGE: &str = r#"
 SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.post_id, p.amount::float8 AS amount,
        p.budget_type AS proposed_budget_type, p.days, p.countries, p.result, p.decided_at,
        coalesce(a.ad_account_id, p.ad_account_id) AS account_id, acc.currency, acc.token_env,
-       a.adset_id, a.budget_type AS ad_budget_type, po.platform, po.platform_post_id,
+       acc.instagram_user_id,
+       a.adset_id, a.campaign_id, a.budget_type AS ad_budget_type, po.platform,
+       po.platform_post_id,
        (SELECT s.market FROM account_slots s WHERE s.id = po.slot_id) AS market
 FROM ad_proposals p
 LEFT JOIN ads a ON a.workspace_id = p.workspace_id AND a.id = p.ad_id
@@ -460,6 +487,8 @@ struct KnownAdRow {
 struct CurrencyRow {
     #[diesel(sql_type = Text)]
     currency: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    instagram_user_id: Option<String>,
 }
 
 #[derive(QueryableByName)]
@@ -482,12 +511,6 @@ struct DecisionIdRow {
 struct IdRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-}
-
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
 }
 
 #[derive(QueryableByName)]
@@ -557,7 +580,11 @@ struct ChangeRow {
     #[diesel(sql_type = Nullable<Text>)]
     token_env: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
+    instagram_user_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
     adset_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    campaign_id: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     ad_budget_type: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
@@ -756,15 +783,28 @@ async fn view_tx(
 }
 
 async fn expire(conn: Tx<'_>, workspace: Option<Uuid>, now: Timestamp) -> anyhow::Result<u64> {
-    let row: CountRow = prepared(
-        diesel::sql_query(EXPIRE)
+    let locked: Vec<IdRow> = prepared(
+        diesel::sql_query(LOCK_EXPIRED)
             .bind::<Timestamptz, _>(Ts::from(now - PROPOSAL_VALIDITY))
-            .bind::<Timestamptz, _>(Ts::from(now))
             .bind::<Nullable<SqlUuid>, _>(workspace),
     )
-    .get_result(conn)
+    .load(conn)
     .await?;
-    Ok(row.n as u64)
+    if locked.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<Uuid> = locked.into_iter().map(|r| r.id).collect();
+    let n = prepared(diesel::sql_query(EXPIRE).bind::<Array<SqlUuid>, _>(&ids))
+        .execute(conn)
+        .await?;
+    prepared(
+        diesel::sql_query(CLOSE_EXPIRED)
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Timestamptz, _>(Ts::from(now)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n as u64)
 }
 
 /// A synced ad of the workspace, with its account's currency.
@@ -830,12 +870,16 @@ async fn check_target(
             .get_result(conn)
             .await
             .optional()?;
-            Ok(account.map(|a| a.currency).ok_or_else(|| {
-                rejected(
+            let Some(account) = account else {
+                return Ok(Err(rejected(
                     "ad_account_id",
                     format!("{ad_account_id} is not an ad account of this workspace"),
-                )
-            }))
+                )));
+            };
+            Ok(
+                check_boost_account(&post.platform, account.instagram_user_id.as_deref())
+                    .map(|()| account.currency),
+            )
         }
     }
 }
@@ -852,15 +896,14 @@ async fn propose_tx(
         Ok(c) => c,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    // A waiting proposal past its 7 days no longer holds its place.
-    expire(conn, Some(agent.workspace_id), p.now).await?;
     let kind = p.change.kind();
     let target = p.change.target();
     let waiting: Option<DecisionIdRow> = prepared(
         diesel::sql_query(WAITING)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<Text, _>(kind.as_str())
-            .bind::<Text, _>(&target),
+            .bind::<Text, _>(&target)
+            .bind::<Timestamptz, _>(Ts::from(p.now - PROPOSAL_VALIDITY)),
     )
     .get_result(conn)
     .await
@@ -912,6 +955,9 @@ async fn propose_tx(
             countries.clone(),
         ),
     };
+    // Accepted: a waiting proposal past its 7 days gives its place up (the workspace's are
+    // marked expired, their decisions dismissed), so the unique index admits the new one.
+    expire(conn, Some(agent.workspace_id), p.now).await?;
     let id = Uuid::new_v4();
     let detail = json!({
         "proposal_id": id, "kind": kind, "ad_id": ad_id, "post_id": post_id,
@@ -1068,7 +1114,8 @@ pub(crate) async fn approve_change(
     Ok(Ok(()))
 }
 
-/// Dismissing: a waiting proposal is refused; nothing reaches the platform.
+/// Dismissing: a waiting proposal is refused (expired, when its 7 days passed); nothing
+/// reaches the platform.
 pub(crate) async fn refuse_change(
     conn: Tx<'_>,
     decision_id: Uuid,
@@ -1079,7 +1126,8 @@ pub(crate) async fn refuse_change(
         diesel::sql_query(REFUSE)
             .bind::<SqlUuid, _>(decision_id)
             .bind::<Jsonb, _>(decided_by)
-            .bind::<Timestamptz, _>(Ts::from(now)),
+            .bind::<Timestamptz, _>(Ts::from(now))
+            .bind::<Timestamptz, _>(Ts::from(now - PROPOSAL_VALIDITY)),
     )
     .execute(conn)
     .await?;
@@ -1112,6 +1160,14 @@ async fn store_sync_tx(
         }
     };
     let at = Ts::from(now);
+    // One sync of an account at a time: a second (an instance whose lease ran out) waits.
+    prepared(
+        diesel::sql_query(LOCK_ACCOUNT)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(account),
+    )
+    .execute(conn)
+    .await?;
     prepared(
         diesel::sql_query(SYNCED)
             .bind::<SqlUuid, _>(ws)
@@ -1290,7 +1346,11 @@ async fn change_step_tx(
     let ad_id = row.ad_id.clone().unwrap_or_default();
     let change = match kind {
         ProposalKind::Pause => Execution::Pause { ad_id },
-        ProposalKind::Resume => Execution::Resume { ad_id },
+        ProposalKind::Resume => Execution::Resume {
+            ad_id,
+            adset_id: row.adset_id.clone().unwrap_or_default(),
+            campaign_id: row.campaign_id.clone().unwrap_or_default(),
+        },
         ProposalKind::Budget => Execution::Budget {
             adset_id: row.adset_id.clone().unwrap_or_default(),
             budget_type: budget_type(row.ad_budget_type.as_deref().unwrap_or("daily"))?,
@@ -1302,6 +1362,7 @@ async fn change_step_tx(
             Execution::Boost {
                 platform: row.platform.clone().unwrap_or_default(),
                 story_id: row.platform_post_id.clone().unwrap_or_default(),
+                instagram_user_id: row.instagram_user_id.clone(),
                 name: boost_name(row.id),
                 budget_type: budget_type(row.proposed_budget_type.as_deref().unwrap_or("daily"))?,
                 amount: row.amount.unwrap_or_default(),

@@ -236,7 +236,7 @@ struct Locked {
 }
 
 /// Locks decision `id` when `scope` may see it: an agent sees the decisions about its personas
-/// and, about none, those it opened (its ad proposals).
+/// and the `ad_change` decisions its proposals opened.
 async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Option<Locked>> {
     let Some(row) = decisions::table
         .filter(decisions::id.eq(id))
@@ -262,7 +262,10 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
                             .await?
                             == Some(agent.agent_id)
                     }
-                    None => row.opened_by_agent == Some(agent.agent_id),
+                    None => {
+                        row.kind == DecisionKind::AdChange.as_str()
+                            && row.opened_by_agent == Some(agent.agent_id)
+                    }
                 }
         }
     };

@@ -609,6 +609,20 @@ async fn submit_tx(
 
     if let Some(original) = duplicate {
         if let Some(pick) = pick {
+            let other: Option<NumberRow> = prepared(
+                diesel::sql_query(PICK_ON_POST)
+                    .bind::<SqlUuid, _>(original.id)
+                    .bind::<SqlUuid, _>(pick),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            if let Some(other) = other {
+                return Ok(Err(DraftRefusal::Pick(PickProblem::PostHasPick {
+                    post_id: original.id,
+                    other: PickNumber(other.number),
+                })));
+            }
             link_pick(conn, pick, original.id).await?;
         }
         return duplicate_tx(conn, agent, d, original.id, characters, &incoming).await;
@@ -708,6 +722,17 @@ FROM ad_picks p JOIN account_slots s ON s.id = p.slot_id
 WHERE p.workspace_id = $1 AND p.number = $2
 FOR UPDATE OF p
 "#;
+
+/// Another pick the post drafted (`$2`: the one a resend names).
+const PICK_ON_POST: &str = r#"
+SELECT number FROM ad_picks WHERE post_id = $1 AND status = 'drafted' AND id <> $2 LIMIT 1
+"#;
+
+#[derive(QueryableByName)]
+struct NumberRow {
+    #[diesel(sql_type = BigInt)]
+    number: i64,
+}
 
 /// The pick drafted by the post, which becomes sponsored.
 const LINK_PICK: &str = r#"
@@ -1158,5 +1183,6 @@ statements!(
     INVENTORY,
     REDO,
     PICK_FOR_DRAFT,
+    PICK_ON_POST,
     LINK_PICK,
 );

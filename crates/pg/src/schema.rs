@@ -75,6 +75,7 @@ diesel::table! {
         name -> Text,
         currency -> Text,
         token_env -> Text,
+        instagram_user_id -> Nullable<Text>,
         status -> Nullable<Text>,
         synced_at -> Nullable<Timestamptz>,
         sync_error -> Nullable<Text>,

@@ -137,11 +137,13 @@ async fn upsert_person(
 const SET_AD_CAP: &str = "UPDATE workspaces SET monthly_ad_cap = $2::float8::numeric(14, 2), ad_cap_currency = $3 WHERE id = $1";
 
 const UPSERT_AD_ACCOUNTS: &str = r#"
-INSERT INTO ad_accounts (workspace_id, id, name, currency, token_env)
-SELECT $1, a.id, a.name, a.currency, a.token_env
-FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS a(id, name, currency, token_env)
+INSERT INTO ad_accounts (workspace_id, id, name, currency, token_env, instagram_user_id)
+SELECT $1, a.id, a.name, a.currency, a.token_env, a.instagram_user_id
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+     AS a(id, name, currency, token_env, instagram_user_id)
 ON CONFLICT (workspace_id, id) DO UPDATE
-SET name = EXCLUDED.name, currency = EXCLUDED.currency, token_env = EXCLUDED.token_env
+SET name = EXCLUDED.name, currency = EXCLUDED.currency, token_env = EXCLUDED.token_env,
+    instagram_user_id = EXCLUDED.instagram_user_id
 "#;
 
 async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<()> {
@@ -169,7 +171,13 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
             .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.id))
             .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.name))
             .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.currency))
-            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.token_env)),
+            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.token_env))
+            .bind::<diesel::sql_types::Array<Nullable<Text>>, _>(
+                w.ad_accounts
+                    .iter()
+                    .map(|a| a.instagram_user_id.as_deref())
+                    .collect::<Vec<_>>(),
+            ),
     )
     .execute(conn)
     .await?;

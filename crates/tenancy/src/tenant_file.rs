@@ -141,6 +141,8 @@ pub struct AdAccountSpec {
     pub name: String,
     pub currency: String,
     pub token_env: String,
+    /// The Instagram account (its id, digits) that boosts of Instagram posts run as.
+    pub instagram_user_id: Option<String>,
 }
 
 /// A monthly ad budget in a currency.
@@ -699,6 +701,14 @@ impl WorkspaceSpec {
                 ));
             }
             check_name(&format!("{ap}.name"), &a.name, 200)?;
+            if let Some(ig) = &a.instagram_user_id
+                && (ig.is_empty() || ig.len() > 30 || !ig.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err(err(
+                    format!("{ap}.instagram_user_id"),
+                    "must be the Instagram account's id: 1-30 digits",
+                ));
+            }
             check_currency(&format!("{ap}.currency"), &a.currency)?;
             let env_name = a.token_env.as_bytes();
             let env_ok = (1..=128).contains(&env_name.len())
@@ -706,6 +716,14 @@ impl WorkspaceSpec {
                 && env_name
                     .iter()
                     .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+            // The service's own settings and secrets are never sent to the ad platform.
+            let own = ["FLEETDESK_", "DATABASE_", "AWS_", "PG"];
+            if env_ok && own.iter().any(|p| a.token_env.starts_with(p)) {
+                return Err(err(
+                    format!("{ap}.token_env"),
+                    "names one of the service's own settings (FLEETDESK_*, DATABASE_*, AWS_*, PG*): give the ad account's token a variable of its own",
+                ));
+            }
             if !env_ok {
                 return Err(err(
                     format!("{ap}.token_env"),
@@ -714,10 +732,13 @@ impl WorkspaceSpec {
             }
         }
         if let Some(cap) = &self.monthly_ad_cap {
-            if !cap.amount.is_finite() || !(0.0..1e12).contains(&cap.amount) {
+            if !cap.amount.is_finite()
+                || !(0.0..1e12).contains(&cap.amount)
+                || fleetdesk_ads::proposal::decimals(cap.amount) > 2
+            {
                 return Err(err(
                     format!("{path}.monthly_ad_cap.amount"),
-                    "must be 0 or more and below 1000000000000",
+                    "must be 0 or more and below 1000000000000, with at most two decimals",
                 ));
             }
             check_currency(&format!("{path}.monthly_ad_cap.currency"), &cap.currency)?;
@@ -932,6 +953,10 @@ mod tests {
             ("token_env=1TOKEN", "token_env"),
             ("token_env=", "token_env"),
             ("name=", "name"),
+            ("token_env=DATABASE_URL", "token_env"),
+            ("token_env=AWS_SECRET_ACCESS_KEY", "token_env"),
+            ("token_env=FLEETDESK_AD_RESEARCH_KEY", "token_env"),
+            ("instagram_user_id=@mia", "instagram_user_id"),
         ] {
             let e = TenantFile::parse(&account(field)).unwrap_err();
             assert_eq!(e.path, format!("{path}.{at}"), "{field}");
@@ -954,6 +979,10 @@ mod tests {
             (r#"{"amount": -1, "currency": "TWD"}"#, "amount"),
             (r#"{"amount": 1e12, "currency": "TWD"}"#, "amount"),
             (r#"{"amount": 10, "currency": "NT$"}"#, "currency"),
+            (
+                r#"{"amount": 999999999999.999, "currency": "TWD"}"#,
+                "amount",
+            ),
         ] {
             let e = TenantFile::parse(&with(&format!(r#""monthly_ad_cap": {cap},"#))).unwrap_err();
             assert_eq!(

@@ -132,7 +132,7 @@ impl SandboxAds {
                 .find(|ad| pick(ad))
         };
         match change {
-            Execution::Pause { ad_id } | Execution::Resume { ad_id } => {
+            Execution::Pause { ad_id } | Execution::Resume { ad_id, .. } => {
                 let mut ad = find(&changed, &|a| a.id == *ad_id)
                     .ok_or_else(|| PlatformError(format!("the sandbox has no ad {ad_id}")))?;
                 ad.status = if matches!(change, Execution::Pause { .. }) {

@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// The Graph API's address unless `FLEETDESK_META_GRAPH_URL` says another.
-pub const GRAPH_URL: &str = "https://graph.facebook.com/v21.0";
+pub const GRAPH_URL: &str = "https://graph.facebook.com/v25.0";
 /// How long one request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 /// The most pages one list is followed for.
@@ -51,13 +51,16 @@ pub fn offset(currency: &str) -> f64 {
 /// An amount in minor units, as Meta takes it; refused when the currency has no such
 /// fraction (12.5 TWD).
 pub fn to_minor(amount: f64, currency: &str) -> Result<i64, PlatformError> {
-    let minor = amount * offset(currency);
-    if (minor - minor.round()).abs() > 1e-6 {
-        return Err(PlatformError(format!(
-            "{amount} {currency}: Meta takes {currency} in whole units"
-        )));
+    let whole = offset(currency) == 1.0;
+    let allowed = if whole { 0 } else { 2 };
+    if fleetdesk_ads::proposal::decimals(amount) > allowed {
+        return Err(PlatformError(if whole {
+            format!("{amount} {currency}: Meta takes {currency} in whole units")
+        } else {
+            format!("{amount} {currency}: more than two decimals")
+        }));
     }
-    Ok(minor.round() as i64)
+    Ok((amount * offset(currency)).round() as i64)
 }
 
 /// Meta's ad platform at `base`.
@@ -105,6 +108,8 @@ struct Campaign {
 #[derive(Deserialize)]
 struct Insight {
     campaign_id: String,
+    #[serde(default)]
+    campaign_name: Option<String>,
     date_start: String,
     #[serde(default)]
     spend: Option<String>,
@@ -236,6 +241,20 @@ fn meta_time(text: &Option<String>) -> Option<Timestamp> {
             .to_timestamp()
             .ok()
     })
+}
+
+/// A boost that failed after some of its parts were made: the error names them (all paused),
+/// so a person can delete them or finish the boost on the platform.
+fn left_behind(e: PlatformError, made: &[(&str, &String)]) -> PlatformError {
+    let parts: Vec<String> = made
+        .iter()
+        .map(|(what, id)| format!("{what} {id}"))
+        .collect();
+    PlatformError(format!(
+        "{}; made before it, paused: {}",
+        e.0,
+        parts.join(", ")
+    ))
 }
 
 impl MetaAds {
@@ -394,7 +413,7 @@ impl MetaAds {
                     ("level", "campaign".into()),
                     (
                         "fields",
-                        "campaign_id,spend,impressions,reach,clicks,actions".into(),
+                        "campaign_id,campaign_name,spend,impressions,reach,clicks,actions".into(),
                     ),
                     ("time_increment", "1".into()),
                     (
@@ -440,6 +459,19 @@ impl MetaAds {
             let Ok(day) = i.date_start.parse::<Date>() else {
                 continue;
             };
+            // A campaign deleted since still spent on its days: it stays, so the month's spend
+            // counts it.
+            if !snapshot.campaigns.iter().any(|c| c.id == i.campaign_id) {
+                snapshot.campaigns.push(CampaignSnapshot {
+                    id: i.campaign_id.clone(),
+                    name: i
+                        .campaign_name
+                        .clone()
+                        .unwrap_or_else(|| i.campaign_id.clone()),
+                    status: "deleted".into(),
+                    days: Vec::new(),
+                });
+            }
             if let Some(c) = snapshot
                 .campaigns
                 .iter_mut()
@@ -506,17 +538,34 @@ impl MetaAds {
     ) -> Result<Executed, PlatformError> {
         let act = account.id.as_str();
         match change {
-            Execution::Pause { ad_id } | Execution::Resume { ad_id } => {
-                let status = if matches!(change, Execution::Pause { .. }) {
-                    "PAUSED"
-                } else {
-                    "ACTIVE"
-                };
+            Execution::Pause { ad_id } => {
                 let answer = self
-                    .post(ad_id, &[("status", status.into())], token)
+                    .post(ad_id, &[("status", "PAUSED".into())], token)
                     .await?;
                 Ok(Executed {
-                    result: json!({"ad_id": ad_id, "status": status, "meta": answer}),
+                    result: json!({"ad_id": ad_id, "status": "PAUSED", "meta": answer}),
+                    created: None,
+                })
+            }
+            Execution::Resume {
+                ad_id,
+                adset_id,
+                campaign_id,
+            } => {
+                // Outermost first: the ad delivers once all three are active.
+                for parent in [campaign_id, adset_id] {
+                    if !parent.is_empty() {
+                        self.post(parent, &[("status", "ACTIVE".into())], token)
+                            .await?;
+                    }
+                }
+                let answer = self
+                    .post(ad_id, &[("status", "ACTIVE".into())], token)
+                    .await?;
+                Ok(Executed {
+                    result: json!({"ad_id": ad_id, "adset_id": adset_id,
+                                   "campaign_id": campaign_id, "status": "ACTIVE",
+                                   "meta": answer}),
                     created: None,
                 })
             }
@@ -538,6 +587,7 @@ impl MetaAds {
             Execution::Boost {
                 platform,
                 story_id,
+                instagram_user_id,
                 name,
                 budget_type,
                 amount,
@@ -579,19 +629,27 @@ impl MetaAds {
                         ],
                         token,
                     )
-                    .await?;
-                let story_field = if platform == "instagram" {
-                    "source_instagram_media_id"
-                } else {
-                    "object_story_id"
-                };
+                    .await
+                    .map_err(|e| left_behind(e, &[("campaign", &campaign_id)]))?;
+                // A Facebook post by its story id; an Instagram post by its media id, run as the
+                // account's Instagram user.
+                let mut creative_form = vec![("name", name.clone())];
+                match instagram_user_id
+                    .as_ref()
+                    .filter(|_| platform == "instagram")
+                {
+                    Some(ig) => {
+                        creative_form.push(("source_instagram_media_id", story_id.clone()));
+                        creative_form.push(("instagram_user_id", ig.clone()));
+                    }
+                    None => creative_form.push(("object_story_id", story_id.clone())),
+                }
                 let creative_id = self
-                    .create(
-                        &format!("{act}/adcreatives"),
-                        &[("name", name.clone()), (story_field, story_id.clone())],
-                        token,
-                    )
-                    .await?;
+                    .create(&format!("{act}/adcreatives"), &creative_form, token)
+                    .await
+                    .map_err(|e| {
+                        left_behind(e, &[("campaign", &campaign_id), ("ad set", &adset_id)])
+                    })?;
                 let ad_id = self
                     .create(
                         &format!("{act}/ads"),
@@ -603,7 +661,17 @@ impl MetaAds {
                         ],
                         token,
                     )
-                    .await?;
+                    .await
+                    .map_err(|e| {
+                        left_behind(
+                            e,
+                            &[
+                                ("campaign", &campaign_id),
+                                ("ad set", &adset_id),
+                                ("creative", &creative_id),
+                            ],
+                        )
+                    })?;
                 Ok(Executed {
                     result: json!({"campaign_id": campaign_id, "adset_id": adset_id,
                                    "creative_id": creative_id, "ad_id": ad_id,
@@ -650,6 +718,8 @@ mod tests {
         assert_eq!(to_minor(500.0, "TWD"), Ok(500));
         assert!(to_minor(12.5, "TWD").is_err());
         assert_eq!(to_minor(0.07, "EUR"), Ok(7));
+        assert_eq!(to_minor(291573447.91, "USD"), Ok(29157344791));
+        assert!(to_minor(0.001, "USD").is_err());
     }
 
     #[test]

@@ -314,7 +314,9 @@ impl From<DraftRefusal> for ApiError {
             PickProblem::OtherAccount { .. } | PickProblem::Cancelled(_) => {
                 ApiError::invalid("pick", p.to_string())
             }
-            PickProblem::DraftedBy { .. } => ApiError::rejected(p.to_string()).with_field("pick"),
+            PickProblem::DraftedBy { .. } | PickProblem::PostHasPick { .. } => {
+                ApiError::rejected(p.to_string()).with_field("pick")
+            }
         },
     }
     }
