@@ -10,6 +10,7 @@ mod ads_scenario;
 mod agent_day;
 mod binary;
 mod cli;
+mod cli_upload;
 mod community;
 mod cron;
 mod day_scenario;

@@ -2,6 +2,7 @@
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
 pub mod logging;
+pub mod upload;
 pub mod worker;
 
 use anyhow::Context;

@@ -119,6 +119,42 @@ enum Command {
         #[command(flatten)]
         store: Store,
     },
+    /// Upload an image or a video (up to 500 MB) through the Agent API, with a progress bar.
+    ///
+    /// The agent key comes from FLEETDESK_AGENT_KEY (never a flag, so it stays out of shell
+    /// history and process lists). A video over 4 MB goes in chunks; run the same command
+    /// again after an interruption and it resumes from the next chunk the service expects.
+    /// Prints {"upload_id", "media_id", "bytes"} on success; attach the media to a draft with
+    /// its media_id.
+    Upload {
+        /// The image (JPEG, PNG, WebP) or video (MP4, MOV, WebM).
+        file: PathBuf,
+        /// The account the media is for (current or legacy code).
+        #[arg(long, env = "FLEETDESK_UPLOAD_CODE", value_name = "CODE")]
+        code: String,
+        /// Only when a legacy code is repeated across platforms.
+        #[arg(long, env = "FLEETDESK_UPLOAD_PLATFORM", value_name = "PLATFORM")]
+        platform: Option<String>,
+        /// Up to 200 characters.
+        #[arg(long, env = "FLEETDESK_UPLOAD_CAPTION", value_name = "TEXT")]
+        caption: Option<String>,
+        /// The service's base URL.
+        #[arg(
+            long,
+            env = "FLEETDESK_URL",
+            default_value = "http://127.0.0.1:8080",
+            value_name = "URL"
+        )]
+        url: String,
+        /// Send at most this many bytes per second (e.g. 2M, 500K).
+        #[arg(
+            long,
+            env = "FLEETDESK_UPLOAD_LIMIT_RATE",
+            value_name = "RATE",
+            value_parser = fleetdesk::upload::parse_rate
+        )]
+        limit_rate: Option<u64>,
+    },
     /// Operator commands.
     Admin {
         #[command(subcommand)]
@@ -185,6 +221,31 @@ fn main() -> anyhow::Result<()> {
                     pool_size: db_pool,
                     demo: !no_demo,
                     ad_research_daily_quota,
+                })
+                .await
+            }
+            Command::Upload {
+                file,
+                code,
+                platform,
+                caption,
+                url,
+                limit_rate,
+            } => {
+                let key = std::env::var("FLEETDESK_AGENT_KEY")
+                    .ok()
+                    .filter(|k| !k.trim().is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("set FLEETDESK_AGENT_KEY to the agent key to upload with")
+                    })?;
+                fleetdesk::upload::run(fleetdesk::upload::UploadArgs {
+                    file,
+                    code,
+                    platform,
+                    caption,
+                    url,
+                    key: key.trim().to_owned(),
+                    limit_rate,
                 })
                 .await
             }
