@@ -62,15 +62,18 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 "Disabled unless the workspace has ads enabled (403 forbidden, the message \
                  saying where). Body: kind and reason (required, 1-2000 characters: which \
                  numbers, which period, what is expected), and by kind: pause (ad_id of a \
-                 running ad), resume (ad_id of a paused ad), budget (ad_id, amount: the ad's \
-                 new budget), boost (post_id of a published facebook or instagram post of the \
-                 workspace, ad_account_id of the workspace, budget_type daily or lifetime, \
+                 running ad), resume (ad_id of a paused ad: the ad, its ad set and its \
+                 campaign are set active), budget (ad_id, amount: the budget of the ad's ad \
+                 set), boost (post_id of a published facebook or instagram post of the \
+                 workspace, ad_account_id of the workspace (for an instagram post, one the \
+                 tenant file gives an instagram_user_id), budget_type daily or lifetime, \
                  amount, days 2-90, countries: up to 25 two-letter codes, default the post's \
                  market; the boost is created paused and a person enables it). Fields of \
                  another kind are 400. Amounts are above 0 and below 1000000000, in ordinary \
                  units of the ad account's currency, at most two decimals (422 past them). \
                  An ad is one the last sync saw in the workspace's ad accounts. Refused 422 \
-                 naming the field: an ad, post or ad account not the workspace's, a paused ad \
+                 naming the field: an ad, post or ad account not the workspace's (or without \
+                 the instagram_user_id an instagram boost needs), a paused ad \
                  to pause, a running ad to resume, the budget the ad has, a post not \
                  published, not facebook or instagram, or without its platform id; 422 \
                  rejected: a proposal of the same kind for the same ad or post already \
