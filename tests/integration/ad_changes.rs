@@ -769,6 +769,32 @@ async fn waiting_proposals_expire_after_7_days() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approved_change_the_queue_gave_up_on_is_failed_with_its_error() {
+    let app = spawn_app().await;
+    let now = Timestamp::now();
+    sync(&ad_worker(&app, now)).await;
+    let made = proposed(&app, &proposal("pause", json!({"ad_id": "100111"}))).await;
+    ok(&decide(&app, made["decision_id"].as_str().unwrap(), "resolve").await);
+    let id = made["id"].as_str().unwrap();
+    // As if every attempt's instance died: the queue gave the job up.
+    app.sql(&format!(
+        "UPDATE jobs SET status = 'failed', attempts = 8, finished_at = now(), \
+         last_error = 'lease expired 8 times' WHERE kind = 'ad_change' AND key = '{id}'"
+    ))
+    .await;
+    assert_eq!(proposal_status(&app, id).await, "approved");
+    sync(&ad_worker(&app, now - SignedDuration::from_hours(1))).await;
+    let listed = ok(&ads(&app, &app.agent_key("op1"), "").await);
+    let p = &listed["proposals"][0];
+    assert_eq!(p["status"], "failed", "{listed}");
+    assert_eq!(
+        p["result"]["error"], "the service gave up making the change: lease expired 8 times",
+        "{listed}"
+    );
+    assert!(p["executed_at"].is_string(), "{listed}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The Meta adapter against a local stand-in of the Marketing API (fleetdesk_tests::meta)
 

@@ -444,7 +444,9 @@ pub trait AdWorkRepo: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<()>>;
 
     /// Waiting proposals past their 7 days become expired and their decisions are dismissed
-    /// by the service: how many.
+    /// by the service; approved proposals whose change the job queue gave up on (its last
+    /// attempt failed, or its instance died on every attempt) become failed with the queue's
+    /// last error. Answers how many proposals changed.
     fn expire_proposals(&self, now: Timestamp) -> BoxFuture<'_, anyhow::Result<u64>>;
 
     /// The next step of the change `job` names, under the job's lease (`None` when another

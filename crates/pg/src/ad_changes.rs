@@ -49,6 +49,7 @@ statements!(
     PROPOSAL_BY_ID,
     LOCK_EXPIRED,
     EXPIRE,
+    GIVEN_UP,
     CLOSE_EXPIRED,
     LOCK_BY_DECISION,
     RUNNING_ADS,
@@ -199,6 +200,18 @@ SET status = 'dismissed', decided_by = '{"type": "service", "name": "fleetdesk"}
         'text', 'expired: nobody handled the proposal within 7 days',
         'at', to_char($2 AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))
 WHERE id = ANY($1) AND status IN ('open', 'handled')
+"#;
+
+/// Approved proposals whose `ad_change` job was given up: failed, with the queue's last error
+/// and the time it was given up.
+const GIVEN_UP: &str = r#"
+UPDATE ad_proposals p
+SET status = 'failed', executed_at = coalesce(j.finished_at, $1),
+    result = jsonb_build_object('error', 'the service gave up making the change: '
+                                         || coalesce(j.last_error, 'no error recorded'))
+FROM jobs j
+WHERE j.kind = 'ad_change' AND j.key = p.id::text AND j.status = 'failed'
+  AND p.status = 'approved'
 "#;
 
 /// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
@@ -1484,7 +1497,14 @@ impl AdWorkRepo for PgStore {
     }
 
     fn expire_proposals(&self, now: Timestamp) -> BoxFuture<'_, anyhow::Result<u64>> {
-        self.tx(async move |conn| expire(conn, None, now).await)
+        self.tx(async move |conn| {
+            let expired = expire(conn, None, now).await?;
+            let given_up =
+                prepared(diesel::sql_query(GIVEN_UP).bind::<Timestamptz, _>(Ts::from(now)))
+                    .execute(conn)
+                    .await?;
+            Ok(expired + given_up as u64)
+        })
     }
 
     fn change_step<'a>(
