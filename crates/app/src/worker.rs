@@ -36,6 +36,9 @@ pub const KINDS: &[&str] = &[
     CHANGE_JOB,
 ];
 
+/// How long the hourly ad jobs are kept once done (each account's sync adds one an hour).
+pub const HOURLY_KEPT: SignedDuration = SignedDuration::from_hours(7 * 24);
+
 /// How long one call to the ad platform (a sync of one account, or one change) may take.
 pub const PLATFORM_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -359,12 +362,20 @@ impl Worker {
         }
     }
 
-    /// Expires the proposals past their 7 days (their decisions dismissed), then finishes the
-    /// job.
+    /// Expires the proposals past their 7 days (their decisions dismissed), prunes the hourly
+    /// ad jobs done over [`HOURLY_KEPT`] ago, then finishes the job.
     async fn expire_ads(&self, job: &Job) -> anyhow::Result<()> {
-        let expired = self.ad_work.expire_proposals((self.clock)()).await?;
+        let now = (self.clock)();
+        let expired = self.ad_work.expire_proposals(now).await?;
         if expired > 0 {
             tracing::info!(expired, "ad proposals expired");
+        }
+        let pruned = self
+            .queue
+            .prune(&[SYNC_JOB, EXPIRE_JOB], now - HOURLY_KEPT)
+            .await?;
+        if pruned > 0 {
+            tracing::info!(pruned, "hourly ad jobs pruned");
         }
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the ad expiry now");

@@ -98,6 +98,14 @@ pub trait JobQueue: Send + Sync {
     /// Records that `job` failed with `error`: queued again after [`backoff`], or `failed`
     /// for good after [`MAX_ATTEMPTS`]. Nothing changes when its lease was lost.
     fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Deletes the jobs of `kinds` done before `done_before` (work repeated on a clock, whose
+    /// done rows would otherwise pile up): how many. Failed jobs stay, for the record.
+    fn prune<'a>(
+        &'a self,
+        kinds: &'a [&'a str],
+        done_before: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<u64>>;
 }
 
 #[cfg(test)]

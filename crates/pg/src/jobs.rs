@@ -59,7 +59,11 @@ WHERE id = $1 AND status = 'running' AND attempts = $2
 const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
                     FOR UPDATE";
 
-statements!(ENQUEUE, GIVE_UP, TAKE, FINISH, FAIL, HOLD);
+statements!(ENQUEUE, GIVE_UP, TAKE, FINISH, FAIL, HOLD, PRUNE);
+
+/// Done jobs of the kinds `$1` finished before `$2`.
+const PRUNE: &str =
+    "DELETE FROM jobs WHERE kind = ANY($1) AND status = 'done' AND finished_at < $2";
 
 #[derive(QueryableByName)]
 struct Taken {
@@ -154,6 +158,25 @@ impl JobQueue for PgStore {
 
     fn finish<'a>(&'a self, job: &'a Job) -> BoxFuture<'a, anyhow::Result<bool>> {
         self.read(async move |conn| finish_in(conn, job).await)
+    }
+
+    fn prune<'a>(
+        &'a self,
+        kinds: &'a [&'a str],
+        done_before: jiff::Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<u64>> {
+        self.read(async move |conn| {
+            let n = prepared(
+                diesel::sql_query(PRUNE)
+                    .bind::<diesel::sql_types::Array<Text>, _>(kinds)
+                    .bind::<diesel::sql_types::Timestamptz, _>(jiff_diesel::Timestamp::from(
+                        done_before,
+                    )),
+            )
+            .execute(conn)
+            .await?;
+            Ok(n as u64)
+        })
     }
 
     fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
