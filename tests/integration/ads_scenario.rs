@@ -10,6 +10,7 @@ use fleetdesk_tests::assert::{assert_error, ok};
 use fleetdesk_tests::binary::{SERVE, Served, TempDir, fleetdesk_over, run, serve};
 use fleetdesk_tests::client::Client;
 use fleetdesk_tests::meta::FakeMeta;
+use fleetdesk_tests::{count_at, sql_at};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -123,24 +124,6 @@ async fn research(client: &Client, key: &str, id: &str) -> Value {
     ok(&client.get(&format!("{AGENT}/ad-research/{id}"), key).await)
 }
 
-async fn sql_count(db: &TestDb, query: &str) -> i64 {
-    use diesel::QueryableByName;
-    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-    #[derive(QueryableByName)]
-    struct N {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let mut conn = AsyncPgConnection::establish(&db.url)
-        .await
-        .expect("connect");
-    diesel::sql_query(query)
-        .get_result::<N>(&mut conn)
-        .await
-        .unwrap_or_else(|e| panic!("{query}: {e}"))
-        .n
-}
-
 fn serve_cmd(db: &TestDb, dir: &Path, provider: &str, meta: &str) -> std::process::Command {
     let mut cmd = fleetdesk_over(SERVE, db, dir);
     cmd.env("FLEETDESK_AD_RESEARCH_URL", provider)
@@ -235,14 +218,14 @@ async fn research_survives_a_crash_picks_draft_and_approved_ad_changes_reach_the
     })
     .await;
     first.proc.kill().await;
-    let mid = sql_count(&db, &format!(
+    let mid = count_at(&db.url, &format!(
         "SELECT count(*) AS n FROM ad_research_items WHERE research_id = '{id}' AND outcome IS NULL"
     ))
     .await;
     assert_eq!(mid, 1, "only 333333 is unsettled after the crash");
     // The dead instance's lease on the job runs 10 minutes; as if they passed.
-    db_exec(
-        &db,
+    sql_at(
+        &db.url,
         "UPDATE jobs SET locked_until = now() WHERE kind = 'ad_research' AND status = 'running'",
     )
     .await;
@@ -296,7 +279,7 @@ async fn research_survives_a_crash_picks_draft_and_approved_ad_changes_reach_the
     lines.sort_unstable();
     assert_eq!(lines, ["111111", "333333"], "{today}");
     assert_eq!(
-        sql_count(&db, "SELECT count(*) AS n FROM ad_credit_ledger").await,
+        count_at(&db.url, "SELECT count(*) AS n FROM ad_credit_ledger").await,
         2
     );
 
@@ -326,8 +309,8 @@ async fn research_survives_a_crash_picks_draft_and_approved_ad_changes_reach_the
     assert_eq!(drafted["status"], "drafted", "{drafted}");
     assert_eq!(drafted["post_id"], post_id.as_str(), "{drafted}");
     assert_eq!(
-        sql_count(
-            &db,
+        count_at(
+            &db.url,
             &format!("SELECT count(*) AS n FROM posts WHERE id = '{post_id}' AND sponsored")
         )
         .await,
@@ -414,15 +397,4 @@ async fn research_survives_a_crash_picks_draft_and_approved_ad_changes_reach_the
     }
     provider_handle.stop(false).await;
     meta.handle.stop(false).await;
-}
-
-async fn db_exec(db: &TestDb, statement: &str) {
-    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-    let mut conn = AsyncPgConnection::establish(&db.url)
-        .await
-        .expect("connect");
-    diesel::sql_query(statement)
-        .execute(&mut conn)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
 }

@@ -876,27 +876,10 @@ fn fleetdesk_reports_period(from: &str, to: &str) -> fleetdesk_reports::period::
     fleetdesk_reports::period::Period::new(from.parse().unwrap(), to.parse().unwrap()).unwrap()
 }
 
-/// One bigint `n` from `query` on the database at `url`.
-async fn count_at(url: &str, query: &str) -> i64 {
-    use diesel_async::{AsyncConnection, RunQueryDsl};
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let mut conn = diesel_async::AsyncPgConnection::establish(url)
-        .await
-        .expect("connect");
-    let row: N = diesel::sql_query(query)
-        .get_result(&mut conn)
-        .await
-        .unwrap_or_else(|e| panic!("{query}: {e}"));
-    row.n
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn two_served_binaries_build_the_weeks_reports_once() {
     use fleetdesk_tests::binary::{SERVE, TempDir, fleetdesk_over, serve};
+    use fleetdesk_tests::count_at;
     let db = fleetdesk_pg::testing::TestDb::new()
         .await
         .expect("a test database");

@@ -289,26 +289,12 @@ impl TestApp {
     /// Runs SQL against the app's database (for setting up what no endpoint does yet and for
     /// checking what was written).
     pub async fn sql(&self, statement: &str) {
-        use diesel_async::RunQueryDsl;
-        diesel::sql_query(statement)
-            .execute(&mut self.connect().await)
-            .await
-            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        sql_at(&self.db.url, statement).await
     }
 
     /// A single count from SQL (a query returning one bigint column named `n`).
     pub async fn count(&self, query: &str) -> i64 {
-        use diesel_async::RunQueryDsl;
-        #[derive(diesel::QueryableByName)]
-        struct N {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        let row: N = diesel::sql_query(query)
-            .get_result(&mut self.connect().await)
-            .await
-            .unwrap_or_else(|e| panic!("{query}: {e}"));
-        row.n
+        count_at(&self.db.url, query).await
     }
 
     /// A direct connection to the app's database.
@@ -434,6 +420,37 @@ fn timing(line: &str) {
             let _ = writeln!(f, "{line}");
         }
     }
+}
+
+/// Runs one SQL statement on the database at `url` (a served binary's, say).
+pub async fn sql_at(url: &str, statement: &str) {
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    let mut conn = diesel_async::AsyncPgConnection::establish(url)
+        .await
+        .expect("connect to the test database");
+    diesel::sql_query(statement)
+        .execute(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
+
+/// A single count from SQL on the database at `url` (a query returning one bigint column
+/// named `n`).
+pub async fn count_at(url: &str, query: &str) -> i64 {
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = diesel_async::AsyncPgConnection::establish(url)
+        .await
+        .expect("connect to the test database");
+    let row: N = diesel::sql_query(query)
+        .get_result(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    row.n
 }
 
 /// Keeps the demo tenant reachable for tests of the binary.

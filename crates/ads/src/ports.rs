@@ -328,7 +328,8 @@ pub struct ProposalRecord {
 }
 
 /// The workspace's monthly ad budget and what was spent of it this month.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdCap))]
 pub struct CapView {
     pub monthly_limit: f64,
     pub currency: String,
@@ -336,20 +337,26 @@ pub struct CapView {
     pub spent_this_month: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// An ad account as the last sync saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdAccount))]
 pub struct AdAccountView {
     pub id: String,
     pub name: String,
     pub currency: String,
-    /// As the last sync saw it; `None` before the first.
+    /// As the last sync saw it; null before the first.
     pub status: Option<String>,
+    /// When the last sync stored it (ISO UTC); null before the first.
+    #[serde(with = "fleetdesk_kernel::time::utc::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub synced_at: Option<Timestamp>,
     /// Why the last sync of the account failed.
     pub sync_error: Option<String>,
 }
 
 /// A campaign's numbers summed over the days asked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdCampaign))]
 pub struct CampaignView {
     pub id: String,
     pub ad_account_id: String,
@@ -357,9 +364,15 @@ pub struct CampaignView {
     pub status: String,
     pub spend: f64,
     pub impressions: i64,
+    /// Summed per day: a person reached on two days counts twice.
     pub reach: i64,
     pub clicks: i64,
+    /// Clicks per impression, percent; null without impressions.
+    pub ctr: Option<f64>,
+    /// Spend per click; null without clicks.
+    pub cpc: Option<f64>,
     pub results: i64,
+    /// Made by the service.
     pub by_fleetdesk: bool,
 }
 

@@ -237,6 +237,13 @@ impl DecisionKind {
         }
     }
 
+    /// Whether an agent reaches a decision of this kind about no persona because it opened
+    /// it: its ad proposals' `ad_change` decisions (to relay a dismiss; a resolve is the
+    /// person's own). Other decisions an agent reaches only through its personas.
+    pub fn seen_by_its_opener(self) -> bool {
+        self == DecisionKind::AdChange
+    }
+
     /// The card kind of a follow-up.
     pub fn task_kind(self) -> Option<fleetdesk_tasks::TaskKind> {
         use fleetdesk_tasks::TaskKind;

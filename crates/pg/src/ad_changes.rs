@@ -21,7 +21,7 @@ use fleetdesk_ads::proposal::{
     ADS_DISABLED, AdStatus, BudgetType, CapState, Change, KnownAd, PROPOSAL_VALIDITY,
     PROPOSALS_SHOWN, ProposalKind, ProposalStatus, boost_period, check_ad_state,
     check_boost_account, check_boost_post, check_cap, committed, days_left_in_month,
-    decision_title, expired, month_start,
+    decision_title, expired, month_start, ratios,
 };
 use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -757,17 +757,22 @@ async fn view_tx(
             .collect(),
         campaigns: campaigns
             .into_iter()
-            .map(|c| CampaignView {
-                id: c.id,
-                ad_account_id: c.ad_account_id,
-                name: c.name,
-                status: c.status,
-                spend: c.spend,
-                impressions: c.impressions,
-                reach: c.reach,
-                clicks: c.clicks,
-                results: c.results,
-                by_fleetdesk: c.by_fleetdesk,
+            .map(|c| {
+                let (ctr, cpc) = ratios(c.spend, c.impressions, c.clicks);
+                CampaignView {
+                    id: c.id,
+                    ad_account_id: c.ad_account_id,
+                    name: c.name,
+                    status: c.status,
+                    spend: c.spend,
+                    impressions: c.impressions,
+                    reach: c.reach,
+                    clicks: c.clicks,
+                    ctr,
+                    cpc,
+                    results: c.results,
+                    by_fleetdesk: c.by_fleetdesk,
+                }
             })
             .collect(),
         ads: ads

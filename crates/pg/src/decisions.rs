@@ -263,7 +263,7 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
                             == Some(agent.agent_id)
                     }
                     None => {
-                        row.kind == DecisionKind::AdChange.as_str()
+                        kind(&row.kind)?.seen_by_its_opener()
                             && row.opened_by_agent == Some(agent.agent_id)
                     }
                 }

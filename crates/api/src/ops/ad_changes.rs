@@ -9,10 +9,12 @@ use crate::error::ApiError;
 use crate::fields::{Int, List, Utc, component_items};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_ads::ports::{AdsView, NewProposal, ProposalRecord};
+use fleetdesk_ads::ports::{
+    AdAccountView, AdsView, CampaignView, CapView, NewProposal, ProposalRecord,
+};
 use fleetdesk_ads::proposal::{
     AdStatus, BudgetType, COUNTRY_PATTERN, Change, ProposalKind, ProposalStatus, check_amount,
-    check_countries, check_days, ratios,
+    check_countries, check_days,
 };
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use jiff::Timestamp;
@@ -103,44 +105,6 @@ pub struct AdsQuery {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CapOut {
-    pub monthly_limit: f64,
-    pub currency: String,
-    pub spent_this_month: f64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AdAccountOut {
-    pub id: String,
-    pub name: String,
-    pub currency: String,
-    /// As the last sync saw it; null before the first.
-    pub status: Option<String>,
-    pub synced_at: Option<Utc>,
-    /// Why the last sync failed; null when it worked.
-    pub sync_error: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CampaignOut {
-    pub id: String,
-    pub ad_account_id: String,
-    pub name: String,
-    pub status: String,
-    pub spend: f64,
-    pub impressions: i64,
-    pub reach: i64,
-    pub clicks: i64,
-    /// Clicks per impression, percent; null without impressions.
-    pub ctr: Option<f64>,
-    /// Spend per click; null without clicks.
-    pub cpc: Option<f64>,
-    pub results: i64,
-    /// Made by the service.
-    pub by_fleetdesk: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
 pub struct BudgetOut {
     #[serde(rename = "type")]
     pub budget_type: BudgetType,
@@ -175,9 +139,9 @@ pub struct AdOut {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AdsOut {
-    pub cap: Option<CapOut>,
-    pub ad_accounts: Vec<AdAccountOut>,
-    pub campaigns: Vec<CampaignOut>,
+    pub cap: Option<CapView>,
+    pub ad_accounts: Vec<AdAccountView>,
+    pub campaigns: Vec<CampaignView>,
     pub ads: Vec<AdOut>,
     pub proposals: Vec<ProposalOut>,
 }
@@ -185,44 +149,9 @@ pub struct AdsOut {
 impl From<AdsView> for AdsOut {
     fn from(v: AdsView) -> AdsOut {
         AdsOut {
-            cap: v.cap.map(|c| CapOut {
-                monthly_limit: c.monthly_limit,
-                currency: c.currency,
-                spent_this_month: c.spent_this_month,
-            }),
-            ad_accounts: v
-                .ad_accounts
-                .into_iter()
-                .map(|a| AdAccountOut {
-                    id: a.id,
-                    name: a.name,
-                    currency: a.currency,
-                    status: a.status,
-                    synced_at: a.synced_at.map(Utc),
-                    sync_error: a.sync_error,
-                })
-                .collect(),
-            campaigns: v
-                .campaigns
-                .into_iter()
-                .map(|c| {
-                    let (ctr, cpc) = ratios(c.spend, c.impressions, c.clicks);
-                    CampaignOut {
-                        id: c.id,
-                        ad_account_id: c.ad_account_id,
-                        name: c.name,
-                        status: c.status,
-                        spend: c.spend,
-                        impressions: c.impressions,
-                        reach: c.reach,
-                        clicks: c.clicks,
-                        ctr,
-                        cpc,
-                        results: c.results,
-                        by_fleetdesk: c.by_fleetdesk,
-                    }
-                })
-                .collect(),
+            cap: v.cap,
+            ad_accounts: v.ad_accounts,
+            campaigns: v.campaigns,
             ads: v
                 .ads
                 .into_iter()

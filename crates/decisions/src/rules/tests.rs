@@ -267,6 +267,13 @@ fn a_person_confirms_a_handled_follow_up_or_cancels_it() {
 }
 
 #[test]
+fn only_an_ad_change_is_reached_by_the_agent_that_opened_it() {
+    for kind in K::ALL {
+        assert_eq!(kind.seen_by_its_opener(), kind == K::AdChange, "{kind}");
+    }
+}
+
+#[test]
 fn an_ad_change_is_approved_by_a_person_and_refused_by_anyone() {
     let mut c = current(K::AdChange, &[]);
     assert_eq!(
