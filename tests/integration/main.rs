@@ -13,6 +13,7 @@ mod cli;
 mod cli_upload;
 mod community;
 mod cron;
+mod dashboard;
 mod day_scenario;
 mod decisions;
 mod drafts;

@@ -58,7 +58,7 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 /// A real opaque PNG of `w` x `h` whose pixels depend on `seed`.
-fn png(w: u32, h: u32, seed: u8) -> Vec<u8> {
+pub(crate) fn png(w: u32, h: u32, seed: u8) -> Vec<u8> {
     let img = image::RgbImage::from_fn(w, h, |x, y| {
         image::Rgb([(x as u8).wrapping_add(seed), (y as u8) ^ seed, seed])
     });

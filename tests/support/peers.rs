@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 /// The target directory of the running test executable (`<target>/<profile>/deps/<test>`).
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     exe.ancestors()
         .nth(3)

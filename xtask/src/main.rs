@@ -55,6 +55,7 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_vendors", Layer::Adapter),
     ("fleetdesk_http", Layer::Adapter),
     ("fleetdesk_mcp", Layer::Adapter),
+    ("fleetdesk_dashboard", Layer::Adapter),
     ("fleetdesk_local_pg", Layer::Adapter),
     ("fleetdesk", Layer::App),
     ("fleetdesk_tests", Layer::Tests),
@@ -77,8 +78,12 @@ const LAYER_EDGES: &[(Layer, &[Layer])] = {
     ]
 };
 
-/// Edges allowed although their layers are not: the HTTP adapter serves the MCP adapter at /mcp.
-const EXTRA_EDGES: &[(&str, &str)] = &[("fleetdesk_http", "fleetdesk_mcp")];
+/// Edges allowed although their layers are not: the HTTP adapter serves the MCP adapter at /mcp
+/// and the dashboard at /dashboard.
+const EXTRA_EDGES: &[(&str, &str)] = &[
+    ("fleetdesk_http", "fleetdesk_mcp"),
+    ("fleetdesk_http", "fleetdesk_dashboard"),
+];
 
 /// Edges refused although their layers allow them: the PostgreSQL adapter implements domain
 /// ports only (the `Gatekeeper` port lives in tenancy, the round-trip counter in the kernel).

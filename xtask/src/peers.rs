@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Folders under `tests/` with a `package-lock.json` whose packages the tests run.
-const NPM_PROJECTS: &[&str] = &["tests/mcp_sdk_ts"];
+const NPM_PROJECTS: &[&str] = &["tests/mcp_sdk_ts", "tests/browser"];
 
 /// What the test run needs on its environment: `PATH` with the virtual environment first.
 pub struct Peers {
@@ -24,6 +24,7 @@ impl Peers {
     /// Installs what is missing and returns where it is.
     pub fn install(root: &Path) -> anyhow::Result<Peers> {
         programs()?;
+        browser()?;
         nextest()?;
         diesel_cli(&target_dir(root).join("peers"))?;
         let venv = target_dir(root).join("peers").join("venv");
@@ -80,6 +81,46 @@ fn programs() -> anyhow::Result<()> {
         if !found(program, "--version") {
             bail!("missing: {program} ({why})");
         }
+    }
+    Ok(())
+}
+
+/// The browser the dashboard's tests drive: Debian's Chromium, with the Noto CJK fonts so
+/// Chinese text is drawn, installed with apt-get when missing (as root, or through `sudo -n`).
+const BROWSER: &str = "/usr/bin/chromium";
+const BROWSER_PACKAGES: &[&str] = &["chromium", "fonts-noto-cjk"];
+const CJK_FONT: &str = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc";
+
+fn browser() -> anyhow::Result<()> {
+    if Path::new(BROWSER).is_file() && Path::new(CJK_FONT).is_file() {
+        return Ok(());
+    }
+    eprintln!(
+        "installing {} with apt-get, for the dashboard's browser tests",
+        BROWSER_PACKAGES.join(" ")
+    );
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let mut apt = if root {
+        Command::new("apt-get")
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.args(["-n", "apt-get"]);
+        sudo
+    };
+    let ok = apt
+        .args(["install", "-y", "-q"])
+        .args(BROWSER_PACKAGES)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok || !Path::new(BROWSER).is_file() {
+        bail!(
+            "missing: {BROWSER} (apt-get install {} failed; the dashboard's browser tests drive it)",
+            BROWSER_PACKAGES.join(" ")
+        );
     }
     Ok(())
 }

@@ -173,6 +173,22 @@ mod tests {
         fn release<'a>(&'a self, _: Uuid, _: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
             unimplemented!("the limiter never releases")
         }
+
+        fn open_session<'a>(
+            &'a self,
+            _: &'a ParsedKey,
+            _: &'a [u8; 32],
+        ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
+            unimplemented!("the limiter never signs in")
+        }
+
+        fn session<'a>(&'a self, _: &'a [u8; 32]) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
+            unimplemented!("the limiter never reads sessions")
+        }
+
+        fn close_session<'a>(&'a self, _: &'a [u8; 32]) -> BoxFuture<'a, anyhow::Result<()>> {
+            unimplemented!("the limiter never signs out")
+        }
     }
 
     /// Sends `requests` round-robin over `instances` limiters sharing one window.

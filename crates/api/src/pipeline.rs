@@ -1,7 +1,7 @@
-//! The path every call takes, REST or MCP:
-//! key → redact keys from the arguments → authenticate (one read) → rate limit (this
-//! instance's leased tokens) → access → input → claim the Idempotency-Key → handler on its own
-//! task → settle the claim.
+//! The path every call takes, REST, MCP or the dashboard:
+//! key (or the dashboard's session) → authenticate (one read) → rate limit (this instance's
+//! leased tokens) → redact keys from the arguments → access → input → claim the
+//! Idempotency-Key → handler on its own task → settle the claim.
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
@@ -68,6 +68,11 @@ async fn admit(ctx: &Ctx, key: &ParsedKey) -> Result<Caller, ApiError> {
         .authenticate(key)
         .await?
         .ok_or_else(|| ApiError::unauthorized("unknown or revoked key"))?;
+    spend(ctx, caller).await
+}
+
+/// Spends one of the caller's key's tokens: the caller, or 429 past the per-minute limit.
+async fn spend(ctx: &Ctx, caller: Caller) -> Result<Caller, ApiError> {
     let limit = ctx.config.rate_limit_per_minute;
     match ctx
         .limiter
@@ -142,15 +147,35 @@ pub fn redact_args(args: &mut Args) {
     redact_json(&mut args.body);
 }
 
-pub async fn execute(
+pub async fn execute(ctx: &Ctx, op: &dyn ErasedOp, inv: Invocation) -> Result<Outcome, ApiError> {
+    let key = parse_bearer(inv.bearer.as_deref())?;
+    let caller = admit(ctx, &key).await?;
+    execute_as(ctx, op, caller, inv).await
+}
+
+/// The caller of a dashboard session (its token's SHA-256) whose key is still usable and
+/// whose window has room: 401 when the session is unknown, expired or its key refused, 429
+/// past the key's per-minute limit. A session spends its key's tokens.
+pub async fn admit_session(ctx: &Ctx, session: &[u8; 32]) -> Result<Caller, ApiError> {
+    let caller = ctx
+        .gate
+        .session(session)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("the session ended; sign in again"))?;
+    spend(ctx, caller).await
+}
+
+/// Runs an operation for a caller the transport authenticated and admitted (the dashboard's
+/// session): every later step of [`execute`], the same for every transport: redaction, access,
+/// input, the Idempotency-Key's claim and the handler.
+pub async fn execute_as(
     ctx: &Ctx,
     op: &dyn ErasedOp,
+    caller: Caller,
     mut inv: Invocation,
 ) -> Result<Outcome, ApiError> {
     let spec = op.spec();
-    let key = parse_bearer(inv.bearer.as_deref())?;
     redact_args(&mut inv.args);
-    let caller = admit(ctx, &key).await?;
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
 
     if !spec.access.allows(&caller) {

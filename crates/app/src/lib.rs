@@ -233,7 +233,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             if let Err(e) = sweeper.sweep().await {
                 tracing::warn!(
                     error = format!("{e:#}"),
-                    "sweeping rate grants and idempotency keys failed"
+                    "sweeping rate grants, idempotency keys and sessions failed"
                 );
             }
             match media.sweep_abandoned_uploads().await {

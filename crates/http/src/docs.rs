@@ -54,6 +54,7 @@ const INDEX_HTML: &str = r#"<!doctype html>
 <p>The back office where an agency's AI agents and its people run a fleet of social-media
 accounts.</p>
 <ul>
+<li><a href="/dashboard/">/dashboard</a>: the dashboard, for people (sign in with a personal key)</li>
 <li><a href="/docs">/docs</a>: the interactive API documentation</li>
 <li><a href="/openapi.json">/openapi.json</a>: the OpenAPI 3.1 description of the Agent API and
 the Personal API</li>

@@ -538,6 +538,7 @@ async fn mcp_post(
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
+    let (ctx, ops) = (state.ctx.clone(), state.ops.clone());
     let mut by_path: BTreeMap<String, Vec<Arc<Route>>> = BTreeMap::new();
     for op in state.ops.iter() {
         let route = Arc::new(Route {
@@ -592,6 +593,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     for (path, routes) in with_params {
         mount(cfg, path, routes);
     }
+    fleetdesk_dashboard::configure(cfg, ctx, &ops);
     cfg.default_service(web::to(not_found));
 }
 

@@ -16,6 +16,7 @@ use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim};
 use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
+use fleetdesk_tenancy::session::SESSION_HOURS;
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
 };
@@ -36,19 +37,66 @@ WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL AND k.kind =
   AND w.archived_at IS NULL
 "#;
 
-/// A personal key is usable while its person has finished setup and is still a member of the
-/// key's organization (or is a platform admin).
-const AUTHENTICATE_PERSON: &str = r#"
-SELECT k.id AS key_id, k.organization_id,
+/// The columns of a person's caller, over `api_keys k`, `people p` and `members m`.
+macro_rules! person_columns {
+    () => {
+        "SELECT k.id AS key_id, k.organization_id,
        p.id AS person_id, p.name AS person_name, p.email AS person_email, p.platform_admin,
-       m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review
-FROM api_keys k
-JOIN people p ON p.id = k.person_id
+       m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review"
+    };
+}
+
+/// A person's key usable while its person has finished setup and is still a member of the
+/// key's organization (or is a platform admin), joined after `api_keys k`.
+macro_rules! person_of_key {
+    () => {
+        "JOIN people p ON p.id = k.person_id
 LEFT JOIN members m ON m.person_id = k.person_id AND m.organization_id = k.organization_id
                    AND m.left_at IS NULL
-WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL AND k.kind = $3
-  AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)
-"#;
+WHERE k.revoked_at IS NULL AND p.setup_complete AND (m.id IS NOT NULL OR p.platform_admin)"
+    };
+}
+
+/// A personal key is usable while its person has finished setup and is still a member of the
+/// key's organization (or is a platform admin).
+const AUTHENTICATE_PERSON: &str = concat!(
+    person_columns!(),
+    "\nFROM api_keys k\n",
+    person_of_key!(),
+    "\n  AND k.lookup = $1 AND k.secret_hash = $2 AND k.kind = $3"
+);
+
+/// Signs in: the person of a usable key, with a new session of `$5` hours under the token hash
+/// `$4`; the key's expired sessions are dropped on the way. No row, nothing written.
+const OPEN_SESSION: &str = concat!(
+    "WITH person AS (",
+    person_columns!(),
+    "\nFROM api_keys k\n",
+    person_of_key!(),
+    "\n  AND k.lookup = $1 AND k.secret_hash = $2 AND k.kind = $3),
+dropped AS (
+    DELETE FROM dashboard_sessions
+    WHERE key_id IN (SELECT key_id FROM person) AND expires_at <= now()
+),
+opened AS (
+    INSERT INTO dashboard_sessions (token_hash, key_id, expires_at)
+    SELECT $4, key_id, now() + make_interval(hours => $5) FROM person
+)
+SELECT * FROM person"
+);
+
+/// The person of a session that has not expired, through its key.
+const SESSION_PERSON: &str = concat!(
+    person_columns!(),
+    "\nFROM dashboard_sessions s\nJOIN api_keys k ON k.id = s.key_id\n",
+    person_of_key!(),
+    "\n  AND s.token_hash = $1 AND s.expires_at > now()"
+);
+
+const CLOSE_SESSION: &str = "DELETE FROM dashboard_sessions WHERE token_hash = $1";
+
+/// Sessions past their end.
+const SWEEP_SESSIONS: &str = "DELETE FROM dashboard_sessions WHERE expires_at <= now()";
 
 /// A key's grants as stored (absent before its first lease), and the database's second.
 const LOAD_GRANTS: &str = r#"
@@ -248,7 +296,11 @@ statements!(
     CLAIM,
     COMPLETE,
     RELEASE,
-    SWEEP_GRANTS
+    SWEEP_GRANTS,
+    OPEN_SESSION,
+    SESSION_PERSON,
+    CLOSE_SESSION,
+    SWEEP_SESSIONS
 );
 
 fleetdesk_kernel::text_enum! {
@@ -428,12 +480,60 @@ impl Gatekeeper for PgStore {
             Ok(())
         })
     }
+
+    fn open_session<'a>(
+        &'a self,
+        key: &'a ParsedKey,
+        session: &'a [u8; 32],
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
+        self.read(async move |conn| {
+            if key.kind != KeyKind::Personal {
+                return Ok(None);
+            }
+            Ok(prepared(
+                diesel::sql_query(OPEN_SESSION)
+                    .bind::<Text, _>(&key.lookup)
+                    .bind::<Bytea, _>(key.hash.as_slice())
+                    .bind::<Text, _>(key.kind.as_str())
+                    .bind::<Bytea, _>(session.as_slice())
+                    .bind::<Integer, _>(SESSION_HOURS as i32),
+            )
+            .get_result::<PersonAuthRow>(conn)
+            .await
+            .optional()?
+            .map(PersonAuthRow::caller))
+        })
+    }
+
+    fn session<'a>(
+        &'a self,
+        session: &'a [u8; 32],
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
+        self.read(async move |conn| {
+            Ok(
+                prepared(diesel::sql_query(SESSION_PERSON).bind::<Bytea, _>(session.as_slice()))
+                    .get_result::<PersonAuthRow>(conn)
+                    .await
+                    .optional()?
+                    .map(PersonAuthRow::caller),
+            )
+        })
+    }
+
+    fn close_session<'a>(&'a self, session: &'a [u8; 32]) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.read(async move |conn| {
+            prepared(diesel::sql_query(CLOSE_SESSION).bind::<Bytea, _>(session.as_slice()))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+    }
 }
 
 impl PgStore {
-    /// Drops the grants of keys idle for longer than the counted window, and idempotency
-    /// records older than 24 hours.
-    pub async fn sweep(&self) -> anyhow::Result<(usize, usize)> {
+    /// Drops the grants of keys idle for longer than the counted window, idempotency records
+    /// older than 24 hours, and dashboard sessions past their end: how many of each.
+    pub async fn sweep(&self) -> anyhow::Result<(usize, usize, usize)> {
         let mut conn = self.conn().await?;
         let grants =
             prepared(diesel::sql_query(SWEEP_GRANTS).bind::<BigInt, _>(COUNTED_SECONDS as i64))
@@ -444,6 +544,9 @@ impl PgStore {
         )
         .execute(&mut conn)
         .await?;
-        Ok((grants, keys))
+        let sessions = prepared(diesel::sql_query(SWEEP_SESSIONS))
+            .execute(&mut conn)
+            .await?;
+        Ok((grants, keys, sessions))
     }
 }

@@ -53,7 +53,7 @@ macro_rules! card_sql {
     ($sort:literal, $($rest:tt)+) => {
         concat!(
             "SELECT p.id, p.status, w.name AS workspace, pr.name AS project, s.code, s.platform, \
-                    pe.name AS persona, s.handle, p.body, p.topic, p.sponsored, p.planned_at, \
+                    pe.name AS persona, s.handle, s.timezone, p.body, p.topic, p.sponsored, p.planned_at, \
                     p.characters, a.name AS agent, p.created_at, p.scheduled_for, p.published_at, \
                     p.platform_post_id, p.permalink, p.failure_reason, p.last_reported_at, \
                     w.client_review, p.stocked_at, p.stock_reason, \
@@ -149,6 +149,8 @@ struct CardRow {
     #[diesel(sql_type = Nullable<Text>)]
     handle: Option<String>,
     #[diesel(sql_type = Text)]
+    timezone: String,
+    #[diesel(sql_type = Text)]
     body: String,
     #[diesel(sql_type = Nullable<Text>)]
     topic: Option<String>,
@@ -233,6 +235,7 @@ impl CardRow {
             platform: platform(&self.platform)?,
             persona: self.persona,
             handle: self.handle,
+            timezone: self.timezone,
             body: self.body,
             topic: self.topic,
             sponsored: self.sponsored,

@@ -355,6 +355,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    dashboard_sessions (token_hash) {
+        token_hash -> Bytea,
+        key_id -> Uuid,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     decisions (id) {
         id -> Uuid,
         organization_id -> Uuid,
@@ -863,6 +872,7 @@ diesel::joinable!(community_tickets -> community_spaces (space_id));
 diesel::joinable!(cron_jobs -> agents (agent_id));
 diesel::joinable!(cron_jobs -> workspaces (workspace_id));
 diesel::joinable!(cron_runs -> cron_jobs (job));
+diesel::joinable!(dashboard_sessions -> api_keys (key_id));
 diesel::joinable!(decisions -> account_generations (generation_id));
 diesel::joinable!(decisions -> account_slots (slot_id));
 diesel::joinable!(decisions -> agents (opened_by_agent));
@@ -939,6 +949,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     community_tickets,
     cron_jobs,
     cron_runs,
+    dashboard_sessions,
     decisions,
     idempotency_keys,
     jobs,

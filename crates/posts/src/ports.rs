@@ -94,6 +94,8 @@ pub struct PostCard {
     pub platform: Platform,
     pub persona: String,
     pub handle: Option<String>,
+    /// The account's IANA zone: its people read `planned_at` there.
+    pub timezone: String,
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,

@@ -116,6 +116,25 @@ pub trait Gatekeeper: Send + Sync + 'static {
 
     /// Frees a key whose request did not succeed: only 2xx results occupy a key.
     fn release<'a>(&'a self, owner: uuid::Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
+
+    /// Signs in: the caller of a usable personal key, with a session stored under `session`
+    /// (a token's SHA-256) for [`crate::session::SESSION_HOURS`]; `None`, and nothing
+    /// stored, when the key would be refused. The key's expired sessions are dropped.
+    fn open_session<'a>(
+        &'a self,
+        key: &'a ParsedKey,
+        session: &'a [u8; 32],
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>>;
+
+    /// The caller of a session that has not expired and whose key is still usable, as
+    /// [`Gatekeeper::authenticate`] would find it: one read on every request.
+    fn session<'a>(
+        &'a self,
+        session: &'a [u8; 32],
+    ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>>;
+
+    /// Signs out: the session is gone.
+    fn close_session<'a>(&'a self, session: &'a [u8; 32]) -> BoxFuture<'a, anyhow::Result<()>>;
 }
 
 #[cfg(test)]

@@ -177,6 +177,8 @@ pub struct PostOut {
     pub platform: Platform,
     pub persona: String,
     pub handle: Option<String>,
+    /// The account's IANA zone (its market's): where its people read `planned_at`.
+    pub timezone: String,
     pub body: String,
     pub topic: Option<String>,
     pub sponsored: bool,
@@ -202,6 +204,7 @@ pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
         platform: card.platform,
         persona: card.persona,
         handle: card.handle,
+        timezone: card.timezone,
         body: card.body,
         topic: card.topic,
         sponsored: card.sponsored,

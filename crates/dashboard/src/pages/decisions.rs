@@ -1,0 +1,213 @@
+//! The decisions inbox (`GET /decisions`): each kind shown as a person decides it, with its
+//! moves (`POST /decisions/{id}/resolve|dismiss|choose`).
+
+use super::{list, plain, query, read_or_answer, s, session_or_answer, words};
+use crate::Dashboard;
+use crate::layout::{act, form_fields, local_time, page};
+use crate::session::Session;
+use actix_web::{HttpRequest, HttpResponse, web};
+use maud::{Markup, html};
+use serde_json::{Map, Value};
+
+/// What the people of the dashboard read times in: the organization works from Taipei.
+pub(crate) const HOME_ZONE: &str = "Asia/Taipei";
+
+pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
+    let session = session_or_answer!(&req, &dash);
+    let mut q = query(&req);
+    q.retain(|k, _| k == "status" || k == "kind" || k == "cursor");
+    let status = q
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let answer = read_or_answer!(dash, &req, &session, "/decisions", Map::new(), q);
+    let back = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    let decisions = list(&answer, "decisions");
+    let body = html! {
+        form.filters method="get" {
+            label { "Status"
+                select name="status" {
+                    option value="" selected[status.is_empty()] { "Waiting (open and handled)" }
+                    @for st in ["open", "handled", "resolved", "dismissed", "all"] {
+                        option value=(st) selected[status == st] { (st) }
+                    }
+                }
+            }
+            button type="submit" { "Show" }
+        }
+        @if decisions.is_empty() { p.muted { "No decision waits." } }
+        div.cards {
+            @for d in decisions { (decision(&session, d, &back)) }
+        }
+        @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
+            p { a href={ "?" (serde_urlencoded::to_string([("status", status.as_str()), ("cursor", next)]).unwrap_or_default()) } { "Next page" } }
+        }
+    };
+    page(&req, &dash, &session, "Decisions", "/decisions", body)
+}
+
+fn decision(session: &Session, d: &Value, back: &str) -> Markup {
+    let id = s(d, "id");
+    let kind = s(d, "kind");
+    let status = s(d, "status");
+    let waiting = matches!(status, "open" | "handled");
+    let detail = d.get("detail").cloned().unwrap_or(Value::Null);
+    html! {
+        article.card data-card tabindex="-1" aria-labelledby={"decision-" (id)} {
+            h2 #{"decision-" (id)} { (s(d, "title")) }
+            p.meta {
+                span.tag.warn { (words(kind)) }
+                span.tag[!waiting] { (status) }
+                @if let Some(p) = d.get("persona").filter(|p| !p.is_null()) { span { "Persona " (s(p, "name")) } }
+                @if let Some(a) = d.get("account").filter(|a| !a.is_null()) { span { (s(a, "code")) " (" (s(a, "platform")) ")" } }
+                span { "Opened by " (plain(d.pointer("/opened_by/name").unwrap_or(&Value::Null))) }
+                span { (local_time(s(d, "created_at"), HOME_ZONE)) }
+            }
+            @if let Some(q) = d.get("question").and_then(Value::as_str) { p { strong { (q) } } }
+            (details(kind, &detail))
+            @if let Some(result) = d.get("result").and_then(Value::as_str) {
+                p { "The agent reported: " (result) }
+            }
+            @let notes = list(d, "notes");
+            @if !notes.is_empty() {
+                ul { @for note in notes { li { (s(note, "by")) ": " (s(note, "text")) } } }
+            }
+            @if waiting && session.agency() {
+                (moves(session, d, kind, &detail, back))
+            }
+        }
+    }
+}
+
+/// What the decision is about, as its kind shows it.
+fn details(kind: &str, detail: &Value) -> Markup {
+    if kind == "persona_images" {
+        let images = list(detail, "images");
+        return html! {
+            div.grid-images {
+                @for img in images {
+                    figure {
+                        @if let Some(thumb) = img.get("thumb_url").and_then(Value::as_str) {
+                            img src=(thumb) loading="lazy" alt={(words(s(img, "category"))) " image" @if !s(img, "caption").is_empty() { ": " (s(img, "caption")) }};
+                        }
+                        figcaption {
+                            (words(s(img, "category")))
+                            @if !s(img, "caption").is_empty() { " · " (s(img, "caption")) }
+                            " · " span.muted { (s(img, "lock")) }
+                        }
+                    }
+                }
+            }
+        };
+    }
+    let Some(fields) = detail.as_object() else {
+        return html! {};
+    };
+    html! {
+        dl.facts {
+            @for (key, value) in fields {
+                @if !value.is_null() && !key.ends_with("_id") && key != "images_expire_in_seconds" {
+                    dt { (words(key)) }
+                    dd lang="und" { (plain(value)) }
+                }
+            }
+        }
+    }
+}
+
+/// The forms of a waiting decision: its options, or resolve and dismiss; persona images as
+/// a grid to approve some or all, with an avatar.
+fn moves(session: &Session, d: &Value, kind: &str, detail: &Value, back: &str) -> Markup {
+    let id = s(d, "id");
+    let options = list(d, "options");
+    let note = html! {
+        label.inline-field { "Note (optional)" input type="text" name="note" maxlength="1000"; }
+    };
+    if kind == "persona_images" {
+        let images = list(detail, "images");
+        let avatars: Vec<&Value> = images
+            .iter()
+            .filter(|i| s(i, "category") == "avatar" && i.get("url").is_some())
+            .collect();
+        return html! {
+            form method="post" action=(act(&format!("/decisions/{id}/choose"))) {
+                (form_fields(session, back, "The chosen images are approved; the rest refused."))
+                input type="hidden" name="option" value="approve_some";
+                fieldset {
+                    legend { "Approve some" }
+                    label { input type="checkbox" data-check-all; " All" }
+                    @for img in images {
+                        @if img.get("url").is_some() {
+                            label {
+                                input type="checkbox" name="image_ids[]" value=(s(img, "id"));
+                                " " (words(s(img, "category")))
+                                @if !s(img, "caption").is_empty() { ": " (s(img, "caption")) }
+                            }
+                        }
+                    }
+                    (avatar_choice(&avatars))
+                    (note)
+                    button.primary type="submit" { "Approve the chosen" }
+                }
+            }
+            div.actions {
+                form method="post" action=(act(&format!("/decisions/{id}/resolve"))) {
+                    (form_fields(session, back, "Every image is approved."))
+                    (avatar_choice(&avatars))
+                    button type="submit" { "Approve all" }
+                }
+                form method="post" action=(act(&format!("/decisions/{id}/dismiss"))) data-confirm="Refuse every image of this decision?" {
+                    (form_fields(session, back, "Every image is refused."))
+                    button.danger type="submit" { "Refuse all" }
+                }
+            }
+        };
+    }
+    if !options.is_empty() {
+        return html! {
+            div.actions {
+                @for option in options {
+                    @let option = option.as_str().unwrap_or("");
+                    form method="post" action=(act(&format!("/decisions/{id}/choose"))) {
+                        (form_fields(session, back, &format!("Chosen: {}.", words(option))))
+                        input type="hidden" name="option" value=(option);
+                        button type="submit" { (words(option)) }
+                    }
+                }
+            }
+        };
+    }
+    html! {
+        div.actions {
+            form method="post" action=(act(&format!("/decisions/{id}/resolve"))) {
+                (form_fields(session, back, "Resolved."))
+                (note)
+                button.primary type="submit" { "Resolve" }
+            }
+            form method="post" action=(act(&format!("/decisions/{id}/dismiss"))) {
+                (form_fields(session, back, "Dismissed."))
+                button.danger type="submit" { "Dismiss" }
+            }
+        }
+    }
+}
+
+fn avatar_choice(avatars: &[&Value]) -> Markup {
+    html! {
+        @if !avatars.is_empty() {
+            label { "New avatar (optional)"
+                select name="set_avatar" {
+                    option value="" { "Keep the current avatar" }
+                    @for a in avatars {
+                        option value=(s(a, "id")) { (if s(a, "caption").is_empty() { s(a, "id") } else { s(a, "caption") }) }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The pages. Each reads through [`crate::Dashboard::read`] (a Personal API operation for the
+//! signed-in person) and renders what it answered; a refusal (a client on an agency page: 403)
+//! is answered as the operation answered it.
+
+pub(crate) mod decisions;
+pub(crate) mod keys;
+pub(crate) mod metrics;
+pub(crate) mod reports;
+pub(crate) mod review;
+pub(crate) mod tasks;
+pub(crate) mod today;
+
+use crate::Dashboard;
+use crate::layout::see_other;
+use crate::session::current;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::{Map, Value};
+
+/// `/dashboard/`: an agency person starts the day on Today, anyone else on the review queue.
+pub(crate) async fn home(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
+    match current(&req, &dash).await {
+        Ok(s) if s.agency() => see_other(&format!("{}/today", crate::PREFIX)),
+        Ok(_) => see_other(&format!("{}/review", crate::PREFIX)),
+        Err(res) => res,
+    }
+}
+
+/// A query of the pages' own (`?stage=client_review`), as text values.
+pub(crate) fn query(req: &HttpRequest) -> Map<String, Value> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect()
+}
+
+/// The path arguments of an operation on one record: `{id}`.
+pub(crate) fn id_path(id: web::Path<String>) -> Map<String, Value> {
+    let mut path = Map::new();
+    path.insert("id".into(), Value::String(id.into_inner()));
+    path
+}
+
+/// A string member of a JSON answer ("" when absent).
+pub(crate) fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A list member of a JSON answer (empty when absent).
+pub(crate) fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// A number member of a JSON answer (0 when absent).
+pub(crate) fn n(v: &Value, key: &str) -> f64 {
+    v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// Words for an identifier (`client_review` → `client review`).
+pub(crate) fn words(id: &str) -> String {
+    id.replace('_', " ")
+}
+
+/// A value of an answer's free-form detail, as one line.
+pub(crate) fn plain(v: &Value) -> String {
+    match v {
+        Value::Null => "—".to_owned(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Runs a read; its refusal answers the page.
+macro_rules! read_or_answer {
+    ($dash:expr, $req:expr, $session:expr, $path:expr, $path_args:expr, $query:expr) => {
+        match $dash.read($req, $session, $path, $path_args, $query).await {
+            Ok(v) => v,
+            Err(e) => return crate::layout::refusal($req, &$dash, $session, &e),
+        }
+    };
+}
+pub(crate) use read_or_answer;
+
+/// The session of a page, or the answer to give instead.
+macro_rules! session_or_answer {
+    ($req:expr, $dash:expr) => {
+        match crate::session::current($req, $dash).await {
+            Ok(s) => s,
+            Err(res) => return res,
+        }
+    };
+}
+pub(crate) use session_or_answer;

@@ -1,0 +1,625 @@
+//! The dashboard in a real browser: Playwright (tests/browser, `playwright-core` without a
+//! browser download) drives Debian's Chromium through `tests/browser/dashboard.mjs` over a
+//! server seeded through the Agent and Personal APIs. This file seeds, runs the script, then
+//! checks in the database what the clicks did. The script writes a screenshot of each page at
+//! desktop and phone width into `<target>/dashboard-screenshots/`.
+//!
+//! The sessions and forms without a browser (cookie flags, CSRF and origin refusals, a revoked
+//! key ending its session, one code path with the Personal API) are tested here over plain
+//! HTTP.
+
+use crate::personas::png;
+use crate::uploads::{faststart_mp4, new_upload, put};
+use base64::Engine;
+use fleetdesk_tests::assert::ok;
+use fleetdesk_tests::client::Request;
+use fleetdesk_tests::{Response, TestApp, spawn_app};
+use jiff::{SignedDuration, Timestamp, ToSpan};
+use serde_json::{Value, json};
+use std::path::Path;
+
+const AGENT: &str = "/api/agent/v1";
+const USER: &str = "/api/user/v1";
+const ANN: &str = "ann@acme.test";
+const CLI: &str = "cli@brand.test";
+const ROOT: &str = "root@example.com";
+const BROWSER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/browser");
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+// ---------------------------------------------------------------------------------------------
+// helpers: seeding through the APIs
+
+async fn agent_post(app: &TestApp, path: &str, body: Value) -> Value {
+    ok(&app
+        .client
+        .post(&format!("{AGENT}{path}"), &app.agent_key("op1"), &body)
+        .await)
+}
+
+async fn person_post(app: &TestApp, who: &str, path: &str, body: Value) -> Value {
+    ok(&app
+        .client
+        .post(&format!("{USER}{path}"), &app.personal_key(who), &body)
+        .await)
+}
+
+/// A finished single-file upload of op1 for TW-T001 (a video gets `poster`): its upload id.
+async fn uploaded(app: &TestApp, body: Value, bytes: Vec<u8>, poster: Option<Vec<u8>>) -> String {
+    let key = app.agent_key("op1");
+    let up = new_upload(app, &key, &body).await;
+    if let Some(poster) = poster {
+        let res = put(app, up["poster_url"].as_str().expect("poster_url"), poster).await;
+        assert_eq!(res.status, 200, "poster: {}", res.text());
+    }
+    let res = put(app, up["upload_url"].as_str().expect("upload_url"), bytes).await;
+    assert_eq!(res.status, 200, "file: {}", res.text());
+    up["upload_id"].as_str().expect("upload_id").to_owned()
+}
+
+/// A draft of op1 on TW-T001, in internal review: its id.
+async fn draft(app: &TestApp, body: &str, topic: &str, upload_ids: &[String]) -> String {
+    let mut draft = json!({"code": "TW-T001", "body": body, "topic": topic});
+    if !upload_ids.is_empty() {
+        draft["upload_ids"] = json!(upload_ids);
+    }
+    let v = agent_post(app, "/drafts", draft).await;
+    assert_eq!(v["draft"]["status"], "internal_review", "{v}");
+    v["draft"]["id"].as_str().expect("draft id").to_owned()
+}
+
+async fn one(app: &TestApp, query: &str) -> String {
+    use diesel::QueryableByName;
+    use diesel_async::RunQueryDsl;
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        v: String,
+    }
+    let mut conn = app.connect().await;
+    diesel::sql_query(query)
+        .get_result::<Row>(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .v
+}
+
+/// What the browser script is told: where, who, and what was seeded.
+struct Seeded {
+    image_post: String,
+    video_post: String,
+    client_post: String,
+    ban: String,
+    images: String,
+    avatar_image: String,
+    card: String,
+    report: String,
+}
+
+/// Posts in review (one with an image, one with a video and its poster, one in client review
+/// whose body is Chinese), a ban, persona images, a card to confirm, a published post with
+/// its metrics and a report over it.
+async fn seed(app: &TestApp) -> Seeded {
+    // The image post is submitted first: the queue shows it first.
+    let image = uploaded(
+        app,
+        json!({"code": "TW-T001", "mime_type": "image/png", "caption": "the serum bottle"}),
+        png(640, 480, 1),
+        None,
+    )
+    .await;
+    let image_post = draft(app, "New serum, first look.", "serum", &[image]).await;
+    let mp4 = faststart_mp4();
+    let video = uploaded(
+        app,
+        json!({"code": "TW-T001", "mime_type": "video/mp4", "bytes": mp4.len(),
+               "caption": "unboxing clip"}),
+        mp4,
+        Some(png(64, 48, 2)),
+    )
+    .await;
+    let video_post = draft(app, "Unboxing the night mask.", "mask", &[video]).await;
+
+    // A post in client review: moved there while client review was on.
+    app.sql("UPDATE workspaces SET client_review = true WHERE name = 'Taiwan'")
+        .await;
+    let client_post = draft(app, "保濕精華液，秋冬必備。", "精華液", &[]).await;
+    person_post(
+        app,
+        ANN,
+        &format!("/posts/{client_post}/transition"),
+        json!({"to": "client_review"}),
+    )
+    .await;
+    app.sql("UPDATE workspaces SET client_review = false WHERE name = 'Taiwan'")
+        .await;
+
+    let ban = agent_post(
+        app,
+        "/accounts/TW-I001/state",
+        json!({"state": "banned", "reason": "the platform said so",
+               "occurred_at": Timestamp::now().to_string()}),
+    )
+    .await["decision"]["id"]
+        .as_str()
+        .expect("ban decision")
+        .to_owned();
+
+    let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let avatar = agent_post(
+        app,
+        "/personas/TW-T001/images",
+        json!({"data": b64(png(96, 96, 3)), "category": "avatar",
+               "caption": "new avatar"}),
+    )
+    .await;
+    agent_post(
+        app,
+        "/personas/TW-T001/images",
+        json!({"data": b64(png(120, 80, 4)), "category": "portrait",
+               "caption": "autumn portrait"}),
+    )
+    .await;
+    let avatar_image = avatar["image"]["id"].as_str().expect("image id").to_owned();
+    let images = one(
+        app,
+        &format!("SELECT decision_id::text AS v FROM persona_images WHERE id = '{avatar_image}'"),
+    )
+    .await;
+
+    let card = agent_post(
+        app,
+        "/tasks",
+        json!({"kind": "other", "title": "Refresh the pinned post", "target":
+               {"type": "slot", "code": "TW-T001"}}),
+    )
+    .await["id"]
+        .as_str()
+        .expect("card id")
+        .to_owned();
+    agent_post(app, &format!("/tasks/{card}/claim"), json!({})).await;
+    agent_post(
+        app,
+        &format!("/tasks/{card}/finish"),
+        json!({"result": "Pinned the serum post."}),
+    )
+    .await;
+
+    // Published yesterday with its numbers, and a report of the last week over it.
+    let yesterday = Timestamp::now() - SignedDuration::from_hours(24);
+    let published = agent_post(
+        app,
+        "/posts/report",
+        json!({"posts": [{"code": "TW-T001", "status": "published", "body": "Serum day",
+                          "platform_post_id": "p-dash", "published_at": yesterday.to_string(),
+                          "permalink": "https://threads.net/@mia/post/p-dash"}]}),
+    )
+    .await;
+    let post = published["results"][0]["post_id"]
+        .as_str()
+        .expect("post id");
+    agent_post(
+        app,
+        "/metrics",
+        json!({"captured_at": Timestamp::now().to_string(),
+               "posts": [{"post_id": post, "views": 1234, "likes": 56}],
+               "accounts": [{"code": "TW-T001", "followers": 789}]}),
+    )
+    .await;
+    let today = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::get("Asia/Taipei").expect("zone"))
+        .date();
+    let report = person_post(
+        app,
+        ANN,
+        "/reports",
+        json!({"workspace": "Taiwan", "from": (today - 6.days()).to_string(),
+               "to": today.to_string(), "title": "Taiwan this week"}),
+    )
+    .await["id"]
+        .as_str()
+        .expect("report id")
+        .to_owned();
+
+    Seeded {
+        image_post,
+        video_post,
+        client_post,
+        ban,
+        images,
+        avatar_image,
+        card,
+        report,
+    }
+}
+
+fn require_browser() {
+    assert!(
+        Path::new(BROWSER_DIR)
+            .join("node_modules/playwright-core/package.json")
+            .is_file(),
+        "tests/browser/node_modules is missing: run `cargo xtask test` or `npm ci --prefix tests/browser`"
+    );
+    assert!(
+        Path::new(CHROMIUM).is_file(),
+        "{CHROMIUM} is missing: run `cargo xtask test`, which installs Debian's chromium and \
+         fonts-noto-cjk (or apt-get install chromium fonts-noto-cjk)"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// the browser
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
+    require_browser();
+    let app = spawn_app().await;
+    let seeded = seed(&app).await;
+    let shots = fleetdesk_tests::peers::target_dir().join("dashboard-screenshots");
+    std::fs::create_dir_all(&shots).expect("the screenshots' folder");
+    let plan = json!({
+        "base": app.base,
+        "chromium": CHROMIUM,
+        "screenshots": shots,
+        "keys": {"agency": app.personal_key(ANN), "client": app.personal_key(CLI),
+                 "admin": app.personal_key(ROOT)},
+        "image_post": seeded.image_post,
+        "video_post": seeded.video_post,
+        "client_post": seeded.client_post,
+        "ban": seeded.ban,
+        "images": seeded.images,
+        "avatar_image": seeded.avatar_image,
+        "card": seeded.card,
+        "report": seeded.report,
+    });
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(240),
+        tokio::process::Command::new("node")
+            .arg(Path::new(BROWSER_DIR).join("dashboard.mjs"))
+            .env("FLEETDESK_DASHBOARD_PLAN", plan.to_string())
+            .current_dir(BROWSER_DIR)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the browser script finished within 4 minutes")
+    .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the browser script failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+
+    // What the clicks did, as the database holds it.
+    let status = |id: &str| format!("SELECT status AS v FROM posts WHERE id = '{id}'");
+    assert_eq!(one(&app, &status(&seeded.image_post)).await, "approved");
+    assert_eq!(
+        one(&app, &status(&seeded.video_post)).await,
+        "internal_review",
+        "the forged posts moved nothing"
+    );
+    assert_eq!(
+        one(&app, &status(&seeded.client_post)).await,
+        "client_review"
+    );
+    let decision = |id: &str| format!("SELECT status AS v FROM decisions WHERE id = '{id}'");
+    assert_eq!(one(&app, &decision(&seeded.ban)).await, "resolved");
+    assert_eq!(
+        one(
+            &app,
+            "SELECT count(*)::text AS v FROM account_generations g JOIN account_slots s \
+             ON s.id = g.slot_id WHERE s.code = 'TW-I001'"
+        )
+        .await,
+        "2",
+        "open_new_generation opened the next generation"
+    );
+    assert_eq!(one(&app, &decision(&seeded.images)).await, "resolved");
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT string_agg(category || ':' || lock, ',' ORDER BY category) AS v \
+                 FROM persona_images WHERE decision_id = '{}'",
+                seeded.images
+            )
+        )
+        .await,
+        "avatar:approved,portrait:refused"
+    );
+    assert_eq!(
+        one(
+            &app,
+            "SELECT count(*)::text AS v FROM decisions WHERE kind = 'change_avatar'"
+        )
+        .await,
+        "1",
+        "the avatar picked opened its follow-up"
+    );
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT status AS v FROM task_cards WHERE id = '{}'",
+                seeded.card
+            )
+        )
+        .await,
+        "done"
+    );
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT (issued_at IS NOT NULL)::text AS v FROM reports WHERE id = '{}'",
+                seeded.report
+            )
+        )
+        .await,
+        "true",
+        "issued with one click"
+    );
+    // The approval is the Personal API's: the same review record entry, by the person.
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT count(*)::text AS v FROM review_events WHERE post_id = '{}' \
+                 AND action = 'approved' AND actor_kind = 'member'",
+                seeded.image_post
+            )
+        )
+        .await,
+        "1"
+    );
+    for page in [
+        "sign-in",
+        "today",
+        "review",
+        "post",
+        "decisions",
+        "tasks",
+        "metrics",
+        "reports",
+        "report",
+        "keys",
+        "client-review",
+    ] {
+        for width in ["desktop", "phone"] {
+            let shot = shots.join(format!("{page}-{width}.png"));
+            let bytes = std::fs::metadata(&shot)
+                .unwrap_or_else(|_| panic!("{} was not written", shot.display()))
+                .len();
+            assert!(bytes > 5_000, "{} is {bytes} bytes", shot.display());
+        }
+    }
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sessions and forms over plain HTTP
+
+/// Signs in with `key`: the answer.
+async fn sign_in(app: &TestApp, key: &str) -> Response {
+    app.client
+        .send(
+            Request::new("POST", "/dashboard/sign-in")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .raw(format!("key={key}&next=%2Fdashboard%2Freview").into_bytes()),
+        )
+        .await
+}
+
+/// The session cookie a sign-in set.
+fn session_cookie(res: &Response) -> String {
+    let set = res.header("set-cookie").expect("a Set-Cookie");
+    set.split(';').next().expect("name=value").to_owned()
+}
+
+async fn page(app: &TestApp, cookie: &str, path: &str) -> Response {
+    app.client
+        .send(Request::new("GET", path).header("Cookie", cookie))
+        .await
+}
+
+fn csrf_of(html: &str) -> String {
+    let at = html.find(r#"name="_csrf" value=""#).expect("a CSRF field") + 20;
+    html[at..at + html[at..].find('"').expect("its end")].to_owned()
+}
+
+async fn form_post(
+    app: &TestApp,
+    cookie: &str,
+    path: &str,
+    form: &str,
+    origin: Option<&str>,
+) -> Response {
+    let mut req = Request::new("POST", path)
+        .header("Cookie", cookie)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .raw(form.as_bytes().to_vec());
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    app.client.send(req).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_is_an_httponly_strict_cookie_whose_forms_need_its_csrf_token() {
+    let app = spawn_app().await;
+    let post = draft(&app, "A post to approve.", "t", &[]).await;
+
+    // A page without a session sends the browser to sign in, and back after.
+    let res = app
+        .client
+        .send(Request::new("GET", "/dashboard/review"))
+        .await;
+    assert_eq!(res.status, 303);
+    assert_eq!(
+        res.header("location"),
+        Some("/dashboard/sign-in?next=%2Fdashboard%2Freview")
+    );
+
+    // A wrong key, an agent key: 401 with the form again, no cookie.
+    for key in ["fdp_nope", &app.agent_key("op1")] {
+        let res = sign_in(&app, key).await;
+        assert_eq!(res.status, 401, "{}", res.text());
+        assert!(res.header("set-cookie").is_none());
+        assert!(res.text().contains(r#"name="key""#));
+    }
+
+    let res = sign_in(&app, &app.personal_key(ANN)).await;
+    assert_eq!(res.status, 303, "{}", res.text());
+    assert_eq!(res.header("location"), Some("/dashboard/review"));
+    let set = res
+        .header("set-cookie")
+        .expect("the session cookie")
+        .to_owned();
+    for flag in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/dashboard",
+        "Max-Age=43200",
+    ] {
+        assert!(set.contains(flag), "{set} lacks {flag}");
+    }
+    assert!(!set.contains("Secure"), "plain HTTP: {set}");
+    assert!(
+        !set.contains(&app.personal_key(ANN)),
+        "the key is never in the cookie"
+    );
+    let cookie = session_cookie(&res);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM dashboard_sessions")
+            .await,
+        1
+    );
+
+    let review = page(&app, &cookie, "/dashboard/review").await;
+    assert_eq!(review.status, 200);
+    assert_eq!(review.header("cache-control"), Some("no-store"));
+    assert!(
+        review
+            .header("content-security-policy")
+            .is_some_and(|c| c.contains("frame-ancestors 'none'"))
+    );
+    let html = String::from_utf8_lossy(&review.body).into_owned();
+    assert!(html.contains("A post to approve."), "{html}");
+    let csrf = csrf_of(&html);
+    let act = format!("/dashboard/act/posts/{post}/transition");
+
+    // Without the token, with another's, and from another origin: 403, nothing moves.
+    let refused = [
+        ("to=approved&_idem=k1".to_owned(), None),
+        (
+            format!("to=approved&_idem=k2&_csrf={}", "A".repeat(43)),
+            None,
+        ),
+        (
+            format!("to=approved&_idem=k3&_csrf={csrf}"),
+            Some("https://evil.test"),
+        ),
+    ];
+    for (form, origin) in refused {
+        let res = form_post(&app, &cookie, &act, &form, origin).await;
+        assert_eq!(res.status, 403, "{form}: {}", res.text());
+    }
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM posts WHERE id = '{post}' AND status = 'internal_review'"
+        ))
+        .await,
+        1
+    );
+
+    // With it: the Personal API's move, then back with what happened.
+    let form = format!(
+        "to=approved&_idem=dashboard-once&_csrf={csrf}&_back=%2Fdashboard%2Freview&_done=Approved."
+    );
+    let own = app.base.clone();
+    let res = form_post(&app, &cookie, &act, &form, Some(&own)).await;
+    assert_eq!(res.status, 303, "{}", res.text());
+    assert_eq!(res.header("location"), Some("/dashboard/review"));
+    let flash = res.header("set-cookie").expect("the flash").to_owned();
+    assert!(flash.starts_with("fleetdesk_flash=ok=Approved."), "{flash}");
+    // The same form sent twice acts once: its Idempotency-Key replays.
+    let again = form_post(&app, &cookie, &act, &form, Some(&own)).await;
+    assert_eq!(again.status, 303);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM review_events WHERE post_id = '{post}' AND action = 'approved'"
+        ))
+        .await,
+        1
+    );
+    // A refusal of the operation comes back as the flash, naming why.
+    let refused = format!("to=sent_back&_idem=k4&_csrf={csrf}&_back=%2Fdashboard%2Freview");
+    let res = form_post(&app, &cookie, &act, &refused, None).await;
+    assert_eq!(res.status, 303);
+    let flash = res.header("set-cookie").expect("the flash").to_owned();
+    assert!(flash.starts_with("fleetdesk_flash=error="), "{flash}");
+
+    // A client: the review queue, and 403 on an agency page.
+    let client = session_cookie(&sign_in(&app, &app.personal_key(CLI)).await);
+    let res = page(&app, &client, "/dashboard/decisions").await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let queue = page(&app, &client, "/dashboard/review").await;
+    assert!(!String::from_utf8_lossy(&queue.body).contains(">Decisions<"));
+
+    // Signing out ends the session: the cookie no longer opens a page.
+    let res = form_post(
+        &app,
+        &cookie,
+        "/dashboard/sign-out",
+        &format!("_csrf={csrf}"),
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 303);
+    assert_eq!(page(&app, &cookie, "/dashboard/review").await.status, 303);
+
+    // Revoking the key ends its sessions at their next request.
+    let key_id = one(
+        &app,
+        "SELECT k.id::text AS v FROM api_keys k JOIN people p ON p.id = k.person_id \
+         WHERE p.email = 'cli@brand.test'",
+    )
+    .await;
+    let res = app
+        .client
+        .post(
+            &format!("{USER}/admin/keys/user/{key_id}/revoke"),
+            &app.personal_key(ROOT),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = page(&app, &client, "/dashboard/review").await;
+    assert_eq!(res.status, 303);
+    assert!(
+        res.header("set-cookie")
+            .is_some_and(|c| c.contains("Max-Age=0"))
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_https_the_session_cookie_is_secure() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .send(
+            Request::new("POST", "/dashboard/sign-in")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("X-Forwarded-Proto", "https")
+                .raw(format!("key={}", app.personal_key(ANN)).into_bytes()),
+        )
+        .await;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let set = res.header("set-cookie").expect("the session cookie");
+    assert!(set.contains("; Secure"), "{set}");
+    assert_eq!(res.header("location"), Some("/dashboard/"));
+    app.stop().await;
+}
