@@ -180,6 +180,18 @@ async function visit(page, url, name) {
   await submitting(page, () => some.getByRole("button", { name: "Approve the chosen" }).click());
   check((await page.getByRole("status").textContent()).startsWith("The chosen images are approved"), "some images are approved, with a new avatar");
 
+  const fact = page.locator("article", { hasText: "a grey cat named 默默" });
+  await fact.getByText("The persona's facts").click();
+  check(await fact.getByRole("cell", { name: "draft" }).count() >= 1, "a fact is decided next to the persona's facts");
+
+  // Personas: the list, and one persona with its facts, images and cast.
+  await visit(page, "/dashboard/personas", "personas");
+  check(await page.getByRole("link", { name: "Mia" }).count() === 1, "the personas list Mia");
+  await visit(page, `/dashboard/personas/${plan.persona}`, "persona");
+  check(await page.getByRole("cell", { name: "a grey cat named 默默" }).count() === 1, "the persona's draft fact is listed");
+  check(await page.locator(".grid-images figure").count() === 2 && await page.locator(".grid-images img").count() === 1,
+    "the persona's images are listed with their locks, the refused one without its picture");
+
   // The task board: confirm the card, see the agents.
   await visit(page, "/dashboard/tasks", "tasks");
   const card = page.locator("article", { hasText: "Refresh the pinned post" });

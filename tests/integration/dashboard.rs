@@ -166,6 +166,14 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // A fact to decide next to the persona's facts.
+    agent_post(
+        app,
+        "/personas/TW-T001/proposals",
+        json!({"kind": "fact", "category": "pet", "label": "cat", "value": "a grey cat named 默默"}),
+    )
+    .await;
+
     let card = agent_post(
         app,
         "/tasks",
@@ -270,6 +278,7 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
         "avatar_image": seeded.avatar_image,
         "card": seeded.card,
         "report": seeded.report,
+        "persona": app.persona_id("Mia"),
     });
     let out = tokio::time::timeout(
         std::time::Duration::from_secs(240),

@@ -1335,3 +1335,210 @@ async fn recent_posts_default_to_ten_and_only_published_ones_show() {
     let v = status(&get(&app, &op1, "/personas/TW-T001?posts=30").await, 200);
     assert_eq!(v["recent_posts"].as_array().unwrap().len(), 12, "{v}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Personal API: GET /personas and GET /personas/{id}
+
+async fn person_get(app: &TestApp, email: &str, path: &str) -> Response {
+    app.client
+        .get(&format!("{USER}{path}"), &app.personal_key(email))
+        .await
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v["personas"]
+        .as_array()
+        .expect("personas")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_list_their_organizations_personas_newest_first_in_pages() {
+    let app = spawn_app().await;
+    // Creation times set apart, so the order is known.
+    app.sql(
+        "UPDATE personas SET created_at = now() - CASE name WHEN 'Mia' THEN interval '3 days' \
+         WHEN 'Leo' THEN interval '2 days' ELSE interval '1 day' END",
+    )
+    .await;
+    let all = status(&person_get(&app, ANN, "/personas").await, 200);
+    assert_eq!(names(&all), ["Yui", "Leo", "Mia"], "{all}");
+    assert_eq!(all["next_cursor"], Value::Null);
+    let mia = &all["personas"][2];
+    assert_eq!(mia["workspace"]["name"], "Taiwan");
+    assert_eq!(mia["project"], "beauty");
+    assert_eq!(mia["agent"], "op1");
+    assert_eq!(mia["status"], "confirmed", "{mia}");
+    assert_eq!(mia["setup_complete"], true);
+    assert_eq!(
+        mia["accounts"][0],
+        json!({"code": "TW-I001", "platform": "instagram", "state": "active"})
+    );
+    assert_eq!(mia["accounts"].as_array().unwrap().len(), 5);
+
+    // Pages of one, joined, are the whole list.
+    let mut seen = Vec::new();
+    let mut path = "/personas?limit=1".to_owned();
+    loop {
+        let page = status(&person_get(&app, ANN, &path).await, 200);
+        seen.extend(names(&page));
+        match page["next_cursor"].as_str() {
+            Some(c) => path = format!("/personas?limit=1&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["Yui", "Leo", "Mia"]);
+
+    // One workspace; another organization's workspace lists nothing.
+    let taiwan = mia["workspace"]["id"].as_str().unwrap().to_owned();
+    let v = status(
+        &person_get(&app, ANN, &format!("/personas?workspace={taiwan}")).await,
+        200,
+    );
+    assert_eq!(names(&v), ["Leo", "Mia"]);
+    let v = status(
+        &person_get(
+            &app,
+            "olga@other.test",
+            &format!("/personas?workspace={taiwan}"),
+        )
+        .await,
+        200,
+    );
+    assert_eq!(names(&v), Vec::<String>::new());
+    let v = status(&person_get(&app, "olga@other.test", "/personas").await, 200);
+    assert_eq!(names(&v), ["Zoe"]);
+    // A platform admin outside any organization sees every one.
+    let v = status(
+        &person_get(&app, "root@example.com", "/personas").await,
+        200,
+    );
+    assert_eq!(v["personas"].as_array().unwrap().len(), 4, "{v}");
+
+    // Clients are refused; a bad limit names it.
+    assert_error(
+        &person_get(&app, "cli@brand.test", "/personas").await,
+        403,
+        "forbidden",
+    );
+    assert_invalid(&person_get(&app, ANN, "/personas?limit=0").await, "limit");
+    assert_invalid(&person_get(&app, ANN, "/personas?limit=201").await, "limit");
+    assert_invalid(
+        &person_get(&app, ANN, "/personas?workspace=nope").await,
+        "workspace",
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_sees_a_personas_facts_drafts_and_images_with_their_locks() {
+    let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
+    let mia = app.persona_id("Mia");
+    // A draft fact waiting, a decided one, a refused one.
+    for (label, value) in [("pet", "a grey cat"), ("city", "Taipei"), ("age", "30")] {
+        status(
+            &post(
+                &app,
+                &op1,
+                "/personas/TW-T001/proposals",
+                json!({"kind": "fact", "category": "identity", "label": label, "value": value}),
+            )
+            .await,
+            201,
+        );
+    }
+    app.sql(&format!(
+        "UPDATE persona_facts SET status = CASE label WHEN 'city' THEN 'decided' \
+         WHEN 'age' THEN 'refused' ELSE status END WHERE persona_id = '{mia}'"
+    ))
+    .await;
+    // Two images: one stays a draft, one is refused.
+    let draft = status(
+        &upload(
+            &app,
+            &op1,
+            "TW-T001",
+            json!({"data": b64(&png(8, 8, 1)), "category": "portrait"}),
+        )
+        .await,
+        201,
+    );
+    let refused = status(
+        &upload(
+            &app,
+            &op1,
+            "TW-T001",
+            json!({"data": b64(&png(8, 8, 2)), "category": "pet"}),
+        )
+        .await,
+        201,
+    );
+    let refused_id = refused["image"]["id"].as_str().unwrap();
+    app.sql(&format!(
+        "UPDATE persona_images SET lock = 'refused' WHERE id = '{refused_id}'"
+    ))
+    .await;
+
+    let v = status(
+        &person_get(&app, ANN, &format!("/personas/{mia}")).await,
+        200,
+    );
+    assert_eq!(v["persona"]["name"], "Mia");
+    assert_eq!(v["bio"], "b");
+    let facts: Vec<(String, String)> = v["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["label"].as_str().unwrap().to_owned(),
+                f["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        facts,
+        [
+            ("city".to_owned(), "decided".to_owned()),
+            ("pet".to_owned(), "draft".to_owned())
+        ],
+        "decided first, then drafts; refused not listed: {v}"
+    );
+    let images = v["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2);
+    assert_eq!(images[0]["id"], draft["image"]["id"]);
+    assert_eq!(images[0]["lock"], "draft");
+    let thumb = images[0]["thumb_url"].as_str().expect("a draft's link");
+    let served = app
+        .client
+        .send(Request::new("GET", thumb.strip_prefix(&app.base).unwrap()))
+        .await;
+    assert_eq!(served.status, 200, "the person sees the draft image");
+    assert_eq!(images[1]["lock"], "refused");
+    assert_eq!(images[1]["url"], Value::Null);
+    assert_eq!(images[1]["thumb_url"], Value::Null);
+    assert_eq!(v["images_expire_in_seconds"], 900);
+    assert_eq!(v["cast"][0]["code"], "bebe", "{v}");
+
+    // Another organization's persona is 404, as is an unknown one; clients are refused.
+    assert_error(
+        &person_get(&app, "olga@other.test", &format!("/personas/{mia}")).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &person_get(&app, ANN, &format!("/personas/{}", uuid::Uuid::new_v4())).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &person_get(&app, "cli@brand.test", &format!("/personas/{mia}")).await,
+        403,
+        "forbidden",
+    );
+    assert_invalid(&person_get(&app, ANN, "/personas/not-a-uuid").await, "id");
+    app.stop().await;
+}

@@ -42,6 +42,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::inventory::register(&mut all);
     ops::personal::register(&mut all);
     ops::personas::register(&mut all);
+    ops::personas::register_personal(&mut all);
     ops::decisions::register(&mut all);
     ops::tasks::register(&mut all);
     ops::cron::register(&mut all);

@@ -95,6 +95,7 @@ const NAV: &[(&str, &str, Who)] = &[
     ("/decisions", "Decisions", Who::Agency),
     ("/tasks", "Tasks", Who::Agency),
     ("/metrics", "Metrics", Who::Agency),
+    ("/personas", "Personas", Who::Agency),
     ("/reports", "Reports", Who::Everyone),
     ("/keys", "Keys", Who::Admin),
 ];

@@ -56,6 +56,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
             .route("/metrics", web::get().to(pages::metrics::charts))
             .route("/reports", web::get().to(pages::reports::list_page))
             .route("/reports/{id}", web::get().to(pages::reports::report))
+            .route("/personas", web::get().to(pages::personas::list_page))
+            .route("/personas/{id}", web::get().to(pages::personas::persona))
             .route("/keys", web::get().to(pages::keys::list_page))
             .route("/act/{path:.+}", web::post().to(call::act))
             .default_service(web::to(|| async {

@@ -85,6 +85,55 @@ pub struct RecentPost {
     pub permalink: Option<String>,
 }
 
+/// A workspace as a person's list names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaWorkspaceOut))]
+pub struct WorkspaceName {
+    pub id: Uuid,
+    pub name: String,
+}
+
+/// One account of a persona as its people see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaAccountOut))]
+pub struct PersonaAccount {
+    pub code: String,
+    pub platform: Platform,
+    /// The current generation's state (warming, active, banned, …).
+    pub state: String,
+}
+
+/// A persona in the list of an organization's people (`GET /api/user/v1/personas`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaSummaryOut))]
+pub struct PersonaSummary {
+    pub id: Uuid,
+    pub name: String,
+    pub status: PersonaStatus,
+    /// True only when both bio and voice are present.
+    pub setup_complete: bool,
+    pub workspace: WorkspaceName,
+    /// The project's name.
+    pub project: String,
+    /// The agent the persona is assigned to.
+    pub agent: Option<String>,
+    /// Its accounts, by code.
+    pub accounts: Vec<PersonaAccount>,
+    #[serde(with = "utc")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub created_at: Timestamp,
+}
+
+/// Which personas of an organization a person lists: newest first, in pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrgPersonaQuery {
+    /// Only this workspace's.
+    pub workspace: Option<Uuid>,
+    /// Where the previous page ended.
+    pub after: Option<fleetdesk_kernel::Position>,
+    pub limit: i64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewPersona {
     pub fields: PersonaFields,
@@ -154,6 +203,24 @@ pub trait PersonasRepo: Send + Sync + 'static {
 
     /// Every fact of a persona, whatever its status (the rules choose what shows).
     fn facts(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<Fact>>>;
+
+    /// The personas of an organization (`None`: every organization, for a platform admin),
+    /// newest first.
+    fn org_personas<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        query: &'a OrgPersonaQuery,
+    ) -> BoxFuture<'a, anyhow::Result<fleetdesk_kernel::Page<PersonaSummary>>>;
+
+    /// One persona of an organization (`None`: any), whatever its status.
+    fn org_persona(
+        &self,
+        organization: Option<Uuid>,
+        id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>>;
+
+    /// Every image of a persona, whatever its lock, oldest first.
+    fn all_images(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>>;
 
     /// A persona's approved images, oldest first, optionally of one category.
     fn approved_images(

@@ -2,7 +2,8 @@
 //! blob store and thumbnails.
 
 use crate::ports::{
-    AddedImage, CastRow, ImageRow, NewImage, PersonaHead, PersonasRepo, Proposed, RecentPost,
+    AddedImage, CastRow, ImageRow, NewImage, PersonaHead, PersonaSummary, PersonasRepo, Proposed,
+    RecentPost,
 };
 use crate::rules::{self, Fact, ImageCategory, PersonaRefusal, Proposal};
 use fleetdesk_accounts::AvatarError;
@@ -52,6 +53,21 @@ pub struct PersonaRecord {
     pub speech_rules: Vec<String>,
     pub images: Vec<ImageRow>,
     pub recent_posts: Vec<RecentPost>,
+    pub cast: Vec<(CastRow, Vec<ImageRow>)>,
+}
+
+/// A persona as its organization's people read it (`view_persona`).
+#[derive(Debug, Clone)]
+pub struct PersonaView {
+    pub summary: PersonaSummary,
+    pub persona: PersonaHead,
+    /// Decided facts, then drafts waiting for a person ([`rules::visible_facts`]).
+    pub facts: Vec<Fact>,
+    /// The persona's list and the decided speech facts.
+    pub speech_rules: Vec<String>,
+    /// Every image, whatever its lock, oldest first.
+    pub images: Vec<ImageRow>,
+    /// Each character with its approved images.
     pub cast: Vec<(CastRow, Vec<ImageRow>)>,
 }
 
@@ -160,6 +176,34 @@ impl PersonasService {
             recent_posts,
             cast,
         })
+    }
+
+    /// `view_persona`: one persona of the organization (`None`: any, for a platform admin)
+    /// with its facts (drafts included), speech rules, every image and the cast; its reads run
+    /// at once, one statement each.
+    pub async fn view(
+        &self,
+        organization: Option<uuid::Uuid>,
+        id: uuid::Uuid,
+    ) -> anyhow::Result<Option<PersonaView>> {
+        let Some((summary, persona)) = self.repo.org_persona(organization, id).await? else {
+            return Ok(None);
+        };
+        let (facts, images, cast) = tokio::try_join!(
+            self.repo.facts(id),
+            self.repo.all_images(id),
+            self.repo.cast(id),
+        )?;
+        let speech_rules = rules::speech_rules(&persona.speech_rules, &facts);
+        Ok(Some(PersonaView {
+            summary,
+            persona,
+            facts: rules::visible_facts(facts, true),
+            speech_rules,
+            // Only approved images join a character ([`rules::cast_images`]).
+            cast: with_images(cast, &images),
+            images,
+        }))
     }
 
     /// `list_persona_images`: approved images, optionally of one category.

@@ -58,6 +58,103 @@ struct HeadRow {
     slot_ids: Vec<Uuid>,
 }
 
+/// The columns of an organization's persona for its people: the head's, its workspace, agent,
+/// accounts (each with its latest generation's state) and creation time.
+macro_rules! org_persona_sql {
+    ($($where:tt)+) => {
+        concat!(
+            "SELECT pe.id, pe.name, pr.name AS project, pe.track, pe.background, pe.bio, pe.voice, \
+                    pe.status, pe.speech_rules, pe.forbidden, \
+                    ARRAY(SELECT s2.id FROM account_slots s2 WHERE s2.persona_id = pe.id \
+                          ORDER BY s2.code, s2.platform) AS slot_ids, \
+                    w.id AS workspace_id, w.name AS workspace_name, ag.name AS agent, \
+                    pe.created_at, \
+                    COALESCE((SELECT jsonb_agg(jsonb_build_object('code', s.code, \
+                                'platform', s.platform, 'state', g.state) \
+                                ORDER BY s.code, s.platform) \
+                              FROM account_slots s \
+                              LEFT JOIN LATERAL (SELECT state FROM account_generations \
+                                  WHERE slot_id = s.id ORDER BY generation DESC LIMIT 1) g ON true \
+                              WHERE s.persona_id = pe.id), '[]'::jsonb) AS accounts \
+             FROM personas pe \
+             JOIN workspaces w ON w.id = pe.workspace_id \
+             JOIN projects pr ON pr.id = pe.project_id \
+             LEFT JOIN agents ag ON ag.id = pe.agent_id ",
+            $($where)+
+        )
+    };
+}
+
+/// An organization's personas (`$1` null: every organization's), of one workspace (`$2`),
+/// newest first after `($3, $4)`.
+const ORG_PERSONAS: &str = org_persona_sql!(
+    "WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND ($2::uuid IS NULL OR w.id = $2) \
+       AND w.archived_at IS NULL \
+       AND ($3::timestamptz IS NULL OR (pe.created_at, pe.id) < ($3, $4)) \
+     ORDER BY pe.created_at DESC, pe.id DESC \
+     LIMIT $5"
+);
+
+/// One persona of an organization (`$1` null: any).
+const ORG_PERSONA: &str = org_persona_sql!(
+    "WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL AND pe.id = $2"
+);
+
+#[derive(QueryableByName)]
+struct OrgPersonaRow {
+    #[diesel(embed)]
+    head: HeadRow,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    workspace_name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = diesel::sql_types::Jsonb)]
+    accounts: Value,
+}
+
+/// A persona's account as the organization's list reads it from the row's JSON.
+#[derive(serde::Deserialize)]
+struct AccountJson {
+    code: String,
+    platform: String,
+    state: Option<String>,
+}
+
+impl OrgPersonaRow {
+    fn persona(self) -> anyhow::Result<(PersonaSummary, PersonaHead)> {
+        let accounts: Vec<AccountJson> = serde_json::from_value(self.accounts)?;
+        let head = self.head.head()?;
+        let summary = PersonaSummary {
+            id: head.id,
+            name: head.name.clone(),
+            status: head.status,
+            setup_complete: setup_complete(head.bio.as_deref(), head.voice.as_deref()),
+            workspace: WorkspaceName {
+                id: self.workspace_id,
+                name: self.workspace_name,
+            },
+            project: head.project.clone(),
+            agent: self.agent,
+            accounts: accounts
+                .into_iter()
+                .map(|a| {
+                    Ok(PersonaAccount {
+                        platform: platform(&a.platform)?,
+                        code: a.code,
+                        state: a.state.unwrap_or_default(),
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+            created_at: self.created_at.into(),
+        };
+        Ok((summary, head))
+    }
+}
+
 /// The newest published posts of a persona's accounts.
 const RECENT_POSTS: &str = r#"
 SELECT p.id, s.code, s.platform, p.body, p.published_at, p.permalink
@@ -117,6 +214,8 @@ struct ContradictionRow {
 
 statements!(
     PERSONA_OF_SLOT,
+    ORG_PERSONAS,
+    ORG_PERSONA,
     RECENT_POSTS,
     POST_OWNER,
     OPEN_CONTRADICTIONS
@@ -133,6 +232,25 @@ struct FactRow {
     status: String,
     post_id: Option<Uuid>,
     created_at: Ts,
+}
+
+impl HeadRow {
+    fn head(self) -> anyhow::Result<PersonaHead> {
+        Ok(PersonaHead {
+            id: self.id,
+            status: PersonaStatus::parse(&self.status)
+                .ok_or_else(|| anyhow::anyhow!("stored persona status {}", self.status))?,
+            name: self.name,
+            project: self.project,
+            track: self.track,
+            background: self.background,
+            bio: self.bio,
+            voice: self.voice,
+            speech_rules: self.speech_rules,
+            forbidden: self.forbidden,
+            slot_ids: self.slot_ids,
+        })
+    }
 }
 
 impl FactRow {
@@ -643,23 +761,65 @@ impl PersonasRepo for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            row.map(|r| {
-                Ok(PersonaHead {
-                    id: r.id,
-                    status: PersonaStatus::parse(&r.status)
-                        .ok_or_else(|| anyhow::anyhow!("stored persona status {}", r.status))?,
-                    name: r.name,
-                    project: r.project,
-                    track: r.track,
-                    background: r.background,
-                    bio: r.bio,
-                    voice: r.voice,
-                    speech_rules: r.speech_rules,
-                    forbidden: r.forbidden,
-                    slot_ids: r.slot_ids,
-                })
-            })
-            .transpose()
+            row.map(HeadRow::head).transpose()
+        })
+    }
+
+    fn org_personas<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        query: &'a OrgPersonaQuery,
+    ) -> BoxFuture<'a, anyhow::Result<fleetdesk_kernel::Page<PersonaSummary>>> {
+        self.read(async move |conn| {
+            let rows: Vec<OrgPersonaRow> = prepared(
+                diesel::sql_query(ORG_PERSONAS)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Nullable<SqlUuid>, _>(query.workspace)
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(conn)
+            .await?;
+            let mut items = rows
+                .into_iter()
+                .map(|r| r.persona().map(|(summary, _)| summary))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let more = items.len() as i64 > query.limit;
+            items.truncate(query.limit.max(0) as usize);
+            Ok(fleetdesk_kernel::Page::new(items, more, |p| {
+                (p.created_at, p.id)
+            }))
+        })
+    }
+
+    fn org_persona(
+        &self,
+        organization: Option<Uuid>,
+        id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>> {
+        self.read(async move |conn| {
+            let row: Option<OrgPersonaRow> = prepared(
+                diesel::sql_query(ORG_PERSONA)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<SqlUuid, _>(id),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            row.map(OrgPersonaRow::persona).transpose()
+        })
+    }
+
+    fn all_images(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>> {
+        self.read(async move |conn| {
+            let rows: Vec<ImageDbRow> = persona_images::table
+                .filter(persona_images::persona_id.eq(persona_id))
+                .order((persona_images::created_at, persona_images::id))
+                .select(ImageDbRow::as_select())
+                .load(conn)
+                .await?;
+            rows.into_iter().map(ImageDbRow::image).collect()
         })
     }
 

@@ -1,25 +1,28 @@
 //! Agent API: personas, their images, fact proposals and the cast.
 
 use super::accounts::Account;
+use super::common::CursorInput;
 use super::common::{Base64Data, CodePath, PlatformQuery, maybe_lookup, naming};
+use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Int, Text, Utc};
+use crate::fields::{Cursor, Int, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, PersonaSigner, PersonaVariant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::AvatarError;
-use fleetdesk_kernel::persona::{FactCategory, PersonaStatus};
+use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_personas::ports::{
-    CastRow, CreatedPersona, ImageRow, NewPersona, Proposed, RecentPost,
+    CastRow, CreatedPersona, ImageRow, NewPersona, OrgPersonaQuery, PersonaSummary, Proposed,
+    RecentPost,
 };
 use fleetdesk_personas::service::{ImageUpload, PersonaError};
 use fleetdesk_personas::{
     ImageCategory, ImageLock, PersonaFields, PersonaRefusal, Proposal, ProposalKind,
     RECENT_POSTS_DEFAULT,
 };
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -111,6 +114,44 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 aside) among the entries the persona sees (its project's before a shared one); null while there is \
                 none."),
         list_cast,
+    ));
+}
+
+/// The Personal API's reads of personas: an organization's people see its personas, their
+/// facts (drafts too), images (drafts too) and cast.
+pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::Get;
+    all.push(operation(
+        OpSpec::personal(Get, "/personas", PersonalAccess::Agency)
+            .tool("list_personas")
+            .summary("The organization's personas, newest first, with their accounts")
+            .description(
+                "Agency people and platform admins; clients are refused (403). Only the \
+                 member's organization's personas (a platform admin outside any organization \
+                 sees every organization's), of workspaces not archived, whatever their status \
+                 (pending, active, retired). `workspace` (an id) narrows to one workspace; one \
+                 outside the organization lists nothing. Each persona has its workspace, project, \
+                 agent, setup_complete and its accounts with their current state. Pages with \
+                 limit 1-200 (default 50) and cursor.",
+            ),
+        list_personas,
+    ));
+    all.push(operation(
+        OpSpec::personal(Get, "/personas/{id}", PersonalAccess::Agency)
+            .tool("view_persona")
+            .summary("One persona as its people decide about it: facts, speech rules, images, cast")
+            .description(
+                "Agency people and platform admins; clients are refused (403); a persona of \
+                 another organization (or of an archived workspace) is 404. `facts` are the \
+                 decided facts (`status: decided`, they take priority) then the drafts waiting \
+                 for a person, each by category, label and age; refused and replaced facts are \
+                 not listed. `speech_rules` is the persona's list plus its decided speech \
+                 facts. `images` are every image of the persona, oldest first, with its `lock` \
+                 (draft, approved, refused): approved and draft images carry `url` and \
+                 `thumb_url` signed for `images_expire_in_seconds` (900), a refused one none. \
+                 `cast` is each character with at most 6 approved images.",
+            ),
+        view_persona,
     ));
 }
 
@@ -618,6 +659,155 @@ async fn list_cast(
         code: r.account.code,
         persona: r.persona.name,
         cast: sign.cast(r.cast),
+        images_expire_in_seconds: Links::PERSONA_LIFETIME_SECONDS,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/user/v1/personas
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct OrgPersonaQueryIn {
+    /// Only this workspace's personas.
+    pub workspace: Option<Uuid>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PersonaListOut {
+    pub personas: Vec<PersonaSummary>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<Cursor>,
+}
+
+async fn list_personas(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, OrgPersonaQueryIn, Nothing>,
+) -> Result<Reply<PersonaListOut>, ApiError> {
+    let q = req.query;
+    let query = OrgPersonaQuery {
+        workspace: q.workspace,
+        after: q.cursor.map(|c| c.0),
+        limit: limit_or(q.limit, 50),
+    };
+    let page = ctx
+        .personas
+        .repo()
+        .org_personas(m.organization_id, &query)
+        .await?;
+    Ok(Reply::ok(PersonaListOut {
+        personas: page.items,
+        next_cursor: page.next.map(Cursor),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/user/v1/personas/{id}
+
+/// A fact as the persona's people see it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PersonFactOut {
+    pub id: Uuid,
+    pub category: FactCategory,
+    pub label: String,
+    pub value: String,
+    pub detail: Option<String>,
+    /// decided (by a person; takes priority) or draft (waiting for a person).
+    #[schema(value_type = String)]
+    pub status: FactStatus,
+    pub post_id: Option<Uuid>,
+    pub created_at: Utc,
+}
+
+/// An image of the persona whatever its lock; a refused one has no links.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PersonImageOut {
+    pub id: Uuid,
+    pub category: ImageCategory,
+    pub caption: Option<String>,
+    pub mime_type: String,
+    pub lock: ImageLock,
+    pub character: Option<String>,
+    /// Null for a refused image.
+    pub url: Option<String>,
+    /// Null for a refused image.
+    pub thumb_url: Option<String>,
+    pub created_at: Utc,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PersonaViewOut {
+    pub persona: PersonaSummary,
+    pub track: Option<String>,
+    pub background: Option<String>,
+    pub bio: Option<String>,
+    pub voice: Option<String>,
+    pub facts: Vec<PersonFactOut>,
+    pub speech_rules: Vec<String>,
+    pub forbidden: Vec<String>,
+    pub images: Vec<PersonImageOut>,
+    pub cast: Vec<CastEntryOut>,
+    /// How long the image links stay valid: 900.
+    pub images_expire_in_seconds: i64,
+}
+
+async fn view_persona(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<IdPath, Nothing, Nothing>,
+) -> Result<Reply<PersonaViewOut>, ApiError> {
+    let v = ctx
+        .personas
+        .view(m.organization_id, req.path.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such persona in this organization"))?;
+    let sign = Signer::new(&ctx);
+    let p = v.persona;
+    Ok(Reply::ok(PersonaViewOut {
+        persona: v.summary,
+        track: p.track,
+        background: p.background,
+        bio: p.bio,
+        voice: p.voice,
+        facts: v
+            .facts
+            .into_iter()
+            .map(|f| PersonFactOut {
+                id: f.id,
+                category: f.category,
+                label: f.label,
+                value: f.value,
+                detail: f.detail,
+                status: f.status,
+                post_id: f.post_id,
+                created_at: Utc(f.created_at),
+            })
+            .collect(),
+        speech_rules: v.speech_rules,
+        forbidden: p.forbidden,
+        images: v
+            .images
+            .into_iter()
+            .map(|i| {
+                let served = i.lock != ImageLock::Refused;
+                PersonImageOut {
+                    url: served.then(|| sign.url(i.id, PersonaVariant::File)),
+                    thumb_url: served.then(|| sign.url(i.id, PersonaVariant::Thumb)),
+                    id: i.id,
+                    category: i.category,
+                    caption: i.caption,
+                    mime_type: i.mime_type,
+                    lock: i.lock,
+                    character: i.character,
+                    created_at: Utc(i.created_at),
+                }
+            })
+            .collect(),
+        cast: sign.cast(v.cast),
         images_expire_in_seconds: Links::PERSONA_LIFETIME_SECONDS,
     }))
 }

@@ -8,6 +8,7 @@ use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// What the people of the dashboard read times in: the organization works from Taipei.
 pub(crate) const HOME_ZONE: &str = "Asia/Taipei";
@@ -28,6 +29,7 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         .map(|p| p.as_str().to_owned())
         .unwrap_or_default();
     let decisions = list(&answer, "decisions");
+    let facts = persona_facts(&dash, &req, &session, decisions).await;
     let body = html! {
         form.filters method="get" {
             label { "Status"
@@ -42,7 +44,7 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         }
         @if decisions.is_empty() { p.muted { "No decision waits." } }
         div.cards {
-            @for d in decisions { (decision(&session, d, &back)) }
+            @for d in decisions { (decision(&session, d, &back, &facts)) }
         }
         @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
             p { a href={ "?" (serde_urlencoded::to_string([("status", status.as_str()), ("cursor", next)]).unwrap_or_default()) } { "Next page" } }
@@ -51,7 +53,7 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
     page(&req, &dash, &session, "Decisions", "/decisions", body)
 }
 
-fn decision(session: &Session, d: &Value, back: &str) -> Markup {
+fn decision(session: &Session, d: &Value, back: &str, facts: &HashMap<String, Value>) -> Markup {
     let id = s(d, "id");
     let kind = s(d, "kind");
     let status = s(d, "status");
@@ -70,6 +72,12 @@ fn decision(session: &Session, d: &Value, back: &str) -> Markup {
             }
             @if let Some(q) = d.get("question").and_then(Value::as_str) { p { strong { (q) } } }
             (details(kind, &detail))
+            @if let Some(persona) = d.pointer("/persona/id").and_then(Value::as_str).and_then(|p| facts.get(p)).filter(|_| ABOUT_FACTS.contains(&kind)) {
+                details open[kind == "contradiction"] {
+                    summary { "The persona's facts" }
+                    (crate::pages::personas::facts(persona))
+                }
+            }
             @if let Some(result) = d.get("result").and_then(Value::as_str) {
                 p { "The agent reported: " (result) }
             }
@@ -84,26 +92,46 @@ fn decision(session: &Session, d: &Value, back: &str) -> Markup {
     }
 }
 
+/// The kinds a person decides next to the persona's facts.
+const ABOUT_FACTS: &[&str] = &["fact_proposal", "contradiction"];
+
+/// At most this many personas' facts are read for one page.
+const PERSONAS_READ: usize = 10;
+
+/// The facts of the personas the page's fact and contradiction decisions are about, read at
+/// once (`GET /personas/{id}` each), by persona id. A persona the read cannot reach is left
+/// out: its decisions show without facts.
+async fn persona_facts(
+    dash: &Dashboard,
+    req: &HttpRequest,
+    session: &Session,
+    decisions: &[Value],
+) -> HashMap<String, Value> {
+    let mut ids: Vec<String> = decisions
+        .iter()
+        .filter(|d| ABOUT_FACTS.contains(&s(d, "kind")))
+        .filter_map(|d| d.pointer("/persona/id").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.truncate(PERSONAS_READ);
+    let reads = ids.iter().map(|id| {
+        let mut path = Map::new();
+        path.insert("id".into(), Value::String(id.clone()));
+        dash.read(req, session, "/personas/{id}", path, Map::new())
+    });
+    let answers = futures_util::future::join_all(reads).await;
+    ids.into_iter()
+        .zip(answers)
+        .filter_map(|(id, answer)| answer.ok().map(|v| (id, v)))
+        .collect()
+}
+
 /// What the decision is about, as its kind shows it.
 fn details(kind: &str, detail: &Value) -> Markup {
     if kind == "persona_images" {
-        let images = list(detail, "images");
-        return html! {
-            div.grid-images {
-                @for img in images {
-                    figure {
-                        @if let Some(thumb) = img.get("thumb_url").and_then(Value::as_str) {
-                            img src=(thumb) loading="lazy" alt={(words(s(img, "category"))) " image" @if !s(img, "caption").is_empty() { ": " (s(img, "caption")) }};
-                        }
-                        figcaption {
-                            (words(s(img, "category")))
-                            @if !s(img, "caption").is_empty() { " · " (s(img, "caption")) }
-                            " · " span.muted { (s(img, "lock")) }
-                        }
-                    }
-                }
-            }
-        };
+        return crate::pages::personas::image_grid(list(detail, "images"));
     }
     let Some(fields) = detail.as_object() else {
         return html! {};

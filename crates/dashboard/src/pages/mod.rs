@@ -5,6 +5,7 @@
 pub(crate) mod decisions;
 pub(crate) mod keys;
 pub(crate) mod metrics;
+pub(crate) mod personas;
 pub(crate) mod reports;
 pub(crate) mod review;
 pub(crate) mod tasks;
