@@ -192,6 +192,18 @@ async function visit(page, url, name) {
   check(await page.locator(".grid-images figure").count() === 2 && await page.locator(".grid-images img").count() === 1,
     "the persona's images are listed with their locks, the refused one without its picture");
 
+  // The knowledge base: search in the other script, read the entry.
+  await page.goto(`${base}/dashboard/knowledge`);
+  await page.getByLabel(/^Search/).fill("猫咪");
+  await submitting(page, () => page.getByRole("button", { name: "Search" }).click());
+  check(await page.getByRole("link", { name: "貓咪的照顧" }).count() === 1, "a search in simplified Chinese finds the traditional entry");
+  await accessible(page, "knowledge");
+  await photograph(page, "knowledge");
+  await submitting(page, () => page.getByRole("link", { name: "貓咪的照顧" }).click());
+  check((await page.locator("p.body").textContent()) === "每天梳毛，貓咪會很開心。", "the entry reads as written");
+  await accessible(page, "entry");
+  await photograph(page, "entry");
+
   // The task board: confirm the card, see the agents.
   await visit(page, "/dashboard/tasks", "tasks");
   const card = page.locator("article", { hasText: "Refresh the pinned post" });

@@ -166,6 +166,15 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // A knowledge-base entry in traditional Chinese.
+    agent_post(
+        app,
+        "/wiki",
+        json!({"category": "lesson", "title": "貓咪的照顧", "summary": "每天梳毛",
+               "body": "每天梳毛，貓咪會很開心。", "sources": [{"kind": "agent", "ref": "tests"}]}),
+    )
+    .await;
+
     // A fact to decide next to the persona's facts.
     agent_post(
         app,

@@ -1087,6 +1087,7 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
     json!({
         "tag": tag,
         "persona_id": app.persona_id("Mia").to_string(),
+        "workspace_id": app.workspace_id("Taiwan"),
         "unknown_id": "00000000-0000-4000-8000-000000000000",
         "upload_id": upload_id,
         "media_id": media_id,

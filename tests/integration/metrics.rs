@@ -68,17 +68,6 @@ fn org_id(app: &TestApp, name: &str) -> String {
         .to_string()
 }
 
-fn workspace_id(app: &TestApp, name: &str) -> String {
-    app.tenant
-        .organizations
-        .iter()
-        .flat_map(|o| &o.workspaces)
-        .find(|w| w.name == name)
-        .unwrap()
-        .id
-        .to_string()
-}
-
 /// The days of one series as `date: views/likes/posts_published/followers` ("-" for null).
 fn days(series: &Value) -> Vec<String> {
     let n = |v: &Value| v.as_i64().map_or("-".to_owned(), |n| n.to_string());
@@ -205,7 +194,7 @@ async fn metrics_sum_the_latest_capture_of_each_post_per_day_in_the_accounts_zon
     );
 
     // Filters: a workspace, a platform; a window of one day.
-    let japan = workspace_id(&app, "Japan");
+    let japan = app.workspace_id("Japan");
     let v = get_ok(&app, &ann, &format!("{window}&workspace={japan}")).await;
     assert_eq!(
         days(&v["series"][0]),
@@ -322,7 +311,7 @@ async fn metrics_stay_in_the_organization_and_clients_are_refused() {
     let r = get(
         &app,
         &olga,
-        &format!("workspace={}", workspace_id(&app, "Taiwan")),
+        &format!("workspace={}", app.workspace_id("Taiwan")),
     )
     .await;
     assert_eq!(assert_error(&r, 404, "not_found")["field"], "workspace");
@@ -418,7 +407,7 @@ async fn the_statements_do_not_grow_with_posts_or_captures() {
     let app = spawn_app().await;
     let ann = app.personal_key("ann@acme.test");
     let (d, _) = reported(&app).await;
-    let japan = workspace_id(&app, "Japan");
+    let japan = app.workspace_id("Japan");
     // The key (and a lease when the key's tokens ran out), then one REPEATABLE READ READ ONLY transaction: BEGIN, the statements
     // (the workspace when named, accounts, posts, post captures, follower captures), COMMIT.
     let queries = [

@@ -1684,3 +1684,117 @@ async fn a_person_deciding_while_an_agent_proposes_again_never_fails() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Personal API: GET /wiki, /wiki/entry, /wiki/search (kb_index, kb_entry, kb_search)
+
+async fn person_get(app: &TestApp, who: &str, path_and_query: &str) -> Response {
+    app.client
+        .get(&format!("{USER}{path_and_query}"), &app.personal_key(who))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_browse_and_search_a_workspaces_knowledge_base() {
+    let app = spawn_app().await;
+    let taiwan = app.workspace_id("Taiwan");
+    let japan = app.workspace_id("Japan");
+    proposed(&app, "op1", entry("貓咪的照顧", "每天梳毛，貓咪會很開心。")).await;
+    proposed(
+        &app,
+        "op2",
+        json!({"category": "lesson", "title": "Food photos", "summary": "",
+        "body": "Shoot dumplings from above.", "project": "food",
+        "sources": [{"kind": "agent", "ref": "tests"}]}),
+    )
+    .await;
+    proposed(&app, "jp1", entry("Japan only", "Tokyo lessons.")).await;
+    proposed(
+        &app,
+        "other1",
+        entry("猫咪 elsewhere", "another agency's cats"),
+    )
+    .await;
+
+    // The index of a workspace: the shared entries and its projects'; another workspace's
+    // project entries only from that workspace.
+    let v = ok(&person_get(&app, ANN, &format!("/wiki?workspace={taiwan}")).await);
+    let mut listed = titles(&v["entries"]);
+    listed.sort();
+    assert_eq!(listed, ["Food photos", "Japan only", "貓咪的照顧"], "{v}");
+    let v = ok(&person_get(&app, ANN, &format!("/wiki?workspace={japan}")).await);
+    let mut listed = titles(&v["entries"]);
+    listed.sort();
+    assert_eq!(listed, ["Japan only", "貓咪的照顧"], "{v}");
+    let v = ok(&person_get(&app, ANN, &format!("/wiki?workspace={taiwan}&project=food")).await);
+    assert!(titles(&v["entries"]).contains(&"Food photos".to_owned()));
+
+    // Search in the other script finds it, with its snippet; another agency's never.
+    let v = ok(&person_get(
+        &app,
+        ANN,
+        &format!("/wiki/search?workspace={taiwan}&q={}", enc("猫咪")),
+    )
+    .await);
+    assert_eq!(titles(&v["results"]), ["貓咪的照顧"], "{v}");
+    assert!(
+        v["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("梳毛")
+    );
+
+    // One entry by title, as titles are matched.
+    let v = ok(&person_get(
+        &app,
+        ANN,
+        &format!("/wiki/entry?workspace={taiwan}&title={}", enc("猫咪的照顾")),
+    )
+    .await);
+    assert_eq!(v["title"], "貓咪的照顧");
+    assert_eq!(v["body"], "每天梳毛，貓咪會很開心。");
+
+    // Another organization's workspace, an unknown one: 404 naming workspace; none: 400.
+    for who in [OLGA] {
+        let res = person_get(&app, who, &format!("/wiki?workspace={taiwan}")).await;
+        assert_eq!(assert_error(&res, 404, "not_found")["field"], "workspace");
+    }
+    let res = person_get(
+        &app,
+        ANN,
+        &format!("/wiki/search?workspace={}&q=x", uuid::Uuid::new_v4()),
+    )
+    .await;
+    assert_eq!(assert_error(&res, 404, "not_found")["field"], "workspace");
+    assert_invalid(
+        &person_get(&app, ANN, "/wiki/search?q=x").await,
+        "workspace",
+    );
+    assert_invalid(
+        &person_get(&app, ANN, &format!("/wiki/search?workspace={taiwan}&q=")).await,
+        "q",
+    );
+    let res = person_get(&app, ANN, &format!("/wiki?workspace={taiwan}&project=nope")).await;
+    assert_rejected(&res, "project");
+    // A platform admin outside any organization reads any workspace; clients are refused.
+    let v = ok(&person_get(
+        &app,
+        "root@example.com",
+        &format!("/wiki?workspace={taiwan}"),
+    )
+    .await);
+    assert_eq!(v["entries"].as_array().unwrap().len(), 3);
+    assert_error(
+        &person_get(&app, "cli@brand.test", &format!("/wiki?workspace={taiwan}")).await,
+        403,
+        "forbidden",
+    );
+    // An archived workspace is no longer read.
+    app.sql(&format!(
+        "UPDATE workspaces SET archived_at = now() WHERE id = '{japan}'"
+    ))
+    .await;
+    let res = person_get(&app, ANN, &format!("/wiki?workspace={japan}")).await;
+    assert_eq!(assert_error(&res, 404, "not_found")["field"], "workspace");
+    app.stop().await;
+}

@@ -278,6 +278,14 @@ impl TestApp {
             .unwrap_or_else(|| panic!("no key for {email}"))
     }
 
+    /// A workspace of the tenant, by name.
+    pub fn workspace_id(&self, name: &str) -> uuid::Uuid {
+        self.workspaces()
+            .find(|w| w.name == name)
+            .expect("workspace")
+            .id
+    }
+
     pub fn persona_id(&self, name: &str) -> uuid::Uuid {
         self.workspaces()
             .flat_map(|w| &w.personas)

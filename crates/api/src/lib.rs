@@ -51,6 +51,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::metrics::register(&mut all);
     ops::keys::register(&mut all);
     ops::wiki::register(&mut all);
+    ops::wiki::register_personal(&mut all);
     ops::wiki_sources::register(&mut all);
     ops::community::register(&mut all);
     ops::ads::register(&mut all);

@@ -96,6 +96,7 @@ const NAV: &[(&str, &str, Who)] = &[
     ("/tasks", "Tasks", Who::Agency),
     ("/metrics", "Metrics", Who::Agency),
     ("/personas", "Personas", Who::Agency),
+    ("/knowledge", "Knowledge", Who::Agency),
     ("/reports", "Reports", Who::Everyone),
     ("/keys", "Keys", Who::Admin),
 ];

@@ -6,7 +6,7 @@
 //! project of its workspace.
 
 use crate::db::{PgStore, prepared};
-use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions};
+use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::dsl::now;
 use diesel::prelude::*;
 use diesel::sql_types::{
@@ -435,14 +435,14 @@ fn sources_json(s: &[Source]) -> Value {
 /// The project a filter names, among the agent's workspace's projects.
 async fn project_of(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     named: Option<&str>,
 ) -> anyhow::Result<Result<Option<Uuid>, WikiRefusal>> {
     let Some(name) = named else {
         return Ok(Ok(None));
     };
     let projects: Vec<(Uuid, String)> = projects::table
-        .filter(projects::workspace_id.eq(agent.workspace_id))
+        .filter(projects::workspace_id.eq(scope.workspace_id))
         .select((projects::id, projects::name))
         .load(conn)
         .await?;
@@ -451,18 +451,18 @@ async fn project_of(
 
 async fn index(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     query: &IndexQuery,
 ) -> anyhow::Result<Result<Page<EntryHead>, WikiRefusal>> {
-    let project = match project_of(conn, agent, query.project.as_deref()).await? {
+    let project = match project_of(conn, scope, query.project.as_deref()).await? {
         Ok(p) => p,
         Err(r) => return Ok(Err(r)),
     };
     let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
     let rows: Vec<HeadRow> = prepared(
         diesel::sql_query(INDEX)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(scope.organization_id)
+            .bind::<SqlUuid, _>(scope.workspace_id)
             .bind::<Nullable<SqlUuid>, _>(project)
             .bind::<Array<Text>, _>(statuses)
             .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
@@ -483,19 +483,19 @@ async fn index(
 
 async fn get(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     entry: &EntryRef,
 ) -> anyhow::Result<Result<Entry, WikiRefusal>> {
     let id = match entry {
         EntryRef::Id(id) => *id,
         EntryRef::Title { title, project } => {
-            if let Err(r) = project_of(conn, agent, project.as_deref()).await? {
+            if let Err(r) = project_of(conn, scope, project.as_deref()).await? {
                 return Ok(Err(r));
             }
             let rows: Vec<TitleRow> = prepared(
                 diesel::sql_query(BY_TITLE)
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(scope.organization_id)
+                    .bind::<SqlUuid, _>(scope.workspace_id)
                     .bind::<Text, _>(title_key(title)),
             )
             .load(conn)
@@ -515,8 +515,8 @@ async fn get(
     };
     let row: Option<OneRow> = prepared(
         diesel::sql_query(ONE)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(scope.organization_id)
+            .bind::<SqlUuid, _>(scope.workspace_id)
             .bind::<SqlUuid, _>(id),
     )
     .get_result(conn)
@@ -559,10 +559,10 @@ async fn get(
 
 async fn search(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     query: &SearchQuery,
 ) -> anyhow::Result<Result<Vec<Found>, WikiRefusal>> {
-    let project = match project_of(conn, agent, query.project.as_deref()).await? {
+    let project = match project_of(conn, scope, query.project.as_deref()).await? {
         Ok(p) => p,
         Err(r) => return Ok(Err(r)),
     };
@@ -571,8 +571,8 @@ async fn search(
     };
     let rows: Vec<FoundRow> = prepared(
         diesel::sql_query(SEARCH)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(scope.organization_id)
+            .bind::<SqlUuid, _>(scope.workspace_id)
             .bind::<Nullable<SqlUuid>, _>(project)
             .bind::<Text, _>(ts_query)
             .bind::<Array<Float4>, _>(RANK_WEIGHTS.to_vec())
@@ -605,13 +605,13 @@ async fn search(
 
 async fn existing(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     by: Result<Uuid, (&str, Option<Uuid>)>,
 ) -> anyhow::Result<Option<Existing>> {
     let q = |sql| {
         diesel::sql_query(sql)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(scope.organization_id)
+            .bind::<SqlUuid, _>(scope.workspace_id)
     };
     let row: Option<ExistingRow> = match by {
         Ok(id) => prepared(q(EXISTING_BY_ID).bind::<SqlUuid, _>(id))
@@ -635,19 +635,19 @@ async fn existing(
 /// the entry's row; answers the entry as it stands under them.
 async fn lock_entry(
     conn: Tx<'_>,
-    agent: AgentRef,
+    scope: WikiScope,
     key: &str,
     project: Option<Uuid>,
 ) -> anyhow::Result<Option<Existing>> {
     let lock_key = format!(
         "wiki:{}:{}:{key}",
-        agent.organization_id,
+        scope.organization_id,
         project.map(|p| p.to_string()).unwrap_or_default()
     );
     prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock_key))
         .execute(conn)
         .await?;
-    let Some(seen) = existing(conn, agent, Err((key, project))).await? else {
+    let Some(seen) = existing(conn, scope, Err((key, project))).await? else {
         return Ok(None);
     };
     if let Some(Pending {
@@ -668,7 +668,7 @@ async fn lock_entry(
         .select(wiki_entries::id)
         .first::<Uuid>(conn)
         .await?;
-    existing(conn, agent, Ok(seen.id)).await
+    existing(conn, scope, Ok(seen.id)).await
 }
 
 fn proposal_detail(
@@ -706,25 +706,25 @@ async fn propose(
     let review =
         WikiReview::parse(&review).ok_or_else(|| anyhow::anyhow!("stored wiki_review {review}"))?;
     let manual = review == WikiReview::Manual;
-    let project_id = match project_of(conn, agent, p.project.as_deref()).await? {
+    let project_id = match project_of(conn, WikiScope::from(agent), p.project.as_deref()).await? {
         Ok(id) => id,
         Err(r) => return Ok(Err(r)),
     };
     // The scope a proposal lands in: the revised entry's, else the one it names.
     let (scope, project_name) = match p.revises {
-        Some(id) => match existing(conn, agent, Ok(id)).await? {
+        Some(id) => match existing(conn, WikiScope::from(agent), Ok(id)).await? {
             Some(e) => (e.project_id, e.project),
             None => return Ok(Err(WikiRefusal::RevisesNotFound)),
         },
         None => (project_id, p.project.clone()),
     };
-    let mut found = lock_entry(conn, agent, &p.title_key, scope).await?;
+    let mut found = lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?;
     if let Some(id) = p.revises
         && found.as_ref().is_none_or(|e| e.id != id)
     {
         // The title names no entry, or another one, in the revised entry's scope: the rules
         // refuse a revision that does not keep its entry's title.
-        found = existing(conn, agent, Ok(id)).await?;
+        found = existing(conn, WikiScope::from(agent), Ok(id)).await?;
         if found.is_none() {
             return Ok(Err(WikiRefusal::RevisesNotFound));
         }
@@ -1082,26 +1082,51 @@ pub(crate) async fn character_links(
 impl WikiRepo for PgStore {
     fn index<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         query: &'a IndexQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>> {
-        self.read(async move |conn| index(conn, agent, query).await)
+        self.read(async move |conn| index(conn, scope, query).await)
     }
 
     fn get<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         entry: &'a EntryRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>> {
-        self.snapshot(async move |conn| get(conn, agent, entry).await)
+        self.snapshot(async move |conn| get(conn, scope, entry).await)
     }
 
     fn search<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         query: &'a SearchQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>> {
-        self.read(async move |conn| search(conn, agent, query).await)
+        self.read(async move |conn| search(conn, scope, query).await)
+    }
+
+    fn workspace_scope(
+        &self,
+        organization: Option<Uuid>,
+        workspace: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<WikiScope>>> {
+        self.read(async move |conn| {
+            let mut q = workspaces::table
+                .filter(workspaces::id.eq(workspace))
+                .filter(workspaces::archived_at.is_null())
+                .into_boxed();
+            if let Some(org) = organization {
+                q = q.filter(workspaces::organization_id.eq(org));
+            }
+            let organization_id: Option<Uuid> = q
+                .select(workspaces::organization_id)
+                .first(conn)
+                .await
+                .optional()?;
+            Ok(organization_id.map(|organization_id| WikiScope {
+                organization_id,
+                workspace_id: workspace,
+            }))
+        })
     }
 
     fn propose<'a>(

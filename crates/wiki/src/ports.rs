@@ -8,6 +8,24 @@ use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Position};
 use jiff::Timestamp;
 use uuid::Uuid;
 
+/// Whose knowledge base a read looks at: an organization's entries that are shared (no project)
+/// or of a project of one workspace. An agent reads its own workspace's; a person names a
+/// workspace of their organization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WikiScope {
+    pub organization_id: Uuid,
+    pub workspace_id: Uuid,
+}
+
+impl From<AgentRef> for WikiScope {
+    fn from(agent: AgentRef) -> WikiScope {
+        WikiScope {
+            organization_id: agent.organization_id,
+            workspace_id: agent.workspace_id,
+        }
+    }
+}
+
 /// A page of the index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexQuery {
@@ -112,17 +130,17 @@ pub struct Proposed {
 
 /// The knowledge base in storage.
 pub trait WikiRepo: Send + Sync {
-    /// A page of the entries the agent sees, newest first.
+    /// A page of the entries of the scope, newest first.
     fn index<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         query: &'a IndexQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>>;
 
-    /// One entry the agent sees, with its sources and versions.
+    /// One entry of the scope, with its sources and versions.
     fn get<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         entry: &'a EntryRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>>;
 
@@ -130,9 +148,17 @@ pub trait WikiRepo: Send + Sync {
     /// `limit`).
     fn search<'a>(
         &'a self,
-        agent: AgentRef,
+        scope: WikiScope,
         query: &'a SearchQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>>;
+
+    /// The scope of a workspace of `organization` (`None`: any, for a platform admin), not
+    /// archived; `None` when there is no such workspace.
+    fn workspace_scope(
+        &self,
+        organization: Option<Uuid>,
+        workspace: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<WikiScope>>>;
 
     /// Lands a proposal in one transaction: a new entry or a new version of one, canon or a
     /// draft with its `wiki_draft` decision, by the organization's review setting.

@@ -2,9 +2,8 @@
 //! snippet here; storage ranks. The other use cases are the port's own transactions.
 
 use crate::entry::{EntryStatus, WikiRefusal};
-use crate::ports::{EntryHead, SearchQuery, WikiRepo};
+use crate::ports::{EntryHead, SearchQuery, WikiRepo, WikiScope};
 use crate::search;
-use fleetdesk_kernel::AgentRef;
 use std::sync::Arc;
 
 /// A search result: the entry's head, its relevance (higher is better) and up to
@@ -36,7 +35,7 @@ impl WikiService {
     /// A query without any term (only punctuation or stop words) finds nothing.
     pub async fn search(
         &self,
-        agent: AgentRef,
+        scope: WikiScope,
         q: &str,
         project: Option<String>,
         limit: i64,
@@ -48,7 +47,7 @@ impl WikiService {
             project,
             limit,
         };
-        let found = match self.repo.search(agent, &query).await? {
+        let found = match self.repo.search(scope, &query).await? {
             Ok(f) => f,
             Err(r) => return Ok(Err(r)),
         };
@@ -74,7 +73,7 @@ mod tests {
     use super::*;
     use crate::entry::{Category, Proposal};
     use crate::ports::{Entry, EntryRef, Found, IndexQuery, Proposed};
-    use fleetdesk_kernel::{BoxFuture, Page};
+    use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
     use std::sync::Mutex;
     use uuid::Uuid;
 
@@ -87,7 +86,7 @@ mod tests {
     impl WikiRepo for Fake {
         fn index<'a>(
             &'a self,
-            _: AgentRef,
+            _: WikiScope,
             _: &'a IndexQuery,
         ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>> {
             unimplemented!()
@@ -95,7 +94,7 @@ mod tests {
 
         fn get<'a>(
             &'a self,
-            _: AgentRef,
+            _: WikiScope,
             _: &'a EntryRef,
         ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>> {
             unimplemented!()
@@ -103,12 +102,20 @@ mod tests {
 
         fn search<'a>(
             &'a self,
-            _: AgentRef,
+            _: WikiScope,
             query: &'a SearchQuery,
         ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>> {
             self.asked.lock().unwrap().push(query.clone());
             let found = self.found.clone();
             Box::pin(async move { Ok(Ok(found)) })
+        }
+
+        fn workspace_scope(
+            &self,
+            _: Option<Uuid>,
+            _: Uuid,
+        ) -> BoxFuture<'_, anyhow::Result<Option<WikiScope>>> {
+            unimplemented!()
         }
 
         fn propose<'a>(
@@ -150,9 +157,8 @@ mod tests {
         }
     }
 
-    fn agent() -> AgentRef {
-        AgentRef {
-            agent_id: Uuid::nil(),
+    fn scope() -> WikiScope {
+        WikiScope {
             workspace_id: Uuid::nil(),
             organization_id: Uuid::nil(),
         }
@@ -169,7 +175,7 @@ mod tests {
             asked: Mutex::new(Vec::new()),
         });
         let service = WikiService::new(fake.clone());
-        let hits = ready(service.search(agent(), "猫咪", Some("beauty".into()), 8))
+        let hits = ready(service.search(scope(), "猫咪", Some("beauty".into()), 8))
             .unwrap()
             .unwrap();
         assert_eq!(hits.len(), 2, "storage's answer, in its order");
@@ -195,7 +201,7 @@ mod tests {
             asked: Mutex::new(Vec::new()),
         });
         let service = WikiService::new(fake.clone());
-        let hits = ready(service.search(agent(), " ... the 的 ", None, 8)).unwrap();
+        let hits = ready(service.search(scope(), " ... the 的 ", None, 8)).unwrap();
         assert_eq!(hits, Ok(Vec::new()));
         assert_eq!(fake.asked.lock().unwrap()[0].ts_query, None);
     }

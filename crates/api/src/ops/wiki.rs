@@ -8,12 +8,12 @@ use crate::error::ApiError;
 use crate::fields::{Cursor, Int, Limit, List, Text, Utc, component_items, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
 use fleetdesk_wiki::entry::{
     Category, EntryStatus, Proposal, ProposalError, RawProposal, SEARCH_DEFAULT, Source,
     SourceKind, StatusFilter, VersionStatus, WikiRefusal,
 };
-use fleetdesk_wiki::ports::{Entry, EntryHead, EntryRef, IndexQuery, Proposed};
+use fleetdesk_wiki::ports::{Entry, EntryHead, EntryRef, IndexQuery, Proposed, WikiScope};
 use fleetdesk_wiki::service::Hit;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -137,6 +137,76 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     ));
 }
 
+/// Who may read a workspace's knowledge base through the Personal API, and which entries.
+macro_rules! person_scope_rules {
+    () => {
+        "Agency people and platform admins (clients: 403). `workspace` (an id, required) names \
+         a workspace of the member's organization (a platform admin outside any organization: \
+         any workspace); another organization's, an archived or an unknown one is 404 naming \
+         workspace. The entries are those an agent of that workspace sees: the organization's \
+         shared entries and those of the workspace's projects; `project` is a project name of \
+         that workspace (else 422 naming project). "
+    };
+}
+
+/// The Personal API's reads of the knowledge base: the same index, entry and search over the
+/// entries of a workspace the person names.
+pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
+    use HttpMethod::Get;
+    all.push(operation(
+        OpSpec::personal(Get, "/wiki", PersonalAccess::Agency)
+            .tool("kb_index")
+            .also_answers(&[404, 422])
+            .summary(
+                "A workspace's knowledge base: title, category, summary, tags, version; no body",
+            )
+            .description(concat!(
+                person_scope_rules!(),
+                "As wiki_index for an agent: newest first, `status` canon (default), \
+                 draft (waiting for a person, revisions shown as their draft), rejected or all; \
+                 limit 1-200 (default 50) and cursor."
+            )),
+        person_index,
+    ));
+    all.push(operation(
+        OpSpec::personal(Get, "/wiki/entry", PersonalAccess::Agency)
+            .tool("kb_entry")
+            .also_answers(&[404, 422])
+            .summary("One knowledge-base entry of a workspace: full text, sources and versions")
+            .description(concat!(
+                person_scope_rules!(),
+                "As wiki_get for an agent: name the entry by exactly one of `id` and \
+                 `title` (else 422 naming id); an entry outside the workspace's view is 404."
+            )),
+        person_get,
+    ));
+    all.push(operation(
+        OpSpec::personal(Get, "/wiki/search", PersonalAccess::Agency)
+            .tool("kb_search")
+            .also_answers(&[404, 422])
+            .summary("Search a workspace's canon knowledge base; Chinese in either script, English, mixed")
+            .description(concat!(
+                person_scope_rules!(),
+                "As wiki_search for an agent: `q` 1-200 characters, `limit` 1-30 \
+                 (default 8); traditional and simplified Chinese, full-width forms, case and \
+                 English word forms meet; best first, each with `score` and `snippet`."
+            )),
+        person_search,
+    ));
+}
+
+/// The scope of the workspace a person named: 404 naming workspace outside their reach.
+async fn person_scope(ctx: &Ctx, m: &MemberCaller, workspace: Uuid) -> Result<WikiScope, ApiError> {
+    ctx.wiki
+        .repo()
+        .workspace_scope(m.organization_id, workspace)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found("workspace: no such workspace in this organization")
+                .with_field("workspace")
+        })
+}
+
 impl From<WikiRefusal> for ApiError {
     fn from(r: WikiRefusal) -> ApiError {
         let message = r.to_string();
@@ -214,7 +284,45 @@ async fn index(
     agent: AgentCaller,
     req: Req<Nothing, WikiIndexQuery, Nothing>,
 ) -> Result<Reply<WikiIndexPage>, ApiError> {
+    index_of(&ctx, agent.agent_ref().into(), req.query).await
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PersonWikiIndexQuery {
+    /// The workspace whose knowledge base is read.
+    pub workspace: Uuid,
+    /// canon (default), draft (also canon entries with a draft revision waiting, shown as
+    /// that draft), rejected, or all (every status but retired).
+    pub status: Option<StatusFilter>,
+    /// A project name of the workspace: that project's entries plus the shared ones.
+    pub project: Option<Text<1, 200>>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+async fn person_index(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, PersonWikiIndexQuery, Nothing>,
+) -> Result<Reply<WikiIndexPage>, ApiError> {
     let q = req.query;
+    let scope = person_scope(&ctx, &m, q.workspace).await?;
+    let query = WikiIndexQuery {
+        status: q.status,
+        project: q.project,
+        limit: q.limit,
+        cursor: q.cursor,
+    };
+    index_of(&ctx, scope, query).await
+}
+
+async fn index_of(
+    ctx: &Ctx,
+    scope: WikiScope,
+    q: WikiIndexQuery,
+) -> Result<Reply<WikiIndexPage>, ApiError> {
     let filter = q.status.unwrap_or(StatusFilter::Canon);
     let query = IndexQuery {
         statuses: filter.statuses().to_vec(),
@@ -223,7 +331,7 @@ async fn index(
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.wiki.repo().index(agent.agent_ref(), &query).await??;
+    let page = ctx.wiki.repo().index(scope, &query).await??;
     Ok(Reply::ok(WikiIndexPage {
         entries: page.items.into_iter().map(head_out).collect(),
         next_cursor: page.next.map(Cursor),
@@ -338,7 +446,42 @@ async fn get(
     agent: AgentCaller,
     req: Req<Nothing, WikiGetQuery, Nothing>,
 ) -> Result<Reply<WikiEntryOut>, ApiError> {
+    get_of(&ctx, agent.agent_ref().into(), req.query).await
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PersonWikiGetQuery {
+    /// The workspace whose knowledge base is read.
+    pub workspace: Uuid,
+    /// The entry's id (or give `title`).
+    pub id: Option<Uuid>,
+    /// The entry's title, 1-80 characters, matched as titles are (or give `id`).
+    pub title: Option<Text<1, 80>>,
+    /// With `title`: a project name of the workspace (else 422); its entry before the shared
+    /// one.
+    pub project: Option<Text<1, 200>>,
+}
+
+async fn person_get(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, PersonWikiGetQuery, Nothing>,
+) -> Result<Reply<WikiEntryOut>, ApiError> {
     let q = req.query;
+    let scope = person_scope(&ctx, &m, q.workspace).await?;
+    let query = WikiGetQuery {
+        id: q.id,
+        title: q.title,
+        project: q.project,
+    };
+    get_of(&ctx, scope, query).await
+}
+
+async fn get_of(
+    ctx: &Ctx,
+    scope: WikiScope,
+    q: WikiGetQuery,
+) -> Result<Reply<WikiEntryOut>, ApiError> {
     let entry = match (q.id, q.title) {
         (Some(id), None) => EntryRef::Id(id),
         (None, Some(title)) => EntryRef::Title {
@@ -352,7 +495,7 @@ async fn get(
             );
         }
     };
-    let e = ctx.wiki.repo().get(agent.agent_ref(), &entry).await??;
+    let e = ctx.wiki.repo().get(scope, &entry).await??;
     Ok(Reply::ok(entry_out(e)))
 }
 
@@ -411,11 +554,45 @@ async fn search(
     agent: AgentCaller,
     req: Req<Nothing, WikiSearchQuery, Nothing>,
 ) -> Result<Reply<WikiSearchReply>, ApiError> {
+    search_of(&ctx, agent.agent_ref().into(), req.query).await
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PersonWikiSearchQuery {
+    /// The workspace whose knowledge base is searched.
+    pub workspace: Uuid,
+    /// What to look for, 1-200 characters: Chinese (either script), English or mixed.
+    pub q: Text<1, 200>,
+    /// 1-30, default 8.
+    pub limit: Option<Limit<30>>,
+    /// A project name of the workspace: that project's entries plus the shared ones.
+    pub project: Option<Text<1, 200>>,
+}
+
+async fn person_search(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, PersonWikiSearchQuery, Nothing>,
+) -> Result<Reply<WikiSearchReply>, ApiError> {
     let q = req.query;
+    let scope = person_scope(&ctx, &m, q.workspace).await?;
+    let query = WikiSearchQuery {
+        q: q.q,
+        limit: q.limit,
+        project: q.project,
+    };
+    search_of(&ctx, scope, query).await
+}
+
+async fn search_of(
+    ctx: &Ctx,
+    scope: WikiScope,
+    q: WikiSearchQuery,
+) -> Result<Reply<WikiSearchReply>, ApiError> {
     let hits = ctx
         .wiki
         .search(
-            agent.agent_ref(),
+            scope,
             q.q.as_str(),
             q.project.map(String::from),
             q.limit.map_or(SEARCH_DEFAULT, Int::get),

@@ -4,6 +4,7 @@
 
 pub(crate) mod decisions;
 pub(crate) mod keys;
+pub(crate) mod knowledge;
 pub(crate) mod metrics;
 pub(crate) mod personas;
 pub(crate) mod reports;
