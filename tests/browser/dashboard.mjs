@@ -204,6 +204,13 @@ async function visit(page, url, name) {
   await accessible(page, "entry");
   await photograph(page, "entry");
 
+  // Research: pick a card for an account.
+  await visit(page, "/dashboard/research", "research");
+  const found = page.locator("article", { hasText: "111111" });
+  await found.getByLabel("For the account").selectOption("TW-T001");
+  await submitting(page, () => found.getByRole("button", { name: "Pick" }).click());
+  check((await page.getByRole("status").textContent()).startsWith("Picked"), "a research card becomes a pick");
+
   // The task board: confirm the card, see the agents.
   await visit(page, "/dashboard/tasks", "tasks");
   const card = page.locator("article", { hasText: "Refresh the pinned post" });

@@ -412,3 +412,82 @@ async fn making_a_pick_again_with_its_idempotency_key_answers_the_first_pick() {
     numbers.dedup();
     assert_eq!(numbers.len(), 8, "{numbers:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Personal API: GET /ad-research (list_ad_research)
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_list_their_organizations_research_with_its_cards() {
+    let app = spawn_app().await;
+    app.sql("UPDATE organizations SET monthly_credit_limit = 100 WHERE name = 'Other Agency'")
+        .await;
+    let first = app.finished_research("op1", &["111111", "222404"]).await;
+    let second = app.finished_research("jp1", &["333333"]).await;
+    let others = app.finished_research("other1", &["444444"]).await;
+    let ann = app.personal_key("ann@acme.test");
+    let list = |key: String, query: &'static str| {
+        let app = &app;
+        async move {
+            app.client
+                .get(&format!("{USER}/ad-research{query}"), &key)
+                .await
+        }
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["research"]
+            .as_array()
+            .expect("research")
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let v = ok(&list(ann.clone(), "").await);
+    assert_eq!(
+        ids(&v),
+        [second.clone(), first.clone()],
+        "newest first, the organization's only"
+    );
+    let r = &v["research"][1];
+    assert_eq!(r["workspace"]["name"], "Taiwan");
+    assert_eq!(r["status"], "done");
+    assert_eq!(r["progress"], json!({"done": 2, "total": 2}));
+    let cards = r["result"]["items"].as_array().expect("the cards");
+    assert_eq!(cards.len(), 1, "the item not found has no card: {r}");
+    assert_eq!(r["items"][1]["outcome"], "not_found");
+
+    // One page at a time; one workspace; one status.
+    let v = ok(&list(ann.clone(), "?limit=1").await);
+    assert_eq!(ids(&v), [second.as_str()]);
+    let cursor = v["next_cursor"].as_str().expect("a next page").to_owned();
+    let v = ok(&app
+        .client
+        .get(&format!("{USER}/ad-research?limit=1&cursor={cursor}"), &ann)
+        .await);
+    assert_eq!(ids(&v), [first.as_str()]);
+    assert_eq!(v["next_cursor"], Value::Null);
+    let taiwan = app.workspace_id("Taiwan");
+    let v = ok(&app
+        .client
+        .get(&format!("{USER}/ad-research?workspace={taiwan}"), &ann)
+        .await);
+    assert_eq!(ids(&v), [first.as_str()]);
+    let v = ok(&list(ann.clone(), "?status=quoted").await);
+    assert_eq!(ids(&v), Vec::<String>::new());
+
+    // Another organization's people see theirs; a platform admin every one; clients none.
+    let v = ok(&list(app.personal_key("olga@other.test"), "").await);
+    assert_eq!(ids(&v), [others.as_str()]);
+    let v = ok(&list(app.personal_key("root@example.com"), "").await);
+    assert_eq!(ids(&v).len(), 3);
+    assert_error(
+        &list(app.personal_key("cli@brand.test"), "").await,
+        403,
+        "forbidden",
+    );
+    for bad in ["?limit=0", "?limit=51", "?status=lost", "?workspace=x"] {
+        let res = list(ann.clone(), bad).await;
+        assert_error_in(bad, &res, 400, "invalid_request");
+    }
+    app.stop().await;
+}

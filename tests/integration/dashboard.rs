@@ -166,6 +166,9 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // Research whose card a person picks.
+    app.finished_research("op1", &["111111"]).await;
+
     // A knowledge-base entry in traditional Chinese.
     agent_post(
         app,
@@ -391,6 +394,16 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
         )
         .await,
         "1"
+    );
+    assert_eq!(
+        one(
+            &app,
+            "SELECT count(*)::text AS v FROM ad_picks p JOIN account_slots s ON s.id = p.slot_id \
+             WHERE s.code = 'TW-T001' AND p.card->>'item' = '111111'"
+        )
+        .await,
+        "1",
+        "the card was picked for TW-T001"
     );
     for page in [
         "sign-in",

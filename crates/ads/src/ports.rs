@@ -67,6 +67,8 @@ pub struct Charge {
 #[derive(Debug, Clone)]
 pub struct ResearchRecord {
     pub id: Uuid,
+    /// The workspace of the agent that asked: its id and name.
+    pub workspace: (Uuid, String),
     pub kind: ResearchKind,
     pub lane: Option<String>,
     pub status: ResearchStatus,
@@ -79,6 +81,18 @@ pub struct ResearchRecord {
     pub finished_at: Option<Timestamp>,
     pub items: Vec<ItemState>,
     pub charges: Vec<Charge>,
+}
+
+/// Which research requests a person lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResearchListQuery {
+    /// Only this workspace's.
+    pub workspace: Option<Uuid>,
+    /// Only requests in this status.
+    pub status: Option<ResearchStatus>,
+    /// Newest first: the page starts after this position.
+    pub after: Option<fleetdesk_kernel::Position>,
+    pub limit: i64,
 }
 
 /// A line of the credit ledger.
@@ -160,6 +174,14 @@ pub trait ResearchRepo: Send + Sync {
         agent: AgentRef,
         approval: &'a Approval,
     ) -> BoxFuture<'a, anyhow::Result<Result<ResearchRecord, AdsRefusal>>>;
+
+    /// The organization's requests (`None`: every organization's, for a platform admin) with
+    /// their items and charges, newest first: three statements whatever the page's size.
+    fn list<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        query: &'a ResearchListQuery,
+    ) -> BoxFuture<'a, anyhow::Result<fleetdesk_kernel::Page<ResearchRecord>>>;
 
     /// The request with its items and charges.
     fn get(

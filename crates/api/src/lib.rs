@@ -55,6 +55,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::wiki_sources::register(&mut all);
     ops::community::register(&mut all);
     ops::ads::register(&mut all);
+    ops::ads::register_personal(&mut all);
     ops::ad_picks::register(&mut all);
     ops::ad_changes::register(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()

@@ -97,6 +97,7 @@ const NAV: &[(&str, &str, Who)] = &[
     ("/metrics", "Metrics", Who::Agency),
     ("/personas", "Personas", Who::Agency),
     ("/knowledge", "Knowledge", Who::Agency),
+    ("/research", "Research", Who::Agency),
     ("/reports", "Reports", Who::Everyone),
     ("/keys", "Keys", Who::Admin),
 ];

@@ -60,6 +60,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
             .route("/personas/{id}", web::get().to(pages::personas::persona))
             .route("/knowledge", web::get().to(pages::knowledge::browse))
             .route("/knowledge/entry", web::get().to(pages::knowledge::entry))
+            .route("/research", web::get().to(pages::research::results))
             .route("/keys", web::get().to(pages::keys::list_page))
             .route("/act/{path:.+}", web::post().to(call::act))
             .default_service(web::to(|| async {

@@ -13,7 +13,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::ports::{
     Approval, Charge, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
-    OrganizationCredits, QuotedRequest, ResearchRecord, ResearchRepo,
+    OrganizationCredits, QuotedRequest, ResearchListQuery, ResearchRecord, ResearchRepo,
 };
 use fleetdesk_ads::product::Marketplace;
 use fleetdesk_ads::provider::cached_card;
@@ -21,7 +21,7 @@ use fleetdesk_ads::research::{
     self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
 };
 use fleetdesk_kernel::jobs::{Job, NewJob};
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -38,6 +38,7 @@ statements!(
     QUOTA_USED,
     APPROVE,
     RESEARCH,
+    RESEARCH_PAGE,
     ITEMS,
     CHARGES,
     NEXT_ITEM,
@@ -154,23 +155,42 @@ WHERE id = $1
 "#;
 
 /// A request of the organization (`$2`).
-const RESEARCH: &str = r#"
-SELECT id, kind, lane, status, price, credits_quoted, created_at, expires_at, approved_at,
-       approved_by, finished_at
-FROM ad_research WHERE id = $1 AND organization_id = $2
-"#;
+/// The columns of a request, with its workspace's name.
+macro_rules! research_sql {
+    ($($where:tt)+) => {
+        concat!(
+            "SELECT r.id, r.workspace_id, w.name AS workspace, r.kind, r.lane, r.status, r.price, \
+                    r.credits_quoted, r.created_at, r.expires_at, r.approved_at, r.approved_by, \
+                    r.finished_at \
+             FROM ad_research r JOIN workspaces w ON w.id = r.workspace_id ",
+            $($where)+
+        )
+    };
+}
 
+const RESEARCH: &str = research_sql!("WHERE r.id = $1 AND r.organization_id = $2");
+
+/// A page of requests of an organization (`$1`, every one when null), of one workspace (`$2`)
+/// and status (`$3`), newest first after `($4, $5)`.
+const RESEARCH_PAGE: &str = research_sql!(
+    "WHERE ($1::uuid IS NULL OR r.organization_id = $1) AND ($2::uuid IS NULL OR r.workspace_id = $2) \
+       AND ($3::text IS NULL OR r.status = $3) \
+       AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4, $5)) \
+     ORDER BY r.created_at DESC, r.id DESC LIMIT $6"
+);
+
+/// The items of the requests `$1`, each request's in order.
 const ITEMS: &str = r#"
-SELECT item, searched, cached_at_quote, outcome, card
-FROM ad_research_items WHERE research_id = $1 ORDER BY position
+SELECT research_id, item, searched, cached_at_quote, outcome, card
+FROM ad_research_items WHERE research_id = ANY($1) ORDER BY research_id, position
 "#;
 
-/// A request's ledger lines, as [`LEDGER`] reads them.
+/// The ledger lines of the requests `$1`, as [`LEDGER`] reads them.
 const CHARGES: &str = r#"
 SELECT l.organization_id, l.research_id, i.item, l.credits, l.reason, l.charged_at
 FROM ad_credit_ledger l
 JOIN ad_research_items i ON i.research_id = l.research_id AND i.position = l.position
-WHERE l.research_id = $1 ORDER BY l.position
+WHERE l.research_id = ANY($1) ORDER BY l.research_id, l.position
 "#;
 
 /// The first unsettled item of a request, locked, with what its lookup needs.
@@ -285,6 +305,10 @@ struct UsedRow {
 struct ResearchRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    workspace: String,
     #[diesel(sql_type = Text)]
     kind: String,
     #[diesel(sql_type = Nullable<Text>)]
@@ -309,6 +333,8 @@ struct ResearchRow {
 
 #[derive(QueryableByName)]
 struct ItemRow {
+    #[diesel(sql_type = SqlUuid)]
+    research_id: Uuid,
     #[diesel(sql_type = Text)]
     item: String,
     #[diesel(sql_type = Text)]
@@ -477,46 +503,63 @@ async fn load(
     let Some(row) = row else {
         return Ok(Err(not_found()));
     };
-    let items: Vec<ItemRow> = prepared(diesel::sql_query(ITEMS).bind::<SqlUuid, _>(id))
+    Ok(records(conn, vec![row]).await?.pop().ok_or_else(not_found))
+}
+
+/// The requests of `rows` with their items and charges: two statements whatever their number.
+async fn records(
+    conn: &mut AsyncPgConnection,
+    rows: Vec<ResearchRow>,
+) -> anyhow::Result<Vec<ResearchRecord>> {
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+    let items: Vec<ItemRow> = prepared(diesel::sql_query(ITEMS).bind::<Array<SqlUuid>, _>(&ids))
         .load(conn)
         .await?;
-    let charges: Vec<LedgerRow> = prepared(diesel::sql_query(CHARGES).bind::<SqlUuid, _>(id))
-        .load(conn)
-        .await?;
-    Ok(Ok(ResearchRecord {
-        id: row.id,
-        kind: ResearchKind::parse(&row.kind)
-            .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", row.kind))?,
-        lane: row.lane,
-        status: ResearchStatus::parse(&row.status)
-            .ok_or_else(|| anyhow::anyhow!("stored research status {:?}", row.status))?,
-        price: row.price,
-        credits_quoted: row.credits_quoted,
-        created_at: row.created_at.to_jiff(),
-        expires_at: row.expires_at.to_jiff(),
-        approved_at: row.approved_at.map(|t| t.to_jiff()),
-        approved_by: row.approved_by,
-        finished_at: row.finished_at.map(|t| t.to_jiff()),
-        items: items
-            .into_iter()
-            .map(|i| ItemState {
-                item: i.item,
-                searched: i.searched,
-                cached_at_quote: i.cached_at_quote,
-                outcome: i.outcome,
-                card: i.card,
+    let charges: Vec<LedgerRow> =
+        prepared(diesel::sql_query(CHARGES).bind::<Array<SqlUuid>, _>(&ids))
+            .load(conn)
+            .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(ResearchRecord {
+                id: row.id,
+                workspace: (row.workspace_id, row.workspace),
+                kind: ResearchKind::parse(&row.kind)
+                    .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", row.kind))?,
+                lane: row.lane,
+                status: ResearchStatus::parse(&row.status)
+                    .ok_or_else(|| anyhow::anyhow!("stored research status {:?}", row.status))?,
+                price: row.price,
+                credits_quoted: row.credits_quoted,
+                created_at: row.created_at.to_jiff(),
+                expires_at: row.expires_at.to_jiff(),
+                approved_at: row.approved_at.map(|t| t.to_jiff()),
+                approved_by: row.approved_by,
+                finished_at: row.finished_at.map(|t| t.to_jiff()),
+                items: items
+                    .iter()
+                    .filter(|i| i.research_id == row.id)
+                    .map(|i| ItemState {
+                        item: i.item.clone(),
+                        searched: i.searched.clone(),
+                        cached_at_quote: i.cached_at_quote,
+                        outcome: i.outcome.clone(),
+                        card: i.card.clone(),
+                    })
+                    .collect(),
+                charges: charges
+                    .iter()
+                    .filter(|c| c.research_id == row.id)
+                    .map(|c| Charge {
+                        item: c.item.clone(),
+                        credits: c.credits,
+                        reason: c.reason.clone(),
+                        charged_at: c.charged_at.to_jiff(),
+                    })
+                    .collect(),
             })
-            .collect(),
-        charges: charges
-            .into_iter()
-            .map(|c| Charge {
-                item: c.item,
-                credits: c.credits,
-                reason: c.reason,
-                charged_at: c.charged_at.to_jiff(),
-            })
-            .collect(),
-    }))
+        })
+        .collect()
 }
 
 /// The request a research job works on.
@@ -681,6 +724,31 @@ impl ResearchRepo for PgStore {
         approval: &'a Approval,
     ) -> BoxFuture<'a, anyhow::Result<Result<ResearchRecord, AdsRefusal>>> {
         self.tx(async move |conn| approve_tx(conn, agent, approval).await)
+    }
+
+    fn list<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        query: &'a ResearchListQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<ResearchRecord>>> {
+        self.snapshot(async move |conn| {
+            let rows: Vec<ResearchRow> = prepared(
+                diesel::sql_query(RESEARCH_PAGE)
+                    .bind::<Nullable<SqlUuid>, _>(organization)
+                    .bind::<Nullable<SqlUuid>, _>(query.workspace)
+                    .bind::<Nullable<Text>, _>(query.status.map(|s| s.as_str()))
+                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
+                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
+                    .bind::<BigInt, _>(query.limit + 1),
+            )
+            .load(conn)
+            .await?;
+            let more = rows.len() as i64 > query.limit;
+            let mut rows = rows;
+            rows.truncate(query.limit.max(0) as usize);
+            let items = records(conn, rows).await?;
+            Ok(Page::new(items, more, |r| (r.created_at, r.id)))
+        })
     }
 
     fn get(

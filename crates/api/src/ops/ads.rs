@@ -3,22 +3,23 @@
 //! on their own: a quote is free and queries nothing; the work runs only after a person's
 //! approval, relayed by the agent.
 
+use super::common::CursorInput;
 use super::common::IsoTimeInput;
 use super::community::Filled;
 use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{List, Utc};
+use crate::fields::{Cursor, Limit, List, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_ads::AdsRefusal;
-use fleetdesk_ads::ports::{Approval, NewQuote, ResearchRecord};
+use fleetdesk_ads::ports::{Approval, NewQuote, ResearchListQuery, ResearchRecord};
 use fleetdesk_ads::product::PRODUCT_PATTERN;
 use fleetdesk_ads::research::{
     MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_PRODUCTS, Quote, ResearchKind, ResearchStatus,
 };
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -238,6 +239,8 @@ async fn get(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResearchOut {
     pub id: Uuid,
+    /// The workspace of the agent that asked.
+    pub workspace: ResearchWorkspaceOut,
     pub kind: ResearchKind,
     pub lane: Option<String>,
     pub status: ResearchStatus,
@@ -257,6 +260,12 @@ pub struct ResearchOut {
     pub items: Vec<ItemOut>,
     /// Null until done.
     pub result: Option<ResultOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResearchWorkspaceOut {
+    pub id: Uuid,
+    pub name: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -314,6 +323,10 @@ impl ResearchOut {
         });
         ResearchOut {
             id: r.id,
+            workspace: ResearchWorkspaceOut {
+                id: r.workspace.0,
+                name: r.workspace.1,
+            },
             kind: r.kind,
             lane: r.lane,
             status: r.status,
@@ -355,4 +368,72 @@ impl ResearchOut {
             result,
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/user/v1/ad-research
+
+/// The Personal API's read of research: the organization's requests, for the people who turn
+/// their cards into picks.
+pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec::personal(HttpMethod::Get, "/ad-research", PersonalAccess::Agency)
+            .tool("list_ad_research")
+            .summary("The organization's research requests, newest first, with their cards")
+            .description(concat!(
+                "Agency people and platform admins (clients: 403). The member's organization's \
+                 requests (a platform admin outside any organization: every organization's), \
+                 each as ad_research_get answers it (with its workspace): progress, credits, \
+                 charges, items and, once done, the cards (`result.items`) a pick is made from \
+                 (create_ad_pick). `workspace` (an id) narrows to one workspace (another \
+                 organization's lists nothing); `status` quoted, running or done. Pages with \
+                 limit 1-50 (default 20) and cursor. ",
+                third_party!()
+            )),
+        list_research,
+    ));
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct ResearchListIn {
+    /// Only this workspace's requests.
+    pub workspace: Option<Uuid>,
+    /// quoted, running or done.
+    pub status: Option<ResearchStatus>,
+    /// 1-50, default 20.
+    pub limit: Option<Limit<50>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResearchListOut {
+    /// Newest first.
+    pub research: Vec<ResearchOut>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<Cursor>,
+}
+
+async fn list_research(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, ResearchListIn, Nothing>,
+) -> Result<Reply<ResearchListOut>, ApiError> {
+    let q = req.query;
+    let query = ResearchListQuery {
+        workspace: q.workspace,
+        status: q.status,
+        after: q.cursor.map(|c| c.0),
+        limit: limit_or(q.limit, 20),
+    };
+    let page = ctx.research.list(m.organization_id, &query).await?;
+    let now = Timestamp::now();
+    Ok(Reply::ok(ResearchListOut {
+        research: page
+            .items
+            .into_iter()
+            .map(|r| ResearchOut::new(r, now))
+            .collect(),
+        next_cursor: page.next.map(Cursor),
+    }))
 }

@@ -8,6 +8,7 @@ pub(crate) mod knowledge;
 pub(crate) mod metrics;
 pub(crate) mod personas;
 pub(crate) mod reports;
+pub(crate) mod research;
 pub(crate) mod review;
 pub(crate) mod tasks;
 pub(crate) mod today;
