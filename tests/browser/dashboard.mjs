@@ -180,6 +180,10 @@ async function visit(page, url, name) {
   await submitting(page, () => some.getByRole("button", { name: "Approve the chosen" }).click());
   check((await page.getByRole("status").textContent()).startsWith("The chosen images are approved"), "some images are approved, with a new avatar");
 
+  const pause = page.locator("article", { hasText: "CTR fell to 0.4%" });
+  check(await pause.getByText(/of 50,000 TWD/).count() === 1, "an ad change shows the month's spend against the cap");
+  check(await pause.locator("table tbody tr").count() > 0, "and the ad account's campaigns with their numbers");
+
   const fact = page.locator("article", { hasText: "a grey cat named 默默" });
   await fact.getByText("The persona's facts").click();
   check(await fact.getByRole("cell", { name: "draft" }).count() >= 1, "a fact is decided next to the persona's facts");

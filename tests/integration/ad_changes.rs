@@ -1145,3 +1145,56 @@ mod meta {
         fake.handle.stop(true).await;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Personal API: GET /ads (view_ads)
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_read_a_workspaces_ads_as_its_agents_do() {
+    let app = spawn_app().await;
+    sync(&ad_worker(&app, Timestamp::now())).await;
+    let taiwan = app.workspace_id("Taiwan");
+    let japan = app.workspace_id("Japan");
+    let person = |who: &'static str, query: String| {
+        let app = &app;
+        async move {
+            app.client
+                .get(&format!("{USER}/ads?{query}"), &app.personal_key(who))
+                .await
+        }
+    };
+    let agent = ok(&ads(&app, &app.agent_key("op1"), "?days=7").await);
+    let v = ok(&person("ann@acme.test", format!("workspace={taiwan}&days=7")).await);
+    assert_eq!(v, agent, "the same answer as the workspace's agent gets");
+    assert_eq!(v["campaigns"].as_array().map(Vec::len), Some(2), "{v}");
+    let root = ok(&person("root@example.com", format!("workspace={taiwan}")).await);
+    assert_eq!(root["cap"]["currency"], "TWD");
+
+    // Ads not enabled: 403; another organization's, unknown: 404 naming workspace.
+    assert_error(
+        &person("ann@acme.test", format!("workspace={japan}")).await,
+        403,
+        "forbidden",
+    );
+    for (who, ws) in [
+        ("olga@other.test", taiwan),
+        ("ann@acme.test", uuid::Uuid::new_v4()),
+    ] {
+        let res = person(who, format!("workspace={ws}")).await;
+        assert_eq!(assert_error(&res, 404, "not_found")["field"], "workspace");
+    }
+    assert_error(
+        &person("cli@brand.test", format!("workspace={taiwan}")).await,
+        403,
+        "forbidden",
+    );
+    for bad in [
+        String::new(),
+        format!("workspace={taiwan}&days=0"),
+        format!("workspace={taiwan}&days=91"),
+    ] {
+        let res = person("ann@acme.test", bad.clone()).await;
+        assert_error_in(&bad, &res, 400, "invalid_request");
+    }
+    app.stop().await;
+}

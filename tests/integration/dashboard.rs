@@ -166,6 +166,18 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // Ads synced from the sandbox platform, and a pause to decide with the ad's numbers.
+    let worker = fleetdesk::worker::Worker::new(app.store.clone())
+        .tokens(|name| (name == "ACME_META_TOKEN").then(|| "sandbox-token".to_owned()));
+    worker.schedule_ad_sync().await.expect("enqueue the sync");
+    worker.run_due().await.expect("run the sync");
+    agent_post(
+        app,
+        "/ads/proposals",
+        json!({"kind": "pause", "ad_id": "100111", "reason": "CTR fell to 0.4%"}),
+    )
+    .await;
+
     // Research whose card a person picks.
     app.finished_research("op1", &["111111"]).await;
 

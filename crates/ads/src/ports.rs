@@ -424,13 +424,16 @@ pub struct AdsView {
     pub proposals: Vec<ProposalRecord>,
 }
 
-/// The ads of a workspace in PostgreSQL, for agents. Every method is one transaction (or one
+/// The ads of a workspace in PostgreSQL, for agents and people. Every method is one transaction (or one
 /// snapshot); a workspace without ads enabled is [`AdsRefusal::Forbidden`].
 pub trait AdsRepo: Send + Sync {
-    /// The workspace's synced ad data, campaigns summed over the `days` before `now`.
+    /// The synced ad data of `workspace`, a workspace of `organization` (`None`: any, for a
+    /// platform admin; another organization's, archived or unknown is
+    /// [`AdsRefusal::NotFound`]), campaigns summed over the `days` before `now`.
     fn view(
         &self,
-        agent: AgentRef,
+        organization: Option<Uuid>,
+        workspace: Uuid,
         days: i64,
         now: Timestamp,
     ) -> BoxFuture<'_, anyhow::Result<Result<AdsView, AdsRefusal>>>;

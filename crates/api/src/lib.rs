@@ -58,5 +58,6 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::ads::register_personal(&mut all);
     ops::ad_picks::register(&mut all);
     ops::ad_changes::register(&mut all);
+    ops::ad_changes::register_personal(&mut all);
     all.into_iter().map(std::sync::Arc::from).collect()
 }

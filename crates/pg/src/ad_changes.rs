@@ -79,9 +79,11 @@ WHERE id = $1
 FOR NO KEY UPDATE
 "#;
 
-/// The same, read without a lock (`GET /ads`).
+/// The same, read without a lock (`GET /ads`), of the organization `$2` (any when null) and
+/// not archived.
 const WORKSPACE_READ: &str = r#"
-SELECT ads_enabled, monthly_ad_cap::float8 AS cap, ad_cap_currency FROM workspaces WHERE id = $1
+SELECT ads_enabled, monthly_ad_cap::float8 AS cap, ad_cap_currency FROM workspaces
+WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2) AND archived_at IS NULL
 "#;
 
 const ACCOUNTS: &str = r#"
@@ -672,20 +674,20 @@ fn day_of(t: Timestamp) -> jiff_diesel::Date {
 // Agents: GET /ads, POST /ads/proposals
 
 /// The workspace's switch and cap (locked for a write): 403 when ads are disabled.
-async fn workspace(
-    conn: Tx<'_>,
-    id: Uuid,
-    lock: bool,
-) -> anyhow::Result<Result<WorkspaceRow, AdsRefusal>> {
-    let statement = if lock { WORKSPACE } else { WORKSPACE_READ };
-    let ws: WorkspaceRow = prepared(diesel::sql_query(statement).bind::<SqlUuid, _>(id))
+/// The agent's own workspace, locked, when it has ads enabled.
+async fn workspace(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Result<WorkspaceRow, AdsRefusal>> {
+    let ws: WorkspaceRow = prepared(diesel::sql_query(WORKSPACE).bind::<SqlUuid, _>(id))
         .get_result(conn)
         .await?;
-    Ok(if ws.ads_enabled {
+    Ok(enabled(ws))
+}
+
+fn enabled(ws: WorkspaceRow) -> Result<WorkspaceRow, AdsRefusal> {
+    if ws.ads_enabled {
         Ok(ws)
     } else {
         Err(AdsRefusal::Forbidden(ADS_DISABLED.to_owned()))
-    })
+    }
 }
 
 async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<f64> {
@@ -702,42 +704,55 @@ async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyh
 
 async fn view_tx(
     conn: Tx<'_>,
-    agent: AgentRef,
+    organization: Option<Uuid>,
+    workspace_id: Uuid,
     days: i64,
     now: Timestamp,
 ) -> anyhow::Result<Result<AdsView, AdsRefusal>> {
-    let ws = match workspace(conn, agent.workspace_id, false).await? {
+    let found: Option<WorkspaceRow> = prepared(
+        diesel::sql_query(WORKSPACE_READ)
+            .bind::<SqlUuid, _>(workspace_id)
+            .bind::<Nullable<SqlUuid>, _>(organization),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(found) = found else {
+        return Ok(Err(AdsRefusal::NotFound(
+            "no such workspace in this organization".to_owned(),
+        )));
+    };
+    let ws = match enabled(found) {
         Ok(ws) => ws,
         Err(refusal) => return Ok(Err(refusal)),
     };
     let cap = match (ws.cap, ws.ad_cap_currency) {
         (Some(limit), Some(currency)) => Some(CapView {
-            spent_this_month: spent(conn, agent.workspace_id, month_start(now), &currency).await?,
+            spent_this_month: spent(conn, workspace_id, month_start(now), &currency).await?,
             monthly_limit: limit,
             currency,
         }),
         _ => None,
     };
     let accounts: Vec<AccountRow> =
-        prepared(diesel::sql_query(ACCOUNTS).bind::<SqlUuid, _>(agent.workspace_id))
+        prepared(diesel::sql_query(ACCOUNTS).bind::<SqlUuid, _>(workspace_id))
             .load(conn)
             .await?;
     // `days` days, today (Taipei) included.
     let first_day = now - jiff::SignedDuration::from_hours(24 * (days - 1));
     let campaigns: Vec<CampaignRow> = prepared(
         diesel::sql_query(CAMPAIGNS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(workspace_id)
             .bind::<Date, _>(day_of(first_day)),
     )
     .load(conn)
     .await?;
-    let ads: Vec<AdRow> =
-        prepared(diesel::sql_query(SERVICE_ADS).bind::<SqlUuid, _>(agent.workspace_id))
-            .load(conn)
-            .await?;
+    let ads: Vec<AdRow> = prepared(diesel::sql_query(SERVICE_ADS).bind::<SqlUuid, _>(workspace_id))
+        .load(conn)
+        .await?;
     let proposals: Vec<ProposalRow> = prepared(
         diesel::sql_query(PROPOSALS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(workspace_id)
             .bind::<Timestamptz, _>(Ts::from(now - PROPOSALS_SHOWN)),
     )
     .load(conn)
@@ -907,7 +922,7 @@ async fn propose_tx(
     agent: AgentRef,
     p: &NewProposal,
 ) -> anyhow::Result<Result<ProposalRecord, AdsRefusal>> {
-    if let Err(refusal) = workspace(conn, agent.workspace_id, true).await? {
+    if let Err(refusal) = workspace(conn, agent.workspace_id).await? {
         return Ok(Err(refusal));
     }
     let currency = match check_target(conn, agent.workspace_id, &p.change).await? {
@@ -1023,11 +1038,12 @@ async fn propose_tx(
 impl AdsRepo for PgStore {
     fn view(
         &self,
-        agent: AgentRef,
+        organization: Option<Uuid>,
+        workspace: Uuid,
         days: i64,
         now: Timestamp,
     ) -> BoxFuture<'_, anyhow::Result<Result<AdsView, AdsRefusal>>> {
-        self.snapshot(async move |conn| view_tx(conn, agent, days, now).await)
+        self.snapshot(async move |conn| view_tx(conn, organization, workspace, days, now).await)
     }
 
     fn propose<'a>(

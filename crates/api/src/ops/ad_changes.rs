@@ -16,7 +16,7 @@ use fleetdesk_ads::proposal::{
     AdStatus, BudgetType, COUNTRY_PATTERN, Change, ProposalKind, ProposalStatus, check_amount,
     check_countries, check_days,
 };
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -25,6 +25,28 @@ use uuid::Uuid;
 use validator::Validate;
 
 component_items!(CountryInput);
+
+/// The Personal API's read of a workspace's ads, for the people who approve changes.
+pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
+    all.push(operation(
+        OpSpec::personal(HttpMethod::Get, "/ads", PersonalAccess::Agency)
+            .tool("view_ads")
+            .also_answers(&[404])
+            .summary(
+                "A workspace's ads as last synced: cap, ad accounts, campaigns, ads, proposals",
+            )
+            .description(
+                "Agency people and platform admins (clients: 403). `workspace` (an id, \
+                 required) names a workspace of the member's organization (a platform admin \
+                 outside any organization: any); another organization's, an archived or an \
+                 unknown one is 404 naming workspace; one without ads enabled is 403. Query \
+                 days 1-90 (default 30). Answers as list_ads does for an agent of that \
+                 workspace: `{cap, ad_accounts, campaigns, ads, proposals}`, the numbers a \
+                 person weighs an ad change against.",
+            ),
+        view_ads,
+    ));
+}
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -185,11 +207,53 @@ async fn list_ads(
     agent: AgentCaller,
     req: Req<Nothing, AdsQuery, Nothing>,
 ) -> Result<Reply<AdsOut>, ApiError> {
-    let days = req.query.days.map_or(30, Int::get);
-    let view = ctx
-        .ads
-        .view(agent.agent_ref(), days, Timestamp::now())
-        .await??;
+    let view = ads_of(
+        &ctx,
+        Some(agent.organization_id),
+        agent.workspace_id,
+        req.query.days,
+    )
+    .await??;
+    Ok(Reply::ok(view.into()))
+}
+
+/// A workspace's ads over `days` (default 30) days to now.
+async fn ads_of(
+    ctx: &Ctx,
+    organization: Option<Uuid>,
+    workspace: Uuid,
+    days: Option<Int<1, 90>>,
+) -> anyhow::Result<Result<AdsView, fleetdesk_ads::AdsRefusal>> {
+    let days = days.map_or(30, Int::get);
+    ctx.ads
+        .view(organization, workspace, days, Timestamp::now())
+        .await
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+pub struct PersonAdsQuery {
+    /// The workspace whose ads are read.
+    pub workspace: Uuid,
+    /// Campaigns' numbers summed over this many days, today (Asia/Taipei) included: 1-90,
+    /// default 30.
+    pub days: Option<Int<1, 90>>,
+}
+
+async fn view_ads(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<Nothing, PersonAdsQuery, Nothing>,
+) -> Result<Reply<AdsOut>, ApiError> {
+    let view = ads_of(&ctx, m.organization_id, req.query.workspace, req.query.days)
+        .await?
+        .map_err(|r| {
+            let e = ApiError::from(r);
+            if e.status() == 404 {
+                e.with_field("workspace")
+            } else {
+                e
+            }
+        })?;
     Ok(Reply::ok(view.into()))
 }
 

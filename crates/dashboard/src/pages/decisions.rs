@@ -1,8 +1,9 @@
 //! The decisions inbox (`GET /decisions`): each kind shown as a person decides it, with its
 //! moves (`POST /decisions/{id}/resolve|dismiss|choose`).
 
-use super::{list, plain, query, read_or_answer, s, session_or_answer, words};
+use super::{list, n, plain, query, read_or_answer, s, session_or_answer, words};
 use crate::Dashboard;
+use crate::chart::count;
 use crate::layout::{act, form_fields, local_time, page};
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -30,6 +31,7 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         .unwrap_or_default();
     let decisions = list(&answer, "decisions");
     let facts = persona_facts(&dash, &req, &session, decisions).await;
+    let ads = ad_views(&dash, &req, &session, decisions).await;
     let body = html! {
         form.filters method="get" {
             label { "Status"
@@ -44,7 +46,7 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         }
         @if decisions.is_empty() { p.muted { "No decision waits." } }
         div.cards {
-            @for d in decisions { (decision(&session, d, &back, &facts)) }
+            @for d in decisions { (decision(&session, d, &back, &facts, &ads)) }
         }
         @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
             p { a href={ "?" (serde_urlencoded::to_string([("status", status.as_str()), ("cursor", next)]).unwrap_or_default()) } { "Next page" } }
@@ -53,7 +55,13 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
     page(&req, &dash, &session, "Decisions", "/decisions", body)
 }
 
-fn decision(session: &Session, d: &Value, back: &str, facts: &HashMap<String, Value>) -> Markup {
+fn decision(
+    session: &Session,
+    d: &Value,
+    back: &str,
+    facts: &HashMap<String, Value>,
+    ads: &[Value],
+) -> Markup {
     let id = s(d, "id");
     let kind = s(d, "kind");
     let status = s(d, "status");
@@ -78,6 +86,7 @@ fn decision(session: &Session, d: &Value, back: &str, facts: &HashMap<String, Va
                     (crate::pages::personas::facts(persona))
                 }
             }
+            @if kind == "ad_change" { (ad_numbers(&detail, ads)) }
             @if let Some(result) = d.get("result").and_then(Value::as_str) {
                 p { "The agent reported: " (result) }
             }
@@ -128,6 +137,102 @@ async fn persona_facts(
         .collect()
 }
 
+/// The ads of every workspace (`GET /ads`, at most [`PERSONAS_READ`] workspaces of
+/// `GET /today`, read at once) when the page has an ad change to decide; a workspace without
+/// ads enabled is left out.
+async fn ad_views(
+    dash: &Dashboard,
+    req: &HttpRequest,
+    session: &Session,
+    decisions: &[Value],
+) -> Vec<Value> {
+    if !decisions.iter().any(|d| s(d, "kind") == "ad_change") {
+        return Vec::new();
+    }
+    let Ok(today) = dash
+        .read(req, session, "/today", Map::new(), Map::new())
+        .await
+    else {
+        return Vec::new();
+    };
+    let reads = list(&today, "workspaces")
+        .iter()
+        .take(PERSONAS_READ)
+        .map(|w| {
+            let mut q = Map::new();
+            q.insert("workspace".into(), Value::String(s(w, "id").to_owned()));
+            dash.read(req, session, "/ads", Map::new(), q)
+        });
+    futures_util::future::join_all(reads)
+        .await
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect()
+}
+
+/// What a person weighs an ad change against: the month's spend against the cap, the ad when
+/// the service lists it, and the campaigns of its ad account over the last 30 days.
+fn ad_numbers(detail: &Value, ads: &[Value]) -> Markup {
+    let account = s(detail, "ad_account_id");
+    let ad_id = s(detail, "ad_id");
+    // The workspace whose recent proposals hold this one.
+    let proposal = s(detail, "proposal_id");
+    let view = ads
+        .iter()
+        .find(|v| list(v, "proposals").iter().any(|p| s(p, "id") == proposal));
+    let Some(view) = view else {
+        return html! { p.muted { "The ad's numbers are not synced yet." } };
+    };
+    let ad = list(view, "ads").iter().find(|a| s(a, "id") == ad_id);
+    let account = if account.is_empty() {
+        ad.map(|a| s(a, "ad_account_id")).unwrap_or("")
+    } else {
+        account
+    };
+    // The ad account's campaigns; every campaign of the workspace when the change names none.
+    let campaigns: Vec<&Value> = list(view, "campaigns")
+        .iter()
+        .filter(|c| account.is_empty() || s(c, "ad_account_id") == account)
+        .collect();
+    html! {
+        @if let Some(cap) = view.get("cap").filter(|c| !c.is_null()) {
+            p.meta {
+                span { "This month: " strong { (count(n(cap, "spent_this_month"))) " of " (count(n(cap, "monthly_limit"))) " " (s(cap, "currency")) } " spent" }
+            }
+        }
+        @if let Some(ad) = ad {
+            p.meta { span { "The ad: " (s(ad, "status")) } span { "budget " (plain(ad.pointer("/budget/amount").unwrap_or(&Value::Null))) " (" (plain(ad.pointer("/budget/type").unwrap_or(&Value::Null))) ")" } }
+        }
+        @if !campaigns.is_empty() {
+            div.scroll tabindex="0" {
+                table {
+                    caption.muted { "The campaigns, last 30 days" }
+                    thead { tr { th { "Campaign" } th { "Status" } th.num { "Spend" } th.num { "Impressions" } th.num { "Clicks" } th.num { "CTR %" } th.num { "CPC" } } }
+                    tbody {
+                        @for c in campaigns {
+                            tr {
+                                td lang="und" { (s(c, "name")) }
+                                td { (s(c, "status")) }
+                                td.num { (count(n(c, "spend"))) }
+                                td.num { (count(n(c, "impressions"))) }
+                                td.num { (count(n(c, "clicks"))) }
+                                td.num { (two_places(c.get("ctr"))) }
+                                td.num { (two_places(c.get("cpc"))) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A ratio with two decimals ("—" when there is none).
+fn two_places(v: Option<&Value>) -> String {
+    v.and_then(Value::as_f64)
+        .map_or_else(|| "—".to_owned(), |x| format!("{x:.2}"))
+}
+
 /// What the decision is about, as its kind shows it.
 fn details(kind: &str, detail: &Value) -> Markup {
     if kind == "persona_images" {
@@ -139,7 +244,7 @@ fn details(kind: &str, detail: &Value) -> Markup {
     html! {
         dl.facts {
             @for (key, value) in fields {
-                @if !value.is_null() && !key.ends_with("_id") && key != "images_expire_in_seconds" {
+                @if !value.is_null() && value.as_array().is_none_or(|a| !a.is_empty()) && !key.ends_with("_id") && key != "images_expire_in_seconds" {
                     dt { (words(key)) }
                     dd lang="und" { (plain(value)) }
                 }

@@ -19,7 +19,7 @@ pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> H
     let answer = read_or_answer!(dash, &req, &session, "/admin/keys", Map::new(), q);
     let back = format!("{}/keys", crate::PREFIX);
     let body = html! {
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Owner" } th { "Kind" } th { "Lookup id" } th { "Created" } th { "Last used" } th { "State" } } }
                 tbody {

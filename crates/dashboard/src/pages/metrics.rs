@@ -60,7 +60,7 @@ pub(crate) fn figure(title: &str, days: &[String], series: &[Series]) -> Markup 
             }
             details {
                 summary { "The numbers" }
-                div.scroll {
+                div.scroll tabindex="0" {
                     table {
                         thead { tr { th { "Day" } @for s in series { th.num { (s.label) } } } }
                         tbody {

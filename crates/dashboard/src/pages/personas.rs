@@ -16,7 +16,7 @@ pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> H
     let personas = list(&answer, "personas");
     let body = html! {
         @if personas.is_empty() { p.muted { "No persona yet." } }
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Persona" } th { "Workspace" } th { "Project" } th { "Agent" } th { "Accounts" } th { "Status" } } }
                 tbody {
@@ -119,7 +119,7 @@ pub(crate) fn facts(v: &Value) -> Markup {
     html! {
         @if facts.is_empty() { p.muted { "No fact yet." } }
         @else {
-            div.scroll {
+            div.scroll tabindex="0" {
                 table {
                     thead { tr { th { "Category" } th { "Label" } th { "Value" } th { "Status" } } }
                     tbody {

@@ -32,7 +32,7 @@ pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> H
     let reports = list(&answer, "reports");
     let body = html! {
         @if reports.is_empty() { p.muted { "No report yet." } }
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Report" } th { "Workspace" } th { "Period" } th { "Issued" } } }
                 tbody {
@@ -131,7 +131,7 @@ pub(crate) async fn report(
             }
         }
         h2 { "Accounts" }
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Account" } @for (_, label) in COUNTERS { th.num { (label) } } } }
                 tbody {
@@ -145,7 +145,7 @@ pub(crate) async fn report(
             }
         }
         h2 { "Top posts by views" }
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Post" } th { "Account" } th.num { "Views" } th.num { "Likes" } } }
                 tbody {

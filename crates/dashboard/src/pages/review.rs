@@ -72,7 +72,7 @@ pub(crate) async fn post(
         h2 { "Review record" }
         @let record = list(&answer, "record");
         @if record.is_empty() { p.muted { "Nothing recorded yet." } }
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "When" } th { "What" } th { "Who" } th { "Comment or reason" } } }
                 tbody {

@@ -99,7 +99,7 @@ fn task(session: &Session, card: &Value, back: &str) -> Markup {
 /// cron jobs.
 fn agents(today: &Value) -> Markup {
     html! {
-        div.scroll {
+        div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Workspace" } th { "Agent" } th { "Last heartbeat" } th { "Cron jobs" } th { "Failed" } th { "Missed" } } }
                 tbody {

@@ -31,7 +31,7 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                 }
                 @let accounts = list(coverage, "accounts");
                 @if !accounts.is_empty() {
-                    div.scroll {
+                    div.scroll tabindex="0" {
                         table {
                             caption.muted { "Coverage of each account on its market's day" }
                             thead { tr {
@@ -67,7 +67,7 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         @let credits = list(&day, "credits");
         @if !credits.is_empty() {
             h2 { "Research credits this month" }
-            div.scroll {
+            div.scroll tabindex="0" {
                 table {
                     thead { tr { th { "Organization" } th.num { "Charged" } th.num { "Monthly limit" } th { "State" } } }
                     tbody {
