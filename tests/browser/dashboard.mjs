@@ -114,6 +114,8 @@ async function visit(page, url, name) {
   await signIn(page, plan.keys.agency, "/dashboard/today");
   await visit(page, "/dashboard/today", "today");
   check(await page.getByRole("cell", { name: /TW-T001/ }).count() > 0, "today shows TW-T001's coverage");
+  const row = page.locator("tr", { hasText: "TW-T001" });
+  check((await row.locator("td").last().textContent()) === "1", "and its inventory: the post it keeps in stock");
 
   // The review queue: both posts with their media.
   const ranges = [];

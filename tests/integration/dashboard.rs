@@ -166,6 +166,10 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // A post kept in TW-T001's inventory.
+    let stock = draft(app, "For a quiet day.", "stock", &[]).await;
+    agent_post(app, &format!("/posts/{stock}/stock"), json!({"reason": "evergreen"})).await;
+
     // Ads synced from the sandbox platform, and a pause to decide with the ad's numbers.
     let worker = fleetdesk::worker::Worker::new(app.store.clone())
         .tokens(|name| (name == "ACME_META_TOKEN").then(|| "sandbox-token".to_owned()));

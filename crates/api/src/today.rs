@@ -192,6 +192,8 @@ pub struct Coverage {
     pub covered: i64,
     pub missing_accounts: i64,
     pub missing_posts: i64,
+    /// Stocked posts waiting in the inventory of every account of the workspace.
+    pub inventory: i64,
     /// Every active account.
     pub accounts: Vec<AccountCoverage>,
 }
@@ -208,6 +210,8 @@ pub struct AccountCoverage {
     pub scheduled: i64,
     /// Target minus published and scheduled, never below 0.
     pub missing: i64,
+    /// Stocked posts waiting in the account's inventory.
+    pub inventory: i64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -383,7 +387,7 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
                 persona: a.persona,
                 state,
                 daily_target: a.daily_target,
-                inventory: 0,
+                inventory: a.inventory,
             });
     }
     let mut agents: HashMap<Uuid, Vec<TodayAgent>> = HashMap::new();
@@ -466,6 +470,7 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
                             .get(&(a.code.as_str(), a.platform))
                             .copied()
                             .unwrap_or(0),
+                        inventory: a.inventory,
                     }
                 })
                 .collect();
@@ -483,6 +488,7 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
                     covered: work.covered,
                     missing_accounts: work.missing_accounts,
                     missing_posts: work.missing_posts,
+                    inventory: work.inventory,
                     accounts: coverage_accounts,
                 },
                 review_queue: ReviewQueue {
@@ -622,6 +628,7 @@ mod tests {
             daily_target: 2,
             published,
             scheduled: 0,
+            inventory: 1,
         };
         let job = |id: &str, schedule: &str, latest: Option<(&str, Timestamp)>| DayJob {
             agent_id: agent,
@@ -670,7 +677,12 @@ mod tests {
         let w = &day.workspaces[0];
         assert_eq!(w.coverage.accounts.len(), 1);
         assert_eq!(w.coverage.accounts[0].missing, 1);
+        assert_eq!(w.coverage.accounts[0].inventory, 1);
         assert_eq!((w.coverage.expected, w.coverage.covered), (2, 1));
+        assert_eq!(
+            w.coverage.inventory, 2,
+            "every account's stock, the banned one's too"
+        );
         assert_eq!(w.review_queue.total, 3);
         assert_eq!(w.decisions.total, 3);
         assert!(!w.agents[0].silent);

@@ -111,6 +111,8 @@ pub struct DayAccount {
     pub daily_target: i32,
     pub published: i64,
     pub scheduled: i64,
+    /// Stocked posts waiting in the account's inventory.
+    pub inventory: i64,
 }
 
 /// An agent and its last heartbeat.

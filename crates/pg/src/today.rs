@@ -52,9 +52,9 @@ WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
 ORDER BY o.name, o.id, w.name, w.id
 "#;
 
-/// Every account slot of those workspaces with its live state and what is reported published
+/// Every account slot of those workspaces with its live state, what is reported published
 /// or scheduled on its market's date (`$2`, `$3`), each read in the account's zone (the rule
-/// of the agent's day, `fleetdesk_pg::accounts::DAY_COUNTS`).
+/// of the agent's day, `fleetdesk_pg::accounts::DAY_COUNTS`), and its stocked posts (`$7`).
 const DAY_ACCOUNTS: &str = r#"
 SELECT s.workspace_id, s.id AS slot_id, s.code, s.platform, s.market, pe.name AS persona,
        g.state, s.daily_target,
@@ -63,7 +63,8 @@ SELECT s.workspace_id, s.id AS slot_id, s.code, s.platform, s.market, pe.name AS
            AND p.published_at >= d.lo AND p.published_at < d.hi) AS published,
        (SELECT count(*) FROM posts p
          WHERE p.slot_id = s.id AND p.status = ANY($5)
-           AND p.scheduled_for >= d.lo AND p.scheduled_for < d.hi) AS scheduled
+           AND p.scheduled_for >= d.lo AND p.scheduled_for < d.hi) AS scheduled,
+       (SELECT count(*) FROM posts p WHERE p.slot_id = s.id AND p.status = $7) AS inventory
 FROM account_slots s
 JOIN workspaces w ON w.id = s.workspace_id
 JOIN personas pe ON pe.id = s.persona_id
@@ -157,6 +158,8 @@ struct AccountRow {
     published: i64,
     #[diesel(sql_type = BigInt)]
     scheduled: i64,
+    #[diesel(sql_type = BigInt)]
+    inventory: i64,
 }
 
 #[derive(QueryableByName)]
@@ -263,7 +266,8 @@ async fn day_rows(
             .bind::<Array<Text>, _>(dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>())
             .bind::<Array<Text>, _>(published)
             .bind::<Array<Text>, _>(scheduled)
-            .bind::<Text, _>(PersonaStatus::Retired.as_str()),
+            .bind::<Text, _>(PersonaStatus::Retired.as_str())
+            .bind::<Text, _>(PostStatus::Stocked.as_str()),
     )
     .load(conn)
     .await?;
@@ -309,6 +313,7 @@ async fn day_rows(
                 daily_target: a.daily_target,
                 published: a.published,
                 scheduled: a.scheduled,
+                inventory: a.inventory,
             })
             .collect(),
         agents: agents

@@ -1,5 +1,6 @@
 //! Today (`GET /today`): per workspace, the coverage of each account (target, published,
-//! scheduled, missing), what waits for people, and the month's research credits.
+//! scheduled, missing) and its inventory, what waits for people, and the month's research
+//! credits.
 
 use super::{list, n, read_or_answer, s, session_or_answer, words};
 use crate::Dashboard;
@@ -25,6 +26,7 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                 p.meta {
                     span { strong { (count(n(coverage, "covered"))) " of " (count(n(coverage, "expected"))) } " posts covered today" }
                     span { (count(n(coverage, "missing_posts"))) " missing on " (count(n(coverage, "missing_accounts"))) " accounts" }
+                    span { (count(n(coverage, "inventory"))) " in inventory" }
                     span { a href=(review) { (count(ws.pointer("/review_queue/total").and_then(Value::as_f64).unwrap_or(0.0))) " in review" } }
                     span { a href=(decisions) { (count(ws.pointer("/decisions/total").and_then(Value::as_f64).unwrap_or(0.0))) " decisions open" } }
                     span { a href=(tasks) { (count(ws.pointer("/cards/pending_confirmation").and_then(Value::as_f64).unwrap_or(0.0))) " cards to confirm" } }
@@ -36,7 +38,7 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                             caption.muted { "Coverage of each account on its market's day" }
                             thead { tr {
                                 th { "Account" } th { "Persona" } th { "Day" }
-                                th.num { "Target" } th.num { "Published" } th.num { "Scheduled" } th.num { "Missing" }
+                                th.num { "Target" } th.num { "Published" } th.num { "Scheduled" } th.num { "Missing" } th.num { "Inventory" }
                             } }
                             tbody {
                                 @for a in accounts {
@@ -50,6 +52,7 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                                         td.num {
                                             @if n(a, "missing") > 0.0 { span.tag.bad { (count(n(a, "missing"))) } } @else { "0" }
                                         }
+                                        td.num { (count(n(a, "inventory"))) }
                                     }
                                 }
                             }
