@@ -160,6 +160,15 @@ async function visit(page, url, name) {
     check(res.status() === 403, `a post ${form._csrf ? "with another token" : "without a CSRF token"} is refused (${res.status()})`);
   }
 
+  // s sends the selected post back: the comment field, then Enter.
+  await page.goto(`${base}/dashboard/review`);
+  await page.keyboard.press("j");
+  check(await videoCard.evaluate((el) => el.classList.contains("current")), "j selects the video post, now first");
+  await page.keyboard.press("s");
+  await page.keyboard.type("Show the mask on the face first.");
+  await submitting(page, () => page.keyboard.press("Enter"));
+  check(await page.getByRole("status").textContent() === "Sent back.", "s and a comment send it back");
+
   // One post with its record.
   await visit(page, `/dashboard/posts/${plan.video_post}`, "post");
   check(await page.locator("table tbody tr").count() > 0, "the post's review record lists its entries");
@@ -185,6 +194,11 @@ async function visit(page, url, name) {
   const pause = page.locator("article", { hasText: "CTR fell to 0.4%" });
   check(await pause.getByText(/of 50,000 TWD/).count() === 1, "an ad change shows the month's spend against the cap");
   check(await pause.locator("table tbody tr").count() > 0, "and the ad account's campaigns with their numbers");
+
+  const nora = page.locator("article", { hasText: "Night-shift nurse who loves 保養." });
+  check(await nora.getByText("calm, dry humour").count() === 1, "a new persona is shown with its fields");
+  await submitting(page, () => nora.getByRole("button", { name: "Resolve" }).click());
+  check(await page.getByRole("status").textContent() === "Resolved.", "and confirmed");
 
   const fact = page.locator("article", { hasText: "a grey cat named 默默" });
   await fact.getByText("The persona's facts").click();
@@ -279,6 +293,11 @@ async function visit(page, url, name) {
   const html = await page.content();
   check(!Object.values(plan.keys).some((k) => html.includes(k)), "no key's value is on the page");
   check(await page.getByRole("button", { name: /^Revoke the key/ }).count() > 0, "every live key can be revoked");
+  page.once("dialog", (d) => d.accept());
+  const cid = page.locator("tr", { hasText: "Cid" });
+  await submitting(page, () => cid.getByRole("button", { name: /^Revoke/ }).click());
+  check(await page.getByRole("status").textContent() === "Revoked.", "the admin revokes a key after confirming");
+  check(await page.locator("tr", { hasText: "Cid" }).getByText(/^revoked/).count() === 1, "the key shows as revoked");
   await context.close();
 }
 

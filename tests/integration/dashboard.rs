@@ -166,9 +166,23 @@ async fn seed(app: &TestApp) -> Seeded {
     )
     .await;
 
+    // A new persona to confirm on its fields.
+    agent_post(
+        app,
+        "/personas",
+        json!({"name": "Nora", "project": "beauty", "bio": "Night-shift nurse who loves 保養.",
+               "voice": "calm, dry humour"}),
+    )
+    .await;
+
     // A post kept in TW-T001's inventory.
     let stock = draft(app, "For a quiet day.", "stock", &[]).await;
-    agent_post(app, &format!("/posts/{stock}/stock"), json!({"reason": "evergreen"})).await;
+    agent_post(
+        app,
+        &format!("/posts/{stock}/stock"),
+        json!({"reason": "evergreen"}),
+    )
+    .await;
 
     // Ads synced from the sandbox platform, and a pause to decide with the ad's numbers.
     let worker = fleetdesk::worker::Worker::new(app.store.clone())
@@ -334,8 +348,35 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
     assert_eq!(one(&app, &status(&seeded.image_post)).await, "approved");
     assert_eq!(
         one(&app, &status(&seeded.video_post)).await,
-        "internal_review",
-        "the forged posts moved nothing"
+        "sent_back",
+        "sent back with the keyboard"
+    );
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT string_agg(action || ':' || coalesce(reason, ''), ',' ORDER BY id) AS v \
+                 FROM review_events WHERE post_id = '{}' AND actor_kind = 'member'",
+                seeded.video_post
+            )
+        )
+        .await,
+        "sent_back:Show the mask on the face first.",
+        "the forged posts moved nothing; the one real move is recorded with its comment"
+    );
+    assert_eq!(
+        one(&app, "SELECT status AS v FROM personas WHERE name = 'Nora'").await,
+        "confirmed"
+    );
+    assert_eq!(
+        one(
+            &app,
+            "SELECT (k.revoked_at IS NOT NULL)::text AS v FROM api_keys k \
+             JOIN people p ON p.id = k.person_id WHERE p.email = 'cid@brand.test'"
+        )
+        .await,
+        "true",
+        "the admin revoked Cid's key"
     );
     assert_eq!(
         one(&app, &status(&seeded.client_post)).await,

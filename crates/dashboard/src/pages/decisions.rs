@@ -80,10 +80,14 @@ fn decision(
             }
             @if let Some(q) = d.get("question").and_then(Value::as_str) { p { strong { (q) } } }
             (details(kind, &detail))
-            @if let Some(persona) = d.pointer("/persona/id").and_then(Value::as_str).and_then(|p| facts.get(p)).filter(|_| ABOUT_FACTS.contains(&kind)) {
-                details open[kind == "contradiction"] {
-                    summary { "The persona's facts" }
-                    (crate::pages::personas::facts(persona))
+            @if let Some(persona) = d.pointer("/persona/id").and_then(Value::as_str).and_then(|p| facts.get(p)) {
+                @if ABOUT_FACTS.contains(&kind) {
+                    details open[kind == "contradiction"] {
+                        summary { "The persona's facts" }
+                        (crate::pages::personas::facts(persona))
+                    }
+                } @else if kind == "persona_new" {
+                    (crate::pages::personas::fields(persona))
                 }
             }
             @if kind == "ad_change" { (ad_numbers(&detail, ads)) }
@@ -104,12 +108,15 @@ fn decision(
 /// The kinds a person decides next to the persona's facts.
 const ABOUT_FACTS: &[&str] = &["fact_proposal", "contradiction"];
 
+/// The kinds that read the persona they are about: its facts, or a new persona's fields.
+const ABOUT_PERSONA: &[&str] = &["fact_proposal", "contradiction", "persona_new"];
+
 /// At most this many personas' facts are read for one page.
 const PERSONAS_READ: usize = 10;
 
-/// The facts of the personas the page's fact and contradiction decisions are about, read at
+/// The personas the page's fact, contradiction and new-persona decisions are about, read at
 /// once (`GET /personas/{id}` each), by persona id. A persona the read cannot reach is left
-/// out: its decisions show without facts.
+/// out: its decisions show without it.
 async fn persona_facts(
     dash: &Dashboard,
     req: &HttpRequest,
@@ -118,7 +125,7 @@ async fn persona_facts(
 ) -> HashMap<String, Value> {
     let mut ids: Vec<String> = decisions
         .iter()
-        .filter(|d| ABOUT_FACTS.contains(&s(d, "kind")))
+        .filter(|d| ABOUT_PERSONA.contains(&s(d, "kind")))
         .filter_map(|d| d.pointer("/persona/id").and_then(Value::as_str))
         .map(str::to_owned)
         .collect();

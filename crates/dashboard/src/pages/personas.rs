@@ -76,13 +76,7 @@ pub(crate) async fn persona(
             span { (s(&p, "status")) }
         }
         p { (accounts(&p)) }
-        dl.facts {
-            @for key in ["bio", "voice", "track", "background"] {
-                @if let Some(text) = v.get(key).and_then(Value::as_str) {
-                    dt { (key) } dd lang="und" { (text) }
-                }
-            }
-        }
+        (fields(&v))
         h2 { "Facts" }
         (facts(&v))
         h2 { "Speech rules" }
@@ -111,6 +105,25 @@ pub(crate) async fn persona(
         }
     };
     page(&req, &dash, &session, s(&p, "name"), "/personas", body)
+}
+
+/// A persona's own fields (bio, voice, track, background), as a new persona is confirmed on
+/// them.
+pub(crate) fn fields(v: &Value) -> Markup {
+    html! {
+        dl.facts {
+            dt { "project" } dd { (v.pointer("/persona/project").and_then(Value::as_str).unwrap_or("")) }
+            @for key in ["bio", "voice", "track", "background"] {
+                dt { (key) }
+                dd lang="und" {
+                    @match v.get(key).and_then(Value::as_str) {
+                        Some(text) => (text),
+                        None => span.muted { "none yet" },
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A persona's facts: decided ones, then the drafts waiting for a person.
