@@ -237,6 +237,11 @@ async function visit(page, url, name) {
   check(await card.getByText("Pinned the serum post.").count() === 1, "the card shows the agent's result");
   await submitting(page, () => card.getByRole("button", { name: "Confirm" }).click());
   check(await page.getByRole("status").textContent() === "Confirmed.", "the card is confirmed");
+  const done = page.locator("section", { has: page.locator("#col-done") }).locator("article", { hasText: "Refresh the pinned post" });
+  await done.getByText("Reopen", { exact: true }).first().click();
+  await done.getByLabel("What still needs doing").fill("The pin moved back; pin it again.");
+  await submitting(page, () => done.getByRole("button", { name: "Reopen" }).click());
+  check(await page.getByRole("status").textContent() === "Reopened.", "a done card is reopened with what still needs doing");
   check(await page.getByRole("cell", { name: "op1" }).count() >= 1, "the agents' heartbeats and cron health are listed");
 
   // Metrics and a report, as charts.

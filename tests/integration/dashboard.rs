@@ -425,7 +425,8 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
             )
         )
         .await,
-        "done"
+        "in_progress",
+        "confirmed, then reopened"
     );
     assert_eq!(
         one(

@@ -79,7 +79,7 @@ fn task(session: &Session, card: &Value, back: &str) -> Markup {
                     button.primary type="submit" { "Confirm" }
                 }
             }
-            @if matches!(status, "pending_confirmation" | "done" | "failed") {
+            @if matches!(status, "pending_confirmation" | "done") {
                 details {
                     summary { "Reopen" }
                     form.actions method="post" action=(act(&format!("/tasks/{id}/reopen"))) {
