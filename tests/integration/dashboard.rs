@@ -636,6 +636,11 @@ async fn a_session_is_an_httponly_strict_cookie_whose_forms_need_its_csrf_token(
     // The same form sent twice acts once: its Idempotency-Key replays.
     let again = form_post(&app, &cookie, &act, &form, Some(&own)).await;
     assert_eq!(again.status, 303);
+    let replayed = again.header("set-cookie").expect("the flash").to_owned();
+    assert!(
+        replayed.starts_with("fleetdesk_flash=ok=Approved.;"),
+        "the first answer, replayed (a second approval would be refused): {replayed}"
+    );
     assert_eq!(
         app.count(&format!(
             "SELECT count(*) AS n FROM review_events WHERE post_id = '{post}' AND action = 'approved'"
@@ -691,6 +696,48 @@ async fn a_session_is_an_httponly_strict_cookie_whose_forms_need_its_csrf_token(
         res.header("set-cookie")
             .is_some_and(|c| c.contains("Max-Age=0"))
     );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signing_in_again_ends_the_session_before_and_a_key_keeps_twenty() {
+    let app = spawn_app().await;
+    let first = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);
+    assert_eq!(page(&app, &first, "/dashboard/review").await.status, 200);
+    // The same browser signs in again (as after a link from another site): the old token ends.
+    let again = app
+        .client
+        .send(
+            Request::new("POST", "/dashboard/sign-in")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Cookie", &first)
+                .raw(format!("key={}", app.personal_key(ANN)).into_bytes()),
+        )
+        .await;
+    assert_eq!(again.status, 303);
+    let second = session_cookie(&again);
+    assert_ne!(second, first);
+    assert_eq!(page(&app, &first, "/dashboard/review").await.status, 303);
+    assert_eq!(page(&app, &second, "/dashboard/review").await.status, 200);
+    // Other browsers signing in: at most 20 live sessions for one key, the oldest ending.
+    for _ in 0..25 {
+        assert_eq!(sign_in(&app, &app.personal_key(ANN)).await.status, 303);
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM dashboard_sessions")
+            .await,
+        20
+    );
+    assert_eq!(
+        page(&app, &second, "/dashboard/review").await.status,
+        303,
+        "the oldest ended"
+    );
+    // An unknown page of the dashboard is a page, with the dashboard's headers.
+    let res = page(&app, "", "/dashboard/nowhere").await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.header("cache-control"), Some("no-store"));
+    assert!(res.header("content-security-policy").is_some());
     app.stop().await;
 }
 

@@ -30,7 +30,7 @@ fn etag(text: &str) -> String {
 
 pub(crate) async fn serve(req: HttpRequest, name: web::Path<String>) -> HttpResponse {
     let Some((_, kind, text)) = FILES.iter().find(|(n, _, _)| *n == name.as_str()) else {
-        return HttpResponse::NotFound().finish();
+        return crate::layout::secured(HttpResponse::NotFound()).finish();
     };
     let tag = etag(text);
     let fresh = req

@@ -40,13 +40,14 @@ impl PersonalOps {
     }
 
     /// The POST operation whose template matches `path` (`/posts/<id>/transition`), with its
-    /// path parameters.
+    /// path parameters; of several, the one with the most fixed segments (`/posts/bulk` before
+    /// `/posts/{id}`), as the REST routes order them.
     fn post_matching(&self, path: &str) -> Option<Matched<'_>> {
         let asked: Vec<&str> = path.split('/').collect();
         self.by_route
             .iter()
             .filter(|((method, _), _)| *method == HttpMethod::Post)
-            .find_map(|((_, template), op)| {
+            .filter_map(|((_, template), op)| {
                 let parts: Vec<&str> = template.split('/').collect();
                 if parts.len() != asked.len() {
                     return None;
@@ -62,8 +63,10 @@ impl PersonalOps {
                         None => return None,
                     }
                 }
-                Some((op, params))
+                Some((parts.len() - params.len(), (op, params)))
             })
+            .max_by_key(|(fixed, _)| *fixed)
+            .map(|(_, matched)| matched)
     }
 }
 
@@ -221,6 +224,10 @@ pub(crate) async fn act(
         Err(e) if e.code == ErrorCode::Unauthorized => {
             return see_other(&format!("{}/sign-in", crate::PREFIX));
         }
+        // The same form sent again while the first is still running: the first one acts.
+        Err(e) if e.code == ErrorCode::IdempotencyInProgress => Flash::ok(
+            "This form is already being sent; reload the page in a moment to see what it did.",
+        ),
         Err(e) if e.status() >= 500 => return layout::error_page(&e),
         Err(e) => Flash::error(e.message),
     };
@@ -232,6 +239,33 @@ pub(crate) async fn act(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_personal_post_is_reached_by_its_own_path_and_no_other() {
+        let ops = PersonalOps::new(&fleetdesk_api::catalogue());
+        let posts: Vec<&'static str> = ops
+            .by_route
+            .keys()
+            .filter(|(m, _)| *m == HttpMethod::Post)
+            .map(|(_, p)| *p)
+            .collect();
+        assert!(posts.len() >= 10, "{posts:?}");
+        for template in posts {
+            let path: String = template
+                .split('/')
+                .map(|seg| if seg.starts_with('{') { "x1" } else { seg })
+                .collect::<Vec<_>>()
+                .join("/");
+            let (op, params) = ops.post_matching(&path).expect(template);
+            assert_eq!(op.spec().path, template, "{path}");
+            assert!(params.values().all(|v| v == "x1"), "{params:?}");
+        }
+        assert!(ops.post_matching("/nowhere").is_none());
+        assert!(
+            ops.post_matching("/posts//transition").is_none(),
+            "an empty segment names nothing"
+        );
+    }
 
     fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs

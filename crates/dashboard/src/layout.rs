@@ -15,7 +15,7 @@ const FLASH: &str = "fleetdesk_flash";
 
 /// Every dashboard answer is private and not to be framed or sniffed; pages load only their own
 /// stylesheet, script and the service's media.
-fn secured(mut res: HttpResponseBuilder) -> HttpResponseBuilder {
+pub(crate) fn secured(mut res: HttpResponseBuilder) -> HttpResponseBuilder {
     res.insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::X_FRAME_OPTIONS, "DENY"))
@@ -28,7 +28,7 @@ fn secured(mut res: HttpResponseBuilder) -> HttpResponseBuilder {
     res
 }
 
-fn html_response(status: u16, markup: Markup) -> HttpResponse {
+pub(crate) fn html_response(status: u16, markup: Markup) -> HttpResponse {
     let status = actix_web::http::StatusCode::from_u16(status)
         .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     secured(HttpResponse::build(status))
@@ -64,11 +64,10 @@ impl Flash {
         }
     }
 
-    /// Stores the flash in its cookie on `res` (at most 600 characters of the message).
+    /// Stores the flash in its cookie on `res`: the message cut so the cookie stays under
+    /// [`FLASH_BYTES`] once encoded (a Chinese character takes 9), ending with … when cut.
     pub fn set(&self, req: &HttpRequest, dash: &Dashboard, res: &mut HttpResponse) {
-        let message: String = self.message.chars().take(600).collect();
-        let value = serde_urlencoded::to_string([(if self.ok { "ok" } else { "error" }, message)])
-            .unwrap_or_default();
+        let value = encoded_flash(self.ok, &self.message);
         let cookie = set_cookie(req, dash, FLASH, &value, 60);
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             res.headers_mut().append(header::SET_COOKIE, v);
@@ -85,6 +84,25 @@ impl Flash {
             ok: kind == "ok",
             message,
         })
+    }
+}
+
+/// The most bytes a flash's encoded value takes, well under the 4 KB a browser keeps.
+const FLASH_BYTES: usize = 3000;
+
+fn encoded_flash(ok: bool, message: &str) -> String {
+    let kind = if ok { "ok" } else { "error" };
+    let mut chars: Vec<char> = message.chars().collect();
+    let mut cut = false;
+    loop {
+        let text: String = chars.iter().collect::<String>() + if cut { "…" } else { "" };
+        let value = serde_urlencoded::to_string([(kind, text)]).unwrap_or_default();
+        if value.len() <= FLASH_BYTES || chars.is_empty() {
+            return value;
+        }
+        let keep = chars.len() * FLASH_BYTES / value.len();
+        chars.truncate(keep.min(chars.len() - 1));
+        cut = true;
     }
 }
 
@@ -328,6 +346,16 @@ pub(crate) fn trusted(svg: String) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_flash_is_cut_to_fit_a_cookie() {
+        let short = encoded_flash(true, "Approved.");
+        assert_eq!(short, "ok=Approved.");
+        let long = encoded_flash(false, &"貓".repeat(600));
+        assert!(long.len() <= FLASH_BYTES, "{}", long.len());
+        assert!(long.starts_with("error=%E8%B2%93"));
+        assert!(long.ends_with("%E2%80%A6"), "ends with …");
+    }
 
     #[test]
     fn times_read_in_the_zone_asked() {

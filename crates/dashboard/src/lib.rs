@@ -19,7 +19,7 @@ mod layout;
 mod pages;
 mod session;
 
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use fleetdesk_api::{Ctx, ErasedOp};
 use std::sync::Arc;
 
@@ -64,9 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
             .route("/keys", web::get().to(pages::keys::list_page))
             .route("/act/{path:.+}", web::post().to(call::act))
             .default_service(web::to(|| async {
-                HttpResponse::NotFound()
-                    .content_type("text/html; charset=utf-8")
-                    .body(layout::bare("Not found", "There is no such page.").into_string())
+                layout::html_response(404, layout::bare("Not found", "There is no such page."))
             })),
     );
 }

@@ -197,6 +197,12 @@ pub(crate) async fn sign_in(
             );
         }
     };
+    // Signing in again ends the browser's session of before, whoever's it was.
+    if let Some(old) = cookie(&req, COOKIE).and_then(|v| SessionToken::parse(&v))
+        && let Err(e) = dash.ctx.gate.close_session(&old.hash()).await
+    {
+        return layout::error_page(&ApiError::from(e));
+    }
     let token = SessionToken::generate();
     match dash.ctx.gate.open_session(&key, &token.hash()).await {
         Ok(Some(caller)) => {

@@ -170,11 +170,11 @@ macro_rules! research_sql {
 
 const RESEARCH: &str = research_sql!("WHERE r.id = $1 AND r.organization_id = $2");
 
-/// A page of requests of an organization (`$1`, every one when null), of one workspace (`$2`)
-/// and status (`$3`), newest first after `($4, $5)`.
+/// A page of requests of an organization (`$1`, every one when null), of one workspace (`$2`,
+/// not archived) and status (`$3`), newest first after `($4, $5)`.
 const RESEARCH_PAGE: &str = research_sql!(
     "WHERE ($1::uuid IS NULL OR r.organization_id = $1) AND ($2::uuid IS NULL OR r.workspace_id = $2) \
-       AND ($3::text IS NULL OR r.status = $3) \
+       AND w.archived_at IS NULL AND ($3::text IS NULL OR r.status = $3) \
        AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4, $5)) \
      ORDER BY r.created_at DESC, r.id DESC LIMIT $6"
 );

@@ -16,7 +16,7 @@ use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim};
 use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
-use fleetdesk_tenancy::session::SESSION_HOURS;
+use fleetdesk_tenancy::session::{SESSION_HOURS, SESSIONS_KEPT};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
 };
@@ -67,7 +67,8 @@ const AUTHENTICATE_PERSON: &str = concat!(
 );
 
 /// Signs in: the person of a usable key, with a new session of `$5` hours under the token hash
-/// `$4`; the key's expired sessions are dropped on the way. No row, nothing written.
+/// `$4`; the key's expired sessions, and all but its newest `$6` others, are dropped on the
+/// way. No row, nothing written.
 const OPEN_SESSION: &str = concat!(
     "WITH person AS (",
     person_columns!(),
@@ -75,8 +76,12 @@ const OPEN_SESSION: &str = concat!(
     person_of_key!(),
     "\n  AND k.lookup = $1 AND k.secret_hash = $2 AND k.kind = $3),
 dropped AS (
-    DELETE FROM dashboard_sessions
-    WHERE key_id IN (SELECT key_id FROM person) AND expires_at <= now()
+    DELETE FROM dashboard_sessions d
+    WHERE d.key_id IN (SELECT key_id FROM person)
+      AND (d.expires_at <= now()
+           OR d.token_hash IN (SELECT o.token_hash FROM dashboard_sessions o
+                               WHERE o.key_id = d.key_id
+                               ORDER BY o.created_at DESC, o.token_hash OFFSET $6))
 ),
 opened AS (
     INSERT INTO dashboard_sessions (token_hash, key_id, expires_at)
@@ -496,7 +501,8 @@ impl Gatekeeper for PgStore {
                     .bind::<Bytea, _>(key.hash.as_slice())
                     .bind::<Text, _>(key.kind.as_str())
                     .bind::<Bytea, _>(session.as_slice())
-                    .bind::<Integer, _>(SESSION_HOURS as i32),
+                    .bind::<Integer, _>(SESSION_HOURS as i32)
+                    .bind::<BigInt, _>(SESSIONS_KEPT - 1),
             )
             .get_result::<PersonAuthRow>(conn)
             .await

@@ -119,7 +119,8 @@ pub trait Gatekeeper: Send + Sync + 'static {
 
     /// Signs in: the caller of a usable personal key, with a session stored under `session`
     /// (a token's SHA-256) for [`crate::session::SESSION_HOURS`]; `None`, and nothing
-    /// stored, when the key would be refused. The key's expired sessions are dropped.
+    /// stored, when the key would be refused. The key's expired sessions, and those past the
+    /// newest [`crate::session::SESSIONS_KEPT`], are dropped.
     fn open_session<'a>(
         &'a self,
         key: &'a ParsedKey,

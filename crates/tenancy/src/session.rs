@@ -19,6 +19,10 @@ pub const COOKIE: &str = "fleetdesk_session";
 /// How long a session lasts from sign-in: a working day. Signing in again makes a new one.
 pub const SESSION_HOURS: i64 = 12;
 
+/// The live sessions a key keeps: signing in again past them ends the oldest, so a key cannot
+/// pile sessions up.
+pub const SESSIONS_KEPT: i64 = 20;
+
 /// 32 random bytes in unpadded base64url.
 const TOKEN_LEN: usize = 43;
 

@@ -385,8 +385,9 @@ pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
                  requests (a platform admin outside any organization: every organization's), \
                  each as ad_research_get answers it (with its workspace): progress, credits, \
                  charges, items and, once done, the cards (`result.items`) a pick is made from \
-                 (create_ad_pick). `workspace` (an id) narrows to one workspace (another \
-                 organization's lists nothing); `status` quoted, running or done. Pages with \
+                 (create_ad_pick). Requests of archived workspaces are left out. `workspace` (an \
+                 id) narrows to one workspace (another organization's lists nothing); `status` \
+                 quoted, running or done. Pages with \
                  limit 1-50 (default 20) and cursor. ",
                 third_party!()
             )),

@@ -129,7 +129,7 @@ pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
                 "Agency people and platform admins; clients are refused (403). Only the \
                  member's organization's personas (a platform admin outside any organization \
                  sees every organization's), of workspaces not archived, whatever their status \
-                 (pending, active, retired). `workspace` (an id) narrows to one workspace; one \
+                 (pending, confirmed, retired). `workspace` (an id) narrows to one workspace; one \
                  outside the organization lists nothing. Each persona has its workspace, project, \
                  agent, setup_complete and its accounts with their current state. Pages with \
                  limit 1-200 (default 50) and cursor.",

@@ -7,6 +7,7 @@ use crate::chart::count;
 use crate::layout::{act, form_fields, local_time, page};
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::ApiError;
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -30,8 +31,14 @@ pub(crate) async fn inbox(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         .map(|p| p.as_str().to_owned())
         .unwrap_or_default();
     let decisions = list(&answer, "decisions");
-    let facts = persona_facts(&dash, &req, &session, decisions).await;
-    let ads = ad_views(&dash, &req, &session, decisions).await;
+    let facts = match persona_facts(&dash, &req, &session, decisions).await {
+        Ok(f) => f,
+        Err(e) => return crate::layout::error_page(&e),
+    };
+    let ads = match ad_views(&dash, &req, &session, decisions).await {
+        Ok(a) => a,
+        Err(e) => return crate::layout::error_page(&e),
+    };
     let body = html! {
         form.filters method="get" {
             label { "Status"
@@ -111,18 +118,19 @@ const ABOUT_FACTS: &[&str] = &["fact_proposal", "contradiction"];
 /// The kinds that read the persona they are about: its facts, or a new persona's fields.
 const ABOUT_PERSONA: &[&str] = &["fact_proposal", "contradiction", "persona_new"];
 
-/// At most this many personas' facts are read for one page.
+/// At most this many personas, and workspaces' ads, are read for one page.
 const PERSONAS_READ: usize = 10;
 
-/// The personas the page's fact, contradiction and new-persona decisions are about, read at
-/// once (`GET /personas/{id}` each), by persona id. A persona the read cannot reach is left
-/// out: its decisions show without it.
+/// The personas the page's fact, contradiction and new-persona decisions are about
+/// (`GET /personas/{id}` each, at most [`PERSONAS_READ`], one after another: each read runs
+/// its own statements at once), by persona id. A persona the person may not read is left out
+/// (its decisions show without it); a failure of the service is the page's.
 async fn persona_facts(
     dash: &Dashboard,
     req: &HttpRequest,
     session: &Session,
     decisions: &[Value],
-) -> HashMap<String, Value> {
+) -> Result<HashMap<String, Value>, ApiError> {
     let mut ids: Vec<String> = decisions
         .iter()
         .filter(|d| ABOUT_PERSONA.contains(&s(d, "kind")))
@@ -132,49 +140,58 @@ async fn persona_facts(
     ids.sort();
     ids.dedup();
     ids.truncate(PERSONAS_READ);
-    let reads = ids.iter().map(|id| {
+    let mut found = HashMap::new();
+    for id in ids {
         let mut path = Map::new();
         path.insert("id".into(), Value::String(id.clone()));
-        dash.read(req, session, "/personas/{id}", path, Map::new())
-    });
-    let answers = futures_util::future::join_all(reads).await;
-    ids.into_iter()
-        .zip(answers)
-        .filter_map(|(id, answer)| answer.ok().map(|v| (id, v)))
-        .collect()
+        if let Some(v) = kept(
+            dash.read(req, session, "/personas/{id}", path, Map::new())
+                .await,
+        )? {
+            found.insert(id, v);
+        }
+    }
+    Ok(found)
 }
 
-/// The ads of every workspace (`GET /ads`, at most [`PERSONAS_READ`] workspaces of
-/// `GET /today`, read at once) when the page has an ad change to decide; a workspace without
-/// ads enabled is left out.
+/// A read's answer; `None` for a refusal the page does without, the error for a failure of
+/// the service.
+fn kept(answer: Result<Value, ApiError>) -> Result<Option<Value>, ApiError> {
+    match answer {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.status() >= 500 => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The ads of the organization's workspaces (`GET /ads`, at most [`PERSONAS_READ`]
+/// workspaces of `GET /today`, one after another) when the page has an ad change to decide; a
+/// workspace without ads enabled is left out.
 async fn ad_views(
     dash: &Dashboard,
     req: &HttpRequest,
     session: &Session,
     decisions: &[Value],
-) -> Vec<Value> {
+) -> Result<Vec<Value>, ApiError> {
     if !decisions.iter().any(|d| s(d, "kind") == "ad_change") {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let Ok(today) = dash
-        .read(req, session, "/today", Map::new(), Map::new())
-        .await
+    let Some(today) = kept(
+        dash.read(req, session, "/today", Map::new(), Map::new())
+            .await,
+    )?
     else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let reads = list(&today, "workspaces")
-        .iter()
-        .take(PERSONAS_READ)
-        .map(|w| {
-            let mut q = Map::new();
-            q.insert("workspace".into(), Value::String(s(w, "id").to_owned()));
-            dash.read(req, session, "/ads", Map::new(), q)
-        });
-    futures_util::future::join_all(reads)
-        .await
-        .into_iter()
-        .filter_map(Result::ok)
-        .collect()
+    let mut views = Vec::new();
+    for w in list(&today, "workspaces").iter().take(PERSONAS_READ) {
+        let mut q = Map::new();
+        q.insert("workspace".into(), Value::String(s(w, "id").to_owned()));
+        if let Some(v) = kept(dash.read(req, session, "/ads", Map::new(), q).await)? {
+            views.push(v);
+        }
+    }
+    Ok(views)
 }
 
 /// What a person weighs an ad change against: the month's spend against the cap, the ad when
