@@ -220,6 +220,47 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
     assert_eq!(fetched.status, 200);
     assert_eq!(fetched.body, file);
 
+    // The dashboard: sign in with a personal key, open a page with the session cookie, post a
+    // form with its CSRF token.
+    let personal = issued
+        .iter()
+        .find(|k| k.starts_with("fdp_"))
+        .expect("a personal key")
+        .clone();
+    let signed_in = client
+        .send(
+            Request::new("POST", "/dashboard/sign-in")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .raw(format!("key={personal}").into_bytes()),
+        )
+        .await;
+    assert_eq!(signed_in.status, 303, "{}", signed_in.text());
+    let session = signed_in
+        .header("set-cookie")
+        .and_then(|c| c.split(';').next())
+        .and_then(|c| c.strip_prefix("fleetdesk_session="))
+        .expect("the session cookie")
+        .to_owned();
+    let review = client
+        .send(
+            Request::new("GET", "/dashboard/review")
+                .header("Cookie", &format!("fleetdesk_session={session}")),
+        )
+        .await;
+    assert_eq!(review.status, 200);
+    let html = String::from_utf8_lossy(&review.body).into_owned();
+    let at = html.find(r#"name="_csrf" value=""#).expect("a CSRF field") + 20;
+    let csrf = html[at..at + 43].to_owned();
+    let out = client
+        .send(
+            Request::new("POST", "/dashboard/sign-out")
+                .header("Cookie", &format!("fleetdesk_session={session}"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .raw(format!("_csrf={csrf}").into_bytes()),
+        )
+        .await;
+    assert_eq!(out.status, 303, "{}", out.text());
+
     let status = server.terminate(Duration::from_secs(60)).await;
     assert!(status.success(), "serve exited with {status}");
 
@@ -253,6 +294,12 @@ async fn no_secret_reaches_the_log_even_at_trace_level() {
         secret("the Idempotency-Key's hash", &idem_hashes[0]),
         secret("the Idempotency-Key", idem),
         secret("the refused key", &wrong),
+        secret("the dashboard's session token", &session),
+        secret(
+            "the session token's hash",
+            Sha256::digest(session.as_bytes()),
+        ),
+        secret("the session's CSRF token", &csrf),
         secret("the unknown key", FAKE_KEY),
     ];
     for (i, k) in issued.iter().enumerate() {
