@@ -32,6 +32,12 @@ async function person() {
   const context = await browser.newContext({ viewport: DESKTOP });
   const page = await context.newPage();
   page.on("pageerror", (e) => scriptErrors.push(`${page.url()}: ${e}`));
+  // The CSP allows no inline script or style: anything it blocks is a defect of the page.
+  page.on("console", (m) => {
+    if (m.type() === "error" && m.text().includes("Content Security Policy")) {
+      scriptErrors.push(`${page.url()}: ${m.text()}`);
+    }
+  });
   return { context, page };
 }
 
@@ -247,6 +253,8 @@ async function visit(page, url, name) {
   // Metrics and a report, as charts.
   await visit(page, "/dashboard/metrics", "metrics");
   check(await page.locator("svg.chart").count() === 3, "metrics draw views, posts and followers");
+  const swatch = await page.locator(".legend i").first().evaluate((el) => getComputedStyle(el).backgroundColor);
+  check(swatch === "rgb(31, 95, 191)", `the legend shows each line's colour (${swatch})`);
   check(await page.locator("svg.chart circle title", { hasText: "1,234" }).count() === 1, "the views reported are on the chart");
   await visit(page, "/dashboard/reports", "reports");
   await visit(page, `/dashboard/reports/${plan.report}`, "report");

@@ -11,7 +11,8 @@ pub(crate) struct Series {
 }
 
 /// Colours with a 3:1 contrast on white, told apart without relying on hue alone (the legend
-/// and the table name each series).
+/// and the table name each series). The legend's swatches are the stylesheet's `.c0`–`.c7`
+/// (the CSP allows no inline style), in this order.
 pub(crate) const COLOURS: &[&str] = &[
     "#1f5fbf", "#b3411b", "#17663a", "#7a3fb0", "#8a6100", "#0f6f78", "#a3265c", "#4e5666",
 ];
@@ -105,9 +106,15 @@ pub(crate) fn lines(title: &str, days: &[String], series: &[Series]) -> String {
     let every = days.len().div_ceil(7).max(1);
     for (i, day) in days.iter().enumerate() {
         if i % every == 0 || i + 1 == days.len() {
+            // The last label ends at the plot's edge, so none is cut off.
+            let anchor = if i + 1 == days.len() && days.len() > 1 {
+                "end"
+            } else {
+                "middle"
+            };
             let _ = write!(
                 svg,
-                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                r#"<text x="{:.1}" y="{}" text-anchor="{anchor}">{}</text>"#,
                 x(i),
                 HEIGHT - 8.0,
                 escape(day.get(5..).unwrap_or(day))
@@ -195,6 +202,15 @@ pub(crate) fn bars(title: &str, items: &[(String, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stylesheet_has_a_swatch_of_each_colour() {
+        let css = include_str!("../assets/app.css");
+        for (i, colour) in COLOURS.iter().enumerate() {
+            let rule = format!(".c{i} {{ background: {colour}; }}");
+            assert!(css.contains(&rule), "app.css lacks {rule}");
+        }
+    }
 
     #[test]
     fn the_axis_ends_at_a_round_number_over_the_data() {

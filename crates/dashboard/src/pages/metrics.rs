@@ -55,7 +55,7 @@ pub(crate) fn figure(title: &str, days: &[String], series: &[Series]) -> Markup 
             (trusted(lines(title, days, series)))
             ul.legend {
                 @for (i, s) in series.iter().enumerate() {
-                    li { i style={"background:" (COLOURS[i % COLOURS.len()])} {} (s.label) }
+                    li { i class={"swatch c" (i % COLOURS.len())} {} (s.label) }
                 }
             }
             details {
