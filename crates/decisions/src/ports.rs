@@ -28,6 +28,8 @@ pub struct ListQuery {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecisionRecord {
     pub id: Uuid,
+    /// The workspace the decision is of: its id and name.
+    pub workspace: (Uuid, String),
     pub kind: DecisionKind,
     pub status: DecisionStatus,
     pub title: String,

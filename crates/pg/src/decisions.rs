@@ -30,12 +30,14 @@ type Ts = jiff_diesel::Timestamp;
 macro_rules! record_sql {
     ($($tail:expr),*) => {
         concat!(
-            "SELECT d.id, d.kind, d.status, d.title, d.question, d.options, d.persona_id, \
+            "SELECT d.id, d.workspace_id, w.name AS workspace_name, d.kind, d.status, d.title, \
+                    d.question, d.options, d.persona_id, \
                     pe.name AS persona_name, s.code, s.platform, d.post_id, d.detail, d.task_id, \
                     d.opened_by_type, a.name AS opened_by_agent, d.opened_by_person, \
                     d.notes, d.result, d.evidence, d.created_at, d.updated_at, d.decided_by, \
                     d.decided_at \
              FROM decisions d \
+             JOIN workspaces w ON w.id = d.workspace_id \
              LEFT JOIN personas pe ON pe.id = d.persona_id \
              LEFT JOIN account_slots s ON s.id = d.slot_id \
              LEFT JOIN agents a ON a.id = d.opened_by_agent ",
@@ -80,6 +82,10 @@ statements!(LIST, ONE, FOLLOW_UPS);
 struct RecordRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    workspace_name: String,
     #[diesel(sql_type = Text)]
     kind: String,
     #[diesel(sql_type = Text)]
@@ -182,6 +188,7 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
                 title: r.title,
                 question: r.question,
                 options: r.options,
+                workspace: (r.workspace_id, r.workspace_name),
                 persona: r.persona_id.zip(r.persona_name),
                 account: r.code.zip(r.platform),
                 post_id: r.post_id,

@@ -186,6 +186,8 @@ impl From<DecisionRefusal> for ApiError {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DecisionOut {
     pub id: Uuid,
+    /// The workspace the decision is of.
+    pub workspace: DecisionWorkspace,
     pub kind: DecisionKind,
     pub status: DecisionStatus,
     /// A sentence a person reads in an inbox.
@@ -214,6 +216,12 @@ pub struct DecisionOut {
     /// effective_at}`; null until decided.
     pub decided_by: Option<Value>,
     pub decided_at: Option<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionWorkspace {
+    pub id: Uuid,
+    pub name: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -274,6 +282,10 @@ pub fn decision_out(d: DecisionRecord, links: &PersonaSigner) -> DecisionOut {
     }
     DecisionOut {
         id: d.id,
+        workspace: DecisionWorkspace {
+            id: d.workspace.0,
+            name: d.workspace.1,
+        },
         kind: d.kind,
         status: d.status,
         title: d.title,

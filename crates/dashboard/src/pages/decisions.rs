@@ -67,7 +67,7 @@ fn decision(
     d: &Value,
     back: &str,
     facts: &HashMap<String, Value>,
-    ads: &[Value],
+    ads: &HashMap<String, Value>,
 ) -> Markup {
     let id = s(d, "id");
     let kind = s(d, "kind");
@@ -80,6 +80,7 @@ fn decision(
             p.meta {
                 span.tag.warn { (words(kind)) }
                 span.tag[!waiting] { (status) }
+                span { (d.pointer("/workspace/name").and_then(Value::as_str).unwrap_or("")) }
                 @if let Some(p) = d.get("persona").filter(|p| !p.is_null()) { span { "Persona " (s(p, "name")) } }
                 @if let Some(a) = d.get("account").filter(|a| !a.is_null()) { span { (s(a, "code")) " (" (s(a, "platform")) ")" } }
                 span { "Opened by " (plain(d.pointer("/opened_by/name").unwrap_or(&Value::Null))) }
@@ -97,7 +98,7 @@ fn decision(
                     (crate::pages::personas::fields(persona))
                 }
             }
-            @if kind == "ad_change" { (ad_numbers(&detail, ads)) }
+            @if kind == "ad_change" { (ad_numbers(d, &detail, ads)) }
             @if let Some(result) = d.get("result").and_then(Value::as_str) {
                 p { "The agent reported: " (result) }
             }
@@ -164,31 +165,29 @@ fn kept(answer: Result<Value, ApiError>) -> Result<Option<Value>, ApiError> {
     }
 }
 
-/// The ads of the organization's workspaces (`GET /ads`, at most [`PERSONAS_READ`]
-/// workspaces of `GET /today`, one after another) when the page has an ad change to decide; a
-/// workspace without ads enabled is left out.
+/// The ads of the workspaces the page's ad changes are of (`GET /ads`, at most
+/// [`PERSONAS_READ`] workspaces, one after another), by workspace id; a workspace whose ads
+/// the person may not read is left out.
 async fn ad_views(
     dash: &Dashboard,
     req: &HttpRequest,
     session: &Session,
     decisions: &[Value],
-) -> Result<Vec<Value>, ApiError> {
-    if !decisions.iter().any(|d| s(d, "kind") == "ad_change") {
-        return Ok(Vec::new());
-    }
-    let Some(today) = kept(
-        dash.read(req, session, "/today", Map::new(), Map::new())
-            .await,
-    )?
-    else {
-        return Ok(Vec::new());
-    };
-    let mut views = Vec::new();
-    for w in list(&today, "workspaces").iter().take(PERSONAS_READ) {
+) -> Result<HashMap<String, Value>, ApiError> {
+    let mut ids: Vec<&str> = decisions
+        .iter()
+        .filter(|d| s(d, "kind") == "ad_change")
+        .filter_map(|d| d.pointer("/workspace/id").and_then(Value::as_str))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.truncate(PERSONAS_READ);
+    let mut views = HashMap::new();
+    for id in ids {
         let mut q = Map::new();
-        q.insert("workspace".into(), Value::String(s(w, "id").to_owned()));
+        q.insert("workspace".into(), Value::String(id.to_owned()));
         if let Some(v) = kept(dash.read(req, session, "/ads", Map::new(), q).await)? {
-            views.push(v);
+            views.insert(id.to_owned(), v);
         }
     }
     Ok(views)
@@ -196,14 +195,13 @@ async fn ad_views(
 
 /// What a person weighs an ad change against: the month's spend against the cap, the ad when
 /// the service lists it, and the campaigns of its ad account over the last 30 days.
-fn ad_numbers(detail: &Value, ads: &[Value]) -> Markup {
+fn ad_numbers(d: &Value, detail: &Value, ads: &HashMap<String, Value>) -> Markup {
     let account = s(detail, "ad_account_id");
     let ad_id = s(detail, "ad_id");
-    // The workspace whose recent proposals hold this one.
-    let proposal = s(detail, "proposal_id");
-    let view = ads
-        .iter()
-        .find(|v| list(v, "proposals").iter().any(|p| s(p, "id") == proposal));
+    let view = d
+        .pointer("/workspace/id")
+        .and_then(Value::as_str)
+        .and_then(|w| ads.get(w));
     let Some(view) = view else {
         return html! { p.muted { "The ad's numbers are not synced yet." } };
     };
