@@ -7,6 +7,7 @@ use crate::media::link_key;
 use crate::uploads::{item, png, upload_file};
 use fleetdesk_api::Config;
 use fleetdesk_api::links::{Links, Variant};
+use fleetdesk_tests::assert::assert_error;
 use fleetdesk_tests::client::Request;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use serde_json::{Value, json};
@@ -688,4 +689,206 @@ async fn a_query_parameter_sent_twice_is_400_naming_it() {
         .send(Request::new("GET", &format!("{API}/media?tag=a&tag=b")))
         .await;
     assert_eq!(res.status, 401, "{}", res.text());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies: JSON only, read only for a known key, in bounded time
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_sent_as_anything_but_json_is_415_and_does_nothing() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let heartbeat = |content_type: Option<&str>, run_id: &str| {
+        let body = serde_json::to_vec(&json!({"run_id": run_id})).expect("json");
+        let req = Request::new("POST", &format!("{API}/heartbeat"))
+            .bearer(&key)
+            .raw(body);
+        match content_type {
+            Some(t) => req.header("Content-Type", t),
+            None => req,
+        }
+    };
+    for refused in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/jsonp",
+    ] {
+        let res = app.client.send(heartbeat(Some(refused), "refused")).await;
+        let v = assert_error(&res, 415, "unsupported_media_type");
+        assert_eq!(v["field"], "Content-Type", "{refused}: {v}");
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM agent_runs WHERE run_id = 'refused'")
+            .await,
+        0,
+        "a refused body changed nothing"
+    );
+    for taken in [
+        Some("application/json"),
+        Some("Application/JSON; charset=utf-8"),
+        Some("application/merge-patch+json"),
+        None,
+    ] {
+        let res = app.client.send(heartbeat(taken, "taken")).await;
+        assert_eq!(res.status, 200, "{taken:?}: {}", res.text());
+    }
+    // An unknown key learns nothing of the body: 401 first.
+    let res = app
+        .client
+        .send(
+            Request::new("POST", &format!("{API}/heartbeat"))
+                .bearer("fda_AAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+                .header("Content-Type", "text/plain")
+                .raw(b"hi".to_vec()),
+        )
+        .await;
+    assert_error(&res, 401, "unauthorized");
+    // MCP too.
+    let res = app
+        .client
+        .send(
+            Request::new("POST", "/api/mcp")
+                .bearer(&key)
+                .header("Content-Type", "text/plain")
+                .raw(br#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#.to_vec()),
+        )
+        .await;
+    assert_error(&res, 415, "unsupported_media_type");
+}
+
+/// Sends the head of a POST declaring `declared` bytes and `sent` of them, then waits (at most
+/// 30 s) for the answer: its status and body.
+async fn partial_post(host: &str, path: &str, key: &str, declared: usize, sent: &[u8]) -> Raw {
+    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\n{}Content-Type: application/json\r\n\
+         Content-Length: {declared}\r\n\r\n",
+        bearer(key)
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream.write_all(sent).await.expect("write");
+    let mut all = Vec::new();
+    let mut buf = [0u8; 4096];
+    // Until the header block and the body it declares are in.
+    loop {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(30), stream.read(&mut buf))
+            .await
+            .expect("the server answers within 30 s")
+            .expect("read");
+        all.extend_from_slice(&buf[..n]);
+        if n == 0 || all.windows(4).any(|w| w == b"\r\n\r\n") && all.ends_with(b"}") {
+            break;
+        }
+    }
+    let end = all.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
+    let head = String::from_utf8_lossy(&all[..end]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    Raw {
+        status,
+        headers: BTreeMap::new(),
+        after_headers: all[end + 4..].to_vec(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_is_read_only_for_a_known_key_and_only_for_so_long() {
+    let app = spawn_app().await;
+    let host = app.client.host().to_owned();
+    let path = format!("{API}/heartbeat");
+    // An unknown key is answered at once, though its body never comes: nothing waits for it.
+    let started = std::time::Instant::now();
+    let stranger = "fda_AAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    let res = partial_post(&host, &path, stranger, 1000, b"{").await;
+    assert_eq!(
+        res.status,
+        401,
+        "{}",
+        String::from_utf8_lossy(&res.after_headers)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // So is MCP.
+    let res = partial_post(&host, "/api/mcp", stranger, 1000, b"{").await;
+    assert_eq!(res.status, 401);
+    // A known key whose body stops half way is answered 408 once the time for 1,000 bytes
+    // (10 s) is up, and nothing is written.
+    let runs = app.count("SELECT count(*) AS n FROM agent_runs").await;
+    let started = std::time::Instant::now();
+    let res = partial_post(&host, &path, &app.agent_key("op1"), 1000, b"{\"run_id\"").await;
+    let waited = started.elapsed();
+    assert_eq!(
+        res.status,
+        408,
+        "{}",
+        String::from_utf8_lossy(&res.after_headers)
+    );
+    let body: Value = serde_json::from_slice(&res.after_headers).expect("json");
+    assert_eq!(body["code"], "request_timeout", "{body}");
+    assert!(waited >= std::time::Duration::from_secs(10), "{waited:?}");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM agent_runs").await,
+        runs
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forwarding headers: believed only from the proxies the operator names
+
+/// The upload link `POST /uploads` answers, asked with forwarding headers that claim the
+/// request was addressed to https://fleet.example.com.
+async fn link_base(app: &TestApp) -> String {
+    let res = app
+        .client
+        .send(
+            Request::new("POST", &format!("{API}/uploads"))
+                .bearer(&app.agent_key("op1"))
+                .header("X-Forwarded-Host", "fleet.example.com")
+                .header("X-Forwarded-Proto", "https")
+                .json(&json!({"code": "TW-T001"})),
+        )
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let url = res.json()["upload_url"].as_str().expect("url").to_owned();
+    url.split("/api/").next().expect("base").to_owned()
+}
+
+/// Ann signs in to the dashboard from a page of https://fleet.example.com, with forwarding
+/// headers that say the request was addressed there.
+async fn forwarded_sign_in(app: &TestApp) -> Response {
+    let form = format!("key={}", app.personal_key("ann@acme.test"));
+    app.client
+        .send(
+            Request::new("POST", "/dashboard/sign-in")
+                .header("Origin", "https://fleet.example.com")
+                .header("X-Forwarded-Host", "fleet.example.com")
+                .header("X-Forwarded-Proto", "https")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .raw(form.into_bytes()),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forwarding_headers_count_only_from_a_trusted_proxy() {
+    // From anyone: the links are made on the address the connection carries.
+    let app = spawn_app().await;
+    assert_eq!(link_base(&app).await, app.base);
+    // The dashboard's Origin check does not follow them either: a page of another site that
+    // forwards its own name is still another site.
+    let res = forwarded_sign_in(&app).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+
+    // From the proxy the operator named (the tests connect from 127.0.0.1): believed.
+    let behind_proxy = fleetdesk_tests::spawn_app_with(fleetdesk_tests::AppOptions {
+        trusted_proxies: vec!["127.0.0.1".parse().expect("ip")],
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(link_base(&behind_proxy).await, "https://fleet.example.com");
+    let res = forwarded_sign_in(&behind_proxy).await;
+    assert_eq!(res.status, 303, "{}", res.text());
 }

@@ -1164,14 +1164,40 @@ async fn unstock_releases_a_post_for_a_day_below_its_target() {
     assert_eq!(v["extra"], false, "{v}");
     assert_eq!(status_of(&app, &held).await, "stocked");
 
-    // A person asked for an extra post: one more fits.
-    let v = ok(&unstock(
-        &app,
-        &op1,
-        &held,
-        json!({"planned_at": local(tomorrow, 12), "extra": true}),
-    )
-    .await);
+    // A person asked for an extra post: one more fits. The body is as the specification
+    // writes it: the post's `id` again, and `request_id` in the role of the Idempotency-Key.
+    let other = "00000000-0000-4000-8000-000000000000";
+    let as_written = |id: &str| {
+        json!({"id": id, "planned_at": local(tomorrow, 12), "extra": true,
+               "request_id": "unstock-held-1"})
+    };
+    assert_invalid(&unstock(&app, &op1, &held, as_written(other)).await, "id");
+    let path = format!("{AGENT}/posts/{held}/unstock");
+    assert_invalid(
+        &app.client
+            .post_idem(&path, &op1, "another-key", &as_written(&held))
+            .await,
+        "request_id",
+    );
+    assert_eq!(status_of(&app, &held).await, "stocked", "nothing moved");
+    let first = unstock(&app, &op1, &held, as_written(&held)).await;
+    let v = ok(&first);
+    assert_eq!(first.header("Idempotent-Replayed"), None);
+    // Resent with the same request_id, as a body field or as the header: the first result.
+    for again in [
+        unstock(&app, &op1, &held, as_written(&held)).await,
+        app.client
+            .post_idem(
+                &path,
+                &op1,
+                "unstock-held-1",
+                &json!({"planned_at": local(tomorrow, 12), "extra": true}),
+            )
+            .await,
+    ] {
+        assert_eq!(again.header("Idempotent-Replayed"), Some("true"));
+        assert_eq!(ok(&again), v);
+    }
     assert_eq!(v["post"]["id"], held.as_str());
     assert_eq!(v["post"]["status"], "internal_review", "{v}");
     assert_eq!(v["post"]["planned_at"], utc_of_taipei(tomorrow, 12), "{v}");

@@ -499,6 +499,147 @@ async fn work_today_takes_its_query_parameter_as_an_argument() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Prompts and resources
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prompts_and_resources_are_read_tools_answers_for_the_same_caller() {
+    let app = spawn_app().await;
+    let key = app.agent_key("op1");
+    let init = rpc(
+        &app,
+        &key,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .await;
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(caps["prompts"]["listChanged"], false, "{init}");
+    assert_eq!(caps["resources"]["subscribe"], false, "{init}");
+
+    // The day's work as a prompt: work_today's answer, with what to do with it.
+    let prompts = rpc(&app, &key, "prompts/list", json!({})).await;
+    let listed = &prompts["result"]["prompts"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{prompts}");
+    assert_eq!(listed[0]["name"], "todays_work");
+    assert!(listed[0]["description"].is_string(), "{prompts}");
+    let date = "2026-12-01";
+    let got = rpc(
+        &app,
+        &key,
+        "prompts/get",
+        json!({"name": "todays_work", "arguments": {"date": date}}),
+    )
+    .await;
+    let message = &got["result"]["messages"][0];
+    assert_eq!(message["role"], "user", "{got}");
+    let text = message["content"]["text"].as_str().expect("text");
+    let json_part = text
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the answer as JSON");
+    let rest = app
+        .client
+        .get(&format!("/api/agent/v1/work/today?date={date}"), &key)
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(json_part).expect("json"),
+        rest.json()
+    );
+    assert!(
+        text.contains("submit_draft") && text.contains("heartbeat"),
+        "{text}"
+    );
+    for bad in [
+        json!({"name": "no_such_prompt"}),
+        json!({"name": "todays_work", "arguments": {"date": "tomorrow"}}),
+        json!({"name": "todays_work", "arguments": {"when": "2026-12-01"}}),
+    ] {
+        let msg = rpc(&app, &key, "prompts/get", bad.clone()).await;
+        assert_rpc_error_in(&bad.to_string(), &msg, -32602);
+    }
+
+    // Resources: a persona per account, and the knowledge base's entries.
+    let listed = rpc(&app, &key, "resources/list", json!({})).await;
+    let resources = listed["result"]["resources"].as_array().expect("resources");
+    let uris: Vec<&str> = resources.iter().filter_map(|r| r["uri"].as_str()).collect();
+    for code in ["TW-T001", "TW-I001", "TW-K001", "TW-L001", "TW-L002"] {
+        assert!(
+            uris.contains(&format!("fleetdesk://personas/{code}").as_str()),
+            "{listed}"
+        );
+    }
+    assert!(
+        !uris.iter().any(|u| u.ends_with("TW-T002")),
+        "op2's account is not op1's: {listed}"
+    );
+    assert!(resources.iter().all(|r| r["name"].is_string()), "{listed}");
+    let templates = rpc(&app, &key, "resources/templates/list", json!({})).await;
+    let templates: Vec<&str> = templates["result"]["resourceTemplates"]
+        .as_array()
+        .expect("templates")
+        .iter()
+        .filter_map(|t| t["uriTemplate"].as_str())
+        .collect();
+    assert_eq!(
+        templates,
+        ["fleetdesk://personas/{code}", "fleetdesk://wiki/{id}"]
+    );
+    let read = rpc(
+        &app,
+        &key,
+        "resources/read",
+        json!({"uri": "fleetdesk://personas/TW-T001"}),
+    )
+    .await;
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["uri"], "fleetdesk://personas/TW-T001", "{read}");
+    assert_eq!(contents["mimeType"], "application/json");
+    let persona = app.client.get("/api/agent/v1/personas/TW-T001", &key).await;
+    assert_eq!(persona.status, 200, "{}", persona.text());
+    assert_eq!(
+        serde_json::from_str::<Value>(contents["text"].as_str().expect("text")).expect("json"),
+        persona.json()
+    );
+    // Another agent's persona, an unknown one, a kind of another API, another scheme: not found.
+    for uri in [
+        "fleetdesk://personas/TW-T002",
+        "fleetdesk://personas/NOPE-1",
+        "fleetdesk://posts/00000000-0000-4000-8000-000000000000",
+        "file:///etc/passwd",
+    ] {
+        let msg = rpc(&app, &key, "resources/read", json!({"uri": uri})).await;
+        assert_rpc_error_in(uri, &msg, -32002);
+    }
+
+    // A person: the review queue as a prompt, posts as resources.
+    let ann = app.personal_key("ann@acme.test");
+    let prompts = rpc(&app, &ann, "prompts/list", json!({})).await;
+    assert_eq!(
+        prompts["result"]["prompts"][0]["name"], "review_queue",
+        "{prompts}"
+    );
+    let got = rpc(&app, &ann, "prompts/get", json!({"name": "review_queue"})).await;
+    assert!(
+        got["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("review_post")),
+        "{got}"
+    );
+    let listed = rpc(&app, &ann, "resources/list", json!({})).await;
+    assert!(listed["result"]["resources"].is_array(), "{listed}");
+    let msg = rpc(
+        &app,
+        &ann,
+        "resources/read",
+        json!({"uri": "fleetdesk://personas/TW-T001"}),
+    )
+    .await;
+    assert_rpc_error(&msg, -32002);
+}
+
+// ---------------------------------------------------------------------------------------------
 // JSON-RPC errors
 
 #[tokio::test(flavor = "multi_thread")]
@@ -528,6 +669,11 @@ async fn malformed_arguments_are_invalid_params_and_change_nothing() {
         json!({"code": "TW-T001", "state": "exploded", "reason": "m", "occurred_at": at}),
         json!({"code": "TW-T001", "state": "paused", "reason": "m", "occurred_at": at,
                "request_id": 5}),
+        // The schema's conditions and patterns: a ban needs its reason; a code of no
+        // account-code shape; a time of no time shape.
+        json!({"code": "TW-T001", "state": "banned", "occurred_at": at}),
+        json!({"code": "TW T001", "state": "paused", "reason": "m", "occurred_at": at}),
+        json!({"code": "TW-T001", "state": "paused", "reason": "m", "occurred_at": "soon"}),
         // Arguments that are not an object.
         json!([1, 2]),
         json!("state=paused"),
@@ -561,8 +707,8 @@ async fn an_unknown_method_is_method_not_found_with_the_same_id() {
     let key = app.agent_key("op1");
     for (id, method) in [
         (json!("probe-1"), "server/discover"),
-        (json!(42), "resources/list"),
-        (json!("x"), "prompts/list"),
+        (json!(42), "completion/complete"),
+        (json!("x"), "logging/setLevel"),
     ] {
         let res = post(
             &app,
@@ -793,13 +939,20 @@ async fn a_missing_or_unknown_bearer_is_401_with_the_error_body() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_python_sdk_connects_lists_and_calls_tools() {
-    let app = spawn_app().await;
+    // A limit the run reaches at its end: the SDK must surface the refusal with its wait.
+    const LIMIT: i64 = 30;
+    let app = fleetdesk_tests::spawn_app_with(fleetdesk_tests::AppOptions {
+        rate_limit_per_minute: LIMIT,
+        ..Default::default()
+    })
+    .await;
     let key = app.agent_key("op1");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp_sdk/smoke.py");
     let output = tokio::process::Command::new(fleetdesk_tests::peers::python())
         .arg(script)
         .arg(&app.base)
         .arg(&key)
+        .arg(LIMIT.to_string())
         .kill_on_drop(true)
         .output()
         .await
@@ -843,6 +996,11 @@ async fn the_official_python_sdk_connects_lists_and_calls_tools() {
     assert_eq!(summary["failing_call"]["is_error"], true, "{summary}");
     assert_eq!(summary["failing_call"]["code"], "not_found", "{summary}");
     assert_eq!(summary["work_today"]["is_error"], false, "{summary}");
+    assert_eq!(summary["rate_limited"]["code"], -32029, "{summary}");
+    assert_eq!(
+        summary["rate_limited"]["data"]["code"], "rate_limited",
+        "{summary}"
+    );
 
     // What the SDK sent: whatever it tries before `initialize` (2.3.0 probes `server/discover`
     // at a newer protocol version) must be answered with a JSON-RPC error so it falls back;
@@ -883,8 +1041,17 @@ async fn the_official_python_sdk_connects_lists_and_calls_tools() {
     for e in after {
         assert_eq!(e["protocol_version"], PROTOCOL, "{e}");
     }
-    let calls = after.iter().filter(|e| e["method"] == "tools/call").count();
-    assert_eq!(calls, 3, "{summary}");
+    // Three calls, then list_accounts until one is refused: every request of the run counted
+    // (the probe, initialize, the notification, tools/list and the calls), so the one past
+    // the limit is the refused one.
+    let calls: Vec<&Value> = after
+        .iter()
+        .filter(|e| e["method"] == "tools/call")
+        .collect();
+    let refused = calls.last().expect("calls");
+    assert_eq!(refused["rpc_error"], -32029, "{summary}");
+    assert_eq!(refused["status"], 200, "{summary}");
+    assert_eq!(trace.len(), LIMIT as usize + 1, "{summary}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -264,8 +264,18 @@ async fn rate_limit_refusals_are_counted_per_transport() {
                 .bearer(&mcp),
             )
             .await;
-        if res.status == 429 {
+        // A JSON-RPC error of the call, which every SDK hands to its caller, with the wait.
+        assert_eq!(res.status, 200, "{}", res.text());
+        let msg = res.json();
+        if msg["error"]["code"] == -32029 {
+            assert_eq!(msg["id"], id, "{msg}");
+            assert_eq!(msg["error"]["data"]["code"], "rate_limited", "{msg}");
+            let wait = msg["error"]["data"]["retry_after"].as_u64().unwrap_or(0);
+            assert!((1..=62).contains(&wait), "{msg}");
+            assert_eq!(res.header("retry-after"), Some(wait.to_string().as_str()));
             refused_mcp += 1;
+        } else {
+            assert_eq!(msg["result"]["isError"], false, "{msg}");
         }
     }
     // Two per key and minute: at least one of five is refused even when a minute turns.

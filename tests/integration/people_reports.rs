@@ -543,6 +543,94 @@ async fn create_report_honours_the_idempotency_key() {
     assert_eq!(app.count("SELECT count(*) AS n FROM reports").await, 2);
 }
 
+/// A report's row and the result its Idempotency-Key answers with commit together: when the
+/// result cannot be stored (as when the instance dies between the two), the report is not
+/// there either, and the retry runs it once; never a second report beside a replay.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_and_its_stored_result_commit_together() {
+    let app = spawn_app().await;
+    let key = app.personal_key(ANN);
+    let path = format!("{USER}/reports");
+    let body = json!({"workspace": "Taiwan", "from": "2026-11-01", "to": "2026-11-07"});
+    app.sql(
+        "CREATE FUNCTION refuse_results() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RAISE EXCEPTION 'no result is stored today'; END $$",
+    )
+    .await;
+    app.sql(
+        "CREATE TRIGGER refuse_results BEFORE UPDATE ON idempotency_keys FOR EACH ROW \
+         WHEN (NEW.state = 'done') EXECUTE FUNCTION refuse_results()",
+    )
+    .await;
+    let failed = app.client.post_idem(&path, &key, "rep-crash", &body).await;
+    assert_error(&failed, 500, "internal");
+    assert_eq!(app.count("SELECT count(*) AS n FROM reports").await, 0);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM idempotency_keys")
+            .await,
+        0,
+        "the key is free for the retry"
+    );
+
+    app.sql("DROP TRIGGER refuse_results ON idempotency_keys")
+        .await;
+    let first = app.client.post_idem(&path, &key, "rep-crash", &body).await;
+    assert_eq!(first.status, 201, "{}", first.text());
+    assert_eq!(first.header("idempotent-replayed"), None);
+    let again = app.client.post_idem(&path, &key, "rep-crash", &body).await;
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json()["id"], first.json()["id"]);
+    assert_eq!(app.count("SELECT count(*) AS n FROM reports").await, 1);
+}
+
+/// A person in two organizations holds an Idempotency-Key in each: the key that created a
+/// report in one never answers with it in the other, not even after leaving the first.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persons_idempotency_keys_are_kept_apart_per_organization() {
+    let app = spawn_app().await;
+    let acme = app.personal_key(ANN);
+    // Ann joins Other Agency too, with a key of her own there.
+    let tenant = fleetdesk_tests::TEST_TENANT.replace(
+        r#"{"email": "olga@other.test", "name": "Olga", "role": "agency", "keys": 1}"#,
+        r#"{"email": "olga@other.test", "name": "Olga", "role": "agency", "keys": 1},
+           {"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1}"#,
+    );
+    let report = app.apply(&tenant).await;
+    let other = report
+        .organizations
+        .iter()
+        .find(|o| o.name == "Other Agency")
+        .and_then(|o| o.members.iter().find(|m| m.email == ANN))
+        .and_then(|m| m.keys.first().cloned())
+        .expect("Ann's key in Other Agency");
+    let path = format!("{USER}/reports");
+    let body = json!({"workspace": "Taiwan", "from": "2026-11-01", "to": "2026-11-07"});
+    let made = app.client.post_idem(&path, &acme, "rep-x", &body).await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    // The same call through her other organization's key is that organization's own call:
+    // Taiwan is none of its workspaces.
+    let there = app.client.post_idem(&path, &other, "rep-x", &body).await;
+    assert_error(&there, 404, "not_found");
+    assert_eq!(there.header("idempotent-replayed"), None);
+    // And the key is free there for a report of its own.
+    let main = json!({"workspace": "Main", "from": "2026-11-01", "to": "2026-11-07"});
+    let own = app.client.post_idem(&path, &other, "rep-x", &main).await;
+    assert_eq!(own.status, 201, "{}", own.text());
+    assert_ne!(own.json()["id"], made.json()["id"]);
+    // Having left Acme, she still cannot reach its report through Other Agency's key.
+    let left = tenant.replace(
+        r#"{"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1},
+        {"email": "cli@brand.test""#,
+        r#"{"email": "ann@acme.test", "name": "Ann", "role": "agency", "keys": 1, "left": true},
+        {"email": "cli@brand.test""#,
+    );
+    assert_ne!(left, tenant);
+    app.apply(&left).await;
+    let after = app.client.post_idem(&path, &other, "rep-x", &body).await;
+    assert_ne!(after.header("idempotent-replayed"), Some("true"));
+    assert_error(&after, 422, "idempotency_mismatch");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The Monday build on the job queue
 
@@ -749,6 +837,42 @@ async fn a_job_queued_before_the_instance_starts_is_done_after_it() {
             .await,
         1
     );
+}
+
+/// A job's lease follows the instance that took it: while that instance lives (it holds its
+/// advisory lock) the job is its own for the whole lease; once it is gone, the next take has
+/// it at once, without waiting the 10 minutes out.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_of_an_instance_that_died_is_taken_over_at_once() {
+    use diesel_async::RunQueryDsl;
+    let app = spawn_app().await;
+    // Instance 424242 lives: a session holds its lock, as a running instance does.
+    let mut instance = app.connect().await;
+    diesel::sql_query("SELECT pg_advisory_lock(1717857129, 424242)")
+        .execute(&mut instance)
+        .await
+        .expect("lock");
+    app.sql(
+        "INSERT INTO jobs (kind, key, payload, status, attempts, locked_until, run_at, instance) \
+         VALUES ('weekly_reports', '2026-10-26', '{\"from\": \"2026-10-26\", \"to\": \"2026-11-01\"}', \
+                 'running', 1, now() + interval '9 minutes', now() - interval '1 day', 424242)",
+    )
+    .await;
+    let taken = app.store.take(&["weekly_reports"], LEASE).await.unwrap();
+    assert_eq!(taken.map(|j| j.key), None, "a live instance keeps its job");
+    // The instance dies: PostgreSQL ends its session and frees its lock.
+    drop(instance);
+    let mut taken = None;
+    for _ in 0..50 {
+        taken = app.store.take(&["weekly_reports"], LEASE).await.unwrap();
+        if taken.is_some() {
+            break;
+        }
+        // The server notices the closed connection a moment later.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let taken = taken.expect("taken over within 5 s, not after the lease");
+    assert_eq!((taken.key.as_str(), taken.attempt), ("2026-10-26", 2));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1004,8 +1004,16 @@ async fn a_link_works_only_with_its_token_before_it_expires_and_once() {
     let res = put(&app, &no_token, file.clone()).await;
     assert_invalid(&res, "t");
     let token = url.split("?t=").nth(1).unwrap();
+    // An id no upload has is answered as a wrong token, word for word: a stranger cannot
+    // tell which ids exist.
     let unknown = format!("{}{API}/uploads/{}?t={token}", app.base, Uuid::new_v4());
-    assert_error(&put(&app, &unknown, file.clone()).await, 404, "not_found");
+    let stranger = put(&app, &unknown, file.clone()).await;
+    let mut stranger = assert_error(&stranger, 401, "unauthorized");
+    let mut mismatch = assert_error(&put(&app, &wrong, file.clone()).await, 401, "unauthorized");
+    for body in [&mut stranger, &mut mismatch] {
+        body.as_object_mut().expect("object").remove("request_id");
+    }
+    assert_eq!(stranger, mismatch);
     // Another upload's token does not open this one.
     let other = new_upload(&app, &key, &json!({"code": "TW-T001"})).await;
     let other_token = other["upload_url"]

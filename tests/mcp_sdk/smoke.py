@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives fleetdesk's MCP endpoint with the official MCP Python SDK (PyPI `mcp`, 2.3.0).
 
-Usage: python3 smoke.py <base_url> <agent_key>
+Usage: python3 smoke.py <base_url> <agent_key> [<rate_limit_per_minute>]
    or: FLEETDESK_BASE_URL=... FLEETDESK_AGENT_KEY=... python3 smoke.py
 
 Connects over Streamable HTTP to <base_url>/api/mcp with `Authorization: Bearer <key>`,
@@ -9,7 +9,11 @@ lets the SDK negotiate (mode "auto": it probes `server/discover` and falls back 
 `initialize`), lists tools, calls `list_accounts` and `work_today` (the SDK checks each
 result against the tool's outputSchema), calls `report_account_state` on an unknown code
 and expects `isError` with the error body as JSON text and no structuredContent; nothing is
-written (tests/mcp_sdk/every_tool.py calls every tool). Prints one line of JSON on stdout and
+written (tests/mcp_sdk/every_tool.py calls every tool). Then, with a third argument N (the
+key's rate limit per minute), calls `list_accounts` until the service refuses one and expects
+the SDK to raise the JSON-RPC error -32029 whose data carries `code: rate_limited` and
+`retry_after` (seconds), within N + 10 calls. Before that it lists the prompts and gets
+`todays_work`, lists the resources and reads a persona. Prints one line of JSON on stdout and
 exits 0 when every check passed; otherwise prints the same line with `"ok": false` and exits 1.
 Exit 3 means the SDK is missing: `pip install mcp==2.3.0` (tests/mcp_sdk/requirements.txt).
 
@@ -30,6 +34,7 @@ try:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 except ImportError as e:  # pragma: no cover - depends on the machine
     print(
@@ -57,7 +62,7 @@ class Checks:
         return cond
 
 
-async def run(base: str, key: str) -> dict:
+async def run(base: str, key: str, limit: int | None = None) -> dict:
     url = base.rstrip("/") + "/api/mcp"
     trace: list[dict] = []
     checks = Checks()
@@ -177,6 +182,46 @@ async def run(base: str, key: str) -> dict:
                 checks.check(fs.get("code") == "not_found", f"report_account_state on NOPE gave code {fs.get('code')!r}")
                 checks.check(failed.structured_content is None, "the isError result carries structuredContent")
 
+                # Prompts and resources: the day's work as a prompt, a persona as a resource.
+                prompts = await client.list_prompts()
+                summary["prompts"] = sorted(p.name for p in prompts.prompts)
+                checks.check("todays_work" in summary["prompts"], f"prompts {summary['prompts']}")
+                prompt = await client.get_prompt("todays_work", {})
+                first = prompt.messages[0].content if prompt.messages else None
+                checks.check(
+                    getattr(first, "text", "").count("```json") == 1,
+                    "todays_work carries work_today's answer as JSON",
+                )
+                resources = await client.list_resources()
+                uris = [str(r.uri) for r in resources.resources]
+                summary["resources"] = len(uris)
+                persona = next((u for u in uris if u.startswith("fleetdesk://personas/")), None)
+                checks.check(persona is not None, f"no persona among the resources {uris}")
+                if persona is not None:
+                    read = await client.read_resource(persona)
+                    text = getattr(read.contents[0], "text", None) if read.contents else None
+                    body = json.loads(text) if text else {}
+                    summary["read_persona"] = sorted(body)[:5]
+                    checks.check("persona" in body or "name" in body, f"persona read {sorted(body)}")
+
+                if limit is not None:
+                    # Past the key's limit the call fails with a JSON-RPC error the SDK raises,
+                    # carrying how long to wait.
+                    limited = None
+                    for _ in range(limit + 10):
+                        try:
+                            await client.call_tool("list_accounts", {})
+                        except MCPError as e:
+                            limited = {"code": e.code, "data": e.data, "message": e.message}
+                            break
+                    summary["rate_limited"] = limited
+                    data = (limited or {}).get("data") or {}
+                    checks.check(limited is not None, f"no call refused within {limit + 10}")
+                    checks.check((limited or {}).get("code") == -32029, f"rate limit answered {limited}")
+                    checks.check(data.get("code") == "rate_limited", f"rate limit data {data}")
+                    wait = data.get("retry_after")
+                    checks.check(isinstance(wait, int) and 1 <= wait <= 62, f"retry_after {wait!r}")
+
     summary["failures"] = checks.failures
     summary["ok"] = not checks.failures
     return summary
@@ -185,11 +230,12 @@ async def run(base: str, key: str) -> dict:
 def main() -> int:
     base = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FLEETDESK_BASE_URL")
     key = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("FLEETDESK_AGENT_KEY")
+    limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     if not base or not key:
         print(json.dumps({"ok": False, "error": "usage: smoke.py <base_url> <agent_key> (or FLEETDESK_BASE_URL, FLEETDESK_AGENT_KEY)"}))
         return 2
     try:
-        summary = anyio.run(run, base, key)
+        summary = anyio.run(run, base, key, limit)
     except BaseException as e:  # noqa: BLE001 - report anything, including ExceptionGroups
         traceback.print_exc(file=sys.stderr)
         print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))

@@ -6,6 +6,11 @@ schema-valid writes would reuse a key already taken by other content and be answ
 A schema-valid request gets a key of its own (the drawn key plus a fresh suffix, still
 1-200 visible ASCII characters); a negative case keeps the key it was generated with.
 
+A body may repeat a path parameter (`id`) and carry `request_id` in the role of the
+Idempotency-Key; each must then equal the path's value and the header, which no JSON Schema
+can say across parameters. A schema-valid request repeats them as they are (or, for a
+`request_id` without a header, with a fresh suffix of its own, like a drawn header).
+
 CPython 3.11's AST constructor keeps its recursion depth in interpreter-wide state, so two
 threads parsing at once (the two workers, when Hypothesis describes a lambda by parsing its
 module's source) can fail with "SystemError: AST constructor recursion depth mismatch"
@@ -34,11 +39,21 @@ HEADER = "Idempotency-Key"
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    headers = case.headers
-    if not headers or HEADER not in headers:
-        return
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return
-    drawn = str(headers[HEADER])
-    headers[HEADER] = f"{drawn[:160]}-{uuid.uuid4().hex}"
+    headers = case.headers
+    if headers and HEADER in headers:
+        drawn = str(headers[HEADER])
+        headers[HEADER] = f"{drawn[:160]}-{uuid.uuid4().hex}"
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    for name, value in (case.path_parameters or {}).items():
+        if name in body:
+            body[name] = value
+    if "request_id" in body:
+        if headers and HEADER in headers:
+            body["request_id"] = headers[HEADER]
+        else:
+            body["request_id"] = f"{str(body['request_id'])[:160]}-{uuid.uuid4().hex}"

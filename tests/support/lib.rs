@@ -156,6 +156,8 @@ pub struct TestApp {
 #[derive(Debug, Clone)]
 pub struct AppOptions {
     pub rate_limit_per_minute: i64,
+    /// `--trusted-proxy`.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     pub tenant: Option<&'static str>,
     /// A schema of its own in the shared test database (the default), or a database of its
     /// own for a test that runs `pg_dump` on it or takes it away.
@@ -170,6 +172,7 @@ impl Default for AppOptions {
     fn default() -> Self {
         AppOptions {
             rate_limit_per_minute: 10_000,
+            trusted_proxies: Vec::new(),
             tenant: Some(TEST_TENANT),
             isolation: Isolation::from_env(Isolation::Schema),
             pool_size: 8,
@@ -205,6 +208,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         rate_limit_per_minute: options.rate_limit_per_minute,
         base_url: None,
         ad_research_daily_quota: options.ad_research_daily_quota,
+        trusted_proxies: options.trusted_proxies.clone(),
     };
     let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, options.pool_size, true)
         .await

@@ -20,6 +20,10 @@ pub struct Config {
     /// The research provider's lookups per day (`FLEETDESK_AD_RESEARCH_DAILY_QUOTA`); none
     /// when absent.
     pub ad_research_daily_quota: Option<i64>,
+    /// `--trusted-proxy`: the peers whose `Forwarded`/`X-Forwarded-Host`/`-Proto` headers say
+    /// where a request was addressed (see [`crate::links::public_origin`]); from anyone else
+    /// they are ignored.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for Config {
@@ -28,6 +32,7 @@ impl Default for Config {
             rate_limit_per_minute: 120,
             base_url: None,
             ad_research_daily_quota: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }

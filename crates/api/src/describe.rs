@@ -323,11 +323,7 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
         }
     }
     if op.spec().request_id {
-        properties.insert(
-            "request_id".into(),
-            json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": IDEMPOTENCY_KEY_PATTERN,
-                   "description": "Plays the role of the Idempotency-Key: resending the same content with the same request_id within 24 hours returns the first result."}),
-        );
+        properties.insert(crate::pipeline::REQUEST_ID.into(), request_id_schema());
     }
     // Unknown arguments are refused (400 naming them), as unknown body fields are.
     let mut schema =
@@ -345,6 +341,43 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
         }
     }
     schema
+}
+
+/// The `request_id` argument (or body field): the Idempotency-Key by another name.
+fn request_id_schema() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": IDEMPOTENCY_KEY_PATTERN,
+           "description": "Plays the role of the Idempotency-Key: resending the same content with the same request_id within 24 hours returns the first result."})
+}
+
+/// A REST body's schema with what a client may repeat in it
+/// ([`crate::pipeline::take_body_echoes`]): each path parameter, equal to the path's, and
+/// `request_id` where the tool takes one, equal to the Idempotency-Key header when both are
+/// sent. Both optional; the body stays closed to anything else.
+pub fn with_body_echoes(op: &dyn ErasedOp, described: &Described, body: &mut Value) {
+    let Some(Value::Object(props)) = body.get_mut("properties") else {
+        return;
+    };
+    if let Some(path) = &described.path {
+        let (params, _) = object_parts(&inline_refs(path, &described.components));
+        for (name, mut schema) in params {
+            if let Value::Object(s) = &mut schema {
+                s.insert(
+                    "description".into(),
+                    json!(format!(
+                        "Optional: the path's `{name}` again, as the specification writes the body. Another value is 400 naming `{name}`."
+                    )),
+                );
+            }
+            props.entry(name).or_insert(schema);
+        }
+    }
+    if op.spec().request_id {
+        let mut schema = request_id_schema();
+        schema["description"] = json!(
+            "Optional: plays the role of the Idempotency-Key header (the MCP tool's `request_id`). Sent with the header, both must be equal (400 naming `request_id` otherwise)."
+        );
+        props.entry(crate::pipeline::REQUEST_ID).or_insert(schema);
+    }
 }
 
 /// An Idempotency-Key (or MCP `request_id`): 1-200 visible ASCII characters.
@@ -414,7 +447,11 @@ mod tests {
             let mut all = d.components.clone();
             all.insert(d.output_name.clone(), d.output.clone());
             if let Some((name, body)) = &d.body {
-                all.insert(name.clone(), body.clone());
+                // As the OpenAPI description holds it: with the echoes of the path and
+                // request_id, so two operations sharing a body must echo alike.
+                let mut body = body.clone();
+                with_body_echoes(op.as_ref(), &d, &mut body);
+                all.insert(name.clone(), body);
             }
             for (name, schema) in all {
                 match seen.get(&name) {
@@ -428,6 +465,30 @@ mod tests {
                         seen.insert(name, (op.spec().id(), schema));
                     }
                 }
+            }
+        }
+    }
+
+    /// The pipeline takes a path parameter's name and `request_id` out of a body before the
+    /// operation reads it, so no body may have a field of its own by either name.
+    #[test]
+    fn no_body_has_a_field_named_like_an_echo() {
+        for op in crate::catalogue() {
+            let d = describe(op.as_ref());
+            let Some((name, body)) = &d.body else {
+                continue;
+            };
+            let (props, _) = object_parts(&inline_refs(body, &d.components));
+            let mut echoes = op.spec().path_params();
+            if op.spec().request_id {
+                echoes.push(crate::pipeline::REQUEST_ID);
+            }
+            for echo in echoes {
+                assert!(
+                    !props.contains_key(echo),
+                    "{}: body {name} has a field `{echo}`",
+                    op.spec().id()
+                );
             }
         }
     }

@@ -29,8 +29,9 @@ pub use op::{Access, Api, ErasedOp, HttpMethod, OpSpec, Reply};
 pub use pipeline::{Invocation, Outcome, execute};
 pub use telemetry::Telemetry;
 
-/// The version string of the served OpenAPI descriptions.
-pub const API_VERSION: &str = "2026-10-07";
+/// The version string of the served OpenAPI descriptions: the interface's date as a version
+/// that PEP 440 and semver both read (a generated client installs it as it is).
+pub const API_VERSION: &str = "2026.10.7";
 
 /// Every operation this build serves, in the order of endpoints.tsv.
 pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {

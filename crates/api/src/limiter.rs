@@ -160,14 +160,13 @@ mod tests {
             unimplemented!("the limiter never claims")
         }
 
-        fn complete<'a>(
+        fn run_claimed<'a>(
             &'a self,
             _: Uuid,
             _: &'a str,
-            _: u16,
-            _: &'a serde_json::value::RawValue,
+            _: BoxFuture<'a, fleetdesk_tenancy::gate::Settlement>,
         ) -> BoxFuture<'a, anyhow::Result<()>> {
-            unimplemented!("the limiter never completes")
+            unimplemented!("the limiter never runs a claimed request")
         }
 
         fn release<'a>(&'a self, _: Uuid, _: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {

@@ -14,6 +14,23 @@ use sha2::Sha256;
 use std::sync::Arc;
 use uuid::Uuid;
 
+/// Where a request says it was addressed, `scheme://host`: as a proxy in front forwarded it
+/// (`forwarded`, what the `Forwarded` or `X-Forwarded-Host`/`-Proto` headers say) only when
+/// the connection comes from one of the `trusted` proxies the operator named; otherwise as the
+/// connection itself carries it (`direct`: its own scheme and its `Host`). Anyone can send
+/// forwarding headers, so a page's Origin check and the links in answers never follow them
+/// from an untrusted peer.
+pub fn public_origin(
+    peer: Option<std::net::IpAddr>,
+    trusted: &[std::net::IpAddr],
+    forwarded: (&str, &str),
+    direct: (&str, &str),
+) -> String {
+    let from_proxy = peer.is_some_and(|ip| trusted.contains(&ip.to_canonical()));
+    let (scheme, host) = if from_proxy { forwarded } else { direct };
+    format!("{scheme}://{host}")
+}
+
 #[derive(Clone)]
 pub struct Links {
     key: Arc<[u8]>,
@@ -223,6 +240,37 @@ impl<'a> PersonaSigner<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn forwarded_origins_are_taken_only_from_trusted_proxies() {
+        use super::public_origin;
+        let proxy: std::net::IpAddr = "10.0.0.5".parse().unwrap();
+        let stranger: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+        let forwarded = ("https", "fleet.example.com");
+        let direct = ("http", "10.0.0.2:8080");
+        assert_eq!(
+            public_origin(Some(proxy), &[proxy], forwarded, direct),
+            "https://fleet.example.com"
+        );
+        assert_eq!(
+            public_origin(Some(stranger), &[proxy], forwarded, direct),
+            "http://10.0.0.2:8080"
+        );
+        assert_eq!(
+            public_origin(None, &[proxy], forwarded, direct),
+            "http://10.0.0.2:8080"
+        );
+        assert_eq!(
+            public_origin(Some(proxy), &[], forwarded, direct),
+            "http://10.0.0.2:8080"
+        );
+        // An IPv4 peer seen on an IPv6 socket is the same peer.
+        let mapped: std::net::IpAddr = "::ffff:10.0.0.5".parse().unwrap();
+        assert_eq!(
+            public_origin(Some(mapped), &[proxy], forwarded, direct),
+            "https://fleet.example.com"
+        );
+    }
+
     use super::*;
 
     fn now() -> Timestamp {

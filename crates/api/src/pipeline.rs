@@ -9,10 +9,9 @@ use crate::input::Args;
 use crate::limiter::Admit;
 use crate::op::{ErasedOp, Json};
 use fleetdesk_kernel::{ErrorCode, round_trips};
-use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
+use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Settlement};
 use fleetdesk_tenancy::{Caller, ParsedKey};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
@@ -197,9 +196,10 @@ pub async fn execute_as(
         e.from_input = true;
         e
     };
-    if let Some(e) = inv.input_error {
+    if let Some(e) = inv.input_error.take() {
         return Err(from_input(e));
     }
+    take_body_echoes(spec, &mut inv).map_err(from_input)?;
     let claim_request = match (&inv.idempotency_key, spec.idempotent) {
         (Some(k), true) => {
             check_idempotency_key(k).map_err(from_input)?;
@@ -240,8 +240,9 @@ pub async fn execute_as(
     }
 
     // A claimed request runs to its end on its own task, even when its caller goes away: the
-    // retry then finds its result instead of running it twice. If it panics, its claim is
-    // released.
+    // retry then finds its result instead of running it twice. Its writes and its result (or
+    // the key's release) commit in one transaction (`Gatekeeper::run_claimed`), so a crash
+    // leaves both or neither. If it panics, or that transaction fails, its claim is released.
     let held = HeldClaim {
         gate: ctx.gate.clone(),
         owner,
@@ -251,14 +252,40 @@ pub async fn execute_as(
     let task = tokio::spawn(
         round_trips::counting(async move {
             let mut held = held;
-            let result = run(prepared(call_ctx, caller).await);
-            match &result {
-                Ok(outcome) if (200..300).contains(&outcome.status) => {
-                    held.store(&outcome.body, outcome.status).await;
+            let Some(key) = held.key.clone() else {
+                unreachable!("a held claim holds its key until it is settled")
+            };
+            let mut result = None;
+            let work = async {
+                let outcome = run(prepared(call_ctx, caller).await);
+                let settlement = match &outcome {
+                    Ok(o) if (200..300).contains(&o.status) => Settlement::Store {
+                        status: o.status,
+                        body: o.body.clone(),
+                    },
+                    _ => Settlement::Release,
+                };
+                result = Some(outcome);
+                settlement
+            };
+            match held
+                .gate
+                .clone()
+                .run_claimed(owner, &key, Box::pin(work))
+                .await
+            {
+                Ok(()) => held.key = None,
+                Err(e) => {
+                    // Nothing of the request was committed: free the key for its retry.
+                    held.release().await?;
+                    return Err(ApiError::from(e));
                 }
-                _ => held.release().await?,
             }
-            result
+            result.unwrap_or_else(|| {
+                Err(ApiError::internal(anyhow::anyhow!(
+                    "a claimed request settled without running"
+                )))
+            })
         })
         .instrument(tracing::Span::current()),
     );
@@ -273,6 +300,51 @@ pub async fn execute_as(
     }
 }
 
+/// Takes out of a JSON body what the specification lets a client repeat there: a path
+/// parameter (`id` of `POST /posts/{id}/unstock`), which must equal the path's, and `request_id`
+/// of an operation whose tool takes it, which plays the Idempotency-Key (a header that says
+/// otherwise is 400 naming `request_id`). The operation then reads the body without them, and
+/// the idempotency hash is the same whichever way the client said it. MCP arguments never reach
+/// here with either: the tool call already split them off.
+pub fn take_body_echoes(spec: &crate::op::OpSpec, inv: &mut Invocation) -> Result<(), ApiError> {
+    let Value::Object(body) = &mut inv.args.body else {
+        return Ok(());
+    };
+    for param in spec.path_params() {
+        let Some(echo) = body.remove(param) else {
+            continue;
+        };
+        if inv.args.path.get(param) != Some(&echo) {
+            return Err(ApiError::invalid(
+                param,
+                format!("must equal the path's {param} when given in the body"),
+            ));
+        }
+    }
+    if spec.request_id
+        && let Some(given) = body.remove(REQUEST_ID)
+    {
+        let Value::String(given) = given else {
+            return Err(ApiError::invalid(REQUEST_ID, "must be a string"));
+        };
+        check_idempotency_key(&given)
+            .map_err(|_| ApiError::invalid(REQUEST_ID, "must be 1-200 visible ASCII characters"))?;
+        match &inv.idempotency_key {
+            Some(header) if *header != given => {
+                return Err(ApiError::invalid(
+                    REQUEST_ID,
+                    "differs from the Idempotency-Key header; send one of them, or the same value",
+                ));
+            }
+            _ => inv.idempotency_key = Some(given),
+        }
+    }
+    Ok(())
+}
+
+/// The body field (and MCP argument) that plays the Idempotency-Key.
+pub const REQUEST_ID: &str = "request_id";
+
 /// An operation's answer as the pipeline returns it.
 fn run(reply: Result<crate::op::Reply<Json>, ApiError>) -> Result<Outcome, ApiError> {
     reply.map(|reply| Outcome {
@@ -282,8 +354,9 @@ fn run(reply: Result<crate::op::Reply<Json>, ApiError>) -> Result<Outcome, ApiEr
     })
 }
 
-/// The Idempotency-Key a running request holds: stored with its success, released after a
-/// failure, and released on drop when the request ended some other way (a panic).
+/// The Idempotency-Key a running request holds: settled with its request
+/// (`Gatekeeper::run_claimed`), released when that failed, and released on drop when the
+/// request ended some other way (a panic).
 struct HeldClaim {
     gate: std::sync::Arc<dyn fleetdesk_tenancy::gate::Gatekeeper>,
     owner: uuid::Uuid,
@@ -291,23 +364,6 @@ struct HeldClaim {
 }
 
 impl HeldClaim {
-    /// Stores a success under its key. The effect has happened, so the caller gets its answer
-    /// even if storing fails after a retry; the claim then stays "running", and a resend
-    /// within 10 minutes is answered 409 rather than acting twice.
-    async fn store(&mut self, body: &RawValue, status: u16) {
-        let Some(key) = self.key.take() else { return };
-        for attempt in 1..=2 {
-            match self.gate.complete(self.owner, &key, status, body).await {
-                Ok(()) => return,
-                Err(e) => tracing::error!(
-                    attempt,
-                    error = format!("{e:#}"),
-                    "storing an idempotent result failed"
-                ),
-            }
-        }
-    }
-
     async fn release(&mut self) -> Result<(), ApiError> {
         if let Some(key) = self.key.take() {
             self.gate.release(self.owner, &key).await?;

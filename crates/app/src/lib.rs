@@ -37,6 +37,8 @@ pub struct Settings {
     /// `--metrics-bind`: where the metrics listener answers GET /metrics; none when absent.
     pub metrics_bind: Option<String>,
     pub base_url: Option<String>,
+    /// `--trusted-proxy`: the proxies whose forwarding headers are believed.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     pub data_dir: PathBuf,
     pub rate_limit_per_minute: i64,
     pub database_url: Option<String>,
@@ -202,6 +204,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         rate_limit_per_minute: settings.rate_limit_per_minute,
         base_url: settings.base_url.clone(),
         ad_research_daily_quota: settings.ad_research_daily_quota,
+        trusted_proxies: settings.trusted_proxies.clone(),
     };
     let (state, store) = compose(
         &url,
@@ -242,6 +245,14 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
                 Err(e) => tracing::warn!(
                     error = format!("{e:#}"),
                     "removing the chunks of abandoned uploads failed"
+                ),
+            }
+            match media.sweep_unfinished_writes().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(files = n, "removed blobs a crash left half written"),
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "removing half-written blobs failed"
                 ),
             }
         }

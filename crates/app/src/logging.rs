@@ -10,8 +10,10 @@
 
 use std::io::IsTerminal;
 use tracing::level_filters::LevelFilter;
-use tracing_subscriber::filter::{EnvFilter, Targets};
-use tracing_subscriber::layer::SubscriberExt;
+use tracing::{Event, Level, Metadata, Subscriber};
+use tracing_subscriber::filter::{EnvFilter, Targets, filter_fn};
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// The drivers whose debug and trace output may carry secrets (bind values, wire bytes).
@@ -55,20 +57,64 @@ pub fn use_colour() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// The target of what [`ClientErrors`] logs.
+pub const CLIENT_ERRORS: &str = "fleetdesk::connection";
+
+/// An error actix-http logs about one connection: what a client sent or did (a malformed
+/// header, a request line it never finished, a connection it dropped mid-answer), at error
+/// level although nothing of the service failed.
+fn connection_error(m: &Metadata<'_>) -> bool {
+    *m.level() == Level::ERROR && m.target().starts_with("actix_http::h1::dispatcher")
+}
+
+/// Logs [`connection_error`]s again at warn under [`CLIENT_ERRORS`], with their message; the
+/// output layer leaves the originals out. A client's mistake is no error of the service, and
+/// an alert on error-level lines must not fire for a port scanner.
+pub struct ClientErrors;
+
+impl<S: Subscriber> Layer<S> for ClientErrors {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        if !connection_error(event.metadata()) {
+            return;
+        }
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{v:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        tracing::warn!(target: CLIENT_ERRORS, error = %message.0, "a client's connection failed");
+    }
+}
+
+/// The subscriber `init` installs, writing to `writer`.
+pub fn subscriber<W>(json: bool, colour: bool, writer: W) -> Box<dyn Subscriber + Send + Sync>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(colour);
+    let shown = filter_fn(|m| !connection_error(m));
+    let registry = tracing_subscriber::registry()
+        .with(env_filter())
+        .with(caps())
+        .with(ClientErrors);
+    if json {
+        Box::new(registry.with(layer.json().with_filter(shown)))
+    } else {
+        Box::new(registry.with(layer.compact().with_filter(shown)))
+    }
+}
+
 /// Installs the subscriber (and the bridge for crates that log through `log`).
 pub fn init() {
     let json = std::env::var("FLEETDESK_LOG_FORMAT").as_deref() == Ok("json");
-    let layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(use_colour());
-    let registry = tracing_subscriber::registry()
-        .with(env_filter())
-        .with(caps());
-    if json {
-        registry.with(layer.json()).init();
-    } else {
-        registry.with(layer.compact()).init();
-    }
+    subscriber(json, use_colour(), std::io::stderr).init();
 }
 
 #[cfg(test)]
@@ -91,5 +137,49 @@ mod tests {
         }
         assert!(caps.would_enable("fleetdesk_http::request_id", &Level::TRACE));
         assert!(caps.would_enable("actix_server", &Level::DEBUG));
+    }
+
+    /// What actix-http logs at error for a client's malformed request reaches the log at
+    /// warn; the service's own errors stay errors.
+    #[test]
+    fn a_clients_malformed_request_is_a_warning_not_an_error() {
+        #[derive(Clone, Default)]
+        struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Captured {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = subscriber(true, false, move || writer.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(
+                target: "actix_http::h1::dispatcher",
+                "stream error: {}",
+                "Parse error: invalid Header provided"
+            );
+            tracing::error!(target: "fleetdesk_http::routes", "the service's own failure");
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["level"], "WARN", "{text}");
+        assert_eq!(lines[0]["target"], CLIENT_ERRORS);
+        assert!(
+            lines[0]["fields"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("invalid Header provided")),
+            "{text}"
+        );
+        assert_eq!(lines[1]["level"], "ERROR", "{text}");
+        assert_eq!(lines[1]["target"], "fleetdesk_http::routes");
     }
 }

@@ -80,6 +80,16 @@ enum Command {
         /// absent: built from each request's Host.
         #[arg(long, env = "FLEETDESK_BASE_URL", value_name = "URL")]
         base_url: Option<String>,
+        /// The address of a reverse proxy in front of the service (repeat it, or a comma-separated
+        /// list in the variable): only its Forwarded / X-Forwarded-Host / X-Forwarded-Proto
+        /// headers say where a request was addressed; from anyone else they are ignored.
+        #[arg(
+            long = "trusted-proxy",
+            env = "FLEETDESK_TRUSTED_PROXIES",
+            value_name = "IP",
+            value_delimiter = ','
+        )]
+        trusted_proxies: Vec<std::net::IpAddr>,
         #[command(flatten)]
         store: Store,
         /// Requests each key may send per minute (a sliding window, shared by every
@@ -197,6 +207,7 @@ fn main() -> anyhow::Result<()> {
                 bind,
                 metrics_bind,
                 base_url,
+                trusted_proxies,
                 store,
                 rate_limit_per_minute,
                 workers,
@@ -209,6 +220,7 @@ fn main() -> anyhow::Result<()> {
                     bind,
                     metrics_bind,
                     base_url,
+                    trusted_proxies,
                     data_dir: store.data_dir,
                     rate_limit_per_minute,
                     database_url: store.database_url,

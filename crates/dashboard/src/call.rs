@@ -71,9 +71,8 @@ impl PersonalOps {
 }
 
 /// The address links in answers are made on: the one the browser used.
-fn base(req: &HttpRequest) -> String {
-    let info = req.connection_info();
-    format!("{}://{}", info.scheme(), info.host())
+fn base(req: &HttpRequest, dash: &crate::Dashboard) -> String {
+    crate::request_origin(req, &dash.ctx.config)
 }
 
 /// An answer of an operation as JSON, or its error (a non-2xx answer read as one).
@@ -111,7 +110,7 @@ impl Dashboard {
                 query,
                 body: Value::Null,
             },
-            base_url: Some(base(req)),
+            base_url: Some(base(req, self)),
             ..Invocation::default()
         };
         let caller = Caller::Member(session.member.clone());
@@ -204,7 +203,7 @@ pub(crate) async fn act(
             query: Map::new(),
             body: Value::Object(form.body),
         },
-        base_url: Some(base(&req)),
+        base_url: Some(base(&req, &dash)),
         ..Invocation::default()
     };
     let caller = Caller::Member(session.member.clone());

@@ -34,6 +34,34 @@ pub struct Dashboard {
 }
 
 /// Mounts the dashboard on an actix app.
+/// Where the request was addressed, `scheme://host`, for links and the Origin check: what a
+/// proxy named in `--trusted-proxy` forwarded (`Forwarded`, `X-Forwarded-Host`/`-Proto`), else
+/// the connection's own scheme and `Host` (`fleetdesk_api::links::public_origin`). The REST
+/// and MCP routes make their links with it too.
+pub fn request_origin(req: &actix_web::HttpRequest, config: &fleetdesk_api::Config) -> String {
+    let info = req.connection_info();
+    let scheme = if req.app_config().secure() {
+        "https"
+    } else {
+        "http"
+    };
+    let host = (req.headers().get(actix_web::http::header::HOST))
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_else(|| req.app_config().host());
+    fleetdesk_api::links::public_origin(
+        req.peer_addr().map(|a| a.ip()),
+        &config.trusted_proxies,
+        (info.scheme(), info.host()),
+        (scheme, host),
+    )
+}
+
+/// The largest form the dashboard reads, in bytes.
+const FORM_LIMIT: usize = 64 * 1024;
+/// The largest sign-in form: a key, the page to go to next.
+const SIGN_IN_LIMIT: usize = 4 * 1024;
+
 pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp>]) {
     let dashboard = Dashboard {
         ctx,
@@ -42,10 +70,17 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
     cfg.app_data(web::Data::new(dashboard));
     cfg.service(
         web::scope(PREFIX)
+            // A form is a few fields: 64 KiB at most (actix's default is 256 KiB), and the
+            // sign-in form, read before anyone is known, 4 KiB.
+            .app_data(web::PayloadConfig::new(FORM_LIMIT))
             .route("", web::get().to(pages::home))
             .route("/", web::get().to(pages::home))
-            .route("/sign-in", web::get().to(session::sign_in_page))
-            .route("/sign-in", web::post().to(session::sign_in))
+            .service(
+                web::resource("/sign-in")
+                    .app_data(web::PayloadConfig::new(SIGN_IN_LIMIT))
+                    .route(web::get().to(session::sign_in_page))
+                    .route(web::post().to(session::sign_in)),
+            )
             .route("/sign-out", web::post().to(session::sign_out))
             .route("/assets/{name}", web::get().to(assets::serve))
             .route("/review", web::get().to(pages::review::queue))

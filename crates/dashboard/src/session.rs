@@ -46,9 +46,9 @@ pub(crate) fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-/// Whether the page was reached over HTTPS (directly, or as the proxy in front says).
+/// Whether the page was reached over HTTPS (directly, or as a trusted proxy in front says).
 fn secure(req: &HttpRequest, dash: &Dashboard) -> bool {
-    req.connection_info().scheme() == "https"
+    crate::request_origin(req, &dash.ctx.config).starts_with("https://")
         || dash
             .ctx
             .config
@@ -124,8 +124,7 @@ pub(crate) fn safe_next(next: &str) -> Option<&str> {
 /// from a browser) still need the CSRF token.
 pub(crate) fn same_origin(req: &HttpRequest, dash: &Dashboard) -> bool {
     if let Some(origin) = req.headers().get(header::ORIGIN) {
-        let info = req.connection_info();
-        let own = format!("{}://{}", info.scheme(), info.host());
+        let own = crate::request_origin(req, &dash.ctx.config);
         let origin = origin.to_str().unwrap_or("");
         return origin.eq_ignore_ascii_case(&own)
             || dash

@@ -24,6 +24,27 @@ pub fn too_large(limit: usize) -> ApiError {
     )
 }
 
+/// How long a body of `bytes` may take to arrive (its `Content-Length`, or the operation's
+/// limit when it declares none): 10 seconds, and one more for every 16 KiB (a 1 KiB body
+/// 10 s, 1 MiB 74 s, 8 MiB 522 s: a client sending at least 16 KiB a second always makes
+/// it). A client that sends slower, or stops half way, is answered 408, so no request holds a
+/// connection and its buffer for as long as it likes.
+pub fn deadline(bytes: usize) -> std::time::Duration {
+    std::time::Duration::from_secs(10 + (bytes / (16 * 1024)) as u64)
+}
+
+/// 408 for a body that did not arrive within `allowed`.
+pub fn too_slow(allowed: std::time::Duration) -> ApiError {
+    ApiError::new(
+        ErrorCode::RequestTimeout,
+        format!(
+            "the request body did not arrive within {} s; send it again",
+            allowed.as_secs()
+        ),
+    )
+    .with_field(fleetdesk_api::input::REQUEST_BODY)
+}
+
 /// The `Content-Length` of the request, if any; 413 when it is past `limit`.
 pub fn declared_within(req: &HttpRequest, limit: usize) -> Result<Option<usize>, ApiError> {
     let declared = req
@@ -52,8 +73,10 @@ pub fn streamed(
     req: &HttpRequest,
     limit: usize,
 ) -> Result<(Body, impl Future<Output = usize>), ApiError> {
-    declared_within(req, limit)?;
+    let declared = declared_within(req, limit)?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, BodyError>>(PIECES_IN_FLIGHT);
+    let allowed = deadline(declared.unwrap_or(limit));
+    let late = tx.clone();
     let pump = async move {
         let mut payload = payload;
         let mut seen = 0usize;
@@ -85,6 +108,19 @@ pub fn streamed(
             }
         }
         seen
+    };
+    // A body that takes longer than its deadline ends with `TooSlow` (408), and so does the
+    // pump: the connection is not held for a client that trickles.
+    let pump = async move {
+        match tokio::time::timeout(allowed, pump).await {
+            Ok(seen) => seen,
+            Err(_) => {
+                let seconds = allowed.as_secs();
+                let said = late.send(Err(BodyError::TooSlow { seconds }));
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(1), said).await;
+                0
+            }
+        }
     };
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|piece| (piece, rx))

@@ -31,16 +31,23 @@ fn parameters(schema: Option<&Value>, components: &Components, location: &str) -
 }
 
 /// The errors of an upload PUT, whose credential is the link's token.
-const TOKEN_ERRORS: [(&str, &str); 7] = [
+const TOKEN_ERRORS: [(&str, &str); 8] = [
     (
         "400",
         "invalid_request: a bad file, chunk size or parameter; `field` names it",
     ),
     (
         "401",
-        "unauthorized: the token does not match or the link expired",
+        "unauthorized: no upload has this id and token (an unknown id answers the same), or the link expired",
     ),
-    ("404", "not_found: no such upload"),
+    (
+        "404",
+        "not_found: the upload went away while this request ran (its token had matched)",
+    ),
+    (
+        "408",
+        "request_timeout: the body did not arrive in the time its size allows; send it again",
+    ),
     (
         "413",
         "payload_too_large: the body is larger than the link takes",
@@ -74,7 +81,13 @@ fn meaning(code: u16, spec: &fleetdesk_api::OpSpec) -> &'static str {
             "ambiguous_code (add `platform`), already_covered, or idempotency_in_progress: the first request with this key is still running"
         }
         409 => "ambiguous_code: the code names accounts on several platforms; add `platform`",
+        408 => {
+            "request_timeout: the body did not arrive in the time its size allows (10 s and 1 s per 16 KiB); send it again"
+        }
         413 => "payload_too_large: the body (or a file it carries) is larger than this call takes",
+        415 => {
+            "unsupported_media_type: a body was sent with a Content-Type other than application/json"
+        }
         422 if spec.idempotent => {
             "rejected: a rule forbids it (the message says which); idempotency_mismatch: the key was used with other content"
         }
@@ -93,7 +106,10 @@ fn error_responses(op: &dyn ErasedOp) -> Map<String, Value> {
     if spec.access == Access::Token {
         return responses(TOKEN_ERRORS.to_vec());
     }
-    let mut codes: Vec<u16> = vec![400, 401, 403, 413, 429, 500, 503];
+    let mut codes: Vec<u16> = vec![400, 401, 403, 408, 413, 429, 500, 503];
+    if op.doc().input.body.is_some() {
+        codes.push(415);
+    }
     if !spec.path_params().is_empty() {
         codes.push(404);
     }
@@ -212,7 +228,8 @@ fn operation(op: &dyn ErasedOp, all: &[Arc<dyn ErasedOp>], components: &mut Comp
             "description": format!("The raw file, at most {} bytes.", spec.max_body),
         }}}});
     }
-    if let Some((name, schema)) = d.body {
+    if let Some((name, mut schema)) = d.body.clone() {
+        fleetdesk_api::describe::with_body_echoes(op, &d, &mut schema);
         // A body whose fields are all optional may be left out (it reads as `{}`).
         let required = schema
             .get("required")

@@ -8,8 +8,8 @@ use actix_web::web::{self, Bytes};
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use fleetdesk_api::describe::query_kinds;
 use fleetdesk_api::input::REQUEST_BODY;
-use fleetdesk_api::pipeline::execute_raw;
-use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, Outcome, execute};
+use fleetdesk_api::pipeline::{authenticate, execute_as, execute_raw};
+use fleetdesk_api::{Access, ApiError, Args, ErasedOp, HttpMethod, Invocation, Outcome};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_kernel::health::NotReady;
 use futures_util::StreamExt;
@@ -84,10 +84,14 @@ fn method(m: HttpMethod) -> Method {
     }
 }
 
-/// The service's address as this request reached it: scheme and Host.
+/// The service's address as this request reached it: scheme and Host, as a trusted proxy
+/// forwarded them or as the connection carries them (`fleetdesk_dashboard::request_origin`).
 pub fn request_base(req: &HttpRequest) -> String {
-    let info = req.connection_info();
-    format!("{}://{}", info.scheme(), info.host())
+    let config = req
+        .app_data::<web::Data<HttpState>>()
+        .map(|state| state.ctx.config.clone())
+        .unwrap_or_default();
+    fleetdesk_dashboard::request_origin(req, &config)
 }
 
 pub fn bearer(req: &HttpRequest) -> Option<String> {
@@ -98,7 +102,9 @@ pub fn bearer(req: &HttpRequest) -> Option<String> {
         .then(|| token.trim().to_owned())
 }
 
-/// Reads a body up to `limit` bytes; past it, 413 without reading the rest.
+/// Reads a body up to `limit` bytes within the time [`crate::body::deadline`] gives it; past
+/// the limit, 413 without reading the rest, past the time 408. The buffer grows as bytes
+/// arrive, whatever `Content-Length` claims. Called only once the caller's key was admitted.
 pub async fn read_body(
     mut payload: web::Payload,
     req: &HttpRequest,
@@ -106,22 +112,58 @@ pub async fn read_body(
 ) -> Result<Bytes, ApiError> {
     let too_large = || crate::body::too_large(limit);
     let declared = crate::body::declared_within(req, limit)?;
-    // One allocation of the declared size: a large body never doubles its buffer on the way.
-    let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::new(
-                ErrorCode::InvalidRequest,
-                format!("the request body could not be read: {e}"),
-            )
-            .with_field(REQUEST_BODY)
-        })?;
-        if body.len() + chunk.len() > limit {
-            return Err(too_large());
+    let read = async {
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("the request body could not be read: {e}"),
+                )
+                .with_field(REQUEST_BODY)
+            })?;
+            if body.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
         }
-        body.extend_from_slice(&chunk);
+        Ok(body.freeze())
+    };
+    let allowed = crate::body::deadline(declared.unwrap_or(limit));
+    tokio::time::timeout(allowed, read)
+        .await
+        .unwrap_or_else(|_| Err(crate::body::too_slow(allowed)))
+}
+
+/// 415 when a request carrying a body names a media type other than JSON
+/// (`application/json`, or any `application/*+json`, with parameters). A body without a
+/// `Content-Type` is read as JSON.
+pub fn json_content_type(req: &HttpRequest) -> Result<(), ApiError> {
+    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let has_body = crate::body::declared_within(req, usize::MAX)?.is_some_and(|n| n > 0)
+        || req.headers().contains_key(header::TRANSFER_ENCODING);
+    let essence = value
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let json = essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|sub| sub.ends_with("+json"));
+    if !has_body || json {
+        return Ok(());
     }
-    Ok(body.freeze())
+    Err(ApiError::new(
+        ErrorCode::UnsupportedMediaType,
+        "the request body must be JSON: send it with Content-Type: application/json",
+    )
+    .with_field("Content-Type"))
 }
 
 /// The request body as JSON. A syntax error is about the whole body, not a field: it is named
@@ -173,25 +215,6 @@ fn parse_query(qs: &str, kinds: &Map<String, Value>) -> Result<Map<String, Value
     Ok(out)
 }
 
-/// Decodes `%XX` escapes of a path segment into UTF-8 (`+` stays `+`, as in any path).
-pub fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The operation's path parameters as matched, percent-decoded, so a code of any script can
 /// be addressed. A segment that does not decode to UTF-8 is a 400 naming the parameter.
 fn path_args(
@@ -205,7 +228,7 @@ fn path_args(
         let Some(matched) = req.match_info().get(name) else {
             continue;
         };
-        let value = percent_decode(matched)
+        let value = fleetdesk_kernel::percent::decode(matched)
             .ok_or_else(|| ApiError::invalid(name, "is not valid percent-encoded UTF-8"))?;
         out.insert(name.to_owned(), Value::String(value));
     }
@@ -230,6 +253,8 @@ struct Route {
     /// The operation's id, its name in the metrics (shared: every answer is tagged with it).
     id: Arc<str>,
     query_kinds: Map<String, Value>,
+    /// The operation reads a JSON body (a body sent as anything else is 415).
+    json_body: bool,
 }
 
 /// Answers with a route's handler and tags the answer with the operation it ran, for the
@@ -248,8 +273,14 @@ async fn run(
 ) -> HttpResponse {
     let spec = route.op.spec();
     let result = async {
+        // The key first: the body of a caller the service does not know is never read.
+        crate::body::declared_within(&req, spec.max_body)?;
+        let caller = authenticate(&state.ctx, bearer(&req).as_deref()).await?;
+        if route.json_body {
+            json_content_type(&req)?;
+        }
         let body = read_body(payload, &req, spec.max_body).await?;
-        // Reading errors are answered by the pipeline after authentication.
+        // Reading errors are answered by the pipeline with the other input errors.
         let mut input_error = None;
         let idempotency_key = idempotency_key(&req).unwrap_or_else(|e| {
             input_error = Some(e);
@@ -268,11 +299,12 @@ async fn run(
             Value::Null
         });
         let args = Args { path, query, body };
-        execute(
+        execute_as(
             &state.ctx,
             route.op.as_ref(),
+            caller,
             Invocation {
-                bearer: bearer(&req),
+                bearer: None,
                 idempotency_key,
                 args,
                 input_error,
@@ -501,6 +533,21 @@ async fn mcp_post(
             return error_response(&req, &ApiError::forbidden(message));
         }
     }
+    // The key first: the body of a caller the service does not know is never read. A call
+    // the rate limit refuses is read (bounded) for its JSON-RPC id, so the refusal reaches the
+    // client's SDK as an error of that call.
+    if let Err(e) = crate::body::declared_within(&req, fleetdesk_mcp::MAX_BODY) {
+        return error_response(&req, &e);
+    }
+    let caller = authenticate(&state.ctx, bearer(&req).as_deref()).await;
+    if let Err(e) = &caller
+        && e.code != ErrorCode::RateLimited
+    {
+        return error_response(&req, e);
+    }
+    if let Err(e) = json_content_type(&req) {
+        return error_response(&req, &e);
+    }
     let body = match read_body(payload, &req, fleetdesk_mcp::MAX_BODY).await {
         Ok(b) => b,
         Err(e) => return error_response(&req, &e),
@@ -513,6 +560,7 @@ async fn mcp_post(
     };
     let call = fleetdesk_mcp::HttpCall {
         request_id: request_id(&req),
+        caller,
         bearer: bearer(&req),
         protocol_version: header("mcp-protocol-version"),
         body,
@@ -532,6 +580,14 @@ async fn mcp_post(
         }
         fleetdesk_mcp::HttpAnswer::Accepted => HttpResponse::Accepted().finish(),
         fleetdesk_mcp::HttpAnswer::Error(e) => error_response(&req, &e),
+        fleetdesk_mcp::HttpAnswer::Limited(value, wait) => {
+            let mut res = HttpResponse::Ok()
+                .insert_header((header::RETRY_AFTER, wait.to_string()))
+                .json(&value);
+            res.extensions_mut()
+                .insert(ErrorCodeTag(ErrorCode::RateLimited.as_str()));
+            res
+        }
     };
     res.extensions_mut().insert(RecordedByMcp);
     res
@@ -543,6 +599,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: HttpState) {
     for op in state.ops.iter() {
         let route = Arc::new(Route {
             query_kinds: query_kinds(op.as_ref()),
+            json_body: op.doc().input.body.is_some(),
             id: op.spec().id().into(),
             op: op.clone(),
         });
@@ -700,17 +757,5 @@ mod tests {
         assert!(!mcp_origin_allowed("https://fleet.example.com:8443", base));
         assert!(!mcp_origin_allowed("http://localhost:3000", base));
         assert!(!mcp_origin_allowed("https://evil.example", base));
-    }
-
-    #[test]
-    fn path_segments_are_percent_decoded_once() {
-        assert_eq!(percent_decode("TW-T001").as_deref(), Some("TW-T001"));
-        assert_eq!(percent_decode("A%20B").as_deref(), Some("A B"));
-        assert_eq!(percent_decode("%E6%B8%AC").as_deref(), Some("測"));
-        assert_eq!(percent_decode("a%2Bb+c").as_deref(), Some("a+b+c"));
-        assert_eq!(percent_decode("%2541").as_deref(), Some("%41"));
-        assert_eq!(percent_decode("%zz"), None);
-        assert_eq!(percent_decode("%E6"), None);
-        assert_eq!(percent_decode("%4"), None);
     }
 }

@@ -26,6 +26,16 @@ pub trait BlobStore: Send + Sync + 'static {
         range: std::ops::Range<u64>,
     ) -> BoxFuture<'_, Result<Bytes, BlobError>>;
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>>;
+    /// Removes what streamed blobs left half written when their process died (a write that
+    /// ended, finished or aborted, leaves nothing), untouched for longer than `older_than`:
+    /// how many. A store that leaves nothing behind has nothing to remove.
+    fn sweep_unfinished(
+        &self,
+        older_than: std::time::Duration,
+    ) -> BoxFuture<'_, Result<usize, BlobError>> {
+        let _ = older_than;
+        Box::pin(async { Ok(0) })
+    }
 }
 
 /// A blob being written (see [`BlobStore::put_stream`]). It holds a bounded part of what was

@@ -18,6 +18,9 @@ pub enum BodyError {
     /// transfer encoding).
     #[error("the request body could not be read: {0}")]
     Read(String),
+    /// The body did not arrive within the time the transport gives it.
+    #[error("the request body did not arrive within {seconds} s; send it again")]
+    TooSlow { seconds: u64 },
 }
 
 /// A body read piece by piece; `None` once it has all arrived.

@@ -2,8 +2,8 @@
 //!
 //! Work is enqueued under a `(kind, key)`: enqueuing the same pair again is a no-op, so every
 //! instance may enqueue what its clock says is due and the work still exists once. An
-//! instance takes the next due job with a lease; a job whose lease passed (its instance died)
-//! is taken again. Each take counts an attempt, and the attempt number is the lease's token:
+//! instance takes the next due job with a lease; a job whose lease passed, or whose instance
+//! died (the adapter knows it from the instance's lock, at once), is taken again. Each take counts an attempt, and the attempt number is the lease's token:
 //! finishing or failing a job whose lease another instance took since changes nothing. A job
 //! finishes in the same transaction as its effect where the adapter can (see the port that
 //! runs the job), else through [`JobQueue::finish`].

@@ -9,14 +9,15 @@
 
 use bytes::Bytes;
 use fleetdesk_api::describe::{query_kinds, tool_input_schema, tool_output_schema};
-use fleetdesk_api::pipeline::{authenticate, check_idempotency_key};
+use fleetdesk_api::pipeline::{REQUEST_ID, check_idempotency_key, execute_as};
 use fleetdesk_api::telemetry::{Call, Transport, route};
-use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, OpSpec, execute};
+use fleetdesk_api::{Api, ApiError, Args, Ctx, ErasedOp, Invocation, OpSpec};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode as RpcCode, ErrorData, Implementation,
-    InitializeResult, ListToolsResult, ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
+    InitializeResult, ListToolsResult, PromptsCapability, ProtocolVersion, ResourcesCapability,
+    ServerCapabilities, Tool, ToolsCapability,
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -28,10 +29,19 @@ pub const ACCEPTED_VERSIONS: &[&str] = &["2025-06-18", "2025-03-26"];
 /// Largest MCP request body (an avatar fits).
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
+/// The JSON-RPC error code of a call refused by the rate limit (implementation-defined
+/// server error range). Its `data` is the REST error body, with `retry_after` in seconds.
+pub const RATE_LIMITED: RpcCode = RpcCode(-32029);
+
 /// One POST to `/api/mcp`.
 pub struct HttpCall {
     /// The `X-Request-Id` of the HTTP response, for error bodies.
     pub request_id: String,
+    /// The key's caller, admitted by the pipeline before the body was read; a refusal by the
+    /// rate limit is answered as a JSON-RPC error of the message (its body is read for its
+    /// id), any other refusal never gets here.
+    pub caller: Result<Caller, ApiError>,
+    /// The bearer key as sent: its prefix says which API a refused call was for.
     pub bearer: Option<String>,
     pub protocol_version: Option<String>,
     pub body: Bytes,
@@ -45,8 +55,12 @@ pub enum HttpAnswer {
     Json(u16, Value),
     /// A notification or a response from the client: 202, no body.
     Accepted,
-    /// A transport-level failure (401, 429) with the service's error body.
+    /// A transport-level failure (401, or 429 for a notification) with the service's error
+    /// body.
     Error(ApiError),
+    /// A JSON-RPC error answering a request the rate limit refused (status 200, so every SDK
+    /// hands the error and its `data.retry_after` to the caller), with `Retry-After`.
+    Limited(Value, u64),
 }
 
 /// What a message did, for the metrics: the operation a `tools/call` ran, and its result's
@@ -85,7 +99,7 @@ impl Route {
                 args.path.insert((*param).to_owned(), as_text);
             } else if self.query_params.contains(&k) {
                 args.query.insert(k, v);
-            } else if k == "request_id" && self.op.spec().request_id {
+            } else if k == REQUEST_ID && self.op.spec().request_id {
                 match v {
                     Value::String(s) if check_idempotency_key(&s).is_ok() => request_id = Some(s),
                     _ => {
@@ -407,6 +421,7 @@ impl Mcp {
             HttpAnswer::Json(status, _) => (*status, None),
             HttpAnswer::Accepted => (202, None),
             HttpAnswer::Error(e) => (e.status(), Some(e.code)),
+            HttpAnswer::Limited(..) => (429, Some(ErrorCode::RateLimited)),
         });
         ctx.telemetry.call(Call {
             transport: Transport::Mcp,
@@ -507,6 +522,21 @@ impl Mcp {
                 )
             };
         };
+        let caller = match (&call.caller, &id) {
+            (Ok(caller), _) => caller.clone(),
+            (Err(e), Some(id)) if e.code == ErrorCode::RateLimited => {
+                if method == "tools/call" {
+                    seen.operation = self.operation_named(call.bearer.as_deref(), &msg);
+                }
+                let wait = e.retry_after().unwrap_or(1);
+                let data = e.body(&call.request_id);
+                return HttpAnswer::Limited(
+                    rpc_error(id.clone(), RATE_LIMITED, e.message.clone(), Some(data)),
+                    wait,
+                );
+            }
+            (Err(e), _) => return HttpAnswer::Error(e.clone()),
+        };
         let Some(id) = id else {
             // Notifications (notifications/initialized, cancelled, ...) need no answer.
             return HttpAnswer::Accepted;
@@ -514,10 +544,6 @@ impl Mcp {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         match method {
             "initialize" | "ping" | "tools/list" => {
-                let caller = match authenticate(ctx, call.bearer.as_deref()).await {
-                    Ok(c) => c,
-                    Err(e) => return HttpAnswer::Error(e),
-                };
                 let result = match method {
                     "initialize" => serde_json::to_value(self.initialize(&caller)),
                     "ping" => Ok(json!({})),
@@ -534,7 +560,24 @@ impl Mcp {
                     ),
                 }
             }
-            "tools/call" => self.call_tool(ctx, id, params, call, seen).await,
+            "tools/call" => self.call_tool(ctx, id, params, caller, call, seen).await,
+            "prompts/list" => HttpAnswer::Json(200, self.list_prompts(id, &caller)),
+            "prompts/get" => HttpAnswer::Json(
+                200,
+                (self.get_prompt(ctx, id, &caller, &params, call.base_url, &call.request_id)).await,
+            ),
+            "resources/list" => HttpAnswer::Json(
+                200,
+                (self.list_resources(ctx, id, &caller, call.base_url, &call.request_id)).await,
+            ),
+            "resources/templates/list" => {
+                HttpAnswer::Json(200, self.list_resource_templates(id, &caller))
+            }
+            "resources/read" => HttpAnswer::Json(
+                200,
+                (self.read_resource(ctx, id, &caller, &params, call.base_url, &call.request_id))
+                    .await,
+            ),
             other => HttpAnswer::Json(
                 200,
                 rpc_error(
@@ -547,6 +590,23 @@ impl Mcp {
         }
     }
 
+    /// The operation a `tools/call` message names, for the metrics of a call refused before
+    /// it ran.
+    fn operation_named(&self, bearer: Option<&str>, msg: &Map<String, Value>) -> Option<String> {
+        let api = match ParsedKey::parse(bearer?).ok()?.kind {
+            KeyKind::Personal => Api::Personal,
+            _ => Api::Agent,
+        };
+        let params = msg.get("params")?;
+        let entry = self.find(api, params.get("name")?.as_str()?)?;
+        let mut arguments = match params.get("arguments") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let route = entry.route(&mut arguments).ok()?;
+        Some(route.op.spec().id())
+    }
+
     fn initialize(&self, caller: &Caller) -> InitializeResult {
         let who = match caller {
             Caller::Agent(a) => format!("agent {}", a.agent_name),
@@ -556,12 +616,21 @@ impl Mcp {
         let mut tools = ToolsCapability::default();
         tools.list_changed = Some(false);
         capabilities.tools = Some(tools);
+        let mut prompts = PromptsCapability::default();
+        prompts.list_changed = Some(false);
+        capabilities.prompts = Some(prompts);
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(false);
+        resources.list_changed = Some(false);
+        capabilities.resources = Some(resources);
         InitializeResult::new(capabilities)
             .with_protocol_version(ProtocolVersion::V_2025_06_18)
             .with_server_info(Implementation::new("fleetdesk", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "fleetdesk for {who}. Every tool is one REST endpoint (a few are several, picked by `action`) with the same parameters and rules; \
-                 pass request_id on writes that take it so a resend never acts twice."
+                 pass request_id on writes that take it so a resend never acts twice. \
+                 Prompts start a round (todays_work, review_queue); resources are personas, \
+                 knowledge-base entries and posts as their read tools answer them."
             ))
     }
 
@@ -584,12 +653,12 @@ impl Mcp {
         ctx: &Ctx,
         id: Value,
         params: Value,
+        caller: Caller,
         call: HttpCall,
         seen: &mut Seen,
     ) -> HttpAnswer {
         let HttpCall {
             request_id: request_id_header,
-            bearer,
             base_url,
             ..
         } = call;
@@ -614,15 +683,11 @@ impl Mcp {
                 );
             }
         };
-        // Which API the key speaks is in its prefix; the pipeline checks the rest.
-        let api = match bearer.as_deref().map(ParsedKey::parse) {
-            Some(Ok(k)) if k.kind == KeyKind::Personal => Api::Personal,
-            Some(Ok(_)) => Api::Agent,
-            _ => {
-                return HttpAnswer::Error(ApiError::unauthorized(
-                    "missing or malformed bearer key",
-                ));
-            }
+        // An agent key speaks the Agent API, a personal key the Personal API; the pipeline
+        // checks the rest.
+        let api = match caller {
+            Caller::Agent(_) => Api::Agent,
+            Caller::Member(_) => Api::Personal,
         };
         let Some(entry) = self.find(api, name) else {
             return HttpAnswer::Json(
@@ -653,11 +718,12 @@ impl Mcp {
             }
         };
         seen.operation = Some(entry.op.spec().id());
-        let outcome = execute(
+        let outcome = execute_as(
             ctx,
             entry.op.as_ref(),
+            caller,
             Invocation {
-                bearer,
+                bearer: None,
                 idempotency_key: request_id,
                 args,
                 input_error: None,
@@ -677,10 +743,9 @@ impl Mcp {
                 let body = serde_json::from_str(o.body.get()).unwrap_or_default();
                 HttpAnswer::Json(200, rpc_result(id, tool_result(body, false)))
             }
-            Err(e) if e.code == ErrorCode::Unauthorized || e.code == ErrorCode::RateLimited => {
-                HttpAnswer::Error(e)
-            }
-            Err(e) if e.from_input => {
+            // Every 400 is arguments the tool's inputSchema refuses (a schema-valid call is
+            // never refused for its shape): its conditions and patterns as much as its types.
+            Err(e) if e.from_input || e.code == ErrorCode::InvalidRequest => {
                 let message = e.message.clone();
                 HttpAnswer::Json(
                     200,
@@ -723,6 +788,8 @@ fn strip_result_type(v: &mut Value) {
         m.remove("resultType");
     }
 }
+
+mod library;
 
 #[cfg(test)]
 mod routed_tests;

@@ -179,9 +179,11 @@ impl MediaService {
         })
     }
 
-    /// The upload behind a link, with its token checked.
+    /// The upload behind a link, with its token checked. An id no upload has is answered as a
+    /// token that does not match: a caller without the link learns nothing, not even whether
+    /// the id exists (in another tenant, say).
     async fn open(&self, id: Uuid, token: &str, now: Timestamp) -> Result<UploadState, PutError> {
-        let upload = self.repo.upload(id).await?.ok_or(PutError::NotFound)?;
+        let upload = self.repo.upload(id).await?.ok_or(PutError::BadToken)?;
         if !token_matches(token, &upload.token_hash) {
             return Err(PutError::BadToken);
         }
@@ -623,6 +625,15 @@ impl MediaService {
         Ok(abandoned.len())
     }
 
+    /// Removes what writes cut off by a crash left half written in storage (a chunk being
+    /// stored when the process died), once untouched for [`UNFINISHED_AFTER`]: how many.
+    pub async fn sweep_unfinished_writes(&self) -> anyhow::Result<usize> {
+        self.blobs
+            .sweep_unfinished(UNFINISHED_AFTER)
+            .await
+            .map_err(blob_error)
+    }
+
     /// Reads `range` of one stored part (a piece from [`Layout::pieces`]).
     pub async fn read(&self, key: &str, range: std::ops::Range<u64>) -> anyhow::Result<Bytes> {
         self.blobs.get_range(key, range).await.map_err(blob_error)
@@ -632,6 +643,10 @@ impl MediaService {
         self.blobs.get(key).await.map_err(blob_error)
     }
 }
+
+/// How long a half-written blob is left alone before it counts as cut off: a write going on
+/// touches its file at least every part, and a body has at most minutes to arrive.
+pub const UNFINISHED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The bytes the type of a file is judged from ([`judge`]).
 const HEAD_BYTES: usize = if SNIFF_BYTES > 64 { SNIFF_BYTES } else { 64 };

@@ -3,7 +3,7 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection};
+use diesel_async::{AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, TransactionManager};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use fleetdesk_kernel::BoxFuture;
 use futures_util::FutureExt;
@@ -78,12 +78,56 @@ impl PgStore {
         &self.pool
     }
 
-    pub(crate) async fn conn(&self) -> anyhow::Result<Conn> {
+    async fn pooled(&self) -> anyhow::Result<Conn> {
         self.pool.get().await.map_err(|e| {
             anyhow::Error::new(fleetdesk_kernel::error::Unavailable(format!(
                 "no database connection: {e}"
             )))
         })
+    }
+
+    /// A connection for the current task: a pooled one of its own, or, inside
+    /// [`PgStore::in_request_transaction`], the request's, whose transaction is opened by its
+    /// first statement.
+    pub(crate) async fn conn(&self) -> anyhow::Result<ConnRef> {
+        let Ok(request) = REQUEST_TX.try_with(RequestTx::clone) else {
+            return Ok(ConnRef::Own(self.pooled().await?));
+        };
+        let mut held = request.0.lock_owned().await;
+        if held.is_none() {
+            let mut conn = self.pooled().await?;
+            <AsyncPgConnection as AsyncConnection>::TransactionManager::begin_transaction(
+                &mut *conn,
+            )
+            .await?;
+            *held = Some(conn);
+        }
+        Ok(ConnRef::Request(held))
+    }
+
+    /// Runs `work` so that every statement it makes through this store, on this task, joins
+    /// one transaction, then `settle` in it, and commits: what the request wrote and what
+    /// `settle` records of it commit together or not at all. Each [`PgStore::tx`] inside is a
+    /// savepoint of it. A `settle` that fails rolls everything back.
+    pub(crate) async fn in_request_transaction<T>(
+        &self,
+        work: impl Future<Output = T>,
+        settle: impl AsyncFnOnce(T) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let request = RequestTx::default();
+        let settled = REQUEST_TX
+            .scope(request.clone(), async move { settle(work.await).await })
+            .await;
+        let Some(mut conn) = request.0.lock().await.take() else {
+            return settled;
+        };
+        type Manager = <AsyncPgConnection as AsyncConnection>::TransactionManager;
+        let ended = match &settled {
+            Ok(()) => Manager::commit_transaction(&mut *conn).await,
+            Err(_) => Manager::rollback_transaction(&mut *conn).await,
+        };
+        settled?;
+        Ok(ended?)
     }
 
     /// Runs `work` on one pooled connection, outside a transaction: for single statements
@@ -103,7 +147,8 @@ impl PgStore {
         })
     }
 
-    /// Runs `work` in one transaction on one pooled connection: committed when `work` returns
+    /// Runs `work` in one transaction on one pooled connection (a savepoint of the request's
+    /// transaction inside [`PgStore::in_request_transaction`]): committed when `work` returns
     /// `Ok`, rolled back when it returns `Err` (an expected refusal is an `Ok` value, see
     /// [`crate::drafts`] for the ones that must undo writes).
     pub(crate) fn tx<'a, T, F>(&'a self, work: F) -> BoxFuture<'a, anyhow::Result<T>>
@@ -133,13 +178,61 @@ impl PgStore {
         T: Send + 'a,
     {
         Box::pin(async move {
-            let mut conn = self.conn().await?;
-            conn.build_transaction()
-                .repeatable_read()
-                .read_only()
-                .run::<_, anyhow::Error, _>(async move |c| work(c).await)
-                .await
+            match self.conn().await? {
+                ConnRef::Own(mut conn) => {
+                    conn.build_transaction()
+                        .repeatable_read()
+                        .read_only()
+                        .run::<_, anyhow::Error, _>(async move |c| work(c).await)
+                        .await
+                }
+                // Inside a request's transaction: its snapshot, as a savepoint.
+                mut conn @ ConnRef::Request(_) => {
+                    conn.transaction::<_, anyhow::Error, _>(async move |c| work(c).await)
+                        .await
+                }
+            }
         })
+    }
+}
+
+/// The connection of a request that settles its Idempotency-Key in its own transaction
+/// ([`PgStore::in_request_transaction`]): taken from the pool at its first statement, shared
+/// by the statements of the request's task one at a time.
+#[derive(Clone, Default)]
+pub(crate) struct RequestTx(std::sync::Arc<tokio::sync::Mutex<Option<Conn>>>);
+
+tokio::task_local! {
+    static REQUEST_TX: RequestTx;
+}
+
+/// A connection as [`PgStore::conn`] lends it. It lives on the stack of one port call, so the
+/// pooled connection is held inline rather than boxed for every call.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ConnRef {
+    /// A pooled connection of the caller's own.
+    Own(Conn),
+    /// The request's connection, inside its open transaction.
+    Request(tokio::sync::OwnedMutexGuard<Option<Conn>>),
+}
+
+impl std::ops::Deref for ConnRef {
+    type Target = AsyncPgConnection;
+
+    fn deref(&self) -> &AsyncPgConnection {
+        match self {
+            ConnRef::Own(conn) => conn,
+            ConnRef::Request(held) => held.as_ref().expect("opened before it is lent"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for ConnRef {
+    fn deref_mut(&mut self) -> &mut AsyncPgConnection {
+        match self {
+            ConnRef::Own(conn) => conn,
+            ConnRef::Request(held) => held.as_mut().expect("opened before it is lent"),
+        }
     }
 }
 

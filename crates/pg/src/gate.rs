@@ -14,7 +14,7 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim};
+use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement};
 use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
 use fleetdesk_tenancy::session::{SESSION_HOURS, SESSIONS_KEPT};
 use fleetdesk_tenancy::{
@@ -22,7 +22,6 @@ use fleetdesk_tenancy::{
 };
 use jiff_diesel::Timestamp as DbTimestamp;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use uuid::Uuid;
 
 /// An agent key is usable while its workspace is not archived. The key's kind is in its
@@ -285,6 +284,22 @@ impl PersonAuthRow {
 const COMPLETE: &str = "UPDATE idempotency_keys SET state = $3, status = $4, response = $5::jsonb \
                         WHERE owner_id = $1 AND key_hash = $2";
 
+/// Frees `owner`'s claim of the key hashed `hash`.
+async fn release(
+    conn: &mut diesel_async::AsyncPgConnection,
+    owner: Uuid,
+    hash: &[u8],
+) -> QueryResult<usize> {
+    prepared(
+        diesel::sql_query(RELEASE)
+            .bind::<SqlUuid, _>(owner)
+            .bind::<Bytea, _>(hash)
+            .bind::<Text, _>(ClaimState::Running.as_str()),
+    )
+    .execute(conn)
+    .await
+}
+
 /// Frees a claim whose request did not succeed (a finished record stays).
 const RELEASE: &str =
     "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = $3";
@@ -448,40 +463,38 @@ impl Gatekeeper for PgStore {
         })
     }
 
-    fn complete<'a>(
+    fn run_claimed<'a>(
         &'a self,
         owner: Uuid,
         key: &'a str,
-        status: u16,
-        body: &'a RawValue,
+        work: BoxFuture<'a, Settlement>,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
-        self.read(async move |conn| {
+        Box::pin(self.in_request_transaction(work, async move |settlement| {
             let hash = key_hash(key);
-            prepared(
-                diesel::sql_query(COMPLETE)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(hash.as_slice())
-                    .bind::<Text, _>(ClaimState::Done.as_str())
-                    .bind::<SmallInt, _>(status as i16)
-                    .bind::<Text, _>(body.get()),
-            )
-            .execute(conn)
-            .await?;
+            let mut conn = self.conn().await?;
+            let statement = match &settlement {
+                Settlement::Store { status, body } => {
+                    prepared(
+                        diesel::sql_query(COMPLETE)
+                            .bind::<SqlUuid, _>(owner)
+                            .bind::<Bytea, _>(hash.as_slice())
+                            .bind::<Text, _>(ClaimState::Done.as_str())
+                            .bind::<SmallInt, _>(*status as i16)
+                            .bind::<Text, _>(body.get()),
+                    )
+                    .execute(&mut *conn)
+                    .await
+                }
+                Settlement::Release => release(&mut conn, owner, &hash).await,
+            };
+            statement?;
             Ok(())
-        })
+        }))
     }
 
     fn release<'a>(&'a self, owner: Uuid, key: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            let hash = key_hash(key);
-            prepared(
-                diesel::sql_query(RELEASE)
-                    .bind::<SqlUuid, _>(owner)
-                    .bind::<Bytea, _>(hash.as_slice())
-                    .bind::<Text, _>(ClaimState::Running.as_str()),
-            )
-            .execute(conn)
-            .await?;
+            release(conn, owner, &key_hash(key)).await?;
             Ok(())
         })
     }

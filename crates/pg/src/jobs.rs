@@ -3,6 +3,7 @@
 //! database's `now()`, so instances whose clocks differ agree on what is due.
 
 use crate::db::{PgStore, prepared};
+use crate::instance::INSTANCE_LOCK_CLASS;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -15,24 +16,32 @@ use uuid::Uuid;
 const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1, $2, $3, $4) \
                        ON CONFLICT (kind, key) DO NOTHING";
 
-/// Running jobs whose lease passed after their last attempt (`$2`, `MAX_ATTEMPTS`): given up
-/// (`failed`) rather than taken again, so a job that kills its instance every time ends.
+/// Running jobs whose lease ended (it passed, or the instance that took the job died: its
+/// advisory lock of class `$3` is free) after their last attempt (`$2`, `MAX_ATTEMPTS`): given
+/// up (`failed`) rather than taken again, so a job that kills its instance every time ends.
 const GIVE_UP: &str = r#"
 UPDATE jobs SET status = 'failed', finished_at = now(), locked_until = NULL,
        last_error = 'lease expired ' || attempts || ' times'
-WHERE kind = ANY($1) AND status = 'running' AND locked_until < now() AND attempts >= $2
+WHERE kind = ANY($1) AND status = 'running' AND attempts >= $2
+  AND (locked_until < now()
+       OR (instance IS NOT NULL AND pg_try_advisory_xact_lock($3, instance)))
 "#;
 
-/// The next due job: queued and due, or running with its lease passed and attempts left
-/// (`$3`). Each take counts an attempt, the lease's token.
+/// The next due job: queued and due, or running with attempts left (`$3`) and its lease
+/// ended: passed, or held by an instance that died (the advisory lock of class `$5` on its
+/// number is free, as for an Idempotency-Key's claim), so a dead instance's job is taken over
+/// at once. Each take counts an attempt, the lease's token, and records the taking instance
+/// (`$4`, none for a store that runs no requests).
 const TAKE: &str = r#"
 UPDATE jobs SET status = 'running', attempts = attempts + 1,
-       locked_until = now() + make_interval(secs => $2)
+       locked_until = now() + make_interval(secs => $2), instance = $4
 WHERE id = (
     SELECT id FROM jobs
     WHERE kind = ANY($1)
       AND ((status = 'queued' AND run_at <= now())
-           OR (status = 'running' AND locked_until < now() AND attempts < $3))
+           OR (status = 'running' AND attempts < $3
+               AND (locked_until < now()
+                    OR (instance IS NOT NULL AND pg_try_advisory_xact_lock($5, instance)))))
     ORDER BY run_at, id
     FOR UPDATE SKIP LOCKED
     LIMIT 1
@@ -127,7 +136,8 @@ impl JobQueue for PgStore {
             let given_up = prepared(
                 diesel::sql_query(GIVE_UP)
                     .bind::<Array<Text>, _>(kinds)
-                    .bind::<Int4, _>(MAX_ATTEMPTS),
+                    .bind::<Int4, _>(MAX_ATTEMPTS)
+                    .bind::<Int4, _>(INSTANCE_LOCK_CLASS),
             )
             .execute(conn)
             .await?;
@@ -141,7 +151,9 @@ impl JobQueue for PgStore {
                 diesel::sql_query(TAKE)
                     .bind::<Array<Text>, _>(kinds)
                     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
-                    .bind::<Int4, _>(MAX_ATTEMPTS),
+                    .bind::<Int4, _>(MAX_ATTEMPTS)
+                    .bind::<Nullable<Int4>, _>(self.instance)
+                    .bind::<Int4, _>(INSTANCE_LOCK_CLASS),
             )
             .get_result(conn)
             .await

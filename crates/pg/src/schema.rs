@@ -421,6 +421,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> Timestamptz,
         finished_at -> Nullable<Timestamptz>,
+        instance -> Nullable<Int4>,
     }
 }
 

@@ -32,6 +32,8 @@ pub struct ObjectBlobStore {
     /// a blob up to this size is stored with one put when it ends, a larger one as a multipart
     /// upload of parts of this size.
     part_bytes: usize,
+    /// The directory of a local store, where a streamed blob is staged beside its key.
+    local_root: Option<std::path::PathBuf>,
 }
 
 /// The part size of streamed blobs on object stores: S3's smallest part but the last is 5 MiB
@@ -120,6 +122,7 @@ impl ObjectBlobStore {
             inner,
             secrets: Arc::from([]),
             part_bytes: OBJECT_PART_BYTES,
+            local_root: None,
         }
     }
 
@@ -137,7 +140,10 @@ impl ObjectBlobStore {
         let fs = LocalFileSystem::new_with_prefix(dir)
             .with_context(|| format!("opening blob directory {}", dir.display()))?
             .with_automatic_cleanup(true);
-        Ok(Self::new(Arc::new(fs)).with_part_bytes(LOCAL_PART_BYTES))
+        Ok(ObjectBlobStore {
+            local_root: Some(dir.to_owned()),
+            ..Self::new(Arc::new(fs)).with_part_bytes(LOCAL_PART_BYTES)
+        })
     }
 
     /// Stores blobs in an S3 bucket (or an S3-compatible server when `cfg.endpoint` is set).
@@ -173,6 +179,7 @@ impl ObjectBlobStore {
             inner: Arc::new(store),
             secrets,
             part_bytes: OBJECT_PART_BYTES,
+            local_root: None,
         })
     }
 
@@ -235,7 +242,63 @@ fn parse_key(key: &str) -> Result<Path, BlobError> {
     }
 }
 
+/// Whether a file name is `LocalFileSystem`'s staging file of a streamed blob: `<name>#<n>`,
+/// `n` all digits (object_store's own test of the names it writes and never lists).
+fn is_staging(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the staging files under `root` untouched for `older_than`: a streamed blob's file
+/// is written every part (256 KiB) and renamed into place or deleted when it ends, so one
+/// left past that belongs to a process that died mid-write. Blocking: walks the directory.
+fn sweep_staging(root: &FsPath, older_than: std::time::Duration) -> std::io::Result<usize> {
+    let mut removed = 0;
+    let mut dirs = vec![root.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                dirs.push(entry.path());
+                continue;
+            }
+            let stale = entry
+                .metadata()?
+                .modified()?
+                .elapsed()
+                .is_ok_and(|age| age > older_than);
+            if kind.is_file() && stale && entry.file_name().to_str().is_some_and(is_staging) {
+                match std::fs::remove_file(entry.path()) {
+                    Ok(()) => removed += 1,
+                    // Renamed into place or removed by its writer meanwhile.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
 impl BlobStore for ObjectBlobStore {
+    /// On local storage, the staging files of writes a crash cut off (S3 keeps a chunk in
+    /// memory until it ends; a larger blob's unfinished multipart upload is the bucket's
+    /// lifecycle rule's to abort).
+    fn sweep_unfinished(
+        &self,
+        older_than: std::time::Duration,
+    ) -> BoxFuture<'_, Result<usize, BlobError>> {
+        let root = self.local_root.clone();
+        Box::pin(async move {
+            let Some(root) = root else { return Ok(0) };
+            tokio::task::spawn_blocking(move || sweep_staging(&root, older_than))
+                .await
+                .map_err(|e| BlobError::Backend(e.to_string()))?
+                .map_err(|e| BlobError::Backend(format!("sweeping staged blobs: {e}")))
+        })
+    }
+
     /// Writes `bytes` at `key` atomically, replacing any existing blob.
     fn put(&self, key: &str, bytes: Bytes) -> BoxFuture<'_, Result<(), BlobError>> {
         let key = key.to_owned();
@@ -409,6 +472,67 @@ impl BlobWriter for ObjectBlobWriter {
 mod tests {
     use super::*;
 
+    /// A write cut off by a crash leaves its staging file; the sweep removes it once it is
+    /// old, and nothing else: not a fresh one (a write going on), not a blob whose name has a
+    /// `#` of its own, not a finished blob.
+    #[tokio::test]
+    async fn a_half_written_blob_is_swept_once_it_is_stale() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("fleetdesk-sweep-{}-{nanos}", std::process::id()));
+        let store = ObjectBlobStore::local(&dir).expect("store");
+        let mut writer = store.put_stream("uploads/u1/0").expect("writer");
+        writer
+            .write(Bytes::from(vec![7u8; LOCAL_PART_BYTES + 1]))
+            .await
+            .expect("write");
+        // The process dies here: the writer never finishes nor aborts.
+        std::mem::forget(writer);
+        store
+            .put("uploads/u1/done", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        let staged: Vec<_> = std::fs::read_dir(dir.join("uploads/u1"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| is_staging(n))
+            .collect();
+        assert_eq!(staged.len(), 1, "{staged:?}");
+        std::fs::write(dir.join("uploads/u1/notes#draft"), b"a blob of its own").unwrap();
+
+        let hour = std::time::Duration::from_secs(3600);
+        assert_eq!(
+            store.sweep_unfinished(hour).await.unwrap(),
+            0,
+            "still fresh"
+        );
+        let old = std::time::SystemTime::now() - 2 * hour;
+        for name in [&staged[0], "notes#draft", "done"] {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.join("uploads/u1").join(name))
+                .unwrap();
+            file.set_modified(old).unwrap();
+        }
+        assert_eq!(store.sweep_unfinished(hour).await.unwrap(), 1);
+        assert!(!dir.join("uploads/u1").join(&staged[0]).exists());
+        assert!(dir.join("uploads/u1/notes#draft").exists());
+        assert_eq!(
+            store.get("uploads/u1/done").await.unwrap(),
+            Bytes::from_static(b"x")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn staging_names_are_a_hash_and_digits() {
+        assert!(is_staging("0#1") && is_staging("a.png#12"));
+        assert!(!is_staging("a#") && !is_staging("a#b1") && !is_staging("plain"));
+    }
+
     fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         |name| {
             vars.iter()
@@ -483,9 +607,8 @@ mod tests {
     #[test]
     fn error_messages_hide_credentials() {
         let store = ObjectBlobStore {
-            inner: Arc::new(InMemory::new()),
             secrets: Arc::from(["AKIDEXAMPLE".to_owned(), "s3cr3t".to_owned()]),
-            part_bytes: OBJECT_PART_BYTES,
+            ..ObjectBlobStore::in_memory()
         };
         let err = object_store::Error::Generic {
             store: "S3",

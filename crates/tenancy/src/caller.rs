@@ -49,11 +49,14 @@ impl Caller {
         }
     }
 
-    /// Whose idempotency keys these are: the agent, or the member (person).
+    /// Whose idempotency keys these are: the agent, or the person's membership of the
+    /// organization the key is bound to (a person in two organizations holds two sets, so a
+    /// result stored in one is never replayed in the other); a platform admin's key bound to
+    /// no organization, the person.
     pub fn idempotency_owner(&self) -> Uuid {
         match self {
             Caller::Agent(a) => a.agent_id,
-            Caller::Member(m) => m.person_id,
+            Caller::Member(m) => m.member_id.unwrap_or(m.person_id),
         }
     }
 
@@ -121,6 +124,31 @@ mod tests {
         assert!(!agency.has_personal_access(PersonalAccess::PlatformAdmin));
         assert!(admin.has_personal_access(PersonalAccess::PlatformAdmin));
         assert!(!member(None, false, false).has_personal_access(PersonalAccess::Member));
+    }
+
+    #[test]
+    fn a_persons_idempotency_keys_are_their_membership_s() {
+        let in_org = |org: u128, member: u128| {
+            Caller::Member(MemberCaller {
+                person_id: Uuid::from_u128(1),
+                organization_id: Some(Uuid::from_u128(org)),
+                member_id: Some(Uuid::from_u128(member)),
+                ..match member_fields() {
+                    Caller::Member(m) => m,
+                    Caller::Agent(_) => unreachable!(),
+                }
+            })
+        };
+        let (a, b) = (in_org(10, 11), in_org(20, 21));
+        assert_ne!(a.idempotency_owner(), b.idempotency_owner());
+        assert_eq!(a.idempotency_owner(), in_org(10, 11).idempotency_owner());
+        // A platform admin's key of no organization: the person.
+        let admin = member(None, false, true);
+        assert_eq!(admin.idempotency_owner(), Uuid::nil());
+    }
+
+    fn member_fields() -> Caller {
+        member(Some(MemberRole::Agency), false, false)
     }
 
     #[test]

@@ -30,6 +30,18 @@ pub enum Claim {
     InProgress,
 }
 
+/// What a claimed request leaves under its Idempotency-Key.
+#[derive(Debug)]
+pub enum Settlement {
+    /// A success: its status and body answer the key for 24 hours.
+    Store {
+        status: u16,
+        body: Box<serde_json::value::RawValue>,
+    },
+    /// Anything else frees the key: only 2xx results occupy it.
+    Release,
+}
+
 /// How long a finished result answers its key.
 pub const RECORD_LIFETIME: SignedDuration = SignedDuration::from_hours(24);
 
@@ -105,13 +117,16 @@ pub trait Gatekeeper: Send + Sync + 'static {
         claim: &'a ClaimRequest,
     ) -> BoxFuture<'a, anyhow::Result<Claim>>;
 
-    /// Stores the successful result under the key held by `owner`.
-    fn complete<'a>(
+    /// Runs the request that claimed `owner`'s `key` so that what it writes and what
+    /// `work`'s [`Settlement`] leaves under the key commit together, in one transaction: a
+    /// crash before the commit leaves neither (the retry runs the request), after it both (the
+    /// retry replays the result); never the effect without its result. An error means
+    /// nothing of it was committed.
+    fn run_claimed<'a>(
         &'a self,
         owner: uuid::Uuid,
         key: &'a str,
-        status: u16,
-        body: &'a serde_json::value::RawValue,
+        work: BoxFuture<'a, Settlement>,
     ) -> BoxFuture<'a, anyhow::Result<()>>;
 
     /// Frees a key whose request did not succeed: only 2xx results occupy a key.

@@ -293,7 +293,9 @@ impl From<PutError> for ApiError {
     fn from(e: PutError) -> ApiError {
         match e {
             PutError::NotFound => ApiError::not_found("no such upload"),
-            PutError::BadToken => ApiError::unauthorized("the upload token does not match"),
+            PutError::BadToken => {
+                ApiError::unauthorized("no upload has this id and token; ask for a new link")
+            }
             PutError::Expired(at) => ApiError::unauthorized(format!(
                 "this upload link expired at {}; create a new upload",
                 Utc(at)
@@ -317,6 +319,9 @@ impl From<PutError> for ApiError {
             }
             PutError::Stream(e @ BodyError::TooLarge { .. }) => {
                 ApiError::new(ErrorCode::PayloadTooLarge, e.to_string())
+            }
+            PutError::Stream(e @ BodyError::TooSlow { .. }) => {
+                ApiError::new(ErrorCode::RequestTimeout, e.to_string()).with_field(REQUEST_BODY)
             }
             PutError::Stream(e @ BodyError::Read(_)) => {
                 ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field(REQUEST_BODY)
