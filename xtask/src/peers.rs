@@ -52,7 +52,7 @@ impl Peers {
 }
 
 /// The target directory: `CARGO_TARGET_DIR` when set, else `target/` of the workspace.
-fn target_dir(root: &Path) -> PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("target"),
