@@ -199,7 +199,19 @@ fn init_logging() {
     fleetdesk::logging::init();
 }
 
-fn main() -> anyhow::Result<()> {
+/// Runs the command; a failure is one line on stderr (`error: ` and its causes, no
+/// backtrace, whatever RUST_BACKTRACE says) and exit code 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     init_logging();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
