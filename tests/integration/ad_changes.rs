@@ -214,8 +214,16 @@ async fn list_ads_shows_what_the_last_sync_stored() {
         assert_eq!(e["field"], "days", "{bad}: {e}");
     }
 
-    // A sync that fails keeps the data and says why; the token never shows.
+    // A sync that fails keeps the data and says why; the token never shows. Meta needs the
+    // token its variable holds: unset, the sync fails before any request (the address is
+    // never reached).
+    let meta = fleetdesk_vendors::meta_ads::MetaAds::new(
+        "http://127.0.0.1:9",
+        std::time::Duration::from_secs(1),
+    )
+    .expect("a Meta client");
     let broken = fleetdesk::worker::Worker::new(app.store.clone())
+        .ad_platform(std::sync::Arc::new(meta))
         .tokens(|_| None)
         .with_clock(move || now - SignedDuration::from_hours(1));
     sync(&broken).await;
@@ -224,6 +232,19 @@ async fn list_ads_shows_what_the_last_sync_stored() {
         .as_str()
         .unwrap_or_default();
     assert!(error.contains("ACME_META_TOKEN"), "{listed}");
+    assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(2));
+
+    // The sandbox needs no token: with none set, its sync succeeds again.
+    let tokenless = fleetdesk::worker::Worker::new(app.store.clone())
+        .tokens(|_| None)
+        .with_clock(move || now - SignedDuration::from_hours(2));
+    sync(&tokenless).await;
+    let listed = ok(&ads(&app, &op1, "").await);
+    assert_eq!(
+        listed["ad_accounts"][0]["sync_error"],
+        Value::Null,
+        "{listed}"
+    );
     assert_eq!(listed["campaigns"].as_array().map(Vec::len), Some(2));
 }
 

@@ -210,6 +210,83 @@ fn every_command_describes_each_flag_and_its_environment_variable() {
     );
 }
 
+/// The environment variables the binary's crates read by name: every `var("NAME")`,
+/// `var_os("NAME")` and clap `env = "NAME"` in `crates/*/src`, unit tests and the tests'
+/// database helper left out.
+fn variables_read_by_the_binary() -> Vec<(String, String)> {
+    let crates = workspace_root().join("crates");
+    let mut found = Vec::new();
+    let mut dirs = vec![crates];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("read a source folder")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                if !path.ends_with("tests") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            let shown = path.display().to_string();
+            if !shown.ends_with(".rs") || shown.ends_with("pg/src/testing.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read a source file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for opener in ["var(\"", "var_os(\"", "env = \""] {
+                for (at, _) in code.match_indices(opener) {
+                    let name: String = code[at + opener.len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                        .collect();
+                    if name.len() > 2 && code[at + opener.len() + name.len()..].starts_with('"') {
+                        found.push((name, shown.clone()));
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup_by(|a, b| a.0 == b.0);
+    found
+}
+
+/// `fleetdesk serve --help` names every variable the service reads; the upload command's own
+/// (its key, its flags') are in `fleetdesk upload --help`.
+#[test]
+fn serve_help_names_every_variable_the_binary_reads() {
+    let serve = help(fleetdesk(&["serve", "--help"]), "fleetdesk serve --help");
+    let upload = help(fleetdesk(&["upload", "--help"]), "fleetdesk upload --help");
+    let read = variables_read_by_the_binary();
+    for expected in [
+        "FLEETDESK_AD_RESEARCH_URL",
+        "FLEETDESK_AD_PLATFORM",
+        "FLEETDESK_S3_BUCKET",
+        "FLEETDESK_AGENT_KEY",
+    ] {
+        assert!(
+            read.iter().any(|(name, _)| name == expected),
+            "the scan misses {expected}: {read:?}"
+        );
+    }
+    let unnamed: Vec<_> = read
+        .iter()
+        .filter(|(name, _)| {
+            let named = |help: &str| {
+                help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| w == name)
+            };
+            !named(&serve) && !named(&upload)
+        })
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "read but named in neither `serve --help` nor `upload --help`: {unnamed:?}\n{serve}"
+    );
+}
+
 #[test]
 fn help_never_shows_a_secret_value() {
     let mut cmd = fleetdesk(&["serve", "--help"]);

@@ -20,6 +20,7 @@ mod drafts;
 mod edge;
 mod generated_client;
 mod inventory;
+mod isolation;
 mod kept_answers;
 mod keys;
 mod mcp;

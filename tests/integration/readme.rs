@@ -324,6 +324,60 @@ async fn the_front_page_and_the_api_docs_are_served_from_the_binary() {
         "{script} is not Scalar's API reference"
     );
 
+    // Gzipped for a browser that takes it: the same script, a fraction of the bytes, and a
+    // cache told that the answer depends on Accept-Encoding.
+    let browser = Request::new("GET", script).header("Accept-Encoding", "gzip, deflate, br");
+    let zipped = app.client.send(browser).await;
+    assert_eq!(zipped.status, 200);
+    assert_eq!(
+        zipped.header("content-encoding"),
+        Some("gzip"),
+        "{:?}",
+        zipped.headers
+    );
+    assert_eq!(zipped.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(js.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(js.header("content-encoding"), None);
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&zipped.body[..]),
+        &mut unzipped,
+    )
+    .expect("a gzip body");
+    assert_eq!(unzipped, js.body, "the gzipped script is the script");
+    assert!(
+        zipped.body.len() * 3 < js.body.len(),
+        "{} bytes",
+        zipped.body.len()
+    );
+    let refused = Request::new("GET", script).header("Accept-Encoding", "gzip;q=0, identity");
+    let plain = app.client.send(refused).await;
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.body, js.body);
+
+    // The icon, linked from the pages and where browsers ask for it on their own.
+    for path in ["/favicon.svg", "/favicon.ico"] {
+        let icon = app.client.send(Request::new("GET", path)).await;
+        assert_eq!(icon.status, 200, "GET {path}");
+        assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
+        assert!(
+            icon.body.starts_with(b"<svg") && icon.body.len() < 2048,
+            "{path}"
+        );
+    }
+    let sign_in = app.client.send(Request::new("GET", "/dashboard/sign-in")).await;
+    for (what, body) in [
+        ("/", &index.body),
+        ("/docs", &docs.body),
+        ("the dashboard", &sign_in.body),
+    ] {
+        let page = String::from_utf8_lossy(body);
+        assert!(
+            page.contains(r#"<link rel="icon" href="/favicon.svg" type="image/svg+xml">"#),
+            "{what} links no icon:\n{page}"
+        );
+    }
+
     // HEAD answers like GET, without the body (read raw: the test client expects a body).
     for path in ["/", "/docs", script] {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};

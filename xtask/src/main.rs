@@ -1,6 +1,7 @@
 //! Developer tasks: `cargo xtask <task>`.
 //!
-//! - `test`: the boundary check, then every test of the workspace with cargo-nextest.
+//! - `test`: the boundary check, then every test of the workspace with cargo-nextest, against
+//!   a PostgreSQL of its own (`test_db.rs`) unless `FLEETDESK_TEST_DATABASE_URL` names one.
 //! - `check-boundaries`: fails when a crate of ours depends on one of ours outside the layers it
 //!   may use, or a domain crate depends on diesel, actix-web or object_store.
 //! - `lint`: rustfmt check and clippy with warnings denied.
@@ -8,6 +9,7 @@
 //!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
 mod peers;
+mod test_db;
 
 use anyhow::{Context, bail};
 use std::process::Command;
@@ -27,7 +29,8 @@ enum Layer {
     App,
     /// The integration tests.
     Tests,
-    /// Developer tools: they run the binary and link none of our crates but each other.
+    /// Developer tools: they run the binary and link none of our crates but each other (and
+    /// `fleetdesk_local_pg`, see `EXTRA_EDGES`).
     Tool,
 }
 
@@ -79,10 +82,12 @@ const LAYER_EDGES: &[(Layer, &[Layer])] = {
 };
 
 /// Edges allowed although their layers are not: the HTTP adapter serves the MCP adapter at /mcp
-/// and the dashboard at /dashboard.
+/// and the dashboard at /dashboard; `cargo xtask test` starts the tests' PostgreSQL as `serve`
+/// starts its own.
 const EXTRA_EDGES: &[(&str, &str)] = &[
     ("fleetdesk_http", "fleetdesk_mcp"),
     ("fleetdesk_http", "fleetdesk_dashboard"),
+    ("xtask", "fleetdesk_local_pg"),
 ];
 
 /// Edges refused although their layers allow them: the PostgreSQL adapter implements domain
@@ -111,7 +116,9 @@ usage: cargo xtask <task> [args]
 
 tasks:
   test [nextest args]   the boundary check, then every test of the workspace with cargo-nextest
-                        (installs its peers under target/peers first)
+                        (installs its peers under target/peers first), against a PostgreSQL of
+                        its own under target/test-postgres unless FLEETDESK_TEST_DATABASE_URL
+                        names one
   check-boundaries      fails when a crate of ours depends on one of ours its layer may not use,
                         or a domain crate depends on diesel, actix-web or object_store
   lint                  rustfmt check and clippy with warnings denied
@@ -132,12 +139,27 @@ fn main() -> anyhow::Result<()> {
                 .parent()
                 .context("xtask sits inside the workspace")?;
             let peers = peers::Peers::install(root)?;
+            let server = test_db::TestServer::start(&peers::target_dir(root))?;
             let mut nextest = Command::new("cargo");
             nextest
                 .args(["nextest", "run", "--workspace", "--no-fail-fast"])
                 .args(&args[1..]);
             peers.apply(&mut nextest);
-            run(&mut nextest)
+            server.apply(&mut nextest);
+            let ran = run(&mut nextest);
+            // Whatever the tests did, nothing of theirs stays behind.
+            match server.sweep() {
+                Ok(left) if !left.is_empty() => eprintln!(
+                    "dropped {} test databases and schemas the run left: {}",
+                    left.len(),
+                    left.join(", ")
+                ),
+                Ok(_) => {}
+                // The tests' failure is the news; the next run sweeps again.
+                Err(e) if ran.is_err() => eprintln!("sweeping the test databases: {e:#}"),
+                Err(e) => return Err(e),
+            }
+            ran
         }
         Some("check-boundaries") => check_boundaries(),
         Some("lint") => {

@@ -52,7 +52,7 @@ impl Peers {
 }
 
 /// The target directory: `CARGO_TARGET_DIR` when set, else `target/` of the workspace.
-fn target_dir(root: &Path) -> PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("target"),
@@ -86,19 +86,75 @@ fn programs() -> anyhow::Result<()> {
 }
 
 /// The browser the dashboard's tests drive: Debian's Chromium, with the Noto CJK fonts so
-/// Chinese text is drawn, installed with apt-get when missing (as root, or through `sudo -n`).
+/// Chinese text is drawn, installed with apt-get when missing (as root, or through `sudo -n`):
+/// without recommended packages, after `apt-get update` when the package lists are missing,
+/// and only when it upgrades nothing already installed (a simulated install is read first).
 const BROWSER: &str = "/usr/bin/chromium";
 const BROWSER_PACKAGES: &[&str] = &["chromium", "fonts-noto-cjk"];
 const CJK_FONT: &str = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc";
+/// Where apt keeps the package lists `apt-get update` downloads.
+const APT_LISTS: &str = "/var/lib/apt/lists";
 
 fn browser() -> anyhow::Result<()> {
     if Path::new(BROWSER).is_file() && Path::new(CJK_FONT).is_file() {
         return Ok(());
     }
+    let packages = BROWSER_PACKAGES.join(" ");
+    let by_hand = format!("apt-get install --no-install-recommends {packages}");
+    if !has_package_lists(Path::new(APT_LISTS)) {
+        eprintln!("apt's package lists are missing; running apt-get update");
+        if !apt()
+            .arg("update")
+            .arg("-q")
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            bail!("missing: {BROWSER} (apt-get update failed; then run {by_hand})");
+        }
+    }
+    let simulated = apt()
+        .args(["install", "--simulate", "--no-install-recommends", "-q"])
+        .args(BROWSER_PACKAGES)
+        .output()
+        .context("running apt-get install --simulate")?;
+    if !simulated.status.success() {
+        bail!(
+            "missing: {BROWSER} (apt-get cannot install {packages}: {})",
+            String::from_utf8_lossy(&simulated.stderr).trim()
+        );
+    }
+    let plan = AptPlan::read(&String::from_utf8_lossy(&simulated.stdout));
+    if !plan.upgrades.is_empty() {
+        bail!(
+            "missing: {BROWSER}; installing {packages} would upgrade {} already installed, \
+             which the test command does not do: run {by_hand} yourself if that is fine",
+            plan.upgrades.join(", ")
+        );
+    }
     eprintln!(
-        "installing {} with apt-get, for the dashboard's browser tests",
-        BROWSER_PACKAGES.join(" ")
+        "installing {packages} with apt-get ({} packages, none upgraded), for the dashboard's \
+         browser tests",
+        plan.installs.len()
     );
+    let ok = apt()
+        .args([
+            "install",
+            "-y",
+            "-q",
+            "--no-install-recommends",
+            "--no-upgrade",
+        ])
+        .args(BROWSER_PACKAGES)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok || !Path::new(BROWSER).is_file() {
+        bail!("missing: {BROWSER} ({by_hand} failed; the dashboard's browser tests drive it)");
+    }
+    Ok(())
+}
+
+/// `apt-get`, as root or through `sudo -n`, without questions.
+fn apt() -> Command {
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -110,19 +166,48 @@ fn browser() -> anyhow::Result<()> {
         sudo.args(["-n", "apt-get"]);
         sudo
     };
-    let ok = apt
-        .args(["install", "-y", "-q"])
-        .args(BROWSER_PACKAGES)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok || !Path::new(BROWSER).is_file() {
-        bail!(
-            "missing: {BROWSER} (apt-get install {} failed; the dashboard's browser tests drive it)",
-            BROWSER_PACKAGES.join(" ")
-        );
+    apt.env("DEBIAN_FRONTEND", "noninteractive");
+    apt
+}
+
+/// True when `dir` holds a package list (`apt-get update` has run): a file named
+/// `..._Packages`, compressed or not.
+fn has_package_lists(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with("_Packages") || name.contains("_Packages.")
+        })
+    })
+}
+
+/// What a simulated `apt-get install` would do: the packages it installs new, and those
+/// already installed that it upgrades.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct AptPlan {
+    installs: Vec<String>,
+    upgrades: Vec<String>,
+}
+
+impl AptPlan {
+    /// Reads `apt-get --simulate` output: `Inst NAME (VERSION ...)` installs a package,
+    /// `Inst NAME [OLD] (NEW ...)` upgrades one.
+    fn read(simulated: &str) -> AptPlan {
+        let mut plan = AptPlan::default();
+        for line in simulated.lines() {
+            let Some(rest) = line.strip_prefix("Inst ") else {
+                continue;
+            };
+            let (name, after) = rest.split_once(' ').unwrap_or((rest, ""));
+            if after.starts_with('[') {
+                plan.upgrades.push(name.to_owned());
+            } else {
+                plan.installs.push(name.to_owned());
+            }
+        }
+        plan
     }
-    Ok(())
 }
 
 fn nextest() -> anyhow::Result<()> {
@@ -264,4 +349,46 @@ fn npm(dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::copy(&lock, &stamp).context("recording the installed lockfile")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_simulated_install_tells_new_packages_from_upgrades() {
+        let out = "\
+NOTE: This is only a simulation!
+Reading package lists...
+The following NEW packages will be installed:
+  chromium libopus0
+Inst libsystemd0 [252.30-1~deb12u2] (252.31-1~deb12u1 Debian:12.15/oldstable [amd64])
+Inst libopus0 (1.3.1-3 Debian:12.15/oldstable [amd64])
+Inst chromium (140.0.7339.185-1~deb12u1 Debian-Security:12/oldstable-security [amd64])
+Conf libopus0 (1.3.1-3 Debian:12.15/oldstable [amd64])
+";
+        assert_eq!(
+            AptPlan::read(out),
+            AptPlan {
+                installs: vec!["libopus0".into(), "chromium".into()],
+                upgrades: vec!["libsystemd0".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn package_lists_are_found_by_their_files() {
+        let dir = std::env::temp_dir().join(format!("xtask-apt-lists-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("partial")).unwrap();
+        std::fs::write(dir.join("lock"), "").unwrap();
+        assert!(!has_package_lists(&dir));
+        std::fs::write(
+            dir.join("deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4"),
+            "",
+        )
+        .unwrap();
+        assert!(has_package_lists(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(!has_package_lists(&dir));
+    }
 }

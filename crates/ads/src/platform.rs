@@ -166,6 +166,12 @@ pub trait AdPlatform: Send + Sync {
         token: &'a str,
         change: &'a Execution,
     ) -> BoxFuture<'a, Result<Executed, PlatformError>>;
+
+    /// Whether an ad account's calls need its access token (a real platform's do; a sandbox
+    /// takes an empty token when its account's variable is not set).
+    fn needs_token(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,23 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// The variables read from the environment without a flag (S3 storage and logs).
+/// The variables read from the environment without a flag (S3 storage, ads and logs).
 macro_rules! environment_help {
     () => {
         "\
-Environment variables without a flag (the S3 ones are read by `serve`):
+Environment variables without a flag (read by `serve`; the log ones and PATH by every command):
+  FLEETDESK_AD_RESEARCH_URL  the paid ad research provider's base URL (absent: the built-in
+                         sandbox answers, no network, nothing spent)
+  FLEETDESK_AD_RESEARCH_KEY  the research provider's key (required with its URL; never
+                         printed)
+  FLEETDESK_AD_PLATFORM  meta: sync ads from and make approved changes on Meta's Marketing API;
+                         sandbox (the default): a built-in simulation that spends nothing and
+                         needs no access token
+  FLEETDESK_META_GRAPH_URL  Meta's Graph API address (default
+                         https://graph.facebook.com/v25.0)
+  each ad account's token_env  the variable the tenant file's ad account names holds its
+                         access token (Meta's; with the sandbox, optional: \"fail\" makes its
+                         calls fail)
   FLEETDESK_S3_BUCKET    store media in this S3-compatible bucket instead of DATA_DIR/media
   FLEETDESK_S3_ENDPOINT  the bucket's endpoint URL (absent: AWS S3; http:// is allowed, e.g. a
                          local MinIO)
@@ -13,6 +25,8 @@ Environment variables without a flag (the S3 ones are read by `serve`):
                          credentials)
   AWS_SECRET_ACCESS_KEY  S3 secret access key (never printed)
   AWS_REGION             S3 signing region (default us-east-1)
+  PATH                   where initdb and pg_ctl are looked for when fleetdesk runs its own
+                         PostgreSQL (then pg_config --bindir, /usr/lib/postgresql/*/bin)
   RUST_LOG               log filter (default info), e.g. RUST_LOG=debug; logs go to stderr
   FLEETDESK_LOG_FORMAT   json: one JSON object per log line (default: text)
   NO_COLOR               set: no colour codes in text logs (never any when stderr is not a
@@ -195,7 +209,19 @@ fn init_logging() {
     fleetdesk::logging::init();
 }
 
-fn main() -> anyhow::Result<()> {
+/// Runs the command; a failure is one line on stderr (`error: ` and its causes, no
+/// backtrace, whatever RUST_BACKTRACE says) and exit code 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     init_logging();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -422,11 +422,13 @@ impl Worker {
     }
 
     /// The access token an ad account's `token_env` names, read when it is needed (never
-    /// stored, never logged).
+    /// stored, never logged); none (empty) when the platform needs none and it is unset.
     fn access_token(&self, token_env: &str) -> Result<String, PlatformError> {
-        (self.tokens)(token_env)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
+        let token = (self.tokens)(token_env).filter(|t| !t.is_empty());
+        if token.is_none() && !self.platform.needs_token() {
+            return Ok(String::new());
+        }
+        token.ok_or_else(|| {
                 PlatformError(format!(
                     "the environment variable {token_env}, which holds the ad account's access token, is not set"
                 ))

@@ -228,6 +228,7 @@ fn head(title: &str) -> Markup {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · fleetdesk" }
+            link rel="icon" href="/favicon.svg" type="image/svg+xml";
             link rel="stylesheet" href={(PREFIX) "/assets/" (crate::assets::STYLE)};
         }
     }

@@ -86,33 +86,49 @@ pub struct LocalPostgres {
     /// What had to be done to get the cluster running.
     pub action: LocalPostgresAction,
     runner: Runner,
+    psql: PathBuf,
 }
 
 impl LocalPostgres {
     /// Stops the cluster (`pg_ctl stop -m fast`). `fleetdesk serve` does not call this: the
     /// cluster is meant to outlive it.
     pub async fn stop(&self) -> Result<()> {
-        let pg_ctl = self.bin_dir.join("pg_ctl");
-        let args = vec![
-            "-D".to_owned(),
-            path_str(&self.pgdata)?.to_owned(),
-            "-m".to_owned(),
-            "fast".to_owned(),
-            "-w".to_owned(),
-            "-t".to_owned(),
-            "120".to_owned(),
-            "stop".to_owned(),
-        ];
-        let cwd = self.pgdata.parent().unwrap_or(Path::new("/"));
-        let out = exec(self.runner.command(&pg_ctl, &args, cwd)).await?;
-        if !out.success {
-            bail!(
-                "{}",
-                out.failure("could not stop the local PostgreSQL cluster")
-            );
-        }
+        stop_server(&self.bin_dir.join("pg_ctl"), &self.pgdata, &self.runner).await?;
         tracing::info!(pgdata = %self.pgdata.display(), "stopped local PostgreSQL cluster");
         Ok(())
+    }
+
+    /// The connection URL of another database of the cluster (`postgres`, say).
+    pub fn url_of(&self, database: &str) -> String {
+        connection_url(&self.socket_dir, self.port, database)
+    }
+
+    /// Runs `sql` with `psql` in `database` as the superuser and returns what it printed, one
+    /// row a line, columns separated by `|` (`psql -tA`). Fails with psql's error.
+    pub async fn psql(&self, database: &str, sql: &str) -> Result<String> {
+        let port = self.port.to_string();
+        let args = [
+            "-X",
+            "-q",
+            "-tA",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            path_str(&self.socket_dir)?,
+            "-p",
+            &port,
+            "-U",
+            LOCAL_PG_USER,
+            "-d",
+            database,
+            "-c",
+            sql,
+        ];
+        let out = exec(plain_command(&self.psql, &args)).await?;
+        if !out.success {
+            bail!("{}", out.failure("psql failed"));
+        }
+        Ok(out.stdout)
     }
 }
 
@@ -141,6 +157,17 @@ impl LocalPostgres {
 /// Concurrent calls (from several processes or tasks) are serialized with an advisory lock on
 /// `data_dir/postgres/fleetdesk.lock`.
 pub async fn ensure_local_postgres(data_dir: &Path) -> Result<LocalPostgres> {
+    ensure_local_postgres_with(data_dir, &[]).await
+}
+
+/// [`ensure_local_postgres`] for a cluster with settings of its own, each `(name, value)`
+/// passed to the server at start (`-c name=value`; the value as `SHOW name` prints it, e.g.
+/// `("max_connections", "400")`, `("fsync", "off")`). A running cluster whose settings differ
+/// is restarted with them (`action` is then `Started`). The tests' cluster uses this.
+pub async fn ensure_local_postgres_with(
+    data_dir: &Path,
+    settings: &[(&str, &str)],
+) -> Result<LocalPostgres> {
     let began = Instant::now();
     let layout = Layout::prepare(data_dir).await?;
     let _lock = acquire_lock(&layout.lock_file).await?;
@@ -172,7 +199,7 @@ pub async fn ensure_local_postgres(data_dir: &Path) -> Result<LocalPostgres> {
 
     let (action, socket_dir, port, exists) = if existing_version.is_none() {
         init_cluster(&bins, &layout, &runner).await?;
-        start_cluster(&bins, &layout, &runner).await?;
+        start_cluster(&bins, &layout, &runner, settings).await?;
         let exists = database_exists(&bins, &layout, &layout.socket_dir, LOCAL_PG_PORT).await?;
         let action = LocalPostgresAction::Initialized;
         (action, layout.socket_dir.clone(), LOCAL_PG_PORT, exists)
@@ -186,7 +213,7 @@ pub async fn ensure_local_postgres(data_dir: &Path) -> Result<LocalPostgres> {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             if !cluster_is_running(&bins, &layout, &runner).await? {
-                start_cluster(&bins, &layout, &runner).await?;
+                start_cluster(&bins, &layout, &runner, settings).await?;
                 let exists =
                     database_exists(&bins, &layout, &layout.socket_dir, LOCAL_PG_PORT).await?;
                 let action = LocalPostgresAction::Started;
@@ -207,6 +234,17 @@ pub async fn ensure_local_postgres(data_dir: &Path) -> Result<LocalPostgres> {
             }
         }
     };
+    let (action, socket_dir, port) = if action == LocalPostgresAction::Reused
+        && !settings_hold(&bins, &layout, &socket_dir, port, settings).await?
+    {
+        tracing::info!("restarting the local PostgreSQL cluster with other settings");
+        stop_server(&bins.pg_ctl, &layout.pgdata, &runner).await?;
+        start_cluster(&bins, &layout, &runner, settings).await?;
+        let socket_dir = layout.socket_dir.clone();
+        (LocalPostgresAction::Started, socket_dir, LOCAL_PG_PORT)
+    } else {
+        (action, socket_dir, port)
+    };
     let created = !exists && create_database(&bins, &layout, &socket_dir, port).await?;
 
     let pg = LocalPostgres {
@@ -218,6 +256,7 @@ pub async fn ensure_local_postgres(data_dir: &Path) -> Result<LocalPostgres> {
         bin_dir: bins.dir.clone(),
         action,
         runner,
+        psql: bins.psql.clone(),
     };
     let what = match action {
         LocalPostgresAction::Initialized => {
@@ -952,13 +991,63 @@ fn parse_postmaster_pid(text: &str) -> Option<(PathBuf, u16)> {
     Some((PathBuf::from(socket_dir), port))
 }
 
-async fn start_cluster(bins: &PgBins, layout: &Layout, runner: &Runner) -> Result<()> {
+/// Whether the running server's settings are `settings` (`current_setting` of each).
+async fn settings_hold(
+    bins: &PgBins,
+    layout: &Layout,
+    socket_dir: &Path,
+    port: u16,
+    settings: &[(&str, &str)],
+) -> Result<bool> {
+    for (name, value) in settings {
+        let query = format!("SHOW {name}");
+        let cmd = psql_command(bins, layout, socket_dir, port, &["-tA", "-c", &query])?;
+        let out = exec_ok(cmd, "could not read the local PostgreSQL's settings").await?;
+        if out.stdout.trim() != *value {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `pg_ctl stop -m fast`, waiting (up to two minutes) for the server to be gone.
+async fn stop_server(pg_ctl: &Path, pgdata: &Path, runner: &Runner) -> Result<()> {
+    let args: Vec<String> = [
+        "-D",
+        path_str(pgdata)?,
+        "-m",
+        "fast",
+        "-w",
+        "-t",
+        "120",
+        "stop",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cwd = pgdata.parent().unwrap_or(Path::new("/"));
+    exec_ok(
+        runner.command(pg_ctl, &args, cwd),
+        "could not stop the local PostgreSQL cluster",
+    )
+    .await?;
+    Ok(())
+}
+
+async fn start_cluster(
+    bins: &PgBins,
+    layout: &Layout,
+    runner: &Runner,
+    settings: &[(&str, &str)],
+) -> Result<()> {
     let began = Instant::now();
     prepare_socket_dir(&layout.socket_dir, runner).await?;
-    let options = format!(
+    let mut options = format!(
         "-c listen_addresses='' -p {LOCAL_PG_PORT} -k {} -c unix_socket_permissions=0700",
         sh_quote(path_str(&layout.socket_dir)?)
     );
+    for (name, value) in settings {
+        let _ = write!(options, " -c {}", sh_quote(&format!("{name}={value}")));
+    }
     let args = vec![
         "-D".to_owned(),
         path_str(&layout.pgdata)?.to_owned(),
@@ -1351,6 +1440,49 @@ mod tests {
         cleanup.pg = None;
         drop(cleanup);
         assert!(!dir.exists());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cluster_runs_with_its_settings_and_restarts_when_they_change() {
+        let dir = fresh_dir("set");
+        let mut cleanup = Cleanup {
+            dirs: vec![dir.clone()],
+            pg: None,
+        };
+        let wanted = [("max_connections", "150"), ("fsync", "off")];
+        let pg = ensure_local_postgres_with(&dir, &wanted).await.unwrap();
+        cleanup.pg = Some(pg.clone());
+        assert_eq!(pg.action, LocalPostgresAction::Initialized);
+        let show = async |pg: &LocalPostgres| {
+            pg.psql("postgres", "SHOW max_connections; SHOW fsync")
+                .await
+                .unwrap()
+        };
+        assert_eq!(show(&pg).await, "150\noff\n");
+        assert_eq!(
+            pg.psql(
+                "postgres",
+                "SELECT current_database(), 1 + 1 UNION ALL SELECT 'x', 3"
+            )
+            .await
+            .unwrap(),
+            "postgres|2\nx|3\n"
+        );
+        let err = pg.psql("postgres", "SELECT nonsense").await.unwrap_err();
+        assert!(format!("{err:#}").contains("nonsense"), "{err:#}");
+
+        let same = ensure_local_postgres_with(&dir, &wanted).await.unwrap();
+        assert_eq!(same.action, LocalPostgresAction::Reused);
+        let more = [("max_connections", "160"), ("fsync", "off")];
+        let restarted = ensure_local_postgres_with(&dir, &more).await.unwrap();
+        assert_eq!(restarted.action, LocalPostgresAction::Started);
+        assert_eq!(show(&restarted).await, "160\noff\n");
+        assert_eq!(
+            restarted.url_of("postgres"),
+            pg.url.replace("/fleetdesk", "/postgres")
+        );
+        restarted.stop().await.unwrap();
+        cleanup.pg = None;
     }
 
     #[tokio::test(flavor = "multi_thread")]

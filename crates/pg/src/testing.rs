@@ -9,6 +9,13 @@
 //!   fingerprint), made by replaying the migrations' SQL in one transaction; its URL puts
 //!   that schema alone on the `search_path` (`options=-c search_path=...`), so every
 //!   connection made from it, the app's pool included, sees only its own tables.
+//!
+//! Either is dropped with the [`TestDb`], however the test ends (a panic unwinds through
+//! it): the schema's connections are ended first (they carry its name as
+//! `application_name`), so a request a failed test left mid-transaction cannot hold the drop
+//! up, and a server too busy to take the dropping connection is asked again for a while.
+//! Only a killed test process leaves its database behind; `cargo xtask test` drops those of
+//! its own server before and after a run.
 
 use diesel::migration::MigrationSource;
 use diesel::sql_types::Text;
@@ -170,10 +177,11 @@ impl TestDb {
     }
 }
 
-/// `url` with `options=-c search_path=<schema>`.
+/// `url` with `options=-c search_path=<schema>`, and the schema's name as the
+/// `application_name` of every connection made from it (so its drop finds them).
 fn with_search_path(url: &str, schema: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+    format!("{url}{sep}options=-c%20search_path%3D{schema}&application_name={schema}")
 }
 
 /// The SQL that gives an empty schema what the migrations give a database: every `up.sql`
@@ -308,35 +316,80 @@ async fn ensure_template(
     Ok(())
 }
 
+/// How long a drop keeps asking a busy server for a connection.
+const DROP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a dropped [`TestDb`] leaves to drop: on `server`, the database `name`, or the schema
+/// `name` in the database `shared`.
+struct Leftover {
+    server: String,
+    name: String,
+    shared: Option<String>,
+}
+
+impl Leftover {
+    /// Drops the database, or the schema after ending its connections.
+    async fn drop_now(&self) -> anyhow::Result<()> {
+        let (url, statements) = match &self.shared {
+            Some(db) => (
+                with_database(&self.server, db),
+                vec![
+                    format!(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                         WHERE application_name = '{}' AND pid <> pg_backend_pid()",
+                        self.name
+                    ),
+                    format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+                ],
+            ),
+            None => (
+                self.server.clone(),
+                vec![format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                )],
+            ),
+        };
+        let deadline = std::time::Instant::now() + DROP_PATIENCE;
+        let mut admin = loop {
+            match AsyncPgConnection::establish(&url).await {
+                Ok(conn) => break conn,
+                // "too many clients" while other tests hold the server: ask again.
+                Err(_) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await
+                }
+                Err(e) => anyhow::bail!("connecting to drop {}: {e}", self.name),
+            }
+        };
+        for statement in &statements {
+            diesel::sql_query(statement)
+                .execute(&mut admin)
+                .await
+                .map_err(|e| anyhow::anyhow!("{statement}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let server = self.server.clone();
-        let name = self.name.clone();
-        let shared = self.shared.clone();
-        // Drop cannot await; a short-lived thread with its own runtime drops the database.
+        let db = Leftover {
+            name: std::mem::take(&mut self.name),
+            server: std::mem::take(&mut self.server),
+            shared: self.shared.take(),
+        };
+        // Drop cannot await (and may run while a panic unwinds out of the test's runtime): a
+        // short-lived thread with its own runtime drops the database.
         let _ = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .ok()?;
-            rt.block_on(async move {
-                let (url, drop) = match shared {
-                    Some(db) => (
-                        with_database(&server, &db),
-                        format!("DROP SCHEMA IF EXISTS {name} CASCADE"),
-                    ),
-                    None => (
-                        server,
-                        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-                    ),
-                };
-                let mut admin = AsyncPgConnection::establish(&url).await.ok()?;
-                let dropped = diesel::sql_query(&drop).execute(&mut admin).await;
-                if let Err(e) = &dropped {
-                    eprintln!("fleetdesk test database: {drop} failed: {e}");
-                }
-                dropped.ok()
-            })
+            let dropped = rt.block_on(db.drop_now());
+            if let Err(e) = &dropped {
+                eprintln!("fleetdesk test database: {e:#}");
+            }
+            dropped.ok()
         })
         .join();
     }
@@ -363,11 +416,11 @@ mod tests {
     fn puts_a_schema_on_the_search_path_of_a_url() {
         assert_eq!(
             with_search_path("postgres://u@h:5432/db", "s1"),
-            "postgres://u@h:5432/db?options=-c%20search_path%3Ds1"
+            "postgres://u@h:5432/db?options=-c%20search_path%3Ds1&application_name=s1"
         );
         assert_eq!(
             with_search_path("postgres://u@h:5432/db?host=/tmp", "s1"),
-            "postgres://u@h:5432/db?host=/tmp&options=-c%20search_path%3Ds1"
+            "postgres://u@h:5432/db?host=/tmp&options=-c%20search_path%3Ds1&application_name=s1"
         );
     }
 

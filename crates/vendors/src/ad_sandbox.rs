@@ -16,7 +16,8 @@ use jiff::civil::Date;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-/// The sandbox; a token that is empty or `fail` makes every call fail (to show an error).
+/// The sandbox; it needs no token (an account's token variable may be unset), and the token
+/// `fail` makes every call fail (to show an error).
 #[derive(Debug, Default)]
 pub struct SandboxAds {
     /// Ads by id: those changed or made through the sandbox, with their account.
@@ -59,9 +60,9 @@ fn standing_ads(account: &AdAccountRef) -> Vec<AdSnapshot> {
 
 impl SandboxAds {
     fn check(token: &str) -> Result<(), PlatformError> {
-        if token.is_empty() || token == "fail" {
+        if token == "fail" {
             return Err(PlatformError(
-                "the sandbox refuses this access token (it refuses an empty one and \"fail\")"
+                "the sandbox refuses the access token \"fail\" (it takes any other, or none)"
                     .into(),
             ));
         }
@@ -225,6 +226,10 @@ impl AdPlatform for SandboxAds {
             self.make(account, change)
         })
     }
+
+    fn needs_token(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
@@ -269,6 +274,12 @@ mod tests {
         let after = block_on(sandbox.sync(&account(), "t", since, until)).unwrap();
         assert_eq!(after.ads[0].status, AdStatus::Paused);
         assert!(block_on(sandbox.sync(&account(), "fail", since, until)).is_err());
+        // No token at all: an account whose variable is not set.
+        assert!(!sandbox.needs_token());
+        assert_eq!(
+            block_on(sandbox.sync(&account(), "", since, until)).unwrap(),
+            block_on(sandbox.sync(&account(), "t", since, until)).unwrap()
+        );
         let unknown = Execution::Pause { ad_id: "1".into() };
         assert!(block_on(sandbox.execute(&account(), "t", &unknown)).is_err());
     }
