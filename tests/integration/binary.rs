@@ -432,3 +432,107 @@ async fn admin_apply_issues_keys_once_and_rejects_an_invalid_file() {
          (organizations[0].workspaces[0].agents[0]):\n{err}"
     );
 }
+
+/// `fleetdesk admin issue-key`: one more key for a member, an agent or a platform admin,
+/// printed once; it authenticates as its holder, and nobody else's keys change.
+#[tokio::test(flavor = "multi_thread")]
+async fn admin_issue_key_gives_a_lost_key_back() {
+    use fleetdesk_tenancy::gate::Gatekeeper;
+    let db = TestDb::new().await.expect("a test database");
+    let data = TempDir::new("issue");
+    let file = data.path().join("tenant.json");
+    std::fs::write(&file, TENANT).expect("write the tenant file");
+    let (status, out, err) = run(apply_cmd(&db, &data, &file), ONE_SHOT).await;
+    assert!(status.success(), "apply failed ({status}):\n{out}\n{err}");
+
+    let issue = |args: &[&str]| {
+        let mut cmd = fleetdesk_over(&["admin", "issue-key"], &db, data.path());
+        cmd.args(args);
+        cmd
+    };
+    let store = fleetdesk_pg::PgStore::new(fleetdesk_pg::connect(&db.url, 2).expect("pool"));
+    for (args, who) in [
+        (
+            &[
+                "--organization",
+                "Binary Agency",
+                "--member",
+                "BEA@bin.test",
+            ][..],
+            "bea@bin.test",
+        ),
+        (
+            &[
+                "--organization",
+                "Binary Agency",
+                "--workspace",
+                "Taiwan",
+                "--agent",
+                "runner",
+            ][..],
+            "runner",
+        ),
+        (&["--platform-admin", "ops@bin.test"][..], "ops@bin.test"),
+    ] {
+        let (status, out, err) = run(issue(args), ONE_SHOT).await;
+        assert!(status.success(), "{args:?} ({status}):\n{out}\n{err}");
+        let printed: Value = serde_json::from_str(&out).expect("JSON");
+        let key = printed["key"].as_str().expect("a key").to_owned();
+        assert!(!err.contains(&key), "the key leaked to stderr");
+        let parsed = fleetdesk_tenancy::ParsedKey::parse(&key).expect("a key's shape");
+        let caller = store.authenticate(&parsed).await.expect("read");
+        let holder = match caller.expect("the key authenticates") {
+            fleetdesk_tenancy::Caller::Member(m) => m.email,
+            fleetdesk_tenancy::Caller::Agent(a) => a.agent_name,
+        };
+        assert_eq!(holder, who, "{args:?}");
+    }
+    // Bea now holds three keys; the others two each.
+    assert_eq!(
+        fleetdesk_tests::count_at(
+            &db.url,
+            "SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL"
+        )
+        .await,
+        3 + 2 + 2
+    );
+    // Nobody by those names: one line, exit 1, nothing issued.
+    for args in [
+        &[
+            "--organization",
+            "Binary Agency",
+            "--member",
+            "nobody@bin.test",
+        ][..],
+        &[
+            "--organization",
+            "Other",
+            "--workspace",
+            "Taiwan",
+            "--agent",
+            "runner",
+        ][..],
+        &["--platform-admin", "bea@bin.test"][..],
+    ] {
+        let (status, out, err) = run(issue(args), ONE_SHOT).await;
+        assert_eq!(status.code(), Some(1), "{args:?}:\n{out}\n{err}");
+        assert!(err.contains("no such key holder"), "{args:?}: {err}");
+    }
+    // One holder at a time, and an agent needs its workspace.
+    for args in [
+        &["--organization", "Binary Agency"][..],
+        &["--organization", "Binary Agency", "--agent", "runner"][..],
+        &["--member", "bea@bin.test"][..],
+    ] {
+        let (status, _, err) = run(issue(args), ONE_SHOT).await;
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+    }
+    assert_eq!(
+        fleetdesk_tests::count_at(
+            &db.url,
+            "SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL"
+        )
+        .await,
+        7
+    );
+}

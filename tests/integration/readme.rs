@@ -365,7 +365,10 @@ async fn the_front_page_and_the_api_docs_are_served_from_the_binary() {
             "{path}"
         );
     }
-    let sign_in = app.client.send(Request::new("GET", "/dashboard/sign-in")).await;
+    let sign_in = app
+        .client
+        .send(Request::new("GET", "/dashboard/sign-in"))
+        .await;
     for (what, body) in [
         ("/", &index.body),
         ("/docs", &docs.body),

@@ -195,6 +195,18 @@ pub async fn apply_tenant_file(url: &str, json: &str) -> anyhow::Result<ApplyRep
     store.apply(&file).await
 }
 
+/// `fleetdesk admin issue-key`: one more key for `holder`, shown only here.
+pub async fn issue_key(url: &str, holder: &fleetdesk_pg::KeyHolder) -> anyhow::Result<String> {
+    fleetdesk_pg::migrate(url).await?;
+    let store = PgStore::new(fleetdesk_pg::connect(url, 2)?);
+    store.issue_key(holder).await?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no such key holder: {holder:?} (a member who left, an archived workspace's agent \
+             and a person who is no platform admin get none)"
+        )
+    })
+}
+
 /// `fleetdesk serve`: runs until SIGINT/SIGTERM, then finishes requests in flight.
 pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     std::fs::create_dir_all(&settings.data_dir)

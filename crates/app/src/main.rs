@@ -202,6 +202,39 @@ enum AdminCommand {
         #[command(flatten)]
         store: Store,
     },
+    /// Issue one more key to a member, an agent or a platform admin, and print it once as
+    /// JSON (a lost printout's way back). Their other keys keep working: revoke a lost one
+    /// with the admin API (POST /api/user/v1/admin/keys/{kind}/{id}/revoke).
+    #[command(group(clap::ArgGroup::new("holder").required(true).args(["member", "agent", "platform_admin"])))]
+    IssueKey {
+        /// The organization, by name (for a member or an agent).
+        #[arg(
+            long,
+            env = "FLEETDESK_ISSUE_ORGANIZATION",
+            value_name = "NAME",
+            required_unless_present = "platform_admin"
+        )]
+        organization: Option<String>,
+        /// A member of the organization, by e-mail.
+        #[arg(long, env = "FLEETDESK_ISSUE_MEMBER", value_name = "EMAIL")]
+        member: Option<String>,
+        /// An agent of the workspace, by name (with --workspace).
+        #[arg(
+            long,
+            env = "FLEETDESK_ISSUE_AGENT",
+            value_name = "NAME",
+            requires = "workspace"
+        )]
+        agent: Option<String>,
+        /// The agent's workspace, by name.
+        #[arg(long, env = "FLEETDESK_ISSUE_WORKSPACE", value_name = "NAME")]
+        workspace: Option<String>,
+        /// A platform admin, by e-mail: a key bound to no organization.
+        #[arg(long, env = "FLEETDESK_ISSUE_PLATFORM_ADMIN", value_name = "EMAIL")]
+        platform_admin: Option<String>,
+        #[command(flatten)]
+        store: Store,
+    },
 }
 
 /// Logs on stderr; drivers capped so no bind value reaches the log (see `fleetdesk::logging`).
@@ -303,6 +336,38 @@ fn run() -> anyhow::Result<()> {
                     fleetdesk::database_url(store.database_url.as_deref(), &store.data_dir).await?;
                 let report = fleetdesk::apply_tenant_file(&url, &json).await?;
                 println!("{}", serde_json::to_string_pretty(&report)?);
+                Ok(())
+            }
+            Command::Admin {
+                command:
+                    AdminCommand::IssueKey {
+                        organization,
+                        member,
+                        agent,
+                        workspace,
+                        platform_admin,
+                        store,
+                    },
+            } => {
+                use fleetdesk_pg::KeyHolder;
+                let organization = organization.unwrap_or_default();
+                let holder = match (member, agent, platform_admin) {
+                    (Some(email), _, _) => KeyHolder::Member {
+                        organization,
+                        email,
+                    },
+                    (_, Some(agent), _) => KeyHolder::Agent {
+                        organization,
+                        workspace: workspace.unwrap_or_default(),
+                        agent,
+                    },
+                    (_, _, Some(email)) => KeyHolder::PlatformAdmin { email },
+                    (None, None, None) => unreachable!("clap requires one of them"),
+                };
+                let url =
+                    fleetdesk::database_url(store.database_url.as_deref(), &store.data_dir).await?;
+                let key = fleetdesk::issue_key(&url, &holder).await?;
+                println!("{}", serde_json::json!({"key": key}));
                 Ok(())
             }
         }

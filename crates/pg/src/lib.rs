@@ -44,6 +44,7 @@ mod wiki;
 mod wiki_sources;
 
 pub use db::{PgPool, PgStore, connect, migrate};
+pub use tenancy::KeyHolder;
 
 /// Every constant SQL statement of the adapter as `("fleetdesk_pg::module::NAME", sql)`, so a
 /// test can prepare each against the migrated schema. Each module lists its own constants.

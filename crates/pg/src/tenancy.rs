@@ -88,25 +88,117 @@ async fn ensure_keys(
     let missing = i64::from(wanted).saturating_sub(valid).max(0);
     let mut issued = Vec::new();
     for _ in 0..missing {
-        let key = IssuedKey::generate(kind);
-        let (agent_id, person_id) = match kind {
-            KeyKind::Agent => (Some(owner), None),
-            KeyKind::Personal => (None, Some(owner)),
-        };
-        diesel::insert_into(api_keys::table)
-            .values((
-                api_keys::kind.eq(kind.as_str()),
-                api_keys::lookup.eq(&key.lookup),
-                api_keys::secret_hash.eq(key.hash.as_slice()),
-                api_keys::agent_id.eq(agent_id),
-                api_keys::person_id.eq(person_id),
-                api_keys::organization_id.eq(organization),
-            ))
-            .execute(conn)
-            .await?;
-        issued.push(key.full);
+        issued.push(insert_key(conn, kind, owner, organization).await?);
     }
     Ok(issued)
+}
+
+/// Issues one key of `kind` to `owner` (bound to `organization` for a person): the key, which
+/// only its hash outlives.
+async fn insert_key(
+    conn: Tx<'_>,
+    kind: KeyKind,
+    owner: Uuid,
+    organization: Option<Uuid>,
+) -> anyhow::Result<String> {
+    let key = IssuedKey::generate(kind);
+    let (agent_id, person_id) = match kind {
+        KeyKind::Agent => (Some(owner), None),
+        KeyKind::Personal => (None, Some(owner)),
+    };
+    diesel::insert_into(api_keys::table)
+        .values((
+            api_keys::kind.eq(kind.as_str()),
+            api_keys::lookup.eq(&key.lookup),
+            api_keys::secret_hash.eq(key.hash.as_slice()),
+            api_keys::agent_id.eq(agent_id),
+            api_keys::person_id.eq(person_id),
+            api_keys::organization_id.eq(organization),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(key.full)
+}
+
+/// Whom `fleetdesk admin issue-key` issues a new key to, by the names of the tenant file.
+#[derive(Debug, Clone)]
+pub enum KeyHolder {
+    /// A member of an organization (not one who left), by e-mail.
+    Member { organization: String, email: String },
+    /// An agent of a workspace (not archived), by name.
+    Agent {
+        organization: String,
+        workspace: String,
+        agent: String,
+    },
+    /// A platform admin's key bound to no organization.
+    PlatformAdmin { email: String },
+}
+
+impl PgStore {
+    /// Issues one more key to `holder`, beside the keys it holds (a lost printout's way back;
+    /// revoke the lost key through the admin API): the key, or `None` when no such member,
+    /// agent or admin is there.
+    pub async fn issue_key(&self, holder: &KeyHolder) -> anyhow::Result<Option<String>> {
+        self.tx(async move |conn| {
+            let (kind, owner, organization) = match holder {
+                KeyHolder::Member {
+                    organization,
+                    email,
+                } => {
+                    let found: Option<(Uuid, Uuid)> = members::table
+                        .inner_join(organizations::table)
+                        .inner_join(people::table)
+                        .filter(organizations::name.eq(organization.trim()))
+                        .filter(people::email.eq(email.trim().to_lowercase()))
+                        .filter(members::left_at.is_null())
+                        .select((people::id, organizations::id))
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some((person, org)) = found else {
+                        return Ok(None);
+                    };
+                    (KeyKind::Personal, person, Some(org))
+                }
+                KeyHolder::Agent {
+                    organization,
+                    workspace,
+                    agent,
+                } => {
+                    let found: Option<Uuid> = agents::table
+                        .inner_join(workspaces::table.inner_join(organizations::table))
+                        .filter(organizations::name.eq(organization.trim()))
+                        .filter(workspaces::name.eq(workspace.trim()))
+                        .filter(workspaces::archived_at.is_null())
+                        .filter(agents::name.eq(agent.trim()))
+                        .select(agents::id)
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(agent) = found else {
+                        return Ok(None);
+                    };
+                    (KeyKind::Agent, agent, None)
+                }
+                KeyHolder::PlatformAdmin { email } => {
+                    let found: Option<Uuid> = people::table
+                        .filter(people::email.eq(email.trim().to_lowercase()))
+                        .filter(people::platform_admin)
+                        .select(people::id)
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(person) = found else {
+                        return Ok(None);
+                    };
+                    (KeyKind::Personal, person, None)
+                }
+            };
+            Ok(Some(insert_key(conn, kind, owner, organization).await?))
+        })
+        .await
+    }
 }
 
 async fn upsert_person(
