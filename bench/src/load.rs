@@ -11,6 +11,8 @@
 //!    client threads, each on one keep-alive HTTP/1.1 connection, using the first K keys
 //!    round-robin: GET /accounts, POST /heartbeat, POST /heartbeat with a fresh
 //!    Idempotency-Key, and the replay of one Idempotency-Key;
+//!    Then `wrk` (wrk.rs), an independent load generator, drives GET /accounts with the first
+//!    key, the same connections and duration, unless `--no-wrk`;
 //! 7. reports requests per second, p50/p99/max latency and the SQL statements per request
 //!    (the `X-Db-Round-Trips` header), and the pipeline's share of them; what PostgreSQL
 //!    counted around each scenario (`pg_stat_database`: transactions and rows written, and
@@ -71,6 +73,8 @@ OPTIONS:
     --no-wire-check     skip the wire check (PostgreSQL messages per request, via a proxy)
     --pgbench-scale S   pgbench -i -s S for the comparison (default 10)
     --no-pgbench        skip the pgbench comparison
+    --no-wrk            skip the second measurement of GET /accounts (1 key) with wrk, an
+                        independent load generator (Debian package `wrk`)
     --no-db-counters    skip the database counters around each scenario (they wait 11 s after
                         each one, until every idle connection reported its counts)
     --no-build          do not run cargo build; use target/release/fleetdesk as it is
@@ -100,6 +104,8 @@ struct Options {
     wire_requests: usize,
     wire_check: bool,
     pgbench: bool,
+    /// GET /accounts is measured with wrk too.
+    wrk: bool,
     pgbench_scale: u32,
     db_counters: bool,
     build: bool,
@@ -123,6 +129,7 @@ impl Options {
             wire_requests: 20,
             wire_check: true,
             pgbench: true,
+            wrk: true,
             pgbench_scale: 10,
             db_counters: true,
             build: true,
@@ -146,6 +153,7 @@ impl Options {
                 "--no-wire-check" => o.wire_check = false,
                 "--pgbench-scale" => o.pgbench_scale = flags.num(flag)?,
                 "--no-pgbench" => o.pgbench = false,
+                "--no-wrk" => o.wrk = false,
                 "--no-db-counters" => o.db_counters = false,
                 "--no-build" => o.build = false,
                 "--no-upload" => o.uploads = false,
@@ -279,6 +287,11 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             results.push(r);
         }
     }
+    let wrk = if opts.wrk {
+        measure_with_wrk(&server.addr, &keys[0], &opts)
+    } else {
+        None
+    };
     drop(server);
 
     let wire = if opts.wire_check {
@@ -302,7 +315,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         overheads.push(json!({"keys": n, "overhead": overhead.json()}));
     }
     print_db_counters(&results, counters.idle.as_ref());
-    let comparisons = compare(&results, &pgbench);
+    let comparisons = compare(&results, wrk.as_ref(), &pgbench);
     print_comparison(&opts, &pgbench, &comparisons);
     if let Some(w) = wire.as_deref() {
         print_wire(w);
@@ -328,6 +341,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "counters": d.json(1),
         })),
         "pgbench": pgbench.iter().map(crate::pgbench::Run::json).collect::<Vec<_>>(),
+        "wrk": wrk.as_ref().map(crate::wrk::Run::json),
         "targets": comparisons.iter().map(Comparison::json).collect::<Vec<_>>(),
         "wire_check": wire.as_ref().map(|w| w.iter().map(WireResult::json).collect::<Vec<_>>()),
         "total_seconds": elapsed,
@@ -498,6 +512,8 @@ const TARGETS: [(Scenario, crate::pgbench::Mode, f64); 2] = [
 struct Comparison {
     scenario: Scenario,
     keys: usize,
+    /// The load generator: ours, or wrk.
+    client: &'static str,
     mode: crate::pgbench::Mode,
     rps: f64,
     tps: f64,
@@ -517,6 +533,7 @@ impl Comparison {
         json!({
             "scenario": self.scenario.id(),
             "keys": self.keys,
+            "client": self.client,
             "pgbench": self.mode.flag(),
             "requests_per_second": self.rps,
             "pgbench_tps": self.tps,
@@ -527,19 +544,27 @@ impl Comparison {
     }
 }
 
-fn compare(results: &[ScenarioResult], pgbench: &[crate::pgbench::Run]) -> Vec<Comparison> {
+/// The scenarios with a target against pgbench, ours and wrk's run (GET /accounts, 1 key).
+fn compare(
+    results: &[ScenarioResult],
+    wrk: Option<&crate::wrk::Run>,
+    pgbench: &[crate::pgbench::Run],
+) -> Vec<Comparison> {
+    let ours = results.iter().map(|r| (r.scenario, r.keys, "ours", r.rps));
+    let by_wrk = wrk.map(|w| (Scenario::Accounts, 1, "wrk", w.rps));
     let mut out = Vec::new();
-    for r in results {
-        for (scenario, mode, target_pct) in TARGETS {
+    for (scenario, keys, client, rps) in ours.chain(by_wrk) {
+        for (target, mode, target_pct) in TARGETS {
             let Some(p) = pgbench.iter().find(|p| p.mode == mode) else {
                 continue;
             };
-            if r.scenario == scenario && p.figures.tps > 0.0 {
+            if scenario == target && p.figures.tps > 0.0 {
                 out.push(Comparison {
                     scenario,
-                    keys: r.keys,
+                    keys,
+                    client,
                     mode,
-                    rps: r.rps,
+                    rps,
                     tps: p.figures.tps,
                     target_pct,
                 });
@@ -547,6 +572,47 @@ fn compare(results: &[ScenarioResult], pgbench: &[crate::pgbench::Run]) -> Vec<C
         }
     }
     out
+}
+
+/// GET /accounts with `key` through wrk, the same connections and duration as the scenarios;
+/// `None` (with a warning) when wrk is missing or fails.
+fn measure_with_wrk(addr: &str, key: &str, opts: &Options) -> Option<crate::wrk::Run> {
+    if !crate::wrk::available() {
+        eprintln!(
+            "warning: wrk is not installed (apt-get install --no-install-recommends wrk): GET /accounts is measured by our client only"
+        );
+        return None;
+    }
+    print!("\nrunning GET /accounts with wrk, 1 key           ");
+    io::stdout().flush().ok();
+    let url = format!("http://{addr}{ACCOUNTS}");
+    let seconds = opts.seconds.ceil() as u64;
+    match crate::wrk::get(
+        &url,
+        key,
+        opts.concurrency,
+        seconds,
+        opts.warmup.ceil() as u64,
+    ) {
+        Ok(run) => {
+            println!(
+                "{} requests in {:.1} s, {} not 2xx: {:.1} req/s, p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.1} ms",
+                run.requests,
+                run.seconds,
+                run.non_2xx,
+                run.rps,
+                run.p50_ms,
+                run.p90_ms,
+                run.p99_ms,
+                run.max_ms
+            );
+            Some(run)
+        }
+        Err(e) => {
+            eprintln!("warning: the wrk run failed: {e:#}");
+            None
+        }
+    }
 }
 
 fn print_comparison(opts: &Options, pgbench: &[crate::pgbench::Run], c: &[Comparison]) {
@@ -598,9 +664,10 @@ fn print_comparison(opts: &Options, pgbench: &[crate::pgbench::Run], c: &[Compar
     println!("\ntargets: requests/s as a share of pgbench's tps");
     for x in c {
         println!(
-            "  {:>2} key(s)  {:<16} {:>9.1} req/s = {:>6.1}% of pgbench {} ({:.1} tps); target >= {:.0}%: {}",
+            "  {:>2} key(s)  {:<16} {:<5} {:>9.1} req/s = {:>6.1}% of pgbench {} ({:.1} tps); target >= {:.0}%: {}",
             x.keys,
             x.scenario.label(),
+            x.client,
             x.rps,
             x.pct(),
             x.mode.flag(),
@@ -1439,7 +1506,7 @@ mod tests {
         let o = parse(&[]).unwrap();
         assert_eq!(o.keys, [1, 16]);
         assert_eq!(o.max_keys(), 16);
-        assert!(o.pgbench && o.db_counters);
+        assert!(o.pgbench && o.db_counters && o.wrk);
         let p = o.pgbench();
         assert_eq!(
             (p.clients, p.seconds, p.warmup_seconds, p.scale),
@@ -1449,6 +1516,7 @@ mod tests {
             "--keys=4",
             "--no-pgbench",
             "--no-db-counters",
+            "--no-wrk",
             "--requests",
             "1000",
             "--concurrency",
@@ -1456,7 +1524,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(o.keys, [4]);
-        assert!(!o.pgbench && !o.db_counters);
+        assert!(!o.pgbench && !o.db_counters && !o.wrk);
         assert_eq!(o.pgbench().transactions_per_client, Some(125));
         assert!(parse(&["--keys", "0"]).is_err());
         assert!(parse(&["--pgbench-scale", "0"]).is_err());

@@ -9,7 +9,8 @@
 //! - `wiki`: knowledge-base search, GET /wiki/search over 10,000 entries (wiki.rs).
 //!
 //! harness.rs holds what they share (database, server, tenant, CPU counters, the counting
-//! PostgreSQL proxy, flags) and http.rs the one HTTP/1.1 client.
+//! PostgreSQL proxy, flags), http.rs the one HTTP/1.1 client, and wrk.rs drives `wrk`, a second,
+//! independent one.
 
 mod harness;
 mod http;
@@ -19,6 +20,7 @@ mod pgbench;
 mod today;
 mod upload;
 mod wiki;
+mod wrk;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -4,7 +4,7 @@
 //! goes away does not stop its request).
 
 use diesel_async::SimpleAsyncConnection;
-use fleetdesk_tenancy::rate::COUNTED_SECONDS;
+use fleetdesk_tenancy::rate::{COUNTED_SECONDS, bound};
 use fleetdesk_tests::assert::assert_error;
 use fleetdesk_tests::binary::{fleetdesk_over, fresh_dir, serve};
 use fleetdesk_tests::client::Request;
@@ -155,6 +155,89 @@ async fn a_full_window_stays_full_across_a_minute_boundary() {
         "the window frees in about a minute, not at :00: {waits:?}"
     );
     handle.stop(true).await;
+}
+
+/// A key that has sent 10 requests a second for the last minute (written into its window as
+/// the instances would have) keeps that pace, its limit of 600 a minute, through the pipeline
+/// of three instances for four seconds: nothing is refused. The instances lease several
+/// tokens at a time at this pace, let the unspent ones lapse at the end of their second and
+/// give them back with their next lease; unspent tokens that kept counting would fill the
+/// window within a second or two. A burst afterwards is cut so that the window, the minute of
+/// history with it, never passed more than the bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_paced_at_its_limit_over_three_instances_is_never_refused() {
+    let limit = 600;
+    let app = limited(limit).await;
+    let (second, first_handle) = app.another_instance(limit).await;
+    let (third, second_handle) = app.another_instance(limit).await;
+    let clients = [app.client.clone(), second, third];
+    let key = app.agent_key("op1");
+    let id = key_id(&app, &key).await;
+    let per_second = limit / 60;
+    // The seconds before the current one each hold what a paced key spent in them.
+    app.connect()
+        .await
+        .batch_execute(&format!(
+            "INSERT INTO rate_grants (key_id, second, counts, version)
+             VALUES ('{id}', floor(EXTRACT(EPOCH FROM now()))::bigint,
+                     ARRAY[0::bigint] || array_fill({per_second}::bigint, ARRAY[60]), 0)"
+        ))
+        .await
+        .expect("a minute of history");
+    let seeded_at = app
+        .count("SELECT floor(EXTRACT(EPOCH FROM now()))::bigint AS n")
+        .await;
+
+    let started = tokio::time::Instant::now();
+    let interval = Duration::from_millis(1000 / per_second as u64);
+    let mut refused = Vec::new();
+    let paced = 4 * per_second as u32;
+    for k in 0..paced {
+        tokio::time::sleep_until(started + interval * k).await;
+        let res = clients[k as usize % clients.len()]
+            .get(ACCOUNTS, &key)
+            .await;
+        if res.status != 200 {
+            refused.push((k, retry_after(&res)));
+        }
+    }
+    eprintln!(
+        "measured: {paced} requests at {limit}/min over 3 instances after a minute at that \
+         pace: {} refused",
+        refused.len()
+    );
+    assert!(
+        refused.is_empty(),
+        "refused (request, Retry-After): {refused:?}"
+    );
+
+    let passed = burst(&clients, &key, 60).await as i64;
+    eprintln!("measured: then a burst of 60: {passed} passed");
+    assert!(
+        passed < 60,
+        "the window was full, yet all of the burst passed"
+    );
+    // The window counts every token spent since it was seeded (and at most the unspent ones
+    // of the instances' last leases beside them), and its 61 seconds never hold more than the
+    // bound.
+    let counted = |seconds: &str| {
+        format!(
+            "SELECT COALESCE(sum(c), 0)::bigint AS n FROM rate_grants,
+             unnest(counts) WITH ORDINALITY AS u(c, age)
+             WHERE key_id = '{id}' AND age <= {seconds}"
+        )
+    };
+    let since_seeded = app
+        .count(&counted(&format!("second - {seeded_at} + 1")))
+        .await;
+    assert!(
+        (paced as i64 + passed..=paced as i64 + passed + 3 * limit / 16).contains(&since_seeded),
+        "{since_seeded} counted for {paced} + {passed} spent"
+    );
+    let window = app.count(&counted(&COUNTED_SECONDS.to_string())).await;
+    assert!(window <= bound(limit), "{window} counted in 61 seconds");
+    first_handle.stop(true).await;
+    second_handle.stop(true).await;
 }
 
 /// The id of a key, for the admin's revoke call.

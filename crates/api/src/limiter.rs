@@ -3,63 +3,54 @@
 //! the first one that finds none leases more for every request of that key waiting behind it.
 
 use fleetdesk_tenancy::gate::Gatekeeper;
-use fleetdesk_tenancy::rate::{LEASE_LIFETIME, next_want};
+use fleetdesk_tenancy::rate::{Holding, Step};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use uuid::Uuid;
 
-/// Whether a request may pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
-    Pass,
-    /// The key's window is full: retry after this many whole seconds (at least 1).
-    Refused {
-        retry_after_seconds: i64,
-    },
-}
-
-/// What this instance holds of one key's window.
-#[derive(Debug, Default)]
-struct Held {
-    tokens: i64,
-    /// When the unspent tokens lapse; `None` before the first lease.
-    lapses: Option<Instant>,
-    /// What the last lease asked for.
-    want: i64,
-    /// The window was full when last asked: no need to ask again before then.
-    refused_until: Option<Instant>,
-}
-
-impl Held {
-    fn idle(&self, now: Instant) -> bool {
-        self.lapses.is_none_or(|t| t <= now) && self.refused_until.is_none_or(|t| t <= now)
-    }
-}
+pub use fleetdesk_tenancy::rate::Admit;
 
 /// Held keys past which idle ones are dropped when another key arrives.
 const KEEP_IDLE: usize = 1024;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Limiter {
-    keys: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Held>>>>,
+    /// The origin of this instance's clock for [`Holding`] (milliseconds since).
+    origin: Instant,
+    keys: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Holding>>>>,
+}
+
+impl Default for Limiter {
+    fn default() -> Limiter {
+        Limiter::new()
+    }
 }
 
 impl Limiter {
     pub fn new() -> Limiter {
-        Limiter::default()
+        Limiter {
+            origin: Instant::now(),
+            keys: Mutex::default(),
+        }
     }
 
-    fn held(&self, key_id: Uuid) -> Arc<tokio::sync::Mutex<Held>> {
+    /// This instance's clock, in milliseconds since the limiter was made.
+    fn now(&self) -> i64 {
+        i64::try_from(self.origin.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn held(&self, key_id: Uuid) -> Arc<tokio::sync::Mutex<Holding>> {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
         if !keys.contains_key(&key_id) && keys.len() >= KEEP_IDLE {
-            let now = Instant::now();
+            let now = self.now();
             keys.retain(|_, held| held.try_lock().map_or(true, |h| !h.idle(now)));
         }
         keys.entry(key_id).or_default().clone()
     }
 
-    /// Spends one token of `key_id`, leasing more through `gate` when none is left.
+    /// Spends one token of `key_id`, leasing more through `gate` when none is left (the
+    /// request that leases spends the first token; the key's other requests wait for it).
     pub async fn admit(
         &self,
         gate: &dyn Gatekeeper,
@@ -68,44 +59,15 @@ impl Limiter {
     ) -> anyhow::Result<Admit> {
         let held = self.held(key_id);
         let mut held = held.lock().await;
-        let now = Instant::now();
-        if held.tokens > 0 && held.lapses.is_some_and(|t| now < t) {
-            held.tokens -= 1;
-            return Ok(Admit::Pass);
+        let asked_at = self.now();
+        match held.admit(asked_at, limit) {
+            Step::Answer(admit) => Ok(admit),
+            Step::Lease(ask) => {
+                let lease = gate.lease(key_id, ask).await?;
+                Ok(held.leased(asked_at, &lease))
+            }
         }
-        if let Some(until) = held.refused_until.filter(|&t| now < t) {
-            return Ok(Admit::Refused {
-                retry_after_seconds: whole_seconds(until - now),
-            });
-        }
-        held.want = match held.lapses {
-            None => 1,
-            Some(_) => next_want(held.want, held.tokens == 0, limit),
-        };
-        let asked_at = Instant::now();
-        let lease = gate.lease(key_id, held.want, limit).await?;
-        if lease.granted == 0 {
-            let wait = Duration::from_secs(lease.retry_after_seconds.max(1) as u64);
-            *held = Held {
-                want: held.want,
-                refused_until: Some(asked_at + wait),
-                ..Held::default()
-            };
-            return Ok(Admit::Refused {
-                retry_after_seconds: lease.retry_after_seconds.max(1),
-            });
-        }
-        // The tokens lapse a lease's lifetime after the request left, so none is spent later
-        // than the window counts it.
-        held.tokens = lease.granted - 1;
-        held.lapses = Some(asked_at + LEASE_LIFETIME);
-        held.refused_until = None;
-        Ok(Admit::Pass)
     }
-}
-
-fn whole_seconds(d: Duration) -> i64 {
-    (d.as_millis().div_ceil(1000) as i64).max(1)
 }
 
 #[cfg(test)]
@@ -113,14 +75,16 @@ mod tests {
     use super::*;
     use fleetdesk_kernel::BoxFuture;
     use fleetdesk_tenancy::gate::{Claim, ClaimRequest};
-    use fleetdesk_tenancy::rate::{Grants, Lease};
+    use fleetdesk_tenancy::rate::{Ask, Grants, Lease};
     use fleetdesk_tenancy::{Caller, ParsedKey};
     use std::sync::atomic::{AtomicI64, Ordering};
+    use std::time::Duration;
 
-    /// One key's shared window, as the database holds it, on a clock the test moves.
+    /// One key's shared window, as the database holds it, on a clock the test moves
+    /// (milliseconds).
     struct Window {
         grants: Mutex<Grants>,
-        second: AtomicI64,
+        now_ms: AtomicI64,
         leases: AtomicI64,
     }
 
@@ -128,7 +92,7 @@ mod tests {
         fn new() -> Arc<Window> {
             Arc::new(Window {
                 grants: Mutex::new(Grants::empty(0)),
-                second: AtomicI64::new(0),
+                now_ms: AtomicI64::new(0),
                 leases: AtomicI64::new(0),
             })
         }
@@ -142,11 +106,11 @@ mod tests {
             unimplemented!("the limiter never authenticates")
         }
 
-        fn lease(&self, _: Uuid, want: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<Lease>> {
+        fn lease(&self, _: Uuid, ask: Ask) -> BoxFuture<'_, anyhow::Result<Lease>> {
             Box::pin(async move {
                 self.leases.fetch_add(1, Ordering::Relaxed);
                 let mut grants = self.grants.lock().unwrap();
-                let (next, lease) = grants.grant(self.second.load(Ordering::Relaxed), want, limit);
+                let (next, lease) = grants.lease(self.now_ms.load(Ordering::Relaxed), ask);
                 *grants = next;
                 Ok(lease)
             })
@@ -266,21 +230,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn tokens_lapse_after_the_lease_lifetime() {
+    async fn unspent_tokens_lapse_when_their_second_ends_and_are_given_back() {
         let window = Window::new();
+        window.now_ms.store(900, Ordering::Relaxed);
         let limiter = Limiter::new();
         let key = Uuid::nil();
-        // Grow the lease past one token, then let the rest lapse.
+        // Leases of 1, 2 and 4 tokens; three of the last are not spent.
         for _ in 0..4 {
             limiter.admit(window.as_ref(), key, 1_000).await.unwrap();
         }
-        let leases = window.leases.load(Ordering::Relaxed);
-        tokio::time::sleep(LEASE_LIFETIME + Duration::from_millis(50)).await;
+        assert_eq!(window.leases.load(Ordering::Relaxed), 3);
+        assert_eq!(window.grants.lock().unwrap().counts[0], 7);
+        // The database's second ends 100 ms after it was read.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        window.now_ms.store(1_050, Ordering::Relaxed);
         limiter.admit(window.as_ref(), key, 1_000).await.unwrap();
         assert_eq!(
             window.leases.load(Ordering::Relaxed),
-            leases + 1,
+            4,
             "a lapsed lease is not spent"
         );
+        // The next lease (half the last one) gave the three back.
+        assert_eq!(window.grants.lock().unwrap().counts[..2], [2, 4]);
     }
 }

@@ -14,8 +14,10 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement};
-use fleetdesk_tenancy::rate::{COUNTED_SECONDS, Grants, Lease};
+use fleetdesk_tenancy::gate::{
+    Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement,
+};
+use fleetdesk_tenancy::rate::{Ask, COUNTED_SECONDS, Grants, Lease};
 use fleetdesk_tenancy::session::{SESSION_HOURS, SESSIONS_KEPT};
 use fleetdesk_tenancy::{
     AgentCaller, AgentRole, Caller, KeyKind, MemberCaller, MemberRole, ParsedKey,
@@ -102,14 +104,15 @@ const CLOSE_SESSION: &str = "DELETE FROM dashboard_sessions WHERE token_hash = $
 /// Sessions past their end.
 const SWEEP_SESSIONS: &str = "DELETE FROM dashboard_sessions WHERE expires_at <= now()";
 
-/// A key's grants as stored (absent before its first lease), and the database's second.
+/// A key's grants as stored (absent before its first lease), and the database's clock in
+/// epoch milliseconds.
 const LOAD_GRANTS: &str = r#"
-SELECT g.second, g.counts, g.version, floor(EXTRACT(EPOCH FROM now()))::bigint AS now
+SELECT g.second, g.counts, g.version, floor(EXTRACT(EPOCH FROM now()) * 1000)::bigint AS now_ms
 FROM (SELECT 1) AS one LEFT JOIN rate_grants g ON g.key_id = $1
 "#;
 
-/// Writes a lease's grants if nobody leased since they were read (`version`, -1 when there was
-/// no row), and marks the key used (at most once a minute).
+/// Writes a lease's grants, with what the instance gave back, if nobody leased since they were
+/// read (`version`, -1 when there was no row), and marks the key used (at most once a minute).
 const SAVE_GRANTS: &str = r#"
 WITH saved AS (
     INSERT INTO rate_grants AS g (key_id, second, counts, version) VALUES ($1, $2, $3, 0)
@@ -202,7 +205,7 @@ struct GrantsRow {
     #[diesel(sql_type = Nullable<BigInt>)]
     version: Option<i64>,
     #[diesel(sql_type = BigInt)]
-    now: i64,
+    now_ms: i64,
 }
 
 #[derive(QueryableByName)]
@@ -369,7 +372,7 @@ impl Gatekeeper for PgStore {
         })
     }
 
-    fn lease(&self, key_id: Uuid, want: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<Lease>> {
+    fn lease(&self, key_id: Uuid, ask: Ask) -> BoxFuture<'_, anyhow::Result<Lease>> {
         self.read(async move |conn| {
             for _ in 0..LEASE_ATTEMPTS {
                 let row: GrantsRow =
@@ -378,10 +381,10 @@ impl Gatekeeper for PgStore {
                         .await?;
                 let stored = match (row.second, row.counts) {
                     (Some(second), Some(counts)) => Grants { second, counts },
-                    _ => Grants::empty(row.now),
+                    _ => Grants::empty(row.now_ms.div_euclid(1000)),
                 };
-                let (next, lease) = stored.grant(row.now, want, limit);
-                if lease.granted == 0 {
+                let (next, lease) = stored.lease(row.now_ms, ask);
+                if lease.granted == 0 && ask.unspent.is_none() {
                     return Ok(lease);
                 }
                 debug_assert_eq!(next.counts.len(), COUNTED_SECONDS);

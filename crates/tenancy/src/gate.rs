@@ -4,7 +4,7 @@
 
 use crate::caller::Caller;
 use crate::keys::ParsedKey;
-use crate::rate::Lease;
+use crate::rate::{Ask, Lease};
 use fleetdesk_kernel::BoxFuture;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
@@ -101,13 +101,9 @@ pub trait Gatekeeper: Send + Sync + 'static {
         key: &'a ParsedKey,
     ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>>;
 
-    /// Leases up to `want` tokens of the key's window under `limit` requests a minute.
-    fn lease(
-        &self,
-        key_id: uuid::Uuid,
-        want: i64,
-        limit: i64,
-    ) -> BoxFuture<'_, anyhow::Result<Lease>>;
+    /// Gives back what the instance's last lease of the key left unspent and leases tokens of
+    /// the key's window ([`crate::rate::Grants::lease`] on the database's clock), in one write.
+    fn lease(&self, key_id: uuid::Uuid, ask: Ask) -> BoxFuture<'_, anyhow::Result<Lease>>;
 
     /// Claims the Idempotency-Key of `owner` for a request of this instance, or tells where it
     /// stands.
