@@ -743,19 +743,29 @@ async fn signing_in_again_ends_the_session_before_and_a_key_keeps_twenty() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn over_https_the_session_cookie_is_secure() {
-    let app = spawn_app().await;
-    let res = app
-        .client
-        .send(
-            Request::new("POST", "/dashboard/sign-in")
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .header("X-Forwarded-Proto", "https")
-                .raw(format!("key={}", app.personal_key(ANN)).into_bytes()),
-        )
-        .await;
-    assert_eq!(res.status, 303, "{}", res.text());
-    let set = res.header("set-cookie").expect("the session cookie");
-    assert!(set.contains("; Secure"), "{set}");
-    assert_eq!(res.header("location"), Some("/dashboard/"));
-    app.stop().await;
+    // Behind the proxy the operator named (the tests connect from 127.0.0.1), which says the
+    // browser came over HTTPS; from anyone else the same header is not believed.
+    let proxied = fleetdesk_tests::spawn_app_with(fleetdesk_tests::AppOptions {
+        trusted_proxies: vec!["127.0.0.1".parse().expect("ip")],
+        ..Default::default()
+    })
+    .await;
+    let direct = spawn_app().await;
+    for (app, secure) in [(&proxied, true), (&direct, false)] {
+        let res = app
+            .client
+            .send(
+                Request::new("POST", "/dashboard/sign-in")
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .header("X-Forwarded-Proto", "https")
+                    .raw(format!("key={}", app.personal_key(ANN)).into_bytes()),
+            )
+            .await;
+        assert_eq!(res.status, 303, "{}", res.text());
+        let set = res.header("set-cookie").expect("the session cookie");
+        assert_eq!(set.contains("; Secure"), secure, "{set}");
+        assert_eq!(res.header("location"), Some("/dashboard/"));
+    }
+    proxied.stop().await;
+    direct.stop().await;
 }

@@ -11,9 +11,11 @@
 use std::io::IsTerminal;
 use tracing::level_filters::LevelFilter;
 use tracing::{Event, Level, Metadata, Subscriber};
-use tracing_subscriber::filter::{EnvFilter, Targets, filter_fn};
-use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::filter::{EnvFilter, Targets};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// The drivers whose debug and trace output may carry secrets (bind values, wire bytes).
@@ -57,9 +59,6 @@ pub fn use_colour() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The target of what [`ClientErrors`] logs.
-pub const CLIENT_ERRORS: &str = "fleetdesk::connection";
-
 /// An error actix-http logs about one connection: what a client sent or did (a malformed
 /// header, a request line it never finished, a connection it dropped mid-answer), at error
 /// level although nothing of the service failed.
@@ -67,15 +66,28 @@ fn connection_error(m: &Metadata<'_>) -> bool {
     *m.level() == Level::ERROR && m.target().starts_with("actix_http::h1::dispatcher")
 }
 
-/// Logs [`connection_error`]s again at warn under [`CLIENT_ERRORS`], with their message; the
-/// output layer leaves the originals out. A client's mistake is no error of the service, and
-/// an alert on error-level lines must not fire for a port scanner.
-pub struct ClientErrors;
+/// The output format, with [`connection_error`]s written at warn: a client's mistake is no
+/// error of the service, and an alert on error lines must not fire for a port scanner. The
+/// line keeps its target and message; everything else is the inner format's.
+pub struct ClientErrorsAsWarnings<F> {
+    inner: F,
+    json: bool,
+}
 
-impl<S: Subscriber> Layer<S> for ClientErrors {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+impl<S, N, F> FormatEvent<S, N> for ClientErrorsAsWarnings<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
         if !connection_error(event.metadata()) {
-            return;
+            return self.inner.format_event(ctx, writer, event);
         }
         struct Message(String);
         impl tracing::field::Visit for Message {
@@ -87,7 +99,16 @@ impl<S: Subscriber> Layer<S> for ClientErrors {
         }
         let mut message = Message(String::new());
         event.record(&mut message);
-        tracing::warn!(target: CLIENT_ERRORS, error = %message.0, "a client's connection failed");
+        let (now, target) = (jiff::Timestamp::now(), event.metadata().target());
+        if self.json {
+            let line = serde_json::json!({
+                "timestamp": now.to_string(), "level": "WARN",
+                "fields": {"message": message.0}, "target": target,
+            });
+            writeln!(writer, "{line}")
+        } else {
+            writeln!(writer, "{now}  WARN {target}: {}", message.0)
+        }
     }
 }
 
@@ -96,18 +117,24 @@ pub fn subscriber<W>(json: bool, colour: bool, writer: W) -> Box<dyn Subscriber 
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
+    let registry = tracing_subscriber::registry()
+        .with(env_filter())
+        .with(caps());
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(writer)
         .with_ansi(colour);
-    let shown = filter_fn(|m| !connection_error(m));
-    let registry = tracing_subscriber::registry()
-        .with(env_filter())
-        .with(caps())
-        .with(ClientErrors);
     if json {
-        Box::new(registry.with(layer.json().with_filter(shown)))
+        let format = ClientErrorsAsWarnings {
+            inner: tracing_subscriber::fmt::format().json(),
+            json,
+        };
+        Box::new(registry.with(layer.json().event_format(format)))
     } else {
-        Box::new(registry.with(layer.compact().with_filter(shown)))
+        let format = ClientErrorsAsWarnings {
+            inner: tracing_subscriber::fmt::format().compact().with_ansi(colour),
+            json,
+        };
+        Box::new(registry.with(layer.compact().event_format(format)))
     }
 }
 
@@ -172,9 +199,9 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert_eq!(lines[0]["level"], "WARN", "{text}");
-        assert_eq!(lines[0]["target"], CLIENT_ERRORS);
+        assert_eq!(lines[0]["target"], "actix_http::h1::dispatcher");
         assert!(
-            lines[0]["fields"]["error"]
+            lines[0]["fields"]["message"]
                 .as_str()
                 .is_some_and(|e| e.contains("invalid Header provided")),
             "{text}"
