@@ -15,6 +15,7 @@ pub mod market;
 pub mod media;
 pub mod persona;
 pub mod platform;
+pub mod project;
 #[cfg(feature = "round-trips")]
 pub mod round_trips;
 pub mod secrets;
