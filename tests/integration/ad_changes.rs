@@ -295,11 +295,6 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
             None,
         ),
         (
-            "an unknown ad",
-            proposal("pause", json!({"ad_id": "999"})),
-            Some("ad_id"),
-        ),
-        (
             "three decimals",
             proposal("budget", json!({"ad_id": "100111", "amount": 300.001})),
             Some("amount"),
@@ -312,11 +307,6 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
         (
             "a post not published",
             boost(&draft_ig, "act_1001"),
-            Some("post_id"),
-        ),
-        (
-            "an unknown post",
-            boost(&json!("00000000-0000-4000-8000-000000000000"), "act_1001"),
             Some("post_id"),
         ),
         (
@@ -334,13 +324,28 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
             assert_eq!(e["field"], field, "{case}: {e}");
         }
     }
+    // An ad, post or ad account the workspace does not have is 404 naming it.
     let post = published_instagram_post(&app, "ig-501").await;
-    let e = assert_error(
-        &propose(&app, &op1, &boost(&json!(post), "act_999")).await,
-        422,
-        "rejected",
-    );
-    assert_eq!(e["field"], "ad_account_id", "{e}");
+    for (case, body, field) in [
+        (
+            "an unknown ad",
+            proposal("pause", json!({"ad_id": "999"})),
+            "ad_id",
+        ),
+        (
+            "an unknown post",
+            boost(&json!("00000000-0000-4000-8000-000000000000"), "act_1001"),
+            "post_id",
+        ),
+        (
+            "an unknown ad account",
+            boost(&json!(post), "act_999"),
+            "ad_account_id",
+        ),
+    ] {
+        let e = assert_error_in(case, &propose(&app, &op1, &body).await, 404, "not_found");
+        assert_eq!(e["field"], field, "{case}: {e}");
+    }
     // An instagram post is boosted as the account's Instagram user: none named, 422.
     app.sql("UPDATE ad_accounts SET instagram_user_id = NULL")
         .await;
@@ -509,14 +514,14 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
     let jp1 = app.agent_key("jp1");
     let e = assert_error(
         &propose(&app, &jp1, &proposal("pause", json!({"ad_id": "100111"}))).await,
-        422,
-        "rejected",
+        404,
+        "not_found",
     );
     assert_eq!(e["field"], "ad_id", "{e}");
     let e = assert_error(
         &propose(&app, &jp1, &boost(&json!(post), "act_1001")).await,
-        422,
-        "rejected",
+        404,
+        "not_found",
     );
     assert_eq!(e["field"], "post_id", "{e}");
     assert_eq!(ok(&ads(&app, &jp1, "").await)["proposals"], json!([]));

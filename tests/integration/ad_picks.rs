@@ -292,29 +292,48 @@ async fn a_pick_names_a_card_of_a_research_request_and_an_account_of_its_workspa
     let pick =
         |item: &str, code: &str| json!({"research_id": research, "item": item, "code": code});
 
-    for (case, body, field) in [
-        ("an item not found", pick("523404", "TW-T001"), "item"),
-        ("an item that failed", pick("523500", "TW-T001"), "item"),
-        ("an item not asked for", pick("999999", "TW-T001"), "item"),
-        ("an unknown account", pick("523456", "TW-X999"), "code"),
+    // An object the body names that is not there is 404; a rule of what is there 422.
+    for (case, body, field, status) in [
+        ("an item not found", pick("523404", "TW-T001"), "item", 422),
+        (
+            "an item that failed",
+            pick("523500", "TW-T001"),
+            "item",
+            422,
+        ),
+        (
+            "an item not asked for",
+            pick("999999", "TW-T001"),
+            "item",
+            422,
+        ),
+        ("an unknown account", pick("523456", "TW-X999"), "code", 404),
         (
             "an account of another workspace",
             pick("523456", "JP-T001"),
             "code",
+            404,
         ),
         (
             "a legacy code on two platforms",
             pick("523456", "OLD1"),
             "platform",
+            422,
         ),
         (
             "an unknown request",
             json!({"research_id": "00000000-0000-4000-8000-000000000000", "item": "523456",
                    "code": "TW-T001"}),
             "research_id",
+            404,
         ),
     ] {
-        let e = assert_error_in(case, &make(&app, &ann, &body).await, 422, "rejected");
+        let code = if status == 404 {
+            "not_found"
+        } else {
+            "rejected"
+        };
+        let e = assert_error_in(case, &make(&app, &ann, &body).await, status, code);
         assert_eq!(e["field"], field, "{case}: {e}");
     }
     // Named with its platform, the legacy code is one account.
@@ -326,8 +345,8 @@ async fn a_pick_names_a_card_of_a_research_request_and_an_account_of_its_workspa
     let olga = app.personal_key("olga@other.test");
     let e = assert_error(
         &make(&app, &olga, &pick("523456", "TW-T001")).await,
-        422,
-        "rejected",
+        404,
+        "not_found",
     );
     assert_eq!(e["field"], "research_id", "{e}");
     let sp = made["pick"].as_str().expect("pick");

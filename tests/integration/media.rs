@@ -870,7 +870,7 @@ async fn create_upload_over_mcp_answers_the_rest_shape() {
     for (args, code, field) in [
         (
             json!({"code": "TW-T001", "project": "nope"}),
-            "rejected",
+            "not_found",
             "project",
         ),
         (

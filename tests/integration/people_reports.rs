@@ -401,11 +401,12 @@ async fn a_report_is_built_only_for_a_workspace_of_the_members_organization() {
     let japan = by_name["workspace"]["id"].as_str().unwrap().to_owned();
     let by_id = create_ok(&app, ANN, body(&japan)).await;
     assert_eq!(by_id["workspace"]["name"], "Japan");
-    // Another organization's workspace, by name or id, and a name nobody uses: 422 workspace.
+    // Another organization's workspace, by name or id, and a name nobody uses: 404 naming
+    // workspace, as any object a body names that is not there.
     let main = create_ok(&app, OLGA, body("Main")).await;
     let main_id = main["workspace"]["id"].as_str().unwrap().to_owned();
     for ws in ["Main", main_id.as_str(), "Nowhere"] {
-        let v = assert_error(&create(&app, ANN, body(ws)).await, 422, "rejected");
+        let v = assert_error(&create(&app, ANN, body(ws)).await, 404, "not_found");
         assert_eq!(v["field"], "workspace", "{v}");
     }
     // A platform admin names any organization's workspace.
@@ -453,12 +454,12 @@ async fn a_period_is_at_most_92_days_from_on_or_before_to() {
         assert_eq!(v["field"], "title", "{v}");
     }
     // workspace 1-200 characters (a tenant's names go to 200): a 200-character name nobody
-    // uses is looked up (422), 201 characters are refused before.
+    // uses is looked up (404), 201 characters are refused before.
     let named = |w: String| json!({"workspace": w, "from": "2026-01-01", "to": "2026-01-07"});
     let v = assert_error(
         &create(&app, ANN, named("台".repeat(200))).await,
-        422,
-        "rejected",
+        404,
+        "not_found",
     );
     assert_eq!(v["field"], "workspace", "{v}");
     let v = assert_error(

@@ -48,6 +48,13 @@ fn assert_rejected(res: &Response, field: &str) {
     assert_eq!(v["field"], field, "{v}");
 }
 
+/// 404 naming the field whose object is not there.
+#[track_caller]
+fn assert_missing(res: &Response, field: &str) {
+    let v = assert_error(res, 404, "not_found");
+    assert_eq!(v["field"], field, "{v}");
+}
+
 fn chars(n: usize) -> String {
     "a".repeat(n)
 }
@@ -527,13 +534,23 @@ async fn create_persona_checks_every_field_and_opens_its_decision() {
     assert_eq!(v["setup_complete"], false);
     assert_eq!(v["project"], "food");
 
-    // project: required when the workspace has several; another workspace's or none is 422.
+    // project: required when the workspace has several (422); another organization's or
+    // none is 404, another workspace's of the organization 422.
     assert_rejected(&create(&app, &op1, json!({"name": "Bea"})).await, "project");
-    assert_rejected(
+    assert_missing(
         &create(&app, &op1, json!({"name": "Bea", "project": "general"})).await,
         "project",
     );
     assert_rejected(
+        &create(
+            &app,
+            &app.agent_key("jp1"),
+            json!({"name": "Bea", "project": "food"}),
+        )
+        .await,
+        "project",
+    );
+    assert_missing(
         &create(&app, &op1, json!({"name": "Bea", "project": "nope"})).await,
         "project",
     );

@@ -667,6 +667,86 @@ async fn a_client_sees_a_post_only_from_client_review_on_and_strangers_never() {
     );
 }
 
+/// The actions and actors of a post's record as `who` reads it.
+async fn record_seen(app: &TestApp, who: &str, post: &str) -> Value {
+    ok(&user_get(app, who, &format!("/posts/{post}")).await)["record"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_reads_the_client_stage_of_the_record_and_never_the_agencys_notes() {
+    let app = spawn_app().await;
+    client_review(&app, true).await;
+    let id = submit(
+        &app,
+        "op1",
+        json!({"code": "TW-T001", "body": "first text", "note": "internal: Cli hates emoji"}),
+    )
+    .await;
+    moved(
+        &app,
+        ANN,
+        &id,
+        json!({"to": "sent_back", "comment": "internal: too salesy for Brand"}),
+    )
+    .await;
+    let res = app
+        .client
+        .send(
+            Request::new("PUT", &format!("{AGENT}/drafts/{id}"))
+                .bearer(&app.agent_key("op1"))
+                .json(&json!({"body": "second text"})),
+        )
+        .await;
+    assert_eq!(res.status, 200, "rewrite: {}", res.text());
+    moved(&app, ANN, &id, json!({"to": "client_review"})).await;
+    let approve = relay_body("approved", "Cli", "client");
+    let res = relay(&app, "op1", &id, approve).await;
+    assert_eq!(res.status, 200, "relayed approval: {}", res.text());
+
+    // The agency reads everything: the agent's note, the internal comment, the relay.
+    let all = record_seen(&app, ANN, &id).await;
+    let text = all.to_string();
+    for internal in ["Cli hates emoji", "too salesy", "op1", "mia-team"] {
+        assert!(text.contains(internal), "ann misses {internal}: {all}");
+    }
+    // A client, with or without the review right, reads the client stage only: the move into
+    // client review and the client's approval, no agent, no internal comment, no relay.
+    for who in [CLI, CID] {
+        let seen = record_seen(&app, who, &id).await;
+        let what: Vec<(&str, &str, &str)> = seen
+            .as_array()
+            .expect("record[]")
+            .iter()
+            .map(|e| {
+                (
+                    e["action"].as_str().unwrap_or_default(),
+                    e["actor"]["kind"].as_str().unwrap_or_default(),
+                    e["actor"]["name"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            what,
+            [
+                ("client_review", "member", "Ann"),
+                ("approved", "member", "Cli")
+            ],
+            "{who}: {seen}"
+        );
+        let text = seen.to_string();
+        for internal in [
+            "Cli hates emoji",
+            "too salesy",
+            "op1",
+            "mia-team",
+            "relayed",
+        ] {
+            assert!(!text.contains(internal), "{who} reads {internal}: {seen}");
+        }
+        assert_eq!(seen[1]["detail"]["from"], "client_review", "{seen}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // POST /posts/{id}/transition: from internal review
 

@@ -624,15 +624,42 @@ async fn the_project_defaults_to_the_personas_and_must_be_of_the_workspace() {
     assert_eq!(app.count(&q).await, 1);
 
     let before = app.count("SELECT count(*) AS n FROM uploads").await;
-    for (key, body) in [
-        (&op1, json!({"code": "TW-T001", "project": "nope"})),
-        (&op1, json!({"code": "TW-T001", "project": "general"})),
-        (&op1, json!({"code": "TW-T001", "project": "p".repeat(80)})),
-        (&op1, json!({"code": "TW-T001", "project": "Beauty"})),
-        (&jp, json!({"code": "JP-T001", "project": "food"})),
+    // A project no workspace of the organization has (another organization's included) is
+    // 404; another workspace's of the organization is 422 (the specification's decision).
+    for (key, body, status, code) in [
+        (
+            &op1,
+            json!({"code": "TW-T001", "project": "nope"}),
+            404,
+            "not_found",
+        ),
+        (
+            &op1,
+            json!({"code": "TW-T001", "project": "general"}),
+            404,
+            "not_found",
+        ),
+        (
+            &op1,
+            json!({"code": "TW-T001", "project": "p".repeat(80)}),
+            404,
+            "not_found",
+        ),
+        (
+            &op1,
+            json!({"code": "TW-T001", "project": "Beauty"}),
+            404,
+            "not_found",
+        ),
+        (
+            &jp,
+            json!({"code": "JP-T001", "project": "food"}),
+            422,
+            "rejected",
+        ),
     ] {
         let res = create(&app, key, &body).await;
-        assert_field_in(&body.to_string(), &res, 422, "rejected", "project");
+        assert_field_in(&body.to_string(), &res, status, code, "project");
     }
     assert_eq!(app.count("SELECT count(*) AS n FROM uploads").await, before);
 }

@@ -35,6 +35,14 @@ fn assert_rejected(res: &Response, field: &str) -> Value {
     v
 }
 
+/// 404 naming the field whose object is not there.
+#[track_caller]
+fn assert_missing(res: &Response, field: &str) -> Value {
+    let v = assert_error(res, 404, "not_found");
+    assert_eq!(v["field"], field, "{v}");
+    v
+}
+
 /// Percent-encodes a query value (every byte but ASCII letters and digits).
 fn enc(v: &str) -> String {
     v.bytes()
@@ -337,12 +345,19 @@ async fn an_agent_sees_shared_entries_and_its_workspaces_projects_only() {
     let mut t = titles(&v["entries"]);
     t.sort();
     assert_eq!(t, vec!["Food lychee", "Shared lychee"]);
-    // A project of another workspace (Japan has its own "beauty") or organization: 422.
-    assert_rejected(
-        &search(&app, "op1", "lychee", "&project=general").await,
-        "project",
-    );
-    assert_rejected(&get(&app, "op1", "/wiki?project=general").await, "project");
+    // A project of another organization, or of none: 404 naming project, in a filter as
+    // for any object a query names; another workspace's too (Japan's are not there for op1).
+    for project in ["general", "nope"] {
+        assert_missing(
+            &search(&app, "op1", "lychee", &format!("&project={project}")).await,
+            "project",
+        );
+        assert_missing(
+            &get(&app, "op1", &format!("/wiki?project={project}")).await,
+            "project",
+        );
+    }
+    assert_missing(&get(&app, "jp1", "/wiki?project=food").await, "project");
     // Acme/Japan (jp1) sees Acme's shared entry, not Taiwan's projects, even its namesake
     // project "beauty".
     assert_eq!(found(&app, "jp1", "lychee").await, vec!["Shared lychee"]);
@@ -398,10 +413,12 @@ async fn another_workspaces_or_organizations_entry_is_not_found() {
     body["revises"] = json!(other);
     let v = assert_error(&propose(&app, "op1", &body).await, 404, "not_found");
     assert_eq!(v["field"], "revises");
-    // A project of another organization in a proposal: 422 naming project.
-    let mut body = entry("Project of another", "x");
-    body["project"] = json!("general");
-    assert_rejected(&propose(&app, "op1", &body).await, "project");
+    // A project of another organization, or of none, in a proposal: 404 naming project.
+    for project in ["general", "nope"] {
+        let mut body = entry("Project of another", "x");
+        body["project"] = json!(project);
+        assert_missing(&propose(&app, "op1", &body).await, "project");
+    }
     // The same title in another organization is another entry.
     let v = proposed(&app, "op1", entry("Other lychee", "Acme's own")).await;
     assert_eq!(
@@ -556,7 +573,7 @@ async fn the_index_lists_canon_by_default_filters_by_status_and_pages() {
     assert_invalid(&get(&app, "op1", "/wiki?cursor=nope").await, "cursor");
     // project: 1-200 characters, a project of the workspace.
     let long = n('p', 200);
-    assert_rejected(
+    assert_missing(
         &get(&app, "op1", &format!("/wiki?project={long}")).await,
         "project",
     );
@@ -629,7 +646,7 @@ async fn an_entry_is_read_by_id_or_title_with_its_sources_and_versions() {
     let q = format!("/wiki/entry?title={}&project=food", enc("Mia 的語氣"));
     assert_eq!(ok(&get(&app, "op1", &q).await)["id"], shared["id"]);
     let q = format!("/wiki/entry?title={}&project=general", enc("Mia 的語氣"));
-    assert_rejected(&get(&app, "op1", &q).await, "project");
+    assert_missing(&get(&app, "op1", &q).await, "project");
     // Entries of several projects and no shared one: name the project.
     let mut food = entry("Twin", "food twin");
     food["project"] = json!("food");
@@ -1775,7 +1792,7 @@ async fn people_browse_and_search_a_workspaces_knowledge_base() {
         "q",
     );
     let res = person_get(&app, ANN, &format!("/wiki?workspace={taiwan}&project=nope")).await;
-    assert_rejected(&res, "project");
+    assert_missing(&res, "project");
     // A platform admin outside any organization reads any workspace; clients are refused.
     let v = ok(&person_get(
         &app,

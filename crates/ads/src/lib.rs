@@ -36,6 +36,10 @@ pub enum AdsRefusal {
     /// 404: unknown, or of another organization or workspace.
     #[error("{0}")]
     NotFound(String),
+    /// 404 naming `field`: an object the body names that is not there (unknown, or of another
+    /// organization or workspace), like any object a request names.
+    #[error("{field}: {message}")]
+    NotFoundField { field: String, message: String },
     /// 422 with the reason.
     #[error("{0}")]
     Rejected(String),
@@ -48,6 +52,14 @@ pub enum AdsRefusal {
 impl AdsRefusal {
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         AdsRefusal::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// 404 naming the field whose object is not there.
+    pub fn not_there(field: impl Into<String>, message: impl Into<String>) -> Self {
+        AdsRefusal::NotFoundField {
             field: field.into(),
             message: message.into(),
         }

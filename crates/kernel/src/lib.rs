@@ -16,6 +16,7 @@ pub mod media;
 pub mod percent;
 pub mod persona;
 pub mod platform;
+pub mod project;
 #[cfg(feature = "round-trips")]
 pub mod round_trips;
 pub mod secrets;

@@ -29,8 +29,8 @@ pub struct NewUpload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UploadRefusal {
     Account(LookupError),
-    /// The project is not one of the key's workspace.
-    Project(String),
+    /// The project is not one of the key's workspace: another workspace's (422) or none (404).
+    Project(String, fleetdesk_kernel::project::ProjectMiss),
     /// The character is not in the persona's cast.
     Character(String),
 }

@@ -4,6 +4,7 @@
 //! uploaded image joins the persona's images decision.
 
 use fleetdesk_kernel::persona::{FactCategory, FactStatus};
+use fleetdesk_kernel::project::ProjectMiss;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -67,8 +68,13 @@ pub enum PersonaRefusal {
     BlankName,
     #[error("is required: the workspace has several projects (or none); name one")]
     ProjectRequired,
-    #[error("is not a project of this workspace")]
+    /// 404: no workspace of the organization has a project of that name.
+    #[error("is not a project of your organization")]
     ProjectUnknown,
+    /// 422: a project of another workspace of the organization (the specification's
+    /// decision).
+    #[error("is a project of another workspace, not of yours")]
+    ProjectOfOtherWorkspace,
     #[error("a live persona of this name in this project belongs to another agent")]
     NameTaken,
     #[error("is required for a fact")]
@@ -95,13 +101,30 @@ impl PersonaRefusal {
         use PersonaRefusal::*;
         match self {
             BlankName | NameTaken => "name",
-            ProjectRequired | ProjectUnknown => "project",
+            ProjectRequired | ProjectUnknown | ProjectOfOtherWorkspace => "project",
             CategoryRequired | CategoryNotAllowed => "category",
             BlankLabel => "label",
             BlankValue => "value",
             PostUnknown | PostNotYours | PostOfOtherPersona => "post_id",
             CharacterUnknown => "character",
         }
+    }
+
+    /// A named project that is not one of the workspace's: another workspace's (422) or
+    /// none of the organization's (404).
+    pub fn project_miss(miss: ProjectMiss) -> PersonaRefusal {
+        match miss {
+            ProjectMiss::OtherWorkspace => PersonaRefusal::ProjectOfOtherWorkspace,
+            ProjectMiss::Unknown => PersonaRefusal::ProjectUnknown,
+        }
+    }
+
+    /// 404 rather than 422 (or 400).
+    pub fn is_not_found(self) -> bool {
+        matches!(
+            self,
+            PersonaRefusal::ProjectUnknown | PersonaRefusal::PostUnknown
+        )
     }
 
     /// True for a bad input the description states (400); false for a rule that depends on
@@ -502,6 +525,17 @@ mod tests {
         assert!(!PersonaRefusal::ProjectRequired.is_input());
         assert!(PersonaRefusal::CategoryRequired.is_input());
         assert!(!PersonaRefusal::ProjectUnknown.is_input());
+    }
+
+    #[test]
+    fn a_named_project_of_no_workspace_is_404_and_of_another_422() {
+        let unknown = PersonaRefusal::project_miss(ProjectMiss::Unknown);
+        assert_eq!(unknown, PersonaRefusal::ProjectUnknown);
+        assert!(unknown.is_not_found());
+        let other = PersonaRefusal::project_miss(ProjectMiss::OtherWorkspace);
+        assert_eq!(other, PersonaRefusal::ProjectOfOtherWorkspace);
+        assert!(!other.is_not_found() && !other.is_input());
+        assert_eq!(other.field(), "project");
     }
 
     #[test]

@@ -659,13 +659,6 @@ impl ProposalRow {
     }
 }
 
-fn rejected(field: &str, message: impl Into<String>) -> AdsRefusal {
-    AdsRefusal::RejectedField {
-        field: field.to_owned(),
-        message: message.into(),
-    }
-}
-
 fn day_of(t: Timestamp) -> jiff_diesel::Date {
     jiff_diesel::Date::from(fleetdesk_ads::research::quota_day(t))
 }
@@ -862,7 +855,7 @@ async fn check_target(
     match change {
         Change::Pause { ad_id } | Change::Resume { ad_id } | Change::Budget { ad_id, .. } => {
             let Some(ad) = synced_ad(conn, ws, ad_id).await? else {
-                return Ok(Err(rejected(
+                return Ok(Err(AdsRefusal::not_there(
                     "ad_id",
                     format!("no ad {ad_id} in this workspace's ad accounts (as last synced)"),
                 )));
@@ -883,7 +876,7 @@ async fn check_target(
             .await
             .optional()?;
             let Some(post) = post else {
-                return Ok(Err(rejected(
+                return Ok(Err(AdsRefusal::not_there(
                     "post_id",
                     format!("no post {post_id} in this workspace"),
                 )));
@@ -904,7 +897,7 @@ async fn check_target(
             .await
             .optional()?;
             let Some(account) = account else {
-                return Ok(Err(rejected(
+                return Ok(Err(AdsRefusal::not_there(
                     "ad_account_id",
                     format!("{ad_account_id} is not an ad account of this workspace"),
                 )));

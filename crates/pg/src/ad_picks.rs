@@ -258,7 +258,7 @@ async fn create_tx(
     .await
     .optional()?;
     let Some(source) = source else {
-        return Ok(Err(rejected(
+        return Ok(Err(AdsRefusal::not_there(
             "research_id",
             format!(
                 "no research request {} in this organization",
@@ -298,7 +298,7 @@ async fn create_tx(
             )));
         }
         Err(LookupError::NotFound | LookupError::NotYours) => {
-            return Ok(Err(rejected(
+            return Ok(Err(AdsRefusal::not_there(
                 "code",
                 format!(
                     "no account {} in the research request's workspace",

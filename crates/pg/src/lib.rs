@@ -31,6 +31,7 @@ mod keys;
 mod lifecycle;
 mod media;
 mod personas;
+mod projects;
 mod record;
 mod reports;
 mod reports_metrics;
@@ -68,6 +69,7 @@ pub fn all_statements() -> Vec<(&'static str, &'static str)> {
         lifecycle::statements(),
         media::statements(),
         personas::statements(),
+        projects::statements(),
         record::statements(),
         reports::statements(),
         reports_metrics::statements(),

@@ -27,7 +27,7 @@ use fleetdesk_posts::report::{
     ready_item, to_stored_precision,
 };
 use fleetdesk_posts::review::{
-    MovingPost, PlannedMove, client_visible_texts, plan_move, review_stages,
+    MovingPost, PlannedMove, client_visible_texts, plan_move, record_for, review_stages,
 };
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -1191,22 +1191,23 @@ impl LifecycleRepo for PgStore {
                 .select(RecordRow::as_select())
                 .load(conn)
                 .await?;
+            let record = record
+                .into_iter()
+                .map(|r| RecordEntry {
+                    action: r.action,
+                    reason: r.reason,
+                    actor_kind: r.actor_kind,
+                    actor_name: r.actor_name,
+                    detail: r.detail,
+                    at: r.created_at.into(),
+                })
+                .collect();
             Ok(Some(PostDetail {
                 client_review: row.client_review,
                 stocked_at: row.stocked_at.map(Into::into),
                 stock_reason: row.stock_reason.clone(),
                 card: row.card()?,
-                record: record
-                    .into_iter()
-                    .map(|r| RecordEntry {
-                        action: r.action,
-                        reason: r.reason,
-                        actor_kind: r.actor_kind,
-                        actor_name: r.actor_name,
-                        detail: r.detail,
-                        at: r.created_at.into(),
-                    })
-                    .collect(),
+                record: record_for(viewer.client, record),
             }))
         })
     }

@@ -278,7 +278,10 @@ impl MediaRepo for PgStore {
             let project_id = match (&upload.project, checks.project_id) {
                 (None, _) => account.project_id,
                 (Some(_), Some(id)) => id,
-                (Some(name), None) => return Ok(Err(UploadRefusal::Project(name.clone()))),
+                (Some(name), None) => {
+                    let miss = crate::projects::miss(conn, agent.organization_id, name).await?;
+                    return Ok(Err(UploadRefusal::Project(name.clone(), miss)));
+                }
             };
             if !checks.in_cast {
                 return Ok(Err(UploadRefusal::Character(

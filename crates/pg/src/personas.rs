@@ -376,6 +376,11 @@ async fn create_tx(
         .await?;
     let (project_id, project) = match choose_project(new.project.as_deref(), &projects) {
         Ok(p) => p.clone(),
+        Err(PersonaRefusal::ProjectUnknown) => {
+            let name = new.project.as_deref().unwrap_or_default().trim();
+            let miss = crate::projects::miss(conn, agent.organization_id, name).await?;
+            return Ok(Err(PersonaRefusal::project_miss(miss)));
+        }
         Err(e) => return Ok(Err(e)),
     };
     // The live name is unique per project (a partial index): a conflict inserts nothing.

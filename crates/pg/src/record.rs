@@ -62,7 +62,7 @@ pub(crate) async fn by_member(
             review_events::post_id.eq(entry.post_id),
             review_events::action.eq(entry.action),
             review_events::reason.eq(entry.reason),
-            review_events::actor_kind.eq("member"),
+            review_events::actor_kind.eq(fleetdesk_posts::review::MEMBER_ACTOR),
             review_events::actor_id.eq(person_id),
             review_events::actor_name.eq(name),
             review_events::detail.eq(entry.detail),

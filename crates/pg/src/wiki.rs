@@ -708,6 +708,10 @@ async fn propose(
     let manual = review == WikiReview::Manual;
     let project_id = match project_of(conn, WikiScope::from(agent), p.project.as_deref()).await? {
         Ok(id) => id,
+        Err(WikiRefusal::ProjectUnknown(name)) => {
+            let miss = crate::projects::miss(conn, agent.organization_id, &name).await?;
+            return Ok(Err(WikiRefusal::project_miss(name, miss)));
+        }
         Err(r) => return Ok(Err(r)),
     };
     // The scope a proposal lands in: the revised entry's, else the one it names.

@@ -2,7 +2,7 @@
 //! The Personal API's `POST /posts/{id}/transition` and the agent's relay of a person's
 //! decision both come here.
 
-use crate::ports::{ReviewScope, TransitionRefusal, TransitionRequest};
+use crate::ports::{RecordEntry, ReviewScope, TransitionRefusal, TransitionRequest};
 use crate::post::PostStatus;
 use fleetdesk_kernel::parse_time_input;
 use jiff::Timestamp;
@@ -153,6 +153,50 @@ pub fn client_visible_texts() -> (Vec<&'static str>, Vec<&'static str>) {
         text(&CLIENT_VISIBLE_STATUSES),
         text(&CLIENT_VISIBLE_ACTIONS),
     )
+}
+
+/// The entries of a post's record a client sees: the moves of the client stage, made by
+/// people: the move into client review and every move made from it (approved, sent back,
+/// rewrite requested), with their comments and the name of the person who made them. Never
+/// the internal review's moves and comments, the agents' entries (submissions, notes,
+/// rewrites, media, reports, stocking) or the service's, and never which agent relayed a
+/// person's move: a relayed entry loses `relayed` (the agent, the chat it came from), keeping
+/// `from`, `role` and `planned_at`. The same for every client, with or without the review
+/// right. Agency people and admins see the whole record.
+pub fn client_record(record: Vec<RecordEntry>) -> Vec<RecordEntry> {
+    let stage = PostStatus::ClientReview.as_str();
+    record
+        .into_iter()
+        .filter(|e| {
+            e.actor_kind == MEMBER_ACTOR
+                && (e.action == stage
+                    || e.detail.get("from").and_then(|f| f.as_str()) == Some(stage))
+        })
+        .map(|mut e| {
+            e.detail = match e.detail {
+                serde_json::Value::Object(m) => m
+                    .into_iter()
+                    .filter(|(k, _)| CLIENT_DETAIL.contains(&k.as_str()))
+                    .collect(),
+                _ => serde_json::Value::Object(Default::default()),
+            };
+            e
+        })
+        .collect()
+}
+
+/// The actor kind of a person's entry on the record (a review move, direct or relayed).
+pub const MEMBER_ACTOR: &str = "member";
+/// What a client sees of a move's detail.
+const CLIENT_DETAIL: [&str; 3] = ["from", "role", "planned_at"];
+
+/// The record a viewer sees: a client only [`client_record`], anyone else all of it.
+pub fn record_for(client: bool, record: Vec<RecordEntry>) -> Vec<RecordEntry> {
+    if client {
+        client_record(record)
+    } else {
+        record
+    }
 }
 
 /// The review stages a review queue lists: a client only client review; others the stage
@@ -454,6 +498,147 @@ mod tests {
             Move::To(T::ClientReview.status()).action(),
             CLIENT_VISIBLE_ACTIONS[0].as_str()
         );
+    }
+
+    fn entry(
+        action: &str,
+        kind: &str,
+        name: &str,
+        reason: Option<&str>,
+        detail: serde_json::Value,
+    ) -> RecordEntry {
+        RecordEntry {
+            action: action.to_owned(),
+            reason: reason.map(str::to_owned),
+            actor_kind: kind.to_owned(),
+            actor_name: name.to_owned(),
+            detail,
+            at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    /// A post's whole life: submitted with a note, sent back internally, rewritten, moved to
+    /// client review, sent back by the client, back through both stages, approved by the
+    /// client through an agent's relay, rescheduled by the agency, reported published.
+    fn whole_record() -> Vec<RecordEntry> {
+        use serde_json::json;
+        let member = |action, name, reason, from: &str| {
+            entry(
+                action,
+                "member",
+                name,
+                reason,
+                json!({"from": from, "role": "agency"}),
+            )
+        };
+        vec![
+            entry("submitted", "agent", "writer-1", None, json!({"media": []})),
+            entry(
+                "added note",
+                "agent",
+                "writer-1",
+                Some("the client hates emoji"),
+                json!({}),
+            ),
+            member(
+                "sent_back",
+                "Ann",
+                Some("internal: too salesy"),
+                "internal_review",
+            ),
+            entry(
+                "rewrite_answered",
+                "agent",
+                "writer-1",
+                None,
+                json!({"from": "sent_back"}),
+            ),
+            entry("submitted", "agent", "writer-1", None, json!({})),
+            member("client_review", "Ann", None, "internal_review"),
+            entry(
+                "sent_back",
+                "member",
+                "Cli",
+                Some("not our tone"),
+                json!({"from": "client_review", "role": "client"}),
+            ),
+            entry("submitted", "agent", "writer-1", None, json!({})),
+            member(
+                "client_review",
+                "Ann",
+                Some("second try, note for Cli"),
+                "internal_review",
+            ),
+            entry(
+                "approved",
+                "member",
+                "Cli",
+                None,
+                json!({"from": "client_review", "role": "client", "planned_at": "2026-11-25T02:00:00Z",
+                       "relayed": {"agent": "writer-1", "origin": {"platform": "feishu"}}}),
+            ),
+            member(
+                "rescheduled",
+                "Ann",
+                Some("moved for the launch"),
+                "approved",
+            ),
+            entry(
+                "reported published",
+                "agent",
+                "writer-1",
+                None,
+                json!({"status": "published"}),
+            ),
+            entry(
+                "stocked",
+                "service",
+                "fleetdesk",
+                Some("account paused"),
+                json!({}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_client_reads_only_the_client_stage_of_the_record() {
+        let seen = client_record(whole_record());
+        let what: Vec<(&str, &str, Option<&str>)> = seen
+            .iter()
+            .map(|e| {
+                (
+                    e.action.as_str(),
+                    e.actor_name.as_str(),
+                    e.reason.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            what,
+            [
+                ("client_review", "Ann", None),
+                ("sent_back", "Cli", Some("not our tone")),
+                ("client_review", "Ann", Some("second try, note for Cli")),
+                ("approved", "Cli", None),
+            ]
+        );
+        for e in &seen {
+            assert_eq!(e.actor_kind, MEMBER_ACTOR);
+            assert!(e.detail.get("relayed").is_none(), "{e:?}");
+            assert!(!e.actor_name.contains("writer"), "{e:?}");
+        }
+        assert_eq!(seen[3].detail["planned_at"], "2026-11-25T02:00:00Z");
+        assert_eq!(seen[3].detail["role"], "client");
+        // Agency people and admins read the whole record, relay included.
+        let all = record_for(false, whole_record());
+        assert_eq!(all, whole_record());
+        assert_eq!(record_for(true, whole_record()), seen);
+    }
+
+    #[test]
+    fn a_record_without_a_client_stage_shows_a_client_nothing() {
+        let internal: Vec<RecordEntry> = whole_record().into_iter().take(5).collect();
+        assert!(client_record(internal).is_empty());
     }
 
     #[test]

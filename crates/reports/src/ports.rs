@@ -88,10 +88,19 @@ pub struct NewReport {
 /// Why a report cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CreateRefusal {
+    /// 404 naming `workspace`: no such workspace in the caller's reach.
     #[error("no workspace {0} in your organization")]
     UnknownWorkspace(String),
+    /// 422 naming `workspace`: a name several organizations use (a platform admin outside any).
     #[error("several organizations have a workspace named {0}: name it by id")]
     AmbiguousWorkspace(String),
+}
+
+impl CreateRefusal {
+    /// A workspace that is not there is 404, like any object a body names.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, CreateRefusal::UnknownWorkspace(_))
+    }
 }
 
 /// The outcome of issuing: the report afterwards, and whether it was issued already.
@@ -156,6 +165,12 @@ mod tests {
         let admin = Viewer::Agency(None);
         assert!(admin.may_see(other, false));
         assert!(client.issued_only() && !agency.issued_only());
+    }
+
+    #[test]
+    fn an_unknown_workspace_is_not_found_and_an_ambiguous_name_refused() {
+        assert!(CreateRefusal::UnknownWorkspace("Mars".into()).is_not_found());
+        assert!(!CreateRefusal::AmbiguousWorkspace("Taiwan".into()).is_not_found());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! same transaction.
 
 use crate::search;
+use fleetdesk_kernel::project::ProjectMiss;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -394,8 +395,16 @@ pub enum WikiRefusal {
         .0.as_deref().unwrap_or("shared")
     )]
     RevisesOtherProject(Option<String>),
+    /// 404 naming `project`: no project of that name in the workspace (a filter), or in the
+    /// organization (a proposal).
     #[error("{0:?} is not a project of your workspace")]
     ProjectUnknown(String),
+    /// A proposal names a project of another workspace of the organization (the
+    /// specification's decision: 422).
+    #[error(
+        "{0:?} is a project of another workspace; name one of yours, or omit project for a shared entry"
+    )]
+    ProjectOfOtherWorkspace(String),
     #[error(
         "the title is used by entries of several projects ({}): name the project",
         .0.join(", ")
@@ -412,13 +421,26 @@ impl WikiRefusal {
             WikiRefusal::RevisesOtherTitle(_) => Some("title"),
             WikiRefusal::RevisesOtherProject(_)
             | WikiRefusal::ProjectUnknown(_)
+            | WikiRefusal::ProjectOfOtherWorkspace(_)
             | WikiRefusal::TitleInSeveralProjects(_) => Some("project"),
         }
     }
 
     /// 404 rather than 422.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, WikiRefusal::NotFound | WikiRefusal::RevisesNotFound)
+        matches!(
+            self,
+            WikiRefusal::NotFound | WikiRefusal::RevisesNotFound | WikiRefusal::ProjectUnknown(_)
+        )
+    }
+
+    /// A proposal's project that is not one of the workspace's: another workspace's (422) or
+    /// none of the organization's (404).
+    pub fn project_miss(name: String, miss: ProjectMiss) -> WikiRefusal {
+        match miss {
+            ProjectMiss::OtherWorkspace => WikiRefusal::ProjectOfOtherWorkspace(name),
+            ProjectMiss::Unknown => WikiRefusal::ProjectUnknown(name),
+        }
     }
 }
 

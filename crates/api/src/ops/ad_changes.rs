@@ -81,6 +81,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("propose_ad_change")
             .idempotent()
             .created()
+            .also_answers(&[404])
             .summary("Propose an ad change: nothing changes until a person approves it")
             .description(
                 "Disabled unless the workspace has ads enabled (403 forbidden, the message \
@@ -95,9 +96,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  market; the boost is created paused and a person enables it). Fields of \
                  another kind are 400. Amounts are above 0 and below 1000000000, in ordinary \
                  units of the ad account's currency, at most two decimals (422 past them). \
-                 An ad is one the last sync saw in the workspace's ad accounts. Refused 422 \
-                 naming the field: an ad, post or ad account not the workspace's (or without \
-                 the instagram_user_id an instagram boost needs), a paused ad \
+                 An ad is one the last sync saw in the workspace's ad accounts. An ad, post or \
+                 ad account that is not the workspace's is 404 naming the field. Refused 422 \
+                 naming the field: an instagram boost's ad account without the \
+                 instagram_user_id it needs, a paused ad \
                  to pause, a running ad to resume, the budget the ad has, a post not \
                  published, not facebook or instagram, or without its platform id; 422 \
                  rejected: a proposal of the same kind for the same ad or post already \

@@ -63,6 +63,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("create_ad_pick")
             .idempotent()
             .created()
+            .also_answers(&[404])
             .summary("Pick a research card for an account: an agent drafts a sponsored post")
             .description(concat!(
                 "Agency people and platform admins; clients are refused (403). Body: \
@@ -70,10 +71,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  items as the request gave it, that became a card: found or cached), code \
                  (an account of the request's workspace, current or legacy code; platform \
                  only when a legacy code is repeated across platforms), note (optional, up \
-                 to 2000 characters: the direction for the agent). Each is 422 naming the \
-                 field when it names nothing it may: a request of another organization, an \
-                 item the request did not ask for or that was not found, an account not in \
-                 the workspace. Answers 201 with the pick, numbered SP-<n> in the \
+                 to 2000 characters: the direction for the agent). A research request \
+                 that is not your organization's, or an account not in the request's \
+                 workspace, is 404 naming the field; an item the request did not ask for or \
+                 that was not found is 422 naming item. Answers 201 with the pick, numbered SP-<n> in the \
                  organization and open until the account's agent drafts with it. Accepts \
                  Idempotency-Key (request_id in MCP). ",
                 pick_record!()

@@ -117,6 +117,9 @@ impl From<AdsRefusal> for ApiError {
             AdsRefusal::Invalid { field, message } => ApiError::invalid(field, message),
             AdsRefusal::Forbidden(message) => ApiError::forbidden(message),
             AdsRefusal::NotFound(message) => ApiError::not_found(message),
+            AdsRefusal::NotFoundField { field, message } => {
+                ApiError::not_found(message).with_field(field)
+            }
             AdsRefusal::Rejected(message) => ApiError::rejected(message),
             AdsRefusal::RejectedField { field, message } => {
                 ApiError::rejected(message).with_field(field)

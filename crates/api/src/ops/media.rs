@@ -14,6 +14,7 @@ use fleetdesk_kernel::body::{Body, BodyError};
 use fleetdesk_kernel::media::{
     CHUNK_BYTES, MediaKind, MediaType, POSTER_MAX_BYTES, SINGLE_MAX_BYTES,
 };
+use fleetdesk_kernel::project::ProjectMiss;
 use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
@@ -101,7 +102,8 @@ pub struct CreateUploadBody {
     pub character: Option<Text<1, 24>>,
     /// Up to 20 tags of 1-30 characters (spaces around a tag are dropped).
     pub tags: Option<List<TagInput, 0, 20>>,
-    /// A project of this workspace, 1-80; default the persona's project.
+    /// A project of this workspace, 1-80; default the persona's project. A project of no
+    /// workspace of your organization is 404, another workspace's 422.
     pub project: Option<Text<1, 80>>,
     /// Size of the file: required for videos and files over 4 MB.
     pub bytes: Option<Int<1, 524_288_000>>,
@@ -257,10 +259,7 @@ impl From<CreateUploadError> for ApiError {
             }
             CreateUploadError::Plan(p) => ApiError::invalid(p.field(), p),
             CreateUploadError::Refused(UploadRefusal::Account(l)) => l.into(),
-            CreateUploadError::Refused(UploadRefusal::Project(p)) => {
-                ApiError::rejected(format!("project: no project {p:?} in this workspace"))
-                    .with_field("project")
-            }
+            CreateUploadError::Refused(UploadRefusal::Project(p, miss)) => project_miss(&p, miss),
             CreateUploadError::Refused(UploadRefusal::Character(c)) => ApiError::rejected(format!(
                 "character: {c} is not in the cast of this account's persona"
             ))
@@ -268,6 +267,18 @@ impl From<CreateUploadError> for ApiError {
             CreateUploadError::Unexpected(e) => e.into(),
         }
     }
+}
+
+/// A project a write names that is not one of the caller's workspace: 404 when the
+/// organization has none of that name, 422 when another workspace has it.
+pub fn project_miss(name: &str, miss: ProjectMiss) -> ApiError {
+    let message = format!("project: {}", miss.message(name));
+    let e = if miss.is_not_found() {
+        ApiError::not_found(message)
+    } else {
+        ApiError::rejected(message)
+    };
+    e.with_field("project")
 }
 
 maybe_lookup!(CreateUploadError, CreateUploadError::Refused(UploadRefusal::Account(l)) => l);

@@ -49,12 +49,13 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("create_persona")
             .idempotent()
             .created()
+            .also_answers(&[404])
             .summary("Create a persona, pending until a person confirms it")
             .description("201 `{id, created: true, project, setup_complete, issue_id}`: the persona is `pending`, assigned \
                 to this agent, and a pending decision `persona_new` asks a person to confirm it (`issue_id`). The same \
                 project and name again gives 200 with created false (nothing is changed). `project` is a project name \
                 of the key's workspace; it may be omitted only when the workspace has exactly one project (otherwise \
-                422 naming project, a rule of the stored workspace); a project of another workspace, or no such project, is 422. A live persona of \
+                422 naming project, a rule of the stored workspace); a project of another workspace is 422, one no workspace of your organization has is 404. A live persona of \
                 that name in the project that is not this agent's is 422. `name` must not be only spaces; `name` and \
                 `project` are trimmed before they are matched and stored. \
                 `setup_complete` is true only when both bio and voice are present (not only spaces)."),
@@ -169,7 +170,7 @@ impl From<PersonaError> for ApiError {
                 }
                 let message = format!("{field}: {r}");
                 match r {
-                    PersonaRefusal::PostUnknown => ApiError::not_found(message),
+                    r if r.is_not_found() => ApiError::not_found(message),
                     PersonaRefusal::PostNotYours => ApiError::forbidden(message),
                     _ => ApiError::rejected(message),
                 }

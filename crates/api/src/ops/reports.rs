@@ -63,12 +63,14 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .tool("create_report")
             .idempotent()
             .created()
+            .also_answers(&[404])
             .summary("Build a report of a workspace now")
             .description(
                 "Agency people and platform admins; clients are refused (403). `workspace` \
                  is a workspace of the member's organization by id or by name (a platform \
                  admin outside any organization: any organization's, by id or by a name only \
-                 one organization uses); any other is 422 naming workspace. from and to are \
+                 one organization uses); a workspace not there is 404 naming workspace, a name \
+                 several organizations use 422. from and to are \
                  dates YYYY-MM-DD with from on or before to and at most 92 days (422 naming \
                  to otherwise). title 1-200 characters, default `<workspace> report <from> \
                  to <to>`. Answers 201 with the report, internal until issued. Accepts \
@@ -256,7 +258,12 @@ impl From<PeriodError> for ApiError {
 
 impl From<CreateRefusal> for ApiError {
     fn from(r: CreateRefusal) -> ApiError {
-        ApiError::rejected(r.to_string()).with_field("workspace")
+        let e = if r.is_not_found() {
+            ApiError::not_found(r.to_string())
+        } else {
+            ApiError::rejected(r.to_string())
+        };
+        e.with_field("workspace")
     }
 }
 

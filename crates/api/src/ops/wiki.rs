@@ -30,7 +30,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::agent(Get, "/wiki", Scope::WikiRead)
             .tool("wiki_index")
-            .also_answers(&[422])
+            .also_answers(&[404])
             .summary(
                 "The knowledge base's entries: title, category, summary, tags, version; no body",
             )
@@ -42,7 +42,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  are drafts, and canon entries with a draft revision waiting, shown as that \
                  draft (the draft version's title, category, summary, tags and version, status \
                  draft), so you find your pending revisions; canon and all list such an entry \
-                 as its canon version. `project` (a project name of your workspace, else 422 \
+                 as its canon version. `project` (a project name of your workspace, else 404 \
                  naming project) lists that project's entries plus the shared ones. Paged with \
                  limit 1-200 (default 50) and cursor (`next_cursor`, null on the last page).",
             ),
@@ -59,7 +59,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  parameters can state, so it is a rule's refusal, not a 400). \
                  A title is matched as titles are (case, full-width forms, traditional or \
                  simplified Chinese and inner spaces aside): with `project` (a project name of \
-                 your workspace, else 422 naming project) that project's entry, else the shared \
+                 your workspace, else 404 naming project) that project's entry, else the shared \
                  one; without it the shared entry, else the only project entry of that title \
                  (entries of several projects: 422 naming project). Any status but retired. An \
                  entry you do not see is 404. The answer has the entry's shown version (its canon \
@@ -73,12 +73,12 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::agent(Get, "/wiki/search", Scope::WikiRead)
             .tool("wiki_search")
-            .also_answers(&[422])
+            .also_answers(&[404])
             .summary("Search the canon knowledge base; Chinese in either script, English, mixed")
             .description(
                 "Only canon entries you see (your organization's shared entries and those of \
                  your workspace's projects; `project`, a project name of your workspace (else \
-                 422 naming project), narrows to that project plus the shared ones). `q` 1-200 \
+                 404 naming project), narrows to that project plus the shared ones). `q` 1-200 \
                  characters; `limit` 1-30, default 8. The query and the entries are cut into \
                  the same terms: Chinese segmented into words (jieba), traditional and \
                  simplified folded together (貓咪 finds 猫咪), full-width forms and case \
@@ -109,7 +109,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  person, other), ref 1-2000 characters, title up to 200}: a ref that carries \
                  an access token (a query parameter such as token, access_token, key, sig, \
                  signature, auth, code, secret) is 422 naming it; project: a project name of \
-                 your workspace (another workspace's or an unknown one: 422), omitted for an \
+                 your workspace (another workspace's: 422; one no workspace of your organization \
+                 has: 404), omitted for an \
                  entry shared by the organization; note up to 1000. Same title means same \
                  entry: the title is matched (case, full-width forms, traditional or \
                  simplified Chinese and inner spaces aside) within the scope, the project or \
@@ -145,7 +146,7 @@ macro_rules! person_scope_rules {
          any workspace); another organization's, an archived or an unknown one is 404 naming \
          workspace. The entries are those an agent of that workspace sees: the organization's \
          shared entries and those of the workspace's projects; `project` is a project name of \
-         that workspace (else 422 naming project). "
+         that workspace (else 404 naming project). "
     };
 }
 
@@ -156,7 +157,7 @@ pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::personal(Get, "/wiki", PersonalAccess::Agency)
             .tool("kb_index")
-            .also_answers(&[404, 422])
+            .also_answers(&[404])
             .summary(
                 "A workspace's knowledge base: title, category, summary, tags, version; no body",
             )
@@ -183,7 +184,7 @@ pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(operation(
         OpSpec::personal(Get, "/wiki/search", PersonalAccess::Agency)
             .tool("kb_search")
-            .also_answers(&[404, 422])
+            .also_answers(&[404])
             .summary("Search a workspace's canon knowledge base; Chinese in either script, English, mixed")
             .description(concat!(
                 person_scope_rules!(),
@@ -347,7 +348,7 @@ pub struct WikiGetQuery {
     pub id: Option<Uuid>,
     /// The entry's title, 1-80 characters, matched as titles are (or give `id`).
     pub title: Option<Text<1, 80>>,
-    /// With `title`: a project name of your workspace (else 422); its entry before the shared
+    /// With `title`: a project name of your workspace (else 404); its entry before the shared
     /// one.
     pub project: Option<Text<1, 200>>,
 }
@@ -457,7 +458,7 @@ pub struct PersonWikiGetQuery {
     pub id: Option<Uuid>,
     /// The entry's title, 1-80 characters, matched as titles are (or give `id`).
     pub title: Option<Text<1, 80>>,
-    /// With `title`: a project name of the workspace (else 422); its entry before the shared
+    /// With `title`: a project name of the workspace (else 404); its entry before the shared
     /// one.
     pub project: Option<Text<1, 200>>,
 }

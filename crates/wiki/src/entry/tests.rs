@@ -152,6 +152,18 @@ fn a_project_is_found_by_name_in_the_workspace() {
 }
 
 #[test]
+fn a_project_nowhere_is_404_and_another_workspaces_is_refused() {
+    use fleetdesk_kernel::project::ProjectMiss;
+    let unknown = WikiRefusal::project_miss("cars".into(), ProjectMiss::Unknown);
+    assert!(unknown.is_not_found());
+    assert_eq!(unknown.field(), Some("project"));
+    let other = WikiRefusal::project_miss("cars".into(), ProjectMiss::OtherWorkspace);
+    assert_eq!(other, WikiRefusal::ProjectOfOtherWorkspace("cars".into()));
+    assert!(!other.is_not_found());
+    assert_eq!(other.field(), Some("project"));
+}
+
+#[test]
 fn a_title_lookup_prefers_the_named_project_then_shared() {
     let (s, b, f) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
     let m = |id, p: Option<&str>| TitleMatch {
