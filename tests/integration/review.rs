@@ -1888,7 +1888,8 @@ async fn a_relay_follows_the_rules_of_the_person_it_names() {
         v["post"],
         json!({"id": id, "from": "client_review", "status": "approved", "planned_at": null})
     );
-    let detail = ok(&user_get(&app, CLI, &format!("/posts/{id}")).await);
+    // The agency reads who relayed it; the client reads its own move, without the agent.
+    let detail = ok(&user_get(&app, ANN, &format!("/posts/{id}")).await);
     let last = detail["record"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         last["actor"],
@@ -1899,6 +1900,18 @@ async fn a_relay_follows_the_rules_of_the_person_it_names() {
     assert_eq!(
         last["detail"]["relayed"]["agent"]["name"], "op1",
         "{detail}"
+    );
+    let seen_by_client = ok(&user_get(&app, CLI, &format!("/posts/{id}")).await);
+    let last = seen_by_client["record"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["actor"], json!({"kind": "member", "name": "Cli"}));
+    assert!(
+        last["detail"].get("relayed").is_none(),
+        "a client never reads the agent that relayed: {seen_by_client}"
     );
 
     // A relayed reschedule with a market-local time.

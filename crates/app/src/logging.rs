@@ -131,7 +131,9 @@ where
         Box::new(registry.with(layer.json().event_format(format)))
     } else {
         let format = ClientErrorsAsWarnings {
-            inner: tracing_subscriber::fmt::format().compact().with_ansi(colour),
+            inner: tracing_subscriber::fmt::format()
+                .compact()
+                .with_ansi(colour),
             json,
         };
         Box::new(registry.with(layer.compact().event_format(format)))

@@ -14,9 +14,7 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_tenancy::gate::{
-    Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement,
-};
+use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement};
 use fleetdesk_tenancy::rate::{Ask, COUNTED_SECONDS, Grants, Lease};
 use fleetdesk_tenancy::session::{SESSION_HOURS, SESSIONS_KEPT};
 use fleetdesk_tenancy::{
