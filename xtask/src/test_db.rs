@@ -47,12 +47,13 @@ fn max_connections(threads: usize) -> usize {
 
 /// The settings of the own cluster: connections for every test at once, and no waiting on the
 /// disk (a crash loses nothing worth keeping: each run makes its databases afresh).
-/// `synchronous_commit` keeps its default: tests check that the service turns it off only for
-/// its own transactions, and with `fsync` off a durable commit costs no disk wait anyway.
+/// `synchronous_commit` stays on: tests check that the service turns it off only for its own
+/// transactions, and with `fsync` off a durable commit costs no disk wait anyway.
 fn settings(threads: usize) -> Vec<(&'static str, String)> {
     vec![
         ("max_connections", max_connections(threads).to_string()),
         ("fsync", "off".into()),
+        ("synchronous_commit", "on".into()),
         ("full_page_writes", "off".into()),
     ]
 }
