@@ -295,11 +295,6 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
             None,
         ),
         (
-            "three decimals",
-            proposal("budget", json!({"ad_id": "100111", "amount": 300.001})),
-            Some("amount"),
-        ),
-        (
             "a threads post",
             boost(&threads, "act_1001"),
             Some("post_id"),
@@ -409,6 +404,11 @@ async fn a_proposal_names_an_ad_or_post_of_the_workspace_in_the_state_its_kind_n
         (
             "an amount of a billion",
             proposal("budget", json!({"ad_id": "100111", "amount": 1e9})),
+            "amount",
+        ),
+        (
+            "three decimals (the schema's multipleOf 0.01)",
+            proposal("budget", json!({"ad_id": "100111", "amount": 300.001})),
             "amount",
         ),
         (

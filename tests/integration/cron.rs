@@ -166,13 +166,89 @@ async fn job_limits_at_and_one_past() {
             let v = ok(&jobs(&app, "op1", json!([at])).await);
             assert_eq!(v["invalid"], json!([]), "{field}: {v}");
         }
+        // One past its length is that item's answer; the rest of the batch is stored.
         let mut past = job("limits");
         past[field] = json!("x".repeat(max + 1));
+        let v = ok(&jobs(&app, "op1", json!([job("kept"), past])).await);
+        assert_eq!(v["invalid"].as_array().unwrap().len(), 1, "{field}: {v}");
+        assert_eq!(v["invalid"][0]["index"], 1, "{v}");
+        assert_eq!(v["invalid"][0]["field"], field, "{v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_or_run_that_cannot_be_read_is_invalid_and_the_rest_is_stored() {
+    let app = spawn_app().await;
+    // A job without job_id, one with a number for a name, one that is no object: each is in
+    // invalid with its index, field and reason; the two good jobs are stored.
+    let mut no_id = job("x");
+    no_id.as_object_mut().unwrap().remove("job_id");
+    let mut typed = job("typed");
+    typed["name"] = json!(7);
+    let v = ok(&jobs(
+        &app,
+        "op1",
+        json!([job("a"), no_id, typed, "not a job", job("b")]),
+    )
+    .await);
+    assert_eq!(v["inserted"], 2, "{v}");
+    let invalid: Vec<(i64, String, String)> = v["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            assert!(!i["reason"].as_str().unwrap_or_default().is_empty(), "{i}");
+            (
+                i["index"].as_i64().unwrap(),
+                i["job_id"].as_str().unwrap().to_owned(),
+                i["field"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        invalid,
+        [
+            (1, String::new(), "job_id".to_owned()),
+            (2, "typed".to_owned(), "name".to_owned()),
+            (3, String::new(), "jobs".to_owned()),
+        ],
+        "{v}"
+    );
+    assert_eq!(app.count("SELECT count(*) AS n FROM cron_jobs").await, 2);
+    // A run with an unknown status, one without job_id: invalid; the good run is stored.
+    let v = ok(&runs(
+        &app,
+        "op1",
+        json!([
+            {"job_id": "a", "run_id": "r1", "status": "exploded"},
+            {"run_id": "r2", "status": "success"},
+            {"job_id": "a", "run_id": "r3", "status": "success"},
+        ]),
+    )
+    .await);
+    assert_eq!(v["inserted"], 1, "{v}");
+    let invalid: Vec<(i64, &str, &str)> = v["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["index"].as_i64().unwrap(),
+                i["run_id"].as_str().unwrap(),
+                i["field"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(invalid, [(0, "r1", "status"), (1, "r2", "job_id")], "{v}");
+    assert_eq!(app.count("SELECT count(*) AS n FROM cron_runs").await, 1);
+    // Only a batch that is not an array of 1-200 (1-100) refuses the request.
+    for bad in [json!({"job_id": "a"}), json!("a"), json!([])] {
         assert_error(
-            &jobs(&app, "op1", json!([past])).await,
+            &jobs(&app, "op1", bad.clone()).await,
             400,
             "invalid_request",
         );
+        assert_error(&runs(&app, "op1", bad).await, 400, "invalid_request");
     }
 }
 
@@ -303,33 +379,27 @@ async fn run_limits_log_trimming_and_redaction() {
     )
     .await);
     assert_eq!(v["inserted"], 1, "{v}");
-    assert_error(
-        &runs(
-            &app,
-            "op1",
-            json!([{"job_id": "backup", "run_id": "s", "status": "success",
-                    "summary": "s".repeat(2001)}]),
-        )
-        .await,
-        400,
-        "invalid_request",
-    );
+    let v = ok(&runs(
+        &app,
+        "op1",
+        json!([{"job_id": "backup", "run_id": "s", "status": "success",
+                "summary": "s".repeat(2001)}]),
+    )
+    .await);
+    assert_eq!(v["invalid"][0]["field"], "summary", "{v}");
     ok(&runs(
         &app,
         "op1",
         json!([{"job_id": "backup", "run_id": "i".repeat(200), "status": "success"}]),
     )
     .await);
-    assert_error(
-        &runs(
-            &app,
-            "op1",
-            json!([{"job_id": "backup", "run_id": "i".repeat(201), "status": "success"}]),
-        )
-        .await,
-        400,
-        "invalid_request",
-    );
+    let v = ok(&runs(
+        &app,
+        "op1",
+        json!([{"job_id": "backup", "run_id": "i".repeat(201), "status": "success"}]),
+    )
+    .await);
+    assert_eq!(v["invalid"][0]["field"], "run_id", "{v}");
     // A log of 20000 characters is kept whole; one more loses its first character.
     let exact = "L".repeat(20_000);
     let past = format!("X{exact}");

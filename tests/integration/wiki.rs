@@ -1045,17 +1045,7 @@ async fn the_same_title_in_the_same_scope_is_a_new_version_of_the_entry() {
         (v["id"].clone(), v["version"].clone()),
         (first["id"].clone(), json!(3))
     );
-    // ... with another title, or in another project: 422.
-    rev["title"] = json!("Dog guide");
-    let refused = assert_rejected(&propose(&app, "op1", &rev).await, "title");
-    assert!(
-        refused["message"]
-            .as_str()
-            .unwrap()
-            .contains("(\"貓咪 GUIDE\")"),
-        "the entry's own title, not its folded key: {refused}"
-    );
-    rev["title"] = json!("貓咪 Guide");
+    // ... in another project: 422.
     rev["project"] = json!("food");
     assert_rejected(&propose(&app, "op1", &rev).await, "project");
     // ... of an unknown entry: 404.
@@ -1814,4 +1804,131 @@ async fn people_browse_and_search_a_workspaces_knowledge_base() {
     let res = person_get(&app, ANN, &format!("/wiki?workspace={japan}")).await;
     assert_eq!(assert_error(&res, 404, "not_found")["field"], "workspace");
     app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renaming through revises
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revision_under_a_new_title_renames_its_entry_never_onto_another_entrys_title() {
+    let app = spawn_app().await;
+    let first = proposed(&app, "op1", entry("Cat guide", "cats first")).await;
+    let dog = proposed(&app, "op1", entry("Dog guide", "dogs")).await;
+    // Onto another entry's title (as matched: case aside): 422 naming title, nothing written.
+    let mut rev = entry("DOG GUIDE", "cats second");
+    rev["revises"] = first["id"].clone();
+    let refused = assert_rejected(&propose(&app, "op1", &rev).await, "title");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"Dog guide\""),
+        "names the entry holding the title: {refused}"
+    );
+    assert_eq!(
+        app.count("SELECT count(*)::bigint AS n FROM wiki_versions")
+            .await,
+        2
+    );
+    // A free title: version 2 of the same entry, under its new title.
+    rev["title"] = json!("Feline guide");
+    let v = proposed(&app, "op1", rev).await;
+    assert_eq!(
+        (v["id"].clone(), v["version"].clone(), v["title"].clone()),
+        (first["id"].clone(), json!(2), json!("Feline guide"))
+    );
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&first))).await);
+    assert_eq!(e["title"], "Feline guide", "{e}");
+    assert_eq!(e["body"], "cats second");
+    let by_title = ok(&get(&app, "op1", "/wiki/entry?title=feline%20GUIDE").await);
+    assert_eq!(by_title["id"], first["id"]);
+    assert_error(
+        &get(&app, "op1", "/wiki/entry?title=Cat%20guide").await,
+        404,
+        "not_found",
+    );
+    // The old title is free again: a proposal under it is a new entry.
+    let again = proposed(&app, "op1", entry("Cat guide", "another")).await;
+    assert_ne!(again["id"], first["id"]);
+    assert_eq!(again["version"], 1);
+    assert_ne!(again["id"], dog["id"]);
+
+    // Under manual review the rename waits with its draft; a title taken meanwhile makes the
+    // draft unresolvable (dismissing still works).
+    set_review(&app, "manual").await;
+    let mut rev = entry("Hound guide", "dogs second");
+    rev["revises"] = dog["id"].clone();
+    let draft = proposed(&app, "op1", rev).await;
+    assert_eq!(draft["status"], "draft", "{draft}");
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&dog))).await);
+    assert_eq!(
+        e["title"], "Dog guide",
+        "the canon title shows while the draft waits"
+    );
+    set_review(&app, "auto").await;
+    proposed(
+        &app,
+        "op1",
+        entry("Hound guide", "a hound entry of its own"),
+    )
+    .await;
+    let decision = draft["decision_id"].as_str().unwrap().to_owned();
+    let refused = assert_error(
+        &person_post(
+            &app,
+            ANN,
+            &format!("/decisions/{decision}/resolve"),
+            json!({}),
+        )
+        .await,
+        422,
+        "rejected",
+    );
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"Hound guide\""),
+        "{refused}"
+    );
+    ok(&person_post(
+        &app,
+        ANN,
+        &format!("/decisions/{decision}/dismiss"),
+        json!({}),
+    )
+    .await);
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&dog))).await);
+    assert_eq!(
+        (e["title"].clone(), e["status"].clone()),
+        (json!("Dog guide"), json!("canon"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resolved_draft_renames_its_entry() {
+    let app = spawn_app().await;
+    let first = proposed(&app, "op1", entry("Old name", "v1")).await;
+    set_review(&app, "manual").await;
+    let mut rev = entry("New name", "tangerines in winter");
+    rev["revises"] = first["id"].clone();
+    let draft = proposed(&app, "op1", rev).await;
+    let decision = draft["decision_id"].as_str().unwrap().to_owned();
+    ok(&person_post(
+        &app,
+        ANN,
+        &format!("/decisions/{decision}/resolve"),
+        json!({}),
+    )
+    .await);
+    let e = ok(&get(&app, "op1", &format!("/wiki/entry?id={}", id_of(&first))).await);
+    assert_eq!(
+        (
+            e["title"].clone(),
+            e["version"].clone(),
+            e["status"].clone()
+        ),
+        (json!("New name"), json!(2), json!("canon"))
+    );
+    assert_eq!(found(&app, "op1", "tangerines").await, vec!["New name"]);
 }

@@ -131,9 +131,11 @@ pub fn decimals(amount: f64) -> usize {
         .map_or(0, |(_, fraction)| fraction.len())
 }
 
-/// An amount in the ad account's currency: above zero and below a billion (the schema's
-/// range: 400), with at most two decimals as written (422: no JSON Schema states it for every
-/// engine), so at least 0.01.
+/// An amount in the ad account's currency: above zero and below a billion, a whole number of
+/// cents (the schema's range and `multipleOf: 0.01`: 400 naming the field). The answer is the
+/// cent the amount names. A JSON Schema engine checks and makes multiples of 0.01 in binary
+/// floating point (57 × 0.01 is 0.5700000000000001), so an amount within a few units in the
+/// last place of a cent is that cent; anything further off (0.005, 12.345) is refused.
 pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
     if !amount.is_finite() || amount <= 0.0 || amount >= MAX_AMOUNT {
         return Err(AdsRefusal::invalid(
@@ -141,13 +143,15 @@ pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
             "an amount above 0 and below 1000000000, in the ad account's currency",
         ));
     }
-    if decimals(amount) > 2 {
-        return Err(AdsRefusal::RejectedField {
-            field: field.to_owned(),
-            message: format!("{field} has more than two decimals (at least 0.01)"),
-        });
+    let cents = amount * 100.0;
+    let whole = cents.round();
+    if whole < 1.0 || (cents - whole).abs() > 8.0 * f64::EPSILON * whole {
+        return Err(AdsRefusal::invalid(
+            field,
+            "at most two decimals: a whole number of cents, at least 0.01",
+        ));
     }
-    Ok(amount)
+    Ok(whole / 100.0)
 }
 
 /// Amounts stay below this.
@@ -411,21 +415,18 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(matches!(
-            check_amount("amount", 0.001),
-            Err(AdsRefusal::RejectedField { .. })
-        ));
         assert_eq!(check_amount("amount", 0.07), Ok(0.07));
-        // Two decimals as written, however large; nothing below a cent.
+        // A cent as a schema engine makes it (57 × 0.01) is that cent.
+        assert_eq!(check_amount("amount", 57.0 * 0.01), Ok(0.57));
+        assert_eq!(check_amount("amount", 0.5700000000000001), Ok(0.57));
+        // Two decimals, however large; nothing below a cent.
         assert_eq!(check_amount("amount", 291573447.91), Ok(291573447.91));
         assert_eq!(check_amount("amount", 999999999.99), Ok(999999999.99));
-        for bad in [1e-9, 5.000000001, 0.005, 12.345] {
+        for bad in [1e-9, 0.001, 5.000000001, 0.005, 12.345, 999999999.995] {
+            let refused = check_amount("amount", bad);
             assert!(
-                matches!(
-                    check_amount("amount", bad),
-                    Err(AdsRefusal::RejectedField { .. })
-                ),
-                "{bad}"
+                matches!(&refused, Err(AdsRefusal::Invalid { field, .. }) if field == "amount"),
+                "{bad}: {refused:?}"
             );
         }
         assert_eq!(

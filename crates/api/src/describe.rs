@@ -331,17 +331,44 @@ pub fn tool_input_schema(op: &dyn ErasedOp) -> Value {
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
-    // The body's own conditions (if/then, anyOf) hold for the merged arguments too.
-    if let Some((_, body)) = &d.body {
-        let body = inline_refs(body, &d.components);
-        for key in ["allOf", "anyOf", "oneOf", "if", "then", "else"] {
-            if let Some(v) = body.get(key) {
-                schema[key] = v.clone();
-            }
-        }
-    }
+    // The body's own conditions (if/then, anyOf: which fields a kind needs, exactly one of
+    // two) stay in the REST description and the tool's description, not at the root of the
+    // inputSchema: MCP up to 2025-11-25 allows only type, properties and required there, and
+    // Claude's API refuses a root allOf, anyOf or oneOf (Claude Code drops such tools). The
+    // server enforces them all the same (-32602 naming the field).
     schema
 }
+
+/// The rules between a tool's arguments that its `inputSchema` leaves out (the body's `allOf`,
+/// `anyOf`, `oneOf`, `if`/`then`/`else`, references inlined), for its description; `None` when
+/// the body has none.
+pub fn tool_input_rules(op: &dyn ErasedOp) -> Option<Value> {
+    let d = describe(op);
+    let mut rules: Map<String, Value> = match &d.body {
+        Some((_, body)) => {
+            let body = inline_refs(body, &d.components);
+            ["allOf", "anyOf", "oneOf", "if", "then", "else"]
+                .into_iter()
+                .filter_map(|key| Some((key.to_owned(), body.get(key)?.clone())))
+                .collect()
+        }
+        None => Map::new(),
+    };
+    if let Some(Value::Object(own)) = op.spec().tool.and_then(crate::ops::tool_rules) {
+        if rules.is_empty() {
+            rules = own;
+        } else {
+            rules = json!({"allOf": [rules, own]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+        }
+    }
+    (!rules.is_empty()).then_some(Value::Object(rules))
+}
+
+/// What the root of a tool's `inputSchema` may hold: one flat object.
+pub const TOOL_INPUT_ROOT: [&str; 4] = ["type", "properties", "required", "additionalProperties"];
 
 /// The `request_id` argument (or body field): the Idempotency-Key by another name.
 fn request_id_schema() -> Value {
@@ -469,6 +496,67 @@ mod tests {
         }
     }
 
+    /// Every tool's inputSchema is one flat object at its root (no allOf, anyOf, oneOf,
+    /// if/then/else there), so every MCP client and model API takes it.
+    #[test]
+    fn every_tool_input_schema_is_a_flat_object_at_its_root() {
+        for op in crate::catalogue() {
+            if op.spec().tool.is_none() {
+                continue;
+            }
+            let schema = tool_input_schema(op.as_ref());
+            assert_eq!(schema["type"], "object", "{}", op.spec().id());
+            for key in schema.as_object().unwrap().keys() {
+                assert!(
+                    TOOL_INPUT_ROOT.contains(&key.as_str()),
+                    "{}: `{key}` at the root of its inputSchema",
+                    op.spec().id()
+                );
+            }
+        }
+    }
+
+    /// A tool's body as its schema states it, references inlined.
+    fn body_of(tool: &str) -> Value {
+        let op = crate::catalogue()
+            .into_iter()
+            .find(|op| op.spec().tool == Some(tool))
+            .unwrap_or_else(|| panic!("no tool {tool}"));
+        let d = describe(op.as_ref());
+        let (_, body) = d.body.as_ref().expect("a body");
+        inline_refs(body, &d.components)
+    }
+
+    /// The schema states the rules the server enforces where JSON Schema can: the roles each
+    /// relay accepts, amounts in whole cents.
+    #[test]
+    fn relays_state_the_roles_they_accept_and_amounts_their_cents() {
+        for (tool, roles) in [
+            ("relay_post_status", json!(["agency", "client", "admin"])),
+            ("relay_issue", json!(["agency", "admin"])),
+            ("relay_task", json!(["agency", "admin"])),
+            ("ad_research_approve", json!(["agency", "admin"])),
+            ("delete_stocked_post", json!(["agency", "admin"])),
+        ] {
+            let body = body_of(tool);
+            let on_behalf_of = &body["properties"]["on_behalf_of"];
+            assert_eq!(on_behalf_of["properties"]["role"]["enum"], roles, "{tool}");
+            assert_eq!(on_behalf_of["additionalProperties"], json!(false), "{tool}");
+            assert_eq!(on_behalf_of["required"], json!(["name", "role"]), "{tool}");
+        }
+        // A rule between query arguments is the tool's own.
+        let get = crate::catalogue()
+            .into_iter()
+            .find(|op| op.spec().tool == Some("wiki_get"))
+            .expect("wiki_get");
+        assert_eq!(
+            tool_input_rules(get.as_ref()),
+            Some(json!({"oneOf": [{"required": ["id"]}, {"required": ["title"]}]}))
+        );
+        let amount = &body_of("propose_ad_change")["properties"]["amount"];
+        assert_eq!(amount["multipleOf"], json!(0.01), "{amount}");
+    }
+
     /// The pipeline takes a path parameter's name and `request_id` out of a body before the
     /// operation reads it, so no body may have a field of its own by either name.
     #[test]
@@ -560,9 +648,14 @@ mod tests {
             body["allOf"][0]["then"]["required"] == json!(["reason"]),
             "{body}"
         );
+        // The tool states them beside its flat inputSchema.
         let tool = tool_input_schema(op.as_ref());
-        assert_eq!(tool["allOf"], body["allOf"]);
+        assert!(tool.get("allOf").is_none(), "{tool}");
         assert_eq!(tool["additionalProperties"], false);
+        assert_eq!(
+            tool_input_rules(op.as_ref()),
+            Some(json!({"allOf": body["allOf"]}))
+        );
     }
 
     #[test]

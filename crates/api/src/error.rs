@@ -62,6 +62,13 @@ impl ApiError {
         self
     }
 
+    /// The call broke a rule its schema states, though the answer is the status the
+    /// specification gives that case (not 400): MCP answers it as invalid params all the same.
+    pub fn breaking_schema(mut self) -> Self {
+        self.from_input = true;
+        self
+    }
+
     pub fn with_extra(mut self, key: &str, value: impl Serialize) -> Self {
         self.extra.insert(
             key.to_owned(),

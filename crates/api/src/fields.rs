@@ -275,6 +275,121 @@ impl<T: ListItem, const MIN: usize, const MAX: usize> utoipa::__dev::ComposeSche
     }
 }
 
+/// A batch of `MIN` to `MAX` items each read on its own: the request is refused (400) only
+/// when the batch is not an array of that size; an item that cannot be read as a `T` (a field
+/// missing, of the wrong type, past its limit or not a known value, or not an object at all)
+/// is that item's own answer, and the rest of the batch goes on. The description says so: an
+/// item is a `T` or any other value, so a schema-valid request is never refused for one item,
+/// and the operation answers such an item in its result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Items<T, const MIN: usize, const MAX: usize> {
+    raw: Vec<Value>,
+    item: std::marker::PhantomData<T>,
+}
+
+/// Why one item of a batch cannot be read: the field at fault within the item (empty for
+/// the item as a whole) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemFault {
+    pub field: String,
+    pub reason: String,
+}
+
+impl<T, const MIN: usize, const MAX: usize> Default for Items<T, MIN, MAX> {
+    /// No items (for a batch that may be left out).
+    fn default() -> Self {
+        Items {
+            raw: Vec::new(),
+            item: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T, const MIN: usize, const MAX: usize> Items<T, MIN, MAX>
+where
+    T: serde::de::DeserializeOwned + validator::Validate,
+{
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// Each item read as a `T`, or what `fault` makes of the item as sent and why it cannot be
+    /// read; in the batch's order.
+    pub fn read<E>(self, fault: impl Fn(&Value, ItemFault) -> E) -> Vec<Result<T, E>> {
+        self.raw
+            .into_iter()
+            .map(|value| {
+                crate::input::parse_part::<T>(value.clone(), "").map_err(|e| {
+                    let field = e
+                        .field
+                        .clone()
+                        .filter(|f| f != crate::input::REQUEST_BODY)
+                        .unwrap_or_default();
+                    // The error's message starts with its field; the reason is the rest.
+                    let reason = match e.message.split_once(": ") {
+                        Some((_, r)) if !field.is_empty() => r.to_owned(),
+                        _ => e.message.clone(),
+                    };
+                    let reason = reason
+                        .strip_prefix(&format!("{}: ", crate::input::REQUEST_BODY))
+                        .map(str::to_owned)
+                        .unwrap_or(reason);
+                    fault(&value, ItemFault { field, reason })
+                })
+            })
+            .collect()
+    }
+}
+
+impl<'de, T, const MIN: usize, const MAX: usize> Deserialize<'de> for Items<T, MIN, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Vec::<Value>::deserialize(d)?;
+        if raw.len() < MIN || raw.len() > MAX {
+            return Err(serde::de::Error::custom(List::<T, MIN, MAX>::rule()));
+        }
+        Ok(Items {
+            raw,
+            item: std::marker::PhantomData,
+        })
+    }
+}
+
+/// An item of a batch as the description states it: a `T`, or any other value, which the
+/// operation answers on its own.
+fn batch_item<T: ListItem>() -> Value {
+    json!({"anyOf": [
+        T::item_schema(),
+        {"description": "Any other item is not refused with the request: the answer names it \
+                         with its index, the field at fault and the reason."},
+    ]})
+}
+
+impl<T: ListItem, const MIN: usize, const MAX: usize> utoipa::__dev::ComposeSchema
+    for Items<T, MIN, MAX>
+{
+    fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        let mut schema = json!({"type": "array", "items": batch_item::<T>(), "maxItems": MAX});
+        if MIN > 0 {
+            schema["minItems"] = json!(MIN);
+        }
+        inline_schema(schema)
+    }
+}
+
+impl<T: ListItem, const MIN: usize, const MAX: usize> ToSchema for Items<T, MIN, MAX> {
+    fn name() -> Cow<'static, str> {
+        Cow::Owned(format!("Items{}", &List::<T, MIN, MAX>::name()[4..]))
+    }
+
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        T::item_components(out);
+    }
+}
+
 /// A list of ids (an alias: the derive would read `Uuid` as text inside a generic type).
 pub type Ids<const MIN: usize, const MAX: usize> = List<Uuid, MIN, MAX>;
 
@@ -387,6 +502,46 @@ mod tests {
         );
         assert_eq!(limit_or::<200>(None, 50), 50);
         assert!(serde_json::from_value::<Count>(json!(-1)).is_err());
+    }
+
+    #[derive(Debug, Deserialize, validator::Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Probe {
+        id: Text<1, 3>,
+    }
+
+    #[test]
+    fn a_batch_reads_each_item_on_its_own_and_refuses_only_its_size() {
+        let items: Items<Probe, 1, 3> =
+            serde_json::from_value(json!([{"id": "a"}, {}, {"id": "abcd"}])).unwrap();
+        let read = items.read(|item, f| (item.clone(), f));
+        assert_eq!(read[0].as_ref().unwrap().id.as_str(), "a");
+        let (item, f) = read[1].as_ref().unwrap_err();
+        assert_eq!(
+            (item, f.field.as_str(), f.reason.as_str()),
+            (&json!({}), "id", "is required")
+        );
+        let (_, f) = read[2].as_ref().unwrap_err();
+        assert_eq!(
+            (f.field.as_str(), f.reason.as_str()),
+            ("id", "must be 1-3 characters long")
+        );
+        // Not an object: the item as a whole.
+        let items: Items<Probe, 1, 3> = serde_json::from_value(json!([7])).unwrap();
+        let (_, f) = items
+            .read(|item, f| (item.clone(), f))
+            .remove(0)
+            .unwrap_err();
+        assert_eq!(f.field, "");
+        assert!(
+            !f.reason.is_empty() && !f.reason.contains("request body"),
+            "{f:?}"
+        );
+        // Only the batch's size refuses the request.
+        let e = serde_json::from_value::<Items<Probe, 1, 3>>(json!([])).unwrap_err();
+        assert_eq!(e.to_string(), "must have 1-3 items");
+        assert!(serde_json::from_value::<Items<Probe, 1, 3>>(json!([1, 2, 3, 4])).is_err());
+        assert!(serde_json::from_value::<Items<Probe, 1, 3>>(json!({"id": "a"})).is_err());
     }
 
     #[test]

@@ -59,6 +59,32 @@ pub struct JobInvalid {
     pub reason: String,
 }
 
+/// An item of a report that cannot be read as a job or a run at all (a field missing, of the
+/// wrong type or past its length, a status that is not one of the five, an item that is not an
+/// object): what it says of itself, the field at fault and the reason. It is that item's answer
+/// (`invalid`), never the request's: one bad item does not refuse the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The item's job_id when it sent one as text (else empty).
+    pub job_id: String,
+    /// The item's run_id when it sent one as text.
+    pub run_id: Option<String>,
+    pub field: String,
+    pub reason: String,
+}
+
+impl JobInvalid {
+    /// The answer to the item at `index` that could not be read.
+    pub fn unreadable(index: usize, u: &Unreadable) -> JobInvalid {
+        JobInvalid {
+            index,
+            job_id: u.job_id.clone(),
+            field: u.field.clone(),
+            reason: u.reason.clone(),
+        }
+    }
+}
+
 fn text(
     field: &str,
     raw: &str,
@@ -326,17 +352,25 @@ mod tests {
 
 /// Checks every job of a report: the jobs to store and the invalid items. A job_id listed
 /// twice keeps its last listing; the earlier ones are invalid (`job_id`: listed again).
-pub fn check_jobs(raw: &[RawJob]) -> (Vec<Job>, Vec<JobInvalid>) {
+/// An item that could not be read at all is invalid with its reason; the others are checked.
+pub fn check_jobs(raw: &[Result<RawJob, Unreadable>]) -> (Vec<Job>, Vec<JobInvalid>) {
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     let mut invalid = Vec::new();
     for (i, r) in raw.iter().enumerate() {
+        let r = match r {
+            Ok(r) => r,
+            Err(u) => {
+                invalid.push(JobInvalid::unreadable(i, u));
+                continue;
+            }
+        };
         match Job::parse(r, i) {
             Ok(j) => {
                 if let Some(pos) = jobs.iter().position(|(_, k)| k.job_id == j.job_id) {
                     let (earlier, _) = jobs.remove(pos);
                     invalid.push(JobInvalid {
                         index: earlier,
-                        job_id: raw[earlier].job_id.clone(),
+                        job_id: j.job_id.clone(),
                         field: "job_id".to_owned(),
                         reason: format!("listed again at index {i}; the last listing is stored"),
                     });
@@ -365,10 +399,41 @@ mod batch_tests {
             enabled: true,
             description: None,
         };
-        let (jobs, invalid) = check_jobs(&[j("a", "one"), j("b", "b"), j("a", "two")]);
+        let (jobs, invalid) = check_jobs(&[Ok(j("a", "one")), Ok(j("b", "b")), Ok(j("a", "two"))]);
         assert_eq!(jobs.len(), 2);
         assert_eq!(jobs[1].name, "two");
         assert_eq!(invalid.len(), 1);
         assert_eq!(invalid[0].index, 0);
+    }
+
+    #[test]
+    fn an_unreadable_item_is_invalid_and_the_others_are_stored() {
+        let j = |id: &str| RawJob {
+            job_id: id.into(),
+            name: id.into(),
+            schedule: "@hourly".into(),
+            timezone: "UTC".into(),
+            gateway: None,
+            enabled: true,
+            description: None,
+        };
+        let no_id = Unreadable {
+            job_id: String::new(),
+            run_id: None,
+            field: "job_id".into(),
+            reason: "is required".into(),
+        };
+        let (jobs, invalid) = check_jobs(&[Ok(j("a")), Err(no_id), Ok(j("b"))]);
+        let ids: Vec<&str> = jobs.iter().map(|j| j.job_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(
+            invalid,
+            [JobInvalid {
+                index: 1,
+                job_id: String::new(),
+                field: "job_id".into(),
+                reason: "is required".into(),
+            }]
+        );
     }
 }

@@ -33,6 +33,19 @@ pub struct RunRefusal {
     pub reason: String,
 }
 
+impl RunRefusal {
+    /// The answer to the item at `index` that could not be read.
+    pub fn unreadable(index: usize, u: &crate::job::Unreadable) -> RunRefusal {
+        RunRefusal {
+            index,
+            job_id: u.job_id.clone(),
+            run_id: u.run_id.clone(),
+            field: u.field.clone(),
+            reason: u.reason.clone(),
+        }
+    }
+}
+
 /// The answer to `report_cron_run`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -62,11 +75,12 @@ pub trait CronRepo: Send + Sync {
     ) -> BoxFuture<'a, anyhow::Result<(i64, i64, i64)>>;
 
     /// Loads the agent's jobs named by the runs, reads each run in its job's zone
-    /// ([`crate::run::Run::read`]) and writes the readable ones by (job, run_id).
+    /// ([`crate::run::Run::read`]) and writes the readable ones by (job, run_id); an item that
+    /// could not be read at all is `invalid` ([`RunRefusal::unreadable`]).
     fn report_runs<'a>(
         &'a self,
         agent: AgentRef,
-        runs: &'a [RawRun],
+        runs: &'a [Result<RawRun, crate::job::Unreadable>],
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>>;
 }
 

@@ -165,13 +165,22 @@ impl ToolEntry {
     }
 }
 
-/// A tool's description: the operation's summary and description.
-fn describe_op(spec: &OpSpec) -> String {
-    if spec.description.is_empty() {
+/// A tool's description: the operation's summary and description, and the rules between its
+/// arguments that the flat `inputSchema` leaves out, as JSON Schema.
+fn describe_op(op: &dyn ErasedOp) -> String {
+    let spec = op.spec();
+    let mut text = if spec.description.is_empty() {
         spec.summary.to_owned()
     } else {
         format!("{}. {}", spec.summary, spec.description)
+    };
+    if let Some(rules) = fleetdesk_api::describe::tool_input_rules(op) {
+        text.push_str(&format!(
+            " Rules between the arguments, as JSON Schema (the server checks them: a call that \
+             breaks one is refused as invalid params naming the argument): {rules}"
+        ));
     }
+    text
 }
 
 /// Builds the tool `name` of one API from its operations (in catalogue order). Panics, at
@@ -227,13 +236,13 @@ fn build_tool(name: &'static str, ops: &[Arc<dyn ErasedOp>]) -> ToolEntry {
                 spec.tool_action.unwrap_or_default(),
                 spec.method.as_str(),
                 spec.full_path(),
-                describe_op(spec)
+                describe_op(o.as_ref())
             ));
         }
         Tool::new(name, description, object(input)).with_raw_output_schema(object(output))
     } else {
         let op = ops[0].as_ref();
-        Tool::new(name, describe_op(op.spec()), object(tool_input_schema(op)))
+        Tool::new(name, describe_op(op), object(tool_input_schema(op)))
             .with_raw_output_schema(object(tool_output_schema(op)))
     };
     ToolEntry { api, tool, routes }
@@ -244,15 +253,16 @@ fn build_tool(name: &'static str, ops: &[Arc<dyn ErasedOp>]) -> ToolEntry {
 /// Input: the routing argument (a required string enum of the values) and the union of the
 /// operations' arguments. An argument several operations take must have the same schema in
 /// each (else a startup panic, see docs/decisions.md, MCP). What is required by every
-/// operation is required; what only some require, and an operation's own conditions
-/// (`allOf`, `anyOf`, `if`/`then`, ...), hold under `if {action: value} then ...`.
+/// operation is required; what only some require is said in the routing argument's
+/// description (the root stays one flat object, [`fleetdesk_api::describe::TOOL_INPUT_ROOT`],
+/// and the server refuses a missing argument with -32602 naming it).
 /// Output: the common schema, or `anyOf` the distinct ones.
 fn routed_schemas(name: &str, ops: &[Arc<dyn ErasedOp>]) -> (Value, Value) {
     let arg = OpSpec::TOOL_ROUTE_ARG;
     let values: Vec<&str> = ops.iter().filter_map(|o| o.spec().tool_action).collect();
     let mut properties = Map::new();
     let mut owner: Map<String, Value> = Map::new();
-    let mut per_op: Vec<(&'static str, Vec<String>, Map<String, Value>)> = Vec::new();
+    let mut per_op: Vec<(&'static str, Vec<String>)> = Vec::new();
     for o in ops {
         let spec = o.spec();
         let schema = tool_input_schema(o.as_ref());
@@ -287,52 +297,41 @@ fn routed_schemas(name: &str, ops: &[Arc<dyn ErasedOp>]) -> (Value, Value) {
             .flatten()
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect();
-        let mut conditions = Map::new();
-        for key in ["allOf", "anyOf", "oneOf", "if", "then", "else"] {
-            if let Some(v) = schema.get(key) {
-                conditions.insert(key.to_owned(), v.clone());
-            }
-        }
-        per_op.push((spec.tool_action.unwrap_or_default(), required, conditions));
+        per_op.push((spec.tool_action.unwrap_or_default(), required));
     }
     // Required by every operation.
     let common: Vec<String> = per_op[0]
         .1
         .iter()
-        .filter(|r| per_op.iter().all(|(_, req, _)| req.contains(r)))
+        .filter(|r| per_op.iter().all(|(_, req)| req.contains(r)))
         .cloned()
         .collect();
-    let mut all_of = Vec::new();
-    for (action, required, mut then) in per_op {
-        let extra: Vec<&String> = required.iter().filter(|r| !common.contains(r)).collect();
+    let mut route =
+        String::from("Which of the tool's operations to run (see the tool's description).");
+    for (action, required) in &per_op {
+        let extra: Vec<String> = required
+            .iter()
+            .filter(|r| !common.contains(r))
+            .map(|r| format!("`{r}`"))
+            .collect();
         if !extra.is_empty() {
-            then.insert("required".into(), json!(extra));
-        }
-        if !then.is_empty() {
-            all_of.push(json!({
-                "if": {"properties": {arg: {"const": action}}, "required": [arg]},
-                "then": then,
-            }));
+            route.push_str(&format!(" `{action}` also needs {}.", extra.join(", ")));
         }
     }
     let mut all_properties = Map::new();
     all_properties.insert(
         arg.to_owned(),
-        json!({"type": "string", "enum": values,
-               "description": "Which of the tool's operations to run (see the tool's description)."}),
+        json!({"type": "string", "enum": values, "description": route}),
     );
     all_properties.extend(properties);
     let mut required = vec![arg.to_owned()];
     required.extend(common);
-    let mut input = json!({
+    let input = json!({
         "type": "object",
         "properties": all_properties,
         "required": required,
         "additionalProperties": false,
     });
-    if !all_of.is_empty() {
-        input["allOf"] = Value::Array(all_of);
-    }
 
     let mut outputs: Vec<Value> = Vec::new();
     for o in ops {

@@ -5,7 +5,7 @@ use crate::db::{PgStore, prepared};
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{QueryableByName, pg::Pg};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_cron::job::{Job, parse_zone};
+use fleetdesk_cron::job::{Job, Unreadable, parse_zone};
 use fleetdesk_cron::ports::{CronRepo, RunRefusal, RunsOutcome};
 use fleetdesk_cron::run::{Merge, RawRun, Run, RunProblem, RunStatus, merge, winner};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
@@ -150,9 +150,21 @@ fn refusal(i: usize, raw: &RawRun, field: &str, reason: String) -> RunRefusal {
 async fn report_runs_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    raw: &[RawRun],
+    items: &[Result<RawRun, Unreadable>],
 ) -> anyhow::Result<RunsOutcome> {
-    let mut names: Vec<String> = raw.iter().map(|r| r.job_id.trim().to_owned()).collect();
+    let mut out = RunsOutcome::default();
+    // The items read, with their index; the others are invalid as they are.
+    let mut raw: Vec<(usize, &RawRun)> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Ok(r) => raw.push((i, r)),
+            Err(u) => out.invalid.push(RunRefusal::unreadable(i, u)),
+        }
+    }
+    let mut names: Vec<String> = raw
+        .iter()
+        .map(|(_, r)| r.job_id.trim().to_owned())
+        .collect();
     names.sort_unstable();
     names.dedup();
     let jobs: Vec<JobRow> = prepared(
@@ -165,11 +177,10 @@ async fn report_runs_tx(
     let jobs: HashMap<&str, &JobRow> = jobs.iter().map(|j| (j.job_id.as_str(), j)).collect();
 
     let now = Timestamp::now();
-    let mut out = RunsOutcome::default();
     // Readable runs by (job, run_id), in the order first seen.
     let mut keys: Vec<(Uuid, String)> = Vec::new();
     let mut by_key: HashMap<(Uuid, String), Vec<Run>> = HashMap::new();
-    for (i, r) in raw.iter().enumerate() {
+    for &(i, r) in &raw {
         let Some(job) = jobs.get(r.job_id.trim()) else {
             let name = r.job_id.trim().to_owned();
             if !out.unknown_jobs.contains(&name) {
@@ -202,6 +213,7 @@ async fn report_runs_tx(
             }
         }
     }
+    out.invalid.sort_by_key(|r| r.index);
     if keys.is_empty() {
         return Ok(out);
     }
@@ -341,7 +353,7 @@ impl CronRepo for PgStore {
     fn report_runs<'a>(
         &'a self,
         agent: AgentRef,
-        runs: &'a [RawRun],
+        runs: &'a [Result<RawRun, Unreadable>],
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>> {
         self.tx(async move |conn| report_runs_tx(conn, agent, runs).await)
     }

@@ -1041,34 +1041,33 @@ async fn metrics_tx(
 
     // Accounts named by posts (code + platform_post_id) and by account items.
     let mut codes: Vec<&str> = report
-        .posts
-        .iter()
+        .readable_posts()
         .filter_map(|p| p.code.as_ref().map(|c| c.as_str()))
-        .chain(report.accounts.iter().map(|a| a.code.as_str()))
+        .chain(report.readable_accounts().map(|a| a.code.as_str()))
         .collect();
     codes.sort_unstable();
     codes.dedup();
     let slots = load_slots(conn, agent, &codes).await?;
-    let followers: Vec<FollowersRow> = if report.accounts.is_empty() || slots.is_empty() {
-        Vec::new()
-    } else {
-        let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot.slot_id).collect();
-        prepared(
-            diesel::sql_query(LATEST_FOLLOWERS)
-                .bind::<Array<SqlUuid>, _>(&slot_ids)
-                .bind::<Timestamptz, _>(Ts::from(captured_at)),
-        )
-        .load(conn)
-        .await?
-    };
+    let followers: Vec<FollowersRow> =
+        if report.readable_accounts().next().is_none() || slots.is_empty() {
+            Vec::new()
+        } else {
+            let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot.slot_id).collect();
+            prepared(
+                diesel::sql_query(LATEST_FOLLOWERS)
+                    .bind::<Array<SqlUuid>, _>(&slot_ids)
+                    .bind::<Timestamptz, _>(Ts::from(captured_at)),
+            )
+            .load(conn)
+            .await?
+        };
 
-    let post_ids: Vec<Uuid> = report.posts.iter().filter_map(|p| p.post_id).collect();
+    let post_ids: Vec<Uuid> = report.readable_posts().filter_map(|p| p.post_id).collect();
     let pids: Vec<&str> = report
-        .posts
-        .iter()
+        .readable_posts()
         .filter_map(|p| p.platform_post_id.as_deref())
         .collect();
-    let rows: Vec<MetricPostRow> = if report.posts.is_empty() {
+    let rows: Vec<MetricPostRow> = if post_ids.is_empty() && pids.is_empty() {
         Vec::new()
     } else {
         prepared(

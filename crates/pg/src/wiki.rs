@@ -21,7 +21,8 @@ use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry::{
     CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
     Proposal, Source, Terms, TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal,
-    cast_link, decide, decision_title, find_project, land, pick_by_title, superseded_note,
+    cast_link, check_rename, decide, decision_title, find_project, land, pick_by_title,
+    superseded_note,
 };
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
@@ -168,7 +169,7 @@ FOR UPDATE
 /// and whether the entry has a canon version.
 const DRAFT_OF: &str = r#"
 SELECT v.entry_id, v.version, v.status, v.category, v.title, v.summary, v.body, v.tags,
-       v.sources, e.status AS entry_status,
+       v.sources, e.status AS entry_status, e.organization_id, e.project_id, e.title_key,
        EXISTS (SELECT 1 FROM wiki_versions c
                WHERE c.entry_id = v.entry_id AND c.status = 'canon') AS has_canon
 FROM wiki_versions v JOIN wiki_entries e ON e.id = v.entry_id
@@ -377,17 +378,25 @@ struct DraftRow {
     sources: Value,
     #[diesel(sql_type = Text)]
     entry_status: String,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    project_id: Option<Uuid>,
+    /// The entry's title key as it stands.
+    #[diesel(sql_type = Text)]
+    title_key: String,
     #[diesel(sql_type = Bool)]
     has_canon: bool,
 }
 
 impl DraftRow {
-    fn state(&self) -> anyhow::Result<DraftState> {
+    fn state(&self, title_taken: Option<String>) -> anyhow::Result<DraftState> {
         Ok(DraftState {
             version: self.version,
             version_status: version_status(&self.status)?,
             entry_status: entry_status(&self.entry_status)?,
             has_canon: self.has_canon,
+            title_taken,
         })
     }
 }
@@ -639,14 +648,41 @@ async fn lock_entry(
     key: &str,
     project: Option<Uuid>,
 ) -> anyhow::Result<Option<Existing>> {
-    let lock_key = format!(
-        "wiki:{}:{}:{key}",
-        scope.organization_id,
-        project.map(|p| p.to_string()).unwrap_or_default()
-    );
-    prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock_key))
-        .execute(conn)
-        .await?;
+    title_locks(conn, scope.organization_id, &[key], project).await?;
+    lock_found(conn, scope, key, project).await
+}
+
+/// The advisory locks of titles (by key) in a scope, taken in one order (sorted) so two
+/// writers that need the same two never wait on each other.
+async fn title_locks(
+    conn: Tx<'_>,
+    organization: Uuid,
+    keys: &[&str],
+    project: Option<Uuid>,
+) -> anyhow::Result<()> {
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let lock_key = format!(
+            "wiki:{organization}:{}:{key}",
+            project.map(|p| p.to_string()).unwrap_or_default()
+        );
+        prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock_key))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Under the title's advisory lock: the locks that follow it ([`lock_entry`]) on the entry the
+/// title names, and the entry as it stands under them.
+async fn lock_found(
+    conn: Tx<'_>,
+    scope: WikiScope,
+    key: &str,
+    project: Option<Uuid>,
+) -> anyhow::Result<Option<Existing>> {
     let Some(seen) = existing(conn, scope, Err((key, project))).await? else {
         return Ok(None);
     };
@@ -715,24 +751,47 @@ async fn propose(
         Err(r) => return Ok(Err(r)),
     };
     // The scope a proposal lands in: the revised entry's, else the one it names.
-    let (scope, project_name) = match p.revises {
+    let revised = match p.revises {
         Some(id) => match existing(conn, WikiScope::from(agent), Ok(id)).await? {
-            Some(e) => (e.project_id, e.project),
+            Some(e) => Some(e),
             None => return Ok(Err(WikiRefusal::RevisesNotFound)),
         },
+        None => None,
+    };
+    let (scope, project_name) = match &revised {
+        Some(e) => (e.project_id, e.project.clone()),
         None => (project_id, p.project.clone()),
     };
-    let mut found = lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?;
-    if let Some(id) = p.revises
-        && found.as_ref().is_none_or(|e| e.id != id)
-    {
-        // The title names no entry, or another one, in the revised entry's scope: the rules
-        // refuse a revision that does not keep its entry's title.
-        found = existing(conn, WikiScope::from(agent), Ok(id)).await?;
-        if found.is_none() {
-            return Ok(Err(WikiRefusal::RevisesNotFound));
+    let found = match &revised {
+        // A revision under a new title renames its entry: both titles are locked (in one
+        // order), and the new one must name no other entry of the scope.
+        Some(e) if e.title_key != p.title_key => {
+            title_locks(
+                conn,
+                agent.organization_id,
+                &[&e.title_key, &p.title_key],
+                scope,
+            )
+            .await?;
+            let holder = existing(conn, WikiScope::from(agent), Err((&p.title_key, scope))).await?;
+            if let Err(r) = check_rename(e, holder.as_ref()) {
+                return Ok(Err(r));
+            }
+            lock_found(conn, WikiScope::from(agent), &e.title_key, scope).await?
         }
-    }
+        _ => lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?,
+    };
+    // The revised entry changed its title meanwhile (renamed by another revision): it is
+    // revised all the same.
+    let found = match p.revises {
+        Some(id) if found.as_ref().is_none_or(|e| e.id != id) => {
+            match existing(conn, WikiScope::from(agent), Ok(id)).await? {
+                Some(e) => Some(e),
+                None => return Ok(Err(WikiRefusal::RevisesNotFound)),
+            }
+        }
+        _ => found,
+    };
     let landing = match land(p, project_id, found.as_ref(), manual) {
         Ok(l) => l,
         Err(r) => return Ok(Err(r)),
@@ -993,7 +1052,25 @@ pub(crate) async fn decide_draft(
             .get_result(conn)
             .await
             .optional()?;
-    let state = draft.as_ref().map(DraftRow::state).transpose()?;
+    // A draft that renames its entry: the new title's lock, and the entry holding it now.
+    let mut title_taken = None;
+    if let Some(d) = &draft {
+        let key = title_key(&d.title);
+        if key != d.title_key {
+            title_locks(conn, d.organization_id, &[&key], d.project_id).await?;
+            title_taken = wiki_entries::table
+                .filter(wiki_entries::organization_id.eq(d.organization_id))
+                .filter(wiki_entries::project_id.is_not_distinct_from(d.project_id))
+                .filter(wiki_entries::title_key.eq(&key))
+                .filter(wiki_entries::status.ne(EntryStatus::Retired.as_str()))
+                .filter(wiki_entries::id.ne(d.entry_id))
+                .select(wiki_entries::title)
+                .first::<String>(conn)
+                .await
+                .optional()?;
+        }
+    }
+    let state = draft.as_ref().map(|d| d.state(title_taken)).transpose()?;
     let decided = match decide(resolve, state.as_ref()) {
         Ok(d) => d,
         Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r.to_string()))),

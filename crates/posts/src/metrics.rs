@@ -150,15 +150,18 @@ pub struct MetricsPlan {
 }
 
 fn refuse(list: &'static str, index: usize, e: ItemError) -> Refused {
+    let code = e.code();
+    let (field, reason) = match e {
+        // The item is malformed: the field at fault (none when it is the item as a whole).
+        ItemError::Invalid { field, message } => ((field != list).then_some(field), message),
+        e => (None, e.message()),
+    };
     Refused {
         list,
         index,
-        code: e.code(),
-        reason: match e {
-            // The item as a whole is malformed: no field to name.
-            ItemError::Invalid { message, .. } => message,
-            e => e.message(),
-        },
+        code,
+        field,
+        reason,
     }
 }
 
@@ -174,14 +177,22 @@ pub fn plan_metrics(
     let mut plan = MetricsPlan::default();
     let mut accounts_seen = Vec::new();
     for (index, item) in report.posts.iter().enumerate() {
-        match post_target(item, &resolve, loaded) {
-            Ok(post) => plan.post(index, post, item.counters),
+        let target = item
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|item| Ok((post_target(item, &resolve, loaded)?, item.counters)));
+        match target {
+            Ok((post, counters)) => plan.post(index, post, counters),
             Err(e) => plan.refused.push(refuse("posts", index, e)),
         }
     }
     for (index, item) in report.accounts.iter().enumerate() {
-        match resolve(&item.code, item.platform) {
-            Ok(slot) => plan.account(index, slot, item.followers, &mut accounts_seen),
+        let target = item
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|item| Ok((resolve(&item.code, item.platform)?, item.followers)));
+        match target {
+            Ok((slot, followers)) => plan.account(index, slot, followers, &mut accounts_seen),
             Err(e) => plan.refused.push(refuse("accounts", index, e)),
         }
     }
@@ -377,8 +388,8 @@ mod tests {
     ) -> MetricsPlan {
         let report = MetricsReport {
             captured_at: "2026-11-21T10:00:00Z".into(),
-            posts,
-            accounts,
+            posts: posts.into_iter().map(Ok).collect(),
+            accounts: accounts.into_iter().map(Ok).collect(),
         };
         plan_metrics(&report, resolve, loaded)
     }

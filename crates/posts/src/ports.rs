@@ -226,8 +226,22 @@ pub struct MetricsReport {
     /// Time input; read in the market's zone when the agent's accounts share one market,
     /// otherwise Asia/Taipei.
     pub captured_at: String,
-    pub posts: Vec<RawPostMetrics>,
-    pub accounts: Vec<RawAccountMetrics>,
+    /// Each post item as read, or why it could not be read (its answer in `refused`).
+    pub posts: Vec<Result<RawPostMetrics, crate::report::ItemError>>,
+    /// Each account item as read, or why it could not be read.
+    pub accounts: Vec<Result<RawAccountMetrics, crate::report::ItemError>>,
+}
+
+impl MetricsReport {
+    /// The post items that could be read.
+    pub fn readable_posts(&self) -> impl Iterator<Item = &RawPostMetrics> {
+        self.posts.iter().filter_map(|p| p.as_ref().ok())
+    }
+
+    /// The account items that could be read.
+    pub fn readable_accounts(&self) -> impl Iterator<Item = &RawAccountMetrics> {
+        self.accounts.iter().filter_map(|a| a.as_ref().ok())
+    }
 }
 
 // Why one metrics item was not written (a plain comment: the description of RefusedOut, the
@@ -239,6 +253,9 @@ pub struct Refused {
     pub list: &'static str,
     pub index: usize,
     pub code: &'static str,
+    /// The field of the item at fault, when one is (an item that could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     pub reason: String,
 }
 

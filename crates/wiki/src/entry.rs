@@ -385,11 +385,12 @@ pub enum WikiRefusal {
     RevisesNotFound,
     #[error("revises must name a canon entry; this one is {0}")]
     RevisesNotCanon(EntryStatus),
+    /// A revision renames its entry onto the title of another entry of the same scope.
     #[error(
-        "a revision keeps its entry's title ({0:?}); to write about something else, propose a \
-         new entry"
+        "another entry of this scope is titled {0:?}: revise that entry, or choose another \
+         title"
     )]
-    RevisesOtherTitle(String),
+    TitleTaken(String),
     #[error(
         "a revision stays in its entry's project ({}); omit project or name that one",
         .0.as_deref().unwrap_or("shared")
@@ -418,7 +419,7 @@ impl WikiRefusal {
         match self {
             WikiRefusal::NotFound => None,
             WikiRefusal::RevisesNotFound | WikiRefusal::RevisesNotCanon(_) => Some("revises"),
-            WikiRefusal::RevisesOtherTitle(_) => Some("title"),
+            WikiRefusal::TitleTaken(_) => Some("title"),
             WikiRefusal::RevisesOtherProject(_)
             | WikiRefusal::ProjectUnknown(_)
             | WikiRefusal::ProjectOfOtherWorkspace(_)
@@ -553,6 +554,16 @@ pub struct Landing {
     pub open_decision: bool,
 }
 
+/// A revision may give its entry a new title, never one another entry of the same scope holds:
+/// `holder` is the entry that title names there, if any (the revised entry itself when the
+/// title keeps its key).
+pub fn check_rename(revised: &Existing, holder: Option<&Existing>) -> Result<(), WikiRefusal> {
+    match holder {
+        Some(h) if h.id != revised.id => Err(WikiRefusal::TitleTaken(h.title.clone())),
+        _ => Ok(()),
+    }
+}
+
 /// Whether the proposal `p`, under the organization's review (`manual`), lands on `existing`
 /// (the entry `revises` names, else the entry of the same title in the same scope).
 /// `project_id` is the project the proposal names.
@@ -567,9 +578,6 @@ pub fn land(
     {
         if e.status != EntryStatus::Canon {
             return Err(WikiRefusal::RevisesNotCanon(e.status));
-        }
-        if e.title_key != p.title_key {
-            return Err(WikiRefusal::RevisesOtherTitle(e.title.clone()));
         }
         if p.project.is_some() && project_id != e.project_id {
             return Err(WikiRefusal::RevisesOtherProject(e.project.clone()));
@@ -641,7 +649,7 @@ pub fn superseded_note(superseded: i32, by: i32, auto: bool) -> String {
 }
 
 /// The draft version a `wiki_draft` decision decides, as stored when a person moves it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DraftState {
     pub version: i32,
     /// The version's status (a decision is only decided while it is `draft`).
@@ -649,6 +657,9 @@ pub struct DraftState {
     pub entry_status: EntryStatus,
     /// The entry has a canon version besides the draft.
     pub has_canon: bool,
+    /// The title of another live entry of the entry's scope that holds the draft's title (a
+    /// draft that renames its entry onto a title taken since it was proposed).
+    pub title_taken: Option<String>,
 }
 
 /// What a person's move on a `wiki_draft` decision does to the entry: resolve makes the draft
@@ -683,6 +694,11 @@ pub enum DraftRefusal {
     NotWaiting { version: i32, status: VersionStatus },
     #[error("the wiki entry of version {0} was retired: there is nothing left to decide")]
     EntryRetired(i32),
+    #[error(
+        "version {version} renames the entry to {title:?}, which another entry of its scope now \
+         holds: dismiss this draft, or rename that entry first"
+    )]
+    TitleTaken { version: i32, title: String },
 }
 
 /// What resolving (`resolve`) or dismissing a `wiki_draft` decision does, given its version
@@ -697,6 +713,12 @@ pub fn decide(resolve: bool, draft: Option<&DraftState>) -> Result<Decided, Draf
     }
     if d.entry_status == EntryStatus::Retired {
         return Err(DraftRefusal::EntryRetired(d.version));
+    }
+    if let (true, Some(title)) = (resolve, &d.title_taken) {
+        return Err(DraftRefusal::TitleTaken {
+            version: d.version,
+            title: title.clone(),
+        });
     }
     Ok(match (resolve, d.has_canon) {
         (true, _) => Decided {

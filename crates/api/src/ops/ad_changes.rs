@@ -95,7 +95,8 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  amount, days 2-90, countries: up to 25 two-letter codes, default the post's \
                  market; the boost is created paused and a person enables it). Fields of \
                  another kind are 400. Amounts are above 0 and below 1000000000, in ordinary \
-                 units of the ad account's currency, at most two decimals (422 past them). \
+                 units of the ad account's currency, at most two decimals (`multipleOf` 0.01; \
+                 an amount within rounding of a cent is that cent; further off: 400). \
                  An ad is one the last sync saw in the workspace's ad accounts. An ad, post or \
                  ad account that is not the workspace's is 404 naming the field. Refused 422 \
                  naming the field: an instagram boost's ad account without the \
@@ -311,8 +312,13 @@ pub struct ProposeBody {
     pub reason: Filled<2000>,
     /// pause, resume, budget: the ad.
     pub ad_id: Option<AdIdInput>,
-    /// budget: the new budget; boost: its budget. Above 0, below 1000000000.
-    #[schema(exclusive_minimum = 0, exclusive_maximum = 1000000000)]
+    /// budget: the new budget; boost: its budget. Above 0, below 1000000000, a whole number of
+    /// cents (at most two decimals).
+    #[schema(
+        exclusive_minimum = 0,
+        exclusive_maximum = 1000000000,
+        multiple_of = 0.01
+    )]
     pub amount: Option<f64>,
     /// boost: a published facebook or instagram post of the workspace.
     pub post_id: Option<Uuid>,

@@ -7,7 +7,7 @@ use super::common::CursorInput;
 use super::common::IsoTimeInput;
 use super::community::Filled;
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, List, Utc, limit_or};
@@ -196,6 +196,7 @@ async fn quote(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApproveResearchBody {
+    #[schema(value_type = StaffOnBehalfOf)]
     pub on_behalf_of: OnBehalfOf,
     pub origin: Origin,
     /// When the person agreed (ISO with zone); default now.
@@ -208,12 +209,11 @@ async fn approve(
     req: Req<IdPath, Nothing, ApproveResearchBody>,
 ) -> Result<Reply<ResearchOut>, ApiError> {
     let b = req.body;
-    if b.on_behalf_of.role == OnBehalfRoleIn::Client {
-        return Err(ApiError::rejected(
+    b.on_behalf_of.staff_only(|| {
+        ApiError::rejected(
             "clients never approve paid research: on_behalf_of.role must be agency or admin",
         )
-        .with_field("on_behalf_of.role"));
-    }
+    })?;
     let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
     let approval = Approval {
         id: req.path.id,

@@ -3,14 +3,15 @@
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{List, Text, component_items};
+use crate::fields::{ItemFault, Items, Text, component_items};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use fleetdesk_cron::job::{JobInvalid, RawJob, check_jobs};
+use fleetdesk_cron::job::{JobInvalid, RawJob, Unreadable, check_jobs};
 use fleetdesk_cron::ports::{RunRefusal, RunsOutcome};
 use fleetdesk_cron::run::{RawRun, RunStatus};
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use validator::Validate;
 
@@ -34,8 +35,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  5-field cron expression (minute hour day-of-month month day-of-week; names \
                  like MON and JAN, L, W, # and the nicknames @hourly, @daily, @weekly, \
                  @monthly, @yearly allowed; no seconds field), timezone an IANA zone name \
-                 (Asia/Taipei, UTC). A job breaking a rule is not stored and comes back in \
-                 `invalid` with its index, field and reason; the others are stored. A job_id \
+                 (Asia/Taipei, UTC). A job breaking a rule (a field missing, of the wrong type \
+                 or past its length included) is not stored and comes back in `invalid` with \
+                 its index, field and reason; the others are stored. Only a `jobs` that is not \
+                 an array of 1-200 refuses the request (400). A job_id \
                  listed twice keeps its last listing (the earlier one is in invalid). Counts: \
                  inserted (new), updated (a field changed), unchanged (resent as stored). Safe \
                  to resend.",
@@ -57,7 +60,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  means none; a time that cannot be read (or a local time the zone skips or \
                  repeats) puts the item in `refused` and the other items are still stored. \
                  finished_at before started_at is invalid. status success, failed, skipped, \
-                 running or unknown. The same run_id never makes a second row: a long job \
+                 running or unknown. A run that cannot be read (job_id or status missing, \
+                 another status, a field of the wrong type or past its length) is in \
+                 `invalid` with its index, field and reason, and the others are stored; only \
+                 a `runs` that is not an array of 1-100 refuses the request (400). The same run_id never makes a second row: a long job \
                  sends running first and its result later; fields a later report leaves out \
                  keep their stored value, and running after a result is skipped. summary up \
                  to 2000 characters; log trimmed and stored up to its last 20000 characters. \
@@ -72,14 +78,30 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     ));
 }
 
+/// An item of `list` that cannot be read: what it says of itself (its job_id and run_id when
+/// they are text), the field at fault (the list itself for an item that is not an object).
+fn unreadable(item: &Value, fault: ItemFault, list: &str) -> Unreadable {
+    let text = |name: &str| item.get(name).and_then(Value::as_str).map(str::to_owned);
+    Unreadable {
+        job_id: text("job_id").unwrap_or_default(),
+        run_id: text("run_id"),
+        field: if fault.field.is_empty() {
+            list.to_owned()
+        } else {
+            fault.field
+        },
+        reason: fault.reason,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // POST /cron/jobs
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CronJobsBody {
-    /// 1-200 jobs.
-    pub jobs: List<CronJobIn, 1, 200>,
+    /// 1-200 jobs; each is read and checked on its own.
+    pub jobs: Items<CronJobIn, 1, 200>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -113,18 +135,21 @@ async fn report_cron_jobs(
     agent: AgentCaller,
     req: Req<Nothing, Nothing, CronJobsBody>,
 ) -> Result<Reply<CronJobsReply>, ApiError> {
-    let raw: Vec<RawJob> = req
+    let raw: Vec<Result<RawJob, Unreadable>> = req
         .body
         .jobs
+        .read(|item, fault| unreadable(item, fault, "jobs"))
         .into_iter()
-        .map(|j| RawJob {
-            job_id: j.job_id.into(),
-            name: j.name.into(),
-            schedule: j.schedule.into(),
-            timezone: j.timezone.into(),
-            gateway: j.gateway.map(String::from),
-            enabled: j.enabled.unwrap_or(true),
-            description: j.description.map(String::from),
+        .map(|j| {
+            j.map(|j| RawJob {
+                job_id: j.job_id.into(),
+                name: j.name.into(),
+                schedule: j.schedule.into(),
+                timezone: j.timezone.into(),
+                gateway: j.gateway.map(String::from),
+                enabled: j.enabled.unwrap_or(true),
+                description: j.description.map(String::from),
+            })
         })
         .collect();
     let (jobs, invalid) = check_jobs(&raw);
@@ -143,8 +168,8 @@ async fn report_cron_jobs(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CronRunsBody {
-    /// 1-100 runs.
-    pub runs: List<CronRunIn, 1, 100>,
+    /// 1-100 runs; each is read and checked on its own.
+    pub runs: Items<CronRunIn, 1, 100>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -197,18 +222,21 @@ async fn report_cron_run(
     agent: AgentCaller,
     req: Req<Nothing, Nothing, CronRunsBody>,
 ) -> Result<Reply<CronRunsReply>, ApiError> {
-    let raw: Vec<RawRun> = req
+    let raw: Vec<Result<RawRun, Unreadable>> = req
         .body
         .runs
+        .read(|item, fault| unreadable(item, fault, "runs"))
         .into_iter()
-        .map(|r| RawRun {
-            job_id: r.job_id.into(),
-            run_id: r.run_id.map(String::from),
-            started_at: r.started_at,
-            finished_at: r.finished_at,
-            status: r.status,
-            summary: r.summary.map(String::from),
-            log: r.log,
+        .map(|r| {
+            r.map(|r| RawRun {
+                job_id: r.job_id.into(),
+                run_id: r.run_id.map(String::from),
+                started_at: r.started_at,
+                finished_at: r.finished_at,
+                status: r.status,
+                summary: r.summary.map(String::from),
+                log: r.log,
+            })
         })
         .collect();
     let outcome = ctx.cron.report_runs(agent.agent_ref(), &raw).await?;

@@ -5,7 +5,7 @@
 use super::common::IsoTimeInput;
 use super::common::{CursorInput, LinkInput};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
@@ -601,6 +601,7 @@ pub struct RelayIssueBody {
     pub image_ids: Option<Ids<1, 100>>,
     /// persona_images only (resolve or approve_some): the new avatar.
     pub set_avatar: Option<Uuid>,
+    #[schema(value_type = StaffOnBehalfOf)]
     pub on_behalf_of: OnBehalfOf,
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
@@ -613,12 +614,11 @@ async fn relay_issue(
     req: Req<IdPath, Nothing, RelayIssueBody>,
 ) -> Result<Reply<DecisionMoveReply>, ApiError> {
     let b = req.body;
-    if b.on_behalf_of.role == OnBehalfRoleIn::Client {
-        return Err(ApiError::rejected(
+    b.on_behalf_of.staff_only(|| {
+        ApiError::rejected(
             "clients never decide decisions: on_behalf_of.role must be agency or admin",
         )
-        .with_field("on_behalf_of.role"));
-    }
+    })?;
     let relay = RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?;
     let decided_by = relay.decided_by();
     let request = MoveRequest {

@@ -2,7 +2,7 @@
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, StaffOnBehalfOf};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
@@ -128,6 +128,7 @@ impl From<InventoryRefusal> for ApiError {
             InventoryRefusal::Delete(DeleteRefusal::Client) => {
                 ApiError::forbidden("a client may not delete posts from inventory")
                     .with_field("on_behalf_of.role")
+                    .breaking_schema()
             }
             InventoryRefusal::Delete(DeleteRefusal::NotInStock(s)) => {
                 ApiError::rejected(format!("the post is {s}, not in inventory"))
@@ -308,6 +309,7 @@ async fn confirm_unscheduled(
 pub struct DeleteStockedBody {
     pub reason: Option<Text<1, 1000>>,
     /// The person who decided; role agency (or admin). A client is 403.
+    #[schema(value_type = StaffOnBehalfOf)]
     pub on_behalf_of: OnBehalfOf,
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.

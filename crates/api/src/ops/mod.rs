@@ -28,6 +28,9 @@ use serde_json::Value;
 /// JSON Schema keywords utoipa cannot derive from a type (conditional requirements, a field no
 /// value may take yet), by component name. The describer merges them into the named schema;
 /// the handlers and the domain enforce the same rules.
+///
+/// Rules between query parameters, which no OpenAPI parameter list states, are the tool's own:
+/// [`tool_rules`].
 pub fn schema_rules(component: &str) -> Option<Value> {
     match component {
         "StateReportBody" => Some(accounts::state_report_rules()),
@@ -47,6 +50,16 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "WikiSourceIn" => Some(wiki::source_rules()),
         "QuoteBody" => Some(ads::quote_rules()),
         "ProposeBody" => Some(ad_changes::propose_rules()),
+        _ => None,
+    }
+}
+
+/// Rules between a tool's query arguments (JSON Schema over the tool's arguments), stated in
+/// the tool's description beside its flat `inputSchema`
+/// ([`crate::describe::tool_input_rules`]); the handler enforces them.
+pub fn tool_rules(tool: &str) -> Option<Value> {
+    match tool {
+        "wiki_get" | "kb_entry" => Some(wiki::get_rules()),
         _ => None,
     }
 }

@@ -6,8 +6,8 @@ use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Count, Int, List, Text, Utc, component_items};
-use crate::input::{Nothing, Req, parse_part};
+use crate::fields::{Count, Int, ItemFault, Items, Text, Utc, component_items};
+use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
@@ -36,7 +36,7 @@ const REPORT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// Metrics items per request (the specification leaves it open).
 pub const METRICS_MAX_ITEMS: u64 = 500;
 
-component_items!(PostMetricsIn, AccountMetricsIn);
+component_items!(PostMetricsIn, AccountMetricsIn, ReportItemIn);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
@@ -93,8 +93,13 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                 "captured_at must be neither in the future nor older than 60 days; without a zone it \
                  is read in your accounts' market zone (Taipei when they span several markets). The \
                  same captured_at overwrites. Items with nothing to record are not written, and a \
-                 value that fell from a positive number to 0 is kept back. Refused items come back \
-                 in `refused` with reasons; when nothing could be written the answer is 422.",
+                 value that fell from a positive number to 0 is kept back. Each item is checked \
+                 on its own: one that cannot be read (neither post_id nor code with \
+                 platform_post_id, a counter that is negative or not a whole number, an unknown \
+                 field) or names nothing of yours comes back in `refused` with its list, index, \
+                 code, the field at fault and the reason, and the others are written. Only a \
+                 `posts` or `accounts` that is not an array of up to 500 refuses the request \
+                 (400); when nothing could be written the answer is 422.",
             ),
         report_metrics,
     ));
@@ -317,10 +322,8 @@ async fn planned_posts(
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportBody {
-    /// 1-200 reported posts; each is checked on its own.
-    #[validate(length(min = 1, max = 200))]
-    #[schema(min_items = 1, max_items = 200, value_type = Vec<ReportItemIn>)]
-    pub posts: Vec<Value>,
+    /// 1-200 reported posts; each is read and checked on its own.
+    pub posts: Items<ReportItemIn, 1, 200>,
 }
 
 /// One reported post.
@@ -446,17 +449,9 @@ pub struct ItemErrorOut {
     pub field: Option<String>,
 }
 
-/// One item's own checks: shape, limits, code.
-fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
-    let i: ReportItemIn = parse_part(value, "").map_err(|e| ItemError::Invalid {
-        field: e.field.clone().unwrap_or_else(|| "posts".into()),
-        message: e
-            .message
-            .split_once(": ")
-            .map(|(_, m)| m.to_owned())
-            .unwrap_or(e.message),
-    })?;
-    Ok(RawReportItem {
+/// One item, read (its shape, limits and code checked as it was parsed).
+fn raw_item(i: ReportItemIn) -> RawReportItem {
+    RawReportItem {
         code: i.code.0,
         platform: i.platform,
         status: i.status,
@@ -470,7 +465,7 @@ fn raw_item(value: Value) -> Result<RawReportItem, ItemError> {
         sponsored: i.sponsored,
         post_id: i.post_id,
         failure_reason: i.failure_reason.map(String::from),
-    })
+    }
 }
 
 async fn report_posts(
@@ -478,7 +473,20 @@ async fn report_posts(
     agent: AgentCaller,
     req: Req<Nothing, Nothing, ReportBody>,
 ) -> Result<Reply<ReportResult>, ApiError> {
-    let items: Vec<_> = req.body.posts.into_iter().map(raw_item).collect();
+    let items: Vec<_> = req
+        .body
+        .posts
+        .read(|_, f| ItemError::Invalid {
+            field: if f.field.is_empty() {
+                "posts".into()
+            } else {
+                f.field
+            },
+            message: f.reason,
+        })
+        .into_iter()
+        .map(|i| i.map(raw_item))
+        .collect();
     let outcome = ctx
         .posts
         .report(agent.agent_ref(), items, Timestamp::now())
@@ -538,11 +546,13 @@ pub struct MetricsBody {
     /// ISO with zone, or local `YYYY-MM-DD HH:MM[:SS]`; not in the future, not older than 60
     /// days.
     pub captured_at: TimeInput,
-    /// Post counters; each post by post_id, or code with platform_post_id.
+    /// Post counters; each post by post_id, or code with platform_post_id. Each item is read
+    /// and checked on its own.
     #[serde(default)]
-    pub posts: List<PostMetricsIn, 0, 500>,
+    pub posts: Items<PostMetricsIn, 0, 500>,
+    /// Followers per account; each item is read and checked on its own.
     #[serde(default)]
-    pub accounts: List<AccountMetricsIn, 0, 500>,
+    pub accounts: Items<AccountMetricsIn, 0, 500>,
 }
 
 #[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
@@ -579,13 +589,23 @@ async fn report_metrics(
             "give at least one item in posts or accounts",
         ));
     }
+    // An item that cannot be read is refused on its own, naming the field at fault.
+    let unreadable = |list: &str, f: ItemFault| ItemError::Invalid {
+        field: if f.field.is_empty() {
+            list.to_owned()
+        } else {
+            f.field
+        },
+        message: f.reason,
+    };
     let report = MetricsReport {
         captured_at: b.captured_at.0,
         posts: b
             .posts
+            .read(|_, f| unreadable("posts", f))
             .into_iter()
             .map(|p| {
-                Ok(RawPostMetrics {
+                p.map(|p| RawPostMetrics {
                     post_id: p.post_id,
                     code: p.code.map(|c| c.0),
                     platform: p.platform,
@@ -599,18 +619,19 @@ async fn report_metrics(
                     },
                 })
             })
-            .collect::<Result<_, ApiError>>()?,
+            .collect(),
         accounts: b
             .accounts
+            .read(|_, f| unreadable("accounts", f))
             .into_iter()
             .map(|a| {
-                Ok(RawAccountMetrics {
+                a.map(|a| RawAccountMetrics {
                     code: a.code.0,
                     platform: a.platform,
                     followers: a.followers.map(Int::get),
                 })
             })
-            .collect::<Result<_, ApiError>>()?,
+            .collect(),
     };
     let result = ctx
         .posts

@@ -51,6 +51,36 @@ pub enum OnBehalfRoleIn {
     Admin,
 }
 
+/// `on_behalf_of` where only agency people and admins decide (relay_issue, relay_task,
+/// ad_research_approve, delete_stocked_post): role agency or admin. A client named there is
+/// refused with the status the specification gives that relay (422, or 403 for deleting
+/// stock), and over MCP as invalid params ([`OnBehalfOf::staff_only`]).
+#[derive(Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaffOnBehalfOf {
+    pub name: PersonNameInput,
+    pub role: StaffRoleIn,
+}
+
+/// The roles of the people who decide where clients never do.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StaffRoleIn {
+    Agency,
+    Admin,
+}
+
+impl OnBehalfOf {
+    /// Where only agency people and admins decide: a client is `refusal` (the relay's own
+    /// status), marked as breaking the schema ([`StaffOnBehalfOf`]).
+    pub fn staff_only(&self, refusal: impl FnOnce() -> ApiError) -> Result<(), ApiError> {
+        if self.role == OnBehalfRoleIn::Client {
+            return Err(refusal().with_field("on_behalf_of.role").breaking_schema());
+        }
+        Ok(())
+    }
+}
+
 impl OnBehalfRoleIn {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,7 +5,7 @@
 use super::common::{CodeInput, CursorInput, IsoTimeInput};
 use super::decisions::EvidenceIn;
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
+use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, List, Text, Utc, inline_schema, limit_or};
@@ -788,6 +788,7 @@ pub struct RelayTaskBody {
     pub action: RelayTaskAction,
     /// 1-1000 characters; required with send_back.
     pub note: Option<Text<1, 1000>>,
+    #[schema(value_type = StaffOnBehalfOf)]
     pub on_behalf_of: OnBehalfOf,
     pub origin: Origin,
     /// When the person decided (ISO with zone); default now.
@@ -808,12 +809,11 @@ async fn relay_task(
     req: Req<IdPath, Nothing, RelayTaskBody>,
 ) -> Result<Reply<TaskMoveReply>, ApiError> {
     let b = req.body;
-    if b.on_behalf_of.role == OnBehalfRoleIn::Client {
-        return Err(ApiError::rejected(
+    b.on_behalf_of.staff_only(|| {
+        ApiError::rejected(
             "clients never confirm or send back cards: on_behalf_of.role must be agency or admin",
         )
-        .with_field("on_behalf_of.role"));
-    }
+    })?;
     let mv = match b.action {
         RelayTaskAction::Confirm => Move::Confirm,
         RelayTaskAction::SendBack => {

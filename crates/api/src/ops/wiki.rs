@@ -55,8 +55,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .summary("One knowledge-base entry: full text, sources and versions")
             .description(
                 "Name the entry by `id` or by `title`: exactly one of them, else 422 rejected \
-                 naming id (a rule between two parameters, which no JSON Schema of query \
-                 parameters can state, so it is a rule's refusal, not a 400). \
+                 naming id (a rule between two parameters, which no OpenAPI parameter list \
+                 can state, so it is a rule's refusal, not a 400; the MCP tool states it as a \
+                 rule between its arguments and answers invalid params). \
                  A title is matched as titles are (case, full-width forms, traditional or \
                  simplified Chinese and inner spaces aside): with `project` (a project name of \
                  your workspace, else 404 naming project) that project's entry, else the shared \
@@ -117,8 +118,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
                  shared, and a proposal with a title already there is a new version of that \
                  entry (whatever its status: a rejected entry comes back). `revises` names a \
                  canon entry you see (unknown: 404 naming revises; not canon: 422): the \
-                 revision keeps its entry's title (else 422 naming title) and project (a \
-                 different project: 422). How it lands follows the organization's review: \
+                 revision keeps its entry's project (a different project: 422), and a new \
+                 title renames the entry with the new version (a title another entry of the \
+                 scope holds: 422 naming title; under manual review the rename waits with \
+                 the draft, and resolving it is refused while another entry holds the title). How it lands follows the organization's review: \
                  auto (default) makes the version canon at once (`auto: true`), the entry \
                  shows it and search finds it; manual makes it a draft (`auto: false`) with a \
                  `wiki_draft` decision a person resolves (the version becomes canon) or \
@@ -490,9 +493,12 @@ async fn get_of(
             project: q.project.map(String::from),
         },
         _ => {
+            // 422 over REST (no parameter list states it); over MCP invalid params, the tool
+            // stating it as a rule between its arguments ([`get_rules`]).
             return Err(
                 ApiError::rejected("name the entry by exactly one of id and title")
-                    .with_field("id"),
+                    .with_field("id")
+                    .breaking_schema(),
             );
         }
     };
@@ -689,6 +695,11 @@ pub struct ProposeWikiBody {
 }
 
 /// `title` and `body` must not be only spaces.
+/// wiki_get and kb_entry name the entry by exactly one of `id` and `title`.
+pub fn get_rules() -> Value {
+    json!({"oneOf": [{"required": ["id"]}, {"required": ["title"]}]})
+}
+
 pub fn propose_rules() -> Value {
     json!({"allOf": [{"properties": {
         "title": {"type": "string", "pattern": not_blank_pattern()},

@@ -320,17 +320,11 @@ fn revises_names_a_canon_entry_of_the_same_title_and_project() {
     );
     let canon = existing(EntryStatus::Canon, true, None);
     r.revises = Some(canon.id);
+    // A new title renames the entry: the next version of the same entry.
     r.title = "Another title".to_owned();
     let p = Proposal::parse(r.clone()).unwrap();
-    let refused = land(&p, None, Some(&canon), false).unwrap_err();
-    assert_eq!(
-        refused,
-        WikiRefusal::RevisesOtherTitle("Mia 的語氣".to_owned())
-    );
-    assert!(
-        refused.to_string().contains("\"Mia 的語氣\""),
-        "the entry's own title, not its folded key: {refused}"
-    );
+    let renamed = land(&p, None, Some(&canon), false).unwrap();
+    assert_eq!((renamed.version, renamed.created), (4, false));
     r.title = "MIA 的语气".to_owned();
     r.project = Some("beauty".to_owned());
     let p = Proposal::parse(r.clone()).unwrap();
@@ -349,7 +343,39 @@ fn draft(version_status: VersionStatus, entry_status: EntryStatus, has_canon: bo
         version_status,
         entry_status,
         has_canon,
+        title_taken: None,
     }
+}
+
+#[test]
+fn a_revision_renames_its_entry_but_never_onto_another_entrys_title() {
+    let revised = existing(EntryStatus::Canon, true, None);
+    // No entry holds the new title, or the revised entry itself does (the same key).
+    assert_eq!(check_rename(&revised, None), Ok(()));
+    assert_eq!(check_rename(&revised, Some(&revised)), Ok(()));
+    let mut other = existing(EntryStatus::Rejected, false, None);
+    other.title = "Dog Guide".to_owned();
+    let refused = check_rename(&revised, Some(&other)).unwrap_err();
+    assert_eq!(refused, WikiRefusal::TitleTaken("Dog Guide".to_owned()));
+    assert_eq!(refused.field(), Some("title"));
+    assert!(!refused.is_not_found());
+    assert!(refused.to_string().contains("\"Dog Guide\""), "{refused}");
+}
+
+#[test]
+fn a_draft_renaming_onto_a_title_taken_since_cannot_be_resolved_but_can_be_dismissed() {
+    let mut d = draft(VersionStatus::Draft, EntryStatus::Canon, true);
+    d.title_taken = Some("Dog Guide".to_owned());
+    let refused = decide(true, Some(&d)).unwrap_err();
+    assert_eq!(
+        refused,
+        DraftRefusal::TitleTaken {
+            version: 2,
+            title: "Dog Guide".to_owned()
+        }
+    );
+    assert!(refused.to_string().contains("\"Dog Guide\""), "{refused}");
+    assert_eq!(decide(false, Some(&d)).unwrap().entry, EntryChange::Keep);
 }
 
 #[test]
