@@ -2032,6 +2032,8 @@ async fn metrics_with_nothing_writable_or_malformed() {
         let v = assert_error(&metrics(&app, &op1, body).await, 400, "invalid_request");
         assert_eq!(v["field"], "posts", "{v}");
     }
+    // An item that cannot be read is refused on its own (invalid, naming its field): alone,
+    // nothing is written (422); beside a good item, the good one is written.
     let v = assert_error(
         &metrics(
             &app,
@@ -2039,27 +2041,71 @@ async fn metrics_with_nothing_writable_or_malformed() {
             json!({"captured_at": t, "posts": [{"post_id": approved, "views": -1}]}),
         )
         .await,
-        400,
-        "invalid_request",
+        422,
+        "rejected",
     );
-    assert!(
-        v["field"].as_str().is_some_and(|f| f.contains("views")),
+    let item = refused_item(&v, "posts", 0);
+    assert_eq!(
+        (&item["code"], &item["field"]),
+        (&json!("invalid"), &json!("views")),
         "{v}"
     );
-    let v = assert_error(
-        &metrics(
-            &app,
-            &op1,
-            json!({"captured_at": t, "accounts": [{"code": "TW-T001", "followers": -5}]}),
-        )
-        .await,
-        400,
-        "invalid_request",
-    );
-    assert!(
-        v["field"].as_str().is_some_and(|f| f.contains("followers")),
+    let mine = published(&app, &op1, "TW-T001", "thr-malformed").await;
+    let v = metrics_ok(
+        &app,
+        &op1,
+        json!({"captured_at": t,
+               "posts": [{"post_id": mine, "views": 1.5}, {"post_id": mine, "views": 4},
+                         {"post_id": mine, "views": 5, "clicks": 1}, 7],
+               "accounts": [{"code": "TW-T001", "followers": -5},
+                            {"code": "TW-T001", "followers": 12}]}),
+    )
+    .await;
+    assert_eq!(
+        (&v["posts_written"], &v["accounts_written"]),
+        (&json!(1), &json!(1)),
         "{v}"
     );
+    let refused: Vec<(&str, i64, &str, &str)> = v["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(!r["reason"].as_str().unwrap().is_empty(), "{r}");
+            (
+                r["list"].as_str().unwrap(),
+                r["index"].as_i64().unwrap(),
+                r["code"].as_str().unwrap(),
+                r["field"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("accounts", 0, "invalid", "followers"),
+            ("posts", 0, "invalid", "views"),
+            ("posts", 2, "invalid", "clicks"),
+            ("posts", 3, "invalid", "-"),
+        ],
+        "{v}"
+    );
+    assert_eq!(
+        counters(&app, &mine, &t).await.as_deref(),
+        Some("4,-,-,-,-")
+    );
+    // Only a list that is not an array of up to 500 refuses the request.
+    for posts in [
+        json!({"post_id": mine}),
+        json!(vec![json!({"post_id": mine}); 501]),
+    ] {
+        let v = assert_error(
+            &metrics(&app, &op1, json!({"captured_at": t, "posts": posts})).await,
+            400,
+            "invalid_request",
+        );
+        assert_eq!(v["field"], "posts", "{v}");
+    }
     let v = assert_error(
         &metrics(
             &app,
@@ -2071,8 +2117,8 @@ async fn metrics_with_nothing_writable_or_malformed() {
         "invalid_request",
     );
     assert_eq!(v["field"], "captured_at", "{v}");
-    assert_eq!(rows(&app, "post_metrics").await, 0);
-    assert_eq!(rows(&app, "account_metrics").await, 0);
+    assert_eq!(rows(&app, "post_metrics").await, 1);
+    assert_eq!(rows(&app, "account_metrics").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
