@@ -45,6 +45,18 @@ async fn rpc(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
     msg
 }
 
+/// `initialize` as a client opens a session; returns the whole JSON-RPC message.
+async fn initialize(app: &TestApp, key: &str) -> Value {
+    rpc(
+        app,
+        key,
+        "initialize",
+        json!({"protocolVersion": PROTOCOL, "capabilities": {},
+               "clientInfo": {"name": "tests", "version": "1"}}),
+    )
+    .await
+}
+
 /// `tools/call`; returns the whole JSON-RPC message.
 async fn call(app: &TestApp, key: &str, name: &str, arguments: Value) -> Value {
     rpc(
@@ -221,14 +233,7 @@ const SLICE_TOOLS: [&str; 54] = [
 async fn initialize_answers_2025_06_18_with_tools_and_server_info() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let msg = rpc(
-        &app,
-        &key,
-        "initialize",
-        json!({"protocolVersion": PROTOCOL, "capabilities": {},
-               "clientInfo": {"name": "tests", "version": "1"}}),
-    )
-    .await;
+    let msg = initialize(&app, &key).await;
     assert!(msg.get("error").is_none(), "{msg}");
     let result = &msg["result"];
     assert_eq!(result["protocolVersion"], PROTOCOL, "{msg}");
@@ -334,6 +339,42 @@ async fn an_operator_lists_its_tools_with_self_contained_schemas() {
         props("work_today")["date"].is_object(),
         "{}",
         props("work_today")
+    );
+    // The root of every inputSchema is one flat object; a rule between arguments is in the
+    // description as JSON Schema (a ban needs its reason).
+    for tool in tools {
+        let keys: Vec<&String> = tool["inputSchema"].as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter().all(|k| {
+                ["type", "properties", "required", "additionalProperties"].contains(&k.as_str())
+            }),
+            "{}: {keys:?}",
+            tool["name"]
+        );
+    }
+    let description = by_name("report_account_state")["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        description.contains("Rules between the arguments, as JSON Schema")
+            && description.contains("\"reason\""),
+        "{description}"
+    );
+    // Hints: reads are read-only; a write that takes request_id is idempotent.
+    let hints = |name: &str| by_name(name)["annotations"].clone();
+    assert_eq!(
+        hints("work_today")["readOnlyHint"],
+        true,
+        "{}",
+        hints("work_today")
+    );
+    assert_eq!(hints("add_account")["readOnlyHint"], false);
+    assert_eq!(hints("add_account")["idempotentHint"], true);
+    assert!(
+        hints("heartbeat").get("idempotentHint").is_none(),
+        "{}",
+        hints("heartbeat")
     );
 }
 
@@ -505,17 +546,30 @@ async fn work_today_takes_its_query_parameter_as_an_argument() {
 async fn prompts_and_resources_are_read_tools_answers_for_the_same_caller() {
     let app = spawn_app().await;
     let key = app.agent_key("op1");
-    let init = rpc(
-        &app,
-        &key,
-        "initialize",
-        json!({"protocolVersion": PROTOCOL, "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    let init = initialize(&app, &key).await;
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["prompts"]["listChanged"], false, "{init}");
     assert_eq!(caps["resources"]["subscribe"], false, "{init}");
+    // The instructions name what this key finds: an agent's prompt, not a person's.
+    let instructions = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("todays_work")
+            && instructions.contains("fleetdesk://personas/{code}")
+            && !instructions.contains("review_queue"),
+        "{instructions}"
+    );
+    // Every list answers in one page: a cursor is not one of ours.
+    for method in [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+    ] {
+        let msg = rpc(&app, &key, method, json!({"cursor": "zzz"})).await;
+        assert_rpc_error_in(method, &msg, -32602);
+        let msg = rpc(&app, &key, method, json!({"cursor": null})).await;
+        assert!(msg["result"].is_object(), "{method}: {msg}");
+    }
 
     // The day's work as a prompt: work_today's answer, with what to do with it.
     let prompts = rpc(&app, &key, "prompts/list", json!({})).await;
@@ -615,6 +669,12 @@ async fn prompts_and_resources_are_read_tools_answers_for_the_same_caller() {
 
     // A person: the review queue as a prompt, posts as resources.
     let ann = app.personal_key("ann@acme.test");
+    let init = initialize(&app, &ann).await;
+    let instructions = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("review_queue") && !instructions.contains("todays_work"),
+        "{instructions}"
+    );
     let prompts = rpc(&app, &ann, "prompts/list", json!({})).await;
     assert_eq!(
         prompts["result"]["prompts"][0]["name"], "review_queue",

@@ -254,6 +254,13 @@ impl OpSpec {
         self
     }
 
+    /// The operation only reads: a GET, or a POST under a read scope (the community
+    /// assistant's searches take their question as a body).
+    pub fn reads_only(&self) -> bool {
+        self.method == HttpMethod::Get
+            || matches!(self.access, Access::Agent(scope) if scope.as_str().ends_with(":read"))
+    }
+
     /// Stable id: `agent GET /accounts`.
     pub fn id(&self) -> String {
         format!(

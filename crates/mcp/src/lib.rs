@@ -17,7 +17,7 @@ use fleetdesk_tenancy::{Caller, KeyKind, ParsedKey};
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode as RpcCode, ErrorData, Implementation,
     InitializeResult, ListToolsResult, PromptsCapability, ProtocolVersion, ResourcesCapability,
-    ServerCapabilities, Tool, ToolsCapability,
+    ServerCapabilities, Tool, ToolAnnotations, ToolsCapability,
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -245,6 +245,14 @@ fn build_tool(name: &'static str, ops: &[Arc<dyn ErasedOp>]) -> ToolEntry {
         Tool::new(name, describe_op(op), object(tool_input_schema(op)))
             .with_raw_output_schema(object(tool_output_schema(op)))
     };
+    // Hints for clients that ask before a write: a tool whose operations only read, and one
+    // whose every call takes request_id (resent with it, a call acts once).
+    let read_only = ops.iter().all(|o| o.spec().reads_only());
+    let mut hints = ToolAnnotations::new().read_only(read_only);
+    if !read_only && ops.iter().all(|o| o.spec().request_id) {
+        hints = hints.idempotent(true);
+    }
+    let tool = tool.with_annotations(hints);
     ToolEntry { api, tool, routes }
 }
 
@@ -541,6 +549,21 @@ impl Mcp {
             return HttpAnswer::Accepted;
         };
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        // Every list answers in one page and gives no cursor, so any cursor is not one of ours
+        // (MCP: an invalid cursor SHOULD be -32602).
+        if method.ends_with("/list")
+            && let Some(cursor) = params.get("cursor").filter(|c| !c.is_null())
+        {
+            return HttpAnswer::Json(
+                200,
+                rpc_error(
+                    id,
+                    RpcCode::INVALID_PARAMS,
+                    "params.cursor: this list answers in one page and gives no cursor",
+                    Some(json!({"cursor": cursor})),
+                ),
+            );
+        }
         match method {
             "initialize" | "ping" | "tools/list" => {
                 let result = match method {
@@ -611,6 +634,7 @@ impl Mcp {
             Caller::Agent(a) => format!("agent {}", a.agent_name),
             Caller::Member(m) => format!("member {}", m.name),
         };
+        let library = self.library_note(caller);
         let mut capabilities = ServerCapabilities::default();
         let mut tools = ToolsCapability::default();
         tools.list_changed = Some(false);
@@ -627,9 +651,7 @@ impl Mcp {
             .with_server_info(Implementation::new("fleetdesk", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "fleetdesk for {who}. Every tool is one REST endpoint (a few are several, picked by `action`) with the same parameters and rules; \
-                 pass request_id on writes that take it so a resend never acts twice. \
-                 Prompts start a round (todays_work, review_queue); resources are personas, \
-                 knowledge-base entries and posts as their read tools answer them."
+                 pass request_id on writes that take it so a resend never acts twice. {library}"
             ))
     }
 

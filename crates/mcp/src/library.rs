@@ -400,6 +400,33 @@ impl Mcp {
         }
     }
 
+    /// What the caller's key finds besides tools, for the instructions: the prompts and the
+    /// resource templates listed for it, as `prompts/list` and `resources/templates/list` list
+    /// them.
+    pub(crate) fn library_note(&self, caller: &Caller) -> String {
+        let prompts: Vec<&str> = PROMPTS
+            .iter()
+            .filter(|p| p.api == api_of(caller) && self.may_call(caller, p.tool))
+            .map(|p| p.name)
+            .collect();
+        let resources: Vec<String> = KINDS
+            .iter()
+            .filter(|k| k.api == api_of(caller) && self.may_call(caller, k.tool))
+            .map(|k| format!("{SCHEME}{}/{{{}}} ({})", k.kind, k.param, k.tool))
+            .collect();
+        let mut note = String::new();
+        if !prompts.is_empty() {
+            note.push_str(&format!("Prompts start a round: {}. ", prompts.join(", ")));
+        }
+        if !resources.is_empty() {
+            note.push_str(&format!(
+                "Resources are read tools' answers: {}.",
+                resources.join(", ")
+            ));
+        }
+        note.trim_end().to_owned()
+    }
+
     /// Whether the caller's key may use `tool` (the tool is listed for it).
     fn may_call(&self, caller: &Caller, tool: &str) -> bool {
         self.find(api_of(caller), tool)
