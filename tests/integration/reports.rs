@@ -1383,6 +1383,38 @@ fn report_request(key: &str, idem: &str, posts: Value) -> Request {
         .json(&json!({ "posts": posts }))
 }
 
+/// A NUL (which no text column stores) inside one item, in a value or a key, is that item's
+/// answer; the rest is written and the answer, kept for the replay, holds no NUL.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nul_inside_one_item_refuses_only_that_item() {
+    let app = spawn_app().await;
+    let op1 = app.agent_key("op1");
+    let batch = json!([
+        {"code": "TW-T001", "status": "published", "body": "Clean one",
+         "platform_post_id": "thr-clean", "permalink": "https://threads.net/p/clean"},
+        {"code": "TW-T001", "status": "published", "body": "Nul\u{0}here",
+         "platform_post_id": "thr-nul", "permalink": "https://threads.net/p/nul"},
+        {"code": "TW-T001", "status": "published", "body\u{0}": "key"},
+    ]);
+    let first = app
+        .client
+        .send(report_request(&op1, "k-nul", batch.clone()))
+        .await;
+    let v = ok(&first);
+    assert_item(&v, 0, "inserted", "published");
+    assert_refused(&v, 1, "invalid", Some("body"));
+    assert_refused(&v, 2, "invalid", Some("body\u{FFFD}"));
+    let again = app.client.send(report_request(&op1, "k-nul", batch)).await;
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json(), v, "the replay is the first answer");
+    // Outside the batch a NUL still refuses the request.
+    let r = app
+        .client
+        .post(REPORT, &op1, &json!({"posts": [], "x\u{0}": 1}))
+        .await;
+    assert_error(&r, 400, "invalid_request");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_item_refused_is_422_writes_nothing_and_leaves_the_key_free() {
     let app = spawn_app().await;

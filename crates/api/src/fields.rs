@@ -323,7 +323,15 @@ where
         self.raw
             .into_iter()
             .map(|value| {
-                crate::input::parse_part::<T>(value.clone(), "").map_err(|e| {
+                // A NUL no text column stores, then the item's shape and limits.
+                let read = match crate::input::find_nul(&value, "") {
+                    Some(field) => Err(crate::error::ApiError::invalid(
+                        field,
+                        "must not contain NUL characters",
+                    )),
+                    None => crate::input::parse_part::<T>(value.clone(), ""),
+                };
+                read.map_err(|e| {
                     let field = e
                         .field
                         .clone()
@@ -338,6 +346,9 @@ where
                         .strip_prefix(&format!("{}: ", crate::input::REQUEST_BODY))
                         .map(str::to_owned)
                         .unwrap_or(reason);
+                    // The answer may be stored (a replay, jsonb): no NUL in what it names.
+                    let field = field.replace('\0', "\u{FFFD}");
+                    let reason = reason.replace('\0', "\u{FFFD}");
                     fault(&value, ItemFault { field, reason })
                 })
             })
@@ -363,7 +374,9 @@ impl<'de, T, const MIN: usize, const MAX: usize> Deserialize<'de> for Items<T, M
 fn batch_item<T: ListItem>() -> Value {
     json!({"anyOf": [
         T::item_schema(),
-        {"description": "Any other item is not refused with the request: the answer names it \
+        // Typed here only so that it parses; the type is taken off below (any value).
+        {"type": "object",
+         "description": "Any other item is not refused with the request: the answer names it \
                          with its index, the field at fault and the reason."},
     ]})
 }
@@ -372,11 +385,25 @@ impl<T: ListItem, const MIN: usize, const MAX: usize> utoipa::__dev::ComposeSche
     for Items<T, MIN, MAX>
 {
     fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        use utoipa::openapi::schema::{ArrayItems, SchemaType};
         let mut schema = json!({"type": "array", "items": batch_item::<T>(), "maxItems": MAX});
         if MIN > 0 {
             schema["minItems"] = json!(MIN);
         }
-        inline_schema(schema)
+        let mut schema = inline_schema(schema);
+        // The second item schema is any value: no type at all (utoipa reads no schema without
+        // a type, so it is made typeless after parsing). Generators read it as "any"
+        // (openapi-python-client: `list[Any | CronJobIn]`).
+        if let RefOr::T(Schema::Array(array)) = &mut schema
+            && let ArrayItems::RefOrSchema(items) = &mut array.items
+            && let RefOr::T(Schema::AnyOf(any)) = items.as_mut()
+            && let Some(RefOr::T(Schema::Object(other))) = any.items.get_mut(1)
+        {
+            other.schema_type = SchemaType::AnyValue;
+        } else {
+            panic!("a batch's schema is an array of anyOf");
+        }
+        schema
     }
 }
 
@@ -526,6 +553,24 @@ mod tests {
             (f.field.as_str(), f.reason.as_str()),
             ("id", "must be 1-3 characters long")
         );
+        // A NUL anywhere in an item is that item's answer.
+        let items: Items<Probe, 1, 3> =
+            serde_json::from_value(json!([{"id": "a\u{0}"}, {"id\u{0}": 1}])).unwrap();
+        let read = items.read(|_, f| f);
+        let faults: Vec<(&str, &str)> = read
+            .iter()
+            .map(|r| {
+                let f = r.as_ref().unwrap_err();
+                (f.field.as_str(), f.reason.as_str())
+            })
+            .collect();
+        assert_eq!(
+            faults,
+            [
+                ("id", "must not contain NUL characters"),
+                ("id\u{FFFD}", "must not contain NUL characters")
+            ]
+        );
         // Not an object: the item as a whole.
         let items: Items<Probe, 1, 3> = serde_json::from_value(json!([7])).unwrap();
         let (_, f) = items
@@ -542,6 +587,31 @@ mod tests {
         assert_eq!(e.to_string(), "must have 1-3 items");
         assert!(serde_json::from_value::<Items<Probe, 1, 3>>(json!([1, 2, 3, 4])).is_err());
         assert!(serde_json::from_value::<Items<Probe, 1, 3>>(json!({"id": "a"})).is_err());
+    }
+
+    /// A batch's schema keeps its size and its item, a `T` or any other value.
+    #[test]
+    fn a_batch_states_its_size_and_takes_any_item() {
+        use utoipa::__dev::ComposeSchema;
+        let schema = serde_json::to_value(Items::<Uuid, 1, 3>::compose(Vec::new())).unwrap();
+        assert_eq!(
+            (&schema["type"], &schema["minItems"], &schema["maxItems"]),
+            (&json!("array"), &json!(1), &json!(3)),
+            "{schema}"
+        );
+        let any_of = schema["items"]["anyOf"].as_array().expect("anyOf");
+        assert_eq!(any_of[0], json!({"type": "string", "format": "uuid"}));
+        // Any value: no type, only what becomes of it.
+        let other = any_of[1].as_object().expect("a schema");
+        assert_eq!(
+            other.keys().collect::<Vec<_>>(),
+            ["description"],
+            "{schema}"
+        );
+        // And a list's.
+        let schema = serde_json::to_value(List::<Uuid, 0, 3>::compose(Vec::new())).unwrap();
+        assert_eq!(schema["maxItems"], 3, "{schema}");
+        assert_eq!(schema["items"]["format"], "uuid", "{schema}");
     }
 
     #[test]

@@ -138,9 +138,70 @@ fn doc_of<T: ToSchema>() -> SchemaWithDeps {
     (T::schema(), deps)
 }
 
+/// The body fields of `B` that are batches read item by item ([`crate::fields::Items`]): a NUL
+/// inside one of their items is that item's answer, not the request's. Read off `B`'s schema
+/// once per body type (a batch is an array whose items are the item or any other value).
+fn batch_fields<B: ToSchema>() -> std::sync::Arc<[String]> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<String, Arc<[String]>>>> = OnceLock::new();
+    let name = B::name().into_owned();
+    let mut seen = SEEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    seen.entry(name)
+        .or_insert_with(|| {
+            let (schema, deps) = doc_of::<B>();
+            let schema = serde_json::to_value(schema).unwrap_or_default();
+            let deps: HashMap<String, Value> = deps
+                .into_iter()
+                .map(|(name, s)| (name, serde_json::to_value(s).unwrap_or_default()))
+                .collect();
+            let props = schema["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            props
+                .into_iter()
+                .filter(|(_, p)| {
+                    // The field's schema, or the component it names.
+                    let p = p["$ref"]
+                        .as_str()
+                        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                        .and_then(|name| deps.get(name))
+                        .unwrap_or(p);
+                    p["type"] == "array"
+                        && p["items"]["anyOf"]
+                            .get(1)
+                            .is_some_and(|other| other.get("type").is_none())
+                })
+                .map(|(name, _)| name)
+                .collect()
+        })
+        .clone()
+}
+
+/// [`find_nul`] over a body, leaving out the items of its batch fields (each item is checked
+/// as it is read, [`crate::fields::Items::read`]).
+fn find_nul_in_body(body: &Value, batches: &[String]) -> Option<String> {
+    let Value::Object(map) = body else {
+        return find_nul(body, "");
+    };
+    map.iter().find_map(|(k, v)| {
+        if k.contains('\0') {
+            Some(k.clone())
+        } else if batches.contains(k) && v.is_array() {
+            None
+        } else {
+            find_nul(v, k)
+        }
+    })
+}
+
 /// The path of the first string (or object key) holding a NUL character, which no text
 /// column can store: such input is refused up front, naming the field.
-fn find_nul(value: &Value, path: &str) -> Option<String> {
+pub(crate) fn find_nul(value: &Value, path: &str) -> Option<String> {
     match value {
         Value::String(s) if s.contains('\0') => Some(if path.is_empty() {
             REQUEST_BODY.into()
@@ -165,14 +226,11 @@ fn find_nul(value: &Value, path: &str) -> Option<String> {
 
 impl<P: Part, Q: Part, B: Part> Input for Req<P, Q, B> {
     fn parse(args: &Args) -> Result<Self, ApiError> {
-        for part in [
-            &Value::Object(args.path.clone()),
-            &Value::Object(args.query.clone()),
-            &args.body,
-        ] {
-            if let Some(field) = find_nul(part, "") {
-                return Err(ApiError::invalid(field, "must not contain NUL characters"));
-            }
+        let nul = find_nul(&Value::Object(args.path.clone()), "")
+            .or_else(|| find_nul(&Value::Object(args.query.clone()), ""))
+            .or_else(|| find_nul_in_body(&args.body, &batch_fields::<B>()));
+        if let Some(field) = nul {
+            return Err(ApiError::invalid(field, "must not contain NUL characters"));
         }
         let path = parse_part::<P>(Value::Object(args.path.clone()), "")?;
         let query = parse_part::<Q>(Value::Object(args.query.clone()), "")?;
@@ -369,6 +427,21 @@ fn describe_failure(e: &validator::ValidationError) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A batch's items are checked as they are read, not with the request.
+    #[test]
+    fn the_batches_of_a_body_are_found_by_their_schema() {
+        use crate::ops::cron::{CronJobsBody, CronRunsBody};
+        use crate::ops::posts::{MetricsBody, ReportBody};
+        assert_eq!(&*super::batch_fields::<CronJobsBody>(), ["jobs"]);
+        assert_eq!(&*super::batch_fields::<CronRunsBody>(), ["runs"]);
+        assert_eq!(&*super::batch_fields::<ReportBody>(), ["posts"]);
+        let mut metrics = super::batch_fields::<MetricsBody>().to_vec();
+        metrics.sort();
+        assert_eq!(metrics, ["accounts", "posts"]);
+        // A list is not a batch.
+        assert!(super::batch_fields::<crate::ops::drafts::SubmitDraftBody>().is_empty());
+    }
+
     use super::*;
     use serde::Deserialize;
     use serde_json::json;
