@@ -782,13 +782,17 @@ async fn propose(
         _ => lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?,
     };
     // The revised entry changed its title meanwhile (renamed by another revision): it is
-    // revised all the same.
+    // revised all the same, under the same rule for the title (whose lock is held).
     let found = match p.revises {
         Some(id) if found.as_ref().is_none_or(|e| e.id != id) => {
-            match existing(conn, WikiScope::from(agent), Ok(id)).await? {
-                Some(e) => Some(e),
-                None => return Ok(Err(WikiRefusal::RevisesNotFound)),
+            let Some(e) = existing(conn, WikiScope::from(agent), Ok(id)).await? else {
+                return Ok(Err(WikiRefusal::RevisesNotFound));
+            };
+            let holder = existing(conn, WikiScope::from(agent), Err((&p.title_key, scope))).await?;
+            if let Err(r) = check_rename(&e, holder.as_ref()) {
+                return Ok(Err(r));
             }
+            Some(e)
         }
         _ => found,
     };
