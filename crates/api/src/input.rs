@@ -143,42 +143,48 @@ fn doc_of<T: ToSchema>() -> SchemaWithDeps {
 /// once per body type (a batch is an array whose items are the item or any other value).
 fn batch_fields<B: ToSchema>() -> std::sync::Arc<[String]> {
     use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    static SEEN: OnceLock<Mutex<HashMap<String, Arc<[String]>>>> = OnceLock::new();
-    let name = B::name().into_owned();
-    let mut seen = SEEN
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    seen.entry(name)
-        .or_insert_with(|| {
-            let (schema, deps) = doc_of::<B>();
-            let schema = serde_json::to_value(schema).unwrap_or_default();
-            let deps: HashMap<String, Value> = deps
-                .into_iter()
-                .map(|(name, s)| (name, serde_json::to_value(s).unwrap_or_default()))
-                .collect();
-            let props = schema["properties"]
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            props
-                .into_iter()
-                .filter(|(_, p)| {
-                    // The field's schema, or the component it names.
-                    let p = p["$ref"]
-                        .as_str()
-                        .and_then(|r| r.strip_prefix("#/components/schemas/"))
-                        .and_then(|name| deps.get(name))
-                        .unwrap_or(p);
-                    p["type"] == "array"
-                        && p["items"]["anyOf"]
-                            .get(1)
-                            .is_some_and(|other| other.get("type").is_none())
-                })
-                .map(|(name, _)| name)
-                .collect()
+    use std::sync::{Arc, OnceLock, RwLock};
+    type Seen = RwLock<HashMap<String, Arc<[String]>>>;
+    static SEEN: OnceLock<Seen> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let name = B::name();
+    if let Some(fields) = seen
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name.as_ref())
+    {
+        return fields.clone();
+    }
+    let (schema, deps) = doc_of::<B>();
+    let schema = serde_json::to_value(schema).unwrap_or_default();
+    let deps: HashMap<String, Value> = deps
+        .into_iter()
+        .map(|(name, s)| (name, serde_json::to_value(s).unwrap_or_default()))
+        .collect();
+    let props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let fields: Arc<[String]> = props
+        .into_iter()
+        .filter(|(_, p)| {
+            // The field's schema, or the component it names.
+            let p = p["$ref"]
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                .and_then(|name| deps.get(name))
+                .unwrap_or(p);
+            p["type"] == "array"
+                && p["items"]["anyOf"]
+                    .get(1)
+                    .is_some_and(|other| other.get("type").is_none())
         })
+        .map(|(name, _)| name)
+        .collect();
+    seen.write()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(name.into_owned())
+        .or_insert(fields)
         .clone()
 }
 
@@ -427,6 +433,10 @@ fn describe_failure(e: &validator::ValidationError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
     /// A batch's items are checked as they are read, not with the request.
     #[test]
     fn the_batches_of_a_body_are_found_by_their_schema() {
@@ -441,10 +451,6 @@ mod tests {
         // A list is not a batch.
         assert!(super::batch_fields::<crate::ops::drafts::SubmitDraftBody>().is_empty());
     }
-
-    use super::*;
-    use serde::Deserialize;
-    use serde_json::json;
 
     #[derive(Debug, Deserialize, Validate, utoipa::ToSchema)]
     struct Body {
