@@ -218,7 +218,7 @@ async fn a_job_or_run_that_cannot_be_read_is_invalid_and_the_rest_is_stored() {
             (1, String::new(), "job_id".to_owned()),
             (2, "typed".to_owned(), "name".to_owned()),
             (3, String::new(), "jobs".to_owned()),
-            (5, "nul\u{0}".to_owned(), "job_id".to_owned()),
+            (5, "nul\u{FFFD}".to_owned(), "job_id".to_owned()),
         ],
         "{v}"
     );

@@ -1407,12 +1407,26 @@ async fn a_nul_inside_one_item_refuses_only_that_item() {
     let again = app.client.send(report_request(&op1, "k-nul", batch)).await;
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.json(), v, "the replay is the first answer");
-    // Outside the batch a NUL still refuses the request.
+    // Outside the batch a NUL still refuses the request, naming where.
+    let one = json!([{"code": "TW-T001", "status": "published", "body": "Clean two",
+                      "platform_post_id": "thr-clean-2", "permalink": "https://threads.net/p/c2"}]);
     let r = app
         .client
-        .post(REPORT, &op1, &json!({"posts": [], "x\u{0}": 1}))
+        .post(REPORT, &op1, &json!({"posts": one, "x\u{0}": 1}))
         .await;
-    assert_error(&r, 400, "invalid_request");
+    let v = assert_error(&r, 400, "invalid_request");
+    assert_eq!(v["field"], "x\u{0}", "{v}");
+    let r = app
+        .client
+        .post(REPORT, &op1, &json!({"posts": one, "request_id": "k\u{0}"}))
+        .await;
+    let v = assert_error(&r, 400, "invalid_request");
+    assert_eq!(v["field"], "request_id", "{v}");
+    assert_eq!(
+        rows(&app, "post_reports").await,
+        1,
+        "only the first report was written"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -151,6 +151,13 @@ pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
             "at most two decimals: a whole number of cents, at least 0.01",
         ));
     }
+    // The cent it names stays in the range too (999999999.999999 names 1000000000.00).
+    if whole / 100.0 >= MAX_AMOUNT {
+        return Err(AdsRefusal::invalid(
+            field,
+            "an amount above 0 and below 1000000000, in the ad account's currency",
+        ));
+    }
     Ok(whole / 100.0)
 }
 
@@ -422,7 +429,15 @@ mod tests {
         // Two decimals, however large; nothing below a cent.
         assert_eq!(check_amount("amount", 291573447.91), Ok(291573447.91));
         assert_eq!(check_amount("amount", 999999999.99), Ok(999999999.99));
-        for bad in [1e-9, 0.001, 5.000000001, 0.005, 12.345, 999999999.995] {
+        for bad in [
+            1e-9,
+            0.001,
+            5.000000001,
+            0.005,
+            12.345,
+            999999999.995,
+            999999999.999999,
+        ] {
             let refused = check_amount("amount", bad);
             assert!(
                 matches!(&refused, Err(AdsRefusal::Invalid { field, .. }) if field == "amount"),

@@ -551,8 +551,10 @@ impl Mcp {
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         // Every list answers in one page and gives no cursor, so any cursor is not one of ours
         // (MCP: an invalid cursor SHOULD be -32602).
-        if method.ends_with("/list")
-            && let Some(cursor) = params.get("cursor").filter(|c| !c.is_null())
+        if matches!(
+            method,
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+        ) && params.get("cursor").is_some_and(|c| !c.is_null())
         {
             return HttpAnswer::Json(
                 200,
@@ -560,7 +562,7 @@ impl Mcp {
                     id,
                     RpcCode::INVALID_PARAMS,
                     "params.cursor: this list answers in one page and gives no cursor",
-                    Some(json!({"cursor": cursor})),
+                    None,
                 ),
             );
         }

@@ -157,6 +157,10 @@ const EXISTING_BY_TITLE: &str =
 /// Serializes the proposals of one title in one scope (a new entry has no row to lock yet).
 const TITLE_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
 
+/// The same lock without waiting (a person's move, which holds the decision a proposal may be
+/// waiting for, must never wait for a title).
+const TITLE_TRY_LOCK: &str = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked";
+
 /// Locks the entry of the version a `wiki_draft` decision (`$1`) decides.
 const LOCK_DRAFT_ENTRY: &str = r#"
 SELECT e.id FROM wiki_entries e
@@ -192,6 +196,7 @@ WHERE pe.id = $1 AND e.title_key = ANY($2)
 "#;
 
 statements!(
+    TITLE_TRY_LOCK,
     INDEX,
     ONE,
     BY_TITLE,
@@ -390,13 +395,14 @@ struct DraftRow {
 }
 
 impl DraftRow {
-    fn state(&self, title_taken: Option<String>) -> anyhow::Result<DraftState> {
+    fn state(&self, title_taken: Option<String>, title_busy: bool) -> anyhow::Result<DraftState> {
         Ok(DraftState {
             version: self.version,
             version_status: version_status(&self.status)?,
             entry_status: entry_status(&self.entry_status)?,
             has_canon: self.has_canon,
             title_taken,
+            title_busy,
         })
     }
 }
@@ -664,15 +670,31 @@ async fn title_locks(
     keys.sort_unstable();
     keys.dedup();
     for key in keys {
-        let lock_key = format!(
-            "wiki:{organization}:{}:{key}",
-            project.map(|p| p.to_string()).unwrap_or_default()
-        );
-        prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock_key))
-            .execute(conn)
-            .await?;
+        prepared(
+            diesel::sql_query(TITLE_LOCK).bind::<Text, _>(title_lock_key(
+                organization,
+                project,
+                key,
+            )),
+        )
+        .execute(conn)
+        .await?;
     }
     Ok(())
+}
+
+/// The advisory lock's key of a title in a scope.
+fn title_lock_key(organization: Uuid, project: Option<Uuid>, key: &str) -> String {
+    format!(
+        "wiki:{organization}:{}:{key}",
+        project.map(|p| p.to_string()).unwrap_or_default()
+    )
+}
+
+#[derive(QueryableByName)]
+struct LockedRow {
+    #[diesel(sql_type = Bool)]
+    locked: bool,
 }
 
 /// Under the title's advisory lock: the locks that follow it ([`lock_entry`]) on the entry the
@@ -781,21 +803,13 @@ async fn propose(
         }
         _ => lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?,
     };
-    // The revised entry changed its title meanwhile (renamed by another revision): it is
-    // revised all the same, under the same rule for the title (whose lock is held).
-    let found = match p.revises {
-        Some(id) if found.as_ref().is_none_or(|e| e.id != id) => {
-            let Some(e) = existing(conn, WikiScope::from(agent), Ok(id)).await? else {
-                return Ok(Err(WikiRefusal::RevisesNotFound));
-            };
-            let holder = existing(conn, WikiScope::from(agent), Err((&p.title_key, scope))).await?;
-            if let Err(r) = check_rename(&e, holder.as_ref()) {
-                return Ok(Err(r));
-            }
-            Some(e)
-        }
-        _ => found,
-    };
+    // The revised entry changed its title between the first read and the locks (renamed by
+    // another revision): the locks held are not its own, so nothing is written; read it again.
+    if let Some(id) = p.revises
+        && found.as_ref().is_none_or(|e| e.id != id)
+    {
+        return Ok(Err(WikiRefusal::RevisesRenamed));
+    }
     let landing = match land(p, project_id, found.as_ref(), manual) {
         Ok(l) => l,
         Err(r) => return Ok(Err(r)),
@@ -1056,12 +1070,25 @@ pub(crate) async fn decide_draft(
             .get_result(conn)
             .await
             .optional()?;
-    // A draft that renames its entry: the new title's lock, and the entry holding it now.
+    // Resolving a draft that renames its entry: the new title's lock, tried (a proposal holding
+    // it may wait for this decision), and the entry holding the title now.
     let mut title_taken = None;
-    if let Some(d) = &draft {
+    let mut title_busy = false;
+    if let Some(d) = draft.as_ref().filter(|_| resolve) {
         let key = title_key(&d.title);
         if key != d.title_key {
-            title_locks(conn, d.organization_id, &[&key], d.project_id).await?;
+            let row: LockedRow = prepared(
+                diesel::sql_query(TITLE_TRY_LOCK).bind::<Text, _>(title_lock_key(
+                    d.organization_id,
+                    d.project_id,
+                    &key,
+                )),
+            )
+            .get_result(conn)
+            .await?;
+            title_busy = !row.locked;
+        }
+        if key != d.title_key && !title_busy {
             title_taken = wiki_entries::table
                 .filter(wiki_entries::organization_id.eq(d.organization_id))
                 .filter(wiki_entries::project_id.is_not_distinct_from(d.project_id))
@@ -1074,7 +1101,10 @@ pub(crate) async fn decide_draft(
                 .optional()?;
         }
     }
-    let state = draft.as_ref().map(|d| d.state(title_taken)).transpose()?;
+    let state = draft
+        .as_ref()
+        .map(|d| d.state(title_taken, title_busy))
+        .transpose()?;
     let decided = match decide(resolve, state.as_ref()) {
         Ok(d) => d,
         Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r.to_string()))),

@@ -385,6 +385,13 @@ pub enum WikiRefusal {
     RevisesNotFound,
     #[error("revises must name a canon entry; this one is {0}")]
     RevisesNotCanon(EntryStatus),
+    /// The revised entry was renamed while the proposal was read (a race with another
+    /// revision): nothing is written.
+    #[error(
+        "the entry revises names was renamed by another revision while this one was read: read \
+         it again (wiki_get) and send the revision again"
+    )]
+    RevisesRenamed,
     /// A revision renames its entry onto the title of another entry of the same scope.
     #[error(
         "another entry of this scope is titled {0:?}: revise that entry, or choose another \
@@ -418,7 +425,9 @@ impl WikiRefusal {
     pub fn field(&self) -> Option<&'static str> {
         match self {
             WikiRefusal::NotFound => None,
-            WikiRefusal::RevisesNotFound | WikiRefusal::RevisesNotCanon(_) => Some("revises"),
+            WikiRefusal::RevisesNotFound
+            | WikiRefusal::RevisesNotCanon(_)
+            | WikiRefusal::RevisesRenamed => Some("revises"),
             WikiRefusal::TitleTaken(_) => Some("title"),
             WikiRefusal::RevisesOtherProject(_)
             | WikiRefusal::ProjectUnknown(_)
@@ -660,6 +669,8 @@ pub struct DraftState {
     /// The title of another live entry of the entry's scope that holds the draft's title (a
     /// draft that renames its entry onto a title taken since it was proposed).
     pub title_taken: Option<String>,
+    /// A proposal is writing the title the draft renames its entry to, right now.
+    pub title_busy: bool,
 }
 
 /// What a person's move on a `wiki_draft` decision does to the entry: resolve makes the draft
@@ -699,6 +710,11 @@ pub enum DraftRefusal {
          holds: dismiss this draft, or rename that entry first"
     )]
     TitleTaken { version: i32, title: String },
+    #[error(
+        "version {0} renames the entry to a title another proposal is writing right now: try \
+         again in a moment"
+    )]
+    TitleBusy(i32),
 }
 
 /// What resolving (`resolve`) or dismissing a `wiki_draft` decision does, given its version
@@ -713,6 +729,9 @@ pub fn decide(resolve: bool, draft: Option<&DraftState>) -> Result<Decided, Draf
     }
     if d.entry_status == EntryStatus::Retired {
         return Err(DraftRefusal::EntryRetired(d.version));
+    }
+    if resolve && d.title_busy {
+        return Err(DraftRefusal::TitleBusy(d.version));
     }
     if let (true, Some(title)) = (resolve, &d.title_taken) {
         return Err(DraftRefusal::TitleTaken {

@@ -81,7 +81,12 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 /// An item of `list` that cannot be read: what it says of itself (its job_id and run_id when
 /// they are text), the field at fault (the list itself for an item that is not an object).
 fn unreadable(item: &Value, fault: ItemFault, list: &str) -> Unreadable {
-    let text = |name: &str| item.get(name).and_then(Value::as_str).map(str::to_owned);
+    // As every answer to an item: no NUL in what it names.
+    let text = |name: &str| {
+        item.get(name)
+            .and_then(Value::as_str)
+            .map(|s| s.replace('\0', "\u{FFFD}"))
+    };
     Unreadable {
         job_id: text("job_id").unwrap_or_default(),
         run_id: text("run_id"),

@@ -472,6 +472,10 @@ async fn person_get(
     req: Req<Nothing, PersonWikiGetQuery, Nothing>,
 ) -> Result<Reply<WikiEntryOut>, ApiError> {
     let q = req.query;
+    // The rule between the arguments before any lookup, as for a schema.
+    if q.id.is_some() == q.title.is_some() {
+        return Err(id_or_title());
+    }
     let scope = person_scope(&ctx, &m, q.workspace).await?;
     let query = WikiGetQuery {
         id: q.id,
@@ -479,6 +483,14 @@ async fn person_get(
         project: q.project,
     };
     get_of(&ctx, scope, query).await
+}
+
+/// Neither or both of id and title: 422 over REST (no parameter list states it); over MCP
+/// invalid params, the tool stating it as a rule between its arguments ([`get_rules`]).
+fn id_or_title() -> ApiError {
+    ApiError::rejected("name the entry by exactly one of id and title")
+        .with_field("id")
+        .breaking_schema()
 }
 
 async fn get_of(
@@ -492,15 +504,7 @@ async fn get_of(
             title: title.into(),
             project: q.project.map(String::from),
         },
-        _ => {
-            // 422 over REST (no parameter list states it); over MCP invalid params, the tool
-            // stating it as a rule between its arguments ([`get_rules`]).
-            return Err(
-                ApiError::rejected("name the entry by exactly one of id and title")
-                    .with_field("id")
-                    .breaking_schema(),
-            );
-        }
+        _ => return Err(id_or_title()),
     };
     let e = ctx.wiki.repo().get(scope, &entry).await??;
     Ok(Reply::ok(entry_out(e)))

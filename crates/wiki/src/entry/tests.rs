@@ -344,6 +344,7 @@ fn draft(version_status: VersionStatus, entry_status: EntryStatus, has_canon: bo
         entry_status,
         has_canon,
         title_taken: None,
+        title_busy: false,
     }
 }
 
@@ -376,6 +377,11 @@ fn a_draft_renaming_onto_a_title_taken_since_cannot_be_resolved_but_can_be_dismi
     );
     assert!(refused.to_string().contains("\"Dog Guide\""), "{refused}");
     assert_eq!(decide(false, Some(&d)).unwrap().entry, EntryChange::Keep);
+    // A title another proposal is writing now: resolving waits for nothing, it is refused.
+    let mut d = draft(VersionStatus::Draft, EntryStatus::Canon, true);
+    d.title_busy = true;
+    assert_eq!(decide(true, Some(&d)), Err(DraftRefusal::TitleBusy(2)));
+    assert!(decide(false, Some(&d)).is_ok());
 }
 
 #[test]
