@@ -4,10 +4,12 @@
 //!   a PostgreSQL of its own (`test_db.rs`) unless `FLEETDESK_TEST_DATABASE_URL` names one.
 //! - `check-boundaries`: fails when a crate of ours depends on one of ours outside the layers it
 //!   may use, or a domain crate depends on diesel, actix-web or object_store.
+//! - `loc`: production lines per crate group (`loc.rs`), as issue closing notes measure them.
 //! - `lint`: rustfmt check and clippy with warnings denied.
 //! - `bench [upload|lifecycle|today|wiki]`: runs the benchmarks of the `fleetdesk_bench` package
 //!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
+mod loc;
 mod peers;
 mod test_db;
 
@@ -121,6 +123,7 @@ tasks:
                         names one
   check-boundaries      fails when a crate of ours depends on one of ours its layer may not use,
                         or a domain crate depends on diesel, actix-web or object_store
+  loc                   production lines per crate group and crate, the largest files, raw SQL
   lint                  rustfmt check and clippy with warnings denied
   bench [--help]        load benchmark of the real binary, then the upload benchmark
   bench upload          only the upload benchmark
@@ -162,6 +165,11 @@ fn main() -> anyhow::Result<()> {
             ran
         }
         Some("check-boundaries") => check_boundaries(),
+        Some("loc") => loc::report(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .context("xtask sits inside the workspace")?,
+        ),
         Some("lint") => {
             run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
             run(Command::new("cargo").args([
