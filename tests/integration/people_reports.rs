@@ -742,7 +742,16 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
         .await,
         2
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 6);
+    // And the minute's sweep, once.
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM jobs WHERE kind = 'sweep' \
+             AND status = 'done' AND attempts = 1"
+        )
+        .await,
+        1
+    );
+    assert_eq!(app.count("SELECT count(*) AS n FROM jobs").await, 7);
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM jobs WHERE kind = 'weekly_reports' \

@@ -1974,10 +1974,19 @@ async fn the_chunks_of_an_abandoned_upload_are_removed_after_its_link_expires() 
         base_url: None,
         ..Config::default()
     };
-    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
+    let (state, store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
         .await
         .expect("compose");
-    assert_eq!(state.ctx.media.sweep_abandoned_uploads().await.unwrap(), 1);
+    // The minute's sweep job of the background worker clears it.
+    fleetdesk::worker::Worker::new(store)
+        .media(state.ctx.media.clone())
+        .tick()
+        .await;
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE kind = 'sweep' AND status = 'done'")
+            .await,
+        1
+    );
     assert!(!part(&left).exists(), "the abandoned chunk is gone");
     assert!(part(&kept).exists(), "a live upload keeps its chunks");
     assert_eq!(

@@ -239,36 +239,6 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             demo_printout(&demo, &report, &format!("http://{addr}"))
         );
     }
-    let sweeper = store.clone();
-    let media = state.ctx.media.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            every.tick().await;
-            if let Err(e) = sweeper.sweep().await {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "sweeping rate grants, idempotency keys and sessions failed"
-                );
-            }
-            match media.sweep_abandoned_uploads().await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(uploads = n, "removed the chunks of abandoned uploads"),
-                Err(e) => tracing::warn!(
-                    error = format!("{e:#}"),
-                    "removing the chunks of abandoned uploads failed"
-                ),
-            }
-            match media.sweep_unfinished_writes().await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(files = n, "removed blobs a crash left half written"),
-                Err(e) => tracing::warn!(
-                    error = format!("{e:#}"),
-                    "removing half-written blobs failed"
-                ),
-            }
-        }
-    });
     // The metrics listener is bound before the address is printed, so a caller that waits for
     // the listening line finds the metrics line above it.
     let metrics = match &settings.metrics_bind {
@@ -286,6 +256,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         None => None,
     };
     let worker = worker::Worker::new(store.clone())
+        .media(state.ctx.media.clone())
         .telemetry(state.ctx.telemetry.clone())
         .research_provider(research_provider()?, settings.ad_research_daily_quota)
         .ad_platform(ad_platform()?)
@@ -293,7 +264,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
     let served = fleetdesk_http::server(state, listener, settings.workers)?.await;
-    worker.stop().await;
+    let stopped = worker.stop().await;
+    tracing::debug!(?stopped, "the background worker stopped");
     if let Some(metrics) = metrics {
         metrics.stop(true).await;
     }

@@ -17,6 +17,7 @@ use fleetdesk_ads::provider::{ProviderError, ResearchProvider, settle};
 use fleetdesk_ads::research::RESEARCH_JOB;
 use fleetdesk_api::Telemetry;
 use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob};
+use fleetdesk_media::service::MediaService;
 use fleetdesk_pg::PgStore;
 use fleetdesk_reports::period::Period;
 use fleetdesk_reports::ports::ReportsRepo;
@@ -27,8 +28,16 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The upkeep of the service's own tables and storage, once a minute: spent rate grants, old
+/// idempotency records and ended sessions, the chunks of abandoned uploads, half-written blobs.
+pub const SWEEP_JOB: &str = "sweep";
+
+/// How long the minutely sweeps are kept once done.
+pub const SWEEPS_KEPT: SignedDuration = SignedDuration::from_hours(1);
+
 /// The kinds of job this worker runs.
 pub const KINDS: &[&str] = &[
+    SWEEP_JOB,
     WEEKLY_REPORTS_JOB,
     RESEARCH_JOB,
     EXPIRE_JOB,
@@ -77,8 +86,14 @@ pub struct Worker {
     enqueued: Arc<Mutex<Option<String>>>,
     /// The key of the last ad sync this instance enqueued.
     synced: Arc<Mutex<Option<String>>>,
+    /// The key of the last sweep this instance enqueued.
+    swept: Arc<Mutex<Option<String>>>,
     /// Where the runs and failures of jobs are counted.
     telemetry: Telemetry,
+    /// The store swept of spent rows.
+    store: PgStore,
+    /// The media whose abandoned uploads and half-written blobs are swept, when set.
+    media: Option<MediaService>,
 }
 
 /// A running worker: [`WorkerHandle::stop`] ends it after the job in hand.
@@ -87,25 +102,40 @@ pub struct WorkerHandle {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// How a worker ended when asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Between jobs, as asked.
+    AsAsked,
+    /// Its task had panicked (logged).
+    Panicked,
+    /// It did not stop in time and was aborted (logged).
+    Aborted,
+}
+
 impl WorkerHandle {
     /// Asks the worker to stop and waits for it: it stops between jobs, so at most the job in
     /// hand finishes; after [`STOP_WAIT`] the task is aborted. A panic of the task is logged.
-    pub async fn stop(self) {
+    pub async fn stop(self) -> Stopped {
         self.stop_within(STOP_WAIT).await
     }
 
     /// [`WorkerHandle::stop`], aborting the task after `wait`.
-    pub async fn stop_within(mut self, wait: Duration) {
+    pub async fn stop_within(mut self, wait: Duration) -> Stopped {
         let _ = self.stop.send(true);
         match tokio::time::timeout(wait, &mut self.task).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, "the background worker ended abnormally"),
+            Ok(Ok(())) => Stopped::AsAsked,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "the background worker ended abnormally");
+                Stopped::Panicked
+            }
             Err(_) => {
                 tracing::warn!(
                     wait_ms = wait.as_millis() as u64,
                     "the background worker did not stop in time; aborted"
                 );
                 self.task.abort();
+                Stopped::Aborted
             }
         }
     }
@@ -153,12 +183,12 @@ fn week_of(job: &Job) -> anyhow::Result<Period> {
 
 impl Worker {
     pub fn new(store: PgStore) -> Worker {
-        let store = Arc::new(store);
+        let shared = Arc::new(store.clone());
         Worker {
-            queue: store.clone(),
-            reports: store.clone(),
-            research: store.clone(),
-            ad_work: store,
+            queue: shared.clone(),
+            reports: shared.clone(),
+            research: shared.clone(),
+            ad_work: shared,
             platform: Arc::new(fleetdesk_vendors::ad_sandbox::SandboxAds::default()),
             tokens: Arc::new(|name: &str| std::env::var(name).ok()),
             provider: Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
@@ -167,8 +197,17 @@ impl Worker {
             every: EVERY,
             enqueued: Arc::new(Mutex::new(None)),
             synced: Arc::new(Mutex::new(None)),
+            swept: Arc::new(Mutex::new(None)),
             telemetry: Telemetry::new(),
+            store,
+            media: None,
         }
+    }
+
+    /// The same worker sweeping `media`'s abandoned uploads and half-written blobs too.
+    pub fn media(mut self, media: MediaService) -> Worker {
+        self.media = Some(media);
+        self
     }
 
     /// The same worker looking research items up with `provider`, at most `daily_quota`
@@ -241,6 +280,20 @@ impl Worker {
         Ok(())
     }
 
+    /// Enqueues this minute's sweep (once however many instances ask), unless this instance
+    /// did already this minute.
+    pub async fn schedule_sweep(&self) -> anyhow::Result<()> {
+        let job = sweep_job((self.clock)());
+        if self.swept.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&job.key) {
+            return Ok(());
+        }
+        self.queue.enqueue(&job).await?;
+        if let Ok(mut k) = self.swept.lock() {
+            *k = Some(job.key);
+        }
+        Ok(())
+    }
+
     /// Enqueues the weekly builds of the last [`WEEKLY_WEEKS_BACK`] weeks (those already
     /// enqueued are left as they are), unless this instance did for the same last week.
     pub async fn schedule(&self) -> anyhow::Result<()> {
@@ -306,11 +359,43 @@ impl Worker {
                 Ok(())
             }
             RESEARCH_JOB => self.research(job).await,
+            SWEEP_JOB => self.sweep(job).await,
             EXPIRE_JOB => self.expire_ads(job).await,
             SYNC_JOB => self.sync_ads(job).await,
             CHANGE_JOB => self.change_ad(job).await,
             other => anyhow::bail!("no worker runs jobs of kind {other}"),
         }
+    }
+
+    /// Sweeps what the service keeps only for a while, then prunes the sweeps done over
+    /// [`SWEEPS_KEPT`] ago and finishes the job.
+    async fn sweep(&self, job: &Job) -> anyhow::Result<()> {
+        let (grants, keys, sessions) = self.store.sweep().await?;
+        if grants + keys + sessions > 0 {
+            tracing::debug!(
+                grants,
+                keys,
+                sessions,
+                "swept spent rate grants, idempotency records and sessions"
+            );
+        }
+        if let Some(media) = &self.media {
+            let uploads = media.sweep_abandoned_uploads().await?;
+            if uploads > 0 {
+                tracing::info!(uploads, "removed the chunks of abandoned uploads");
+            }
+            let files = media.sweep_unfinished_writes().await?;
+            if files > 0 {
+                tracing::info!(files, "removed blobs a crash left half written");
+            }
+        }
+        self.queue
+            .prune(&[SWEEP_JOB], (self.clock)() - SWEEPS_KEPT)
+            .await?;
+        if !self.queue.finish(job).await? {
+            tracing::info!(key = %job.key, "another instance holds the sweep now");
+        }
+        Ok(())
     }
 
     /// Works a research request item by item until every item is settled (or another
@@ -490,6 +575,9 @@ impl Worker {
                 "enqueuing the weekly reports failed"
             );
         }
+        if let Err(e) = self.schedule_sweep().await {
+            tracing::warn!(error = format!("{e:#}"), "enqueuing the sweep failed");
+        }
         if let Err(e) = self.schedule_ad_sync().await {
             tracing::warn!(error = format!("{e:#}"), "enqueuing the ad sync failed");
         }
@@ -518,15 +606,30 @@ impl Worker {
 /// The start of the hour `now` is in (UTC) and its key.
 fn hour_of(now: Timestamp) -> (Timestamp, String) {
     let hour = now
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .with()
-        .minute(0)
-        .second(0)
-        .subsec_nanosecond(0)
-        .build()
-        .map(|z| z.timestamp())
+        .round(
+            jiff::TimestampRound::new()
+                .smallest(jiff::Unit::Hour)
+                .mode(jiff::RoundMode::Trunc),
+        )
         .unwrap_or(now);
     (hour, hour.strftime("%Y-%m-%dT%H").to_string())
+}
+
+/// The sweep of the minute `now` is in (UTC), due at the minute's start.
+pub fn sweep_job(now: Timestamp) -> NewJob {
+    let minute = now
+        .round(
+            jiff::TimestampRound::new()
+                .smallest(jiff::Unit::Minute)
+                .mode(jiff::RoundMode::Trunc),
+        )
+        .unwrap_or(now);
+    NewJob {
+        kind: SWEEP_JOB.to_owned(),
+        key: minute.strftime("%Y-%m-%dT%H:%M").to_string(),
+        payload: json!({}),
+        run_at: minute,
+    }
 }
 
 /// The expiry of ad proposals in the hour `now` is in (UTC): due at the hour's start.
@@ -648,23 +751,55 @@ mod tests {
         );
     }
 
+    #[test]
+    fn each_minute_has_one_sweep_due_at_its_start() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let job = sweep_job(at("2026-11-27T15:42:10.5Z"));
+        assert_eq!(
+            (job.kind.as_str(), job.key.as_str()),
+            ("sweep", "2026-11-27T15:42")
+        );
+        assert_eq!(job.run_at, at("2026-11-27T15:42:00Z"));
+        assert_eq!(sweep_job(at("2026-11-27T15:42:59Z")), job);
+        assert_eq!(
+            sweep_job(at("2026-11-27T15:43:00Z")).key,
+            "2026-11-27T15:43"
+        );
+        assert!(KINDS.contains(&SWEEP_JOB));
+    }
+
+    #[tokio::test]
+    async fn stop_reports_a_task_that_stops_as_asked() {
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            let _ = stopped.changed().await;
+        });
+        assert_eq!(WorkerHandle { stop, task }.stop().await, Stopped::AsAsked);
+    }
+
     #[tokio::test]
     async fn stop_logs_a_panicking_task_instead_of_hanging_or_panicking() {
         let (stop, _) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(async { panic!("boom") });
-        WorkerHandle { stop, task }.stop().await;
+        assert_eq!(WorkerHandle { stop, task }.stop().await, Stopped::Panicked);
     }
 
     #[tokio::test]
     async fn stop_aborts_a_task_that_does_not_end_in_time() {
         let (stop, _) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(async {
+        let (dropped_tx, dropped_rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            // Dropped, and the receiver told, only when the task is aborted.
+            let _guard = dropped_tx;
             tokio::time::sleep(Duration::from_secs(3600)).await;
         });
-        let started = std::time::Instant::now();
-        WorkerHandle { stop, task }
+        let stopped = WorkerHandle { stop, task }
             .stop_within(Duration::from_millis(100))
             .await;
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(stopped, Stopped::Aborted);
+        assert!(
+            dropped_rx.await.is_err(),
+            "the aborted task's state was dropped"
+        );
     }
 }
