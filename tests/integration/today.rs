@@ -234,11 +234,12 @@ async fn today_is_for_agency_and_admins_of_their_organizations() {
     assert_eq!(names(&olga), ["Other Agency/Main"]);
     // Naming another organization is not a way in.
     let acme = app.tenant.organizations[0].id;
-    assert_error(
+    let refused = assert_error(
         &today(&app, "olga@other.test", &format!("?organization={acme}")).await,
         404,
         "not_found",
     );
+    assert_eq!(refused["field"], "organization", "{refused}");
     let root = ok(&today(&app, "root@example.com", "").await);
     assert_eq!(
         names(&root),

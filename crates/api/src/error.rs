@@ -119,6 +119,16 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+impl From<fleetdesk_tenancy::caller::OrganizationRefusal> for ApiError {
+    fn from(r: fleetdesk_tenancy::caller::OrganizationRefusal) -> Self {
+        use fleetdesk_tenancy::caller::OrganizationRefusal::*;
+        match r {
+            NoOrganization => ApiError::forbidden(r.to_string()),
+            NotInView => ApiError::not_found(r.to_string()).with_field("organization"),
+        }
+    }
+}
+
 impl From<anyhow::Error> for ApiError {
     fn from(err: anyhow::Error) -> Self {
         // A database that cannot be reached is a 503, not a bug.

@@ -9,7 +9,7 @@ use fleetdesk_api::ApiError;
 use fleetdesk_api::pipeline::admit_session;
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::session::{COOKIE, SESSION_HOURS, SessionToken};
-use fleetdesk_tenancy::{Caller, KeyKind, MemberCaller, MemberRole, ParsedKey};
+use fleetdesk_tenancy::{Caller, KeyKind, MemberCaller, ParsedKey};
 use std::collections::HashMap;
 
 /// The signed-in person of a request.
@@ -25,7 +25,7 @@ impl Session {
 
     /// Agency members and platform admins: everything but the admin pages.
     pub fn agency(&self) -> bool {
-        self.member.platform_admin || self.member.role == Some(MemberRole::Agency)
+        self.member.is_staff()
     }
 
     /// Whether the person may move posts in review (an agency person, an admin, or a client

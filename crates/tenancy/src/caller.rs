@@ -82,6 +82,50 @@ impl Caller {
     }
 }
 
+/// Why a person may not read the organization they asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum OrganizationRefusal {
+    /// The key is bound to no organization and the person is no platform admin (403).
+    #[error("a member of an organization only")]
+    NoOrganization,
+    /// Someone who is no platform admin named an organization other than their key's; it is
+    /// answered as one that does not exist (404 naming `organization`).
+    #[error("no such organization")]
+    NotInView,
+}
+
+impl MemberCaller {
+    /// Whether the person acts for the agency: an agency member or a platform admin. Clients
+    /// never decide, approve or confirm.
+    pub fn is_staff(&self) -> bool {
+        self.platform_admin || self.role == Some(MemberRole::Agency)
+    }
+
+    /// Whether the person reads as a client (a platform admin never does).
+    pub fn is_client(&self) -> bool {
+        !self.platform_admin && self.role == Some(MemberRole::Client)
+    }
+
+    /// The organization the person reads when asking for `asked`; `None` is every
+    /// organization. A platform admin reads the one asked, else the one the key is bound to,
+    /// else every one; anyone else reads only their key's organization.
+    pub fn organization_in_view(
+        &self,
+        asked: Option<Uuid>,
+    ) -> Result<Option<Uuid>, OrganizationRefusal> {
+        if self.platform_admin {
+            return Ok(asked.or(self.organization_id));
+        }
+        let own = self
+            .organization_id
+            .ok_or(OrganizationRefusal::NoOrganization)?;
+        match asked {
+            Some(other) if other != own => Err(OrganizationRefusal::NotInView),
+            _ => Ok(Some(own)),
+        }
+    }
+}
+
 impl AgentCaller {
     pub fn agent_ref(&self) -> fleetdesk_kernel::AgentRef {
         fleetdesk_kernel::AgentRef {
@@ -108,6 +152,48 @@ mod tests {
             review,
             platform_admin: admin,
         })
+    }
+
+    fn person(role: Option<MemberRole>, org: Option<u128>, admin: bool) -> MemberCaller {
+        let Caller::Member(mut m) = member(role, false, admin) else {
+            unreachable!()
+        };
+        m.organization_id = org.map(Uuid::from_u128);
+        m
+    }
+
+    #[test]
+    fn a_member_reads_their_own_organization_and_an_admin_any() {
+        use OrganizationRefusal::*;
+        let (own, other) = (Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2)));
+        for role in [MemberRole::Agency, MemberRole::Client] {
+            let m = person(Some(role), Some(1), false);
+            assert_eq!(m.organization_in_view(None), Ok(own));
+            assert_eq!(m.organization_in_view(own), Ok(own));
+            assert_eq!(m.organization_in_view(other), Err(NotInView));
+            let unbound = person(Some(role), None, false);
+            assert_eq!(unbound.organization_in_view(None), Err(NoOrganization));
+            assert_eq!(unbound.organization_in_view(own), Err(NoOrganization));
+        }
+        // A platform admin: the one named, else the key's, else every organization.
+        let bound = person(Some(MemberRole::Agency), Some(1), true);
+        assert_eq!(bound.organization_in_view(None), Ok(own));
+        assert_eq!(bound.organization_in_view(other), Ok(other));
+        let unbound = person(None, None, true);
+        assert_eq!(unbound.organization_in_view(None), Ok(None));
+        assert_eq!(unbound.organization_in_view(other), Ok(other));
+    }
+
+    #[test]
+    fn agency_people_and_admins_are_staff_and_only_clients_read_as_clients() {
+        let client = person(Some(MemberRole::Client), Some(1), false);
+        let agency = person(Some(MemberRole::Agency), Some(1), false);
+        let admin_client = person(Some(MemberRole::Client), Some(1), true);
+        let admin = person(None, None, true);
+        assert!(!client.is_staff() && client.is_client());
+        assert!(agency.is_staff() && !agency.is_client());
+        assert!(admin_client.is_staff() && !admin_client.is_client());
+        assert!(admin.is_staff() && !admin.is_client());
     }
 
     #[test]

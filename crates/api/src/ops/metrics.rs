@@ -28,9 +28,9 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .summary("Reported metrics as series per day, account or post")
             .description(
                 "Agency people and platform admins; clients are refused (403). Only the \
-                 member's organization's accounts; a platform admin reads every organization \
-                 (with a key bound to none) or the one named by `organization`; a member naming \
-                 another organization gets 404. `from` and `to` are dates (both included): `to` \
+                 member's organization's accounts; a platform admin reads the one named by \
+                 `organization`, else the one the key is bound to, else every organization; a \
+                 member naming another organization gets 404. `from` and `to` are dates (both included): `to` \
                  defaults to today in Asia/Taipei, `from` to six days before `to` (the last 7 \
                  days); `from` after `to`, or a window of more than 92 days, is 422 naming \
                  `from` (a malformed date is 400). `organization` naming none is 404 naming it. `workspace` (an id; not in \
@@ -174,19 +174,6 @@ impl From<MetricsRefusal> for ApiError {
     }
 }
 
-/// The organization a member reads: a platform admin any (or every one), others their own.
-fn organization(m: &MemberCaller, asked: Option<Uuid>) -> Result<Option<Uuid>, ApiError> {
-    if m.platform_admin {
-        return Ok(asked.or(m.organization_id));
-    }
-    match asked {
-        Some(o) if Some(o) != m.organization_id => {
-            Err(ApiError::not_found("no such organization").with_field("organization"))
-        }
-        _ => Ok(m.organization_id),
-    }
-}
-
 async fn metrics(
     ctx: Ctx,
     m: MemberCaller,
@@ -201,7 +188,7 @@ async fn metrics(
     debug_assert!(window.days() <= MAX_DAYS);
     let group = q.group.unwrap_or_default();
     let query = MetricsQuery {
-        organization: organization(&m, q.organization)?,
+        organization: m.organization_in_view(q.organization)?,
         workspace: q.workspace,
         code: q.code.map(|c| c.0.as_str().to_owned()),
         platform: q.platform.map(|p| p.as_str().to_owned()),

@@ -81,7 +81,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 fn viewer(m: &MemberCaller) -> Viewer {
     Viewer {
         organization_id: m.organization_id,
-        client: !m.platform_admin && m.role == Some(MemberRole::Client),
+        client: m.is_client(),
     }
 }
 
@@ -121,7 +121,7 @@ async fn whoami(
         },
         organization_id: m.organization_id,
         role: m.role,
-        review: m.review || m.role == Some(MemberRole::Agency) || m.platform_admin,
+        review: m.review || m.is_staff(),
         platform_admin: m.platform_admin,
     }))
 }

@@ -14,7 +14,7 @@ use fleetdesk_reports::ports::{
     CreateRefusal, NewReport, ReportRecord, ReportSummary, Viewer, WorkspaceRef,
 };
 use fleetdesk_reports::report::{AccountLine, TopPost, Totals};
-use fleetdesk_tenancy::{MemberCaller, MemberRole, PersonalAccess};
+use fleetdesk_tenancy::{MemberCaller, PersonalAccess};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -95,8 +95,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 
 /// What the caller sees: clients only issued reports of their organization.
 pub fn viewer(m: &MemberCaller) -> Result<Viewer, ApiError> {
-    let agency = m.platform_admin || m.role == Some(MemberRole::Agency);
-    match (agency, m.organization_id) {
+    match (m.is_staff(), m.organization_id) {
         (true, org) => Ok(Viewer::Agency(org)),
         (false, Some(org)) => Ok(Viewer::Client(org)),
         (false, None) => Err(ApiError::forbidden("a member of an organization only")),

@@ -20,9 +20,10 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
             .summary("The organization's day: coverage, review queue, decisions, cards, agents")
             .description(
                 "Agency people and platform admins; clients are refused (403). Per workspace \
-                 of the member's organization (a platform admin: every organization, or the \
-                 one named by `organization`; an agency person naming another organization \
-                 gets 404), archived workspaces left out: the market date's coverage of every \
+                 of the member's organization (a platform admin: the one named by \
+                 `organization`, else the one the key is bound to, else every organization; \
+                 an agency person naming another organization gets 404 naming \
+                 `organization`), archived workspaces left out: the market date's coverage of every \
                  active account (target, published, scheduled, missing; what agents reported \
                  published or scheduled on the account's market date, each account counted up \
                  to its daily target, as work_today counts it), the review queue \
@@ -60,17 +61,7 @@ async fn get_today(
     m: MemberCaller,
     req: Req<Nothing, TodayQueryIn, Nothing>,
 ) -> Result<Reply<Today>, ApiError> {
-    let organization = if m.platform_admin {
-        req.query.organization
-    } else {
-        let Some(own) = m.organization_id else {
-            return Err(ApiError::forbidden("no organization"));
-        };
-        if req.query.organization.is_some_and(|o| o != own) {
-            return Err(ApiError::not_found("no such organization"));
-        }
-        Some(own)
-    };
+    let organization = m.organization_in_view(req.query.organization)?;
     let now = Timestamp::now();
     let mut day = today(ctx.person_day.as_ref(), organization, now).await?;
     let month_start = fleetdesk_ads::research::month_start(now);
