@@ -3288,3 +3288,46 @@ async fn every_draft_answer_carries_the_inventory_heads_up() {
     assert_status(&res, 200);
     assert!(res.json().get("heads_up").is_none(), "{}", res.text());
 }
+
+/// A write the database refuses by a constraint the service's checks did not foresee (what a
+/// concurrent request stored in between) is 422 rejected with a message that names no
+/// constraint, never 500, and nothing of the request stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_constraint_the_checks_did_not_foresee_is_422_and_writes_nothing() {
+    let app = spawn_app().await;
+    for (errcode, says) in [
+        ("unique_violation", "stored meanwhile"),
+        ("foreign_key_violation", "removed meanwhile"),
+    ] {
+        app.sql(&format!(
+            "CREATE OR REPLACE FUNCTION refuse_post() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = '{errcode}', \
+             CONSTRAINT = 'posts_forced_key'; END $$"
+        ))
+        .await;
+        app.sql(
+            "CREATE OR REPLACE TRIGGER refuse_post BEFORE INSERT ON posts FOR EACH ROW \
+             EXECUTE FUNCTION refuse_post()",
+        )
+        .await;
+        let body = format!("forced {errcode}");
+        let res = submit(&app, "op1", json!({"code": "TW-T001", "body": body})).await;
+        assert_status(&res, 422);
+        let error = res.json();
+        assert_eq!(error["code"], "rejected", "{errcode}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{errcode}: {error}");
+        assert!(!message.contains("posts_forced_key"), "{errcode}: {error}");
+        assert_eq!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM posts WHERE body = '{body}'"
+            ))
+            .await,
+            0
+        );
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM review_events").await,
+        0
+    );
+}

@@ -142,6 +142,9 @@ impl From<anyhow::Error> for ApiError {
                 "the database is unavailable; retry shortly",
             );
         }
+        if let Some(conflict) = err.downcast_ref::<fleetdesk_kernel::error::Conflict>() {
+            return ApiError::rejected(conflict.to_string());
+        }
         ApiError::internal(err)
     }
 }

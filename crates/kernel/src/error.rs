@@ -55,3 +55,18 @@ impl ErrorCode {
 #[derive(Debug, thiserror::Error)]
 #[error("unavailable: {0}")]
 pub struct Unavailable(pub String);
+
+/// A write the database refused by a constraint the service's own checks did not see coming:
+/// another request changed the same rows in between. Adapters turn such database errors into
+/// it; it is answered 422 `rejected` with this message, never 500.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Conflict {
+    /// A unique constraint: what the request writes exists already.
+    #[error(
+        "the request conflicts with what another request stored meanwhile; read again and retry"
+    )]
+    Exists,
+    /// A foreign key: something the request names was removed meanwhile.
+    #[error("the request names something that was removed meanwhile; read again and retry")]
+    Gone,
+}

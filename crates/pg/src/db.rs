@@ -57,6 +57,30 @@ impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for Prepared<
     type SqlType = Q::SqlType;
 }
 
+/// `err` with a constraint violation the statements did not expect (a unique or foreign key
+/// violation past their `ON CONFLICT`s and checks: another request changed the rows in
+/// between) turned into [`Conflict`](fleetdesk_kernel::error::Conflict), which the API answers
+/// 422; anything else as it is. The constraint's name goes to the log, not to the caller.
+pub(crate) fn mapped(err: anyhow::Error) -> anyhow::Error {
+    use diesel::result::{DatabaseErrorKind, Error};
+    use fleetdesk_kernel::error::Conflict;
+    let Some(Error::DatabaseError(kind, info)) = err.downcast_ref::<Error>() else {
+        return err;
+    };
+    let conflict = match kind {
+        DatabaseErrorKind::UniqueViolation => Conflict::Exists,
+        DatabaseErrorKind::ForeignKeyViolation => Conflict::Gone,
+        _ => return err,
+    };
+    tracing::warn!(
+        table = info.table_name(),
+        constraint = info.constraint_name(),
+        error = %conflict,
+        "a write met a constraint its checks did not foresee"
+    );
+    anyhow::Error::new(conflict)
+}
+
 /// The adapter: implements every port over one pool.
 #[derive(Clone)]
 pub struct PgStore {
@@ -126,8 +150,8 @@ impl PgStore {
             Ok(()) => Manager::commit_transaction(&mut *conn).await,
             Err(_) => Manager::rollback_transaction(&mut *conn).await,
         };
-        settled?;
-        Ok(ended?)
+        settled.map_err(mapped)?;
+        Ok(ended.map_err(|e| mapped(e.into()))?)
     }
 
     /// Runs `work` on one pooled connection, outside a transaction: for single statements
@@ -143,7 +167,7 @@ impl PgStore {
     {
         Box::pin(async move {
             let mut conn = self.conn().await?;
-            work(&mut conn).await
+            work(&mut conn).await.map_err(mapped)
         })
     }
 
@@ -163,6 +187,7 @@ impl PgStore {
             let mut conn = self.conn().await?;
             conn.transaction::<_, anyhow::Error, _>(async move |c| work(c).await)
                 .await
+                .map_err(mapped)
         })
     }
 
