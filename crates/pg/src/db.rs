@@ -151,7 +151,7 @@ impl PgStore {
             Err(_) => Manager::rollback_transaction(&mut *conn).await,
         };
         settled.map_err(mapped)?;
-        Ok(ended.map_err(|e| mapped(e.into()))?)
+        ended.map_err(|e| mapped(e.into()))
     }
 
     /// Runs `work` on one pooled connection, outside a transaction: for single statements
