@@ -15,7 +15,7 @@ pub use models::decision::{
     BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, answers_with_open_decision, ban_decision,
 };
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
-pub use models::lookup::{Candidate, answers_to, pick};
+pub use models::lookup::{Candidate, SlotName, answers_to, choose, pick};
 pub use models::publishing::Publishing;
 pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
 pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

@@ -5,5 +5,6 @@
 //! SQL are reached through the ports in [`ports`].
 
 pub mod draft;
+pub mod plan;
 pub mod ports;
 pub mod service;

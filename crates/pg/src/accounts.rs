@@ -16,7 +16,7 @@ use fleetdesk_accounts::{
     StateMove, answers_with_open_decision, apply_report, ban_decision, check_existing,
     check_persona,
 };
-use fleetdesk_accounts::{Candidate, answers_to, pick};
+use fleetdesk_accounts::{SlotName, choose};
 use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
@@ -40,51 +40,32 @@ pub(crate) struct SlotCodes {
     pub mine: bool,
 }
 
-/// A loaded slot as one asked `{code}` sees it.
-struct Named<R> {
-    row: R,
-    mine: bool,
-    by_current: bool,
-}
-
-impl<R> Candidate for Named<R> {
-    fn mine(&self) -> bool {
-        self.mine
-    }
-    fn by_current(&self) -> bool {
-        self.by_current
+impl SlotCodes {
+    /// The typed name of the slot; `None` for a platform the service does not know.
+    pub(crate) fn name(&self) -> Option<SlotName> {
+        Some(SlotName {
+            slot_id: self.slot_id,
+            code: self.code.clone(),
+            legacy_code: self.legacy_code.clone(),
+            platform: self.platform.parse().ok()?,
+            mine: self.mine,
+        })
     }
 }
 
-/// The caller's account that `code` (on `platform`, when given) names among loaded slots:
-/// [`answers_to`] says which slots answer to it and by which code, [`pick`] decides among them.
-/// `slot` finds a row's [`SlotCodes`]; a stored platform that does not parse answers to nothing.
+/// The caller's account that `code` (on `platform`, when given) names among loaded slots
+/// ([`fleetdesk_accounts::choose`] decides).
 pub(crate) fn pick_slot<R>(
     rows: impl IntoIterator<Item = R>,
     code: &str,
     platform: Option<Platform>,
     slot: impl Fn(&R) -> &SlotCodes,
 ) -> Result<R, LookupError> {
-    let named: Vec<Named<R>> = rows
+    let named: Vec<(SlotName, R)> = rows
         .into_iter()
-        .filter_map(|row| {
-            let s = slot(&row);
-            let by_current = answers_to(
-                code,
-                platform,
-                &s.code,
-                s.legacy_code.as_deref(),
-                s.platform.parse().ok()?,
-            )?;
-            let mine = s.mine;
-            Some(Named {
-                row,
-                mine,
-                by_current,
-            })
-        })
+        .filter_map(|row| Some((slot(&row).name()?, row)))
         .collect();
-    pick(named).map(|n| n.row)
+    choose(named, code, platform, |(name, _)| name).map(|(_, row)| row)
 }
 
 pub(crate) fn platform(s: &str) -> anyhow::Result<Platform> {

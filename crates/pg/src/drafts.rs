@@ -1,6 +1,6 @@
 //! The drafts port over PostgreSQL: one transaction per submit, rewrite, attach or note.
 
-use crate::accounts::{SlotCodes, pick_slot, platform};
+use crate::accounts::{SlotCodes, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use crate::schema::{media, persona_cast};
@@ -10,12 +10,16 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
-use fleetdesk_ads::pick::{PickNumber, PickProblem, PickState, PickStatus, judge_draft};
-use fleetdesk_drafts::draft::{CastMember, Character, MediaRef, check_characters, plan_media};
+use fleetdesk_ads::pick::{PickNumber, PickState, PickStatus};
+use fleetdesk_drafts::draft::{CastMember, Character, MediaRef};
+use fleetdesk_drafts::plan::{
+    self, AccountFact, ChangeFacts, Event, ItemFact, NewPost, PickFact, PostChange, PostFact,
+    SubmitFacts, SubmitPlan,
+};
 use fleetdesk_drafts::ports::*;
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, parse_time_input};
-use fleetdesk_posts::post::{PostStatus, body_key, landing_status};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
+use fleetdesk_posts::post::PostStatus;
 use futures_util::FutureExt;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -100,18 +104,8 @@ struct PostRow {
     mine: bool,
 }
 
-impl PostRow {
-    fn status(&self) -> anyhow::Result<PostStatus> {
-        status(&self.status)
-    }
-}
-
 fn status(s: &str) -> anyhow::Result<PostStatus> {
     PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
-}
-
-fn is_active(state: Option<&str>) -> bool {
-    state.and_then(AccountState::parse) == Some(AccountState::Active)
 }
 
 /// Uploads named by id, with the library item each ended in.
@@ -226,21 +220,16 @@ struct CountRow {
     n: i64,
 }
 
-/// An event to record: action, reason, detail.
-type Event = (&'static str, Option<String>, Value);
-
-/// A note for the reviewers, shown as an "added note" entry.
-fn note_event(note: &str) -> Event {
-    ("added note", Some(note.to_owned()), json!({}))
-}
-
+/// The review moves a draft's history records, by the agent.
 async fn record(conn: Tx<'_>, post_id: Uuid, agent: AgentRef, events: &[Event]) -> QueryResult<()> {
+    let details: Vec<Value> = events.iter().map(Event::detail).collect();
     let entries: Vec<Entry> = events
         .iter()
-        .map(|(action, reason, detail)| Entry {
+        .zip(&details)
+        .map(|(event, detail)| Entry {
             post_id,
-            action,
-            reason: reason.as_deref(),
+            action: event.action(),
+            reason: event.reason(),
             detail,
         })
         .collect();
@@ -251,7 +240,21 @@ fn kind(s: &str) -> anyhow::Result<MediaKind> {
     MediaKind::parse(s).ok_or_else(|| anyhow::anyhow!("stored media kind {s}"))
 }
 
-async fn cast(conn: Tx<'_>, persona_id: Uuid) -> QueryResult<Vec<CastMember>> {
+fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
+    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored account state {s}")))
+        .transpose()
+}
+
+/// The persona's cast, when the request names characters (an empty list clears them and
+/// needs none).
+async fn cast_for(
+    conn: Tx<'_>,
+    persona_id: Uuid,
+    picks: Option<&Vec<fleetdesk_drafts::draft::CharacterPick>>,
+) -> QueryResult<Vec<CastMember>> {
+    if picks.is_none_or(|p| p.is_empty()) {
+        return Ok(Vec::new());
+    }
     let rows: Vec<(String, String)> = persona_cast::table
         .filter(persona_cast::persona_id.eq(persona_id))
         .order(persona_cast::code)
@@ -264,73 +267,52 @@ async fn cast(conn: Tx<'_>, persona_id: Uuid) -> QueryResult<Vec<CastMember>> {
         .collect())
 }
 
-/// Resolves upload and library ids to items usable on a post of `project_id`, in the order
-/// given (uploads first); the first bad id refuses the whole request.
-async fn resolve_refs(
+/// The uploads (`library` false) or library items a request names, as found in the workspace.
+async fn items(
     conn: Tx<'_>,
     workspace_id: Uuid,
-    project_id: Uuid,
-    upload_ids: &[Uuid],
-    media_ids: &[Uuid],
-) -> anyhow::Result<Result<Vec<MediaRef>, DraftRefusal>> {
-    let mut out = Vec::with_capacity(upload_ids.len() + media_ids.len());
-    for (field, ids, library) in [
-        ("upload_ids", upload_ids, false),
-        ("media_ids", media_ids, true),
-    ] {
-        if ids.is_empty() {
-            continue;
-        }
-        let rows: Vec<RefRow> = if !library {
-            prepared(
-                diesel::sql_query(UPLOAD_REFS)
-                    .bind::<SqlUuid, _>(workspace_id)
-                    .bind::<Array<SqlUuid>, _>(ids),
-            )
+    ids: &[Uuid],
+    library: bool,
+) -> anyhow::Result<Vec<ItemFact>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<RefRow> = if !library {
+        prepared(
+            diesel::sql_query(UPLOAD_REFS)
+                .bind::<SqlUuid, _>(workspace_id)
+                .bind::<Array<SqlUuid>, _>(ids),
+        )
+        .load(conn)
+        .await?
+    } else {
+        media::table
+            .filter(media::workspace_id.eq(workspace_id))
+            .filter(media::id.eq_any(ids))
+            .select((
+                media::id,
+                media::id.nullable(),
+                media::kind.nullable(),
+                media::project_id,
+                media::archived_at.is_not_null().nullable(),
+            ))
             .load(conn)
             .await?
-        } else {
-            media::table
-                .filter(media::workspace_id.eq(workspace_id))
-                .filter(media::id.eq_any(ids))
-                .select((
-                    media::id,
-                    media::id.nullable(),
-                    media::kind.nullable(),
-                    media::project_id,
-                    media::archived_at.is_not_null().nullable(),
-                ))
-                .load(conn)
-                .await?
-        };
-        for (index, id) in ids.iter().enumerate() {
-            let refuse = |problem| {
-                Ok(Err(DraftRefusal::Item {
-                    field,
-                    index,
-                    id: *id,
-                    problem,
-                }))
+    };
+    rows.into_iter()
+        .map(|row| {
+            let media = match (row.media_id, row.kind.as_deref()) {
+                (Some(id), Some(k)) => Some(MediaRef { id, kind: kind(k)? }),
+                _ => None,
             };
-            let Some(row) = rows.iter().find(|r| r.ref_id == *id) else {
-                return refuse(ItemProblem::Unknown);
-            };
-            let (Some(media_id), Some(k)) = (row.media_id, row.kind.as_deref()) else {
-                return refuse(ItemProblem::NotFinished);
-            };
-            if row.archived == Some(true) {
-                return refuse(ItemProblem::Archived);
-            }
-            if row.project_id.is_some_and(|p| p != project_id) {
-                return refuse(ItemProblem::OtherProject);
-            }
-            out.push(MediaRef {
-                id: media_id,
-                kind: kind(k)?,
-            });
-        }
-    }
-    Ok(Ok(out))
+            Ok(ItemFact {
+                id: row.ref_id,
+                media,
+                archived: row.archived == Some(true),
+                project_id: row.project_id,
+            })
+        })
+        .collect()
 }
 
 async fn post_media(conn: Tx<'_>, post_id: Uuid) -> anyhow::Result<Vec<MediaRef>> {
@@ -346,6 +328,44 @@ async fn post_media(conn: Tx<'_>, post_id: Uuid) -> anyhow::Result<Vec<MediaRef>
             })
         })
         .collect()
+}
+
+/// A post of the workspace with its account and media, locked for a change.
+async fn post_fact(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    post_id: Uuid,
+) -> anyhow::Result<Option<PostFact>> {
+    let row: Option<PostRow> = prepared(
+        diesel::sql_query(POST_FOR_CHANGE)
+            .bind::<SqlUuid, _>(post_id)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<SqlUuid, _>(agent.workspace_id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(p) = row else {
+        return Ok(None);
+    };
+    Ok(Some(PostFact {
+        status: status(&p.status)?,
+        platform: platform(&p.platform)?,
+        state: state(p.state.as_deref())?,
+        characters: characters_of(p.characters),
+        media: post_media(conn, p.id).await?,
+        id: p.id,
+        body: p.body,
+        returned_body: p.returned_body,
+        awaiting_rewrite: p.awaiting_rewrite,
+        rewrite_answered: p.rewrite_answered,
+        project_id: p.project_id,
+        persona_id: p.persona_id,
+        slot_id: p.slot_id,
+        planned_at: p.planned_at.map(Into::into),
+        code: p.code,
+        mine: p.mine,
+    }))
 }
 
 /// Enters inline images into the library (or finds them there) and returns them in order.
@@ -443,6 +463,7 @@ async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryR
     Ok(())
 }
 
+/// The account's other stocked posts.
 async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i64> {
     let row: CountRow = prepared(
         diesel::sql_query(INVENTORY)
@@ -455,90 +476,20 @@ async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i6
     Ok(row.n)
 }
 
-/// The answer for a post after a change, carrying `media` in all and the account's other
-/// stocked posts.
-async fn answer(
-    conn: Tx<'_>,
-    post: PostRow,
-    status: PostStatus,
-    platform: Platform,
-    media: &[MediaRef],
-    characters: Vec<Character>,
-) -> QueryResult<DraftView> {
-    let (images, videos) = counts(media);
-    Ok(DraftView {
-        inventory: inventory(conn, post.slot_id, post.id).await?,
-        id: post.id,
-        status,
-        code: post.code,
-        platform,
-        planned_at: post.planned_at.map(Into::into),
-        images,
-        videos,
-        duplicate: false,
-        characters,
-        rewrite_answered: post.rewrite_answered,
-        stocked_because: None,
-    })
-}
-
-fn counts(media: &[MediaRef]) -> (i64, i64) {
-    let images = media.iter().filter(|m| m.kind == MediaKind::Image).count() as i64;
-    (images, media.len() as i64 - images)
-}
-
 fn characters_json(c: &[Character]) -> Value {
     serde_json::to_value(c).unwrap_or_else(|_| json!([]))
 }
 
-fn characters_of(v: &Value) -> Vec<Character> {
-    serde_json::from_value(v.clone()).unwrap_or_default()
+fn characters_of(v: Value) -> Vec<Character> {
+    serde_json::from_value(v).unwrap_or_default()
 }
 
-fn ids_json(m: &[MediaRef]) -> Value {
-    json!(m.iter().map(|m| m.id).collect::<Vec<_>>())
-}
-
-/// What the account's state says about a submitted post.
-fn stock_reason(code: &str, state: Option<&str>) -> String {
-    match state {
-        Some(s) => format!("account {code} is {s}, not active"),
-        None => format!("account {code} has no live account"),
-    }
-}
-
-/// The characters a request sets, checked against the cast.
-async fn picked_characters(
-    conn: Tx<'_>,
-    persona_id: Uuid,
-    picks: Option<&Vec<fleetdesk_drafts::draft::CharacterPick>>,
-) -> anyhow::Result<Result<Option<Vec<Character>>, DraftRefusal>> {
-    let Some(picks) = picks else {
-        return Ok(Ok(None));
-    };
-    if picks.is_empty() {
-        return Ok(Ok(Some(Vec::new())));
-    }
-    let cast = cast(conn, persona_id).await?;
-    Ok(check_characters(picks, &cast)
-        .map(Some)
-        .map_err(|(i, e)| DraftRefusal::Character(i, e)))
-}
-
-macro_rules! refuse {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(r) => return Ok(Err(r)),
-        }
-    };
-}
-
-async fn submit_tx(
+/// The accounts a submit's code may name, their slots locked.
+async fn account_candidates(
     conn: Tx<'_>,
     agent: AgentRef,
     d: &NewDraft,
-) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
+) -> anyhow::Result<Vec<AccountFact>> {
     let rows: Vec<AccountRow> = prepared(
         diesel::sql_query(DRAFT_ACCOUNT)
             .bind::<SqlUuid, _>(agent.workspace_id)
@@ -548,32 +499,82 @@ async fn submit_tx(
     )
     .load(conn)
     .await?;
-    let account = refuse!(
-        pick_slot(rows, d.code.code.as_str(), d.code.platform, |r| &r.slot)
-            .map_err(DraftRefusal::Account)
-    );
-    let platform = platform(&account.slot.platform)?;
-    let planned_at = match &d.planned_at {
-        Some(raw) => {
-            let zone = jiff::tz::TimeZone::get(&account.timezone)?;
-            Some(refuse!(
-                parse_time_input(raw, &zone).map_err(DraftRefusal::PlannedAt)
-            ))
-        }
+    rows.into_iter()
+        .filter_map(|row| Some((row.slot.name()?, row)))
+        .map(|(slot, row)| {
+            Ok(AccountFact {
+                slot,
+                zone: jiff::tz::TimeZone::get(&row.timezone)?,
+                persona_id: row.persona_id,
+                project_id: row.project_id,
+                generation_id: row.generation_id,
+                state: state(row.state.as_deref())?,
+            })
+        })
+        .collect()
+}
+
+/// The pick a submit names in the agent's workspace (locked), and whether the post a resend
+/// found carries another.
+async fn pick_fact(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    number: PickNumber,
+    duplicate: Option<Uuid>,
+) -> anyhow::Result<Option<PickFact>> {
+    let row: Option<PickRow> = prepared(
+        diesel::sql_query(PICK_FOR_DRAFT)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<BigInt, _>(number.0),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let other_on_duplicate = match duplicate {
+        Some(post) => prepared(
+            diesel::sql_query(PICK_ON_POST)
+                .bind::<SqlUuid, _>(post)
+                .bind::<SqlUuid, _>(row.id)
+                .bind::<Text, _>(PickStatus::Drafted.as_str()),
+        )
+        .get_result::<NumberRow>(conn)
+        .await
+        .optional()?
+        .map(|n| PickNumber(n.number)),
         None => None,
     };
-    let characters =
-        refuse!(picked_characters(conn, account.persona_id, d.content.characters.as_ref()).await?);
-    let refs = refuse!(
-        resolve_refs(
-            conn,
-            agent.workspace_id,
-            account.project_id,
-            &d.content.upload_ids,
-            &d.content.media_ids,
-        )
-        .await?
-    );
+    Ok(Some(PickFact {
+        id: row.id,
+        state: PickState {
+            number,
+            status: PickStatus::parse(&row.status)
+                .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", row.status))?,
+            account_id: row.slot_id,
+            code: row.code,
+            post_id: row.post_id,
+        },
+        other_on_duplicate,
+    }))
+}
+
+/// Loads what a submit names once its account is chosen (inline images are entered into the
+/// library here: a refusal rolls them back with the rest), plans it and writes the plan.
+async fn submit_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    d: &NewDraft,
+) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
+    let candidates = account_candidates(conn, agent, d).await?;
+    let account = match plan::choose_account(candidates, d) {
+        Ok(account) => account,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let cast = cast_for(conn, account.persona_id, d.content.characters.as_ref()).await?;
+    let uploads = items(conn, agent.workspace_id, &d.content.upload_ids, false).await?;
+    let library = items(conn, agent.workspace_id, &d.content.media_ids, true).await?;
     let inline = inline_media(
         conn,
         agent,
@@ -582,9 +583,7 @@ async fn submit_tx(
         &d.content.images,
     )
     .await?;
-    let incoming: Vec<MediaRef> = inline.into_iter().chain(refs).collect();
-
-    let duplicate: Option<IdRow> = prepared(
+    let original: Option<IdRow> = prepared(
         diesel::sql_query(DUPLICATE)
             .bind::<SqlUuid, _>(account.slot.slot_id)
             .bind::<Text, _>(&d.body)
@@ -593,49 +592,38 @@ async fn submit_tx(
     .get_result(conn)
     .await
     .optional()?;
-
-    // The pick is judged against the post a resend found: the one that drafted it already.
-    let pick = match d.pick {
-        Some(number) => {
-            let state = refuse!(pick_for_draft(conn, agent, number).await?);
-            let post = duplicate.as_ref().map(|p| p.id);
-            let link = refuse!(
-                judge_draft(&state.pick, account.slot.slot_id, post).map_err(DraftRefusal::Pick)
-            );
-            link.then_some(state.id)
-        }
+    let duplicate = match &original {
+        Some(row) => post_fact(conn, agent, row.id).await?,
         None => None,
     };
+    let pick = match d.pick {
+        Some(number) => pick_fact(conn, agent, number, original.map(|r| r.id)).await?,
+        None => None,
+    };
+    let facts = SubmitFacts {
+        account,
+        cast,
+        uploads,
+        library,
+        inline,
+        duplicate,
+        pick,
+    };
+    Ok(match plan::plan_submit(d, facts) {
+        Ok(SubmitPlan::New(post)) => Ok(write_new(conn, agent, d, *post).await?),
+        Ok(SubmitPlan::Resend(change)) => Ok(write_change(conn, agent, *change).await?),
+        Err(refusal) => Err(refusal),
+    })
+}
 
-    if let Some(original) = duplicate {
-        if let Some(pick) = pick {
-            let other: Option<NumberRow> = prepared(
-                diesel::sql_query(PICK_ON_POST)
-                    .bind::<SqlUuid, _>(original.id)
-                    .bind::<SqlUuid, _>(pick),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            if let Some(other) = other {
-                return Ok(Err(DraftRefusal::Pick(PickProblem::PostHasPick {
-                    post_id: original.id,
-                    other: PickNumber(other.number),
-                })));
-            }
-            link_pick(conn, pick, original.id).await?;
-        }
-        return duplicate_tx(conn, agent, d, original.id, characters, &incoming).await;
-    }
-
-    let added = refuse!(plan_media(platform, &[], &incoming).map_err(DraftRefusal::Caps));
-    let active = is_active(account.state.as_deref());
-    let landing = landing_status(d.submit, active);
-    let stocked = landing == PostStatus::Stocked;
-    let reason = stocked.then(|| stock_reason(&account.slot.code, account.state.as_deref()));
-    // A stocked submission goes back where it would have landed on an active account.
-    let from_status = stocked.then(|| landing_status(d.submit, true).as_str());
-    let characters = characters.unwrap_or_default();
+/// Writes a new post, its media, its pick and its history.
+async fn write_new(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    d: &NewDraft,
+    plan: NewPost,
+) -> anyhow::Result<DraftView> {
+    let account = &plan.account;
     let post: IdRow = prepared(
         diesel::sql_query(INSERT_POST)
             .bind::<SqlUuid, _>(agent.organization_id)
@@ -645,60 +633,79 @@ async fn submit_tx(
             .bind::<SqlUuid, _>(account.slot.slot_id)
             .bind::<Nullable<SqlUuid>, _>(account.generation_id)
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(landing.as_str())
+            .bind::<Text, _>(plan.status.as_str())
             .bind::<Text, _>(&d.body)
             .bind::<Nullable<Text>, _>(d.topic.as_deref())
-            .bind::<Bool, _>(d.sponsored || pick.is_some())
-            .bind::<Nullable<Timestamptz>, _>(planned_at.map(jiff_diesel::Timestamp::from))
-            .bind::<Jsonb, _>(characters_json(&characters))
-            .bind::<Nullable<Text>, _>(reason.as_deref())
-            .bind::<Text, _>(platform.as_str())
-            .bind::<Text, _>(body_key(&d.body))
-            .bind::<Bool, _>(stocked)
-            .bind::<Nullable<Text>, _>(from_status),
+            .bind::<Bool, _>(plan.sponsored)
+            .bind::<Nullable<Timestamptz>, _>(plan.planned_at.map(jiff_diesel::Timestamp::from))
+            .bind::<Jsonb, _>(characters_json(&plan.characters))
+            .bind::<Nullable<Text>, _>(plan.stocked.as_ref().map(|s| s.reason.as_str()))
+            .bind::<Text, _>(account.slot.platform.as_str())
+            .bind::<Text, _>(&plan.body_key)
+            .bind::<Bool, _>(plan.stocked.is_some())
+            .bind::<Nullable<Text>, _>(plan.stocked.as_ref().map(|s| s.from.as_str())),
     )
     .get_result(conn)
     .await?;
-    append_media(conn, post.id, &added).await?;
-    if let Some(pick) = pick {
+    append_media(conn, post.id, &plan.media).await?;
+    if let Some(pick) = plan.pick {
         link_pick(conn, pick, post.id).await?;
     }
-    let mut events: Vec<Event> = vec![(
-        match landing {
-            PostStatus::Draft => "saved_draft",
-            PostStatus::Stocked => "stocked",
-            _ => "submitted",
-        },
-        reason.clone(),
-        json!({"media": ids_json(&added)}),
-    )];
-    if let Some(note) = &d.content.note {
-        events.push(note_event(note));
-    }
-    record(conn, post.id, agent, &events).await?;
-    let (images, videos) = counts(&added);
-    Ok(Ok(DraftView {
+    record(conn, post.id, agent, &plan.events).await?;
+    Ok(DraftView {
         id: post.id,
-        status: landing,
-        code: account.slot.code,
-        platform,
-        planned_at,
-        images,
-        videos,
-        duplicate: false,
-        characters,
-        rewrite_answered: false,
-        stocked_because: stocked.then_some(reason),
         inventory: inventory(conn, account.slot.slot_id, post.id).await?,
-    }))
+        ..plan.view
+    })
 }
 
-/// The same body again for a post not yet published: the original answers, and what the
-/// resend adds (media, characters, note) is applied to it.
-/// A pick as a draft finds it: its row, and its state for the rule.
-struct DraftPick {
-    id: Uuid,
-    pick: PickState,
+/// Writes a change to a post: a rewrite's columns or the characters set, the media appended,
+/// the pick linked, the history.
+async fn write_change(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    change: PostChange,
+) -> anyhow::Result<DraftView> {
+    let characters = change.characters.as_deref().map(characters_json);
+    match &change.rewrite {
+        Some(r) => {
+            prepared(
+                diesel::sql_query(UPDATE_DRAFT)
+                    .bind::<SqlUuid, _>(change.post_id)
+                    .bind::<Text, _>(&r.body)
+                    .bind::<Nullable<Text>, _>(r.topic.as_deref())
+                    .bind::<Text, _>(r.status.as_str())
+                    .bind::<Nullable<Jsonb>, _>(characters.as_ref())
+                    .bind::<Bool, _>(r.awaiting_rewrite)
+                    .bind::<Bool, _>(r.rewrite_answered)
+                    .bind::<Nullable<Text>, _>(r.stock_reason.as_deref())
+                    .bind::<Text, _>(&r.body_key)
+                    .bind::<Bool, _>(r.status == PostStatus::Stocked),
+            )
+            .execute(conn)
+            .await?;
+        }
+        None => {
+            if let Some(characters) = &characters {
+                prepared(
+                    diesel::sql_query(SET_CHARACTERS)
+                        .bind::<SqlUuid, _>(change.post_id)
+                        .bind::<Jsonb, _>(characters),
+                )
+                .execute(conn)
+                .await?;
+            }
+        }
+    }
+    append_media(conn, change.post_id, &change.added).await?;
+    if let Some(pick) = change.pick {
+        link_pick(conn, pick, change.post_id).await?;
+    }
+    record(conn, change.post_id, agent, &change.events).await?;
+    Ok(DraftView {
+        inventory: inventory(conn, change.slot_id, change.post_id).await?,
+        ..change.view
+    })
 }
 
 #[derive(QueryableByName)]
@@ -725,7 +732,7 @@ FOR UPDATE OF p
 
 /// Another pick the post drafted (`$2`: the one a resend names).
 const PICK_ON_POST: &str = r#"
-SELECT number FROM ad_picks WHERE post_id = $1 AND status = 'drafted' AND id <> $2 LIMIT 1
+SELECT number FROM ad_picks WHERE post_id = $1 AND status = $3 AND id <> $2 LIMIT 1
 "#;
 
 #[derive(QueryableByName)]
@@ -742,35 +749,6 @@ WITH pick AS (
 UPDATE posts SET sponsored = true WHERE id = $2
 "#;
 
-async fn pick_for_draft(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    number: PickNumber,
-) -> anyhow::Result<Result<DraftPick, DraftRefusal>> {
-    let row: Option<PickRow> = prepared(
-        diesel::sql_query(PICK_FOR_DRAFT)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<BigInt, _>(number.0),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    let Some(row) = row else {
-        return Ok(Err(DraftRefusal::Pick(PickProblem::Unknown(number))));
-    };
-    Ok(Ok(DraftPick {
-        id: row.id,
-        pick: PickState {
-            number,
-            status: PickStatus::parse(&row.status)
-                .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", row.status))?,
-            account_id: row.slot_id,
-            code: row.code,
-            post_id: row.post_id,
-        },
-    }))
-}
-
 async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
     prepared(
         diesel::sql_query(LINK_PICK)
@@ -782,80 +760,30 @@ async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
     .map(drop)
 }
 
-async fn duplicate_tx(
+/// Loads what a change names: the post (locked) and, when it is there, the cast and the items
+/// the request names.
+async fn change_facts(
     conn: Tx<'_>,
     agent: AgentRef,
-    d: &NewDraft,
     post_id: Uuid,
-    characters: Option<Vec<Character>>,
-    incoming: &[MediaRef],
-) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
-    let post: PostRow = prepared(
-        diesel::sql_query(POST_FOR_CHANGE)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<SqlUuid, _>(agent.workspace_id),
-    )
-    .get_result(conn)
-    .await?;
-    let status = post.status()?;
-    let platform = platform(&post.platform)?;
-    let existing = post_media(conn, post.id).await?;
-    let added = refuse!(plan_media(platform, &existing, incoming).map_err(DraftRefusal::Caps));
-    if !added.is_empty() && !status.takes_media() {
-        return Ok(Err(DraftRefusal::MediaClosed(status)));
-    }
-    append_media(conn, post.id, &added).await?;
-    let mut events: Vec<Event> = vec![(
-        "resubmitted_duplicate",
-        None,
-        json!({"media": ids_json(&added)}),
-    )];
-    let characters = match characters {
-        Some(c) => {
-            prepared(
-                diesel::sql_query(SET_CHARACTERS)
-                    .bind::<SqlUuid, _>(post.id)
-                    .bind::<Jsonb, _>(characters_json(&c)),
-            )
-            .execute(conn)
-            .await?;
-            events.push(("characters_set", None, characters_json(&c)));
-            c
-        }
-        None => characters_of(&post.characters),
+    characters: Option<&Vec<fleetdesk_drafts::draft::CharacterPick>>,
+    uploads: &[Uuid],
+    library: &[Uuid],
+) -> anyhow::Result<ChangeFacts> {
+    let post = post_fact(conn, agent, post_id).await?;
+    let Some(p) = &post else {
+        return Ok(ChangeFacts {
+            post,
+            cast: Vec::new(),
+            uploads: Vec::new(),
+            library: Vec::new(),
+        });
     };
-    if let Some(note) = &d.content.note {
-        events.push(note_event(note));
-    }
-    record(conn, post.id, agent, &events).await?;
-    let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let view = answer(conn, post, status, platform, &all, characters).await?;
-    Ok(Ok(DraftView {
-        duplicate: true,
-        ..view
-    }))
-}
-
-/// Loads a post for a change by its author: 404 outside the workspace, 403 another agent's.
-async fn own_post(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-) -> anyhow::Result<Result<PostRow, DraftRefusal>> {
-    let post: Option<PostRow> = prepared(
-        diesel::sql_query(POST_FOR_CHANGE)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<SqlUuid, _>(agent.workspace_id),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    Ok(match post {
-        None => Err(DraftRefusal::PostNotFound),
-        Some(p) if !p.mine => Err(DraftRefusal::PostNotYours),
-        Some(p) => Ok(p),
+    Ok(ChangeFacts {
+        cast: cast_for(conn, p.persona_id, characters).await?,
+        uploads: items(conn, agent.workspace_id, uploads, false).await?,
+        library: items(conn, agent.workspace_id, library, true).await?,
+        post,
     })
 }
 
@@ -864,117 +792,37 @@ async fn update_tx(
     agent: AgentRef,
     e: &DraftEdit,
 ) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
-    let post = refuse!(own_post(conn, agent, e.post_id).await?);
-    let status = post.status()?;
-    if !status.is_draft() {
-        return Ok(Err(DraftRefusal::NotEditable(status)));
-    }
-    if post.awaiting_rewrite && post.returned_body.as_deref() == Some(e.body.as_str()) {
-        return Ok(Err(DraftRefusal::SameAsReturned));
-    }
-    let platform = platform(&post.platform)?;
-    let characters =
-        refuse!(picked_characters(conn, post.persona_id, e.content.characters.as_ref()).await?);
-    let refs = refuse!(
-        resolve_refs(
-            conn,
-            agent.workspace_id,
-            post.project_id,
-            &e.content.upload_ids,
-            &e.content.media_ids,
-        )
-        .await?
-    );
-    let existing = post_media(conn, post.id).await?;
-    let added = refuse!(plan_media(platform, &existing, &refs).map_err(DraftRefusal::Caps));
-
-    let changed = e.body != post.body;
-    let answered = post.awaiting_rewrite && changed;
-    let awaiting = post.awaiting_rewrite && !changed;
-    let rewrite_answered = post.rewrite_answered || answered;
-    let landing = landing_status(e.submit, is_active(post.state.as_deref()));
-    let reason =
-        (landing == PostStatus::Stocked).then(|| stock_reason(&post.code, post.state.as_deref()));
-    prepared(
-        diesel::sql_query(UPDATE_DRAFT)
-            .bind::<SqlUuid, _>(post.id)
-            .bind::<Text, _>(&e.body)
-            .bind::<Nullable<Text>, _>(e.topic.as_deref())
-            .bind::<Text, _>(landing.as_str())
-            .bind::<Nullable<Jsonb>, _>(characters.as_ref().map(|c| characters_json(c)))
-            .bind::<Bool, _>(awaiting)
-            .bind::<Bool, _>(rewrite_answered)
-            .bind::<Nullable<Text>, _>(reason.as_deref())
-            .bind::<Text, _>(body_key(&e.body))
-            .bind::<Bool, _>(landing == PostStatus::Stocked),
+    let facts = change_facts(
+        conn,
+        agent,
+        e.post_id,
+        e.content.characters.as_ref(),
+        &e.content.upload_ids,
+        &e.content.media_ids,
     )
-    .execute(conn)
     .await?;
-    append_media(conn, post.id, &added).await?;
-    let mut events: Vec<Event> = Vec::new();
-    if answered {
-        events.push(("rewrite_answered", None, json!({"from": status})));
-    } else if changed {
-        events.push(("rewritten", None, json!({})));
-    }
-    events.push((
-        match landing {
-            PostStatus::Draft => "saved_draft",
-            PostStatus::Stocked => "stocked",
-            _ => "submitted",
-        },
-        reason.clone(),
-        json!({"media": ids_json(&added)}),
-    ));
-    if let Some(c) = &characters {
-        events.push(("characters_set", None, characters_json(c)));
-    }
-    if let Some(note) = &e.content.note {
-        events.push(note_event(note));
-    }
-    record(conn, post.id, agent, &events).await?;
-    let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let characters = characters.unwrap_or_else(|| characters_of(&post.characters));
-    let view = answer(conn, post, landing, platform, &all, characters).await?;
-    Ok(Ok(DraftView {
-        rewrite_answered,
-        stocked_because: (landing == PostStatus::Stocked).then_some(reason),
-        ..view
-    }))
+    Ok(match plan::plan_rewrite(e, facts) {
+        Ok(change) => Ok(write_change(conn, agent, change).await?),
+        Err(refusal) => Err(refusal),
+    })
 }
 
 async fn attach_tx(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
-    items: &Attach,
+    attach: &Attach,
     note: Option<&str>,
 ) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
-    let post = refuse!(own_post(conn, agent, post_id).await?);
-    let status = post.status()?;
-    if !status.takes_media() {
-        return Ok(Err(DraftRefusal::MediaClosed(status)));
-    }
-    let platform = platform(&post.platform)?;
-    let (uploads, media, action): (&[Uuid], &[Uuid], &'static str) = match items {
-        Attach::Uploads(ids) => (ids, &[], "images_attached"),
-        Attach::Media(ids) => (&[], ids, "media_attached"),
+    let (uploads, library): (&[Uuid], &[Uuid]) = match attach {
+        Attach::Uploads(ids) => (ids, &[]),
+        Attach::Media(ids) => (&[], ids),
     };
-    let refs =
-        refuse!(resolve_refs(conn, agent.workspace_id, post.project_id, uploads, media).await?);
-    let existing = post_media(conn, post.id).await?;
-    let added = refuse!(plan_media(platform, &existing, &refs).map_err(DraftRefusal::Caps));
-    append_media(conn, post.id, &added).await?;
-    let mut events: Vec<Event> = vec![(action, None, json!({"media": ids_json(&added)}))];
-    if let Some(note) = note {
-        events.push(note_event(note));
-    }
-    record(conn, post.id, agent, &events).await?;
-    let all: Vec<MediaRef> = existing.into_iter().chain(added).collect();
-    let characters = characters_of(&post.characters);
-    Ok(Ok(
-        answer(conn, post, status, platform, &all, characters).await?
-    ))
+    let facts = change_facts(conn, agent, post_id, None, uploads, library).await?;
+    Ok(match plan::plan_attach(attach, note, facts) {
+        Ok(change) => Ok(write_change(conn, agent, change).await?),
+        Err(refusal) => Err(refusal),
+    })
 }
 
 const REDO: &str = r#"
@@ -1065,9 +913,8 @@ impl DraftsRepo for PgStore {
         agent: AgentRef,
         edit: &'a DraftEdit,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        self.tx(async move |conn| rollback_refusal(update_tx(conn, agent, edit).await?))
-            .map(|out| out.or_else(refusal_value))
-            .boxed()
+        // The plan refuses before anything is written.
+        self.tx(async move |conn| update_tx(conn, agent, edit).await)
     }
 
     fn attach<'a>(
@@ -1077,11 +924,7 @@ impl DraftsRepo for PgStore {
         items: &'a Attach,
         note: Option<&'a str>,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        self.tx(async move |conn| {
-            rollback_refusal(attach_tx(conn, agent, post_id, items, note).await?)
-        })
-        .map(|out| out.or_else(refusal_value))
-        .boxed()
+        self.tx(async move |conn| attach_tx(conn, agent, post_id, items, note).await)
     }
 
     fn add_note<'a>(
@@ -1091,12 +934,11 @@ impl DraftsRepo for PgStore {
         note: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<Result<(), DraftRefusal>>> {
         self.tx(async move |conn| {
-            let post = match own_post(conn, agent, post_id).await? {
-                Ok(p) => p,
-                Err(r) => return Ok(Err(r)),
-            };
-            record(conn, post.id, agent, &[note_event(note)]).await?;
-            Ok(Ok(()))
+            let post = post_fact(conn, agent, post_id).await?;
+            Ok(match plan::plan_note(post, note) {
+                Ok((post_id, event)) => Ok(record(conn, post_id, agent, &[event]).await?),
+                Err(refusal) => Err(refusal),
+            })
         })
     }
 
@@ -1139,7 +981,7 @@ impl DraftsRepo for PgStore {
                         instruction: r.instruction,
                         returned_at: r.returned_at.into(),
                         comments: comments(&r.comments)?,
-                        characters: characters_of(&r.characters),
+                        characters: characters_of(r.characters),
                         media: r.media,
                     })
                 })
@@ -1149,8 +991,9 @@ impl DraftsRepo for PgStore {
     }
 }
 
-/// A refusal found mid-transaction must undo what the transaction wrote so far (inline images
-/// entered into the library): it travels as an error to roll back, then becomes a value again.
+/// A submit's refusal must undo what loading its facts wrote (inline images entered into the
+/// library, whose ids the plan needs): it travels as an error to roll back, then becomes a
+/// value again.
 #[derive(Debug, thiserror::Error)]
 #[error("refused")]
 struct Refused(DraftRefusal);

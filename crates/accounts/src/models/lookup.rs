@@ -58,9 +58,110 @@ pub fn pick<R: Candidate>(rows: Vec<R>) -> Result<R, LookupError> {
     Ok(group.remove(0))
 }
 
+/// What a `{code}` is matched on: a slot's id, current and legacy codes and platform, and
+/// whether the asking agent runs its persona.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotName {
+    pub slot_id: uuid::Uuid,
+    pub code: String,
+    pub legacy_code: Option<String>,
+    pub platform: Platform,
+    /// Under one of the caller's personas.
+    pub mine: bool,
+}
+
+/// A loaded row as one asked `{code}` sees it.
+struct Named<R> {
+    row: R,
+    mine: bool,
+    by_current: bool,
+}
+
+impl<R> Candidate for Named<R> {
+    fn mine(&self) -> bool {
+        self.mine
+    }
+    fn by_current(&self) -> bool {
+        self.by_current
+    }
+}
+
+/// The caller's account that `code` (on `platform`, when given) names among loaded rows, each
+/// carrying its [`SlotName`]: [`answers_to`] says which rows answer to it and by which code,
+/// [`pick`] decides among them.
+pub fn choose<R>(
+    rows: impl IntoIterator<Item = R>,
+    code: &str,
+    platform: Option<Platform>,
+    name: impl Fn(&R) -> &SlotName,
+) -> Result<R, LookupError> {
+    let named: Vec<Named<R>> = rows
+        .into_iter()
+        .filter_map(|row| {
+            let s = name(&row);
+            let by_current = answers_to(
+                code,
+                platform,
+                &s.code,
+                s.legacy_code.as_deref(),
+                s.platform,
+            )?;
+            let mine = s.mine;
+            Some(Named {
+                row,
+                mine,
+                by_current,
+            })
+        })
+        .collect();
+    pick(named).map(|n| n.row)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn slot(n: u128, code: &str, legacy: Option<&str>, platform: Platform, mine: bool) -> SlotName {
+        SlotName {
+            slot_id: uuid::Uuid::from_u128(n),
+            code: code.into(),
+            legacy_code: legacy.map(Into::into),
+            platform,
+            mine,
+        }
+    }
+
+    #[test]
+    fn choose_prefers_the_current_code_and_the_platform_settles_a_repeated_one() {
+        let rows = [
+            slot(1, "TW-A", None, Platform::Threads, true),
+            slot(2, "TW-B", Some("TW-A"), Platform::Threads, true),
+            slot(3, "TW-A", None, Platform::Instagram, true),
+        ];
+        let id = |r: Result<&SlotName, LookupError>| r.map(|s| s.slot_id.as_u128());
+        assert_eq!(
+            id(choose(&rows, "TW-A", None, |r| *r)),
+            Err(LookupError::Ambiguous)
+        );
+        assert_eq!(
+            id(choose(&rows, "TW-A", Some(Platform::Instagram), |r| *r)),
+            Ok(3)
+        );
+        assert_eq!(
+            id(choose(&rows, "TW-A", Some(Platform::Threads), |r| *r)),
+            Ok(1)
+        );
+        assert_eq!(id(choose(&rows[1..2], "TW-A", None, |r| *r)), Ok(2));
+        assert_eq!(
+            id(choose(&rows, "TW-Z", None, |r| *r)),
+            Err(LookupError::NotFound)
+        );
+        let theirs = [slot(4, "TW-A", None, Platform::Threads, false)];
+        assert_eq!(
+            id(choose(&theirs, "TW-A", None, |r| *r)),
+            Err(LookupError::NotYours)
+        );
+    }
 
     /// A candidate named by its test label.
     #[derive(Debug, PartialEq)]
