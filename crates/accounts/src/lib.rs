@@ -14,6 +14,7 @@ pub use models::avatar::{AvatarError, AvatarImage, ImageKind};
 pub use models::decision::{
     BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, answers_with_open_decision, ban_decision,
 };
+pub use models::generation::{LiveGeneration, Replacement, replace_banned};
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
 pub use models::lookup::{Candidate, SlotName, answers_to, choose, pick};
 pub use models::publishing::Publishing;

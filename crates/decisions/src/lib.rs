@@ -2,6 +2,7 @@
 //! account, a new persona, a new fact, a contradiction, draft images), together with the
 //! follow-ups a person's choice opens for an agent.
 
+pub mod effects;
 pub mod ports;
 pub mod rules;
 pub mod service;

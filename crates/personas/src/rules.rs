@@ -3,12 +3,74 @@
 //! and in what order, what a proposal is and when a resent one is the same, and how an
 //! uploaded image joins the persona's images decision.
 
-use fleetdesk_kernel::persona::{FactCategory, FactStatus};
+use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::project::ProjectMiss;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uuid::Uuid;
+
+/// What a person's decision about a new persona writes on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PersonaUpdate {
+    pub persona_id: Uuid,
+    pub status: PersonaStatus,
+    /// Retired now: hidden from agents, its name free again, and unassigned from its agent,
+    /// which drops it from every agent's reads at once (its creator stays recorded).
+    pub retire: bool,
+}
+
+/// A new persona confirmed.
+pub fn confirm_persona(persona_id: Uuid) -> PersonaUpdate {
+    PersonaUpdate {
+        persona_id,
+        status: PersonaStatus::Confirmed,
+        retire: false,
+    }
+}
+
+/// A new persona refused: retired.
+pub fn retire_persona(persona_id: Uuid) -> PersonaUpdate {
+    PersonaUpdate {
+        persona_id,
+        status: PersonaStatus::Retired,
+        retire: true,
+    }
+}
+
+/// The draft fact a fact decision is about, as loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftFact {
+    pub id: Uuid,
+    pub persona_id: Uuid,
+    pub category: String,
+    pub label: String,
+}
+
+/// What deciding a draft fact writes: the persona's decided fact of the same category and
+/// label (if any) becomes `replaced`, then the draft becomes `decided`. The persona is locked
+/// first, so two facts of one label decided at once replace in turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FactDecision {
+    pub fact: DraftFact,
+    /// The status of the fact it replaces, and what that one becomes.
+    pub replaces: FactStatus,
+    pub replaced_as: FactStatus,
+    pub decided_as: FactStatus,
+}
+
+/// A draft fact decided; nothing when the draft is no longer there.
+pub fn decide_fact(draft: Option<DraftFact>) -> Option<FactDecision> {
+    Some(FactDecision {
+        fact: draft?,
+        replaces: FactStatus::Decided,
+        replaced_as: FactStatus::Replaced,
+        decided_as: FactStatus::Decided,
+    })
+}
+
+/// A refused fact proposal: its draft fact (`from`) becomes `to`.
+pub const FACT_REFUSED: (FactStatus, FactStatus) = (FactStatus::Draft, FactStatus::Refused);
 
 /// How long a persona image link stays valid (`images_expire_in_seconds`).
 pub const IMAGE_LINK_SECONDS: i64 = 900;

@@ -11,15 +11,19 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
+use fleetdesk_accounts::LiveGeneration;
+use fleetdesk_decisions::effects::{
+    EffectFacts, FollowUpPersona, NewFollowUp, Parent, Write, plan_effect,
+};
 use fleetdesk_decisions::ports::*;
 use fleetdesk_decisions::rules::{
-    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, card_moves_from, plan, plan_done,
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, plan, plan_done,
 };
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
-use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
+use fleetdesk_kernel::persona::FactStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
-use fleetdesk_personas::rules::ImageLock;
-use fleetdesk_tasks::{TargetType, TaskStatus};
+use fleetdesk_personas::rules::DraftFact;
+use fleetdesk_tasks::TaskStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -373,145 +377,108 @@ async fn decide(
     }))
 }
 
-/// Applies a move's effect; a follow-up it opens is returned.
+/// Loads what a move's effect needs, plans its writes (`fleetdesk_decisions::effects`) and
+/// writes them; a follow-up it opens is returned.
 async fn apply(
     conn: Tx<'_>,
     row: &Locked,
     effect: &Effect,
     req: &MoveRequest,
 ) -> anyhow::Result<Result<Option<Uuid>, DecisionRefusal>> {
-    let person = req.person.as_str();
-    match effect {
-        Effect::Nothing => {}
-        Effect::OpenGeneration => {
-            let Some(generation_id) = row.generation_id else {
-                return Ok(Err(DecisionRefusal::GenerationGone));
-            };
-            let live: Option<(Uuid, i32, String)> = account_generations::table
-                .filter(account_generations::id.eq(generation_id))
-                .filter(account_generations::closed_at.is_null())
-                .filter(account_generations::state.eq(AccountState::Banned.as_str()))
-                .for_update()
-                .select((
-                    account_generations::slot_id,
-                    account_generations::generation,
-                    account_generations::state,
-                ))
-                .first(conn)
-                .await
-                .optional()?;
-            let Some((slot_id, generation, _)) = live else {
-                return Ok(Err(DecisionRefusal::GenerationGone));
-            };
-            // The banned generation closes as replaced; the next one opens warming.
-            diesel::update(
-                account_generations::table.filter(account_generations::id.eq(generation_id)),
-            )
-            .set((
-                account_generations::closed_at.eq(now),
-                account_generations::state.eq(AccountState::Replaced.as_str()),
-            ))
-            .execute(conn)
-            .await?;
-            diesel::insert_into(account_generations::table)
-                .values((
-                    account_generations::slot_id.eq(slot_id),
-                    account_generations::generation.eq(generation + 1),
-                    account_generations::state.eq(AccountState::Warming.as_str()),
+    let parent = Parent {
+        id: row.id,
+        organization_id: row.organization_id,
+        workspace_id: row.workspace_id,
+        persona_id: row.persona_id,
+        post_id: row.post_id,
+        task_id: row.task_id,
+        detail: row.detail.clone(),
+    };
+    let facts = effect_facts(conn, row, effect).await?;
+    let writes = match plan_effect(effect, &parent, facts) {
+        Ok(writes) => writes,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let mut follow_up = None;
+    for write in writes {
+        match write {
+            Write::Generation(r) => {
+                diesel::update(
+                    account_generations::table.filter(account_generations::id.eq(r.close)),
+                )
+                .set((
+                    account_generations::closed_at.eq(now),
+                    account_generations::state.eq(r.closed_as.as_str()),
                 ))
                 .execute(conn)
                 .await?;
-        }
-        Effect::ConfirmPersona | Effect::RetirePersona => {
-            if let Some(p) = row.persona_id {
-                let target = personas::table.filter(personas::id.eq(p));
-                if *effect == Effect::ConfirmPersona {
+                diesel::insert_into(account_generations::table)
+                    .values((
+                        account_generations::slot_id.eq(r.slot_id),
+                        account_generations::generation.eq(r.next),
+                        account_generations::state.eq(r.opens_as.as_str()),
+                    ))
+                    .execute(conn)
+                    .await?;
+            }
+            Write::Persona(u) => {
+                let target = personas::table.filter(personas::id.eq(u.persona_id));
+                if u.retire {
                     diesel::update(target)
-                        .set(personas::status.eq(PersonaStatus::Confirmed.as_str()))
-                        .execute(conn)
-                        .await?;
-                } else {
-                    diesel::update(target)
-                        // Retired: hidden from agents. Unassigning it drops it from every agent's reads
-                        // at once (its creator stays in `created_by_agent`).
                         .set((
-                            personas::status.eq(PersonaStatus::Retired.as_str()),
+                            personas::status.eq(u.status.as_str()),
                             personas::retired_at.eq(now),
                             personas::agent_id.eq(None::<Uuid>),
                         ))
                         .execute(conn)
                         .await?;
+                } else {
+                    diesel::update(target)
+                        .set(personas::status.eq(u.status.as_str()))
+                        .execute(conn)
+                        .await?;
                 }
             }
-        }
-        Effect::DecideFact => {
-            let draft: Option<(Uuid, Uuid, String, String)> = persona_facts::table
-                .filter(persona_facts::decision_id.eq(row.id))
-                .filter(persona_facts::status.eq(FactStatus::Draft.as_str()))
-                .select((
-                    persona_facts::id,
-                    persona_facts::persona_id,
-                    persona_facts::category,
-                    persona_facts::label,
-                ))
-                .first(conn)
-                .await
-                .optional()?;
-            if let Some((id, persona_id, category, label)) = draft {
-                // Two facts of the same category and label decided at once replace in turn.
+            Write::Fact(d) => {
                 personas::table
-                    .filter(personas::id.eq(persona_id))
+                    .filter(personas::id.eq(d.fact.persona_id))
                     .for_no_key_update()
                     .select(personas::id)
                     .first::<Uuid>(conn)
                     .await?;
                 diesel::update(
                     persona_facts::table
-                        .filter(persona_facts::persona_id.eq(persona_id))
-                        .filter(persona_facts::category.eq(&category))
-                        .filter(persona_facts::label.eq(&label))
-                        .filter(persona_facts::status.eq(FactStatus::Decided.as_str())),
+                        .filter(persona_facts::persona_id.eq(d.fact.persona_id))
+                        .filter(persona_facts::category.eq(&d.fact.category))
+                        .filter(persona_facts::label.eq(&d.fact.label))
+                        .filter(persona_facts::status.eq(d.replaces.as_str())),
                 )
-                .set(persona_facts::status.eq(FactStatus::Replaced.as_str()))
+                .set(persona_facts::status.eq(d.replaced_as.as_str()))
                 .execute(conn)
                 .await?;
-                diesel::update(persona_facts::table.filter(persona_facts::id.eq(id)))
+                diesel::update(persona_facts::table.filter(persona_facts::id.eq(d.fact.id)))
                     .set((
-                        persona_facts::status.eq(FactStatus::Decided.as_str()),
+                        persona_facts::status.eq(d.decided_as.as_str()),
                         persona_facts::decided_at.eq(now),
                     ))
                     .execute(conn)
                     .await?;
             }
-        }
-        Effect::RefuseFact => {
-            diesel::update(
-                persona_facts::table
-                    .filter(persona_facts::decision_id.eq(row.id))
-                    .filter(persona_facts::status.eq(FactStatus::Draft.as_str())),
-            )
-            .set((
-                persona_facts::status.eq(FactStatus::Refused.as_str()),
-                persona_facts::decided_at.eq(now),
-            ))
-            .execute(conn)
-            .await?;
-        }
-        Effect::OpenFollowUp { kind } => {
-            return Ok(Ok(Some(
-                open_follow_up(conn, row, *kind, person, None).await?,
-            )));
-        }
-        Effect::Images {
-            approved,
-            refused,
-            avatar,
-        } => {
-            for (ids, lock) in [
-                (approved, ImageLock::Approved),
-                (refused, ImageLock::Refused),
-            ] {
-                if !ids.is_empty() {
+            Write::RefuseFacts(from, to) => {
+                diesel::update(
+                    persona_facts::table
+                        .filter(persona_facts::decision_id.eq(row.id))
+                        .filter(persona_facts::status.eq(from.as_str())),
+                )
+                .set((
+                    persona_facts::status.eq(to.as_str()),
+                    persona_facts::decided_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            }
+            Write::ImageLocks(locks) => {
+                for (lock, ids) in locks {
                     diesel::update(
                         persona_images::table
                             .filter(persona_images::decision_id.eq(row.id))
@@ -525,148 +492,154 @@ async fn apply(
                     .await?;
                 }
             }
-            if let Some(image) = avatar {
-                let id =
-                    open_follow_up(conn, row, DecisionKind::ChangeAvatar, person, Some(*image))
-                        .await?;
-                return Ok(Ok(Some(id)));
+            Write::FollowUp(f) => {
+                follow_up = Some(open_follow_up(conn, &f, &req.person).await?);
             }
-        }
-        Effect::ApproveAdChange => {
-            if let Err(reason) =
-                crate::ad_changes::approve_change(conn, row.id, &req.decided_by, req.now).await?
-            {
-                return Ok(Err(DecisionRefusal::AdChangeRefused(reason)));
-            }
-        }
-        Effect::RefuseAdChange => {
-            crate::ad_changes::refuse_change(conn, row.id, &req.decided_by, req.now).await?;
-        }
-        Effect::CanonizeWiki | Effect::RejectWiki => {
-            if let Err(refusal) =
-                crate::wiki::decide_draft(conn, row.id, *effect == Effect::CanonizeWiki).await?
-            {
-                return Ok(Err(refusal));
-            }
-        }
-        Effect::FinishCard(card_status) => {
-            if let Some(task) = row.task_id {
-                let from: Vec<&str> = card_moves_from(*card_status)
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect();
+            Write::FinishCard { task, to, from } => {
+                let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
                 diesel::update(
                     task_cards::table
                         .filter(task_cards::id.eq(task))
                         .filter(task_cards::status.eq_any(from)),
                 )
                 .set((
-                    task_cards::status.eq(card_status.as_str()),
+                    task_cards::status.eq(to.as_str()),
                     task_cards::finished_at.eq(now),
                     task_cards::updated_at.eq(now),
                 ))
                 .execute(conn)
                 .await?;
             }
+            Write::AdChange { approve: true } => {
+                if let Err(reason) =
+                    crate::ad_changes::approve_change(conn, row.id, &req.decided_by, req.now)
+                        .await?
+                {
+                    return Ok(Err(DecisionRefusal::AdChangeRefused(reason)));
+                }
+            }
+            Write::AdChange { approve: false } => {
+                crate::ad_changes::refuse_change(conn, row.id, &req.decided_by, req.now).await?;
+            }
+            Write::Wiki { canonize } => {
+                if let Err(refusal) = crate::wiki::decide_draft(conn, row.id, canonize).await? {
+                    return Ok(Err(refusal));
+                }
+            }
         }
     }
-    Ok(Ok(None))
+    Ok(Ok(follow_up))
 }
 
-/// Opens a follow-up of `parent` with its task card, assigned to the persona's agent.
-async fn open_follow_up(
-    conn: Tx<'_>,
-    parent: &Locked,
-    kind: DecisionKind,
-    person: &str,
-    image: Option<Uuid>,
-) -> anyhow::Result<Uuid> {
-    let persona_id = parent
-        .persona_id
-        .ok_or_else(|| anyhow::anyhow!("decision {} has no persona", parent.id))?;
-    let (name, agent): (String, Option<Uuid>) = personas::table
-        .filter(personas::id.eq(persona_id))
-        .select((personas::name, personas::agent_id))
-        .first(conn)
-        .await?;
-    let text = |key: &str| {
-        parent
-            .detail
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let (title, instruction, detail, post_id) = match kind {
-        DecisionKind::ChangeAvatar => (
-            format!("Change the avatar of {name}"),
-            format!(
-                "Set the approved persona image {} as {name}'s avatar on its accounts, then \
-                 report it done.",
-                image.unwrap_or_default()
-            ),
-            json!({"image_id": image}),
-            None,
-        ),
-        DecisionKind::ChangeBio => (
-            format!("Change the bio of {name}"),
-            format!(
-                "Change {name}'s bio so that it no longer contradicts: {}: {}",
-                text("label"),
-                text("value")
-            ),
-            json!({"label": text("label"), "value": text("value"), "detail": parent.detail.get("detail"), "post_id": parent.post_id}),
-            None,
-        ),
-        _ => (
-            format!("Delete a post of {name}"),
-            format!(
-                "Delete post {} on the platform: it contradicts {}: {}",
-                parent.post_id.unwrap_or_default(),
-                text("label"),
-                text("value")
-            ),
-            json!({"label": text("label"), "value": text("value"), "post_id": parent.post_id}),
-            parent.post_id,
-        ),
-    };
+/// What `effect` needs loaded: the live generation it replaces, the persona a follow-up is
+/// for, the draft fact it decides.
+async fn effect_facts(conn: Tx<'_>, row: &Locked, effect: &Effect) -> anyhow::Result<EffectFacts> {
+    let mut facts = EffectFacts::default();
+    match effect {
+        Effect::OpenGeneration => {
+            if let Some(generation_id) = row.generation_id {
+                let live: Option<(Uuid, Uuid, i32, String)> = account_generations::table
+                    .filter(account_generations::id.eq(generation_id))
+                    .filter(account_generations::closed_at.is_null())
+                    .for_update()
+                    .select((
+                        account_generations::id,
+                        account_generations::slot_id,
+                        account_generations::generation,
+                        account_generations::state,
+                    ))
+                    .first(conn)
+                    .await
+                    .optional()?;
+                facts.generation = live
+                    .map(|(id, slot_id, generation, state)| {
+                        Ok::<_, anyhow::Error>(LiveGeneration {
+                            id,
+                            slot_id,
+                            generation,
+                            state: AccountState::parse(&state)
+                                .ok_or_else(|| anyhow::anyhow!("stored account state {state}"))?,
+                        })
+                    })
+                    .transpose()?;
+            }
+        }
+        Effect::OpenFollowUp { .. }
+        | Effect::Images {
+            avatar: Some(_), ..
+        } => {
+            let persona_id = row
+                .persona_id
+                .ok_or_else(|| anyhow::anyhow!("decision {} has no persona", row.id))?;
+            let (name, agent): (String, Option<Uuid>) = personas::table
+                .filter(personas::id.eq(persona_id))
+                .select((personas::name, personas::agent_id))
+                .first(conn)
+                .await?;
+            facts.persona = Some(FollowUpPersona {
+                id: persona_id,
+                name,
+                agent,
+            });
+        }
+        Effect::DecideFact => {
+            facts.draft_fact = persona_facts::table
+                .filter(persona_facts::decision_id.eq(row.id))
+                .filter(persona_facts::status.eq(FactStatus::Draft.as_str()))
+                .select((
+                    persona_facts::id,
+                    persona_facts::persona_id,
+                    persona_facts::category,
+                    persona_facts::label,
+                ))
+                .first::<(Uuid, Uuid, String, String)>(conn)
+                .await
+                .optional()?
+                .map(|(id, persona_id, category, label)| DraftFact {
+                    id,
+                    persona_id,
+                    category,
+                    label,
+                });
+        }
+        _ => {}
+    }
+    Ok(facts)
+}
+
+/// Opens a planned follow-up: the decision, then its task card, linked both ways.
+async fn open_follow_up(conn: Tx<'_>, f: &NewFollowUp, person: &str) -> anyhow::Result<Uuid> {
     let id: Uuid = diesel::insert_into(decisions::table)
         .values((
-            decisions::organization_id.eq(parent.organization_id),
-            decisions::workspace_id.eq(parent.workspace_id),
-            decisions::kind.eq(kind.as_str()),
-            decisions::persona_id.eq(persona_id),
-            decisions::title.eq(&title),
+            decisions::organization_id.eq(f.organization_id),
+            decisions::workspace_id.eq(f.workspace_id),
+            decisions::kind.eq(f.kind.as_str()),
+            decisions::persona_id.eq(f.persona_id),
+            decisions::title.eq(&f.title),
             decisions::options.eq(json!([])),
-            decisions::detail.eq(&detail),
-            decisions::opened_by_type.eq(Opener::Person.as_str()),
+            decisions::detail.eq(&f.detail),
+            decisions::opened_by_type.eq(f.opened_by.as_str()),
             decisions::opened_by_person.eq(person),
-            decisions::parent_id.eq(parent.id),
-            decisions::post_id.eq(post_id),
+            decisions::parent_id.eq(f.parent),
+            decisions::post_id.eq(f.post_id),
         ))
         .returning(decisions::id)
         .get_result(conn)
         .await?;
-    let (target_type, target_id) = match post_id {
-        Some(p) => (TargetType::Post, p),
-        None => (TargetType::Persona, persona_id),
-    };
-    let task_kind = kind
-        .task_kind()
-        .ok_or_else(|| anyhow::anyhow!("{kind} is not a follow-up"))?;
+    let card = &f.card;
     let task: Uuid = diesel::insert_into(task_cards::table)
         .values((
-            task_cards::organization_id.eq(parent.organization_id),
-            task_cards::workspace_id.eq(parent.workspace_id),
-            task_cards::persona_id.eq(persona_id),
-            task_cards::kind.eq(task_kind.as_str()),
-            task_cards::title.eq(&title),
-            task_cards::detail.eq(&instruction),
-            task_cards::status.eq(TaskStatus::PendingPickup.as_str()),
-            task_cards::target_type.eq(target_type.as_str()),
-            task_cards::target_id.eq(target_id),
-            task_cards::assignee_agent.eq(agent),
-            task_cards::opened_by_type.eq(Opener::Person.as_str()),
+            task_cards::organization_id.eq(f.organization_id),
+            task_cards::workspace_id.eq(f.workspace_id),
+            task_cards::persona_id.eq(f.persona_id),
+            task_cards::kind.eq(card.kind.as_str()),
+            task_cards::title.eq(&f.title),
+            task_cards::detail.eq(&card.instruction),
+            task_cards::status.eq(card.status.as_str()),
+            task_cards::target_type.eq(card.target_type.as_str()),
+            task_cards::target_id.eq(card.target_id),
+            task_cards::assignee_agent.eq(card.assignee),
+            task_cards::opened_by_type.eq(f.opened_by.as_str()),
             task_cards::opened_by_name.eq(person),
             task_cards::decision_id.eq(id),
         ))

@@ -1,6 +1,7 @@
 pub mod add;
 pub mod avatar;
 pub mod decision;
+pub mod generation;
 pub mod heartbeat;
 pub mod lookup;
 pub mod publishing;
