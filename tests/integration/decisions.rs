@@ -505,6 +505,9 @@ async fn a_new_persona_is_confirmed_or_retired() {
     );
     let v = ok(&decide(&app, ANN, a, "resolve", json!({"note": "welcome"})).await);
     assert_eq!(v["decision"]["status"], "resolved");
+    // One clock for the move: the note's time is when it was decided.
+    let d = &v["decision"];
+    assert_eq!(d["notes"][0]["at"], d["decided_at"], "{d}");
     assert_eq!(
         one_text(
             &app,

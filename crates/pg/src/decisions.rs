@@ -354,6 +354,8 @@ async fn decide(
         Ok(f) => f,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    // One clock for the move: the note's time is its decided_at.
+    let at = Ts::from(req.now);
     let notes = req
         .note
         .as_deref()
@@ -364,8 +366,8 @@ async fn decide(
             decisions::status.eq(new_status.as_str()),
             decisions::decided_move.eq(req.mv.to_json()),
             decisions::decided_by.eq(&req.decided_by),
-            decisions::decided_at.eq(now),
-            decisions::updated_at.eq(now),
+            decisions::decided_at.eq(at),
+            decisions::updated_at.eq(at),
             decisions::notes.eq(decisions::notes.concat(notes)),
         ))
         .execute(conn)
@@ -399,6 +401,7 @@ async fn apply(
         Ok(writes) => writes,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    let at = Ts::from(req.now);
     let mut follow_up = None;
     for write in writes {
         match write {
@@ -407,7 +410,7 @@ async fn apply(
                     account_generations::table.filter(account_generations::id.eq(r.close)),
                 )
                 .set((
-                    account_generations::closed_at.eq(now),
+                    account_generations::closed_at.eq(at),
                     account_generations::state.eq(r.closed_as.as_str()),
                 ))
                 .execute(conn)
@@ -427,7 +430,7 @@ async fn apply(
                     diesel::update(target)
                         .set((
                             personas::status.eq(u.status.as_str()),
-                            personas::retired_at.eq(now),
+                            personas::retired_at.eq(at),
                             personas::agent_id.eq(None::<Uuid>),
                         ))
                         .execute(conn)
@@ -459,7 +462,7 @@ async fn apply(
                 diesel::update(persona_facts::table.filter(persona_facts::id.eq(d.fact.id)))
                     .set((
                         persona_facts::status.eq(d.decided_as.as_str()),
-                        persona_facts::decided_at.eq(now),
+                        persona_facts::decided_at.eq(at),
                     ))
                     .execute(conn)
                     .await?;
@@ -472,7 +475,7 @@ async fn apply(
                 )
                 .set((
                     persona_facts::status.eq(to.as_str()),
-                    persona_facts::decided_at.eq(now),
+                    persona_facts::decided_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -486,7 +489,7 @@ async fn apply(
                     )
                     .set((
                         persona_images::lock.eq(lock.as_str()),
-                        persona_images::decided_at.eq(now),
+                        persona_images::decided_at.eq(at),
                     ))
                     .execute(conn)
                     .await?;
@@ -504,8 +507,8 @@ async fn apply(
                 )
                 .set((
                     task_cards::status.eq(to.as_str()),
-                    task_cards::finished_at.eq(now),
-                    task_cards::updated_at.eq(now),
+                    task_cards::finished_at.eq(at),
+                    task_cards::updated_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
