@@ -291,6 +291,52 @@ pub fn expired(created_at: Timestamp, now: Timestamp) -> bool {
     now >= created_at + PROPOSAL_VALIDITY
 }
 
+/// The note the service leaves on the decision of a proposal that expired.
+pub const EXPIRED_NOTE: &str = "expired: nobody handled the proposal within 7 days";
+
+/// What the hourly expiry does at `now`: proposals still `from` (waiting) and created at or
+/// before `created_by` become `to` (expired); their decisions are dismissed by the service with
+/// [`EXPIRED_NOTE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expiry {
+    pub created_by: Timestamp,
+    pub from: ProposalStatus,
+    pub to: ProposalStatus,
+}
+
+pub fn expiry(now: Timestamp) -> Expiry {
+    Expiry {
+        created_by: now - PROPOSAL_VALIDITY,
+        from: ProposalStatus::Waiting,
+        to: ProposalStatus::Expired,
+    }
+}
+
+/// What a person's dismissal makes of a waiting proposal created at `created_at`: refused, or
+/// expired when its 7 days had passed already.
+pub fn dismissed(created_at: Timestamp, now: Timestamp) -> ProposalStatus {
+    if expired(created_at, now) {
+        ProposalStatus::Expired
+    } else {
+        ProposalStatus::Refused
+    }
+}
+
+/// An approved proposal whose change the job queue gave up on: `(from, to)`, approved to
+/// failed, with [`given_up_result`] as its result.
+pub const GIVEN_UP: (ProposalStatus, ProposalStatus) =
+    (ProposalStatus::Approved, ProposalStatus::Failed);
+
+/// The result of a proposal given up on: the queue's last error.
+pub fn given_up_result(last_error: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "error": format!(
+            "the service gave up making the change: {}",
+            last_error.unwrap_or("no error recorded")
+        )
+    })
+}
+
 /// Why `GET /ads` and `POST /ads/proposals` answer 403, and where to enable ads.
 pub const ADS_DISABLED: &str = "ads are not enabled for this workspace: an operator enables \
 them with `\"ads_enabled\": true` on the workspace in the tenant file (fleetdesk admin apply), \
@@ -403,6 +449,35 @@ pub fn boost_period(approved_at: Timestamp, days: i64) -> (Timestamp, Timestamp)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_proposal_expires_after_seven_days_and_a_late_dismissal_says_so() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let now = at("2026-11-29T10:00:00Z");
+        let e = expiry(now);
+        assert_eq!(e.created_by, at("2026-11-22T10:00:00Z"));
+        assert_eq!(
+            (e.from, e.to),
+            (ProposalStatus::Waiting, ProposalStatus::Expired)
+        );
+        assert_eq!(
+            dismissed(at("2026-11-22T10:00:00Z"), now),
+            ProposalStatus::Expired
+        );
+        assert_eq!(
+            dismissed(at("2026-11-22T10:00:01Z"), now),
+            ProposalStatus::Refused
+        );
+        assert_eq!(
+            given_up_result(Some("timeout"))["error"],
+            "the service gave up making the change: timeout"
+        );
+        assert_eq!(
+            given_up_result(None)["error"],
+            "the service gave up making the change: no error recorded"
+        );
+        assert_eq!(GIVEN_UP, (ProposalStatus::Approved, ProposalStatus::Failed));
+    }
 
     fn running(budget: f64) -> KnownAd {
         KnownAd {

@@ -256,6 +256,37 @@ impl DecisionKind {
     }
 }
 
+/// The name the service decides and writes notes under.
+pub const SERVICE_NAME: &str = "fleetdesk";
+
+/// A decision the service itself closes (an ad proposal that expired, a wiki draft a newer
+/// one superseded): dismissed, by the service, from one of `from`, with a note saying why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceDismissal {
+    pub from: &'static [DecisionStatus],
+    pub status: DecisionStatus,
+    pub decided_by: Value,
+    /// What is appended to the decision's notes.
+    pub notes: Value,
+    pub at: jiff::Timestamp,
+}
+
+/// The service dismisses a decision still waiting for a person (`open` or `handled`) at `at`.
+pub fn dismissed_by_service(note: &str, at: jiff::Timestamp) -> ServiceDismissal {
+    ServiceDismissal {
+        from: &[DecisionStatus::Open, DecisionStatus::Handled],
+        status: DecisionStatus::Dismissed,
+        decided_by: serde_json::json!({"type": crate::Opener::Service.as_str(), "name": SERVICE_NAME}),
+        notes: notes(SERVICE_NAME, note, at),
+        at,
+    }
+}
+
+/// A note as a decision's notes store it, to append: `[{by, text, at}]`.
+pub fn notes(by: &str, text: &str, at: jiff::Timestamp) -> Value {
+    serde_json::json!([{"by": by, "text": text, "at": fleetdesk_kernel::format_utc(at)}])
+}
+
 /// What `mv` does on `current`.
 pub fn plan(current: &Current, mv: &Move) -> Result<Plan, DecisionRefusal> {
     use DecisionKind as K;

@@ -18,12 +18,14 @@ use fleetdesk_ads::ports::{
     NewProposal, ProposalRecord,
 };
 use fleetdesk_ads::proposal::{
-    ADS_DISABLED, AdStatus, BudgetType, CapState, Change, KnownAd, PROPOSAL_VALIDITY,
-    PROPOSALS_SHOWN, ProposalKind, ProposalStatus, boost_period, check_ad_state,
-    check_boost_account, check_boost_post, check_cap, committed, days_left_in_month,
-    decision_title, expired, month_start, ratios,
+    ADS_DISABLED, AdStatus, BudgetType, CapState, Change, EXPIRED_NOTE, GIVEN_UP as GIVEN_UP_MOVE,
+    KnownAd, PROPOSAL_VALIDITY, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, boost_period,
+    check_ad_state, check_boost_account, check_boost_post, check_cap, committed,
+    days_left_in_month, decision_title, dismissed, expired, expiry, given_up_result, month_start,
+    ratios,
 };
-use fleetdesk_kernel::jobs::{Job, NewJob};
+use fleetdesk_decisions::rules::dismissed_by_service;
+use fleetdesk_kernel::jobs::{Job, JobStatus, NewJob};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -50,6 +52,8 @@ statements!(
     LOCK_EXPIRED,
     EXPIRE,
     GIVEN_UP,
+    FAIL_GIVEN_UP,
+    WAITING_OF_DECISION,
     CLOSE_EXPIRED,
     LOCK_BY_DECISION,
     RUNNING_ADS,
@@ -182,38 +186,49 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::float8::numeric(14, 2), $1
 /// expiry, so the two never wait on each other in opposite orders.
 const LOCK_EXPIRED: &str = r#"
 SELECT d.id FROM decisions d JOIN ad_proposals p ON p.decision_id = d.id
-WHERE p.status = 'waiting' AND p.created_at <= $1 AND ($2::uuid IS NULL OR p.workspace_id = $2)
+WHERE p.status = $3 AND p.created_at <= $1 AND ($2::uuid IS NULL OR p.workspace_id = $2)
 ORDER BY d.id
 FOR UPDATE OF d
 "#;
 
 /// Those proposals expire.
 const EXPIRE: &str = r#"
-UPDATE ad_proposals SET status = 'expired' WHERE decision_id = ANY($1) AND status = 'waiting'
+UPDATE ad_proposals SET status = $3 WHERE decision_id = ANY($1) AND status = $2
 "#;
 
-/// Their decisions are dismissed by the service, with a note at `$2`.
+/// Their decisions are dismissed by the service (`fleetdesk_decisions::rules::
+/// dismissed_by_service`).
 const CLOSE_EXPIRED: &str = r#"
 UPDATE decisions
-SET status = 'dismissed', decided_by = '{"type": "service", "name": "fleetdesk"}'::jsonb,
-    decided_at = $2, updated_at = $2,
-    notes = notes || jsonb_build_array(jsonb_build_object(
-        'by', 'fleetdesk',
-        'text', 'expired: nobody handled the proposal within 7 days',
-        'at', to_char($2 AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')))
-WHERE id = ANY($1) AND status IN ('open', 'handled')
+SET status = $3, decided_by = $4, decided_at = $2, updated_at = $2, notes = notes || $5
+WHERE id = ANY($1) AND status = ANY($6)
 "#;
 
-/// Approved proposals whose `ad_change` job was given up: failed, with the queue's last error
-/// and the time it was given up.
+/// Approved proposals (`$3`) whose change job (`$1`) the queue gave up (`$2`), locked, with the
+/// queue's last error and when it gave up.
 const GIVEN_UP: &str = r#"
-UPDATE ad_proposals p
-SET status = 'failed', executed_at = coalesce(j.finished_at, $1),
-    result = jsonb_build_object('error', 'the service gave up making the change: '
-                                         || coalesce(j.last_error, 'no error recorded'))
-FROM jobs j
-WHERE j.kind = 'ad_change' AND j.key = p.id::text AND j.status = 'failed'
-  AND p.status = 'approved'
+SELECT p.id, j.last_error, coalesce(j.finished_at, $4) AS at
+FROM ad_proposals p JOIN jobs j ON j.kind = $1 AND j.key = p.id::text AND j.status = $2
+WHERE p.status = $3
+ORDER BY p.id
+FOR UPDATE OF p
+"#;
+
+#[derive(QueryableByName)]
+struct GivenUpRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    at: Ts,
+}
+
+/// Those proposals fail, each with its result.
+const FAIL_GIVEN_UP: &str = r#"
+UPDATE ad_proposals p SET status = $1, executed_at = t.at, result = t.result
+FROM unnest($2::uuid[], $3::timestamptz[], $4::jsonb[]) AS t(id, at, result)
+WHERE p.id = t.id
 "#;
 
 /// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
@@ -238,12 +253,22 @@ const APPROVE: &str = r#"
 UPDATE ad_proposals SET status = 'approved', decided_by = $2, decided_at = $3 WHERE id = $1
 "#;
 
-/// Dismissed: refused, or expired when its 7 days passed before (`$4`: its last moment).
+/// The waiting proposal of a dismissed decision, locked.
+const WAITING_OF_DECISION: &str = r#"
+SELECT id, created_at FROM ad_proposals WHERE decision_id = $1 AND status = $2 FOR UPDATE
+"#;
+
+#[derive(QueryableByName)]
+struct CreatedRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+}
+
+/// Dismissed: refused, or expired ([`fleetdesk_ads::proposal::dismissed`]).
 const REFUSE: &str = r#"
-UPDATE ad_proposals
-SET status = CASE WHEN created_at <= $4 THEN 'expired' ELSE 'refused' END,
-    decided_by = $2, decided_at = $3
-WHERE decision_id = $1 AND status = 'waiting'
+UPDATE ad_proposals SET status = $4, decided_by = $2, decided_at = $3 WHERE id = $1
 "#;
 
 const SYNC_TARGETS: &str = r#"
@@ -809,10 +834,12 @@ async fn view_tx(
 }
 
 async fn expire(conn: Tx<'_>, workspace: Option<Uuid>, now: Timestamp) -> anyhow::Result<u64> {
+    let expiry = expiry(now);
     let locked: Vec<IdRow> = prepared(
         diesel::sql_query(LOCK_EXPIRED)
-            .bind::<Timestamptz, _>(Ts::from(now - PROPOSAL_VALIDITY))
-            .bind::<Nullable<SqlUuid>, _>(workspace),
+            .bind::<Timestamptz, _>(Ts::from(expiry.created_by))
+            .bind::<Nullable<SqlUuid>, _>(workspace)
+            .bind::<Text, _>(expiry.from.as_str()),
     )
     .load(conn)
     .await?;
@@ -820,17 +847,58 @@ async fn expire(conn: Tx<'_>, workspace: Option<Uuid>, now: Timestamp) -> anyhow
         return Ok(0);
     }
     let ids: Vec<Uuid> = locked.into_iter().map(|r| r.id).collect();
-    let n = prepared(diesel::sql_query(EXPIRE).bind::<Array<SqlUuid>, _>(&ids))
-        .execute(conn)
-        .await?;
+    let n = prepared(
+        diesel::sql_query(EXPIRE)
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Text, _>(expiry.from.as_str())
+            .bind::<Text, _>(expiry.to.as_str()),
+    )
+    .execute(conn)
+    .await?;
+    let close = dismissed_by_service(EXPIRED_NOTE, now);
     prepared(
         diesel::sql_query(CLOSE_EXPIRED)
             .bind::<Array<SqlUuid>, _>(&ids)
-            .bind::<Timestamptz, _>(Ts::from(now)),
+            .bind::<Timestamptz, _>(Ts::from(close.at))
+            .bind::<Text, _>(close.status.as_str())
+            .bind::<Jsonb, _>(&close.decided_by)
+            .bind::<Jsonb, _>(&close.notes)
+            .bind::<Array<Text>, _>(close.from.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
     )
     .execute(conn)
     .await?;
     Ok(n as u64)
+}
+
+/// Approved proposals whose change the job queue gave up on fail
+/// ([`fleetdesk_ads::proposal::given_up`]): how many.
+async fn fail_given_up(conn: Tx<'_>, now: Timestamp) -> anyhow::Result<u64> {
+    let rows: Vec<GivenUpRow> = prepared(
+        diesel::sql_query(GIVEN_UP)
+            .bind::<Text, _>(CHANGE_JOB)
+            .bind::<Text, _>(JobStatus::Failed.as_str())
+            .bind::<Text, _>(GIVEN_UP_MOVE.0.as_str())
+            .bind::<Timestamptz, _>(Ts::from(now)),
+    )
+    .load(conn)
+    .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let results: Vec<Value> = rows
+        .iter()
+        .map(|r| given_up_result(r.last_error.as_deref()))
+        .collect();
+    prepared(
+        diesel::sql_query(FAIL_GIVEN_UP)
+            .bind::<Text, _>(GIVEN_UP_MOVE.1.as_str())
+            .bind::<Array<SqlUuid>, _>(rows.iter().map(|r| r.id).collect::<Vec<_>>())
+            .bind::<Array<Timestamptz>, _>(rows.iter().map(|r| r.at).collect::<Vec<_>>())
+            .bind::<Array<Jsonb>, _>(&results),
+    )
+    .execute(conn)
+    .await?;
+    Ok(rows.len() as u64)
 }
 
 /// A synced ad of the workspace, with its account's currency.
@@ -1149,12 +1217,23 @@ pub(crate) async fn refuse_change(
     decided_by: &Value,
     now: Timestamp,
 ) -> anyhow::Result<()> {
+    let waiting: Option<CreatedRow> = prepared(
+        diesel::sql_query(WAITING_OF_DECISION)
+            .bind::<SqlUuid, _>(decision_id)
+            .bind::<Text, _>(ProposalStatus::Waiting.as_str()),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(p) = waiting else {
+        return Ok(());
+    };
     prepared(
         diesel::sql_query(REFUSE)
-            .bind::<SqlUuid, _>(decision_id)
+            .bind::<SqlUuid, _>(p.id)
             .bind::<Jsonb, _>(decided_by)
             .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Timestamptz, _>(Ts::from(now - PROPOSAL_VALIDITY)),
+            .bind::<Text, _>(dismissed(p.created_at.into(), now).as_str()),
     )
     .execute(conn)
     .await?;
@@ -1513,11 +1592,7 @@ impl AdWorkRepo for PgStore {
     fn expire_proposals(&self, now: Timestamp) -> BoxFuture<'_, anyhow::Result<u64>> {
         self.tx(async move |conn| {
             let expired = expire(conn, None, now).await?;
-            let given_up =
-                prepared(diesel::sql_query(GIVEN_UP).bind::<Timestamptz, _>(Ts::from(now)))
-                    .execute(conn)
-                    .await?;
-            Ok(expired + given_up as u64)
+            Ok(expired + fail_given_up(conn, now).await?)
         })
     }
 

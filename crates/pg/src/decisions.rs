@@ -17,14 +17,13 @@ use fleetdesk_decisions::effects::{
 };
 use fleetdesk_decisions::ports::*;
 use fleetdesk_decisions::rules::{
-    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, plan, plan_done,
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, notes, plan, plan_done,
 };
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
 use fleetdesk_kernel::persona::FactStatus;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_personas::rules::DraftFact;
 use fleetdesk_tasks::TaskStatus;
-use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -283,10 +282,6 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
     Ok(visible.then_some(row))
 }
 
-fn note_json(by: &str, text: &str, at: Timestamp) -> Value {
-    json!([{"by": by, "text": text, "at": format_utc(at)}])
-}
-
 async fn decide(
     conn: Tx<'_>,
     scope: DecisionScope,
@@ -359,7 +354,7 @@ async fn decide(
     let notes = req
         .note
         .as_deref()
-        .map(|t| note_json(&req.person, t, req.now))
+        .map(|t| notes(&req.person, t, req.now))
         .unwrap_or_else(|| json!([]));
     diesel::update(decisions::table.filter(decisions::id.eq(row.id)))
         .set((

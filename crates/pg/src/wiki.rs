@@ -13,10 +13,10 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Float4, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_decisions::rules::DecisionRefusal;
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
+use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
-use fleetdesk_kernel::{AgentRef, BoxFuture, Page, format_utc};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry::{
     CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
@@ -986,10 +986,6 @@ async fn show_version(
     Ok(())
 }
 
-fn note(by: &str, text: &str) -> Value {
-    json!([{"by": by, "text": text, "at": format_utc(jiff::Timestamp::now())}])
-}
-
 /// The decision of the draft a proposal supersedes is dismissed (with a note naming the new
 /// version); a manual proposal opens its own `wiki_draft` decision, opened by the proposing
 /// agent in its workspace: each decision decides exactly its own version.
@@ -1009,18 +1005,21 @@ async fn write_decision(
     {
         let text = superseded_note(version, landing.version, landing.auto);
         let mv = DecisionMove::new(Action::Dismiss, None, None, None);
+        // Only a draft's decision still open is superseded: one handled waits for a person.
+        let close = dismissed_by_service(&text, jiff::Timestamp::now());
+        let at = jiff_diesel::Timestamp::from(close.at);
         diesel::update(
             decisions::table
                 .filter(decisions::id.eq(d))
                 .filter(decisions::status.eq(DecisionStatus::Open.as_str())),
         )
         .set((
-            decisions::status.eq(DecisionStatus::Dismissed.as_str()),
+            decisions::status.eq(close.status.as_str()),
             decisions::decided_move.eq(mv.to_json()),
-            decisions::decided_by.eq(json!({"type": "service", "name": "fleetdesk"})),
-            decisions::decided_at.eq(now),
-            decisions::notes.eq(decisions::notes.concat(note("fleetdesk", &text))),
-            decisions::updated_at.eq(now),
+            decisions::decided_by.eq(&close.decided_by),
+            decisions::decided_at.eq(at),
+            decisions::notes.eq(decisions::notes.concat(&close.notes)),
+            decisions::updated_at.eq(at),
         ))
         .execute(conn)
         .await?;

@@ -411,3 +411,20 @@ fn only_follow_ups_are_done_and_the_same_result_is_unchanged() {
         Err(DecisionRefusal::NotFollowUp(K::PersonaNew))
     );
 }
+
+#[test]
+fn the_service_dismisses_a_waiting_decision_with_its_note_at_one_time() {
+    let at: jiff::Timestamp = "2026-11-29T10:00:00.5Z".parse().unwrap();
+    let d = dismissed_by_service("expired", at);
+    assert_eq!(d.status, DecisionStatus::Dismissed);
+    assert_eq!(d.from, [DecisionStatus::Open, DecisionStatus::Handled]);
+    assert_eq!(
+        d.decided_by,
+        serde_json::json!({"type": "service", "name": "fleetdesk"})
+    );
+    assert_eq!(
+        d.notes,
+        serde_json::json!([{"by": "fleetdesk", "text": "expired", "at": "2026-11-29T10:00:00Z"}])
+    );
+    assert_eq!(d.at, at);
+}
