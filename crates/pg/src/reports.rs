@@ -10,6 +10,7 @@ use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz,
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{BoxFuture, Page, Position};
+use fleetdesk_posts::post::PostStatus;
 use fleetdesk_reports::period::Period;
 use fleetdesk_reports::ports::*;
 use fleetdesk_reports::report::{
@@ -76,7 +77,7 @@ WHERE workspace_id = ANY($1) ORDER BY code, platform, id
 
 const POSTS: &str = r#"
 SELECT id, slot_id, published_at, permalink, body FROM posts
-WHERE workspace_id = ANY($1) AND status IN ('published', 'deleted')
+WHERE workspace_id = ANY($1) AND status = ANY($4)
   AND published_at >= $2 AND published_at < $3
 "#;
 
@@ -281,7 +282,8 @@ async fn bodies(
         diesel::sql_query(POSTS)
             .bind::<Array<SqlUuid>, _>(workspaces)
             .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end),
+            .bind::<Timestamptz, _>(end)
+            .bind::<Array<Text>, _>(PostStatus::texts(PostStatus::went_out)),
     )
     .load(conn)
     .await?;

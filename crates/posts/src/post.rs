@@ -54,6 +54,11 @@ impl PostStatus {
         PostStatus::texts(PostStatus::is_unpublished)
     }
 
+    /// Went out on the platform: published, or deleted after it was (a report counts both).
+    pub fn went_out(self) -> bool {
+        matches!(self, PostStatus::Published | PostStatus::Deleted)
+    }
+
     /// The stored text of every status a rule accepts: a status set bound into SQL as a
     /// `text[]` (`status = ANY($n)`), so the statement holds no status of its own.
     pub fn texts(rule: impl Fn(PostStatus) -> bool) -> Vec<&'static str> {
@@ -156,6 +161,14 @@ pub fn landing_status(submit: bool, account_active: bool) -> PostStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn published_and_deleted_posts_went_out() {
+        assert_eq!(
+            PostStatus::texts(PostStatus::went_out),
+            ["published", "deleted"]
+        );
+    }
 
     #[test]
     fn stored_text_is_the_serde_form() {
