@@ -5,6 +5,7 @@
 //! Japan has ads disabled. The sandbox's act_1001 has ad 100111 running at 300 a day (ad set
 //! 100121) and ad 100112 paused at 200 a day.
 
+use fleetdesk_kernel::money::Cents;
 use fleetdesk_tests::assert::{assert_error, assert_error_in, ok};
 use fleetdesk_tests::{Response, TestApp, spawn_app};
 use jiff::{SignedDuration, Timestamp};
@@ -883,10 +884,10 @@ mod meta {
         assert_eq!(ids, ["3001", "3002", "3009"]);
         assert_eq!(snap.campaigns[2].status, "deleted");
         assert_eq!(snap.campaigns[2].name, "Deleted flash sale");
-        assert_eq!(snap.campaigns[2].days[0].spend, 40.0);
+        assert_eq!(snap.campaigns[2].days[0].spend, Cents(4000));
         let days = &snap.campaigns[0].days;
         assert_eq!(days.len(), 2);
-        assert_eq!(days[0].spend, 120.5);
+        assert_eq!(days[0].spend, Cents(12050));
         assert_eq!(
             (days[0].impressions, days[0].reach, days[0].clicks),
             (4000, 3500, 80)
@@ -898,13 +899,13 @@ mod meta {
         let (a, b) = (&snap.ads[0], &snap.ads[1]);
         assert_eq!(
             (a.id.as_str(), a.status, a.budget_type, a.budget),
-            ("2001", AdStatus::Running, BudgetType::Daily, 500.0)
+            ("2001", AdStatus::Running, BudgetType::Daily, Cents(50000))
         );
         assert_eq!(a.story_id.as_deref(), Some("111_222"));
         assert_eq!(a.starts_at, Some("2026-11-01T02:00:00Z".parse().unwrap()));
         assert_eq!(
             (b.status, b.budget_type, b.budget),
-            (AdStatus::Paused, BudgetType::Lifetime, 30000.0)
+            (AdStatus::Paused, BudgetType::Lifetime, Cents(3000000))
         );
         assert_eq!(b.ends_at, Some("2026-12-01T02:00:00Z".parse().unwrap()));
 
@@ -961,7 +962,7 @@ mod meta {
         let budget = Execution::Budget {
             adset_id: "4001".into(),
             budget_type: BudgetType::Daily,
-            amount: 12.5,
+            amount: Cents(1250),
         };
         meta.execute(&account("USD"), TOKEN, &budget).await.unwrap();
         // 12.50 TWD has no whole-unit form: refused before anything is sent.
@@ -979,7 +980,7 @@ mod meta {
             instagram_user_id: Some("1784".into()),
             name: "fleetdesk boost p-1".into(),
             budget_type: BudgetType::Lifetime,
-            amount: 1500.0,
+            amount: Cents(150000),
             starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
             ends_at: "2026-12-02T02:00:00Z".parse().unwrap(),
             countries: vec!["TW".into(), "HK".into()],
@@ -1032,7 +1033,7 @@ mod meta {
             instagram_user_id: Some("1784".into()),
             name: "fleetdesk boost p-3".into(),
             budget_type: BudgetType::Daily,
-            amount: 300.0,
+            amount: Cents(30000),
             starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
             ends_at: "2026-11-29T02:00:00Z".parse().unwrap(),
             countries: vec!["TW".into()],
@@ -1102,7 +1103,7 @@ mod meta {
             instagram_user_id: None,
             name: "fleetdesk boost p-2".into(),
             budget_type: BudgetType::Daily,
-            amount: 100.0,
+            amount: Cents(10000),
             starts_at: "2026-11-27T02:00:00Z".parse().unwrap(),
             ends_at: "2026-11-29T02:00:00Z".parse().unwrap(),
             countries: vec!["TW".into()],

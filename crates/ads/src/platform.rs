@@ -3,6 +3,7 @@
 //! what the last sync stored, and only an approved proposal writes to the platform.
 
 use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::money::Cents;
 use jiff::Timestamp;
 use jiff::civil::Date;
 use serde_json::Value;
@@ -67,7 +68,7 @@ pub struct CampaignSnapshot {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CampaignDay {
     pub day: Date,
-    pub spend: f64,
+    pub spend: Cents,
     pub impressions: i64,
     pub reach: i64,
     pub clicks: i64,
@@ -82,8 +83,8 @@ pub struct AdSnapshot {
     pub name: String,
     pub status: AdStatus,
     pub budget_type: BudgetType,
-    /// Ordinary units of the account's currency.
-    pub budget: f64,
+    /// In the account's currency.
+    pub budget: Cents,
     pub starts_at: Option<Timestamp>,
     pub ends_at: Option<Timestamp>,
     /// The platform's id of the post the ad promotes.
@@ -107,7 +108,7 @@ pub enum Execution {
     Budget {
         adset_id: String,
         budget_type: BudgetType,
-        amount: f64,
+        amount: Cents,
     },
     /// A paused campaign, ad set and ad promoting the post, which a person enables.
     Boost {
@@ -119,7 +120,7 @@ pub enum Execution {
         instagram_user_id: Option<String>,
         name: String,
         budget_type: BudgetType,
-        amount: f64,
+        amount: Cents,
         starts_at: Timestamp,
         ends_at: Timestamp,
         countries: Vec<String>,
@@ -182,7 +183,7 @@ mod tests {
     fn a_snapshot_keeps_each_campaign_day_and_ad_once() {
         let day = |d: i8| CampaignDay {
             day: Date::constant(2026, 11, d),
-            spend: f64::from(d),
+            spend: Cents(i64::from(d) * 100),
             impressions: 1,
             reach: 1,
             clicks: 0,
@@ -201,7 +202,7 @@ mod tests {
             name: id.into(),
             status: AdStatus::Running,
             budget_type: BudgetType::Daily,
-            budget: 1.0,
+            budget: Cents(100),
             starts_at: None,
             ends_at: None,
             story_id: None,
@@ -218,7 +219,7 @@ mod tests {
         .deduped();
         assert_eq!(snapshot.campaigns.len(), 2);
         assert_eq!(snapshot.campaigns[0].days.len(), 2);
-        assert_eq!(snapshot.campaigns[0].days[1].spend, 2.0);
+        assert_eq!(snapshot.campaigns[0].days[1].spend, Cents(200));
         assert_eq!(snapshot.ads.len(), 2);
     }
 }

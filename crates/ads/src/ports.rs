@@ -1,6 +1,7 @@
 //! The ports the adapters implement: the research and pick repositories (PostgreSQL).
 
 use fleetdesk_kernel::jobs::Job;
+use fleetdesk_kernel::money::Cents;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -336,7 +337,7 @@ pub struct ProposalRecord {
     pub post_id: Option<Uuid>,
     pub ad_account_id: Option<String>,
     pub budget_type: Option<crate::proposal::BudgetType>,
-    pub amount: Option<f64>,
+    pub amount: Option<Cents>,
     pub days: Option<i32>,
     pub countries: Vec<String>,
     pub reason: String,
@@ -353,10 +354,12 @@ pub struct ProposalRecord {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdCap))]
 pub struct CapView {
-    pub monthly_limit: f64,
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub monthly_limit: Cents,
     pub currency: String,
     /// Synced spend this month (Taipei) of the ad accounts in the cap's currency.
-    pub spent_this_month: f64,
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub spent_this_month: Cents,
 }
 
 /// An ad account as the last sync saw it.
@@ -384,7 +387,8 @@ pub struct CampaignView {
     pub ad_account_id: String,
     pub name: String,
     pub status: String,
-    pub spend: f64,
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub spend: Cents,
     pub impressions: i64,
     /// Summed per day: a person reached on two days counts twice.
     pub reach: i64,
@@ -406,7 +410,7 @@ pub struct AdView {
     pub kind: String,
     pub status: crate::proposal::AdStatus,
     pub budget_type: crate::proposal::BudgetType,
-    pub budget: f64,
+    pub budget: Cents,
     pub starts_at: Option<Timestamp>,
     pub ends_at: Option<Timestamp>,
     pub post_id: Option<Uuid>,

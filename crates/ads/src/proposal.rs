@@ -5,6 +5,7 @@
 //! executes it through the ad platform as that person, a dismiss refuses it, and one nobody
 //! handled expires after 7 days.
 
+use fleetdesk_kernel::money::Cents;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::AdsRefusal;
@@ -89,13 +90,13 @@ pub enum Change {
     },
     Budget {
         ad_id: String,
-        amount: f64,
+        amount: Cents,
     },
     Boost {
         post_id: uuid::Uuid,
         ad_account_id: String,
         budget_type: BudgetType,
-        amount: f64,
+        amount: Cents,
         days: i64,
         countries: Vec<String>,
     },
@@ -136,7 +137,7 @@ pub fn decimals(amount: f64) -> usize {
 /// cent the amount names. A JSON Schema engine checks and makes multiples of 0.01 in binary
 /// floating point (57 × 0.01 is 0.5700000000000001), so an amount within a few units in the
 /// last place of a cent is that cent; anything further off (0.005, 12.345) is refused.
-pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
+pub fn check_amount(field: &str, amount: f64) -> Result<Cents, AdsRefusal> {
     if !amount.is_finite() || amount <= 0.0 || amount >= MAX_AMOUNT {
         return Err(AdsRefusal::invalid(
             field,
@@ -158,7 +159,7 @@ pub fn check_amount(field: &str, amount: f64) -> Result<f64, AdsRefusal> {
             "an amount above 0 and below 1000000000, in the ad account's currency",
         ));
     }
-    Ok(whole / 100.0)
+    Ok(Cents(whole as i64))
 }
 
 /// Amounts stay below this.
@@ -198,10 +199,10 @@ pub fn check_countries(countries: &[String]) -> Result<Vec<String>, AdsRefusal> 
 
 /// A campaign's click-through rate (percent) and cost per click: none without impressions or
 /// clicks.
-pub fn ratios(spend: f64, impressions: i64, clicks: i64) -> (Option<f64>, Option<f64>) {
+pub fn ratios(spend: Cents, impressions: i64, clicks: i64) -> (Option<f64>, Option<f64>) {
     let round = |x: f64| (x * 100.0).round() / 100.0;
     let ctr = (impressions > 0).then(|| round(clicks as f64 * 100.0 / impressions as f64));
-    let cpc = (clicks > 0).then(|| round(spend / clicks as f64));
+    let cpc = (clicks > 0).then(|| round(spend.units() / clicks as f64));
     (ctr, cpc)
 }
 
@@ -219,7 +220,7 @@ pub struct KnownAd {
     pub status: AdStatus,
     pub budget_type: BudgetType,
     /// The budget in the ad account's currency.
-    pub budget: f64,
+    pub budget: Cents,
 }
 
 /// Whether the named ad may be proposed for: a pause needs a running ad, a resume a paused one.
@@ -242,11 +243,11 @@ pub fn check_ad_state(change: &Change, ad: &KnownAd) -> Result<(), AdsRefusal> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CapState {
     /// The workspace's monthly ad budget; `None` when the tenant file sets none.
-    pub cap: Option<f64>,
+    pub cap: Option<Cents>,
     /// Spent this month so far, as synced.
-    pub spent: f64,
+    pub spent: Cents,
     /// What the running ads will spend for the rest of the month at their budgets.
-    pub committed: f64,
+    pub committed: Cents,
     /// Whole days left in the month, today included.
     pub days_left: i64,
 }
@@ -254,9 +255,9 @@ pub struct CapState {
 /// What the change adds to this month's spend: a resumed ad's budget for the rest of the month,
 /// a raised budget's difference; a pause, a lowered budget and a boost (created paused) add
 /// nothing.
-pub fn added_spend(change: &Change, ad: Option<&KnownAd>, days_left: i64) -> f64 {
-    let month = |budget_type: BudgetType, amount: f64| match budget_type {
-        BudgetType::Daily => amount * days_left as f64,
+pub fn added_spend(change: &Change, ad: Option<&KnownAd>, days_left: i64) -> Cents {
+    let month = |budget_type: BudgetType, amount: Cents| match budget_type {
+        BudgetType::Daily => amount.times(days_left),
         BudgetType::Lifetime => amount,
     };
     match (change, ad) {
@@ -264,9 +265,9 @@ pub fn added_spend(change: &Change, ad: Option<&KnownAd>, days_left: i64) -> f64
         (Change::Budget { amount, .. }, Some(ad))
             if ad.status == AdStatus::Running && *amount > ad.budget =>
         {
-            month(ad.budget_type, amount - ad.budget)
+            month(ad.budget_type, *amount - ad.budget)
         }
-        _ => 0.0,
+        _ => Cents::ZERO,
     }
 }
 
@@ -277,9 +278,9 @@ pub fn check_cap(change: &Change, ad: Option<&KnownAd>, cap: &CapState) -> Resul
     let Some(limit) = cap.cap else {
         return Ok(());
     };
-    if added > 0.0 && cap.spent + cap.committed + added > limit {
+    if added > Cents::ZERO && cap.spent + cap.committed + added > limit {
         return Err(AdsRefusal::Rejected(format!(
-            "over the monthly cap: spent {:.2}, the running ads commit {:.2} more, this change adds {:.2}, the cap is {:.2}",
+            "over the monthly cap: spent {}, the running ads commit {} more, this change adds {}, the cap is {}",
             cap.spent, cap.committed, added, limit
         )));
     }
@@ -359,11 +360,11 @@ pub fn month_start(now: Timestamp) -> Timestamp {
 /// What the running ads will spend for the rest of the month at their budgets: a daily
 /// budget times the days left, a lifetime budget whole (the service does not know how much of
 /// it is spent).
-pub fn committed(ads: &[KnownAd], days_left: i64) -> f64 {
+pub fn committed(ads: &[KnownAd], days_left: i64) -> Cents {
     ads.iter()
         .filter(|a| a.status == AdStatus::Running)
         .map(|a| match a.budget_type {
-            BudgetType::Daily => a.budget * days_left as f64,
+            BudgetType::Daily => a.budget.times(days_left),
             BudgetType::Lifetime => a.budget,
         })
         .sum()
@@ -371,9 +372,9 @@ pub fn committed(ads: &[KnownAd], days_left: i64) -> f64 {
 
 /// The title of the `ad_change` decision a proposal opens.
 pub fn decision_title(change: &Change, currency: Option<&str>) -> String {
-    let money = |amount: f64| match currency {
-        Some(c) => format!("{amount:.2} {c}"),
-        None => format!("{amount:.2}"),
+    let money = |amount: Cents| match currency {
+        Some(c) => format!("{amount} {c}"),
+        None => format!("{amount}"),
     };
     match change {
         Change::Pause { ad_id } => format!("Pause ad {ad_id}"),
@@ -479,31 +480,35 @@ mod tests {
         assert_eq!(GIVEN_UP, (ProposalStatus::Approved, ProposalStatus::Failed));
     }
 
+    fn c(units: f64) -> Cents {
+        Cents::from_units(units).unwrap()
+    }
+
     fn running(budget: f64) -> KnownAd {
         KnownAd {
             status: AdStatus::Running,
             budget_type: BudgetType::Daily,
-            budget,
+            budget: c(budget),
         }
     }
 
     #[test]
     fn amounts_are_positive_with_at_most_two_decimals() {
-        assert_eq!(check_amount("amount", 12.5), Ok(12.5));
-        assert_eq!(check_amount("amount", 0.01), Ok(0.01));
+        assert_eq!(check_amount("amount", 12.5), Ok(c(12.5)));
+        assert_eq!(check_amount("amount", 0.01), Ok(c(0.01)));
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
             assert!(
                 matches!(check_amount("amount", bad), Err(AdsRefusal::Invalid { .. })),
                 "{bad}"
             );
         }
-        assert_eq!(check_amount("amount", 0.07), Ok(0.07));
+        assert_eq!(check_amount("amount", 0.07), Ok(c(0.07)));
         // A cent as a schema engine makes it (57 × 0.01) is that cent.
-        assert_eq!(check_amount("amount", 57.0 * 0.01), Ok(0.57));
-        assert_eq!(check_amount("amount", 0.5700000000000001), Ok(0.57));
+        assert_eq!(check_amount("amount", 57.0 * 0.01), Ok(c(0.57)));
+        assert_eq!(check_amount("amount", 0.5700000000000001), Ok(c(0.57)));
         // Two decimals, however large; nothing below a cent.
-        assert_eq!(check_amount("amount", 291573447.91), Ok(291573447.91));
-        assert_eq!(check_amount("amount", 999999999.99), Ok(999999999.99));
+        assert_eq!(check_amount("amount", 291573447.91), Ok(c(291573447.91)));
+        assert_eq!(check_amount("amount", 999999999.99), Ok(c(999999999.99)));
         for bad in [
             1e-9,
             0.001,
@@ -523,8 +528,8 @@ mod tests {
             (decimals(1500.0), decimals(12.5), decimals(1e-9)),
             (0, 1, 9)
         );
-        assert_eq!(ratios(10.0, 1000, 4), (Some(0.4), Some(2.5)));
-        assert_eq!(ratios(10.0, 0, 0), (None, None));
+        assert_eq!(ratios(c(10.0), 1000, 4), (Some(0.4), Some(2.5)));
+        assert_eq!(ratios(c(10.0), 0, 0), (None, None));
     }
 
     #[test]
@@ -564,7 +569,7 @@ mod tests {
         assert!(check_ad_state(&resume, &running(10.0)).is_err());
         let same = Change::Budget {
             ad_id: "1".into(),
-            amount: 10.0,
+            amount: c(10.0),
         };
         assert!(check_ad_state(&same, &running(10.0)).is_err());
     }
@@ -572,14 +577,14 @@ mod tests {
     #[test]
     fn the_cap_counts_spent_committed_and_what_the_change_adds() {
         let cap = CapState {
-            cap: Some(1000.0),
-            spent: 600.0,
-            committed: 200.0,
+            cap: Some(c(1000.0)),
+            spent: c(600.0),
+            committed: c(200.0),
             days_left: 10,
         };
         let raise = |amount| Change::Budget {
             ad_id: "1".into(),
-            amount,
+            amount: c(amount),
         };
         // 20 a day more for 10 days: exactly the cap.
         assert_eq!(check_cap(&raise(30.0), Some(&running(10.0)), &cap), Ok(()));
@@ -587,7 +592,7 @@ mod tests {
         // Lowering, pausing and boosting never hit the cap.
         assert_eq!(check_cap(&raise(5.0), Some(&running(10.0)), &cap), Ok(()));
         let full = CapState {
-            spent: 1000.0,
+            spent: c(1000.0),
             ..cap.clone()
         };
         assert_eq!(
@@ -609,7 +614,7 @@ mod tests {
         assert_eq!(check_cap(&resume, Some(&paused), &cap), Ok(()));
         let lifetime = KnownAd {
             budget_type: BudgetType::Lifetime,
-            budget: 200.01,
+            budget: c(200.01),
             ..paused
         };
         assert!(check_cap(&resume, Some(&lifetime), &cap).is_err());
@@ -639,12 +644,12 @@ mod tests {
                 ..running(50.0)
             },
         ];
-        assert_eq!(committed(&ads, 3), 80.0);
+        assert_eq!(committed(&ads, 3), c(80.0));
         assert_eq!(
             decision_title(
                 &Change::Budget {
                     ad_id: "42".into(),
-                    amount: 12.5
+                    amount: c(12.5)
                 },
                 Some("TWD")
             ),

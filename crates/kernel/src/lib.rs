@@ -13,6 +13,7 @@ pub mod health;
 pub mod jobs;
 pub mod market;
 pub mod media;
+pub mod money;
 pub mod percent;
 pub mod persona;
 pub mod platform;

@@ -7,7 +7,7 @@
 use crate::db::{PgStore, prepared};
 use crate::jobs::{enqueue_in, finish_in, hold};
 use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Double, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -26,6 +26,7 @@ use fleetdesk_ads::proposal::{
 };
 use fleetdesk_decisions::rules::dismissed_by_service;
 use fleetdesk_kernel::jobs::{Job, JobStatus, NewJob};
+use fleetdesk_kernel::money::Cents;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -78,7 +79,7 @@ statements!(
 /// The workspace's ads switch and cap, locked against concurrent proposals (`FOR NO KEY
 /// UPDATE`: foreign-key checks of other writes still pass).
 const WORKSPACE: &str = r#"
-SELECT ads_enabled, monthly_ad_cap::float8 AS cap, ad_cap_currency FROM workspaces
+SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
 WHERE id = $1
 FOR NO KEY UPDATE
 "#;
@@ -86,7 +87,7 @@ FOR NO KEY UPDATE
 /// The same, read without a lock (`GET /ads`), of the organization `$2` (any when null) and
 /// not archived.
 const WORKSPACE_READ: &str = r#"
-SELECT ads_enabled, monthly_ad_cap::float8 AS cap, ad_cap_currency FROM workspaces
+SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
 WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2) AND archived_at IS NULL
 "#;
 
@@ -97,7 +98,7 @@ WHERE workspace_id = $1 ORDER BY id
 
 /// What the workspace's ad accounts in the currency `$3` spent from the day `$2`.
 const SPENT: &str = r#"
-SELECT coalesce(sum(d.spend), 0)::float8 AS spent
+SELECT (coalesce(sum(d.spend), 0) * 100)::int8 AS spent
 FROM ad_campaign_days d
 JOIN ad_campaigns c ON c.workspace_id = d.workspace_id AND c.id = d.campaign_id
 JOIN ad_accounts a ON a.workspace_id = c.workspace_id AND a.id = c.ad_account_id
@@ -107,7 +108,7 @@ WHERE d.workspace_id = $1 AND d.day >= $2 AND a.currency = $3
 /// Every campaign with its numbers summed from the day `$2`, the most spent first.
 const CAMPAIGNS: &str = r#"
 SELECT c.id, c.ad_account_id, c.name, c.status, c.by_fleetdesk,
-       coalesce(sum(d.spend), 0)::float8 AS spend,
+       (coalesce(sum(d.spend), 0) * 100)::int8 AS spend,
        coalesce(sum(d.impressions), 0)::bigint AS impressions,
        coalesce(sum(d.reach), 0)::bigint AS reach,
        coalesce(sum(d.clicks), 0)::bigint AS clicks,
@@ -121,7 +122,7 @@ ORDER BY spend DESC, c.id
 "#;
 
 const SERVICE_ADS: &str = r#"
-SELECT id, ad_account_id, campaign_id, kind, status, budget_type, budget::float8 AS budget,
+SELECT id, ad_account_id, campaign_id, kind, status, budget_type, (budget * 100)::int8 AS budget,
        starts_at, ends_at, post_id, story_id
 FROM ads
 WHERE workspace_id = $1 AND by_fleetdesk
@@ -131,7 +132,7 @@ ORDER BY starts_at DESC NULLS LAST, id
 macro_rules! proposal_select {
     () => {
         r#"
-SELECT id, kind, status, ad_id, post_id, ad_account_id, budget_type, amount::float8 AS amount,
+SELECT id, kind, status, ad_id, post_id, ad_account_id, budget_type, (amount * 100)::int8 AS amount,
        days, countries, reason, decision_id, result, created_at, decided_by, decided_at,
        executed_at
 FROM ad_proposals
@@ -148,7 +149,7 @@ const PROPOSAL_BY_ID: &str = concat!(proposal_select!(), "WHERE id = $1");
 
 /// A synced ad of the workspace with its account's currency.
 const AD: &str = r#"
-SELECT a.status, a.budget_type, a.budget::float8 AS budget, acc.currency
+SELECT a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
 FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
 WHERE a.workspace_id = $1 AND a.id = $2
 "#;
@@ -177,7 +178,7 @@ const INSERT_PROPOSAL: &str = r#"
 INSERT INTO ad_proposals (id, organization_id, workspace_id, agent_id, kind, target, ad_id,
                           post_id, ad_account_id, budget_type, amount, days, countries, reason,
                           decision_id, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::float8::numeric(14, 2), $12, $13, $14,
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ($11::int8 / 100.0)::numeric(14, 2), $12, $13, $14,
         $15, $16)
 "#;
 
@@ -233,8 +234,8 @@ WHERE p.id = t.id
 
 /// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
 const LOCK_BY_DECISION: &str = r#"
-SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.amount::float8 AS amount,
-       p.created_at, w.monthly_ad_cap::float8 AS cap, w.ad_cap_currency
+SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, (p.amount * 100)::int8 AS amount,
+       p.created_at, (w.monthly_ad_cap * 100)::int8 AS cap, w.ad_cap_currency
 FROM ad_proposals p JOIN workspaces w ON w.id = p.workspace_id
 WHERE p.decision_id = $1
 FOR UPDATE OF p
@@ -243,7 +244,7 @@ FOR UPDATE OF p
 /// The running ads of the workspace's accounts in the currency `$2`, one per ad set: a
 /// budget is its ad set's, counted once however many of its ads run.
 const RUNNING_ADS: &str = r#"
-SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, a.budget::float8 AS budget, acc.currency
+SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
 FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
 WHERE a.workspace_id = $1 AND a.status = 'running' AND acc.currency = $2
 ORDER BY a.adset_id
@@ -308,9 +309,9 @@ WHERE c.workspace_id = d.workspace_id AND c.id = d.campaign_id
 const INSERT_DAYS: &str = r#"
 INSERT INTO ad_campaign_days (workspace_id, campaign_id, day, spend, impressions, reach, clicks,
                               results)
-SELECT $1, d.campaign_id, d.day, d.spend::numeric(14, 2), d.impressions, d.reach, d.clicks,
+SELECT $1, d.campaign_id, d.day, (d.spend / 100.0)::numeric(14, 2), d.impressions, d.reach, d.clicks,
        d.results
-FROM unnest($2::text[], $3::date[], $4::float8[], $5::bigint[], $6::bigint[], $7::bigint[],
+FROM unnest($2::text[], $3::date[], $4::int8[], $5::bigint[], $6::bigint[], $7::bigint[],
             $8::bigint[]) AS d(campaign_id, day, spend, impressions, reach, clicks, results)
 "#;
 
@@ -322,7 +323,7 @@ INSERT INTO ads (workspace_id, id, ad_account_id, campaign_id, adset_id, name, k
                  by_fleetdesk)
 SELECT $1, a.id, $2, a.campaign_id, a.adset_id, a.name,
        CASE WHEN a.story_id IS NULL THEN 'other' ELSE 'boost' END, a.status, a.budget_type,
-       a.budget::numeric(14, 2), a.starts_at, a.ends_at, a.story_id,
+       (a.budget / 100.0)::numeric(14, 2), a.starts_at, a.ends_at, a.story_id,
        (SELECT p.id FROM posts p
         WHERE p.workspace_id = $1 AND p.platform_post_id = a.story_id
         ORDER BY p.created_at LIMIT 1),
@@ -330,7 +331,7 @@ SELECT $1, a.id, $2, a.campaign_id, a.adset_id, a.name,
        EXISTS (SELECT 1 FROM ad_campaigns c
                WHERE c.workspace_id = $1 AND c.id = a.campaign_id AND c.by_fleetdesk)
 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-            $9::float8[], $10::timestamptz[], $11::timestamptz[], $12::text[])
+            $9::int8[], $10::timestamptz[], $11::timestamptz[], $12::text[])
      AS a(id, campaign_id, adset_id, name, status, budget_type, budget, starts_at, ends_at,
           story_id)
 ON CONFLICT (workspace_id, id) DO UPDATE
@@ -350,7 +351,7 @@ WHERE workspace_id = $1 AND ad_account_id = $2 AND NOT (id = ANY($3)) AND NOT by
 
 /// An approved proposal with what executing it needs, locked.
 const CHANGE: &str = r#"
-SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.post_id, p.amount::float8 AS amount,
+SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.post_id, (p.amount * 100)::int8 AS amount,
        p.budget_type AS proposed_budget_type, p.days, p.countries, p.result, p.decided_at,
        coalesce(a.ad_account_id, p.ad_account_id) AS account_id, acc.currency, acc.token_env,
        acc.instagram_user_id,
@@ -382,7 +383,7 @@ const SERVICE_AD: &str = r#"
 INSERT INTO ads (workspace_id, id, ad_account_id, campaign_id, adset_id, name, kind, status,
                  budget_type, budget, starts_at, ends_at, story_id, post_id, by_fleetdesk,
                  synced_at)
-VALUES ($1, $2, $3, $4, $5, $6, 'boost', 'paused', $7, $8::float8::numeric(14, 2), $9, $10, $11,
+VALUES ($1, $2, $3, $4, $5, $6, 'boost', 'paused', $7, ($8::int8 / 100.0)::numeric(14, 2), $9, $10, $11,
         $12, true, $13)
 ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = 'boost',
     post_id = EXCLUDED.post_id
@@ -395,8 +396,8 @@ ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = 'boost'
 struct WorkspaceRow {
     #[diesel(sql_type = Bool)]
     ads_enabled: bool,
-    #[diesel(sql_type = Nullable<Double>)]
-    cap: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    cap: Option<i64>,
     #[diesel(sql_type = Nullable<Text>)]
     ad_cap_currency: Option<String>,
 }
@@ -419,8 +420,8 @@ struct AccountRow {
 
 #[derive(QueryableByName)]
 struct SpentRow {
-    #[diesel(sql_type = Double)]
-    spent: f64,
+    #[diesel(sql_type = BigInt)]
+    spent: i64,
 }
 
 #[derive(QueryableByName)]
@@ -435,8 +436,8 @@ struct CampaignRow {
     status: String,
     #[diesel(sql_type = Bool)]
     by_fleetdesk: bool,
-    #[diesel(sql_type = Double)]
-    spend: f64,
+    #[diesel(sql_type = BigInt)]
+    spend: i64,
     #[diesel(sql_type = BigInt)]
     impressions: i64,
     #[diesel(sql_type = BigInt)]
@@ -461,8 +462,8 @@ struct AdRow {
     status: String,
     #[diesel(sql_type = Text)]
     budget_type: String,
-    #[diesel(sql_type = Double)]
-    budget: f64,
+    #[diesel(sql_type = BigInt)]
+    budget: i64,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     starts_at: Option<Ts>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
@@ -489,8 +490,8 @@ struct ProposalRow {
     ad_account_id: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     budget_type: Option<String>,
-    #[diesel(sql_type = Nullable<Double>)]
-    amount: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
     #[diesel(sql_type = Nullable<Integer>)]
     days: Option<i32>,
     #[diesel(sql_type = Array<Text>)]
@@ -517,8 +518,8 @@ struct KnownAdRow {
     status: String,
     #[diesel(sql_type = Text)]
     budget_type: String,
-    #[diesel(sql_type = Double)]
-    budget: f64,
+    #[diesel(sql_type = BigInt)]
+    budget: i64,
     #[diesel(sql_type = Text)]
     currency: String,
 }
@@ -565,12 +566,12 @@ struct LockedRow {
     status: String,
     #[diesel(sql_type = Nullable<Text>)]
     ad_id: Option<String>,
-    #[diesel(sql_type = Nullable<Double>)]
-    amount: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
     #[diesel(sql_type = Timestamptz)]
     created_at: Ts,
-    #[diesel(sql_type = Nullable<Double>)]
-    cap: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    cap: Option<i64>,
     #[diesel(sql_type = Nullable<Text>)]
     ad_cap_currency: Option<String>,
 }
@@ -601,8 +602,8 @@ struct ChangeRow {
     ad_id: Option<String>,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     post_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Double>)]
-    amount: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
     #[diesel(sql_type = Nullable<Text>)]
     proposed_budget_type: Option<String>,
     #[diesel(sql_type = Nullable<Integer>)]
@@ -649,7 +650,7 @@ impl KnownAdRow {
         Ok(KnownAd {
             status: parsed("ad status", &self.status, AdStatus::parse)?,
             budget_type: budget_type(&self.budget_type)?,
-            budget: self.budget,
+            budget: Cents(self.budget),
         })
     }
 }
@@ -670,7 +671,7 @@ impl ProposalRow {
             post_id: self.post_id,
             ad_account_id: self.ad_account_id,
             budget_type: self.budget_type.as_deref().map(budget_type).transpose()?,
-            amount: self.amount,
+            amount: self.amount.map(Cents),
             days: self.days,
             countries: self.countries,
             reason: self.reason,
@@ -708,7 +709,7 @@ fn enabled(ws: WorkspaceRow) -> Result<WorkspaceRow, AdsRefusal> {
     }
 }
 
-async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<f64> {
+async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<Cents> {
     let row: SpentRow = prepared(
         diesel::sql_query(SPENT)
             .bind::<SqlUuid, _>(ws)
@@ -717,7 +718,7 @@ async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyh
     )
     .get_result(conn)
     .await?;
-    Ok(row.spent)
+    Ok(Cents(row.spent))
 }
 
 async fn view_tx(
@@ -747,7 +748,7 @@ async fn view_tx(
     let cap = match (ws.cap, ws.ad_cap_currency) {
         (Some(limit), Some(currency)) => Some(CapView {
             spent_this_month: spent(conn, workspace_id, month_start(now), &currency).await?,
-            monthly_limit: limit,
+            monthly_limit: Cents(limit),
             currency,
         }),
         _ => None,
@@ -791,13 +792,13 @@ async fn view_tx(
         campaigns: campaigns
             .into_iter()
             .map(|c| {
-                let (ctr, cpc) = ratios(c.spend, c.impressions, c.clicks);
+                let (ctr, cpc) = ratios(Cents(c.spend), c.impressions, c.clicks);
                 CampaignView {
                     id: c.id,
                     ad_account_id: c.ad_account_id,
                     name: c.name,
                     status: c.status,
-                    spend: c.spend,
+                    spend: Cents(c.spend),
                     impressions: c.impressions,
                     reach: c.reach,
                     clicks: c.clicks,
@@ -818,7 +819,7 @@ async fn view_tx(
                     ad_account_id: a.ad_account_id,
                     campaign_id: a.campaign_id,
                     kind: a.kind,
-                    budget: a.budget,
+                    budget: Cents(a.budget),
                     starts_at: a.starts_at.map(Ts::to_jiff),
                     ends_at: a.ends_at.map(Ts::to_jiff),
                     post_id: a.post_id,
@@ -1081,7 +1082,7 @@ async fn propose_tx(
             .bind::<Nullable<SqlUuid>, _>(post_id)
             .bind::<Nullable<Text>, _>(ad_account_id)
             .bind::<Nullable<Text>, _>(budget_type)
-            .bind::<Nullable<Double>, _>(amount)
+            .bind::<Nullable<BigInt>, _>(amount.map(|a| a.0))
             .bind::<Nullable<Integer>, _>(days)
             .bind::<Array<Text>, _>(&countries)
             .bind::<Text, _>(&p.reason)
@@ -1154,7 +1155,7 @@ pub(crate) async fn approve_change(
         } else {
             Change::Budget {
                 ad_id,
-                amount: p.amount.unwrap_or_default(),
+                amount: Cents(p.amount.unwrap_or_default()),
             }
         };
         let known = ad.known()?;
@@ -1178,7 +1179,7 @@ pub(crate) async fn approve_change(
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let days_left = days_left_in_month(now);
             let cap = CapState {
-                cap: Some(limit),
+                cap: Some(Cents(limit)),
                 spent: spent(conn, p.workspace_id, month_start(now), currency).await?,
                 committed: committed(&running, days_left),
                 days_left,
@@ -1321,7 +1322,7 @@ async fn store_sync_tx(
                     .map(|(_, d)| jiff_diesel::Date::from(d.day))
                     .collect::<Vec<_>>(),
             )
-            .bind::<Array<Double>, _>(days.iter().map(|(_, d)| d.spend).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.spend.0).collect::<Vec<_>>())
             .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.impressions).collect::<Vec<_>>())
             .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.reach).collect::<Vec<_>>())
             .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.clicks).collect::<Vec<_>>())
@@ -1341,7 +1342,7 @@ async fn store_sync_tx(
             .bind::<Array<Text>, _>(a.iter().map(|a| a.name.as_str()).collect::<Vec<_>>())
             .bind::<Array<Text>, _>(a.iter().map(|a| a.status.as_str()).collect::<Vec<_>>())
             .bind::<Array<Text>, _>(a.iter().map(|a| a.budget_type.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Double>, _>(a.iter().map(|a| a.budget).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(a.iter().map(|a| a.budget.0).collect::<Vec<_>>())
             .bind::<Array<Nullable<Timestamptz>>, _>(
                 a.iter().map(|a| ts(a.starts_at)).collect::<Vec<_>>(),
             )
@@ -1460,7 +1461,7 @@ async fn change_step_tx(
         ProposalKind::Budget => Execution::Budget {
             adset_id: row.adset_id.clone().unwrap_or_default(),
             budget_type: budget_type(row.ad_budget_type.as_deref().unwrap_or("daily"))?,
-            amount: row.amount.unwrap_or_default(),
+            amount: Cents(row.amount.unwrap_or_default()),
         },
         ProposalKind::Boost => {
             let approved = row.decided_at.map(Ts::to_jiff).unwrap_or(now);
@@ -1471,7 +1472,7 @@ async fn change_step_tx(
                 instagram_user_id: row.instagram_user_id.clone(),
                 name: boost_name(row.id),
                 budget_type: budget_type(row.proposed_budget_type.as_deref().unwrap_or("daily"))?,
-                amount: row.amount.unwrap_or_default(),
+                amount: Cents(row.amount.unwrap_or_default()),
                 starts_at,
                 ends_at,
                 countries: if row.countries.is_empty() {
@@ -1541,7 +1542,7 @@ async fn record_execution_tx(
                         .bind::<Text, _>(&created.adset_id)
                         .bind::<Text, _>(boost_name(id))
                         .bind::<Text, _>(row.proposed_budget_type.as_deref().unwrap_or("daily"))
-                        .bind::<Double, _>(row.amount.unwrap_or_default())
+                        .bind::<BigInt, _>(row.amount.unwrap_or_default())
                         .bind::<Timestamptz, _>(Ts::from(starts_at))
                         .bind::<Timestamptz, _>(Ts::from(ends_at))
                         .bind::<Nullable<Text>, _>(row.platform_post_id.as_deref())

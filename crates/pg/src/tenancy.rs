@@ -226,7 +226,7 @@ async fn upsert_person(
 
 /// The workspace's monthly ad cap as the file says (none when absent), and its ad accounts
 /// added or updated by id (an account the file no longer lists stays, with its data).
-const SET_AD_CAP: &str = "UPDATE workspaces SET monthly_ad_cap = $2::float8::numeric(14, 2), ad_cap_currency = $3 WHERE id = $1";
+const SET_AD_CAP: &str = "UPDATE workspaces SET monthly_ad_cap = ($2::int8 / 100.0)::numeric(14, 2), ad_cap_currency = $3 WHERE id = $1";
 
 const UPSERT_AD_ACCOUNTS: &str = r#"
 INSERT INTO ad_accounts (workspace_id, id, name, currency, token_env, instagram_user_id)
@@ -243,7 +243,7 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
     crate::db::prepared(
         diesel::sql_query(SET_AD_CAP)
             .bind::<SqlUuid, _>(ws_id)
-            .bind::<Nullable<diesel::sql_types::Double>, _>(cap.map(|c| c.amount))
+            .bind::<Nullable<diesel::sql_types::BigInt>, _>(cap.map(|c| c.cents().0))
             .bind::<Nullable<Text>, _>(cap.map(|c| c.currency.as_str())),
     )
     .execute(conn)

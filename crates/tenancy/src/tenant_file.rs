@@ -149,8 +149,16 @@ pub struct AdAccountSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdCapSpec {
+    /// As the file writes it; checked to be a whole number of cents ([`AdCapSpec::cents`]).
     pub amount: f64,
     pub currency: String,
+}
+
+impl AdCapSpec {
+    /// The cap in cents, the amount the file's checks accepted.
+    pub fn cents(&self) -> fleetdesk_kernel::money::Cents {
+        fleetdesk_kernel::money::Cents::from_units(self.amount).unwrap_or_default()
+    }
 }
 
 /// An ISO 4217 currency code: three upper-case letters.

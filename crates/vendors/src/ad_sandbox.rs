@@ -3,6 +3,7 @@
 //! running and one paused. Changes made through it (pauses, budgets, boosts) are kept in
 //! memory, so the next sync shows them; a restart forgets them. It talks to nothing.
 
+use fleetdesk_kernel::money::Cents;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -40,7 +41,7 @@ fn digits(account: &AdAccountRef) -> &str {
 /// 200 a day.
 fn standing_ads(account: &AdAccountRef) -> Vec<AdSnapshot> {
     let d = digits(account);
-    let ad = |n: u8, status: AdStatus, budget: f64| AdSnapshot {
+    let ad = |n: u8, status: AdStatus, budget: Cents| AdSnapshot {
         id: format!("{d}1{n}"),
         campaign_id: format!("{d}0{n}"),
         adset_id: format!("{d}2{n}"),
@@ -53,8 +54,8 @@ fn standing_ads(account: &AdAccountRef) -> Vec<AdSnapshot> {
         story_id: None,
     };
     vec![
-        ad(1, AdStatus::Running, 300.0),
-        ad(2, AdStatus::Paused, 200.0),
+        ad(1, AdStatus::Running, Cents(30000)),
+        ad(2, AdStatus::Paused, Cents(20000)),
     ]
 }
 
@@ -82,7 +83,7 @@ impl SandboxAds {
                     let clicks = roll(&[&id, &key, "c"], 200) as i64;
                     days.push(CampaignDay {
                         day,
-                        spend: roll(&[&id, &key, "s"], 30000) as f64 / 100.0,
+                        spend: Cents(roll(&[&id, &key, "s"], 30000) as i64),
                         impressions,
                         reach: impressions * 4 / 5,
                         clicks,

@@ -11,6 +11,7 @@
 //! error). Lists are followed page by page with the `after` cursor on the same address, never
 //! the `next` link Meta sends.
 
+use fleetdesk_kernel::money::Cents;
 use std::time::Duration;
 
 use fleetdesk_ads::platform::{
@@ -49,18 +50,17 @@ pub fn offset(currency: &str) -> f64 {
 }
 
 /// An amount in minor units, as Meta takes it; refused when the currency has no such
-/// fraction (12.5 TWD).
-pub fn to_minor(amount: f64, currency: &str) -> Result<i64, PlatformError> {
-    let whole = offset(currency) == 1.0;
-    let allowed = if whole { 0 } else { 2 };
-    if fleetdesk_ads::proposal::decimals(amount) > allowed {
-        return Err(PlatformError(if whole {
-            format!("{amount} {currency}: Meta takes {currency} in whole units")
-        } else {
-            format!("{amount} {currency}: more than two decimals")
-        }));
+/// fraction (12.50 TWD).
+pub fn to_minor(amount: Cents, currency: &str) -> Result<i64, PlatformError> {
+    if offset(currency) == 1.0 {
+        if amount.has_cents() {
+            return Err(PlatformError(format!(
+                "{amount} {currency}: Meta takes {currency} in whole units"
+            )));
+        }
+        return Ok(amount.0 / 100);
     }
-    Ok((amount * offset(currency)).round() as i64)
+    Ok(amount.0)
 }
 
 /// Meta's ad platform at `base`.
@@ -479,7 +479,7 @@ impl MetaAds {
             {
                 c.days.push(CampaignDay {
                     day,
-                    spend: number(&i.spend),
+                    spend: Cents::from_units(number(&i.spend)).unwrap_or_default(),
                     impressions: count(&i.impressions),
                     reach: count(&i.reach),
                     clicks: count(&i.clicks),
@@ -514,7 +514,7 @@ impl MetaAds {
                 name: ad.name,
                 status,
                 budget_type,
-                budget: minor / unit,
+                budget: Cents::from_units(minor / unit).unwrap_or_default(),
                 starts_at: set.and_then(|s| meta_time(&s.start_time)),
                 ends_at: set.and_then(|s| meta_time(&s.end_time)),
                 story_id: story,
@@ -714,12 +714,11 @@ mod tests {
 
     #[test]
     fn budgets_go_in_the_currencys_minor_units() {
-        assert_eq!(to_minor(12.5, "USD"), Ok(1250));
-        assert_eq!(to_minor(500.0, "TWD"), Ok(500));
-        assert!(to_minor(12.5, "TWD").is_err());
-        assert_eq!(to_minor(0.07, "EUR"), Ok(7));
-        assert_eq!(to_minor(291573447.91, "USD"), Ok(29157344791));
-        assert!(to_minor(0.001, "USD").is_err());
+        assert_eq!(to_minor(Cents(1250), "USD"), Ok(1250));
+        assert_eq!(to_minor(Cents(50000), "TWD"), Ok(500));
+        assert!(to_minor(Cents(1250), "TWD").is_err());
+        assert_eq!(to_minor(Cents(7), "EUR"), Ok(7));
+        assert_eq!(to_minor(Cents(29157344791), "USD"), Ok(29157344791));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use fleetdesk_ads::proposal::{
     AdStatus, BudgetType, COUNTRY_PATTERN, Change, ProposalKind, ProposalStatus, check_amount,
     check_countries, check_days,
 };
+use fleetdesk_kernel::money::Cents;
 use fleetdesk_tenancy::{AgentCaller, MemberCaller, PersonalAccess, Scope};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -133,7 +134,8 @@ pub struct AdsQuery {
 pub struct BudgetOut {
     #[serde(rename = "type")]
     pub budget_type: BudgetType,
-    pub amount: f64,
+    #[schema(value_type = f64)]
+    pub amount: Cents,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -400,7 +402,7 @@ fn change(b: ProposeBody) -> Result<Change, ApiError> {
     let ad = || b.ad_id.clone().map(|a| a.0).ok_or_else(|| missing("ad_id"));
     let amount = || {
         let a = b.amount.ok_or_else(|| missing("amount"))?;
-        Ok::<f64, ApiError>(check_amount("amount", a)?)
+        Ok::<Cents, ApiError>(check_amount("amount", a)?)
     };
     match kind {
         ProposalKind::Pause | ProposalKind::Resume | ProposalKind::Budget => {
@@ -457,7 +459,8 @@ pub struct ProposalOut {
     pub post_id: Option<Uuid>,
     pub ad_account_id: Option<String>,
     pub budget_type: Option<BudgetType>,
-    pub amount: Option<f64>,
+    #[schema(value_type = Option<f64>)]
+    pub amount: Option<Cents>,
     pub days: Option<i32>,
     pub countries: Vec<String>,
     pub reason: String,
