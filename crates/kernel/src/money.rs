@@ -26,6 +26,26 @@ impl Cents {
         (cents.is_finite() && cents.abs() < 9.0e15).then_some(Cents(cents as i64))
     }
 
+    /// The amount a decimal text names (`12.34`, `-3`, `0.5`), read without a float; `None`
+    /// for anything else or more than two decimals.
+    pub fn parse_units(text: &str) -> Option<Cents> {
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > 2 {
+            return None;
+        }
+        let cents = whole
+            .parse::<i64>()
+            .ok()?
+            .checked_mul(100)?
+            .checked_add(format!("{fraction:0<2}").parse::<i64>().ok()?)?;
+        Some(Cents(if negative { -cents } else { cents }))
+    }
+
     /// The amount in ordinary units, for a JSON answer or a comparison with a float.
     pub fn units(self) -> f64 {
         self.0 as f64 / 100.0
@@ -98,6 +118,25 @@ mod tests {
         assert_eq!(Cents(1500).times(31), Cents(46500));
         assert_eq!(Cents(i64::MAX).times(2), Cents(i64::MAX));
         assert!(Cents(1230).has_cents() && !Cents(1200).has_cents());
+    }
+
+    #[test]
+    fn decimal_texts_are_read_exactly() {
+        assert_eq!(Cents::parse_units("12.34"), Some(Cents(1234)));
+        assert_eq!(Cents::parse_units("12.3"), Some(Cents(1230)));
+        assert_eq!(Cents::parse_units("12"), Some(Cents(1200)));
+        assert_eq!(Cents::parse_units("-0.05"), Some(Cents(-5)));
+        for bad in [
+            "",
+            ".5",
+            "1.234",
+            "1e3",
+            "12,3",
+            "abc",
+            "99999999999999999999",
+        ] {
+            assert_eq!(Cents::parse_units(bad), None, "{bad}");
+        }
     }
 
     #[test]

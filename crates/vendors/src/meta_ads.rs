@@ -41,18 +41,18 @@ const WHOLE_UNITS: &[&str] = &[
 ];
 
 /// The minor units of `currency` in one ordinary unit.
-pub fn offset(currency: &str) -> f64 {
+pub fn offset(currency: &str) -> i64 {
     if WHOLE_UNITS.contains(&currency) {
-        1.0
+        1
     } else {
-        100.0
+        100
     }
 }
 
 /// An amount in minor units, as Meta takes it; refused when the currency has no such
 /// fraction (12.50 TWD).
 pub fn to_minor(amount: Cents, currency: &str) -> Result<i64, PlatformError> {
-    if offset(currency) == 1.0 {
+    if offset(currency) == 1 {
         if amount.has_cents() {
             return Err(PlatformError(format!(
                 "{amount} {currency}: Meta takes {currency} in whole units"
@@ -207,10 +207,6 @@ fn ad_status(effective: &str) -> Option<AdStatus> {
         "PAUSED" | "CAMPAIGN_PAUSED" | "ADSET_PAUSED" => Some(AdStatus::Paused),
         _ => None,
     }
-}
-
-fn number(text: &Option<String>) -> f64 {
-    text.as_deref().and_then(|t| t.parse().ok()).unwrap_or(0.0)
 }
 
 fn count(text: &Option<String>) -> i64 {
@@ -479,7 +475,11 @@ impl MetaAds {
             {
                 c.days.push(CampaignDay {
                     day,
-                    spend: Cents::from_units(number(&i.spend)).unwrap_or_default(),
+                    spend: i
+                        .spend
+                        .as_deref()
+                        .and_then(Cents::parse_units)
+                        .unwrap_or_default(),
                     impressions: count(&i.impressions),
                     reach: count(&i.reach),
                     clicks: count(&i.clicks),
@@ -493,12 +493,12 @@ impl MetaAds {
             };
             let set = ad.adset.as_ref();
             let (budget_type, minor) = match set.and_then(|s| s.lifetime_budget.as_ref()) {
-                Some(l) if number(&Some(l.clone())) > 0.0 => {
-                    (BudgetType::Lifetime, number(&Some(l.clone())))
+                Some(l) if count(&Some(l.clone())) > 0 => {
+                    (BudgetType::Lifetime, count(&Some(l.clone())))
                 }
                 _ => (
                     BudgetType::Daily,
-                    set.map(|s| number(&s.daily_budget)).unwrap_or(0.0),
+                    set.map(|s| count(&s.daily_budget)).unwrap_or(0),
                 ),
             };
             let story = ad.creative.as_ref().and_then(|c| {
@@ -514,7 +514,7 @@ impl MetaAds {
                 name: ad.name,
                 status,
                 budget_type,
-                budget: Cents::from_units(minor / unit).unwrap_or_default(),
+                budget: Cents(minor.saturating_mul(100 / unit)),
                 starts_at: set.and_then(|s| meta_time(&s.start_time)),
                 ends_at: set.and_then(|s| meta_time(&s.end_time)),
                 story_id: story,
