@@ -181,7 +181,7 @@ pub fn fleetdesk(args: &[&str]) -> Command {
     cmd
 }
 
-/// [`fleetdesk`] over a test database and a data dir.
+/// The `fleetdesk` binary over a test database and a data dir.
 pub fn fleetdesk_over(args: &[&str], db: &TestDb, data_dir: &Path) -> Command {
     let mut cmd = fleetdesk(args);
     cmd.env("DATABASE_URL", &db.url)

@@ -5,7 +5,7 @@
 //! - `check-boundaries`: fails when a crate of ours depends on one of ours outside the layers it
 //!   may use, or a domain crate depends on diesel, actix-web or object_store.
 //! - `loc`: production lines per crate group (`loc.rs`), as issue closing notes measure them.
-//! - `lint`: rustfmt check and clippy with warnings denied.
+//! - `lint`: rustfmt check, rustdoc and clippy with warnings denied.
 //! - `bench [upload|lifecycle|today|wiki]`: runs the benchmarks of the `fleetdesk_bench` package
 //!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
@@ -124,7 +124,7 @@ tasks:
   check-boundaries      fails when a crate of ours depends on one of ours its layer may not use,
                         or a domain crate depends on diesel, actix-web or object_store
   loc                   production lines per crate group and crate, the largest files, raw SQL
-  lint                  rustfmt check and clippy with warnings denied
+  lint                  rustfmt check, rustdoc and clippy with warnings denied
   bench [--help]        load benchmark of the real binary, then the upload benchmark
   bench upload          only the upload benchmark
   bench lifecycle       report_posts and work_today
@@ -172,6 +172,9 @@ fn main() -> anyhow::Result<()> {
         ),
         Some("lint") => {
             run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
+            run(Command::new("cargo")
+                .args(["doc", "--no-deps", "--workspace", "--quiet"])
+                .env("RUSTDOCFLAGS", "-D warnings"))?;
             run(Command::new("cargo").args([
                 "clippy",
                 "--workspace",

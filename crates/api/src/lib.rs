@@ -1,7 +1,8 @@
 //! The application layer shared by every inbound adapter.
 //!
-//! Each endpoint of the specification is one [`Operation`] in the [`catalogue`]: its method,
-//! path, access rule, MCP tool name, idempotency, input and output types, and its handler.
+//! Each endpoint of the specification is one operation (an [`OpSpec`] with its handler, an
+//! [`ErasedOp`]) in the [`catalogue`]: its method, path, access rule, MCP tool name,
+//! idempotency, input and output types, and its handler.
 //! The HTTP adapter mounts the catalogue as routes, the MCP adapter exposes it as tools, and
 //! the OpenAPI description is generated from it, so the three cannot drift apart. Both
 //! adapters run every call through the same [`pipeline`]: authentication and rate limit,

@@ -66,7 +66,7 @@ fn connection_error(m: &Metadata<'_>) -> bool {
     *m.level() == Level::ERROR && m.target().starts_with("actix_http::h1::dispatcher")
 }
 
-/// The output format, with [`connection_error`]s written at warn: a client's mistake is no
+/// The output format, with `connection_error`s written at warn: a client's mistake is no
 /// error of the service, and an alert on error lines must not fire for a port scanner. The
 /// line keeps its target and message; everything else is the inner format's.
 pub struct ClientErrorsAsWarnings<F> {

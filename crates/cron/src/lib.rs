@@ -4,7 +4,7 @@
 //!   `croner`, a real IANA zone from jiff's database).
 //! - [`run`]: how a reported run is read (its times in the job's zone, the default run_id, the
 //!   log kept to its last [`run::LOG_MAX`] characters, credentials taken out of free text).
-//! - [`health`]: which jobs a person should look at (a failed last run, a missed schedule).
+//! - [`mod@health`]: which jobs a person should look at (a failed last run, a missed schedule).
 //! - [`ports`]: the repository port the PostgreSQL adapter implements.
 
 pub mod health;

@@ -28,7 +28,7 @@ macro_rules! ws_class {
     };
 }
 
-/// [`ws_class`] as a constant, for patterns built at run time.
+/// `ws_class` as a constant, for patterns built at run time.
 pub const WHITE_SPACE_CLASS: &str = ws_class!();
 
 /// The ranges of [`WHITE_SPACE_CLASS`].

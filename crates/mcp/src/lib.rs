@@ -385,7 +385,7 @@ fn rpc_result(id: Value, result: impl serde::Serialize) -> Value {
 
 impl Mcp {
     /// The tools of a catalogue. Panics when the catalogue cannot be listed unambiguously
-    /// (see [`build_tool`]): the service refuses to start rather than hide an operation.
+    /// (see `build_tool`): the service refuses to start rather than hide an operation.
     pub fn new(ops: Arc<Vec<Arc<dyn ErasedOp>>>) -> Mcp {
         // Tools by API and name, in catalogue order; each with all its operations.
         let mut keys: Vec<(Api, &'static str)> = Vec::new();

@@ -217,7 +217,7 @@ impl PersonDayRepo for PgStore {
 }
 
 impl PersonDayWithCommunity<DayRows> for PgStore {
-    /// [`DAY_WORKSPACES`], [`DAY_ACCOUNTS`], [`DAY_AGENTS`], [`DAY_JOBS`] and the community
+    /// `DAY_WORKSPACES`, `DAY_ACCOUNTS`, `DAY_AGENTS`, `DAY_JOBS` and the community
     /// part (`crate::community::DAY_SPACES`, `DAY_TICKETS`) in one snapshot: 6 statements.
     fn person_day_with_community<'a>(
         &'a self,

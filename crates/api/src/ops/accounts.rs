@@ -408,7 +408,7 @@ impl Serialize for KeptJson {
 /// 50 accounts (16 KB each).
 pub const KEPT_LISTS_BYTES: usize = 32 << 20;
 
-/// How much of the agents' open task cards an instance keeps, as [`cards_size`] counts them.
+/// How much of the agents' open task cards an instance keeps, as `cards_size` counts them.
 pub const KEPT_CARDS_BYTES: usize = 16 << 20;
 
 /// The memory a list of cards holds, near enough for a budget: the records and their texts.
