@@ -5,6 +5,7 @@
 //! [`unstock_status`], [`confirm_unscheduled`], [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
 //! case in one transaction and calls these rules inside it.
 
+use fleetdesk_accounts::AccountState;
 /// The page of the inventory list.
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::time::utc;
@@ -16,6 +17,7 @@ use jiff::tz::TimeZone;
 use serde_json::Value;
 use uuid::Uuid;
 
+pub mod plan;
 pub mod service;
 
 /// The post an inventory move names, as the adapter loaded it from the caller's workspace
@@ -132,7 +134,7 @@ pub fn market_day(planned_at: Timestamp, zone: &TimeZone) -> Result<MarketDay, j
 /// that is not), then the rejections in the order the specification lists them (decisions.md).
 pub fn check_unstock(
     status: PostStatus,
-    account_state: Option<&str>,
+    account_state: Option<AccountState>,
     planned_at: Timestamp,
     now: Timestamp,
     day: Day,
@@ -141,9 +143,9 @@ pub fn check_unstock(
     if status != PostStatus::Stocked {
         return Err(UnstockRefusal::NotInStock(status));
     }
-    if account_state != Some("active") {
+    if account_state != Some(AccountState::Active) {
         return Err(UnstockRefusal::AccountNotActive(
-            account_state.map(str::to_owned),
+            account_state.map(|s| s.as_str().to_owned()),
         ));
     }
     if planned_at <= now {
@@ -444,11 +446,25 @@ mod tests {
             target: 2,
         };
         assert_eq!(
-            check_unstock(S::Approved, Some("active"), later(), now(), room, false),
+            check_unstock(
+                S::Approved,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                room,
+                false
+            ),
             Err(UnstockRefusal::NotInStock(S::Approved))
         );
         assert_eq!(
-            check_unstock(S::Stocked, Some("paused"), later(), now(), room, false),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Paused),
+                later(),
+                now(),
+                room,
+                false
+            ),
             Err(UnstockRefusal::AccountNotActive(Some("paused".into())))
         );
         assert_eq!(
@@ -456,11 +472,25 @@ mod tests {
             Err(UnstockRefusal::AccountNotActive(None))
         );
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), now(), now(), room, false),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                now(),
+                now(),
+                room,
+                false
+            ),
             Err(UnstockRefusal::NotFuture(now()))
         );
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), room, false),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                room,
+                false
+            ),
             Ok(())
         );
         let full = Day {
@@ -468,7 +498,14 @@ mod tests {
             target: 2,
         };
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), full, false),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                full,
+                false
+            ),
             Err(UnstockRefusal::AlreadyCovered {
                 extra: false,
                 committed: 2,
@@ -477,7 +514,14 @@ mod tests {
         );
         // An extra post asked for by a person makes room for one more, and no further.
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), full, true),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                full,
+                true
+            ),
             Ok(())
         );
         let over = Day {
@@ -485,7 +529,14 @@ mod tests {
             target: 2,
         };
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), over, true),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                over,
+                true
+            ),
             Err(UnstockRefusal::AlreadyCovered {
                 extra: true,
                 committed: 3,
@@ -542,7 +593,14 @@ mod tests {
         // Nothing may be released to such a day, and one extra post only when it is empty.
         let day = Day::of(0, -1);
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), day, false),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                day,
+                false
+            ),
             Err(UnstockRefusal::AlreadyCovered {
                 extra: false,
                 committed: 0,
@@ -550,7 +608,14 @@ mod tests {
             })
         );
         assert_eq!(
-            check_unstock(S::Stocked, Some("active"), later(), now(), day, true),
+            check_unstock(
+                S::Stocked,
+                Some(AccountState::Active),
+                later(),
+                now(),
+                day,
+                true
+            ),
             Ok(())
         );
     }

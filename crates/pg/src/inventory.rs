@@ -11,7 +11,7 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
-use fleetdesk_kernel::{AgentRef, BoxFuture, parse_time_input};
+use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -183,24 +183,12 @@ struct PostRow {
     mine: bool,
 }
 
-impl PostRow {
-    fn moved(&self, status: PostStatus, unchanged: bool) -> Moved {
-        Moved {
-            id: self.id,
-            status,
-            planned_at: self.planned_at.map(Into::into),
-            unchanged,
-            unschedule_pending: self.unschedule_pending,
-        }
-    }
-}
-
-/// The post a move names, locked: another agent's post is as good as absent ([`movable`]).
-async fn lock_post(
+/// The post a move names, locked, as the plans read it (`None`: not in the workspace).
+async fn post_fact(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
-) -> anyhow::Result<Result<PostRow, InventoryRefusal>> {
+) -> anyhow::Result<Option<plan::PostFact>> {
     let row: Option<PostRow> = prepared(
         diesel::sql_query(POST_FOR_INVENTORY)
             .bind::<SqlUuid, _>(post_id)
@@ -210,7 +198,30 @@ async fn lock_post(
     .get_result(conn)
     .await
     .optional()?;
-    Ok(movable(row, |r| r.mine).map_err(InventoryRefusal::Lookup))
+    let Some(r) = row else {
+        return Ok(None);
+    };
+    Ok(Some(plan::PostFact {
+        id: r.id,
+        status: status(&r.status)?,
+        slot_id: r.slot_id,
+        planned_at: r.planned_at.map(Into::into),
+        discarded: r.discarded,
+        awaiting_rewrite: r.awaiting_rewrite,
+        from_status: r.from_status.as_deref().and_then(PostStatus::parse),
+        unschedule_pending: r.unschedule_pending,
+        agent_publishes: Publishing::by_agent(&r.publishing),
+        zone: jiff::tz::TimeZone::get(&r.timezone)?,
+        daily_target: r.daily_target,
+        state: r
+            .state
+            .as_deref()
+            .map(|s| {
+                AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored account state {s}"))
+            })
+            .transpose()?,
+        mine: r.mine,
+    }))
 }
 
 const STOCK_ONE: &str = r#"
@@ -246,67 +257,72 @@ WHERE slot_id = $1 AND id <> $2 AND (
     OR (status = ANY($7) AND planned_at >= $3 AND planned_at < $4))
 "#;
 
-/// An entry by the calling agent.
-async fn record(
+/// Writes a planned move: the post's columns and its history entry; answers the move.
+async fn write(
     conn: Tx<'_>,
     agent: AgentRef,
-    post_id: Uuid,
-    action: &str,
-    reason: Option<&str>,
-    detail: Value,
-) -> QueryResult<()> {
-    let entry = Entry {
-        post_id,
-        action,
-        reason,
-        detail: &detail,
-    };
-    crate::record::by_agent(conn, agent.agent_id, &[entry]).await
-}
-
-macro_rules! refuse {
-    ($r:expr) => {
-        return Ok(Err($r))
-    };
-}
-
-async fn stock_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-    reason: Option<&str>,
+    planned: Result<plan::MovePlan, InventoryRefusal>,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let row = match lock_post(conn, agent, post_id).await? {
-        Ok(row) => row,
-        Err(e) => refuse!(e),
+    let planned = match planned {
+        Ok(p) => p,
+        Err(refusal) => return Ok(Err(refusal)),
     };
-    let from = status(&row.status)?;
-    let stocking = match stock(from, row.discarded, Publishing::by_agent(&row.publishing)) {
-        Ok(None) => return Ok(Ok(row.moved(PostStatus::Stocked, true))),
-        Ok(Some(s)) => s,
-        Err(e) => refuse!(InventoryRefusal::Stock(e)),
+    let Some((post_write, entry)) = &planned.write else {
+        return Ok(Ok(planned.moved));
     };
-    prepared(
-        diesel::sql_query(STOCK_ONE)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Nullable<Text>, _>(reason)
-            .bind::<Bool, _>(stocking.unschedule_pending)
-            .bind::<Text, _>(PostStatus::Stocked.as_str()),
-    )
-    .execute(conn)
-    .await?;
-    record(
-        conn,
-        agent,
-        post_id,
-        "stocked",
-        reason,
-        json!({"from": from, "unschedule_pending": stocking.unschedule_pending}),
-    )
-    .await?;
-    let mut moved = row.moved(PostStatus::Stocked, false);
-    moved.unschedule_pending |= stocking.unschedule_pending;
-    Ok(Ok(moved))
+    let id = planned.post_id;
+    match post_write {
+        plan::PostWrite::Stock {
+            status,
+            reason,
+            unschedule_pending,
+        } => {
+            prepared(
+                diesel::sql_query(STOCK_ONE)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Nullable<Text>, _>(reason.as_deref())
+                    .bind::<Bool, _>(*unschedule_pending)
+                    .bind::<Text, _>(status.as_str()),
+            )
+            .execute(conn)
+            .await?
+        }
+        plan::PostWrite::Unstock { status, planned_at } => {
+            prepared(
+                diesel::sql_query(UNSTOCK)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(status.as_str())
+                    .bind::<Timestamptz, _>(Ts::from(*planned_at)),
+            )
+            .execute(conn)
+            .await?
+        }
+        plan::PostWrite::ClearUnschedule => {
+            prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(id))
+                .execute(conn)
+                .await?
+        }
+        plan::PostWrite::Discard { status } => {
+            prepared(
+                diesel::sql_query(DISCARD)
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(status.as_str()),
+            )
+            .execute(conn)
+            .await?
+        }
+    };
+    let record = Entry {
+        post_id: id,
+        action: entry.action,
+        reason: entry.reason.as_deref(),
+        detail: &entry.detail,
+    };
+    match &entry.by {
+        plan::By::Agent => crate::record::by_agent(conn, agent.agent_id, &[record]).await?,
+        plan::By::Person(name) => crate::record::by_member(conn, record, None, name).await?,
+    }
+    Ok(Ok(planned.moved))
 }
 
 async fn unstock_tx(
@@ -317,20 +333,15 @@ async fn unstock_tx(
     extra: bool,
     now: Timestamp,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let row = match lock_post(conn, agent, post_id).await? {
-        Ok(row) => row,
-        Err(e) => refuse!(e),
+    let post = post_fact(conn, agent, post_id).await?;
+    let (post, planned_at, market) = match plan::unstock_day(post, planned_raw)? {
+        Ok(day) => day,
+        Err(refusal) => return Ok(Err(refusal)),
     };
-    let zone = jiff::tz::TimeZone::get(&row.timezone)?;
-    let planned_at = match parse_time_input(planned_raw, &zone) {
-        Ok(t) => t,
-        Err(e) => refuse!(InventoryRefusal::PlannedAt(e)),
-    };
-    let market = market_day(planned_at, &zone)?;
     let [published, scheduled, planned] = day_statuses();
     let committed: CountRow = prepared(
         diesel::sql_query(DAY_COMMITTED)
-            .bind::<SqlUuid, _>(row.slot_id)
+            .bind::<SqlUuid, _>(post.slot_id)
             .bind::<SqlUuid, _>(post_id)
             .bind::<Timestamptz, _>(Ts::from(market.start))
             .bind::<Timestamptz, _>(Ts::from(market.end))
@@ -340,96 +351,8 @@ async fn unstock_tx(
     )
     .get_result(conn)
     .await?;
-    let current = status(&row.status)?;
-    let day = Day::of(committed.n, row.daily_target);
-    if let Err(e) = check_unstock(current, row.state.as_deref(), planned_at, now, day, extra) {
-        refuse!(InventoryRefusal::Unstock(e));
-    }
-    let from = row.from_status.as_deref().and_then(PostStatus::parse);
-    let to = unstock_status(row.awaiting_rewrite, from);
-    prepared(
-        diesel::sql_query(UNSTOCK)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Text, _>(to.as_str())
-            .bind::<Timestamptz, _>(Ts::from(planned_at)),
-    )
-    .execute(conn)
-    .await?;
-    record(
-        conn,
-        agent,
-        post_id,
-        "unstocked",
-        None,
-        json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra, "date": market.date.to_string()}),
-    )
-    .await?;
-    Ok(Ok(Moved {
-        id: post_id,
-        status: to,
-        planned_at: Some(planned_at),
-        unchanged: false,
-        unschedule_pending: row.unschedule_pending,
-    }))
-}
-
-async fn unscheduled_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let row = match lock_post(conn, agent, post_id).await? {
-        Ok(row) => row,
-        Err(e) => refuse!(e),
-    };
-    let current = status(&row.status)?;
-    match confirm_unscheduled(current, row.unschedule_pending) {
-        Ok(Confirmation::Clear) => {}
-        Ok(Confirmation::Unchanged) => return Ok(Ok(row.moved(current, true))),
-        Err(e) => refuse!(e),
-    }
-    prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(post_id))
-        .execute(conn)
-        .await?;
-    record(conn, agent, post_id, "unscheduled", None, json!({})).await?;
-    let mut moved = row.moved(current, false);
-    moved.unschedule_pending = false;
-    Ok(Ok(moved))
-}
-
-async fn delete_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-    role: OnBehalfRole,
-    person: &str,
-    reason: Option<&str>,
-    relay: &Value,
-) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
-    let row = match lock_post(conn, agent, post_id).await? {
-        Ok(row) => row,
-        Err(e) => refuse!(e),
-    };
-    let current = status(&row.status)?;
-    if let Err(e) = check_delete(role, current) {
-        refuse!(InventoryRefusal::Delete(e));
-    }
-    prepared(
-        diesel::sql_query(DISCARD)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Text, _>(PostStatus::Cancelled.as_str()),
-    )
-    .execute(conn)
-    .await?;
-    let detail = json!({"relayed": relay});
-    let entry = Entry {
-        post_id,
-        action: "deleted from inventory",
-        reason,
-        detail: &detail,
-    };
-    crate::record::by_member(conn, entry, None, person).await?;
-    Ok(Ok(row.moved(PostStatus::Cancelled, false)))
+    let planned = plan::plan_unstock(post, planned_at, &market, committed.n, now, extra);
+    write(conn, agent, planned).await
 }
 
 const UNSCHEDULE_LIST: &str = r#"
@@ -547,7 +470,10 @@ impl InventoryRepo for PgStore {
         post_id: Uuid,
         reason: Option<&'a str>,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        self.tx(async move |conn| stock_tx(conn, agent, post_id, reason).await)
+        self.tx(async move |conn| {
+            let post = post_fact(conn, agent, post_id).await?;
+            write(conn, agent, plan::plan_stock(post, reason)).await
+        })
     }
 
     fn unstock<'a>(
@@ -566,7 +492,10 @@ impl InventoryRepo for PgStore {
         agent: AgentRef,
         post_id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Result<Moved, InventoryRefusal>>> {
-        self.tx(async move |conn| unscheduled_tx(conn, agent, post_id).await)
+        self.tx(async move |conn| {
+            let post = post_fact(conn, agent, post_id).await?;
+            write(conn, agent, plan::plan_confirm_unscheduled(post)).await
+        })
     }
 
     fn delete_stocked<'a>(
@@ -579,7 +508,13 @@ impl InventoryRepo for PgStore {
         relay: &'a Value,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {
         self.tx(async move |conn| {
-            delete_tx(conn, agent, post_id, role, person, reason, relay).await
+            let post = post_fact(conn, agent, post_id).await?;
+            write(
+                conn,
+                agent,
+                plan::plan_delete(post, role, person, reason, relay),
+            )
+            .await
         })
     }
 

@@ -1,0 +1,369 @@
+//! The inventory moves as plans: the adapter loads the post (locked) and, for an unstock, what
+//! the market day already holds; these functions decide whether the move happens, what it
+//! writes, what the post's history records and what the call answers; the adapter writes it in
+//! the same transaction.
+
+use crate::{
+    Confirmation, Day, InventoryRefusal, MarketDay, Moved, OnBehalfRole, check_delete,
+    check_unstock, confirm_unscheduled, market_day, movable, stock, unstock_status,
+};
+use fleetdesk_accounts::AccountState;
+use fleetdesk_kernel::parse_time_input;
+use fleetdesk_posts::post::PostStatus;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// A post of the caller's workspace with its account, as loaded (locked) for a move.
+#[derive(Debug, Clone)]
+pub struct PostFact {
+    pub id: Uuid,
+    pub status: PostStatus,
+    pub slot_id: Uuid,
+    pub planned_at: Option<Timestamp>,
+    /// Deleted from inventory on a person's behalf.
+    pub discarded: bool,
+    pub awaiting_rewrite: bool,
+    /// The status it was stocked from.
+    pub from_status: Option<PostStatus>,
+    pub unschedule_pending: bool,
+    /// The agent schedules and publishes the account's posts in its own tool
+    /// (`Publishing::by_agent`).
+    pub agent_publishes: bool,
+    /// The account's market zone.
+    pub zone: TimeZone,
+    pub daily_target: i32,
+    /// The live account's state.
+    pub state: Option<AccountState>,
+    /// Under one of the caller's personas.
+    pub mine: bool,
+}
+
+/// What a move writes on the post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostWrite {
+    /// Into stock, remembering where it was.
+    Stock {
+        status: PostStatus,
+        reason: Option<String>,
+        unschedule_pending: bool,
+    },
+    /// Out of stock, to `status`, planned at `planned_at`.
+    Unstock {
+        status: PostStatus,
+        planned_at: Timestamp,
+    },
+    /// The agent removed it from its tool.
+    ClearUnschedule,
+    /// Deleted from inventory: `status`, marked discarded.
+    Discard { status: PostStatus },
+}
+
+/// Who a history entry is by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum By {
+    /// The calling agent.
+    Agent,
+    /// A person an agent relayed for, by name.
+    Person(String),
+}
+
+/// The post's history entry for a move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub action: &'static str,
+    pub reason: Option<String>,
+    pub detail: Value,
+    pub by: By,
+}
+
+/// A move: nothing to write (`write: None`, answered unchanged), or what to write and record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MovePlan {
+    pub post_id: Uuid,
+    pub write: Option<(PostWrite, Entry)>,
+    pub moved: Moved,
+}
+
+impl PostFact {
+    fn moved(&self, status: PostStatus, unchanged: bool) -> Moved {
+        Moved {
+            id: self.id,
+            status,
+            planned_at: self.planned_at,
+            unchanged,
+            unschedule_pending: self.unschedule_pending,
+        }
+    }
+
+    fn unchanged(&self, status: PostStatus) -> MovePlan {
+        MovePlan {
+            post_id: self.id,
+            write: None,
+            moved: self.moved(status, true),
+        }
+    }
+}
+
+fn own(post: Option<PostFact>) -> Result<PostFact, InventoryRefusal> {
+    movable(post, |p| p.mine).map_err(InventoryRefusal::Lookup)
+}
+
+/// `POST /posts/{id}/stock`: into stock ([`stock`] decides), unchanged when it is.
+pub fn plan_stock(
+    post: Option<PostFact>,
+    reason: Option<&str>,
+) -> Result<MovePlan, InventoryRefusal> {
+    let post = own(post)?;
+    let stocking = match stock(post.status, post.discarded, post.agent_publishes) {
+        Ok(None) => return Ok(post.unchanged(PostStatus::Stocked)),
+        Ok(Some(s)) => s,
+        Err(e) => return Err(InventoryRefusal::Stock(e)),
+    };
+    let mut moved = post.moved(PostStatus::Stocked, false);
+    moved.unschedule_pending |= stocking.unschedule_pending;
+    Ok(MovePlan {
+        post_id: post.id,
+        write: Some((
+            PostWrite::Stock {
+                status: PostStatus::Stocked,
+                reason: reason.map(str::to_owned),
+                unschedule_pending: stocking.unschedule_pending,
+            },
+            Entry {
+                action: "stocked",
+                reason: reason.map(str::to_owned),
+                detail: json!({"from": post.status,
+                               "unschedule_pending": stocking.unschedule_pending}),
+                by: By::Agent,
+            },
+        )),
+        moved,
+    })
+}
+
+/// The first half of `POST /posts/{id}/unstock`: the post, the planned time read in the
+/// account's zone, and the market date it falls on (whose committed posts the adapter counts
+/// next).
+pub fn unstock_day(
+    post: Option<PostFact>,
+    planned_raw: &str,
+) -> Result<Result<(PostFact, Timestamp, MarketDay), InventoryRefusal>, jiff::Error> {
+    let post = match own(post) {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
+    };
+    let planned_at = match parse_time_input(planned_raw, &post.zone) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(InventoryRefusal::PlannedAt(e))),
+    };
+    let market = market_day(planned_at, &post.zone)?;
+    Ok(Ok((post, planned_at, market)))
+}
+
+/// The second half: out of stock when the checks pass ([`check_unstock`]), back to review or
+/// to the redo list ([`unstock_status`]).
+pub fn plan_unstock(
+    post: PostFact,
+    planned_at: Timestamp,
+    market: &MarketDay,
+    committed: i64,
+    now: Timestamp,
+    extra: bool,
+) -> Result<MovePlan, InventoryRefusal> {
+    let day = Day::of(committed, post.daily_target);
+    check_unstock(post.status, post.state, planned_at, now, day, extra)
+        .map_err(InventoryRefusal::Unstock)?;
+    let to = unstock_status(post.awaiting_rewrite, post.from_status);
+    Ok(MovePlan {
+        post_id: post.id,
+        write: Some((
+            PostWrite::Unstock {
+                status: to,
+                planned_at,
+            },
+            Entry {
+                action: "unstocked",
+                reason: None,
+                detail: json!({"to": to, "planned_at": planned_at.to_string(), "extra": extra,
+                               "date": market.date.to_string()}),
+                by: By::Agent,
+            },
+        )),
+        moved: Moved {
+            id: post.id,
+            status: to,
+            planned_at: Some(planned_at),
+            unchanged: false,
+            unschedule_pending: post.unschedule_pending,
+        },
+    })
+}
+
+/// `POST /posts/{id}/unscheduled`: the agent removed the stocked post from its tool.
+pub fn plan_confirm_unscheduled(post: Option<PostFact>) -> Result<MovePlan, InventoryRefusal> {
+    let post = own(post)?;
+    match confirm_unscheduled(post.status, post.unschedule_pending)? {
+        Confirmation::Unchanged => Ok(post.unchanged(post.status)),
+        Confirmation::Clear => {
+            let mut moved = post.moved(post.status, false);
+            moved.unschedule_pending = false;
+            Ok(MovePlan {
+                post_id: post.id,
+                write: Some((
+                    PostWrite::ClearUnschedule,
+                    Entry {
+                        action: "unscheduled",
+                        reason: None,
+                        detail: json!({}),
+                        by: By::Agent,
+                    },
+                )),
+                moved,
+            })
+        }
+    }
+}
+
+/// A relayed delete of a stocked post: cancelled and discarded, recorded as the person's.
+pub fn plan_delete(
+    post: Option<PostFact>,
+    role: OnBehalfRole,
+    person: &str,
+    reason: Option<&str>,
+    relay: &Value,
+) -> Result<MovePlan, InventoryRefusal> {
+    let post = own(post)?;
+    check_delete(role, post.status).map_err(InventoryRefusal::Delete)?;
+    Ok(MovePlan {
+        post_id: post.id,
+        write: Some((
+            PostWrite::Discard {
+                status: PostStatus::Cancelled,
+            },
+            Entry {
+                action: "deleted from inventory",
+                reason: reason.map(str::to_owned),
+                detail: json!({ "relayed": relay }),
+                by: By::Person(person.to_owned()),
+            },
+        )),
+        moved: post.moved(PostStatus::Cancelled, false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DeleteRefusal, Lookup, StockRefusal, UnstockRefusal};
+
+    fn post(status: PostStatus) -> PostFact {
+        PostFact {
+            id: Uuid::from_u128(1),
+            status,
+            slot_id: Uuid::from_u128(2),
+            planned_at: None,
+            discarded: false,
+            awaiting_rewrite: false,
+            from_status: Some(PostStatus::Approved),
+            unschedule_pending: false,
+            agent_publishes: true,
+            zone: TimeZone::get("Asia/Taipei").unwrap(),
+            daily_target: 2,
+            state: Some(AccountState::Active),
+            mine: true,
+        }
+    }
+
+    #[test]
+    fn stocking_records_where_the_post_was_and_a_stocked_post_is_unchanged() {
+        let plan = plan_stock(Some(post(PostStatus::Scheduled)), Some("paused")).unwrap();
+        let (write, entry) = plan.write.expect("a write");
+        assert!(matches!(
+            write,
+            PostWrite::Stock {
+                status: PostStatus::Stocked,
+                unschedule_pending: true,
+                ..
+            }
+        ));
+        assert_eq!(entry.action, "stocked");
+        assert_eq!(entry.detail["from"], "scheduled");
+        assert!(plan.moved.unschedule_pending);
+        let same = plan_stock(Some(post(PostStatus::Stocked)), None).unwrap();
+        assert!(same.write.is_none() && same.moved.unchanged);
+        assert_eq!(
+            plan_stock(Some(post(PostStatus::Published)), None),
+            Err(InventoryRefusal::Stock(StockRefusal::Finished(
+                PostStatus::Published
+            )))
+        );
+        let mut theirs = post(PostStatus::Draft);
+        theirs.mine = false;
+        assert_eq!(
+            plan_stock(Some(theirs), None),
+            Err(InventoryRefusal::Lookup(Lookup::NotFound))
+        );
+    }
+
+    #[test]
+    fn an_unstock_reads_the_time_in_the_market_and_checks_the_day() {
+        let now: Timestamp = "2026-11-29T00:00:00Z".parse().unwrap();
+        let (p, at, market) = unstock_day(Some(post(PostStatus::Stocked)), "2026-12-01 09:00")
+            .unwrap()
+            .unwrap();
+        assert_eq!(at, "2026-12-01T01:00:00Z".parse::<Timestamp>().unwrap());
+        assert_eq!(market.date.to_string(), "2026-12-01");
+        let plan = plan_unstock(p.clone(), at, &market, 1, now, false).unwrap();
+        assert_eq!(plan.moved.status, PostStatus::InternalReview);
+        let (_, entry) = plan.write.unwrap();
+        assert_eq!(entry.detail["date"], "2026-12-01");
+        assert!(matches!(
+            plan_unstock(p.clone(), at, &market, 2, now, false),
+            Err(InventoryRefusal::Unstock(
+                UnstockRefusal::AlreadyCovered { .. }
+            ))
+        ));
+        assert!(plan_unstock(p, at, &market, 2, now, true).is_ok());
+        assert!(matches!(
+            unstock_day(Some(post(PostStatus::Stocked)), "soon").unwrap(),
+            Err(InventoryRefusal::PlannedAt(_))
+        ));
+    }
+
+    #[test]
+    fn a_confirmation_clears_the_wait_and_a_delete_is_the_persons() {
+        let mut waiting = post(PostStatus::Stocked);
+        waiting.unschedule_pending = true;
+        let plan = plan_confirm_unscheduled(Some(waiting)).unwrap();
+        assert_eq!(plan.write.map(|w| w.0), Some(PostWrite::ClearUnschedule));
+        assert!(!plan.moved.unschedule_pending);
+        let plan = plan_delete(
+            Some(post(PostStatus::Stocked)),
+            OnBehalfRole::Agency,
+            "Ann",
+            None,
+            &json!({}),
+        )
+        .unwrap();
+        let (write, entry) = plan.write.unwrap();
+        assert_eq!(
+            write,
+            PostWrite::Discard {
+                status: PostStatus::Cancelled
+            }
+        );
+        assert_eq!(entry.by, By::Person("Ann".into()));
+        assert_eq!(
+            plan_delete(
+                Some(post(PostStatus::Stocked)),
+                OnBehalfRole::Client,
+                "C",
+                None,
+                &json!({})
+            ),
+            Err(InventoryRefusal::Delete(DeleteRefusal::Client))
+        );
+    }
+}
