@@ -35,6 +35,13 @@ pub enum UploadRefusal {
     Character(String),
 }
 
+/// Why the library cannot be listed as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListRefusal {
+    /// The project filter names no project of the workspace (404 naming `project`).
+    UnknownProject(String),
+}
+
 /// An upload as the file PUTs need it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadState {
@@ -219,12 +226,11 @@ pub trait MediaRepo: Send + Sync + 'static {
         thumb: &'a ThumbRef,
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
 
-    /// `Err(project)` when the project filter names no project of the workspace.
     fn list<'a>(
         &'a self,
         agent: AgentRef,
         query: &'a MediaQuery,
-    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>>;
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, ListRefusal>>>;
 
     fn file(&self, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<StoredFile>>>;
 

@@ -535,7 +535,7 @@ impl MediaRepo for PgStore {
         &'a self,
         agent: AgentRef,
         q: &'a MediaQuery,
-    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, String>>> {
+    ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, ListRefusal>>> {
         self.read(async move |conn| {
             let project_id = match &q.project {
                 Some(name) => {
@@ -548,7 +548,7 @@ impl MediaRepo for PgStore {
                         .optional()?;
                     match id {
                         Some(id) => Some(id),
-                        None => return Ok(Err(name.clone())),
+                        None => return Ok(Err(ListRefusal::UnknownProject(name.clone()))),
                     }
                 }
                 None => None,

@@ -3,7 +3,7 @@
 //! latest values in bulk, [`plan_metrics`] decides every item, and the adapter writes the plan
 //! with one statement per table.
 
-use crate::ports::{MetricsRefusal, MetricsReport, RawPostMetrics, Refused};
+use crate::ports::{CapturedAtProblem, MetricsRefusal, MetricsReport, RawPostMetrics, Refused};
 use crate::post::PostStatus;
 use crate::report::ItemError;
 use fleetdesk_kernel::{AccountCode, Market, Platform, parse_time_input};
@@ -17,12 +17,12 @@ pub const MAX_AGE: SignedDuration = SignedDuration::from_hours(60 * 24);
 pub const CLOCK_SKEW: SignedDuration = SignedDuration::from_mins(5);
 
 /// `captured_at` must be neither in the future nor older than 60 days.
-pub fn check_captured_at(at: Timestamp, now: Timestamp) -> Result<(), String> {
+pub fn check_captured_at(at: Timestamp, now: Timestamp) -> Result<(), CapturedAtProblem> {
     if at.duration_since(now) > CLOCK_SKEW {
-        return Err(format!("{at} is in the future"));
+        return Err(CapturedAtProblem::Future(at));
     }
     if now.duration_since(at) > MAX_AGE {
-        return Err(format!("{at} is older than 60 days"));
+        return Err(CapturedAtProblem::TooOld(at));
     }
     Ok(())
 }
@@ -107,7 +107,7 @@ pub fn read_captured_at(
     now: Timestamp,
 ) -> Result<Timestamp, MetricsRefusal> {
     let at = parse_time_input(raw, &capture_zone(markets))
-        .map_err(|e| MetricsRefusal::CapturedAt(e.to_string()))?;
+        .map_err(|e| MetricsRefusal::CapturedAt(CapturedAtProblem::Unreadable(e)))?;
     check_captured_at(at, now).map_err(MetricsRefusal::CapturedAt)?;
     Ok(at)
 }
@@ -422,15 +422,15 @@ mod tests {
         let tw = ["TW"];
         assert!(matches!(
             read_captured_at("2026-11-21T10:06:00Z", &tw, now),
-            Err(MetricsRefusal::CapturedAt(m)) if m.contains("in the future")
+            Err(MetricsRefusal::CapturedAt(CapturedAtProblem::Future(_)))
         ));
         assert!(matches!(
             read_captured_at("2026-09-01T10:00:00Z", &tw, now),
-            Err(MetricsRefusal::CapturedAt(m)) if m.contains("older than 60 days")
+            Err(MetricsRefusal::CapturedAt(CapturedAtProblem::TooOld(_)))
         ));
         assert!(matches!(
             read_captured_at("yesterday", &tw, now),
-            Err(MetricsRefusal::CapturedAt(_))
+            Err(MetricsRefusal::CapturedAt(CapturedAtProblem::Unreadable(_)))
         ));
         assert_eq!(
             read_captured_at("2026-11-21T10:04:00Z", &tw, now),

@@ -261,7 +261,18 @@ pub struct Refused {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MetricsRefusal {
-    CapturedAt(String),
+    CapturedAt(CapturedAtProblem),
+}
+
+/// Why a batch's `captured_at` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapturedAtProblem {
+    #[error("{0}")]
+    Unreadable(fleetdesk_kernel::TimeInputError),
+    #[error("{0} is in the future")]
+    Future(Timestamp),
+    #[error("{0} is older than 60 days")]
+    TooOld(Timestamp),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

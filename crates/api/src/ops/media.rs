@@ -16,7 +16,7 @@ use fleetdesk_kernel::media::{
 };
 use fleetdesk_kernel::project::ProjectMiss;
 use fleetdesk_kernel::{ErrorCode, Platform};
-use fleetdesk_media::ports::{MediaItem as Item, MediaQuery, UploadRefusal};
+use fleetdesk_media::ports::{ListRefusal, MediaItem as Item, MediaQuery, UploadRefusal};
 use fleetdesk_media::service::{CreateUploadError, PutError, UploadRequest};
 use fleetdesk_media::upload::UploadMode;
 use fleetdesk_tenancy::{AgentCaller, Scope};
@@ -525,7 +525,7 @@ async fn list_media(
         .repo()
         .list(agent.agent_ref(), &query)
         .await?
-        .map_err(|p| {
+        .map_err(|ListRefusal::UnknownProject(p)| {
             ApiError::not_found(format!("project: no project {p:?} in this workspace"))
                 .with_field("project")
         })?;
