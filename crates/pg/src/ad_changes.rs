@@ -54,12 +54,10 @@ statements!(
     EXPIRE,
     GIVEN_UP,
     FAIL_GIVEN_UP,
-    WAITING_OF_DECISION,
     CLOSE_EXPIRED,
     LOCK_BY_DECISION,
     RUNNING_ADS,
     APPROVE,
-    REFUSE,
     SYNC_TARGETS,
     LOCK_ACCOUNT,
     SYNCED,
@@ -252,24 +250,6 @@ ORDER BY a.adset_id
 
 const APPROVE: &str = r#"
 UPDATE ad_proposals SET status = 'approved', decided_by = $2, decided_at = $3 WHERE id = $1
-"#;
-
-/// The waiting proposal of a dismissed decision, locked.
-const WAITING_OF_DECISION: &str = r#"
-SELECT id, created_at FROM ad_proposals WHERE decision_id = $1 AND status = $2 FOR UPDATE
-"#;
-
-#[derive(QueryableByName)]
-struct CreatedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-}
-
-/// Dismissed: refused, or expired ([`fleetdesk_ads::proposal::dismissed`]).
-const REFUSE: &str = r#"
-UPDATE ad_proposals SET status = $4, decided_by = $2, decided_at = $3 WHERE id = $1
 "#;
 
 const SYNC_TARGETS: &str = r#"
@@ -1218,26 +1198,27 @@ pub(crate) async fn refuse_change(
     decided_by: &Value,
     now: Timestamp,
 ) -> anyhow::Result<()> {
-    let waiting: Option<CreatedRow> = prepared(
-        diesel::sql_query(WAITING_OF_DECISION)
-            .bind::<SqlUuid, _>(decision_id)
-            .bind::<Text, _>(ProposalStatus::Waiting.as_str()),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    let Some(p) = waiting else {
+    use crate::schema::ad_proposals as p;
+    use diesel::{ExpressionMethods, QueryDsl};
+    let waiting: Option<(Uuid, Ts)> = p::table
+        .filter(p::decision_id.eq(decision_id))
+        .filter(p::status.eq(ProposalStatus::Waiting.as_str()))
+        .for_update()
+        .select((p::id, p::created_at))
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((id, created_at)) = waiting else {
         return Ok(());
     };
-    prepared(
-        diesel::sql_query(REFUSE)
-            .bind::<SqlUuid, _>(p.id)
-            .bind::<Jsonb, _>(decided_by)
-            .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Text, _>(dismissed(p.created_at.into(), now).as_str()),
-    )
-    .execute(conn)
-    .await?;
+    diesel::update(p::table.filter(p::id.eq(id)))
+        .set((
+            p::status.eq(dismissed(created_at.into(), now).as_str()),
+            p::decided_by.eq(decided_by),
+            p::decided_at.eq(Ts::from(now)),
+        ))
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
