@@ -9,9 +9,11 @@
 //! - [`provider`]: the research provider port, and the card the service keeps of a finding.
 //! - [`pick`]: ad pick numbers (`SP-<n>`) and statuses.
 //! - [`platform`]: the ad platform port: what a sync reads, the changes an approval makes.
+//! - [`change`]: a proposal proposed, approved and executed, as plans over loaded facts.
 //! - [`proposal`]: ad changes: the kinds and what each names, duplicates, expiry, the monthly
 //!   cap an approval keeps.
 
+pub mod change;
 pub mod pick;
 pub mod platform;
 pub mod ports;

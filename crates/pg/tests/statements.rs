@@ -68,15 +68,17 @@ fn every_sql_constant_in_the_source_is_listed() {
     let mut missing = Vec::new();
     let mut inline = Vec::new();
     let mut files = 0;
-    for entry in std::fs::read_dir(&src).expect("read src/") {
-        let path = entry.expect("dir entry").path();
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
+    for path in rust_files(&src) {
+        // `a/b.rs` is the module `a::b`, `a/mod.rs` the module `a`.
+        let relative = path.strip_prefix(&src).expect("under src/").with_extension("");
+        let mut parts: Vec<&str> = relative
+            .iter()
+            .map(|p| p.to_str().expect("file name"))
+            .collect();
+        if parts.last() == Some(&"mod") {
+            parts.pop();
         }
-        let module = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("file name");
+        let module = parts.join("::");
         // The per-test database helper builds its DDL at run time; it is not the adapter.
         if module == "testing" {
             continue;
@@ -92,7 +94,7 @@ fn every_sql_constant_in_the_source_is_listed() {
         }
         for (n, line) in text.lines().enumerate() {
             if line.contains("sql_query(\"") {
-                inline.push(format!("{module}.rs:{}: {}", n + 1, line.trim()));
+                inline.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
             }
         }
     }
@@ -118,6 +120,20 @@ fn every_sql_constant_in_the_source_is_listed() {
         unseen.is_empty(),
         "listed but not found in src/: {unseen:?}"
     );
+}
+
+/// The `.rs` files under `dir`, in its folders too.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read a source folder") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]

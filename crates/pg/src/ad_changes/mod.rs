@@ -1,0 +1,68 @@
+//! The ads ports over PostgreSQL. [`proposals`]: what `GET /ads` reads (the last sync's data,
+//! summed in one statement per part), a proposal stored with its `ad_change` decision, a
+//! person's approval or refusal inside the decision's transaction. [`work`]: storing a sync,
+//! expiring proposals, and executing an approved change under its job's lease. The rules are
+//! [`fleetdesk_ads::change`]'s: these modules load its facts and write its plans.
+
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
+use diesel_async::AsyncPgConnection;
+use fleetdesk_ads::change::SyncedAd;
+use fleetdesk_ads::proposal::{AdStatus, BudgetType, KnownAd};
+use fleetdesk_kernel::money::Cents;
+use uuid::Uuid;
+
+mod proposals;
+mod work;
+
+pub(crate) use proposals::{approve_change, refuse_change};
+
+type Ts = jiff_diesel::Timestamp;
+type Tx<'c> = &'c mut AsyncPgConnection;
+
+pub(crate) fn statements() -> Vec<(&'static str, &'static str)> {
+    [proposals::statements(), work::statements()].concat()
+}
+
+fn parsed<T>(what: &str, text: &str, parse: impl Fn(&str) -> Option<T>) -> anyhow::Result<T> {
+    parse(text).ok_or_else(|| anyhow::anyhow!("stored {what} {text:?}"))
+}
+
+fn budget_type(text: &str) -> anyhow::Result<BudgetType> {
+    parsed("budget type", text, BudgetType::parse)
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct KnownAdRow {
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    budget_type: String,
+    #[diesel(sql_type = BigInt)]
+    budget: i64,
+    #[diesel(sql_type = Text)]
+    currency: String,
+}
+
+impl KnownAdRow {
+    fn known(&self) -> anyhow::Result<KnownAd> {
+        Ok(KnownAd {
+            status: parsed("ad status", &self.status, AdStatus::parse)?,
+            budget_type: budget_type(&self.budget_type)?,
+            budget: Cents(self.budget),
+        })
+    }
+
+    fn synced(self) -> anyhow::Result<SyncedAd> {
+        Ok(SyncedAd {
+            ad: self.known()?,
+            currency: self.currency,
+        })
+    }
+}

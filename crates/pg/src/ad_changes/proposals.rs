@@ -1,0 +1,715 @@
+//! `GET /ads`, `POST /ads/proposals`, and a person's move on an `ad_change` decision (inside
+//! the decision's transaction): each loads the facts [`fleetdesk_ads::change`] judges and
+//! writes its plan.
+
+use super::{KnownAdRow, Ts, Tx, budget_type, parsed};
+use crate::db::{PgStore, prepared};
+use crate::jobs::enqueue_in;
+use crate::schema::{ad_accounts, ad_proposals, decisions};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
+use diesel_async::RunQueryDsl;
+use fleetdesk_ads::AdsRefusal;
+use fleetdesk_ads::change::{
+    BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, TargetFacts, check_enabled,
+    plan_approval, plan_proposal, waiting_since,
+};
+use fleetdesk_ads::ports::{
+    AdAccountView, AdView, AdsRepo, AdsView, CampaignView, CapView, NewProposal, ProposalRecord,
+};
+use fleetdesk_ads::proposal::{
+    AdStatus, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed, expired,
+    month_start, ratios,
+};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_kernel::money::Cents;
+use fleetdesk_kernel::{AgentRef, BoxFuture};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+statements!(
+    WORKSPACE,
+    WORKSPACE_READ,
+    ACCOUNTS,
+    SPENT,
+    CAMPAIGNS,
+    SERVICE_ADS,
+    PROPOSALS,
+    PROPOSAL_BY_ID,
+    AD,
+    POST,
+    INSERT_PROPOSAL,
+    LOCK_BY_DECISION,
+    RUNNING_ADS,
+);
+
+/// The workspace's ads switch and cap, locked against concurrent proposals (`FOR NO KEY
+/// UPDATE`: foreign-key checks of other writes still pass).
+const WORKSPACE: &str = r#"
+SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
+WHERE id = $1
+FOR NO KEY UPDATE
+"#;
+
+/// The same, read without a lock (`GET /ads`), of the organization `$2` (any when null) and
+/// not archived.
+const WORKSPACE_READ: &str = r#"
+SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
+WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2) AND archived_at IS NULL
+"#;
+
+const ACCOUNTS: &str = r#"
+SELECT id, name, currency, status, synced_at, sync_error FROM ad_accounts
+WHERE workspace_id = $1 ORDER BY id
+"#;
+
+/// What the workspace's ad accounts in the currency `$3` spent from the day `$2`.
+const SPENT: &str = r#"
+SELECT (coalesce(sum(d.spend), 0) * 100)::int8 AS spent
+FROM ad_campaign_days d
+JOIN ad_campaigns c ON c.workspace_id = d.workspace_id AND c.id = d.campaign_id
+JOIN ad_accounts a ON a.workspace_id = c.workspace_id AND a.id = c.ad_account_id
+WHERE d.workspace_id = $1 AND d.day >= $2 AND a.currency = $3
+"#;
+
+/// Every campaign with its numbers summed from the day `$2`, the most spent first.
+const CAMPAIGNS: &str = r#"
+SELECT c.id, c.ad_account_id, c.name, c.status, c.by_fleetdesk,
+       (coalesce(sum(d.spend), 0) * 100)::int8 AS spend,
+       coalesce(sum(d.impressions), 0)::bigint AS impressions,
+       coalesce(sum(d.reach), 0)::bigint AS reach,
+       coalesce(sum(d.clicks), 0)::bigint AS clicks,
+       coalesce(sum(d.results), 0)::bigint AS results
+FROM ad_campaigns c
+LEFT JOIN ad_campaign_days d
+       ON d.workspace_id = c.workspace_id AND d.campaign_id = c.id AND d.day >= $2
+WHERE c.workspace_id = $1
+GROUP BY c.workspace_id, c.id
+ORDER BY spend DESC, c.id
+"#;
+
+const SERVICE_ADS: &str = r#"
+SELECT id, ad_account_id, campaign_id, kind, status, budget_type, (budget * 100)::int8 AS budget,
+       starts_at, ends_at, post_id, story_id
+FROM ads
+WHERE workspace_id = $1 AND by_fleetdesk
+ORDER BY starts_at DESC NULLS LAST, id
+"#;
+
+macro_rules! proposal_select {
+    () => {
+        r#"
+SELECT id, kind, status, ad_id, post_id, ad_account_id, budget_type, (amount * 100)::int8 AS amount,
+       days, countries, reason, decision_id, result, created_at, decided_by, decided_at,
+       executed_at
+FROM ad_proposals
+"#
+    };
+}
+
+const PROPOSALS: &str = concat!(
+    proposal_select!(),
+    "WHERE workspace_id = $1 AND created_at >= $2 ORDER BY created_at DESC, id"
+);
+
+const PROPOSAL_BY_ID: &str = concat!(proposal_select!(), "WHERE id = $1");
+
+/// A synced ad of the workspace with its account's currency.
+const AD: &str = r#"
+SELECT a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
+FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
+WHERE a.workspace_id = $1 AND a.id = $2
+"#;
+
+const POST: &str = r#"
+SELECT platform, status, platform_post_id FROM posts WHERE id = $1 AND workspace_id = $2
+"#;
+
+const INSERT_PROPOSAL: &str = r#"
+INSERT INTO ad_proposals (id, organization_id, workspace_id, agent_id, kind, target, ad_id,
+                          post_id, ad_account_id, budget_type, amount, days, countries, reason,
+                          decision_id, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ($11::int8 / 100.0)::numeric(14, 2), $12, $13, $14,
+        $15, $16)
+"#;
+
+/// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
+const LOCK_BY_DECISION: &str = r#"
+SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, (p.amount * 100)::int8 AS amount,
+       p.created_at, (w.monthly_ad_cap * 100)::int8 AS cap, w.ad_cap_currency
+FROM ad_proposals p JOIN workspaces w ON w.id = p.workspace_id
+WHERE p.decision_id = $1
+FOR UPDATE OF p
+"#;
+
+/// The running ads of the workspace's accounts in the currency `$2`, one per ad set: a
+/// budget is its ad set's, counted once however many of its ads run.
+const RUNNING_ADS: &str = r#"
+SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
+FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
+WHERE a.workspace_id = $1 AND a.status = $3 AND acc.currency = $2
+ORDER BY a.adset_id
+"#;
+
+#[derive(QueryableByName)]
+struct WorkspaceRow {
+    #[diesel(sql_type = Bool)]
+    ads_enabled: bool,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    cap: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_cap_currency: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct AccountRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    currency: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    status: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    synced_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    sync_error: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct SpentRow {
+    #[diesel(sql_type = BigInt)]
+    spent: i64,
+}
+
+#[derive(QueryableByName)]
+struct CampaignRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    ad_account_id: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Bool)]
+    by_fleetdesk: bool,
+    #[diesel(sql_type = BigInt)]
+    spend: i64,
+    #[diesel(sql_type = BigInt)]
+    impressions: i64,
+    #[diesel(sql_type = BigInt)]
+    reach: i64,
+    #[diesel(sql_type = BigInt)]
+    clicks: i64,
+    #[diesel(sql_type = BigInt)]
+    results: i64,
+}
+
+#[derive(QueryableByName)]
+struct AdRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    ad_account_id: String,
+    #[diesel(sql_type = Text)]
+    campaign_id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Text)]
+    budget_type: String,
+    #[diesel(sql_type = BigInt)]
+    budget: i64,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    starts_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    ends_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    post_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    story_id: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct ProposalRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_id: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    post_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_account_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    budget_type: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    days: Option<i32>,
+    #[diesel(sql_type = Array<Text>)]
+    countries: Vec<String>,
+    #[diesel(sql_type = Text)]
+    reason: String,
+    #[diesel(sql_type = SqlUuid)]
+    decision_id: Uuid,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    result: Option<Value>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    decided_by: Option<Value>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    decided_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    executed_at: Option<Ts>,
+}
+
+#[derive(QueryableByName)]
+struct PostRow {
+    #[diesel(sql_type = Text)]
+    platform: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct LockedRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_id: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: Ts,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    cap: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_cap_currency: Option<String>,
+}
+
+impl ProposalRow {
+    /// The record as it stands at `now`: a waiting proposal past its 7 days shows expired.
+    fn record(self, now: Timestamp) -> anyhow::Result<ProposalRecord> {
+        let created_at = self.created_at.to_jiff();
+        let mut status = parsed("proposal status", &self.status, ProposalStatus::parse)?;
+        if status == ProposalStatus::Waiting && expired(created_at, now) {
+            status = ProposalStatus::Expired;
+        }
+        Ok(ProposalRecord {
+            id: self.id,
+            kind: parsed("proposal kind", &self.kind, ProposalKind::parse)?,
+            status,
+            ad_id: self.ad_id,
+            post_id: self.post_id,
+            ad_account_id: self.ad_account_id,
+            budget_type: self.budget_type.as_deref().map(budget_type).transpose()?,
+            amount: self.amount.map(Cents),
+            days: self.days,
+            countries: self.countries,
+            reason: self.reason,
+            decision_id: self.decision_id,
+            result: self.result,
+            created_at,
+            decided_by: self.decided_by,
+            decided_at: self.decided_at.map(Ts::to_jiff),
+            executed_at: self.executed_at.map(Ts::to_jiff),
+        })
+    }
+}
+
+fn day_of(t: Timestamp) -> jiff_diesel::Date {
+    jiff_diesel::Date::from(fleetdesk_ads::research::quota_day(t))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents: GET /ads, POST /ads/proposals
+
+async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<Cents> {
+    let row: SpentRow = prepared(
+        diesel::sql_query(SPENT)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Date, _>(day_of(since))
+            .bind::<Text, _>(currency),
+    )
+    .get_result(conn)
+    .await?;
+    Ok(Cents(row.spent))
+}
+
+async fn view_tx(
+    conn: Tx<'_>,
+    organization: Option<Uuid>,
+    workspace_id: Uuid,
+    days: i64,
+    now: Timestamp,
+) -> anyhow::Result<Result<AdsView, AdsRefusal>> {
+    let found: Option<WorkspaceRow> = prepared(
+        diesel::sql_query(WORKSPACE_READ)
+            .bind::<SqlUuid, _>(workspace_id)
+            .bind::<Nullable<SqlUuid>, _>(organization),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(ws) = found else {
+        return Ok(Err(AdsRefusal::NotFound(
+            "no such workspace in this organization".to_owned(),
+        )));
+    };
+    if let Err(refusal) = check_enabled(ws.ads_enabled) {
+        return Ok(Err(refusal));
+    }
+    let cap = match (ws.cap, ws.ad_cap_currency) {
+        (Some(limit), Some(currency)) => Some(CapView {
+            spent_this_month: spent(conn, workspace_id, month_start(now), &currency).await?,
+            monthly_limit: Cents(limit),
+            currency,
+        }),
+        _ => None,
+    };
+    let accounts: Vec<AccountRow> =
+        prepared(diesel::sql_query(ACCOUNTS).bind::<SqlUuid, _>(workspace_id))
+            .load(conn)
+            .await?;
+    // `days` days, today (Taipei) included.
+    let first_day = now - jiff::SignedDuration::from_hours(24 * (days - 1));
+    let campaigns: Vec<CampaignRow> = prepared(
+        diesel::sql_query(CAMPAIGNS)
+            .bind::<SqlUuid, _>(workspace_id)
+            .bind::<Date, _>(day_of(first_day)),
+    )
+    .load(conn)
+    .await?;
+    let ads: Vec<AdRow> = prepared(diesel::sql_query(SERVICE_ADS).bind::<SqlUuid, _>(workspace_id))
+        .load(conn)
+        .await?;
+    let proposals: Vec<ProposalRow> = prepared(
+        diesel::sql_query(PROPOSALS)
+            .bind::<SqlUuid, _>(workspace_id)
+            .bind::<Timestamptz, _>(Ts::from(now - PROPOSALS_SHOWN)),
+    )
+    .load(conn)
+    .await?;
+    Ok(Ok(AdsView {
+        cap,
+        ad_accounts: accounts
+            .into_iter()
+            .map(|a| AdAccountView {
+                id: a.id,
+                name: a.name,
+                currency: a.currency,
+                status: a.status,
+                synced_at: a.synced_at.map(Ts::to_jiff),
+                sync_error: a.sync_error,
+            })
+            .collect(),
+        campaigns: campaigns
+            .into_iter()
+            .map(|c| {
+                let (ctr, cpc) = ratios(Cents(c.spend), c.impressions, c.clicks);
+                CampaignView {
+                    id: c.id,
+                    ad_account_id: c.ad_account_id,
+                    name: c.name,
+                    status: c.status,
+                    spend: Cents(c.spend),
+                    impressions: c.impressions,
+                    reach: c.reach,
+                    clicks: c.clicks,
+                    ctr,
+                    cpc,
+                    results: c.results,
+                    by_fleetdesk: c.by_fleetdesk,
+                }
+            })
+            .collect(),
+        ads: ads
+            .into_iter()
+            .map(|a| {
+                Ok(AdView {
+                    status: parsed("ad status", &a.status, AdStatus::parse)?,
+                    budget_type: budget_type(&a.budget_type)?,
+                    id: a.id,
+                    ad_account_id: a.ad_account_id,
+                    campaign_id: a.campaign_id,
+                    kind: a.kind,
+                    budget: Cents(a.budget),
+                    starts_at: a.starts_at.map(Ts::to_jiff),
+                    ends_at: a.ends_at.map(Ts::to_jiff),
+                    post_id: a.post_id,
+                    story_id: a.story_id,
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+        proposals: proposals
+            .into_iter()
+            .map(|p| p.record(now))
+            .collect::<anyhow::Result<_>>()?,
+    }))
+}
+
+/// A synced ad of the workspace, with its account's currency.
+async fn synced_ad(conn: Tx<'_>, ws: Uuid, ad_id: &str) -> anyhow::Result<Option<KnownAdRow>> {
+    Ok(prepared(
+        diesel::sql_query(AD)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(ad_id),
+    )
+    .get_result(conn)
+    .await
+    .optional()?)
+}
+
+/// What the change names, as the workspace holds it.
+async fn target(conn: Tx<'_>, ws: Uuid, change: &Change) -> anyhow::Result<TargetFacts> {
+    Ok(match change {
+        Change::Pause { ad_id } | Change::Resume { ad_id } | Change::Budget { ad_id, .. } => {
+            let ad = synced_ad(conn, ws, ad_id).await?;
+            TargetFacts::Ad(ad.map(KnownAdRow::synced).transpose()?)
+        }
+        Change::Boost {
+            post_id,
+            ad_account_id,
+            ..
+        } => {
+            let post: Option<PostRow> = prepared(
+                diesel::sql_query(POST)
+                    .bind::<SqlUuid, _>(post_id)
+                    .bind::<SqlUuid, _>(ws),
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            let account: Option<(String, Option<String>)> = ad_accounts::table
+                .filter(ad_accounts::workspace_id.eq(ws))
+                .filter(ad_accounts::id.eq(ad_account_id))
+                .select((ad_accounts::currency, ad_accounts::instagram_user_id))
+                .first(conn)
+                .await
+                .optional()?;
+            TargetFacts::Boost {
+                post: post.map(|p| BoostPost {
+                    platform: p.platform,
+                    status: p.status,
+                    platform_post_id: p.platform_post_id,
+                }),
+                account: account.map(|(currency, instagram_user_id)| BoostAccount {
+                    currency,
+                    instagram_user_id,
+                }),
+            }
+        }
+    })
+}
+
+async fn propose_tx(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    p: &NewProposal,
+) -> anyhow::Result<Result<ProposalRecord, AdsRefusal>> {
+    let ws: WorkspaceRow =
+        prepared(diesel::sql_query(WORKSPACE).bind::<SqlUuid, _>(agent.workspace_id))
+            .get_result(conn)
+            .await?;
+    let target_facts = target(conn, agent.workspace_id, &p.change).await?;
+    let waiting: Option<Uuid> = ad_proposals::table
+        .filter(ad_proposals::workspace_id.eq(agent.workspace_id))
+        .filter(ad_proposals::kind.eq(p.change.kind().as_str()))
+        .filter(ad_proposals::target.eq(p.change.target()))
+        .filter(ad_proposals::status.eq(ProposalStatus::Waiting.as_str()))
+        .filter(ad_proposals::created_at.gt(Ts::from(waiting_since(p.now))))
+        .select(ad_proposals::decision_id)
+        .first(conn)
+        .await
+        .optional()?;
+    let facts = ProposalFacts {
+        ads_enabled: ws.ads_enabled,
+        target: target_facts,
+        waiting,
+    };
+    let plan = match plan_proposal(p, facts, Uuid::new_v4()) {
+        Ok(plan) => plan,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    // Accepted: a waiting proposal past its 7 days gives its place up (the workspace's are
+    // marked expired, their decisions dismissed), so the unique index admits the new one.
+    super::work::expire(conn, Some(agent.workspace_id), p.now).await?;
+    let c = &plan.columns;
+    let decision: Uuid = diesel::insert_into(decisions::table)
+        .values((
+            decisions::organization_id.eq(agent.organization_id),
+            decisions::workspace_id.eq(agent.workspace_id),
+            decisions::kind.eq(DecisionKind::AdChange.as_str()),
+            decisions::status.eq(DecisionStatus::Open.as_str()),
+            decisions::title.eq(&plan.decision_title),
+            decisions::options.eq(json!([])),
+            decisions::detail.eq(&plan.decision_detail),
+            decisions::post_id.eq(c.post_id),
+            decisions::opened_by_type.eq(Opener::Agent.as_str()),
+            decisions::opened_by_agent.eq(Some(agent.agent_id)),
+        ))
+        .returning(decisions::id)
+        .get_result(conn)
+        .await?;
+    prepared(
+        diesel::sql_query(INSERT_PROPOSAL)
+            .bind::<SqlUuid, _>(plan.id)
+            .bind::<SqlUuid, _>(agent.organization_id)
+            .bind::<SqlUuid, _>(agent.workspace_id)
+            .bind::<SqlUuid, _>(agent.agent_id)
+            .bind::<Text, _>(plan.kind.as_str())
+            .bind::<Text, _>(&plan.target)
+            .bind::<Nullable<Text>, _>(c.ad_id.as_deref())
+            .bind::<Nullable<SqlUuid>, _>(c.post_id)
+            .bind::<Nullable<Text>, _>(c.ad_account_id.as_deref())
+            .bind::<Nullable<Text>, _>(c.budget_type.map(|b| b.as_str()))
+            .bind::<Nullable<BigInt>, _>(c.amount.map(|a| a.0))
+            .bind::<Nullable<Integer>, _>(c.days)
+            .bind::<Array<Text>, _>(&c.countries)
+            .bind::<Text, _>(&p.reason)
+            .bind::<SqlUuid, _>(decision)
+            .bind::<Timestamptz, _>(Ts::from(p.now)),
+    )
+    .execute(conn)
+    .await?;
+    let row: ProposalRow = prepared(diesel::sql_query(PROPOSAL_BY_ID).bind::<SqlUuid, _>(plan.id))
+        .get_result(conn)
+        .await?;
+    Ok(Ok(row.record(p.now)?))
+}
+
+impl AdsRepo for PgStore {
+    fn view(
+        &self,
+        organization: Option<Uuid>,
+        workspace: Uuid,
+        days: i64,
+        now: Timestamp,
+    ) -> BoxFuture<'_, anyhow::Result<Result<AdsView, AdsRefusal>>> {
+        self.snapshot(async move |conn| view_tx(conn, organization, workspace, days, now).await)
+    }
+
+    fn propose<'a>(
+        &'a self,
+        agent: AgentRef,
+        proposal: &'a NewProposal,
+    ) -> BoxFuture<'a, anyhow::Result<Result<ProposalRecord, AdsRefusal>>> {
+        self.tx(async move |conn| propose_tx(conn, agent, proposal).await)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A person's move on an `ad_change` decision (inside the decision's transaction)
+
+/// Resolving: [`plan_approval`] over the proposal, its synced ad and the workspace's cap; an
+/// approval that stands queues its change for the ad work, executed as `decided_by`. `Err` is
+/// why it cannot be approved.
+pub(crate) async fn approve_change(
+    conn: Tx<'_>,
+    decision_id: Uuid,
+    decided_by: &Value,
+    now: Timestamp,
+) -> anyhow::Result<Result<(), String>> {
+    let row: LockedRow =
+        prepared(diesel::sql_query(LOCK_BY_DECISION).bind::<SqlUuid, _>(decision_id))
+            .get_result(conn)
+            .await?;
+    let p = LockedProposal {
+        id: row.id,
+        kind: parsed("proposal kind", &row.kind, ProposalKind::parse)?,
+        status: parsed("proposal status", &row.status, ProposalStatus::parse)?,
+        ad_id: row.ad_id,
+        amount: row.amount.map(Cents),
+        created_at: row.created_at.to_jiff(),
+    };
+    let (mut ad, mut cap) = (None, None);
+    if let Some(ad_id) = p.ad_to_check() {
+        ad = synced_ad(conn, row.workspace_id, ad_id)
+            .await?
+            .map(KnownAdRow::synced)
+            .transpose()?;
+        if let (Some(limit), Some(currency), Some(_)) = (row.cap, row.ad_cap_currency, &ad) {
+            let running: Vec<KnownAdRow> = prepared(
+                diesel::sql_query(RUNNING_ADS)
+                    .bind::<SqlUuid, _>(row.workspace_id)
+                    .bind::<Text, _>(&currency)
+                    .bind::<Text, _>(AdStatus::Running.as_str()),
+            )
+            .load(conn)
+            .await?;
+            cap = Some(CapFacts {
+                limit: Cents(limit),
+                spent: spent(conn, row.workspace_id, month_start(now), &currency).await?,
+                running: running
+                    .iter()
+                    .map(KnownAdRow::known)
+                    .collect::<anyhow::Result<_>>()?,
+                currency,
+            });
+        }
+    }
+    let approved = match plan_approval(&p, ad, cap, now) {
+        Ok(approved) => approved,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(p.id)))
+        .set((
+            ad_proposals::status.eq(approved.status.as_str()),
+            ad_proposals::decided_by.eq(decided_by),
+            ad_proposals::decided_at.eq(Ts::from(now)),
+        ))
+        .execute(conn)
+        .await?;
+    enqueue_in(conn, &approved.job).await?;
+    Ok(Ok(()))
+}
+
+/// Dismissing: a waiting proposal is refused (expired, when its 7 days passed); nothing
+/// reaches the platform.
+pub(crate) async fn refuse_change(
+    conn: Tx<'_>,
+    decision_id: Uuid,
+    decided_by: &Value,
+    now: Timestamp,
+) -> anyhow::Result<()> {
+    use ad_proposals as p;
+    let waiting: Option<(Uuid, Ts)> = p::table
+        .filter(p::decision_id.eq(decision_id))
+        .filter(p::status.eq(ProposalStatus::Waiting.as_str()))
+        .for_update()
+        .select((p::id, p::created_at))
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((id, created_at)) = waiting else {
+        return Ok(());
+    };
+    diesel::update(p::table.filter(p::id.eq(id)))
+        .set((
+            p::status.eq(dismissed(created_at.into(), now).as_str()),
+            p::decided_by.eq(decided_by),
+            p::decided_at.eq(Ts::from(now)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,665 @@
+//! The ad work's writes: a sync stored, proposals expired or failed when the queue gave up,
+//! and an approved change executed under its job's lease ([`plan_step`], [`made_boost`]).
+
+use super::{IdRow, Ts, Tx, budget_type, parsed};
+use crate::db::{PgStore, prepared};
+use crate::jobs::{finish_in, hold};
+use crate::schema::{ad_accounts, ad_campaigns, ad_proposals};
+use diesel::sql_types::{
+    Array, BigInt, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
+use diesel_async::RunQueryDsl;
+use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step};
+use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed};
+use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep};
+use fleetdesk_ads::proposal::{
+    EXPIRED_NOTE, GIVEN_UP as GIVEN_UP_MOVE, ProposalKind, ProposalStatus, expiry, given_up_result,
+};
+use fleetdesk_decisions::rules::dismissed_by_service;
+use fleetdesk_kernel::BoxFuture;
+use fleetdesk_kernel::jobs::{Job, JobStatus};
+use fleetdesk_kernel::money::Cents;
+use jiff::Timestamp;
+use serde_json::Value;
+use uuid::Uuid;
+
+statements!(
+    LOCK_EXPIRED,
+    EXPIRE,
+    CLOSE_EXPIRED,
+    GIVEN_UP,
+    FAIL_GIVEN_UP,
+    SYNC_TARGETS,
+    UPSERT_CAMPAIGNS,
+    CLEAR_DAYS,
+    INSERT_DAYS,
+    UPSERT_ADS,
+    DROP_ADS,
+    CHANGE,
+    SERVICE_AD,
+);
+
+/// The decisions of waiting proposals created before `$1` (of the workspace `$2`, or all when
+/// null), locked first: a person's move locks the decision, then its proposal, and so does
+/// expiry, so the two never wait on each other in opposite orders.
+const LOCK_EXPIRED: &str = r#"
+SELECT d.id FROM decisions d JOIN ad_proposals p ON p.decision_id = d.id
+WHERE p.status = $3 AND p.created_at <= $1 AND ($2::uuid IS NULL OR p.workspace_id = $2)
+ORDER BY d.id
+FOR UPDATE OF d
+"#;
+
+/// Those proposals expire.
+const EXPIRE: &str = r#"
+UPDATE ad_proposals SET status = $3 WHERE decision_id = ANY($1) AND status = $2
+"#;
+
+/// Their decisions are dismissed by the service (`fleetdesk_decisions::rules::
+/// dismissed_by_service`).
+const CLOSE_EXPIRED: &str = r#"
+UPDATE decisions
+SET status = $3, decided_by = $4, decided_at = $2, updated_at = $2, notes = notes || $5
+WHERE id = ANY($1) AND status = ANY($6)
+"#;
+
+/// Approved proposals (`$3`) whose change job (`$1`) the queue gave up (`$2`), locked, with the
+/// queue's last error and when it gave up.
+const GIVEN_UP: &str = r#"
+SELECT p.id, j.last_error, coalesce(j.finished_at, $4) AS at
+FROM ad_proposals p JOIN jobs j ON j.kind = $1 AND j.key = p.id::text AND j.status = $2
+WHERE p.status = $3
+ORDER BY p.id
+FOR UPDATE OF p
+"#;
+
+#[derive(QueryableByName)]
+struct GivenUpRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    at: Ts,
+}
+
+/// Those proposals fail, each with its result.
+const FAIL_GIVEN_UP: &str = r#"
+UPDATE ad_proposals p SET status = $1, executed_at = t.at, result = t.result
+FROM unnest($2::uuid[], $3::timestamptz[], $4::jsonb[]) AS t(id, at, result)
+WHERE p.id = t.id
+"#;
+
+const SYNC_TARGETS: &str = r#"
+SELECT a.workspace_id, a.id, a.currency, a.token_env
+FROM ad_accounts a JOIN workspaces w ON w.id = a.workspace_id
+WHERE w.ads_enabled AND w.archived_at IS NULL
+ORDER BY a.workspace_id, a.id
+"#;
+
+const UPSERT_CAMPAIGNS: &str = r#"
+INSERT INTO ad_campaigns (workspace_id, id, ad_account_id, name, status, synced_at)
+SELECT $1, c.id, $2, c.name, c.status, $6
+FROM unnest($3::text[], $4::text[], $5::text[]) AS c(id, name, status)
+ON CONFLICT (workspace_id, id) DO UPDATE
+SET name = EXCLUDED.name, status = EXCLUDED.status, synced_at = EXCLUDED.synced_at
+"#;
+
+/// The account's days from `$3` on, which the sync reads anew.
+const CLEAR_DAYS: &str = r#"
+DELETE FROM ad_campaign_days d
+USING ad_campaigns c
+WHERE c.workspace_id = d.workspace_id AND c.id = d.campaign_id
+  AND d.workspace_id = $1 AND c.ad_account_id = $2 AND d.day >= $3
+"#;
+
+const INSERT_DAYS: &str = r#"
+INSERT INTO ad_campaign_days (workspace_id, campaign_id, day, spend, impressions, reach, clicks,
+                              results)
+SELECT $1, d.campaign_id, d.day, (d.spend / 100.0)::numeric(14, 2), d.impressions, d.reach, d.clicks,
+       d.results
+FROM unnest($2::text[], $3::date[], $4::int8[], $5::bigint[], $6::bigint[], $7::bigint[],
+            $8::bigint[]) AS d(campaign_id, day, spend, impressions, reach, clicks, results)
+"#;
+
+/// The account's ads as synced; an ad promoting a post of the workspace is linked to it. What
+/// the service made stays marked so (an ad of a campaign the service made is the service's).
+const UPSERT_ADS: &str = r#"
+INSERT INTO ads (workspace_id, id, ad_account_id, campaign_id, adset_id, name, kind, status,
+                 budget_type, budget, starts_at, ends_at, story_id, post_id, synced_at,
+                 by_fleetdesk)
+SELECT $1, a.id, $2, a.campaign_id, a.adset_id, a.name,
+       CASE WHEN a.story_id IS NULL THEN 'other' ELSE 'boost' END, a.status, a.budget_type,
+       (a.budget / 100.0)::numeric(14, 2), a.starts_at, a.ends_at, a.story_id,
+       (SELECT p.id FROM posts p
+        WHERE p.workspace_id = $1 AND p.platform_post_id = a.story_id
+        ORDER BY p.created_at LIMIT 1),
+       $13,
+       EXISTS (SELECT 1 FROM ad_campaigns c
+               WHERE c.workspace_id = $1 AND c.id = a.campaign_id AND c.by_fleetdesk)
+FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+            $9::int8[], $10::timestamptz[], $11::timestamptz[], $12::text[])
+     AS a(id, campaign_id, adset_id, name, status, budget_type, budget, starts_at, ends_at,
+          story_id)
+ON CONFLICT (workspace_id, id) DO UPDATE
+SET campaign_id = EXCLUDED.campaign_id, adset_id = EXCLUDED.adset_id, name = EXCLUDED.name,
+    status = EXCLUDED.status, budget_type = EXCLUDED.budget_type, budget = EXCLUDED.budget,
+    starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, story_id = EXCLUDED.story_id,
+    post_id = coalesce(EXCLUDED.post_id, ads.post_id), synced_at = EXCLUDED.synced_at,
+    kind = CASE WHEN ads.by_fleetdesk THEN ads.kind ELSE EXCLUDED.kind END
+"#;
+
+/// Ads of the account the sync no longer saw (deleted, archived or in review), but the
+/// service's own: a boost in review, or made after the sync read the account, stays listed.
+const DROP_ADS: &str = r#"
+DELETE FROM ads
+WHERE workspace_id = $1 AND ad_account_id = $2 AND NOT (id = ANY($3)) AND NOT by_fleetdesk
+"#;
+
+/// An approved proposal with what executing it needs, locked.
+const CHANGE: &str = r#"
+SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.post_id, (p.amount * 100)::int8 AS amount,
+       p.budget_type AS proposed_budget_type, p.days, p.countries, p.result, p.decided_at,
+       coalesce(a.ad_account_id, p.ad_account_id) AS account_id, acc.currency, acc.token_env,
+       acc.instagram_user_id,
+       a.adset_id, a.campaign_id, a.budget_type AS ad_budget_type, po.platform,
+       po.platform_post_id,
+       (SELECT s.market FROM account_slots s WHERE s.id = po.slot_id) AS market
+FROM ad_proposals p
+LEFT JOIN ads a ON a.workspace_id = p.workspace_id AND a.id = p.ad_id
+LEFT JOIN ad_accounts acc
+       ON acc.workspace_id = p.workspace_id AND acc.id = coalesce(a.ad_account_id, p.ad_account_id)
+LEFT JOIN posts po ON po.id = p.post_id
+WHERE p.id = $1
+FOR UPDATE OF p
+"#;
+
+const SERVICE_AD: &str = r#"
+INSERT INTO ads (workspace_id, id, ad_account_id, campaign_id, adset_id, name, kind, status,
+                 budget_type, budget, starts_at, ends_at, story_id, post_id, by_fleetdesk,
+                 synced_at)
+VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $7, ($8::int8 / 100.0)::numeric(14, 2), $9, $10, $11,
+        $12, true, $13)
+ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = EXCLUDED.kind,
+    post_id = EXCLUDED.post_id
+"#;
+
+#[derive(QueryableByName)]
+struct TargetRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    currency: String,
+    #[diesel(sql_type = Text)]
+    token_env: String,
+}
+
+#[derive(QueryableByName)]
+struct ChangeRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_id: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    post_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    amount: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    proposed_budget_type: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    days: Option<i32>,
+    #[diesel(sql_type = Array<Text>)]
+    countries: Vec<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    result: Option<Value>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    decided_at: Option<Ts>,
+    #[diesel(sql_type = Nullable<Text>)]
+    account_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    currency: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    token_env: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    instagram_user_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    adset_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    campaign_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    ad_budget_type: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_post_id: Option<String>,
+    /// The boosted post's market: the countries of a boost that names none.
+    #[diesel(sql_type = Nullable<Text>)]
+    market: Option<String>,
+}
+
+pub(super) async fn expire(
+    conn: Tx<'_>,
+    workspace: Option<Uuid>,
+    now: Timestamp,
+) -> anyhow::Result<u64> {
+    let expiry = expiry(now);
+    let locked: Vec<IdRow> = prepared(
+        diesel::sql_query(LOCK_EXPIRED)
+            .bind::<Timestamptz, _>(Ts::from(expiry.created_by))
+            .bind::<Nullable<SqlUuid>, _>(workspace)
+            .bind::<Text, _>(expiry.from.as_str()),
+    )
+    .load(conn)
+    .await?;
+    if locked.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<Uuid> = locked.into_iter().map(|r| r.id).collect();
+    let n = prepared(
+        diesel::sql_query(EXPIRE)
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Text, _>(expiry.from.as_str())
+            .bind::<Text, _>(expiry.to.as_str()),
+    )
+    .execute(conn)
+    .await?;
+    let close = dismissed_by_service(EXPIRED_NOTE, now);
+    prepared(
+        diesel::sql_query(CLOSE_EXPIRED)
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Timestamptz, _>(Ts::from(close.at))
+            .bind::<Text, _>(close.status.as_str())
+            .bind::<Jsonb, _>(&close.decided_by)
+            .bind::<Jsonb, _>(&close.notes)
+            .bind::<Array<Text>, _>(close.from.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+    )
+    .execute(conn)
+    .await?;
+    Ok(n as u64)
+}
+
+/// Approved proposals whose change the job queue gave up on fail
+/// ([`fleetdesk_ads::proposal::given_up`]): how many.
+async fn fail_given_up(conn: Tx<'_>, now: Timestamp) -> anyhow::Result<u64> {
+    let rows: Vec<GivenUpRow> = prepared(
+        diesel::sql_query(GIVEN_UP)
+            .bind::<Text, _>(CHANGE_JOB)
+            .bind::<Text, _>(JobStatus::Failed.as_str())
+            .bind::<Text, _>(GIVEN_UP_MOVE.0.as_str())
+            .bind::<Timestamptz, _>(Ts::from(now)),
+    )
+    .load(conn)
+    .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let results: Vec<Value> = rows
+        .iter()
+        .map(|r| given_up_result(r.last_error.as_deref()))
+        .collect();
+    prepared(
+        diesel::sql_query(FAIL_GIVEN_UP)
+            .bind::<Text, _>(GIVEN_UP_MOVE.1.as_str())
+            .bind::<Array<SqlUuid>, _>(rows.iter().map(|r| r.id).collect::<Vec<_>>())
+            .bind::<Array<Timestamptz>, _>(rows.iter().map(|r| r.at).collect::<Vec<_>>())
+            .bind::<Array<Jsonb>, _>(&results),
+    )
+    .execute(conn)
+    .await?;
+    Ok(rows.len() as u64)
+}
+
+async fn store_sync_tx(
+    conn: Tx<'_>,
+    ws: Uuid,
+    account: &str,
+    since: jiff::civil::Date,
+    outcome: &Result<AccountSnapshot, String>,
+    now: Timestamp,
+) -> anyhow::Result<()> {
+    let snapshot = match outcome {
+        Ok(s) => s,
+        Err(error) => {
+            diesel::update(ad_accounts::table.find((ws, account)))
+                .set(ad_accounts::sync_error.eq(error))
+                .execute(conn)
+                .await?;
+            return Ok(());
+        }
+    };
+    let at = Ts::from(now);
+    // One sync of an account at a time: a second (an instance whose lease ran out) waits.
+    ad_accounts::table
+        .find((ws, account))
+        .select(ad_accounts::id)
+        .for_update()
+        .load::<String>(conn)
+        .await?;
+    diesel::update(ad_accounts::table.find((ws, account)))
+        .set((
+            ad_accounts::status.eq(&snapshot.status),
+            ad_accounts::synced_at.eq(at),
+            ad_accounts::sync_error.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?;
+    let c = &snapshot.campaigns;
+    prepared(
+        diesel::sql_query(UPSERT_CAMPAIGNS)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(account)
+            .bind::<Array<Text>, _>(c.iter().map(|c| c.id.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(c.iter().map(|c| c.status.as_str()).collect::<Vec<_>>())
+            .bind::<Timestamptz, _>(at),
+    )
+    .execute(conn)
+    .await?;
+    prepared(
+        diesel::sql_query(CLEAR_DAYS)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(account)
+            .bind::<Date, _>(jiff_diesel::Date::from(since)),
+    )
+    .execute(conn)
+    .await?;
+    let days: Vec<(&str, &fleetdesk_ads::platform::CampaignDay)> = c
+        .iter()
+        .flat_map(|c| {
+            c.days
+                .iter()
+                .filter(|d| d.day >= since)
+                .map(move |d| (c.id.as_str(), d))
+        })
+        .collect();
+    prepared(
+        diesel::sql_query(INSERT_DAYS)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Array<Text>, _>(days.iter().map(|(c, _)| *c).collect::<Vec<_>>())
+            .bind::<Array<Date>, _>(
+                days.iter()
+                    .map(|(_, d)| jiff_diesel::Date::from(d.day))
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.spend.0).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.impressions).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.reach).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.clicks).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.results).collect::<Vec<_>>()),
+    )
+    .execute(conn)
+    .await?;
+    let a = &snapshot.ads;
+    let ts = |t: Option<Timestamp>| t.map(Ts::from);
+    prepared(
+        diesel::sql_query(UPSERT_ADS)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(account)
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.campaign_id.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.adset_id.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.name.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.status.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.budget_type.as_str()).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(a.iter().map(|a| a.budget.0).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Timestamptz>>, _>(
+                a.iter().map(|a| ts(a.starts_at)).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Timestamptz>>, _>(
+                a.iter().map(|a| ts(a.ends_at)).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<Text>>, _>(
+                a.iter().map(|a| a.story_id.as_deref()).collect::<Vec<_>>(),
+            )
+            .bind::<Timestamptz, _>(at),
+    )
+    .execute(conn)
+    .await?;
+    prepared(
+        diesel::sql_query(DROP_ADS)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<Text, _>(account)
+            .bind::<Array<Text>, _>(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>()),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+impl ChangeRow {
+    fn facts(self) -> anyhow::Result<ChangeFacts> {
+        let budget = |t: Option<String>| t.as_deref().map(budget_type).transpose();
+        let account = match (&self.account_id, self.currency, self.token_env) {
+            (Some(id), Some(currency), Some(token_env)) => Some(AdAccountRef {
+                id: id.clone(),
+                currency,
+                token_env,
+            }),
+            _ => None,
+        };
+        Ok(ChangeFacts {
+            id: self.id,
+            kind: Some(parsed("proposal kind", &self.kind, ProposalKind::parse)?),
+            status: Some(parsed(
+                "proposal status",
+                &self.status,
+                ProposalStatus::parse,
+            )?),
+            ad_id: self.ad_id,
+            post_id: self.post_id,
+            amount: self.amount.map(Cents),
+            proposed_budget_type: budget(self.proposed_budget_type)?,
+            days: self.days,
+            countries: self.countries,
+            started: self
+                .result
+                .as_ref()
+                .is_some_and(|r| r.get("started_at").is_some()),
+            decided_at: self.decided_at.map(Ts::to_jiff),
+            ad_account_id: self.account_id,
+            account,
+            instagram_user_id: self.instagram_user_id,
+            adset_id: self.adset_id,
+            campaign_id: self.campaign_id,
+            ad_budget_type: budget(self.ad_budget_type)?,
+            platform: self.platform,
+            platform_post_id: self.platform_post_id,
+            market: self.market,
+        })
+    }
+}
+
+/// An approved proposal as loaded under its job's lease, locked; `None` when it is gone.
+async fn change_facts(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Option<(Uuid, ChangeFacts)>> {
+    let row: Option<ChangeRow> = prepared(diesel::sql_query(CHANGE).bind::<SqlUuid, _>(id))
+        .get_result(conn)
+        .await
+        .optional()?;
+    row.map(|r| Ok((r.workspace_id, r.facts()?))).transpose()
+}
+
+/// The proposal settles with its result.
+async fn settle(
+    conn: Tx<'_>,
+    id: Uuid,
+    status: ProposalStatus,
+    result: &Value,
+    now: Timestamp,
+) -> anyhow::Result<()> {
+    diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(id)))
+        .set((
+            ad_proposals::status.eq(status.as_str()),
+            ad_proposals::result.eq(result),
+            ad_proposals::executed_at.eq(Ts::from(now)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn proposal_of(job: &Job) -> anyhow::Result<Uuid> {
+    job.key
+        .parse()
+        .map_err(|e| anyhow::anyhow!("ad change job {}: {e}", job.key))
+}
+
+async fn change_step_tx(
+    conn: Tx<'_>,
+    job: &Job,
+    now: Timestamp,
+) -> anyhow::Result<Option<ChangeStep>> {
+    if !hold(conn, job).await? {
+        return Ok(None);
+    }
+    let id = proposal_of(job)?;
+    let facts = change_facts(conn, id).await?.map(|(_, f)| f);
+    let plan = facts.map_or(StepPlan::Done, |f| plan_step(&f, now));
+    match plan {
+        StepPlan::Done => {}
+        StepPlan::Fail(result) => settle(conn, id, ProposalStatus::Failed, &result, now).await?,
+        StepPlan::Execute {
+            account,
+            change,
+            started,
+        } => {
+            diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(id)))
+                .set(ad_proposals::result.eq(started))
+                .execute(conn)
+                .await?;
+            return Ok(Some(ChangeStep::Execute {
+                proposal_id: id,
+                account,
+                change,
+            }));
+        }
+    }
+    Ok(finish_in(conn, job).await?.then_some(ChangeStep::Done))
+}
+
+async fn record_execution_tx(
+    conn: Tx<'_>,
+    job: &Job,
+    id: Uuid,
+    outcome: &Result<Executed, String>,
+    now: Timestamp,
+) -> anyhow::Result<bool> {
+    if !hold(conn, job).await? {
+        return Ok(false);
+    }
+    match outcome {
+        Err(error) => settle(conn, id, ProposalStatus::Failed, &failure(error), now).await?,
+        Ok(executed) => {
+            settle(conn, id, ProposalStatus::Executed, &executed.result, now).await?;
+            if let Some(created) = &executed.created {
+                let (ws, facts) = change_facts(conn, id)
+                    .await?
+                    .ok_or_else(|| anyhow::anyhow!("ad proposal {id} vanished under its lease"))?;
+                let made = made_boost(&facts, created, now);
+                let at = Ts::from(now);
+                diesel::insert_into(ad_campaigns::table)
+                    .values((
+                        ad_campaigns::workspace_id.eq(ws),
+                        ad_campaigns::id.eq(&made.campaign_id),
+                        ad_campaigns::ad_account_id.eq(&made.ad_account_id),
+                        ad_campaigns::name.eq(&made.name),
+                        ad_campaigns::status.eq(made.status.as_str()),
+                        ad_campaigns::by_fleetdesk.eq(true),
+                        ad_campaigns::synced_at.eq(at),
+                    ))
+                    .on_conflict((ad_campaigns::workspace_id, ad_campaigns::id))
+                    .do_update()
+                    .set(ad_campaigns::by_fleetdesk.eq(true))
+                    .execute(conn)
+                    .await?;
+                prepared(
+                    diesel::sql_query(SERVICE_AD)
+                        .bind::<SqlUuid, _>(ws)
+                        .bind::<Text, _>(&made.ad_id)
+                        .bind::<Text, _>(&made.ad_account_id)
+                        .bind::<Text, _>(&made.campaign_id)
+                        .bind::<Text, _>(&made.adset_id)
+                        .bind::<Text, _>(&made.name)
+                        .bind::<Text, _>(made.budget_type.as_str())
+                        .bind::<BigInt, _>(made.budget.0)
+                        .bind::<Timestamptz, _>(Ts::from(made.starts_at))
+                        .bind::<Timestamptz, _>(Ts::from(made.ends_at))
+                        .bind::<Nullable<Text>, _>(made.story_id.as_deref())
+                        .bind::<Nullable<SqlUuid>, _>(made.post_id)
+                        .bind::<Timestamptz, _>(at)
+                        .bind::<Text, _>(made.kind)
+                        .bind::<Text, _>(made.status.as_str()),
+                )
+                .execute(conn)
+                .await?;
+            }
+        }
+    }
+    finish_in(conn, job).await
+}
+
+impl AdWorkRepo for PgStore {
+    fn sync_targets(&self) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, AdAccountRef)>>> {
+        self.snapshot(async move |conn| {
+            let rows: Vec<TargetRow> = prepared(diesel::sql_query(SYNC_TARGETS)).load(conn).await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.workspace_id,
+                        AdAccountRef {
+                            id: r.id,
+                            currency: r.currency,
+                            token_env: r.token_env,
+                        },
+                    )
+                })
+                .collect())
+        })
+    }
+
+    fn store_sync<'a>(
+        &'a self,
+        workspace_id: Uuid,
+        account_id: &'a str,
+        since: jiff::civil::Date,
+        outcome: &'a Result<AccountSnapshot, String>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.tx(async move |conn| {
+            store_sync_tx(conn, workspace_id, account_id, since, outcome, now).await
+        })
+    }
+
+    fn expire_proposals(&self, now: Timestamp) -> BoxFuture<'_, anyhow::Result<u64>> {
+        self.tx(async move |conn| {
+            let expired = expire(conn, None, now).await?;
+            Ok(expired + fail_given_up(conn, now).await?)
+        })
+    }
+
+    fn change_step<'a>(
+        &'a self,
+        job: &'a Job,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Option<ChangeStep>>> {
+        self.tx(async move |conn| change_step_tx(conn, job, now).await)
+    }
+
+    fn record_execution<'a>(
+        &'a self,
+        job: &'a Job,
+        proposal_id: Uuid,
+        outcome: &'a Result<Executed, String>,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.tx(async move |conn| record_execution_tx(conn, job, proposal_id, outcome, now).await)
+    }
+}
