@@ -14,6 +14,7 @@ use fleetdesk_personas::rules::{
     DraftFact, FACT_REFUSED, FactDecision, ImageLock, PersonaUpdate, confirm_persona, decide_fact,
     retire_persona,
 };
+use fleetdesk_tasks::plan::FollowUpWrite;
 use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -254,6 +255,41 @@ pub fn follow_up(
     })
 }
 
+/// What a follow-up's decision becomes when its task card moves
+/// ([`fleetdesk_tasks::plan::FollowUpWrite`]): `to`, only from one of `from`; a resolution
+/// records the resolve move (a card's confirmation stands for the person's resolve).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardMoved {
+    pub to: crate::DecisionStatus,
+    pub from: &'static [crate::DecisionStatus],
+    pub decided_move: Option<Value>,
+}
+
+/// The decision's side of a follow-up card's move: a finished card hands it in (handled, as
+/// by complete_issue), a confirmed card resolves it, a reopened card makes it wait again.
+pub fn card_moved(write: &FollowUpWrite) -> CardMoved {
+    use crate::DecisionStatus as S;
+    match write {
+        FollowUpWrite::Handled { .. } => CardMoved {
+            to: S::Handled,
+            from: &[S::Open],
+            decided_move: None,
+        },
+        FollowUpWrite::Resolved { .. } => CardMoved {
+            to: S::Resolved,
+            from: &[S::Open, S::Handled],
+            decided_move: Some(
+                crate::rules::Move::new(crate::rules::Action::Resolve, None, None, None).to_json(),
+            ),
+        },
+        FollowUpWrite::Reopened => CardMoved {
+            to: S::Open,
+            from: &[S::Handled, S::Resolved],
+            decided_move: None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +298,28 @@ mod tests {
 
     fn id(n: u128) -> Uuid {
         Uuid::from_u128(n)
+    }
+
+    #[test]
+    fn a_follow_up_card_hands_in_resolves_or_reopens_its_decision() {
+        use crate::DecisionStatus as S;
+        let handed = card_moved(&FollowUpWrite::Handled {
+            result: "done".into(),
+            evidence: json!([]),
+        });
+        assert_eq!((handed.to, handed.from), (S::Handled, &[S::Open][..]));
+        let resolved = card_moved(&FollowUpWrite::Resolved {
+            decided_by: json!({"name": "Mei"}),
+        });
+        assert_eq!(resolved.to, S::Resolved);
+        assert_eq!(resolved.from, &[S::Open, S::Handled]);
+        assert_eq!(resolved.decided_move, Some(json!({"action": "resolve"})));
+        let reopened = card_moved(&FollowUpWrite::Reopened);
+        assert_eq!(
+            (reopened.to, reopened.from),
+            (S::Open, &[S::Handled, S::Resolved][..])
+        );
+        assert_eq!(reopened.decided_move, None);
     }
 
     fn parent() -> Parent {

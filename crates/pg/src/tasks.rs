@@ -6,21 +6,20 @@ use crate::db::{PgStore, prepared};
 use crate::schema::{agents, decisions, media, personas, task_cards};
 use diesel::dsl::now;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_decisions::DecisionStatus;
-use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
+use fleetdesk_decisions::effects::card_moved;
 use fleetdesk_kernel::persona::PersonaStatus;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Platform, format_utc};
-use fleetdesk_tasks::ports::*;
-use fleetdesk_tasks::rules::{
-    Card, DEFAULT_ZONE, Move, Plan, TaskRefusal, Who, also_wanted, plan, read_due_at,
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Platform};
+use fleetdesk_tasks::plan::{
+    AccountFact, AgentFact, CardFacts, CardWrite, FollowUpWrite, MoveOutcome, MovePlan,
+    OpenCardFact, OwnerFact, TargetFacts, joins, place, plan_move, plan_open,
 };
+use fleetdesk_tasks::ports::*;
+use fleetdesk_tasks::rules::{Card, Move, TaskRefusal, also_wanted};
 use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
 use fleetdesk_tenancy::{AgentRole, Scope};
-use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -122,17 +121,14 @@ LEFT JOIN LATERAL (
 WHERE d.id = $1 AND (pe.id IS NULL OR pe.status <> $2)
 "#;
 
-/// The open card of the same kind on the same target that a request joins: the same agent's
-/// (opened by or assigned to it) for an agent; the same assignee's (or unassigned) for a person.
+/// The open cards of the same kind on the same target, oldest first, locked: the one a
+/// request joins is [`joins`]'s choice.
 const SAME_OPEN: &str = r#"
-SELECT c.id, c.opened_by_name, c.also_wanted_by
+SELECT c.id, c.opened_by_agent, c.assignee_agent, c.opened_by_name, c.also_wanted_by
 FROM task_cards c
 WHERE c.persona_id = $1 AND c.kind = $2 AND c.target_type = $3 AND c.target_id = $4
   AND c.status = ANY($5)
-  AND CASE WHEN $6 THEN (c.opened_by_agent = $7 OR c.assignee_agent = $7)
-           ELSE c.assignee_agent IS NOT DISTINCT FROM $7 END
 ORDER BY c.created_at, c.id
-LIMIT 1
 FOR UPDATE
 "#;
 
@@ -276,39 +272,18 @@ struct OwnerRow {
     timezone: Option<String>,
 }
 
-/// Where a new card goes: its organization, workspace and persona, what its target stores,
-/// and the zone its due_at is read in.
-struct Placed {
-    organization_id: Uuid,
-    workspace_id: Uuid,
-    persona_id: Uuid,
-    target_code: Option<String>,
-    target_id: Uuid,
-    zone: String,
-}
-
-fn target_name(t: TargetType) -> &'static str {
-    match t {
-        TargetType::Slot => "account",
-        TargetType::Persona => "persona",
-        TargetType::Post => "post",
-        TargetType::Issue => "decision",
-    }
-}
-
-/// Resolves the target for the opener: an agent sees its workspace and its own personas
-/// (another agent's: 403), a person the organization.
-async fn place(
+/// What the target names, loaded for the opener: the accounts its code names (in the agent's
+/// workspace or the person's organization), or a post's or decision's owner.
+async fn target_facts(
     conn: Tx<'_>,
     opener: &Opener,
     target: &TargetRef,
-) -> anyhow::Result<Result<Placed, TaskRefusal>> {
-    let what = target_name(target.kind());
+) -> anyhow::Result<TargetFacts> {
     let (workspace, agent, organization) = match opener {
         Opener::Agent { agent, .. } => (Some(agent.workspace_id), Some(agent.agent_id), None),
         Opener::Person { organization, .. } => (None, None, *organization),
     };
-    let owner = match target {
+    match target {
         TargetRef::Slot { code, platform } | TargetRef::Persona { code, platform } => {
             let rows: Vec<SlotRow> = prepared(
                 diesel::sql_query(TARGET_SLOTS)
@@ -321,40 +296,22 @@ async fn place(
             )
             .load(conn)
             .await?;
-            // Codes are unique per organization: a platform admin outside any organization
-            // whose code names accounts in several is refused, never given one at random.
-            if matches!(
-                opener,
-                Opener::Person {
-                    organization: None,
-                    ..
-                }
-            ) && rows
+            let several_organizations = rows
                 .iter()
-                .any(|r| r.organization_id != rows[0].organization_id)
-            {
-                return Ok(Err(TaskRefusal::TargetInSeveralOrganizations));
-            }
-            let row = match pick_slot(rows, code.as_str(), *platform, |r| &r.slot) {
-                Ok(r) => r,
-                Err(LookupError::NotFound) => return Ok(Err(TaskRefusal::TargetNotFound(what))),
-                Err(LookupError::NotYours) => {
-                    return Ok(Err(TaskRefusal::TargetNotYours(what)));
-                }
-                Err(LookupError::Ambiguous) => return Ok(Err(TaskRefusal::TargetAmbiguous)),
-            };
-            let target_id = match target {
-                TargetRef::Slot { .. } => row.slot.slot_id,
-                _ => row.persona_id,
-            };
-            return Ok(Ok(Placed {
-                organization_id: row.organization_id,
-                workspace_id: row.workspace_id,
-                persona_id: row.persona_id,
-                target_code: Some(row.slot.code),
-                target_id,
-                zone: row.timezone,
-            }));
+                .any(|r| r.organization_id != rows[0].organization_id);
+            let chosen =
+                pick_slot(rows, code.as_str(), *platform, |r| &r.slot).map(|r| AccountFact {
+                    slot_id: r.slot.slot_id,
+                    code: r.slot.code,
+                    persona_id: r.persona_id,
+                    workspace_id: r.workspace_id,
+                    organization_id: r.organization_id,
+                    zone: r.timezone,
+                });
+            Ok(TargetFacts::Account {
+                chosen,
+                several_organizations,
+            })
         }
         TargetRef::Post(id) | TargetRef::Issue(id) => {
             let sql = if matches!(target, TargetRef::Post(_)) {
@@ -370,47 +327,52 @@ async fn place(
             .get_result(conn)
             .await
             .optional()?;
-            match row {
-                Some(r) => (r, *id),
-                None => return Ok(Err(TaskRefusal::TargetNotFound(what))),
-            }
+            Ok(TargetFacts::Owner(row.map(|r| OwnerFact {
+                organization_id: r.organization_id,
+                workspace_id: r.workspace_id,
+                persona_id: r.persona_id,
+                persona_agent: r.persona_agent,
+                zone: r.timezone,
+            })))
         }
-    };
-    let (row, target_id) = owner;
-    let visible = match opener {
-        Opener::Agent { agent, .. } => row.workspace_id == agent.workspace_id,
-        Opener::Person { organization, .. } => {
-            organization.is_none_or(|o| o == row.organization_id)
-        }
-    };
-    if !visible {
-        return Ok(Err(TaskRefusal::TargetNotFound(what)));
     }
-    let Some(persona_id) = row.persona_id else {
-        return Ok(Err(match opener {
-            Opener::Agent { .. } => TaskRefusal::TargetNotFound(what),
-            Opener::Person { .. } => TaskRefusal::TargetWithoutPersona(what),
-        }));
-    };
-    if let Opener::Agent { agent, .. } = opener
-        && row.persona_agent != Some(agent.agent_id)
-    {
-        return Ok(Err(TaskRefusal::TargetNotYours(what)));
-    }
-    Ok(Ok(Placed {
-        organization_id: row.organization_id,
-        workspace_id: row.workspace_id,
-        persona_id,
-        target_code: None,
-        target_id,
-        zone: row.timezone.unwrap_or_else(|| DEFAULT_ZONE.to_owned()),
-    }))
+}
+
+/// The agent a person's `assign` names in the workspace (by name or id), and whether its role
+/// works cards.
+async fn named_agent(
+    conn: Tx<'_>,
+    workspace: Uuid,
+    who: &str,
+) -> anyhow::Result<Option<AgentFact>> {
+    let as_id = who.parse::<Uuid>().ok();
+    let found: Option<(Uuid, String)> = agents::table
+        .filter(agents::workspace_id.eq(workspace))
+        .filter(agents::name.eq(who).or(agents::id.nullable().eq(as_id)))
+        .select((agents::id, agents::role))
+        .first(conn)
+        .await
+        .optional()?;
+    found
+        .map(|(id, role)| {
+            let role = AgentRole::parse(&role)
+                .ok_or_else(|| anyhow::anyhow!("stored agent role {role}"))?;
+            Ok(AgentFact {
+                id,
+                works_cards: role.has(Scope::TasksWrite),
+            })
+        })
+        .transpose()
 }
 
 #[derive(QueryableByName)]
 struct SameRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    opened_by_agent: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    assignee_agent: Option<Uuid>,
     #[diesel(sql_type = Text)]
     opened_by_name: String,
     #[diesel(sql_type = Array<Text>)]
@@ -422,19 +384,10 @@ async fn open(
     opener: &Opener,
     req: &OpenRequest,
 ) -> anyhow::Result<Result<Opened, TaskRefusal>> {
-    let placed = match place(conn, opener, &req.target).await? {
+    let facts = target_facts(conn, opener, &req.target).await?;
+    let placed = match place(opener, &req.target, facts) {
         Ok(p) => p,
         Err(refusal) => return Ok(Err(refusal)),
-    };
-    // due_at is read before a join: a request with a bad one is refused either way.
-    let due_at = match req
-        .due_at
-        .as_deref()
-        .map(|raw| read_due_at(raw, &placed.zone))
-    {
-        None => None,
-        Some(Ok(t)) => Some(Ts::from(t)),
-        Some(Err(refusal)) => return Ok(Err(refusal)),
     };
     // Two requests for the same matter at once: the second waits and joins the first.
     personas::table
@@ -443,59 +396,39 @@ async fn open(
         .select(personas::id)
         .first::<Uuid>(conn)
         .await?;
-    let (assignee, opened_by_agent, opener_type, opener_name) = match opener {
-        Opener::Agent { agent, name } => {
-            (Some(agent.agent_id), Some(agent.agent_id), "agent", name)
-        }
-        Opener::Person { assign, name, .. } => {
-            let assignee = match assign {
-                None => None,
-                Some(who) => {
-                    let as_id = who.parse::<Uuid>().ok();
-                    let found: Option<(Uuid, String)> = agents::table
-                        .filter(agents::workspace_id.eq(placed.workspace_id))
-                        .filter(
-                            agents::name
-                                .eq(who.as_str())
-                                .or(agents::id.nullable().eq(as_id)),
-                        )
-                        .select((agents::id, agents::role))
-                        .first(conn)
-                        .await
-                        .optional()?;
-                    match found {
-                        // Only an agent whose role works cards (tasks:write) is assigned one.
-                        Some((a, role)) => {
-                            let role = AgentRole::parse(&role)
-                                .ok_or_else(|| anyhow::anyhow!("stored agent role {role}"))?;
-                            if !role.has(Scope::TasksWrite) {
-                                return Ok(Err(TaskRefusal::AgentCannotWork(who.clone())));
-                            }
-                            Some(a)
-                        }
-                        None => return Ok(Err(TaskRefusal::UnknownAgent(who.clone()))),
-                    }
-                }
-            };
-            (assignee, None, "person", name)
-        }
+    let named = match opener {
+        Opener::Person {
+            assign: Some(who), ..
+        } => named_agent(conn, placed.workspace_id, who).await?,
+        _ => None,
     };
-    let same: Option<SameRow> = prepared(
+    let card = match plan_open(opener, req, placed, named) {
+        Ok(card) => card,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let open: Vec<SameRow> = prepared(
         diesel::sql_query(SAME_OPEN)
-            .bind::<SqlUuid, _>(placed.persona_id)
-            .bind::<Text, _>(req.kind.as_str())
-            .bind::<Text, _>(req.target.kind().as_str())
-            .bind::<SqlUuid, _>(placed.target_id)
-            .bind::<Array<Text>, _>(open_statuses())
-            .bind::<Bool, _>(opened_by_agent.is_some())
-            .bind::<Nullable<SqlUuid>, _>(assignee),
+            .bind::<SqlUuid, _>(card.placed.persona_id)
+            .bind::<Text, _>(card.kind.as_str())
+            .bind::<Text, _>(card.target_type.as_str())
+            .bind::<SqlUuid, _>(card.placed.target_id)
+            .bind::<Array<Text>, _>(open_statuses()),
     )
-    .get_result(conn)
-    .await
-    .optional()?;
-    if let Some(card) = same {
-        if let Some(all) = also_wanted(&card.opened_by_name, &card.also_wanted_by, &req.requester) {
-            diesel::update(task_cards::table.filter(task_cards::id.eq(card.id)))
+    .load(conn)
+    .await?;
+    let open: Vec<OpenCardFact> = open
+        .into_iter()
+        .map(|r| OpenCardFact {
+            id: r.id,
+            opened_by_agent: r.opened_by_agent,
+            assignee: r.assignee_agent,
+            opened_by_name: r.opened_by_name,
+            also_wanted_by: r.also_wanted_by,
+        })
+        .collect();
+    if let Some(same) = joins(opener, card.assignee, &open) {
+        if let Some(all) = also_wanted(&same.opened_by_name, &same.also_wanted_by, &req.requester) {
+            diesel::update(task_cards::table.filter(task_cards::id.eq(same.id)))
                 .set((
                     task_cards::also_wanted_by.eq(all),
                     task_cards::updated_at.eq(now),
@@ -504,28 +437,28 @@ async fn open(
                 .await?;
         }
         return Ok(Ok(Opened {
-            card: one(conn, card.id).await?,
+            card: one(conn, same.id).await?,
             created: false,
         }));
     }
     let id: Uuid = diesel::insert_into(task_cards::table)
         .values((
-            task_cards::organization_id.eq(placed.organization_id),
-            task_cards::workspace_id.eq(placed.workspace_id),
-            task_cards::persona_id.eq(placed.persona_id),
-            task_cards::kind.eq(req.kind.as_str()),
-            task_cards::title.eq(&req.title),
-            task_cards::detail.eq(&req.detail),
-            task_cards::status.eq(TaskStatus::PendingPickup.as_str()),
-            task_cards::target_type.eq(req.target.kind().as_str()),
-            task_cards::target_code.eq(&placed.target_code),
-            task_cards::target_id.eq(placed.target_id),
-            task_cards::assignee_agent.eq(assignee),
-            task_cards::opened_by_type.eq(opener_type),
-            task_cards::opened_by_name.eq(opener_name),
-            task_cards::opened_by_agent.eq(opened_by_agent),
-            task_cards::due_at.eq(due_at),
-            task_cards::origin.eq(&req.origin),
+            task_cards::organization_id.eq(card.placed.organization_id),
+            task_cards::workspace_id.eq(card.placed.workspace_id),
+            task_cards::persona_id.eq(card.placed.persona_id),
+            task_cards::kind.eq(card.kind.as_str()),
+            task_cards::title.eq(card.title),
+            task_cards::detail.eq(card.detail),
+            task_cards::status.eq(card.status.as_str()),
+            task_cards::target_type.eq(card.target_type.as_str()),
+            task_cards::target_code.eq(&card.placed.target_code),
+            task_cards::target_id.eq(card.placed.target_id),
+            task_cards::assignee_agent.eq(card.assignee),
+            task_cards::opened_by_type.eq(card.opened_by_type),
+            task_cards::opened_by_name.eq(card.opened_by_name),
+            task_cards::opened_by_agent.eq(card.opened_by_agent),
+            task_cards::due_at.eq(card.due_at.map(Ts::from)),
+            task_cards::origin.eq(card.origin),
         ))
         .returning(task_cards::id)
         .get_result(conn)
@@ -559,14 +492,6 @@ struct LockedRow {
     decision_id: Option<Uuid>,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     persona_agent: Option<Uuid>,
-}
-
-fn note(by: &str, text: &str, at: Timestamp, via: Option<&Value>) -> Value {
-    let mut n = json!({"by": by, "text": text, "at": format_utc(at)});
-    if let Some(v) = via {
-        n["via"] = v.clone();
-    }
-    json!([n])
 }
 
 async fn act(
@@ -606,127 +531,88 @@ async fn act(
         "card {} changed its decision while being moved",
         row.id
     );
-    let (who, visible, by, via) = match actor {
-        Actor::Agent { agent, name } => (
-            Who::Agent(agent.agent_id),
-            row.workspace_id == agent.workspace_id,
-            name.as_str(),
-            None,
-        ),
-        Actor::Person {
-            organization, name, ..
-        } => (
-            Who::Person,
-            organization.is_none_or(|o| o == row.organization_id),
-            name.as_str(),
-            None,
-        ),
-        Actor::Relay {
-            agent,
-            person,
-            record,
-        } => (
-            Who::Relay(agent.agent_id),
-            row.workspace_id == agent.workspace_id,
-            person.as_str(),
-            Some(record),
-        ),
+    let facts = CardFacts {
+        organization_id: row.organization_id,
+        workspace_id: row.workspace_id,
+        card: Card {
+            status: status(&row.status)?,
+            assignee: row.assignee_agent,
+            persona_agent: row.persona_agent,
+            result: row.result,
+            fail_reason: row.fail_reason,
+            follow_up: row.decision_id.is_some(),
+        },
+        decision_id: row.decision_id,
     };
-    if !visible {
-        return Ok(Err(TaskRefusal::NotFound));
-    }
-    let card = Card {
-        status: status(&row.status)?,
-        assignee: row.assignee_agent,
-        persona_agent: row.persona_agent,
-        result: row.result.clone(),
-        fail_reason: row.fail_reason.clone(),
-        follow_up: row.decision_id.is_some(),
-    };
-    let (new_status, assign) = match plan(&card, who, &req.mv) {
+    let known_assets: Vec<Uuid> =
+        if matches!(req.mv, Move::Finish { .. }) && !req.asset_ids.is_empty() {
+            media::table
+                .filter(media::id.eq_any(&req.asset_ids))
+                .filter(media::workspace_id.eq(row.workspace_id))
+                .filter(media::archived_at.is_null())
+                .select(media::id)
+                .load(conn)
+                .await?
+        } else {
+            Vec::new()
+        };
+    let plan = match plan_move(actor, req, &facts, &known_assets) {
         Err(refusal) => return Ok(Err(refusal)),
-        Ok(Plan::Unchanged) => {
+        Ok(MoveOutcome::Unchanged) => {
             return Ok(Ok(Moved {
                 card: one(conn, row.id).await?,
                 unchanged: true,
             }));
         }
-        Ok(Plan::Apply { status, assign }) => (status, assign),
+        Ok(MoveOutcome::Apply(plan)) => plan,
     };
-    if matches!(req.mv, Move::Finish { .. }) && !req.asset_ids.is_empty() {
-        let seen: Vec<Uuid> = media::table
-            .filter(media::id.eq_any(&req.asset_ids))
-            .filter(media::workspace_id.eq(row.workspace_id))
-            .filter(media::archived_at.is_null())
-            .select(media::id)
-            .load(conn)
-            .await?;
-        if let Some(missing) = req.asset_ids.iter().find(|id| !seen.contains(id)) {
-            return Ok(Err(TaskRefusal::UnknownAsset(*missing)));
-        }
-    }
-    let target = task_cards::table.filter(task_cards::id.eq(row.id));
-    let notes = match (&req.mv, req.note.as_deref()) {
-        (Move::Fail { reason }, _) => note(by, reason, req.now, via),
-        (_, Some(text)) => note(by, text, req.now, via),
-        // A relayed confirmation without a note still records who relayed it for whom.
-        (Move::Confirm, None) if via.is_some() => note(by, "confirmed", req.now, via),
-        _ => json!([]),
-    };
+    write_move(conn, row.id, &plan).await?;
+    Ok(Ok(Moved {
+        card: one(conn, row.id).await?,
+        unchanged: false,
+    }))
+}
+
+/// Writes a move's plan: the card, and a follow-up's decision ([`card_moved`]).
+async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> {
+    let target = task_cards::table.filter(task_cards::id.eq(id));
     diesel::update(target)
         .set((
-            task_cards::status.eq(new_status.as_str()),
-            task_cards::notes.eq(task_cards::notes.concat(notes)),
+            task_cards::status.eq(plan.status.as_str()),
+            task_cards::notes.eq(task_cards::notes.concat(&plan.notes)),
             task_cards::updated_at.eq(now),
         ))
         .execute(conn)
         .await?;
-    match &req.mv {
-        Move::Claim => {
+    match &plan.write {
+        CardWrite::Claim { assignee } => {
             diesel::update(target)
                 .set((
-                    task_cards::assignee_agent.eq(assign.or(row.assignee_agent)),
+                    task_cards::assignee_agent.eq(assignee),
                     task_cards::last_progress_at.eq(now),
                 ))
                 .execute(conn)
                 .await?;
         }
-        Move::Progress => {
+        CardWrite::Progress => {
             diesel::update(target)
                 .set(task_cards::last_progress_at.eq(now))
                 .execute(conn)
                 .await?;
         }
-        Move::Finish { result } => {
+        CardWrite::Finish { result, evidence } => {
             diesel::update(target)
                 .set((
                     task_cards::result.eq(result),
-                    task_cards::evidence.eq(&req.evidence),
+                    task_cards::evidence.eq(evidence),
                     task_cards::confirmation_since.eq(now),
                     task_cards::last_progress_at.eq(now),
                     task_cards::finished_at.eq(now),
                 ))
                 .execute(conn)
                 .await?;
-            // A follow-up's card finished: its decision is handled, as by complete_issue.
-            if let Some(d) = row.decision_id {
-                diesel::update(
-                    decisions::table
-                        .filter(decisions::id.eq(d))
-                        .filter(decisions::status.eq(DecisionStatus::Open.as_str())),
-                )
-                .set((
-                    decisions::status.eq(DecisionStatus::Handled.as_str()),
-                    decisions::result.eq(result),
-                    decisions::evidence.eq(&req.evidence),
-                    decisions::handled_at.eq(now),
-                    decisions::updated_at.eq(now),
-                ))
-                .execute(conn)
-                .await?;
-            }
         }
-        Move::Fail { reason } => {
+        CardWrite::Fail { reason } => {
             diesel::update(target)
                 .set((
                     task_cards::fail_reason.eq(reason),
@@ -735,32 +621,8 @@ async fn act(
                 .execute(conn)
                 .await?;
         }
-        Move::Confirm => {
-            // Confirming a follow-up's card resolves its decision.
-            if let Some(d) = row.decision_id {
-                let decided_by = match actor {
-                    Actor::Person { record, .. } | Actor::Relay { record, .. } => record.clone(),
-                    Actor::Agent { .. } => Value::Null,
-                };
-                let mv = DecisionMove::new(Action::Resolve, None, None, None);
-                diesel::update(decisions::table.filter(decisions::id.eq(d)).filter(
-                    decisions::status.eq_any([
-                        DecisionStatus::Open.as_str(),
-                        DecisionStatus::Handled.as_str(),
-                    ]),
-                ))
-                .set((
-                    decisions::status.eq(DecisionStatus::Resolved.as_str()),
-                    decisions::decided_move.eq(mv.to_json()),
-                    decisions::decided_by.eq(decided_by),
-                    decisions::decided_at.eq(now),
-                    decisions::updated_at.eq(now),
-                ))
-                .execute(conn)
-                .await?;
-            }
-        }
-        Move::Reopen => {
+        CardWrite::Confirm => {}
+        CardWrite::Reopen => {
             diesel::update(target)
                 .set((
                     task_cards::confirmation_since.eq(None::<Ts>),
@@ -769,16 +631,46 @@ async fn act(
                 ))
                 .execute(conn)
                 .await?;
-            // A follow-up's card back at work: its decision waits again.
-            if let Some(d) = row.decision_id {
-                diesel::update(decisions::table.filter(decisions::id.eq(d)).filter(
-                    decisions::status.eq_any([
-                        DecisionStatus::Handled.as_str(),
-                        DecisionStatus::Resolved.as_str(),
-                    ]),
-                ))
+        }
+    }
+    let Some((decision, write)) = &plan.follow_up else {
+        return Ok(());
+    };
+    let moved = card_moved(write);
+    let from: Vec<&str> = moved.from.iter().map(|s| s.as_str()).collect();
+    let target = decisions::table
+        .filter(decisions::id.eq(decision))
+        .filter(decisions::status.eq_any(from));
+    let to = decisions::status.eq(moved.to.as_str());
+    match write {
+        FollowUpWrite::Handled { result, evidence } => {
+            diesel::update(target)
                 .set((
-                    decisions::status.eq(DecisionStatus::Open.as_str()),
+                    to,
+                    decisions::result.eq(result),
+                    decisions::evidence.eq(evidence),
+                    decisions::handled_at.eq(now),
+                    decisions::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+        }
+        FollowUpWrite::Resolved { decided_by } => {
+            diesel::update(target)
+                .set((
+                    to,
+                    decisions::decided_move.eq(&moved.decided_move),
+                    decisions::decided_by.eq(decided_by),
+                    decisions::decided_at.eq(now),
+                    decisions::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+        }
+        FollowUpWrite::Reopened => {
+            diesel::update(target)
+                .set((
+                    to,
                     decisions::decided_move.eq(None::<Value>),
                     decisions::decided_by.eq(None::<Value>),
                     decisions::decided_at.eq(None::<Ts>),
@@ -786,13 +678,9 @@ async fn act(
                 ))
                 .execute(conn)
                 .await?;
-            }
         }
     }
-    Ok(Ok(Moved {
-        card: one(conn, row.id).await?,
-        unchanged: false,
-    }))
+    Ok(())
 }
 
 impl TasksRepo for PgStore {

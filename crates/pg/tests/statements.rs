@@ -70,7 +70,10 @@ fn every_sql_constant_in_the_source_is_listed() {
     let mut files = 0;
     for path in rust_files(&src) {
         // `a/b.rs` is the module `a::b`, `a/mod.rs` the module `a`.
-        let relative = path.strip_prefix(&src).expect("under src/").with_extension("");
+        let relative = path
+            .strip_prefix(&src)
+            .expect("under src/")
+            .with_extension("");
         let mut parts: Vec<&str> = relative
             .iter()
             .map(|p| p.to_str().expect("file name"))

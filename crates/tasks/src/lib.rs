@@ -4,6 +4,7 @@
 //! The vocabulary (kinds, statuses, targets), the move planner and the flags (`rules.rs`), and
 //! the `TasksRepo` port (`ports.rs`).
 
+pub mod plan;
 pub mod ports;
 pub mod rules;
 pub mod service;

@@ -794,7 +794,6 @@ async fn heartbeat(
             let (run, cards) = tokio::try_join!(
                 record,
                 ctx.tasks
-                    .repo()
                     .open_cards(agent.agent_ref(), crate::day::TASKS_IN_DAY),
             )?;
             let cards: Arc<[TaskRecord]> = cards.into();

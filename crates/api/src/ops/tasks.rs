@@ -420,7 +420,7 @@ async fn list(ctx: Ctx, scope: TaskScope, q: TaskQueryIn) -> Result<Reply<TaskPa
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.tasks.repo().list(scope, &query).await?;
+    let page = ctx.tasks.list(scope, &query).await?;
     let now = Timestamp::now();
     Ok(Reply::ok(TaskPage {
         tasks: page.items.into_iter().map(|c| task_out(c, now)).collect(),
@@ -618,7 +618,7 @@ async fn agent_open(
         agent: agent.agent_ref(),
         name: agent.agent_name.clone(),
     };
-    let opened = ctx.tasks.repo().open(&opener, &request).await??;
+    let opened = ctx.tasks.open(&opener, &request).await??;
     Ok(opened_reply(opened))
 }
 
@@ -642,7 +642,7 @@ async fn person_open(
         name: m.name.clone(),
         assign: b.agent.map(|a| a.0.trim().to_owned()),
     };
-    let opened = ctx.tasks.repo().open(&opener, &request).await??;
+    let opened = ctx.tasks.open(&opener, &request).await??;
     Ok(opened_reply(opened))
 }
 
@@ -680,7 +680,7 @@ fn request(id: Uuid, mv: Move, note: Option<String>) -> MoveRequest {
 }
 
 async fn act(ctx: &Ctx, actor: Actor, r: MoveRequest) -> Result<Reply<TaskMoveReply>, ApiError> {
-    let moved = ctx.tasks.repo().act(&actor, &r).await??;
+    let moved = ctx.tasks.act(&actor, &r).await??;
     Ok(move_reply(moved))
 }
 
