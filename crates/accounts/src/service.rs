@@ -1,5 +1,6 @@
 //! The accounts use cases. Handlers call these; they hold the rules, the ports hold the I/O.
 
+use crate::HeartbeatInput;
 use crate::models::avatar::{AvatarError, AvatarImage};
 use crate::models::state::{AccountState, ReportedState};
 use crate::models::work::{
@@ -191,13 +192,21 @@ impl AccountsService {
     }
 }
 
+impl AccountsService {}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
 impl AccountsService {
-    /// A use case that runs whole in one call of the port is the port's own method: callers
-    /// reach it through `repo()`, so a call names whether the service's rules run
-    /// (`accounts.set_avatar`) or the port's one transaction alone
-    /// (`accounts.repo().record_heartbeat`).
-    pub fn repo(&self) -> &dyn AccountsRepo {
-        &*self.repo
+    pub async fn list_accounts(&self, agent: AgentRef) -> anyhow::Result<Vec<AccountView>> {
+        self.repo.list_accounts(agent).await
+    }
+
+    pub async fn record_heartbeat(
+        &self,
+        agent: AgentRef,
+        input: &HeartbeatInput,
+    ) -> anyhow::Result<HeartbeatRecord> {
+        self.repo.record_heartbeat(agent, input).await
     }
 }
 

@@ -21,6 +21,7 @@ pub mod product;
 pub mod proposal;
 pub mod provider;
 pub mod research;
+pub mod service;
 
 pub use pick::{PickNumber, PickStatus};
 pub use product::{Marketplace, Product};

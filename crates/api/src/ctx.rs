@@ -6,7 +6,7 @@ use fleetdesk_drafts::service::DraftsService;
 use fleetdesk_inventory::service::InventoryService;
 use fleetdesk_media::service::MediaService;
 use fleetdesk_personas::service::PersonasService;
-use fleetdesk_posts::ports::LifecycleRepo;
+use fleetdesk_posts::service::PostsService;
 use fleetdesk_tenancy::gate::Gatekeeper;
 use std::sync::Arc;
 
@@ -37,7 +37,8 @@ impl Default for Config {
     }
 }
 
-/// What every handler can reach: the domain services and the pipeline's port.
+/// What every handler can reach: the domain services (each use case is a service method),
+/// and the pipeline's ports: the gate, the limiter and operators' health.
 #[derive(Clone)]
 pub struct Ctx {
     pub config: Arc<Config>,
@@ -51,35 +52,32 @@ pub struct Ctx {
     pub open_cards: Arc<crate::revisioned::Revisioned<Arc<[fleetdesk_tasks::ports::TaskRecord]>>>,
     pub drafts: DraftsService,
     pub media: MediaService,
-    /// Review, the approved list, reports and metrics: each use case runs whole in the
-    /// adapter's transaction, so handlers call the port directly.
-    pub posts: Arc<dyn LifecycleRepo>,
+    /// Review, the approved list, reports and metrics.
+    pub posts: PostsService,
     pub inventory: InventoryService,
     pub personas: PersonasService,
     pub decisions: DecisionsService,
-    /// Reports: each use case runs whole in the adapter's transaction.
-    pub reports: Arc<dyn fleetdesk_reports::ports::ReportsRepo>,
+    pub reports: fleetdesk_reports::service::ReportsService,
     pub tasks: fleetdesk_tasks::service::TasksService,
-    pub cron: Arc<dyn fleetdesk_cron::ports::CronRepo>,
+    pub cron: fleetdesk_cron::service::CronService,
     /// The person's day with its community part, in one snapshot.
-    pub person_day:
-        Arc<dyn fleetdesk_community::ports::PersonDayWithCommunity<fleetdesk_cron::ports::DayRows>>,
+    pub person_day: crate::today::TodayService,
     /// The community assistant.
     pub community: fleetdesk_community::service::CommunityService,
-    /// Paid ad research: each use case runs whole in the adapter's transaction.
-    pub research: Arc<dyn fleetdesk_ads::ports::ResearchRepo>,
-    /// Ad picks: each use case runs whole in the adapter's transaction.
-    pub picks: Arc<dyn fleetdesk_ads::ports::PickRepo>,
+    /// Paid ad research.
+    pub research: fleetdesk_ads::service::ResearchService,
+    /// Ad picks.
+    pub picks: fleetdesk_ads::service::PicksService,
     /// Ads as synced, and the changes agents propose.
-    pub ads: Arc<dyn fleetdesk_ads::ports::AdsRepo>,
-    /// Wiki sources and their sync runs: each use case runs whole in the adapter.
-    pub wiki_sources: Arc<dyn fleetdesk_wiki::sources::WikiSourcesRepo>,
+    pub ads: fleetdesk_ads::service::AdsService,
+    /// Wiki sources and their sync runs.
+    pub wiki_sources: fleetdesk_wiki::service::WikiSourcesService,
     /// The agent's day: the reads of several areas at once.
     pub day: DayService,
-    pub metrics: Arc<dyn fleetdesk_reports::metrics::MetricsRepo>,
-    /// The knowledge base: search here (terms, snippets), the rest the port's transactions.
+    pub metrics: fleetdesk_reports::service::MetricsService,
+    /// The knowledge base.
     pub wiki: fleetdesk_wiki::service::WikiService,
-    pub keys: Arc<dyn fleetdesk_tenancy::ports::KeysRepo>,
+    pub keys: fleetdesk_tenancy::service::KeysService,
     /// The pool's use, readiness and the job queue, as operators see them (`/readyz`, the
     /// metrics listener).
     pub health: Arc<dyn fleetdesk_kernel::health::Health>,

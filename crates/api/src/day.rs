@@ -86,15 +86,13 @@ impl DayService {
     ) -> anyhow::Result<Day> {
         let (accounts, redo, unschedule, last_report_at, follow_ups, tasks) = tokio::try_join!(
             self.accounts.work_accounts(agent, date, now),
-            self.drafts.repo().redo(
+            self.drafts.redo(
                 agent,
                 &[PostStatus::RewriteRequested, PostStatus::SentBack],
                 None,
                 REDO_IN_DAY,
             ),
-            self.inventory
-                .repo()
-                .unschedule_list(agent, UNSCHEDULE_IN_DAY),
+            self.inventory.unschedule_list(agent, UNSCHEDULE_IN_DAY),
             self.posts.last_report_at(agent),
             self.decisions.follow_ups(agent),
             self.tasks.open_cards(agent, TASKS_IN_DAY),

@@ -289,9 +289,27 @@ pub fn all_market_dates(now: Timestamp) -> Vec<(Market, jiff::civil::Date)> {
     market_dates(markets, None, now).into_iter().collect()
 }
 
+/// The person's day: its reads in one snapshot, assembled.
+#[derive(Clone)]
+pub struct TodayService {
+    repo: std::sync::Arc<dyn PersonDayWithCommunity<DayRows>>,
+}
+
+impl TodayService {
+    pub fn new(repo: std::sync::Arc<dyn PersonDayWithCommunity<DayRows>>) -> Self {
+        TodayService { repo }
+    }
+
+    /// The person's day of `organization` (None: every organization), its community part in
+    /// the same snapshot.
+    pub async fn today(&self, organization: Option<Uuid>, now: Timestamp) -> anyhow::Result<Today> {
+        today(&*self.repo, organization, now).await
+    }
+}
+
 /// Reads the person's day of `organization` (None: every organization), its community part in
 /// the same snapshot.
-pub async fn today(
+async fn today(
     repo: &dyn PersonDayWithCommunity<DayRows>,
     organization: Option<Uuid>,
     now: Timestamp,

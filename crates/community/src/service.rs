@@ -55,10 +55,6 @@ impl CommunityService {
         CommunityService { repo }
     }
 
-    pub fn repo(&self) -> &dyn CommunityRepo {
-        &*self.repo
-    }
-
     /// The active space registered under `channel` and `external_id` in the agent's
     /// workspace.
     pub async fn space(

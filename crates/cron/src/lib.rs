@@ -12,6 +12,7 @@ pub mod job;
 pub mod ports;
 pub mod redact;
 pub mod run;
+pub mod service;
 
 pub use health::{JobHealth, LatestRun, health};
 pub use job::{Job, JobInvalid, RawJob, Schedule};

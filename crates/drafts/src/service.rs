@@ -3,10 +3,11 @@
 
 use crate::draft::{InlineImageError, check_character_shape, decode_inline_images};
 use crate::ports::*;
-use fleetdesk_kernel::AgentRef;
 use fleetdesk_kernel::blob::{BlobError, BlobStore};
+use fleetdesk_kernel::{AgentRef, Position};
 use fleetdesk_media::service::media_key;
 use fleetdesk_media::thumbs;
+use fleetdesk_posts::post::PostStatus;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -134,11 +135,18 @@ impl DraftsService {
     }
 }
 
+impl DraftsService {}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
 impl DraftsService {
-    /// A use case that runs whole in one call of the port is the port's own method: callers
-    /// reach it through `repo()`, so a call names whether the service's rules run
-    /// (`drafts.submit`) or the port's one transaction alone (`drafts.repo().redo`).
-    pub fn repo(&self) -> &dyn DraftsRepo {
-        &*self.repo
+    pub async fn redo(
+        &self,
+        agent: AgentRef,
+        statuses: &[PostStatus],
+        after: Option<Position>,
+        limit: i64,
+    ) -> anyhow::Result<RedoPage> {
+        self.repo.redo(agent, statuses, after, limit).await
     }
 }

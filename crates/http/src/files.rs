@@ -175,7 +175,7 @@ async fn answer(req: &HttpRequest, state: &HttpState) -> HttpResponse {
     {
         return refused(req);
     }
-    let file = match ctx.media.repo().file(id).await {
+    let file = match ctx.media.file(id).await {
         Ok(Some(f)) => f,
         Ok(None) => return error_response(req, &ApiError::not_found("no such file")),
         Err(e) => return error_response(req, &e.into()),

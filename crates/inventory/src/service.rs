@@ -1,11 +1,17 @@
-//! The inventory's use cases that need more than its own port. A use case that runs whole in
-//! one transaction of the adapter is the port's own method, reached through
-//! [`InventoryService::repo`]: the service adds nothing to it.
+//! The inventory's use cases: the list (an account code resolved first), and the moves that
+//! are one transaction of the [`InventoryRepo`], which loads the facts [`crate::plan`] decides
+//! on and writes its plan.
 
-use crate::{InventoryPage, InventoryQuery, InventoryRepo, Sponsored};
+use crate::{
+    InventoryPage, InventoryQuery, InventoryRefusal, InventoryRepo, Moved, OnBehalfRole, Sponsored,
+    UnscheduleItem,
+};
 use fleetdesk_accounts::ports::{AccountsRepo, CodeRef, LookupError};
 use fleetdesk_kernel::{AgentRef, Position};
+use jiff::Timestamp;
+use serde_json::Value;
 use std::sync::Arc;
+use uuid::Uuid;
 
 /// What a caller asks of the inventory list: one account by code, or all of the agent's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,11 +56,61 @@ impl InventoryService {
     }
 }
 
+impl InventoryService {}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
 impl InventoryService {
-    /// A use case that runs whole in one call of the port is the port's own method: callers
-    /// reach it through `repo()`, so a call names whether the service's rules run
-    /// (`inventory.list`) or the port's one transaction alone (`inventory.repo().stock`).
-    pub fn repo(&self) -> &dyn InventoryRepo {
-        &*self.repo
+    pub async fn stock(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+        reason: Option<&str>,
+    ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+        self.repo.stock(agent, post_id, reason).await
+    }
+
+    pub async fn unstock(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+        planned_at: &str,
+        extra: bool,
+        now: Timestamp,
+    ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+        self.repo
+            .unstock(agent, post_id, planned_at, extra, now)
+            .await
+    }
+
+    pub async fn confirm_unscheduled(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+    ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+        self.repo.confirm_unscheduled(agent, post_id).await
+    }
+    /// Deletes a stocked post from inventory on behalf of a person (`person` is their name,
+    /// the record entry's actor); `relay` records the agent, origin and time.
+    pub async fn delete_stocked(
+        &self,
+        agent: AgentRef,
+        post_id: Uuid,
+        role: OnBehalfRole,
+        person: &str,
+        reason: Option<&str>,
+        relay: &Value,
+    ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
+        self.repo
+            .delete_stocked(agent, post_id, role, person, reason, relay)
+            .await
+    }
+    /// Stocked posts waiting to be removed from the agent's publishing tool, oldest first.
+    pub async fn unschedule_list(
+        &self,
+        agent: AgentRef,
+        limit: i64,
+    ) -> anyhow::Result<Vec<UnscheduleItem>> {
+        self.repo.unschedule_list(agent, limit).await
     }
 }

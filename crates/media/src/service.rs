@@ -854,12 +854,21 @@ impl Seek for PartsReader {
     }
 }
 
+impl MediaService {}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
 impl MediaService {
-    /// A use case that runs whole in one call of the port is the port's own method: callers
-    /// reach it through `repo()`, so a call names whether the service's rules run
-    /// (`media.create_upload`) or the port's one transaction alone (`media.repo().list`).
-    pub fn repo(&self) -> &dyn MediaRepo {
-        &*self.repo
+    pub async fn list(
+        &self,
+        agent: AgentRef,
+        query: &MediaQuery,
+    ) -> anyhow::Result<Result<Vec<MediaItem>, ListRefusal>> {
+        self.repo.list(agent, query).await
+    }
+
+    pub async fn file(&self, id: Uuid) -> anyhow::Result<Option<StoredFile>> {
+        self.repo.file(id).await
     }
 }
 

@@ -2,8 +2,8 @@
 //! blob store and thumbnails.
 
 use crate::ports::{
-    AddedImage, CastRow, ImageRow, NewImage, PersonaHead, PersonaSummary, PersonasRepo, Proposed,
-    RecentPost,
+    AddedImage, CastRow, CreatedPersona, ImageRow, NewImage, NewPersona, OrgPersonaQuery,
+    PersonaHead, PersonaSummary, PersonasRepo, Proposed, RecentPost,
 };
 use crate::rules::{self, Fact, ImageCategory, PersonaRefusal, Proposal};
 use fleetdesk_accounts::AvatarError;
@@ -12,6 +12,7 @@ use fleetdesk_accounts::ports::{AccountView, AccountsRepo, CodeRef, LookupError,
 use fleetdesk_kernel::AgentRef;
 use fleetdesk_kernel::blob::BlobStore;
 use std::sync::Arc;
+use uuid::Uuid;
 
 #[derive(Clone)]
 pub struct PersonasService {
@@ -110,11 +111,6 @@ impl PersonasService {
             accounts,
             blobs,
         }
-    }
-
-    /// The port's own one-transaction use cases.
-    pub fn repo(&self) -> &dyn PersonasRepo {
-        &*self.repo
     }
 
     /// `{code}` to the agent's account and its live persona (a retired persona is not found).
@@ -336,5 +332,28 @@ impl PersonasService {
         };
         let bytes = self.blobs.get(&key).await.map_err(|e| anyhow::anyhow!(e))?;
         Ok(Some((bytes, mime)))
+    }
+}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
+impl PersonasService {
+    /// Creates a pending persona assigned to the agent with its `persona_new` decision, or
+    /// finds the agent's live persona of that name in that project.
+    pub async fn create_persona(
+        &self,
+        agent: AgentRef,
+        persona: &NewPersona,
+    ) -> anyhow::Result<Result<CreatedPersona, PersonaRefusal>> {
+        self.repo.create_persona(agent, persona).await
+    }
+    /// The personas of an organization (`None`: every organization, for a platform admin),
+    /// newest first.
+    pub async fn org_personas(
+        &self,
+        organization: Option<Uuid>,
+        query: &OrgPersonaQuery,
+    ) -> anyhow::Result<fleetdesk_kernel::Page<PersonaSummary>> {
+        self.repo.org_personas(organization, query).await
     }
 }

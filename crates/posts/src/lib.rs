@@ -10,3 +10,4 @@ pub mod ports;
 pub mod post;
 pub mod report;
 pub mod review;
+pub mod service;

@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod period;
 pub mod ports;
 pub mod report;
+pub mod service;
 
 /// The kind of the job queue's weekly build (`fleetdesk_kernel::jobs`): its key is the Monday
 /// of the week it covers.

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod ports;
 pub mod rate;
 pub mod roles;
+pub mod service;
 pub mod session;
 pub mod tenant_file;
 

@@ -1,10 +1,15 @@
 //! The knowledge-base use cases: search turns the query into terms here and cuts each hit's
 //! snippet here; storage ranks. The other use cases are the port's own transactions.
 
-use crate::entry::{EntryStatus, WikiRefusal};
-use crate::ports::{EntryHead, SearchQuery, WikiRepo, WikiScope};
+use crate::entry::{EntryStatus, Proposal, WikiRefusal};
+use crate::ports::{
+    Entry, EntryHead, EntryRef, IndexQuery, Proposed, SearchQuery, WikiRepo, WikiScope,
+};
 use crate::search;
+use crate::sources::{Recorded, SourceRow, SyncRefusal, SyncReport, WikiSourcesRepo};
+use fleetdesk_kernel::{AgentRef, Page};
 use std::sync::Arc;
+use uuid::Uuid;
 
 /// A search result: the entry's head, its relevance (higher is better) and up to
 /// [`search::SNIPPET_MAX`] characters of its body around the best hit.
@@ -23,11 +28,6 @@ pub struct WikiService {
 impl WikiService {
     pub fn new(repo: Arc<dyn WikiRepo>) -> Self {
         WikiService { repo }
-    }
-
-    /// The port's own one-transaction use cases.
-    pub fn repo(&self) -> &dyn WikiRepo {
-        &*self.repo
     }
 
     /// Entries the agent sees in the statuses search finds ([`EntryStatus::SEARCHED`]: canon
@@ -65,6 +65,45 @@ impl WikiService {
                 head: f.head,
             })
             .collect()))
+    }
+}
+
+/// The use cases that are one transaction of the port as they stand: it loads the facts the
+/// rules of this crate decide on and writes their plan.
+impl WikiService {
+    /// The scope of a workspace of `organization` (`None`: any, for a platform admin), not
+    /// archived; `None` when there is no such workspace.
+    pub async fn workspace_scope(
+        &self,
+        organization: Option<Uuid>,
+        workspace: Uuid,
+    ) -> anyhow::Result<Option<WikiScope>> {
+        self.repo.workspace_scope(organization, workspace).await
+    }
+    /// A page of the entries of the scope, newest first.
+    pub async fn index(
+        &self,
+        scope: WikiScope,
+        query: &IndexQuery,
+    ) -> anyhow::Result<Result<Page<EntryHead>, WikiRefusal>> {
+        self.repo.index(scope, query).await
+    }
+    /// One entry of the scope, with its sources and versions.
+    pub async fn get(
+        &self,
+        scope: WikiScope,
+        entry: &EntryRef,
+    ) -> anyhow::Result<Result<Entry, WikiRefusal>> {
+        self.repo.get(scope, entry).await
+    }
+    /// Lands a proposal in one transaction: a new entry or a new version of one, canon or a
+    /// draft with its `wiki_draft` decision, by the organization's review setting.
+    pub async fn propose(
+        &self,
+        agent: AgentRef,
+        proposal: &Proposal,
+    ) -> anyhow::Result<Result<Proposed, WikiRefusal>> {
+        self.repo.propose(agent, proposal).await
     }
 }
 
@@ -204,5 +243,33 @@ mod tests {
         let hits = ready(service.search(scope(), " ... the 的 ", None, 8)).unwrap();
         assert_eq!(hits, Ok(Vec::new()));
         assert_eq!(fake.asked.lock().unwrap()[0].ts_query, None);
+    }
+}
+
+/// Wiki sources and their sync runs: each use case is one transaction of the
+/// [`WikiSourcesRepo`].
+#[derive(Clone)]
+pub struct WikiSourcesService {
+    repo: Arc<dyn WikiSourcesRepo>,
+}
+
+impl WikiSourcesService {
+    pub fn new(repo: Arc<dyn WikiSourcesRepo>) -> Self {
+        WikiSourcesService { repo }
+    }
+    /// Every source of the agent's workspace.
+    pub async fn workspace_sources(&self, agent: AgentRef) -> anyhow::Result<Vec<SourceRow>> {
+        self.repo.workspace_sources(agent).await
+    }
+    /// Locks the source (of the agent's workspace, else NotFound), checks [`may_report`],
+    /// records the run in wiki_sync_runs and sets the source's last_run_at (now), last_status
+    /// and cursor (kept when the report has none). The report is already checked.
+    pub async fn record_sync(
+        &self,
+        agent: AgentRef,
+        source: Uuid,
+        report: &SyncReport,
+    ) -> anyhow::Result<Result<Recorded, SyncRefusal>> {
+        self.repo.record_sync(agent, source, report).await
     }
 }

@@ -479,7 +479,7 @@ async fn list_accounts(
     let accounts = match ctx.account_lists.get(&agent.agent_id, revision) {
         Some(json) => json,
         None => {
-            let views = ctx.accounts.repo().list_accounts(agent.agent_ref()).await?;
+            let views = ctx.accounts.list_accounts(agent.agent_ref()).await?;
             let list: Vec<Account> = views.into_iter().map(Account::from).collect();
             let json: Arc<RawValue> = serde_json::value::to_raw_value(&list)
                 .map_err(|e| ApiError::internal(e.into()))?
@@ -784,10 +784,7 @@ async fn heartbeat(
     // `Revisioned`). Otherwise the round's record and the cards are read at once, each on its
     // own pooled connection, so listing the cards adds a statement but no wait.
     let revision = agent.tasks_revision;
-    let record = ctx
-        .accounts
-        .repo()
-        .record_heartbeat(agent.agent_ref(), &input);
+    let record = ctx.accounts.record_heartbeat(agent.agent_ref(), &input);
     let (run, cards) = match ctx.open_cards.get(&agent.agent_id, revision) {
         Some(cards) => (record.await?, cards),
         None => {

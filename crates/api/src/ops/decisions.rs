@@ -368,7 +368,7 @@ async fn list_decisions(
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.decisions.repo().list(m.organization_id, &query).await?;
+    let page = ctx.decisions.list(m.organization_id, &query).await?;
     Ok(Reply::ok(DecisionPage {
         decisions: {
             let links = image_links(&ctx);
@@ -455,11 +455,7 @@ async fn person_move(
         decided_by: person(&m),
         now: Timestamp::now(),
     };
-    let moved = ctx
-        .decisions
-        .repo()
-        .decide(member_scope(&m), &request)
-        .await??;
+    let moved = ctx.decisions.decide(member_scope(&m), &request).await??;
     Ok(move_reply(&ctx, moved))
 }
 
@@ -578,11 +574,7 @@ async fn complete_issue(
         evidence: serde_json::to_value(&evidence).map_err(|e| ApiError::internal(e.into()))?,
         asset_ids,
     };
-    let moved = ctx
-        .decisions
-        .repo()
-        .complete(agent.agent_ref(), &report)
-        .await??;
+    let moved = ctx.decisions.complete(agent.agent_ref(), &report).await??;
     Ok(move_reply(&ctx, moved))
 }
 
@@ -636,7 +628,6 @@ async fn relay_issue(
     };
     let moved = ctx
         .decisions
-        .repo()
         .decide(DecisionScope::Agent(agent.agent_ref()), &request)
         .await??;
     Ok(move_reply(&ctx, moved))

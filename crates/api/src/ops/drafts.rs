@@ -364,7 +364,6 @@ async fn list_redo(
     let after = req.query.cursor.map(|c| c.0);
     let page = ctx
         .drafts
-        .repo()
         .redo(
             agent.agent_ref(),
             &statuses,

@@ -254,7 +254,6 @@ async fn stock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
-        .repo()
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -276,7 +275,6 @@ async fn unstock_post(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
-        .repo()
         .unstock(
             agent.agent_ref(),
             req.path.id,
@@ -295,7 +293,6 @@ async fn confirm_unscheduled(
 ) -> Result<Reply<MovedReply>, ApiError> {
     let moved = ctx
         .inventory
-        .repo()
         .confirm_unscheduled(agent.agent_ref(), req.path.id)
         .await??;
     Ok(Reply::ok(moved.into()))
@@ -334,7 +331,6 @@ async fn delete_stocked_post(
         RelayRecord::new(&agent, &b.on_behalf_of, &b.origin, b.effective_at.as_ref())?.to_json();
     let moved = ctx
         .inventory
-        .repo()
         .delete_stocked(
             agent.agent_ref(),
             req.path.id,

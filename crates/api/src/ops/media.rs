@@ -520,15 +520,12 @@ async fn list_media(
         most_used: matches!(q.sort, Some(MediaSort::MostUsed)),
         limit: limit_or(q.limit, 30),
     };
-    let items = ctx
-        .media
-        .repo()
-        .list(agent.agent_ref(), &query)
-        .await?
-        .map_err(|ListRefusal::UnknownProject(p)| {
+    let items = ctx.media.list(agent.agent_ref(), &query).await?.map_err(
+        |ListRefusal::UnknownProject(p)| {
             ApiError::not_found(format!("project: no project {p:?} in this workspace"))
                 .with_field("project")
-        })?;
+        },
+    )?;
     let base = ctx.base_url();
     let expires = Links::expiry(Timestamp::now());
     Ok(Reply::ok(MediaList {

@@ -448,7 +448,6 @@ async fn create_persona(
     };
     let made = ctx
         .personas
-        .repo()
         .create_persona(agent.agent_ref(), &new)
         .await?
         .map_err(PersonaError::Refused)?;
@@ -695,11 +694,7 @@ async fn list_personas(
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx
-        .personas
-        .repo()
-        .org_personas(m.organization_id, &query)
-        .await?;
+    let page = ctx.personas.org_personas(m.organization_id, &query).await?;
     Ok(Reply::ok(PersonaListOut {
         personas: page.items,
         next_cursor: page.next.map(Cursor),

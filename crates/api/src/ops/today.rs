@@ -4,7 +4,7 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
-use crate::today::{Today, TodayCredits, today};
+use crate::today::{Today, TodayCredits};
 use fleetdesk_tenancy::{MemberCaller, PersonalAccess};
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -63,7 +63,7 @@ async fn get_today(
 ) -> Result<Reply<Today>, ApiError> {
     let organization = m.organization_in_view(req.query.organization)?;
     let now = Timestamp::now();
-    let mut day = today(ctx.person_day.as_ref(), organization, now).await?;
+    let mut day = ctx.person_day.today(organization, now).await?;
     let month_start = fleetdesk_ads::research::month_start(now);
     day.credits = ctx
         .research

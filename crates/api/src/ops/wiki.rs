@@ -202,7 +202,6 @@ pub fn register_personal(all: &mut Vec<Box<dyn ErasedOp>>) {
 /// The scope of the workspace a person named: 404 naming workspace outside their reach.
 async fn person_scope(ctx: &Ctx, m: &MemberCaller, workspace: Uuid) -> Result<WikiScope, ApiError> {
     ctx.wiki
-        .repo()
         .workspace_scope(m.organization_id, workspace)
         .await?
         .ok_or_else(|| {
@@ -335,7 +334,7 @@ async fn index_of(
         after: q.cursor.map(|c| c.0),
         limit: limit_or(q.limit, 50),
     };
-    let page = ctx.wiki.repo().index(scope, &query).await??;
+    let page = ctx.wiki.index(scope, &query).await??;
     Ok(Reply::ok(WikiIndexPage {
         entries: page.items.into_iter().map(head_out).collect(),
         next_cursor: page.next.map(Cursor),
@@ -506,7 +505,7 @@ async fn get_of(
         },
         _ => return Err(id_or_title()),
     };
-    let e = ctx.wiki.repo().get(scope, &entry).await??;
+    let e = ctx.wiki.get(scope, &entry).await??;
     Ok(Reply::ok(entry_out(e)))
 }
 
@@ -771,11 +770,7 @@ async fn propose(
         note: b.note.map(String::from),
     };
     let proposal = Proposal::parse(raw).map_err(proposal_error)?;
-    let p: Proposed = ctx
-        .wiki
-        .repo()
-        .propose(agent.agent_ref(), &proposal)
-        .await??;
+    let p: Proposed = ctx.wiki.propose(agent.agent_ref(), &proposal).await??;
     Ok(Reply::created_if(
         p.created,
         ProposeWikiReply {
