@@ -9,7 +9,7 @@ use crate::models::work::{
 };
 use crate::ports::*;
 use fleetdesk_kernel::blob::BlobStore;
-use fleetdesk_kernel::{AgentRef, TimeInputError, parse_time_input};
+use fleetdesk_kernel::{AgentRef, TimeInput, TimeInputError};
 use jiff::Timestamp;
 use jiff::civil::Date;
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ pub struct StateReportRequest {
     pub code: CodeRef,
     pub state: ReportedState,
     pub reason: Option<String>,
-    pub occurred_at: String,
+    pub occurred_at: TimeInput,
     pub origin: Option<serde_json::Value>,
 }
 
@@ -101,8 +101,10 @@ impl AccountsService {
             .await?
             .map_err(StateReportError::Lookup)?;
         let zone = fleetdesk_kernel::market::zone(&account.timezone);
-        let occurred_at =
-            parse_time_input(&req.occurred_at, &zone).map_err(StateReportError::OccurredAt)?;
+        let occurred_at = req
+            .occurred_at
+            .resolve(&zone)
+            .map_err(StateReportError::OccurredAt)?;
         let generation_id = account
             .generation_id
             .ok_or(StateReportError::NoLiveAccount)?;
@@ -380,7 +382,7 @@ mod tests {
             },
             state,
             reason: reason.map(str::to_owned),
-            occurred_at: at.into(),
+            occurred_at: at.parse().unwrap(),
             origin: None,
         }
     }
@@ -431,11 +433,14 @@ mod tests {
             err,
             StateReportError::Lookup(LookupError::Ambiguous)
         ));
-        *repo.resolved.lock().unwrap() = Some(Ok(account(None)));
+        // 02:30 does not exist in New York on the day its clocks go forward.
+        let mut new_york = account(None);
+        new_york.timezone = "America/New_York".into();
+        *repo.resolved.lock().unwrap() = Some(Ok(new_york));
         let err = svc
             .report_state(
                 agent(),
-                request(ReportedState::Restored, None, "2026-11-21T10:00:00"),
+                request(ReportedState::Restored, None, "2026-03-08 02:30"),
             )
             .await
             .unwrap_err();

@@ -9,8 +9,8 @@ use crate::draft::{CastMember, Character, CharacterPick, MediaRef, check_charact
 use crate::ports::{Attach, DraftEdit, DraftRefusal, DraftView, ItemProblem, NewDraft};
 use fleetdesk_accounts::{AccountState, SlotName, choose};
 use fleetdesk_ads::pick::{PickNumber, PickProblem, PickState, judge_draft};
+use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_kernel::{Platform, parse_time_input};
 use fleetdesk_posts::post::{PostStatus, body_key, landing_status};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -270,8 +270,7 @@ pub fn plan_submit(draft: &NewDraft, facts: SubmitFacts) -> Result<SubmitPlan, D
     } = facts;
     let planned_at = draft
         .planned_at
-        .as_deref()
-        .map(|raw| parse_time_input(raw, &account.zone))
+        .map(|t| t.resolve(&account.zone))
         .transpose()
         .map_err(DraftRefusal::PlannedAt)?;
     let characters = picked_characters(draft.content.characters.as_deref(), &cast)?;

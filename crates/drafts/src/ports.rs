@@ -10,7 +10,7 @@ use fleetdesk_ads::pick::{PickNumber, PickProblem};
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{CapError, MediaType};
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInput, TimeInputError};
 use fleetdesk_media::thumbs::ThumbRef;
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
@@ -48,7 +48,7 @@ pub struct NewDraft {
     pub topic: Option<String>,
     pub sponsored: bool,
     /// Time input, read in the account market's zone when it has none.
-    pub planned_at: Option<String>,
+    pub planned_at: Option<TimeInput>,
     pub submit: bool,
     pub content: DraftContent,
     /// An ad pick of the account: marks the post sponsored and links the pick, which becomes

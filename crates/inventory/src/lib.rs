@@ -9,7 +9,7 @@ use fleetdesk_accounts::AccountState;
 /// The page of the inventory list.
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInputError};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, Position, TimeInput, TimeInputError};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -349,7 +349,7 @@ pub trait InventoryRepo: Send + Sync + 'static {
         &'a self,
         agent: AgentRef,
         post_id: Uuid,
-        planned_at: &'a str,
+        planned_at: TimeInput,
         extra: bool,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>>;

@@ -8,7 +8,7 @@ use crate::{
     check_unstock, confirm_unscheduled, market_day, movable, stock, unstock_status,
 };
 use fleetdesk_accounts::AccountState;
-use fleetdesk_kernel::parse_time_input;
+use fleetdesk_kernel::TimeInput;
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -148,13 +148,13 @@ pub fn plan_stock(
 /// next).
 pub fn unstock_day(
     post: Option<PostFact>,
-    planned_raw: &str,
+    planned: TimeInput,
 ) -> Result<Result<(PostFact, Timestamp, MarketDay), InventoryRefusal>, jiff::Error> {
     let post = match own(post) {
         Ok(p) => p,
         Err(r) => return Ok(Err(r)),
     };
-    let planned_at = match parse_time_input(planned_raw, &post.zone) {
+    let planned_at = match planned.resolve(&post.zone) {
         Ok(t) => t,
         Err(e) => return Ok(Err(InventoryRefusal::PlannedAt(e))),
     };
@@ -307,12 +307,17 @@ mod tests {
         );
     }
 
+    fn time(raw: &str) -> TimeInput {
+        raw.parse().unwrap()
+    }
+
     #[test]
     fn an_unstock_reads_the_time_in_the_market_and_checks_the_day() {
         let now: Timestamp = "2026-11-29T00:00:00Z".parse().unwrap();
-        let (p, at, market) = unstock_day(Some(post(PostStatus::Stocked)), "2026-12-01 09:00")
-            .unwrap()
-            .unwrap();
+        let (p, at, market) =
+            unstock_day(Some(post(PostStatus::Stocked)), time("2026-12-01 09:00"))
+                .unwrap()
+                .unwrap();
         assert_eq!(at, "2026-12-01T01:00:00Z".parse::<Timestamp>().unwrap());
         assert_eq!(market.date.to_string(), "2026-12-01");
         let plan = plan_unstock(p.clone(), at, &market, 1, now, false).unwrap();
@@ -326,8 +331,11 @@ mod tests {
             ))
         ));
         assert!(plan_unstock(p, at, &market, 2, now, true).is_ok());
+        // 02:30 does not exist in New York on the day its clocks go forward.
+        let mut new_york = post(PostStatus::Stocked);
+        new_york.zone = jiff::tz::TimeZone::get("America/New_York").unwrap();
         assert!(matches!(
-            unstock_day(Some(post(PostStatus::Stocked)), "soon").unwrap(),
+            unstock_day(Some(new_york), time("2026-03-08 02:30")).unwrap(),
             Err(InventoryRefusal::PlannedAt(_))
         ));
     }

@@ -7,7 +7,7 @@ use crate::{
     UnscheduleItem,
 };
 use fleetdesk_accounts::ports::{AccountsRepo, CodeRef, LookupError};
-use fleetdesk_kernel::{AgentRef, Position};
+use fleetdesk_kernel::{AgentRef, Position, TimeInput};
 use jiff::Timestamp;
 use serde_json::Value;
 use std::sync::Arc;
@@ -74,7 +74,7 @@ impl InventoryService {
         &self,
         agent: AgentRef,
         post_id: Uuid,
-        planned_at: &str,
+        planned_at: TimeInput,
         extra: bool,
         now: Timestamp,
     ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {

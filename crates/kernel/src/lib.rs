@@ -28,7 +28,7 @@ pub use code::{AccountCode, CodeError};
 pub use error::ErrorCode;
 pub use market::{Market, MarketError};
 pub use platform::Platform;
-pub use time::{TimeInputError, format_utc, parse_time_input};
+pub use time::{TimeInput, TimeInputError, format_utc, parse_time_input};
 
 /// A boxed, sendable future: the shape of every port method that must stay object-safe.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -201,18 +201,59 @@ fn iso_rest_ok(b: &[u8]) -> bool {
     }
 }
 
+/// A time input parsed at the boundary: an absolute time, or a market-local one that is read
+/// in the zone of the account it is about once that account is known ([`TimeInput::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeInput {
+    /// ISO 8601 with a zone.
+    At(Timestamp),
+    /// `YYYY-MM-DD HH:MM[:SS]`, in no zone yet.
+    Local(DateTime),
+}
+
+impl TimeInput {
+    /// Parses the input's shape ([`check_time_shape`]); the zone comes later.
+    pub fn parse(raw: &str) -> Result<TimeInput, TimeInputError> {
+        check_time_shape(raw)?;
+        let t = raw.trim();
+        if t.as_bytes()[10] == b'T' {
+            return t
+                .parse::<Timestamp>()
+                .map(TimeInput::At)
+                .map_err(|_| TimeInputError::Format);
+        }
+        parse_market_local(t)
+            .map(TimeInput::Local)
+            .ok_or(TimeInputError::Format)
+    }
+
+    /// The time: a market-local input read in `zone` (a time the zone skips or repeats is
+    /// refused).
+    pub fn resolve(self, zone: &TimeZone) -> Result<Timestamp, TimeInputError> {
+        match self {
+            TimeInput::At(t) => Ok(t),
+            TimeInput::Local(local) => zone
+                .to_ambiguous_zoned(local)
+                .unambiguous()
+                .map(|z| z.timestamp())
+                .map_err(|_| {
+                    TimeInputError::Gap(zone.iana_name().unwrap_or("the market zone").to_owned())
+                }),
+        }
+    }
+}
+
+impl std::str::FromStr for TimeInput {
+    type Err = TimeInputError;
+
+    fn from_str(raw: &str) -> Result<TimeInput, TimeInputError> {
+        TimeInput::parse(raw)
+    }
+}
+
 /// Parses a time input. `zone` is the market zone used when the input carries none.
 pub fn parse_time_input(raw: &str, zone: &TimeZone) -> Result<Timestamp, TimeInputError> {
-    check_time_shape(raw)?;
-    let t = raw.trim();
-    if t.as_bytes()[10] == b'T' {
-        return t.parse::<Timestamp>().map_err(|_| TimeInputError::Format);
-    }
-    let local = parse_market_local(t).ok_or(TimeInputError::Format)?;
-    zone.to_ambiguous_zoned(local)
-        .unambiguous()
-        .map(|z| z.timestamp())
-        .map_err(|_| TimeInputError::Gap(zone.iana_name().unwrap_or("the market zone").to_owned()))
+    TimeInput::parse(raw)?.resolve(zone)
 }
 
 fn parse_market_local(raw: &str) -> Option<DateTime> {
@@ -305,6 +346,34 @@ mod tests {
         assert_eq!(format_utc(ts), "2026-10-07T01:30:00Z");
         let ts = parse_time_input("2026-10-07 09:30:15", &taipei()).unwrap();
         assert_eq!(format_utc(ts), "2026-10-07T01:30:15Z");
+    }
+
+    #[test]
+    fn an_input_is_parsed_once_and_read_in_a_zone_later() {
+        let local: TimeInput = "2026-10-07 09:30".parse().unwrap();
+        assert!(matches!(local, TimeInput::Local(_)));
+        assert_eq!(
+            format_utc(local.resolve(&taipei()).unwrap()),
+            "2026-10-07T01:30:00Z"
+        );
+        let tokyo = TimeZone::get("Asia/Tokyo").unwrap();
+        assert_eq!(
+            format_utc(local.resolve(&tokyo).unwrap()),
+            "2026-10-07T00:30:00Z"
+        );
+        let at = TimeInput::parse("2026-10-07T09:30:00+08:00").unwrap();
+        assert_eq!(
+            at.resolve(&tokyo),
+            at.resolve(&taipei()),
+            "an absolute time has no zone to read"
+        );
+        assert_eq!(TimeInput::parse("tomorrow"), Err(TimeInputError::Format));
+        let gap = TimeInput::parse("2026-03-08 02:30").unwrap();
+        let new_york = TimeZone::get("America/New_York").unwrap();
+        assert!(matches!(
+            gap.resolve(&new_york),
+            Err(TimeInputError::Gap(_))
+        ));
     }
 
     #[test]

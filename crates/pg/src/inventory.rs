@@ -11,7 +11,7 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_kernel::{AgentRef, BoxFuture, TimeInput};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -329,12 +329,12 @@ async fn unstock_tx(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
-    planned_raw: &str,
+    planned: TimeInput,
     extra: bool,
     now: Timestamp,
 ) -> anyhow::Result<Result<Moved, InventoryRefusal>> {
     let post = post_fact(conn, agent, post_id).await?;
-    let (post, planned_at, market) = match plan::unstock_day(post, planned_raw)? {
+    let (post, planned_at, market) = match plan::unstock_day(post, planned)? {
         Ok(day) => day,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -480,7 +480,7 @@ impl InventoryRepo for PgStore {
         &'a self,
         agent: AgentRef,
         post_id: Uuid,
-        planned_at: &'a str,
+        planned_at: TimeInput,
         extra: bool,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, InventoryRefusal>>> {

@@ -1034,7 +1034,7 @@ async fn metrics_tx(
     .load(conn)
     .await?;
     let markets: Vec<&str> = markets.iter().map(|m| m.code.as_str()).collect();
-    let captured_at = match read_captured_at(&report.captured_at, &markets, now) {
+    let captured_at = match read_captured_at(report.captured_at, &markets, now) {
         Ok(t) => t,
         Err(refusal) => return Ok(Err(refusal)),
     };

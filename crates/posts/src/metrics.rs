@@ -6,7 +6,7 @@
 use crate::ports::{CapturedAtProblem, MetricsRefusal, MetricsReport, RawPostMetrics, Refused};
 use crate::post::PostStatus;
 use crate::report::ItemError;
-use fleetdesk_kernel::{AccountCode, Market, Platform, parse_time_input};
+use fleetdesk_kernel::{AccountCode, Market, Platform, TimeInput};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
@@ -102,11 +102,12 @@ pub fn capture_zone(markets: &[impl AsRef<str>]) -> TimeZone {
 /// Reads a batch's `captured_at` (time input, local times in [`capture_zone`] of the markets of
 /// the agent's accounts) and checks the capture window.
 pub fn read_captured_at(
-    raw: &str,
+    input: TimeInput,
     markets: &[impl AsRef<str>],
     now: Timestamp,
 ) -> Result<Timestamp, MetricsRefusal> {
-    let at = parse_time_input(raw, &capture_zone(markets))
+    let at = input
+        .resolve(&capture_zone(markets))
         .map_err(|e| MetricsRefusal::CapturedAt(CapturedAtProblem::Unreadable(e)))?;
     check_captured_at(at, now).map_err(MetricsRefusal::CapturedAt)?;
     Ok(at)
@@ -387,7 +388,7 @@ mod tests {
         loaded: &[MetricsPost],
     ) -> MetricsPlan {
         let report = MetricsReport {
-            captured_at: "2026-11-21T10:00:00Z".into(),
+            captured_at: "2026-11-21T10:00:00Z".parse().unwrap(),
             posts: posts.into_iter().map(Ok).collect(),
             accounts: accounts.into_iter().map(Ok).collect(),
         };
@@ -401,10 +402,14 @@ mod tests {
             .collect()
     }
 
+    fn time(raw: &str) -> fleetdesk_kernel::TimeInput {
+        raw.parse().unwrap()
+    }
+
     #[test]
     fn local_capture_times_read_in_the_one_market_of_the_agents_accounts() {
         let now: Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
-        let at = |markets: &[&str]| read_captured_at("2026-11-21 17:00", markets, now);
+        let at = |markets: &[&str]| read_captured_at(time("2026-11-21 17:00"), markets, now);
         // 17:00 in Tokyo is 08:00Z; in Taipei 09:00Z.
         assert_eq!(at(&["JP"]), Ok("2026-11-21T08:00:00Z".parse().unwrap()));
         assert_eq!(at(&["TW"]), Ok("2026-11-21T09:00:00Z".parse().unwrap()));
@@ -421,19 +426,20 @@ mod tests {
         let now: Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
         let tw = ["TW"];
         assert!(matches!(
-            read_captured_at("2026-11-21T10:06:00Z", &tw, now),
+            read_captured_at(time("2026-11-21T10:06:00Z"), &tw, now),
             Err(MetricsRefusal::CapturedAt(CapturedAtProblem::Future(_)))
         ));
         assert!(matches!(
-            read_captured_at("2026-09-01T10:00:00Z", &tw, now),
+            read_captured_at(time("2026-09-01T10:00:00Z"), &tw, now),
             Err(MetricsRefusal::CapturedAt(CapturedAtProblem::TooOld(_)))
         ));
+        // 02:30 does not exist in New York on the day its clocks go forward.
         assert!(matches!(
-            read_captured_at("yesterday", &tw, now),
+            read_captured_at(time("2026-03-08 02:30"), &["US"], now),
             Err(MetricsRefusal::CapturedAt(CapturedAtProblem::Unreadable(_)))
         ));
         assert_eq!(
-            read_captured_at("2026-11-21T10:04:00Z", &tw, now),
+            read_captured_at(time("2026-11-21T10:04:00Z"), &tw, now),
             Ok("2026-11-21T10:04:00Z".parse().unwrap())
         );
     }

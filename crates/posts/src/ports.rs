@@ -10,7 +10,9 @@ use crate::review::{MoveRefusal, ReviewTarget, ReviewerRole};
 pub use fleetdesk_kernel::Page;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::time::utc;
-use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Platform, Position, TimeInputError};
+use fleetdesk_kernel::{
+    AccountCode, AgentRef, BoxFuture, Platform, Position, TimeInput, TimeInputError,
+};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -152,8 +154,8 @@ pub struct TransitionRequest {
     pub post_id: Uuid,
     pub to: ReviewTarget,
     pub comment: Option<String>,
-    /// Time input, read in the account market's zone when it has none.
-    pub planned_at: Option<String>,
+    /// Read in the account market's zone when it has none.
+    pub planned_at: Option<TimeInput>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,8 +186,8 @@ pub struct RawReportItem {
     pub code: AccountCode,
     pub platform: Option<Platform>,
     pub status: ReportedStatus,
-    pub scheduled_for: Option<String>,
-    pub published_at: Option<String>,
+    pub scheduled_for: Option<TimeInput>,
+    pub published_at: Option<TimeInput>,
     pub platform_post_id: Option<String>,
     pub permalink: Option<String>,
     pub body: Option<String>,
@@ -225,7 +227,7 @@ pub struct RawAccountMetrics {
 pub struct MetricsReport {
     /// Time input; read in the market's zone when the agent's accounts share one market,
     /// otherwise Asia/Taipei.
-    pub captured_at: String,
+    pub captured_at: TimeInput,
     /// Each post item as read, or why it could not be read (its answer in `refused`).
     pub posts: Vec<Result<RawPostMetrics, crate::report::ItemError>>,
     /// Each account item as read, or why it could not be read.

@@ -6,7 +6,7 @@
 use crate::metrics::CLOCK_SKEW;
 use crate::ports::RawReportItem;
 use crate::post::{PostStatus, body_key, normalize_body};
-use fleetdesk_kernel::{Platform, parse_time_input};
+use fleetdesk_kernel::{Platform, TimeInput};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -179,17 +179,17 @@ pub fn ready_item(
     zone: &TimeZone,
     now: Timestamp,
 ) -> Result<ReportItem, ItemError> {
-    let time = |field: &str, v: &Option<String>| -> Result<Option<Timestamp>, ItemError> {
-        v.as_deref()
-            .map(|raw| {
-                parse_time_input(raw, zone)
-                    .map(to_stored_precision)
-                    .map_err(|e| ItemError::Invalid {
-                        field: field.to_owned(),
-                        message: e.to_string(),
-                    })
-            })
-            .transpose()
+    let time = |field: &str, v: &Option<TimeInput>| -> Result<Option<Timestamp>, ItemError> {
+        v.map(|input| {
+            input
+                .resolve(zone)
+                .map(to_stored_precision)
+                .map_err(|e| ItemError::Invalid {
+                    field: field.to_owned(),
+                    message: e.to_string(),
+                })
+        })
+        .transpose()
     };
     let scheduled_for = time("scheduled_for", &raw.scheduled_for)?;
     let published_at = time("published_at", &raw.published_at)?;

@@ -4,7 +4,6 @@
 
 use crate::ports::{RecordEntry, ReviewScope, TransitionRefusal, TransitionRequest};
 use crate::post::PostStatus;
-use fleetdesk_kernel::parse_time_input;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
@@ -330,7 +329,7 @@ pub fn plan_move(
         }
     }
     let planned_at = match &request.planned_at {
-        Some(raw) => match parse_time_input(raw, zone) {
+        Some(input) => match input.resolve(zone) {
             Ok(t) if t <= now => return Err(TransitionRefusal::PlannedInPast),
             Ok(t) => Some(t),
             Err(e) => return Err(TransitionRefusal::PlannedAt(e)),
@@ -717,7 +716,7 @@ mod tests {
                 post_id: Uuid::from_u128(9),
                 to,
                 comment: Some("why".to_owned()),
-                planned_at: planned_at.map(str::to_owned),
+                planned_at: planned_at.map(|raw| raw.parse().unwrap()),
             }
         }
 
@@ -816,10 +815,13 @@ mod tests {
         fn a_planned_time_must_be_a_time_in_the_future() {
             let scope = member(Some(ORG), false);
             let from = post(S::InternalReview);
-            assert_eq!(
-                plan(scope, &from, &request(T::Approved, Some("tomorrow"))),
-                Err(TransitionRefusal::PlannedAt(TimeInputError::Format))
-            );
+            // 02:30 does not exist in New York on the day its clocks go forward.
+            let new_york = fleetdesk_kernel::market::zone("America/New_York");
+            let skipped = request(T::Approved, Some("2027-03-14 02:30"));
+            assert!(matches!(
+                plan_move(scope, AGENCY, &from, &skipped, &new_york, now()),
+                Err(TransitionRefusal::PlannedAt(TimeInputError::Gap(_)))
+            ));
             assert_eq!(
                 plan(
                     scope,

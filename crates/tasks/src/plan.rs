@@ -234,8 +234,7 @@ pub fn plan_open<'a>(
 ) -> Result<NewCard<'a>, TaskRefusal> {
     let due_at = req
         .due_at
-        .as_deref()
-        .map(|raw| read_due_at(raw, &placed.zone))
+        .map(|input| read_due_at(input, &placed.zone))
         .transpose()?;
     let assignee = assignee(opener, named)?;
     let (opened_by_type, opened_by_name, opened_by_agent) = opened_by(opener);
@@ -623,7 +622,7 @@ mod tests {
             title: "New bio".into(),
             detail: None,
             target: slot(),
-            due_at: Some("2026-12-01 09:00".into()),
+            due_at: Some("2026-12-01 09:00".parse().unwrap()),
             origin: None,
             requester: "Mei".into(),
         };
@@ -642,18 +641,23 @@ mod tests {
         assert_eq!(card.opened_by_type, "person");
         assert_eq!(card.opened_by_agent, None);
         assert_eq!(card.due_at, Some("2026-12-01T01:00:00Z".parse().unwrap()));
+        // 02:30 does not exist in New York on the day its clocks go forward.
         let bad = OpenRequest {
-            due_at: Some("soon".into()),
+            due_at: Some("2026-03-08 02:30".parse().unwrap()),
             ..req.clone()
         };
+        let new_york = Placed {
+            zone: "America/New_York".into(),
+            ..placed.clone()
+        };
         assert!(matches!(
-            plan_open(&opener, &bad, placed.clone(), None),
+            plan_open(&opener, &bad, new_york.clone(), None),
             Err(TaskRefusal::BadDueAt(_))
         ));
         let assigning = person(Some(ORG), Some("writer"));
         assert!(
             matches!(
-                plan_open(&assigning, &bad, placed.clone(), None),
+                plan_open(&assigning, &bad, new_york, None),
                 Err(TaskRefusal::BadDueAt(_))
             ),
             "a bad due_at is named before an unknown agent"

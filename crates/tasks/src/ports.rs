@@ -2,7 +2,7 @@
 
 use crate::rules::{Clock, Flags, Move, TaskRefusal, flags};
 use crate::{TargetType, TaskKind, TaskStatus};
-use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Page, Platform, Position};
+use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Page, Platform, Position, TimeInput};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -121,7 +121,7 @@ pub struct OpenRequest {
     pub detail: Option<String>,
     pub target: TargetRef,
     /// As given: read in the target account's market zone when it has none.
-    pub due_at: Option<String>,
+    pub due_at: Option<TimeInput>,
     pub origin: Option<Value>,
     /// Who asked for it: recorded in `also_wanted_by` when the request joins an open card.
     pub requester: String,

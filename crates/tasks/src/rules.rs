@@ -4,6 +4,7 @@
 //! writes the plan in the same transaction.
 
 use crate::TaskStatus;
+use fleetdesk_kernel::TimeInput;
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
@@ -272,10 +273,12 @@ pub fn also_wanted(opener: &str, listed: &[String], requester: &str) -> Option<V
 
 /// `due_at` as given: ISO with a zone, or market-local read in `zone` (the target account's
 /// market zone).
-pub fn read_due_at(raw: &str, zone: &str) -> Result<Timestamp, TaskRefusal> {
+pub fn read_due_at(input: TimeInput, zone: &str) -> Result<Timestamp, TaskRefusal> {
     let tz = jiff::tz::TimeZone::get(zone)
         .map_err(|e| TaskRefusal::BadDueAt(format!("the market zone {zone}: {e}")))?;
-    fleetdesk_kernel::parse_time_input(raw, &tz).map_err(|e| TaskRefusal::BadDueAt(e.to_string()))
+    input
+        .resolve(&tz)
+        .map_err(|e| TaskRefusal::BadDueAt(e.to_string()))
 }
 
 #[cfg(test)]
@@ -554,15 +557,23 @@ mod tests {
     #[test]
     fn due_at_reads_market_local_in_the_zone() {
         assert_eq!(
-            read_due_at("2026-11-25 10:00", "Asia/Taipei").unwrap(),
+            read_due_at(TimeInput::parse("2026-11-25 10:00").unwrap(), "Asia/Taipei").unwrap(),
             "2026-11-25T02:00:00Z".parse::<Timestamp>().unwrap()
         );
         assert_eq!(
-            read_due_at("2026-11-25T10:00:00+00:00", "Asia/Taipei").unwrap(),
+            read_due_at(
+                TimeInput::parse("2026-11-25T10:00:00+00:00").unwrap(),
+                "Asia/Taipei"
+            )
+            .unwrap(),
             "2026-11-25T10:00:00Z".parse::<Timestamp>().unwrap()
         );
+        // 02:30 does not exist in New York on the day its clocks go forward.
         assert!(matches!(
-            read_due_at("tomorrow", "Asia/Taipei"),
+            read_due_at(
+                TimeInput::parse("2026-03-08 02:30").unwrap(),
+                "America/New_York"
+            ),
             Err(TaskRefusal::BadDueAt(_))
         ));
     }

@@ -178,8 +178,8 @@ pub(crate) use checked_string;
 checked_string! {
     /// A time input: ISO 8601 with a zone, or market-local `YYYY-MM-DD HH:MM[:SS]` read in the
     /// account market's zone (years 2000-2099).
-    TimeInput(String) as "TimeInput",
-    check = |raw| fleetdesk_kernel::time::check_time_shape(&raw).map(|()| raw).map_err(|e| e.to_string()),
+    TimeInput(fleetdesk_kernel::TimeInput) as "TimeInput",
+    check = |raw| fleetdesk_kernel::TimeInput::parse(&raw).map_err(|e| e.to_string()),
     schema = serde_json::json!({
         "type": "string",
         "minLength": 1,
@@ -536,7 +536,6 @@ macro_rules! serialize_as_text {
 
 serialize_as_text!(
     CodeInput,
-    TimeInput,
     Base64Data,
     RunIdInput,
     PersonNameInput,

@@ -278,7 +278,7 @@ async fn unstock_post(
         .unstock(
             agent.agent_ref(),
             req.path.id,
-            &req.body.planned_at.0,
+            req.body.planned_at.0,
             req.body.extra.unwrap_or(false),
             Timestamp::now(),
         )

@@ -170,7 +170,7 @@ fn a_submit_to_an_account_not_active_is_stocked_with_the_state_as_its_reason() {
 #[test]
 fn a_planned_time_without_a_zone_is_read_in_the_markets_zone() {
     let mut d = draft(true);
-    d.planned_at = Some("2026-12-01 09:30".into());
+    d.planned_at = Some("2026-12-01 09:30".parse().unwrap());
     let p = new_post(plan_submit(&d, facts(Some(AccountState::Active))));
     let expected: Timestamp = "2026-12-01T01:30:00Z".parse().unwrap();
     assert_eq!(p.planned_at, Some(expected));
@@ -180,7 +180,8 @@ fn a_planned_time_without_a_zone_is_read_in_the_markets_zone() {
 #[test]
 fn the_checks_run_in_order_planned_time_characters_items_pick_caps() {
     let mut d = draft(true);
-    d.planned_at = Some("tomorrow".into());
+    // 02:30 does not exist in New York on the day its clocks go forward.
+    d.planned_at = Some("2026-03-08 02:30".parse().unwrap());
     d.content.characters = Some(vec![CharacterPick {
         code: "nobody".into(),
         pov: false,
@@ -188,8 +189,10 @@ fn the_checks_run_in_order_planned_time_characters_items_pick_caps() {
     d.content.upload_ids = vec![id(9)];
     d.pick = Some(PickNumber(3));
     let f = || facts(Some(AccountState::Active));
+    let mut in_new_york = f();
+    in_new_york.account.zone = TimeZone::get("America/New_York").unwrap();
     assert!(matches!(
-        refusal(plan_submit(&d, f())),
+        refusal(plan_submit(&d, in_new_york)),
         DraftRefusal::PlannedAt(_)
     ));
     d.planned_at = None;

@@ -1535,7 +1535,7 @@ fn invalid_field(r: Result<ReportItem, ItemError>) -> Option<String> {
 #[test]
 fn an_items_times_are_read_in_its_accounts_zone_and_cut_to_microseconds() {
     let mut r = raw(ReportedStatus::Scheduled);
-    r.scheduled_for = Some("2026-10-08 09:30".into());
+    r.scheduled_for = Some(time("2026-10-08 09:30"));
     r.body = Some("hi".into());
     let i = ready(r).unwrap();
     assert_eq!(i.slot, slot());
@@ -1544,7 +1544,7 @@ fn an_items_times_are_read_in_its_accounts_zone_and_cut_to_microseconds() {
 
     let mut r = raw(ReportedStatus::Published);
     r.permalink = Some("https://example.com/p/1".into());
-    r.published_at = Some("2026-10-07T00:00:00.123456789Z".into());
+    r.published_at = Some(time("2026-10-07T00:00:00.123456789Z"));
     assert_eq!(
         ready(r).unwrap().published_at,
         i_time("2026-10-07T00:00:00.123457Z")
@@ -1556,14 +1556,22 @@ fn an_items_times_are_read_in_its_accounts_zone_and_cut_to_microseconds() {
 }
 
 #[test]
-fn an_unreadable_time_names_its_field() {
+fn a_time_the_accounts_zone_skips_names_its_field() {
+    // 02:30 does not exist in New York on the day its clocks go forward.
+    let new_york = fleetdesk_kernel::market::zone("America/New_York");
     let mut r = raw(ReportedStatus::Scheduled);
-    r.scheduled_for = Some("soon".into());
-    assert_eq!(invalid_field(ready(r)).as_deref(), Some("scheduled_for"));
+    r.scheduled_for = Some(time("2026-03-08 02:30"));
+    let refused = ready_item(r, slot(), &new_york, now());
+    assert_eq!(invalid_field(refused).as_deref(), Some("scheduled_for"));
     let mut r = raw(ReportedStatus::Published);
     r.permalink = Some("https://example.com/p/1".into());
-    r.published_at = Some("2026-10-07T00:00:00".into());
-    assert_eq!(invalid_field(ready(r)).as_deref(), Some("published_at"));
+    r.published_at = Some(time("2026-03-08 02:30"));
+    let refused = ready_item(r, slot(), &new_york, now());
+    assert_eq!(invalid_field(refused).as_deref(), Some("published_at"));
+}
+
+fn time(raw: &str) -> TimeInput {
+    raw.parse().unwrap()
 }
 
 #[test]
@@ -1571,7 +1579,7 @@ fn a_publication_may_be_ahead_of_now_by_the_clock_skew_only() {
     let published = |at: Timestamp| {
         let mut r = raw(ReportedStatus::Published);
         r.permalink = Some("https://example.com/p/1".into());
-        r.published_at = Some(at.to_string());
+        r.published_at = Some(TimeInput::At(at));
         ready(r)
     };
     let skew = crate::metrics::CLOCK_SKEW;
@@ -1586,7 +1594,7 @@ fn a_publication_may_be_ahead_of_now_by_the_clock_skew_only() {
     );
     // The time is checked before what the status requires.
     let mut r = raw(ReportedStatus::Published);
-    r.published_at = Some((now() + SignedDuration::from_hours(1)).to_string());
+    r.published_at = Some(TimeInput::At(now() + SignedDuration::from_hours(1)));
     assert_eq!(invalid_field(ready(r)).as_deref(), Some("published_at"));
 }
 
