@@ -267,6 +267,25 @@ pub struct Approved {
     pub job: NewJob,
 }
 
+/// Why a person's approval of a proposal does not stand (the decision's move answers 422
+/// with it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalRefusal {
+    #[error("the proposal is {0}")]
+    Settled(ProposalStatus),
+    #[error(
+        "the proposal expired: nobody approved it within 7 days; the agent may propose it again"
+    )]
+    Expired,
+    #[error("ad {0} is no longer among the synced ads of the workspace")]
+    AdGone(String),
+    #[error("the ad spends {ad} but the monthly cap is in {cap}: they cannot be compared")]
+    Currency { ad: String, cap: String },
+    /// [`check_cap`]'s refusal.
+    #[error("{0}")]
+    OverCap(AdsRefusal),
+}
+
 /// A person's approval judged, in order: the proposal still waits within its 7 days; a resume
 /// or a budget names an ad still synced, in the cap's currency, and does not take the month's
 /// spend past the cap (`cap` is `None` when the tenant file sets none, and is read only for a
@@ -276,21 +295,16 @@ pub fn plan_approval(
     ad: Option<SyncedAd>,
     cap: Option<CapFacts>,
     now: Timestamp,
-) -> Result<Approved, String> {
+) -> Result<Approved, ApprovalRefusal> {
     if p.status != ProposalStatus::Waiting {
-        return Err(format!("the proposal is {}", p.status));
+        return Err(ApprovalRefusal::Settled(p.status));
     }
     if expired(p.created_at, now) {
-        return Err(
-            "the proposal expired: nobody approved it within 7 days; the agent may propose it again"
-                .into(),
-        );
+        return Err(ApprovalRefusal::Expired);
     }
     if let Some(ad_id) = p.ad_to_check() {
         let Some(ad) = ad else {
-            return Err(format!(
-                "ad {ad_id} is no longer among the synced ads of the workspace"
-            ));
+            return Err(ApprovalRefusal::AdGone(ad_id.to_owned()));
         };
         let change = if p.kind == ProposalKind::Resume {
             Change::Resume {
@@ -304,10 +318,10 @@ pub fn plan_approval(
         };
         if let Some(cap) = cap {
             if ad.currency != cap.currency {
-                return Err(format!(
-                    "the ad spends {} but the monthly cap is in {}: they cannot be compared",
-                    ad.currency, cap.currency
-                ));
+                return Err(ApprovalRefusal::Currency {
+                    ad: ad.currency,
+                    cap: cap.currency,
+                });
             }
             let days_left = days_left_in_month(now);
             let state = CapState {
@@ -316,7 +330,7 @@ pub fn plan_approval(
                 committed: committed(&cap.running, days_left),
                 days_left,
             };
-            check_cap(&change, Some(&ad.ad), &state).map_err(|refusal| refusal.to_string())?;
+            check_cap(&change, Some(&ad.ad), &state).map_err(ApprovalRefusal::OverCap)?;
         }
     }
     Ok(Approved {
@@ -655,26 +669,26 @@ mod tests {
         let now = at("2026-11-20T02:00:00Z");
         let mut p = locked(ProposalKind::Budget);
         p.status = ProposalStatus::Refused;
+        let refused = plan_approval(&p, None, cap(0), now).unwrap_err();
+        assert_eq!(refused, ApprovalRefusal::Settled(ProposalStatus::Refused));
+        assert_eq!(refused.to_string(), "the proposal is refused");
+        p.status = ProposalStatus::Waiting;
         assert_eq!(
             plan_approval(&p, None, cap(0), now),
-            Err("the proposal is refused".into())
-        );
-        p.status = ProposalStatus::Waiting;
-        assert!(
-            plan_approval(&p, None, cap(0), now)
-                .unwrap_err()
-                .contains("expired")
+            Err(ApprovalRefusal::Expired)
         );
         let now = at("2026-11-12T02:00:00Z");
+        let gone = plan_approval(&p, None, cap(0), now).unwrap_err();
         assert_eq!(
-            plan_approval(&p, None, cap(0), now),
-            Err("ad a1 is no longer among the synced ads of the workspace".into())
+            gone.to_string(),
+            "ad a1 is no longer among the synced ads of the workspace"
         );
         let mut usd = ad(AdStatus::Running, 10_000);
         usd.currency = "USD".into();
         assert!(
             plan_approval(&p, Some(usd.clone()), cap(0), now)
                 .unwrap_err()
+                .to_string()
                 .contains("cannot be compared")
         );
         assert!(
@@ -684,7 +698,11 @@ mod tests {
         // 100.00 a day raised to 200.00 on the 12th (Taipei): 19 days left add 1,900.00.
         let running = Some(ad(AdStatus::Running, 10_000));
         let over = plan_approval(&p, running.clone(), cap(900_000), now);
-        assert!(over.unwrap_err().starts_with("over the monthly cap"));
+        assert!(
+            over.unwrap_err()
+                .to_string()
+                .starts_with("over the monthly cap")
+        );
         let approved = plan_approval(&p, running, cap(0), now).unwrap();
         assert_eq!(approved.status, ProposalStatus::Approved);
         assert_eq!(approved.job.kind, CHANGE_JOB);

@@ -158,16 +158,27 @@ pub struct Schedule {
     zone: TimeZone,
 }
 
+/// Why a job's zone is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZoneError {
+    /// Empty, or not a name at all (white space, non-ASCII).
+    #[error("must be an IANA time zone name such as Asia/Taipei")]
+    NotAName,
+    /// A name the time zone database does not know (a bare offset or abbreviation included).
+    #[error("{0:?} is not an IANA time zone name (such as Asia/Taipei or UTC)")]
+    Unknown(String),
+}
+
 /// Reads an IANA zone name with jiff's time zone database.
-pub fn parse_zone(name: &str) -> Result<TimeZone, String> {
+pub fn parse_zone(name: &str) -> Result<TimeZone, ZoneError> {
     let name = name.trim();
     // A bare offset or abbreviation is not a zone of the database.
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
-        return Err("must be an IANA time zone name such as Asia/Taipei".to_owned());
+        return Err(ZoneError::NotAName);
     }
     jiff::tz::db()
         .get(name)
-        .map_err(|_| format!("{name:?} is not an IANA time zone name (such as Asia/Taipei or UTC)"))
+        .map_err(|_| ZoneError::Unknown(name.to_owned()))
 }
 
 impl Schedule {
@@ -183,7 +194,7 @@ impl Schedule {
                 format!("is not a 5-field cron expression (minute hour day month weekday): {e}"),
             )
         })?;
-        let zone = parse_zone(zone).map_err(|e| ("timezone", e))?;
+        let zone = parse_zone(zone).map_err(|e| ("timezone", e.to_string()))?;
         Ok(Schedule { cron, zone })
     }
 

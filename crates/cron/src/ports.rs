@@ -81,6 +81,7 @@ pub trait CronRepo: Send + Sync {
         &'a self,
         agent: AgentRef,
         runs: &'a [Result<RawRun, crate::job::Unreadable>],
+        now: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>>;
 }
 

@@ -2,6 +2,7 @@
 //! summary and log.
 
 use crate::redact::redact_secrets;
+use fleetdesk_kernel::TimeInputError;
 use fleetdesk_kernel::time::{format_utc, parse_time_input};
 use jiff::Timestamp;
 use jiff::civil::DateTime;
@@ -115,41 +116,51 @@ fn is_civil_shape(t: &str) -> bool {
     }
 }
 
+/// Why a run's time is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunTimeError {
+    #[error("must be at most {TIME_MAX} characters")]
+    TooLong,
+    /// Neither a time input nor a time without zone.
+    #[error("{0}")]
+    Unreadable(TimeInputError),
+    /// A time without zone that the job's zone skips or repeats.
+    #[error("names a local time that does not exist or is ambiguous in {0}")]
+    Gap(String),
+}
+
 /// Reads a run time: ISO 8601 with a zone (what the kernel's time input reads), or exactly
 /// `YYYY-MM-DD[T ]HH:MM[:SS[.f]]` without zone, read in the job's zone; null or an empty
 /// string means none. A time with an offset the kernel refuses (`+0800`, `[Asia/Tokyo]`, a
 /// space before the offset) is refused, never read as the job's wall clock.
-pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>, String> {
+pub fn read_time(raw: Option<&str>, zone: &TimeZone) -> Result<Option<Timestamp>, RunTimeError> {
     let Some(raw) = raw else { return Ok(None) };
     let t = raw.trim();
     if t.is_empty() {
         return Ok(None);
     }
     if raw.chars().count() > TIME_MAX {
-        return Err(format!("must be at most {TIME_MAX} characters"));
+        return Err(RunTimeError::TooLong);
     }
     match parse_time_input(t, zone) {
         Ok(ts) => Ok(Some(ts)),
         Err(first) => {
             if !is_civil_shape(t) {
-                return Err(first.to_string());
+                return Err(RunTimeError::Unreadable(first));
             }
             // ISO without zone: the job's wall clock.
             let civil: DateTime = t
                 .replacen(' ', "T", 1)
                 .parse()
-                .map_err(|_| first.to_string())?;
+                .map_err(|_| RunTimeError::Unreadable(first.clone()))?;
             if !(2000..=2099).contains(&civil.year()) {
-                return Err(first.to_string());
+                return Err(RunTimeError::Unreadable(first));
             }
             zone.to_ambiguous_zoned(civil)
                 .unambiguous()
                 .map(|z| Some(z.timestamp()))
                 .map_err(|_| {
-                    format!(
-                        "names a local time that does not exist or is ambiguous in {}",
-                        zone.iana_name().unwrap_or("the job's zone")
-                    )
+                    RunTimeError::Gap(zone.iana_name().unwrap_or("the job's zone").to_owned())
                 })
         }
     }
@@ -184,10 +195,10 @@ impl Run {
             field,
             reason: reason.to_owned(),
         };
-        let started_at =
-            read_time(raw.started_at.as_deref(), zone).map_err(|r| refused("started_at", r))?;
-        let finished_at =
-            read_time(raw.finished_at.as_deref(), zone).map_err(|r| refused("finished_at", r))?;
+        let started_at = read_time(raw.started_at.as_deref(), zone)
+            .map_err(|r| refused("started_at", r.to_string()))?;
+        let finished_at = read_time(raw.finished_at.as_deref(), zone)
+            .map_err(|r| refused("finished_at", r.to_string()))?;
         let latest = now.checked_add(FUTURE_SKEW).unwrap_or(now);
         for (field, t) in [("started_at", started_at), ("finished_at", finished_at)] {
             if t.is_some_and(|t| t > latest) {

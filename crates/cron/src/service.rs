@@ -31,7 +31,8 @@ impl CronService {
         &self,
         agent: AgentRef,
         runs: &[Result<RawRun, crate::job::Unreadable>],
+        now: jiff::Timestamp,
     ) -> anyhow::Result<RunsOutcome> {
-        self.repo.report_runs(agent, runs).await
+        self.repo.report_runs(agent, runs, now).await
     }
 }

@@ -151,6 +151,7 @@ async fn report_runs_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
     items: &[Result<RawRun, Unreadable>],
+    now: Timestamp,
 ) -> anyhow::Result<RunsOutcome> {
     let mut out = RunsOutcome::default();
     // The items read, with their index; the others are invalid as they are.
@@ -176,7 +177,6 @@ async fn report_runs_tx(
     .await?;
     let jobs: HashMap<&str, &JobRow> = jobs.iter().map(|j| (j.job_id.as_str(), j)).collect();
 
-    let now = Timestamp::now();
     // Readable runs by (job, run_id), in the order first seen.
     let mut keys: Vec<(Uuid, String)> = Vec::new();
     let mut by_key: HashMap<(Uuid, String), Vec<Run>> = HashMap::new();
@@ -354,7 +354,8 @@ impl CronRepo for PgStore {
         &'a self,
         agent: AgentRef,
         runs: &'a [Result<RawRun, Unreadable>],
+        now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<RunsOutcome>> {
-        self.tx(async move |conn| report_runs_tx(conn, agent, runs).await)
+        self.tx(async move |conn| report_runs_tx(conn, agent, runs, now).await)
     }
 }

@@ -509,18 +509,20 @@ async fn apply(
                 .await?;
             }
             Write::AdChange { approve: true } => {
-                if let Err(reason) =
+                if let Err(refusal) =
                     crate::ad_changes::approve_change(conn, row.id, &req.decided_by, req.now)
                         .await?
                 {
-                    return Ok(Err(DecisionRefusal::AdChangeRefused(reason)));
+                    return Ok(Err(DecisionRefusal::AdChangeRefused(refusal.to_string())));
                 }
             }
             Write::AdChange { approve: false } => {
                 crate::ad_changes::refuse_change(conn, row.id, &req.decided_by, req.now).await?;
             }
             Write::Wiki { canonize } => {
-                if let Err(refusal) = crate::wiki::decide_draft(conn, row.id, canonize).await? {
+                if let Err(refusal) =
+                    crate::wiki::decide_draft(conn, row.id, canonize, req.now).await?
+                {
                     return Ok(Err(refusal));
                 }
             }

@@ -566,21 +566,28 @@ async fn act(
         }
         Ok(MoveOutcome::Apply(plan)) => plan,
     };
-    write_move(conn, row.id, &plan).await?;
+    write_move(conn, row.id, &plan, req.now).await?;
     Ok(Ok(Moved {
         card: one(conn, row.id).await?,
         unchanged: false,
     }))
 }
 
-/// Writes a move's plan: the card, and a follow-up's decision ([`card_moved`]).
-async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> {
+/// Writes a move's plan at `at` (the request's one clock, the time of its note too): the
+/// card, and a follow-up's decision ([`card_moved`]).
+async fn write_move(
+    conn: Tx<'_>,
+    id: Uuid,
+    plan: &MovePlan,
+    at: jiff::Timestamp,
+) -> QueryResult<()> {
+    let at = Ts::from(at);
     let target = task_cards::table.filter(task_cards::id.eq(id));
     diesel::update(target)
         .set((
             task_cards::status.eq(plan.status.as_str()),
             task_cards::notes.eq(task_cards::notes.concat(&plan.notes)),
-            task_cards::updated_at.eq(now),
+            task_cards::updated_at.eq(at),
         ))
         .execute(conn)
         .await?;
@@ -589,14 +596,14 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
             diesel::update(target)
                 .set((
                     task_cards::assignee_agent.eq(assignee),
-                    task_cards::last_progress_at.eq(now),
+                    task_cards::last_progress_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
         }
         CardWrite::Progress => {
             diesel::update(target)
-                .set(task_cards::last_progress_at.eq(now))
+                .set(task_cards::last_progress_at.eq(at))
                 .execute(conn)
                 .await?;
         }
@@ -605,9 +612,9 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
                 .set((
                     task_cards::result.eq(result),
                     task_cards::evidence.eq(evidence),
-                    task_cards::confirmation_since.eq(now),
-                    task_cards::last_progress_at.eq(now),
-                    task_cards::finished_at.eq(now),
+                    task_cards::confirmation_since.eq(at),
+                    task_cards::last_progress_at.eq(at),
+                    task_cards::finished_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -616,7 +623,7 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
             diesel::update(target)
                 .set((
                     task_cards::fail_reason.eq(reason),
-                    task_cards::finished_at.eq(now),
+                    task_cards::finished_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -627,7 +634,7 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
                 .set((
                     task_cards::confirmation_since.eq(None::<Ts>),
                     task_cards::finished_at.eq(None::<Ts>),
-                    task_cards::last_progress_at.eq(now),
+                    task_cards::last_progress_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -649,8 +656,8 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
                     to,
                     decisions::result.eq(result),
                     decisions::evidence.eq(evidence),
-                    decisions::handled_at.eq(now),
-                    decisions::updated_at.eq(now),
+                    decisions::handled_at.eq(at),
+                    decisions::updated_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -661,8 +668,8 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
                     to,
                     decisions::decided_move.eq(&moved.decided_move),
                     decisions::decided_by.eq(decided_by),
-                    decisions::decided_at.eq(now),
-                    decisions::updated_at.eq(now),
+                    decisions::decided_at.eq(at),
+                    decisions::updated_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;
@@ -674,7 +681,7 @@ async fn write_move(conn: Tx<'_>, id: Uuid, plan: &MovePlan) -> QueryResult<()> 
                     decisions::decided_move.eq(None::<Value>),
                     decisions::decided_by.eq(None::<Value>),
                     decisions::decided_at.eq(None::<Ts>),
-                    decisions::updated_at.eq(now),
+                    decisions::updated_at.eq(at),
                 ))
                 .execute(conn)
                 .await?;

@@ -7,7 +7,6 @@
 
 use crate::db::{PgStore, prepared};
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
-use diesel::dsl::now;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Float4, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -26,6 +25,7 @@ use fleetdesk_wiki::entry::{
 };
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
+use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -755,6 +755,7 @@ async fn propose(
     conn: Tx<'_>,
     agent: AgentRef,
     p: &Proposal,
+    now: Timestamp,
 ) -> anyhow::Result<Result<Proposed, WikiRefusal>> {
     let review: String = organizations::table
         .filter(organizations::id.eq(agent.organization_id))
@@ -814,17 +815,22 @@ async fn propose(
         Ok(l) => l,
         Err(r) => return Ok(Err(r)),
     };
-    let entry_id = write_landing(conn, agent, p, scope, found.as_ref(), &landing).await?;
-    let decision_id = write_decision(
-        conn,
-        agent,
-        p,
-        entry_id,
-        found.as_ref(),
-        &landing,
-        project_name.as_deref(),
-    )
-    .await?;
+    let entry_id = write_landing(conn, agent, p, scope, found.as_ref(), &landing, now).await?;
+    // A manual proposal's own decision: its title and what a person reads of the version.
+    let opening = landing.open_decision.then(|| {
+        let revision = found.as_ref().is_some_and(|e| e.has_canon);
+        (
+            decision_title(&p.title, landing.version, revision),
+            proposal_detail(
+                entry_id,
+                p,
+                landing.version,
+                revision,
+                project_name.as_deref(),
+            ),
+        )
+    });
+    let decision_id = write_decision(conn, agent, &landing, opening, now).await?;
     diesel::insert_into(wiki_versions::table)
         .values((
             wiki_versions::entry_id.eq(entry_id),
@@ -839,9 +845,11 @@ async fn propose(
             wiki_versions::status.eq(landing.status.as_str()),
             wiki_versions::proposed_by_agent.eq(agent.agent_id),
             wiki_versions::decision_id.eq(decision_id),
-            // A version canon at once is decided now (the database's clock, as every other
-            // timestamp); a draft is decided by its decision.
-            landing.auto.then_some(wiki_versions::decided_at.eq(now)),
+            // A version canon at once is decided now (the request's one clock); a draft is
+            // decided by its decision.
+            landing
+                .auto
+                .then_some(wiki_versions::decided_at.eq(Ts::from(now))),
         ))
         .execute(conn)
         .await?;
@@ -865,6 +873,7 @@ async fn write_landing(
     scope: Option<Uuid>,
     found: Option<&Existing>,
     landing: &Landing,
+    now: Timestamp,
 ) -> anyhow::Result<Uuid> {
     let terms = p.terms();
     let entry_id = match (found, landing.show) {
@@ -908,6 +917,7 @@ async fn write_landing(
                     terms: &terms,
                 },
                 status,
+                now,
             )
             .await?;
             e.id
@@ -963,6 +973,7 @@ async fn show_version(
     entry: Uuid,
     s: Shown<'_>,
     status: EntryStatus,
+    now: Timestamp,
 ) -> anyhow::Result<()> {
     diesel::update(wiki_entries::table.filter(wiki_entries::id.eq(entry)))
         .set((
@@ -979,7 +990,7 @@ async fn show_version(
             wiki_entries::terms_summary.eq(&s.terms.summary),
             wiki_entries::terms_body.eq(&s.terms.body),
             wiki_entries::folded_tags.eq(&s.terms.folded_tags),
-            wiki_entries::updated_at.eq(now),
+            wiki_entries::updated_at.eq(Ts::from(now)),
         ))
         .execute(conn)
         .await?;
@@ -992,11 +1003,9 @@ async fn show_version(
 async fn write_decision(
     conn: Tx<'_>,
     agent: AgentRef,
-    p: &Proposal,
-    entry_id: Uuid,
-    found: Option<&Existing>,
     landing: &Landing,
-    project: Option<&str>,
+    opening: Option<(String, Value)>,
+    now: Timestamp,
 ) -> anyhow::Result<Option<Uuid>> {
     if let Waiting::Supersede {
         decision_id: Some(d),
@@ -1006,7 +1015,7 @@ async fn write_decision(
         let text = superseded_note(version, landing.version, landing.auto);
         let mv = DecisionMove::new(Action::Dismiss, None, None, None);
         // Only a draft's decision still open is superseded: one handled waits for a person.
-        let close = dismissed_by_service(&text, jiff::Timestamp::now());
+        let close = dismissed_by_service(&text, now);
         let at = jiff_diesel::Timestamp::from(close.at);
         diesel::update(
             decisions::table
@@ -1024,12 +1033,9 @@ async fn write_decision(
         .execute(conn)
         .await?;
     }
-    if !landing.open_decision {
+    let Some((title, detail)) = opening else {
         return Ok(None);
-    }
-    let revision = found.is_some_and(|e| e.has_canon);
-    let title = decision_title(&p.title, landing.version, revision);
-    let detail = proposal_detail(entry_id, p, landing.version, revision, project);
+    };
     let id: Uuid = diesel::insert_into(decisions::table)
         .values((
             decisions::organization_id.eq(agent.organization_id),
@@ -1059,6 +1065,7 @@ pub(crate) async fn decide_draft(
     conn: Tx<'_>,
     decision: Uuid,
     resolve: bool,
+    now: Timestamp,
 ) -> anyhow::Result<Result<(), DecisionRefusal>> {
     // The decision is locked; then its entry, as a proposal locks them.
     prepared(diesel::sql_query(LOCK_DRAFT_ENTRY).bind::<SqlUuid, _>(decision))
@@ -1121,7 +1128,7 @@ pub(crate) async fn decide_draft(
     )
     .set((
         wiki_versions::status.eq(decided.version_status.as_str()),
-        wiki_versions::decided_at.eq(now),
+        wiki_versions::decided_at.eq(Ts::from(now)),
     ))
     .execute(conn)
     .await?;
@@ -1144,6 +1151,7 @@ pub(crate) async fn decide_draft(
                     terms: &terms,
                 },
                 EntryStatus::Canon,
+                now,
             )
             .await?;
         }
@@ -1151,7 +1159,7 @@ pub(crate) async fn decide_draft(
             diesel::update(target)
                 .set((
                     wiki_entries::status.eq(EntryStatus::Rejected.as_str()),
-                    wiki_entries::updated_at.eq(now),
+                    wiki_entries::updated_at.eq(Ts::from(now)),
                 ))
                 .execute(conn)
                 .await?;
@@ -1247,7 +1255,8 @@ impl WikiRepo for PgStore {
         &'a self,
         agent: AgentRef,
         proposal: &'a Proposal,
+        now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>> {
-        self.tx(async move |conn| propose(conn, agent, proposal).await)
+        self.tx(async move |conn| propose(conn, agent, proposal, now).await)
     }
 }

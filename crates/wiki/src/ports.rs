@@ -166,5 +166,6 @@ pub trait WikiRepo: Send + Sync {
         &'a self,
         agent: AgentRef,
         proposal: &'a Proposal,
+        now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>>;
 }

@@ -8,6 +8,7 @@ use crate::ports::{
 use crate::search;
 use crate::sources::{Recorded, SourceRow, SyncRefusal, SyncReport, WikiSourcesRepo};
 use fleetdesk_kernel::{AgentRef, Page};
+use jiff::Timestamp;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -102,8 +103,9 @@ impl WikiService {
         &self,
         agent: AgentRef,
         proposal: &Proposal,
+        now: Timestamp,
     ) -> anyhow::Result<Result<Proposed, WikiRefusal>> {
-        self.repo.propose(agent, proposal).await
+        self.repo.propose(agent, proposal, now).await
     }
 }
 
@@ -161,6 +163,7 @@ mod tests {
             &'a self,
             _: AgentRef,
             _: &'a Proposal,
+            _: Timestamp,
         ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, WikiRefusal>>> {
             unimplemented!()
         }

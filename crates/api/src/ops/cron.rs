@@ -244,6 +244,9 @@ async fn report_cron_run(
             })
         })
         .collect();
-    let outcome = ctx.cron.report_runs(agent.agent_ref(), &raw).await?;
+    let outcome = ctx
+        .cron
+        .report_runs(agent.agent_ref(), &raw, jiff::Timestamp::now())
+        .await?;
     Ok(Reply::ok(outcome.into()))
 }

@@ -770,7 +770,10 @@ async fn propose(
         note: b.note.map(String::from),
     };
     let proposal = Proposal::parse(raw).map_err(proposal_error)?;
-    let p: Proposed = ctx.wiki.propose(agent.agent_ref(), &proposal).await??;
+    let p: Proposed = ctx
+        .wiki
+        .propose(agent.agent_ref(), &proposal, jiff::Timestamp::now())
+        .await??;
     Ok(Reply::created_if(
         p.created,
         ProposeWikiReply {

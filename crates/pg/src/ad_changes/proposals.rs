@@ -13,8 +13,8 @@ use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::change::{
-    BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, TargetFacts, check_enabled,
-    plan_approval, plan_proposal, waiting_since,
+    ApprovalRefusal, BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, TargetFacts,
+    check_enabled, plan_approval, plan_proposal, waiting_since,
 };
 use fleetdesk_ads::ports::{
     AdAccountView, AdView, AdsRepo, AdsView, CampaignView, CapView, NewProposal, ProposalRecord,
@@ -628,7 +628,7 @@ pub(crate) async fn approve_change(
     decision_id: Uuid,
     decided_by: &Value,
     now: Timestamp,
-) -> anyhow::Result<Result<(), String>> {
+) -> anyhow::Result<Result<(), ApprovalRefusal>> {
     let row: LockedRow =
         prepared(diesel::sql_query(LOCK_BY_DECISION).bind::<SqlUuid, _>(decision_id))
             .get_result(conn)
@@ -669,7 +669,7 @@ pub(crate) async fn approve_change(
     }
     let approved = match plan_approval(&p, ad, cap, now) {
         Ok(approved) => approved,
-        Err(reason) => return Ok(Err(reason)),
+        Err(refusal) => return Ok(Err(refusal)),
     };
     diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(p.id)))
         .set((
