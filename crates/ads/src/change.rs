@@ -4,6 +4,7 @@
 //! proposal ([`plan_step`], [`made_boost`]). The adapter loads the facts, calls the plan and
 //! writes it in one transaction.
 
+use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
 use fleetdesk_kernel::jobs::NewJob;
 use fleetdesk_kernel::money::Cents;
 use jiff::Timestamp;
@@ -134,9 +135,9 @@ pub struct ProposalPlan {
     /// What a later proposal is the same as ([`Change::target`]).
     pub target: String,
     pub columns: ProposalColumns,
-    pub decision_title: String,
-    /// The decision's detail: what a person approves, in the currency the amounts are in.
-    pub decision_detail: Value,
+    /// The `ad_change` decision: its detail is what a person approves, in the currency the
+    /// amounts are in.
+    pub decision: NewDecision,
 }
 
 /// The target checked: the currency the proposal's amounts are in, or why it is refused.
@@ -210,20 +211,27 @@ pub fn plan_proposal(
         )));
     }
     let columns = ProposalColumns::of(&p.change);
-    let decision_detail = json!({
+    let detail = json!({
         "proposal_id": id, "kind": kind, "ad_id": columns.ad_id, "post_id": columns.post_id,
         "ad_account_id": columns.ad_account_id,
         "budget_type": columns.budget_type.map(BudgetType::as_str),
         "amount": columns.amount, "currency": currency, "days": columns.days,
         "countries": columns.countries, "reason": p.reason,
     });
+    let decision = NewDecision {
+        post_id: columns.post_id,
+        ..NewDecision::new(
+            DecisionKind::AdChange,
+            decision_title(&p.change, Some(&currency)),
+            detail,
+        )
+    };
     Ok(ProposalPlan {
         id,
         kind,
         target,
-        decision_title: decision_title(&p.change, Some(&currency)),
         columns,
-        decision_detail,
+        decision,
     })
 }
 
@@ -580,9 +588,9 @@ mod tests {
         f.waiting = None;
         let plan = plan_proposal(&p, f, id).unwrap();
         assert_eq!(plan.target, "ad:a1");
-        assert_eq!(plan.decision_title, "Pause ad a1");
-        assert_eq!(plan.decision_detail["currency"], "TWD");
-        assert_eq!(plan.decision_detail["proposal_id"], id.to_string());
+        assert_eq!(plan.decision.title, "Pause ad a1");
+        assert_eq!(plan.decision.detail["currency"], "TWD");
+        assert_eq!(plan.decision.detail["proposal_id"], id.to_string());
         assert_eq!(plan.columns.ad_id.as_deref(), Some("a1"));
     }
 
@@ -629,9 +637,9 @@ mod tests {
         assert_eq!(plan.target, format!("post:{post_id}"));
         assert_eq!(plan.columns.days, Some(3));
         assert_eq!(plan.columns.budget_type, Some(BudgetType::Daily));
-        assert_eq!(plan.decision_detail["amount"], 500.0);
+        assert_eq!(plan.decision.detail["amount"], 500.0);
         assert_eq!(
-            plan.decision_title,
+            plan.decision.title,
             "Boost a post: 500.00 TWD daily for 3 days"
         );
     }

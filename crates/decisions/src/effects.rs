@@ -7,7 +7,7 @@
 
 use crate::DecisionKind;
 use crate::Opener;
-use crate::rules::{DecisionRefusal, Effect, card_moves_from};
+use crate::rules::{DecisionRefusal, Effect, KindRules, card_moves_from};
 use fleetdesk_accounts::{LiveGeneration, Replacement, replace_banned};
 use fleetdesk_kernel::persona::FactStatus;
 use fleetdesk_personas::rules::{

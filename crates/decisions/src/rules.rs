@@ -220,32 +220,41 @@ pub enum DecisionRefusal {
     UnknownAsset(Uuid),
 }
 
-impl DecisionKind {
+/// The rules of deciding that depend on a decision's kind (the kind itself is the kernel's
+/// vocabulary, [`DecisionKind`]).
+pub trait KindRules: Copy {
     /// The kinds a person's choice opens for an agent to carry out.
-    pub fn is_follow_up(self) -> bool {
+    fn is_follow_up(self) -> bool;
+    /// The options a choice may name: those of the decision, or `approve_some` on images.
+    fn choices(self, stored: &[String]) -> Vec<String>;
+    /// Whether an agent reaches a decision of this kind about no persona because it opened
+    /// it: its ad proposals' `ad_change` decisions (to relay a dismiss; a resolve is the
+    /// person's own). Other decisions an agent reaches only through its personas.
+    fn seen_by_its_opener(self) -> bool;
+    /// The card kind of a follow-up.
+    fn task_kind(self) -> Option<fleetdesk_tasks::TaskKind>;
+}
+
+impl KindRules for DecisionKind {
+    fn is_follow_up(self) -> bool {
         matches!(
             self,
             DecisionKind::ChangeAvatar | DecisionKind::ChangeBio | DecisionKind::DeletePost
         )
     }
 
-    /// The options a choice may name: those of the decision, or `approve_some` on images.
-    pub fn choices(self, stored: &[String]) -> Vec<String> {
+    fn choices(self, stored: &[String]) -> Vec<String> {
         match self {
             DecisionKind::PersonaImages => vec![APPROVE_SOME.to_owned()],
             _ => stored.to_vec(),
         }
     }
 
-    /// Whether an agent reaches a decision of this kind about no persona because it opened
-    /// it: its ad proposals' `ad_change` decisions (to relay a dismiss; a resolve is the
-    /// person's own). Other decisions an agent reaches only through its personas.
-    pub fn seen_by_its_opener(self) -> bool {
+    fn seen_by_its_opener(self) -> bool {
         self == DecisionKind::AdChange
     }
 
-    /// The card kind of a follow-up.
-    pub fn task_kind(self) -> Option<fleetdesk_tasks::TaskKind> {
+    fn task_kind(self) -> Option<fleetdesk_tasks::TaskKind> {
         use fleetdesk_tasks::TaskKind;
         match self {
             DecisionKind::ChangeAvatar => Some(TaskKind::ChangeAvatar),

@@ -7,6 +7,7 @@
 pub mod blob;
 pub mod body;
 pub mod code;
+pub mod decision;
 pub mod digest;
 pub mod error;
 pub mod health;

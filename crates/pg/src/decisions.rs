@@ -17,9 +17,9 @@ use fleetdesk_decisions::effects::{
 };
 use fleetdesk_decisions::ports::*;
 use fleetdesk_decisions::rules::{
-    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, notes, plan, plan_done,
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, KindRules, Plan, notes, plan, plan_done,
 };
-use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision, Opener};
 use fleetdesk_kernel::persona::FactStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_personas::rules::DraftFact;
@@ -758,6 +758,56 @@ fn follow_up_kinds() -> Vec<&'static str> {
     .into_iter()
     .map(DecisionKind::as_str)
     .collect()
+}
+
+/// The values of a [`NewDecision`] the agent opens (a macro: the tuple's type is diesel's to
+/// name).
+macro_rules! new_decision_values {
+    ($agent:expr, $d:expr) => {
+        (
+            decisions::organization_id.eq($agent.organization_id),
+            decisions::workspace_id.eq($agent.workspace_id),
+            decisions::kind.eq($d.kind.as_str()),
+            decisions::status.eq($d.status().as_str()),
+            decisions::persona_id.eq($d.persona_id),
+            decisions::title.eq(&$d.title),
+            decisions::question.eq(&$d.question),
+            decisions::options.eq(&$d.options),
+            decisions::detail.eq(&$d.detail),
+            decisions::post_id.eq($d.post_id),
+            decisions::opened_by_type.eq(Opener::Agent.as_str()),
+            decisions::opened_by_agent.eq(Some($agent.agent_id)),
+        )
+    };
+}
+
+/// Opens the decision an agent's use case planned; answers its id.
+pub(crate) async fn open_decision(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    d: &NewDecision,
+) -> QueryResult<Uuid> {
+    diesel::insert_into(decisions::table)
+        .values(new_decision_values!(agent, d))
+        .returning(decisions::id)
+        .get_result(conn)
+        .await
+}
+
+/// Opens it unless a unique index admits only one open (a persona's images decision): `None`
+/// when one is open already.
+pub(crate) async fn open_decision_once(
+    conn: Tx<'_>,
+    agent: AgentRef,
+    d: &NewDecision,
+) -> QueryResult<Option<Uuid>> {
+    diesel::insert_into(decisions::table)
+        .values(new_decision_values!(agent, d))
+        .on_conflict_do_nothing()
+        .returning(decisions::id)
+        .get_result(conn)
+        .await
+        .optional()
 }
 
 impl DecisionsRepo for PgStore {

@@ -5,16 +5,21 @@
 
 use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
+use crate::decisions::{open_decision, open_decision_once};
 use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_personas::plan::{
+    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, images_decision_for,
+    new_persona_decision, plan_proposal,
+};
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -304,45 +309,6 @@ impl ImageDbRow {
     }
 }
 
-/// A decision an agent's call opens, in the one format of decision rows.
-struct Opening<'a> {
-    kind: DecisionKind,
-    persona_id: Uuid,
-    title: String,
-    question: Option<&'a str>,
-    options: Value,
-    detail: Value,
-    post_id: Option<Uuid>,
-}
-
-/// The values of an [`Opening`] row (a macro: the tuple's type is diesel's to name).
-macro_rules! opening_values {
-    ($agent:expr, $d:expr) => {
-        (
-            decisions::organization_id.eq($agent.organization_id),
-            decisions::workspace_id.eq($agent.workspace_id),
-            decisions::kind.eq($d.kind.as_str()),
-            decisions::status.eq(DecisionStatus::Open.as_str()),
-            decisions::persona_id.eq(Some($d.persona_id)),
-            decisions::title.eq($d.title.as_str()),
-            decisions::question.eq($d.question),
-            decisions::options.eq(&$d.options),
-            decisions::detail.eq(&$d.detail),
-            decisions::post_id.eq($d.post_id),
-            decisions::opened_by_type.eq(Opener::Agent.as_str()),
-            decisions::opened_by_agent.eq(Some($agent.agent_id)),
-        )
-    };
-}
-
-async fn open_decision(conn: Tx<'_>, agent: AgentRef, d: &Opening<'_>) -> QueryResult<Uuid> {
-    diesel::insert_into(decisions::table)
-        .values(opening_values!(agent, d))
-        .returning(decisions::id)
-        .get_result(conn)
-        .await
-}
-
 /// Locks the persona row; answers its name. `FOR NO KEY UPDATE`, not `FOR UPDATE`: it still
 /// serialises uploads and proposals of one persona against each other (the lock conflicts with
 /// itself), but not with the `FOR KEY SHARE` that foreign-key checks take on the persona when
@@ -403,20 +369,8 @@ async fn create_tx(
         .await
         .optional()?;
     if let Some(id) = inserted {
-        let issue = open_decision(
-            conn,
-            agent,
-            &Opening {
-                kind: DecisionKind::PersonaNew,
-                persona_id: id,
-                title: new_persona_title(&f.name),
-                question: None,
-                options: json!([]),
-                detail: json!({"project": project}),
-                post_id: None,
-            },
-        )
-        .await?;
+        let issue =
+            open_decision(conn, agent, &new_persona_decision(id, &f.name, &project)).await?;
         return Ok(Ok(CreatedPersona {
             id,
             created: true,
@@ -522,25 +476,9 @@ async fn add_image_tx(
     let decision_id = match images_decision(open) {
         ImagesDecision::Join(id) => id,
         ImagesDecision::Open => {
-            let opening = Opening {
-                kind: DecisionKind::PersonaImages,
-                persona_id,
-                title: images_title(&name),
-                question: None,
-                options: json!([]),
-                detail: json!({}),
-                post_id: None,
-            };
             // One open per persona (a unique index); the persona lock makes a conflict
             // unlikely, and a conflict still finds the one opened.
-            let made: Option<Uuid> = diesel::insert_into(decisions::table)
-                .values(opening_values!(agent, opening))
-                .on_conflict_do_nothing()
-                .returning(decisions::id)
-                .get_result(conn)
-                .await
-                .optional()?;
-            match made {
+            match open_decision_once(conn, agent, &images_decision_for(persona_id, &name)).await? {
                 Some(id) => id,
                 None => {
                     decisions::table
@@ -608,7 +546,7 @@ async fn propose_tx(
             return Ok(Err(e));
         }
     }
-    match p.kind {
+    let earlier = match p.kind {
         ProposalKind::Fact => {
             let category = p.category.unwrap_or(FactCategory::Other);
             let rows: Vec<(Uuid, String, String, Option<Uuid>)> = persona_facts::table
@@ -624,72 +562,18 @@ async fn propose_tx(
                 ))
                 .load(conn)
                 .await?;
-            let earlier: Vec<Earlier> = rows
-                .iter()
-                .map(|(_, value, status, _)| {
-                    Ok(Earlier {
-                        kind: ProposalKind::Fact,
-                        category: Some(category),
-                        label: p.label.clone(),
-                        value: value.clone(),
-                        standing: matches!(
-                            fact_status(status)?,
-                            FactStatus::Draft | FactStatus::Decided
-                        ),
+            EarlierProposals::Facts(
+                rows.into_iter()
+                    .map(|(id, value, status, decision_id)| {
+                        Ok(EarlierFact {
+                            id,
+                            value,
+                            status: fact_status(&status)?,
+                            decision_id,
+                        })
                     })
-                })
-                .collect::<anyhow::Result<_>>()?;
-            if let Some(e) = matching_proposal(p, &earlier) {
-                let at = earlier.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0);
-                let (id, _, status, decision_id) = &rows[at];
-                return Ok(Ok(Proposed {
-                    id: *id,
-                    kind: ProposalKind::Fact,
-                    created: false,
-                    issue_id: *decision_id,
-                    status: status.clone(),
-                }));
-            }
-            let fact_id = Uuid::new_v4();
-            let issue = open_decision(
-                conn,
-                agent,
-                &Opening {
-                    kind: DecisionKind::FactProposal,
-                    persona_id,
-                    title: p.title(&name),
-                    question: None,
-                    options: json!([]),
-                    detail: json!({
-                        "fact_id": fact_id, "category": category, "label": p.label,
-                        "value": p.value, "detail": p.detail, "post_id": p.post_id,
-                    }),
-                    post_id: p.post_id,
-                },
+                    .collect::<anyhow::Result<_>>()?,
             )
-            .await?;
-            diesel::insert_into(persona_facts::table)
-                .values((
-                    persona_facts::id.eq(fact_id),
-                    persona_facts::persona_id.eq(persona_id),
-                    persona_facts::category.eq(category.as_str()),
-                    persona_facts::label.eq(&p.label),
-                    persona_facts::value.eq(&p.value),
-                    persona_facts::status.eq(FactStatus::Draft.as_str()),
-                    persona_facts::detail.eq(p.detail.as_deref()),
-                    persona_facts::post_id.eq(p.post_id),
-                    persona_facts::proposed_by_agent.eq(Some(agent.agent_id)),
-                    persona_facts::decision_id.eq(Some(issue)),
-                ))
-                .execute(conn)
-                .await?;
-            Ok(Ok(Proposed {
-                id: fact_id,
-                kind: ProposalKind::Fact,
-                created: true,
-                issue_id: Some(issue),
-                status: FactStatus::Draft.as_str().to_owned(),
-            }))
         }
         ProposalKind::Contradiction => {
             let rows: Vec<ContradictionRow> = prepared(
@@ -701,53 +585,43 @@ async fn propose_tx(
             )
             .load(conn)
             .await?;
-            let earlier: Vec<Earlier> = rows
-                .iter()
-                .map(|r| Earlier {
-                    kind: ProposalKind::Contradiction,
-                    category: None,
-                    label: p.label.clone(),
-                    value: r.value.clone().unwrap_or_default(),
-                    standing: true,
-                })
-                .collect();
-            if let Some(e) = matching_proposal(p, &earlier) {
-                let at = earlier.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0);
-                let id = rows[at].id;
-                return Ok(Ok(Proposed {
-                    id,
-                    kind: ProposalKind::Contradiction,
-                    created: false,
-                    issue_id: Some(id),
-                    status: DecisionStatus::Open.as_str().to_owned(),
-                }));
-            }
-            let id = open_decision(
-                conn,
-                agent,
-                &Opening {
-                    kind: DecisionKind::Contradiction,
-                    persona_id,
-                    title: p.title(&name),
-                    question: Some(CONTRADICTION_QUESTION),
-                    options: json!(CONTRADICTION_OPTIONS),
-                    detail: json!({
-                        "label": p.label, "value": p.value, "detail": p.detail,
-                        "post_id": p.post_id,
-                    }),
-                    post_id: p.post_id,
-                },
+            EarlierProposals::Contradictions(
+                rows.into_iter()
+                    .map(|r| EarlierContradiction {
+                        decision_id: r.id,
+                        value: r.value,
+                    })
+                    .collect(),
             )
-            .await?;
-            Ok(Ok(Proposed {
-                id,
-                kind: ProposalKind::Contradiction,
-                created: true,
-                issue_id: Some(id),
-                status: DecisionStatus::Open.as_str().to_owned(),
-            }))
         }
-    }
+    };
+    let plan = plan_proposal(p, persona_id, &name, earlier, Uuid::new_v4());
+    let decision = match &plan {
+        ProposalPlan::Existing(_) => None,
+        ProposalPlan::Fact { decision, fact } => {
+            let issue = open_decision(conn, agent, decision).await?;
+            diesel::insert_into(persona_facts::table)
+                .values((
+                    persona_facts::id.eq(fact.id),
+                    persona_facts::persona_id.eq(persona_id),
+                    persona_facts::category.eq(fact.category.as_str()),
+                    persona_facts::label.eq(&fact.label),
+                    persona_facts::value.eq(&fact.value),
+                    persona_facts::status.eq(fact.status.as_str()),
+                    persona_facts::detail.eq(fact.detail.as_deref()),
+                    persona_facts::post_id.eq(fact.post_id),
+                    persona_facts::proposed_by_agent.eq(Some(agent.agent_id)),
+                    persona_facts::decision_id.eq(Some(issue)),
+                ))
+                .execute(conn)
+                .await?;
+            Some(issue)
+        }
+        ProposalPlan::Contradiction { decision } => {
+            Some(open_decision(conn, agent, decision).await?)
+        }
+    };
+    Ok(Ok(plan.proposed(decision)))
 }
 
 impl PersonasRepo for PgStore {

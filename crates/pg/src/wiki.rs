@@ -14,7 +14,7 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
-use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
+use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry::{
@@ -819,7 +819,8 @@ async fn propose(
     // A manual proposal's own decision: its title and what a person reads of the version.
     let opening = landing.open_decision.then(|| {
         let revision = found.as_ref().is_some_and(|e| e.has_canon);
-        (
+        NewDecision::new(
+            DecisionKind::WikiDraft,
             decision_title(&p.title, landing.version, revision),
             proposal_detail(
                 entry_id,
@@ -1004,7 +1005,7 @@ async fn write_decision(
     conn: Tx<'_>,
     agent: AgentRef,
     landing: &Landing,
-    opening: Option<(String, Value)>,
+    opening: Option<NewDecision>,
     now: Timestamp,
 ) -> anyhow::Result<Option<Uuid>> {
     if let Waiting::Supersede {
@@ -1033,23 +1034,10 @@ async fn write_decision(
         .execute(conn)
         .await?;
     }
-    let Some((title, detail)) = opening else {
+    let Some(opening) = opening else {
         return Ok(None);
     };
-    let id: Uuid = diesel::insert_into(decisions::table)
-        .values((
-            decisions::organization_id.eq(agent.organization_id),
-            decisions::workspace_id.eq(agent.workspace_id),
-            decisions::kind.eq(DecisionKind::WikiDraft.as_str()),
-            decisions::title.eq(&title),
-            decisions::options.eq(json!([])),
-            decisions::detail.eq(&detail),
-            decisions::opened_by_type.eq(Opener::Agent.as_str()),
-            decisions::opened_by_agent.eq(agent.agent_id),
-        ))
-        .returning(decisions::id)
-        .get_result(conn)
-        .await?;
+    let id = crate::decisions::open_decision(conn, agent, &opening).await?;
     Ok(Some(id))
 }
 

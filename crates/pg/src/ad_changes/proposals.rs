@@ -4,8 +4,9 @@
 
 use super::{KnownAdRow, Ts, Tx, budget_type, parsed};
 use crate::db::{PgStore, prepared};
+use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
-use crate::schema::{ad_accounts, ad_proposals, decisions};
+use crate::schema::{ad_accounts, ad_proposals};
 use diesel::sql_types::{
     Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -23,11 +24,10 @@ use fleetdesk_ads::proposal::{
     AdStatus, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed, expired,
     month_start, ratios,
 };
-use fleetdesk_decisions::{DecisionKind, DecisionStatus, Opener};
 use fleetdesk_kernel::money::Cents;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 statements!(
@@ -554,22 +554,7 @@ async fn propose_tx(
     // marked expired, their decisions dismissed), so the unique index admits the new one.
     super::work::expire(conn, Some(agent.workspace_id), p.now).await?;
     let c = &plan.columns;
-    let decision: Uuid = diesel::insert_into(decisions::table)
-        .values((
-            decisions::organization_id.eq(agent.organization_id),
-            decisions::workspace_id.eq(agent.workspace_id),
-            decisions::kind.eq(DecisionKind::AdChange.as_str()),
-            decisions::status.eq(DecisionStatus::Open.as_str()),
-            decisions::title.eq(&plan.decision_title),
-            decisions::options.eq(json!([])),
-            decisions::detail.eq(&plan.decision_detail),
-            decisions::post_id.eq(c.post_id),
-            decisions::opened_by_type.eq(Opener::Agent.as_str()),
-            decisions::opened_by_agent.eq(Some(agent.agent_id)),
-        ))
-        .returning(decisions::id)
-        .get_result(conn)
-        .await?;
+    let decision = open_decision(conn, agent, &plan.decision).await?;
     prepared(
         diesel::sql_query(INSERT_PROPOSAL)
             .bind::<SqlUuid, _>(plan.id)

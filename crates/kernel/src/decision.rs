@@ -1,0 +1,114 @@
+//! The decision vocabulary every area speaks: what a decision is about, where it stands, who
+//! opened it, and the row of a decision an area's use case opens. The rules of deciding are
+//! `fleetdesk_decisions`'; an area that opens a decision (personas, wiki, ads) plans it as a
+//! [`NewDecision`] here without depending on them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+crate::text_enum! {
+    /// What a decision is about; each kind has its own options and effect.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum DecisionKind {
+        AccountBanned => "account_banned",
+        PersonaNew => "persona_new",
+        FactProposal => "fact_proposal",
+        Contradiction => "contradiction",
+        PersonaImages => "persona_images",
+        ChangeAvatar => "change_avatar",
+        ChangeBio => "change_bio",
+        DeletePost => "delete_post",
+        WikiDraft => "wiki_draft",
+        AdChange => "ad_change",
+    }
+}
+
+crate::text_enum! {
+    /// Where a decision stands: waiting, handled by an agent (a person still confirms), or
+    /// decided.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
+    pub enum DecisionStatus {
+        Open => "open",
+        Handled => "handled",
+        Resolved => "resolved",
+        Dismissed => "dismissed",
+    }
+}
+
+crate::text_enum! {
+    /// Who opened a decision: an agent's call, a person's move (a follow-up), or the service.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Opener {
+        Agent => "agent",
+        Person => "person",
+        Service => "service",
+    }
+}
+
+impl Opener {
+    /// The name a decision shows for who opened it: the agent's or the person's, and the
+    /// service's own for what the service opened (or when the name is gone).
+    pub fn name(self, agent: Option<String>, person: Option<String>) -> String {
+        match self {
+            Opener::Agent => agent,
+            Opener::Person => person,
+            Opener::Service => None,
+        }
+        .unwrap_or_else(|| "fleetdesk".to_owned())
+    }
+}
+
+/// A decision an agent's use case opens for a person, in the one shape of decision rows: it
+/// opens `open`, by the agent, in the agent's workspace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDecision {
+    pub kind: DecisionKind,
+    pub persona_id: Option<Uuid>,
+    pub title: String,
+    pub question: Option<String>,
+    /// The options a person picks from (`[]` when the kind has none of its own).
+    pub options: Value,
+    /// What the opener wrote about it, for the person to read.
+    pub detail: Value,
+    pub post_id: Option<Uuid>,
+}
+
+impl NewDecision {
+    /// A decision of `kind` with no question or options of its own.
+    pub fn new(kind: DecisionKind, title: String, detail: Value) -> NewDecision {
+        NewDecision {
+            kind,
+            persona_id: None,
+            title,
+            question: None,
+            options: Value::Array(Vec::new()),
+            detail,
+            post_id: None,
+        }
+    }
+
+    /// The status it opens in.
+    pub fn status(&self) -> DecisionStatus {
+        DecisionStatus::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_opener_is_named_by_its_kind() {
+        let (agent, person) = (Some("op1".to_owned()), Some("Ann".to_owned()));
+        assert_eq!(Opener::Agent.name(agent.clone(), person.clone()), "op1");
+        assert_eq!(Opener::Person.name(agent.clone(), person.clone()), "Ann");
+        assert_eq!(Opener::Service.name(agent, person), "fleetdesk");
+        assert_eq!(Opener::Person.name(None, None), "fleetdesk");
+    }
+}

@@ -1,0 +1,345 @@
+//! A persona's writes as plans over loaded facts: the decisions an agent's call opens for a
+//! person ([`new_persona_decision`], [`images_decision_for`]) and what a fact or contradiction
+//! proposal comes to ([`plan_proposal`]). The adapter loads the facts, calls the plan and
+//! writes it in one transaction.
+
+use fleetdesk_kernel::decision::{DecisionKind, DecisionStatus, NewDecision};
+use fleetdesk_kernel::persona::{FactCategory, FactStatus};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::ports::Proposed;
+use crate::rules::{
+    CONTRADICTION_OPTIONS, CONTRADICTION_QUESTION, Earlier, Proposal, ProposalKind, images_title,
+    matching_proposal, new_persona_title,
+};
+
+/// The `persona_new` decision a new persona waits on.
+pub fn new_persona_decision(persona_id: Uuid, name: &str, project: &str) -> NewDecision {
+    NewDecision {
+        persona_id: Some(persona_id),
+        ..NewDecision::new(
+            DecisionKind::PersonaNew,
+            new_persona_title(name),
+            json!({"project": project}),
+        )
+    }
+}
+
+/// The `persona_images` decision an uploaded image opens when none is open.
+pub fn images_decision_for(persona_id: Uuid, name: &str) -> NewDecision {
+    NewDecision {
+        persona_id: Some(persona_id),
+        ..NewDecision::new(DecisionKind::PersonaImages, images_title(name), json!({}))
+    }
+}
+
+/// A fact of the persona with the proposal's category and label, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierFact {
+    pub id: Uuid,
+    pub value: String,
+    pub status: FactStatus,
+    pub decision_id: Option<Uuid>,
+}
+
+/// An open contradiction decision of the persona with the proposal's label, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierContradiction {
+    pub decision_id: Uuid,
+    pub value: Option<String>,
+}
+
+/// What the persona holds that a proposal may repeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EarlierProposals {
+    Facts(Vec<EarlierFact>),
+    Contradictions(Vec<EarlierContradiction>),
+}
+
+/// A new draft fact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewFact {
+    pub id: Uuid,
+    pub category: FactCategory,
+    pub label: String,
+    pub value: String,
+    pub status: FactStatus,
+    pub detail: Option<String>,
+    pub post_id: Option<Uuid>,
+}
+
+/// What a proposal comes to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProposalPlan {
+    /// The same proposal still stands: answered as it is, nothing written.
+    Existing(Proposed),
+    /// A draft fact and the `fact_proposal` decision a person decides it with (the fact names
+    /// the decision once it is opened).
+    Fact {
+        decision: NewDecision,
+        fact: NewFact,
+    },
+    /// A `contradiction` decision asking what should change.
+    Contradiction { decision: NewDecision },
+}
+
+impl ProposalPlan {
+    /// The answer once the plan is written: the opened decision's id is `decision`.
+    pub fn proposed(&self, decision: Option<Uuid>) -> Proposed {
+        match self {
+            ProposalPlan::Existing(p) => p.clone(),
+            ProposalPlan::Fact { fact, .. } => Proposed {
+                id: fact.id,
+                kind: ProposalKind::Fact,
+                created: true,
+                issue_id: decision,
+                status: fact.status.as_str().to_owned(),
+            },
+            ProposalPlan::Contradiction { .. } => Proposed {
+                id: decision.unwrap_or_default(),
+                kind: ProposalKind::Contradiction,
+                created: true,
+                issue_id: decision,
+                status: DecisionStatus::Open.as_str().to_owned(),
+            },
+        }
+    }
+}
+
+/// A fact or contradiction proposed about the persona `persona_name`: the same proposal still
+/// standing (a draft or decided fact, an open contradiction) is answered as it is; otherwise a
+/// draft fact `fact_id` with its decision, or a contradiction decision.
+pub fn plan_proposal(
+    p: &Proposal,
+    persona_id: Uuid,
+    persona_name: &str,
+    earlier: EarlierProposals,
+    fact_id: Uuid,
+) -> ProposalPlan {
+    let decision = |kind, detail| NewDecision {
+        persona_id: Some(persona_id),
+        post_id: p.post_id,
+        ..NewDecision::new(kind, p.title(persona_name), detail)
+    };
+    match earlier {
+        EarlierProposals::Facts(rows) => {
+            let category = p.category.unwrap_or(FactCategory::Other);
+            let seen: Vec<Earlier> = rows
+                .iter()
+                .map(|r| Earlier {
+                    kind: ProposalKind::Fact,
+                    category: Some(category),
+                    label: p.label.clone(),
+                    value: r.value.clone(),
+                    standing: matches!(r.status, FactStatus::Draft | FactStatus::Decided),
+                })
+                .collect();
+            if let Some(at) = matching_proposal(p, &seen)
+                .and_then(|e| seen.iter().position(|x| std::ptr::eq(x, e)))
+            {
+                let r = &rows[at];
+                return ProposalPlan::Existing(Proposed {
+                    id: r.id,
+                    kind: ProposalKind::Fact,
+                    created: false,
+                    issue_id: r.decision_id,
+                    status: r.status.as_str().to_owned(),
+                });
+            }
+            ProposalPlan::Fact {
+                decision: decision(
+                    DecisionKind::FactProposal,
+                    json!({
+                        "fact_id": fact_id, "category": category, "label": p.label,
+                        "value": p.value, "detail": p.detail, "post_id": p.post_id,
+                    }),
+                ),
+                fact: NewFact {
+                    id: fact_id,
+                    category,
+                    label: p.label.clone(),
+                    value: p.value.clone(),
+                    status: FactStatus::Draft,
+                    detail: p.detail.clone(),
+                    post_id: p.post_id,
+                },
+            }
+        }
+        EarlierProposals::Contradictions(rows) => {
+            let seen: Vec<Earlier> = rows
+                .iter()
+                .map(|r| Earlier {
+                    kind: ProposalKind::Contradiction,
+                    category: None,
+                    label: p.label.clone(),
+                    value: r.value.clone().unwrap_or_default(),
+                    standing: true,
+                })
+                .collect();
+            if let Some(at) = matching_proposal(p, &seen)
+                .and_then(|e| seen.iter().position(|x| std::ptr::eq(x, e)))
+            {
+                let id = rows[at].decision_id;
+                return ProposalPlan::Existing(Proposed {
+                    id,
+                    kind: ProposalKind::Contradiction,
+                    created: false,
+                    issue_id: Some(id),
+                    status: DecisionStatus::Open.as_str().to_owned(),
+                });
+            }
+            ProposalPlan::Contradiction {
+                decision: NewDecision {
+                    question: Some(CONTRADICTION_QUESTION.to_owned()),
+                    options: json!(CONTRADICTION_OPTIONS),
+                    ..decision(
+                        DecisionKind::Contradiction,
+                        json!({
+                            "label": p.label, "value": p.value, "detail": p.detail,
+                            "post_id": p.post_id,
+                        }),
+                    )
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERSONA: Uuid = Uuid::from_u128(1);
+    const FACT: Uuid = Uuid::from_u128(2);
+
+    fn fact(value: &str) -> Proposal {
+        Proposal::new(
+            ProposalKind::Fact,
+            Some(FactCategory::Home),
+            "hometown".into(),
+            value.into(),
+            None,
+            Some(Uuid::from_u128(9)),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_new_fact_is_a_draft_with_its_decision() {
+        let plan = plan_proposal(
+            &fact("Mei"),
+            PERSONA,
+            "Lin",
+            EarlierProposals::Facts(vec![]),
+            FACT,
+        );
+        let ProposalPlan::Fact { decision, fact } = &plan else {
+            panic!("a new fact");
+        };
+        assert_eq!(decision.kind, DecisionKind::FactProposal);
+        assert_eq!(decision.persona_id, Some(PERSONA));
+        assert_eq!(decision.post_id, Some(Uuid::from_u128(9)));
+        assert_eq!(decision.title, "New fact about Lin to decide: hometown");
+        assert_eq!(decision.detail["fact_id"], FACT.to_string());
+        assert_eq!(decision.detail["category"], "home");
+        assert_eq!(decision.options, json!([]));
+        assert_eq!((fact.id, fact.status), (FACT, FactStatus::Draft));
+        let proposed = plan.proposed(Some(Uuid::from_u128(5)));
+        assert!(proposed.created);
+        assert_eq!(proposed.issue_id, Some(Uuid::from_u128(5)));
+        assert_eq!(proposed.status, "draft");
+    }
+
+    #[test]
+    fn a_fact_still_standing_answers_the_resend_and_a_refused_one_does_not() {
+        let earlier = |status| {
+            EarlierProposals::Facts(vec![EarlierFact {
+                id: Uuid::from_u128(7),
+                value: "Mei".into(),
+                status,
+                decision_id: Some(Uuid::from_u128(8)),
+            }])
+        };
+        let plan = plan_proposal(
+            &fact(" Mei "),
+            PERSONA,
+            "Lin",
+            earlier(FactStatus::Decided),
+            FACT,
+        );
+        assert_eq!(
+            plan,
+            ProposalPlan::Existing(Proposed {
+                id: Uuid::from_u128(7),
+                kind: ProposalKind::Fact,
+                created: false,
+                issue_id: Some(Uuid::from_u128(8)),
+                status: "decided".into(),
+            })
+        );
+        let plan = plan_proposal(
+            &fact("Mei"),
+            PERSONA,
+            "Lin",
+            earlier(FactStatus::Refused),
+            FACT,
+        );
+        assert!(matches!(plan, ProposalPlan::Fact { .. }));
+    }
+
+    #[test]
+    fn a_contradiction_asks_what_should_change_unless_the_same_one_is_open() {
+        let p = Proposal::new(
+            ProposalKind::Contradiction,
+            None,
+            "age".into(),
+            "the post says 30".into(),
+            None,
+            None,
+        )
+        .unwrap();
+        let plan = plan_proposal(
+            &p,
+            PERSONA,
+            "Lin",
+            EarlierProposals::Contradictions(vec![]),
+            FACT,
+        );
+        let ProposalPlan::Contradiction { decision } = &plan else {
+            panic!("a new contradiction");
+        };
+        assert_eq!(decision.kind, DecisionKind::Contradiction);
+        assert_eq!(decision.question.as_deref(), Some(CONTRADICTION_QUESTION));
+        assert_eq!(
+            decision.options,
+            json!(["change_bio", "delete_post", "keep"])
+        );
+        let proposed = plan.proposed(Some(Uuid::from_u128(6)));
+        assert_eq!(
+            (proposed.id, proposed.status.as_str()),
+            (Uuid::from_u128(6), "open")
+        );
+        let open = EarlierProposals::Contradictions(vec![EarlierContradiction {
+            decision_id: Uuid::from_u128(6),
+            value: Some("the post says 30".into()),
+        }]);
+        let again = plan_proposal(&p, PERSONA, "Lin", open, FACT);
+        assert!(matches!(
+            again,
+            ProposalPlan::Existing(Proposed { created: false, .. })
+        ));
+    }
+
+    #[test]
+    fn a_new_persona_and_its_images_open_their_decisions() {
+        let d = new_persona_decision(PERSONA, "Lin", "Tea");
+        assert_eq!(d.kind, DecisionKind::PersonaNew);
+        assert_eq!(d.title, "New persona to confirm: Lin");
+        assert_eq!(d.detail, json!({"project": "Tea"}));
+        let d = images_decision_for(PERSONA, "Lin");
+        assert_eq!(d.kind, DecisionKind::PersonaImages);
+        assert_eq!(d.title, "Images of Lin awaiting approval");
+        assert_eq!(d.status(), DecisionStatus::Open);
+    }
+}
