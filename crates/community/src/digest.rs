@@ -247,6 +247,39 @@ pub fn accept(
     Ok(digest)
 }
 
+impl CheckedDigest {
+    /// The members as stored with the digest: each tag with its [`fold_tag_value`] beside it
+    /// as `folded`, which the person's day counts by.
+    pub fn stored_members(&self) -> serde_json::Value {
+        serde_json::Value::Array(
+            self.members
+                .iter()
+                .map(|m| {
+                    serde_json::json!({
+                        "external_id": m.external_id,
+                        "display_name": m.display_name,
+                        "message_count": m.message_count,
+                        "summary": m.summary,
+                        "tags": m.tags.iter().map(|t| {
+                            let mut tag = serde_json::json!(t);
+                            tag["folded"] = serde_json::json!(fold_tag_value(&t.value));
+                            tag
+                        }).collect::<Vec<_>>(),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Why a digest is refused when the space has one for its day already (one per space and
+/// day).
+pub fn already_reported(day: Date) -> CommunityRefusal {
+    CommunityRefusal::Rejected(format!(
+        "a digest of this space for {day} is already reported (one per space and day)"
+    ))
+}
+
 /// A tag value as the person's day counts it (stored beside the value as `folded` when the
 /// digest is written): white space around it dropped, lower case, so `Serum ` and `serum`
 /// count as one.
@@ -309,6 +342,23 @@ mod tests {
             Err(CommunityRefusal::Invalid { field, .. }) => field,
             other => panic!("not invalid: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_digest_stores_each_tag_with_its_folded_value() {
+        let mut m = member("a", None);
+        m.tags[0].value = " Serum ".into();
+        let stored = report(vec![m]).check().unwrap().stored_members();
+        assert_eq!(stored[0]["external_id"], "a");
+        assert_eq!(
+            stored[0]["tags"][0]["value"], "Serum",
+            "trimmed when checked"
+        );
+        assert_eq!(stored[0]["tags"][0]["folded"], "serum");
+        assert_eq!(
+            already_reported(jiff::civil::date(2026, 11, 25)).to_string(),
+            "a digest of this space for 2026-11-25 is already reported (one per space and day)"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{self, CheckedDigest, DigestReport, TagCount, TagKind};
+use fleetdesk_community::digest::{self, DigestReport, TagCount, TagKind};
 use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
     TicketOutcome, WikiHit, WikiQuery,
@@ -22,7 +22,7 @@ use fleetdesk_community::ticket::{
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
@@ -346,28 +346,6 @@ async fn space_of(
     first_space(rows)
 }
 
-fn digest_members_json(digest: &CheckedDigest) -> Value {
-    Value::Array(
-        digest
-            .members
-            .iter()
-            .map(|m| {
-                json!({
-                    "external_id": m.external_id,
-                    "display_name": m.display_name,
-                    "message_count": m.message_count,
-                    "summary": m.summary,
-                    "tags": m.tags.iter().map(|t| {
-                        let mut tag = json!(t);
-                        tag["folded"] = json!(digest::fold_tag_value(&t.value));
-                        tag
-                    }).collect::<Vec<_>>(),
-                })
-            })
-            .collect(),
-    )
-}
-
 async fn report_digest_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
@@ -394,16 +372,13 @@ async fn report_digest_tx(
     .load(conn)
     .await?;
     let Some(row) = inserted.into_iter().next() else {
-        return Ok(Err(CommunityRefusal::Rejected(format!(
-            "a digest of this space for {} is already reported (one per space and day)",
-            digest.day
-        ))));
+        return Ok(Err(digest::already_reported(digest.day)));
     };
     if !digest.members.is_empty() {
         prepared(
             diesel::sql_query(INSERT_MEMBERS)
                 .bind::<SqlUuid, _>(row.id)
-                .bind::<Jsonb, _>(digest_members_json(digest)),
+                .bind::<Jsonb, _>(digest.stored_members()),
         )
         .execute(conn)
         .await?;
