@@ -32,8 +32,8 @@ pub struct QuotedRequest {
 #[derive(Debug, Clone)]
 pub struct Approval {
     pub id: Uuid,
-    /// The relay record stored with the request (who agreed, where, when).
-    pub approved_by: Value,
+    /// Who agreed (through which agent, where, when), stored with the request.
+    pub approved_by: fleetdesk_kernel::decision::DecidedBy,
     /// `origin.message_ref`: a resend with the same one answers the request as it stands.
     pub message_ref: Option<String>,
     /// The provider's lookups per day; `None` without a quota.

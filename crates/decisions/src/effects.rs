@@ -308,9 +308,7 @@ mod tests {
             evidence: json!([]),
         });
         assert_eq!((handed.to, handed.from), (S::Handled, &[S::Open][..]));
-        let resolved = card_moved(&FollowUpWrite::Resolved {
-            decided_by: json!({"name": "Mei"}),
-        });
+        let resolved = card_moved(&FollowUpWrite::Resolved { decided_by: None });
         assert_eq!(resolved.to, S::Resolved);
         assert_eq!(resolved.from, &[S::Open, S::Handled]);
         assert_eq!(resolved.decided_move, Some(json!({"action": "resolve"})));

@@ -73,7 +73,7 @@ pub struct MoveRequest {
     /// The person's name: the note's author and the follow-up's opener.
     pub person: String,
     /// What `decided_by` records.
-    pub decided_by: Value,
+    pub decided_by: fleetdesk_kernel::decision::DecidedBy,
     /// When the note was written.
     pub now: Timestamp,
 }

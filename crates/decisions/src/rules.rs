@@ -274,7 +274,7 @@ pub const SERVICE_NAME: &str = "fleetdesk";
 pub struct ServiceDismissal {
     pub from: &'static [DecisionStatus],
     pub status: DecisionStatus,
-    pub decided_by: Value,
+    pub decided_by: fleetdesk_kernel::decision::DecidedBy,
     /// What is appended to the decision's notes.
     pub notes: Value,
     pub at: jiff::Timestamp,
@@ -285,7 +285,9 @@ pub fn dismissed_by_service(note: &str, at: jiff::Timestamp) -> ServiceDismissal
     ServiceDismissal {
         from: &[DecisionStatus::Open, DecisionStatus::Handled],
         status: DecisionStatus::Dismissed,
-        decided_by: serde_json::json!({"type": crate::Opener::Service.as_str(), "name": SERVICE_NAME}),
+        decided_by: fleetdesk_kernel::decision::DecidedBy::Service {
+            name: SERVICE_NAME.to_owned(),
+        },
         notes: notes(SERVICE_NAME, note, at),
         at,
     }

@@ -99,6 +99,48 @@ impl NewDecision {
     }
 }
 
+/// Who decided, as stored with what they decided (a decision's `decided_by`, a research
+/// approval's `approved_by`, a relayed card confirmation's note).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// A person, through the Personal API or the dashboard.
+    Person { id: Uuid, name: String },
+    /// An agent relaying a person's decision.
+    Relay(Relayed),
+    /// The service itself (a proposal that expired, a draft a newer one superseded).
+    Service { name: String },
+}
+
+/// A person's decision an agent relayed: who the person is, the agent, where the instruction
+/// came from and when the person decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relayed {
+    /// The person's name and role (`agency`, `client` or `admin`).
+    pub name: String,
+    pub role: String,
+    pub agent: RelayingAgent,
+    /// The instruction's origin as the agent gave it (platform, gateway, channel, thread,
+    /// requester, message_ref): stored, never read.
+    pub origin: Value,
+    #[serde(with = "crate::time::utc::option")]
+    pub effective_at: Option<jiff::Timestamp>,
+}
+
+/// The agent that relayed a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RelayingAgent {
+    pub id: Uuid,
+    pub name: String,
+}
+
+impl DecidedBy {
+    /// The record as stored (JSON).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("who decided is plain JSON")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +152,42 @@ mod tests {
         assert_eq!(Opener::Person.name(agent.clone(), person.clone()), "Ann");
         assert_eq!(Opener::Service.name(agent, person), "fleetdesk");
         assert_eq!(Opener::Person.name(None, None), "fleetdesk");
+    }
+
+    #[test]
+    fn who_decided_is_stored_with_its_type() {
+        let person = DecidedBy::Person {
+            id: Uuid::nil(),
+            name: "Ann".into(),
+        };
+        assert_eq!(
+            person.to_json(),
+            serde_json::json!({"type": "person", "id": Uuid::nil(), "name": "Ann"})
+        );
+        let relay = DecidedBy::Relay(Relayed {
+            name: "Ann".into(),
+            role: "agency".into(),
+            agent: RelayingAgent {
+                id: Uuid::nil(),
+                name: "op1".into(),
+            },
+            origin: serde_json::json!({"platform": "cli"}),
+            effective_at: Some("2026-11-29T10:00:00.5Z".parse().unwrap()),
+        });
+        assert_eq!(
+            relay.to_json(),
+            serde_json::json!({
+                "type": "relay", "name": "Ann", "role": "agency",
+                "agent": {"id": Uuid::nil(), "name": "op1"},
+                "origin": {"platform": "cli"}, "effective_at": "2026-11-29T10:00:00Z",
+            })
+        );
+        assert_eq!(
+            DecidedBy::Service {
+                name: "fleetdesk".into()
+            }
+            .to_json(),
+            serde_json::json!({"type": "service", "name": "fleetdesk"})
+        );
     }
 }

@@ -466,7 +466,7 @@ async fn approve_tx(
                     .bind::<SqlUuid, _>(approval.id)
                     .bind::<Text, _>(ResearchStatus::Running.as_str())
                     .bind::<Timestamptz, _>(Ts::from(now))
-                    .bind::<Jsonb, _>(&approval.approved_by)
+                    .bind::<Jsonb, _>(approval.approved_by.to_json())
                     .bind::<Nullable<Text>, _>(approval.message_ref.as_deref()),
             )
             .execute(conn)

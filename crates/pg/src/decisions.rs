@@ -360,7 +360,7 @@ async fn decide(
         .set((
             decisions::status.eq(new_status.as_str()),
             decisions::decided_move.eq(req.mv.to_json()),
-            decisions::decided_by.eq(&req.decided_by),
+            decisions::decided_by.eq(req.decided_by.to_json()),
             decisions::decided_at.eq(at),
             decisions::updated_at.eq(at),
             decisions::notes.eq(decisions::notes.concat(notes)),
@@ -509,15 +509,20 @@ async fn apply(
                 .await?;
             }
             Write::AdChange { approve: true } => {
-                if let Err(refusal) =
-                    crate::ad_changes::approve_change(conn, row.id, &req.decided_by, req.now)
-                        .await?
+                if let Err(refusal) = crate::ad_changes::approve_change(
+                    conn,
+                    row.id,
+                    &req.decided_by.to_json(),
+                    req.now,
+                )
+                .await?
                 {
                     return Ok(Err(DecisionRefusal::AdChangeRefused(refusal.to_string())));
                 }
             }
             Write::AdChange { approve: false } => {
-                crate::ad_changes::refuse_change(conn, row.id, &req.decided_by, req.now).await?;
+                crate::ad_changes::refuse_change(conn, row.id, &req.decided_by.to_json(), req.now)
+                    .await?;
             }
             Write::Wiki { canonize } => {
                 if let Err(refusal) =

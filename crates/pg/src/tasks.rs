@@ -9,6 +9,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::effects::card_moved;
+use fleetdesk_kernel::decision::DecidedBy;
 use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Platform};
 use fleetdesk_tasks::plan::{
@@ -667,7 +668,8 @@ async fn write_move(
                 .set((
                     to,
                     decisions::decided_move.eq(&moved.decided_move),
-                    decisions::decided_by.eq(decided_by),
+                    decisions::decided_by
+                        .eq(decided_by.as_ref().map_or(Value::Null, DecidedBy::to_json)),
                     decisions::decided_at.eq(at),
                     decisions::updated_at.eq(at),
                 ))

@@ -1026,7 +1026,7 @@ async fn write_decision(
         .set((
             decisions::status.eq(close.status.as_str()),
             decisions::decided_move.eq(mv.to_json()),
-            decisions::decided_by.eq(&close.decided_by),
+            decisions::decided_by.eq(close.decided_by.to_json()),
             decisions::decided_at.eq(at),
             decisions::notes.eq(decisions::notes.concat(&close.notes)),
             decisions::updated_at.eq(at),

@@ -4,6 +4,7 @@
 //! writes it in one transaction.
 
 use fleetdesk_accounts::ports::LookupError;
+use fleetdesk_kernel::decision::DecidedBy;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -289,8 +290,9 @@ pub enum CardWrite {
 pub enum FollowUpWrite {
     /// The card finished: the decision is handled, as by complete_issue.
     Handled { result: String, evidence: Value },
-    /// The card confirmed: the decision is resolved, decided by `decided_by`.
-    Resolved { decided_by: Value },
+    /// The card confirmed: the decision is resolved, decided by `decided_by` (none when an
+    /// agent confirms its own card's decision, which no route lets it do).
+    Resolved { decided_by: Option<DecidedBy> },
     /// The card back at work: the decision waits again.
     Reopened,
 }
@@ -311,14 +313,14 @@ pub struct MovePlan {
 pub enum MoveOutcome {
     /// The same move was made already: nothing is written.
     Unchanged,
-    Apply(MovePlan),
+    Apply(Box<MovePlan>),
 }
 
 /// A note on the card, as a one-entry list to append.
-fn note(by: &str, text: &str, at: Timestamp, via: Option<&Value>) -> Value {
+fn note(by: &str, text: &str, at: Timestamp, via: Option<&DecidedBy>) -> Value {
     let mut n = json!({"by": by, "text": text, "at": fleetdesk_kernel::format_utc(at)});
     if let Some(v) = via {
-        n["via"] = v.clone();
+        n["via"] = v.to_json();
     }
     json!([n])
 }
@@ -401,8 +403,10 @@ pub fn plan_move(
             },
             CardWrite::Confirm => FollowUpWrite::Resolved {
                 decided_by: match actor {
-                    Actor::Person { record, .. } | Actor::Relay { record, .. } => record.clone(),
-                    Actor::Agent { .. } => Value::Null,
+                    Actor::Person { record, .. } | Actor::Relay { record, .. } => {
+                        Some(record.clone())
+                    }
+                    Actor::Agent { .. } => None,
                 },
             },
             CardWrite::Reopen => FollowUpWrite::Reopened,
@@ -410,12 +414,12 @@ pub fn plan_move(
         };
         Some((d, effect))
     });
-    Ok(MoveOutcome::Apply(MovePlan {
+    Ok(MoveOutcome::Apply(Box::new(MovePlan {
         status,
         notes,
         write,
         follow_up,
-    }))
+    })))
 }
 
 #[cfg(test)]
@@ -757,7 +761,16 @@ mod tests {
 
     #[test]
     fn a_relayed_confirmation_records_the_relay_and_resolves_the_decision_as_the_person() {
-        let record = json!({"name": "Mei", "channel": "line"});
+        let record = DecidedBy::Relay(fleetdesk_kernel::decision::Relayed {
+            name: "Mei".into(),
+            role: "agency".into(),
+            agent: fleetdesk_kernel::decision::RelayingAgent {
+                id: OTHER,
+                name: "relay".into(),
+            },
+            origin: json!({"platform": "telegram"}),
+            effective_at: None,
+        });
         let relay = Actor::Relay {
             agent: agent_ref(OTHER),
             person: "Mei".into(),
@@ -773,12 +786,15 @@ mod tests {
         assert_eq!(plan.status, TaskStatus::Done);
         assert_eq!(plan.notes[0]["text"], "confirmed");
         assert_eq!(plan.notes[0]["by"], "Mei");
-        assert_eq!(plan.notes[0]["via"], record);
+        assert_eq!(plan.notes[0]["via"], record.to_json());
+        assert_eq!(plan.notes[0]["via"]["type"], "relay");
         assert_eq!(
             plan.follow_up,
             Some((
                 Uuid::from_u128(70),
-                FollowUpWrite::Resolved { decided_by: record }
+                FollowUpWrite::Resolved {
+                    decided_by: Some(record)
+                }
             ))
         );
         card.card.status = TaskStatus::Done;

@@ -2,6 +2,7 @@
 
 use crate::rules::{Clock, Flags, Move, TaskRefusal, flags};
 use crate::{TargetType, TaskKind, TaskStatus};
+use fleetdesk_kernel::decision::DecidedBy;
 use fleetdesk_kernel::{AccountCode, AgentRef, BoxFuture, Page, Platform, Position, TimeInput};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -143,13 +144,13 @@ pub enum Actor {
     Person {
         organization: Option<Uuid>,
         name: String,
-        record: Value,
+        record: DecidedBy,
     },
     /// An agent relaying a person's move: `record` is stored with the note.
     Relay {
         agent: AgentRef,
         person: String,
-        record: Value,
+        record: DecidedBy,
     },
 }
 

@@ -95,6 +95,14 @@ pub enum OrganizationRefusal {
 }
 
 impl MemberCaller {
+    /// The person, as what they decide records who decided.
+    pub fn decided_by(&self) -> fleetdesk_kernel::decision::DecidedBy {
+        fleetdesk_kernel::decision::DecidedBy::Person {
+            id: self.person_id,
+            name: self.name.clone(),
+        }
+    }
+
     /// Whether the person acts for the agency: an agency member or a platform admin. Clients
     /// never decide, approve or confirm.
     pub fn is_staff(&self) -> bool {

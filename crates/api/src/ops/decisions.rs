@@ -436,10 +436,6 @@ pub struct DecisionChooseBody {
     pub set_avatar: Option<Uuid>,
 }
 
-fn person(m: &MemberCaller) -> Value {
-    json!({"type": "person", "id": m.person_id, "name": m.name})
-}
-
 async fn person_move(
     ctx: Ctx,
     m: MemberCaller,
@@ -452,7 +448,7 @@ async fn person_move(
         mv,
         note: note.map(String::from),
         person: m.name.clone(),
-        decided_by: person(&m),
+        decided_by: m.decided_by(),
         now: Timestamp::now(),
     };
     let moved = ctx.decisions.decide(member_scope(&m), &request).await??;

@@ -5,9 +5,10 @@
 use super::common::{AgentBrief, IsoTimeInput, PersonNameInput};
 use crate::error::ApiError;
 use crate::fields::{Text, Utc};
+use fleetdesk_kernel::decision::{DecidedBy, Relayed, RelayingAgent};
 use fleetdesk_tenancy::AgentCaller;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 use validator::Validate;
 
@@ -135,17 +136,19 @@ impl<'a> RelayRecord<'a> {
         serde_json::to_value(self).expect("a relay record is plain JSON")
     }
 
-    /// A decision's `decided_by` when an agent relays the person's move, the same for
-    /// relay_issue and a relayed task confirmation: `{type: relay, name, role, agent, origin,
-    /// effective_at}`.
-    pub fn decided_by(&self) -> Value {
-        json!({
-            "type": "relay",
-            "name": self.on_behalf_of.name.0,
-            "role": self.on_behalf_of.role.as_str(),
-            "agent": self.agent,
-            "origin": self.origin,
-            "effective_at": self.effective_at,
+    /// Who decided when an agent relays the person's move, the same for relay_issue, a
+    /// relayed task confirmation and a research approval: `{type: relay, name, role, agent,
+    /// origin, effective_at}`.
+    pub fn decided_by(&self) -> DecidedBy {
+        DecidedBy::Relay(Relayed {
+            name: self.on_behalf_of.name.0.clone(),
+            role: self.on_behalf_of.role.as_str().to_owned(),
+            agent: RelayingAgent {
+                id: self.agent.id,
+                name: self.agent.name.clone(),
+            },
+            origin: serde_json::to_value(self.origin).expect("an origin is plain JSON"),
+            effective_at: self.effective_at.as_ref().map(|t| t.0),
         })
     }
 }

@@ -845,7 +845,7 @@ fn person(m: &MemberCaller) -> Actor {
     Actor::Person {
         organization: m.organization_id,
         name: m.name.clone(),
-        record: json!({"type": "person", "id": m.person_id, "name": m.name}),
+        record: m.decided_by(),
     }
 }
 

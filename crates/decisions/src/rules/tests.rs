@@ -419,7 +419,7 @@ fn the_service_dismisses_a_waiting_decision_with_its_note_at_one_time() {
     assert_eq!(d.status, DecisionStatus::Dismissed);
     assert_eq!(d.from, [DecisionStatus::Open, DecisionStatus::Handled]);
     assert_eq!(
-        d.decided_by,
+        d.decided_by.to_json(),
         serde_json::json!({"type": "service", "name": "fleetdesk"})
     );
     assert_eq!(

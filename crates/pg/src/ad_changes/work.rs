@@ -277,7 +277,7 @@ pub(super) async fn expire(
             .bind::<Array<SqlUuid>, _>(&ids)
             .bind::<Timestamptz, _>(Ts::from(close.at))
             .bind::<Text, _>(close.status.as_str())
-            .bind::<Jsonb, _>(&close.decided_by)
+            .bind::<Jsonb, _>(close.decided_by.to_json())
             .bind::<Jsonb, _>(&close.notes)
             .bind::<Array<Text>, _>(close.from.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
     )
