@@ -264,7 +264,7 @@ impl WikiSourcesService {
     pub async fn workspace_sources(&self, agent: AgentRef) -> anyhow::Result<Vec<SourceRow>> {
         self.repo.workspace_sources(agent).await
     }
-    /// Locks the source (of the agent's workspace, else NotFound), checks [`may_report`],
+    /// Locks the source (of the agent's workspace, else NotFound), checks [`may_report`](crate::sources::may_report),
     /// records the run in wiki_sync_runs and sets the source's last_run_at (now), last_status
     /// and cursor (kept when the report has none). The report is already checked.
     pub async fn record_sync(
