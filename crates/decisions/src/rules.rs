@@ -192,13 +192,13 @@ pub enum DecisionRefusal {
     ApprovedInPerson,
     /// An `ad_change` that cannot be approved: the reason (its 7 days passed, the monthly cap).
     #[error("{0}")]
-    AdChangeRefused(String),
+    AdChangeRefused(fleetdesk_ads::change::ApprovalRefusal),
     #[error("the account is no longer in the banned generation this decision is about")]
     GenerationGone,
     /// A `wiki_draft` whose version no longer waits, or whose entry is gone: the reason
     /// (`fleetdesk_wiki::entry::DraftRefusal`).
     #[error("{0}")]
-    WikiDraftGone(String),
+    WikiDraftGone(fleetdesk_wiki::entry::DraftRefusal),
     #[error(
         "only follow-ups (change_avatar, change_bio, delete_post) are completed by an agent; this is {0}"
     )]

@@ -517,7 +517,7 @@ async fn apply(
                 )
                 .await?
                 {
-                    return Ok(Err(DecisionRefusal::AdChangeRefused(refusal.to_string())));
+                    return Ok(Err(DecisionRefusal::AdChangeRefused(refusal)));
                 }
             }
             Write::AdChange { approve: false } => {

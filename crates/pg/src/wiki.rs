@@ -1101,7 +1101,7 @@ pub(crate) async fn decide_draft(
         .transpose()?;
     let decided = match decide(resolve, state.as_ref()) {
         Ok(d) => d,
-        Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r.to_string()))),
+        Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r))),
     };
     let Some(d) = draft else {
         anyhow::bail!("decide answered for a decision without a version");
