@@ -481,7 +481,7 @@ pub trait AdWorkRepo: Send + Sync {
         workspace_id: Uuid,
         account_id: &'a str,
         since: jiff::civil::Date,
-        outcome: &'a Result<crate::platform::AccountSnapshot, String>,
+        outcome: &'a Result<crate::platform::AccountSnapshot, crate::platform::PlatformError>,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<()>>;
 
@@ -506,7 +506,7 @@ pub trait AdWorkRepo: Send + Sync {
         &'a self,
         job: &'a Job,
         proposal_id: Uuid,
-        outcome: &'a Result<crate::platform::Executed, String>,
+        outcome: &'a Result<crate::platform::Executed, crate::platform::PlatformError>,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
 }

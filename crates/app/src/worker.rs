@@ -480,7 +480,7 @@ impl Worker {
             .checked_sub(jiff::Span::new().days(SYNC_DAYS - 1))
             .unwrap_or(today);
         let outcome = match self.access_token(&account.token_env) {
-            Err(e) => Err(e.0),
+            Err(e) => Err(e),
             Ok(token) => tokio::time::timeout(
                 PLATFORM_TIMEOUT,
                 self.platform.sync(&account, &token, since, today),
@@ -491,11 +491,10 @@ impl Worker {
                     "the ad platform did not answer in time".into(),
                 ))
             })
-            .map(|snapshot| snapshot.deduped())
-            .map_err(|e| e.0),
+            .map(|snapshot| snapshot.deduped()),
         };
         if let Err(error) = &outcome {
-            tracing::warn!(account = %account.id, error, "an ad account's sync failed");
+            tracing::warn!(account = %account.id, error = error.0.as_str(), "an ad account's sync failed");
         }
         self.ad_work
             .store_sync(workspace, &account.id, since, &outcome, (self.clock)())
@@ -535,7 +534,7 @@ impl Worker {
             return Ok(());
         };
         let outcome = match self.access_token(&account.token_env) {
-            Err(e) => Err(e.0),
+            Err(e) => Err(e),
             Ok(token) => tokio::time::timeout(
                 PLATFORM_TIMEOUT,
                 self.platform.execute(&account, &token, &change),
@@ -545,12 +544,13 @@ impl Worker {
                 Err(PlatformError(
                     "the ad platform did not answer in time".into(),
                 ))
-            })
-            .map_err(|e| e.0),
+            }),
         };
         match &outcome {
             Ok(_) => tracing::info!(%proposal_id, "ad change executed"),
-            Err(error) => tracing::warn!(%proposal_id, error, "ad change failed"),
+            Err(error) => {
+                tracing::warn!(%proposal_id, error = error.0.as_str(), "ad change failed")
+            }
         }
         if !self
             .ad_work

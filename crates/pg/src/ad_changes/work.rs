@@ -11,7 +11,7 @@ use diesel::sql_types::{
 use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step};
-use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed};
+use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
 use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep};
 use fleetdesk_ads::proposal::{
     EXPIRED_NOTE, GIVEN_UP as GIVEN_UP_MOVE, ProposalKind, ProposalStatus, expiry, given_up_result,
@@ -322,14 +322,14 @@ async fn store_sync_tx(
     ws: Uuid,
     account: &str,
     since: jiff::civil::Date,
-    outcome: &Result<AccountSnapshot, String>,
+    outcome: &Result<AccountSnapshot, PlatformError>,
     now: Timestamp,
 ) -> anyhow::Result<()> {
     let snapshot = match outcome {
         Ok(s) => s,
         Err(error) => {
             diesel::update(ad_accounts::table.find((ws, account)))
-                .set(ad_accounts::sync_error.eq(error))
+                .set(ad_accounts::sync_error.eq(&error.0))
                 .execute(conn)
                 .await?;
             return Ok(());
@@ -548,14 +548,14 @@ async fn record_execution_tx(
     conn: Tx<'_>,
     job: &Job,
     id: Uuid,
-    outcome: &Result<Executed, String>,
+    outcome: &Result<Executed, PlatformError>,
     now: Timestamp,
 ) -> anyhow::Result<bool> {
     if !hold(conn, job).await? {
         return Ok(false);
     }
     match outcome {
-        Err(error) => settle(conn, id, ProposalStatus::Failed, &failure(error), now).await?,
+        Err(error) => settle(conn, id, ProposalStatus::Failed, &failure(&error.0), now).await?,
         Ok(executed) => {
             settle(conn, id, ProposalStatus::Executed, &executed.result, now).await?;
             if let Some(created) = &executed.created {
@@ -630,7 +630,7 @@ impl AdWorkRepo for PgStore {
         workspace_id: Uuid,
         account_id: &'a str,
         since: jiff::civil::Date,
-        outcome: &'a Result<AccountSnapshot, String>,
+        outcome: &'a Result<AccountSnapshot, PlatformError>,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         self.tx(async move |conn| {
@@ -657,7 +657,7 @@ impl AdWorkRepo for PgStore {
         &'a self,
         job: &'a Job,
         proposal_id: Uuid,
-        outcome: &'a Result<Executed, String>,
+        outcome: &'a Result<Executed, PlatformError>,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<bool>> {
         self.tx(async move |conn| record_execution_tx(conn, job, proposal_id, outcome, now).await)
