@@ -433,7 +433,7 @@ pub fn plan_step(f: &ChangeFacts, now: Timestamp) -> StepPlan {
     }
     let Some(account) = f.account.clone() else {
         return StepPlan::Fail(failure(match &f.ad_id {
-            Some(ad) => format!("ad {ad} is no longer among the synced ads of the workspace"),
+            Some(ad) => ApprovalRefusal::AdGone(ad.clone()).to_string(),
             None => "the ad account is no longer the workspace's".to_owned(),
         }));
     };

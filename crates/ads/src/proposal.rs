@@ -330,12 +330,10 @@ pub const GIVEN_UP: (ProposalStatus, ProposalStatus) =
 
 /// The result of a proposal given up on: the queue's last error.
 pub fn given_up_result(last_error: Option<&str>) -> serde_json::Value {
-    serde_json::json!({
-        "error": format!(
-            "the service gave up making the change: {}",
-            last_error.unwrap_or("no error recorded")
-        )
-    })
+    crate::change::failure(format!(
+        "the service gave up making the change: {}",
+        last_error.unwrap_or("no error recorded")
+    ))
 }
 
 /// Why `GET /ads` and `POST /ads/proposals` answer 403, and where to enable ads.

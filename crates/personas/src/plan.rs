@@ -84,26 +84,28 @@ pub enum ProposalPlan {
     Contradiction { decision: NewDecision },
 }
 
-impl ProposalPlan {
-    /// The answer once the plan is written: the opened decision's id is `decision`.
-    pub fn proposed(&self, decision: Option<Uuid>) -> Proposed {
-        match self {
-            ProposalPlan::Existing(p) => p.clone(),
-            ProposalPlan::Fact { fact, .. } => Proposed {
-                id: fact.id,
-                kind: ProposalKind::Fact,
-                created: true,
-                issue_id: decision,
-                status: fact.status.as_str().to_owned(),
-            },
-            ProposalPlan::Contradiction { .. } => Proposed {
-                id: decision.unwrap_or_default(),
-                kind: ProposalKind::Contradiction,
-                created: true,
-                issue_id: decision,
-                status: DecisionStatus::Open.as_str().to_owned(),
-            },
+impl NewFact {
+    /// The answer once the fact and its decision `issue` are written.
+    pub fn proposed(&self, issue: Uuid) -> Proposed {
+        Proposed {
+            id: self.id,
+            kind: ProposalKind::Fact,
+            created: true,
+            issue_id: Some(issue),
+            status: self.status.as_str().to_owned(),
         }
+    }
+}
+
+/// The answer once a contradiction's decision `issue` is opened: the decision is the
+/// proposal.
+pub fn contradiction_proposed(issue: Uuid) -> Proposed {
+    Proposed {
+        id: issue,
+        kind: ProposalKind::Contradiction,
+        created: true,
+        issue_id: Some(issue),
+        status: DecisionStatus::Open.as_str().to_owned(),
     }
 }
 
@@ -245,7 +247,7 @@ mod tests {
         assert_eq!(decision.detail["category"], "home");
         assert_eq!(decision.options, json!([]));
         assert_eq!((fact.id, fact.status), (FACT, FactStatus::Draft));
-        let proposed = plan.proposed(Some(Uuid::from_u128(5)));
+        let proposed = fact.proposed(Uuid::from_u128(5));
         assert!(proposed.created);
         assert_eq!(proposed.issue_id, Some(Uuid::from_u128(5)));
         assert_eq!(proposed.status, "draft");
@@ -315,7 +317,7 @@ mod tests {
             decision.options,
             json!(["change_bio", "delete_post", "keep"])
         );
-        let proposed = plan.proposed(Some(Uuid::from_u128(6)));
+        let proposed = contradiction_proposed(Uuid::from_u128(6));
         assert_eq!(
             (proposed.id, proposed.status.as_str()),
             (Uuid::from_u128(6), "open")

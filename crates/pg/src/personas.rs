@@ -14,8 +14,8 @@ use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_personas::plan::{
-    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, images_decision_for,
-    new_persona_decision, plan_proposal,
+    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, contradiction_proposed,
+    images_decision_for, new_persona_decision, plan_proposal,
 };
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
@@ -596,10 +596,10 @@ async fn propose_tx(
         }
     };
     let plan = plan_proposal(p, persona_id, &name, earlier, Uuid::new_v4());
-    let decision = match &plan {
-        ProposalPlan::Existing(_) => None,
+    let proposed = match plan {
+        ProposalPlan::Existing(proposed) => proposed,
         ProposalPlan::Fact { decision, fact } => {
-            let issue = open_decision(conn, agent, decision).await?;
+            let issue = open_decision(conn, agent, &decision).await?;
             diesel::insert_into(persona_facts::table)
                 .values((
                     persona_facts::id.eq(fact.id),
@@ -615,13 +615,13 @@ async fn propose_tx(
                 ))
                 .execute(conn)
                 .await?;
-            Some(issue)
+            fact.proposed(issue)
         }
         ProposalPlan::Contradiction { decision } => {
-            Some(open_decision(conn, agent, decision).await?)
+            contradiction_proposed(open_decision(conn, agent, &decision).await?)
         }
     };
-    Ok(Ok(plan.proposed(decision)))
+    Ok(Ok(proposed))
 }
 
 impl PersonasRepo for PgStore {
