@@ -5,10 +5,13 @@
 //! - [`run`]: how a reported run is read (its times in the job's zone, the default run_id, the
 //!   log kept to its last [`run::LOG_MAX`] characters, credentials taken out of free text).
 //! - [`mod@health`]: which jobs a person should look at (a failed last run, a missed schedule).
+//! - [`plan`]: a batch of runs as a plan: read against their jobs, then merged into the
+//!   stored runs.
 //! - [`ports`]: the repository port the PostgreSQL adapter implements.
 
 pub mod health;
 pub mod job;
+pub mod plan;
 pub mod ports;
 pub mod redact;
 pub mod run;

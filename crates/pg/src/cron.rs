@@ -2,20 +2,22 @@
 //! run_id). Each request is one transaction of a fixed number of statements whatever its size.
 
 use crate::db::{PgStore, prepared};
+use crate::schema::cron_jobs;
+use diesel::pg::Pg;
+use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel::{QueryableByName, pg::Pg};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_cron::job::{Job, Unreadable, parse_zone};
-use fleetdesk_cron::ports::{CronRepo, RunRefusal, RunsOutcome};
-use fleetdesk_cron::run::{Merge, RawRun, Run, RunProblem, RunStatus, merge, winner};
+use fleetdesk_cron::job::{Job, Unreadable};
+use fleetdesk_cron::plan::{RunKey, StoredJob, job_names, plan_runs};
+use fleetdesk_cron::ports::{CronRepo, RunsOutcome};
+use fleetdesk_cron::run::{RawRun, Run, RunStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
-use std::collections::HashMap;
 use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(UPSERT_JOBS, AGENT_JOBS, INSERT_RUNS, LOCK_RUNS, UPDATE_RUNS);
+statements!(UPSERT_JOBS, INSERT_RUNS, LOCK_RUNS, UPDATE_RUNS);
 
 /// Upserts the jobs and counts what happened: a row whose fields are all the same is left
 /// alone (`unchanged`).
@@ -50,11 +52,6 @@ WITH input AS (
 SELECT (SELECT count(*) FROM input) - (SELECT count(*) FROM before) AS inserted,
        (SELECT count(*) FROM before WHERE NOT same) AS updated,
        (SELECT count(*) FROM before WHERE same) AS unchanged
-"#;
-
-/// The agent's jobs the runs name, with their zones.
-const AGENT_JOBS: &str = r#"
-SELECT id, job_id, timezone FROM cron_jobs WHERE agent_id = $1 AND job_id = ANY($2)
 "#;
 
 /// Inserts the runs no row has yet; a pair already stored (or stored meanwhile by a request
@@ -99,16 +96,6 @@ struct Counts {
 }
 
 #[derive(QueryableByName)]
-struct JobRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    job_id: String,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-}
-
-#[derive(QueryableByName)]
 struct Key {
     #[diesel(sql_type = SqlUuid)]
     job: Uuid,
@@ -135,113 +122,42 @@ struct RunRow {
     log: Option<String>,
 }
 
-fn refusal(i: usize, raw: &RawRun, field: &str, reason: String) -> RunRefusal {
-    RunRefusal {
-        index: i,
-        job_id: raw.job_id.clone(),
-        run_id: raw.run_id.clone(),
-        field: field.to_owned(),
-        reason,
-    }
-}
-
-/// Reads every run against its job, merges repeats and the stored rows, and writes the plan:
-/// three statements whatever the batch.
+/// Loads the jobs the runs name, plans the batch, inserts the new runs, then loads the others
+/// locked and writes their merge: three statements whatever the batch.
 async fn report_runs_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
     items: &[Result<RawRun, Unreadable>],
     now: Timestamp,
 ) -> anyhow::Result<RunsOutcome> {
-    let mut out = RunsOutcome::default();
-    // The items read, with their index; the others are invalid as they are.
-    let mut raw: Vec<(usize, &RawRun)> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        match item {
-            Ok(r) => raw.push((i, r)),
-            Err(u) => out.invalid.push(RunRefusal::unreadable(i, u)),
-        }
-    }
-    let mut names: Vec<String> = raw
-        .iter()
-        .map(|(_, r)| r.job_id.trim().to_owned())
+    let jobs: Vec<(Uuid, String, String)> = cron_jobs::table
+        .filter(cron_jobs::agent_id.eq(agent.agent_id))
+        .filter(cron_jobs::job_id.eq_any(job_names(items)))
+        .select((cron_jobs::id, cron_jobs::job_id, cron_jobs::timezone))
+        .load(conn)
+        .await?;
+    let jobs: Vec<StoredJob> = jobs
+        .into_iter()
+        .map(|(id, job_id, timezone)| StoredJob {
+            id,
+            job_id,
+            timezone,
+        })
         .collect();
-    names.sort_unstable();
-    names.dedup();
-    let jobs: Vec<JobRow> = prepared(
-        diesel::sql_query(AGENT_JOBS)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(&names),
-    )
-    .load(conn)
-    .await?;
-    let jobs: HashMap<&str, &JobRow> = jobs.iter().map(|j| (j.job_id.as_str(), j)).collect();
-
-    // Readable runs by (job, run_id), in the order first seen.
-    let mut keys: Vec<(Uuid, String)> = Vec::new();
-    let mut by_key: HashMap<(Uuid, String), Vec<Run>> = HashMap::new();
-    for &(i, r) in &raw {
-        let Some(job) = jobs.get(r.job_id.trim()) else {
-            let name = r.job_id.trim().to_owned();
-            if !out.unknown_jobs.contains(&name) {
-                out.unknown_jobs.push(name);
-            }
-            continue;
-        };
-        let zone = match parse_zone(&job.timezone) {
-            Ok(z) => z,
-            Err(e) => {
-                out.invalid
-                    .push(refusal(i, r, "job_id", format!("the job's timezone: {e}")));
-                continue;
-            }
-        };
-        match Run::read(r, &zone, now) {
-            Ok(run) => {
-                let key = (job.id, run.run_id.clone());
-                let list = by_key.entry(key.clone()).or_default();
-                if list.is_empty() {
-                    keys.push(key);
-                }
-                list.push(run);
-            }
-            Err(RunProblem::Refused { field, reason }) => {
-                out.refused.push(refusal(i, r, field, reason))
-            }
-            Err(RunProblem::Invalid { field, reason }) => {
-                out.invalid.push(refusal(i, r, field, reason))
-            }
-        }
-    }
-    out.invalid.sort_by_key(|r| r.index);
-    if keys.is_empty() {
-        return Ok(out);
-    }
-
-    // The report that stands for each pair.
-    keys.sort_unstable();
-    let mut news: Vec<(Uuid, Run)> = Vec::with_capacity(keys.len());
-    for key in &keys {
-        let reports = &by_key[key];
-        let refs: Vec<&Run> = reports.iter().collect();
-        out.skipped += (reports.len() - 1) as i64;
-        let mut new = reports[winner(&refs)].clone();
-        new.job_id = String::new();
-        news.push((key.0, new));
+    let mut plan = plan_runs(items, &jobs, now);
+    if plan.runs.is_empty() {
+        return Ok(plan.outcome);
     }
 
     // New pairs are inserted as reported; the others are locked, merged and updated, so two
     // requests reporting one run_id at once apply one after the other.
-    let inserted: Vec<Key> = prepared(runs_query(INSERT_RUNS, &news)).load(conn).await?;
-    out.inserted = inserted.len() as i64;
-    let inserted: std::collections::HashSet<(Uuid, String)> =
-        inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
-    let rest: Vec<&(Uuid, Run)> = news
-        .iter()
-        .filter(|(job, run)| !inserted.contains(&(*job, run.run_id.clone())))
-        .collect();
+    let inserted: Vec<Key> = prepared(runs_query(INSERT_RUNS, &plan.runs))
+        .load(conn)
+        .await?;
+    let inserted: Vec<RunKey> = inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
+    let rest = plan.stored_already(&inserted);
     if rest.is_empty() {
-        return Ok(out);
+        return Ok(plan.outcome);
     }
     let locked: Vec<RunRow> = prepared(
         diesel::sql_query(LOCK_RUNS)
@@ -250,49 +166,30 @@ async fn report_runs_tx(
     )
     .load(conn)
     .await?;
-    let mut stored: HashMap<(Uuid, String), Run> = locked
+    let stored = locked
         .into_iter()
         .map(|row| {
             let status = RunStatus::parse(&row.status)
                 .ok_or_else(|| anyhow::anyhow!("unknown run status {}", row.status))?;
-            Ok((
-                (row.job, row.run_id.clone()),
-                Run {
-                    job_id: String::new(),
-                    run_id: row.run_id,
-                    started_at: row.started_at.map(|t| t.to_jiff()),
-                    finished_at: row.finished_at.map(|t| t.to_jiff()),
-                    status,
-                    summary: row.summary,
-                    log: row.log,
-                },
-            ))
+            let run = Run {
+                job_id: String::new(),
+                run_id: row.run_id,
+                started_at: row.started_at.map(|t| t.to_jiff()),
+                finished_at: row.finished_at.map(|t| t.to_jiff()),
+                status,
+                summary: row.summary,
+                log: row.log,
+            };
+            Ok((row.job, run))
         })
-        .collect::<anyhow::Result<_>>()?;
-
-    let mut write: Vec<(Uuid, Run)> = Vec::new();
-    for (job, new) in rest {
-        let old = stored.remove(&(*job, new.run_id.clone()));
-        // A row that was there for the insert is there under the lock: runs are never deleted
-        // while their job stands (a job's deletion cascades, and the job is gone then too).
-        let Some(old) = old else {
-            out.skipped += 1;
-            continue;
-        };
-        match merge(Some(&old), new) {
-            Merge::Update(run) => {
-                out.updated += 1;
-                write.push((*job, run));
-            }
-            Merge::Insert | Merge::Skip => out.skipped += 1,
-        }
-    }
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (outcome, write) = plan.settle(rest, stored);
     if !write.is_empty() {
         prepared(runs_query(UPDATE_RUNS, &write))
             .execute(conn)
             .await?;
     }
-    Ok(out)
+    Ok(outcome)
 }
 
 /// A statement over `unnest` of runs: (job, run_id, started_at, finished_at, status, summary,
