@@ -3,7 +3,7 @@
 //! rows it may touch are loaded at once, the domain plans every item, and the plan is written
 //! with one statement per table.
 
-use crate::accounts::{SlotCodes, pick_slot, platform};
+use crate::accounts::{SlotCodes, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
 use crate::schema::{post_reports, review_events};
@@ -13,9 +13,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
-use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_posts::batch::{LoadedSlot, Lookups, read_items, report_codes, resolve};
 use fleetdesk_posts::metrics::{
     MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
 };
@@ -23,8 +23,7 @@ use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
 use fleetdesk_posts::post::{PostStatus, body_key};
 use fleetdesk_posts::report::{
-    ItemError, KnownPost, PostFields, ReportItem, ReportPlan, ReportSlot, adoptable, plan_report,
-    ready_item, to_stored_precision,
+    ItemError, KnownPost, PostFields, ReportPlan, adoptable, plan_report, to_stored_precision,
 };
 use fleetdesk_posts::review::{
     MovingPost, PlannedMove, client_visible_texts, plan_move, record_for, review_stages,
@@ -453,7 +452,7 @@ ORDER BY s.id
 FOR UPDATE OF s
 "#;
 
-#[derive(QueryableByName, Clone)]
+#[derive(QueryableByName)]
 struct SlotRow {
     #[diesel(embed)]
     slot: SlotCodes,
@@ -484,38 +483,31 @@ struct FollowersRow {
     followers: i64,
 }
 
-/// The caller's account a code (and optional platform) names, among the loaded slots.
-fn resolve<'a>(
-    slots: &'a [SlotRow],
-    code: &str,
-    platform_filter: Option<fleetdesk_kernel::Platform>,
-) -> Result<&'a SlotRow, ItemError> {
-    pick_slot(slots, code, platform_filter, |r| &r.slot).map_err(|e| match e {
-        LookupError::NotFound => {
-            ItemError::NotFound(format!("no account {code} in this workspace"))
-        }
-        LookupError::Ambiguous => ItemError::AmbiguousCode(format!(
-            "{code} names accounts on several platforms; add platform"
-        )),
-        LookupError::NotYours => {
-            ItemError::Forbidden(format!("account {code} belongs to another agent's persona"))
-        }
-    })
-}
-
-/// The accounts the codes name, locked.
-async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResult<Vec<SlotRow>> {
+/// The accounts the codes name, locked (a platform the service does not know names none).
+async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResult<Vec<LoadedSlot>> {
     if codes.is_empty() {
         return Ok(Vec::new());
     }
-    prepared(
+    let rows: Vec<SlotRow> = prepared(
         diesel::sql_query(REPORT_SLOTS)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<Array<Text>, _>(codes),
     )
     .load(conn)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(LoadedSlot {
+                name: r.slot.name()?,
+                timezone: r.timezone,
+                persona_id: r.persona_id,
+                project_id: r.project_id,
+                generation_id: r.generation_id,
+            })
+        })
+        .collect())
 }
 
 /// Every post a batch may match: by id (this organization; the planner tells workspaces
@@ -664,26 +656,6 @@ FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool
 WHERE p.id = t.id
 "#;
 
-/// The item's own checks ([`ready_item`]) once its account is known.
-fn ready(raw: RawReportItem, row: &SlotRow, now: Timestamp) -> Result<ReportItem, ItemError> {
-    let zone = jiff::tz::TimeZone::get(&row.timezone).map_err(|e| ItemError::Invalid {
-        field: "code".into(),
-        message: format!("the account's zone {} is unknown: {e}", row.timezone),
-    })?;
-    let slot = ReportSlot {
-        slot_id: row.slot.slot_id,
-        code: row.slot.code.clone(),
-        platform: platform(&row.slot.platform).map_err(|e| ItemError::Invalid {
-            field: "platform".into(),
-            message: e.to_string(),
-        })?,
-        persona_id: row.persona_id,
-        project_id: row.project_id,
-        generation_id: row.generation_id,
-    };
-    ready_item(raw, slot, &zone, now)
-}
-
 async fn report_tx(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -691,56 +663,30 @@ async fn report_tx(
     now: Timestamp,
 ) -> anyhow::Result<ReportOutcome> {
     let now = to_stored_precision(now);
-    let mut codes: Vec<&str> = raw
-        .iter()
-        .filter_map(|r| r.as_ref().ok().map(|i| i.code.as_str()))
-        .collect();
-    codes.sort_unstable();
-    codes.dedup();
-    let slots = load_slots(conn, agent, &codes).await?;
-
-    let items: Vec<Result<ReportItem, ItemError>> = raw
-        .into_iter()
-        .map(|r| {
-            let raw = r?;
-            let slot = resolve(&slots, raw.code.as_str(), raw.platform)?;
-            ready(raw, slot, now)
-        })
-        .collect();
-
-    let ok = || items.iter().filter_map(|i| i.as_ref().ok());
-    let post_ids: Vec<Uuid> = ok().filter_map(|i| i.post_id).collect();
-    let (id_platforms, platform_ids): (Vec<&str>, Vec<&str>) = ok()
-        .filter_map(|i| {
-            i.platform_post_id
-                .as_deref()
-                .map(|pid| (i.slot.platform.as_str(), pid))
-        })
-        .unzip();
-    let (body_slots, body_keys): (Vec<Uuid>, Vec<String>) = ok()
-        .filter_map(|i| i.body.as_deref().map(|b| (i.slot.slot_id, body_key(b))))
-        .unzip();
-    let known: Vec<KnownRow> = if ok().next().is_none() {
-        Vec::new()
-    } else {
-        prepared(
-            diesel::sql_query(KNOWN_POSTS)
-                .bind::<SqlUuid, _>(agent.organization_id)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(&post_ids)
-                .bind::<Array<Text>, _>(&id_platforms)
-                .bind::<Array<Text>, _>(&platform_ids)
-                .bind::<Array<SqlUuid>, _>(&body_slots)
-                .bind::<Array<Text>, _>(&body_keys)
-                .bind::<Timestamptz, _>(Ts::from(
-                    now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW,
-                ))
-                .bind::<Array<Text>, _>(PostStatus::texts(adoptable))
-                .bind::<Text, _>(PostStatus::Published.as_str()),
-        )
-        .load(conn)
-        .await?
+    let slots = load_slots(conn, agent, &report_codes(&raw)).await?;
+    let items = read_items(raw, &slots, now);
+    let known: Vec<KnownRow> = match Lookups::of(&items) {
+        None => Vec::new(),
+        Some(l) => {
+            prepared(
+                diesel::sql_query(KNOWN_POSTS)
+                    .bind::<SqlUuid, _>(agent.organization_id)
+                    .bind::<SqlUuid, _>(agent.workspace_id)
+                    .bind::<SqlUuid, _>(agent.agent_id)
+                    .bind::<Array<SqlUuid>, _>(&l.post_ids)
+                    .bind::<Array<Text>, _>(&l.id_platforms)
+                    .bind::<Array<Text>, _>(&l.platform_ids)
+                    .bind::<Array<SqlUuid>, _>(&l.body_slots)
+                    .bind::<Array<Text>, _>(&l.body_keys)
+                    .bind::<Timestamptz, _>(Ts::from(
+                        now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW,
+                    ))
+                    .bind::<Array<Text>, _>(PostStatus::texts(adoptable))
+                    .bind::<Text, _>(PostStatus::Published.as_str()),
+            )
+            .load(conn)
+            .await?
+        }
     };
     let known = known
         .into_iter()
@@ -1040,19 +986,12 @@ async fn metrics_tx(
     };
 
     // Accounts named by posts (code + platform_post_id) and by account items.
-    let mut codes: Vec<&str> = report
-        .readable_posts()
-        .filter_map(|p| p.code.as_ref().map(|c| c.as_str()))
-        .chain(report.readable_accounts().map(|a| a.code.as_str()))
-        .collect();
-    codes.sort_unstable();
-    codes.dedup();
-    let slots = load_slots(conn, agent, &codes).await?;
+    let slots = load_slots(conn, agent, &report.codes()).await?;
     let followers: Vec<FollowersRow> =
         if report.readable_accounts().next().is_none() || slots.is_empty() {
             Vec::new()
         } else {
-            let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot.slot_id).collect();
+            let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.name.slot_id).collect();
             prepared(
                 diesel::sql_query(LATEST_FOLLOWERS)
                     .bind::<Array<SqlUuid>, _>(&slot_ids)
@@ -1091,10 +1030,10 @@ async fn metrics_tx(
         report,
         |code, platform| {
             resolve(&slots, code.as_str(), platform).map(|s| MetricsSlot {
-                slot_id: s.slot.slot_id,
+                slot_id: s.name.slot_id,
                 latest_followers: followers
                     .iter()
-                    .find(|f| f.slot_id == s.slot.slot_id)
+                    .find(|f| f.slot_id == s.name.slot_id)
                     .map(|f| f.followers),
             })
         },

@@ -244,6 +244,19 @@ impl MetricsReport {
     pub fn readable_accounts(&self) -> impl Iterator<Item = &RawAccountMetrics> {
         self.accounts.iter().filter_map(|a| a.as_ref().ok())
     }
+
+    /// The codes the readable items name (posts by code, and accounts), sorted and once each:
+    /// the accounts the adapter loads.
+    pub fn codes(&self) -> Vec<&str> {
+        let mut codes: Vec<&str> = self
+            .readable_posts()
+            .filter_map(|p| p.code.as_ref().map(|c| c.as_str()))
+            .chain(self.readable_accounts().map(|a| a.code.as_str()))
+            .collect();
+        codes.sort_unstable();
+        codes.dedup();
+        codes
+    }
 }
 
 // Why one metrics item was not written (a plain comment: the description of RefusedOut, the
