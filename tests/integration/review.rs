@@ -359,25 +359,28 @@ async fn the_review_queue_shows_agency_both_stages_and_clients_only_client_revie
 #[tokio::test(flavor = "multi_thread")]
 async fn the_review_queue_is_oldest_planned_first_and_pages_with_a_cursor() {
     let app = spawn_app().await;
+    let d6 = ahead(6);
+    let d7 = ahead(7);
+    let d9 = ahead(9);
     // Planned times in the future (Taipei), and two without a plan created earlier today.
     let late = submit(
         &app,
         "op1",
-        json!({"code": "TW-T001", "body": "late", "planned_at": "2026-12-05 10:00"}),
+        json!({"code": "TW-T001", "body": "late", "planned_at": format!("{d9} 10:00")}),
     )
     .await;
     let unplanned_old = draft(&app, "unplanned old").await;
     let soon = submit(
         &app,
         "op1",
-        json!({"code": "TW-T001", "body": "soon", "planned_at": "2026-12-02T09:00:00+08:00"}),
+        json!({"code": "TW-T001", "body": "soon", "planned_at": format!("{d6}T09:00:00+08:00")}),
     )
     .await;
     let unplanned_new = draft(&app, "unplanned new").await;
     let middle = submit(
         &app,
         "op1",
-        json!({"code": "TW-I001", "body": "middle", "planned_at": "2026-12-03 09:00"}),
+        json!({"code": "TW-I001", "body": "middle", "planned_at": format!("{d7} 09:00")}),
     )
     .await;
     app.sql(&format!(
@@ -403,7 +406,7 @@ async fn the_review_queue_is_oldest_planned_first_and_pages_with_a_cursor() {
 
     let whole = ok(&user_get(&app, ANN, "/review").await);
     assert_eq!(ids(&whole), order, "{whole}");
-    assert_eq!(whole["posts"][2]["planned_at"], "2026-12-02T01:00:00Z");
+    assert_eq!(whole["posts"][2]["planned_at"], format!("{d6}T01:00:00Z"));
     assert_eq!(whole["posts"][0]["planned_at"], Value::Null);
 
     // Pages of two: the cursor carries on where the last page stopped.
@@ -1124,6 +1127,14 @@ async fn planned_at_of(app: &TestApp, post: &str) -> i64 {
     .await
 }
 
+/// The date `days` from today (UTC) as `YYYY-MM-DD`: a plan that stays ahead whenever the
+/// tests run. Every plan here is a morning in Asia (UTC+8 or +9), so its UTC date is the same.
+fn ahead(days: i64) -> String {
+    (Timestamp::now() + SignedDuration::from_hours(24 * days))
+        .strftime("%Y-%m-%d")
+        .to_string()
+}
+
 fn epoch(iso: &str) -> i64 {
     iso.parse::<Timestamp>().expect("iso").as_second()
 }
@@ -1131,23 +1142,25 @@ fn epoch(iso: &str) -> i64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
     let app = spawn_app().await;
+    let d5 = ahead(5);
+    let d14 = ahead(14);
     let id = draft(&app, "plan me").await;
     // Approving with a market-local time reads it in Asia/Taipei.
     let m = moved(
         &app,
         ANN,
         &id,
-        json!({"to": "approved", "planned_at": "2026-12-01 10:00"}),
+        json!({"to": "approved", "planned_at": format!("{d5} 10:00")}),
     )
     .await;
     assert_eq!(
         m,
         json!({"id": id, "from": "internal_review", "status": "approved",
-               "planned_at": "2026-12-01T02:00:00Z"})
+               "planned_at": format!("{d5}T02:00:00Z")})
     );
     assert_eq!(
         planned_at_of(&app, &id).await,
-        epoch("2026-12-01T02:00:00Z")
+        epoch(&format!("{d5}T02:00:00Z"))
     );
 
     // Approving an approved post again needs a planned time.
@@ -1166,21 +1179,21 @@ async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
         &app,
         ANN,
         &id,
-        json!({"to": "approved", "planned_at": "2026-12-10T12:00:00Z", "comment": "later"}),
+        json!({"to": "approved", "planned_at": format!("{d14}T12:00:00Z"), "comment": "later"}),
     )
     .await;
     assert_eq!(
         m,
         json!({"id": id, "from": "approved", "status": "approved",
-               "planned_at": "2026-12-10T12:00:00Z"})
+               "planned_at": format!("{d14}T12:00:00Z")})
     );
     assert_eq!(status_of(&app, &id).await, "approved");
     assert_eq!(
         planned_at_of(&app, &id).await,
-        epoch("2026-12-10T12:00:00Z")
+        epoch(&format!("{d14}T12:00:00Z"))
     );
     let v = ok(&user_get(&app, ANN, &format!("/posts/{id}")).await);
-    assert_eq!(v["post"]["planned_at"], "2026-12-10T12:00:00Z", "{v}");
+    assert_eq!(v["post"]["planned_at"], format!("{d14}T12:00:00Z"), "{v}");
     let last = v["record"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["action"], "rescheduled", "{v}");
     assert_eq!(last["reason"], "later", "{v}");
@@ -1220,11 +1233,11 @@ async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
         Some("planned_at"),
     );
     for bad in [
-        "tomorrow 9am",
-        "2026-12-10T12:00:00",
-        "2026-12-10",
-        "2026-12-10 25:00",
-        "10/12/2026 10:00",
+        "tomorrow 9am".to_owned(),
+        format!("{d14}T12:00:00"),
+        d14.clone(),
+        format!("{d14} 25:00"),
+        "10/12/2026 10:00".to_owned(),
     ] {
         let res = transition(&app, ANN, &id, json!({"to": "approved", "planned_at": bad})).await;
         assert_error(
@@ -1265,7 +1278,7 @@ async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
     );
     assert_eq!(
         planned_at_of(&app, &id).await,
-        epoch("2026-12-10T12:00:00Z")
+        epoch(&format!("{d14}T12:00:00Z"))
     );
     assert_eq!(member_events(&app, &id).await, events);
 
@@ -1285,33 +1298,36 @@ async fn an_approved_post_is_rescheduled_with_planned_at_in_the_market_zone() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_market_local_planned_at_is_read_in_the_accounts_own_market() {
     let app = spawn_app().await;
+    let d5 = ahead(5);
+    let d7 = ahead(7);
+    let d13 = ahead(13);
     let jp = submit(&app, "jp1", json!({"code": "JP-T001", "body": "tokyo"})).await;
     let m = moved(
         &app,
         ANN,
         &jp,
-        json!({"to": "approved", "planned_at": "2026-12-01 10:00:30"}),
+        json!({"to": "approved", "planned_at": format!("{d5} 10:00:30")}),
     )
     .await;
-    assert_eq!(m["planned_at"], "2026-12-01T01:00:30Z", "{m}");
+    assert_eq!(m["planned_at"], format!("{d5}T01:00:30Z"), "{m}");
     // Another move keeps the plan it had.
     let tw = submit(
         &app,
         "op1",
-        json!({"code": "TW-T001", "body": "kept plan", "planned_at": "2026-12-03 08:00"}),
+        json!({"code": "TW-T001", "body": "kept plan", "planned_at": format!("{d7} 08:00")}),
     )
     .await;
     let m = moved(
         &app,
         ANN,
         &tw,
-        json!({"to": "sent_back", "comment": "redo", "planned_at": "2026-12-09 08:00"}),
+        json!({"to": "sent_back", "comment": "redo", "planned_at": format!("{d13} 08:00")}),
     )
     .await;
     assert_eq!(m["status"], "sent_back");
     assert_eq!(
         planned_at_of(&app, &tw).await,
-        epoch("2026-12-03T00:00:00Z")
+        epoch(&format!("{d7}T00:00:00Z"))
     );
 }
 
