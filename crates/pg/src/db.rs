@@ -21,6 +21,11 @@ diesel::define_sql_function! {
     ) -> diesel::sql_types::Nullable<T>;
 }
 
+diesel::define_sql_function! {
+    /// SQL's `md5` of a text: what the `(slot_id, md5(body))` index of posts is built on.
+    fn md5(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
 /// A statement whose SQL text is a constant, so it is safe to keep prepared on the connection.
 ///
 /// diesel never caches `sql_query` statements (their text could be built at run time), which

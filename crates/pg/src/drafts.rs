@@ -1,9 +1,11 @@
 //! The drafts port over PostgreSQL: one transaction per submit, rewrite, attach or note.
 
 use crate::accounts::{SlotCodes, platform};
+use crate::db::md5;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
-use crate::schema::{media, persona_cast};
+use crate::schema::{media, persona_cast, posts};
+use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -167,58 +169,11 @@ ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-0000000
     WHERE media.thumb_key IS NULL AND EXCLUDED.thumb_key IS NOT NULL
 "#;
 
-const DUPLICATE: &str = r#"
-SELECT id FROM posts
-WHERE slot_id = $1 AND md5(body) = md5($2) AND body = $2 AND status = ANY($3)
-ORDER BY created_at
-LIMIT 1
-FOR UPDATE
-"#;
-
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
-const INSERT_POST: &str = r#"
-INSERT INTO posts (organization_id, workspace_id, project_id, persona_id, slot_id, generation_id,
-                   agent_id, status, body, topic, sponsored, planned_at, characters,
-                   stocked_at, stock_reason, from_status, platform, body_key)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-        CASE WHEN $17 THEN now() END, $14, $18, $15, $16)
-RETURNING id
-"#;
-
 const APPEND_MEDIA: &str = r#"
 INSERT INTO post_media (post_id, media_id, position)
 SELECT $1, t.id, COALESCE((SELECT max(position) FROM post_media WHERE post_id = $1), -1) + t.ord
 FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, ord)
 "#;
-
-const SET_CHARACTERS: &str = "UPDATE posts SET characters = $2, updated_at = now() WHERE id = $1";
-
-const UPDATE_DRAFT: &str = r#"
-UPDATE posts
-SET body = $2, topic = COALESCE($3, topic), status = $4, characters = COALESCE($5, characters),
-    awaiting_rewrite = $6, rewrite_answered = $7,
-    stocked_at = CASE WHEN $10 THEN now() END,
-    stock_reason = CASE WHEN $10 THEN $8 END,
-    from_status = CASE WHEN $10 THEN status END,
-    planned_was = CASE WHEN $10 THEN planned_at END,
-    body_key = $9,
-    updated_at = now()
-WHERE id = $1
-"#;
-
-const INVENTORY: &str =
-    "SELECT count(*) AS n FROM posts WHERE slot_id = $1 AND status = $3 AND id <> $2";
-
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
 
 /// The review moves a draft's history records, by the agent.
 async fn record(conn: Tx<'_>, post_id: Uuid, agent: AgentRef, events: &[Event]) -> QueryResult<()> {
@@ -465,15 +420,13 @@ async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryR
 
 /// The account's other stocked posts.
 async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i64> {
-    let row: CountRow = prepared(
-        diesel::sql_query(INVENTORY)
-            .bind::<SqlUuid, _>(slot_id)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Text, _>(PostStatus::Stocked.as_str()),
-    )
-    .get_result(conn)
-    .await?;
-    Ok(row.n)
+    posts::table
+        .filter(posts::slot_id.eq(slot_id))
+        .filter(posts::status.eq(PostStatus::Stocked.as_str()))
+        .filter(posts::id.ne(post_id))
+        .count()
+        .get_result(conn)
+        .await
 }
 
 fn characters_json(c: &[Character]) -> Value {
@@ -583,21 +536,24 @@ async fn submit_tx(
         &d.content.images,
     )
     .await?;
-    let original: Option<IdRow> = prepared(
-        diesel::sql_query(DUPLICATE)
-            .bind::<SqlUuid, _>(account.slot.slot_id)
-            .bind::<Text, _>(&d.body)
-            .bind::<Array<Text>, _>(PostStatus::unpublished()),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    let duplicate = match &original {
-        Some(row) => post_fact(conn, agent, row.id).await?,
+    // md5(body) first: the (slot_id, md5(body)) index finds the candidates.
+    let original: Option<Uuid> = posts::table
+        .filter(posts::slot_id.eq(account.slot.slot_id))
+        .filter(md5(posts::body).eq(md5(&d.body)))
+        .filter(posts::body.eq(&d.body))
+        .filter(posts::status.eq_any(PostStatus::unpublished()))
+        .order(posts::created_at)
+        .select(posts::id)
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let duplicate = match original {
+        Some(id) => post_fact(conn, agent, id).await?,
         None => None,
     };
     let pick = match d.pick {
-        Some(number) => pick_fact(conn, agent, number, original.map(|r| r.id)).await?,
+        Some(number) => pick_fact(conn, agent, number, original).await?,
         None => None,
     };
     let facts = SubmitFacts {
@@ -624,37 +580,48 @@ async fn write_new(
     plan: NewPost,
 ) -> anyhow::Result<DraftView> {
     let account = &plan.account;
-    let post: IdRow = prepared(
-        diesel::sql_query(INSERT_POST)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(account.project_id)
-            .bind::<SqlUuid, _>(account.persona_id)
-            .bind::<SqlUuid, _>(account.slot.slot_id)
-            .bind::<Nullable<SqlUuid>, _>(account.generation_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(plan.status.as_str())
-            .bind::<Text, _>(&d.body)
-            .bind::<Nullable<Text>, _>(d.topic.as_deref())
-            .bind::<Bool, _>(plan.sponsored)
-            .bind::<Nullable<Timestamptz>, _>(plan.planned_at.map(jiff_diesel::Timestamp::from))
-            .bind::<Jsonb, _>(characters_json(&plan.characters))
-            .bind::<Nullable<Text>, _>(plan.stocked.as_ref().map(|s| s.reason.as_str()))
-            .bind::<Text, _>(account.slot.platform.as_str())
-            .bind::<Text, _>(&plan.body_key)
-            .bind::<Bool, _>(plan.stocked.is_some())
-            .bind::<Nullable<Text>, _>(plan.stocked.as_ref().map(|s| s.from.as_str())),
-    )
-    .get_result(conn)
-    .await?;
-    append_media(conn, post.id, &plan.media).await?;
+    let stocked = plan.stocked.is_some();
+    let id: Uuid = diesel::insert_into(posts::table)
+        .values((
+            (
+                posts::organization_id.eq(agent.organization_id),
+                posts::workspace_id.eq(agent.workspace_id),
+                posts::project_id.eq(account.project_id),
+                posts::persona_id.eq(account.persona_id),
+                posts::slot_id.eq(account.slot.slot_id),
+                posts::generation_id.eq(account.generation_id),
+                posts::agent_id.eq(agent.agent_id),
+                posts::platform.eq(account.slot.platform.as_str()),
+            ),
+            (
+                posts::status.eq(plan.status.as_str()),
+                posts::body.eq(&d.body),
+                posts::body_key.eq(&plan.body_key),
+                posts::topic.eq(d.topic.as_deref()),
+                posts::sponsored.eq(plan.sponsored),
+                posts::planned_at.eq(plan.planned_at.map(jiff_diesel::Timestamp::from)),
+                posts::characters.eq(characters_json(&plan.characters)),
+            ),
+            (
+                posts::stocked_at.eq(case_when::<_, _, Timestamptz>(
+                    stocked.into_sql::<Bool>(),
+                    dsl::now,
+                )),
+                posts::stock_reason.eq(plan.stocked.as_ref().map(|s| s.reason.as_str())),
+                posts::from_status.eq(plan.stocked.as_ref().map(|s| s.from.as_str())),
+            ),
+        ))
+        .returning(posts::id)
+        .get_result(conn)
+        .await?;
+    append_media(conn, id, &plan.media).await?;
     if let Some(pick) = plan.pick {
-        link_pick(conn, pick, post.id).await?;
+        link_pick(conn, pick, id).await?;
     }
-    record(conn, post.id, agent, &plan.events).await?;
+    record(conn, id, agent, &plan.events).await?;
     Ok(DraftView {
-        id: post.id,
-        inventory: inventory(conn, account.slot.slot_id, post.id).await?,
+        id,
+        inventory: inventory(conn, account.slot.slot_id, id).await?,
         ..plan.view
     })
 }
@@ -669,31 +636,42 @@ async fn write_change(
     let characters = change.characters.as_deref().map(characters_json);
     match &change.rewrite {
         Some(r) => {
-            prepared(
-                diesel::sql_query(UPDATE_DRAFT)
-                    .bind::<SqlUuid, _>(change.post_id)
-                    .bind::<Text, _>(&r.body)
-                    .bind::<Nullable<Text>, _>(r.topic.as_deref())
-                    .bind::<Text, _>(r.status.as_str())
-                    .bind::<Nullable<Jsonb>, _>(characters.as_ref())
-                    .bind::<Bool, _>(r.awaiting_rewrite)
-                    .bind::<Bool, _>(r.rewrite_answered)
-                    .bind::<Nullable<Text>, _>(r.stock_reason.as_deref())
-                    .bind::<Text, _>(&r.body_key)
-                    .bind::<Bool, _>(r.status == PostStatus::Stocked),
-            )
-            .execute(conn)
-            .await?;
+            // Stocking keeps where the post was: its status and plan before this write.
+            let stocked = (r.status == PostStatus::Stocked).into_sql::<Bool>();
+            diesel::update(posts::table.find(change.post_id))
+                .set((
+                    (
+                        posts::body.eq(&r.body),
+                        posts::body_key.eq(&r.body_key),
+                        r.topic.as_deref().map(|t| posts::topic.eq(t)),
+                        posts::status.eq(r.status.as_str()),
+                        characters.as_ref().map(|c| posts::characters.eq(c)),
+                        posts::awaiting_rewrite.eq(r.awaiting_rewrite),
+                        posts::rewrite_answered.eq(r.rewrite_answered),
+                    ),
+                    (
+                        posts::stocked_at.eq(case_when::<_, _, Timestamptz>(stocked, dsl::now)),
+                        posts::stock_reason.eq(case_when::<_, _, Nullable<Text>>(
+                            stocked,
+                            r.stock_reason.as_deref(),
+                        )),
+                        posts::from_status.eq(case_when(stocked, posts::status)),
+                        posts::planned_was.eq(case_when(stocked, posts::planned_at)),
+                        posts::updated_at.eq(dsl::now),
+                    ),
+                ))
+                .execute(conn)
+                .await?;
         }
         None => {
             if let Some(characters) = &characters {
-                prepared(
-                    diesel::sql_query(SET_CHARACTERS)
-                        .bind::<SqlUuid, _>(change.post_id)
-                        .bind::<Jsonb, _>(characters),
-                )
-                .execute(conn)
-                .await?;
+                diesel::update(posts::table.find(change.post_id))
+                    .set((
+                        posts::characters.eq(characters),
+                        posts::updated_at.eq(dsl::now),
+                    ))
+                    .execute(conn)
+                    .await?;
             }
         }
     }
@@ -1018,12 +996,7 @@ statements!(
     UPLOAD_REFS,
     POST_MEDIA,
     INSERT_INLINE,
-    DUPLICATE,
-    INSERT_POST,
     APPEND_MEDIA,
-    SET_CHARACTERS,
-    UPDATE_DRAFT,
-    INVENTORY,
     REDO,
     PICK_FOR_DRAFT,
     PICK_ON_POST,

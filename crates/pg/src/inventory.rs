@@ -2,8 +2,10 @@
 //! rotation (called from the state-change transaction).
 
 use crate::accounts::{day_statuses, platform};
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, coalesce, prepared};
 use crate::record::Entry;
+use crate::schema::posts;
+use diesel::dsl;
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -224,39 +226,6 @@ async fn post_fact(
     }))
 }
 
-const STOCK_ONE: &str = r#"
-UPDATE posts
-SET from_status = status, planned_was = COALESCE(scheduled_for, planned_at), status = $4,
-    stocked_at = now(),
-    stock_reason = $2, unschedule_pending = unschedule_pending OR $3, updated_at = now()
-WHERE id = $1
-"#;
-
-const UNSTOCK: &str = r#"
-UPDATE posts
-SET status = $2, planned_at = $3, stocked_at = NULL, stock_reason = NULL, from_status = NULL,
-    planned_was = NULL, updated_at = now()
-WHERE id = $1
-"#;
-
-const CLEAR_UNSCHEDULE: &str =
-    "UPDATE posts SET unschedule_pending = false, updated_at = now() WHERE id = $1";
-
-const DISCARD: &str = r#"
-UPDATE posts SET status = $2, discarded_at = now(), updated_at = now() WHERE id = $1
-"#;
-
-/// Posts that hold a market date for an account ([`fleetdesk_posts::post::DayTime`], bound
-/// from [`day_statuses`]): published or scheduled on it (as reported), or approved or in
-/// review and planned for it.
-const DAY_COMMITTED: &str = r#"
-SELECT count(*) AS n FROM posts
-WHERE slot_id = $1 AND id <> $2 AND (
-       (status = ANY($5) AND published_at >= $3 AND published_at < $4)
-    OR (status = ANY($6) AND scheduled_for >= $3 AND scheduled_for < $4)
-    OR (status = ANY($7) AND planned_at >= $3 AND planned_at < $4))
-"#;
-
 /// Writes a planned move: the post's columns and its history entry; answers the move.
 async fn write(
     conn: Tx<'_>,
@@ -270,48 +239,63 @@ async fn write(
     let Some((post_write, entry)) = &planned.write else {
         return Ok(Ok(planned.moved));
     };
-    let id = planned.post_id;
+    let post = posts::table.find(planned.post_id);
     match post_write {
         plan::PostWrite::Stock {
             status,
             reason,
             unschedule_pending,
         } => {
-            prepared(
-                diesel::sql_query(STOCK_ONE)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Nullable<Text>, _>(reason.as_deref())
-                    .bind::<Bool, _>(*unschedule_pending)
-                    .bind::<Text, _>(status.as_str()),
-            )
-            .execute(conn)
-            .await?
+            // Where the post was: its status, and its time (as reported, else as planned).
+            diesel::update(post)
+                .set((
+                    posts::from_status.eq(posts::status.nullable()),
+                    posts::planned_was.eq(coalesce(posts::scheduled_for, posts::planned_at)),
+                    posts::status.eq(status.as_str()),
+                    posts::stocked_at.eq(dsl::now),
+                    posts::stock_reason.eq(reason.as_deref()),
+                    // Set, never cleared here: a pending unschedule stays pending.
+                    unschedule_pending.then(|| posts::unschedule_pending.eq(true)),
+                    posts::updated_at.eq(dsl::now),
+                ))
+                .execute(conn)
+                .await?
         }
         plan::PostWrite::Unstock { status, planned_at } => {
-            prepared(
-                diesel::sql_query(UNSTOCK)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(status.as_str())
-                    .bind::<Timestamptz, _>(Ts::from(*planned_at)),
-            )
-            .execute(conn)
-            .await?
+            diesel::update(post)
+                .set((
+                    posts::status.eq(status.as_str()),
+                    posts::planned_at.eq(Ts::from(*planned_at)),
+                    posts::stocked_at.eq(None::<Ts>),
+                    posts::stock_reason.eq(None::<String>),
+                    posts::from_status.eq(None::<String>),
+                    posts::planned_was.eq(None::<Ts>),
+                    posts::updated_at.eq(dsl::now),
+                ))
+                .execute(conn)
+                .await?
         }
         plan::PostWrite::ClearUnschedule => {
-            prepared(diesel::sql_query(CLEAR_UNSCHEDULE).bind::<SqlUuid, _>(id))
+            diesel::update(post)
+                .set((
+                    posts::unschedule_pending.eq(false),
+                    posts::updated_at.eq(dsl::now),
+                ))
                 .execute(conn)
                 .await?
         }
         plan::PostWrite::Discard { status } => {
-            prepared(
-                diesel::sql_query(DISCARD)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(status.as_str()),
-            )
-            .execute(conn)
-            .await?
+            diesel::update(post)
+                .set((
+                    posts::status.eq(status.as_str()),
+                    posts::discarded_at.eq(dsl::now),
+                    posts::updated_at.eq(dsl::now),
+                ))
+                .execute(conn)
+                .await?
         }
     };
+    let id = planned.post_id;
     let record = Entry {
         post_id: id,
         action: entry.action,
@@ -339,19 +323,29 @@ async fn unstock_tx(
         Err(refusal) => return Ok(Err(refusal)),
     };
     let [published, scheduled, planned] = day_statuses();
-    let committed: CountRow = prepared(
-        diesel::sql_query(DAY_COMMITTED)
-            .bind::<SqlUuid, _>(post.slot_id)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Timestamptz, _>(Ts::from(market.start))
-            .bind::<Timestamptz, _>(Ts::from(market.end))
-            .bind::<Array<Text>, _>(published)
-            .bind::<Array<Text>, _>(scheduled)
-            .bind::<Array<Text>, _>(planned),
-    )
-    .get_result(conn)
-    .await?;
-    let planned = plan::plan_unstock(post, planned_at, &market, committed.n, now, extra);
+    // Posts that hold the market date ([`fleetdesk_posts::post::DayTime`]): published or
+    // scheduled on it (as reported), or approved or in review and planned for it.
+    let (start, end) = (Ts::from(market.start), Ts::from(market.end));
+    let committed: i64 = posts::table
+        .filter(posts::slot_id.eq(post.slot_id))
+        .filter(posts::id.ne(post_id))
+        .filter(
+            (posts::status.eq_any(published))
+                .and(posts::published_at.ge(start))
+                .and(posts::published_at.lt(end))
+                .or(posts::status
+                    .eq_any(scheduled)
+                    .and(posts::scheduled_for.ge(start))
+                    .and(posts::scheduled_for.lt(end)))
+                .or(posts::status
+                    .eq_any(planned)
+                    .and(posts::planned_at.ge(start))
+                    .and(posts::planned_at.lt(end))),
+        )
+        .count()
+        .get_result(conn)
+        .await?;
+    let planned = plan::plan_unstock(post, planned_at, &market, committed, now, extra);
     write(conn, agent, planned).await
 }
 
@@ -557,10 +551,5 @@ statements!(
     INVENTORY_ACCOUNTS,
     INVENTORY_POSTS,
     POST_FOR_INVENTORY,
-    STOCK_ONE,
-    UNSTOCK,
-    CLEAR_UNSCHEDULE,
-    DISCARD,
-    DAY_COMMITTED,
     UNSCHEDULE_LIST,
 );

@@ -6,8 +6,8 @@
 use crate::accounts::{SlotCodes, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
-use crate::schema::{post_reports, review_events};
-use diesel::dsl::max;
+use crate::schema::{post_reports, posts, review_events};
+use diesel::dsl::{self, max};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -329,25 +329,6 @@ struct MoveRow {
     via_client: bool,
 }
 
-const APPLY_MOVE: &str = r#"
-UPDATE posts
-SET status = $2,
-    planned_at = COALESCE($3, planned_at),
-    awaiting_rewrite = COALESCE($4, awaiting_rewrite),
-    rewrite_answered = COALESCE($5, rewrite_answered),
-    returned_body = CASE WHEN $6 THEN body ELSE returned_body END,
-    returned_at = CASE WHEN $6 THEN now() ELSE returned_at END,
-    updated_at = now()
-WHERE id = $1
-RETURNING planned_at
-"#;
-
-#[derive(QueryableByName)]
-struct PlannedRow {
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<Ts>,
-}
-
 async fn transition_tx(
     conn: Tx<'_>,
     scope: ReviewScope,
@@ -395,17 +376,30 @@ async fn transition_tx(
         Err(r) => return Ok(Err(r)),
     };
     let rewrite = the_move.rewrite();
-    let updated: PlannedRow = prepared(
-        diesel::sql_query(APPLY_MOVE)
-            .bind::<SqlUuid, _>(request.post_id)
-            .bind::<Text, _>(to.as_str())
-            .bind::<Nullable<Timestamptz>, _>(ts(planned_at))
-            .bind::<Nullable<Bool>, _>(rewrite.awaiting_rewrite())
-            .bind::<Nullable<Bool>, _>(rewrite.rewrite_answered())
-            .bind::<Bool, _>(rewrite.keeps_returned_body()),
-    )
-    .get_result(conn)
-    .await?;
+    // A time or flag the move leaves out keeps its stored value; a post sent back keeps the
+    // body it was sent back with.
+    let keeps = rewrite.keeps_returned_body().then(|| {
+        (
+            posts::returned_body.eq(posts::body.nullable()),
+            posts::returned_at.eq(dsl::now),
+        )
+    });
+    let stored_plan: Option<Ts> = diesel::update(posts::table.find(request.post_id))
+        .set((
+            posts::status.eq(to.as_str()),
+            ts(planned_at).map(|t| posts::planned_at.eq(t)),
+            rewrite
+                .awaiting_rewrite()
+                .map(|b| posts::awaiting_rewrite.eq(b)),
+            rewrite
+                .rewrite_answered()
+                .map(|b| posts::rewrite_answered.eq(b)),
+            keeps,
+            posts::updated_at.eq(dsl::now),
+        ))
+        .returning(posts::planned_at)
+        .get_result(conn)
+        .await?;
     let mut detail = json!({
         "from": from,
         "role": reviewer.role.as_str(),
@@ -432,7 +426,7 @@ async fn transition_tx(
         id: request.post_id,
         from,
         status: to,
-        planned_at: updated.planned_at.map(Into::into),
+        planned_at: stored_plan.map(Into::into),
     }))
 }
 
@@ -1242,7 +1236,6 @@ statements!(
     ONE_POST,
     APPROVED,
     POST_FOR_MOVE,
-    APPLY_MOVE,
     REPORT_SLOTS,
     LATEST_FOLLOWERS,
     KNOWN_POSTS,

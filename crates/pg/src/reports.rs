@@ -5,6 +5,7 @@
 
 use crate::db::{PgStore, prepared};
 use crate::jobs::{finish_in, hold};
+use crate::schema::posts;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -75,12 +76,6 @@ SELECT id AS slot_id, workspace_id, code, platform FROM account_slots
 WHERE workspace_id = ANY($1) ORDER BY code, platform, id
 "#;
 
-const POSTS: &str = r#"
-SELECT id, slot_id, published_at, permalink, body FROM posts
-WHERE workspace_id = ANY($1) AND status = ANY($4)
-  AND published_at >= $2 AND published_at < $3
-"#;
-
 const CAPTURES: &str = r#"
 SELECT post_id, captured_at, views, likes, replies, reposts, shares FROM post_metrics
 WHERE post_id = ANY($1) AND captured_at < $2
@@ -121,7 +116,6 @@ statements!(
     WORKSPACE,
     WEEKLY_DUE,
     SLOTS,
-    POSTS,
     CAPTURES,
     FOLLOWERS,
     INSERT,
@@ -224,17 +218,15 @@ struct SlotRow {
     platform: String,
 }
 
-#[derive(QueryableByName)]
+/// A post that went out in the period (its `published_at` is set: the filter needs it).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = posts, check_for_backend(diesel::pg::Pg))]
 struct PostDbRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
     slot_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
+    #[diesel(select_expression = posts::published_at.assume_not_null())]
     published_at: Ts,
-    #[diesel(sql_type = Nullable<Text>)]
     permalink: Option<String>,
-    #[diesel(sql_type = Text)]
     body: String,
 }
 
@@ -278,16 +270,15 @@ async fn bodies(
         prepared(diesel::sql_query(SLOTS).bind::<Array<SqlUuid>, _>(workspaces))
             .load(conn)
             .await?;
-    let posts: Vec<PostDbRow> = prepared(
-        diesel::sql_query(POSTS)
-            .bind::<Array<SqlUuid>, _>(workspaces)
-            .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end)
-            .bind::<Array<Text>, _>(PostStatus::texts(PostStatus::went_out)),
-    )
-    .load(conn)
-    .await?;
-    let post_ids: Vec<Uuid> = posts.iter().map(|p| p.id).collect();
+    let went_out: Vec<PostDbRow> = posts::table
+        .filter(posts::workspace_id.eq_any(workspaces))
+        .filter(posts::status.eq_any(PostStatus::texts(PostStatus::went_out)))
+        .filter(posts::published_at.ge(start))
+        .filter(posts::published_at.lt(end))
+        .select(PostDbRow::as_select())
+        .load(conn)
+        .await?;
+    let post_ids: Vec<Uuid> = went_out.iter().map(|p| p.id).collect();
     let captures: Vec<CaptureRow> = if post_ids.is_empty() {
         Vec::new()
     } else {
@@ -327,7 +318,7 @@ async fn bodies(
         }
     }
     let mut post_workspace: HashMap<Uuid, Uuid> = HashMap::new();
-    for p in posts {
+    for p in went_out {
         let Some(ws) = workspace_of.get(&p.slot_id) else {
             continue;
         };

@@ -599,6 +599,43 @@ diesel::table! {
 }
 
 diesel::table! {
+    posts (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        workspace_id -> Uuid,
+        project_id -> Uuid,
+        persona_id -> Uuid,
+        slot_id -> Uuid,
+        generation_id -> Nullable<Uuid>,
+        agent_id -> Nullable<Uuid>,
+        status -> Text,
+        body -> Text,
+        topic -> Nullable<Text>,
+        sponsored -> Bool,
+        planned_at -> Nullable<Timestamptz>,
+        characters -> Jsonb,
+        awaiting_rewrite -> Bool,
+        rewrite_answered -> Bool,
+        returned_body -> Nullable<Text>,
+        returned_at -> Nullable<Timestamptz>,
+        stocked_at -> Nullable<Timestamptz>,
+        stock_reason -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        platform -> Text,
+        body_key -> Nullable<Text>,
+        scheduled_for -> Nullable<Timestamptz>,
+        published_at -> Nullable<Timestamptz>,
+        platform_post_id -> Nullable<Text>,
+        permalink -> Nullable<Text>,
+        from_status -> Nullable<Text>,
+        planned_was -> Nullable<Timestamptz>,
+        unschedule_pending -> Bool,
+        discarded_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -849,16 +886,19 @@ diesel::joinable!(ad_credit_ledger -> ad_research (research_id));
 diesel::joinable!(ad_credit_ledger -> organizations (organization_id));
 diesel::joinable!(ad_picks -> account_slots (slot_id));
 diesel::joinable!(ad_picks -> organizations (organization_id));
+diesel::joinable!(ad_picks -> posts (post_id));
 diesel::joinable!(ad_picks -> workspaces (workspace_id));
 diesel::joinable!(ad_proposals -> agents (agent_id));
 diesel::joinable!(ad_proposals -> decisions (decision_id));
 diesel::joinable!(ad_proposals -> organizations (organization_id));
+diesel::joinable!(ad_proposals -> posts (post_id));
 diesel::joinable!(ad_proposals -> workspaces (workspace_id));
 diesel::joinable!(ad_research -> agents (agent_id));
 diesel::joinable!(ad_research -> organizations (organization_id));
 diesel::joinable!(ad_research -> workspaces (workspace_id));
 diesel::joinable!(ad_research_items -> ad_research (research_id));
 diesel::joinable!(ad_research_items -> organizations (organization_id));
+diesel::joinable!(ads -> posts (post_id));
 diesel::joinable!(ads -> workspaces (workspace_id));
 diesel::joinable!(agents -> workspaces (workspace_id));
 diesel::joinable!(api_keys -> agents (agent_id));
@@ -879,6 +919,7 @@ diesel::joinable!(decisions -> account_slots (slot_id));
 diesel::joinable!(decisions -> agents (opened_by_agent));
 diesel::joinable!(decisions -> organizations (organization_id));
 diesel::joinable!(decisions -> personas (persona_id));
+diesel::joinable!(decisions -> posts (post_id));
 diesel::joinable!(decisions -> workspaces (workspace_id));
 diesel::joinable!(media -> agents (created_by_agent));
 diesel::joinable!(media -> personas (persona_id));
@@ -890,20 +931,31 @@ diesel::joinable!(persona_cast -> personas (persona_id));
 diesel::joinable!(persona_facts -> agents (proposed_by_agent));
 diesel::joinable!(persona_facts -> decisions (decision_id));
 diesel::joinable!(persona_facts -> personas (persona_id));
+diesel::joinable!(persona_facts -> posts (post_id));
 diesel::joinable!(persona_images -> agents (uploaded_by_agent));
 diesel::joinable!(persona_images -> decisions (decision_id));
 diesel::joinable!(persona_images -> personas (persona_id));
 diesel::joinable!(personas -> projects (project_id));
 diesel::joinable!(personas -> workspaces (workspace_id));
 diesel::joinable!(post_media -> media (media_id));
+diesel::joinable!(post_media -> posts (post_id));
 diesel::joinable!(post_metrics -> agents (agent_id));
+diesel::joinable!(post_metrics -> posts (post_id));
 diesel::joinable!(post_reports -> agents (agent_id));
 diesel::joinable!(post_reports -> workspaces (workspace_id));
+diesel::joinable!(posts -> account_generations (generation_id));
+diesel::joinable!(posts -> account_slots (slot_id));
+diesel::joinable!(posts -> agents (agent_id));
+diesel::joinable!(posts -> organizations (organization_id));
+diesel::joinable!(posts -> personas (persona_id));
+diesel::joinable!(posts -> projects (project_id));
+diesel::joinable!(posts -> workspaces (workspace_id));
 diesel::joinable!(products -> workspaces (workspace_id));
 diesel::joinable!(projects -> workspaces (workspace_id));
 diesel::joinable!(rate_grants -> api_keys (key_id));
 diesel::joinable!(reports -> organizations (organization_id));
 diesel::joinable!(reports -> workspaces (workspace_id));
+diesel::joinable!(review_events -> posts (post_id));
 diesel::joinable!(task_cards -> organizations (organization_id));
 diesel::joinable!(task_cards -> personas (persona_id));
 diesel::joinable!(task_cards -> workspaces (workspace_id));
@@ -965,6 +1017,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     post_media,
     post_metrics,
     post_reports,
+    posts,
     products,
     projects,
     rate_grants,

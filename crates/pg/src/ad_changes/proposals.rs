@@ -6,7 +6,7 @@ use super::{KnownAdRow, Ts, Tx, budget_type, parsed};
 use crate::db::{PgStore, prepared};
 use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
-use crate::schema::{ad_accounts, ad_proposals};
+use crate::schema::{ad_accounts, ad_proposals, posts};
 use diesel::sql_types::{
     Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -40,7 +40,6 @@ statements!(
     PROPOSALS,
     PROPOSAL_BY_ID,
     AD,
-    POST,
     INSERT_PROPOSAL,
     LOCK_BY_DECISION,
     RUNNING_ADS,
@@ -122,10 +121,6 @@ const AD: &str = r#"
 SELECT a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
 FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
 WHERE a.workspace_id = $1 AND a.id = $2
-"#;
-
-const POST: &str = r#"
-SELECT platform, status, platform_post_id FROM posts WHERE id = $1 AND workspace_id = $2
 "#;
 
 const INSERT_PROPOSAL: &str = r#"
@@ -272,16 +267,6 @@ struct ProposalRow {
     decided_at: Option<Ts>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     executed_at: Option<Ts>,
-}
-
-#[derive(QueryableByName)]
-struct PostRow {
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
 }
 
 #[derive(QueryableByName)]
@@ -491,14 +476,13 @@ async fn target(conn: Tx<'_>, ws: Uuid, change: &Change) -> anyhow::Result<Targe
             ad_account_id,
             ..
         } => {
-            let post: Option<PostRow> = prepared(
-                diesel::sql_query(POST)
-                    .bind::<SqlUuid, _>(post_id)
-                    .bind::<SqlUuid, _>(ws),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
+            let post: Option<(String, String, Option<String>)> = posts::table
+                .filter(posts::id.eq(post_id))
+                .filter(posts::workspace_id.eq(ws))
+                .select((posts::platform, posts::status, posts::platform_post_id))
+                .first(conn)
+                .await
+                .optional()?;
             let account: Option<(String, Option<String>)> = ad_accounts::table
                 .filter(ad_accounts::workspace_id.eq(ws))
                 .filter(ad_accounts::id.eq(ad_account_id))
@@ -507,10 +491,10 @@ async fn target(conn: Tx<'_>, ws: Uuid, change: &Change) -> anyhow::Result<Targe
                 .await
                 .optional()?;
             TargetFacts::Boost {
-                post: post.map(|p| BoostPost {
-                    platform: p.platform,
-                    status: p.status,
-                    platform_post_id: p.platform_post_id,
+                post: post.map(|(platform, status, platform_post_id)| BoostPost {
+                    platform,
+                    status,
+                    platform_post_id,
                 }),
                 account: account.map(|(currency, instagram_user_id)| BoostAccount {
                     currency,
