@@ -204,10 +204,10 @@ pub fn check_channel(space: &Space, channel: Channel) -> Result<(), CommunityRef
     if space.channel == channel {
         Ok(())
     } else {
-        Err(CommunityRefusal::Rejected(format!(
-            "channel {channel} is not the space's channel ({})",
-            space.channel
-        )))
+        Err(CommunityRefusal::OtherChannel {
+            given: channel,
+            space: space.channel,
+        })
     }
 }
 
@@ -219,15 +219,18 @@ pub fn check_day(space: &Space, day: Date, now: Timestamp) -> Result<(), Communi
     let oldest = today.checked_sub(DAYS_BACK.days()).unwrap_or(today);
     let zone_name = zone.iana_name().unwrap_or("UTC").to_owned();
     if day > today {
-        return Err(CommunityRefusal::Rejected(format!(
-            "day {day} has not begun in the space's zone ({zone_name}, today {today})"
-        )));
+        return Err(CommunityRefusal::DayNotBegun {
+            day,
+            zone: zone_name,
+            today,
+        });
     }
     if day < oldest {
-        return Err(CommunityRefusal::Rejected(format!(
-            "day {day} is more than {DAYS_BACK} days before the space's today ({today}, \
-             {zone_name})"
-        )));
+        return Err(CommunityRefusal::DayTooOld {
+            day,
+            zone: zone_name,
+            today,
+        });
     }
     Ok(())
 }
@@ -275,9 +278,7 @@ impl CheckedDigest {
 /// Why a digest is refused when the space has one for its day already (one per space and
 /// day).
 pub fn already_reported(day: Date) -> CommunityRefusal {
-    CommunityRefusal::Rejected(format!(
-        "a digest of this space for {day} is already reported (one per space and day)"
-    ))
+    CommunityRefusal::DigestExists(day)
 }
 
 /// A tag value as the person's day counts it (stored beside the value as `folded` when the
@@ -494,9 +495,24 @@ mod tests {
         let now: Timestamp = "2026-11-25T20:00:00Z".parse().unwrap();
         let s = space();
         assert!(check_day(&s, jiff::civil::date(2026, 11, 26), now).is_ok());
-        assert!(check_day(&s, jiff::civil::date(2026, 11, 27), now).is_err());
+        let ahead = check_day(&s, jiff::civil::date(2026, 11, 27), now).unwrap_err();
+        assert_eq!(
+            ahead.to_string(),
+            "day 2026-11-27 has not begun in the space's zone (Asia/Taipei, today 2026-11-26)"
+        );
         assert!(check_day(&s, jiff::civil::date(2026, 10, 27), now).is_ok());
-        assert!(check_day(&s, jiff::civil::date(2026, 10, 26), now).is_err());
+        let old = check_day(&s, jiff::civil::date(2026, 10, 26), now).unwrap_err();
+        assert_eq!(
+            old.to_string(),
+            format!(
+                "day 2026-10-26 is more than {DAYS_BACK} days before the space's today \
+                 (2026-11-26, Asia/Taipei)"
+            )
+        );
+        assert_eq!(
+            already_reported(jiff::civil::date(2026, 11, 26)).to_string(),
+            "a digest of this space for 2026-11-26 is already reported (one per space and day)"
+        );
         let mut jp = s.clone();
         jp.market = "JP".into();
         assert!(check_day(&jp, jiff::civil::date(2026, 11, 26), now).is_ok());
@@ -505,10 +521,11 @@ mod tests {
     #[test]
     fn the_channel_must_be_the_space_registration() {
         assert!(check_channel(&space(), Channel::Whatsapp).is_ok());
-        assert!(matches!(
-            check_channel(&space(), Channel::Discord),
-            Err(CommunityRefusal::Rejected(_))
-        ));
+        let refused = check_channel(&space(), Channel::Discord).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "channel discord is not the space's channel (whatsapp)"
+        );
     }
 
     #[test]

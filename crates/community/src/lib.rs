@@ -21,6 +21,8 @@ pub use personal::{PersonalData, find_personal_data};
 pub use space::{Channel, Space, SpaceStatus, entry_suits_space};
 pub use ticket::{NewTicket, TicketCategory};
 
+use jiff::civil::Date;
+
 /// Why a community call is refused: the API answers 400, 404 or 422.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommunityRefusal {
@@ -30,9 +32,29 @@ pub enum CommunityRefusal {
     /// 404: the space is unknown, archived, or of another workspace.
     #[error("no such community space")]
     SpaceNotFound,
-    /// 422 with the reason.
-    #[error("{0}")]
-    Rejected(String),
+    /// 422: the call names another channel than the space's registration.
+    #[error("channel {given} is not the space's channel ({space})")]
+    OtherChannel { given: Channel, space: Channel },
+    /// 422: the digest's day has not begun in the space's zone.
+    #[error("day {day} has not begun in the space's zone ({zone}, today {today})")]
+    DayNotBegun {
+        day: Date,
+        zone: String,
+        today: Date,
+    },
+    /// 422: the digest's day is more than [`digest::DAYS_BACK`] days before the space's today.
+    #[error(
+        "day {day} is more than {days_back} days before the space's today ({today}, {zone})",
+        days_back = digest::DAYS_BACK
+    )]
+    DayTooOld {
+        day: Date,
+        zone: String,
+        today: Date,
+    },
+    /// 422: the space has a digest for the day already (one per space and day).
+    #[error("a digest of this space for {0} is already reported (one per space and day)")]
+    DigestExists(Date),
 }
 
 impl CommunityRefusal {

@@ -17,6 +17,7 @@ use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_tenancy::tenant_file::WikiReview;
+use fleetdesk_wiki::entry;
 use fleetdesk_wiki::entry::{
     CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
     Proposal, Source, Terms, TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal,
@@ -658,37 +659,19 @@ async fn lock_entry(
     lock_found(conn, scope, key, project).await
 }
 
-/// The advisory locks of titles (by key) in a scope, taken in one order (sorted) so two
-/// writers that need the same two never wait on each other.
+/// The advisory locks of titles (by key) in a scope ([`entry::title_locks`] gives their order).
 async fn title_locks(
     conn: Tx<'_>,
     organization: Uuid,
     keys: &[&str],
     project: Option<Uuid>,
 ) -> anyhow::Result<()> {
-    let mut keys = keys.to_vec();
-    keys.sort_unstable();
-    keys.dedup();
-    for key in keys {
-        prepared(
-            diesel::sql_query(TITLE_LOCK).bind::<Text, _>(title_lock_key(
-                organization,
-                project,
-                key,
-            )),
-        )
-        .execute(conn)
-        .await?;
+    for lock in entry::title_locks(organization, project, keys) {
+        prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock))
+            .execute(conn)
+            .await?;
     }
     Ok(())
-}
-
-/// The advisory lock's key of a title in a scope.
-fn title_lock_key(organization: Uuid, project: Option<Uuid>, key: &str) -> String {
-    format!(
-        "wiki:{organization}:{}:{key}",
-        project.map(|p| p.to_string()).unwrap_or_default()
-    )
 }
 
 #[derive(QueryableByName)]
@@ -804,12 +787,8 @@ async fn propose(
         }
         _ => lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?,
     };
-    // The revised entry changed its title between the first read and the locks (renamed by
-    // another revision): the locks held are not its own, so nothing is written; read it again.
-    if let Some(id) = p.revises
-        && found.as_ref().is_none_or(|e| e.id != id)
-    {
-        return Ok(Err(WikiRefusal::RevisesRenamed));
+    if let Err(r) = entry::check_revised_found(p.revises, found.as_ref()) {
+        return Ok(Err(r));
     }
     let landing = match land(p, project_id, found.as_ref(), manual) {
         Ok(l) => l,
@@ -1072,7 +1051,7 @@ pub(crate) async fn decide_draft(
         let key = title_key(&d.title);
         if key != d.title_key {
             let row: LockedRow = prepared(
-                diesel::sql_query(TITLE_TRY_LOCK).bind::<Text, _>(title_lock_key(
+                diesel::sql_query(TITLE_TRY_LOCK).bind::<Text, _>(entry::title_lock_key(
                     d.organization_id,
                     d.project_id,
                     &key,

@@ -168,9 +168,13 @@ pub enum TaskRefusal {
     /// 422: an evidence asset that is not a media item of the card's workspace.
     #[error("evidence asset {0} is not a media library item of this workspace")]
     UnknownAsset(Uuid),
-    /// 400: due_at is not a time.
+    /// 400: due_at names a local time the market's zone skips or repeats.
     #[error("{0}")]
-    BadDueAt(String),
+    BadDueAt(fleetdesk_kernel::time::TimeInputError),
+    /// 400: the target's market zone is not in the time zone database, so a local due_at
+    /// cannot be read (markets carry real zones: a stored zone this fails on is a fault).
+    #[error("the market zone {0} is not in the time zone database")]
+    UnknownZone(String),
 }
 
 impl Move {
@@ -274,11 +278,9 @@ pub fn also_wanted(opener: &str, listed: &[String], requester: &str) -> Option<V
 /// `due_at` as given: ISO with a zone, or market-local read in `zone` (the target account's
 /// market zone).
 pub fn read_due_at(input: TimeInput, zone: &str) -> Result<Timestamp, TaskRefusal> {
-    let tz = jiff::tz::TimeZone::get(zone)
-        .map_err(|e| TaskRefusal::BadDueAt(format!("the market zone {zone}: {e}")))?;
-    input
-        .resolve(&tz)
-        .map_err(|e| TaskRefusal::BadDueAt(e.to_string()))
+    let tz =
+        jiff::tz::TimeZone::get(zone).map_err(|_| TaskRefusal::UnknownZone(zone.to_owned()))?;
+    input.resolve(&tz).map_err(TaskRefusal::BadDueAt)
 }
 
 #[cfg(test)]
@@ -569,12 +571,18 @@ mod tests {
             "2026-11-25T10:00:00Z".parse::<Timestamp>().unwrap()
         );
         // 02:30 does not exist in New York on the day its clocks go forward.
-        assert!(matches!(
-            read_due_at(
-                TimeInput::parse("2026-03-08 02:30").unwrap(),
-                "America/New_York"
-            ),
-            Err(TaskRefusal::BadDueAt(_))
-        ));
+        let gap = TimeInput::parse("2026-03-08 02:30").unwrap();
+        assert_eq!(
+            read_due_at(gap, "America/New_York"),
+            Err(TaskRefusal::BadDueAt(
+                fleetdesk_kernel::time::TimeInputError::Gap("America/New_York".into())
+            ))
+        );
+        let refused = read_due_at(gap, "Mars/Olympus").unwrap_err();
+        assert_eq!(refused, TaskRefusal::UnknownZone("Mars/Olympus".into()));
+        assert_eq!(
+            refused.to_string(),
+            "the market zone Mars/Olympus is not in the time zone database"
+        );
     }
 }

@@ -573,6 +573,40 @@ pub fn check_rename(revised: &Existing, holder: Option<&Existing>) -> Result<(),
     }
 }
 
+/// The advisory locks of titles (by key) in a scope, as the texts the adapter locks, in the
+/// one order every writer takes them (sorted, once each), so two writers that need the same
+/// two titles never wait on each other.
+pub fn title_locks(organization: Uuid, project: Option<Uuid>, keys: &[&str]) -> Vec<String> {
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .map(|key| title_lock_key(organization, project, key))
+        .collect()
+}
+
+/// The advisory lock's key of a title in a scope: one per organization, project (none for
+/// the organization's shared entries) and title key.
+pub fn title_lock_key(organization: Uuid, project: Option<Uuid>, key: &str) -> String {
+    format!(
+        "wiki:{organization}:{}:{key}",
+        project.map(|p| p.to_string()).unwrap_or_default()
+    )
+}
+
+/// Under the locks, a revision's entry must still be the one it names: an entry renamed by
+/// another revision between the first read and the locks is not the one the locks hold, so
+/// nothing is written and the caller reads it again.
+pub fn check_revised_found(
+    revises: Option<Uuid>,
+    found: Option<&Existing>,
+) -> Result<(), WikiRefusal> {
+    match revises {
+        Some(id) if found.is_none_or(|e| e.id != id) => Err(WikiRefusal::RevisesRenamed),
+        _ => Ok(()),
+    }
+}
+
 /// Whether the proposal `p`, under the organization's review (`manual`), lands on `existing`
 /// (the entry `revises` names, else the entry of the same title in the same scope).
 /// `project_id` is the project the proposal names.

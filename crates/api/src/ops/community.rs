@@ -182,12 +182,15 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 
 impl From<CommunityRefusal> for ApiError {
     fn from(r: CommunityRefusal) -> ApiError {
-        match r {
+        match &r {
             CommunityRefusal::Invalid { field, message } => ApiError::invalid(field, message),
             CommunityRefusal::SpaceNotFound => ApiError::not_found(
                 "no such community space: unknown, archived, or not of your workspace",
             ),
-            CommunityRefusal::Rejected(message) => ApiError::rejected(message),
+            CommunityRefusal::OtherChannel { .. }
+            | CommunityRefusal::DayNotBegun { .. }
+            | CommunityRefusal::DayTooOld { .. }
+            | CommunityRefusal::DigestExists(_) => ApiError::rejected(r.to_string()),
         }
     }
 }

@@ -215,7 +215,9 @@ impl From<TaskRefusal> for ApiError {
                 ApiError::new(fleetdesk_kernel::ErrorCode::AmbiguousCode, message)
                     .with_field("target.code")
             }
-            TaskRefusal::BadDueAt(_) => ApiError::invalid("due_at", message),
+            TaskRefusal::BadDueAt(_) | TaskRefusal::UnknownZone(_) => {
+                ApiError::invalid("due_at", message)
+            }
             TaskRefusal::UnknownAgent(_) | TaskRefusal::AgentCannotWork(_) => {
                 ApiError::rejected(message).with_field("agent")
             }

@@ -528,3 +528,33 @@ fn only_the_draft_filter_lists_waiting_revisions_and_search_finds_canon_only() {
     }
     assert_eq!(EntryStatus::SEARCHED, &[EntryStatus::Canon]);
 }
+
+#[test]
+fn title_locks_are_sorted_once_each_and_scoped() {
+    let org = Uuid::from_u128(1);
+    let project = Uuid::from_u128(2);
+    assert_eq!(
+        title_locks(org, Some(project), &["b", "a", "b"]),
+        vec![
+            format!("wiki:{org}:{project}:a"),
+            format!("wiki:{org}:{project}:b"),
+        ]
+    );
+    // The organization's shared entries lock apart from any project's.
+    assert_eq!(title_lock_key(org, None, "a"), format!("wiki:{org}::a"));
+}
+
+#[test]
+fn a_revision_whose_entry_was_renamed_meanwhile_is_refused() {
+    let e = existing(EntryStatus::Canon, true, None);
+    assert_eq!(check_revised_found(Some(e.id), Some(&e)), Ok(()));
+    assert_eq!(check_revised_found(None, None), Ok(()));
+    assert_eq!(
+        check_revised_found(Some(Uuid::from_u128(99)), Some(&e)),
+        Err(WikiRefusal::RevisesRenamed)
+    );
+    assert_eq!(
+        check_revised_found(Some(e.id), None),
+        Err(WikiRefusal::RevisesRenamed)
+    );
+}
