@@ -4,10 +4,11 @@
 
 use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
+use crate::schema::{account_slots, ad_picks, organizations};
+use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_ads::AdsRefusal;
@@ -20,17 +21,7 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(
-    SOURCE,
-    SLOTS,
-    NUMBER,
-    INSERT_PICK,
-    LOCK_PICK,
-    CANCEL_PICK,
-    PICK_BY_ID,
-    AGENT_PICK,
-    AGENT_PICKS,
-);
+statements!(SOURCE, PICK_BY_ID, AGENT_PICK, AGENT_PICKS);
 
 /// The research request in reach (`$2`: the organization, null for every one) and the item
 /// `$3` of it, if it asked for that item.
@@ -41,39 +32,6 @@ LEFT JOIN ad_research_items i ON i.research_id = r.id AND i.item = $3
 WHERE r.id = $1 AND ($2::uuid IS NULL OR r.organization_id = $2)
 ORDER BY i.position
 LIMIT 1
-"#;
-
-/// The accounts of the workspace answering to the code, current or legacy.
-const SLOTS: &str = r#"
-SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, true AS mine
-FROM account_slots s
-WHERE s.workspace_id = $1 AND (s.code = $2 OR s.legacy_code = $2)
-"#;
-
-/// The organization's next pick number, taken.
-const NUMBER: &str = r#"
-UPDATE organizations SET next_pick = next_pick + 1 WHERE id = $1
-RETURNING next_pick - 1 AS number
-"#;
-
-const INSERT_PICK: &str = r#"
-INSERT INTO ad_picks (organization_id, number, workspace_id, slot_id, research_id, position,
-                      note, card, created_at, created_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING id
-"#;
-
-/// The picks numbered `$1` in reach (`$2`: the organization, null for every one), locked.
-const LOCK_PICK: &str = r#"
-SELECT id, status FROM ad_picks
-WHERE number = $1 AND ($2::uuid IS NULL OR organization_id = $2)
-ORDER BY organization_id
-LIMIT 2
-FOR UPDATE
-"#;
-
-const CANCEL_PICK: &str = r#"
-UPDATE ad_picks SET status = 'cancelled', cancelled_at = $2, cancelled_by = $3 WHERE id = $1
 "#;
 
 /// A pick with its account, persona, item and the people named on it.
@@ -122,32 +80,6 @@ struct SourceRow {
     outcome: Option<String>,
     #[diesel(sql_type = Nullable<Jsonb>)]
     card: Option<Value>,
-}
-
-#[derive(QueryableByName)]
-struct SlotRow {
-    #[diesel(embed)]
-    slot: SlotCodes,
-}
-
-#[derive(QueryableByName)]
-struct NumberRow {
-    #[diesel(sql_type = BigInt)]
-    number: i64,
-}
-
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
-#[derive(QueryableByName)]
-struct LockRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
 }
 
 #[derive(QueryableByName)]
@@ -279,15 +211,33 @@ async fn create_tx(
         Ok(()) => source.card.unwrap_or_default(),
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let slots: Vec<SlotRow> = prepared(
-        diesel::sql_query(SLOTS)
-            .bind::<SqlUuid, _>(source.workspace_id)
-            .bind::<Text, _>(&pick.code),
-    )
-    .load(conn)
-    .await?;
-    let slot = match pick_slot(slots, &pick.code, pick.platform, |r| &r.slot) {
-        Ok(row) => row.slot,
+    // The accounts of the workspace answering to the code, current or legacy.
+    let slots: Vec<(Uuid, String, Option<String>, String)> = account_slots::table
+        .filter(account_slots::workspace_id.eq(source.workspace_id))
+        .filter(
+            account_slots::code
+                .eq(&pick.code)
+                .or(account_slots::legacy_code.eq(&pick.code)),
+        )
+        .select((
+            account_slots::id,
+            account_slots::code,
+            account_slots::legacy_code,
+            account_slots::platform,
+        ))
+        .load(conn)
+        .await?;
+    let slots = slots
+        .into_iter()
+        .map(|(slot_id, code, legacy_code, platform)| SlotCodes {
+            slot_id,
+            code,
+            legacy_code,
+            platform,
+            mine: true,
+        });
+    let slot = match pick_slot(slots, &pick.code, pick.platform, |s| s) {
+        Ok(slot) => slot,
         Err(LookupError::Ambiguous) => {
             return Ok(Err(rejected(
                 "platform",
@@ -307,26 +257,29 @@ async fn create_tx(
             )));
         }
     };
-    let number: NumberRow =
-        prepared(diesel::sql_query(NUMBER).bind::<SqlUuid, _>(source.organization_id))
-            .get_result(conn)
-            .await?;
-    let id: IdRow = prepared(
-        diesel::sql_query(INSERT_PICK)
-            .bind::<SqlUuid, _>(source.organization_id)
-            .bind::<BigInt, _>(number.number)
-            .bind::<SqlUuid, _>(source.workspace_id)
-            .bind::<SqlUuid, _>(slot.slot_id)
-            .bind::<SqlUuid, _>(pick.research_id)
-            .bind::<SmallInt, _>(position)
-            .bind::<Nullable<Text>, _>(pick.note.as_deref())
-            .bind::<Jsonb, _>(&card)
-            .bind::<Timestamptz, _>(Ts::from(pick.now))
-            .bind::<SqlUuid, _>(person.person_id),
-    )
-    .get_result(conn)
-    .await?;
-    Ok(Ok(by_id(conn, id.id).await?))
+    // The organization's next pick number, taken.
+    let number: i64 = diesel::update(organizations::table.find(source.organization_id))
+        .set(organizations::next_pick.eq(organizations::next_pick + 1_i64))
+        .returning(organizations::next_pick - 1_i64)
+        .get_result(conn)
+        .await?;
+    let id: Uuid = diesel::insert_into(ad_picks::table)
+        .values((
+            ad_picks::organization_id.eq(source.organization_id),
+            ad_picks::number.eq(number),
+            ad_picks::workspace_id.eq(source.workspace_id),
+            ad_picks::slot_id.eq(slot.slot_id),
+            ad_picks::research_id.eq(pick.research_id),
+            ad_picks::position.eq(position),
+            ad_picks::note.eq(pick.note.as_deref()),
+            ad_picks::card.eq(&card),
+            ad_picks::created_at.eq(Ts::from(pick.now)),
+            ad_picks::created_by.eq(person.person_id),
+        ))
+        .returning(ad_picks::id)
+        .get_result(conn)
+        .await?;
+    Ok(Ok(by_id(conn, id).await?))
 }
 
 async fn cancel_tx(
@@ -335,16 +288,25 @@ async fn cancel_tx(
     number: PickNumber,
     now: Timestamp,
 ) -> anyhow::Result<Result<(PickRecord, bool), AdsRefusal>> {
-    let rows: Vec<LockRow> = prepared(
-        diesel::sql_query(LOCK_PICK)
-            .bind::<BigInt, _>(number.0)
-            .bind::<Nullable<SqlUuid>, _>(person.organization_id),
-    )
-    .load(conn)
-    .await?;
-    let row = match rows.as_slice() {
+    // The picks so numbered in reach (the person's organization, or every one when none),
+    // locked.
+    let in_reach = person.organization_id.into_sql::<Nullable<SqlUuid>>();
+    let rows: Vec<(Uuid, String)> = ad_picks::table
+        .filter(ad_picks::number.eq(number.0))
+        .filter(
+            in_reach
+                .is_null()
+                .or(ad_picks::organization_id.nullable().eq(in_reach)),
+        )
+        .order(ad_picks::organization_id)
+        .limit(2)
+        .select((ad_picks::id, ad_picks::status))
+        .for_update()
+        .load(conn)
+        .await?;
+    let (id, status) = match rows.as_slice() {
         [] => return Ok(Err(not_found(number))),
-        [row] => row,
+        [(id, status)] => (*id, status),
         _ => {
             return Ok(Err(AdsRefusal::Rejected(format!(
                 "{number} is a pick number in several organizations: cancel it with a key of \
@@ -352,20 +314,20 @@ async fn cancel_tx(
             ))));
         }
     };
-    let status = PickStatus::parse(&row.status)
-        .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", row.status))?;
+    let status = PickStatus::parse(status)
+        .ok_or_else(|| anyhow::anyhow!("stored pick status {status:?}"))?;
     let changed = judge_cancel(status);
     if changed {
-        prepared(
-            diesel::sql_query(CANCEL_PICK)
-                .bind::<SqlUuid, _>(row.id)
-                .bind::<Timestamptz, _>(Ts::from(now))
-                .bind::<SqlUuid, _>(person.person_id),
-        )
-        .execute(conn)
-        .await?;
+        diesel::update(ad_picks::table.find(id))
+            .set((
+                ad_picks::status.eq(PickStatus::Cancelled.as_str()),
+                ad_picks::cancelled_at.eq(Ts::from(now)),
+                ad_picks::cancelled_by.eq(person.person_id),
+            ))
+            .execute(conn)
+            .await?;
     }
-    Ok(Ok((by_id(conn, row.id).await?, changed)))
+    Ok(Ok((by_id(conn, id).await?, changed)))
 }
 
 impl PickRepo for PgStore {

@@ -5,10 +5,11 @@
 
 use crate::db::{PgStore, prepared};
 use crate::jobs::{enqueue_in, finish_in, hold};
+use crate::schema::{ad_research, ad_research_items, ad_research_quota};
+use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Date, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::ports::{
@@ -31,22 +32,13 @@ type Ts = jiff_diesel::Timestamp;
 
 statements!(
     SETTINGS,
-    CACHED_KEYS,
-    INSERT_RESEARCH,
     INSERT_ITEMS,
     LOCK_RESEARCH,
-    QUOTA_USED,
-    APPROVE,
     RESEARCH,
     RESEARCH_PAGE,
-    ITEMS,
     CHARGES,
     NEXT_ITEM,
-    FINISH_RESEARCH,
-    CACHED_CARD,
-    SETTLE_ITEM,
     COUNT_LOOKUP,
-    LEAVE_UNQUERIED,
     CHARGE,
     CREDITS,
     LEDGER,
@@ -114,18 +106,6 @@ FROM workspaces w JOIN organizations o ON o.id = w.organization_id
 WHERE w.id = $1
 "#;
 
-/// The keys among `$2` the organization (`$1`) found since `$3`: the cache.
-const CACHED_KEYS: &str = r#"
-SELECT DISTINCT key FROM ad_research_items
-WHERE organization_id = $1 AND key = ANY($2) AND outcome = 'found' AND done_at >= $3
-"#;
-
-const INSERT_RESEARCH: &str = r#"
-INSERT INTO ad_research (id, organization_id, workspace_id, agent_id, kind, lane, price,
-                         credits_quoted, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-"#;
-
 /// Every item of a request in one statement, in the order given.
 const INSERT_ITEMS: &str = r#"
 INSERT INTO ad_research_items (research_id, position, organization_id, item, key, searched,
@@ -144,14 +124,6 @@ SELECT r.status, r.expires_at, r.message_ref, o.suspended, o.monthly_credit_limi
 FROM ad_research r JOIN organizations o ON o.id = r.organization_id
 WHERE r.id = $1 AND r.organization_id = $2
 FOR UPDATE OF r
-"#;
-
-/// The provider's lookups on a day.
-const QUOTA_USED: &str = "SELECT used FROM ad_research_quota WHERE day = $1";
-
-const APPROVE: &str = r#"
-UPDATE ad_research SET status = $2, approved_at = $3, approved_by = $4, message_ref = $5
-WHERE id = $1
 "#;
 
 /// A request of the organization (`$2`).
@@ -179,12 +151,6 @@ const RESEARCH_PAGE: &str = research_sql!(
      ORDER BY r.created_at DESC, r.id DESC LIMIT $6"
 );
 
-/// The items of the requests `$1`, each request's in order.
-const ITEMS: &str = r#"
-SELECT research_id, item, searched, cached_at_quote, outcome, card
-FROM ad_research_items WHERE research_id = ANY($1) ORDER BY research_id, position
-"#;
-
 /// The ledger lines of the requests `$1`, as [`LEDGER`] reads them.
 const CHARGES: &str = r#"
 SELECT l.organization_id, l.research_id, i.item, l.credits, l.reason, l.charged_at
@@ -202,34 +168,11 @@ ORDER BY i.position LIMIT 1
 FOR UPDATE OF i
 "#;
 
-const FINISH_RESEARCH: &str = r#"
-UPDATE ad_research SET status = $2, finished_at = $3 WHERE id = $1 AND finished_at IS NULL
-"#;
-
-/// The organization's latest card of a key found since `$3`: the cache.
-const CACHED_CARD: &str = r#"
-SELECT card FROM ad_research_items
-WHERE organization_id = $1 AND key = $2 AND outcome = 'found' AND done_at >= $3
-ORDER BY done_at DESC LIMIT 1
-"#;
-
-/// Settles an item unless it already is.
-const SETTLE_ITEM: &str = r#"
-UPDATE ad_research_items SET outcome = $3, card = $4, error = $5, done_at = $6
-WHERE research_id = $1 AND position = $2 AND outcome IS NULL
-"#;
-
 /// Counts one lookup against the day's quota (`$2`), unless it is used up: no row then.
 const COUNT_LOOKUP: &str = r#"
 INSERT INTO ad_research_quota AS q (day, used) VALUES ($1, 1)
 ON CONFLICT (day) DO UPDATE SET used = q.used + 1 WHERE q.used < $2
 RETURNING q.used
-"#;
-
-/// Every unsettled item of a request left unqueried (the quota ran out): not charged.
-const LEAVE_UNQUERIED: &str = r#"
-UPDATE ad_research_items SET outcome = 'unqueried', done_at = $2
-WHERE research_id = $1 AND outcome IS NULL
 "#;
 
 /// The charge of an item found, at the request's price, once.
@@ -258,12 +201,6 @@ struct NextRow {
 }
 
 #[derive(QueryableByName)]
-struct CardRow {
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    card: Option<Value>,
-}
-
-#[derive(QueryableByName)]
 struct SettingsRow {
     #[diesel(sql_type = Text)]
     marketplace: String,
@@ -271,12 +208,6 @@ struct SettingsRow {
     price_product_brief: i64,
     #[diesel(sql_type = BigInt)]
     price_topic_keyword: i64,
-}
-
-#[derive(QueryableByName)]
-struct KeyRow {
-    #[diesel(sql_type = Text)]
-    key: String,
 }
 
 #[derive(QueryableByName)]
@@ -293,12 +224,6 @@ struct LockedRow {
     monthly_credit_limit: i64,
     #[diesel(sql_type = BigInt)]
     charged: i64,
-}
-
-#[derive(QueryableByName)]
-struct UsedRow {
-    #[diesel(sql_type = BigInt)]
-    used: i64,
 }
 
 #[derive(QueryableByName)]
@@ -331,19 +256,14 @@ struct ResearchRow {
     finished_at: Option<Ts>,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = ad_research_items, check_for_backend(diesel::pg::Pg))]
 struct ItemRow {
-    #[diesel(sql_type = SqlUuid)]
     research_id: Uuid,
-    #[diesel(sql_type = Text)]
     item: String,
-    #[diesel(sql_type = Text)]
     searched: String,
-    #[diesel(sql_type = Bool)]
     cached_at_quote: bool,
-    #[diesel(sql_type = Nullable<Text>)]
     outcome: Option<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
     card: Option<Value>,
 }
 
@@ -371,34 +291,35 @@ async fn quote_tx(
         ResearchKind::TopicScout => settings.price_topic_keyword,
     };
     let keys: Vec<&str> = items.iter().map(|i| i.key.as_str()).collect();
-    let cached: HashSet<String> = prepared(
-        diesel::sql_query(CACHED_KEYS)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<Array<Text>, _>(&keys)
-            .bind::<Timestamptz, _>(Ts::from(request.kind.cache_since(now))),
-    )
-    .load::<KeyRow>(conn)
-    .await?
-    .into_iter()
-    .map(|r| r.key)
-    .collect();
+    // The keys among these the organization found since the cache's start: the cache.
+    let cached: HashSet<String> = ad_research_items::table
+        .filter(ad_research_items::organization_id.eq(agent.organization_id))
+        .filter(ad_research_items::key.eq_any(&keys))
+        .filter(ad_research_items::outcome.eq("found"))
+        .filter(ad_research_items::done_at.ge(Ts::from(request.kind.cache_since(now))))
+        .select(ad_research_items::key)
+        .distinct()
+        .load::<String>(conn)
+        .await?
+        .into_iter()
+        .collect();
     let quote = research::quote(&items, &cached, price, now);
     let id = Uuid::now_v7();
-    prepared(
-        diesel::sql_query(INSERT_RESEARCH)
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(request.kind.as_str())
-            .bind::<Nullable<Text>, _>(request.lane.as_deref())
-            .bind::<BigInt, _>(price)
-            .bind::<BigInt, _>(quote.credits)
-            .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Timestamptz, _>(Ts::from(quote.expires_at)),
-    )
-    .execute(conn)
-    .await?;
+    diesel::insert_into(ad_research::table)
+        .values((
+            ad_research::id.eq(id),
+            ad_research::organization_id.eq(agent.organization_id),
+            ad_research::workspace_id.eq(agent.workspace_id),
+            ad_research::agent_id.eq(agent.agent_id),
+            ad_research::kind.eq(request.kind.as_str()),
+            ad_research::lane.eq(request.lane.as_deref()),
+            ad_research::price.eq(price),
+            ad_research::credits_quoted.eq(quote.credits),
+            ad_research::created_at.eq(Ts::from(now)),
+            ad_research::expires_at.eq(Ts::from(quote.expires_at)),
+        ))
+        .execute(conn)
+        .await?;
     let given: Vec<&str> = items.iter().map(|i| i.item.as_str()).collect();
     let searched: Vec<&str> = items.iter().map(|i| i.searched.as_str()).collect();
     let was_cached: Vec<bool> = quote.items.iter().map(|i| i.cached).collect();
@@ -437,14 +358,14 @@ async fn approve_tx(
     let quota_left = match approval.daily_quota {
         None => None,
         Some(quota) => {
-            let used: Option<UsedRow> = prepared(
-                diesel::sql_query(QUOTA_USED)
-                    .bind::<Date, _>(jiff_diesel::Date::from(research::quota_day(now))),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            Some(quota - used.map_or(0, |u| u.used))
+            // The provider's lookups on the day.
+            let used: Option<i64> = ad_research_quota::table
+                .find(jiff_diesel::Date::from(research::quota_day(now)))
+                .select(ad_research_quota::used)
+                .get_result(conn)
+                .await
+                .optional()?;
+            Some(quota - used.unwrap_or(0))
         }
     };
     let state = ApprovalState {
@@ -461,16 +382,15 @@ async fn approve_tx(
         Err(refusal) => return Ok(Err(refusal)),
         Ok(research::Approval::Unchanged) => {}
         Ok(research::Approval::Approve) => {
-            prepared(
-                diesel::sql_query(APPROVE)
-                    .bind::<SqlUuid, _>(approval.id)
-                    .bind::<Text, _>(ResearchStatus::Running.as_str())
-                    .bind::<Timestamptz, _>(Ts::from(now))
-                    .bind::<Jsonb, _>(approval.approved_by.to_json())
-                    .bind::<Nullable<Text>, _>(approval.message_ref.as_deref()),
-            )
-            .execute(conn)
-            .await?;
+            diesel::update(ad_research::table.find(approval.id))
+                .set((
+                    ad_research::status.eq(ResearchStatus::Running.as_str()),
+                    ad_research::approved_at.eq(Ts::from(now)),
+                    ad_research::approved_by.eq(approval.approved_by.to_json()),
+                    ad_research::message_ref.eq(approval.message_ref.as_deref()),
+                ))
+                .execute(conn)
+                .await?;
             enqueue_in(
                 conn,
                 &NewJob {
@@ -512,7 +432,11 @@ async fn records(
     rows: Vec<ResearchRow>,
 ) -> anyhow::Result<Vec<ResearchRecord>> {
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let items: Vec<ItemRow> = prepared(diesel::sql_query(ITEMS).bind::<Array<SqlUuid>, _>(&ids))
+    // Each request's items in order.
+    let items: Vec<ItemRow> = ad_research_items::table
+        .filter(ad_research_items::research_id.eq_any(&ids))
+        .order((ad_research_items::research_id, ad_research_items::position))
+        .select(ItemRow::as_select())
         .load(conn)
         .await?;
     let charges: Vec<LedgerRow> =
@@ -569,7 +493,7 @@ fn research_of(job: &Job) -> anyhow::Result<Uuid> {
         .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
 }
 
-/// Settles an item: its outcome, card or error, at `now`.
+/// Settles an item: its outcome, card or error, at `now`, unless it already is.
 async fn settle(
     conn: &mut AsyncPgConnection,
     id: Uuid,
@@ -579,15 +503,17 @@ async fn settle(
     error: Option<&str>,
     now: Timestamp,
 ) -> anyhow::Result<bool> {
-    let n = prepared(
-        diesel::sql_query(SETTLE_ITEM)
-            .bind::<SqlUuid, _>(id)
-            .bind::<SmallInt, _>(position)
-            .bind::<Text, _>(outcome)
-            .bind::<Nullable<Jsonb>, _>(card)
-            .bind::<Nullable<Text>, _>(error)
-            .bind::<Timestamptz, _>(Ts::from(now)),
+    let n = diesel::update(
+        ad_research_items::table
+            .find((id, position))
+            .filter(ad_research_items::outcome.is_null()),
     )
+    .set((
+        ad_research_items::outcome.eq(outcome),
+        ad_research_items::card.eq(card),
+        ad_research_items::error.eq(error),
+        ad_research_items::done_at.eq(Ts::from(now)),
+    ))
     .execute(conn)
     .await?;
     Ok(n == 1)
@@ -608,51 +534,62 @@ async fn next_step_tx(
         .await
         .optional()?;
     let Some(next) = next else {
-        prepared(
-            diesel::sql_query(FINISH_RESEARCH)
-                .bind::<SqlUuid, _>(id)
-                .bind::<Text, _>(ResearchStatus::Done.as_str())
-                .bind::<Timestamptz, _>(Ts::from(now)),
+        diesel::update(
+            ad_research::table
+                .find(id)
+                .filter(ad_research::finished_at.is_null()),
         )
+        .set((
+            ad_research::status.eq(ResearchStatus::Done.as_str()),
+            ad_research::finished_at.eq(Ts::from(now)),
+        ))
         .execute(conn)
         .await?;
         return Ok(finish_in(conn, job).await?.then_some(NextStep::Done));
     };
     let kind = ResearchKind::parse(&next.kind)
         .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", next.kind))?;
-    let cached: Option<CardRow> = prepared(
-        diesel::sql_query(CACHED_CARD)
-            .bind::<SqlUuid, _>(next.organization_id)
-            .bind::<Text, _>(&next.key)
-            .bind::<Timestamptz, _>(Ts::from(kind.cache_since(now))),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    if let Some(CardRow { card: Some(card) }) = cached {
+    // The organization's latest card of the key found since the cache's start: the cache.
+    let cached: Option<Option<Value>> = ad_research_items::table
+        .filter(ad_research_items::organization_id.eq(next.organization_id))
+        .filter(ad_research_items::key.eq(&next.key))
+        .filter(ad_research_items::outcome.eq("found"))
+        .filter(ad_research_items::done_at.ge(Ts::from(kind.cache_since(now))))
+        .order(ad_research_items::done_at.desc())
+        .select(ad_research_items::card)
+        .first(conn)
+        .await
+        .optional()?;
+    if let Some(Some(card)) = cached {
         let card = cached_card(card, &next.item, &next.searched);
         settle(conn, id, next.position, "cached", Some(&card), None, now).await?;
         return Ok(Some(NextStep::Continue));
     }
     if let Some(quota) = daily_quota {
-        let counted: Option<UsedRow> = if quota > 0 {
+        // One row when the lookup was counted, none when the quota is used up.
+        let counted = if quota > 0 {
             prepared(
                 diesel::sql_query(COUNT_LOOKUP)
                     .bind::<Date, _>(jiff_diesel::Date::from(research::quota_day(now)))
                     .bind::<BigInt, _>(quota),
             )
-            .get_result(conn)
-            .await
-            .optional()?
+            .execute(conn)
+            .await?
         } else {
-            None
+            0
         };
-        if counted.is_none() {
-            prepared(
-                diesel::sql_query(LEAVE_UNQUERIED)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Timestamptz, _>(Ts::from(now)),
+        if counted == 0 {
+            // Every unsettled item of the request left unqueried (the quota ran out): not
+            // charged.
+            diesel::update(
+                ad_research_items::table
+                    .filter(ad_research_items::research_id.eq(id))
+                    .filter(ad_research_items::outcome.is_null()),
             )
+            .set((
+                ad_research_items::outcome.eq("unqueried"),
+                ad_research_items::done_at.eq(Ts::from(now)),
+            ))
             .execute(conn)
             .await?;
             return Ok(Some(NextStep::Continue));

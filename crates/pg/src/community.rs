@@ -4,7 +4,8 @@
 //! lock. Each request is one transaction (or one read) of a fixed number of statements.
 
 use crate::db::{PgStore, prepared};
-use diesel::QueryableByName;
+use crate::schema::{community_spaces, community_tickets};
+use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -28,43 +29,15 @@ use uuid::Uuid;
 type Ts = jiff_diesel::Timestamp;
 
 statements!(
-    SPACE_BY_EXTERNAL,
-    SPACE_BY_ID,
-    SPACE_FOR_WRITE,
     WIKI_SEARCH,
     PRODUCTS_SEARCH,
     INSERT_DIGEST,
     INSERT_MEMBERS,
     TICKET_LOCK,
     MATTER_NOW,
-    OPEN_TICKETS,
-    ADD_TICKET_NOTE,
-    INSERT_TICKET,
     DAY_SPACES,
     DAY_TICKETS,
 );
-
-/// The active space of a workspace (`$3`) by channel and the platform's group id.
-const SPACE_BY_EXTERNAL: &str = r#"
-SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
-FROM community_spaces
-WHERE channel = $1 AND external_id = $2 AND workspace_id = $3 AND status = $4
-"#;
-
-/// The active space of a workspace by id.
-const SPACE_BY_ID: &str = r#"
-SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
-FROM community_spaces
-WHERE id = $1 AND workspace_id = $2 AND status = $3
-"#;
-
-/// [`SPACE_BY_ID`], held until the write commits (an archival waits for it).
-const SPACE_FOR_WRITE: &str = r#"
-SELECT id, workspace_id, name, channel, space_type, market, track, location, status, language
-FROM community_spaces
-WHERE id = $1 AND workspace_id = $2 AND status = $3
-FOR SHARE
-"#;
 
 /// Canon entries of the organization (`$1`), shared or of a project of the workspace (`$2`),
 /// that suit the space by the parameters of `fleetdesk_community::space::SpaceTagFilter`,
@@ -131,31 +104,6 @@ const MATTER_NOW: &str = r#"
 SELECT clock_timestamp() AS now
 "#;
 
-/// The open tickets of a member and category in a space opened after `$4`
-/// (`fleetdesk_community::ticket::reuse_since`), locked.
-const OPEN_TICKETS: &str = r#"
-SELECT id, member_external_id, category, created_at
-FROM community_tickets
-WHERE space_id = $1 AND member_external_id = $2 AND category = $3 AND status = 'open'
-  AND created_at > $4
-ORDER BY created_at DESC, id DESC
-FOR UPDATE
-"#;
-
-const ADD_TICKET_NOTE: &str = r#"
-UPDATE community_tickets
-SET notes = notes || jsonb_build_array(jsonb_build_object('text', $2::text, 'at', $3::text)),
-    updated_at = $4
-WHERE id = $1
-"#;
-
-const INSERT_TICKET: &str = r#"
-INSERT INTO community_tickets (space_id, member_external_id, category, summary, opened_by_agent,
-                               created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $6)
-RETURNING id
-"#;
-
 /// The active spaces (`$2`) of the organization's (`$1`, or every) workspaces not archived,
 /// each with its latest digest and that digest's tags counted in SQL by kind and folded value
 /// (`[kind, folded, members]`; `folded` is written with each tag,
@@ -194,27 +142,19 @@ GROUP BY s.workspace_id, t.category
 ORDER BY t.category
 "#;
 
-#[derive(QueryableByName)]
+/// A space as the lookups read it (by the platform's group id, by id, or by id for a write).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = community_spaces, check_for_backend(diesel::pg::Pg))]
 struct SpaceRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
     workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
     name: String,
-    #[diesel(sql_type = Text)]
     channel: String,
-    #[diesel(sql_type = Nullable<Text>)]
     space_type: Option<String>,
-    #[diesel(sql_type = Text)]
     market: String,
-    #[diesel(sql_type = Nullable<Text>)]
     track: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
     location: Option<String>,
-    #[diesel(sql_type = Text)]
     status: String,
-    #[diesel(sql_type = Nullable<Text>)]
     language: Option<String>,
 }
 
@@ -279,15 +219,12 @@ struct IdRow {
     id: Uuid,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = community_tickets, check_for_backend(diesel::pg::Pg))]
 struct TicketRow {
-    #[diesel(sql_type = SqlUuid)]
     id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
     member_external_id: Option<String>,
-    #[diesel(sql_type = Text)]
     category: String,
-    #[diesel(sql_type = Timestamptz)]
     created_at: Ts,
 }
 
@@ -334,15 +271,17 @@ async fn space_of(
     id: Uuid,
     lock: bool,
 ) -> anyhow::Result<Option<Space>> {
-    let sql = if lock { SPACE_FOR_WRITE } else { SPACE_BY_ID };
-    let rows: Vec<SpaceRow> = prepared(
-        diesel::sql_query(sql)
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<Text, _>(SpaceStatus::Active.as_str()),
-    )
-    .load(conn)
-    .await?;
+    let query = community_spaces::table
+        .filter(community_spaces::id.eq(id))
+        .filter(community_spaces::workspace_id.eq(agent.workspace_id))
+        .filter(community_spaces::status.eq(SpaceStatus::Active.as_str()))
+        .select(SpaceRow::as_select());
+    let rows: Vec<SpaceRow> = if lock {
+        // Held until the write commits (an archival waits for it).
+        query.for_share().load(conn).await?
+    } else {
+        query.load(conn).await?
+    };
     first_space(rows)
 }
 
@@ -418,15 +357,23 @@ async fn open_ticket_tx(
             .await?;
         now = read.now.to_jiff();
         let since = reuse_since(now);
-        let rows: Vec<TicketRow> = prepared(
-            diesel::sql_query(OPEN_TICKETS)
-                .bind::<SqlUuid, _>(space.id)
-                .bind::<Text, _>(member)
-                .bind::<Text, _>(ticket.category.as_str())
-                .bind::<Timestamptz, _>(Ts::from(since)),
-        )
-        .load(conn)
-        .await?;
+        // The open tickets of the member and category in the space opened after `since`
+        // (`fleetdesk_community::ticket::reuse_since`), locked.
+        let rows: Vec<TicketRow> = community_tickets::table
+            .filter(community_tickets::space_id.eq(space.id))
+            .filter(community_tickets::member_external_id.eq(member))
+            .filter(community_tickets::category.eq(ticket.category.as_str()))
+            // The domain has no enum of ticket statuses (`DAY_TICKETS` counts the same text).
+            .filter(community_tickets::status.eq("open"))
+            .filter(community_tickets::created_at.gt(Ts::from(since)))
+            .order((
+                community_tickets::created_at.desc(),
+                community_tickets::id.desc(),
+            ))
+            .select(TicketRow::as_select())
+            .for_update()
+            .load(conn)
+            .await?;
         let open: Vec<OpenTicket> = rows
             .into_iter()
             .map(|r| {
@@ -440,34 +387,39 @@ async fn open_ticket_tx(
             })
             .collect::<anyhow::Result<_>>()?;
         if let Some(id) = reusable(ticket, &open, now) {
-            prepared(
-                diesel::sql_query(ADD_TICKET_NOTE)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(&ticket.summary)
-                    .bind::<Text, _>(fleetdesk_kernel::format_utc(now))
-                    .bind::<Timestamptz, _>(Ts::from(now)),
-            )
-            .execute(conn)
-            .await?;
+            // The report joins the ticket as one more note, appended to its notes.
+            let note = serde_json::json!([{
+                "text": ticket.summary,
+                "at": fleetdesk_kernel::format_utc(now),
+            }]);
+            diesel::update(community_tickets::table.find(id))
+                .set((
+                    community_tickets::notes.eq(community_tickets::notes.concat(note)),
+                    community_tickets::updated_at.eq(Ts::from(now)),
+                ))
+                .execute(conn)
+                .await?;
             return Ok(Ok(TicketOutcome {
                 ticket_id: id,
                 reused: true,
             }));
         }
     }
-    let row: IdRow = prepared(
-        diesel::sql_query(INSERT_TICKET)
-            .bind::<SqlUuid, _>(space.id)
-            .bind::<Nullable<Text>, _>(ticket.member_external_id.as_deref())
-            .bind::<Text, _>(ticket.category.as_str())
-            .bind::<Text, _>(&ticket.summary)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Timestamptz, _>(Ts::from(now)),
-    )
-    .get_result(conn)
-    .await?;
+    let ticket_id: Uuid = diesel::insert_into(community_tickets::table)
+        .values((
+            community_tickets::space_id.eq(space.id),
+            community_tickets::member_external_id.eq(ticket.member_external_id.as_deref()),
+            community_tickets::category.eq(ticket.category.as_str()),
+            community_tickets::summary.eq(&ticket.summary),
+            community_tickets::opened_by_agent.eq(agent.agent_id),
+            community_tickets::created_at.eq(Ts::from(now)),
+            community_tickets::updated_at.eq(Ts::from(now)),
+        ))
+        .returning(community_tickets::id)
+        .get_result(conn)
+        .await?;
     Ok(Ok(TicketOutcome {
-        ticket_id: row.id,
+        ticket_id,
         reused: false,
     }))
 }
@@ -494,15 +446,15 @@ impl CommunityRepo for PgStore {
         external_id: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<Option<Space>>> {
         self.read(async move |conn| {
-            let rows: Vec<SpaceRow> = prepared(
-                diesel::sql_query(SPACE_BY_EXTERNAL)
-                    .bind::<Text, _>(channel.as_str())
-                    .bind::<Text, _>(external_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Text, _>(SpaceStatus::Active.as_str()),
-            )
-            .load(conn)
-            .await?;
+            // The active space of the workspace by channel and the platform's group id.
+            let rows: Vec<SpaceRow> = community_spaces::table
+                .filter(community_spaces::channel.eq(channel.as_str()))
+                .filter(community_spaces::external_id.eq(external_id))
+                .filter(community_spaces::workspace_id.eq(agent.workspace_id))
+                .filter(community_spaces::status.eq(SpaceStatus::Active.as_str()))
+                .select(SpaceRow::as_select())
+                .load(conn)
+                .await?;
             first_space(rows)
         })
     }

@@ -4,7 +4,7 @@ use crate::accounts::{SlotCodes, platform};
 use crate::db::md5;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
-use crate::schema::{media, persona_cast, posts};
+use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
 use diesel::sql_types::{
@@ -486,17 +486,17 @@ async fn pick_fact(
     let Some(row) = row else {
         return Ok(None);
     };
+    // Another pick the post drafted (not the one the resend names).
     let other_on_duplicate = match duplicate {
-        Some(post) => prepared(
-            diesel::sql_query(PICK_ON_POST)
-                .bind::<SqlUuid, _>(post)
-                .bind::<SqlUuid, _>(row.id)
-                .bind::<Text, _>(PickStatus::Drafted.as_str()),
-        )
-        .get_result::<NumberRow>(conn)
-        .await
-        .optional()?
-        .map(|n| PickNumber(n.number)),
+        Some(post) => ad_picks::table
+            .filter(ad_picks::post_id.eq(post))
+            .filter(ad_picks::status.eq(PickStatus::Drafted.as_str()))
+            .filter(ad_picks::id.ne(row.id))
+            .select(ad_picks::number)
+            .first(conn)
+            .await
+            .optional()?
+            .map(PickNumber),
         None => None,
     };
     Ok(Some(PickFact {
@@ -707,17 +707,6 @@ FROM ad_picks p JOIN account_slots s ON s.id = p.slot_id
 WHERE p.workspace_id = $1 AND p.number = $2
 FOR UPDATE OF p
 "#;
-
-/// Another pick the post drafted (`$2`: the one a resend names).
-const PICK_ON_POST: &str = r#"
-SELECT number FROM ad_picks WHERE post_id = $1 AND status = $3 AND id <> $2 LIMIT 1
-"#;
-
-#[derive(QueryableByName)]
-struct NumberRow {
-    #[diesel(sql_type = BigInt)]
-    number: i64,
-}
 
 /// The pick drafted by the post, which becomes sponsored.
 const LINK_PICK: &str = r#"
@@ -999,6 +988,5 @@ statements!(
     APPEND_MEDIA,
     REDO,
     PICK_FOR_DRAFT,
-    PICK_ON_POST,
     LINK_PICK,
 );

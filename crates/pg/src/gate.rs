@@ -5,8 +5,8 @@
 
 use crate::db::{PgStore, prepared};
 use crate::instance::INSTANCE_LOCK_CLASS;
-use crate::schema::idempotency_keys;
-use diesel::dsl::IntervalDsl;
+use crate::schema::{dashboard_sessions, idempotency_keys};
+use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Integer, Jsonb, Nullable, SmallInt, Text, Timestamptz,
@@ -96,11 +96,6 @@ const SESSION_PERSON: &str = concat!(
     person_of_key!(),
     "\n  AND s.token_hash = $1 AND s.expires_at > now()"
 );
-
-const CLOSE_SESSION: &str = "DELETE FROM dashboard_sessions WHERE token_hash = $1";
-
-/// Sessions past their end.
-const SWEEP_SESSIONS: &str = "DELETE FROM dashboard_sessions WHERE expires_at <= now()";
 
 /// A key's grants as stored (absent before its first lease), and the database's clock in
 /// epoch milliseconds.
@@ -281,29 +276,21 @@ impl PersonAuthRow {
     }
 }
 
-/// Stores a success under its claim.
-const COMPLETE: &str = "UPDATE idempotency_keys SET state = $3, status = $4, response = $5::jsonb \
-                        WHERE owner_id = $1 AND key_hash = $2";
-
 /// Frees `owner`'s claim of the key hashed `hash`.
 async fn release(
     conn: &mut diesel_async::AsyncPgConnection,
     owner: Uuid,
     hash: &[u8],
 ) -> QueryResult<usize> {
-    prepared(
-        diesel::sql_query(RELEASE)
-            .bind::<SqlUuid, _>(owner)
-            .bind::<Bytea, _>(hash)
-            .bind::<Text, _>(ClaimState::Running.as_str()),
+    // Only a claim whose request did not succeed: a finished record stays.
+    diesel::delete(
+        idempotency_keys::table
+            .find((owner, hash))
+            .filter(idempotency_keys::state.eq(ClaimState::Running.as_str())),
     )
     .execute(conn)
     .await
 }
-
-/// Frees a claim whose request did not succeed (a finished record stays).
-const RELEASE: &str =
-    "DELETE FROM idempotency_keys WHERE owner_id = $1 AND key_hash = $2 AND state = $3";
 
 /// Grants whose newest second left the counted window count nothing any more.
 const SWEEP_GRANTS: &str =
@@ -315,13 +302,9 @@ statements!(
     LOAD_GRANTS,
     SAVE_GRANTS,
     CLAIM,
-    COMPLETE,
-    RELEASE,
     SWEEP_GRANTS,
     OPEN_SESSION,
     SESSION_PERSON,
-    CLOSE_SESSION,
-    SWEEP_SESSIONS
 );
 
 fleetdesk_kernel::text_enum! {
@@ -475,16 +458,20 @@ impl Gatekeeper for PgStore {
             let mut conn = self.conn().await?;
             let statement = match &settlement {
                 Settlement::Store { status, body } => {
-                    prepared(
-                        diesel::sql_query(COMPLETE)
-                            .bind::<SqlUuid, _>(owner)
-                            .bind::<Bytea, _>(hash.as_slice())
-                            .bind::<Text, _>(ClaimState::Done.as_str())
-                            .bind::<SmallInt, _>(*status as i16)
-                            .bind::<Text, _>(body.get()),
-                    )
-                    .execute(&mut *conn)
-                    .await
+                    // Stores the success under its claim; the body's text is cast to jsonb
+                    // by the database, as it was written.
+                    diesel::update(idempotency_keys::table.find((owner, hash.as_slice())))
+                        .set((
+                            idempotency_keys::state.eq(ClaimState::Done.as_str()),
+                            idempotency_keys::status.eq(*status as i16),
+                            idempotency_keys::response.eq(body
+                                .get()
+                                .into_sql::<Text>()
+                                .fallible_cast::<Jsonb>()
+                                .nullable()),
+                        ))
+                        .execute(&mut *conn)
+                        .await
                 }
                 Settlement::Release => release(&mut conn, owner, &hash).await,
             };
@@ -542,7 +529,7 @@ impl Gatekeeper for PgStore {
 
     fn close_session<'a>(&'a self, session: &'a [u8; 32]) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            prepared(diesel::sql_query(CLOSE_SESSION).bind::<Bytea, _>(session.as_slice()))
+            diesel::delete(dashboard_sessions::table.find(session.as_slice()))
                 .execute(conn)
                 .await?;
             Ok(())
@@ -564,9 +551,12 @@ impl PgStore {
         )
         .execute(&mut conn)
         .await?;
-        let sessions = prepared(diesel::sql_query(SWEEP_SESSIONS))
-            .execute(&mut conn)
-            .await?;
+        // Sessions past their end.
+        let sessions = diesel::delete(
+            dashboard_sessions::table.filter(dashboard_sessions::expires_at.le(dsl::now)),
+        )
+        .execute(&mut conn)
+        .await?;
         Ok((grants, keys, sessions))
     }
 }

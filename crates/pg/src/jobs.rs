@@ -4,14 +4,18 @@
 
 use crate::db::{PgStore, prepared};
 use crate::instance::INSTANCE_LOCK_CLASS;
+use crate::schema::jobs;
+use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_kernel::jobs::{Job, JobQueue, MAX_ATTEMPTS, NewJob, backoff};
+use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, backoff};
 use jiff::SignedDuration;
 use serde_json::Value;
 use uuid::Uuid;
+
+type Ts = jiff_diesel::Timestamp;
 
 const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1, $2, $3, $4) \
                        ON CONFLICT (kind, key) DO NOTHING";
@@ -49,30 +53,11 @@ WHERE id = (
 RETURNING id, kind, key, payload, attempts
 "#;
 
-/// Done, when the lease is still this take's.
-const FINISH: &str = "UPDATE jobs SET status = 'done', finished_at = now(), locked_until = NULL \
-                      WHERE id = $1 AND status = 'running' AND attempts = $2";
-
-/// Queued again at `now() + $3` seconds, or failed for good (`$3` null); only under this
-/// take's lease.
-const FAIL: &str = r#"
-UPDATE jobs SET status = CASE WHEN $3::bigint IS NULL THEN 'failed' ELSE 'queued' END,
-       run_at = CASE WHEN $3::bigint IS NULL THEN run_at
-                     ELSE now() + make_interval(secs => $3::bigint) END,
-       finished_at = CASE WHEN $3::bigint IS NULL THEN now() END,
-       locked_until = NULL, last_error = $4
-WHERE id = $1 AND status = 'running' AND attempts = $2
-"#;
-
 /// The job's row, locked, when its lease is still this take's.
 const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
                     FOR UPDATE";
 
-statements!(ENQUEUE, GIVE_UP, TAKE, FINISH, FAIL, HOLD, PRUNE);
-
-/// Done jobs of the kinds `$1` finished before `$2`.
-const PRUNE: &str =
-    "DELETE FROM jobs WHERE kind = ANY($1) AND status = 'done' AND finished_at < $2";
+statements!(ENQUEUE, GIVE_UP, TAKE, HOLD);
 
 #[derive(QueryableByName)]
 struct Taken {
@@ -91,11 +76,18 @@ struct Taken {
 /// Marks `job` done inside the transaction of its effect; `false` when its lease was lost
 /// (the caller then rolls the effect back).
 pub(crate) async fn finish_in(conn: &mut AsyncPgConnection, job: &Job) -> anyhow::Result<bool> {
-    let n = prepared(
-        diesel::sql_query(FINISH)
-            .bind::<SqlUuid, _>(job.id)
-            .bind::<Int4, _>(job.attempt),
+    // Done, when the lease is still this take's.
+    let n = diesel::update(
+        jobs::table
+            .filter(jobs::id.eq(job.id))
+            .filter(jobs::status.eq(JobStatus::Running.as_str()))
+            .filter(jobs::attempts.eq(job.attempt)),
     )
+    .set((
+        jobs::status.eq(JobStatus::Done.as_str()),
+        jobs::finished_at.eq(dsl::now),
+        jobs::locked_until.eq(None::<Ts>),
+    ))
     .execute(conn)
     .await?;
     Ok(n == 1)
@@ -178,12 +170,12 @@ impl JobQueue for PgStore {
         done_before: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<u64>> {
         self.read(async move |conn| {
-            let n = prepared(
-                diesel::sql_query(PRUNE)
-                    .bind::<diesel::sql_types::Array<Text>, _>(kinds)
-                    .bind::<diesel::sql_types::Timestamptz, _>(jiff_diesel::Timestamp::from(
-                        done_before,
-                    )),
+            // Done jobs of the kinds finished before `done_before`.
+            let n = diesel::delete(
+                jobs::table
+                    .filter(jobs::kind.eq_any(kinds))
+                    .filter(jobs::status.eq(JobStatus::Done.as_str()))
+                    .filter(jobs::finished_at.lt(Ts::from(done_before))),
             )
             .execute(conn)
             .await?;
@@ -193,16 +185,39 @@ impl JobQueue for PgStore {
 
     fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         self.read(async move |conn| {
-            let retry = backoff(job.attempt).map(|d| d.as_secs());
-            prepared(
-                diesel::sql_query(FAIL)
-                    .bind::<SqlUuid, _>(job.id)
-                    .bind::<Int4, _>(job.attempt)
-                    .bind::<Nullable<BigInt>, _>(retry)
-                    .bind::<Text, _>(trimmed(error)),
-            )
-            .execute(conn)
-            .await?;
+            // Only under this take's lease.
+            let leased = jobs::table
+                .filter(jobs::id.eq(job.id))
+                .filter(jobs::status.eq(JobStatus::Running.as_str()))
+                .filter(jobs::attempts.eq(job.attempt));
+            let error = trimmed(error);
+            match backoff(job.attempt).map(|d| d.as_secs()) {
+                // Queued again that many seconds after the database's now.
+                Some(secs) => {
+                    diesel::update(leased)
+                        .set((
+                            jobs::status.eq(JobStatus::Queued.as_str()),
+                            jobs::run_at.eq(dsl::now.into_sql::<Timestamptz>() + secs.seconds()),
+                            jobs::finished_at.eq(None::<Ts>),
+                            jobs::locked_until.eq(None::<Ts>),
+                            jobs::last_error.eq(error),
+                        ))
+                        .execute(conn)
+                        .await?
+                }
+                // Failed for good: its run_at stays.
+                None => {
+                    diesel::update(leased)
+                        .set((
+                            jobs::status.eq(JobStatus::Failed.as_str()),
+                            jobs::finished_at.eq(dsl::now),
+                            jobs::locked_until.eq(None::<Ts>),
+                            jobs::last_error.eq(error),
+                        ))
+                        .execute(conn)
+                        .await?
+                }
+            };
             Ok(())
         })
     }

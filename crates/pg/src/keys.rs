@@ -4,6 +4,8 @@
 //! request, with no cache, so the next request with that key is refused.
 
 use crate::db::{PgStore, prepared};
+use crate::schema::api_keys;
+use diesel::dsl;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
@@ -38,28 +40,13 @@ const LIST_KEYS: &str = key_sql!(
      LIMIT $5"
 );
 
-/// Locks the key of that kind and id; whether it is revoked already.
-const LOCK_KEY: &str = "SELECT (revoked_at IS NOT NULL) AS revoked FROM api_keys \
-                        WHERE id = $1 AND kind = $2 FOR UPDATE";
-
-/// Revokes the locked key unless it is revoked already (the first `revoked_at` is kept).
-const REVOKE_KEY: &str =
-    "UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL";
-
 /// The key as it now stands; `changed` is whether this transaction revoked it.
 const KEY_AFTER_REVOKE: &str = key_sql!(
     "k.revoked_at, $2::boolean AS changed FROM api_keys k",
     "WHERE k.id = $1"
 );
 
-statements!(LIST_KEYS, LOCK_KEY, REVOKE_KEY, KEY_AFTER_REVOKE);
-
-#[derive(QueryableByName)]
-struct LockedRow {
-    /// Revoked already.
-    #[diesel(sql_type = Bool)]
-    revoked: bool,
-}
+statements!(LIST_KEYS, KEY_AFTER_REVOKE);
 
 #[derive(QueryableByName)]
 struct KeyRow {
@@ -131,21 +118,29 @@ impl KeysRepo for PgStore {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<Revoked>>> {
         self.tx(async move |conn| {
-            let locked: Option<LockedRow> = prepared(
-                diesel::sql_query(LOCK_KEY)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(kind.as_str()),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
-            let Some(locked) = locked else {
+            // Locks the key of that kind and id; whether it is revoked already.
+            let revoked: Option<bool> = api_keys::table
+                .filter(api_keys::id.eq(id))
+                .filter(api_keys::kind.eq(kind.as_str()))
+                .select(api_keys::revoked_at.is_not_null())
+                .for_update()
+                .get_result(conn)
+                .await
+                .optional()?;
+            let Some(revoked) = revoked else {
                 return Ok(None);
             };
-            let changed = !locked.revoked
-                && prepared(diesel::sql_query(REVOKE_KEY).bind::<SqlUuid, _>(id))
-                    .execute(conn)
-                    .await?
+            // Revokes the locked key unless it is revoked already (the first `revoked_at` is
+            // kept).
+            let changed = !revoked
+                && diesel::update(
+                    api_keys::table
+                        .filter(api_keys::id.eq(id))
+                        .filter(api_keys::revoked_at.is_null()),
+                )
+                .set(api_keys::revoked_at.eq(dsl::now))
+                .execute(conn)
+                .await?
                     == 1;
             let row: KeyRow = prepared(
                 diesel::sql_query(KEY_AFTER_REVOKE)

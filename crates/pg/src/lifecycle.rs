@@ -30,7 +30,7 @@ use fleetdesk_posts::review::{
 };
 use jiff::Timestamp;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -366,15 +366,17 @@ async fn transition_tx(
         Some(_) => jiff::tz::TimeZone::get(&row.timezone)?,
         None => jiff::tz::TimeZone::UTC,
     };
+    let planned = match plan_move(scope, reviewer.role, &post, request, &zone, now) {
+        Ok(p) => p,
+        Err(r) => return Ok(Err(r)),
+    };
+    let detail = planned.detail(reviewer);
     let PlannedMove {
         from,
         the_move,
         to,
         planned_at,
-    } = match plan_move(scope, reviewer.role, &post, request, &zone, now) {
-        Ok(p) => p,
-        Err(r) => return Ok(Err(r)),
-    };
+    } = planned;
     let rewrite = the_move.rewrite();
     // A time or flag the move leaves out keeps its stored value; a post sent back keeps the
     // body it was sent back with.
@@ -400,16 +402,6 @@ async fn transition_tx(
         .returning(posts::planned_at)
         .get_result(conn)
         .await?;
-    let mut detail = json!({
-        "from": from,
-        "role": reviewer.role.as_str(),
-    });
-    if let Some(p) = planned_at {
-        detail["planned_at"] = json!(p.to_string());
-    }
-    if let Some(relay) = &reviewer.relay {
-        detail["relayed"] = relay.clone();
-    }
     crate::record::by_member(
         conn,
         Entry {

@@ -202,28 +202,12 @@ struct PostOwnerRow {
     agent_id: Option<Uuid>,
 }
 
-/// The persona's open contradictions of one label (the rules match the value).
-const OPEN_CONTRADICTIONS: &str = r#"
-SELECT id, detail->>'value' AS value FROM decisions
-WHERE persona_id = $1 AND kind = $2 AND status = $3 AND detail->>'label' = $4
-ORDER BY created_at
-"#;
-
-#[derive(QueryableByName)]
-struct ContradictionRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
-    value: Option<String>,
-}
-
 statements!(
     PERSONA_OF_SLOT,
     ORG_PERSONAS,
     ORG_PERSONA,
     RECENT_POSTS,
     POST_OWNER,
-    OPEN_CONTRADICTIONS
 );
 
 #[derive(Queryable, Selectable)]
@@ -576,21 +560,24 @@ async fn propose_tx(
             )
         }
         ProposalKind::Contradiction => {
-            let rows: Vec<ContradictionRow> = prepared(
-                diesel::sql_query(OPEN_CONTRADICTIONS)
-                    .bind::<SqlUuid, _>(persona_id)
-                    .bind::<Text, _>(DecisionKind::Contradiction.as_str())
-                    .bind::<Text, _>(DecisionStatus::Open.as_str())
-                    .bind::<Text, _>(&p.label),
-            )
-            .load(conn)
-            .await?;
+            // The persona's open contradictions of one label (the rules match the value).
+            // `->>` answers null for a key the detail lacks: diesel types it not null, so
+            // the value is read as nullable.
+            let rows: Vec<(Uuid, Option<String>)> = decisions::table
+                .filter(decisions::persona_id.eq(persona_id))
+                .filter(decisions::kind.eq(DecisionKind::Contradiction.as_str()))
+                .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
+                .filter(decisions::detail.retrieve_as_text("label").eq(&p.label))
+                .order(decisions::created_at)
+                .select((
+                    decisions::id,
+                    decisions::detail.retrieve_as_text("value").nullable(),
+                ))
+                .load(conn)
+                .await?;
             EarlierProposals::Contradictions(
                 rows.into_iter()
-                    .map(|r| EarlierContradiction {
-                        decision_id: r.id,
-                        value: r.value,
-                    })
+                    .map(|(decision_id, value)| EarlierContradiction { decision_id, value })
                     .collect(),
             )
         }

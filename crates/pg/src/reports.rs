@@ -5,7 +5,8 @@
 
 use crate::db::{PgStore, prepared};
 use crate::jobs::{finish_in, hold};
-use crate::schema::posts;
+use crate::schema::{account_slots, post_metrics, posts, reports, workspaces};
+use diesel::dsl;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -51,17 +52,6 @@ const ONE: &str = report_sql!("r.body", "AND r.id = $3");
 
 const LOCK: &str = report_sql!("r.body", "AND r.id = $3 FOR UPDATE OF r");
 
-const ISSUE: &str = "UPDATE reports SET issued_at = now(), issued_by = $2 WHERE id = $1";
-
-/// The workspaces a request may name: by id or by name, within an organization (`$1` null:
-/// every one).
-const WORKSPACE: &str = r#"
-SELECT id, organization_id, name FROM workspaces
-WHERE ($1::uuid IS NULL OR organization_id = $1)
-  AND (id = $2 OR ($2::uuid IS NULL AND name = $3))
-ORDER BY id LIMIT 2
-"#;
-
 /// The live workspaces with no weekly report of the week starting `$1` yet.
 const WEEKLY_DUE: &str = r#"
 SELECT w.id, w.organization_id, w.name FROM workspaces w
@@ -69,16 +59,6 @@ WHERE w.archived_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM reports r
                   WHERE r.workspace_id = w.id AND r.weekly AND r.period_from = $1::date)
 ORDER BY w.id
-"#;
-
-const SLOTS: &str = r#"
-SELECT id AS slot_id, workspace_id, code, platform FROM account_slots
-WHERE workspace_id = ANY($1) ORDER BY code, platform, id
-"#;
-
-const CAPTURES: &str = r#"
-SELECT post_id, captured_at, views, likes, replies, reposts, shares FROM post_metrics
-WHERE post_id = ANY($1) AND captured_at < $2
 "#;
 
 /// Follower captures within the period, and each account's last one before it.
@@ -91,13 +71,6 @@ UNION ALL
  ORDER BY slot_id, captured_at DESC)
 "#;
 
-const INSERT: &str = r#"
-INSERT INTO reports (organization_id, workspace_id, title, period_from, period_to, weekly, body,
-                     created_by)
-VALUES ($1, $2, $3, $4::date, $5::date, false, $6, $7)
-RETURNING id
-"#;
-
 /// The weekly reports of several workspaces; the unique index on (workspace, week) is the
 /// second guard against a second build.
 const INSERT_WEEKLY: &str = r#"
@@ -108,19 +81,7 @@ FROM unnest($1::uuid[], $2::uuid[], $3::text[], $6::jsonb[]) AS t(org, ws, title
 ON CONFLICT (workspace_id, period_from) WHERE weekly DO NOTHING
 "#;
 
-statements!(
-    LIST,
-    ONE,
-    LOCK,
-    ISSUE,
-    WORKSPACE,
-    WEEKLY_DUE,
-    SLOTS,
-    CAPTURES,
-    FOLLOWERS,
-    INSERT,
-    INSERT_WEEKLY
-);
+statements!(LIST, ONE, LOCK, WEEKLY_DUE, FOLLOWERS, INSERT_WEEKLY);
 
 #[derive(QueryableByName)]
 struct ReportRow {
@@ -206,15 +167,13 @@ struct WorkspaceRow {
     name: String,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = account_slots, check_for_backend(diesel::pg::Pg))]
 struct SlotRow {
-    #[diesel(sql_type = SqlUuid)]
+    #[diesel(column_name = id)]
     slot_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
     workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
     code: String,
-    #[diesel(sql_type = Text)]
     platform: String,
 }
 
@@ -266,10 +225,16 @@ async fn bodies(
     period: &Period,
 ) -> anyhow::Result<HashMap<Uuid, ReportBody>> {
     let (start, end) = (Ts::from(period.start()), Ts::from(period.end()));
-    let slots: Vec<SlotRow> =
-        prepared(diesel::sql_query(SLOTS).bind::<Array<SqlUuid>, _>(workspaces))
-            .load(conn)
-            .await?;
+    let slots: Vec<SlotRow> = account_slots::table
+        .filter(account_slots::workspace_id.eq_any(workspaces))
+        .order((
+            account_slots::code,
+            account_slots::platform,
+            account_slots::id,
+        ))
+        .select(SlotRow::as_select())
+        .load(conn)
+        .await?;
     let went_out: Vec<PostDbRow> = posts::table
         .filter(posts::workspace_id.eq_any(workspaces))
         .filter(posts::status.eq_any(PostStatus::texts(PostStatus::went_out)))
@@ -282,13 +247,42 @@ async fn bodies(
     let captures: Vec<CaptureRow> = if post_ids.is_empty() {
         Vec::new()
     } else {
-        prepared(
-            diesel::sql_query(CAPTURES)
-                .bind::<Array<SqlUuid>, _>(&post_ids)
-                .bind::<Timestamptz, _>(end),
-        )
-        .load(conn)
-        .await?
+        type Capture = (
+            Uuid,
+            Ts,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+        );
+        let rows: Vec<Capture> = post_metrics::table
+            .filter(post_metrics::post_id.eq_any(&post_ids))
+            .filter(post_metrics::captured_at.lt(end))
+            .select((
+                post_metrics::post_id,
+                post_metrics::captured_at,
+                post_metrics::views,
+                post_metrics::likes,
+                post_metrics::replies,
+                post_metrics::reposts,
+                post_metrics::shares,
+            ))
+            .load(conn)
+            .await?;
+        rows.into_iter()
+            .map(
+                |(post_id, captured_at, views, likes, replies, reposts, shares)| CaptureRow {
+                    post_id,
+                    captured_at,
+                    views,
+                    likes,
+                    replies,
+                    reposts,
+                    shares,
+                },
+            )
+            .collect()
     };
     let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot_id).collect();
     let followers: Vec<FollowerRow> = if slot_ids.is_empty() {
@@ -365,22 +359,38 @@ async fn create(
     viewer: Viewer,
     request: &NewReport,
 ) -> anyhow::Result<Result<ReportRecord, CreateRefusal>> {
-    let (id, name) = match &request.workspace {
-        WorkspaceRef::Id(id) => (Some(*id), None),
-        WorkspaceRef::Name(n) => (None, Some(n.as_str())),
-    };
     let named = || match &request.workspace {
         WorkspaceRef::Id(id) => id.to_string(),
         WorkspaceRef::Name(n) => n.clone(),
     };
-    let found: Vec<WorkspaceRow> = prepared(
-        diesel::sql_query(WORKSPACE)
-            .bind::<Nullable<SqlUuid>, _>(viewer.organization())
-            .bind::<Nullable<SqlUuid>, _>(id)
-            .bind::<Nullable<Text>, _>(name),
-    )
-    .load(conn)
-    .await?;
+    // The workspaces the request may name: by id or by name, within the viewer's
+    // organization (none: every one).
+    let mut query = workspaces::table
+        .select((
+            workspaces::id,
+            workspaces::organization_id,
+            workspaces::name,
+        ))
+        .order(workspaces::id)
+        .limit(2)
+        .into_boxed();
+    if let Some(organization) = viewer.organization() {
+        query = query.filter(workspaces::organization_id.eq(organization));
+    }
+    query = match &request.workspace {
+        WorkspaceRef::Id(id) => query.filter(workspaces::id.eq(*id)),
+        WorkspaceRef::Name(n) => query.filter(workspaces::name.eq(n.as_str())),
+    };
+    let found: Vec<WorkspaceRow> = query
+        .load::<(Uuid, Uuid, String)>(conn)
+        .await?
+        .into_iter()
+        .map(|(id, organization_id, name)| WorkspaceRow {
+            id,
+            organization_id,
+            name,
+        })
+        .collect();
     let ws = match found.as_slice() {
         [] => return Ok(Err(CreateRefusal::UnknownWorkspace(named()))),
         [one] => one,
@@ -391,26 +401,20 @@ async fn create(
         .remove(&ws.id)
         .unwrap_or_default();
     let title = title(request.title.as_deref(), &ws.name, &request.period, false);
-    let id: Uuid = {
-        #[derive(QueryableByName)]
-        struct Id {
-            #[diesel(sql_type = SqlUuid)]
-            id: Uuid,
-        }
-        let row: Id = prepared(
-            diesel::sql_query(INSERT)
-                .bind::<SqlUuid, _>(ws.organization_id)
-                .bind::<SqlUuid, _>(ws.id)
-                .bind::<Text, _>(&title)
-                .bind::<Text, _>(request.period.from().to_string())
-                .bind::<Text, _>(request.period.to().to_string())
-                .bind::<Jsonb, _>(serde_json::to_value(&body)?)
-                .bind::<Text, _>(&request.created_by),
-        )
+    let id: Uuid = diesel::insert_into(reports::table)
+        .values((
+            reports::organization_id.eq(ws.organization_id),
+            reports::workspace_id.eq(ws.id),
+            reports::title.eq(&title),
+            reports::period_from.eq(jiff_diesel::Date::from(request.period.from())),
+            reports::period_to.eq(jiff_diesel::Date::from(request.period.to())),
+            reports::weekly.eq(false),
+            reports::body.eq(serde_json::to_value(&body)?),
+            reports::created_by.eq(&request.created_by),
+        ))
+        .returning(reports::id)
         .get_result(conn)
         .await?;
-        row.id
-    };
     let row = one(conn, ONE, Viewer::Agency(None), id)
         .await?
         .ok_or_else(|| anyhow::anyhow!("report {id} read back"))?;
@@ -518,13 +522,10 @@ impl ReportsRepo for PgStore {
                     unchanged: true,
                 }));
             }
-            prepared(
-                diesel::sql_query(ISSUE)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(by),
-            )
-            .execute(conn)
-            .await?;
+            diesel::update(reports::table.find(id))
+                .set((reports::issued_at.eq(dsl::now), reports::issued_by.eq(by)))
+                .execute(conn)
+                .await?;
             let row = one(conn, ONE, viewer, id)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("report {id} read back"))?;

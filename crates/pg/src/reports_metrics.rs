@@ -5,8 +5,9 @@
 
 use crate::db::{PgStore, prepared};
 use crate::reports::CaptureRow;
+use crate::schema::account_metrics;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_reports::metrics::{
@@ -60,18 +61,12 @@ FROM post_metrics m JOIN posts p ON p.id = m.post_id
 WHERE p.slot_id = ANY($1) AND m.captured_at >= $2 AND m.captured_at < $3
 "#;
 
-const METRICS_ACCOUNT_CAPTURES: &str = r#"
-SELECT slot_id, captured_at, followers FROM account_metrics
-WHERE slot_id = ANY($1) AND captured_at >= $2 AND captured_at < $3
-"#;
-
 statements!(
     METRICS_ORGANIZATION,
     METRICS_WORKSPACE,
     METRICS_ACCOUNTS,
     METRICS_POSTS,
     METRICS_POST_CAPTURES,
-    METRICS_ACCOUNT_CAPTURES
 );
 
 #[derive(QueryableByName)]
@@ -114,13 +109,11 @@ struct PostRow {
     published_at: Option<Ts>,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = account_metrics, check_for_backend(diesel::pg::Pg))]
 struct AccountCaptureRow {
-    #[diesel(sql_type = SqlUuid)]
     slot_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
     captured_at: Ts,
-    #[diesel(sql_type = BigInt)]
     followers: i64,
 }
 
@@ -199,14 +192,13 @@ async fn load(
     )
     .load(conn)
     .await?;
-    let account_captures: Vec<AccountCaptureRow> = prepared(
-        diesel::sql_query(METRICS_ACCOUNT_CAPTURES)
-            .bind::<Array<SqlUuid>, _>(&slots)
-            .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end),
-    )
-    .load(conn)
-    .await?;
+    let account_captures: Vec<AccountCaptureRow> = account_metrics::table
+        .filter(account_metrics::slot_id.eq_any(&slots))
+        .filter(account_metrics::captured_at.ge(start))
+        .filter(account_metrics::captured_at.lt(end))
+        .select(AccountCaptureRow::as_select())
+        .load(conn)
+        .await?;
     Ok(Ok(MetricsData {
         accounts,
         posts: posts

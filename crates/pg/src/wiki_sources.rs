@@ -2,8 +2,9 @@
 //! sync run recorded (wiki_sync_runs) with the source's state in one transaction.
 
 use crate::db::{PgStore, prepared};
+use crate::schema::{wiki_sources, wiki_sync_runs};
+use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::sources::{
@@ -13,7 +14,7 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(WORKSPACE_SOURCES, LOCK_SOURCE, INSERT_RUN, UPDATE_SOURCE);
+statements!(WORKSPACE_SOURCES, LOCK_SOURCE);
 
 /// The workspace's sources with their project's and agent's names.
 const WORKSPACE_SOURCES: &str = r#"
@@ -36,21 +37,6 @@ LEFT JOIN projects p ON p.id = s.project_id
 LEFT JOIN agents a ON a.id = s.agent_id
 WHERE s.id = $1 AND s.workspace_id = $2
 FOR UPDATE OF s
-"#;
-
-const INSERT_RUN: &str = r#"
-INSERT INTO wiki_sync_runs (source_id, agent_id, status, summary, read, created, revised,
-                            unchanged, skipped, cursor)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING id, created_at AS at
-"#;
-
-/// The run's time is the source's last_run_at; the cursor is the one the domain keeps
-/// (`SyncReport::cursor_after`).
-const UPDATE_SOURCE: &str = r#"
-UPDATE wiki_sources
-SET last_run_at = $2, last_status = $3, cursor = $4
-WHERE id = $1
 "#;
 
 #[derive(QueryableByName)]
@@ -108,14 +94,6 @@ impl TryFrom<Row> for SourceRow {
     }
 }
 
-#[derive(QueryableByName)]
-struct Inserted {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    at: Ts,
-}
-
 async fn record_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
@@ -139,35 +117,37 @@ async fn record_tx(
     }
     let c = report.counts;
     let cursor = report.cursor_after(row.cursor.take());
-    let run: Inserted = prepared(
-        diesel::sql_query(INSERT_RUN)
-            .bind::<SqlUuid, _>(source)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(report.status.as_str())
-            .bind::<Nullable<Text>, _>(report.summary.as_deref())
-            .bind::<Integer, _>(count(c.read)?)
-            .bind::<Integer, _>(count(c.created)?)
-            .bind::<Integer, _>(count(c.revised)?)
-            .bind::<Integer, _>(count(c.unchanged)?)
-            .bind::<Integer, _>(count(c.skipped)?)
-            .bind::<Nullable<Text>, _>(report.cursor.as_deref()),
-    )
-    .get_result(conn)
-    .await?;
-    prepared(
-        diesel::sql_query(UPDATE_SOURCE)
-            .bind::<SqlUuid, _>(source)
-            .bind::<Timestamptz, _>(run.at)
-            .bind::<Text, _>(report.status.as_str())
-            .bind::<Nullable<Text>, _>(cursor.as_deref()),
-    )
-    .execute(conn)
-    .await?;
-    row.last_run_at = Some(run.at.to_jiff());
+    let (run_id, at): (Uuid, Ts) = diesel::insert_into(wiki_sync_runs::table)
+        .values((
+            wiki_sync_runs::source_id.eq(source),
+            wiki_sync_runs::agent_id.eq(agent.agent_id),
+            wiki_sync_runs::status.eq(report.status.as_str()),
+            wiki_sync_runs::summary.eq(report.summary.as_deref()),
+            wiki_sync_runs::read.eq(count(c.read)?),
+            wiki_sync_runs::created.eq(count(c.created)?),
+            wiki_sync_runs::revised.eq(count(c.revised)?),
+            wiki_sync_runs::unchanged.eq(count(c.unchanged)?),
+            wiki_sync_runs::skipped.eq(count(c.skipped)?),
+            wiki_sync_runs::cursor.eq(report.cursor.as_deref()),
+        ))
+        .returning((wiki_sync_runs::id, wiki_sync_runs::created_at))
+        .get_result(conn)
+        .await?;
+    // The run's time is the source's last_run_at; the cursor is the one the domain keeps
+    // (`SyncReport::cursor_after`).
+    diesel::update(wiki_sources::table.find(source))
+        .set((
+            wiki_sources::last_run_at.eq(at),
+            wiki_sources::last_status.eq(report.status.as_str()),
+            wiki_sources::cursor.eq(cursor.as_deref()),
+        ))
+        .execute(conn)
+        .await?;
+    row.last_run_at = Some(at.to_jiff());
     row.last_status = Some(report.status);
     row.cursor = cursor;
     Ok(Ok(Recorded {
-        run_id: run.id,
+        run_id,
         source: row,
     }))
 }

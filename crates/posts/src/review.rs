@@ -296,6 +296,25 @@ pub struct PlannedMove {
     pub planned_at: Option<Timestamp>,
 }
 
+impl PlannedMove {
+    /// The history entry's detail of the move: where the post came from, the reviewer's
+    /// role, the new plan (when the move sets one) and the relay (when an agent relays a
+    /// person's decision).
+    pub fn detail(&self, reviewer: &crate::ports::Reviewer) -> serde_json::Value {
+        let mut detail = serde_json::json!({
+            "from": self.from,
+            "role": reviewer.role.as_str(),
+        });
+        if let Some(p) = self.planned_at {
+            detail["planned_at"] = serde_json::json!(p.to_string());
+        }
+        if let Some(relay) = &reviewer.relay {
+            detail["relayed"] = relay.clone();
+        }
+        detail
+    }
+}
+
 /// Decides one review move on a loaded post, in this order:
 /// 1. the post must be in the caller's reach: a person sees it ([`visible`], in their
 ///    organization), a relaying agent's workspace holds it (else not found) and one of its
@@ -369,6 +388,33 @@ mod tests {
 
     fn is_rule(r: Result<Move, MoveRefusal>) -> bool {
         matches!(r, Err(MoveRefusal::Rule(_)))
+    }
+
+    #[test]
+    fn a_moves_history_detail_names_its_origin_role_plan_and_relay() {
+        let reviewer = |relay| crate::ports::Reviewer {
+            role: ReviewerRole::Agency,
+            name: "Ann".into(),
+            person_id: None,
+            relay,
+        };
+        let mut planned = PlannedMove {
+            from: S::InternalReview,
+            the_move: Move::To(S::Approved),
+            to: S::Approved,
+            planned_at: None,
+        };
+        assert_eq!(
+            planned.detail(&reviewer(None)),
+            serde_json::json!({"from": "internal_review", "role": "agency"})
+        );
+        planned.planned_at = Some("2026-12-10T02:00:00Z".parse().unwrap());
+        let relay = serde_json::json!({"agent": "op1"});
+        assert_eq!(
+            planned.detail(&reviewer(Some(relay.clone()))),
+            serde_json::json!({"from": "internal_review", "role": "agency",
+                               "planned_at": "2026-12-10T02:00:00Z", "relayed": relay})
+        );
     }
 
     #[test]

@@ -7,10 +7,10 @@ use crate::db::{PgStore, prepared};
 use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
 use crate::schema::{ad_accounts, ad_proposals, posts};
+use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::change::{
@@ -33,7 +33,6 @@ use uuid::Uuid;
 statements!(
     WORKSPACE,
     WORKSPACE_READ,
-    ACCOUNTS,
     SPENT,
     CAMPAIGNS,
     SERVICE_ADS,
@@ -58,11 +57,6 @@ FOR NO KEY UPDATE
 const WORKSPACE_READ: &str = r#"
 SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
 WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2) AND archived_at IS NULL
-"#;
-
-const ACCOUNTS: &str = r#"
-SELECT id, name, currency, status, synced_at, sync_error FROM ad_accounts
-WHERE workspace_id = $1 ORDER BY id
 "#;
 
 /// What the workspace's ad accounts in the currency `$3` spent from the day `$2`.
@@ -159,19 +153,14 @@ struct WorkspaceRow {
     ad_cap_currency: Option<String>,
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = ad_accounts, check_for_backend(diesel::pg::Pg))]
 struct AccountRow {
-    #[diesel(sql_type = Text)]
     id: String,
-    #[diesel(sql_type = Text)]
     name: String,
-    #[diesel(sql_type = Text)]
     currency: String,
-    #[diesel(sql_type = Nullable<Text>)]
     status: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
     synced_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
     sync_error: Option<String>,
 }
 
@@ -371,10 +360,12 @@ async fn view_tx(
         }),
         _ => None,
     };
-    let accounts: Vec<AccountRow> =
-        prepared(diesel::sql_query(ACCOUNTS).bind::<SqlUuid, _>(workspace_id))
-            .load(conn)
-            .await?;
+    let accounts: Vec<AccountRow> = ad_accounts::table
+        .filter(ad_accounts::workspace_id.eq(workspace_id))
+        .order(ad_accounts::id)
+        .select(AccountRow::as_select())
+        .load(conn)
+        .await?;
     // `days` days, today (Taipei) included.
     let first_day = now - jiff::SignedDuration::from_hours(24 * (days - 1));
     let campaigns: Vec<CampaignRow> = prepared(

@@ -4,11 +4,12 @@
 use super::{IdRow, Ts, Tx, budget_type, parsed};
 use crate::db::{PgStore, prepared};
 use crate::jobs::{finish_in, hold};
-use crate::schema::{ad_accounts, ad_campaigns, ad_proposals};
+use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, ads, decisions};
+use diesel::dsl;
+use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel::{ExpressionMethods, OptionalExtension, QueryDsl, QueryableByName};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
@@ -26,16 +27,12 @@ use uuid::Uuid;
 
 statements!(
     LOCK_EXPIRED,
-    EXPIRE,
-    CLOSE_EXPIRED,
     GIVEN_UP,
     FAIL_GIVEN_UP,
     SYNC_TARGETS,
     UPSERT_CAMPAIGNS,
-    CLEAR_DAYS,
     INSERT_DAYS,
     UPSERT_ADS,
-    DROP_ADS,
     CHANGE,
     SERVICE_AD,
 );
@@ -48,19 +45,6 @@ SELECT d.id FROM decisions d JOIN ad_proposals p ON p.decision_id = d.id
 WHERE p.status = $3 AND p.created_at <= $1 AND ($2::uuid IS NULL OR p.workspace_id = $2)
 ORDER BY d.id
 FOR UPDATE OF d
-"#;
-
-/// Those proposals expire.
-const EXPIRE: &str = r#"
-UPDATE ad_proposals SET status = $3 WHERE decision_id = ANY($1) AND status = $2
-"#;
-
-/// Their decisions are dismissed by the service (`fleetdesk_decisions::rules::
-/// dismissed_by_service`).
-const CLOSE_EXPIRED: &str = r#"
-UPDATE decisions
-SET status = $3, decided_by = $4, decided_at = $2, updated_at = $2, notes = notes || $5
-WHERE id = ANY($1) AND status = ANY($6)
 "#;
 
 /// Approved proposals (`$3`) whose change job (`$1`) the queue gave up (`$2`), locked, with the
@@ -105,14 +89,6 @@ ON CONFLICT (workspace_id, id) DO UPDATE
 SET name = EXCLUDED.name, status = EXCLUDED.status, synced_at = EXCLUDED.synced_at
 "#;
 
-/// The account's days from `$3` on, which the sync reads anew.
-const CLEAR_DAYS: &str = r#"
-DELETE FROM ad_campaign_days d
-USING ad_campaigns c
-WHERE c.workspace_id = d.workspace_id AND c.id = d.campaign_id
-  AND d.workspace_id = $1 AND c.ad_account_id = $2 AND d.day >= $3
-"#;
-
 const INSERT_DAYS: &str = r#"
 INSERT INTO ad_campaign_days (workspace_id, campaign_id, day, spend, impressions, reach, clicks,
                               results)
@@ -147,13 +123,6 @@ SET campaign_id = EXCLUDED.campaign_id, adset_id = EXCLUDED.adset_id, name = EXC
     starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, story_id = EXCLUDED.story_id,
     post_id = coalesce(EXCLUDED.post_id, ads.post_id), synced_at = EXCLUDED.synced_at,
     kind = CASE WHEN ads.by_fleetdesk THEN ads.kind ELSE EXCLUDED.kind END
-"#;
-
-/// Ads of the account the sync no longer saw (deleted, archived or in review), but the
-/// service's own: a boost in review, or made after the sync read the account, stays listed.
-const DROP_ADS: &str = r#"
-DELETE FROM ads
-WHERE workspace_id = $1 AND ad_account_id = $2 AND NOT (id = ANY($3)) AND NOT by_fleetdesk
 "#;
 
 /// An approved proposal with what executing it needs, locked.
@@ -263,24 +232,31 @@ pub(super) async fn expire(
         return Ok(0);
     }
     let ids: Vec<Uuid> = locked.into_iter().map(|r| r.id).collect();
-    let n = prepared(
-        diesel::sql_query(EXPIRE)
-            .bind::<Array<SqlUuid>, _>(&ids)
-            .bind::<Text, _>(expiry.from.as_str())
-            .bind::<Text, _>(expiry.to.as_str()),
+    // Those proposals expire.
+    let n = diesel::update(
+        ad_proposals::table
+            .filter(ad_proposals::decision_id.eq_any(&ids))
+            .filter(ad_proposals::status.eq(expiry.from.as_str())),
     )
+    .set(ad_proposals::status.eq(expiry.to.as_str()))
     .execute(conn)
     .await?;
+    // Their decisions are dismissed by the service (`fleetdesk_decisions::rules::
+    // dismissed_by_service`).
     let close = dismissed_by_service(EXPIRED_NOTE, now);
-    prepared(
-        diesel::sql_query(CLOSE_EXPIRED)
-            .bind::<Array<SqlUuid>, _>(&ids)
-            .bind::<Timestamptz, _>(Ts::from(close.at))
-            .bind::<Text, _>(close.status.as_str())
-            .bind::<Jsonb, _>(close.decided_by.to_json())
-            .bind::<Jsonb, _>(&close.notes)
-            .bind::<Array<Text>, _>(close.from.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+    let at = Ts::from(close.at);
+    diesel::update(
+        decisions::table
+            .filter(decisions::id.eq_any(&ids))
+            .filter(decisions::status.eq_any(close.from.iter().map(|s| s.as_str()))),
     )
+    .set((
+        decisions::status.eq(close.status.as_str()),
+        decisions::decided_by.eq(close.decided_by.to_json()),
+        decisions::decided_at.eq(at),
+        decisions::updated_at.eq(at),
+        decisions::notes.eq(decisions::notes.concat(&close.notes)),
+    ))
     .execute(conn)
     .await?;
     Ok(n as u64)
@@ -363,11 +339,19 @@ async fn store_sync_tx(
     )
     .execute(conn)
     .await?;
-    prepared(
-        diesel::sql_query(CLEAR_DAYS)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Text, _>(account)
-            .bind::<Date, _>(jiff_diesel::Date::from(since)),
+    // The account's days from `since` on, which the sync reads anew.
+    diesel::delete(
+        ad_campaign_days::table
+            .filter(ad_campaign_days::workspace_id.eq(ws))
+            .filter(ad_campaign_days::day.ge(jiff_diesel::Date::from(since)))
+            .filter(
+                ad_campaign_days::campaign_id.eq_any(
+                    ad_campaigns::table
+                        .filter(ad_campaigns::workspace_id.eq(ws))
+                        .filter(ad_campaigns::ad_account_id.eq(account))
+                        .select(ad_campaigns::id),
+                ),
+            ),
     )
     .execute(conn)
     .await?;
@@ -423,11 +407,14 @@ async fn store_sync_tx(
     )
     .execute(conn)
     .await?;
-    prepared(
-        diesel::sql_query(DROP_ADS)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Text, _>(account)
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>()),
+    // Ads of the account the sync no longer saw (deleted, archived or in review), but the
+    // service's own: a boost in review, or made after the sync read the account, stays listed.
+    diesel::delete(
+        ads::table
+            .filter(ads::workspace_id.eq(ws))
+            .filter(ads::ad_account_id.eq(account))
+            .filter(ads::id.ne_all(a.iter().map(|a| a.id.as_str())))
+            .filter(dsl::not(ads::by_fleetdesk)),
     )
     .execute(conn)
     .await?;
