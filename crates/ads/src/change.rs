@@ -11,7 +11,6 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::AdsRefusal;
 use crate::platform::{AdAccountRef, CHANGE_JOB, CreatedAd, Execution};
 use crate::ports::NewProposal;
 use crate::proposal::{
@@ -19,6 +18,7 @@ use crate::proposal::{
     ProposalStatus, boost_period, check_ad_state, check_boost_account, check_boost_post, check_cap,
     committed, days_left_in_month, decision_title, expired,
 };
+use crate::{AdsRefusal, AdsRejection};
 
 // ---------------------------------------------------------------------------------------------
 // Proposing
@@ -200,15 +200,16 @@ pub fn plan_proposal(
     let kind = p.change.kind();
     let target = p.change.target();
     if let Some(decision) = facts.waiting {
-        let what = if matches!(p.change, Change::Boost { .. }) {
+        let target = if matches!(p.change, Change::Boost { .. }) {
             "post"
         } else {
             "ad"
         };
-        return Err(AdsRefusal::Rejected(format!(
-            "a {kind} proposal for the same {what} is already waiting for a person (decision \
-             {decision})"
-        )));
+        return Err(AdsRefusal::Rejected(AdsRejection::Waiting {
+            kind,
+            target,
+            decision,
+        }));
     }
     let columns = ProposalColumns::of(&p.change);
     let detail = json!({
@@ -577,12 +578,13 @@ mod tests {
         f.target = TargetFacts::Ad(Some(ad(AdStatus::Paused, 100)));
         assert_eq!(
             plan_proposal(&p, f.clone(), id),
-            Err(AdsRefusal::Rejected("the ad is already paused".into()))
+            Err(AdsRefusal::Rejected(AdsRejection::AlreadyPaused))
         );
         f.target = TargetFacts::Ad(Some(ad(AdStatus::Running, 100)));
-        let Err(AdsRefusal::Rejected(m)) = plan_proposal(&p, f.clone(), id) else {
+        let Err(refused) = plan_proposal(&p, f.clone(), id) else {
             panic!("a waiting duplicate is refused");
         };
+        let m = refused.to_string();
         assert!(m.contains("pause proposal for the same ad"), "{m}");
         assert!(m.contains(&Uuid::from_u128(9).to_string()), "{m}");
         f.waiting = None;

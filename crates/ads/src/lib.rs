@@ -27,6 +27,65 @@ pub use pick::{PickNumber, PickStatus};
 pub use product::{Marketplace, Product};
 pub use research::{ResearchKind, ResearchStatus};
 
+/// Why an ads request whose shape is right is refused (422): each a rule of this crate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdsRejection {
+    /// A pause of an ad that is paused.
+    #[error("the ad is already paused")]
+    AlreadyPaused,
+    /// A resume of an ad that runs.
+    #[error("the ad is already running")]
+    AlreadyRunning,
+    /// A budget change to the budget the ad has.
+    #[error("the ad's budget is already that amount")]
+    SameBudget,
+    /// The change would take the month's spend past the workspace's cap
+    /// ([`proposal::check_cap`]).
+    #[error(
+        "over the monthly cap: spent {spent}, the running ads commit {committed} more, this change adds {added}, the cap is {cap}"
+    )]
+    OverCap {
+        spent: fleetdesk_kernel::money::Cents,
+        committed: fleetdesk_kernel::money::Cents,
+        added: fleetdesk_kernel::money::Cents,
+        cap: fleetdesk_kernel::money::Cents,
+    },
+    /// A proposal of the same kind for the same target waits for a person.
+    #[error(
+        "a {kind} proposal for the same {target} is already waiting for a person (decision {decision})"
+    )]
+    Waiting {
+        kind: proposal::ProposalKind,
+        /// `ad`, or `post` for a boost.
+        target: &'static str,
+        decision: uuid::Uuid,
+    },
+    /// A research request approved already, approved again under another message.
+    #[error("the request is already approved (resend with the same origin.message_ref to read it)")]
+    AlreadyApproved,
+    /// The research quote's time ran out.
+    #[error("the quote expired at {}; ask for a new quote", fleetdesk_kernel::time::format_utc(*.0))]
+    QuoteExpired(jiff::Timestamp),
+    /// A suspended organization asks for paid research.
+    #[error("the organization is suspended: paid research is not available")]
+    Suspended,
+    /// The organization's charges this month reached [`research::LIMIT_MULTIPLE`] times its
+    /// monthly limit.
+    #[error(
+        "the organization has used {used} credits this month, {} times its monthly limit of {limit}",
+        research::LIMIT_MULTIPLE
+    )]
+    OverCreditLimit { used: i64, limit: i64 },
+    /// The research provider's lookups of the day are spent.
+    #[error("the research provider's daily lookup quota is used up; approve again tomorrow")]
+    QuotaUsedUp,
+    /// A pick number a platform admin names that several organizations use.
+    #[error(
+        "{0} is a pick number in several organizations: cancel it with a key of its organization"
+    )]
+    PickInSeveralOrganizations(pick::PickNumber),
+}
+
 /// Why an ads call is refused: the API answers 400, 404 or 422.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdsRefusal {
@@ -43,9 +102,9 @@ pub enum AdsRefusal {
     /// organization or workspace), like any object a request names.
     #[error("{field}: {message}")]
     NotFoundField { field: String, message: String },
-    /// 422 with the reason.
+    /// 422: a rule of the domain refuses the request as it stands.
     #[error("{0}")]
-    Rejected(String),
+    Rejected(AdsRejection),
     /// 422 naming the field at fault: a request whose shape is right but whose content the
     /// rules refuse (an item given twice, a marketplace link that names no product).
     #[error("{field}: {message}")]
@@ -65,6 +124,63 @@ impl AdsRefusal {
         AdsRefusal::NotFoundField {
             field: field.into(),
             message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetdesk_kernel::money::Cents;
+
+    /// The answers people and agents read: the same texts the rules gave as strings.
+    #[test]
+    fn each_rejection_says_what_the_rule_refused() {
+        let cases = [
+            (AdsRejection::AlreadyPaused, "the ad is already paused"),
+            (
+                AdsRejection::SameBudget,
+                "the ad's budget is already that amount",
+            ),
+            (
+                AdsRejection::OverCap {
+                    spent: Cents(120_000),
+                    committed: Cents(30_050),
+                    added: Cents(5_000),
+                    cap: Cents(150_000),
+                },
+                "over the monthly cap: spent 1200.00, the running ads commit 300.50 more, this \
+                 change adds 50.00, the cap is 1500.00",
+            ),
+            (
+                AdsRejection::Waiting {
+                    kind: proposal::ProposalKind::Boost,
+                    target: "post",
+                    decision: uuid::Uuid::from_u128(9),
+                },
+                "a boost proposal for the same post is already waiting for a person (decision \
+                 00000000-0000-0000-0000-000000000009)",
+            ),
+            (
+                AdsRejection::QuoteExpired("2026-12-06T10:00:00.5Z".parse().unwrap()),
+                "the quote expired at 2026-12-06T10:00:00Z; ask for a new quote",
+            ),
+            (
+                AdsRejection::OverCreditLimit {
+                    used: 300,
+                    limit: 100,
+                },
+                "the organization has used 300 credits this month, 3 times its monthly limit \
+                 of 100",
+            ),
+            (
+                AdsRejection::PickInSeveralOrganizations(pick::PickNumber(7)),
+                "SP-7 is a pick number in several organizations: cancel it with a key of its \
+                 organization",
+            ),
+        ];
+        for (rejection, text) in cases {
+            assert_eq!(AdsRefusal::Rejected(rejection).to_string(), text);
         }
     }
 }

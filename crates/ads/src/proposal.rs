@@ -8,7 +8,7 @@
 use fleetdesk_kernel::money::Cents;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::AdsRefusal;
+use crate::{AdsRefusal, AdsRejection};
 
 fleetdesk_kernel::text_enum! {
     /// What a proposal changes.
@@ -227,14 +227,14 @@ pub struct KnownAd {
 pub fn check_ad_state(change: &Change, ad: &KnownAd) -> Result<(), AdsRefusal> {
     match (change, ad.status) {
         (Change::Pause { .. }, AdStatus::Paused) => {
-            Err(AdsRefusal::Rejected("the ad is already paused".into()))
+            Err(AdsRefusal::Rejected(AdsRejection::AlreadyPaused))
         }
         (Change::Resume { .. }, AdStatus::Running) => {
-            Err(AdsRefusal::Rejected("the ad is already running".into()))
+            Err(AdsRefusal::Rejected(AdsRejection::AlreadyRunning))
         }
-        (Change::Budget { amount, .. }, _) if *amount == ad.budget => Err(AdsRefusal::Rejected(
-            "the ad's budget is already that amount".into(),
-        )),
+        (Change::Budget { amount, .. }, _) if *amount == ad.budget => {
+            Err(AdsRefusal::Rejected(AdsRejection::SameBudget))
+        }
         _ => Ok(()),
     }
 }
@@ -279,10 +279,12 @@ pub fn check_cap(change: &Change, ad: Option<&KnownAd>, cap: &CapState) -> Resul
         return Ok(());
     };
     if added > Cents::ZERO && cap.spent + cap.committed + added > limit {
-        return Err(AdsRefusal::Rejected(format!(
-            "over the monthly cap: spent {}, the running ads commit {} more, this change adds {}, the cap is {}",
-            cap.spent, cap.committed, added, limit
-        )));
+        return Err(AdsRefusal::Rejected(AdsRejection::OverCap {
+            spent: cap.spent,
+            committed: cap.committed,
+            added,
+            cap: limit,
+        }));
     }
     Ok(())
 }

@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde::{Deserialize, Serialize};
 
-use crate::AdsRefusal;
 use crate::product::{Marketplace, ProductError, parse_product};
+use crate::{AdsRefusal, AdsRejection};
 
 fleetdesk_kernel::text_enum! {
     /// What a research request looks into.
@@ -260,34 +260,26 @@ pub fn judge_approval(
     if state.status != ResearchStatus::Quoted {
         return match (&state.approved_ref, message_ref) {
             (Some(done), Some(resent)) if done == resent => Ok(Approval::Unchanged),
-            _ => Err(AdsRefusal::Rejected(
-                "the request is already approved (resend with the same origin.message_ref to read it)"
-                    .into(),
-            )),
+            _ => Err(AdsRefusal::Rejected(AdsRejection::AlreadyApproved)),
         };
     }
     if now >= state.expires_at {
-        return Err(AdsRefusal::Rejected(format!(
-            "the quote expired at {}; ask for a new quote",
-            fleetdesk_kernel::time::format_utc(state.expires_at)
+        return Err(AdsRefusal::Rejected(AdsRejection::QuoteExpired(
+            state.expires_at,
         )));
     }
     if state.suspended {
-        return Err(AdsRefusal::Rejected(
-            "the organization is suspended: paid research is not available".into(),
-        ));
+        return Err(AdsRefusal::Rejected(AdsRejection::Suspended));
     }
     let hard_stop = state.monthly_credit_limit.saturating_mul(LIMIT_MULTIPLE);
     if state.charged_this_month >= hard_stop {
-        return Err(AdsRefusal::Rejected(format!(
-            "the organization has used {} credits this month, {} times its monthly limit of {}",
-            state.charged_this_month, LIMIT_MULTIPLE, state.monthly_credit_limit
-        )));
+        return Err(AdsRefusal::Rejected(AdsRejection::OverCreditLimit {
+            used: state.charged_this_month,
+            limit: state.monthly_credit_limit,
+        }));
     }
     if state.quota_left.is_some_and(|left| left <= 0) {
-        return Err(AdsRefusal::Rejected(
-            "the research provider's daily lookup quota is used up; approve again tomorrow".into(),
-        ));
+        return Err(AdsRefusal::Rejected(AdsRejection::QuotaUsedUp));
     }
     Ok(Approval::Approve)
 }

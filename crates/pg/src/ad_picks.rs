@@ -11,9 +11,9 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
 use fleetdesk_ads::ports::{Named, NewPick, PICKS_LISTED, PickPerson, PickRecord, PickRepo};
+use fleetdesk_ads::{AdsRefusal, AdsRejection};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -308,10 +308,9 @@ async fn cancel_tx(
         [] => return Ok(Err(not_found(number))),
         [(id, status)] => (*id, status),
         _ => {
-            return Ok(Err(AdsRefusal::Rejected(format!(
-                "{number} is a pick number in several organizations: cancel it with a key of \
-                 its organization"
-            ))));
+            return Ok(Err(AdsRefusal::Rejected(
+                AdsRejection::PickInSeveralOrganizations(number),
+            )));
         }
     };
     let status = PickStatus::parse(status)

@@ -120,7 +120,7 @@ impl From<AdsRefusal> for ApiError {
             AdsRefusal::NotFoundField { field, message } => {
                 ApiError::not_found(message).with_field(field)
             }
-            AdsRefusal::Rejected(message) => ApiError::rejected(message),
+            AdsRefusal::Rejected(rule) => ApiError::rejected(rule.to_string()),
             AdsRefusal::RejectedField { field, message } => {
                 ApiError::rejected(message).with_field(field)
             }
