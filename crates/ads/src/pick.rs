@@ -5,6 +5,7 @@ use std::fmt;
 use uuid::Uuid;
 
 use crate::AdsRefusal;
+use crate::research::ItemOutcome;
 
 fleetdesk_kernel::text_enum! {
     /// Where a pick stands: `open` until a draft names it, then `drafted`; `cancelled` by a
@@ -168,16 +169,20 @@ pub fn judge_cancel(status: PickStatus) -> bool {
 }
 
 /// What a research item must have become for a person to pick it: a card (found, or cached).
-pub fn check_pickable(item: &str, outcome: Option<&str>, has_card: bool) -> Result<(), AdsRefusal> {
+pub fn check_pickable(
+    item: &str,
+    outcome: Option<ItemOutcome>,
+    has_card: bool,
+) -> Result<(), AdsRefusal> {
     if has_card {
         return Ok(());
     }
     let why = match outcome {
         None => "has not been looked up yet",
-        Some("not_found") => "was not found",
-        Some("failed") => "failed to be looked up",
-        Some("unqueried") => "was left unqueried",
-        Some(_) => "has no card",
+        Some(ItemOutcome::NotFound) => "was not found",
+        Some(ItemOutcome::Failed) => "failed to be looked up",
+        Some(ItemOutcome::Unqueried) => "was left unqueried",
+        Some(ItemOutcome::Found | ItemOutcome::Cached) => "has no card",
     };
     Err(AdsRefusal::RejectedField {
         field: "item".to_owned(),
@@ -309,11 +314,23 @@ mod tests {
 
     #[test]
     fn only_a_card_is_picked() {
-        assert!(check_pickable("123456", Some("found"), true).is_ok());
-        assert!(check_pickable("123456", Some("cached"), true).is_ok());
-        for outcome in [None, Some("not_found"), Some("failed"), Some("unqueried")] {
+        use ItemOutcome as O;
+        assert!(check_pickable("123456", Some(O::Found), true).is_ok());
+        assert!(check_pickable("123456", Some(O::Cached), true).is_ok());
+        for (outcome, why) in [
+            (None, "has not been looked up yet"),
+            (Some(O::NotFound), "was not found"),
+            (Some(O::Failed), "failed to be looked up"),
+            (Some(O::Unqueried), "was left unqueried"),
+        ] {
             let err = check_pickable("123456", outcome, false).unwrap_err();
-            assert!(matches!(err, AdsRefusal::RejectedField { ref field, .. } if field == "item"));
+            assert_eq!(
+                err,
+                AdsRefusal::RejectedField {
+                    field: "item".into(),
+                    message: format!("123456 {why}: only a card can be picked"),
+                }
+            );
         }
     }
 }

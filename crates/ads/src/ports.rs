@@ -48,9 +48,8 @@ pub struct ItemState {
     pub searched: String,
     /// Free at the quote: the organization found it recently.
     pub cached_at_quote: bool,
-    /// `None` until the work reached it: `found`, `not_found`, `failed`, `unqueried`,
-    /// `cached`.
-    pub outcome: Option<String>,
+    /// `None` until the work reached it.
+    pub outcome: Option<crate::research::ItemOutcome>,
     /// The card when found (or cached).
     pub card: Option<Value>,
 }

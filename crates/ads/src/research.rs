@@ -42,6 +42,24 @@ fleetdesk_kernel::text_enum! {
     }
 }
 
+fleetdesk_kernel::text_enum! {
+    /// What became of one item of a request (none until the work reaches it).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ItemOutcome {
+        /// The provider found it: a card, charged.
+        Found => "found",
+        /// The organization had found it recently: the cached card, free.
+        Cached => "cached",
+        /// The provider has no such item (free).
+        NotFound => "not_found",
+        /// The lookup failed for good (free).
+        Failed => "failed",
+        /// The request ended before the work reached it (free).
+        Unqueried => "unqueried",
+    }
+}
+
 /// The job kind of the research work, keyed by the request's id.
 pub const RESEARCH_JOB: &str = "ad_research";
 

@@ -207,7 +207,12 @@ async fn create_tx(
             ),
         )));
     };
-    let card = match check_pickable(&pick.item, source.outcome.as_deref(), source.card.is_some()) {
+    let outcome = source
+        .outcome
+        .as_deref()
+        .map(crate::ads::outcome)
+        .transpose()?;
+    let card = match check_pickable(&pick.item, outcome, source.card.is_some()) {
         Ok(()) => source.card.unwrap_or_default(),
         Err(refusal) => return Ok(Err(refusal)),
     };

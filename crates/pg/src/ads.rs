@@ -18,6 +18,7 @@ use fleetdesk_ads::ports::{
 };
 use fleetdesk_ads::product::Marketplace;
 use fleetdesk_ads::provider::cached_card;
+use fleetdesk_ads::research::ItemOutcome;
 use fleetdesk_ads::research::{
     self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
 };
@@ -295,7 +296,7 @@ async fn quote_tx(
     let cached: HashSet<String> = ad_research_items::table
         .filter(ad_research_items::organization_id.eq(agent.organization_id))
         .filter(ad_research_items::key.eq_any(&keys))
-        .filter(ad_research_items::outcome.eq("found"))
+        .filter(ad_research_items::outcome.eq(ItemOutcome::Found.as_str()))
         .filter(ad_research_items::done_at.ge(Ts::from(request.kind.cache_since(now))))
         .select(ad_research_items::key)
         .distinct()
@@ -463,14 +464,16 @@ async fn records(
                 items: items
                     .iter()
                     .filter(|i| i.research_id == row.id)
-                    .map(|i| ItemState {
-                        item: i.item.clone(),
-                        searched: i.searched.clone(),
-                        cached_at_quote: i.cached_at_quote,
-                        outcome: i.outcome.clone(),
-                        card: i.card.clone(),
+                    .map(|i| {
+                        Ok(ItemState {
+                            item: i.item.clone(),
+                            searched: i.searched.clone(),
+                            cached_at_quote: i.cached_at_quote,
+                            outcome: i.outcome.as_deref().map(outcome).transpose()?,
+                            card: i.card.clone(),
+                        })
                     })
-                    .collect(),
+                    .collect::<anyhow::Result<_>>()?,
                 charges: charges
                     .iter()
                     .filter(|c| c.research_id == row.id)
@@ -493,12 +496,17 @@ fn research_of(job: &Job) -> anyhow::Result<Uuid> {
         .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
 }
 
+/// A stored item outcome.
+pub(crate) fn outcome(s: &str) -> anyhow::Result<ItemOutcome> {
+    ItemOutcome::parse(s).ok_or_else(|| anyhow::anyhow!("stored item outcome {s}"))
+}
+
 /// Settles an item: its outcome, card or error, at `now`, unless it already is.
 async fn settle(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     position: i16,
-    outcome: &str,
+    outcome: ItemOutcome,
     card: Option<&Value>,
     error: Option<&str>,
     now: Timestamp,
@@ -509,7 +517,7 @@ async fn settle(
             .filter(ad_research_items::outcome.is_null()),
     )
     .set((
-        ad_research_items::outcome.eq(outcome),
+        ad_research_items::outcome.eq(outcome.as_str()),
         ad_research_items::card.eq(card),
         ad_research_items::error.eq(error),
         ad_research_items::done_at.eq(Ts::from(now)),
@@ -553,7 +561,7 @@ async fn next_step_tx(
     let cached: Option<Option<Value>> = ad_research_items::table
         .filter(ad_research_items::organization_id.eq(next.organization_id))
         .filter(ad_research_items::key.eq(&next.key))
-        .filter(ad_research_items::outcome.eq("found"))
+        .filter(ad_research_items::outcome.eq(ItemOutcome::Found.as_str()))
         .filter(ad_research_items::done_at.ge(Ts::from(kind.cache_since(now))))
         .order(ad_research_items::done_at.desc())
         .select(ad_research_items::card)
@@ -562,7 +570,16 @@ async fn next_step_tx(
         .optional()?;
     if let Some(Some(card)) = cached {
         let card = cached_card(card, &next.item, &next.searched);
-        settle(conn, id, next.position, "cached", Some(&card), None, now).await?;
+        settle(
+            conn,
+            id,
+            next.position,
+            ItemOutcome::Cached,
+            Some(&card),
+            None,
+            now,
+        )
+        .await?;
         return Ok(Some(NextStep::Continue));
     }
     if let Some(quota) = daily_quota {
@@ -587,7 +604,7 @@ async fn next_step_tx(
                     .filter(ad_research_items::outcome.is_null()),
             )
             .set((
-                ad_research_items::outcome.eq("unqueried"),
+                ad_research_items::outcome.eq(ItemOutcome::Unqueried.as_str()),
                 ad_research_items::done_at.eq(Ts::from(now)),
             ))
             .execute(conn)
@@ -622,7 +639,17 @@ async fn record_lookup_tx(
             credits,
             reason,
         } => {
-            if settle(conn, id, position, "found", Some(card), None, now).await? {
+            if settle(
+                conn,
+                id,
+                position,
+                ItemOutcome::Found,
+                Some(card),
+                None,
+                now,
+            )
+            .await?
+            {
                 prepared(
                     diesel::sql_query(CHARGE)
                         .bind::<SqlUuid, _>(id)
@@ -636,10 +663,19 @@ async fn record_lookup_tx(
             }
         }
         LookupOutcome::NotFound => {
-            settle(conn, id, position, "not_found", None, None, now).await?;
+            settle(conn, id, position, ItemOutcome::NotFound, None, None, now).await?;
         }
         LookupOutcome::Failed(error) => {
-            settle(conn, id, position, "failed", None, Some(error), now).await?;
+            settle(
+                conn,
+                id,
+                position,
+                ItemOutcome::Failed,
+                None,
+                Some(error),
+                now,
+            )
+            .await?;
         }
     }
     Ok(true)

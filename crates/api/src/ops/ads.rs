@@ -365,7 +365,7 @@ impl ResearchOut {
                     item: i.item,
                     searched: i.searched,
                     cached: i.cached_at_quote,
-                    outcome: i.outcome,
+                    outcome: i.outcome.map(|o| o.as_str().to_owned()),
                 })
                 .collect(),
             result,
