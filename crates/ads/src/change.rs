@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::platform::{AdAccountRef, CHANGE_JOB, CreatedAd, Execution};
 use crate::ports::NewProposal;
 use crate::proposal::{
-    ADS_DISABLED, AdStatus, BudgetType, CapState, Change, KnownAd, PROPOSAL_VALIDITY, ProposalKind,
+    AdStatus, BudgetType, CapState, Change, KnownAd, PROPOSAL_VALIDITY, ProposalKind,
     ProposalStatus, boost_period, check_ad_state, check_boost_account, check_boost_post, check_cap,
     committed, days_left_in_month, decision_title, expired,
 };
@@ -71,7 +71,7 @@ pub fn check_enabled(ads_enabled: bool) -> Result<(), AdsRefusal> {
     if ads_enabled {
         Ok(())
     } else {
-        Err(AdsRefusal::Forbidden(ADS_DISABLED.to_owned()))
+        Err(AdsRefusal::AdsDisabled)
     }
 }
 
@@ -568,7 +568,7 @@ mod tests {
         f.waiting = Some(Uuid::from_u128(9));
         assert!(matches!(
             plan_proposal(&p, f.clone(), id),
-            Err(AdsRefusal::Forbidden(m)) if m == ADS_DISABLED
+            Err(AdsRefusal::AdsDisabled)
         ));
         f.ads_enabled = true;
         assert!(matches!(

@@ -86,18 +86,30 @@ pub enum AdsRejection {
     PickInSeveralOrganizations(pick::PickNumber),
 }
 
-/// Why an ads call is refused: the API answers 400, 404 or 422.
+/// What an ads request names that is not there: unknown, or of another organization or
+/// workspace (the same answer, so nothing of another tenant shows).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdsMissing {
+    #[error("no such research request in this organization")]
+    Research,
+    #[error("no ad pick {0}")]
+    Pick(pick::PickNumber),
+    #[error("no such workspace in this organization")]
+    Workspace,
+}
+
+/// Why an ads call is refused: the API answers 400, 403, 404 or 422.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdsRefusal {
     /// 400 naming `field`.
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
     /// 403: the workspace has ads disabled; the message says where to enable them.
-    #[error("{0}")]
-    Forbidden(String),
+    #[error("{}", proposal::ADS_DISABLED)]
+    AdsDisabled,
     /// 404: unknown, or of another organization or workspace.
     #[error("{0}")]
-    NotFound(String),
+    NotFound(AdsMissing),
     /// 404 naming `field`: an object the body names that is not there (unknown, or of another
     /// organization or workspace), like any object a request names.
     #[error("{field}: {message}")]
@@ -182,5 +194,18 @@ mod tests {
         for (rejection, text) in cases {
             assert_eq!(AdsRefusal::Rejected(rejection).to_string(), text);
         }
+    }
+
+    #[test]
+    fn missing_objects_and_disabled_ads_say_so() {
+        assert_eq!(
+            AdsRefusal::NotFound(AdsMissing::Pick(pick::PickNumber(12))).to_string(),
+            "no ad pick SP-12"
+        );
+        assert_eq!(
+            AdsRefusal::NotFound(AdsMissing::Workspace).to_string(),
+            "no such workspace in this organization"
+        );
+        assert_eq!(AdsRefusal::AdsDisabled.to_string(), proposal::ADS_DISABLED);
     }
 }

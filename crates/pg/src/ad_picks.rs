@@ -13,7 +13,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
 use fleetdesk_ads::ports::{Named, NewPick, PICKS_LISTED, PickPerson, PickRecord, PickRepo};
-use fleetdesk_ads::{AdsRefusal, AdsRejection};
+use fleetdesk_ads::{AdsMissing, AdsRefusal, AdsRejection};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -165,7 +165,7 @@ fn rejected(field: &str, message: String) -> AdsRefusal {
 }
 
 fn not_found(number: PickNumber) -> AdsRefusal {
-    AdsRefusal::NotFound(format!("no ad pick {number}"))
+    AdsRefusal::NotFound(AdsMissing::Pick(number))
 }
 
 async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> anyhow::Result<PickRecord> {

@@ -11,7 +11,6 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Date, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::ports::{
     Approval, Charge, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
     OrganizationCredits, QuotedRequest, ResearchListQuery, ResearchRecord, ResearchRepo,
@@ -22,6 +21,7 @@ use fleetdesk_ads::research::ItemOutcome;
 use fleetdesk_ads::research::{
     self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
 };
+use fleetdesk_ads::{AdsMissing, AdsRefusal};
 use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use jiff::Timestamp;
@@ -269,7 +269,7 @@ struct ItemRow {
 }
 
 fn not_found() -> AdsRefusal {
-    AdsRefusal::NotFound("no such research request in this organization".into())
+    AdsRefusal::NotFound(AdsMissing::Research)
 }
 
 async fn quote_tx(

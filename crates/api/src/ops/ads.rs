@@ -115,8 +115,8 @@ impl From<AdsRefusal> for ApiError {
     fn from(r: AdsRefusal) -> ApiError {
         match r {
             AdsRefusal::Invalid { field, message } => ApiError::invalid(field, message),
-            AdsRefusal::Forbidden(message) => ApiError::forbidden(message),
-            AdsRefusal::NotFound(message) => ApiError::not_found(message),
+            AdsRefusal::AdsDisabled => ApiError::forbidden(r.to_string()),
+            AdsRefusal::NotFound(missing) => ApiError::not_found(missing.to_string()),
             AdsRefusal::NotFoundField { field, message } => {
                 ApiError::not_found(message).with_field(field)
             }

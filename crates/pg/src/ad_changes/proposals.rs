@@ -12,7 +12,6 @@ use diesel::sql_types::{
     Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::RunQueryDsl;
-use fleetdesk_ads::AdsRefusal;
 use fleetdesk_ads::change::{
     ApprovalRefusal, BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, TargetFacts,
     check_enabled, plan_approval, plan_proposal, waiting_since,
@@ -24,6 +23,7 @@ use fleetdesk_ads::proposal::{
     AdStatus, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed, expired,
     month_start, ratios,
 };
+use fleetdesk_ads::{AdsMissing, AdsRefusal};
 use fleetdesk_kernel::money::Cents;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
@@ -345,9 +345,7 @@ async fn view_tx(
     .await
     .optional()?;
     let Some(ws) = found else {
-        return Ok(Err(AdsRefusal::NotFound(
-            "no such workspace in this organization".to_owned(),
-        )));
+        return Ok(Err(AdsRefusal::NotFound(AdsMissing::Workspace)));
     };
     if let Err(refusal) = check_enabled(ws.ads_enabled) {
         return Ok(Err(refusal));
