@@ -8,10 +8,11 @@ use fleetdesk_kernel::persona::{FactCategory, FactStatus};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::ports::Proposed;
+use crate::ports::{CreatedPersona, Proposed};
+use crate::rules::PersonaRefusal;
 use crate::rules::{
     CONTRADICTION_OPTIONS, CONTRADICTION_QUESTION, Earlier, Proposal, ProposalKind, images_title,
-    matching_proposal, new_persona_title,
+    matching_proposal, new_persona_title, setup_complete,
 };
 
 /// The `persona_new` decision a new persona waits on.
@@ -24,6 +25,38 @@ pub fn new_persona_decision(persona_id: Uuid, name: &str, project: &str) -> NewD
             json!({"project": project}),
         )
     }
+}
+
+/// The live persona of the same name in the project, as loaded when a create inserted
+/// nothing (the name is unique per project among live personas).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SameName {
+    pub id: Uuid,
+    /// The agent the persona is assigned to.
+    pub owner: Option<Uuid>,
+    pub bio: Option<String>,
+    pub voice: Option<String>,
+    /// Its latest `persona_new` decision.
+    pub issue_id: Option<Uuid>,
+}
+
+/// A create that finds the name taken: the calling agent's own persona answers unchanged
+/// (a resent create), anyone else's is [`PersonaRefusal::NameTaken`].
+pub fn answer_same_name(
+    agent_id: Uuid,
+    same: SameName,
+    project: String,
+) -> Result<CreatedPersona, PersonaRefusal> {
+    if same.owner != Some(agent_id) {
+        return Err(PersonaRefusal::NameTaken);
+    }
+    Ok(CreatedPersona {
+        id: same.id,
+        created: false,
+        project,
+        setup_complete: setup_complete(same.bio.as_deref(), same.voice.as_deref()),
+        issue_id: same.issue_id,
+    })
 }
 
 /// The `persona_images` decision an uploaded image opens when none is open.
@@ -214,6 +247,38 @@ mod tests {
 
     const PERSONA: Uuid = Uuid::from_u128(1);
     const FACT: Uuid = Uuid::from_u128(2);
+
+    #[test]
+    fn a_resent_create_answers_the_agents_own_persona_and_refuses_anothers() {
+        let agent = Uuid::from_u128(7);
+        let same = SameName {
+            id: PERSONA,
+            owner: Some(agent),
+            bio: Some("Taipei skincare".into()),
+            voice: None,
+            issue_id: Some(Uuid::from_u128(3)),
+        };
+        assert_eq!(
+            answer_same_name(agent, same.clone(), "beauty".into()),
+            Ok(CreatedPersona {
+                id: PERSONA,
+                created: false,
+                project: "beauty".into(),
+                setup_complete: false,
+                issue_id: Some(Uuid::from_u128(3)),
+            })
+        );
+        let unassigned = SameName {
+            owner: None,
+            ..same.clone()
+        };
+        for other in [same, unassigned] {
+            assert_eq!(
+                answer_same_name(Uuid::from_u128(8), other, "beauty".into()),
+                Err(PersonaRefusal::NameTaken)
+            );
+        }
+    }
 
     fn fact(value: &str) -> Proposal {
         Proposal::new(

@@ -14,8 +14,8 @@ use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_personas::plan::{
-    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, contradiction_proposed,
-    images_decision_for, new_persona_decision, plan_proposal,
+    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, SameName, answer_same_name,
+    contradiction_proposed, images_decision_for, new_persona_decision, plan_proposal,
 };
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
@@ -363,8 +363,8 @@ async fn create_tx(
             issue_id: Some(issue),
         }));
     }
-    type Existing = (Uuid, Option<Uuid>, Option<String>, Option<String>);
-    let (id, owner, bio, voice): Existing = personas::table
+    type Row = (Uuid, Option<Uuid>, Option<String>, Option<String>);
+    let (id, owner, bio, voice): Row = personas::table
         .filter(personas::project_id.eq(project_id))
         .filter(personas::name.eq(&f.name))
         .filter(personas::status.ne(PersonaStatus::Retired.as_str()))
@@ -376,9 +376,6 @@ async fn create_tx(
         ))
         .get_result(conn)
         .await?;
-    if owner != Some(agent.agent_id) {
-        return Ok(Err(PersonaRefusal::NameTaken));
-    }
     let issue_id: Option<Uuid> = decisions::table
         .filter(decisions::persona_id.eq(id))
         .filter(decisions::kind.eq(DecisionKind::PersonaNew.as_str()))
@@ -387,13 +384,14 @@ async fn create_tx(
         .first(conn)
         .await
         .optional()?;
-    Ok(Ok(CreatedPersona {
+    let same = SameName {
         id,
-        created: false,
-        project,
-        setup_complete: setup_complete(bio.as_deref(), voice.as_deref()),
+        owner,
+        bio,
+        voice,
         issue_id,
-    }))
+    };
+    Ok(answer_same_name(agent.agent_id, same, project))
 }
 
 /// The persona's image of these bytes, if any.
