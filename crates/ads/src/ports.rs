@@ -428,7 +428,7 @@ pub struct AdsView {
 }
 
 /// The ads of a workspace in PostgreSQL, for agents and people. Every method is one transaction (or one
-/// snapshot); a workspace without ads enabled is [`AdsRefusal::Forbidden`].
+/// snapshot); a workspace without ads enabled is [`AdsRefusal::AdsDisabled`].
 pub trait AdsRepo: Send + Sync {
     /// The synced ad data of `workspace`, a workspace of `organization` (`None`: any, for a
     /// platform admin; another organization's, archived or unknown is
