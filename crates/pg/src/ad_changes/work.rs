@@ -245,11 +245,9 @@ pub(super) async fn expire(
     // dismissed_by_service`).
     let close = dismissed_by_service(EXPIRED_NOTE, now);
     let at = Ts::from(close.at);
-    diesel::update(
-        decisions::table
-            .filter(decisions::id.eq_any(&ids))
-            .filter(decisions::status.eq_any(close.from.iter().map(|s| s.as_str()))),
-    )
+    diesel::update(decisions::table.filter(decisions::id.eq_any(&ids)).filter(
+        decisions::status.eq_any(close.from.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
+    ))
     .set((
         decisions::status.eq(close.status.as_str()),
         decisions::decided_by.eq(close.decided_by.to_json()),
@@ -413,7 +411,8 @@ async fn store_sync_tx(
         ads::table
             .filter(ads::workspace_id.eq(ws))
             .filter(ads::ad_account_id.eq(account))
-            .filter(ads::id.ne_all(a.iter().map(|a| a.id.as_str())))
+            // One array bind (`<> ALL($n)`), whatever the number of ads seen.
+            .filter(ads::id.ne_all(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>()))
             .filter(dsl::not(ads::by_fleetdesk)),
     )
     .execute(conn)
