@@ -189,8 +189,10 @@ struct PostDbRow {
     body: String,
 }
 
-/// One capture of a post's counters, as the reports and the metrics read them.
-#[derive(QueryableByName)]
+/// One capture of a post's counters, as the reports (a typed query) and the metrics (SQL)
+/// read them.
+#[derive(QueryableByName, Queryable, Selectable)]
+#[diesel(table_name = post_metrics, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct CaptureRow {
     #[diesel(sql_type = SqlUuid)]
     pub(crate) post_id: Uuid,
@@ -247,42 +249,12 @@ async fn bodies(
     let captures: Vec<CaptureRow> = if post_ids.is_empty() {
         Vec::new()
     } else {
-        type Capture = (
-            Uuid,
-            Ts,
-            Option<i64>,
-            Option<i64>,
-            Option<i64>,
-            Option<i64>,
-            Option<i64>,
-        );
-        let rows: Vec<Capture> = post_metrics::table
+        post_metrics::table
             .filter(post_metrics::post_id.eq_any(&post_ids))
             .filter(post_metrics::captured_at.lt(end))
-            .select((
-                post_metrics::post_id,
-                post_metrics::captured_at,
-                post_metrics::views,
-                post_metrics::likes,
-                post_metrics::replies,
-                post_metrics::reposts,
-                post_metrics::shares,
-            ))
+            .select(CaptureRow::as_select())
             .load(conn)
-            .await?;
-        rows.into_iter()
-            .map(
-                |(post_id, captured_at, views, likes, replies, reposts, shares)| CaptureRow {
-                    post_id,
-                    captured_at,
-                    views,
-                    likes,
-                    replies,
-                    reposts,
-                    shares,
-                },
-            )
-            .collect()
+            .await?
     };
     let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.slot_id).collect();
     let followers: Vec<FollowerRow> = if slot_ids.is_empty() {
