@@ -13,6 +13,8 @@ use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 use validator::{Validate, ValidationErrors, ValidationErrorsKind};
 
+pub use fleetdesk_kernel::op::{Nothing, Req};
+
 /// The `field` of an error about the request body as a whole. Parenthesized, so it cannot be
 /// mistaken for a field called `body` (a draft has one).
 pub const REQUEST_BODY: &str = "(request body)";
@@ -78,42 +80,6 @@ pub trait Part: DeserializeOwned + Validate + ToSchema + Send + 'static {
 }
 
 impl<T: DeserializeOwned + Validate + ToSchema + Send + 'static> Part for T {}
-
-/// A part an operation does not have. Accepts and ignores anything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Nothing;
-
-impl<'de> serde::Deserialize<'de> for Nothing {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        serde::de::IgnoredAny::deserialize(d).map(|_| Nothing)
-    }
-}
-
-impl Validate for Nothing {
-    fn validate(&self) -> Result<(), ValidationErrors> {
-        Ok(())
-    }
-}
-
-impl utoipa::PartialSchema for Nothing {
-    fn schema() -> RefOr<Schema> {
-        utoipa::openapi::ObjectBuilder::new().build().into()
-    }
-}
-
-impl ToSchema for Nothing {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("Nothing")
-    }
-}
-
-/// The typed input of an operation.
-#[derive(Debug, Clone)]
-pub struct Req<P, Q, B> {
-    pub path: P,
-    pub query: Q,
-    pub body: B,
-}
 
 /// Something that can be built from [`Args`].
 pub trait Input: Sized + Send + 'static {

@@ -177,7 +177,7 @@ pub async fn execute_as(
     redact_args(&mut inv.args);
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
 
-    if !spec.access.allows(&caller) {
+    if !caller.may(spec.access) {
         let message = match spec.access {
             crate::op::Access::Agent(scope) => {
                 format!("this call needs an agent key with scope {}", scope.as_str())

@@ -4,6 +4,7 @@
 //! crates, so this crate stays dependency-light: serde, jiff, uuid, thiserror, bytes, futures-core (and
 //! tokio only with the `round-trips` feature, which the adapters turn on).
 
+pub mod access;
 pub mod blob;
 pub mod body;
 pub mod code;
@@ -15,6 +16,7 @@ pub mod jobs;
 pub mod market;
 pub mod media;
 pub mod money;
+pub mod op;
 pub mod percent;
 pub mod persona;
 pub mod platform;
@@ -24,6 +26,8 @@ pub mod round_trips;
 pub mod secrets;
 mod text_enum;
 pub mod time;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use code::{AccountCode, CodeError};
 pub use error::ErrorCode;

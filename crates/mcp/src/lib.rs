@@ -665,7 +665,7 @@ impl Mcp {
         let tools = self
             .tools
             .iter()
-            .filter(|t| t.api == api && t.routes.iter().any(|r| r.op.spec().access.allows(caller)))
+            .filter(|t| t.api == api && t.routes.iter().any(|r| caller.may(r.op.spec().access)))
             .map(|t| t.tool.clone())
             .collect();
         ListToolsResult::with_all_items(tools)

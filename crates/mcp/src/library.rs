@@ -430,6 +430,6 @@ impl Mcp {
     /// Whether the caller's key may use `tool` (the tool is listed for it).
     fn may_call(&self, caller: &Caller, tool: &str) -> bool {
         self.find(api_of(caller), tool)
-            .is_some_and(|t| t.routes.iter().any(|r| r.op.spec().access.allows(caller)))
+            .is_some_and(|t| t.routes.iter().any(|r| caller.may(r.op.spec().access)))
     }
 }

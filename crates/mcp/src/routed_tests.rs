@@ -294,12 +294,12 @@ fn the_scope_checked_is_the_routed_operations() {
     let operator = agent(AgentRole::Operator);
     let mut args = arguments(json!({"action": "resolve", "id": "d1", "choice": "x"}));
     let resolve = entry.route(&mut args).expect("routed");
-    assert!(!resolve.op.spec().access.allows(&community));
-    assert!(resolve.op.spec().access.allows(&operator));
+    assert!(!community.may(resolve.op.spec().access));
+    assert!(operator.may(resolve.op.spec().access));
     let mut args = arguments(json!({"action": "dismiss", "id": "d1"}));
     let dismiss = entry.route(&mut args).expect("routed");
-    assert!(dismiss.op.spec().access.allows(&community));
-    assert!(!dismiss.op.spec().access.allows(&operator));
+    assert!(community.may(dismiss.op.spec().access));
+    assert!(!operator.may(dismiss.op.spec().access));
 }
 
 #[test]

@@ -60,6 +60,17 @@ impl Caller {
         }
     }
 
+    /// Whether this caller may call an operation open to `access` (a link token's operations
+    /// take no key, so no caller may).
+    pub fn may(&self, access: fleetdesk_kernel::op::Access) -> bool {
+        use fleetdesk_kernel::op::Access;
+        match access {
+            Access::Agent(scope) => self.has_scope(scope),
+            Access::Personal(access) => self.has_personal_access(access),
+            Access::Token => false,
+        }
+    }
+
     pub fn has_scope(&self, scope: Scope) -> bool {
         matches!(self, Caller::Agent(a) if a.role.has(scope))
     }

@@ -3,7 +3,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{ItemFault, Items, Text, component_items};
+use crate::fields::{ItemFault, Items, ReadItems, Text, component_items};
 use crate::input::{Nothing, Req};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_cron::job::{JobInvalid, RawJob, Unreadable, check_jobs};

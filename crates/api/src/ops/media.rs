@@ -4,7 +4,7 @@ use super::common::{CodeInput, TagInput, maybe_lookup, naming};
 use super::drafts::IdPath;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Int, Limit, List, Text, Utc, component_items, limit_or};
+use crate::fields::{Int, Limit, List, Text, Utc, limit_or};
 use crate::input::REQUEST_BODY;
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
@@ -25,8 +25,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
-
-component_items!(TagInput);
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};

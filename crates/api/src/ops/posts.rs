@@ -6,7 +6,7 @@ use super::drafts::IdPath;
 use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Count, Int, ItemFault, Items, Text, Utc, component_items};
+use crate::fields::{Count, Int, ItemFault, Items, ReadItems, Text, Utc, component_items};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, Variant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};

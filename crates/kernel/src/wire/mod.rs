@@ -1,0 +1,28 @@
+//! The interface's field types (with the `wire` feature): the request and response pieces
+//! that carry their rule and their schema, shared by the server that parses them, the
+//! description that states them and a client that sends them.
+
+pub mod fields;
+pub mod strings;
+
+use crate::op::Nothing;
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+
+impl validator::Validate for Nothing {
+    fn validate(&self) -> Result<(), validator::ValidationErrors> {
+        Ok(())
+    }
+}
+
+impl utoipa::PartialSchema for Nothing {
+    fn schema() -> RefOr<Schema> {
+        utoipa::openapi::ObjectBuilder::new().build().into()
+    }
+}
+
+impl utoipa::ToSchema for Nothing {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Nothing")
+    }
+}
