@@ -37,6 +37,7 @@ mod pipeline;
 mod readme;
 mod reports;
 mod review;
+mod rust_client;
 mod schemathesis;
 mod secrets;
 mod tasks;

@@ -62,6 +62,7 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_mcp", Layer::Adapter),
     ("fleetdesk_dashboard", Layer::Adapter),
     ("fleetdesk_local_pg", Layer::Adapter),
+    ("fleetdesk_client", Layer::Adapter),
     ("fleetdesk", Layer::App),
     ("fleetdesk_tests", Layer::Tests),
     ("xtask", Layer::Tool),
@@ -93,8 +94,12 @@ const EXTRA_EDGES: &[(&str, &str)] = &[
 ];
 
 /// Edges refused although their layers allow them: the PostgreSQL adapter implements domain
-/// ports only (the `Gatekeeper` port lives in tenancy, the round-trip counter in the kernel).
-const REFUSED_EDGES: &[(&str, &str)] = &[("fleetdesk_pg", "fleetdesk_api")];
+/// ports only (the `Gatekeeper` port lives in tenancy, the round-trip counter in the kernel);
+/// the client speaks HTTP and links none of the server.
+const REFUSED_EDGES: &[(&str, &str)] = &[
+    ("fleetdesk_pg", "fleetdesk_api"),
+    ("fleetdesk_client", "fleetdesk_api"),
+];
 
 /// Domain crates (the kernel included): their whole dependency tree stays free of adapters.
 fn domain_crates() -> impl Iterator<Item = &'static str> {
@@ -149,7 +154,17 @@ fn main() -> anyhow::Result<()> {
                 .args(&args[1..]);
             peers.apply(&mut nextest);
             server.apply(&mut nextest);
-            let ran = run(&mut nextest);
+            // nextest runs no doctests: the client's example is compiled here, as its readers
+            // will copy it.
+            let ran = run(&mut nextest).and_then(|()| {
+                run(Command::new("cargo").args([
+                    "test",
+                    "--doc",
+                    "--quiet",
+                    "--package",
+                    "fleetdesk_client",
+                ]))
+            });
             // Whatever the tests did, nothing of theirs stays behind.
             match server.sweep() {
                 Ok(left) if !left.is_empty() => eprintln!(

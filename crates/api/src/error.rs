@@ -215,6 +215,12 @@ pub struct ErrorBody {
     pub field: Option<String>,
 }
 
+impl From<fleetdesk_kernel::wire::fields::Invalid> for ApiError {
+    fn from(e: fleetdesk_kernel::wire::fields::Invalid) -> ApiError {
+        ApiError::invalid(e.field, e.message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::input::{Args, Input, InputDoc};
+use crate::input::{Args, Input, InputDoc, Part, Req};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::body::Body;
 use fleetdesk_tenancy::{AgentCaller, Caller, MemberCaller};
@@ -177,6 +177,22 @@ where
         handler,
         _types: PhantomData,
     })
+}
+
+/// Binds a handler to an operation's handle: the handle's description and types, served by
+/// `handler`.
+pub fn bind<H, C, F, Fut>(handler: F) -> Box<dyn ErasedOp>
+where
+    H: Operation,
+    H::Path: Part,
+    H::Query: Part,
+    H::Body: Part,
+    H::Output: Serialize + ToSchema + Send + 'static,
+    C: FromCaller,
+    F: Fn(Ctx, C, Req<H::Path, H::Query, H::Body>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<H::Output>, ApiError>> + Send + 'static,
+{
+    operation(H::SPEC, handler)
 }
 
 struct RawOperation<I, O, F> {

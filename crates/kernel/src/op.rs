@@ -137,7 +137,7 @@ impl OpSpec {
     }
 
     /// An Agent API PUT whose credential is the link's token and whose body is raw bytes of at
-    /// most `max_body`, handed to the handler as it arrives (see [`raw_operation`]).
+    /// most `max_body`, handed to the handler as it arrives (the API's `raw_operation`).
     pub const fn token_put(path: &'static str, max_body: u64) -> OpSpec {
         OpSpec::new(Api::Agent, HttpMethod::Put, path, Access::Token).max_body(max_body as usize)
     }

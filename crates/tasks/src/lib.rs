@@ -8,6 +8,8 @@ pub mod plan;
 pub mod ports;
 pub mod rules;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 

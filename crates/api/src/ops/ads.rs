@@ -7,7 +7,7 @@ use super::common::CursorInput;
 use super::common::IsoTimeInput;
 use super::community::Filled;
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf};
+use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf, StaffOnly};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, List, Utc, limit_or};

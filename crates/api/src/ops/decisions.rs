@@ -2,13 +2,13 @@
 //! The rules are `fleetdesk_decisions::rules`; each move runs whole in the adapter's
 //! transaction with its effect.
 
+use super::common::CursorInput;
 use super::common::IsoTimeInput;
-use super::common::{CursorInput, LinkInput};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf};
+use super::relay::{OnBehalfOf, Origin, RelayRecord, StaffOnBehalfOf, StaffOnly};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, component_items, limit_or};
+use crate::fields::{Cursor, Ids, Limit, List, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::{Links, PersonaSigner, PersonaVariant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
@@ -26,7 +26,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-component_items!(EvidenceIn);
+pub use fleetdesk_tasks::wire::{EvidenceIn, evidence_rules};
 
 const MOVE_RULES: &str = "A decision already resolved or dismissed answers any other move with \
 422 rejected; the same move resent answers `result: unchanged` and changes nothing. Effects, in \
@@ -491,57 +491,6 @@ async fn choose(
 // ---------------------------------------------------------------------------------------------
 // POST /issues/{id}/done
 
-/// Evidence of work done: a link, or a media library item.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum EvidenceIn {
-    Link {
-        url: LinkInput,
-        label: Option<Text<0, 200>>,
-    },
-    Asset {
-        asset_id: Uuid,
-    },
-}
-
-/// Each evidence variant takes only its own fields (the derive leaves them open); the rules
-/// are merged after components are written in place, so the fields' schemas are spelled out.
-pub fn evidence_rules() -> Value {
-    use utoipa::PartialSchema;
-    fn plain(schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>) -> Value {
-        let mut v = serde_json::to_value(schema).unwrap_or_default();
-        if let Value::Object(map) = &mut v {
-            map.remove(crate::fields::INLINE);
-        }
-        v
-    }
-    let mut label = plain(Text::<0, 200>::schema());
-    label["type"] = json!(["string", "null"]);
-    // Text holds no NUL (what the describer adds to every derived text field).
-    label["pattern"] = json!("^[^\\x00]*$");
-    json!({"oneOf": [
-        {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["type", "url"],
-            "properties": {
-                "type": {"type": "string", "enum": ["link"]},
-                "url": plain(LinkInput::schema()),
-                "label": label,
-            },
-        },
-        {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["type", "asset_id"],
-            "properties": {
-                "type": {"type": "string", "enum": ["asset"]},
-                "asset_id": {"type": "string", "format": "uuid"},
-            },
-        },
-    ]})
-}
-
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IssueDoneBody {
@@ -557,13 +506,7 @@ async fn complete_issue(
     req: Req<IdPath, Nothing, IssueDoneBody>,
 ) -> Result<Reply<DecisionMoveReply>, ApiError> {
     let evidence = req.body.evidence.map(List::into_vec).unwrap_or_default();
-    let asset_ids = evidence
-        .iter()
-        .filter_map(|e| match e {
-            EvidenceIn::Asset { asset_id } => Some(*asset_id),
-            EvidenceIn::Link { .. } => None,
-        })
-        .collect();
+    let asset_ids = EvidenceIn::asset_ids(&evidence);
     let report = DoneReport {
         id: req.path.id,
         result: req.body.result.into(),

@@ -108,10 +108,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
-#[derive(Debug, Clone, Deserialize, Validate, ToSchema)]
-pub struct IdPath {
-    pub id: Uuid,
-}
+pub use fleetdesk_kernel::wire::fields::IdPath;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -2,7 +2,7 @@
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, StaffOnBehalfOf};
+use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, StaffOnBehalfOf, StaffOnly};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};

@@ -2,93 +2,29 @@
 //! and when the person decided. Every relay body carries `on_behalf_of`, `origin` and
 //! `effective_at`; [`RelayRecord`] is what is stored with the decision.
 
-use super::common::{AgentBrief, IsoTimeInput, PersonNameInput};
+use super::common::{AgentBrief, IsoTimeInput};
 use crate::error::ApiError;
-use crate::fields::{Text, Utc};
+use crate::fields::Utc;
 use fleetdesk_kernel::decision::{DecidedBy, Relayed, RelayingAgent};
 use fleetdesk_tenancy::AgentCaller;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
-use validator::Validate;
 
-/// Where a relayed or reported instruction came from.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Origin {
-    pub platform: OriginPlatform,
-    pub gateway: Option<Text<0, 200>>,
-    pub channel: Option<Text<0, 200>>,
-    pub thread: Option<Text<0, 200>>,
-    pub requester: Option<Text<0, 80>>,
-    pub message_ref: Option<Text<0, 200>>,
+pub use fleetdesk_kernel::wire::relay::*;
+
+/// Where only agency people and admins decide.
+pub trait StaffOnly {
+    /// A client is `refusal` (the relay's own status), marked as breaking the schema
+    /// ([`StaffOnBehalfOf`]).
+    fn staff_only(&self, refusal: impl FnOnce() -> ApiError) -> Result<(), ApiError>;
 }
 
-/// The chat gateways an instruction can come through; anything else is `other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OriginPlatform {
-    Feishu,
-    Dingtalk,
-    Telegram,
-    Discord,
-    Cli,
-    Other,
-}
-
-/// The person a relayed decision is made for.
-#[derive(Debug, Clone, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OnBehalfOf {
-    pub name: PersonNameInput,
-    pub role: OnBehalfRoleIn,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OnBehalfRoleIn {
-    Agency,
-    Client,
-    Admin,
-}
-
-/// `on_behalf_of` where only agency people and admins decide (relay_issue, relay_task,
-/// ad_research_approve, delete_stocked_post): role agency or admin. A client named there is
-/// refused with the status the specification gives that relay (422, or 403 for deleting
-/// stock), and over MCP as invalid params ([`OnBehalfOf::staff_only`]).
-#[derive(Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StaffOnBehalfOf {
-    pub name: PersonNameInput,
-    pub role: StaffRoleIn,
-}
-
-/// The roles of the people who decide where clients never do.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StaffRoleIn {
-    Agency,
-    Admin,
-}
-
-impl OnBehalfOf {
-    /// Where only agency people and admins decide: a client is `refusal` (the relay's own
-    /// status), marked as breaking the schema ([`StaffOnBehalfOf`]).
-    pub fn staff_only(&self, refusal: impl FnOnce() -> ApiError) -> Result<(), ApiError> {
+impl StaffOnly for OnBehalfOf {
+    fn staff_only(&self, refusal: impl FnOnce() -> ApiError) -> Result<(), ApiError> {
         if self.role == OnBehalfRoleIn::Client {
             return Err(refusal().with_field("on_behalf_of.role").breaking_schema());
         }
         Ok(())
-    }
-}
-
-impl OnBehalfRoleIn {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnBehalfRoleIn::Agency => "agency",
-            OnBehalfRoleIn::Client => "client",
-            OnBehalfRoleIn::Admin => "admin",
-        }
     }
 }
 

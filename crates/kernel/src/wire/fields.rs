@@ -433,6 +433,37 @@ pub fn limit_or<const MAX: i64>(limit: Option<Limit<MAX>>, default: i64) -> i64 
     limit.map_or(default, Int::get)
 }
 
+/// `{id}`: the path of an object named by its id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, validator::Validate, ToSchema,
+)]
+pub struct IdPath {
+    pub id: Uuid,
+}
+
+impl From<Uuid> for IdPath {
+    fn from(id: Uuid) -> IdPath {
+        IdPath { id }
+    }
+}
+
+/// A field that breaks a rule the types cannot state (one field given where another belongs):
+/// the field, and what is wrong with it. The server answers it as a 400 naming the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(field: &'static str, message: impl Into<String>) -> Invalid {
+        Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output
 
