@@ -8,6 +8,8 @@
 pub mod models;
 pub mod ports;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use models::add::{check_existing, check_persona};
 pub use models::avatar::{AvatarError, AvatarImage, ImageKind};

@@ -22,6 +22,8 @@ pub mod proposal;
 pub mod provider;
 pub mod research;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use pick::{PickNumber, PickStatus};
 pub use product::{Marketplace, Product};

@@ -15,6 +15,8 @@ pub mod ports;
 pub mod service;
 pub mod space;
 pub mod ticket;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use digest::{DigestMember, DigestReport, MemberTag, TagKind};
 pub use personal::{PersonalData, find_personal_data};

@@ -16,6 +16,8 @@ pub mod ports;
 pub mod redact;
 pub mod run;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use health::{JobHealth, LatestRun, health};
 pub use job::{Job, JobInvalid, RawJob, Schedule};

@@ -6,5 +6,7 @@ pub mod effects;
 pub mod ports;
 pub mod rules;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use fleetdesk_kernel::decision::{DecisionKind, DecisionStatus, NewDecision, Opener};

@@ -8,3 +8,5 @@ pub mod draft;
 pub mod plan;
 pub mod ports;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;

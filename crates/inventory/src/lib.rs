@@ -19,6 +19,8 @@ use uuid::Uuid;
 
 pub mod plan;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 /// The post an inventory move names, as the adapter loaded it from the caller's workspace
 /// (`None`: no such post there): the caller moves only posts under its own personas (`mine`);

@@ -12,6 +12,8 @@ pub mod service;
 pub mod thumbnail;
 pub mod thumbs;
 pub mod upload;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 /// Width and height read from an image header, when it has them.
 pub fn image_size(bytes: &[u8]) -> (Option<i32>, Option<i32>) {

@@ -6,5 +6,7 @@ pub mod plan;
 pub mod ports;
 pub mod rules;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use rules::*;

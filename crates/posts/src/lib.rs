@@ -12,3 +12,5 @@ pub mod post;
 pub mod report;
 pub mod review;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;

@@ -8,6 +8,8 @@ pub mod period;
 pub mod ports;
 pub mod report;
 pub mod service;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 /// The kind of the job queue's weekly build (`fleetdesk_kernel::jobs`): its key is the Monday
 /// of the week it covers.

@@ -10,6 +10,8 @@ pub mod roles;
 pub mod service;
 pub mod session;
 pub mod tenant_file;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 pub use caller::{AgentCaller, Caller, MemberCaller};
 pub use keys::{IssuedKey, KeyKind, KeyParseError, ParsedKey};

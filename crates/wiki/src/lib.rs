@@ -14,3 +14,5 @@ pub mod ports;
 pub mod search;
 pub mod service;
 pub mod sources;
+#[cfg(feature = "wire")]
+pub mod wire;

@@ -15,6 +15,7 @@ use fleetdesk_accounts::ports::{AccountView, NewAccount};
 use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
+use fleetdesk_accounts::wire::CodePathRef;
 use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
 use fleetdesk_kernel::{ErrorCode, Market, Platform};
 use fleetdesk_tasks::ports::TaskRecord;
@@ -633,7 +634,7 @@ async fn report_account_state(
     agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, StateReportBody>,
 ) -> Result<Reply<StateReportResult>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let b = req.body;
     let origin = b
         .origin
@@ -707,7 +708,7 @@ async fn set_account_avatar(
     agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, AvatarBody>,
 ) -> Result<Reply<AvatarResult>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let (account, stored, changed) = ctx
         .accounts
         .set_avatar(agent.agent_ref(), code.clone(), &req.body.data.0)

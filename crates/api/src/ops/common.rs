@@ -1,74 +1,12 @@
-//! Input and output pieces several operations share. The string field types are the kernel's
-//! (`fleetdesk_kernel::wire::strings`).
+//! How a failed account lookup is answered, and the input and output pieces several operations
+//! share (the kernel's: `fleetdesk_kernel::wire`).
 
 pub use fleetdesk_kernel::checked_string;
+pub use fleetdesk_kernel::wire::fields::{AgentBrief, CodePath, MoveResult, PlatformQuery};
 pub use fleetdesk_kernel::wire::strings::*;
 
 use crate::error::ApiError;
-use fleetdesk_accounts::ports::{CodeRef, LookupError};
-use fleetdesk_kernel::Platform;
-use fleetdesk_tenancy::AgentCaller;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
-use validator::Validate;
-
-/// `{code}`: a current or legacy account code.
-#[derive(Debug, Clone, Deserialize, Validate, ToSchema)]
-pub struct CodePath {
-    /// Current or legacy account code, 1-40 characters.
-    pub code: CodeInput,
-}
-
-/// `platform`: only needed when a legacy code is repeated across platforms.
-#[derive(Debug, Clone, Deserialize, Validate, ToSchema)]
-pub struct PlatformQuery {
-    pub platform: Option<Platform>,
-}
-
-impl CodePath {
-    pub fn code_ref(&self, platform: Option<Platform>) -> Result<CodeRef, ApiError> {
-        Ok(CodeRef {
-            code: self.code.0.clone(),
-            platform,
-        })
-    }
-}
-
-/// What a move did: `changed`, or `unchanged` when the object was there already (a report
-/// issued, a pick cancelled); a move resent changes nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MoveResult {
-    Changed,
-    Unchanged,
-}
-
-impl MoveResult {
-    pub fn of(changed: bool) -> MoveResult {
-        if changed {
-            MoveResult::Changed
-        } else {
-            MoveResult::Unchanged
-        }
-    }
-}
-
-/// The agent a response speaks for.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AgentBrief {
-    pub id: Uuid,
-    pub name: String,
-}
-
-impl From<&AgentCaller> for AgentBrief {
-    fn from(a: &AgentCaller) -> Self {
-        AgentBrief {
-            id: a.agent_id,
-            name: a.agent_name.clone(),
-        }
-    }
-}
+use fleetdesk_accounts::ports::LookupError;
 
 /// The error of a `code` that names none of the caller's accounts.
 pub fn lookup_error(e: LookupError, code: &str) -> ApiError {

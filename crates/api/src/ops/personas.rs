@@ -11,6 +11,7 @@ use crate::input::{Nothing, Req};
 use crate::links::{Links, PersonaSigner, PersonaVariant};
 use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
 use fleetdesk_accounts::AvatarError;
+use fleetdesk_accounts::wire::CodePathRef;
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{ErrorCode, Platform};
 use fleetdesk_personas::ports::{
@@ -361,7 +362,7 @@ async fn get_persona(
     req: Req<CodePath, GetPersonaQuery, Nothing>,
 ) -> Result<Reply<PersonaRead>, ApiError> {
     let q = req.query;
-    let code = req.path.code_ref(q.platform)?;
+    let code = req.path.code_ref(q.platform);
     let posts = q.posts.map_or(RECENT_POSTS_DEFAULT, Int::get);
     let r = ctx
         .personas
@@ -478,7 +479,7 @@ async fn list_persona_images(
     agent: AgentCaller,
     req: Req<CodePath, PersonaImagesQuery, Nothing>,
 ) -> Result<Reply<PersonaImageList>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let (account, images) = ctx
         .personas
         .images(agent.agent_ref(), &code, req.query.category)
@@ -533,7 +534,7 @@ async fn upload_persona_image(
     agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, UploadPersonaImageBody>,
 ) -> Result<Reply<UploadedPersonaImage>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let b = req.body;
     let upload = ImageUpload {
         data: b.data.0,
@@ -610,7 +611,7 @@ async fn propose_fact(
     agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, ProposeFactBody>,
 ) -> Result<Reply<Proposed>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let b = req.body;
     let proposal = Proposal::new(
         b.kind,
@@ -648,7 +649,7 @@ async fn list_cast(
     agent: AgentCaller,
     req: Req<CodePath, PlatformQuery, Nothing>,
 ) -> Result<Reply<CastList>, ApiError> {
-    let code = req.path.code_ref(req.query.platform)?;
+    let code = req.path.code_ref(req.query.platform);
     let r = ctx
         .personas
         .cast(agent.agent_ref(), &code)

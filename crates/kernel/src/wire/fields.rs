@@ -464,6 +464,45 @@ impl Invalid {
     }
 }
 
+/// `{code}`: a current or legacy account code.
+#[derive(Debug, Clone, Serialize, Deserialize, validator::Validate, ToSchema)]
+pub struct CodePath {
+    /// Current or legacy account code, 1-40 characters.
+    pub code: super::strings::CodeInput,
+}
+
+/// `platform`: only needed when a legacy code is repeated across platforms.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, validator::Validate, ToSchema)]
+pub struct PlatformQuery {
+    pub platform: Option<crate::Platform>,
+}
+
+/// What a move did: `changed`, or `unchanged` when the object was there already (a report
+/// issued, a pick cancelled); a move resent changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MoveResult {
+    Changed,
+    Unchanged,
+}
+
+impl MoveResult {
+    pub fn of(changed: bool) -> MoveResult {
+        if changed {
+            MoveResult::Changed
+        } else {
+            MoveResult::Unchanged
+        }
+    }
+}
+
+/// The agent a response speaks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AgentBrief {
+    pub id: Uuid,
+    pub name: String,
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output
 
