@@ -248,3 +248,17 @@ where
         _types: PhantomData,
     })
 }
+
+/// Binds a handler whose body is raw bytes ([`raw_operation`]) to an operation's handle.
+pub fn bind_raw<H, F, Fut>(handler: F) -> Box<dyn ErasedOp>
+where
+    H: Operation,
+    H::Path: Part,
+    H::Query: Part,
+    H::Body: Part,
+    H::Output: Serialize + ToSchema + Send + 'static,
+    F: Fn(Ctx, Req<H::Path, H::Query, H::Body>, Body) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply<H::Output>, ApiError>> + Send + 'static,
+{
+    raw_operation(H::SPEC, handler)
+}

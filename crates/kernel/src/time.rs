@@ -281,21 +281,33 @@ pub fn format_utc(ts: Timestamp) -> String {
 pub mod utc {
     use super::format_utc;
     use jiff::Timestamp;
-    use serde::Serializer;
+    use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format_utc(*t))
     }
 
+    /// Reads back what [`serialize`] wrote (a client reading an answer).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        let raw = String::deserialize(d)?;
+        raw.parse().map_err(serde::de::Error::custom)
+    }
+
     pub mod option {
         use jiff::Timestamp;
-        use serde::Serializer;
+        use serde::{Deserialize, Deserializer, Serializer};
 
         pub fn serialize<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
             match t {
                 Some(t) => s.serialize_some(&super::super::format_utc(*t)),
                 None => s.serialize_none(),
             }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
+            let raw = Option::<String>::deserialize(d)?;
+            raw.map(|t| t.parse().map_err(serde::de::Error::custom))
+                .transpose()
         }
     }
 }
@@ -306,7 +318,7 @@ mod tests {
 
     #[test]
     fn utc_fields_serialize_as_format_utc() {
-        #[derive(serde::Serialize)]
+        #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
         struct T {
             #[serde(with = "utc")]
             at: Timestamp,
@@ -325,6 +337,15 @@ mod tests {
         assert_eq!(
             json,
             r#"{"at":"2026-11-21T10:00:00Z","some":"2026-11-21T10:00:00Z","none":null}"#
+        );
+        let whole: Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
+        assert_eq!(
+            serde_json::from_str::<T>(&json).unwrap(),
+            T {
+                at: whole,
+                some: Some(whole),
+                none: None
+            }
         );
     }
 

@@ -54,7 +54,7 @@ pub struct PostMedia {
 }
 
 /// What agents reported about a post.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ReportedOut))]
 pub struct Reported {
     #[serde(with = "utc::option")]
@@ -72,7 +72,7 @@ pub struct Reported {
 }
 
 /// A post's latest metrics.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MetricsOut))]
 pub struct LatestMetrics {
     #[serde(with = "utc")]
@@ -169,7 +169,7 @@ pub enum TransitionRefusal {
     PlannedInPast,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TransitionedOut))]
 pub struct Transitioned {
     pub id: Uuid,

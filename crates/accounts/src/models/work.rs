@@ -155,7 +155,7 @@ pub fn work_accounts(
 }
 
 /// A day of an active account that still needs posts, for `planned_posts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlannedDay {
     pub code: String,
@@ -177,7 +177,7 @@ pub struct PlannedDay {
 }
 
 /// An account's inventory for `planned_posts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AccountInventory {
     pub code: String,

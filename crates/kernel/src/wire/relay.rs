@@ -50,7 +50,10 @@ pub enum OnBehalfRoleIn {
 /// `on_behalf_of` where only agency people and admins decide (relay_issue, relay_task,
 /// ad_research_approve, delete_stocked_post): role agency or admin. A client named there is
 /// refused with the status the specification gives that relay (422, or 403 for deleting
-/// stock), and over MCP as invalid params (the API's `StaffOnly`).
+/// stock), and over MCP as invalid params ([`OnBehalfOf::staff_only`]).
+// The text above is the published schema description as it always read; the API crate's
+// `StaffOnly` trait gives `staff_only`, which rustdoc cannot see from here.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StaffOnBehalfOf {
