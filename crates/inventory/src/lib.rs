@@ -240,7 +240,7 @@ pub struct InventoryQuery {
     pub limit: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = InventoryPostOut))]
 pub struct StockedPost {
     pub id: Uuid,
@@ -319,7 +319,7 @@ pub enum InventoryRefusal {
 }
 
 // A post after an inventory move (a plain comment: the description of MovedPost has none).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MovedPost))]
 pub struct Moved {
     pub id: Uuid,

@@ -1,84 +1,36 @@
 //! Agent API: post inventory.
 
-use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput, naming};
+use super::common::naming;
 use super::drafts::IdPath;
-use super::relay::{OnBehalfOf, OnBehalfRoleIn, Origin, RelayRecord, StaffOnBehalfOf, StaffOnly};
+use super::relay::{OnBehalfRoleIn, RelayRecord, StaffOnly};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
+use crate::fields::{Cursor, Utc, limit_or};
 use crate::input::{Nothing, Req};
-use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::bind;
+use crate::op::{ErasedOp, Reply};
 use fleetdesk_accounts::ports::CodeRef;
 use fleetdesk_inventory::service::InventoryFilter;
-use fleetdesk_inventory::{
-    DeleteRefusal, InventoryRefusal, Moved, OnBehalfRole, Sponsored, StockRefusal, StockedPost,
-    UnstockRefusal,
+use fleetdesk_inventory::wire::agent;
+pub use fleetdesk_inventory::wire::{
+    DeleteStockedBody, InventoryAccountOut, InventoryList, InventoryQueryIn, MovedReply,
+    SponsoredFilter, StockBody, UnstockBody,
 };
-use fleetdesk_kernel::{ErrorCode, Platform};
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_inventory::{
+    DeleteRefusal, InventoryRefusal, OnBehalfRole, Sponsored, StockRefusal, UnstockRefusal,
+};
+use fleetdesk_kernel::ErrorCode;
+use fleetdesk_tenancy::AgentCaller;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
-    use HttpMethod::{Get, Post};
-    all.push(operation(
-        OpSpec::agent(Get, "/posts/inventory", Scope::DraftsRead)
-            .tool("list_inventory")
-            .also_answers(&[404, 409])
-            .summary("Finished posts held in inventory, per account")
-            .description(
-                "Accounts with stocked posts, each with its state, whether it is active, how many it \
-                 holds and this page's posts (oldest stocked first). Unstock a post for a day that \
-                 still needs one instead of writing new.",
-            ),
-        list_inventory,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/posts/{id}/stock", Scope::DraftsWrite)
-            .tool("stock_post")
-            .idempotent()
-            .summary("Move one of your posts to inventory")
-            .description(
-                "From draft, review, approved or scheduled. Published, failed, cancelled, deleted \
-                 posts and posts the service is publishing are 422. A post you scheduled in your own \
-                 tool is listed in work_today's unschedule_stocked until you remove it there and \
-                 confirm. Stocking a post already in stock answers unchanged.",
-            ),
-        stock_post,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/posts/{id}/unstock", Scope::DraftsWrite)
-            .tool("unstock_post")
-            .idempotent()
-            .summary("Release a stocked post for a day that still needs posts")
-            .description(
-                "The account must be active and planned_at in the future. A day that already has its \
-                 target is 409 already_covered (extra: true when this call asked for an extra post \
-                 and even that is taken). The post goes back to internal review, or to the redo list \
-                 if it was waiting for a rewrite.",
-            ),
-        unstock_post,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/posts/{id}/unscheduled", Scope::PostsWrite)
-            .tool("confirm_unscheduled")
-            .summary("Confirm a stocked post was removed from your publishing tool")
-            .description(
-                "Takes it off unschedule_stocked; the post stays in inventory. Safe to resend.",
-            ),
+    all.push(bind::<agent::ListInventory, _, _, _>(list_inventory));
+    all.push(bind::<agent::StockPost, _, _, _>(stock_post));
+    all.push(bind::<agent::UnstockPost, _, _, _>(unstock_post));
+    all.push(bind::<agent::ConfirmUnscheduled, _, _, _>(
         confirm_unscheduled,
     ));
-    all.push(operation(
-        OpSpec::agent(Post, "/posts/{id}/delete-stocked", Scope::RelayWrite)
-            .tool("delete_stocked_post")
-            .summary("Delete a post from inventory on behalf of an agency person")
-            .description(
-                "Only when the person explicitly said so; on_behalf_of and origin are required, a \
-                 client may not delete stock (403), and on_behalf_of naming this agent is 422. The \
-                 post and its review record remain; it can no longer be scheduled.",
-            ),
+    all.push(bind::<agent::DeleteStockedPost, _, _, _>(
         delete_stocked_post,
     ));
 }
@@ -137,57 +89,8 @@ impl From<InventoryRefusal> for ApiError {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MovedReply {
-    pub post: Moved,
-}
-
-impl From<Moved> for MovedReply {
-    fn from(post: Moved) -> MovedReply {
-        MovedReply { post }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // GET /posts/inventory
-
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SponsoredFilter {
-    Only,
-    Exclude,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-pub struct InventoryQueryIn {
-    /// `only` sponsored posts, or `exclude` them.
-    pub sponsored: Option<SponsoredFilter>,
-    /// One account (current or legacy code).
-    pub code: Option<CodeInput>,
-    pub platform: Option<Platform>,
-    /// 1-200, default 50.
-    pub limit: Option<Limit<200>>,
-    /// `next_cursor` of the previous page.
-    pub cursor: Option<CursorInput>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InventoryList {
-    pub accounts: Vec<InventoryAccountOut>,
-    pub next_cursor: Option<Cursor>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InventoryAccountOut {
-    pub code: String,
-    pub platform: Platform,
-    pub state: Option<String>,
-    pub active: bool,
-    /// Stocked posts of the account (every page).
-    pub count: i64,
-    /// This page's posts of the account.
-    pub posts: Vec<StockedPost>,
-}
 
 async fn list_inventory(
     ctx: Ctx,
@@ -240,13 +143,6 @@ async fn list_inventory(
 // ---------------------------------------------------------------------------------------------
 // POST /posts/{id}/stock, /unstock, /unscheduled
 
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StockBody {
-    /// Why the post is held.
-    pub reason: Option<Text<1, 1000>>,
-}
-
 async fn stock_post(
     ctx: Ctx,
     agent: AgentCaller,
@@ -257,15 +153,6 @@ async fn stock_post(
         .stock(agent.agent_ref(), req.path.id, req.body.reason.as_deref())
         .await??;
     Ok(Reply::ok(moved.into()))
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UnstockBody {
-    /// The new planned time, in the future: ISO with zone or market-local.
-    pub planned_at: TimeInput,
-    /// A person asked for an extra post that day: one post beyond the target is allowed.
-    pub extra: Option<bool>,
 }
 
 async fn unstock_post(
@@ -300,18 +187,6 @@ async fn confirm_unscheduled(
 
 // ---------------------------------------------------------------------------------------------
 // POST /posts/{id}/delete-stocked
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteStockedBody {
-    pub reason: Option<Text<1, 1000>>,
-    /// The person who decided; role agency (or admin). A client is 403.
-    #[schema(value_type = StaffOnBehalfOf)]
-    pub on_behalf_of: OnBehalfOf,
-    pub origin: Origin,
-    /// When the person decided (ISO with zone); default now.
-    pub effective_at: Option<IsoTimeInput>,
-}
 
 async fn delete_stocked_post(
     ctx: Ctx,
