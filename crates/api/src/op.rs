@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
@@ -76,6 +77,10 @@ pub trait ErasedOp: Send + Sync + 'static {
         )))
     }
     fn doc(&self) -> OpDoc;
+    /// The operation as its concrete type: a [`HandleOp`] for one bound to its handle.
+    fn as_any(&self) -> &dyn std::any::Any {
+        &()
+    }
 }
 
 fn op_doc<I: Input, O: ToSchema>() -> OpDoc {
@@ -179,8 +184,68 @@ where
     })
 }
 
+/// A handle's handler with its caller type erased: typed input in, typed answer out.
+type TypedCall<H> = Arc<
+    dyn Fn(
+            Ctx,
+            Caller,
+            Req<<H as Operation>::Path, <H as Operation>::Query, <H as Operation>::Body>,
+        ) -> BoxFuture<'static, Result<Reply<<H as Operation>::Output>, ApiError>>
+        + Send
+        + Sync,
+>;
+
+/// An operation bound to its handle: served from [`Args`] like any other, and callable with
+/// the handle's own types ([`ErasedOp::as_any`], `pipeline::call`), so a caller in this
+/// process reads its typed answer without JSON in between.
+pub struct HandleOp<H: Operation> {
+    spec: OpSpec,
+    call: TypedCall<H>,
+}
+
+impl<H: Operation> HandleOp<H> {
+    /// Runs the handler for `caller` (already admitted and allowed) with `input`.
+    pub async fn call(
+        &self,
+        ctx: Ctx,
+        caller: Caller,
+        input: Req<H::Path, H::Query, H::Body>,
+    ) -> Result<Reply<H::Output>, ApiError> {
+        (self.call)(ctx, caller, input).await
+    }
+}
+
+impl<H> ErasedOp for HandleOp<H>
+where
+    H: Operation,
+    H::Path: Part,
+    H::Query: Part,
+    H::Body: Part,
+    H::Output: Serialize + ToSchema + Send + 'static,
+{
+    fn spec(&self) -> &OpSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: &Args) -> Result<Prepared, ApiError> {
+        let input = Req::<H::Path, H::Query, H::Body>::parse(args)?;
+        let call = self.call.clone();
+        Ok(Box::new(move |ctx, caller| {
+            Box::pin(async move { to_json(call(ctx, caller, input).await?) })
+        }))
+    }
+
+    fn doc(&self) -> OpDoc {
+        op_doc::<Req<H::Path, H::Query, H::Body>, H::Output>()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// Binds a handler to an operation's handle: the handle's description and types, served by
-/// `handler`.
+/// `handler`, and callable with those types.
 pub fn bind<H, C, F, Fut>(handler: F) -> Box<dyn ErasedOp>
 where
     H: Operation,
@@ -192,7 +257,14 @@ where
     F: Fn(Ctx, C, Req<H::Path, H::Query, H::Body>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply<H::Output>, ApiError>> + Send + 'static,
 {
-    operation(H::SPEC, handler)
+    let call: TypedCall<H> = Arc::new(move |ctx, caller, input| {
+        let handler = handler.clone();
+        Box::pin(async move { handler(ctx, C::from_caller(caller)?, input).await })
+    });
+    Box::new(HandleOp::<H> {
+        spec: H::SPEC,
+        call,
+    })
 }
 
 struct RawOperation<I, O, F> {

@@ -164,6 +164,54 @@ pub async fn admit_session(ctx: &Ctx, session: &[u8; 32]) -> Result<Caller, ApiE
     spend(ctx, caller).await
 }
 
+/// 403 unless `caller` may call the operation.
+fn allowed(spec: &crate::op::OpSpec, caller: &Caller) -> Result<(), ApiError> {
+    if caller.may(spec.access) {
+        return Ok(());
+    }
+    let message = match spec.access {
+        crate::op::Access::Agent(scope) => {
+            format!("this call needs an agent key with scope {}", scope.as_str())
+        }
+        crate::op::Access::Personal(access) => format!(
+            "this call needs a personal key with {} access",
+            access.as_str()
+        ),
+        crate::op::Access::Token => "this call takes the link's token, not a key".to_owned(),
+    };
+    Err(ApiError::forbidden(message))
+}
+
+/// Runs a read bound to its handle `H` for an admitted caller with typed input, answering
+/// the handler's typed output: the access check of [`execute_as`], then the handler. Only for
+/// reads: a write's answer is stored under its Idempotency-Key, which [`execute_as`] does.
+pub async fn call<H: crate::op::Operation>(
+    ctx: &Ctx,
+    op: &dyn ErasedOp,
+    caller: Caller,
+    input: crate::input::Req<H::Path, H::Query, H::Body>,
+    base_url: Option<String>,
+) -> Result<H::Output, ApiError> {
+    let spec = op.spec();
+    let Some(bound) = op.as_any().downcast_ref::<crate::op::HandleOp<H>>() else {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "{} is not bound to the handle asked for",
+            spec.id()
+        )));
+    };
+    if !spec.reads_only() {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "{} writes: run it with execute_as",
+            spec.id()
+        )));
+    }
+    tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
+    allowed(spec, &caller)?;
+    let mut call_ctx = ctx.clone();
+    call_ctx.request_base = base_url;
+    Ok(bound.call(call_ctx, caller, input).await?.body)
+}
+
 /// Runs an operation for a caller the transport authenticated and admitted (the dashboard's
 /// session): every later step of [`execute`], the same for every transport: redaction, access,
 /// input, the Idempotency-Key's claim and the handler.
@@ -177,19 +225,7 @@ pub async fn execute_as(
     redact_args(&mut inv.args);
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
 
-    if !caller.may(spec.access) {
-        let message = match spec.access {
-            crate::op::Access::Agent(scope) => {
-                format!("this call needs an agent key with scope {}", scope.as_str())
-            }
-            crate::op::Access::Personal(access) => format!(
-                "this call needs a personal key with {} access",
-                access.as_str()
-            ),
-            crate::op::Access::Token => "this call takes the link's token, not a key".to_owned(),
-        };
-        return Err(ApiError::forbidden(message));
-    }
+    allowed(spec, &caller)?;
     // Input errors, in order: what the transport could not read, a malformed Idempotency-Key,
     // then the operation's own fields. Nothing is claimed before the input is good.
     let from_input = |mut e: ApiError| {

@@ -7,8 +7,10 @@ use crate::Dashboard;
 use crate::layout::{self, Flash, see_other};
 use crate::session::{self, Session};
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::input::Req;
 use fleetdesk_api::op::Api;
-use fleetdesk_api::pipeline::execute_as;
+use fleetdesk_api::op::Operation;
+use fleetdesk_api::pipeline::{self, execute_as};
 use fleetdesk_api::{ApiError, Args, ErasedOp, HttpMethod, Invocation};
 use fleetdesk_kernel::ErrorCode;
 use fleetdesk_tenancy::Caller;
@@ -90,6 +92,23 @@ fn answer(outcome: fleetdesk_api::Outcome) -> Result<Value, ApiError> {
 }
 
 impl Dashboard {
+    /// Runs the Personal API read `H` for the session's person with typed input: its typed
+    /// answer.
+    pub(crate) async fn call<H: Operation>(
+        &self,
+        req: &HttpRequest,
+        session: &Session,
+        input: Req<H::Path, H::Query, H::Body>,
+    ) -> Result<H::Output, ApiError> {
+        let op = self
+            .ops
+            .get(H::SPEC.method, H::SPEC.path)
+            .filter(|op| op.spec().api == H::SPEC.api)
+            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("no operation {}", H::SPEC.id())))?;
+        let caller = Caller::Member(session.member.clone());
+        pipeline::call::<H>(&self.ctx, op.as_ref(), caller, input, Some(base(req, self))).await
+    }
+
     /// Runs the Personal API's `GET <path>` for the session's person with `query` (typed as
     /// the operation takes it): its JSON answer.
     pub(crate) async fn read(

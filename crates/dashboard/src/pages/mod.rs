@@ -89,6 +89,18 @@ macro_rules! read_or_answer {
 }
 pub(crate) use read_or_answer;
 
+/// The typed answer of a Personal API read bound to its handle, or the page that says why
+/// not.
+macro_rules! call_or_answer {
+    ($dash:expr, $req:expr, $session:expr, $handle:ty, $input:expr) => {
+        match $dash.call::<$handle>($req, $session, $input).await {
+            Ok(v) => v,
+            Err(e) => return crate::layout::refusal($req, &$dash, $session, &e),
+        }
+    };
+}
+pub(crate) use call_or_answer;
+
 /// The session of a page, or the answer to give instead.
 macro_rules! session_or_answer {
     ($req:expr, $dash:expr) => {

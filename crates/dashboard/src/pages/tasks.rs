@@ -2,39 +2,49 @@
 //! (`POST /tasks/{id}/confirm|reopen`), and the agents' heartbeats and cron health as
 //! `GET /today` reports them.
 
-use super::{list, plain, read_or_answer, s, session_or_answer, words};
+use super::{call_or_answer, list, plain, read_or_answer, s, session_or_answer, words};
 use crate::Dashboard;
 use crate::layout::{act, form_fields, local_time, page};
 use crate::pages::decisions::HOME_ZONE;
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::input::{Nothing, Req};
+use fleetdesk_kernel::wire::fields::Int;
+use fleetdesk_tasks::TaskStatus;
+use fleetdesk_tasks::wire::{StatusList, TaskOut, TaskQueryIn, personal::ListTasks};
 use maud::{Markup, html};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The board's columns, in the order a card moves through them.
-const COLUMNS: &[&str] = &[
-    "pending_pickup",
-    "in_progress",
-    "pending_confirmation",
-    "done",
-    "failed",
+const COLUMNS: &[TaskStatus] = &[
+    TaskStatus::PendingPickup,
+    TaskStatus::InProgress,
+    TaskStatus::PendingConfirmation,
+    TaskStatus::Done,
+    TaskStatus::Failed,
 ];
 
 pub(crate) async fn board(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let mut q = Map::new();
-    q.insert("status".into(), json!(COLUMNS.join(",")));
-    q.insert("limit".into(), json!(200));
-    let tasks = read_or_answer!(dash, &req, &session, "/tasks", Map::new(), q);
+    let query = TaskQueryIn {
+        status: Some(StatusList(COLUMNS.to_vec())),
+        limit: Some(Int(200)),
+        ..TaskQueryIn::default()
+    };
+    let input = Req {
+        path: Nothing,
+        query,
+        body: Nothing,
+    };
+    let tasks = call_or_answer!(dash, &req, &session, ListTasks, input);
     let today = read_or_answer!(dash, &req, &session, "/today", Map::new(), Map::new());
     let back = format!("{}/tasks", crate::PREFIX);
-    let cards = list(&tasks, "tasks");
     let body = html! {
         div.board {
             @for column in COLUMNS {
-                section aria-labelledby={"col-" (column)} {
-                    @let here: Vec<&Value> = cards.iter().filter(|c| s(c, "status") == *column).collect();
-                    h2 #{"col-" (column)} { (words(column)) " (" (here.len()) ")" }
+                section aria-labelledby={"col-" (column.as_str())} {
+                    @let here: Vec<&TaskOut> = tasks.tasks.iter().filter(|c| c.status == *column).collect();
+                    h2 #{"col-" (column.as_str())} { (words(column.as_str())) " (" (here.len()) ")" }
                     @for card in here { (task(&session, card, &back)) }
                 }
             }
@@ -45,23 +55,24 @@ pub(crate) async fn board(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
     page(&req, &dash, &session, "Tasks", "/tasks", body)
 }
 
-fn task(session: &Session, card: &Value, back: &str) -> Markup {
-    let id = s(card, "id");
-    let status = s(card, "status");
+fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
+    let id = card.id;
+    let status = card.status;
     html! {
         article.card data-card tabindex="-1" {
-            h3 { (s(card, "title")) }
+            h3 { (card.title) }
             p.meta {
-                span { (words(s(card, "kind"))) }
-                @if let Some(a) = card.get("assignee").filter(|a| !a.is_null()) { span { "Agent " (s(a, "name")) } }
-                @if let Some(due) = card.get("due_at").and_then(Value::as_str) { span { "Due " (local_time(due, HOME_ZONE)) } }
-                @if card.get("overdue").and_then(Value::as_bool) == Some(true) { span.tag.bad { "overdue" } }
-                @if card.get("stale").and_then(Value::as_bool) == Some(true) { span.tag.warn { "stale" } }
-                @if card.get("confirm_overdue").and_then(Value::as_bool) == Some(true) { span.tag.bad { "confirm overdue" } }
+                span { (words(card.kind.as_str())) }
+                @if let Some(a) = &card.assignee { span { "Agent " (a.name) } }
+                @if let Some(due) = card.due_at { span { "Due " (local_time(&due.to_string(), HOME_ZONE)) } }
+                @if card.overdue { span.tag.bad { "overdue" } }
+                @if card.stale { span.tag.warn { "stale" } }
+                @if card.confirm_overdue { span.tag.bad { "confirm overdue" } }
             }
-            @if let Some(detail) = card.get("detail").and_then(Value::as_str) { p.body { (detail) } }
-            @if let Some(result) = card.get("result").and_then(Value::as_str) { p { "Result: " (result) } }
-            @let evidence = list(card, "evidence");
+            @if let Some(detail) = &card.detail { p.body { (detail) } }
+            @if let Some(result) = &card.result { p { "Result: " (result) } }
+            // What the agent sent as evidence, as stored: links and library items.
+            @let evidence = card.evidence.as_array().map(Vec::as_slice).unwrap_or_default();
             @if !evidence.is_empty() {
                 ul {
                     @for e in evidence {
@@ -73,13 +84,13 @@ fn task(session: &Session, card: &Value, back: &str) -> Markup {
                     }
                 }
             }
-            @if status == "pending_confirmation" {
+            @if status == TaskStatus::PendingConfirmation {
                 form method="post" action=(act(&format!("/tasks/{id}/confirm"))) {
                     (form_fields(session, back, "Confirmed."))
                     button.primary type="submit" { "Confirm" }
                 }
             }
-            @if matches!(status, "pending_confirmation" | "done") {
+            @if matches!(status, TaskStatus::PendingConfirmation | TaskStatus::Done) {
                 details {
                     summary { "Reopen" }
                     form.actions method="post" action=(act(&format!("/tasks/{id}/reopen"))) {
