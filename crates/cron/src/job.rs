@@ -4,7 +4,7 @@ use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Jobs per `report_cron_jobs` request.
 pub const MAX_JOBS: usize = 200;
@@ -48,7 +48,7 @@ pub struct Job {
 }
 
 /// Why one job of a report is not stored: the field at fault and the reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct JobInvalid {
     /// The item's position in `jobs` (from 0).

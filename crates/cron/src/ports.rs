@@ -4,7 +4,7 @@
 use crate::job::{Job, JobInvalid};
 use crate::run::RawRun;
 use fleetdesk_kernel::{AgentRef, BoxFuture};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The answer to `report_cron_jobs`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -21,7 +21,7 @@ pub struct JobsOutcome {
 }
 
 /// One run not stored, with why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunRefusal {
     /// The item's position in `runs` (from 0).
