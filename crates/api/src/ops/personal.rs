@@ -1,5 +1,7 @@
 //! Personal API: who I am, the review queue, one post, review moves and published posts.
 //! A member's role is read afresh on every request (the pipeline authenticates each call).
+//! `GET /me` and its types are `fleetdesk_tenancy::wire`; the review and post operations stay
+//! here, their types being the posts' (`super::posts`).
 
 use super::common::{CodeInput, CursorInput, IsoTimeInput, TimeInput};
 use super::drafts::IdPath;
@@ -9,30 +11,24 @@ use crate::error::ApiError;
 use crate::fields::{Cursor, Limit, Text, Utc, limit_or};
 use crate::input::{Nothing, Req};
 use crate::links::Links;
-use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, bind, operation};
 use fleetdesk_posts::ports::{
     PublishedQuery, ReviewQuery, ReviewScope, Reviewer, TransitionRequest, Viewer,
 };
 use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::review::{ReviewTarget, ReviewerRole};
+use fleetdesk_tenancy::wire::{Me, personal};
 use fleetdesk_tenancy::{MemberCaller, MemberRole, PersonalAccess};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
-use uuid::Uuid;
 use validator::Validate;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     use HttpMethod::{Get, Post};
     use PersonalAccess::{Member, Review};
-    all.push(operation(
-        OpSpec::personal(Get, "/me", Member)
-            .tool("whoami")
-            .summary("Who this personal key acts as: the person, organization and role")
-            .description("The role is read afresh on every request."),
-        whoami,
-    ));
+    all.push(bind::<personal::Whoami, _, _, _>(whoami));
     all.push(operation(
         OpSpec::personal(Get, "/review", Member)
             .tool("review_queue")
@@ -88,42 +84,12 @@ fn viewer(m: &MemberCaller) -> Viewer {
 // ---------------------------------------------------------------------------------------------
 // GET /me
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Me {
-    pub person: Person,
-    /// The organization the key is bound to; null for a platform admin's key bound to none.
-    pub organization_id: Option<Uuid>,
-    /// client or agency; null for a platform admin outside the organization.
-    #[schema(value_type = Option<String>)]
-    pub role: Option<MemberRole>,
-    /// A client's right to approve in client review.
-    pub review: bool,
-    pub platform_admin: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Person {
-    pub id: Uuid,
-    pub name: String,
-    pub email: String,
-}
-
 async fn whoami(
     _ctx: Ctx,
     m: MemberCaller,
     _req: Req<Nothing, Nothing, Nothing>,
 ) -> Result<Reply<Me>, ApiError> {
-    Ok(Reply::ok(Me {
-        person: Person {
-            id: m.person_id,
-            name: m.name.clone(),
-            email: m.email.clone(),
-        },
-        organization_id: m.organization_id,
-        role: m.role,
-        review: m.review || m.is_staff(),
-        platform_admin: m.platform_admin,
-    }))
+    Ok(Reply::ok(Me::of(&m)))
 }
 
 // ---------------------------------------------------------------------------------------------
