@@ -1,96 +1,55 @@
-//! Agent API: work and accounts.
+//! Agent API: work and accounts. The account operations and their types are
+//! `fleetdesk_accounts::wire`; the day (`GET /work/today`) is described here.
 
-use super::common::{
-    AgentBrief, Base64Data, CodeInput, CodePath, DateInput, HandleInput, MarketInput,
-    PlatformQuery, RunIdInput, TimeInput, maybe_lookup, naming,
-};
-use super::relay::Origin;
+use super::common::{DateInput, maybe_lookup, naming};
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Text, Utc};
+use crate::fields::{AgentBrief, Utc};
 use crate::input::{Nothing, Req};
-use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, bind, operation};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
-use fleetdesk_accounts::ports::{AccountView, NewAccount};
+use fleetdesk_accounts::ports::NewAccount;
 use fleetdesk_accounts::service::{
     AddAccountError, AvatarSetError, StateReportError, StateReportRequest,
 };
-use fleetdesk_accounts::wire::CodePathRef;
-use fleetdesk_accounts::{AccountState, AvatarError, HeartbeatInput, ReportedState, StateMove};
+use fleetdesk_accounts::wire::{
+    AccountList, AddAccountBody, AddedAccount, Avatar, AvatarBody, AvatarResult, CodePathRef,
+    HeartbeatBody, HeartbeatResult, HeartbeatRun, KeptJson, StateReportBody, StateReportResult,
+    TaskItem, agent,
+};
+use fleetdesk_accounts::{AvatarError, HeartbeatInput};
+use fleetdesk_kernel::wire::fields::{CodePath, PlatformQuery};
 use fleetdesk_kernel::{ErrorCode, Market, Platform};
 use fleetdesk_tasks::ports::TaskRecord;
 use fleetdesk_tenancy::{AgentCaller, Scope};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use std::sync::Arc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
+pub use fleetdesk_accounts::wire::{Account, state_report_rules};
+
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
-    use HttpMethod::{Get, Post};
+    // The day lists the agent's follow-ups with the decisions' persona and account
+    // (`super::decisions`): it stays an operation described here.
     all.push(operation(
-        OpSpec::agent(Get, "/work/today", Scope::AccountsRead)
+        OpSpec::agent(HttpMethod::Get, "/work/today", Scope::AccountsRead)
             .tool("work_today")
             .summary("The agent's day: what is missing per account and market date, and what to do first")
             .description("Call once at the start of a round. Only active accounts get missing counts; \
                 posts count only once they were reported. `unschedule_stocked` is the highest-priority work."),
         work_today,
     ));
-    all.push(operation(
-        OpSpec::agent(Get, "/accounts", Scope::AccountsRead)
-            .tool("list_accounts")
-            .summary("The accounts under the personas assigned to this agent")
-            .description(
-                "Each account with its live generation's state (null when there is none).",
-            ),
-        list_accounts,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/accounts", Scope::AccountsWrite)
-            .tool("add_account")
-            .idempotent()
-            .created()
-            .also_answers(&[404])
-            .summary(
-                "Add an account code and its first generation under one of the agent's personas",
-            )
-            .description(
-                "201 when created; the same persona and code again gives 200 with created false; \
-                a code owned by another persona is 422 rejected.",
-            ),
-        add_account,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/accounts/{code}/state", Scope::AccountsWrite)
-            .tool("report_account_state")
-            .idempotent()
-            .summary("Report what the platform did to an account: banned, quarantined, paused, restored, warming")
-            .description("A ban opens a pending decision asking a person whether to open a new generation; \
-                it opens none by itself. Leaving rotation moves not-yet-published posts to inventory. \
-                Reporting the state the account already has answers `result: unchanged`."),
+    all.push(bind::<agent::ListAccounts, _, _, _>(list_accounts));
+    all.push(bind::<agent::AddAccount, _, _, _>(add_account));
+    all.push(bind::<agent::ReportAccountState, _, _, _>(
         report_account_state,
     ));
-    all.push(operation(
-        OpSpec::agent(Post, "/accounts/{code}/avatar", Scope::AccountsWrite)
-            .tool("set_account_avatar")
-            .idempotency_key_only()
-            .max_body(8 * 1024 * 1024)
-            .summary("Store the account's current platform avatar")
-            .description("Base64 (optional data: prefix) of a JPEG, PNG or WebP image up to 5 MB, the type judged \
-                from the bytes. `changed` is false when the same image is sent again. Send once on connecting \
-                or after a change, not every round."),
-        set_account_avatar,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/heartbeat", Scope::RunsWrite)
-            .tool("heartbeat")
-            .idempotency_key_only()
-            .summary("Record the end of a round, even an empty one")
-            .description("The same run_id updates the same record: the summary is replaced and the counts merged."),
-        heartbeat,
-    ));
+    all.push(bind::<agent::SetAccountAvatar, _, _, _>(set_account_avatar));
+    all.push(bind::<agent::Heartbeat, _, _, _>(heartbeat));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,21 +177,6 @@ pub struct DayRedoItem {
     pub instruction: Option<String>,
     pub requested_at: Utc,
     pub excerpt: String,
-}
-
-/// An open task card assigned to the agent or unassigned on its personas.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TaskItem {
-    pub id: Uuid,
-    pub kind: String,
-    pub title: String,
-    pub status: String,
-    /// In progress with no progress for over 2 hours.
-    pub stale: bool,
-    /// Past due_at.
-    pub overdue: bool,
-    /// Waiting for a person's confirmation for over 24 hours.
-    pub confirm_overdue: bool,
 }
 
 /// The agent's open cards with their flags at `now`.
@@ -388,23 +332,6 @@ async fn work_today(
 // ---------------------------------------------------------------------------------------------
 // GET /accounts
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AccountList {
-    pub agent: AgentBrief,
-    #[schema(value_type = Vec<Account>)]
-    pub accounts: KeptJson,
-}
-
-/// JSON kept from an earlier answer, sent as it is.
-#[derive(Debug, Clone)]
-pub struct KeptJson(pub Arc<RawValue>);
-
-impl Serialize for KeptJson {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
 /// How much of the agents' account lists an instance keeps serialized: about 2,000 lists of
 /// 50 accounts (16 KB each).
 pub const KEPT_LISTS_BYTES: usize = 32 << 20;
@@ -424,49 +351,6 @@ fn cards_size(cards: &[TaskRecord]) -> usize {
                 + c.evidence.to_string().len()
         })
         .sum()
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Account {
-    pub code: String,
-    pub legacy_code: Option<String>,
-    pub platform: Platform,
-    /// 2-letter market code.
-    pub market: String,
-    /// IANA zone of the market.
-    pub timezone: String,
-    /// Persona display name.
-    pub persona: String,
-    pub handle: Option<String>,
-    /// Generation number of the live account; null when there is none.
-    pub generation: Option<i32>,
-    /// State of the live generation; null means no live account.
-    pub state: Option<AccountState>,
-    pub daily_target: i32,
-    /// `agent` (the agent publishes with its own tool) or `fleetdesk`.
-    pub publishing: String,
-    pub slot_id: Uuid,
-    pub account_id: Option<Uuid>,
-}
-
-impl From<AccountView> for Account {
-    fn from(v: AccountView) -> Self {
-        Account {
-            code: v.code,
-            legacy_code: v.legacy_code,
-            platform: v.platform,
-            market: v.market.to_string(),
-            timezone: v.timezone,
-            persona: v.persona,
-            handle: v.handle,
-            generation: v.generation,
-            state: v.state,
-            daily_target: v.daily_target,
-            publishing: v.publishing,
-            slot_id: v.slot_id,
-            account_id: v.account_id,
-        }
-    }
 }
 
 async fn list_accounts(
@@ -500,41 +384,6 @@ async fn list_accounts(
 // ---------------------------------------------------------------------------------------------
 // POST /accounts
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum InitialState {
-    #[default]
-    Warming,
-    Active,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AddAccountBody {
-    /// One of this agent's personas.
-    pub persona_id: Uuid,
-    pub platform: Platform,
-    /// 1-40 characters, stored upper-cased.
-    pub code: CodeInput,
-    /// 2-letter market, default TW.
-    pub market: Option<MarketInput>,
-    pub handle: Option<HandleInput>,
-    /// warming (default) or active.
-    pub state: Option<InitialState>,
-    /// `YYYY-MM-DD`.
-    pub onboarded_at: Option<DateInput>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AddedAccount {
-    pub slot_id: Uuid,
-    pub account_id: Uuid,
-    pub code: String,
-    pub platform: Platform,
-    pub market: String,
-    pub created: bool,
-}
-
 async fn add_account(
     ctx: Ctx,
     agent: AgentCaller,
@@ -544,10 +393,7 @@ async fn add_account(
     let code = b.code.0;
     let market = b.market.map_or(Market::DEFAULT, |m| m.0);
     let onboarded_at = b.onboarded_at.map(|d| d.0);
-    let state = match b.state.unwrap_or_default() {
-        InitialState::Warming => AccountState::Warming,
-        InitialState::Active => AccountState::Active,
-    };
+    let state = b.state.unwrap_or_default().into();
     let new = NewAccount {
         persona_id: b.persona_id,
         platform: b.platform,
@@ -558,76 +404,12 @@ async fn add_account(
         onboarded_at,
     };
     let added = ctx.accounts.add(agent.agent_ref(), new).await?;
-    let body = AddedAccount {
-        slot_id: added.slot_id,
-        account_id: added.account_id,
-        code: added.code,
-        platform: added.platform,
-        market: added.market.to_string(),
-        created: added.created,
-    };
-    Ok(Reply::created_if(added.created, body))
+    let body = AddedAccount::of(added);
+    Ok(Reply::created_if(body.created, body))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /accounts/{code}/state
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StateReportBody {
-    pub state: ReportedState,
-    /// What the platform said; required (and not only spaces) for banned, quarantined and
-    /// paused.
-    pub reason: Option<Text<0, 1000>>,
-    /// When it happened: ISO with zone, or market-local `YYYY-MM-DD HH:MM[:SS]`.
-    pub occurred_at: TimeInput,
-    pub origin: Option<Origin>,
-}
-
-/// `reason` is required, and more than spaces, when the state is banned, quarantined or paused
-/// (`AccountsService::report_state` checks the same).
-pub fn state_report_rules() -> Value {
-    let needs_reason: Vec<&str> = [
-        ReportedState::Banned,
-        ReportedState::Quarantined,
-        ReportedState::Paused,
-    ]
-    .iter()
-    .filter(|s| s.needs_reason())
-    .map(|s| s.as_str())
-    .collect();
-    serde_json::json!({"allOf": [{
-        "if": {"properties": {"state": {"enum": needs_reason}}, "required": ["state"]},
-        "then": {
-            "required": ["reason"],
-            "properties": {"reason": {"type": "string", "pattern": super::common::not_blank_pattern()}},
-        },
-    }]})
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct StateReportResult {
-    pub code: String,
-    pub platform: Platform,
-    pub generation: Option<i32>,
-    pub previous_state: Option<AccountState>,
-    pub state: AccountState,
-    /// `changed`, or `unchanged` when the account already had this state.
-    pub result: String,
-    /// The pending decision a ban opened: whether to open a new generation.
-    pub decision: Option<DecisionBrief>,
-    /// Not-yet-published posts moved to inventory by this change.
-    pub stocked_posts: i64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DecisionBrief {
-    pub id: Uuid,
-    pub kind: String,
-    pub status: String,
-    pub question: String,
-    pub options: Vec<String>,
-}
 
 async fn report_account_state(
     ctx: Ctx,
@@ -651,57 +433,11 @@ async fn report_account_state(
         .report_state(agent.agent_ref(), request)
         .await
         .map_err(naming(code.code.as_str()))?;
-    let (previous, result) = match outcome.movement {
-        StateMove::Unchanged => (Some(outcome.state), "unchanged"),
-        StateMove::Changed { from, .. } => (Some(from), "changed"),
-    };
-    Ok(Reply::ok(StateReportResult {
-        code: account.code,
-        platform: account.platform,
-        generation: account.generation,
-        previous_state: previous,
-        state: outcome.state,
-        result: result.into(),
-        decision: outcome.decision.map(|d| DecisionBrief {
-            id: d.id,
-            kind: d.kind,
-            status: d.status,
-            question: d.question,
-            options: d.options,
-        }),
-        stocked_posts: outcome.stocked_posts,
-    }))
+    Ok(Reply::ok(StateReportResult::of(account, outcome)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /accounts/{code}/avatar
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AvatarBody {
-    /// Base64 of the image, optional `data:` prefix; JPEG, PNG or WebP up to 5 MB.
-    pub data: Base64Data,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AvatarResult {
-    pub avatar: Avatar,
-    /// False when the same image was sent again.
-    pub changed: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Avatar {
-    pub code: String,
-    pub platform: Platform,
-    pub generation: Option<i32>,
-    pub mime_type: String,
-    pub bytes: i64,
-    pub width: Option<i32>,
-    pub height: Option<i32>,
-    pub sha256: String,
-    pub updated_at: Utc,
-}
 
 async fn set_account_avatar(
     ctx: Ctx,
@@ -715,63 +451,13 @@ async fn set_account_avatar(
         .await
         .map_err(naming(code.code.as_str()))?;
     Ok(Reply::ok(AvatarResult {
-        avatar: Avatar {
-            code: account.code,
-            platform: account.platform,
-            generation: account.generation,
-            mime_type: stored.mime_type,
-            bytes: stored.bytes,
-            width: stored.width,
-            height: stored.height,
-            sha256: stored.sha256,
-            updated_at: Utc(stored.updated_at),
-        },
+        avatar: Avatar::of(account, stored),
         changed,
     }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /heartbeat
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HeartbeatBody {
-    /// 1-120 characters, not only spaces; the same run_id updates the same record.
-    pub run_id: RunIdInput,
-    /// Up to 2000 characters; never keys or credentials.
-    pub summary: Option<Text<0, 2000>>,
-    /// Counters of the round: at most 100, each named by 1-64 characters, non-negative
-    /// integers.
-    #[schema(schema_with = counts_schema)]
-    pub counts: Option<Map<String, Value>>,
-}
-
-/// The counters of a heartbeat, as `HeartbeatInput::new` checks them.
-fn counts_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-    serde_json::from_value(serde_json::json!({
-        "type": ["object", "null"],
-        "maxProperties": fleetdesk_accounts::models::heartbeat::MAX_COUNTERS,
-        "propertyNames": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\x00]*$"},
-        "additionalProperties": {"type": "integer", "minimum": 0, "maximum": u64::MAX},
-        "description": "Counters of the round: at most 100, each named by 1-64 characters, non-negative integers.",
-    }))
-    .unwrap_or_default()
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HeartbeatResult {
-    pub run: HeartbeatRun,
-    /// The agent's open task cards (assigned to it, or unassigned on its personas), oldest
-    /// first, at most 200.
-    pub tasks: Vec<TaskItem>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HeartbeatRun {
-    pub id: Uuid,
-    pub run_id: String,
-    pub recorded_at: Utc,
-}
 
 async fn heartbeat(
     ctx: Ctx,
@@ -801,11 +487,7 @@ async fn heartbeat(
         }
     };
     Ok(Reply::ok(HeartbeatResult {
-        run: HeartbeatRun {
-            id: run.id,
-            run_id: run.run_id,
-            recorded_at: Utc(run.recorded_at),
-        },
+        run: HeartbeatRun::of(run),
         tasks: task_items(&cards, jiff::Timestamp::now()),
     }))
 }
