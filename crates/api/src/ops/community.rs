@@ -1,183 +1,33 @@
 //! Agent API: the community assistant (role `community`) of WhatsApp and Discord groups. The
-//! rules are `fleetdesk_community`; each request runs whole in the adapter's transaction (or
-//! one read). Operators have no community scope (403).
+//! operations and their types are `fleetdesk_community::wire`, the rules `fleetdesk_community`;
+//! each request runs whole in the adapter's transaction (or one read). Operators have no
+//! community scope (403).
 
-use super::common::DateInput;
 use crate::ctx::Ctx;
 use crate::error::ApiError;
-use crate::fields::{Int, List, Text, component_items, inline_schema};
+use crate::fields::{Int, List};
 use crate::input::{Nothing, Req};
-use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, operation};
+use crate::op::{ErasedOp, Reply, bind};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{self, DigestMember, DigestReport, MemberTag, TagKind};
-use fleetdesk_community::space::{Channel, Space};
-use fleetdesk_community::ticket::{NewTicket, TicketCategory};
-use fleetdesk_tenancy::{AgentCaller, Scope};
+use fleetdesk_community::digest::{DigestMember, DigestReport, MemberTag};
+use fleetdesk_community::space::Space;
+use fleetdesk_community::ticket::NewTicket;
+use fleetdesk_community::wire::{
+    CommunityProduct, CommunityProductsBody, CommunityProductsOut, CommunityWikiBody,
+    CommunityWikiEntry, CommunityWikiOut, DigestBody, DigestOut, SpaceBody, TicketBody, TicketOut,
+    agent,
+};
+use fleetdesk_tenancy::AgentCaller;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
-use std::borrow::Cow;
-use utoipa::openapi::{RefOr, Schema};
-use utoipa::{PartialSchema, ToSchema};
-use uuid::Uuid;
-use validator::Validate;
 
-component_items!(DigestMemberIn, MemberTagIn);
-
-/// The largest digest body: every member (500) with every text at its limit (external_id
-/// 200, display_name 80, summary 200, 12 tag values of 40: 960 characters) sent with each
-/// character escaped as a UTF-16 surrogate pair (`\ud83d\ude00`, 12 bytes, the longest
-/// form JSON has for one character), plus 2 KiB a member for names, numbers, punctuation and
-/// indentation, plus 4 KiB for the envelope: 500 × (960 × 12 + 2048) + 4096 = 6 788 096 bytes
-/// (6.5 MiB). A Chinese digest escaped as `\uXXXX` (6 bytes a character) is about half of it.
-const DIGEST_MAX_BODY: usize = digest::MEMBERS_MAX
-    * ((digest::EXTERNAL_ID_MAX
-        + digest::DISPLAY_NAME_MAX
-        + digest::SUMMARY_MAX
-        + digest::TAGS_MAX * digest::TAG_VALUE_MAX)
-        * 12
-        + 2048)
-    + 4096;
-
-/// The personal-data rule of digest and ticket summaries (`fleetdesk_community::personal`).
-macro_rules! personal_data {
-    () => {
-        " No personal data: a summary (or a digest tag value) holding an e-mail address \
-(`name@domain.tld`), a phone number (8-15 digits in one run, spaces, `-`, `.`, `(`, `)` \
-allowed between them, optionally after `+`; dates like 2026-11-25 are not numbers) or an \
-order number (`#` and 4+ digits, a code of letters and 5+ digits such as TW20261125001, 4+ \
-digits shortly after the word order/訂單/订单/單號/单号/編號/编号, or a bare run of 8+ digits) is \
-400 invalid_request naming the field (full-width digits and @ count as ASCII)."
-    };
-}
+pub use fleetdesk_community::wire::Filled;
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
-    use HttpMethod::Post;
-    all.push(operation(
-        OpSpec::agent(Post, "/community/space", Scope::CommunityRead)
-            .tool("community_space")
-            .also_answers(&[404])
-            .summary("Look up a registered group by channel and the platform's group id")
-            .description(
-                "Role community only (operators and other roles 403). Read only. Body: \
-                 channel (whatsapp or discord) and external_id (the platform's group id, \
-                 1-200 characters; white space around it ignored, only white space is 400 \
-                 naming external_id). Answers the space: \
-                 space_id, name, channel, space_type, market (its zone is the market's), \
-                 track, location, status (active), language. A group not registered in your \
-                 workspace (unknown, registered in another workspace or organization, or \
-                 archived) is 404 not_found. The other community calls take this space_id.",
-            ),
-        space,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/community/wiki", Scope::CommunityRead)
-            .tool("community_wiki_search")
-            .also_answers(&[404])
-            .summary("Knowledge-base entries the assistant may answer the space from")
-            .description(
-                "Role community only (operators 403). Body: space_id (required), query (up to \
-                 200 characters), limit (1-20, default 5). Only canon entries tagged \
-                 `community` of your organization, shared or of a project of your workspace. \
-                 Axis tags `market:<MARKET>`, `track:<track>`, `location:<location>` \
-                 (compared case-insensitively): an entry with tags of an axis suits the space \
-                 only when one of them is the space's value (a space without a track or \
-                 location gets only entries without that axis); entries without an axis tag \
-                 are general. The query is searched like wiki_search (Chinese segmented, \
-                 traditional and simplified alike, English stemmed; an entry matching any \
-                 term), ranked by relevance; an empty query, or one of only stop words and \
-                 punctuation, lists the most recently updated entries. Answers \
-                 `entries[{id, title, summary, body}]`; no match is an empty array. \
-                 space_id must be an active space of your workspace: unknown, archived or \
-                 another workspace's is 404.",
-            ),
-        wiki,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/community/products", Scope::CommunityRead)
-            .tool("community_products")
-            .also_answers(&[404])
-            .summary("Products on sale in the catalog of the space's workspace")
-            .description(
-                "Role community only (operators 403). Body: space_id (required), query (up to \
-                 200 characters), limit (1-10, default 3). Only products on sale; the query \
-                 is searched in name and summary like the wiki (any term), best match first; \
-                 an empty query lists them by name. Answers `products[{id, name, summary, \
-                 price, url}]`, an empty array when none. space_id must be an active space \
-                 of your workspace: unknown, archived or another workspace's is 404.",
-            ),
-        products,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/community/digest", Scope::CommunityWrite)
-            .tool("community_report_digest")
-            .idempotent()
-            .created_always()
-            .max_body(DIGEST_MAX_BODY)
-            .also_answers(&[404])
-            .summary("Report a day's digest of a space's members (one per space and day)")
-            .description(concat!(
-                "Role community only (operators 403). Body: channel (required; not the \
-                 space's registered channel is 422 rejected), space_id (required; unknown, \
-                 archived or another workspace's space is 404), day (required, YYYY-MM-DD, a \
-                 day of the space's zone — its market's — from 30 days before its today up \
-                 to today there; a later or older day is 422 rejected; not a date is 400), \
-                 members (required, 0-500; each: external_id required 1-200 characters, \
-                 display_name up to 80, message_count required integer 0-10000, summary up \
-                 to 200, tags up to 12 each {kind: interest or intent, value 1-40 \
-                 characters, confidence 0-1 optional}; white space around texts dropped; an \
-                 external_id or tag value of only white space is 400). A display_name that \
-                 is a phone number or e-mail address (what WhatsApp shows for a member \
-                 without a name) is not stored: the member is stored without one. \
-                 external_id is stored as given: it is the platform's id of the member. \
-                 A member listed twice is stored once (its first listing); the repeats are \
-                 counted in `skipped`. One digest per space and day: a second for the same \
-                 day is 422 rejected whatever its content. Answers 201 `{space_id, day, \
-                 members (stored), skipped}` (never 200: a repeat is either a replay or 422). \
-                 Idempotency-Key (REST) or request_id (MCP): the same content resent within \
-                 24 hours gives the first answer (201) again. \
-                 Field format errors (over 12 tags, a count out of range) are 400 naming \
-                 the field, e.g. `members[3].tags`.",
-                personal_data!(),
-                " A summary's or tag value's field is named with its member, e.g. \
-                 `members[2].summary`, `members[2].tags[0].value`. Order of the answers: a \
-                 body that does not parse or breaks a limit (texts of only white space \
-                 included) is 400; then the space is looked up (404, whatever the summaries \
-                 and tag values hold); then personal data (400), the channel, the day and \
-                 one digest a day (422)."
-            )),
-        digest,
-    ));
-    all.push(operation(
-        OpSpec::agent(Post, "/community/tickets", Scope::CommunityWrite)
-            .tool("community_open_ticket")
-            .idempotent()
-            .created()
-            .also_answers(&[404])
-            .summary("Open a ticket for a person, or add to the member's open one")
-            .description(concat!(
-                "Role community only (operators 403). Body: channel (required; not the \
-                 space's registered channel is 422 rejected), space_id (required; unknown, \
-                 archived or another workspace's space is 404), member_external_id (1-200 \
-                 characters; give it when the ticket concerns a member), category (required: \
-                 complaint, refund, order, data_deletion, abuse, unanswered, other), summary \
-                 (required, 1-500 characters, not only white space: a \
-                 summary of only white space is 400, as is a member_external_id of only \
-                 white space). When the same space has an open ticket of the \
-                 same member and category opened within the last 24 hours, the summary is \
-                 added to it as a note and the answer is 200 `{ticket_id, reused: true}` \
-                 (the newest such ticket); otherwise a ticket is opened, 201 `{ticket_id, \
-                 reused: false}`. Tickets without member_external_id never merge. \
-                 Idempotency-Key (REST) or request_id (MCP): the same content resent within \
-                 24 hours gives the first answer again (no second note).",
-                personal_data!(),
-                " Order of the answers: a body that does not parse or breaks a limit (a \
-                 summary or member_external_id of only white space included) is 400; then the \
-                 space is looked up (404, whatever the summary holds); then personal data in \
-                 the summary (400) and the channel (422)."
-            )),
-        ticket,
-    ));
+    all.push(bind::<agent::GetSpace, _, _, _>(space));
+    all.push(bind::<agent::SearchCommunityWiki, _, _, _>(wiki));
+    all.push(bind::<agent::SearchProducts, _, _, _>(products));
+    all.push(bind::<agent::ReportDigest, _, _, _>(digest));
+    all.push(bind::<agent::OpenTicket, _, _, _>(ticket));
 }
 
 impl From<CommunityRefusal> for ApiError {
@@ -195,79 +45,8 @@ impl From<CommunityRefusal> for ApiError {
     }
 }
 
-/// Text of 1 to `MAX` characters that is not only white space (white space around it is
-/// dropped by the domain). Refused when parsed (400 naming the field), before the space is
-/// looked up; the schema says it with the pattern of text that names something
-/// ([`super::common::not_blank_pattern`]), so a client generating from the description never
-/// sends one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filled<const MAX: usize>(pub String);
-
-impl<const MAX: usize> Filled<MAX> {
-    fn rule() -> String {
-        format!("must be 1-{MAX} characters long and not only white space")
-    }
-}
-
-impl<const MAX: usize> From<Filled<MAX>> for String {
-    fn from(t: Filled<MAX>) -> String {
-        t.0
-    }
-}
-
-impl<'de, const MAX: usize> Deserialize<'de> for Filled<MAX> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        let n = text.chars().count();
-        if n == 0 || n > MAX || super::common::is_blank(&text) {
-            return Err(serde::de::Error::custom(Self::rule()));
-        }
-        Ok(Filled(text))
-    }
-}
-
-impl<const MAX: usize> Serialize for Filled<MAX> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl<const MAX: usize> PartialSchema for Filled<MAX> {
-    fn schema() -> RefOr<Schema> {
-        inline_schema(<Self as crate::fields::ListItem>::item_schema())
-    }
-}
-
-impl<const MAX: usize> ToSchema for Filled<MAX> {
-    fn name() -> Cow<'static, str> {
-        Cow::Owned(format!("Filled{MAX}"))
-    }
-}
-
-/// In a [`crate::fields::List`], written in place (ad research items).
-impl<const MAX: usize> crate::fields::ListItem for Filled<MAX> {
-    fn item_schema() -> serde_json::Value {
-        json!({
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX,
-            "pattern": super::common::not_blank_pattern(),
-        })
-    }
-
-    fn item_components(_: &mut Vec<(String, RefOr<Schema>)>) {}
-}
-
 // ---------------------------------------------------------------------------------------------
 // POST /community/space
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SpaceBody {
-    pub channel: Channel,
-    /// The platform's group id (a WhatsApp group jid, a Discord channel id).
-    pub external_id: Filled<200>,
-}
 
 async fn space(
     ctx: Ctx,
@@ -283,29 +62,6 @@ async fn space(
 
 // ---------------------------------------------------------------------------------------------
 // POST /community/wiki
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CommunityWikiBody {
-    pub space_id: Uuid,
-    /// Words to look for; empty lists the most recently updated entries.
-    pub query: Option<Text<0, 200>>,
-    /// 1-20, default 5.
-    pub limit: Option<Int<1, 20>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CommunityWikiOut {
-    pub entries: Vec<CommunityWikiEntry>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CommunityWikiEntry {
-    pub id: Uuid,
-    pub title: String,
-    pub summary: String,
-    pub body: String,
-}
 
 async fn wiki(
     ctx: Ctx,
@@ -323,45 +79,12 @@ async fn wiki(
         )
         .await??;
     Ok(Reply::ok(CommunityWikiOut {
-        entries: hits
-            .into_iter()
-            .map(|h| CommunityWikiEntry {
-                id: h.id,
-                title: h.title,
-                summary: h.summary,
-                body: h.body,
-            })
-            .collect(),
+        entries: hits.into_iter().map(CommunityWikiEntry::of).collect(),
     }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /community/products
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CommunityProductsBody {
-    pub space_id: Uuid,
-    /// Words to look for in name and summary; empty lists every product on sale.
-    pub query: Option<Text<0, 200>>,
-    /// 1-10, default 3.
-    pub limit: Option<Int<1, 10>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CommunityProductsOut {
-    pub products: Vec<CommunityProduct>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CommunityProduct {
-    pub id: Uuid,
-    pub name: String,
-    pub summary: Option<String>,
-    /// As shown to members, e.g. `NT$590`.
-    pub price: Option<String>,
-    pub url: Option<String>,
-}
 
 async fn products(
     ctx: Ctx,
@@ -379,100 +102,12 @@ async fn products(
         )
         .await??;
     Ok(Reply::ok(CommunityProductsOut {
-        products: hits
-            .into_iter()
-            .map(|p| CommunityProduct {
-                id: p.id,
-                name: p.name,
-                summary: p.summary,
-                price: p.price,
-                url: p.url,
-            })
-            .collect(),
+        products: hits.into_iter().map(CommunityProduct::of).collect(),
     }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /community/digest
-
-/// A confidence from 0 to 1.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Confidence(pub f64);
-
-impl<'de> Deserialize<'de> for Confidence {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let n = f64::deserialize(d)?;
-        if !(0.0..=1.0).contains(&n) {
-            return Err(serde::de::Error::custom("must be between 0 and 1"));
-        }
-        Ok(Confidence(n))
-    }
-}
-
-impl Serialize for Confidence {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl PartialSchema for Confidence {
-    fn schema() -> RefOr<Schema> {
-        inline_schema(json!({"type": "number", "minimum": 0, "maximum": 1}))
-    }
-}
-
-impl ToSchema for Confidence {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("Confidence")
-    }
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DigestBody {
-    /// Must be the space's registered channel (else 422).
-    pub channel: Channel,
-    pub space_id: Uuid,
-    /// A day of the space's zone, from 30 days before its today up to today.
-    pub day: DateInput,
-    /// 0-500 members.
-    pub members: List<DigestMemberIn, 0, 500>,
-}
-
-#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DigestMemberIn {
-    /// The member's id on the platform.
-    pub external_id: Filled<200>,
-    /// Up to 80 characters; one that is a phone number or e-mail address is not stored.
-    pub display_name: Option<Text<0, 80>>,
-    /// Messages the member sent that day.
-    pub message_count: Int<0, 10000>,
-    /// Up to 200 characters; no phone numbers, e-mail addresses or order numbers (400).
-    pub summary: Option<Text<0, 200>>,
-    /// Up to 12.
-    pub tags: Option<List<MemberTagIn, 0, 12>>,
-}
-
-#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemberTagIn {
-    pub kind: TagKind,
-    /// 1-40 characters; no phone numbers, e-mail addresses or order numbers (400).
-    pub value: Filled<40>,
-    pub confidence: Option<Confidence>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DigestOut {
-    pub space_id: Uuid,
-    /// `YYYY-MM-DD`.
-    pub day: String,
-    /// Members stored.
-    pub members: i64,
-    /// Repeated listings of a member, not stored.
-    pub skipped: i64,
-}
 
 async fn digest(
     ctx: Ctx,
@@ -510,37 +145,11 @@ async fn digest(
         .community
         .report_digest(agent.agent_ref(), report, Timestamp::now())
         .await??;
-    Ok(Reply::created(DigestOut {
-        space_id: done.space_id,
-        day: done.day.to_string(),
-        members: done.members,
-        skipped: done.skipped,
-    }))
+    Ok(Reply::created(DigestOut::of(done)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /community/tickets
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TicketBody {
-    /// Must be the space's registered channel (else 422).
-    pub channel: Channel,
-    pub space_id: Uuid,
-    /// The member the ticket concerns; without it the ticket never merges.
-    pub member_external_id: Option<Filled<200>>,
-    pub category: TicketCategory,
-    /// 1-500 characters, not only white space; no phone numbers, e-mail addresses or order
-    /// numbers (400).
-    pub summary: Filled<500>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TicketOut {
-    pub ticket_id: Uuid,
-    /// The member's open ticket of the category took the summary as a note.
-    pub reused: bool,
-}
 
 async fn ticket(
     ctx: Ctx,
@@ -559,11 +168,5 @@ async fn ticket(
         .community
         .open_ticket(agent.agent_ref(), new, Timestamp::now())
         .await??;
-    Ok(Reply::created_if(
-        !done.reused,
-        TicketOut {
-            ticket_id: done.ticket_id,
-            reused: done.reused,
-        },
-    ))
+    Ok(Reply::created_if(!done.reused, TicketOut::of(done)))
 }
