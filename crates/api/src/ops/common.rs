@@ -67,18 +67,5 @@ pub fn naming<E: MaybeLookup>(code: &str) -> impl FnOnce(E) -> ApiError + '_ {
     }
 }
 
-fleetdesk_kernel::checked_string! {
-    /// An ad pick number: `SP-<n>` (any letter case) or the bare `<n>`.
-    PickInput(fleetdesk_ads::PickNumber) as "AdPickNumber",
-    check = |raw| fleetdesk_ads::PickNumber::parse(&raw).ok_or_else(|| {
-        "must be SP-<digits> or the bare number, above zero, at most 15 significant digits".to_owned()
-    }),
-    schema = serde_json::json!({
-        "type": "string",
-        "minLength": 1,
-        "maxLength": fleetdesk_ads::pick::MAX_PICK_CHARS,
-        "pattern": fleetdesk_ads::pick::PICK_PATTERN,
-        "description": "An ad pick number: `SP-<digits>` (any letter case) or the bare number, above zero.",
-        "examples": ["SP-12", "12"],
-    }),
-}
+/// An ad pick number: `SP-<n>` (any letter case) or the bare `<n>`.
+pub use fleetdesk_ads::wire::PickInput;
