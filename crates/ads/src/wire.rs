@@ -17,9 +17,9 @@ use crate::proposal::{AdStatus, BudgetType, COUNTRY_PATTERN, ProposalKind, Propo
 use crate::research::{
     MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_PRODUCTS, Quote, ResearchKind, ResearchStatus,
 };
-use fleetdesk_community::wire::Filled;
 use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::money::Cents;
+use fleetdesk_kernel::wire::fields::Filled;
 use fleetdesk_kernel::wire::fields::{AgentBrief, Cursor, Int, Limit, List, MoveResult, Utc};
 use fleetdesk_kernel::wire::relay::{OnBehalfOf, Origin, StaffOnBehalfOf};
 use fleetdesk_kernel::wire::strings::{CodeInput, CursorInput, IsoTimeInput};
