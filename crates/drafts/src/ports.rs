@@ -139,7 +139,7 @@ pub struct DraftView {
 
 // A draft waiting for a rewrite or sent back, for the redo list (a plain comment: the
 // description of RedoItem has none).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoItem))]
 pub struct RedoDraft {
     pub id: Uuid,
@@ -164,7 +164,7 @@ pub struct RedoDraft {
     pub media: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedoComment))]
 pub struct ReviewComment {
     pub action: String,
