@@ -1,7 +1,7 @@
 //! The posts part of the interface (feature `wire`): each operation's handle with its
 //! description, and the request and response types the server parses and a client sends.
 
-use crate::ports::{LatestMetrics, MetricsOutcome, Reported, Transitioned};
+use crate::ports::{LatestMetrics, MetricsOutcome, RecordEntry, Reported, Transitioned};
 use crate::post::Character;
 use crate::post::PostStatus;
 use crate::report::{Action, MatchedBy, ReportedStatus};
@@ -9,9 +9,11 @@ use crate::review::ReviewTarget;
 use fleetdesk_accounts::models::work::{AccountInventory, PlannedDay};
 use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_kernel::wire::fields::{Count, Items, Text, Utc};
+use fleetdesk_kernel::wire::fields::{Count, Cursor, Items, Limit, Text, Utc};
 use fleetdesk_kernel::wire::relay::{OnBehalfOf, Origin};
-use fleetdesk_kernel::wire::strings::{CodeInput, DateInput, IsoTimeInput, LinkInput, TimeInput};
+use fleetdesk_kernel::wire::strings::{
+    CodeInput, CursorInput, DateInput, IsoTimeInput, LinkInput, TimeInput,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -313,6 +315,139 @@ impl From<Transitioned> for TransitionReply {
 }
 
 // ---------------------------------------------------------------------------------------------
+// GET /review (Personal API)
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    InternalReview,
+    ClientReview,
+}
+
+impl Stage {
+    /// The status of the posts in this stage.
+    pub fn status(self) -> PostStatus {
+        match self {
+            Stage::InternalReview => PostStatus::InternalReview,
+            Stage::ClientReview => PostStatus::ClientReview,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Validate, ToSchema)]
+pub struct ReviewQueryIn {
+    /// internal_review or client_review; default both (a client always gets client_review).
+    pub stage: Option<Stage>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostPage {
+    pub posts: Vec<PostOut>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<Cursor>,
+    pub links_expire_in_seconds: i64,
+}
+
+/// The Personal API's lists of posts page by `cursor`.
+macro_rules! paged_posts {
+    ($($op:ty => $query:ty),*) => {$(
+        impl fleetdesk_kernel::wire::Paged for $op {
+            type Item = PostOut;
+
+            fn page(out: PostPage) -> (Vec<PostOut>, Option<Cursor>) {
+                (out.posts, out.next_cursor)
+            }
+
+            fn after(query: &mut $query, cursor: Cursor) {
+                query.cursor = Some(cursor.input());
+            }
+        }
+    )*};
+}
+
+paged_posts!(personal::ReviewQueue => ReviewQueryIn, personal::ListPublished => PublishedQueryIn);
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/{id} (Personal API)
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostDetailReply {
+    pub post: PostOut,
+    /// Client review is on for the post's workspace.
+    pub client_review: bool,
+    pub stocked_at: Option<Utc>,
+    pub stock_reason: Option<String>,
+    /// Every review action, note, stocking, unstocking and report, oldest first.
+    pub record: Vec<RecordEntryOut>,
+    pub links_expire_in_seconds: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RecordEntryOut {
+    pub action: String,
+    /// The comment, instruction or reason.
+    pub reason: Option<String>,
+    pub actor: Actor,
+    pub detail: Value,
+    pub at: Utc,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Actor {
+    /// agent, member or service.
+    pub kind: String,
+    pub name: String,
+}
+
+impl From<RecordEntry> for RecordEntryOut {
+    fn from(r: RecordEntry) -> RecordEntryOut {
+        RecordEntryOut {
+            action: r.action,
+            reason: r.reason,
+            actor: Actor {
+                kind: r.actor_kind,
+                name: r.actor_name,
+            },
+            detail: r.detail,
+            at: Utc(r.at),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /posts/{id}/transition (Personal API)
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionBody {
+    pub to: ReviewTarget,
+    /// Required for sent_back (the send-back comment) and rewrite_requested (the instruction).
+    pub comment: Option<Text<1, 2000>>,
+    /// With `to: approved`: the planned time (ISO with zone or market-local, in the future);
+    /// on an approved post it reschedules.
+    pub planned_at: Option<TimeInput>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /posts/published (Personal API)
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Validate, ToSchema)]
+pub struct PublishedQueryIn {
+    /// One account (current or legacy code).
+    pub code: Option<CodeInput>,
+    /// Only posts published at or after this time (ISO with zone).
+    pub since: Option<IsoTimeInput>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+// ---------------------------------------------------------------------------------------------
 // Refusals: how the API answers each refusal of the post lifecycle
 
 /// The agent's operations (`/api/agent/v1`).
@@ -401,6 +536,62 @@ pub mod agent {
                      sent_back, rewrite_requested or cancelled; a comment for sent_back and \
                      rewrite_requested; while client review is on, an agency person cannot approve on \
                      behalf of the client.",
+                );
+    }
+}
+
+/// The person's review queue, one post, review moves and published posts (`/api/user/v1`).
+pub mod personal {
+    use super::*;
+    use fleetdesk_kernel::access::PersonalAccess::{Member, Review};
+    use fleetdesk_kernel::op::{
+        HttpMethod::{Get, Post},
+        Nothing, OpSpec,
+    };
+    use fleetdesk_kernel::wire::fields::IdPath;
+
+    fleetdesk_kernel::operations! {
+        /// Posts waiting for review, oldest planned first.
+        pub ReviewQueue(Nothing, ReviewQueryIn, Nothing) -> PostPage =
+            OpSpec::personal(Get, "/review", Member)
+                .tool("review_queue")
+                .summary("Posts waiting for review, oldest planned first")
+                .description(
+                    "Agency people and admins see internal and client review (filter with stage); a \
+                     client sees only posts in client review. Media links are signed and expire.",
+                );
+
+        /// One post with its media links, what agents reported and its review record.
+        pub GetPost(IdPath, Nothing, Nothing) -> PostDetailReply =
+            OpSpec::personal(Get, "/posts/{id}", Member)
+                .tool("get_post")
+                .summary("One post with its media links, what agents reported and its review record")
+                .description("A client sees posts in client review or that went through it.");
+
+        /// Review a post: approve, move to client review, send back, ask for a rewrite, cancel.
+        pub ReviewPost(IdPath, Nothing, TransitionBody) -> TransitionReply =
+            OpSpec::personal(Post, "/posts/{id}/transition", Review)
+                .tool("review_post")
+                .idempotent()
+                .summary(
+                    "Review a post: approve, move to client review, send back, ask for a rewrite, cancel",
+                )
+                .description(
+                    "From internal_review: approved (client review off), client_review (on), sent_back, \
+                     rewrite_requested, cancelled. From client_review: approved (the client with the \
+                     review right, or an admin; an agency person cannot approve on behalf of the client \
+                     while client review is on), sent_back, rewrite_requested. planned_at with \
+                     to: approved on an approved post reschedules it. comment is required for sent_back \
+                     and rewrite_requested. Any other move is 422.",
+                );
+
+        /// Published posts, newest first, with their links and latest metrics.
+        pub ListPublished(Nothing, PublishedQueryIn, Nothing) -> PostPage =
+            OpSpec::personal(Get, "/posts/published", Member)
+                .tool("published_posts")
+                .summary("Published posts, newest first, with their links and latest metrics")
+                .description(
+                    "As agents reported them. A client sees posts that went through client review.",
                 );
     }
 }
