@@ -72,7 +72,7 @@ pub struct CastRow {
 }
 
 /// A published post of one of the persona's accounts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RecentPostOut))]
 pub struct RecentPost {
     pub id: Uuid,
@@ -86,7 +86,7 @@ pub struct RecentPost {
 }
 
 /// A workspace as a person's list names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaWorkspaceOut))]
 pub struct WorkspaceName {
     pub id: Uuid,
@@ -94,7 +94,7 @@ pub struct WorkspaceName {
 }
 
 /// One account of a persona as its people see it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaAccountOut))]
 pub struct PersonaAccount {
     pub code: String,
@@ -104,7 +104,7 @@ pub struct PersonaAccount {
 }
 
 /// A persona in the list of an organization's people (`GET /api/user/v1/personas`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PersonaSummaryOut))]
 pub struct PersonaSummary {
     pub id: Uuid,
