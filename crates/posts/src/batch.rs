@@ -4,7 +4,7 @@
 
 use crate::ports::RawReportItem;
 use crate::post::body_key;
-use crate::report::{ItemError, ReportItem, ReportSlot, ready_item};
+use crate::report::{ItemError, ItemMissing, NotYours, ReportItem, ReportSlot, ready_item};
 use fleetdesk_accounts::models::lookup::{SlotName, choose};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_kernel::Platform;
@@ -44,15 +44,15 @@ pub fn resolve<'a>(
     platform: Option<Platform>,
 ) -> Result<&'a LoadedSlot, ItemError> {
     choose(slots, code, platform, |s| &s.name).map_err(|e| match e {
-        LookupError::NotFound => {
-            ItemError::NotFound(format!("no account {code} in this workspace"))
-        }
-        LookupError::Ambiguous => ItemError::AmbiguousCode(format!(
-            "{code} names accounts on several platforms; add platform"
-        )),
-        LookupError::NotYours => {
-            ItemError::Forbidden(format!("account {code} belongs to another agent's persona"))
-        }
+        LookupError::NotFound => ItemError::NotFound(ItemMissing::Account {
+            code: code.to_owned(),
+        }),
+        LookupError::Ambiguous => ItemError::AmbiguousCode {
+            code: code.to_owned(),
+        },
+        LookupError::NotYours => ItemError::Forbidden(NotYours::Account {
+            code: code.to_owned(),
+        }),
     })
 }
 
@@ -119,6 +119,7 @@ impl Lookups {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ItemRejection;
     use crate::report::ReportedStatus;
     use fleetdesk_kernel::AccountCode;
 
@@ -164,7 +165,7 @@ mod tests {
     fn codes_are_sorted_once_and_refused_items_name_none() {
         let raw = vec![
             Ok(item("tw02", None, None)),
-            Err(ItemError::Rejected("x".into())),
+            Err(ItemError::Rejected(ItemRejection::NoValues)),
             Ok(item("tw01", None, None)),
             Ok(item("tw02", None, None)),
         ];
@@ -184,7 +185,7 @@ mod tests {
             Ok(item("tw02", None, None)),
             Ok(item("tw09", None, None)),
             Ok(item("tw03", None, None)),
-            Err(ItemError::Rejected("refused before".into())),
+            Err(ItemError::Rejected(ItemRejection::NoValues)),
         ];
         let items = read_items(raw, &slots, now());
         let first = items[0].as_ref().unwrap();
@@ -201,7 +202,7 @@ mod tests {
         );
         assert_eq!(err(2), "no account TW09 in this workspace");
         assert_eq!(err(3), "account TW03 belongs to another agent's persona");
-        assert_eq!(err(4), "refused before");
+        assert_eq!(err(4), "no values to record");
 
         let l = Lookups::of(&items).unwrap();
         assert_eq!(l.id_platforms, vec!["threads"]);

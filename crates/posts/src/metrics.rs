@@ -5,7 +5,7 @@
 
 use crate::ports::{CapturedAtProblem, MetricsRefusal, MetricsReport, RawPostMetrics, Refused};
 use crate::post::PostStatus;
-use crate::report::ItemError;
+use crate::report::{ItemError, ItemMissing, ItemRejection, NotYours};
 use fleetdesk_kernel::{AccountCode, Market, Platform, TimeInput};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
@@ -211,7 +211,7 @@ fn post_target<'a>(
         (Some(id), _, _) => loaded
             .iter()
             .find(|p| p.id == id && p.in_workspace)
-            .ok_or_else(|| ItemError::NotFound(format!("no post {id} in this workspace")))?,
+            .ok_or(ItemError::NotFound(ItemMissing::Post { id }))?,
         (None, Some(code), Some(pid)) => {
             let slot = resolve(code, item.platform)?;
             loaded
@@ -220,10 +220,10 @@ fn post_target<'a>(
                     p.slot_id == slot.slot_id && p.platform_post_id.as_deref() == Some(pid.as_str())
                 })
                 .ok_or_else(|| {
-                    ItemError::NotFound(format!(
-                        "no post with platform_post_id {pid} on {code}: report it as published \
-                         first"
-                    ))
+                    ItemError::NotFound(ItemMissing::PlatformPost {
+                        code: code.to_string(),
+                        platform_post_id: pid.to_string(),
+                    })
                 })?
         }
         _ => {
@@ -234,15 +234,12 @@ fn post_target<'a>(
         }
     };
     if !post.mine {
-        return Err(ItemError::Forbidden(
-            "the post belongs to another agent's account".into(),
-        ));
+        return Err(ItemError::Forbidden(NotYours::MeasuredPost));
     }
     if post.status != PostStatus::Published {
-        return Err(ItemError::Rejected(format!(
-            "the post is {}: report it as published (with its platform_post_id) first",
-            post.status
-        )));
+        return Err(ItemError::Rejected(ItemRejection::NotPublished {
+            status: post.status,
+        }));
     }
     Ok(post)
 }
@@ -252,14 +249,11 @@ impl MetricsPlan {
         let (kept, dropped) = keep_back_zeros(counters, post.latest);
         self.zeros_kept_back += dropped.len();
         let refused = if self.posts.iter().any(|(id, _)| *id == post.id) {
-            "the same post appears earlier in this report".to_owned()
+            ItemRejection::SamePostEarlier
         } else if kept.is_empty() && dropped.is_empty() {
-            "no values to record".to_owned()
+            ItemRejection::NoValues
         } else if kept.is_empty() {
-            format!(
-                "{} fell from a positive number to 0 and were not recorded",
-                dropped.join(", ")
-            )
+            ItemRejection::ZerosKeptBack { counters: dropped }
         } else {
             self.posts.push((post.id, kept));
             return;
@@ -276,14 +270,14 @@ impl MetricsPlan {
         followers: Option<i64>,
         seen: &mut Vec<Uuid>,
     ) {
-        let rejected = |why: &str| refuse("accounts", index, ItemError::Rejected(why.to_owned()));
+        let rejected = |rule| refuse("accounts", index, ItemError::Rejected(rule));
         let Some(followers) = followers else {
-            self.refused.push(rejected("no values to record"));
+            self.refused.push(rejected(ItemRejection::NoValues));
             return;
         };
         if seen.contains(&slot.slot_id) {
             self.refused
-                .push(rejected("the same account appears earlier in this report"));
+                .push(rejected(ItemRejection::SameAccountEarlier));
             return;
         }
         seen.push(slot.slot_id);
@@ -291,9 +285,8 @@ impl MetricsPlan {
             Some(v) => self.accounts.push((slot.slot_id, v)),
             None => {
                 self.zeros_kept_back += 1;
-                self.refused.push(rejected(
-                    "followers fell from a positive number to 0 and was not recorded",
-                ));
+                self.refused
+                    .push(rejected(ItemRejection::FollowersKeptBack));
             }
         }
     }
@@ -322,12 +315,12 @@ mod tests {
                 slot_id: id(MY_OTHER_SLOT),
                 latest_followers: None,
             }),
-            "TW-X" => Err(ItemError::Forbidden(
-                "account TW-X belongs to another agent's persona".into(),
-            )),
-            other => Err(ItemError::NotFound(format!(
-                "no account {other} in this workspace"
-            ))),
+            "TW-X" => Err(ItemError::Forbidden(NotYours::Account {
+                code: "TW-X".into(),
+            })),
+            other => Err(ItemError::NotFound(ItemMissing::Account {
+                code: other.into(),
+            })),
         }
     }
 

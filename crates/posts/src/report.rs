@@ -61,27 +61,97 @@ pub enum MatchedBy {
     Body,
 }
 
-/// Why one item was refused (`error.code` of its result).
+/// Why one item was refused (`error.code` of its result): each refusal a rule with the facts
+/// it speaks of; [`ItemError::message`] words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ItemError {
-    NotFound(String),
-    AmbiguousCode(String),
-    Forbidden(String),
-    Rejected(String),
+    /// What the item names is not in the workspace.
+    NotFound(ItemMissing),
+    /// The code names accounts on several platforms.
+    AmbiguousCode { code: String },
+    /// What the item names is another agent's.
+    Forbidden(NotYours),
+    /// The item contradicts the post or the report it is in.
+    Rejected(ItemRejection),
     /// A field of the item is malformed or missing.
-    Invalid {
-        field: String,
-        message: String,
-    },
+    Invalid { field: String, message: String },
     /// The platform id is already on another post.
-    Conflict(String),
+    Conflict(IdTaken),
+}
+
+/// What an item names that is not there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemMissing {
+    Account {
+        code: String,
+    },
+    Post {
+        id: Uuid,
+    },
+    /// A metrics item's post, named by its account and platform id.
+    PlatformPost {
+        code: String,
+        platform_post_id: String,
+    },
+}
+
+/// What an item names that is another agent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotYours {
+    Account {
+        code: String,
+    },
+    Post {
+        id: Uuid,
+    },
+    PlatformPost {
+        platform_post_id: String,
+    },
+    /// The post a metrics item measures.
+    MeasuredPost,
+}
+
+/// A platform id that is already on another post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdTaken {
+    /// On a post of another account (matched by the platform id).
+    OnAnotherAccount { platform_post_id: String },
+    /// On another post than the one its post_id names.
+    OnAnotherPost { platform_post_id: String },
+}
+
+/// The rules an item breaks against its post or its report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemRejection {
+    /// A published report gives no permalink.
+    PermalinkMissing,
+    /// The post_id names a post of another account than the item's code.
+    OtherAccountsPost { id: Uuid, code: String },
+    /// The post has not been through review.
+    NotReviewed { status: PostStatus },
+    /// The post was deleted from inventory: it cannot be scheduled.
+    DeletedFromInventory,
+    /// The post is in inventory: it cannot be scheduled until unstocked.
+    InInventory,
+    /// The same post is measured earlier in the report.
+    SamePostEarlier,
+    /// The same account is measured earlier in the report.
+    SameAccountEarlier,
+    /// The item holds no value.
+    NoValues,
+    /// Every value given fell from a positive number to 0 (they are kept back).
+    ZerosKeptBack { counters: Vec<&'static str> },
+    /// The followers fell from a positive number to 0 (kept back).
+    FollowersKeptBack,
+    /// Metrics for a post that is not published.
+    NotPublished { status: PostStatus },
 }
 
 impl ItemError {
     pub fn code(&self) -> &'static str {
         match self {
             ItemError::NotFound(_) => "not_found",
-            ItemError::AmbiguousCode(_) => "ambiguous_code",
+            ItemError::AmbiguousCode { .. } => "ambiguous_code",
             ItemError::Forbidden(_) => "forbidden",
             ItemError::Rejected(_) => "rejected",
             ItemError::Invalid { .. } => "invalid",
@@ -89,14 +159,43 @@ impl ItemError {
         }
     }
 
+    /// The refusal in words, as the item's `error.message` gives it.
     pub fn message(&self) -> String {
         match self {
-            ItemError::NotFound(m)
-            | ItemError::AmbiguousCode(m)
-            | ItemError::Forbidden(m)
-            | ItemError::Rejected(m)
-            | ItemError::Conflict(m) => m.clone(),
+            ItemError::NotFound(missing) => match missing {
+                ItemMissing::Account { code } => format!("no account {code} in this workspace"),
+                ItemMissing::Post { id } => format!("no post {id} in this workspace"),
+                ItemMissing::PlatformPost {
+                    code,
+                    platform_post_id,
+                } => format!(
+                    "no post with platform_post_id {platform_post_id} on {code}: report it as \
+                     published first"
+                ),
+            },
+            ItemError::AmbiguousCode { code } => {
+                format!("{code} names accounts on several platforms; add platform")
+            }
+            ItemError::Forbidden(theirs) => match theirs {
+                NotYours::Account { code } => {
+                    format!("account {code} belongs to another agent's persona")
+                }
+                NotYours::Post { id } => format!("post {id} belongs to another agent's account"),
+                NotYours::PlatformPost { platform_post_id } => format!(
+                    "platform_post_id {platform_post_id} is a post of another agent's account"
+                ),
+                NotYours::MeasuredPost => "the post belongs to another agent's account".to_owned(),
+            },
+            ItemError::Rejected(rule) => rule.message(),
             ItemError::Invalid { field, message } => format!("{field}: {message}"),
+            ItemError::Conflict(taken) => match taken {
+                IdTaken::OnAnotherAccount { platform_post_id } => format!(
+                    "platform_post_id {platform_post_id} is already on a post of another account"
+                ),
+                IdTaken::OnAnotherPost { platform_post_id } => {
+                    format!("platform_post_id {platform_post_id} is already on another post")
+                }
+            },
         }
     }
 
@@ -104,6 +203,46 @@ impl ItemError {
         match self {
             ItemError::Invalid { field, .. } => Some(field),
             _ => None,
+        }
+    }
+}
+
+impl ItemRejection {
+    fn message(&self) -> String {
+        match self {
+            ItemRejection::PermalinkMissing => {
+                "permalink is required when status is published: give the post's link".to_owned()
+            }
+            ItemRejection::OtherAccountsPost { id, code } => {
+                format!("post {id} is a post of another account, not {code}")
+            }
+            ItemRejection::NotReviewed { status } => format!(
+                "the post is {status} and has not been through review; only approved posts can \
+                 be reported"
+            ),
+            ItemRejection::DeletedFromInventory => {
+                "the post was deleted from inventory and can no longer be scheduled".to_owned()
+            }
+            ItemRejection::InInventory => {
+                "the post is in inventory and cannot be scheduled; unstock it first".to_owned()
+            }
+            ItemRejection::SamePostEarlier => {
+                "the same post appears earlier in this report".to_owned()
+            }
+            ItemRejection::SameAccountEarlier => {
+                "the same account appears earlier in this report".to_owned()
+            }
+            ItemRejection::NoValues => "no values to record".to_owned(),
+            ItemRejection::ZerosKeptBack { counters } => format!(
+                "{} fell from a positive number to 0 and were not recorded",
+                counters.join(", ")
+            ),
+            ItemRejection::FollowersKeptBack => {
+                "followers fell from a positive number to 0 and was not recorded".to_owned()
+            }
+            ItemRejection::NotPublished { status } => format!(
+                "the post is {status}: report it as published (with its platform_post_id) first"
+            ),
         }
     }
 }
@@ -154,9 +293,9 @@ pub fn check_requirements(
         ReportedStatus::Scheduled if !has_scheduled_for => {
             missing("scheduled_for", "is required when status is scheduled")
         }
-        ReportedStatus::Published if !has_permalink => Err(ItemError::Rejected(
-            "permalink is required when status is published: give the post's link".to_owned(),
-        )),
+        ReportedStatus::Published if !has_permalink => {
+            Err(ItemError::Rejected(ItemRejection::PermalinkMissing))
+        }
         ReportedStatus::Failed if !has_failure_reason => {
             missing("failure_reason", "is required when status is failed")
         }
@@ -372,7 +511,7 @@ pub struct ReportCounts {
 /// the `Change` variant costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
 enum Step {
-    Reject(String),
+    Reject(ItemRejection),
     Ignore(String),
     Unchanged,
     Change {
@@ -511,18 +650,16 @@ fn find(
         let at = posts
             .iter()
             .position(|p| p.id == id && p.in_workspace)
-            .ok_or_else(|| ItemError::NotFound(format!("no post {id} in this workspace")))?;
+            .ok_or(ItemError::NotFound(ItemMissing::Post { id }))?;
         let post = &posts[at];
         if !post.mine {
-            return Err(ItemError::Forbidden(format!(
-                "post {id} belongs to another agent's account"
-            )));
+            return Err(ItemError::Forbidden(NotYours::Post { id }));
         }
         if post.slot_id != item.slot.slot_id {
-            return Err(ItemError::Rejected(format!(
-                "post {id} is a post of another account, not {}",
-                item.slot.code
-            )));
+            return Err(ItemError::Rejected(ItemRejection::OtherAccountsPost {
+                id,
+                code: item.slot.code.clone(),
+            }));
         }
         conflict(posts, item, post.id)?;
         return Ok(Some((at, MatchedBy::PostId, None)));
@@ -534,14 +671,14 @@ fn find(
     {
         let post = &posts[at];
         if !post.mine {
-            return Err(ItemError::Forbidden(format!(
-                "platform_post_id {pid} is a post of another agent's account"
-            )));
+            return Err(ItemError::Forbidden(NotYours::PlatformPost {
+                platform_post_id: pid.clone(),
+            }));
         }
         if post.slot_id != item.slot.slot_id {
-            return Err(ItemError::Conflict(format!(
-                "platform_post_id {pid} is already on a post of another account"
-            )));
+            return Err(ItemError::Conflict(IdTaken::OnAnotherAccount {
+                platform_post_id: pid.clone(),
+            }));
         }
         return Ok(Some((at, MatchedBy::PlatformPostId, None)));
     }
@@ -613,9 +750,9 @@ fn conflict(posts: &[KnownPost], item: &ReportItem, matched: Uuid) -> Result<(),
                 && p.fields.platform_post_id.as_ref() == Some(pid)
         })
     {
-        return Err(ItemError::Conflict(format!(
-            "platform_post_id {pid} is already on another post"
-        )));
+        return Err(ItemError::Conflict(IdTaken::OnAnotherPost {
+            platform_post_id: pid.clone(),
+        }));
     }
     Ok(())
 }
@@ -720,19 +857,14 @@ fn step(post: &KnownPost, item: &ReportItem, now: Timestamp) -> Step {
         };
     }
     if s.before_review() {
-        return Step::Reject(format!(
-            "the post is {s} and has not been through review; only approved posts can be \
-             reported"
-        ));
+        return Step::Reject(ItemRejection::NotReviewed { status: s });
     }
     if post.discarded {
         return match item.status {
             R::Published => changed(post, item, now, Action::Updated).with_warning(
                 "published although it was deleted from inventory on a person's behalf",
             ),
-            R::Scheduled => Step::Reject(
-                "the post was deleted from inventory and can no longer be scheduled".to_owned(),
-            ),
+            R::Scheduled => Step::Reject(ItemRejection::DeletedFromInventory),
             _ => Step::Ignore("the post was deleted from inventory".to_owned()),
         };
     }
@@ -763,9 +895,7 @@ fn step(post: &KnownPost, item: &ReportItem, now: Timestamp) -> Step {
                  leaves inventory and counts as published",
             )
             .marked_from_stock(),
-        (PostStatus::Stocked, R::Scheduled) => Step::Reject(
-            "the post is in inventory and cannot be scheduled; unstock it first".to_owned(),
-        ),
+        (PostStatus::Stocked, R::Scheduled) => Step::Reject(ItemRejection::InInventory),
         (PostStatus::Stocked, R::Failed) => Step::Unchanged,
         (PostStatus::Approved, R::Cancelled) => Step::Ignore(
             "the post was never reported scheduled; nothing to cancel, it stays approved"

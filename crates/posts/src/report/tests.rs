@@ -1351,7 +1351,9 @@ fn items_refused_before_matching_keep_their_index() {
         field: "scheduled_for".into(),
         message: "is required when status is scheduled".into(),
     };
-    let unknown = ItemError::NotFound("no account XX-1".into());
+    let unknown = ItemError::NotFound(ItemMissing::Account {
+        code: "XX-1".into(),
+    });
     let mut good = by_id(ReportedStatus::Scheduled, 7);
     good.scheduled_for = Some(at(1));
 
@@ -1376,7 +1378,7 @@ fn items_refused_before_matching_keep_their_index() {
 
 #[test]
 fn all_rejected_only_when_every_item_is_refused() {
-    let refused = || Err(ItemError::Rejected("no".into()));
+    let refused = || Err(ItemError::Rejected(ItemRejection::NoValues));
     let mut stocked_scheduled = by_id(ReportedStatus::Scheduled, 7);
     stocked_scheduled.scheduled_for = Some(at(1));
     let stocked = || vec![post(7, PostStatus::Stocked, "hi")];
@@ -1619,8 +1621,10 @@ fn an_item_missing_what_its_status_requires_is_refused() {
 fn a_batch_counts_an_unscheduling_as_an_update() {
     let result = |index: usize, action: Option<Action>| ItemResult {
         action,
-        error: action.is_none().then(|| ItemError::Rejected("no".into())),
-        ..ItemResult::refused(index, ItemError::Rejected("no".into()))
+        error: action
+            .is_none()
+            .then(|| ItemError::Rejected(ItemRejection::NoValues)),
+        ..ItemResult::refused(index, ItemError::Rejected(ItemRejection::NoValues))
     };
     let actions = [
         Some(Action::Inserted),
@@ -1651,4 +1655,149 @@ fn a_batch_counts_an_unscheduling_as_an_update() {
             rejected: 1,
         }
     );
+}
+
+#[test]
+fn each_refusal_rule_is_worded_as_the_api_answered_it_before_it_was_typed() {
+    let id = Uuid::from_u128(7);
+    let pid = || "1789".to_owned();
+    let texts = [
+        (
+            ItemError::NotFound(ItemMissing::Account {
+                code: "TW01".into(),
+            }),
+            "not_found",
+            "no account TW01 in this workspace".to_owned(),
+        ),
+        (
+            ItemError::NotFound(ItemMissing::Post { id }),
+            "not_found",
+            format!("no post {id} in this workspace"),
+        ),
+        (
+            ItemError::NotFound(ItemMissing::PlatformPost {
+                code: "TW01".into(),
+                platform_post_id: pid(),
+            }),
+            "not_found",
+            "no post with platform_post_id 1789 on TW01: report it as published first".to_owned(),
+        ),
+        (
+            ItemError::AmbiguousCode {
+                code: "TW01".into(),
+            },
+            "ambiguous_code",
+            "TW01 names accounts on several platforms; add platform".to_owned(),
+        ),
+        (
+            ItemError::Forbidden(NotYours::Account {
+                code: "TW01".into(),
+            }),
+            "forbidden",
+            "account TW01 belongs to another agent's persona".to_owned(),
+        ),
+        (
+            ItemError::Forbidden(NotYours::Post { id }),
+            "forbidden",
+            format!("post {id} belongs to another agent's account"),
+        ),
+        (
+            ItemError::Forbidden(NotYours::PlatformPost {
+                platform_post_id: pid(),
+            }),
+            "forbidden",
+            "platform_post_id 1789 is a post of another agent's account".to_owned(),
+        ),
+        (
+            ItemError::Forbidden(NotYours::MeasuredPost),
+            "forbidden",
+            "the post belongs to another agent's account".to_owned(),
+        ),
+        (
+            ItemError::Conflict(IdTaken::OnAnotherAccount {
+                platform_post_id: pid(),
+            }),
+            "conflict",
+            "platform_post_id 1789 is already on a post of another account".to_owned(),
+        ),
+        (
+            ItemError::Conflict(IdTaken::OnAnotherPost {
+                platform_post_id: pid(),
+            }),
+            "conflict",
+            "platform_post_id 1789 is already on another post".to_owned(),
+        ),
+    ];
+    for (error, code, text) in texts {
+        assert_eq!(error.code(), code, "{error:?}");
+        assert_eq!(error.message(), text, "{error:?}");
+        assert_eq!(error.field(), None);
+    }
+    let rules = [
+        (
+            ItemRejection::PermalinkMissing,
+            "permalink is required when status is published: give the post's link".to_owned(),
+        ),
+        (
+            ItemRejection::OtherAccountsPost {
+                id,
+                code: "TW02".into(),
+            },
+            format!("post {id} is a post of another account, not TW02"),
+        ),
+        (
+            ItemRejection::NotReviewed {
+                status: PostStatus::Draft,
+            },
+            "the post is draft and has not been through review; only approved posts can be \
+             reported"
+                .to_owned(),
+        ),
+        (
+            ItemRejection::DeletedFromInventory,
+            "the post was deleted from inventory and can no longer be scheduled".to_owned(),
+        ),
+        (
+            ItemRejection::InInventory,
+            "the post is in inventory and cannot be scheduled; unstock it first".to_owned(),
+        ),
+        (
+            ItemRejection::SamePostEarlier,
+            "the same post appears earlier in this report".to_owned(),
+        ),
+        (
+            ItemRejection::SameAccountEarlier,
+            "the same account appears earlier in this report".to_owned(),
+        ),
+        (ItemRejection::NoValues, "no values to record".to_owned()),
+        (
+            ItemRejection::ZerosKeptBack {
+                counters: vec!["views", "likes"],
+            },
+            "views, likes fell from a positive number to 0 and were not recorded".to_owned(),
+        ),
+        (
+            ItemRejection::FollowersKeptBack,
+            "followers fell from a positive number to 0 and was not recorded".to_owned(),
+        ),
+        (
+            ItemRejection::NotPublished {
+                status: PostStatus::Scheduled,
+            },
+            "the post is scheduled: report it as published (with its platform_post_id) first"
+                .to_owned(),
+        ),
+    ];
+    for (rule, text) in rules {
+        let error = ItemError::Rejected(rule);
+        assert_eq!(error.code(), "rejected");
+        assert_eq!(error.message(), text, "{error:?}");
+    }
+    let invalid = ItemError::Invalid {
+        field: "permalink".into(),
+        message: "is not a URL".into(),
+    };
+    assert_eq!(invalid.code(), "invalid");
+    assert_eq!(invalid.message(), "permalink: is not a URL");
+    assert_eq!(invalid.field(), Some("permalink"));
 }
