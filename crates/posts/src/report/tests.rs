@@ -1623,7 +1623,7 @@ fn a_batch_counts_an_unscheduling_as_an_update() {
         action,
         error: action
             .is_none()
-            .then(|| ItemError::Rejected(ItemRejection::NoValues)),
+            .then_some(ItemError::Rejected(ItemRejection::NoValues)),
         ..ItemResult::refused(index, ItemError::Rejected(ItemRejection::NoValues))
     };
     let actions = [
