@@ -28,6 +28,15 @@ fleetdesk_kernel::text_enum! {
     }
 }
 
+fleetdesk_kernel::text_enum! {
+    /// Where a ticket stands: open until a person closes it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum TicketStatus {
+        Open => "open",
+        Closed => "closed",
+    }
+}
+
 /// A ticket as reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTicket {
@@ -107,6 +116,60 @@ pub fn reusable(new: &NewTicket, open: &[OpenTicket], now: Timestamp) -> Option<
         .filter(|t| t.created_at > since)
         .max_by_key(|t| (t.created_at, t.id))
         .map(|t| t.id)
+}
+
+/// The matter a report with a member speaks of, as the name of the lock that makes two
+/// reports of it at once one ticket: the space, the member and the category.
+pub fn matter_key(space_id: uuid::Uuid, member: &str, category: TicketCategory) -> String {
+    format!("community ticket {space_id} {member} {category}")
+}
+
+/// What a report does: joins an open ticket of its matter as one more note, or opens one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TicketPlan {
+    Join { id: uuid::Uuid, note: TicketNote },
+    Open { at: Timestamp },
+}
+
+/// A note a later report of the matter adds to its open ticket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TicketNote {
+    pub text: String,
+    #[serde(with = "fleetdesk_kernel::time::utc")]
+    pub at: Timestamp,
+}
+
+impl TicketNote {
+    /// The notes to append to the ticket's list (a list of this one note).
+    pub fn appended(&self) -> serde_json::Value {
+        serde_json::json!([self])
+    }
+}
+
+/// The plan for a checked ticket ([`accept`]) reported at `now`, given the open tickets of its
+/// matter the adapter loaded (none when the report names no member: [`matter_key`] is only
+/// taken for a member).
+pub fn plan_ticket(ticket: &NewTicket, open: &[OpenTicket], now: Timestamp) -> TicketPlan {
+    match reusable(ticket, open, now) {
+        Some(id) => TicketPlan::Join {
+            id,
+            note: TicketNote {
+                text: ticket.summary.clone(),
+                at: now,
+            },
+        },
+        None => TicketPlan::Open { at: now },
+    }
+}
+
+impl TicketPlan {
+    /// The answer once the plan is written: `id` is the ticket the adapter opened, or joined.
+    pub fn outcome(&self, id: uuid::Uuid) -> crate::ports::TicketOutcome {
+        crate::ports::TicketOutcome {
+            ticket_id: id,
+            reused: matches!(self, TicketPlan::Join { .. }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -201,5 +264,40 @@ mod tests {
         );
         t.member_external_id = None;
         assert!(t.check().is_ok());
+    }
+
+    #[test]
+    fn a_report_of_an_open_matter_joins_it_as_a_note_and_any_other_opens_a_ticket() {
+        let now: Timestamp = "2026-11-25T12:00:00Z".parse().unwrap();
+        let open = vec![OpenTicket {
+            id: uuid::Uuid::from_u128(9),
+            member_external_id: Some("amy".into()),
+            category: TicketCategory::Refund,
+            created_at: now - SignedDuration::from_hours(1),
+        }];
+        let joined = plan_ticket(&new(Some("amy"), TicketCategory::Refund), &open, now);
+        let TicketPlan::Join { id, note } = &joined else {
+            panic!("{joined:?}");
+        };
+        assert_eq!(*id, uuid::Uuid::from_u128(9));
+        assert_eq!(
+            note.appended(),
+            serde_json::json!([{"text": "the serum leaked", "at": "2026-11-25T12:00:00Z"}])
+        );
+        let outcome = joined.outcome(*id);
+        assert!(outcome.reused);
+        assert_eq!(outcome.ticket_id, uuid::Uuid::from_u128(9));
+
+        let other = plan_ticket(&new(Some("amy"), TicketCategory::Abuse), &open, now);
+        assert_eq!(other, TicketPlan::Open { at: now });
+        assert!(!other.outcome(uuid::Uuid::from_u128(10)).reused);
+        assert_eq!(
+            plan_ticket(&new(None, TicketCategory::Refund), &open, now),
+            TicketPlan::Open { at: now }
+        );
+        assert_eq!(
+            matter_key(uuid::Uuid::nil(), "amy", TicketCategory::Refund),
+            "community ticket 00000000-0000-0000-0000-000000000000 amy refund"
+        );
     }
 }

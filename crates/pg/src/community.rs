@@ -18,7 +18,8 @@ use fleetdesk_community::ports::{
 };
 use fleetdesk_community::space::{Channel, Space, SpaceStatus};
 use fleetdesk_community::ticket::{
-    self, NewTicket, OpenTicket, TicketCategory, reusable, reuse_since,
+    self, NewTicket, OpenTicket, TicketCategory, TicketPlan, TicketStatus, matter_key, plan_ticket,
+    reuse_since,
 };
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
@@ -137,7 +138,7 @@ FROM community_tickets t
 JOIN community_spaces s ON s.id = t.space_id
 JOIN workspaces w ON w.id = s.workspace_id
 WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
-  AND t.status = 'open'
+  AND t.status = $2
 GROUP BY s.workspace_id, t.category
 ORDER BY t.category
 "#;
@@ -345,8 +346,9 @@ async fn open_ticket_tx(
     };
     let ticket = &ticket;
     let mut now = now;
+    let mut open = Vec::new();
     if let Some(member) = ticket.member_external_id.as_deref() {
-        let matter = format!("community ticket {} {member} {}", space.id, ticket.category);
+        let matter = matter_key(space.id, member, ticket.category);
         prepared(diesel::sql_query(TICKET_LOCK).bind::<Text, _>(matter))
             .execute(conn)
             .await?;
@@ -356,16 +358,14 @@ async fn open_ticket_tx(
             .get_result(conn)
             .await?;
         now = read.now.to_jiff();
-        let since = reuse_since(now);
-        // The open tickets of the member and category in the space opened after `since`
-        // (`fleetdesk_community::ticket::reuse_since`), locked.
+        // The open tickets of the member and category in the space opened after
+        // `reuse_since`, locked.
         let rows: Vec<TicketRow> = community_tickets::table
             .filter(community_tickets::space_id.eq(space.id))
             .filter(community_tickets::member_external_id.eq(member))
             .filter(community_tickets::category.eq(ticket.category.as_str()))
-            // The domain has no enum of ticket statuses (`DAY_TICKETS` counts the same text).
-            .filter(community_tickets::status.eq("open"))
-            .filter(community_tickets::created_at.gt(Ts::from(since)))
+            .filter(community_tickets::status.eq(TicketStatus::Open.as_str()))
+            .filter(community_tickets::created_at.gt(Ts::from(reuse_since(now))))
             .order((
                 community_tickets::created_at.desc(),
                 community_tickets::id.desc(),
@@ -374,7 +374,7 @@ async fn open_ticket_tx(
             .for_update()
             .load(conn)
             .await?;
-        let open: Vec<OpenTicket> = rows
+        open = rows
             .into_iter()
             .map(|r| {
                 Ok(OpenTicket {
@@ -386,42 +386,36 @@ async fn open_ticket_tx(
                 })
             })
             .collect::<anyhow::Result<_>>()?;
-        if let Some(id) = reusable(ticket, &open, now) {
-            // The report joins the ticket as one more note, appended to its notes.
-            let note = serde_json::json!([{
-                "text": ticket.summary,
-                "at": fleetdesk_kernel::format_utc(now),
-            }]);
+    }
+    let plan = plan_ticket(ticket, &open, now);
+    let ticket_id = match &plan {
+        TicketPlan::Join { id, note } => {
             diesel::update(community_tickets::table.find(id))
                 .set((
-                    community_tickets::notes.eq(community_tickets::notes.concat(note)),
-                    community_tickets::updated_at.eq(Ts::from(now)),
+                    community_tickets::notes.eq(community_tickets::notes.concat(note.appended())),
+                    community_tickets::updated_at.eq(Ts::from(note.at)),
                 ))
                 .execute(conn)
                 .await?;
-            return Ok(Ok(TicketOutcome {
-                ticket_id: id,
-                reused: true,
-            }));
+            *id
         }
-    }
-    let ticket_id: Uuid = diesel::insert_into(community_tickets::table)
-        .values((
-            community_tickets::space_id.eq(space.id),
-            community_tickets::member_external_id.eq(ticket.member_external_id.as_deref()),
-            community_tickets::category.eq(ticket.category.as_str()),
-            community_tickets::summary.eq(&ticket.summary),
-            community_tickets::opened_by_agent.eq(agent.agent_id),
-            community_tickets::created_at.eq(Ts::from(now)),
-            community_tickets::updated_at.eq(Ts::from(now)),
-        ))
-        .returning(community_tickets::id)
-        .get_result(conn)
-        .await?;
-    Ok(Ok(TicketOutcome {
-        ticket_id,
-        reused: false,
-    }))
+        TicketPlan::Open { at } => {
+            diesel::insert_into(community_tickets::table)
+                .values((
+                    community_tickets::space_id.eq(space.id),
+                    community_tickets::member_external_id.eq(ticket.member_external_id.as_deref()),
+                    community_tickets::category.eq(ticket.category.as_str()),
+                    community_tickets::summary.eq(&ticket.summary),
+                    community_tickets::opened_by_agent.eq(agent.agent_id),
+                    community_tickets::created_at.eq(Ts::from(*at)),
+                    community_tickets::updated_at.eq(Ts::from(*at)),
+                ))
+                .returning(community_tickets::id)
+                .get_result(conn)
+                .await?
+        }
+    };
+    Ok(Ok(plan.outcome(ticket_id)))
 }
 
 fn tag_counts(tags: Value) -> anyhow::Result<Vec<TagCount>> {
@@ -563,10 +557,13 @@ pub(crate) async fn community_day(
     )
     .load(conn)
     .await?;
-    let tickets: Vec<DayTicketRow> =
-        prepared(diesel::sql_query(DAY_TICKETS).bind::<Nullable<SqlUuid>, _>(organization))
-            .load(conn)
-            .await?;
+    let tickets: Vec<DayTicketRow> = prepared(
+        diesel::sql_query(DAY_TICKETS)
+            .bind::<Nullable<SqlUuid>, _>(organization)
+            .bind::<Text, _>(TicketStatus::Open.as_str()),
+    )
+    .load(conn)
+    .await?;
     let spaces = spaces
         .into_iter()
         .map(|s| {
