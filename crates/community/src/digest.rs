@@ -251,6 +251,16 @@ pub fn accept(
 }
 
 impl CheckedDigest {
+    /// The answer once the digest is stored in `space_id`: what was stored and skipped.
+    pub fn outcome(&self, space_id: uuid::Uuid) -> crate::ports::DigestOutcome {
+        crate::ports::DigestOutcome {
+            space_id,
+            day: self.day,
+            members: self.members.len() as i64,
+            skipped: self.skipped,
+        }
+    }
+
     /// The members as stored with the digest: each tag with its [`fold_tag_value`] beside it
     /// as `folded`, which the person's day counts by.
     pub fn stored_members(&self) -> serde_json::Value {
@@ -482,6 +492,17 @@ mod tests {
         assert_eq!(d.members[0].external_id, "a");
         assert_eq!(d.members[0].summary.as_deref(), Some("first"));
         assert_eq!(d.skipped, 1);
+        let outcome = d.outcome(uuid::Uuid::from_u128(5));
+        assert_eq!(
+            (
+                outcome.space_id,
+                outcome.day,
+                outcome.members,
+                outcome.skipped
+            ),
+            (uuid::Uuid::from_u128(5), d.day, 2, 1),
+            "the answer counts what is stored, not what was listed"
+        );
         assert!(report(vec![]).check().unwrap().members.is_empty());
     }
 

@@ -300,13 +300,13 @@ async fn report_digest_tx(
         Err(e) => return Ok(Err(e)),
     };
     let digest = &digest;
-    let members = digest.members.len() as i64;
+    let outcome = digest.outcome(space.id);
     let inserted: Vec<IdRow> = prepared(
         diesel::sql_query(INSERT_DIGEST)
             .bind::<SqlUuid, _>(space.id)
             .bind::<Text, _>(digest.day.to_string())
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Integer, _>(i32::try_from(members)?)
+            .bind::<Integer, _>(i32::try_from(outcome.members)?)
             .bind::<Integer, _>(i32::try_from(digest.skipped)?),
     )
     .load(conn)
@@ -323,12 +323,7 @@ async fn report_digest_tx(
         .execute(conn)
         .await?;
     }
-    Ok(Ok(DigestOutcome {
-        space_id: space.id,
-        day: digest.day,
-        members,
-        skipped: digest.skipped,
-    }))
+    Ok(Ok(outcome))
 }
 
 async fn open_ticket_tx(
