@@ -8,7 +8,8 @@ use fleetdesk_kernel::persona::{FactCategory, FactStatus};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::ports::{CreatedPersona, Proposed};
+use crate::ports::{AddedImage, CreatedPersona, NewImage, Proposed};
+use crate::rules::ImageLock;
 use crate::rules::PersonaRefusal;
 use crate::rules::{
     CONTRADICTION_OPTIONS, CONTRADICTION_QUESTION, Earlier, Proposal, ProposalKind, images_title,
@@ -64,6 +65,38 @@ pub fn images_decision_for(persona_id: Uuid, name: &str) -> NewDecision {
     NewDecision {
         persona_id: Some(persona_id),
         ..NewDecision::new(DecisionKind::PersonaImages, images_title(name), json!({}))
+    }
+}
+
+/// How an uploaded image joins the persona's images decision: the open one, or a new one
+/// opened with it (one open per persona).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImagesDecision {
+    Join(Uuid),
+    Open(NewDecision),
+}
+
+/// The images decision a new image of the persona (`persona_id`, named `name`) waits in,
+/// given the open one the adapter found under the persona's lock.
+pub fn images_decision(open: Option<Uuid>, persona_id: Uuid, name: &str) -> ImagesDecision {
+    match open {
+        Some(id) => ImagesDecision::Join(id),
+        None => ImagesDecision::Open(images_decision_for(persona_id, name)),
+    }
+}
+
+impl NewImage {
+    /// An uploaded image waits as a draft until a person decides the persona's images.
+    pub const LOCK: ImageLock = ImageLock::Draft;
+
+    /// The answer for this image stored as `id`.
+    pub fn added(&self, id: Uuid) -> AddedImage {
+        AddedImage {
+            id,
+            created: true,
+            lock: NewImage::LOCK,
+            character: self.character.clone(),
+        }
     }
 }
 
@@ -408,5 +441,37 @@ mod tests {
         assert_eq!(d.kind, DecisionKind::PersonaImages);
         assert_eq!(d.title, "Images of Lin awaiting approval");
         assert_eq!(d.status(), DecisionStatus::Open);
+    }
+
+    #[test]
+    fn an_image_joins_the_open_decision_or_opens_one_and_waits_as_a_draft() {
+        let open = Uuid::from_u128(9);
+        assert_eq!(
+            images_decision(Some(open), PERSONA, "Lin"),
+            ImagesDecision::Join(open)
+        );
+        assert_eq!(
+            images_decision(None, PERSONA, "Lin"),
+            ImagesDecision::Open(images_decision_for(PERSONA, "Lin"))
+        );
+        let image = NewImage {
+            sha256: "ab".into(),
+            mime_type: "image/png".into(),
+            bytes: 3,
+            width: 1,
+            height: 1,
+            storage_key: "k".into(),
+            thumb_key: "t".into(),
+            thumb_mime: "image/webp".into(),
+            category: crate::rules::ImageCategory::Portrait,
+            caption: None,
+            prompt: None,
+            character: Some("A".into()),
+        };
+        let added = image.added(open);
+        assert_eq!(added.id, open);
+        assert!(added.created);
+        assert_eq!(added.lock, crate::rules::ImageLock::Draft);
+        assert_eq!(added.character.as_deref(), Some("A"));
     }
 }

@@ -491,18 +491,6 @@ impl AsRef<Earlier> for Earlier {
     }
 }
 
-/// How an uploaded image joins the persona's images decision: the open one, or a new one
-/// opened with it (one open per persona).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImagesDecision {
-    Join(Uuid),
-    Open,
-}
-
-pub fn images_decision(open: Option<Uuid>) -> ImagesDecision {
-    open.map_or(ImagesDecision::Open, ImagesDecision::Join)
-}
-
 /// The title of the persona's images decision.
 pub fn images_title(persona: &str) -> String {
     format!("Images of {persona} awaiting approval")
@@ -797,10 +785,7 @@ mod tests {
     }
 
     #[test]
-    fn an_image_joins_the_open_decision_or_opens_one() {
-        let id = Uuid::from_u128(9);
-        assert_eq!(images_decision(Some(id)), ImagesDecision::Join(id));
-        assert_eq!(images_decision(None), ImagesDecision::Open);
+    fn the_decisions_of_a_persona_are_titled_by_its_name() {
         assert_eq!(images_title("Mia"), "Images of Mia awaiting approval");
         assert_eq!(new_persona_title("Ava"), "New persona to confirm: Ava");
     }

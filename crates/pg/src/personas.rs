@@ -14,8 +14,8 @@ use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_personas::plan::{
-    EarlierContradiction, EarlierFact, EarlierProposals, ProposalPlan, SameName, answer_same_name,
-    contradiction_proposed, images_decision_for, new_persona_decision, plan_proposal,
+    EarlierContradiction, EarlierFact, EarlierProposals, ImagesDecision, ProposalPlan, SameName,
+    answer_same_name, contradiction_proposed, images_decision, new_persona_decision, plan_proposal,
 };
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
@@ -455,12 +455,12 @@ async fn add_image_tx(
         .get_result(conn)
         .await
         .optional()?;
-    let decision_id = match images_decision(open) {
+    let decision_id = match images_decision(open, persona_id, &name) {
         ImagesDecision::Join(id) => id,
-        ImagesDecision::Open => {
+        ImagesDecision::Open(decision) => {
             // One open per persona (a unique index); the persona lock makes a conflict
             // unlikely, and a conflict still finds the one opened.
-            match open_decision_once(conn, agent, &images_decision_for(persona_id, &name)).await? {
+            match open_decision_once(conn, agent, &decision).await? {
                 Some(id) => id,
                 None => {
                     decisions::table
@@ -489,19 +489,14 @@ async fn add_image_tx(
             persona_images::caption.eq(img.caption.as_deref()),
             persona_images::prompt.eq(img.prompt.as_deref()),
             persona_images::character.eq(img.character.as_deref()),
-            persona_images::lock.eq(ImageLock::Draft.as_str()),
+            persona_images::lock.eq(NewImage::LOCK.as_str()),
             persona_images::decision_id.eq(Some(decision_id)),
             persona_images::uploaded_by_agent.eq(Some(agent.agent_id)),
         ))
         .returning(persona_images::id)
         .get_result(conn)
         .await?;
-    Ok(Ok(AddedImage {
-        id,
-        created: true,
-        lock: ImageLock::Draft,
-        character: img.character.clone(),
-    }))
+    Ok(Ok(img.added(id)))
 }
 
 async fn propose_tx(
