@@ -14,8 +14,8 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::upsert::{DecoratableTarget, excluded};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
-use fleetdesk_kernel::{BoxFuture, Market};
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
@@ -209,8 +209,8 @@ async fn upsert_person(
 ) -> anyhow::Result<Uuid> {
     Ok(diesel::insert_into(people::table)
         .values((
-            people::email.eq(email.trim().to_lowercase()),
-            people::name.eq(name.trim()),
+            people::email.eq(email),
+            people::name.eq(name),
             people::platform_admin.eq(platform_admin),
         ))
         .on_conflict(people::email)
@@ -252,10 +252,7 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
         return Ok(());
     }
     let column = |f: fn(&AdAccountSpec) -> &str| -> Vec<String> {
-        w.ad_accounts
-            .iter()
-            .map(|a| f(a).trim().to_owned())
-            .collect()
+        w.ad_accounts.iter().map(|a| f(a).to_owned()).collect()
     };
     crate::db::prepared(
         diesel::sql_query(UPSERT_AD_ACCOUNTS)
@@ -285,10 +282,10 @@ async fn apply_workspace(
     let (ws_id, archived): (Uuid, bool) = diesel::insert_into(workspaces::table)
         .values((
             workspaces::organization_id.eq(org_id),
-            workspaces::name.eq(w.name.trim()),
+            workspaces::name.eq(&w.name),
             workspaces::client_review.eq(w.client_review),
             workspaces::ads_enabled.eq(w.ads_enabled),
-            workspaces::marketplace.eq(w.marketplace.as_deref().unwrap_or("shopee")),
+            workspaces::marketplace.eq(w.marketplace().as_str()),
             workspaces::archived_at.eq(since_now(w.archived.unwrap_or(false))),
         ))
         .on_conflict((workspaces::organization_id, workspaces::name))
@@ -309,7 +306,7 @@ async fn apply_workspace(
         .await?;
     let mut report = WorkspaceReport {
         id: ws_id,
-        name: w.name.trim().to_owned(),
+        name: w.name.clone(),
         archived,
         projects: Vec::new(),
         agents: Vec::new(),
@@ -318,10 +315,7 @@ async fn apply_workspace(
     };
     for p in &w.projects {
         let pid: Uuid = diesel::insert_into(projects::table)
-            .values((
-                projects::workspace_id.eq(ws_id),
-                projects::name.eq(p.name.trim()),
-            ))
+            .values((projects::workspace_id.eq(ws_id), projects::name.eq(&p.name)))
             .on_conflict((projects::workspace_id, projects::name))
             .do_update()
             .set(projects::name.eq(excluded(projects::name)))
@@ -330,14 +324,14 @@ async fn apply_workspace(
             .await?;
         report.projects.push(NamedReport {
             id: pid,
-            name: p.name.trim().to_owned(),
+            name: p.name.clone(),
         });
     }
     for a in &w.agents {
         let aid: Uuid = diesel::insert_into(agents::table)
             .values((
                 agents::workspace_id.eq(ws_id),
-                agents::name.eq(a.name.trim()),
+                agents::name.eq(&a.name),
                 agents::role.eq(a.role.as_str()),
             ))
             .on_conflict((agents::workspace_id, agents::name))
@@ -349,22 +343,20 @@ async fn apply_workspace(
         let keys = ensure_keys(conn, KeyKind::Agent, aid, None, a.keys).await?;
         report.agents.push(AgentReport {
             id: aid,
-            name: a.name.trim().to_owned(),
+            name: a.name.clone(),
             role: a.role,
             keys,
         });
     }
     for p in &w.personas {
-        let project = match &p.project {
-            Some(name) => report.projects.iter().find(|x| x.name == name.trim()),
-            None => report.projects.as_slice().first(),
-        }
-        .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?
-        .id;
+        let project = (p.project.as_ref())
+            .and_then(|name| report.projects.iter().find(|x| &x.name == name))
+            .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?
+            .id;
         let agent = p
             .agent
             .as_ref()
-            .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
+            .and_then(|name| report.agents.iter().find(|a| &a.name == name))
             .map(|a| a.id);
         // What the file leaves out keeps its stored value.
         let persona_id: Uuid = diesel::insert_into(personas::table)
@@ -372,13 +364,13 @@ async fn apply_workspace(
                 personas::workspace_id.eq(ws_id),
                 personas::project_id.eq(project),
                 personas::agent_id.eq(agent),
-                personas::name.eq(p.name.trim()),
+                personas::name.eq(&p.name),
                 personas::bio.eq(p.bio.as_deref()),
                 personas::voice.eq(p.voice.as_deref()),
                 personas::track.eq(p.track.as_deref()),
                 personas::background.eq(p.background.as_deref()),
-                personas::speech_rules.eq(trimmed(&p.speech_rules)),
-                personas::forbidden.eq(trimmed(&p.forbidden)),
+                personas::speech_rules.eq(&p.speech_rules),
+                personas::forbidden.eq(&p.forbidden),
             ))
             // A retired persona's name is free again: the file matches the live one.
             .on_conflict((personas::project_id, personas::name))
@@ -403,8 +395,8 @@ async fn apply_workspace(
             diesel::insert_into(persona_cast::table)
                 .values((
                     persona_cast::persona_id.eq(persona_id),
-                    persona_cast::code.eq(c.code.trim().to_lowercase()),
-                    persona_cast::name.eq(c.name.trim()),
+                    persona_cast::code.eq(&c.code),
+                    persona_cast::name.eq(&c.name),
                     persona_cast::summary.eq(c.summary.as_deref()),
                 ))
                 .on_conflict((persona_cast::persona_id, persona_cast::code))
@@ -423,9 +415,9 @@ async fn apply_workspace(
             diesel::insert_into(persona_facts::table)
                 .values((
                     persona_facts::persona_id.eq(persona_id),
-                    persona_facts::category.eq(f.category.trim()),
-                    persona_facts::label.eq(f.label.trim()),
-                    persona_facts::value.eq(f.value.trim()),
+                    persona_facts::category.eq(&f.category),
+                    persona_facts::label.eq(&f.label),
+                    persona_facts::value.eq(&f.value),
                     persona_facts::status.eq(FactStatus::Decided.as_str()),
                 ))
                 // Facts of the file are decided by people: they replace the decided fact of
@@ -447,26 +439,19 @@ async fn apply_workspace(
         }
         report.personas.push(PersonaReport {
             id: persona_id,
-            name: p.name.trim().to_owned(),
+            name: p.name.clone(),
             accounts,
         });
     }
     for s in &w.community_spaces {
-        let market = s
-            .market
-            .as_deref()
-            .map(Market::parse)
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .unwrap_or(Market::DEFAULT);
         use community_spaces as cs;
         let upsert = diesel::insert_into(cs::table)
             .values((
                 cs::workspace_id.eq(ws_id),
-                cs::name.eq(s.name.trim()),
+                cs::name.eq(&s.name),
                 cs::channel.eq(s.channel.as_str()),
-                cs::external_id.eq(s.external_id.trim()),
-                cs::market.eq(market.as_str()),
+                cs::external_id.eq(&s.external_id),
+                cs::market.eq(s.market().as_str().to_owned()),
                 cs::space_type.eq(s.space_type.as_deref()),
                 cs::track.eq(s.track.as_deref()),
                 cs::location.eq(s.location.as_deref()),
@@ -498,7 +483,7 @@ async fn apply_workspace(
             })?;
         report.community_spaces.push(SpaceReport {
             space_id: sid,
-            name: s.name.trim().to_owned(),
+            name: s.name.clone(),
         });
     }
     for p in &w.products {
@@ -510,11 +495,11 @@ async fn apply_workspace(
         diesel::insert_into(products::table)
             .values((
                 products::workspace_id.eq(ws_id),
-                products::name.eq(p.name.trim()),
+                products::name.eq(&p.name),
                 products::on_sale.eq(p.on_sale),
-                products::summary.eq(p.summary.as_deref().map(str::trim)),
-                products::price.eq(p.price.as_deref().map(str::trim)),
-                products::url.eq(p.url.as_deref().map(str::trim)),
+                products::summary.eq(p.summary.as_deref()),
+                products::price.eq(p.price.as_deref()),
+                products::url.eq(p.url.as_deref()),
                 products::terms.eq(terms),
             ))
             .on_conflict((products::workspace_id, products::name))
@@ -532,10 +517,10 @@ async fn apply_workspace(
     apply_ads(conn, ws_id, w).await?;
     for s in &w.wiki_sources {
         let project = (s.project.as_ref())
-            .and_then(|name| report.projects.iter().find(|x| x.name == name.trim()))
+            .and_then(|name| report.projects.iter().find(|x| &x.name == name))
             .map(|x| x.id);
         let agent = (s.agent.as_ref())
-            .and_then(|name| report.agents.iter().find(|a| a.name == name.trim()))
+            .and_then(|name| report.agents.iter().find(|a| &a.name == name))
             .map(|a| a.id);
         let same_place = wiki_sources::locator
             .eq(excluded(wiki_sources::locator))
@@ -544,11 +529,11 @@ async fn apply_workspace(
             .values((
                 wiki_sources::project_id.eq(project),
                 wiki_sources::agent_id.eq(agent),
-                wiki_sources::scope_note.eq(s.scope_note.as_deref().map(str::trim)),
+                wiki_sources::scope_note.eq(s.scope_note.as_deref()),
                 wiki_sources::workspace_id.eq(ws_id),
                 wiki_sources::kind.eq(&s.kind),
-                wiki_sources::name.eq(s.name.trim()),
-                wiki_sources::locator.eq(s.locator.trim()),
+                wiki_sources::name.eq(&s.name),
+                wiki_sources::locator.eq(&s.locator),
                 wiki_sources::every_hours.eq(s.every_hours),
             ))
             .on_conflict((wiki_sources::workspace_id, wiki_sources::name))
@@ -592,22 +577,6 @@ async fn apply_account(
     persona_id: Uuid,
     acc: &AccountSpec,
 ) -> anyhow::Result<AccountReport> {
-    let market = acc
-        .market
-        .as_deref()
-        .map(Market::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .unwrap_or(Market::DEFAULT);
-    let timezone = acc
-        .timezone
-        .clone()
-        .unwrap_or_else(|| market.zone_name().to_owned());
-    let handle = acc
-        .handle
-        .as_deref()
-        .map(|h| h.trim().trim_start_matches('@').to_owned())
-        .filter(|h| !h.is_empty());
     let ids: Option<AccountIds> = diesel::sql_query(UPSERT_ACCOUNT)
         .bind::<SqlUuid, _>(org_id)
         .bind::<SqlUuid, _>(ws_id)
@@ -615,9 +584,9 @@ async fn apply_account(
         .bind::<Text, _>(acc.code.as_str())
         .bind::<Nullable<Text>, _>(acc.legacy_code.as_ref().map(|c| c.as_str()))
         .bind::<Text, _>(acc.platform.as_str())
-        .bind::<Text, _>(market.as_str())
-        .bind::<Text, _>(&timezone)
-        .bind::<Nullable<Text>, _>(handle.as_deref())
+        .bind::<Text, _>(acc.market().as_str())
+        .bind::<Text, _>(acc.timezone())
+        .bind::<Nullable<Text>, _>(acc.handle.as_deref())
         .bind::<Integer, _>(acc.daily_target)
         .bind::<Text, _>(acc.publishing.as_str())
         .bind::<Text, _>(acc.state.as_str())
@@ -651,14 +620,14 @@ impl TenantStore for PgStore {
                 let keys = ensure_keys(conn, KeyKind::Personal, pid, None, admin.keys).await?;
                 report.platform_admins.push(PersonReport {
                     id: pid,
-                    email: admin.email.trim().to_lowercase(),
+                    email: admin.email.clone(),
                     keys,
                 });
             }
             for o in &file.organizations {
                 let org_id: Uuid = diesel::insert_into(organizations::table)
                     .values((
-                        organizations::name.eq(o.name.trim()),
+                        organizations::name.eq(&o.name),
                         organizations::monthly_credit_limit.eq(o.monthly_credit_limit),
                         organizations::suspended.eq(o.suspended),
                         organizations::price_product_brief.eq(o.prices.ad_product_brief),
@@ -687,7 +656,7 @@ impl TenantStore for PgStore {
                     .await?;
                 let mut org = OrganizationReport {
                     id: org_id,
-                    name: o.name.trim().to_owned(),
+                    name: o.name.clone(),
                     members: Vec::new(),
                     workspaces: Vec::new(),
                 };
@@ -721,7 +690,7 @@ impl TenantStore for PgStore {
                     };
                     org.members.push(PersonReport {
                         id: pid,
-                        email: m.email.trim().to_lowercase(),
+                        email: m.email.clone(),
                         keys,
                     });
                 }
@@ -743,8 +712,3 @@ impl TenantStore for PgStore {
 }
 
 statements!(UPSERT_ACCOUNT, SET_AD_CAP, UPSERT_AD_ACCOUNTS);
-
-/// A list of the file with each item trimmed.
-fn trimmed(items: &[String]) -> Vec<String> {
-    items.iter().map(|s| s.trim().to_owned()).collect()
-}

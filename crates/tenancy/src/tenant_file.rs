@@ -397,7 +397,28 @@ impl TenantFile {
             err(path, e.into_inner().to_string())
         })?;
         file.validate()?;
-        Ok(file)
+        Ok(file.normalized())
+    }
+
+    /// The file as it is applied, once valid: names, codes and texts trimmed, emails and cast
+    /// codes lower-cased, a handle without its `@`, and each default the file leaves out
+    /// filled in (a persona's only project, the market TW and its zone, the marketplace
+    /// shopee), so the adapter writes what it is given.
+    pub fn normalized(mut self) -> TenantFile {
+        let person = |p: &mut PersonSpec| {
+            p.email = p.email.trim().to_lowercase();
+            p.name = p.name.trim().to_owned();
+        };
+        self.platform_admins.iter_mut().for_each(person);
+        for o in &mut self.organizations {
+            o.name = o.name.trim().to_owned();
+            for m in &mut o.members {
+                m.email = m.email.trim().to_lowercase();
+                m.name = m.name.trim().to_owned();
+            }
+            o.workspaces.iter_mut().for_each(WorkspaceSpec::normalize);
+        }
+        self
     }
 
     pub fn validate(&self) -> Result<(), TenantFileError> {
@@ -473,7 +494,111 @@ fn check_email(path: &str, email: &str) -> Result<(), TenantFileError> {
     Ok(())
 }
 
+/// `text` trimmed.
+fn trim(text: &mut String) {
+    *text = text.trim().to_owned();
+}
+
+/// `text` trimmed, when given.
+fn trim_opt(text: &mut Option<String>) {
+    if let Some(t) = text {
+        trim(t);
+    }
+}
+
+/// The market a file names (valid: [`TenantFile::validate`] read it), else the default.
+fn market_or_default(market: Option<&str>) -> Market {
+    market
+        .and_then(|m| Market::parse(m).ok())
+        .unwrap_or(Market::DEFAULT)
+}
+
+impl AccountSpec {
+    /// The account's market: the file's, else TW.
+    pub fn market(&self) -> Market {
+        market_or_default(self.market.as_deref())
+    }
+
+    /// The zone its dates are counted in: the file's, else its market's.
+    pub fn timezone(&self) -> &str {
+        self.timezone
+            .as_deref()
+            .unwrap_or_else(|| self.market().zone_name())
+    }
+}
+
+impl CommunitySpaceSpec {
+    /// The space's market: the file's, else TW.
+    pub fn market(&self) -> Market {
+        market_or_default(self.market.as_deref())
+    }
+}
+
 impl WorkspaceSpec {
+    /// Where the workspace's products are sold: the file's marketplace, else shopee.
+    pub fn marketplace(&self) -> Marketplace {
+        (self.marketplace.as_deref())
+            .and_then(Marketplace::parse)
+            .unwrap_or(Marketplace::Shopee)
+    }
+
+    /// See [`TenantFile::normalized`].
+    fn normalize(&mut self) {
+        trim(&mut self.name);
+        self.projects.iter_mut().for_each(|p| trim(&mut p.name));
+        self.agents.iter_mut().for_each(|a| trim(&mut a.name));
+        let only_project = match self.projects.as_slice() {
+            [one] => Some(one.name.clone()),
+            _ => None,
+        };
+        for p in &mut self.personas {
+            trim(&mut p.name);
+            trim_opt(&mut p.project);
+            if p.project.is_none() {
+                p.project = only_project.clone();
+            }
+            trim_opt(&mut p.agent);
+            p.speech_rules.iter_mut().for_each(trim);
+            p.forbidden.iter_mut().for_each(trim);
+            for c in &mut p.cast {
+                c.code = c.code.trim().to_lowercase();
+                trim(&mut c.name);
+            }
+            for f in &mut p.facts {
+                trim(&mut f.category);
+                trim(&mut f.label);
+                trim(&mut f.value);
+            }
+            for acc in &mut p.accounts {
+                acc.handle = (acc.handle.as_deref())
+                    .map(|h| h.trim().trim_start_matches('@').to_owned())
+                    .filter(|h| !h.is_empty());
+            }
+        }
+        for s in &mut self.community_spaces {
+            trim(&mut s.name);
+            trim(&mut s.external_id);
+        }
+        for p in &mut self.products {
+            trim(&mut p.name);
+            trim_opt(&mut p.summary);
+            trim_opt(&mut p.price);
+            trim_opt(&mut p.url);
+        }
+        for a in &mut self.ad_accounts {
+            for text in [&mut a.id, &mut a.name, &mut a.currency, &mut a.token_env] {
+                trim(text);
+            }
+        }
+        for s in &mut self.wiki_sources {
+            trim(&mut s.name);
+            trim(&mut s.locator);
+            trim_opt(&mut s.project);
+            trim_opt(&mut s.agent);
+            trim_opt(&mut s.scope_note);
+        }
+    }
+
     fn validate(
         &self,
         path: &str,
@@ -1135,5 +1260,95 @@ mod tests {
         );
         let e = TenantFile::parse(&twice).unwrap_err();
         assert!(e.path.ends_with("accounts[1].code"), "{}", e.path);
+    }
+
+    #[test]
+    fn a_valid_file_is_applied_trimmed_and_with_its_defaults() {
+        let file = TenantFile::parse(
+            r#"{
+              "platform_admins": [{"email": " Root@Example.COM ", "name": " Root "}],
+              "organizations": [{
+                "name": " Agency ",
+                "members": [{"email": " Mia@A.Example", "name": " Mia ", "role": "agency"}],
+                "workspaces": [{
+                  "name": " Tea ",
+                  "projects": [{"name": " Leaf "}],
+                  "agents": [{"name": " writer ", "role": "operator"}],
+                  "personas": [{
+                    "name": " Lin ", "agent": "writer ",
+                    "cast": [{"code": " Momo ", "name": " Momo the cat "}],
+                    "facts": [{"category": " pet ", "label": " cat ", "value": " Momo "}],
+                    "speech_rules": [" short "],
+                    "accounts": [
+                      {"code": "TW-T001", "platform": "threads", "handle": " @lin.tea "},
+                      {"code": "TW-T002", "platform": "instagram", "handle": "@",
+                       "market": "hk"}
+                    ]
+                  }],
+                  "community_spaces": [{"name": " Fans ", "channel": "discord",
+                    "external_id": " 42 ", "market": "jp"}],
+                  "products": [{"name": " Oolong ", "summary": " roasted ", "url": " u "}],
+                  "wiki_sources": [{"kind": "notion", "name": " Voice ", "locator": " v ",
+                    "project": " Leaf", "scope_note": " tone "}]
+                }]
+              }]
+            }"#,
+        )
+        .unwrap();
+        assert_eq!(file.platform_admins[0].email, "root@example.com");
+        assert_eq!(file.platform_admins[0].name, "Root");
+        let org = &file.organizations[0];
+        assert_eq!(org.name, "Agency");
+        assert_eq!(
+            (org.members[0].email.as_str(), org.members[0].name.as_str()),
+            ("mia@a.example", "Mia")
+        );
+        let w = &org.workspaces[0];
+        assert_eq!(
+            (w.name.as_str(), w.projects[0].name.as_str()),
+            ("Tea", "Leaf")
+        );
+        assert_eq!(w.agents[0].name, "writer");
+        assert_eq!(w.marketplace(), Marketplace::Shopee);
+        let p = &w.personas[0];
+        assert_eq!(p.name, "Lin");
+        assert_eq!(p.project.as_deref(), Some("Leaf"), "the only project");
+        assert_eq!(p.agent.as_deref(), Some("writer"));
+        assert_eq!(
+            (p.cast[0].code.as_str(), p.cast[0].name.as_str()),
+            ("momo", "Momo the cat")
+        );
+        let f = &p.facts[0];
+        assert_eq!(
+            (f.category.as_str(), f.label.as_str(), f.value.as_str()),
+            ("pet", "cat", "Momo")
+        );
+        assert_eq!(p.speech_rules, ["short"]);
+        let (tw, hk) = (&p.accounts[0], &p.accounts[1]);
+        assert_eq!(tw.handle.as_deref(), Some("lin.tea"));
+        assert_eq!(
+            (tw.market(), tw.timezone()),
+            (Market::DEFAULT, "Asia/Taipei")
+        );
+        assert_eq!(hk.handle, None, "a lone @ is no handle");
+        assert_eq!(hk.market().as_str(), "HK");
+        assert_eq!(hk.timezone(), "Asia/Hong_Kong");
+        let space = &w.community_spaces[0];
+        assert_eq!(
+            (space.name.as_str(), space.external_id.as_str()),
+            ("Fans", "42")
+        );
+        assert_eq!(space.market().as_str(), "JP");
+        let product = &w.products[0];
+        assert_eq!(product.name, "Oolong");
+        assert_eq!(product.summary.as_deref(), Some("roasted"));
+        assert_eq!(product.url.as_deref(), Some("u"));
+        let source = &w.wiki_sources[0];
+        assert_eq!(
+            (source.name.as_str(), source.locator.as_str()),
+            ("Voice", "v")
+        );
+        assert_eq!(source.project.as_deref(), Some("Leaf"));
+        assert_eq!(source.scope_note.as_deref(), Some("tone"));
     }
 }
