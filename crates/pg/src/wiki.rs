@@ -14,20 +14,19 @@ use diesel::sql_types::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
-use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision};
+use fleetdesk_decisions::{DecisionStatus, NewDecision};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry;
 use fleetdesk_wiki::entry::{
     CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
     Proposal, Source, Terms, TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal,
-    cast_link, check_rename, decide, decision_title, find_project, land, pick_by_title,
-    superseded_note,
+    cast_link, check_rename, decide, find_project, land, pick_by_title, superseded_note,
 };
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -712,28 +711,6 @@ async fn lock_found(
     existing(conn, scope, Ok(seen.id)).await
 }
 
-fn proposal_detail(
-    entry_id: Uuid,
-    p: &Proposal,
-    version: i32,
-    revision: bool,
-    project: Option<&str>,
-) -> Value {
-    json!({
-        "entry_id": entry_id,
-        "version": version,
-        "revision": revision,
-        "project": project,
-        "category": p.category,
-        "title": p.title,
-        "summary": p.summary,
-        "body": p.body,
-        "tags": p.tags,
-        "sources": sources_json(&p.sources),
-        "note": p.note,
-    })
-}
-
 async fn propose(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -795,21 +772,7 @@ async fn propose(
         Err(r) => return Ok(Err(r)),
     };
     let entry_id = write_landing(conn, agent, p, scope, found.as_ref(), &landing, now).await?;
-    // A manual proposal's own decision: its title and what a person reads of the version.
-    let opening = landing.open_decision.then(|| {
-        let revision = found.as_ref().is_some_and(|e| e.has_canon);
-        NewDecision::new(
-            DecisionKind::WikiDraft,
-            decision_title(&p.title, landing.version, revision),
-            proposal_detail(
-                entry_id,
-                p,
-                landing.version,
-                revision,
-                project_name.as_deref(),
-            ),
-        )
-    });
+    let opening = landing.opening(entry_id, p, found.as_ref(), project_name.as_deref());
     let decision_id = write_decision(conn, agent, &landing, opening, now).await?;
     diesel::insert_into(wiki_versions::table)
         .values((

@@ -5,6 +5,7 @@
 //! same transaction.
 
 use crate::search;
+use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
 use fleetdesk_kernel::project::ProjectMiss;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -561,6 +562,42 @@ pub struct Landing {
     /// A new `wiki_draft` decision opens for the version, opened by the proposing agent (in
     /// its workspace).
     pub open_decision: bool,
+}
+
+impl Landing {
+    /// A manual proposal's own `wiki_draft` decision, when it opens one: its title and what a
+    /// person reads of the version (`found`: the entry it lands on, `project`: the scope's
+    /// project name).
+    pub fn opening(
+        &self,
+        entry_id: Uuid,
+        p: &Proposal,
+        found: Option<&Existing>,
+        project: Option<&str>,
+    ) -> Option<NewDecision> {
+        if !self.open_decision {
+            return None;
+        }
+        let revision = found.is_some_and(|e| e.has_canon);
+        let detail = serde_json::json!({
+            "entry_id": entry_id,
+            "version": self.version,
+            "revision": revision,
+            "project": project,
+            "category": p.category,
+            "title": p.title,
+            "summary": p.summary,
+            "body": p.body,
+            "tags": p.tags,
+            "sources": p.sources,
+            "note": p.note,
+        });
+        Some(NewDecision::new(
+            DecisionKind::WikiDraft,
+            decision_title(&p.title, self.version, revision),
+            detail,
+        ))
+    }
 }
 
 /// A revision may give its entry a new title, never one another entry of the same scope holds:

@@ -558,3 +558,34 @@ fn a_revision_whose_entry_was_renamed_meanwhile_is_refused() {
         Err(WikiRefusal::RevisesRenamed)
     );
 }
+
+#[test]
+fn a_manual_proposal_opens_a_decision_that_shows_the_version_and_an_auto_one_none() {
+    let p = Proposal::parse(raw()).unwrap();
+    let entry = Uuid::from_u128(3);
+    let auto = land(&p, None, None, false).unwrap();
+    assert_eq!(auto.opening(entry, &p, None, None), None);
+
+    let manual = land(&p, None, None, true).unwrap();
+    let new = manual.opening(entry, &p, None, Some("Tea")).unwrap();
+    assert_eq!(new.kind, DecisionKind::WikiDraft);
+    assert_eq!(new.title, "New wiki entry: Mia 的語氣");
+    assert_eq!(
+        new.detail,
+        serde_json::json!({
+            "entry_id": entry, "version": 1, "revision": false, "project": "Tea",
+            "category": "voice", "title": "Mia 的語氣", "summary": "How Mia talks",
+            "body": "Short, warm, playful.", "tags": ["voice"],
+            "sources": [{"kind": "notion", "ref": "https://notion.so/acme/voice",
+                         "title": "Voice notes"}],
+            "note": null,
+        })
+    );
+
+    let e = existing(EntryStatus::Canon, true, None);
+    let revision = land(&p, None, Some(&e), true).unwrap();
+    let opened = revision.opening(entry, &p, Some(&e), None).unwrap();
+    assert_eq!(opened.title, "Wiki revision: Mia 的語氣 (version 4)");
+    assert_eq!(opened.detail["revision"], true);
+    assert_eq!(opened.detail["project"], serde_json::Value::Null);
+}
