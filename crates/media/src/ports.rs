@@ -128,6 +128,42 @@ pub struct NewMedia {
     pub thumb_poster: Option<String>,
 }
 
+/// What a completed upload's item records beside its file: a video's poster as the upload
+/// holds it when it completes (one sent while the file was on its way counts; an image has
+/// none), and the thumbnail when it goes with that poster (an image's always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemFiles<'a> {
+    /// The poster's key and type.
+    pub poster: Option<(&'a str, &'a str)>,
+    pub thumb: Option<&'a ThumbRef>,
+}
+
+impl NewMedia {
+    /// The files the item records, given the poster the upload holds now.
+    pub fn files<'a>(&'a self, poster: Option<(&'a str, &'a str)>) -> ItemFiles<'a> {
+        let poster = match self.media_type.kind() {
+            MediaKind::Video => poster,
+            MediaKind::Image => None,
+        };
+        let thumb = self.thumb.as_ref().filter(|_| {
+            self.media_type.kind() == MediaKind::Image
+                || self.thumb_poster.as_deref() == poster.map(|(key, _)| key)
+        });
+        ItemFiles { poster, thumb }
+    }
+}
+
+impl UploadState {
+    /// The chunks received once the upload completes: a chunked upload's completing PUT is
+    /// its last chunk; a single upload's file is not counted in chunks.
+    pub fn completed_chunks(&self) -> i32 {
+        match self.mode {
+            UploadMode::Single => self.next_chunk,
+            UploadMode::Chunked => self.next_chunk + 1,
+        }
+    }
+}
+
 /// The library item an upload ended in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completed {
@@ -245,6 +281,45 @@ pub trait MediaRepo: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn media(media_type: MediaType, thumb_poster: Option<&str>) -> NewMedia {
+        NewMedia {
+            media_type,
+            sha256: "ab".into(),
+            layout: Layout::single("k".into(), 3),
+            width: None,
+            height: None,
+            duration_ms: None,
+            thumb: Some(ThumbRef {
+                key: "thumbs/x".into(),
+                mime_type: MediaType::Webp,
+            }),
+            thumb_poster: thumb_poster.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn a_video_records_the_poster_it_holds_and_a_thumbnail_only_made_from_it() {
+        let poster = Some(("posters/p1", "image/jpeg"));
+        let video = media(MediaType::Mp4, Some("posters/p1"));
+        let files = video.files(poster);
+        assert_eq!(files.poster, poster);
+        assert_eq!(files.thumb, video.thumb.as_ref());
+
+        let stale = media(MediaType::Mp4, Some("posters/p0"));
+        let files = stale.files(poster);
+        assert_eq!(files.poster, poster);
+        assert_eq!(files.thumb, None, "made from a poster replaced meanwhile");
+        assert!(
+            media(MediaType::Mp4, None).files(None).thumb.is_some(),
+            "a thumbnail made with no poster goes with an item that holds none"
+        );
+
+        let image = media(MediaType::Png, None);
+        let files = image.files(poster);
+        assert_eq!(files.poster, None, "an image has no poster");
+        assert_eq!(files.thumb, image.thumb.as_ref());
+    }
 
     #[test]
     fn pieces_cross_part_boundaries() {

@@ -365,18 +365,15 @@ impl MediaRepo for PgStore {
                 .for_update()
                 .get_result(conn)
                 .await?;
-            let (poster_key, poster_mime) = match media.media_type.kind() {
-                MediaKind::Video => (current.poster_key, current.poster_mime),
-                MediaKind::Image => (None, None),
-            };
-            // A video's thumbnail goes with the poster it was made from.
-            let thumb = media.thumb.as_ref().filter(|_| {
-                media.media_type.kind() == MediaKind::Image || media.thumb_poster == poster_key
-            });
-            let (poster_key, poster_mime) = (poster_key.as_deref(), poster_mime.as_deref());
+            let held = current
+                .poster_key
+                .as_deref()
+                .zip(current.poster_mime.as_deref());
+            let files = media.files(held);
+            let (poster_key, poster_mime) = (files.poster.map(|p| p.0), files.poster.map(|p| p.1));
             let (thumb_key, thumb_mime) = (
-                thumb.map(|t| t.key.as_str()),
-                thumb.map(|t| t.mime_type.as_str()),
+                files.thumb.map(|t| t.key.as_str()),
+                files.thumb.map(|t| t.mime_type.as_str()),
             );
             let inserted: Option<IdRow> = prepared(
                 diesel::sql_query(INSERT_MEDIA)
@@ -432,10 +429,7 @@ impl MediaRepo for PgStore {
                     (same, true)
                 }
             };
-            let next = match upload.mode {
-                UploadMode::Single => upload.next_chunk,
-                UploadMode::Chunked => upload.next_chunk + 1,
-            };
+            let next = upload.completed_chunks();
             // Closes the upload on its item. The judged type is kept, so a later poster PUT
             // knows an image (no poster) from a video even when the type was never declared.
             let closed = diesel::update(
