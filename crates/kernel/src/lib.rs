@@ -33,6 +33,7 @@ pub use code::{AccountCode, CodeError};
 pub use error::ErrorCode;
 pub use market::{Market, MarketError};
 pub use platform::Platform;
+pub use text_enum::TextValue;
 pub use time::{TimeInput, TimeInputError, format_utc, parse_time_input};
 
 /// A boxed, sendable future: the shape of every port method that must stay object-safe.

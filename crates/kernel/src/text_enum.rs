@@ -1,12 +1,23 @@
 //! [`text_enum!`](crate::text_enum): a fieldless enum declared once with the text each variant
-//! is stored, queried and sent as.
+//! is stored, queried and sent as, and [`TextValue`], what every such enum is to code generic
+//! over them (an adapter reading any of them from a text column).
+
+/// A value that is one of a fixed set of texts: every enum [`text_enum!`](crate::text_enum)
+/// declares.
+pub trait TextValue: Copy + Send + Sync + 'static {
+    /// The text this value is stored and sent as.
+    fn text(self) -> &'static str;
+    /// The value whose text is exactly `s`.
+    fn from_text(s: &str) -> Option<Self>;
+}
 
 /// Declares a fieldless enum from one list of `Variant => "text"` pairs and generates:
 ///
 /// - `ALL`: every variant, in declaration order (an array, so `ALL.into_iter()` yields values);
 /// - `as_str(self) -> &'static str`: the variant's text;
 /// - `parse(&str) -> Option<Self>`: the variant whose text is exactly the argument;
-/// - `Display`, writing the text.
+/// - `Display`, writing the text;
+/// - [`TextValue`], the same two for code generic over such enums.
 ///
 /// Attributes (docs, derives, serde) on the enum and on each variant are kept as written. The
 /// enum must be `Copy`. A text listed twice makes `parse` unreachable for the second variant,
@@ -56,6 +67,16 @@ macro_rules! text_enum {
             }
         }
 
+        impl $crate::TextValue for $name {
+            fn text(self) -> &'static str {
+                self.as_str()
+            }
+
+            fn from_text(s: &str) -> Option<$name> {
+                $name::parse(s)
+            }
+        }
+
         impl ::core::fmt::Display for $name {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
@@ -92,6 +113,16 @@ mod tests {
         }
         assert_eq!(Sample::TwoWords.as_str(), "two_words");
         assert_eq!(Sample::Colon.as_str(), "a:b");
+    }
+
+    #[test]
+    fn the_trait_answers_as_the_enum_does() {
+        use crate::TextValue;
+        for v in Sample::ALL {
+            assert_eq!(v.text(), v.as_str());
+            assert_eq!(Sample::from_text(v.as_str()), Some(v));
+        }
+        assert_eq!(Sample::from_text("One"), None);
     }
 
     #[test]
