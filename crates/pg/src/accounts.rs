@@ -23,21 +23,23 @@ use fleetdesk_posts::post::{DayTime, PostStatus};
 use serde_json::Value;
 use uuid::Uuid;
 
-/// The columns of a slot a `{code}` is matched on, loaded (`#[diesel(embed)]`) with every slot
-/// it may name.
-#[derive(QueryableByName, Clone)]
-pub(crate) struct SlotCodes {
-    #[diesel(sql_type = SqlUuid)]
-    pub slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    pub code: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub legacy_code: Option<String>,
-    #[diesel(sql_type = Text)]
-    pub platform: String,
-    /// Under one of the caller's personas.
-    #[diesel(sql_type = Bool)]
-    pub mine: bool,
+row! {
+    /// The columns of a slot a `{code}` is matched on, loaded (`#[diesel(embed)]`) with every slot
+    /// it may name.
+    #[derive(Clone)]
+    pub(crate) struct SlotCodes {
+        #[diesel(sql_type = SqlUuid)]
+        pub slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        pub code: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        pub legacy_code: Option<String>,
+        #[diesel(sql_type = Text)]
+        pub platform: String,
+        /// Under one of the caller's personas.
+        #[diesel(sql_type = Bool)]
+        pub mine: bool,
+    }
 }
 
 impl SlotCodes {
@@ -82,36 +84,37 @@ fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
         .transpose()
 }
 
-#[derive(QueryableByName)]
-struct AccountRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    account_id: Option<Uuid>,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    legacy_code: Option<String>,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    market: String,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Text)]
-    persona: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    handle: Option<String>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    generation: Option<i32>,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
-    #[diesel(sql_type = Integer)]
-    daily_target: i32,
-    #[diesel(sql_type = Text)]
-    publishing: String,
-    #[diesel(sql_type = BigInt)]
-    inventory: i64,
+row! {
+    struct AccountRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        account_id: Option<Uuid>,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        legacy_code: Option<String>,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Text)]
+        market: String,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = Text)]
+        persona: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        handle: Option<String>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        generation: Option<i32>,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+        #[diesel(sql_type = Integer)]
+        daily_target: i32,
+        #[diesel(sql_type = Text)]
+        publishing: String,
+        #[diesel(sql_type = BigInt)]
+        inventory: i64,
+    }
 }
 
 /// The agent's accounts: slots under personas assigned to it in its workspace, each with its
@@ -128,20 +131,21 @@ WHERE s.workspace_id = $1 AND p.agent_id = $2
 ORDER BY s.code, s.platform
 "#;
 
-#[derive(QueryableByName)]
-struct ResolveRow {
-    #[diesel(embed)]
-    slot: SlotCodes,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    generation_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    generation: Option<i32>,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    avatar_sha256: Option<String>,
+row! {
+    struct ResolveRow {
+        #[diesel(embed)]
+        slot: SlotCodes,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        generation_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        generation: Option<i32>,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        avatar_sha256: Option<String>,
+    }
 }
 
 /// The slots a code names in the workspace (current or legacy, on the asked platform), with
@@ -156,36 +160,38 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
   AND ($4::text IS NULL OR s.platform = $4) AND p.status <> $5
 "#;
 
-#[derive(QueryableByName)]
-struct ExistingSlot {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    generation_id: Option<Uuid>,
-    #[diesel(sql_type = Text)]
-    market: String,
+row! {
+    struct ExistingSlot {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        generation_id: Option<Uuid>,
+        #[diesel(sql_type = Text)]
+        market: String,
+    }
 }
 
-#[derive(QueryableByName)]
-struct LockedGeneration {
-    #[diesel(sql_type = Text)]
-    state: String,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Integer)]
-    generation: i32,
+row! {
+    struct LockedGeneration {
+        #[diesel(sql_type = Text)]
+        state: String,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Integer)]
+        generation: i32,
+    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -197,32 +203,34 @@ struct DecisionRow {
     options: Value,
 }
 
-#[derive(QueryableByName)]
-struct AvatarRow {
-    #[diesel(sql_type = Text)]
-    avatar_sha256: String,
-    #[diesel(sql_type = Text)]
-    avatar_mime: String,
-    #[diesel(sql_type = BigInt)]
-    avatar_bytes: i64,
-    #[diesel(sql_type = Nullable<Integer>)]
-    avatar_width: Option<i32>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    avatar_height: Option<i32>,
-    #[diesel(sql_type = Timestamptz)]
-    avatar_updated_at: jiff_diesel::Timestamp,
-    #[diesel(sql_type = Bool)]
-    changed: bool,
+row! {
+    struct AvatarRow {
+        #[diesel(sql_type = Text)]
+        avatar_sha256: String,
+        #[diesel(sql_type = Text)]
+        avatar_mime: String,
+        #[diesel(sql_type = BigInt)]
+        avatar_bytes: i64,
+        #[diesel(sql_type = Nullable<Integer>)]
+        avatar_width: Option<i32>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        avatar_height: Option<i32>,
+        #[diesel(sql_type = Timestamptz)]
+        avatar_updated_at: jiff_diesel::Timestamp,
+        #[diesel(sql_type = Bool)]
+        changed: bool,
+    }
 }
 
-#[derive(QueryableByName)]
-struct RunRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    run_id: String,
-    #[diesel(sql_type = Timestamptz)]
-    recorded_at: jiff_diesel::Timestamp,
+row! {
+    struct RunRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        run_id: String,
+        #[diesel(sql_type = Timestamptz)]
+        recorded_at: jiff_diesel::Timestamp,
+    }
 }
 
 /// A heartbeat: the same run_id updates the same record, its summary replaced unless absent,
@@ -627,18 +635,19 @@ CROSS JOIN LATERAL (
 WHERE s.workspace_id = $1 AND pe.agent_id = $2
 "#;
 
-#[derive(QueryableByName)]
-struct DayCountRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    day: String,
-    #[diesel(sql_type = BigInt)]
-    published: i64,
-    #[diesel(sql_type = BigInt)]
-    scheduled: i64,
-    #[diesel(sql_type = BigInt)]
-    planned: i64,
+row! {
+    struct DayCountRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        day: String,
+        #[diesel(sql_type = BigInt)]
+        published: i64,
+        #[diesel(sql_type = BigInt)]
+        scheduled: i64,
+        #[diesel(sql_type = BigInt)]
+        planned: i64,
+    }
 }
 
 /// The agent's accounts, each with its stocked posts when asked (0 otherwise): one statement.

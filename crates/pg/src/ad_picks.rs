@@ -68,60 +68,62 @@ ORDER BY p.number DESC
 LIMIT $4"
 );
 
-#[derive(QueryableByName)]
-struct SourceRow {
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Nullable<SmallInt>)]
-    position: Option<i16>,
-    #[diesel(sql_type = Nullable<Text>)]
-    outcome: Option<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    card: Option<Value>,
+row! {
+    struct SourceRow {
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Nullable<SmallInt>)]
+        position: Option<i16>,
+        #[diesel(sql_type = Nullable<Text>)]
+        outcome: Option<String>,
+        #[diesel(sql_type = Nullable<Jsonb>)]
+        card: Option<Value>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct PickRow {
-    #[diesel(sql_type = BigInt)]
-    number: i64,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = Text)]
-    persona_name: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    note: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    card: Value,
-    #[diesel(sql_type = SqlUuid)]
-    research_id: Uuid,
-    #[diesel(sql_type = Text)]
-    item: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    post_id: Option<Uuid>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = SqlUuid)]
-    created_by_id: Uuid,
-    #[diesel(sql_type = Text)]
-    created_by_name: String,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    drafted_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    cancelled_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    cancelled_by_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    cancelled_by_name: Option<String>,
+row! {
+    struct PickRow {
+        #[diesel(sql_type = BigInt)]
+        number: i64,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = Text)]
+        persona_name: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        note: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        card: Value,
+        #[diesel(sql_type = SqlUuid)]
+        research_id: Uuid,
+        #[diesel(sql_type = Text)]
+        item: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        post_id: Option<Uuid>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = SqlUuid)]
+        created_by_id: Uuid,
+        #[diesel(sql_type = Text)]
+        created_by_name: String,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        drafted_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        cancelled_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        cancelled_by_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        cancelled_by_name: Option<String>,
+    }
 }
 
 impl PickRow {

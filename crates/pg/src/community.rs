@@ -186,38 +186,41 @@ impl SpaceRow {
     }
 }
 
-#[derive(QueryableByName)]
-struct WikiRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    summary: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Array<Text>)]
-    folded_tags: Vec<String>,
+row! {
+    struct WikiRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        summary: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Array<Text>)]
+        folded_tags: Vec<String>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct ProductRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    summary: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    price: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    url: Option<String>,
+row! {
+    struct ProductRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        summary: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        price: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        url: Option<String>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
+row! {
+    struct IdRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -229,40 +232,43 @@ struct TicketRow {
     created_at: Ts,
 }
 
-#[derive(QueryableByName)]
-struct NowRow {
-    #[diesel(sql_type = Timestamptz)]
-    now: Ts,
+row! {
+    struct NowRow {
+        #[diesel(sql_type = Timestamptz)]
+        now: Ts,
+    }
 }
 
-#[derive(QueryableByName)]
-struct DaySpaceRow {
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    channel: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    day: Option<String>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    members: Option<i32>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    created_at: Option<Ts>,
-    #[diesel(sql_type = Jsonb)]
-    tags: Value,
+row! {
+    struct DaySpaceRow {
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        channel: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        day: Option<String>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        members: Option<i32>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        created_at: Option<Ts>,
+        #[diesel(sql_type = Jsonb)]
+        tags: Value,
+    }
 }
 
-#[derive(QueryableByName)]
-struct DayTicketRow {
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    category: String,
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+row! {
+    struct DayTicketRow {
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        category: String,
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
 }
 
 /// The active space `id` of the agent's workspace; `lock` holds it until the write commits.

@@ -85,41 +85,44 @@ FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::te
 WHERE r.job = u.job AND r.run_id = u.run_id
 "#;
 
-#[derive(QueryableByName)]
-struct Counts {
-    #[diesel(sql_type = BigInt)]
-    inserted: i64,
-    #[diesel(sql_type = BigInt)]
-    updated: i64,
-    #[diesel(sql_type = BigInt)]
-    unchanged: i64,
+row! {
+    struct Counts {
+        #[diesel(sql_type = BigInt)]
+        inserted: i64,
+        #[diesel(sql_type = BigInt)]
+        updated: i64,
+        #[diesel(sql_type = BigInt)]
+        unchanged: i64,
+    }
 }
 
-#[derive(QueryableByName)]
-struct Key {
-    #[diesel(sql_type = SqlUuid)]
-    job: Uuid,
-    #[diesel(sql_type = Text)]
-    run_id: String,
+row! {
+    struct Key {
+        #[diesel(sql_type = SqlUuid)]
+        job: Uuid,
+        #[diesel(sql_type = Text)]
+        run_id: String,
+    }
 }
 
-#[derive(QueryableByName)]
-#[diesel(check_for_backend(Pg))]
-struct RunRow {
-    #[diesel(sql_type = SqlUuid)]
-    job: Uuid,
-    #[diesel(sql_type = Text)]
-    run_id: String,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    started_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    finished_at: Option<Ts>,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    summary: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    log: Option<String>,
+row! {
+    #[diesel(check_for_backend(Pg))]
+    struct RunRow {
+        #[diesel(sql_type = SqlUuid)]
+        job: Uuid,
+        #[diesel(sql_type = Text)]
+        run_id: String,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        started_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        finished_at: Option<Ts>,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        summary: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        log: Option<String>,
+    }
 }
 
 /// Loads the jobs the runs name, plans the batch, inserts the new runs, then loads the others

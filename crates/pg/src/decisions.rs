@@ -81,58 +81,59 @@ ORDER BY d.created_at, d.id
 
 statements!(LIST, ONE, FOLLOW_UPS);
 
-#[derive(QueryableByName)]
-struct RecordRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    workspace_name: String,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    question: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    options: Value,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    persona_name: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    code: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    post_id: Option<Uuid>,
-    #[diesel(sql_type = Jsonb)]
-    detail: Value,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    task_id: Option<Uuid>,
-    #[diesel(sql_type = Text)]
-    opened_by_type: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    opened_by_agent: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    opened_by_person: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    notes: Value,
-    #[diesel(sql_type = Nullable<Text>)]
-    result: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    evidence: Value,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Timestamptz)]
-    updated_at: Ts,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    decided_by: Option<Value>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    decided_at: Option<Ts>,
+row! {
+    struct RecordRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        workspace_name: String,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        question: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        options: Value,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        persona_name: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        code: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        post_id: Option<Uuid>,
+        #[diesel(sql_type = Jsonb)]
+        detail: Value,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        task_id: Option<Uuid>,
+        #[diesel(sql_type = Text)]
+        opened_by_type: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        opened_by_agent: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        opened_by_person: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        notes: Value,
+        #[diesel(sql_type = Nullable<Text>)]
+        result: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        evidence: Value,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Timestamptz)]
+        updated_at: Ts,
+        #[diesel(sql_type = Nullable<Jsonb>)]
+        decided_by: Option<Value>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        decided_at: Option<Ts>,
+    }
 }
 
 fn kind(s: &str) -> anyhow::Result<DecisionKind> {
@@ -731,26 +732,27 @@ async fn complete(
     }))
 }
 
-#[derive(QueryableByName)]
-struct FollowUpRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    task_id: Option<Uuid>,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    persona_name: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    code: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    instruction: Option<String>,
+row! {
+    struct FollowUpRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        task_id: Option<Uuid>,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        persona_name: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        code: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        instruction: Option<String>,
+    }
 }
 
 /// The follow-up kinds, as stored.

@@ -42,20 +42,21 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
 FOR UPDATE OF s
 "#;
 
-#[derive(QueryableByName)]
-struct AccountRow {
-    #[diesel(embed)]
-    slot: SlotCodes,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    project_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    generation_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
+row! {
+    struct AccountRow {
+        #[diesel(embed)]
+        slot: SlotCodes,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        project_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        generation_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+    }
 }
 
 /// A post with its account, locked for the change.
@@ -72,38 +73,39 @@ WHERE p.id = $1 AND p.workspace_id = $3
 FOR UPDATE OF p
 "#;
 
-#[derive(QueryableByName)]
-struct PostRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    returned_body: Option<String>,
-    #[diesel(sql_type = Bool)]
-    awaiting_rewrite: bool,
-    #[diesel(sql_type = Bool)]
-    rewrite_answered: bool,
-    #[diesel(sql_type = SqlUuid)]
-    project_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<jiff_diesel::Timestamp>,
-    #[diesel(sql_type = Jsonb)]
-    characters: Value,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
+row! {
+    struct PostRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        returned_body: Option<String>,
+        #[diesel(sql_type = Bool)]
+        awaiting_rewrite: bool,
+        #[diesel(sql_type = Bool)]
+        rewrite_answered: bool,
+        #[diesel(sql_type = SqlUuid)]
+        project_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_at: Option<jiff_diesel::Timestamp>,
+        #[diesel(sql_type = Jsonb)]
+        characters: Value,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+        #[diesel(sql_type = Bool)]
+        mine: bool,
+    }
 }
 
 fn status(s: &str) -> anyhow::Result<PostStatus> {
@@ -118,19 +120,21 @@ LEFT JOIN media m ON m.id = u.media_id
 WHERE u.workspace_id = $1 AND u.id = ANY($2)
 "#;
 
-/// An upload or library item named by id (`ref_id`), with the library item it is.
-#[derive(QueryableByName, Queryable)]
-struct RefRow {
-    #[diesel(sql_type = SqlUuid)]
-    ref_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    media_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    kind: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    project_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Bool>)]
-    archived: Option<bool>,
+row! {
+    /// An upload or library item named by id (`ref_id`), with the library item it is.
+    #[derive(Queryable)]
+    struct RefRow {
+        #[diesel(sql_type = SqlUuid)]
+        ref_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        media_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        kind: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        project_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Bool>)]
+        archived: Option<bool>,
+    }
 }
 
 const POST_MEDIA: &str = r#"
@@ -140,12 +144,13 @@ WHERE pm.post_id = $1
 ORDER BY pm.position
 "#;
 
-#[derive(QueryableByName)]
-struct PostMediaRow {
-    #[diesel(sql_type = SqlUuid)]
-    media_id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
+row! {
+    struct PostMediaRow {
+        #[diesel(sql_type = SqlUuid)]
+        media_id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+    }
 }
 
 /// Inline images enter the library once per workspace and project, with their thumbnails; a
@@ -686,18 +691,19 @@ async fn write_change(
     })
 }
 
-#[derive(QueryableByName)]
-struct PickRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    post_id: Option<Uuid>,
+row! {
+    struct PickRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        post_id: Option<Uuid>,
+    }
 }
 
 /// The pick numbered `$2` in the agent's workspace (`$1`), locked.
@@ -816,32 +822,33 @@ LIMIT $6
 /// The review moves whose comment is the instruction a returned draft carries.
 const INSTRUCTIONS: [PostStatus; 2] = [PostStatus::SentBack, PostStatus::RewriteRequested];
 
-#[derive(QueryableByName)]
-struct RedoRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    topic: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<jiff_diesel::Timestamp>,
-    #[diesel(sql_type = Jsonb)]
-    characters: Value,
-    #[diesel(sql_type = Timestamptz)]
-    returned_at: jiff_diesel::Timestamp,
-    #[diesel(sql_type = BigInt)]
-    media: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    instruction: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    comments: Value,
+row! {
+    struct RedoRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        topic: Option<String>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_at: Option<jiff_diesel::Timestamp>,
+        #[diesel(sql_type = Jsonb)]
+        characters: Value,
+        #[diesel(sql_type = Timestamptz)]
+        returned_at: jiff_diesel::Timestamp,
+        #[diesel(sql_type = BigInt)]
+        media: i64,
+        #[diesel(sql_type = Nullable<Text>)]
+        instruction: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        comments: Value,
+    }
 }
 
 fn comments(v: &Value) -> anyhow::Result<Vec<ReviewComment>> {

@@ -7,7 +7,6 @@ use crate::db::{MIGRATIONS, PgStore, prepared};
 use deadpool::managed::{PoolError, TimeoutType, Timeouts};
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
-use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
@@ -29,22 +28,24 @@ FROM jobs GROUP BY kind ORDER BY kind
 
 statements!(APPLIED, JOB_COUNTS);
 
-#[derive(QueryableByName)]
-struct Applied {
-    #[diesel(sql_type = Text)]
-    version: String,
+row! {
+    struct Applied {
+        #[diesel(sql_type = Text)]
+        version: String,
+    }
 }
 
-#[derive(QueryableByName)]
-struct KindCounts {
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = BigInt)]
-    queued: i64,
-    #[diesel(sql_type = BigInt)]
-    running: i64,
-    #[diesel(sql_type = BigInt)]
-    failed: i64,
+row! {
+    struct KindCounts {
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = BigInt)]
+        queued: i64,
+        #[diesel(sql_type = BigInt)]
+        running: i64,
+        #[diesel(sql_type = BigInt)]
+        failed: i64,
+    }
 }
 
 /// A free connection or none: no wait for one in use (deadpool's zero wait tries once).

@@ -5,7 +5,6 @@
 //! (`fleetdesk_tenancy::gate::PriorClaim::judge`).
 
 use crate::db::{PgStore, prepared};
-use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
@@ -23,16 +22,18 @@ statements!(NEXT_INSTANCE, LOCK_INSTANCE, STILL_THERE);
 /// How often the lock's connection is checked, and a lost one opened again.
 const CHECK_EVERY: Duration = Duration::from_secs(2);
 
-#[derive(QueryableByName)]
-struct Id {
-    #[diesel(sql_type = Integer)]
-    id: i32,
+row! {
+    struct Id {
+        #[diesel(sql_type = Integer)]
+        id: i32,
+    }
 }
 
-#[derive(QueryableByName)]
-struct Locked {
-    #[diesel(sql_type = Bool)]
-    locked: bool,
+row! {
+    struct Locked {
+        #[diesel(sql_type = Bool)]
+        locked: bool,
+    }
 }
 
 /// Opens a connection and locks `id` on it; `false` when another session holds `id`.

@@ -48,10 +48,11 @@ WITH moved AS (
 SELECT count(*) AS n FROM moved
 "#;
 
-#[derive(QueryableByName)]
-struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+row! {
+    struct CountRow {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
 }
 
 pub(crate) async fn stock_slot_posts(
@@ -89,18 +90,19 @@ GROUP BY s.id, s.code, s.platform, g.state
 ORDER BY s.code, s.platform
 "#;
 
-#[derive(QueryableByName)]
-struct AccountRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+row! {
+    struct AccountRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
 }
 
 const INVENTORY_POSTS: &str = r#"
@@ -116,30 +118,31 @@ ORDER BY COALESCE(p.stocked_at, p.updated_at), p.id
 LIMIT $7
 "#;
 
-#[derive(QueryableByName)]
-struct StockedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    topic: Option<String>,
-    #[diesel(sql_type = Bool)]
-    sponsored: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    from_status: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_was: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    stock_reason: Option<String>,
-    #[diesel(sql_type = Bool)]
-    awaiting_rewrite: bool,
-    #[diesel(sql_type = Bool)]
-    unschedule_pending: bool,
-    #[diesel(sql_type = Timestamptz)]
-    stocked_at: Ts,
+row! {
+    struct StockedRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        topic: Option<String>,
+        #[diesel(sql_type = Bool)]
+        sponsored: bool,
+        #[diesel(sql_type = Nullable<Text>)]
+        from_status: Option<String>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_was: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        stock_reason: Option<String>,
+        #[diesel(sql_type = Bool)]
+        awaiting_rewrite: bool,
+        #[diesel(sql_type = Bool)]
+        unschedule_pending: bool,
+        #[diesel(sql_type = Timestamptz)]
+        stocked_at: Ts,
+    }
 }
 
 /// A post of the caller's workspace with its account, locked for an inventory move.
@@ -155,34 +158,35 @@ WHERE p.id = $1 AND p.workspace_id = $3
 FOR UPDATE OF p
 "#;
 
-#[derive(QueryableByName)]
-struct PostRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<Ts>,
-    #[diesel(sql_type = Bool)]
-    discarded: bool,
-    #[diesel(sql_type = Bool)]
-    awaiting_rewrite: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    from_status: Option<String>,
-    #[diesel(sql_type = Bool)]
-    unschedule_pending: bool,
-    #[diesel(sql_type = Text)]
-    publishing: String,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Integer)]
-    daily_target: i32,
-    #[diesel(sql_type = Nullable<Text>)]
-    state: Option<String>,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
+row! {
+    struct PostRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_at: Option<Ts>,
+        #[diesel(sql_type = Bool)]
+        discarded: bool,
+        #[diesel(sql_type = Bool)]
+        awaiting_rewrite: bool,
+        #[diesel(sql_type = Nullable<Text>)]
+        from_status: Option<String>,
+        #[diesel(sql_type = Bool)]
+        unschedule_pending: bool,
+        #[diesel(sql_type = Text)]
+        publishing: String,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = Integer)]
+        daily_target: i32,
+        #[diesel(sql_type = Nullable<Text>)]
+        state: Option<String>,
+        #[diesel(sql_type = Bool)]
+        mine: bool,
+    }
 }
 
 /// The post a move names, locked, as the plans read it (`None`: not in the workspace).
@@ -362,28 +366,29 @@ ORDER BY COALESCE(p.stocked_at, p.updated_at), p.id
 LIMIT $3
 "#;
 
-#[derive(QueryableByName)]
-struct UnscheduleRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    legacy_code: Option<String>,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    scheduled_for: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    scheduler_ref: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    external_id: Option<String>,
-    #[diesel(sql_type = Timestamptz)]
-    stocked_at: Ts,
-    #[diesel(sql_type = Nullable<Text>)]
-    stock_reason: Option<String>,
-    #[diesel(sql_type = Text)]
-    body: String,
+row! {
+    struct UnscheduleRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        legacy_code: Option<String>,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        scheduled_for: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        scheduler_ref: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        external_id: Option<String>,
+        #[diesel(sql_type = Timestamptz)]
+        stocked_at: Ts,
+        #[diesel(sql_type = Nullable<Text>)]
+        stock_reason: Option<String>,
+        #[diesel(sql_type = Text)]
+        body: String,
+    }
 }
 
 impl InventoryRepo for PgStore {

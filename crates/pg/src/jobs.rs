@@ -59,18 +59,19 @@ const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND
 
 statements!(ENQUEUE, GIVE_UP, TAKE, HOLD);
 
-#[derive(QueryableByName)]
-struct Taken {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    key: String,
-    #[diesel(sql_type = Jsonb)]
-    payload: Value,
-    #[diesel(sql_type = Int4)]
-    attempts: i32,
+row! {
+    struct Taken {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        key: String,
+        #[diesel(sql_type = Jsonb)]
+        payload: Value,
+        #[diesel(sql_type = Int4)]
+        attempts: i32,
+    }
 }
 
 /// Marks `job` done inside the transaction of its effect; `false` when its lease was lost

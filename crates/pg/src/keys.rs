@@ -48,26 +48,27 @@ const KEY_AFTER_REVOKE: &str = key_sql!(
 
 statements!(LIST_KEYS, KEY_AFTER_REVOKE);
 
-#[derive(QueryableByName)]
-struct KeyRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = SqlUuid)]
-    owner_id: Uuid,
-    #[diesel(sql_type = Text)]
-    owner_name: String,
-    #[diesel(sql_type = Text)]
-    lookup: String,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    last_used_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    revoked_at: Option<Ts>,
-    #[diesel(sql_type = Bool)]
-    changed: bool,
+row! {
+    struct KeyRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = SqlUuid)]
+        owner_id: Uuid,
+        #[diesel(sql_type = Text)]
+        owner_name: String,
+        #[diesel(sql_type = Text)]
+        lookup: String,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        last_used_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        revoked_at: Option<Ts>,
+        #[diesel(sql_type = Bool)]
+        changed: bool,
+    }
 }
 
 impl KeyRow {

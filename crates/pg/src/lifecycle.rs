@@ -129,64 +129,65 @@ const APPROVED: &str = card_sql!(
      LIMIT $3"
 );
 
-#[derive(QueryableByName)]
-struct CardRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    workspace: String,
-    #[diesel(sql_type = Text)]
-    project: String,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    persona: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    handle: Option<String>,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    topic: Option<String>,
-    #[diesel(sql_type = Bool)]
-    sponsored: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<Ts>,
-    #[diesel(sql_type = Jsonb)]
-    characters: Value,
-    #[diesel(sql_type = Nullable<Text>)]
-    agent: Option<String>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    scheduled_for: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    published_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    permalink: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    failure_reason: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    last_reported_at: Option<Ts>,
-    #[diesel(sql_type = Bool)]
-    client_review: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    stocked_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    stock_reason: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    media: Value,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    metrics: Option<Value>,
-    #[diesel(sql_type = Timestamptz)]
-    sort_at: Ts,
+row! {
+    struct CardRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        workspace: String,
+        #[diesel(sql_type = Text)]
+        project: String,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Text)]
+        persona: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        handle: Option<String>,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        topic: Option<String>,
+        #[diesel(sql_type = Bool)]
+        sponsored: bool,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_at: Option<Ts>,
+        #[diesel(sql_type = Jsonb)]
+        characters: Value,
+        #[diesel(sql_type = Nullable<Text>)]
+        agent: Option<String>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        scheduled_for: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        published_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform_post_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        permalink: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        failure_reason: Option<String>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        last_reported_at: Option<Ts>,
+        #[diesel(sql_type = Bool)]
+        client_review: bool,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        stocked_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        stock_reason: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        media: Value,
+        #[diesel(sql_type = Nullable<Jsonb>)]
+        metrics: Option<Value>,
+        #[diesel(sql_type = Timestamptz)]
+        sort_at: Ts,
+    }
 }
 
 #[derive(Deserialize)]
@@ -311,22 +312,23 @@ WHERE p.id = $1
 FOR UPDATE OF p
 "#;
 
-#[derive(QueryableByName)]
-struct MoveRow {
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Bool)]
-    client_review: bool,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Bool)]
-    via_client: bool,
+row! {
+    struct MoveRow {
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Bool)]
+        client_review: bool,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = Bool)]
+        mine: bool,
+        #[diesel(sql_type = Bool)]
+        via_client: bool,
+    }
 }
 
 async fn transition_tx(
@@ -438,18 +440,19 @@ ORDER BY s.id
 FOR UPDATE OF s
 "#;
 
-#[derive(QueryableByName)]
-struct SlotRow {
-    #[diesel(embed)]
-    slot: SlotCodes,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    project_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    generation_id: Option<Uuid>,
+row! {
+    struct SlotRow {
+        #[diesel(embed)]
+        slot: SlotCodes,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        project_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        generation_id: Option<Uuid>,
+    }
 }
 
 /// Each locked account's latest followers at or before the capture. A statement of its own,
@@ -461,12 +464,13 @@ FROM account_metrics WHERE slot_id = ANY($1) AND captured_at <= $2
 ORDER BY slot_id, captured_at DESC
 "#;
 
-#[derive(QueryableByName)]
-struct FollowersRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = BigInt)]
-    followers: i64,
+row! {
+    struct FollowersRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = BigInt)]
+        followers: i64,
+    }
 }
 
 /// The accounts the codes name, locked (a platform the service does not know names none).
@@ -528,50 +532,51 @@ ORDER BY p.id
 FOR UPDATE OF p
 "#;
 
-#[derive(QueryableByName)]
-struct KnownRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Bool)]
-    in_workspace: bool,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Bool)]
-    from_report: bool,
-    #[diesel(sql_type = Bool)]
-    discarded: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    planned_at: Option<Ts>,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Text)]
-    body_key: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    topic: Option<String>,
-    #[diesel(sql_type = Bool)]
-    sponsored: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    scheduled_for: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    published_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    scheduler_ref: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    permalink: Option<String>,
-    #[diesel(sql_type = Nullable<Bool>)]
-    has_media: Option<bool>,
-    #[diesel(sql_type = Nullable<Text>)]
-    failure_reason: Option<String>,
-    #[diesel(sql_type = Bool)]
-    unschedule_pending: bool,
+row! {
+    struct KnownRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Bool)]
+        in_workspace: bool,
+        #[diesel(sql_type = Bool)]
+        mine: bool,
+        #[diesel(sql_type = Bool)]
+        from_report: bool,
+        #[diesel(sql_type = Bool)]
+        discarded: bool,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        planned_at: Option<Ts>,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Text)]
+        body_key: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        topic: Option<String>,
+        #[diesel(sql_type = Bool)]
+        sponsored: bool,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        scheduled_for: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        published_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform_post_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        scheduler_ref: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        permalink: Option<String>,
+        #[diesel(sql_type = Nullable<Bool>)]
+        has_media: Option<bool>,
+        #[diesel(sql_type = Nullable<Text>)]
+        failure_reason: Option<String>,
+        #[diesel(sql_type = Bool)]
+        unschedule_pending: bool,
+    }
 }
 
 impl KnownRow {
@@ -856,10 +861,11 @@ FROM account_slots s JOIN personas pe ON pe.id = s.persona_id
 WHERE s.workspace_id = $1 AND pe.agent_id = $2
 "#;
 
-#[derive(QueryableByName)]
-struct CodeRow {
-    #[diesel(sql_type = Text)]
-    code: String,
+row! {
+    struct CodeRow {
+        #[diesel(sql_type = Text)]
+        code: String,
+    }
 }
 
 /// The posts a metrics batch names (by id, or by platform id in the organization), with the
@@ -881,30 +887,31 @@ LEFT JOIN LATERAL (
 WHERE p.organization_id = $1 AND (p.id = ANY($4) OR p.platform_post_id = ANY($5))
 "#;
 
-#[derive(QueryableByName)]
-struct MetricPostRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Bool)]
-    in_workspace: bool,
-    #[diesel(sql_type = Bool)]
-    mine: bool,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    views: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    likes: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    replies: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    reposts: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    shares: Option<i64>,
+row! {
+    struct MetricPostRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform_post_id: Option<String>,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Bool)]
+        in_workspace: bool,
+        #[diesel(sql_type = Bool)]
+        mine: bool,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        views: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        likes: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        replies: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        reposts: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        shares: Option<i64>,
+    }
 }
 
 impl MetricPostRow {

@@ -27,14 +27,15 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
   AND ($4::text IS NULL OR s.platform = $4)
 "#;
 
-#[derive(QueryableByName)]
-struct UploadAccount {
-    #[diesel(embed)]
-    slot: SlotCodes,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    project_id: Uuid,
+row! {
+    struct UploadAccount {
+        #[diesel(embed)]
+        slot: SlotCodes,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        project_id: Uuid,
+    }
 }
 
 const UPLOAD_CHECKS: &str = r#"
@@ -43,18 +44,20 @@ SELECT (SELECT id FROM projects WHERE workspace_id = $1 AND name = $2) AS projec
            AS in_cast
 "#;
 
-#[derive(QueryableByName)]
-struct UploadChecks {
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    project_id: Option<Uuid>,
-    #[diesel(sql_type = Bool)]
-    in_cast: bool,
+row! {
+    struct UploadChecks {
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        project_id: Option<Uuid>,
+        #[diesel(sql_type = Bool)]
+        in_cast: bool,
+    }
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
+row! {
+    struct IdRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -183,36 +186,37 @@ ORDER BY CASE WHEN $7 THEN used_count END DESC NULLS LAST, created_at DESC, id D
 LIMIT $8
 "#;
 
-#[derive(QueryableByName)]
-struct ItemRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    caption: Option<String>,
-    #[diesel(sql_type = Array<Text>)]
-    tags: Vec<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    project: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    character: Option<String>,
-    #[diesel(sql_type = Text)]
-    mime_type: String,
-    #[diesel(sql_type = BigInt)]
-    bytes: i64,
-    #[diesel(sql_type = Nullable<Integer>)]
-    width: Option<i32>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    height: Option<i32>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    duration_ms: Option<i64>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: jiff_diesel::Timestamp,
-    #[diesel(sql_type = Bool)]
-    has_poster: bool,
-    #[diesel(sql_type = BigInt)]
-    used_count: i64,
+row! {
+    struct ItemRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        caption: Option<String>,
+        #[diesel(sql_type = Array<Text>)]
+        tags: Vec<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        project: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        character: Option<String>,
+        #[diesel(sql_type = Text)]
+        mime_type: String,
+        #[diesel(sql_type = BigInt)]
+        bytes: i64,
+        #[diesel(sql_type = Nullable<Integer>)]
+        width: Option<i32>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        height: Option<i32>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        duration_ms: Option<i64>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: jiff_diesel::Timestamp,
+        #[diesel(sql_type = Bool)]
+        has_poster: bool,
+        #[diesel(sql_type = BigInt)]
+        used_count: i64,
+    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -670,10 +674,11 @@ SELECT value FROM service_secrets WHERE name = $1
 LIMIT 1
 "#;
 
-#[derive(QueryableByName)]
-struct SecretRow {
-    #[diesel(sql_type = Bytea)]
-    value: Vec<u8>,
+row! {
+    struct SecretRow {
+        #[diesel(sql_type = Bytea)]
+        value: Vec<u8>,
+    }
 }
 
 impl PgStore {

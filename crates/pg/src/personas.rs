@@ -37,30 +37,31 @@ JOIN projects pr ON pr.id = pe.project_id
 WHERE s.id = $1 AND s.workspace_id = $2 AND pe.status <> $3
 "#;
 
-#[derive(QueryableByName)]
-struct HeadRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    project: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    track: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    background: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    bio: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    voice: Option<String>,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Array<Text>)]
-    speech_rules: Vec<String>,
-    #[diesel(sql_type = Array<Text>)]
-    forbidden: Vec<String>,
-    #[diesel(sql_type = Array<SqlUuid>)]
-    slot_ids: Vec<Uuid>,
+row! {
+    struct HeadRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        project: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        track: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        background: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        bio: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        voice: Option<String>,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Array<Text>)]
+        speech_rules: Vec<String>,
+        #[diesel(sql_type = Array<Text>)]
+        forbidden: Vec<String>,
+        #[diesel(sql_type = Array<SqlUuid>)]
+        slot_ids: Vec<Uuid>,
+    }
 }
 
 /// The columns of an organization's persona for its people: the head's, its workspace, agent,
@@ -105,20 +106,21 @@ const ORG_PERSONA: &str = org_persona_sql!(
     "WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL AND pe.id = $2"
 );
 
-#[derive(QueryableByName)]
-struct OrgPersonaRow {
-    #[diesel(embed)]
-    head: HeadRow,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    workspace_name: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    agent: Option<String>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = diesel::sql_types::Jsonb)]
-    accounts: Value,
+row! {
+    struct OrgPersonaRow {
+        #[diesel(embed)]
+        head: HeadRow,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        workspace_name: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        agent: Option<String>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = diesel::sql_types::Jsonb)]
+        accounts: Value,
+    }
 }
 
 /// A persona's account as the organization's list reads it from the row's JSON.
@@ -170,20 +172,21 @@ ORDER BY p.published_at DESC NULLS LAST, p.id DESC
 LIMIT $3
 "#;
 
-#[derive(QueryableByName)]
-struct PostRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    published_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    permalink: Option<String>,
+row! {
+    struct PostRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        published_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        permalink: Option<String>,
+    }
 }
 
 /// A post of the workspace: its persona and the agent that persona is assigned to.
@@ -194,12 +197,13 @@ JOIN personas pe ON pe.id = p.persona_id
 WHERE p.id = $1 AND p.workspace_id = $2
 "#;
 
-#[derive(QueryableByName)]
-struct PostOwnerRow {
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    agent_id: Option<Uuid>,
+row! {
+    struct PostOwnerRow {
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        agent_id: Option<Uuid>,
+    }
 }
 
 statements!(

@@ -2,7 +2,6 @@
 //! workspace of the organization has one of that name (`fleetdesk_kernel::project`).
 
 use crate::db::prepared;
-use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::project::ProjectMiss;
@@ -16,10 +15,11 @@ SELECT EXISTS (
 ) AS elsewhere
 "#;
 
-#[derive(QueryableByName)]
-struct Elsewhere {
-    #[diesel(sql_type = Bool)]
-    elsewhere: bool,
+row! {
+    struct Elsewhere {
+        #[diesel(sql_type = Bool)]
+        elsewhere: bool,
+    }
 }
 
 /// Why `name`, not a project of the caller's workspace, is refused: read only on that path.

@@ -83,30 +83,31 @@ ON CONFLICT (workspace_id, period_from) WHERE weekly DO NOTHING
 
 statements!(LIST, ONE, LOCK, WEEKLY_DUE, FOLLOWERS, INSERT_WEEKLY);
 
-#[derive(QueryableByName)]
-struct ReportRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    workspace_name: String,
-    #[diesel(sql_type = Text)]
-    period_from: String,
-    #[diesel(sql_type = Text)]
-    period_to: String,
-    #[diesel(sql_type = Bool)]
-    weekly: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    issued_at: Option<Ts>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    body: Option<Value>,
+row! {
+    struct ReportRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        workspace_name: String,
+        #[diesel(sql_type = Text)]
+        period_from: String,
+        #[diesel(sql_type = Text)]
+        period_to: String,
+        #[diesel(sql_type = Bool)]
+        weekly: bool,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        issued_at: Option<Ts>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Nullable<Jsonb>)]
+        body: Option<Value>,
+    }
 }
 
 fn date(s: &str) -> anyhow::Result<Date> {
@@ -157,14 +158,15 @@ async fn one(
     .optional()?)
 }
 
-#[derive(QueryableByName)]
-struct WorkspaceRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
+row! {
+    struct WorkspaceRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Text)]
+        name: String,
+    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -189,35 +191,38 @@ struct PostDbRow {
     body: String,
 }
 
-/// One capture of a post's counters, as the reports (a typed query) and the metrics (SQL)
-/// read them.
-#[derive(QueryableByName, Queryable, Selectable)]
-#[diesel(table_name = post_metrics, check_for_backend(diesel::pg::Pg))]
-pub(crate) struct CaptureRow {
-    #[diesel(sql_type = SqlUuid)]
-    pub(crate) post_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    pub(crate) captured_at: Ts,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub(crate) views: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub(crate) likes: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub(crate) replies: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub(crate) reposts: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub(crate) shares: Option<i64>,
+row! {
+    /// One capture of a post's counters, as the reports (a typed query) and the metrics (SQL)
+    /// read them.
+    #[derive(Queryable, Selectable)]
+    #[diesel(table_name = post_metrics, check_for_backend(diesel::pg::Pg))]
+    pub(crate) struct CaptureRow {
+        #[diesel(sql_type = SqlUuid)]
+        pub(crate) post_id: Uuid,
+        #[diesel(sql_type = Timestamptz)]
+        pub(crate) captured_at: Ts,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        pub(crate) views: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        pub(crate) likes: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        pub(crate) replies: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        pub(crate) reposts: Option<i64>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        pub(crate) shares: Option<i64>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct FollowerRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    captured_at: Ts,
-    #[diesel(sql_type = BigInt)]
-    followers: i64,
+row! {
+    struct FollowerRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Timestamptz)]
+        captured_at: Ts,
+        #[diesel(sql_type = BigInt)]
+        followers: i64,
+    }
 }
 
 /// The report bodies of `workspaces` over `period`, from four statements.

@@ -69,44 +69,47 @@ statements!(
     METRICS_POST_CAPTURES,
 );
 
-#[derive(QueryableByName)]
-struct FoundRow {
-    #[diesel(sql_type = Bool)]
-    found: bool,
+row! {
+    struct FoundRow {
+        #[diesel(sql_type = Bool)]
+        found: bool,
+    }
 }
 
-#[derive(QueryableByName)]
-struct AccountRow {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    code: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    legacy_code: Option<String>,
-    #[diesel(sql_type = Text)]
-    platform: String,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    workspace_name: String,
+row! {
+    struct AccountRow {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        code: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        legacy_code: Option<String>,
+        #[diesel(sql_type = Text)]
+        platform: String,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        workspace_name: String,
+    }
 }
 
-#[derive(QueryableByName)]
-struct PostRow {
-    #[diesel(sql_type = SqlUuid)]
-    post_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    permalink: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    published_at: Option<Ts>,
+row! {
+    struct PostRow {
+        #[diesel(sql_type = SqlUuid)]
+        post_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform_post_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        permalink: Option<String>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        published_at: Option<Ts>,
+    }
 }
 
 #[derive(Queryable, Selectable)]

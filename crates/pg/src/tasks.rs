@@ -145,58 +145,59 @@ statements!(
     SAME_OPEN
 );
 
-#[derive(QueryableByName)]
-struct RecordRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    detail: Option<String>,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    target_type: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    target_code: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    target_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    persona_name: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    assignee_agent: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    assignee_name: Option<String>,
-    #[diesel(sql_type = Text)]
-    opened_by_type: String,
-    #[diesel(sql_type = Text)]
-    opened_by_name: String,
-    #[diesel(sql_type = Array<Text>)]
-    also_wanted_by: Vec<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    due_at: Option<Ts>,
-    #[diesel(sql_type = Jsonb)]
-    notes: Value,
-    #[diesel(sql_type = Nullable<Text>)]
-    result: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    evidence: Value,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    decision_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    last_progress_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    confirmation_since: Option<Ts>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Timestamptz)]
-    updated_at: Ts,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    finished_at: Option<Ts>,
+row! {
+    struct RecordRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        detail: Option<String>,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        target_type: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        target_code: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        target_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        persona_name: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        assignee_agent: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        assignee_name: Option<String>,
+        #[diesel(sql_type = Text)]
+        opened_by_type: String,
+        #[diesel(sql_type = Text)]
+        opened_by_name: String,
+        #[diesel(sql_type = Array<Text>)]
+        also_wanted_by: Vec<String>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        due_at: Option<Ts>,
+        #[diesel(sql_type = Jsonb)]
+        notes: Value,
+        #[diesel(sql_type = Nullable<Text>)]
+        result: Option<String>,
+        #[diesel(sql_type = Jsonb)]
+        evidence: Value,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        decision_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        last_progress_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        confirmation_since: Option<Ts>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Timestamptz)]
+        updated_at: Ts,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        finished_at: Option<Ts>,
+    }
 }
 
 fn status(s: &str) -> anyhow::Result<TaskStatus> {
@@ -245,32 +246,34 @@ fn open_statuses() -> Vec<&'static str> {
 // ---------------------------------------------------------------------------------------------
 // Opening
 
-#[derive(QueryableByName)]
-struct SlotRow {
-    #[diesel(embed)]
-    slot: SlotCodes,
-    #[diesel(sql_type = SqlUuid)]
-    persona_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    timezone: String,
+row! {
+    struct SlotRow {
+        #[diesel(embed)]
+        slot: SlotCodes,
+        #[diesel(sql_type = SqlUuid)]
+        persona_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Text)]
+        timezone: String,
+    }
 }
 
-#[derive(QueryableByName)]
-struct OwnerRow {
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_agent: Option<Uuid>,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
-    timezone: Option<String>,
+row! {
+    struct OwnerRow {
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_agent: Option<Uuid>,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Nullable<Text>)]
+        timezone: Option<String>,
+    }
 }
 
 /// What the target names, loaded for the opener: the accounts its code names (in the agent's
@@ -366,18 +369,19 @@ async fn named_agent(
         .transpose()
 }
 
-#[derive(QueryableByName)]
-struct SameRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    opened_by_agent: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    assignee_agent: Option<Uuid>,
-    #[diesel(sql_type = Text)]
-    opened_by_name: String,
-    #[diesel(sql_type = Array<Text>)]
-    also_wanted_by: Vec<String>,
+row! {
+    struct SameRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        opened_by_agent: Option<Uuid>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        assignee_agent: Option<Uuid>,
+        #[diesel(sql_type = Text)]
+        opened_by_name: String,
+        #[diesel(sql_type = Array<Text>)]
+        also_wanted_by: Vec<String>,
+    }
 }
 
 async fn open(
@@ -473,26 +477,27 @@ async fn open(
 // ---------------------------------------------------------------------------------------------
 // Moves
 
-#[derive(QueryableByName)]
-struct LockedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    assignee_agent: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    result: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    fail_reason: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    decision_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    persona_agent: Option<Uuid>,
+row! {
+    struct LockedRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        assignee_agent: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        result: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        fail_reason: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        decision_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        persona_agent: Option<Uuid>,
+    }
 }
 
 async fn act(

@@ -21,12 +21,13 @@ use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use uuid::Uuid;
 
-#[derive(QueryableByName)]
-struct AccountIds {
-    #[diesel(sql_type = SqlUuid)]
-    slot_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    account_id: Uuid,
+row! {
+    struct AccountIds {
+        #[diesel(sql_type = SqlUuid)]
+        slot_id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        account_id: Uuid,
+    }
 }
 
 // The statements, matched by name as the module comment says.

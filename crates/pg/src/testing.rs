@@ -70,10 +70,11 @@ fn template_name() -> anyhow::Result<String> {
     ))
 }
 
-#[derive(diesel::QueryableByName)]
-struct Exists {
-    #[diesel(sql_type = diesel::sql_types::Bool)]
-    exists: bool,
+row! {
+    struct Exists {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        exists: bool,
+    }
 }
 
 /// A fresh, migrated database or schema for one test.
@@ -228,10 +229,11 @@ const DEAD_CATALOG_ROWS: i64 = 60_000;
 /// shared database's `pg_attribute` at 250 MB. The test that finds its dead rows past
 /// [`DEAD_CATALOG_ROWS`] vacuums the catalogs that DDL writes, unless another test already is.
 async fn vacuum_catalogs_when_due(conn: &mut AsyncPgConnection) -> anyhow::Result<()> {
-    #[derive(diesel::QueryableByName)]
-    struct Dead {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        dead: i64,
+    row! {
+        struct Dead {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            dead: i64,
+        }
     }
     let found: Dead = diesel::sql_query(
         "SELECT coalesce(sum(n_dead_tup), 0)::bigint AS dead FROM pg_stat_sys_tables \

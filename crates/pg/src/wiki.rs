@@ -213,28 +213,29 @@ statements!(
 // ---------------------------------------------------------------------------------------------
 // Rows
 
-#[derive(QueryableByName)]
-struct HeadRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    category: String,
-    #[diesel(sql_type = Text)]
-    summary: String,
-    #[diesel(sql_type = Array<Text>)]
-    tags: Vec<String>,
-    #[diesel(sql_type = Int4)]
-    version: i32,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    project: Option<String>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Timestamptz)]
-    updated_at: Ts,
+row! {
+    struct HeadRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        category: String,
+        #[diesel(sql_type = Text)]
+        summary: String,
+        #[diesel(sql_type = Array<Text>)]
+        tags: Vec<String>,
+        #[diesel(sql_type = Int4)]
+        version: i32,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        project: Option<String>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Timestamptz)]
+        updated_at: Ts,
+    }
 }
 
 fn category(s: &str) -> anyhow::Result<Category> {
@@ -266,80 +267,85 @@ impl HeadRow {
     }
 }
 
-#[derive(QueryableByName)]
-struct OneRow {
-    #[diesel(embed)]
-    head: HeadRow,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Jsonb)]
-    sources: Value,
+row! {
+    struct OneRow {
+        #[diesel(embed)]
+        head: HeadRow,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Jsonb)]
+        sources: Value,
+    }
 }
 
-#[derive(QueryableByName)]
-struct FoundRow {
-    #[diesel(embed)]
-    head: HeadRow,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Float4)]
-    score: f32,
+row! {
+    struct FoundRow {
+        #[diesel(embed)]
+        head: HeadRow,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Float4)]
+        score: f32,
+    }
 }
 
-#[derive(QueryableByName)]
-struct TitleRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
-    project: Option<String>,
+row! {
+    struct TitleRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Nullable<Text>)]
+        project: Option<String>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct VersionRow {
-    #[diesel(sql_type = Int4)]
-    version: i32,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    category: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    summary: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    note: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    proposed_by: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    decision_id: Option<Uuid>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: Ts,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    decided_at: Option<Ts>,
+row! {
+    struct VersionRow {
+        #[diesel(sql_type = Int4)]
+        version: i32,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        category: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        summary: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        note: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        proposed_by: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        decision_id: Option<Uuid>,
+        #[diesel(sql_type = Timestamptz)]
+        created_at: Ts,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        decided_at: Option<Ts>,
+    }
 }
 
-#[derive(QueryableByName)]
-struct ExistingRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    title_key: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    project_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    project: Option<String>,
-    #[diesel(sql_type = Bool)]
-    has_canon: bool,
-    #[diesel(sql_type = Nullable<Int4>)]
-    last_version: Option<i32>,
-    #[diesel(sql_type = Nullable<Int4>)]
-    pending_version: Option<i32>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pending_decision: Option<Uuid>,
+row! {
+    struct ExistingRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        title_key: String,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        project_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        project: Option<String>,
+        #[diesel(sql_type = Bool)]
+        has_canon: bool,
+        #[diesel(sql_type = Nullable<Int4>)]
+        last_version: Option<i32>,
+        #[diesel(sql_type = Nullable<Int4>)]
+        pending_version: Option<i32>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        pending_decision: Option<Uuid>,
+    }
 }
 
 impl ExistingRow {
@@ -361,37 +367,38 @@ impl ExistingRow {
     }
 }
 
-#[derive(QueryableByName)]
-struct DraftRow {
-    #[diesel(sql_type = SqlUuid)]
-    entry_id: Uuid,
-    #[diesel(sql_type = Int4)]
-    version: i32,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    category: String,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    summary: String,
-    #[diesel(sql_type = Text)]
-    body: String,
-    #[diesel(sql_type = Array<Text>)]
-    tags: Vec<String>,
-    #[diesel(sql_type = Jsonb)]
-    sources: Value,
-    #[diesel(sql_type = Text)]
-    entry_status: String,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    project_id: Option<Uuid>,
-    /// The entry's title key as it stands.
-    #[diesel(sql_type = Text)]
-    title_key: String,
-    #[diesel(sql_type = Bool)]
-    has_canon: bool,
+row! {
+    struct DraftRow {
+        #[diesel(sql_type = SqlUuid)]
+        entry_id: Uuid,
+        #[diesel(sql_type = Int4)]
+        version: i32,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        category: String,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        summary: String,
+        #[diesel(sql_type = Text)]
+        body: String,
+        #[diesel(sql_type = Array<Text>)]
+        tags: Vec<String>,
+        #[diesel(sql_type = Jsonb)]
+        sources: Value,
+        #[diesel(sql_type = Text)]
+        entry_status: String,
+        #[diesel(sql_type = SqlUuid)]
+        organization_id: Uuid,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        project_id: Option<Uuid>,
+        /// The entry's title key as it stands.
+        #[diesel(sql_type = Text)]
+        title_key: String,
+        #[diesel(sql_type = Bool)]
+        has_canon: bool,
+    }
 }
 
 impl DraftRow {
@@ -407,20 +414,21 @@ impl DraftRow {
     }
 }
 
-#[derive(QueryableByName)]
-struct CandidateRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    title_key: String,
-    #[diesel(sql_type = Text)]
-    category: String,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Bool)]
-    in_project: bool,
+row! {
+    struct CandidateRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        title: String,
+        #[diesel(sql_type = Text)]
+        title_key: String,
+        #[diesel(sql_type = Text)]
+        category: String,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Bool)]
+        in_project: bool,
+    }
 }
 
 impl CandidateRow {
@@ -673,10 +681,11 @@ async fn title_locks(
     Ok(())
 }
 
-#[derive(QueryableByName)]
-struct LockedRow {
-    #[diesel(sql_type = Bool)]
-    locked: bool,
+row! {
+    struct LockedRow {
+        #[diesel(sql_type = Bool)]
+        locked: bool,
+    }
 }
 
 /// Under the title's advisory lock: the locks that follow it ([`lock_entry`]) on the entry the

@@ -39,32 +39,33 @@ WHERE s.id = $1 AND s.workspace_id = $2
 FOR UPDATE OF s
 "#;
 
-#[derive(QueryableByName)]
-struct Row {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    locator: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    scope_note: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    project: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    agent_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    agent: Option<String>,
-    #[diesel(sql_type = Integer)]
-    every_hours: i32,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    last_run_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    last_status: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    cursor: Option<String>,
+row! {
+    struct Row {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        locator: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        scope_note: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        project: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        agent_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<Text>)]
+        agent: Option<String>,
+        #[diesel(sql_type = Integer)]
+        every_hours: i32,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        last_run_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        last_status: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        cursor: Option<String>,
+    }
 }
 
 impl TryFrom<Row> for SourceRow {

@@ -4,7 +4,6 @@
 //! expiring proposals, and executing an approved change under its job's lease. The rules are
 //! [`fleetdesk_ads::change`]'s: these modules load its facts and write its plans.
 
-use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
 use diesel_async::AsyncPgConnection;
 use fleetdesk_ads::change::SyncedAd;
@@ -24,6 +23,11 @@ pub(crate) fn statements() -> Vec<(&'static str, &'static str)> {
     [proposals::statements(), work::statements()].concat()
 }
 
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn row_checks() -> Vec<crate::rows::RowCheck> {
+    [proposals::row_checks(), work::row_checks()].concat()
+}
+
 fn parsed<T>(what: &str, text: &str, parse: impl Fn(&str) -> Option<T>) -> anyhow::Result<T> {
     parse(text).ok_or_else(|| anyhow::anyhow!("stored {what} {text:?}"))
 }
@@ -32,22 +36,24 @@ fn budget_type(text: &str) -> anyhow::Result<BudgetType> {
     parsed("budget type", text, BudgetType::parse)
 }
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
+row! {
+    struct IdRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
 }
 
-#[derive(QueryableByName)]
-struct KnownAdRow {
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Text)]
-    budget_type: String,
-    #[diesel(sql_type = BigInt)]
-    budget: i64,
-    #[diesel(sql_type = Text)]
-    currency: String,
+row! {
+    struct KnownAdRow {
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Text)]
+        budget_type: String,
+        #[diesel(sql_type = BigInt)]
+        budget: i64,
+        #[diesel(sql_type = Text)]
+        currency: String,
+    }
 }
 
 impl KnownAdRow {

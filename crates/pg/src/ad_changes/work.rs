@@ -57,14 +57,15 @@ ORDER BY p.id
 FOR UPDATE OF p
 "#;
 
-#[derive(QueryableByName)]
-struct GivenUpRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Nullable<Text>)]
-    last_error: Option<String>,
-    #[diesel(sql_type = Timestamptz)]
-    at: Ts,
+row! {
+    struct GivenUpRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = Nullable<Text>)]
+        last_error: Option<String>,
+        #[diesel(sql_type = Timestamptz)]
+        at: Ts,
+    }
 }
 
 /// Those proposals fail, each with its result.
@@ -153,65 +154,67 @@ ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = EXCLUDE
     post_id = EXCLUDED.post_id
 "#;
 
-#[derive(QueryableByName)]
-struct TargetRow {
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    id: String,
-    #[diesel(sql_type = Text)]
-    currency: String,
-    #[diesel(sql_type = Text)]
-    token_env: String,
+row! {
+    struct TargetRow {
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        id: String,
+        #[diesel(sql_type = Text)]
+        currency: String,
+        #[diesel(sql_type = Text)]
+        token_env: String,
+    }
 }
 
-#[derive(QueryableByName)]
-struct ChangeRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    status: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    ad_id: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    post_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    amount: Option<i64>,
-    #[diesel(sql_type = Nullable<Text>)]
-    proposed_budget_type: Option<String>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    days: Option<i32>,
-    #[diesel(sql_type = Array<Text>)]
-    countries: Vec<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    result: Option<Value>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    decided_at: Option<Ts>,
-    #[diesel(sql_type = Nullable<Text>)]
-    account_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    currency: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    token_env: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    instagram_user_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    adset_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    campaign_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    ad_budget_type: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    platform_post_id: Option<String>,
-    /// The boosted post's market: the countries of a boost that names none.
-    #[diesel(sql_type = Nullable<Text>)]
-    market: Option<String>,
+row! {
+    struct ChangeRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+        #[diesel(sql_type = SqlUuid)]
+        workspace_id: Uuid,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Text)]
+        status: String,
+        #[diesel(sql_type = Nullable<Text>)]
+        ad_id: Option<String>,
+        #[diesel(sql_type = Nullable<SqlUuid>)]
+        post_id: Option<Uuid>,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        amount: Option<i64>,
+        #[diesel(sql_type = Nullable<Text>)]
+        proposed_budget_type: Option<String>,
+        #[diesel(sql_type = Nullable<Integer>)]
+        days: Option<i32>,
+        #[diesel(sql_type = Array<Text>)]
+        countries: Vec<String>,
+        #[diesel(sql_type = Nullable<Jsonb>)]
+        result: Option<Value>,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        decided_at: Option<Ts>,
+        #[diesel(sql_type = Nullable<Text>)]
+        account_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        currency: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        token_env: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        instagram_user_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        adset_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        campaign_id: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        ad_budget_type: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform: Option<String>,
+        #[diesel(sql_type = Nullable<Text>)]
+        platform_post_id: Option<String>,
+        /// The boosted post's market: the countries of a boost that names none.
+        #[diesel(sql_type = Nullable<Text>)]
+        market: Option<String>,
+    }
 }
 
 pub(super) async fn expire(
