@@ -756,12 +756,12 @@ async fn open_ban_decision(
 }
 
 statements!(
-    AGENT_ACCOUNTS,
-    RECORD_HEARTBEAT,
-    RESOLVE,
-    EXISTING_SLOT,
-    LOCK_GENERATION,
+    AGENT_ACCOUNTS => AccountRow,
+    RECORD_HEARTBEAT => RunRow,
+    RESOLVE => ResolveRow,
+    EXISTING_SLOT => ExistingSlot,
+    LOCK_GENERATION => LockedGeneration,
     RECORD_STATE_CHANGE,
-    SET_AVATAR,
-    DAY_COUNTS,
+    SET_AVATAR => AvatarRow,
+    DAY_COUNTS => DayCountRow,
 );

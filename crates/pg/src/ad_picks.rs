@@ -21,7 +21,12 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(SOURCE, PICK_BY_ID, AGENT_PICK, AGENT_PICKS);
+statements!(
+    SOURCE => SourceRow,
+    PICK_BY_ID => PickRow,
+    AGENT_PICK => PickRow,
+    AGENT_PICKS => PickRow,
+);
 
 /// The research request in reach (`$2`: the organization, null for every one) and the item
 /// `$3` of it, if it asked for that item.

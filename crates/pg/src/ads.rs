@@ -32,17 +32,17 @@ use uuid::Uuid;
 type Ts = jiff_diesel::Timestamp;
 
 statements!(
-    SETTINGS,
+    SETTINGS => SettingsRow,
     INSERT_ITEMS,
-    LOCK_RESEARCH,
-    RESEARCH,
-    RESEARCH_PAGE,
-    CHARGES,
-    NEXT_ITEM,
+    LOCK_RESEARCH => LockedRow,
+    RESEARCH => ResearchRow,
+    RESEARCH_PAGE => ResearchRow,
+    CHARGES => LedgerRow,
+    NEXT_ITEM => NextRow,
     COUNT_LOOKUP,
     CHARGE,
-    CREDITS,
-    LEDGER,
+    CREDITS => CreditsRow,
+    LEDGER => LedgerRow,
 );
 
 /// The organizations in view (`$1`, or every one when null) with their limit and the

@@ -30,14 +30,14 @@ use uuid::Uuid;
 type Ts = jiff_diesel::Timestamp;
 
 statements!(
-    WIKI_SEARCH,
-    PRODUCTS_SEARCH,
-    INSERT_DIGEST,
+    WIKI_SEARCH => WikiRow,
+    PRODUCTS_SEARCH => ProductRow,
+    INSERT_DIGEST => IdRow,
     INSERT_MEMBERS,
     TICKET_LOCK,
-    MATTER_NOW,
-    DAY_SPACES,
-    DAY_TICKETS,
+    MATTER_NOW => NowRow,
+    DAY_SPACES => DaySpaceRow,
+    DAY_TICKETS => DayTicketRow,
 );
 
 /// Canon entries of the organization (`$1`), shared or of a project of the workspace (`$2`),

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(UPSERT_JOBS, INSERT_RUNS, LOCK_RUNS, UPDATE_RUNS);
+statements!(UPSERT_JOBS => Counts, INSERT_RUNS => Key, LOCK_RUNS => RunRow, UPDATE_RUNS);
 
 /// Upserts the jobs and counts what happened: a row whose fields are all the same is left
 /// alone (`unchanged`).

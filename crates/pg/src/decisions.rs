@@ -79,7 +79,7 @@ WHERE d.workspace_id = $1 AND pe.agent_id = $2 AND d.status = $3 AND d.kind = AN
 ORDER BY d.created_at, d.id
 "#;
 
-statements!(LIST, ONE, FOLLOW_UPS);
+statements!(LIST => RecordRow, ONE => RecordRow, FOLLOW_UPS => FollowUpRow);
 
 row! {
     struct RecordRow {

@@ -987,13 +987,13 @@ fn refusal_value<T>(e: anyhow::Error) -> anyhow::Result<Result<T, DraftRefusal>>
 }
 
 statements!(
-    DRAFT_ACCOUNT,
-    POST_FOR_CHANGE,
-    UPLOAD_REFS,
-    POST_MEDIA,
+    DRAFT_ACCOUNT => AccountRow,
+    POST_FOR_CHANGE => PostRow,
+    UPLOAD_REFS => RefRow,
+    POST_MEDIA => PostMediaRow,
     INSERT_INLINE,
     APPEND_MEDIA,
-    REDO,
-    PICK_FOR_DRAFT,
+    REDO => RedoRow,
+    PICK_FOR_DRAFT => PickRow,
     LINK_PICK,
 );

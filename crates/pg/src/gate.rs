@@ -302,14 +302,14 @@ const SWEEP_GRANTS: &str =
     "DELETE FROM rate_grants WHERE second < floor(EXTRACT(EPOCH FROM now()))::bigint - $1";
 
 statements!(
-    AUTHENTICATE_AGENT,
-    AUTHENTICATE_PERSON,
-    LOAD_GRANTS,
-    SAVE_GRANTS,
-    CLAIM,
+    AUTHENTICATE_AGENT => AgentAuthRow,
+    AUTHENTICATE_PERSON => PersonAuthRow,
+    LOAD_GRANTS => GrantsRow,
+    SAVE_GRANTS => Saved,
+    CLAIM => ClaimRow,
     SWEEP_GRANTS,
-    OPEN_SESSION,
-    SESSION_PERSON,
+    OPEN_SESSION => PersonAuthRow,
+    SESSION_PERSON => PersonAuthRow,
 );
 
 fleetdesk_kernel::text_enum! {

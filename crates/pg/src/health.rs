@@ -26,7 +26,7 @@ SELECT kind,
 FROM jobs GROUP BY kind ORDER BY kind
 "#;
 
-statements!(APPLIED, JOB_COUNTS);
+statements!(APPLIED => Applied, JOB_COUNTS => KindCounts);
 
 row! {
     struct Applied {

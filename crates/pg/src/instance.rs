@@ -17,7 +17,7 @@ const NEXT_INSTANCE: &str = "SELECT nextval('instance_ids')::integer AS id";
 const LOCK_INSTANCE: &str = "SELECT pg_try_advisory_lock($1, $2) AS locked";
 const STILL_THERE: &str = "SELECT true AS locked";
 
-statements!(NEXT_INSTANCE, LOCK_INSTANCE, STILL_THERE);
+statements!(NEXT_INSTANCE => Id, LOCK_INSTANCE => Locked, STILL_THERE => Locked);
 
 /// How often the lock's connection is checked, and a lost one opened again.
 const CHECK_EVERY: Duration = Duration::from_secs(2);

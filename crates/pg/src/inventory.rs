@@ -552,9 +552,9 @@ impl InventoryRepo for PgStore {
 }
 
 statements!(
-    STOCK_SLOT,
-    INVENTORY_ACCOUNTS,
-    INVENTORY_POSTS,
-    POST_FOR_INVENTORY,
-    UNSCHEDULE_LIST,
+    STOCK_SLOT => CountRow,
+    INVENTORY_ACCOUNTS => AccountRow,
+    INVENTORY_POSTS => StockedRow,
+    POST_FOR_INVENTORY => PostRow,
+    UNSCHEDULE_LIST => UnscheduleRow,
 );

@@ -57,7 +57,7 @@ RETURNING id, kind, key, payload, attempts
 const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
                     FOR UPDATE";
 
-statements!(ENQUEUE, GIVE_UP, TAKE, HOLD);
+statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD);
 
 row! {
     struct Taken {

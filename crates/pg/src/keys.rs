@@ -46,7 +46,7 @@ const KEY_AFTER_REVOKE: &str = key_sql!(
     "WHERE k.id = $1"
 );
 
-statements!(LIST_KEYS, KEY_AFTER_REVOKE);
+statements!(LIST_KEYS => KeyRow, KEY_AFTER_REVOKE => KeyRow);
 
 row! {
     struct KeyRow {

@@ -1230,18 +1230,18 @@ impl LifecycleRepo for PgStore {
 }
 
 statements!(
-    REVIEW_QUEUE,
-    PUBLISHED,
-    ONE_POST,
-    APPROVED,
-    POST_FOR_MOVE,
-    REPORT_SLOTS,
-    LATEST_FOLLOWERS,
-    KNOWN_POSTS,
+    REVIEW_QUEUE => CardRow,
+    PUBLISHED => CardRow,
+    ONE_POST => CardRow,
+    APPROVED => CardRow,
+    POST_FOR_MOVE => MoveRow,
+    REPORT_SLOTS => SlotRow,
+    LATEST_FOLLOWERS => FollowersRow,
+    KNOWN_POSTS => KnownRow,
     INSERT_REPORTED,
     UPDATE_REPORTED,
-    AGENT_MARKETS,
-    METRIC_POSTS,
+    AGENT_MARKETS => CodeRow,
+    METRIC_POSTS => MetricPostRow,
     UPSERT_POST_METRICS,
     UPSERT_ACCOUNT_METRICS,
 );

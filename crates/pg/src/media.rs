@@ -706,10 +706,10 @@ mod tests {
 }
 
 statements!(
-    UPLOAD_ACCOUNT,
-    UPLOAD_CHECKS,
-    INSERT_MEDIA,
+    UPLOAD_ACCOUNT => UploadAccount,
+    UPLOAD_CHECKS => UploadChecks,
+    INSERT_MEDIA => IdRow,
     ENRICH_MEDIA,
-    LIST,
-    SECRET,
+    LIST => ItemRow,
+    SECRET => SecretRow,
 );

@@ -207,11 +207,11 @@ row! {
 }
 
 statements!(
-    PERSONA_OF_SLOT,
-    ORG_PERSONAS,
-    ORG_PERSONA,
-    RECENT_POSTS,
-    POST_OWNER,
+    PERSONA_OF_SLOT => HeadRow,
+    ORG_PERSONAS => OrgPersonaRow,
+    ORG_PERSONA => OrgPersonaRow,
+    RECENT_POSTS => PostRow,
+    POST_OWNER => PostOwnerRow,
 );
 
 #[derive(Queryable, Selectable)]

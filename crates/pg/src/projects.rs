@@ -38,4 +38,4 @@ pub(crate) async fn miss(
     Ok(ProjectMiss::of(row.elsewhere))
 }
 
-statements!(ELSEWHERE);
+statements!(ELSEWHERE => Elsewhere);

@@ -81,7 +81,14 @@ FROM unnest($1::uuid[], $2::uuid[], $3::text[], $6::jsonb[]) AS t(org, ws, title
 ON CONFLICT (workspace_id, period_from) WHERE weekly DO NOTHING
 "#;
 
-statements!(LIST, ONE, LOCK, WEEKLY_DUE, FOLLOWERS, INSERT_WEEKLY);
+statements!(
+    LIST => ReportRow,
+    ONE => ReportRow,
+    LOCK => ReportRow,
+    WEEKLY_DUE => WorkspaceRow,
+    FOLLOWERS => FollowerRow,
+    INSERT_WEEKLY,
+);
 
 row! {
     struct ReportRow {

@@ -62,11 +62,11 @@ WHERE p.slot_id = ANY($1) AND m.captured_at >= $2 AND m.captured_at < $3
 "#;
 
 statements!(
-    METRICS_ORGANIZATION,
-    METRICS_WORKSPACE,
-    METRICS_ACCOUNTS,
-    METRICS_POSTS,
-    METRICS_POST_CAPTURES,
+    METRICS_ORGANIZATION => FoundRow,
+    METRICS_WORKSPACE => FoundRow,
+    METRICS_ACCOUNTS => AccountRow,
+    METRICS_POSTS => PostRow,
+    METRICS_POST_CAPTURES => CaptureRow,
 );
 
 row! {

@@ -134,15 +134,15 @@ FOR UPDATE
 "#;
 
 statements!(
-    LIST_ORG,
-    LIST_AGENT,
-    OPEN_CARDS,
-    ONE,
-    LOCK,
-    TARGET_SLOTS,
-    TARGET_POST,
-    TARGET_ISSUE,
-    SAME_OPEN
+    LIST_ORG => RecordRow,
+    LIST_AGENT => RecordRow,
+    OPEN_CARDS => RecordRow,
+    ONE => RecordRow,
+    LOCK => LockedRow,
+    TARGET_SLOTS => SlotRow,
+    TARGET_POST => OwnerRow,
+    TARGET_ISSUE => OwnerRow,
+    SAME_OPEN => SameRow,
 );
 
 row! {

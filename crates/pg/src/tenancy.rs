@@ -712,4 +712,4 @@ impl TenantStore for PgStore {
     }
 }
 
-statements!(UPSERT_ACCOUNT, SET_AD_CAP, UPSERT_AD_ACCOUNTS);
+statements!(UPSERT_ACCOUNT => AccountIds, SET_AD_CAP, UPSERT_AD_ACCOUNTS);

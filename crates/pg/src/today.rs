@@ -23,7 +23,12 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(DAY_WORKSPACES, DAY_ACCOUNTS, DAY_AGENTS, DAY_JOBS);
+statements!(
+    DAY_WORKSPACES => WorkspaceRow,
+    DAY_ACCOUNTS => AccountRow,
+    DAY_AGENTS => AgentRow,
+    DAY_JOBS => JobRow,
+);
 
 /// The workspaces of the organization (`$1`, or every one when null), not archived, with the
 /// review queue (`$2`, `$3`), cards waiting for confirmation (`$4`; overdue when waiting since

@@ -196,18 +196,18 @@ WHERE pe.id = $1 AND e.title_key = ANY($2)
 "#;
 
 statements!(
-    TITLE_TRY_LOCK,
-    INDEX,
-    ONE,
-    BY_TITLE,
-    VERSIONS,
-    SEARCH,
-    EXISTING_BY_ID,
-    EXISTING_BY_TITLE,
+    TITLE_TRY_LOCK => LockedRow,
+    INDEX => HeadRow,
+    ONE => OneRow,
+    BY_TITLE => TitleRow,
+    VERSIONS => VersionRow,
+    SEARCH => FoundRow,
+    EXISTING_BY_ID => ExistingRow,
+    EXISTING_BY_TITLE => ExistingRow,
     TITLE_LOCK,
     LOCK_DRAFT_ENTRY,
-    DRAFT_OF,
-    CAST_CANDIDATES
+    DRAFT_OF => DraftRow,
+    CAST_CANDIDATES => CandidateRow,
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
-statements!(WORKSPACE_SOURCES, LOCK_SOURCE);
+statements!(WORKSPACE_SOURCES => Row, LOCK_SOURCE => Row);
 
 /// The workspace's sources with their project's and agent's names.
 const WORKSPACE_SOURCES: &str = r#"

@@ -31,17 +31,17 @@ use serde_json::Value;
 use uuid::Uuid;
 
 statements!(
-    WORKSPACE,
-    WORKSPACE_READ,
-    SPENT,
-    CAMPAIGNS,
-    SERVICE_ADS,
-    PROPOSALS,
-    PROPOSAL_BY_ID,
-    AD,
+    WORKSPACE => WorkspaceRow,
+    WORKSPACE_READ => WorkspaceRow,
+    SPENT => SpentRow,
+    CAMPAIGNS => CampaignRow,
+    SERVICE_ADS => AdRow,
+    PROPOSALS => ProposalRow,
+    PROPOSAL_BY_ID => ProposalRow,
+    AD => KnownAdRow,
     INSERT_PROPOSAL,
-    LOCK_BY_DECISION,
-    RUNNING_ADS,
+    LOCK_BY_DECISION => LockedRow,
+    RUNNING_ADS => KnownAdRow,
 );
 
 /// The workspace's ads switch and cap, locked against concurrent proposals (`FOR NO KEY

@@ -26,14 +26,14 @@ use serde_json::Value;
 use uuid::Uuid;
 
 statements!(
-    LOCK_EXPIRED,
-    GIVEN_UP,
+    LOCK_EXPIRED => IdRow,
+    GIVEN_UP => GivenUpRow,
     FAIL_GIVEN_UP,
-    SYNC_TARGETS,
+    SYNC_TARGETS => TargetRow,
     UPSERT_CAMPAIGNS,
     INSERT_DAYS,
     UPSERT_ADS,
-    CHANGE,
+    CHANGE => ChangeRow,
     SERVICE_AD,
 );
 
