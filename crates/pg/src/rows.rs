@@ -9,7 +9,8 @@
 /// `#[derive(QueryableByName)]` added, and (in test builds) an implementation of [`Row`] that
 /// names each field's column and its PostgreSQL type, read from the field's
 /// `#[diesel(sql_type = ..)]` (`Nullable<T>` is `T`); an `#[diesel(embed)]` field contributes
-/// its own row's columns.
+/// its own row's columns. A field's column is its name: `column_name` is not read (no row
+/// uses it), and `sql_type` must be the only key of its `diesel` attribute.
 ///
 /// ```ignore
 /// row! {
