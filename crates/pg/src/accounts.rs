@@ -28,16 +28,11 @@ row! {
     /// it may name.
     #[derive(Clone)]
     pub(crate) struct SlotCodes {
-        #[diesel(sql_type = SqlUuid)]
         pub slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         pub code: String,
-        #[diesel(sql_type = Nullable<Text>)]
         pub legacy_code: Option<String>,
-        #[diesel(sql_type = Text)]
         pub platform: String,
         /// Under one of the caller's personas.
-        #[diesel(sql_type = Bool)]
         pub mine: bool,
     }
 }
@@ -86,33 +81,19 @@ fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
 
 row! {
     struct AccountRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         account_id: Option<Uuid>,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Nullable<Text>)]
         legacy_code: Option<String>,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         market: String,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Text)]
         persona: String,
-        #[diesel(sql_type = Nullable<Text>)]
         handle: Option<String>,
-        #[diesel(sql_type = Nullable<Integer>)]
         generation: Option<i32>,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = Integer)]
         daily_target: i32,
-        #[diesel(sql_type = Text)]
         publishing: String,
-        #[diesel(sql_type = BigInt)]
         inventory: i64,
     }
 }
@@ -135,15 +116,10 @@ row! {
     struct ResolveRow {
         #[diesel(embed)]
         slot: SlotCodes,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         generation_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Integer>)]
         generation: Option<i32>,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         avatar_sha256: Option<String>,
     }
 }
@@ -162,34 +138,22 @@ WHERE s.workspace_id = $1 AND (s.code = $3 OR s.legacy_code = $3)
 
 row! {
     struct ExistingSlot {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         generation_id: Option<Uuid>,
-        #[diesel(sql_type = Text)]
         market: String,
     }
 }
 
 row! {
     struct LockedGeneration {
-        #[diesel(sql_type = Text)]
         state: String,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Integer)]
         generation: i32,
     }
 }
@@ -205,30 +169,20 @@ struct DecisionRow {
 
 row! {
     struct AvatarRow {
-        #[diesel(sql_type = Text)]
         avatar_sha256: String,
-        #[diesel(sql_type = Text)]
         avatar_mime: String,
-        #[diesel(sql_type = BigInt)]
         avatar_bytes: i64,
-        #[diesel(sql_type = Nullable<Integer>)]
         avatar_width: Option<i32>,
-        #[diesel(sql_type = Nullable<Integer>)]
         avatar_height: Option<i32>,
-        #[diesel(sql_type = Timestamptz)]
         avatar_updated_at: jiff_diesel::Timestamp,
-        #[diesel(sql_type = Bool)]
         changed: bool,
     }
 }
 
 row! {
     struct RunRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         run_id: String,
-        #[diesel(sql_type = Timestamptz)]
         recorded_at: jiff_diesel::Timestamp,
     }
 }
@@ -637,15 +591,10 @@ WHERE s.workspace_id = $1 AND pe.agent_id = $2
 
 row! {
     struct DayCountRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         day: String,
-        #[diesel(sql_type = BigInt)]
         published: i64,
-        #[diesel(sql_type = BigInt)]
         scheduled: i64,
-        #[diesel(sql_type = BigInt)]
         planned: i64,
     }
 }

@@ -6,9 +6,7 @@ use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
 use crate::schema::{account_slots, ad_picks, organizations};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
@@ -75,58 +73,34 @@ LIMIT $4"
 
 row! {
     struct SourceRow {
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Nullable<SmallInt>)]
         position: Option<i16>,
-        #[diesel(sql_type = Nullable<Text>)]
         outcome: Option<String>,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         card: Option<Value>,
     }
 }
 
 row! {
     struct PickRow {
-        #[diesel(sql_type = BigInt)]
         number: i64,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = Text)]
         persona_name: String,
-        #[diesel(sql_type = Nullable<Text>)]
         note: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         card: Value,
-        #[diesel(sql_type = SqlUuid)]
         research_id: Uuid,
-        #[diesel(sql_type = Text)]
         item: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = SqlUuid)]
         created_by_id: Uuid,
-        #[diesel(sql_type = Text)]
         created_by_name: String,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         drafted_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         cancelled_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         cancelled_by_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         cancelled_by_name: Option<String>,
     }
 }

@@ -8,7 +8,7 @@ use crate::jobs::{enqueue_in, finish_in, hold};
 use crate::schema::{ad_research, ad_research_items, ad_research_quota};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Jsonb, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Date, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::ports::{
@@ -72,32 +72,21 @@ ORDER BY organization_id, charged_at DESC, research_id
 
 row! {
     struct CreditsRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = BigInt)]
         monthly_credit_limit: i64,
-        #[diesel(sql_type = Bool)]
         suspended: bool,
-        #[diesel(sql_type = BigInt)]
         charged: i64,
     }
 }
 
 row! {
     struct LedgerRow {
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         research_id: Uuid,
-        #[diesel(sql_type = Text)]
         item: String,
-        #[diesel(sql_type = BigInt)]
         credits: i64,
-        #[diesel(sql_type = Text)]
         reason: String,
-        #[diesel(sql_type = Timestamptz)]
         charged_at: Ts,
     }
 }
@@ -187,78 +176,49 @@ ON CONFLICT (research_id, position) DO NOTHING
 
 row! {
     struct NextRow {
-        #[diesel(sql_type = SmallInt)]
         position: i16,
-        #[diesel(sql_type = Text)]
         item: String,
-        #[diesel(sql_type = Text)]
         key: String,
-        #[diesel(sql_type = Text)]
         searched: String,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = BigInt)]
         price: i64,
     }
 }
 
 row! {
     struct SettingsRow {
-        #[diesel(sql_type = Text)]
         marketplace: String,
-        #[diesel(sql_type = BigInt)]
         price_product_brief: i64,
-        #[diesel(sql_type = BigInt)]
         price_topic_keyword: i64,
     }
 }
 
 row! {
     struct LockedRow {
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Timestamptz)]
         expires_at: Ts,
-        #[diesel(sql_type = Nullable<Text>)]
         message_ref: Option<String>,
-        #[diesel(sql_type = Bool)]
         suspended: bool,
-        #[diesel(sql_type = BigInt)]
         monthly_credit_limit: i64,
-        #[diesel(sql_type = BigInt)]
         charged: i64,
     }
 }
 
 row! {
     struct ResearchRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         workspace: String,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Nullable<Text>)]
         lane: Option<String>,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = BigInt)]
         price: i64,
-        #[diesel(sql_type = BigInt)]
         credits_quoted: i64,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Timestamptz)]
         expires_at: Ts,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         approved_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         approved_by: Option<Value>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         finished_at: Option<Ts>,
     }
 }

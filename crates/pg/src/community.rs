@@ -6,9 +6,7 @@
 use crate::db::{PgStore, prepared};
 use crate::schema::{community_spaces, community_tickets};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
 use fleetdesk_community::digest::{self, DigestReport, TagCount, TagKind};
@@ -188,37 +186,26 @@ impl SpaceRow {
 
 row! {
     struct WikiRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         title: String,
-        #[diesel(sql_type = Text)]
         summary: String,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Array<Text>)]
         folded_tags: Vec<String>,
     }
 }
 
 row! {
     struct ProductRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Nullable<Text>)]
         summary: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         price: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         url: Option<String>,
     }
 }
 
 row! {
     struct IdRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
     }
 }
@@ -234,39 +221,27 @@ struct TicketRow {
 
 row! {
     struct NowRow {
-        #[diesel(sql_type = Timestamptz)]
         now: Ts,
     }
 }
 
 row! {
     struct DaySpaceRow {
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Text)]
         channel: String,
-        #[diesel(sql_type = Nullable<Text>)]
         day: Option<String>,
-        #[diesel(sql_type = Nullable<Integer>)]
         members: Option<i32>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         created_at: Option<Ts>,
-        #[diesel(sql_type = Jsonb)]
         tags: Value,
     }
 }
 
 row! {
     struct DayTicketRow {
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         category: String,
-        #[diesel(sql_type = BigInt)]
         n: i64,
     }
 }

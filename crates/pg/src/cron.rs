@@ -5,7 +5,7 @@ use crate::db::{PgStore, prepared};
 use crate::schema::cron_jobs;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_cron::job::{Job, Unreadable};
 use fleetdesk_cron::plan::{RunKey, StoredJob, job_names, plan_runs};
@@ -87,20 +87,15 @@ WHERE r.job = u.job AND r.run_id = u.run_id
 
 row! {
     struct Counts {
-        #[diesel(sql_type = BigInt)]
         inserted: i64,
-        #[diesel(sql_type = BigInt)]
         updated: i64,
-        #[diesel(sql_type = BigInt)]
         unchanged: i64,
     }
 }
 
 row! {
     struct Key {
-        #[diesel(sql_type = SqlUuid)]
         job: Uuid,
-        #[diesel(sql_type = Text)]
         run_id: String,
     }
 }
@@ -108,19 +103,12 @@ row! {
 row! {
     #[diesel(check_for_backend(Pg))]
     struct RunRow {
-        #[diesel(sql_type = SqlUuid)]
         job: Uuid,
-        #[diesel(sql_type = Text)]
         run_id: String,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         started_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         finished_at: Option<Ts>,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Nullable<Text>)]
         summary: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         log: Option<String>,
     }
 }

@@ -2,13 +2,14 @@
 //! task cards.
 
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{
     account_generations, decisions, media, persona_facts, persona_images, personas, task_cards,
 };
 use diesel::dsl::now;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
 use fleetdesk_accounts::LiveGeneration;
@@ -83,65 +84,32 @@ statements!(LIST => RecordRow, ONE => RecordRow, FOLLOW_UPS => FollowUpRow);
 
 row! {
     struct RecordRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         workspace_name: String,
-        #[diesel(sql_type = Text)]
-        kind: String,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        kind: Stored<DecisionKind>,
+        status: Stored<DecisionStatus>,
         title: String,
-        #[diesel(sql_type = Nullable<Text>)]
         question: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         options: Value,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         persona_name: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         code: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
-        #[diesel(sql_type = Jsonb)]
         detail: Value,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         task_id: Option<Uuid>,
-        #[diesel(sql_type = Text)]
         opened_by_type: String,
-        #[diesel(sql_type = Nullable<Text>)]
         opened_by_agent: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         opened_by_person: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         notes: Value,
-        #[diesel(sql_type = Nullable<Text>)]
         result: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         evidence: Value,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Timestamptz)]
         updated_at: Ts,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         decided_by: Option<Value>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         decided_at: Option<Ts>,
     }
-}
-
-fn kind(s: &str) -> anyhow::Result<DecisionKind> {
-    DecisionKind::parse(s).ok_or_else(|| anyhow::anyhow!("stored decision kind {s}"))
-}
-
-fn status(s: &str) -> anyhow::Result<DecisionStatus> {
-    DecisionStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored decision status {s}"))
 }
 
 #[derive(Queryable, Selectable)]
@@ -159,7 +127,7 @@ struct ImageRow {
 async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<DecisionRecord>> {
     let image_decisions: Vec<Uuid> = rows
         .iter()
-        .filter(|r| r.kind == DecisionKind::PersonaImages.as_str())
+        .filter(|r| r.kind.0 == DecisionKind::PersonaImages)
         .map(|r| r.id)
         .collect();
     let images: Vec<ImageRow> = if image_decisions.is_empty() {
@@ -187,8 +155,8 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
                     })
                     .collect(),
                 id: r.id,
-                kind: kind(&r.kind)?,
-                status: status(&r.status)?,
+                kind: r.kind.0,
+                status: r.status.0,
                 title: r.title,
                 question: r.question,
                 options: r.options,
@@ -233,8 +201,8 @@ struct Locked {
     id: Uuid,
     organization_id: Uuid,
     workspace_id: Uuid,
-    kind: String,
-    status: String,
+    kind: Stored<DecisionKind>,
+    status: Stored<DecisionStatus>,
     persona_id: Option<Uuid>,
     generation_id: Option<Uuid>,
     options: Value,
@@ -274,7 +242,7 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
                             == Some(agent.agent_id)
                     }
                     None => {
-                        kind(&row.kind)?.seen_by_its_opener()
+                        row.kind.0.seen_by_its_opener()
                             && row.opened_by_agent == Some(agent.agent_id)
                     }
                 }
@@ -291,7 +259,7 @@ async fn decide(
     let Some(row) = lock(conn, scope, req.id).await? else {
         return Ok(Err(DecisionRefusal::NotFound));
     };
-    let k = kind(&row.kind)?;
+    let k = row.kind.0;
     let images: Vec<ImageRef> = if k == DecisionKind::PersonaImages {
         persona_images::table
             .filter(persona_images::decision_id.eq(row.id))
@@ -329,7 +297,7 @@ async fn decide(
         relayed_by_assignee,
         relayed: matches!(scope, DecisionScope::Agent(_)),
         kind: k,
-        status: status(&row.status)?,
+        status: row.status.0,
         options: serde_json::from_value(row.options.clone()).unwrap_or_default(),
         decided_move: row.decided_move.clone(),
         post_id: row.post_id,
@@ -668,8 +636,8 @@ async fn complete(
         return Ok(Err(DecisionRefusal::NotFound));
     };
     let planned = plan_done(
-        kind(&row.kind)?,
-        status(&row.status)?,
+        row.kind.0,
+        row.status.0,
         row.result.as_deref(),
         &report.result,
     );
@@ -734,23 +702,14 @@ async fn complete(
 
 row! {
     struct FollowUpRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         task_id: Option<Uuid>,
-        #[diesel(sql_type = Text)]
-        kind: String,
-        #[diesel(sql_type = Text)]
+        kind: Stored<DecisionKind>,
         title: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         persona_name: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         code: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         instruction: Option<String>,
     }
 }
@@ -875,7 +834,7 @@ impl DecisionsRepo for PgStore {
                     Ok(FollowUp {
                         id: r.id,
                         task_id: r.task_id,
-                        kind: kind(&r.kind)?,
+                        kind: r.kind.0,
                         title: r.title,
                         persona: r.persona_id.zip(r.persona_name),
                         account: r.code.zip(r.platform),

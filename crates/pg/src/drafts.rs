@@ -4,11 +4,12 @@ use crate::accounts::{SlotCodes, platform};
 use crate::db::md5;
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
+use crate::rows::Stored;
 use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
@@ -46,15 +47,10 @@ row! {
     struct AccountRow {
         #[diesel(embed)]
         slot: SlotCodes,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         project_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         generation_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
     }
 }
@@ -75,41 +71,22 @@ FOR UPDATE OF p
 
 row! {
     struct PostRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<PostStatus>,
         body: String,
-        #[diesel(sql_type = Nullable<Text>)]
         returned_body: Option<String>,
-        #[diesel(sql_type = Bool)]
         awaiting_rewrite: bool,
-        #[diesel(sql_type = Bool)]
         rewrite_answered: bool,
-        #[diesel(sql_type = SqlUuid)]
         project_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_at: Option<jiff_diesel::Timestamp>,
-        #[diesel(sql_type = Jsonb)]
         characters: Value,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = Bool)]
         mine: bool,
     }
-}
-
-fn status(s: &str) -> anyhow::Result<PostStatus> {
-    PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
 }
 
 /// Uploads named by id, with the library item each ended in.
@@ -124,15 +101,10 @@ row! {
     /// An upload or library item named by id (`ref_id`), with the library item it is.
     #[derive(Queryable)]
     struct RefRow {
-        #[diesel(sql_type = SqlUuid)]
         ref_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         media_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         kind: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         project_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Bool>)]
         archived: Option<bool>,
     }
 }
@@ -146,10 +118,8 @@ ORDER BY pm.position
 
 row! {
     struct PostMediaRow {
-        #[diesel(sql_type = SqlUuid)]
         media_id: Uuid,
-        #[diesel(sql_type = Text)]
-        kind: String,
+        kind: Stored<MediaKind>,
     }
 }
 
@@ -284,7 +254,7 @@ async fn post_media(conn: Tx<'_>, post_id: Uuid) -> anyhow::Result<Vec<MediaRef>
         .map(|r| {
             Ok(MediaRef {
                 id: r.media_id,
-                kind: kind(&r.kind)?,
+                kind: r.kind.0,
             })
         })
         .collect()
@@ -309,7 +279,7 @@ async fn post_fact(
         return Ok(None);
     };
     Ok(Some(PostFact {
-        status: status(&p.status)?,
+        status: p.status.0,
         platform: platform(&p.platform)?,
         state: state(p.state.as_deref())?,
         characters: characters_of(p.characters),
@@ -693,15 +663,10 @@ async fn write_change(
 
 row! {
     struct PickRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
     }
 }
@@ -824,29 +789,17 @@ const INSTRUCTIONS: [PostStatus; 2] = [PostStatus::SentBack, PostStatus::Rewrite
 
 row! {
     struct RedoRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<PostStatus>,
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Nullable<Text>)]
         topic: Option<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_at: Option<jiff_diesel::Timestamp>,
-        #[diesel(sql_type = Jsonb)]
         characters: Value,
-        #[diesel(sql_type = Timestamptz)]
         returned_at: jiff_diesel::Timestamp,
-        #[diesel(sql_type = BigInt)]
         media: i64,
-        #[diesel(sql_type = Nullable<Text>)]
         instruction: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         comments: Value,
     }
 }
@@ -946,7 +899,7 @@ impl DraftsRepo for PgStore {
                 .map(|r| {
                     Ok(RedoDraft {
                         id: r.id,
-                        status: status(&r.status)?,
+                        status: r.status.0,
                         platform: platform(&r.platform)?,
                         code: r.code,
                         body: r.body,

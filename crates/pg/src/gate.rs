@@ -9,8 +9,7 @@ use crate::schema::{dashboard_sessions, idempotency_keys};
 use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Bytea, Integer, Jsonb, Nullable, SmallInt, Text, Timestamptz,
-    Uuid as SqlUuid,
+    Array, BigInt, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
@@ -149,83 +148,54 @@ fn key_hash(key: &str) -> [u8; 32] {
 
 row! {
     struct AgentAuthRow {
-        #[diesel(sql_type = SqlUuid)]
         key_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         agent_id: Uuid,
-        #[diesel(sql_type = Text)]
         agent_name: String,
-        #[diesel(sql_type = Text)]
         agent_role: String,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = BigInt)]
         accounts_revision: i64,
-        #[diesel(sql_type = BigInt)]
         tasks_revision: i64,
     }
 }
 
 row! {
     struct PersonAuthRow {
-        #[diesel(sql_type = SqlUuid)]
         key_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         organization_id: Option<Uuid>,
-        #[diesel(sql_type = SqlUuid)]
         person_id: Uuid,
-        #[diesel(sql_type = Text)]
         person_name: String,
-        #[diesel(sql_type = Text)]
         person_email: String,
-        #[diesel(sql_type = Bool)]
         platform_admin: bool,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         member_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         member_role: Option<String>,
-        #[diesel(sql_type = Bool)]
         review: bool,
     }
 }
 
 row! {
     struct GrantsRow {
-        #[diesel(sql_type = Nullable<BigInt>)]
         second: Option<i64>,
-        #[diesel(sql_type = Nullable<Array<BigInt>>)]
         counts: Option<Vec<i64>>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         version: Option<i64>,
-        #[diesel(sql_type = BigInt)]
         now_ms: i64,
     }
 }
 
 row! {
     struct Saved {
-        #[diesel(sql_type = BigInt)]
         n: i64,
     }
 }
 
 row! {
     struct ClaimRow {
-        #[diesel(sql_type = Bool)]
         claimed: bool,
-        #[diesel(sql_type = Nullable<Bytea>)]
         request_hash: Option<Vec<u8>>,
-        #[diesel(sql_type = Nullable<SmallInt>)]
         status: Option<i16>,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         response: Option<Value>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         created_at: Option<DbTimestamp>,
-        #[diesel(sql_type = Timestamptz)]
         now: DbTimestamp,
-        #[diesel(sql_type = Bool)]
         holder_alive: bool,
     }
 }

@@ -7,7 +7,6 @@ use crate::db::{MIGRATIONS, PgStore, prepared};
 use deadpool::managed::{PoolError, TimeoutType, Timeouts};
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
-use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::health::{Health, JobCounts, NotReady, PoolUse, missing_migrations};
@@ -30,20 +29,15 @@ statements!(APPLIED => Applied, JOB_COUNTS => KindCounts);
 
 row! {
     struct Applied {
-        #[diesel(sql_type = Text)]
         version: String,
     }
 }
 
 row! {
     struct KindCounts {
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = BigInt)]
         queued: i64,
-        #[diesel(sql_type = BigInt)]
         running: i64,
-        #[diesel(sql_type = BigInt)]
         failed: i64,
     }
 }

@@ -5,7 +5,7 @@
 //! (`fleetdesk_tenancy::gate::PriorClaim::judge`).
 
 use crate::db::{PgStore, prepared};
-use diesel::sql_types::{Bool, Integer};
+use diesel::sql_types::Integer;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
 
@@ -24,14 +24,12 @@ const CHECK_EVERY: Duration = Duration::from_secs(2);
 
 row! {
     struct Id {
-        #[diesel(sql_type = Integer)]
         id: i32,
     }
 }
 
 row! {
     struct Locked {
-        #[diesel(sql_type = Bool)]
         locked: bool,
     }
 }

@@ -4,12 +4,11 @@
 use crate::accounts::{day_statuses, platform};
 use crate::db::{PgStore, coalesce, prepared};
 use crate::record::Entry;
+use crate::rows::Stored;
 use crate::schema::posts;
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
@@ -21,10 +20,6 @@ use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
 type Ts = jiff_diesel::Timestamp;
-
-fn status(s: &str) -> anyhow::Result<PostStatus> {
-    PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
-}
 
 /// Moves an account's unfinished posts to inventory, with a review-record entry each, in one
 /// statement. Posts the agent scheduled in its own tool are listed for unscheduling; posts
@@ -50,7 +45,6 @@ SELECT count(*) AS n FROM moved
 
 row! {
     struct CountRow {
-        #[diesel(sql_type = BigInt)]
         n: i64,
     }
 }
@@ -92,15 +86,10 @@ ORDER BY s.code, s.platform
 
 row! {
     struct AccountRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = BigInt)]
         n: i64,
     }
 }
@@ -120,27 +109,16 @@ LIMIT $7
 
 row! {
     struct StockedRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Nullable<Text>)]
         topic: Option<String>,
-        #[diesel(sql_type = Bool)]
         sponsored: bool,
-        #[diesel(sql_type = Nullable<Text>)]
         from_status: Option<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_was: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         stock_reason: Option<String>,
-        #[diesel(sql_type = Bool)]
         awaiting_rewrite: bool,
-        #[diesel(sql_type = Bool)]
         unschedule_pending: bool,
-        #[diesel(sql_type = Timestamptz)]
         stocked_at: Ts,
     }
 }
@@ -160,31 +138,18 @@ FOR UPDATE OF p
 
 row! {
     struct PostRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = SqlUuid)]
+        status: Stored<PostStatus>,
         slot_id: Uuid,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_at: Option<Ts>,
-        #[diesel(sql_type = Bool)]
         discarded: bool,
-        #[diesel(sql_type = Bool)]
         awaiting_rewrite: bool,
-        #[diesel(sql_type = Nullable<Text>)]
         from_status: Option<String>,
-        #[diesel(sql_type = Bool)]
         unschedule_pending: bool,
-        #[diesel(sql_type = Text)]
         publishing: String,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Integer)]
         daily_target: i32,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = Bool)]
         mine: bool,
     }
 }
@@ -209,7 +174,7 @@ async fn post_fact(
     };
     Ok(Some(plan::PostFact {
         id: r.id,
-        status: status(&r.status)?,
+        status: r.status.0,
         slot_id: r.slot_id,
         planned_at: r.planned_at.map(Into::into),
         discarded: r.discarded,
@@ -368,25 +333,15 @@ LIMIT $3
 
 row! {
     struct UnscheduleRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Nullable<Text>)]
         legacy_code: Option<String>,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         scheduled_for: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         scheduler_ref: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         external_id: Option<String>,
-        #[diesel(sql_type = Timestamptz)]
         stocked_at: Ts,
-        #[diesel(sql_type = Nullable<Text>)]
         stock_reason: Option<String>,
-        #[diesel(sql_type = Text)]
         body: String,
     }
 }

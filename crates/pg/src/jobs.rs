@@ -61,15 +61,10 @@ statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD);
 
 row! {
     struct Taken {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         key: String,
-        #[diesel(sql_type = Jsonb)]
         payload: Value,
-        #[diesel(sql_type = Int4)]
         attempts: i32,
     }
 }

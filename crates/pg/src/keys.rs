@@ -50,23 +50,14 @@ statements!(LIST_KEYS => KeyRow, KEY_AFTER_REVOKE => KeyRow);
 
 row! {
     struct KeyRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = SqlUuid)]
         owner_id: Uuid,
-        #[diesel(sql_type = Text)]
         owner_name: String,
-        #[diesel(sql_type = Text)]
         lookup: String,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_used_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         revoked_at: Option<Ts>,
-        #[diesel(sql_type = Bool)]
         changed: bool,
     }
 }

@@ -6,11 +6,12 @@
 use crate::accounts::{SlotCodes, platform};
 use crate::db::{PgStore, prepared};
 use crate::record::Entry;
+use crate::rows::Stored;
 use crate::schema::{post_reports, posts, review_events};
 use diesel::dsl::{self, max};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
@@ -38,10 +39,6 @@ type Ts = jiff_diesel::Timestamp;
 
 fn ts(t: Option<Timestamp>) -> Option<Ts> {
     t.map(Ts::from)
-}
-
-fn status(s: &str) -> anyhow::Result<PostStatus> {
-    PostStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored post status {s}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,61 +128,33 @@ const APPROVED: &str = card_sql!(
 
 row! {
     struct CardRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<PostStatus>,
         workspace: String,
-        #[diesel(sql_type = Text)]
         project: String,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         persona: String,
-        #[diesel(sql_type = Nullable<Text>)]
         handle: Option<String>,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Nullable<Text>)]
         topic: Option<String>,
-        #[diesel(sql_type = Bool)]
         sponsored: bool,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_at: Option<Ts>,
-        #[diesel(sql_type = Jsonb)]
         characters: Value,
-        #[diesel(sql_type = Nullable<Text>)]
         agent: Option<String>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         scheduled_for: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         published_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform_post_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         permalink: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         failure_reason: Option<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_reported_at: Option<Ts>,
-        #[diesel(sql_type = Bool)]
         client_review: bool,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         stocked_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         stock_reason: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         media: Value,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         metrics: Option<Value>,
-        #[diesel(sql_type = Timestamptz)]
         sort_at: Ts,
     }
 }
@@ -228,7 +197,7 @@ impl CardRow {
         };
         Ok(PostCard {
             id: self.id,
-            status: status(&self.status)?,
+            status: self.status.0,
             workspace: self.workspace,
             project: self.project,
             code: self.code,
@@ -314,19 +283,12 @@ FOR UPDATE OF p
 
 row! {
     struct MoveRow {
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = SqlUuid)]
+        status: Stored<PostStatus>,
         organization_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Bool)]
         client_review: bool,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Bool)]
         mine: bool,
-        #[diesel(sql_type = Bool)]
         via_client: bool,
     }
 }
@@ -356,7 +318,7 @@ async fn transition_tx(
         return Ok(Err(TransitionRefusal::NotFound));
     };
     let post = MovingPost {
-        status: status(&row.status)?,
+        status: row.status.0,
         organization_id: row.organization_id,
         workspace_id: row.workspace_id,
         client_review: row.client_review,
@@ -444,13 +406,9 @@ row! {
     struct SlotRow {
         #[diesel(embed)]
         slot: SlotCodes,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         project_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         generation_id: Option<Uuid>,
     }
 }
@@ -466,9 +424,7 @@ ORDER BY slot_id, captured_at DESC
 
 row! {
     struct FollowersRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = BigInt)]
         followers: i64,
     }
 }
@@ -534,47 +490,26 @@ FOR UPDATE OF p
 
 row! {
     struct KnownRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Bool)]
         in_workspace: bool,
-        #[diesel(sql_type = Bool)]
         mine: bool,
-        #[diesel(sql_type = Bool)]
         from_report: bool,
-        #[diesel(sql_type = Bool)]
         discarded: bool,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         planned_at: Option<Ts>,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<PostStatus>,
         body: String,
-        #[diesel(sql_type = Text)]
         body_key: String,
-        #[diesel(sql_type = Nullable<Text>)]
         topic: Option<String>,
-        #[diesel(sql_type = Bool)]
         sponsored: bool,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         scheduled_for: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         published_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform_post_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         scheduler_ref: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         permalink: Option<String>,
-        #[diesel(sql_type = Nullable<Bool>)]
         has_media: Option<bool>,
-        #[diesel(sql_type = Nullable<Text>)]
         failure_reason: Option<String>,
-        #[diesel(sql_type = Bool)]
         unschedule_pending: bool,
     }
 }
@@ -596,7 +531,7 @@ impl KnownRow {
             discarded: self.discarded,
             planned_at: self.planned_at.map(Into::into),
             fields: PostFields {
-                status: status(&self.status)?,
+                status: self.status.0,
                 body: self.body,
                 body_key,
                 topic: self.topic,
@@ -863,7 +798,6 @@ WHERE s.workspace_id = $1 AND pe.agent_id = $2
 
 row! {
     struct CodeRow {
-        #[diesel(sql_type = Text)]
         code: String,
     }
 }
@@ -889,27 +823,16 @@ WHERE p.organization_id = $1 AND (p.id = ANY($4) OR p.platform_post_id = ANY($5)
 
 row! {
     struct MetricPostRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Nullable<Text>)]
         platform_post_id: Option<String>,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Bool)]
+        status: Stored<PostStatus>,
         in_workspace: bool,
-        #[diesel(sql_type = Bool)]
         mine: bool,
-        #[diesel(sql_type = Nullable<BigInt>)]
         views: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         likes: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         replies: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         reposts: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         shares: Option<i64>,
     }
 }
@@ -917,7 +840,7 @@ row! {
 impl MetricPostRow {
     fn post(self) -> anyhow::Result<MetricsPost> {
         Ok(MetricsPost {
-            status: status(&self.status)?,
+            status: self.status.0,
             id: self.id,
             slot_id: self.slot_id,
             platform_post_id: self.platform_post_id,

@@ -31,9 +31,7 @@ row! {
     struct UploadAccount {
         #[diesel(embed)]
         slot: SlotCodes,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         project_id: Uuid,
     }
 }
@@ -46,16 +44,13 @@ SELECT (SELECT id FROM projects WHERE workspace_id = $1 AND name = $2) AS projec
 
 row! {
     struct UploadChecks {
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         project_id: Option<Uuid>,
-        #[diesel(sql_type = Bool)]
         in_cast: bool,
     }
 }
 
 row! {
     struct IdRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
     }
 }
@@ -188,33 +183,19 @@ LIMIT $8
 
 row! {
     struct ItemRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Nullable<Text>)]
         caption: Option<String>,
-        #[diesel(sql_type = Array<Text>)]
         tags: Vec<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         project: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         character: Option<String>,
-        #[diesel(sql_type = Text)]
         mime_type: String,
-        #[diesel(sql_type = BigInt)]
         bytes: i64,
-        #[diesel(sql_type = Nullable<Integer>)]
         width: Option<i32>,
-        #[diesel(sql_type = Nullable<Integer>)]
         height: Option<i32>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         duration_ms: Option<i64>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: jiff_diesel::Timestamp,
-        #[diesel(sql_type = Bool)]
         has_poster: bool,
-        #[diesel(sql_type = BigInt)]
         used_count: i64,
     }
 }
@@ -676,7 +657,6 @@ LIMIT 1
 
 row! {
     struct SecretRow {
-        #[diesel(sql_type = Bytea)]
         value: Vec<u8>,
     }
 }

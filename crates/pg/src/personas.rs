@@ -6,9 +6,10 @@
 use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
 use crate::decisions::{open_decision, open_decision_once};
+use crate::rows::Stored;
 use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
@@ -39,27 +40,16 @@ WHERE s.id = $1 AND s.workspace_id = $2 AND pe.status <> $3
 
 row! {
     struct HeadRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Text)]
         project: String,
-        #[diesel(sql_type = Nullable<Text>)]
         track: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         background: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         bio: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         voice: Option<String>,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Array<Text>)]
         speech_rules: Vec<String>,
-        #[diesel(sql_type = Array<Text>)]
         forbidden: Vec<String>,
-        #[diesel(sql_type = Array<SqlUuid>)]
         slot_ids: Vec<Uuid>,
     }
 }
@@ -110,15 +100,10 @@ row! {
     struct OrgPersonaRow {
         #[diesel(embed)]
         head: HeadRow,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         workspace_name: String,
-        #[diesel(sql_type = Nullable<Text>)]
         agent: Option<String>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = diesel::sql_types::Jsonb)]
         accounts: Value,
     }
 }
@@ -174,17 +159,11 @@ LIMIT $3
 
 row! {
     struct PostRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         published_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         permalink: Option<String>,
     }
 }
@@ -199,9 +178,7 @@ WHERE p.id = $1 AND p.workspace_id = $2
 
 row! {
     struct PostOwnerRow {
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         agent_id: Option<Uuid>,
     }
 }
@@ -222,7 +199,7 @@ struct FactRow {
     label: String,
     value: String,
     detail: Option<String>,
-    status: String,
+    status: Stored<FactStatus>,
     post_id: Option<Uuid>,
     created_at: Ts,
 }
@@ -252,7 +229,7 @@ impl FactRow {
             id: self.id,
             category: FactCategory::parse(&self.category)
                 .ok_or_else(|| anyhow::anyhow!("stored fact category {}", self.category))?,
-            status: fact_status(&self.status)?,
+            status: self.status.0,
             label: self.label,
             value: self.value,
             detail: self.detail,
@@ -277,7 +254,7 @@ struct ImageDbRow {
     category: String,
     caption: Option<String>,
     mime_type: String,
-    lock: String,
+    lock: Stored<ImageLock>,
     character: Option<String>,
     created_at: Ts,
 }
@@ -290,7 +267,7 @@ impl ImageDbRow {
                 .ok_or_else(|| anyhow::anyhow!("stored image category {}", self.category))?,
             caption: self.caption,
             mime_type: self.mime_type,
-            lock: lock_of(&self.lock)?,
+            lock: self.lock.0,
             character: self.character,
             created_at: self.created_at.into(),
         })

@@ -2,7 +2,7 @@
 //! workspace of the organization has one of that name (`fleetdesk_kernel::project`).
 
 use crate::db::prepared;
-use diesel::sql_types::{Bool, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::project::ProjectMiss;
 use uuid::Uuid;
@@ -17,7 +17,6 @@ SELECT EXISTS (
 
 row! {
     struct Elsewhere {
-        #[diesel(sql_type = Bool)]
         elsewhere: bool,
     }
 }

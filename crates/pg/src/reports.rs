@@ -92,27 +92,16 @@ statements!(
 
 row! {
     struct ReportRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         title: String,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         workspace_name: String,
-        #[diesel(sql_type = Text)]
         period_from: String,
-        #[diesel(sql_type = Text)]
         period_to: String,
-        #[diesel(sql_type = Bool)]
         weekly: bool,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         issued_at: Option<Ts>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         body: Option<Value>,
     }
 }
@@ -167,11 +156,8 @@ async fn one(
 
 row! {
     struct WorkspaceRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
     }
 }
@@ -204,30 +190,20 @@ row! {
     #[derive(Queryable, Selectable)]
     #[diesel(table_name = post_metrics, check_for_backend(diesel::pg::Pg))]
     pub(crate) struct CaptureRow {
-        #[diesel(sql_type = SqlUuid)]
         pub(crate) post_id: Uuid,
-        #[diesel(sql_type = Timestamptz)]
         pub(crate) captured_at: Ts,
-        #[diesel(sql_type = Nullable<BigInt>)]
         pub(crate) views: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         pub(crate) likes: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         pub(crate) replies: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         pub(crate) reposts: Option<i64>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         pub(crate) shares: Option<i64>,
     }
 }
 
 row! {
     struct FollowerRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Timestamptz)]
         captured_at: Ts,
-        #[diesel(sql_type = BigInt)]
         followers: i64,
     }
 }

@@ -7,7 +7,7 @@ use crate::db::{PgStore, prepared};
 use crate::reports::CaptureRow;
 use crate::schema::account_metrics;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_reports::metrics::{
@@ -71,43 +71,29 @@ statements!(
 
 row! {
     struct FoundRow {
-        #[diesel(sql_type = Bool)]
         found: bool,
     }
 }
 
 row! {
     struct AccountRow {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Nullable<Text>)]
         legacy_code: Option<String>,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         workspace_name: String,
     }
 }
 
 row! {
     struct PostRow {
-        #[diesel(sql_type = SqlUuid)]
         post_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Nullable<Text>)]
         platform_post_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         permalink: Option<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         published_at: Option<Ts>,
     }
 }

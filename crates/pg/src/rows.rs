@@ -5,20 +5,27 @@
 //! `crates/pg/tests/statements.rs` compares every pair with the columns PostgreSQL describes for
 //! the statement: names and types, not nullability.
 
+use diesel::deserialize::{self, FromSql, Queryable};
+use diesel::pg::{Pg, PgValue};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Bytea, Float, Integer, Jsonb, Nullable, SmallInt, Text, Timestamptz,
+};
+use fleetdesk_kernel::TextValue;
+
 /// Declares the row type of a raw SQL statement: the struct as written, with
-/// `#[derive(QueryableByName)]` added, and (in test builds) an implementation of [`Row`] that
-/// names each field's column and its PostgreSQL type, read from the field's
-/// `#[diesel(sql_type = ..)]` (`Nullable<T>` is `T`); an `#[diesel(embed)]` field contributes
-/// its own row's columns. A field's column is its name: `column_name` is not read (no row
-/// uses it), and `sql_type` must be the only key of its `diesel` attribute.
+/// `#[derive(QueryableByName)]` added, each field read as the SQL type its Rust type is stored
+/// as ([`SqlOf`]: a `String` from `text`, an `Option<T>` from a nullable `T`, a [`Stored`]
+/// enum from `text`), and (in test builds) an implementation of [`Row`] that names each
+/// field's column and its PostgreSQL type. A field may state its type instead
+/// (`#[diesel(sql_type = ..)]`, the only key of its attribute); an `#[diesel(embed)]` field
+/// contributes its own row's columns. A field's column is its name, and a field's own
+/// attributes are its documentation and these.
 ///
 /// ```ignore
 /// row! {
 ///     #[derive(Clone)]
 ///     struct KeyRow {
-///         #[diesel(sql_type = SqlUuid)]
 ///         id: Uuid,
-///         #[diesel(sql_type = Nullable<Text>)]
 ///         label: Option<String>,
 ///     }
 /// }
@@ -26,45 +33,134 @@
 macro_rules! row {
     (
         $(#[$($attr:tt)*])*
-        $vis:vis struct $name:ident {
-            $(
-                $(#[$($field_attr:tt)*])*
-                $field_vis:vis $field:ident : $field_ty:ty
-            ),* $(,)?
-        }
+        $vis:vis struct $name:ident { $($fields:tt)* }
     ) => {
-        #[derive(diesel::QueryableByName)]
-        $(#[$($attr)*])*
-        $vis struct $name {
-            $(
-                $(#[$($field_attr)*])*
-                $field_vis $field: $field_ty,
-            )*
-        }
+        row!(@struct [$(#[$($attr)*])* $vis struct $name] [] $($fields)*);
 
         #[cfg(any(test, feature = "testing"))]
         impl $crate::rows::Row for $name {
             fn columns() -> Vec<$crate::rows::Column> {
-                [$( row!(@column $field, $field_ty; $(#[$($field_attr)*])*) ),*].concat()
+                row!(@columns [] $($fields)*)
             }
         }
     };
-    (@column $field:ident, $ty:ty; #[diesel(sql_type = $sql_type:ty)] $($rest:tt)*) => {
-        vec![$crate::rows::Column::of::<$sql_type>(stringify!($field))]
+    (@struct [$($head:tt)*] [$($out:tt)*]
+        $(#[doc = $doc:literal])* #[diesel(embed)] $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@struct [$($head)*] [$($out)* $(#[doc = $doc])* #[diesel(embed)] $fvis $field: $ty,]
+            $($($rest)*)?);
     };
-    (@column $field:ident, $ty:ty; #[diesel(embed)] $($rest:tt)*) => {
-        <$ty as $crate::rows::Row>::columns()
+    (@struct [$($head:tt)*] [$($out:tt)*]
+        $(#[doc = $doc:literal])* #[diesel(sql_type = $sql:ty)] $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@struct [$($head)*]
+            [$($out)* $(#[doc = $doc])* #[diesel(sql_type = $sql)] $fvis $field: $ty,]
+            $($($rest)*)?);
     };
-    (@column $field:ident, $ty:ty; #[$($other:tt)*] $($rest:tt)*) => {
-        row!(@column $field, $ty; $($rest)*)
+    (@struct [$($head:tt)*] [$($out:tt)*]
+        $(#[doc = $doc:literal])* $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@struct [$($head)*]
+            [$($out)* $(#[doc = $doc])*
+                #[diesel(sql_type = <$ty as $crate::rows::SqlOf>::Sql)] $fvis $field: $ty,]
+            $($($rest)*)?);
     };
-    (@column $field:ident, $ty:ty;) => {
-        compile_error!(concat!(
-            "row!: the field `",
-            stringify!($field),
-            "` needs #[diesel(sql_type = ..)] or #[diesel(embed)]"
-        ))
+    (@struct [$($head:tt)*] [$($out:tt)*]) => {
+        #[derive(diesel::QueryableByName)]
+        $($head)* { $($out)* }
     };
+    (@columns [$($out:expr),*]
+        $(#[doc = $doc:literal])* #[diesel(embed)] $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@columns [$($out,)* <$ty as $crate::rows::Row>::columns()] $($($rest)*)?)
+    };
+    (@columns [$($out:expr),*]
+        $(#[doc = $doc:literal])* #[diesel(sql_type = $sql:ty)] $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@columns
+            [$($out,)* vec![$crate::rows::Column::of::<$sql>(stringify!($field))]]
+            $($($rest)*)?)
+    };
+    (@columns [$($out:expr),*]
+        $(#[doc = $doc:literal])* $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@columns
+            [$($out,)* vec![$crate::rows::Column::of::<<$ty as $crate::rows::SqlOf>::Sql>(
+                stringify!($field),
+            )]]
+            $($($rest)*)?)
+    };
+    (@columns [$($out:expr),*]) => {
+        [$($out),*].concat()
+    };
+}
+
+/// The SQL type a row field of this Rust type is read as: each Rust type a row holds is
+/// stored one way, so a [`row!`] field names its type once.
+pub(crate) trait SqlOf {
+    type Sql;
+}
+
+/// `Rust => SQL` pairs of [`SqlOf`].
+macro_rules! sql_of {
+    ($($rust:ty => $sql:ty),* $(,)?) => {
+        $(impl SqlOf for $rust {
+            type Sql = $sql;
+        })*
+    };
+}
+
+sql_of! {
+    String => Text,
+    bool => Bool,
+    i16 => SmallInt,
+    i32 => Integer,
+    i64 => BigInt,
+    f32 => Float,
+    uuid::Uuid => diesel::sql_types::Uuid,
+    jiff_diesel::Timestamp => Timestamptz,
+    serde_json::Value => Jsonb,
+    Vec<u8> => Bytea,
+    Vec<String> => Array<Text>,
+    Vec<i64> => Array<BigInt>,
+    Vec<uuid::Uuid> => Array<diesel::sql_types::Uuid>,
+}
+
+impl<T: SqlOf> SqlOf for Option<T> {
+    type Sql = Nullable<T::Sql>;
+}
+
+impl<T: TextValue> SqlOf for Stored<T> {
+    type Sql = Text;
+}
+
+/// A text column holding one of `T`'s texts (a status, a kind), read as `T` itself: a row
+/// field of this type needs no parsing after the load, and a text no variant has fails the
+/// load naming the type and the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stored<T>(pub T);
+
+impl<T: TextValue> FromSql<Text, Pg> for Stored<T> {
+    fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Pg>>::from_sql(value)?;
+        T::from_text(&text)
+            .map(Stored)
+            .ok_or_else(|| format!("stored {} {text:?}", std::any::type_name::<T>()).into())
+    }
+}
+
+impl<T: TextValue> Queryable<Text, Pg> for Stored<T> {
+    type Row = Self;
+
+    fn build(row: Self) -> deserialize::Result<Self> {
+        Ok(row)
+    }
 }
 
 #[cfg(any(test, feature = "testing"))]
@@ -174,8 +270,10 @@ mod check {
             #[derive(Debug)]
             #[allow(dead_code)]
             struct Inner {
-                #[diesel(sql_type = Text)]
                 code: String,
+                /// A field may state its SQL type rather than have its Rust type's.
+                #[diesel(sql_type = diesel::sql_types::Jsonb)]
+                detail: serde_json::Value,
             }
         }
 
@@ -185,7 +283,6 @@ mod check {
             #[allow(dead_code)]
             struct Outer {
                 /// A field's own documentation comes first.
-                #[diesel(sql_type = Nullable<BigInt>)]
                 pub(crate) count: Option<i64>,
                 #[diesel(embed)]
                 inner: Inner,
@@ -194,11 +291,20 @@ mod check {
 
         #[test]
         fn a_row_reads_its_fields_and_its_embedded_rows_columns() {
+            // Fields without an attribute are read as their Rust type's SQL type.
             let names: Vec<_> = Outer::columns()
                 .into_iter()
                 .map(|c| (c.name, c.oid))
                 .collect();
-            assert_eq!(names, [("count", Some(20)), ("code", Some(25))]);
+            // bigint, text, jsonb
+            assert_eq!(
+                names,
+                [
+                    ("count", Some(20)),
+                    ("code", Some(25)),
+                    ("detail", Some(3802))
+                ]
+            );
         }
     }
 }

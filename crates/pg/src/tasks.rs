@@ -3,10 +3,11 @@
 
 use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{agents, decisions, media, personas, task_cards};
 use diesel::dsl::now;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::effects::card_moved;
 use fleetdesk_kernel::decision::DecidedBy;
@@ -147,61 +148,32 @@ statements!(
 
 row! {
     struct RecordRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         title: String,
-        #[diesel(sql_type = Nullable<Text>)]
         detail: Option<String>,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<TaskStatus>,
         target_type: String,
-        #[diesel(sql_type = Nullable<Text>)]
         target_code: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         target_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         persona_name: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         assignee_agent: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         assignee_name: Option<String>,
-        #[diesel(sql_type = Text)]
         opened_by_type: String,
-        #[diesel(sql_type = Text)]
         opened_by_name: String,
-        #[diesel(sql_type = Array<Text>)]
         also_wanted_by: Vec<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         due_at: Option<Ts>,
-        #[diesel(sql_type = Jsonb)]
         notes: Value,
-        #[diesel(sql_type = Nullable<Text>)]
         result: Option<String>,
-        #[diesel(sql_type = Jsonb)]
         evidence: Value,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         decision_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_progress_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         confirmation_since: Option<Ts>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Timestamptz)]
         updated_at: Ts,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         finished_at: Option<Ts>,
     }
-}
-
-fn status(s: &str) -> anyhow::Result<TaskStatus> {
-    TaskStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored card status {s}"))
 }
 
 fn record(r: RecordRow) -> anyhow::Result<TaskRecord> {
@@ -210,7 +182,7 @@ fn record(r: RecordRow) -> anyhow::Result<TaskRecord> {
         kind: TaskKind::parse(&r.kind).ok_or_else(|| anyhow::anyhow!("card kind {}", r.kind))?,
         title: r.title,
         detail: r.detail,
-        status: status(&r.status)?,
+        status: r.status.0,
         target_type: TargetType::parse(&r.target_type)
             .ok_or_else(|| anyhow::anyhow!("card target {}", r.target_type))?,
         target_code: r.target_code,
@@ -250,28 +222,19 @@ row! {
     struct SlotRow {
         #[diesel(embed)]
         slot: SlotCodes,
-        #[diesel(sql_type = SqlUuid)]
         persona_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         timezone: String,
     }
 }
 
 row! {
     struct OwnerRow {
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_agent: Option<Uuid>,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Nullable<Text>)]
         timezone: Option<String>,
     }
 }
@@ -371,15 +334,10 @@ async fn named_agent(
 
 row! {
     struct SameRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         opened_by_agent: Option<Uuid>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         assignee_agent: Option<Uuid>,
-        #[diesel(sql_type = Text)]
         opened_by_name: String,
-        #[diesel(sql_type = Array<Text>)]
         also_wanted_by: Vec<String>,
     }
 }
@@ -479,23 +437,14 @@ async fn open(
 
 row! {
     struct LockedRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
+        status: Stored<TaskStatus>,
         assignee_agent: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         result: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         fail_reason: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         decision_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         persona_agent: Option<Uuid>,
     }
 }
@@ -541,7 +490,7 @@ async fn act(
         organization_id: row.organization_id,
         workspace_id: row.workspace_id,
         card: Card {
-            status: status(&row.status)?,
+            status: row.status.0,
             assignee: row.assignee_agent,
             persona_agent: row.persona_agent,
             result: row.result,

@@ -23,9 +23,7 @@ use uuid::Uuid;
 
 row! {
     struct AccountIds {
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         account_id: Uuid,
     }
 }

@@ -72,7 +72,6 @@ fn template_name() -> anyhow::Result<String> {
 
 row! {
     struct Exists {
-        #[diesel(sql_type = diesel::sql_types::Bool)]
         exists: bool,
     }
 }
@@ -231,7 +230,6 @@ const DEAD_CATALOG_ROWS: i64 = 60_000;
 async fn vacuum_catalogs_when_due(conn: &mut AsyncPgConnection) -> anyhow::Result<()> {
     row! {
         struct Dead {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
             dead: i64,
         }
     }

@@ -5,9 +5,7 @@
 
 use crate::accounts::day_statuses;
 use crate::db::{PgStore, prepared};
-use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
 use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
@@ -120,86 +118,53 @@ ORDER BY j.job_id
 
 row! {
     struct WorkspaceRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = SqlUuid)]
         organization_id: Uuid,
-        #[diesel(sql_type = Text)]
         organization: String,
-        #[diesel(sql_type = BigInt)]
         internal_review: i64,
-        #[diesel(sql_type = BigInt)]
         client_review: i64,
-        #[diesel(sql_type = BigInt)]
         cards_pending: i64,
-        #[diesel(sql_type = BigInt)]
         cards_overdue: i64,
-        #[diesel(sql_type = Jsonb)]
         decisions: Value,
     }
 }
 
 row! {
     struct AccountRow {
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         slot_id: Uuid,
-        #[diesel(sql_type = Text)]
         code: String,
-        #[diesel(sql_type = Text)]
         platform: String,
-        #[diesel(sql_type = Text)]
         market: String,
-        #[diesel(sql_type = Text)]
         persona: String,
-        #[diesel(sql_type = Nullable<Text>)]
         state: Option<String>,
-        #[diesel(sql_type = Integer)]
         daily_target: i32,
-        #[diesel(sql_type = BigInt)]
         published: i64,
-        #[diesel(sql_type = BigInt)]
         scheduled: i64,
-        #[diesel(sql_type = BigInt)]
         inventory: i64,
     }
 }
 
 row! {
     struct AgentRow {
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_heartbeat_at: Option<Ts>,
     }
 }
 
 row! {
     struct JobRow {
-        #[diesel(sql_type = SqlUuid)]
         agent_id: Uuid,
-        #[diesel(sql_type = Text)]
         job_id: String,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Text)]
         schedule: String,
-        #[diesel(sql_type = Text)]
         timezone: String,
-        #[diesel(sql_type = Bool)]
         enabled: bool,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Text>)]
         last_status: Option<String>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_at: Option<Ts>,
     }
 }

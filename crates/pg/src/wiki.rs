@@ -6,10 +6,11 @@
 //! project of its workspace.
 
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Float4, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Bool, Float4, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
@@ -215,47 +216,25 @@ statements!(
 
 row! {
     struct HeadRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         title: String,
-        #[diesel(sql_type = Text)]
-        category: String,
-        #[diesel(sql_type = Text)]
+        category: Stored<Category>,
         summary: String,
-        #[diesel(sql_type = Array<Text>)]
         tags: Vec<String>,
-        #[diesel(sql_type = Int4)]
         version: i32,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Nullable<Text>)]
+        status: Stored<EntryStatus>,
         project: Option<String>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Timestamptz)]
         updated_at: Ts,
     }
-}
-
-fn category(s: &str) -> anyhow::Result<Category> {
-    Category::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki category {s}"))
-}
-
-fn entry_status(s: &str) -> anyhow::Result<EntryStatus> {
-    EntryStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki status {s}"))
-}
-
-fn version_status(s: &str) -> anyhow::Result<VersionStatus> {
-    VersionStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored wiki version status {s}"))
 }
 
 impl HeadRow {
     fn head(self) -> anyhow::Result<EntryHead> {
         Ok(EntryHead {
             id: self.id,
-            category: category(&self.category)?,
-            status: entry_status(&self.status)?,
+            category: self.category.0,
+            status: self.status.0,
             title: self.title,
             summary: self.summary,
             tags: self.tags,
@@ -271,9 +250,7 @@ row! {
     struct OneRow {
         #[diesel(embed)]
         head: HeadRow,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Jsonb)]
         sources: Value,
     }
 }
@@ -282,68 +259,44 @@ row! {
     struct FoundRow {
         #[diesel(embed)]
         head: HeadRow,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Float4)]
         score: f32,
     }
 }
 
 row! {
     struct TitleRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Nullable<Text>)]
         project: Option<String>,
     }
 }
 
 row! {
     struct VersionRow {
-        #[diesel(sql_type = Int4)]
         version: i32,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
-        category: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<VersionStatus>,
+        category: Stored<Category>,
         title: String,
-        #[diesel(sql_type = Text)]
         summary: String,
-        #[diesel(sql_type = Nullable<Text>)]
         note: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         proposed_by: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         decision_id: Option<Uuid>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         decided_at: Option<Ts>,
     }
 }
 
 row! {
     struct ExistingRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<EntryStatus>,
         title: String,
-        #[diesel(sql_type = Text)]
         title_key: String,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         project_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         project: Option<String>,
-        #[diesel(sql_type = Bool)]
         has_canon: bool,
-        #[diesel(sql_type = Nullable<Int4>)]
         last_version: Option<i32>,
-        #[diesel(sql_type = Nullable<Int4>)]
         pending_version: Option<i32>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         pending_decision: Option<Uuid>,
     }
 }
@@ -352,7 +305,7 @@ impl ExistingRow {
     fn existing(self) -> anyhow::Result<Existing> {
         Ok(Existing {
             id: self.id,
-            status: entry_status(&self.status)?,
+            status: self.status.0,
             title: self.title,
             title_key: self.title_key,
             project_id: self.project_id,
@@ -369,34 +322,20 @@ impl ExistingRow {
 
 row! {
     struct DraftRow {
-        #[diesel(sql_type = SqlUuid)]
         entry_id: Uuid,
-        #[diesel(sql_type = Int4)]
         version: i32,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Text)]
-        category: String,
-        #[diesel(sql_type = Text)]
+        status: Stored<VersionStatus>,
+        category: Stored<Category>,
         title: String,
-        #[diesel(sql_type = Text)]
         summary: String,
-        #[diesel(sql_type = Text)]
         body: String,
-        #[diesel(sql_type = Array<Text>)]
         tags: Vec<String>,
-        #[diesel(sql_type = Jsonb)]
         sources: Value,
-        #[diesel(sql_type = Text)]
-        entry_status: String,
-        #[diesel(sql_type = SqlUuid)]
+        entry_status: Stored<EntryStatus>,
         organization_id: Uuid,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         project_id: Option<Uuid>,
         /// The entry's title key as it stands.
-        #[diesel(sql_type = Text)]
         title_key: String,
-        #[diesel(sql_type = Bool)]
         has_canon: bool,
     }
 }
@@ -405,8 +344,8 @@ impl DraftRow {
     fn state(&self, title_taken: Option<String>, title_busy: bool) -> anyhow::Result<DraftState> {
         Ok(DraftState {
             version: self.version,
-            version_status: version_status(&self.status)?,
-            entry_status: entry_status(&self.entry_status)?,
+            version_status: self.status.0,
+            entry_status: self.entry_status.0,
             has_canon: self.has_canon,
             title_taken,
             title_busy,
@@ -416,17 +355,11 @@ impl DraftRow {
 
 row! {
     struct CandidateRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         title: String,
-        #[diesel(sql_type = Text)]
         title_key: String,
-        #[diesel(sql_type = Text)]
-        category: String,
-        #[diesel(sql_type = Text)]
-        status: String,
-        #[diesel(sql_type = Bool)]
+        category: Stored<Category>,
+        status: Stored<EntryStatus>,
         in_project: bool,
     }
 }
@@ -435,8 +368,8 @@ impl CandidateRow {
     fn candidate(self) -> anyhow::Result<CastCandidate> {
         Ok(CastCandidate {
             id: self.id,
-            category: category(&self.category)?,
-            status: entry_status(&self.status)?,
+            category: self.category.0,
+            status: self.status.0,
             title: self.title,
             title_key: self.title_key,
             in_project: self.in_project,
@@ -560,8 +493,8 @@ async fn get(
         .map(|v| {
             Ok(VersionRecord {
                 version: v.version,
-                status: version_status(&v.status)?,
-                category: category(&v.category)?,
+                status: v.status.0,
+                category: v.category.0,
                 title: v.title,
                 summary: v.summary,
                 note: v.note,
@@ -683,7 +616,6 @@ async fn title_locks(
 
 row! {
     struct LockedRow {
-        #[diesel(sql_type = Bool)]
         locked: bool,
     }
 }
@@ -1074,7 +1006,7 @@ pub(crate) async fn decide_draft(
     let target = wiki_entries::table.filter(wiki_entries::id.eq(d.entry_id));
     match decided.entry {
         EntryChange::ShowCanon => {
-            let category = category(&d.category)?;
+            let category = d.category.0;
             let terms = Terms::of(&d.title, &d.summary, &d.tags, &d.body);
             show_version(
                 conn,

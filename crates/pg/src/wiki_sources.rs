@@ -4,7 +4,7 @@
 use crate::db::{PgStore, prepared};
 use crate::schema::{wiki_sources, wiki_sync_runs};
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::Uuid as SqlUuid;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::sources::{
@@ -41,29 +41,17 @@ FOR UPDATE OF s
 
 row! {
     struct Row {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Text)]
         locator: String,
-        #[diesel(sql_type = Nullable<Text>)]
         scope_note: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         project: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         agent_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         agent: Option<String>,
-        #[diesel(sql_type = Integer)]
         every_hours: i32,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         last_run_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         last_status: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         cursor: Option<String>,
     }
 }

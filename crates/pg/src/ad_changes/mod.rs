@@ -4,7 +4,6 @@
 //! expiring proposals, and executing an approved change under its job's lease. The rules are
 //! [`fleetdesk_ads::change`]'s: these modules load its facts and write its plans.
 
-use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
 use diesel_async::AsyncPgConnection;
 use fleetdesk_ads::change::SyncedAd;
 use fleetdesk_ads::proposal::{AdStatus, BudgetType, KnownAd};
@@ -38,20 +37,15 @@ fn budget_type(text: &str) -> anyhow::Result<BudgetType> {
 
 row! {
     struct IdRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
     }
 }
 
 row! {
     struct KnownAdRow {
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Text)]
         budget_type: String,
-        #[diesel(sql_type = BigInt)]
         budget: i64,
-        #[diesel(sql_type = Text)]
         currency: String,
     }
 }

@@ -9,7 +9,7 @@ use crate::jobs::enqueue_in;
 use crate::schema::{ad_accounts, ad_proposals, posts};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Array, BigInt, Date, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{
@@ -145,11 +145,8 @@ ORDER BY a.adset_id
 
 row! {
     struct WorkspaceRow {
-        #[diesel(sql_type = Bool)]
         ads_enabled: bool,
-        #[diesel(sql_type = Nullable<BigInt>)]
         cap: Option<i64>,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_cap_currency: Option<String>,
     }
 }
@@ -167,121 +164,73 @@ struct AccountRow {
 
 row! {
     struct SpentRow {
-        #[diesel(sql_type = BigInt)]
         spent: i64,
     }
 }
 
 row! {
     struct CampaignRow {
-        #[diesel(sql_type = Text)]
         id: String,
-        #[diesel(sql_type = Text)]
         ad_account_id: String,
-        #[diesel(sql_type = Text)]
         name: String,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Bool)]
         by_fleetdesk: bool,
-        #[diesel(sql_type = BigInt)]
         spend: i64,
-        #[diesel(sql_type = BigInt)]
         impressions: i64,
-        #[diesel(sql_type = BigInt)]
         reach: i64,
-        #[diesel(sql_type = BigInt)]
         clicks: i64,
-        #[diesel(sql_type = BigInt)]
         results: i64,
     }
 }
 
 row! {
     struct AdRow {
-        #[diesel(sql_type = Text)]
         id: String,
-        #[diesel(sql_type = Text)]
         ad_account_id: String,
-        #[diesel(sql_type = Text)]
         campaign_id: String,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Text)]
         budget_type: String,
-        #[diesel(sql_type = BigInt)]
         budget: i64,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         starts_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         ends_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         story_id: Option<String>,
     }
 }
 
 row! {
     struct ProposalRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_id: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_account_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         budget_type: Option<String>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         amount: Option<i64>,
-        #[diesel(sql_type = Nullable<Integer>)]
         days: Option<i32>,
-        #[diesel(sql_type = Array<Text>)]
         countries: Vec<String>,
-        #[diesel(sql_type = Text)]
         reason: String,
-        #[diesel(sql_type = SqlUuid)]
         decision_id: Uuid,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         result: Option<Value>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         decided_by: Option<Value>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         decided_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         executed_at: Option<Ts>,
     }
 }
 
 row! {
     struct LockedRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_id: Option<String>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         amount: Option<i64>,
-        #[diesel(sql_type = Timestamptz)]
         created_at: Ts,
-        #[diesel(sql_type = Nullable<BigInt>)]
         cap: Option<i64>,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_cap_currency: Option<String>,
     }
 }

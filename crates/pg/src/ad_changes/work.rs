@@ -7,9 +7,7 @@ use crate::jobs::{finish_in, hold};
 use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, ads, decisions};
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Date, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Date, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
@@ -59,11 +57,8 @@ FOR UPDATE OF p
 
 row! {
     struct GivenUpRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = Nullable<Text>)]
         last_error: Option<String>,
-        #[diesel(sql_type = Timestamptz)]
         at: Ts,
     }
 }
@@ -156,63 +151,37 @@ ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = EXCLUDE
 
 row! {
     struct TargetRow {
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         id: String,
-        #[diesel(sql_type = Text)]
         currency: String,
-        #[diesel(sql_type = Text)]
         token_env: String,
     }
 }
 
 row! {
     struct ChangeRow {
-        #[diesel(sql_type = SqlUuid)]
         id: Uuid,
-        #[diesel(sql_type = SqlUuid)]
         workspace_id: Uuid,
-        #[diesel(sql_type = Text)]
         kind: String,
-        #[diesel(sql_type = Text)]
         status: String,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_id: Option<String>,
-        #[diesel(sql_type = Nullable<SqlUuid>)]
         post_id: Option<Uuid>,
-        #[diesel(sql_type = Nullable<BigInt>)]
         amount: Option<i64>,
-        #[diesel(sql_type = Nullable<Text>)]
         proposed_budget_type: Option<String>,
-        #[diesel(sql_type = Nullable<Integer>)]
         days: Option<i32>,
-        #[diesel(sql_type = Array<Text>)]
         countries: Vec<String>,
-        #[diesel(sql_type = Nullable<Jsonb>)]
         result: Option<Value>,
-        #[diesel(sql_type = Nullable<Timestamptz>)]
         decided_at: Option<Ts>,
-        #[diesel(sql_type = Nullable<Text>)]
         account_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         currency: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         token_env: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         instagram_user_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         adset_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         campaign_id: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         ad_budget_type: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform: Option<String>,
-        #[diesel(sql_type = Nullable<Text>)]
         platform_post_id: Option<String>,
         /// The boosted post's market: the countries of a boost that names none.
-        #[diesel(sql_type = Nullable<Text>)]
         market: Option<String>,
     }
 }
