@@ -6,7 +6,7 @@ use crate::ctx::Ctx;
 use crate::error::ApiError;
 use crate::fields::{AgentBrief, Utc};
 use crate::input::{Nothing, Req};
-use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, bind, operation};
+use crate::op::{ErasedOp, HttpMethod, OpSpec, Reply, bind};
 use fleetdesk_accounts::models::work::{MarketDate, MissingRow, NotInRotation};
 use fleetdesk_accounts::ports::NewAccount;
 use fleetdesk_accounts::service::{
@@ -33,16 +33,7 @@ use validator::Validate;
 pub use fleetdesk_accounts::wire::{Account, state_report_rules};
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
-    // The day lists the agent's follow-ups with the decisions' persona and account
-    // (`super::decisions`): it stays an operation described here.
-    all.push(operation(
-        OpSpec::agent(HttpMethod::Get, "/work/today", Scope::AccountsRead)
-            .tool("work_today")
-            .summary("The agent's day: what is missing per account and market date, and what to do first")
-            .description("Call once at the start of a round. Only active accounts get missing counts; \
-                posts count only once they were reported. `unschedule_stocked` is the highest-priority work."),
-        work_today,
-    ));
+    all.push(bind::<GetWorkToday, _, _, _>(work_today));
     all.push(bind::<agent::ListAccounts, _, _, _>(list_accounts));
     all.push(bind::<agent::AddAccount, _, _, _>(add_account));
     all.push(bind::<agent::ReportAccountState, _, _, _>(
@@ -125,6 +116,18 @@ maybe_lookup!(AvatarSetError, AvatarSetError::Lookup(l) => l);
 
 // ---------------------------------------------------------------------------------------------
 // GET /work/today
+
+fleetdesk_kernel::operations! {
+    /// The agent's day, bound to [`work_today`]. It lists the agent's follow-ups with the
+    /// decisions' persona and account (`super::decisions`), so it is declared here, not in
+    /// `fleetdesk_accounts::wire`.
+    pub GetWorkToday(Nothing, WorkTodayQuery, Nothing) -> WorkToday =
+        OpSpec::agent(HttpMethod::Get, "/work/today", Scope::AccountsRead)
+            .tool("work_today")
+            .summary("The agent's day: what is missing per account and market date, and what to do first")
+            .description("Call once at the start of a round. Only active accounts get missing counts; \
+                posts count only once they were reported. `unschedule_stocked` is the highest-priority work.");
+}
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 pub struct WorkTodayQuery {
