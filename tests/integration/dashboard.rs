@@ -654,6 +654,46 @@ async fn a_session_is_an_httponly_strict_cookie_whose_forms_need_its_csrf_token(
     assert_eq!(res.status, 303);
     let flash = res.header("set-cookie").expect("the flash").to_owned();
     assert!(flash.starts_with("fleetdesk_flash=error="), "{flash}");
+    // A field the operation's typed body cannot read is its 400, naming the field, as the
+    // flash; nothing moves.
+    let bad = format!("to=nowhere&_idem=k5&_csrf={csrf}&_back=%2Fdashboard%2Freview");
+    let res = form_post(&app, &cookie, &act, &bad, None).await;
+    assert_eq!(res.status, 303);
+    let flash = res.header("set-cookie").expect("the flash").to_owned();
+    assert!(flash.starts_with("fleetdesk_flash=error=to%3A+"), "{flash}");
+    // A path parameter that is not the operation's type is refused the same way.
+    let res = form_post(
+        &app,
+        &cookie,
+        "/dashboard/act/posts/not-a-uuid/transition",
+        &format!("to=approved&_idem=k6&_csrf={csrf}&_back=%2Fdashboard%2Freview"),
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 303);
+    let flash = res.header("set-cookie").expect("the flash").to_owned();
+    assert!(flash.starts_with("fleetdesk_flash=error=id%3A+"), "{flash}");
+    // Only the dashboard's actions are routes: another Personal API write is no page.
+    let res = form_post(
+        &app,
+        &cookie,
+        "/dashboard/act/tasks",
+        &format!("title=x&_idem=k7&_csrf={csrf}"),
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM review_events WHERE post_id = '{post}'"
+        ))
+        .await,
+        app.count(&format!(
+            "SELECT count(*) AS n FROM review_events WHERE post_id = '{post}' AND action <> 'sent_back'"
+        ))
+        .await,
+        "no refused form moved the post"
+    );
 
     // A client: the review queue, and 403 on an agency page.
     let client = session_cookie(&sign_in(&app, &app.personal_key(CLI)).await);

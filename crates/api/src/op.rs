@@ -204,14 +204,15 @@ pub struct HandleOp<H: Operation> {
 }
 
 impl<H: Operation> HandleOp<H> {
-    /// Runs the handler for `caller` (already admitted and allowed) with `input`.
-    pub async fn call(
+    /// The handler's run for `caller` (already admitted and allowed) with `input`, ready to
+    /// await (it borrows nothing of the operation, so it may run on a task of its own).
+    pub fn call(
         &self,
         ctx: Ctx,
         caller: Caller,
         input: Req<H::Path, H::Query, H::Body>,
-    ) -> Result<Reply<H::Output>, ApiError> {
-        (self.call)(ctx, caller, input).await
+    ) -> BoxFuture<'static, Result<Reply<H::Output>, ApiError>> {
+        (self.call)(ctx, caller, input)
     }
 }
 

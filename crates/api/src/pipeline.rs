@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::input::Args;
 use crate::limiter::Admit;
 use crate::op::{ErasedOp, Json};
+use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::{ErrorCode, round_trips};
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Settlement};
 use fleetdesk_tenancy::{Caller, ParsedKey};
@@ -165,7 +166,7 @@ pub async fn admit_session(ctx: &Ctx, session: &[u8; 32]) -> Result<Caller, ApiE
 }
 
 /// 403 unless `caller` may call the operation.
-fn allowed(spec: &crate::op::OpSpec, caller: &Caller) -> Result<(), ApiError> {
+pub fn allowed(spec: &crate::op::OpSpec, caller: &Caller) -> Result<(), ApiError> {
     if caller.may(spec.access) {
         return Ok(());
     }
@@ -182,9 +183,21 @@ fn allowed(spec: &crate::op::OpSpec, caller: &Caller) -> Result<(), ApiError> {
     Err(ApiError::forbidden(message))
 }
 
+/// The operation `op` as the one bound to the handle `H` (500 when it is another).
+fn bound<H: crate::op::Operation>(op: &dyn ErasedOp) -> Result<&crate::op::HandleOp<H>, ApiError> {
+    op.as_any()
+        .downcast_ref::<crate::op::HandleOp<H>>()
+        .ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!(
+                "{} is not bound to the handle asked for",
+                op.spec().id()
+            ))
+        })
+}
+
 /// Runs a read bound to its handle `H` for an admitted caller with typed input, answering
 /// the handler's typed output: the access check of [`execute_as`], then the handler. Only for
-/// reads: a write's answer is stored under its Idempotency-Key, which [`execute_as`] does.
+/// reads: a write's answer is stored under its Idempotency-Key, which [`call_write`] does.
 pub async fn call<H: crate::op::Operation>(
     ctx: &Ctx,
     op: &dyn ErasedOp,
@@ -193,15 +206,10 @@ pub async fn call<H: crate::op::Operation>(
     base_url: Option<String>,
 ) -> Result<H::Output, ApiError> {
     let spec = op.spec();
-    let Some(bound) = op.as_any().downcast_ref::<crate::op::HandleOp<H>>() else {
-        return Err(ApiError::internal(anyhow::anyhow!(
-            "{} is not bound to the handle asked for",
-            spec.id()
-        )));
-    };
+    let bound = bound::<H>(op)?;
     if !spec.reads_only() {
         return Err(ApiError::internal(anyhow::anyhow!(
-            "{} writes: run it with execute_as",
+            "{} writes: run it with call_write",
             spec.id()
         )));
     }
@@ -212,6 +220,48 @@ pub async fn call<H: crate::op::Operation>(
     Ok(bound.call(call_ctx, caller, input).await?.body)
 }
 
+/// Runs the operation bound to the handle `H` for a caller the transport admitted (the
+/// dashboard's session), answering its typed output: every step of [`execute_as`] (redaction,
+/// access, input, the Idempotency-Key's claim, the handler with its writes and stored answer
+/// in one transaction), with the arguments parsed into `H`'s own types. A replay of the key's
+/// first request answers that request's stored answer, read back as `H::Output`.
+pub async fn call_write<H>(
+    ctx: &Ctx,
+    op: &dyn ErasedOp,
+    caller: Caller,
+    inv: Invocation,
+) -> Result<H::Output, ApiError>
+where
+    H: crate::op::Operation,
+    H::Path: crate::input::Part,
+    H::Query: crate::input::Part,
+    H::Body: crate::input::Part,
+    H::Output: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+{
+    let bound = bound::<H>(op)?;
+    let run = |inv: &Invocation| {
+        let input = <crate::input::Req<H::Path, H::Query, H::Body> as crate::input::Input>::parse(
+            &inv.args,
+        )?;
+        let call = bound.call(ctx_for(ctx, inv), caller.clone(), input);
+        Ok(Box::pin(async move {
+            let reply = call.await?;
+            let body = serde_json::value::to_raw_value(&reply.body)
+                .map_err(|e| ApiError::internal(e.into()))?;
+            Ok(Answer {
+                value: reply.body,
+                status: reply.status,
+                body,
+            })
+        }) as BoxFuture<'static, _>)
+    };
+    match run_in_pipeline(ctx, op.spec(), &caller, inv, run).await? {
+        Claimed::Ran(answer) => Ok(answer.value),
+        Claimed::Replay { body, .. } => serde_json::from_value(body)
+            .map_err(|e| ApiError::internal(anyhow::Error::from(e).context("a stored answer"))),
+    }
+}
+
 /// Runs an operation for a caller the transport authenticated and admitted (the dashboard's
 /// session): every later step of [`execute`], the same for every transport: redaction, access,
 /// input, the Idempotency-Key's claim and the handler.
@@ -219,15 +269,76 @@ pub async fn execute_as(
     ctx: &Ctx,
     op: &dyn ErasedOp,
     caller: Caller,
-    mut inv: Invocation,
+    inv: Invocation,
 ) -> Result<Outcome, ApiError> {
-    let spec = op.spec();
+    let run = |inv: &Invocation| {
+        let prepared = op.prepare(&inv.args)?;
+        let run = prepared(ctx_for(ctx, inv), caller.clone());
+        Ok(Box::pin(async move {
+            let reply = run.await?;
+            Ok(Answer {
+                value: (),
+                status: reply.status,
+                body: reply.body,
+            })
+        }) as BoxFuture<'static, _>)
+    };
+    Ok(
+        match run_in_pipeline(ctx, op.spec(), &caller, inv, run).await? {
+            Claimed::Ran(answer) => Outcome {
+                status: answer.status,
+                body: answer.body,
+                replayed: false,
+            },
+            Claimed::Replay { status, body } => Outcome {
+                status,
+                body: serde_json::value::to_raw_value(&body)
+                    .map_err(|e| ApiError::internal(e.into()))?,
+                replayed: true,
+            },
+        },
+    )
+}
+
+/// The context a call's handler runs with: the service's address as the transport saw it.
+fn ctx_for(ctx: &Ctx, inv: &Invocation) -> Ctx {
+    let mut call_ctx = ctx.clone();
+    call_ctx.request_base = inv.base_url.clone();
+    call_ctx
+}
+
+/// A handler's answer: what its caller reads (`value`), with the status and JSON text stored
+/// under the Idempotency-Key for a replay.
+struct Answer<T> {
+    value: T,
+    status: u16,
+    body: Json,
+}
+
+/// What a call came to: its own run, or the stored answer of the key's first request.
+enum Claimed<T> {
+    Ran(Answer<T>),
+    Replay { status: u16, body: Value },
+}
+
+/// A handler's run, ready to start: what [`run_in_pipeline`] runs once the input is read.
+type Run<T> = BoxFuture<'static, Result<Answer<T>, ApiError>>;
+
+/// The steps every call takes after admission, in order: redaction, access, input errors (what
+/// the transport could not read, a malformed Idempotency-Key, then `prepare`, which parses the
+/// operation's own fields), the Idempotency-Key's claim, and `prepare`'s run. Nothing is
+/// claimed before the input is good.
+async fn run_in_pipeline<T: Send + 'static>(
+    ctx: &Ctx,
+    spec: &crate::op::OpSpec,
+    caller: &Caller,
+    mut inv: Invocation,
+    prepare: impl FnOnce(&Invocation) -> Result<Run<T>, ApiError>,
+) -> Result<Claimed<T>, ApiError> {
     redact_args(&mut inv.args);
     tracing::Span::current().record("key_id", tracing::field::display(caller.key_id()));
 
-    allowed(spec, &caller)?;
-    // Input errors, in order: what the transport could not read, a malformed Idempotency-Key,
-    // then the operation's own fields. Nothing is claimed before the input is good.
+    allowed(spec, caller)?;
     let from_input = |mut e: ApiError| {
         e.from_input = true;
         e
@@ -243,24 +354,15 @@ pub async fn execute_as(
         }
         _ => None,
     };
-    let prepared = op.prepare(&inv.args).map_err(from_input)?;
-    let mut call_ctx = ctx.clone();
-    call_ctx.request_base = inv.base_url;
+    let work = prepare(&inv).map_err(from_input)?;
     let Some(claim_request) = claim_request else {
-        return run(prepared(call_ctx, caller).await);
+        return Ok(Claimed::Ran(work.await?));
     };
 
     let owner = caller.idempotency_owner();
     match ctx.gate.claim(owner, &claim_request).await? {
         Claim::Claimed => {}
-        Claim::Replay { status, body } => {
-            return Ok(Outcome {
-                status,
-                body: serde_json::value::to_raw_value(&body)
-                    .map_err(|e| ApiError::internal(e.into()))?,
-                replayed: true,
-            });
-        }
+        Claim::Replay { status, body } => return Ok(Claimed::Replay { status, body }),
         Claim::Mismatch => {
             return Err(ApiError::new(
                 ErrorCode::IdempotencyMismatch,
@@ -293,15 +395,15 @@ pub async fn execute_as(
             };
             let mut result = None;
             let work = async {
-                let outcome = run(prepared(call_ctx, caller).await);
-                let settlement = match &outcome {
-                    Ok(o) if (200..300).contains(&o.status) => Settlement::Store {
-                        status: o.status,
-                        body: o.body.clone(),
+                let answer = work.await;
+                let settlement = match &answer {
+                    Ok(a) if (200..300).contains(&a.status) => Settlement::Store {
+                        status: a.status,
+                        body: a.body.clone(),
                     },
                     _ => Settlement::Release,
                 };
-                result = Some(outcome);
+                result = Some(answer);
                 settlement
             };
             match held
@@ -328,7 +430,7 @@ pub async fn execute_as(
     match task.await {
         Ok((trips, result)) => {
             round_trips::record_round_trips(trips);
-            result
+            result.map(Claimed::Ran)
         }
         Err(e) => Err(ApiError::internal(anyhow::anyhow!(
             "the request's task ended: {e}"
@@ -380,15 +482,6 @@ pub fn take_body_echoes(spec: &crate::op::OpSpec, inv: &mut Invocation) -> Resul
 
 /// The body field (and MCP argument) that plays the Idempotency-Key.
 pub const REQUEST_ID: &str = "request_id";
-
-/// An operation's answer as the pipeline returns it.
-fn run(reply: Result<crate::op::Reply<Json>, ApiError>) -> Result<Outcome, ApiError> {
-    reply.map(|reply| Outcome {
-        status: reply.status,
-        body: reply.body,
-        replayed: false,
-    })
-}
 
 /// The Idempotency-Key a running request holds: settled with its request
 /// (`Gatekeeper::run_claimed`), released when that failed, and released on drop when the

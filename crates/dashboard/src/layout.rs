@@ -6,6 +6,7 @@ use crate::{Dashboard, PREFIX};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use fleetdesk_api::ApiError;
+use fleetdesk_kernel::wire::fields::Utc;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -337,6 +338,12 @@ pub(crate) fn local_time(at: &str, zone: &str) -> String {
     };
     let tz = TimeZone::get(zone).unwrap_or(TimeZone::UTC);
     format!("{} ({zone})", ts.to_zoned(tz).strftime("%Y-%m-%d %H:%M"))
+}
+
+/// A time of an answer as the people of a zone read it: `2026-11-27 14:05 (Asia/Taipei)`.
+pub(crate) fn local(at: Utc, zone: &str) -> String {
+    let tz = TimeZone::get(zone).unwrap_or(TimeZone::UTC);
+    format!("{} ({zone})", at.0.to_zoned(tz).strftime("%Y-%m-%d %H:%M"))
 }
 
 /// Markup for text that is already safe HTML (an inline SVG chart built from numbers).

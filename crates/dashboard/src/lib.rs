@@ -12,6 +12,7 @@
 //! carries the session's CSRF token and a one-time Idempotency-Key; a post without the token,
 //! or from another origin, is refused before anything runs.
 
+mod act;
 mod assets;
 mod call;
 mod chart;
@@ -68,38 +69,35 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
         ops: Arc::new(call::PersonalOps::new(ops)),
     };
     cfg.app_data(web::Data::new(dashboard));
-    cfg.service(
-        web::scope(PREFIX)
-            // A form is a few fields: 64 KiB at most (actix's default is 256 KiB), and the
-            // sign-in form, read before anyone is known, 4 KiB.
-            .app_data(web::PayloadConfig::new(FORM_LIMIT))
-            .route("", web::get().to(pages::home))
-            .route("/", web::get().to(pages::home))
-            .service(
-                web::resource("/sign-in")
-                    .app_data(web::PayloadConfig::new(SIGN_IN_LIMIT))
-                    .route(web::get().to(session::sign_in_page))
-                    .route(web::post().to(session::sign_in)),
-            )
-            .route("/sign-out", web::post().to(session::sign_out))
-            .route("/assets/{name}", web::get().to(assets::serve))
-            .route("/review", web::get().to(pages::review::queue))
-            .route("/posts/{id}", web::get().to(pages::review::post))
-            .route("/decisions", web::get().to(pages::decisions::inbox))
-            .route("/tasks", web::get().to(pages::tasks::board))
-            .route("/today", web::get().to(pages::today::today))
-            .route("/metrics", web::get().to(pages::metrics::charts))
-            .route("/reports", web::get().to(pages::reports::list_page))
-            .route("/reports/{id}", web::get().to(pages::reports::report))
-            .route("/personas", web::get().to(pages::personas::list_page))
-            .route("/personas/{id}", web::get().to(pages::personas::persona))
-            .route("/knowledge", web::get().to(pages::knowledge::browse))
-            .route("/knowledge/entry", web::get().to(pages::knowledge::entry))
-            .route("/research", web::get().to(pages::research::results))
-            .route("/keys", web::get().to(pages::keys::list_page))
-            .route("/act/{path:.+}", web::post().to(call::act))
-            .default_service(web::to(|| async {
-                layout::html_response(404, layout::bare("Not found", "There is no such page."))
-            })),
-    );
+    let scope = web::scope(PREFIX)
+        // A form is a few fields: 64 KiB at most (actix's default is 256 KiB), and the
+        // sign-in form, read before anyone is known, 4 KiB.
+        .app_data(web::PayloadConfig::new(FORM_LIMIT))
+        .route("", web::get().to(pages::home))
+        .route("/", web::get().to(pages::home))
+        .service(
+            web::resource("/sign-in")
+                .app_data(web::PayloadConfig::new(SIGN_IN_LIMIT))
+                .route(web::get().to(session::sign_in_page))
+                .route(web::post().to(session::sign_in)),
+        )
+        .route("/sign-out", web::post().to(session::sign_out))
+        .route("/assets/{name}", web::get().to(assets::serve))
+        .route("/review", web::get().to(pages::review::queue))
+        .route("/posts/{id}", web::get().to(pages::review::post))
+        .route("/decisions", web::get().to(pages::decisions::inbox))
+        .route("/tasks", web::get().to(pages::tasks::board))
+        .route("/today", web::get().to(pages::today::today))
+        .route("/metrics", web::get().to(pages::metrics::charts))
+        .route("/reports", web::get().to(pages::reports::list_page))
+        .route("/reports/{id}", web::get().to(pages::reports::report))
+        .route("/personas", web::get().to(pages::personas::list_page))
+        .route("/personas/{id}", web::get().to(pages::personas::persona))
+        .route("/knowledge", web::get().to(pages::knowledge::browse))
+        .route("/knowledge/entry", web::get().to(pages::knowledge::entry))
+        .route("/research", web::get().to(pages::research::results))
+        .route("/keys", web::get().to(pages::keys::list_page));
+    cfg.service(act::routes(scope).default_service(web::to(|| async {
+        layout::html_response(404, layout::bare("Not found", "There is no such page."))
+    })));
 }

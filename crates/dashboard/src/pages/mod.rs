@@ -17,6 +17,10 @@ use crate::Dashboard;
 use crate::layout::see_other;
 use crate::session::current;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::input::{Part, Req};
+use fleetdesk_api::op::Operation;
+use fleetdesk_api::{ApiError, Args, pipeline};
+use fleetdesk_kernel::wire::fields::Cursor;
 use serde_json::{Map, Value};
 
 /// `/dashboard/`: an agency person starts the day on Today, anyone else on the review queue.
@@ -27,6 +31,64 @@ pub(crate) async fn home(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpRe
         Err(res) => res,
     }
 }
+
+/// The typed input of the operation `H`.
+pub(crate) type Input<H> =
+    Req<<H as Operation>::Path, <H as Operation>::Query, <H as Operation>::Body>;
+
+/// The typed input of the read `H` from the page's own address: the path parameters `H`
+/// names (`/dashboard/posts/{id}`) and the query fields in `keep` (empty values left out),
+/// cleaned of key-shaped text and read into `H`'s types by the operation's own parser. A bad
+/// value is the operation's refusal: its 403 when the person may not call `H` at all, else
+/// its 400 naming the field.
+pub(crate) fn page_input<H: Operation>(
+    req: &HttpRequest,
+    session: &crate::session::Session,
+    keep: &[&str],
+) -> Result<Input<H>, ApiError>
+where
+    H::Path: Part,
+    H::Query: Part,
+    H::Body: Part,
+{
+    let path: Map<String, Value> = H::SPEC
+        .path_params()
+        .into_iter()
+        .filter_map(|name| {
+            let value = req.match_info().get(name)?;
+            Some((name.to_owned(), Value::String(value.to_owned())))
+        })
+        .collect();
+    let mut query = Map::new();
+    for (k, v) in
+        serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string()).unwrap_or_default()
+    {
+        if !v.is_empty() && keep.contains(&k.as_str()) {
+            query.insert(k, Value::String(v));
+        }
+    }
+    let mut args = Args {
+        path,
+        query,
+        body: Value::Null,
+    };
+    pipeline::redact_args(&mut args);
+    <Input<H> as fleetdesk_api::input::Input>::parse(&args).map_err(|e| {
+        let caller = fleetdesk_tenancy::Caller::Member(session.member.clone());
+        pipeline::allowed(&H::SPEC, &caller).err().unwrap_or(e)
+    })
+}
+
+/// The typed input of a page's read ([`page_input`]), or the page that says why not.
+macro_rules! input_or_answer {
+    ($dash:expr, $req:expr, $session:expr, $handle:ty, $keep:expr) => {
+        match crate::pages::page_input::<$handle>($req, $session, $keep) {
+            Ok(input) => input,
+            Err(e) => return crate::layout::refusal($req, &$dash, $session, &e),
+        }
+    };
+}
+pub(crate) use input_or_answer;
 
 /// A query of the pages' own (`?stage=client_review`), as text values.
 pub(crate) fn query(req: &HttpRequest) -> Map<String, Value> {
@@ -61,6 +123,12 @@ pub(crate) fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 /// A number member of a JSON answer (0 when absent).
 pub(crate) fn n(v: &Value, key: &str) -> f64 {
     v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// A next page's cursor as the page's link passes it back.
+pub(crate) fn cursor(next: &Cursor) -> String {
+    let (at, id) = next.0;
+    fleetdesk_kernel::wire::strings::encode_cursor(at, id)
 }
 
 /// Words for an identifier (`client_review` → `client review`).

@@ -1,29 +1,39 @@
 //! The review queue (`GET /review`) and one post with its review record (`GET /posts/{id}`).
 //! Each card's forms move the post (`POST /posts/{id}/transition`).
 
-use super::{id_path, list, plain, query, read_or_answer, s, session_or_answer, words};
+use super::{call_or_answer, cursor, input_or_answer, session_or_answer, words};
 use crate::Dashboard;
-use crate::layout::{act, form_fields, local_time, page};
+use crate::act::action_url;
+use crate::layout::{form_fields, local, page};
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_kernel::media::MediaKind;
+use fleetdesk_kernel::wire::fields::IdPath;
+use fleetdesk_posts::post::PostStatus;
+use fleetdesk_posts::review::ReviewTarget;
+use fleetdesk_posts::wire::personal::{GetPost, ReviewPost, ReviewQueue};
+use fleetdesk_posts::wire::{PostOut, Stage};
 use maud::{Markup, html};
-use serde_json::{Map, Value};
+
+/// A stage as the page's filter names it.
+fn stage_text(stage: Option<Stage>) -> &'static str {
+    match stage {
+        None => "",
+        Some(Stage::InternalReview) => "internal_review",
+        Some(Stage::ClientReview) => "client_review",
+    }
+}
 
 pub(crate) async fn queue(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let mut q = query(&req);
-    q.retain(|k, _| k == "stage" || k == "cursor");
-    let stage = q
-        .get("stage")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let answer = read_or_answer!(dash, &req, &session, "/review", Map::new(), q);
+    let input = input_or_answer!(dash, &req, &session, ReviewQueue, &["stage", "cursor"]);
+    let stage = stage_text(input.query.stage);
+    let answer = call_or_answer!(dash, &req, &session, ReviewQueue, input);
     let back = match req.uri().path_and_query() {
         Some(pq) => pq.as_str().to_owned(),
         None => format!("{}/review", crate::PREFIX),
     };
-    let posts = list(&answer, "posts");
+    let posts = &answer.posts;
     let body = html! {
         @if session.agency() {
             form.filters method="get" {
@@ -51,26 +61,23 @@ pub(crate) async fn queue(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                 (card(&session, post, &back, false))
             }
         }
-        @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
-            p { a href={ "?" (serde_urlencoded::to_string([("stage", stage.as_str()), ("cursor", next)]).unwrap_or_default()) } { "Next page" } }
+        @if let Some(next) = &answer.next_cursor {
+            p { a href={ "?" (serde_urlencoded::to_string([("stage", stage), ("cursor", cursor(next).as_str())]).unwrap_or_default()) } { "Next page" } }
         }
     };
     page(&req, &dash, &session, "Review", "/review", body)
 }
 
-pub(crate) async fn post(
-    req: HttpRequest,
-    dash: web::Data<Dashboard>,
-    id: web::Path<String>,
-) -> HttpResponse {
+pub(crate) async fn post(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let answer = read_or_answer!(dash, &req, &session, "/posts/{id}", id_path(id), Map::new());
-    let post = answer.get("post").cloned().unwrap_or(Value::Null);
+    let input = input_or_answer!(dash, &req, &session, GetPost, &[]);
+    let answer = call_or_answer!(dash, &req, &session, GetPost, input);
+    let post = &answer.post;
     let back = req.uri().path().to_owned();
     let body = html! {
-        div.cards { (card(&session, &post, &back, true)) }
+        div.cards { (card(&session, post, &back, true)) }
         h2 { "Review record" }
-        @let record = list(&answer, "record");
+        @let record = &answer.record;
         @if record.is_empty() { p.muted { "Nothing recorded yet." } }
         div.scroll tabindex="0" {
             table {
@@ -78,10 +85,10 @@ pub(crate) async fn post(
                 tbody {
                     @for entry in record {
                         tr {
-                            td { (local_time(s(entry, "at"), s(&post, "timezone"))) }
-                            td { (words(s(entry, "action"))) }
-                            td { (plain(entry.pointer("/actor/name").unwrap_or(&Value::Null))) }
-                            td { (s(entry, "reason")) }
+                            td { (local(entry.at, &post.timezone)) }
+                            td { (words(&entry.action)) }
+                            td { (entry.actor.name) }
+                            td { (entry.reason.as_deref().unwrap_or("")) }
                         }
                     }
                 }
@@ -92,48 +99,52 @@ pub(crate) async fn post(
 }
 
 /// One post: where and when it goes, its text and media, and the moves the person may make.
-fn card(session: &Session, post: &Value, back: &str, full: bool) -> Markup {
-    let id = s(post, "id");
-    let status = s(post, "status");
-    let zone = s(post, "timezone");
-    let chars = s(post, "body").chars().count();
-    let movable = session.reviews() && matches!(status, "internal_review" | "client_review");
-    let transition = act(&format!("/posts/{id}/transition"));
+fn card(session: &Session, post: &PostOut, back: &str, full: bool) -> Markup {
+    let id = post.id;
+    let status = post.status;
+    let zone = post.timezone.as_str();
+    let chars = post.body.chars().count();
+    let movable = session.reviews()
+        && matches!(
+            status,
+            PostStatus::InternalReview | PostStatus::ClientReview
+        );
+    let transition = action_url::<ReviewPost>(&IdPath { id });
+    let topic = post.topic.as_deref().unwrap_or("");
     html! {
         article.card data-card tabindex="-1" aria-labelledby={"post-" (id)} {
             h2 #{"post-" (id)} {
-                (s(post, "code")) " · " (s(post, "persona"))
-                @if !s(post, "topic").is_empty() { " · " (s(post, "topic")) }
+                (post.code) " · " (post.persona)
+                @if !topic.is_empty() { " · " (topic) }
             }
             p.meta {
-                span.tag.warn { (words(status)) }
-                span { (s(post, "platform")) }
+                span.tag.warn { (words(status.as_str())) }
+                span { (post.platform.as_str()) }
                 span { (chars) " characters" }
-                @if let Some(at) = post.get("planned_at").and_then(Value::as_str) {
-                    span { "Planned " (local_time(at, zone)) }
+                @if let Some(at) = post.planned_at {
+                    span { "Planned " (local(at, zone)) }
                 } @else {
                     span { "No planned time" }
                 }
-                @if post.get("sponsored").and_then(Value::as_bool) == Some(true) {
+                @if post.sponsored {
                     span.tag { "sponsored" }
                 }
             }
-            @let characters = list(post, "characters");
-            @if !characters.is_empty() {
-                p.meta { "Characters: " (characters.iter().map(|c| plain(c.get("name").unwrap_or(c))).collect::<Vec<_>>().join(", ")) }
+            @if !post.characters.is_empty() {
+                p.meta { "Characters: " (post.characters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")) }
             }
-            p.body lang="und" { (s(post, "body")) }
-            @let media = list(post, "media");
-            @if !media.is_empty() {
+            p.body lang="und" { (post.body) }
+            @if !post.media.is_empty() {
                 div.media {
-                    @for m in media {
-                        @if s(m, "kind") == "video" {
-                            video controls preload="none" poster=(s(m, "thumb_url")) src=(s(m, "url"))
-                                aria-label={"Video" @if !s(m, "caption").is_empty() { ": " (s(m, "caption")) }} {}
+                    @for m in &post.media {
+                        @let caption = m.caption.as_deref().unwrap_or("");
+                        @if m.kind == MediaKind::Video {
+                            video controls preload="none" poster=(m.thumb_url) src=(m.url)
+                                aria-label={"Video" @if !caption.is_empty() { ": " (caption) }} {}
                         } @else {
-                            a href=(s(m, "url")) {
-                                img src=(s(m, "thumb_url")) loading="lazy"
-                                    alt=(if s(m, "caption").is_empty() { "Image of the post" } else { s(m, "caption") });
+                            a href=(m.url) {
+                                img src=(m.thumb_url) loading="lazy"
+                                    alt=(if caption.is_empty() { "Image of the post" } else { caption });
                             }
                         }
                     }
@@ -146,23 +157,23 @@ fn card(session: &Session, post: &Value, back: &str, full: bool) -> Markup {
                 div.actions {
                     form method="post" action=(transition) {
                         (form_fields(session, back, "Approved."))
-                        input type="hidden" name="to" value="approved";
+                        input type="hidden" name="to" value=(target(ReviewTarget::Approved));
                         button.primary type="submit" data-key="approve" { "Approve" }
                     }
-                    @if status == "internal_review" && session.agency() {
+                    @if status == PostStatus::InternalReview && session.agency() {
                         form method="post" action=(transition) {
                             (form_fields(session, back, "Moved to client review."))
-                            input type="hidden" name="to" value="client_review";
+                            input type="hidden" name="to" value=(target(ReviewTarget::ClientReview));
                             button type="submit" { "To client review" }
                         }
                     }
                 }
                 (with_comment(session, back, &transition, Move {
-                    to: "sent_back", done: "Sent back.", label: "Send back with a comment",
+                    to: ReviewTarget::SentBack, done: "Sent back.", label: "Send back with a comment",
                     key: "send-back", button: "Send back",
                 }))
                 (with_comment(session, back, &transition, Move {
-                    to: "rewrite_requested", done: "Rewrite requested.",
+                    to: ReviewTarget::RewriteRequested, done: "Rewrite requested.",
                     label: "Ask for a rewrite: the instruction", key: "rewrite",
                     button: "Request rewrite",
                 }))
@@ -171,10 +182,15 @@ fn card(session: &Session, post: &Value, back: &str, full: bool) -> Markup {
     }
 }
 
-/// A move that needs a comment: its target status, what to say when done, the field's label,
-/// its keyboard shortcut's name and the button.
+/// A review move's `to` as the form sends it: the status it moves the post to.
+fn target(to: ReviewTarget) -> &'static str {
+    to.status().as_str()
+}
+
+/// A move that needs a comment: its target, what to say when done, the field's label, its
+/// keyboard shortcut's name and the button.
 struct Move {
-    to: &'static str,
+    to: ReviewTarget,
     done: &'static str,
     label: &'static str,
     key: &'static str,
@@ -186,7 +202,7 @@ fn with_comment(session: &Session, back: &str, transition: &str, m: Move) -> Mar
         div.actions {
             form method="post" action=(transition) {
                 (form_fields(session, back, m.done))
-                input type="hidden" name="to" value=(m.to);
+                input type="hidden" name="to" value=(target(m.to));
                 label.inline-field { (m.label)
                     input type="text" name="comment" required maxlength="2000" data-key=(m.key);
                 }

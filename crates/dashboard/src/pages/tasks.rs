@@ -2,18 +2,22 @@
 //! (`POST /tasks/{id}/confirm|reopen`), and the agents' heartbeats and cron health as
 //! `GET /today` reports them.
 
-use super::{call_or_answer, list, plain, read_or_answer, s, session_or_answer, words};
+use super::{call_or_answer, plain, session_or_answer, words};
 use crate::Dashboard;
-use crate::layout::{act, form_fields, local_time, page};
+use crate::act::action_url;
+use crate::layout::{form_fields, local, page};
 use crate::pages::decisions::HOME_ZONE;
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
 use fleetdesk_api::input::{Nothing, Req};
-use fleetdesk_kernel::wire::fields::Int;
+use fleetdesk_api::ops::today::{GetToday, TodayQueryIn};
+use fleetdesk_api::today::{MissedJob, Today};
+use fleetdesk_kernel::wire::fields::{IdPath, Int};
 use fleetdesk_tasks::TaskStatus;
-use fleetdesk_tasks::wire::{StatusList, TaskOut, TaskQueryIn, personal::ListTasks};
+use fleetdesk_tasks::wire::personal::{ConfirmTask, ListTasks, ReopenTask};
+use fleetdesk_tasks::wire::{StatusList, TaskOut, TaskQueryIn};
 use maud::{Markup, html};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The board's columns, in the order a card moves through them.
 const COLUMNS: &[TaskStatus] = &[
@@ -37,7 +41,7 @@ pub(crate) async fn board(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
         body: Nothing,
     };
     let tasks = call_or_answer!(dash, &req, &session, ListTasks, input);
-    let today = read_or_answer!(dash, &req, &session, "/today", Map::new(), Map::new());
+    let today = call_or_answer!(dash, &req, &session, GetToday, today_input());
     let back = format!("{}/tasks", crate::PREFIX);
     let body = html! {
         div.board {
@@ -56,7 +60,7 @@ pub(crate) async fn board(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
 }
 
 fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
-    let id = card.id;
+    let id = IdPath { id: card.id };
     let status = card.status;
     html! {
         article.card data-card tabindex="-1" {
@@ -64,7 +68,7 @@ fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
             p.meta {
                 span { (words(card.kind.as_str())) }
                 @if let Some(a) = &card.assignee { span { "Agent " (a.name) } }
-                @if let Some(due) = card.due_at { span { "Due " (local_time(&due.to_string(), HOME_ZONE)) } }
+                @if let Some(due) = card.due_at { span { "Due " (local(due, HOME_ZONE)) } }
                 @if card.overdue { span.tag.bad { "overdue" } }
                 @if card.stale { span.tag.warn { "stale" } }
                 @if card.confirm_overdue { span.tag.bad { "confirm overdue" } }
@@ -85,7 +89,7 @@ fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
                 }
             }
             @if status == TaskStatus::PendingConfirmation {
-                form method="post" action=(act(&format!("/tasks/{id}/confirm"))) {
+                form method="post" action=(action_url::<ConfirmTask>(&id)) {
                     (form_fields(session, back, "Confirmed."))
                     button.primary type="submit" { "Confirm" }
                 }
@@ -93,7 +97,7 @@ fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
             @if matches!(status, TaskStatus::PendingConfirmation | TaskStatus::Done) {
                 details {
                     summary { "Reopen" }
-                    form.actions method="post" action=(act(&format!("/tasks/{id}/reopen"))) {
+                    form.actions method="post" action=(action_url::<ReopenTask>(&id)) {
                         (form_fields(session, back, "Reopened."))
                         label.inline-field { "What still needs doing"
                             input type="text" name="note" required maxlength="1000";
@@ -106,29 +110,38 @@ fn task(session: &Session, card: &TaskOut, back: &str) -> Markup {
     }
 }
 
+/// The input of `GET /today` as the dashboard reads it: the person's own organization.
+pub(crate) fn today_input() -> Req<Nothing, TodayQueryIn, Nothing> {
+    Req {
+        path: Nothing,
+        query: TodayQueryIn { organization: None },
+        body: Nothing,
+    }
+}
+
 /// Every workspace's agents: the last heartbeat, silence, and each agent's failed and missed
 /// cron jobs.
-fn agents(today: &Value) -> Markup {
+fn agents(today: &Today) -> Markup {
     html! {
         div.scroll tabindex="0" {
             table {
                 thead { tr { th { "Workspace" } th { "Agent" } th { "Last heartbeat" } th { "Cron jobs" } th { "Failed" } th { "Missed" } } }
                 tbody {
-                    @for ws in list(today, "workspaces") {
-                        @for agent in list(ws, "agents") {
+                    @for ws in &today.workspaces {
+                        @for agent in &ws.agents {
                             tr {
-                                td { (s(ws, "name")) }
-                                td { (s(agent, "name")) }
+                                td { (ws.name) }
+                                td { (agent.name) }
                                 td {
-                                    @match agent.get("last_heartbeat_at").and_then(Value::as_str) {
-                                        Some(at) => (local_time(at, HOME_ZONE)),
+                                    @match agent.last_heartbeat_at {
+                                        Some(at) => (local(at, HOME_ZONE)),
                                         None => "never",
                                     }
-                                    @if agent.get("silent").and_then(Value::as_bool) == Some(true) { " " span.tag.bad { "silent" } }
+                                    @if agent.silent { " " span.tag.bad { "silent" } }
                                 }
-                                td.num { (agent.pointer("/cron/enabled").and_then(Value::as_i64).unwrap_or(0)) " / " (agent.pointer("/cron/jobs").and_then(Value::as_i64).unwrap_or(0)) }
-                                td { (names(agent.pointer("/cron/failed"))) }
-                                td { (names(agent.pointer("/cron/missed"))) }
+                                td.num { (agent.cron.enabled) " / " (agent.cron.jobs) }
+                                td { (names(agent.cron.failed.iter().map(|j| j.name.as_str()))) }
+                                td { (names(agent.cron.missed.iter().map(|j: &MissedJob| j.name.as_str()))) }
                             }
                         }
                     }
@@ -138,11 +151,9 @@ fn agents(today: &Value) -> Markup {
     }
 }
 
-fn names(jobs: Option<&Value>) -> String {
-    let names: Vec<&str> = jobs
-        .and_then(Value::as_array)
-        .map(|j| j.iter().map(|j| s(j, "name")).collect())
-        .unwrap_or_default();
+/// Job names, comma-separated ("—" when none).
+fn names<'a>(jobs: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = jobs.collect();
     if names.is_empty() {
         "—".to_owned()
     } else {
