@@ -8,9 +8,14 @@ use crate::layout::{act, form_fields, local_time, page};
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
 use fleetdesk_api::ApiError;
+use fleetdesk_api::input::{Nothing, Req};
+use fleetdesk_kernel::wire::fields::IdPath;
+use fleetdesk_personas::wire::PersonaViewOut;
+use fleetdesk_personas::wire::personal::ViewPersona;
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use uuid::Uuid;
 
 /// What the people of the dashboard read times in: the organization works from Taipei.
 pub(crate) const HOME_ZONE: &str = "Asia/Taipei";
@@ -66,7 +71,7 @@ fn decision(
     session: &Session,
     d: &Value,
     back: &str,
-    facts: &HashMap<String, Value>,
+    facts: &HashMap<String, PersonaViewOut>,
     ads: &HashMap<String, Value>,
 ) -> Markup {
     let id = s(d, "id");
@@ -131,25 +136,25 @@ async fn persona_facts(
     req: &HttpRequest,
     session: &Session,
     decisions: &[Value],
-) -> Result<HashMap<String, Value>, ApiError> {
-    let mut ids: Vec<String> = decisions
+) -> Result<HashMap<String, PersonaViewOut>, ApiError> {
+    let mut ids: Vec<Uuid> = decisions
         .iter()
         .filter(|d| ABOUT_PERSONA.contains(&s(d, "kind")))
         .filter_map(|d| d.pointer("/persona/id").and_then(Value::as_str))
-        .map(str::to_owned)
+        .filter_map(|id| id.parse().ok())
         .collect();
     ids.sort();
     ids.dedup();
     ids.truncate(PERSONAS_READ);
     let mut found = HashMap::new();
     for id in ids {
-        let mut path = Map::new();
-        path.insert("id".into(), Value::String(id.clone()));
-        if let Some(v) = kept(
-            dash.read(req, session, "/personas/{id}", path, Map::new())
-                .await,
-        )? {
-            found.insert(id, v);
+        let input = Req {
+            path: IdPath { id },
+            query: Nothing,
+            body: Nothing,
+        };
+        if let Some(v) = kept(dash.call::<ViewPersona>(req, session, input).await)? {
+            found.insert(id.to_string(), v);
         }
     }
     Ok(found)
@@ -157,7 +162,7 @@ async fn persona_facts(
 
 /// A read's answer; `None` for a refusal the page does without, the error for a failure of
 /// the service.
-fn kept(answer: Result<Value, ApiError>) -> Result<Option<Value>, ApiError> {
+fn kept<T>(answer: Result<T, ApiError>) -> Result<Option<T>, ApiError> {
     match answer {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.status() >= 500 => Err(e),
@@ -258,7 +263,7 @@ fn two_places(v: Option<&Value>) -> String {
 /// What the decision is about, as its kind shows it.
 fn details(kind: &str, detail: &Value) -> Markup {
     if kind == "persona_images" {
-        return crate::pages::personas::image_grid(list(detail, "images"));
+        return image_grid(list(detail, "images"));
     }
     let Some(fields) = detail.as_object() else {
         return html! {};
@@ -360,6 +365,27 @@ fn avatar_choice(avatars: &[&Value]) -> Markup {
                     option value="" { "Keep the current avatar" }
                     @for a in avatars {
                         option value=(s(a, "id")) { (if s(a, "caption").is_empty() { s(a, "id") } else { s(a, "caption") }) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The images of a persona_images decision, as its free-form `detail` lists them: each
+/// thumbnail (none for a refused image) with its category, caption and lock.
+fn image_grid(images: &[Value]) -> Markup {
+    html! {
+        div.grid-images {
+            @for img in images {
+                figure {
+                    @if let Some(thumb) = img.get("thumb_url").and_then(Value::as_str) {
+                        img src=(thumb) loading="lazy" alt={(words(s(img, "category"))) " image" @if !s(img, "caption").is_empty() { ": " (s(img, "caption")) }};
+                    }
+                    figcaption {
+                        (words(s(img, "category")))
+                        @if !s(img, "caption").is_empty() { " · " (s(img, "caption")) }
+                        " · " span.muted { (s(img, "lock")) }
                     }
                 }
             }

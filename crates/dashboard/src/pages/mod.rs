@@ -100,13 +100,6 @@ pub(crate) fn query(req: &HttpRequest) -> Map<String, Value> {
         .collect()
 }
 
-/// The path arguments of an operation on one record: `{id}`.
-pub(crate) fn id_path(id: web::Path<String>) -> Map<String, Value> {
-    let mut path = Map::new();
-    path.insert("id".into(), Value::String(id.into_inner()));
-    path
-}
-
 /// A string member of a JSON answer ("" when absent).
 pub(crate) fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")

@@ -2,34 +2,54 @@
 //! agency people make one (`POST /reports`) and issue it to the client in one click
 //! (`POST /reports/{id}/issue`).
 
-use super::{id_path, list, n, read_or_answer, s, session_or_answer};
+use super::{call_or_answer, cursor, input_or_answer, session_or_answer};
 use crate::Dashboard;
+use crate::act::action_url;
 use crate::chart::{bars, count};
-use crate::layout::{act, form_fields, local_time, page, trusted};
+use crate::layout::{form_fields, local, page, trusted};
 use crate::pages::decisions::HOME_ZONE;
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::Nothing;
+use fleetdesk_kernel::wire::fields::{IdPath, Utc};
+use fleetdesk_reports::report::{AccountLine, Totals};
+use fleetdesk_reports::wire::personal::{CreateReport, GetReport, IssueReport, ListReports};
 use maud::{Markup, html};
-use serde_json::{Map, Value};
+use uuid::Uuid;
 
-const COUNTERS: &[(&str, &str)] = &[
-    ("posts_published", "Posts"),
-    ("views", "Views"),
-    ("likes", "Likes"),
-    ("replies", "Replies"),
-    ("reposts", "Reposts"),
-    ("shares", "Shares"),
-];
+/// The counters a report shows, in order.
+const COUNTERS: [&str; 6] = ["Posts", "Views", "Likes", "Replies", "Reposts", "Shares"];
+
+/// The report's totals, as [`COUNTERS`] names them.
+fn total_counts(t: &Totals) -> [i64; 6] {
+    [
+        t.posts_published,
+        t.views,
+        t.likes,
+        t.replies,
+        t.reposts,
+        t.shares,
+    ]
+}
+
+/// An account's counts, as [`COUNTERS`] names them.
+fn account_counts(a: &AccountLine) -> [i64; 6] {
+    [
+        a.posts_published,
+        a.views,
+        a.likes,
+        a.replies,
+        a.reposts,
+        a.shares,
+    ]
+}
 
 pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let mut q = Map::new();
-    if let Some(cursor) = super::query(&req).remove("cursor") {
-        q.insert("cursor".into(), cursor);
-    }
-    let answer = read_or_answer!(dash, &req, &session, "/reports", Map::new(), q);
+    let input = input_or_answer!(dash, &req, &session, ListReports, &["cursor"]);
+    let answer = call_or_answer!(dash, &req, &session, ListReports, input);
     let back = format!("{}/reports", crate::PREFIX);
-    let reports = list(&answer, "reports");
+    let reports = &answer.reports;
     let body = html! {
         @if reports.is_empty() { p.muted { "No report yet." } }
         div.scroll tabindex="0" {
@@ -38,21 +58,21 @@ pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> H
                 tbody {
                     @for r in reports {
                         tr {
-                            td { a href={(crate::PREFIX) "/reports/" (s(r, "id"))} { (s(r, "title")) } }
-                            td { (r.pointer("/workspace/name").and_then(Value::as_str).unwrap_or("")) }
-                            td { (s(r, "from")) " – " (s(r, "to")) }
-                            td { (issue_cell(&session, r, &back)) }
+                            td { a href={(crate::PREFIX) "/reports/" (r.id)} { (r.title) } }
+                            td { (r.workspace.name) }
+                            td { (r.from) " – " (r.to) }
+                            td { (issue_cell(&session, r.id, r.issued_at, &back)) }
                         }
                     }
                 }
             }
         }
-        @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
-            p { a href={ "?" (serde_urlencoded::to_string([("cursor", next)]).unwrap_or_default()) } { "Next page" } }
+        @if let Some(next) = &answer.next_cursor {
+            p { a href={ "?" (serde_urlencoded::to_string([("cursor", cursor(next))]).unwrap_or_default()) } { "Next page" } }
         }
         @if session.agency() {
             h2 { "Make a report" }
-            form.filters method="post" action=(act("/reports")) {
+            form.filters method="post" action=(action_url::<CreateReport>(&Nothing)) {
                 (form_fields(&session, &back, "The report is made; issue it when it reads right."))
                 label { "Workspace (name or id)" input type="text" name="workspace" required maxlength="200"; }
                 label { "From" input type="date" name="from" required; }
@@ -66,12 +86,12 @@ pub(crate) async fn list_page(req: HttpRequest, dash: web::Data<Dashboard>) -> H
 }
 
 /// Whether it was issued, or for agency people the button that issues it.
-fn issue_cell(session: &Session, r: &Value, back: &str) -> Markup {
+fn issue_cell(session: &Session, id: Uuid, issued_at: Option<Utc>, back: &str) -> Markup {
     html! {
-        @if let Some(at) = r.get("issued_at").and_then(Value::as_str) {
-            (local_time(at, HOME_ZONE))
+        @if let Some(at) = issued_at {
+            (local(at, HOME_ZONE))
         } @else if session.agency() {
-            form method="post" action=(act(&format!("/reports/{}/issue", s(r, "id")))) {
+            form method="post" action=(action_url::<IssueReport>(&IdPath { id })) {
                 (form_fields(session, back, "Issued: the client sees it now."))
                 button type="submit" { "Issue to the client" }
             }
@@ -81,45 +101,30 @@ fn issue_cell(session: &Session, r: &Value, back: &str) -> Markup {
     }
 }
 
-pub(crate) async fn report(
-    req: HttpRequest,
-    dash: web::Data<Dashboard>,
-    id: web::Path<String>,
-) -> HttpResponse {
+pub(crate) async fn report(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let r = read_or_answer!(
-        dash,
-        &req,
-        &session,
-        "/reports/{id}",
-        id_path(id),
-        Map::new()
-    );
+    let input = input_or_answer!(dash, &req, &session, GetReport, &[]);
+    let r = call_or_answer!(dash, &req, &session, GetReport, input);
     let back = req.uri().path().to_owned();
-    let totals = r.get("totals").cloned().unwrap_or(Value::Null);
-    let accounts = list(&r, "accounts");
+    let totals = &r.totals;
+    let accounts = &r.accounts;
     let views: Vec<(String, f64)> = accounts
         .iter()
-        .map(|a| {
-            (
-                format!("{} ({})", s(a, "code"), s(a, "platform")),
-                n(a, "views"),
-            )
-        })
+        .map(|a| (format!("{} ({})", a.code, a.platform), a.views as f64))
         .collect();
     let body = html! {
         p.meta {
-            span { (r.pointer("/workspace/name").and_then(Value::as_str).unwrap_or("")) }
-            span { (s(&r, "from")) " – " (s(&r, "to")) }
-            span { "Issued: " (issue_cell(&session, &r, &back)) }
+            span { (r.workspace.name) }
+            span { (r.from) " – " (r.to) }
+            span { "Issued: " (issue_cell(&session, r.id, r.issued_at, &back)) }
         }
         dl.facts {
-            @for (key, label) in COUNTERS { dt { (label) } dd { (count(n(&totals, key))) } }
+            @for (label, n) in COUNTERS.iter().zip(total_counts(totals)) { dt { (label) } dd { (count(n as f64)) } }
             dt { "Followers" }
             dd {
-                @match (totals.get("followers_start").and_then(Value::as_f64), totals.get("followers_end").and_then(Value::as_f64)) {
-                    (Some(a), Some(b)) => { (count(a)) " → " (count(b)) }
-                    (None, Some(b)) => (count(b)),
+                @match (totals.followers_start, totals.followers_end) {
+                    (Some(a), Some(b)) => { (count(a as f64)) " → " (count(b as f64)) }
+                    (None, Some(b)) => (count(b as f64)),
                     _ => "—",
                 }
             }
@@ -133,12 +138,12 @@ pub(crate) async fn report(
         h2 { "Accounts" }
         div.scroll tabindex="0" {
             table {
-                thead { tr { th { "Account" } @for (_, label) in COUNTERS { th.num { (label) } } } }
+                thead { tr { th { "Account" } @for label in COUNTERS { th.num { (label) } } } }
                 tbody {
                     @for a in accounts {
                         tr {
-                            td { (s(a, "code")) " " span.muted { (s(a, "platform")) } }
-                            @for (key, _) in COUNTERS { td.num { (count(n(a, key))) } }
+                            td { (a.code) " " span.muted { (a.platform) } }
+                            @for n in account_counts(a) { td.num { (count(n as f64)) } }
                         }
                     }
                 }
@@ -149,21 +154,21 @@ pub(crate) async fn report(
             table {
                 thead { tr { th { "Post" } th { "Account" } th.num { "Views" } th.num { "Likes" } } }
                 tbody {
-                    @for p in list(&r, "top_posts") {
+                    @for p in &r.top_posts {
                         tr {
                             td lang="und" {
-                                @if let Some(link) = p.get("permalink").and_then(Value::as_str).filter(|u| u.starts_with("https://")) {
-                                    a href=(link) rel="noopener noreferrer" { (s(p, "excerpt")) }
-                                } @else { (s(p, "excerpt")) }
+                                @if let Some(link) = p.permalink.as_deref().filter(|u| u.starts_with("https://")) {
+                                    a href=(link) rel="noopener noreferrer" { (p.excerpt) }
+                                } @else { (p.excerpt) }
                             }
-                            td { (s(p, "code")) }
-                            td.num { (count(n(p, "views"))) }
-                            td.num { (count(n(p, "likes"))) }
+                            td { (p.code) }
+                            td.num { (count(p.views as f64)) }
+                            td.num { (count(p.likes as f64)) }
                         }
                     }
                 }
             }
         }
     };
-    page(&req, &dash, &session, s(&r, "title"), "/reports", body)
+    page(&req, &dash, &session, &r.title, "/reports", body)
 }

@@ -2,36 +2,42 @@
 //! scheduled, missing) and its inventory, what waits for people, and the month's research
 //! credits.
 
-use super::{list, n, read_or_answer, s, session_or_answer, words};
+use super::{call_or_answer, session_or_answer, words};
 use crate::Dashboard;
 use crate::chart::count;
 use crate::layout::page;
+use crate::pages::tasks::today_input;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_api::ops::today::GetToday;
 use maud::html;
-use serde_json::{Map, Value};
+
+/// A count as the page shows it.
+fn n(v: i64) -> String {
+    count(v as f64)
+}
 
 pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let day = read_or_answer!(dash, &req, &session, "/today", Map::new(), Map::new());
+    let day = call_or_answer!(dash, &req, &session, GetToday, today_input());
     let review = format!("{}/review", crate::PREFIX);
     let decisions = format!("{}/decisions", crate::PREFIX);
     let tasks = format!("{}/tasks", crate::PREFIX);
     let body = html! {
-        @let workspaces = list(&day, "workspaces");
+        @let workspaces = &day.workspaces;
         @if workspaces.is_empty() { p.muted { "No workspace yet." } }
         @for ws in workspaces {
-            section aria-labelledby={"ws-" (s(ws, "id"))} {
-                h2 #{"ws-" (s(ws, "id"))} { (s(ws, "name")) }
-                @let coverage = ws.get("coverage").unwrap_or(&Value::Null);
+            section aria-labelledby={"ws-" (ws.id)} {
+                h2 #{"ws-" (ws.id)} { (ws.name) }
+                @let coverage = &ws.coverage;
                 p.meta {
-                    span { strong { (count(n(coverage, "covered"))) " of " (count(n(coverage, "expected"))) } " posts covered today" }
-                    span { (count(n(coverage, "missing_posts"))) " missing on " (count(n(coverage, "missing_accounts"))) " accounts" }
-                    span { (count(n(coverage, "inventory"))) " in inventory" }
-                    span { a href=(review) { (count(ws.pointer("/review_queue/total").and_then(Value::as_f64).unwrap_or(0.0))) " in review" } }
-                    span { a href=(decisions) { (count(ws.pointer("/decisions/total").and_then(Value::as_f64).unwrap_or(0.0))) " decisions open" } }
-                    span { a href=(tasks) { (count(ws.pointer("/cards/pending_confirmation").and_then(Value::as_f64).unwrap_or(0.0))) " cards to confirm" } }
+                    span { strong { (n(coverage.covered)) " of " (n(coverage.expected)) } " posts covered today" }
+                    span { (n(coverage.missing_posts)) " missing on " (n(coverage.missing_accounts)) " accounts" }
+                    span { (n(coverage.inventory)) " in inventory" }
+                    span { a href=(review) { (n(ws.review_queue.total)) " in review" } }
+                    span { a href=(decisions) { (n(ws.decisions.total)) " decisions open" } }
+                    span { a href=(tasks) { (n(ws.cards.pending_confirmation)) " cards to confirm" } }
                 }
-                @let accounts = list(coverage, "accounts");
+                @let accounts = &coverage.accounts;
                 @if !accounts.is_empty() {
                     div.scroll tabindex="0" {
                         table {
@@ -43,31 +49,31 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                             tbody {
                                 @for a in accounts {
                                     tr {
-                                        td { (s(a, "code")) " " span.muted { (s(a, "platform")) } }
-                                        td { (s(a, "persona")) }
-                                        td { (s(a, "date")) }
-                                        td.num { (count(n(a, "target"))) }
-                                        td.num { (count(n(a, "published"))) }
-                                        td.num { (count(n(a, "scheduled"))) }
+                                        td { (a.code) " " span.muted { (a.platform.as_str()) } }
+                                        td { (a.persona) }
+                                        td { (a.date) }
+                                        td.num { (n(a.target)) }
+                                        td.num { (n(a.published)) }
+                                        td.num { (n(a.scheduled)) }
                                         td.num {
-                                            @if n(a, "missing") > 0.0 { span.tag.bad { (count(n(a, "missing"))) } } @else { "0" }
+                                            @if a.missing > 0 { span.tag.bad { (n(a.missing)) } } @else { "0" }
                                         }
-                                        td.num { (count(n(a, "inventory"))) }
+                                        td.num { (n(a.inventory)) }
                                     }
                                 }
                             }
                         }
                     }
                 }
-                @let kinds = ws.pointer("/decisions/by_kind").and_then(Value::as_array);
-                @if let Some(kinds) = kinds.filter(|k| !k.is_empty()) {
+                @let kinds = &ws.decisions.by_kind;
+                @if !kinds.is_empty() {
                     p.meta { "Open decisions: "
-                        @for k in kinds { span { (words(s(k, "kind"))) " " (count(n(k, "count"))) } }
+                        @for k in kinds { span { (words(&k.kind)) " " (n(k.count)) } }
                     }
                 }
             }
         }
-        @let credits = list(&day, "credits");
+        @let credits = &day.credits;
         @if !credits.is_empty() {
             h2 { "Research credits this month" }
             div.scroll tabindex="0" {
@@ -76,10 +82,10 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                     tbody {
                         @for c in credits {
                             tr {
-                                td { (c.pointer("/organization/name").and_then(Value::as_str).unwrap_or("")) }
-                                td.num { (count(n(c, "charged"))) }
-                                td.num { (count(n(c, "monthly_credit_limit"))) }
-                                td { @if c.get("suspended").and_then(Value::as_bool) == Some(true) { span.tag.bad { "suspended" } } @else { "active" } }
+                                td { (c.organization.name) }
+                                td.num { (n(c.charged)) }
+                                td.num { (n(c.monthly_credit_limit)) }
+                                td { @if c.suspended { span.tag.bad { "suspended" } } @else { "active" } }
                             }
                         }
                     }
