@@ -3,9 +3,11 @@
 //!
 //! Pages are rendered on the server (maud) with a small stylesheet and script bundled into the
 //! binary. Every read and every action is a Personal API operation run through the pipeline
-//! ([`fleetdesk_api::pipeline::execute_as`]) for the signed-in person: the same handlers, rules,
-//! idempotency and audit entries as a call with the person's key. An action's form posts to
-//! `/dashboard/act/<the operation's Personal API path>`.
+//! for the signed-in person: the same handlers, rules, idempotency and audit entries as a call
+//! with the person's key. A page reads an operation by its handle and renders its typed answer
+//! ([`fleetdesk_api::pipeline::call`]); an action's form posts to `/dashboard/act<the
+//! operation's path>`, one route per handle of the `act` module's list, run by
+//! [`fleetdesk_api::pipeline::call_write`].
 //!
 //! A person signs in with a personal key, which is exchanged for a session cookie
 //! (`fleetdesk_tenancy::session`): HttpOnly, SameSite=Strict, Secure over HTTPS. Every form

@@ -1,6 +1,8 @@
-//! The pages. Each reads through [`crate::Dashboard::read`] (a Personal API operation for the
-//! signed-in person) and renders what it answered; a refusal (a client on an agency page: 403)
-//! is answered as the operation answered it.
+//! The pages. Each reads a Personal API operation for the signed-in person by its handle
+//! ([`crate::Dashboard::call`], input from the page's address by [`page_input`]) and renders
+//! its typed answer; a refusal (a client on an agency page: 403) is answered as the operation
+//! answered it. The decisions inbox, metrics, research and the knowledge base still read JSON
+//! answers ([`crate::Dashboard::read`]).
 
 pub(crate) mod decisions;
 pub(crate) mod keys;
