@@ -740,6 +740,67 @@ async fn a_session_is_an_httponly_strict_cookie_whose_forms_need_its_csrf_token(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_knowledge_page_reads_its_workspace_and_search_as_the_operations_do() {
+    let app = spawn_app().await;
+    agent_post(
+        &app,
+        "/wiki",
+        json!({"category": "lesson", "title": "貓咪的照顧", "summary": "每天梳毛",
+               "body": "每天梳毛，貓咪會很開心。", "sources": [{"kind": "agent", "ref": "tests"}]}),
+    )
+    .await;
+    let workspace = one(
+        &app,
+        "SELECT id::text AS v FROM workspaces WHERE name = 'Taiwan'",
+    )
+    .await;
+    let ann = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);
+    // The page at `query` in Taiwan's knowledge base: its status and whole HTML.
+    let knowledge = async |query: &str| {
+        let path = format!("/dashboard/knowledge?workspace={workspace}&{query}");
+        let res = page(&app, &ann, &path).await;
+        (res.status, String::from_utf8_lossy(&res.body).into_owned())
+    };
+
+    // A search in simplified Chinese finds the traditional entry, with its snippet and a link
+    // to it in the workspace picked.
+    let (status, html) = knowledge("q=%E7%8C%AB%E5%92%AA").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains(&format!(
+        "/dashboard/knowledge/entry?workspace={workspace}&amp;id="
+    )));
+    assert!(html.contains(">貓咪的照顧</a>"), "{html}");
+    assert!(html.contains("貓咪會很開心"), "the hit's snippet: {html}");
+
+    // Blank after trimming is no search: the index, with the entry's summary.
+    let (status, html) = knowledge("q=%20%20").await;
+    assert_eq!(status, 200);
+    assert!(
+        html.contains(r#"<p class="body" lang="und">每天梳毛</p>"#),
+        "{html}"
+    );
+
+    // q is the operation's bounded text: 200 characters are searched, 201 are its 400 naming
+    // q, shown in the page with the operation's words.
+    let (status, html) = knowledge(&format!("q={}", "a".repeat(200))).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Nothing found."), "{html}");
+    let (status, html) = knowledge(&format!("q={}", "a".repeat(201))).await;
+    assert_eq!(status, 400);
+    assert!(html.contains("q: must be 1-200 characters long"), "{html}");
+
+    // The index's cursor and an entry's id are read by their operations' parsers too.
+    let (status, html) = knowledge("cursor=bogus").await;
+    assert_eq!(status, 400);
+    assert!(html.contains(">cursor: "), "{html}");
+    let entry = format!("/dashboard/knowledge/entry?workspace={workspace}&id=nope");
+    let res = page(&app, &ann, &entry).await;
+    assert_eq!(res.status, 400);
+    assert!(String::from_utf8_lossy(&res.body).contains(">id: "));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn signing_in_again_ends_the_session_before_and_a_key_keeps_twenty() {
     let app = spawn_app().await;
     let first = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);

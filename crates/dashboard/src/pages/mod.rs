@@ -1,8 +1,8 @@
 //! The pages. Each reads a Personal API operation for the signed-in person by its handle
 //! ([`crate::Dashboard::call`], input from the page's address by [`page_input`]) and renders
 //! its typed answer; a refusal (a client on an agency page: 403) is answered as the operation
-//! answered it. The decisions inbox, metrics, research and the knowledge base still read JSON
-//! answers ([`crate::Dashboard::read`]).
+//! answered it. The decisions inbox, metrics and research still read JSON answers
+//! ([`crate::Dashboard::read`]).
 
 pub(crate) mod decisions;
 pub(crate) mod keys;
@@ -40,13 +40,15 @@ pub(crate) type Input<H> =
 
 /// The typed input of the read `H` from the page's own address: the path parameters `H`
 /// names (`/dashboard/posts/{id}`) and the query fields in `keep` (empty values left out),
-/// cleaned of key-shaped text and read into `H`'s types by the operation's own parser. A bad
-/// value is the operation's refusal: its 403 when the person may not call `H` at all, else
-/// its 400 naming the field.
+/// with `set` over them: fields the page settles itself (the workspace it picked, a search as
+/// typed). All are cleaned of key-shaped text and read into `H`'s types by the operation's own
+/// parser. A bad value is the operation's refusal: its 403 when the person may not call `H`
+/// at all, else its 400 naming the field (a `q` past its bound: 400 naming `q`).
 pub(crate) fn page_input<H: Operation>(
     req: &HttpRequest,
     session: &crate::session::Session,
     keep: &[&str],
+    set: &[(&str, &str)],
 ) -> Result<Input<H>, ApiError>
 where
     H::Path: Part,
@@ -69,6 +71,9 @@ where
             query.insert(k, Value::String(v));
         }
     }
+    for (k, v) in set {
+        query.insert((*k).to_owned(), Value::String((*v).to_owned()));
+    }
     let mut args = Args {
         path,
         query,
@@ -84,7 +89,10 @@ where
 /// The typed input of a page's read ([`page_input`]), or the page that says why not.
 macro_rules! input_or_answer {
     ($dash:expr, $req:expr, $session:expr, $handle:ty, $keep:expr) => {
-        match crate::pages::page_input::<$handle>($req, $session, $keep) {
+        crate::pages::input_or_answer!($dash, $req, $session, $handle, $keep, &[])
+    };
+    ($dash:expr, $req:expr, $session:expr, $handle:ty, $keep:expr, $set:expr) => {
+        match crate::pages::page_input::<$handle>($req, $session, $keep, $set) {
             Ok(input) => input,
             Err(e) => return crate::layout::refusal($req, &$dash, $session, &e),
         }
