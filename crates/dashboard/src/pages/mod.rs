@@ -1,7 +1,7 @@
 //! The pages. Each reads a Personal API operation for the signed-in person by its handle
 //! ([`crate::Dashboard::call`], input from the page's address by [`page_input`]) and renders
 //! its typed answer; a refusal (a client on an agency page: 403) is answered as the operation
-//! answered it. The decisions inbox, metrics and research still read JSON answers
+//! answered it. The decisions inbox and research still read JSON answers
 //! ([`crate::Dashboard::read`]).
 
 pub(crate) mod decisions;
