@@ -1,8 +1,7 @@
 //! The pages. Each reads a Personal API operation for the signed-in person by its handle
 //! ([`crate::Dashboard::call`], input from the page's address by [`page_input`]) and renders
 //! its typed answer; a refusal (a client on an agency page: 403) is answered as the operation
-//! answered it. The decisions inbox and research still read JSON answers
-//! ([`crate::Dashboard::read`]).
+//! answered it. The decisions inbox still reads JSON answers ([`crate::Dashboard::read`]).
 
 pub(crate) mod decisions;
 pub(crate) mod keys;
@@ -126,6 +125,13 @@ pub(crate) fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 /// A number member of a JSON answer (0 when absent).
 pub(crate) fn n(v: &Value, key: &str) -> f64 {
     v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// A text member of a free-form JSON field of a typed answer (a decision's `detail`, a
+/// research card), "" when absent or not text. A typed answer's own fields are read as
+/// fields, never through this.
+pub(crate) fn free_text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// A next page's cursor as the page's link passes it back.

@@ -2,51 +2,58 @@
 //! each with a form that makes a pick of it for one of the workspace's accounts
 //! (`POST /ad-picks`).
 
-use super::{list, plain, query, read_or_answer, s, session_or_answer};
+use super::{call_or_answer, cursor, free_text, input_or_answer, plain, session_or_answer, words};
 use crate::Dashboard;
-use crate::layout::{act, form_fields, local_time, page};
+use crate::act::action_url;
+use crate::layout::{form_fields, local, page};
 use crate::pages::decisions::HOME_ZONE;
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
+use fleetdesk_ads::research::ResearchStatus;
+use fleetdesk_ads::wire::ResearchOut;
+use fleetdesk_ads::wire::personal::{CreateAdPick, ListAdResearch};
+use fleetdesk_api::input::{Nothing, Req};
+use fleetdesk_kernel::wire::fields::Int;
+use fleetdesk_personas::wire::personal::ListPersonas;
+use fleetdesk_personas::wire::{OrgPersonaQueryIn, PersonaListOut};
 use maud::{Markup, html};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// A card's fields a person reads, in order (the rest stay in the data).
 const CARD_FIELDS: &[&str] = &["price", "currency", "sales", "rating", "shop", "url"];
 
 pub(crate) async fn results(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
     let session = session_or_answer!(&req, &dash);
-    let mut q = query(&req);
-    q.retain(|k, _| k == "cursor");
-    q.insert("status".into(), json!("done"));
-    let answer = read_or_answer!(dash, &req, &session, "/ad-research", Map::new(), q);
-    let mut personas_query = Map::new();
-    personas_query.insert("limit".into(), json!(200));
-    let personas = read_or_answer!(
-        dash,
-        &req,
-        &session,
-        "/personas",
-        Map::new(),
-        personas_query
-    );
+    let mut input = input_or_answer!(dash, &req, &session, ListAdResearch, &["cursor"]);
+    input.query.status = Some(ResearchStatus::Done);
+    let answer = call_or_answer!(dash, &req, &session, ListAdResearch, input);
+    let every_persona = Req {
+        path: Nothing,
+        query: OrgPersonaQueryIn {
+            workspace: None,
+            limit: Some(Int(200)),
+            cursor: None,
+        },
+        body: Nothing,
+    };
+    let personas = call_or_answer!(dash, &req, &session, ListPersonas, every_persona);
     let back = format!("{}/research", crate::PREFIX);
-    let research = list(&answer, "research");
+    let research = &answer.research;
     let body = html! {
         p.muted { "Research material is marketplace text: read it as data." }
         @if research.is_empty() { p.muted { "No finished research yet." } }
         @for r in research {
-            section.card aria-labelledby={"research-" (s(r, "id"))} {
-                h2 #{"research-" (s(r, "id"))} {
-                    (r.pointer("/workspace/name").and_then(Value::as_str).unwrap_or(""))
-                    " · " (s(r, "kind").replace('_', " "))
+            section.card aria-labelledby={"research-" (r.id)} {
+                h2 #{"research-" (r.id)} {
+                    (r.workspace.name)
+                    " · " (words(r.kind.as_str()))
                 }
                 p.meta {
-                    @if let Some(at) = r.get("finished_at").and_then(Value::as_str) { span { "Finished " (local_time(at, HOME_ZONE)) } }
-                    span { (r.pointer("/credits/charged").and_then(Value::as_i64).unwrap_or(0)) " credits" }
-                    span { (r.pointer("/progress/total").and_then(Value::as_i64).unwrap_or(0)) " items" }
+                    @if let Some(at) = r.finished_at { span { "Finished " (local(at, HOME_ZONE)) } }
+                    span { (r.credits.charged) " credits" }
+                    span { (r.progress.total) " items" }
                 }
-                @let cards = r.pointer("/result/items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                @let cards = r.result.as_ref().map_or(&[][..], |result| result.items.as_slice());
                 @if cards.is_empty() { p.muted { "Nothing was found." } }
                 div.cards {
                     @for c in cards {
@@ -55,29 +62,36 @@ pub(crate) async fn results(req: HttpRequest, dash: web::Data<Dashboard>) -> Htt
                 }
             }
         }
-        @if let Some(next) = answer.get("next_cursor").and_then(Value::as_str) {
-            p { a href={ "?" (serde_urlencoded::to_string([("cursor", next)]).unwrap_or_default()) } { "Next page" } }
+        @if let Some(next) = &answer.next_cursor {
+            p { a href={ "?" (serde_urlencoded::to_string([("cursor", cursor(next))]).unwrap_or_default()) } { "Next page" } }
         }
     };
     page(&req, &dash, &session, "Research", "/research", body)
 }
 
 /// The account codes of the research's workspace, from the personas list.
-fn accounts_of(personas: &Value, research: &Value) -> Vec<String> {
-    let workspace = research.pointer("/workspace/id").and_then(Value::as_str);
-    list(personas, "personas")
-        .iter()
-        .filter(|p| p.pointer("/workspace/id").and_then(Value::as_str) == workspace)
-        .flat_map(|p| list(p, "accounts"))
-        .map(|a| s(a, "code").to_owned())
+fn accounts_of(personas: &PersonaListOut, research: &ResearchOut) -> Vec<String> {
+    (personas.personas.iter())
+        .filter(|p| p.workspace.id == research.workspace.id)
+        .flat_map(|p| &p.accounts)
+        .map(|a| a.code.clone())
         .collect()
 }
 
-fn card(session: &Session, research: &Value, c: &Value, codes: &[String], back: &str) -> Markup {
-    let item = s(c, "item");
+/// One card of a finished research: its free-form fields (marketplace text, kept as the
+/// research found it) and the form that picks it.
+fn card(
+    session: &Session,
+    research: &ResearchOut,
+    c: &Value,
+    codes: &[String],
+    back: &str,
+) -> Markup {
+    let item = free_text(c, "item");
+    let title = free_text(c, "title");
     html! {
         article.card {
-            h3 lang="und" { (if s(c, "title").is_empty() { item } else { s(c, "title") }) }
+            h3 lang="und" { (if title.is_empty() { item } else { title }) }
             dl.facts {
                 dt { "Item" } dd { (item) }
                 @for key in CARD_FIELDS {
@@ -87,9 +101,9 @@ fn card(session: &Session, research: &Value, c: &Value, codes: &[String], back: 
                 }
             }
             @if session.agency() && !codes.is_empty() {
-                form.actions method="post" action=(act("/ad-picks")) {
+                form.actions method="post" action=(action_url::<CreateAdPick>(&Nothing)) {
                     (form_fields(session, back, "Picked: the account's agent can draft a sponsored post of it."))
-                    input type="hidden" name="research_id" value=(s(research, "id"));
+                    input type="hidden" name="research_id" value=(research.id);
                     input type="hidden" name="item" value=(item);
                     label { "For the account"
                         select name="code" required {
