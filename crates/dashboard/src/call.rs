@@ -58,38 +58,6 @@ impl Dashboard {
     }
 }
 
-impl Dashboard {
-    /// Runs the Personal API's `GET <path>` for the session's person with `query`: its JSON
-    /// answer. The pages not yet reading through [`Dashboard::call`] use it.
-    pub(crate) async fn read(
-        &self,
-        req: &HttpRequest,
-        session: &Session,
-        path: &'static str,
-        path_args: serde_json::Map<String, serde_json::Value>,
-        query: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<serde_json::Value, ApiError> {
-        use serde_json::Value;
-        let op = (self.ops.by_handle.values())
-            .find(|op| op.spec().method == fleetdesk_api::HttpMethod::Get && op.spec().path == path)
-            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("no operation GET {path}")))?;
-        let inv = fleetdesk_api::Invocation {
-            args: fleetdesk_api::Args {
-                path: path_args,
-                query,
-                body: Value::Null,
-            },
-            base_url: Some(base(req, self)),
-            ..fleetdesk_api::Invocation::default()
-        };
-        let caller = Caller::Member(session.member.clone());
-        let outcome = pipeline::execute_as(&self.ctx, op.as_ref(), caller, inv).await?;
-        let value: Value = serde_json::from_str(outcome.body.get())
-            .map_err(|e| ApiError::internal(anyhow::Error::from(e)))?;
-        Ok(value)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

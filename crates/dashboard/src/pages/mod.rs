@@ -1,7 +1,10 @@
 //! The pages. Each reads a Personal API operation for the signed-in person by its handle
 //! ([`crate::Dashboard::call`], input from the page's address by [`page_input`]) and renders
 //! its typed answer; a refusal (a client on an agency page: 403) is answered as the operation
-//! answered it. The decisions inbox still reads JSON answers ([`crate::Dashboard::read`]).
+//! answered it. No page reads JSON: only the free-form values an operation itself answers as
+//! JSON (a task's `evidence`, a decision's `detail` with a persona_images decision's images and
+//! an ad change's ad, a research card) are rendered from `Value`, by [`plain`] and
+//! [`free_text`].
 
 pub(crate) mod decisions;
 pub(crate) mod keys;
@@ -99,34 +102,6 @@ macro_rules! input_or_answer {
 }
 pub(crate) use input_or_answer;
 
-/// A query of the pages' own (`?stage=client_review`), as text values.
-pub(crate) fn query(req: &HttpRequest) -> Map<String, Value> {
-    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect()
-}
-
-/// A string member of a JSON answer ("" when absent).
-pub(crate) fn s<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A list member of a JSON answer (empty when absent).
-pub(crate) fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-/// A number member of a JSON answer (0 when absent).
-pub(crate) fn n(v: &Value, key: &str) -> f64 {
-    v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
-}
-
 /// A text member of a free-form JSON field of a typed answer (a decision's `detail`, a
 /// research card), "" when absent or not text. A typed answer's own fields are read as
 /// fields, never through this.
@@ -154,17 +129,6 @@ pub(crate) fn plain(v: &Value) -> String {
         other => other.to_string(),
     }
 }
-
-/// Runs a read; its refusal answers the page.
-macro_rules! read_or_answer {
-    ($dash:expr, $req:expr, $session:expr, $path:expr, $path_args:expr, $query:expr) => {
-        match $dash.read($req, $session, $path, $path_args, $query).await {
-            Ok(v) => v,
-            Err(e) => return crate::layout::refusal($req, &$dash, $session, &e),
-        }
-    };
-}
-pub(crate) use read_or_answer;
 
 /// The typed answer of a Personal API read bound to its handle, or the page that says why
 /// not.
