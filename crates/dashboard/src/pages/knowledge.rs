@@ -25,6 +25,7 @@ struct Asked {
 }
 
 impl Asked {
+    /// What `req`'s address asks.
     fn of(req: &HttpRequest) -> Asked {
         let mut asked = Asked::default();
         let fields: Vec<(String, String)> =
