@@ -209,14 +209,7 @@ where
         .and_then(session::safe_next)
         .map(str::to_owned)
         .unwrap_or_else(|| format!("{}/", crate::PREFIX));
-    let path: Map<String, Value> = H::SPEC
-        .path_params()
-        .into_iter()
-        .filter_map(|name| {
-            let value = req.match_info().get(name)?;
-            Some((name.to_owned(), Value::String(value.to_owned())))
-        })
-        .collect();
+    let path = crate::pages::path_args::<H>(&req);
     let inv = Invocation {
         idempotency_key: form.idempotency_key,
         args: Args {

@@ -40,6 +40,19 @@ pub(crate) async fn home(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpRe
 pub(crate) type Input<H> =
     Req<<H as Operation>::Path, <H as Operation>::Query, <H as Operation>::Body>;
 
+/// The path parameters `H` names, as the matched route holds them (`/posts/{id}`): text the
+/// operation's own parser reads.
+pub(crate) fn path_args<H: Operation>(req: &HttpRequest) -> Map<String, Value> {
+    H::SPEC
+        .path_params()
+        .into_iter()
+        .filter_map(|name| {
+            let value = req.match_info().get(name)?;
+            Some((name.to_owned(), Value::String(value.to_owned())))
+        })
+        .collect()
+}
+
 /// The typed input of the read `H` from the page's own address: the path parameters `H`
 /// names (`/dashboard/posts/{id}`) and the query fields in `keep` (empty values left out),
 /// with `set` over them: fields the page settles itself (the workspace it picked, a search as
@@ -57,14 +70,7 @@ where
     H::Query: Part,
     H::Body: Part,
 {
-    let path: Map<String, Value> = H::SPEC
-        .path_params()
-        .into_iter()
-        .filter_map(|name| {
-            let value = req.match_info().get(name)?;
-            Some((name.to_owned(), Value::String(value.to_owned())))
-        })
-        .collect();
+    let path = path_args::<H>(req);
     let mut query = Map::new();
     for (k, v) in
         serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string()).unwrap_or_default()
