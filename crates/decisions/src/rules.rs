@@ -220,6 +220,45 @@ pub enum DecisionRefusal {
     UnknownAsset(Uuid),
 }
 
+/// Where a decision stands for who may see it: its organization and workspace, its kind, the
+/// agent of the persona it is about (`Some(None)`: a persona no agent runs; `None`: it is about
+/// no persona), and the agent that opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Whereabouts {
+    pub organization_id: Uuid,
+    pub workspace_id: Uuid,
+    pub kind: DecisionKind,
+    pub persona_agent: Option<Option<Uuid>>,
+    pub opened_by_agent: Option<Uuid>,
+}
+
+impl crate::ports::DecisionScope {
+    /// Whether this scope sees a decision: a platform admin outside any organization sees
+    /// every one, a member those of the organization, an agent those of its workspace about a
+    /// persona it runs, or about none when it opened one of a kind its opener sees.
+    pub fn sees(self, d: &Whereabouts) -> bool {
+        use crate::ports::DecisionScope as S;
+        match self {
+            S::Organization(None) => true,
+            S::Organization(Some(org)) => d.organization_id == org,
+            S::Agent(agent) => {
+                d.workspace_id == agent.workspace_id
+                    && match d.persona_agent {
+                        Some(runs) => runs == Some(agent.agent_id),
+                        None => {
+                            d.kind.seen_by_its_opener() && d.opened_by_agent == Some(agent.agent_id)
+                        }
+                    }
+            }
+        }
+    }
+
+    /// Whether [`sees`](Self::sees) asks for the agent of the persona a decision is about.
+    pub fn asks_persona_agent(self) -> bool {
+        matches!(self, crate::ports::DecisionScope::Agent(_))
+    }
+}
+
 /// The rules of deciding that depend on a decision's kind (the kind itself is the kernel's
 /// vocabulary, [`DecisionKind`]).
 pub trait KindRules: Copy {

@@ -18,7 +18,7 @@ use fleetdesk_decisions::effects::{
 };
 use fleetdesk_decisions::ports::*;
 use fleetdesk_decisions::rules::{
-    Current, DecisionRefusal, DonePlan, Effect, ImageRef, KindRules, Plan, notes, plan, plan_done,
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, Whereabouts, notes, plan, plan_done,
 };
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision, Opener};
 use fleetdesk_kernel::persona::FactStatus;
@@ -227,27 +227,24 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
     else {
         return Ok(None);
     };
-    let visible = match scope {
-        DecisionScope::Organization(None) => true,
-        DecisionScope::Organization(Some(org)) => row.organization_id == org,
-        DecisionScope::Agent(agent) => {
-            row.workspace_id == agent.workspace_id
-                && match row.persona_id {
-                    Some(p) => {
-                        personas::table
-                            .filter(personas::id.eq(p))
-                            .select(personas::agent_id)
-                            .first::<Option<Uuid>>(conn)
-                            .await?
-                            == Some(agent.agent_id)
-                    }
-                    None => {
-                        row.kind.0.seen_by_its_opener()
-                            && row.opened_by_agent == Some(agent.agent_id)
-                    }
-                }
-        }
+    let persona_agent = match row.persona_id {
+        Some(p) if scope.asks_persona_agent() => Some(
+            personas::table
+                .filter(personas::id.eq(p))
+                .select(personas::agent_id)
+                .first::<Option<Uuid>>(conn)
+                .await?,
+        ),
+        Some(_) => Some(None),
+        None => None,
     };
+    let visible = scope.sees(&Whereabouts {
+        organization_id: row.organization_id,
+        workspace_id: row.workspace_id,
+        kind: row.kind.0,
+        persona_agent,
+        opened_by_agent: row.opened_by_agent,
+    });
     Ok(visible.then_some(row))
 }
 

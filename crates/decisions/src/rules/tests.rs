@@ -274,6 +274,51 @@ fn only_an_ad_change_is_reached_by_the_agent_that_opened_it() {
 }
 
 #[test]
+fn who_sees_a_decision() {
+    use crate::ports::DecisionScope as S;
+    use fleetdesk_kernel::AgentRef;
+    let (org, ws, me, other) = (
+        Uuid::from_u128(1),
+        Uuid::from_u128(2),
+        Uuid::from_u128(3),
+        Uuid::from_u128(4),
+    );
+    let agent = S::Agent(AgentRef {
+        agent_id: me,
+        workspace_id: ws,
+        organization_id: org,
+    });
+    let about = |persona_agent, kind, opened_by_agent| Whereabouts {
+        organization_id: org,
+        workspace_id: ws,
+        kind,
+        persona_agent,
+        opened_by_agent,
+    };
+    let mine = about(Some(Some(me)), K::ChangeBio, None);
+    assert!(S::Organization(None).sees(&mine));
+    assert!(S::Organization(Some(org)).sees(&mine));
+    assert!(!S::Organization(Some(other)).sees(&mine));
+    assert!(agent.sees(&mine));
+    // Another agent's persona, a persona nobody runs, another workspace.
+    assert!(!agent.sees(&about(Some(Some(other)), K::ChangeBio, None)));
+    assert!(!agent.sees(&about(Some(None), K::ChangeBio, None)));
+    assert!(!agent.sees(&Whereabouts {
+        workspace_id: other,
+        ..mine
+    }));
+    // About no persona: only an ad change, and only by the agent that opened it.
+    assert!(agent.sees(&about(None, K::AdChange, Some(me))));
+    assert!(!agent.sees(&about(None, K::AdChange, Some(other))));
+    assert!(!agent.sees(&about(None, K::AdChange, None)));
+    assert!(!agent.sees(&about(None, K::Contradiction, Some(me))));
+    // A persona's decision the agent opened is still seen through the persona only.
+    assert!(!agent.sees(&about(Some(Some(other)), K::AdChange, Some(me))));
+    assert!(agent.asks_persona_agent());
+    assert!(!S::Organization(Some(org)).asks_persona_agent());
+}
+
+#[test]
 fn an_ad_change_is_approved_by_a_person_and_refused_by_anyone() {
     let mut c = current(K::AdChange, &[]);
     assert_eq!(
