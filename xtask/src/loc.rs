@@ -3,7 +3,7 @@
 //!
 //! A production line is a line of `crates/*/src` that holds code: not blank, not only a comment,
 //! not inside an item compiled only for tests (`#[cfg(test)]`, `#[cfg(feature = "testing")]`,
-//! a module file such an attribute declares), and not in the generated `schema.rs`. The crates'
+//! `#[cfg(any(test, feature = "testing"))]`, a module file such an attribute declares), and not in the generated `schema.rs`. The crates'
 //! `tests/` folders, the `tests` package, xtask and the benchmarks are not production code.
 
 use anyhow::Context;
@@ -11,7 +11,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Attributes that make the item after them test-only.
-const TEST_ONLY: &[&str] = &["#[cfg(test)]", "#[cfg(feature = \"testing\")]"];
+const TEST_ONLY: &[&str] = &[
+    "#[cfg(test)]",
+    "#[cfg(feature = \"testing\")]",
+    "#[cfg(any(test, feature = \"testing\"))]",
+];
 
 /// Files produced by a tool, not written.
 const GENERATED: &[&str] = &["crates/pg/src/schema.rs"];
@@ -382,6 +386,8 @@ mod tests {
         let counted = count(source);
         assert_eq!(counted.lines, 2);
         assert_eq!(counted.test_modules, vec!["more".to_string()]);
+        let either = "fn f() {}\n#[cfg(any(test, feature = \"testing\"))]\nfn g() {\n    h();\n}\n";
+        assert_eq!(count(either).lines, 1);
     }
 
     #[test]

@@ -61,6 +61,15 @@ impl<T> Page<T> {
         };
         Page { items, next }
     }
+
+    /// The page of the first `limit` of `items`, which were asked for with `limit + 1`: an
+    /// item past the limit says more follow.
+    pub fn probed(mut items: Vec<T>, limit: i64, position: impl Fn(&T) -> Position) -> Page<T> {
+        let limit = usize::try_from(limit).unwrap_or(0);
+        let more = items.len() > limit;
+        items.truncate(limit);
+        Page::new(items, more, position)
+    }
 }
 
 /// The agent a domain call acts for: its id and the workspace and organization its key is
@@ -84,5 +93,17 @@ mod tests {
         assert_eq!(page.next, Some((at, uuid::Uuid::max())));
         assert_eq!(Page::new(items, false, |i| *i).next, None);
         assert_eq!(Page::<Position>::new(Vec::new(), true, |i| *i).next, None);
+    }
+
+    #[test]
+    fn a_probed_page_keeps_its_limit_and_continues_only_past_it() {
+        let at = jiff::Timestamp::UNIX_EPOCH;
+        let id = |n: u128| (at, uuid::Uuid::from_u128(n));
+        let page = Page::probed(vec![id(1), id(2), id(3)], 2, |i| *i);
+        assert_eq!(page.items, [id(1), id(2)]);
+        assert_eq!(page.next, Some(id(2)));
+        let whole = Page::probed(vec![id(1), id(2)], 2, |i| *i);
+        assert_eq!((whole.items.len(), whole.next), (2, None));
+        assert_eq!(Page::probed(vec![id(1)], -1, |i| *i).items, []);
     }
 }

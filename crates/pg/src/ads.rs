@@ -682,11 +682,8 @@ impl ResearchRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let more = rows.len() as i64 > query.limit;
-            let mut rows = rows;
-            rows.truncate(query.limit.max(0) as usize);
             let items = records(conn, rows).await?;
-            Ok(Page::new(items, more, |r| (r.created_at, r.id)))
+            Ok(Page::probed(items, query.limit, |r| (r.created_at, r.id)))
         })
     }
 

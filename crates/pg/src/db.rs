@@ -38,6 +38,11 @@ pub(crate) fn prepared<Q>(query: Q) -> Prepared<Q> {
     Prepared(query)
 }
 
+/// One column of a batch a statement reads with `unnest`: each item's `value`, in order.
+pub(crate) fn column<'a, T, U>(items: &'a [T], value: impl Fn(&'a T) -> U) -> Vec<U> {
+    items.iter().map(value).collect()
+}
+
 impl<Q> diesel::query_builder::QueryId for Prepared<Q> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;

@@ -792,10 +792,8 @@ impl DecisionsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let mut items = records(conn, rows).await?;
-            let more = items.len() as i64 > query.limit;
-            items.truncate(query.limit.max(0) as usize);
-            Ok(Page::new(items, more, |d| (d.created_at, d.id)))
+            let items = records(conn, rows).await?;
+            Ok(Page::probed(items, query.limit, |d| (d.created_at, d.id)))
         })
     }
 

@@ -94,13 +94,11 @@ impl KeysRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let mut items = rows
+            let items = rows
                 .into_iter()
                 .map(KeyRow::record)
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let more = items.len() as i64 > query.limit;
-            items.truncate(query.limit.max(0) as usize);
-            Ok(Page::new(items, more, |k| (k.created_at, k.id)))
+            Ok(Page::probed(items, query.limit, |k| (k.created_at, k.id)))
         })
     }
 

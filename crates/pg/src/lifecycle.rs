@@ -4,7 +4,7 @@
 //! with one statement per table.
 
 use crate::accounts::{SlotCodes, platform};
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
 use crate::record::Entry;
 use crate::rows::Stored;
 use crate::schema::{post_reports, posts, review_events};
@@ -247,10 +247,7 @@ fn cards(rows: Vec<CardRow>) -> anyhow::Result<Vec<PostCard>> {
 
 /// A page of cards: `limit + 1` rows were asked for, the extra one says there is more.
 fn page(rows: Vec<CardRow>, limit: i64) -> anyhow::Result<Page<PostCard>> {
-    let mut items = cards(rows)?;
-    let more = items.len() as i64 > limit;
-    items.truncate(limit.max(0) as usize);
-    Ok(Page::new(items, more, |c| (c.sort_at, c.id)))
+    Ok(Page::probed(cards(rows)?, limit, |c| (c.sort_at, c.id)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -663,62 +660,29 @@ async fn write_inserts(
     if n.is_empty() {
         return Ok(());
     }
-    let f = |g: fn(&PostFields) -> Option<Ts>| n.iter().map(|i| g(&i.fields)).collect::<Vec<_>>();
     prepared(
         diesel::sql_query(INSERT_REPORTED)
             .bind::<SqlUuid, _>(agent.organization_id)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(agent.agent_id)
             .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.id).collect::<Vec<_>>())
-            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.project_id).collect::<Vec<_>>())
-            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.persona_id).collect::<Vec<_>>())
-            .bind::<Array<SqlUuid>, _>(n.iter().map(|i| i.slot.slot_id).collect::<Vec<_>>())
-            .bind::<Array<Nullable<SqlUuid>>, _>(
-                n.iter().map(|i| i.slot.generation_id).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Text>, _>(
-                n.iter()
-                    .map(|i| i.slot.platform.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Text>, _>(
-                n.iter()
-                    .map(|i| i.fields.status.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Text>, _>(n.iter().map(|i| i.fields.body.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(
-                n.iter()
-                    .map(|i| i.fields.body_key.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                n.iter()
-                    .map(|i| i.fields.topic.as_deref())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Bool>, _>(n.iter().map(|i| i.fields.sponsored).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Timestamptz>>, _>(f(|p| ts(p.scheduled_for)))
-            .bind::<Array<Nullable<Timestamptz>>, _>(f(|p| ts(p.published_at)))
-            .bind::<Array<Nullable<Text>>, _>(
-                n.iter()
-                    .map(|i| i.fields.platform_post_id.as_deref())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                n.iter()
-                    .map(|i| i.fields.permalink.as_deref())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Bool>>, _>(
-                n.iter().map(|i| i.fields.has_media).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                n.iter()
-                    .map(|i| i.fields.failure_reason.as_deref())
-                    .collect::<Vec<_>>(),
-            ),
+            .bind::<Array<SqlUuid>, _>(column(n, |i| i.id))
+            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.project_id))
+            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.persona_id))
+            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.slot_id))
+            .bind::<Array<Nullable<SqlUuid>>, _>(column(n, |i| i.slot.generation_id))
+            .bind::<Array<Text>, _>(column(n, |i| i.slot.platform.as_str()))
+            .bind::<Array<Text>, _>(column(n, |i| i.fields.status.as_str()))
+            .bind::<Array<Text>, _>(column(n, |i| i.fields.body.as_str()))
+            .bind::<Array<Text>, _>(column(n, |i| i.fields.body_key.as_str()))
+            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.topic.as_deref()))
+            .bind::<Array<Bool>, _>(column(n, |i| i.fields.sponsored))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(n, |i| ts(i.fields.scheduled_for)))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(n, |i| ts(i.fields.published_at)))
+            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.platform_post_id.as_deref()))
+            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.permalink.as_deref()))
+            .bind::<Array<Nullable<Bool>>, _>(column(n, |i| i.fields.has_media))
+            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.failure_reason.as_deref())),
     )
     .execute(conn)
     .await?;
@@ -730,42 +694,23 @@ async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> Query
     if u.is_empty() {
         return Ok(());
     }
-    let text = |g: fn(&PostFields) -> Option<&str>| u.iter().map(|(_, p)| g(p)).collect::<Vec<_>>();
     prepared(
         diesel::sql_query(UPDATE_REPORTED)
             .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Array<SqlUuid>, _>(u.iter().map(|(id, _)| *id).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(u.iter().map(|(_, p)| p.status.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(u.iter().map(|(_, p)| p.body.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(
-                u.iter()
-                    .map(|(_, p)| p.body_key.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(text(|p| p.topic.as_deref()))
-            .bind::<Array<Bool>, _>(u.iter().map(|(_, p)| p.sponsored).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                u.iter()
-                    .map(|(_, p)| ts(p.scheduled_for))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                u.iter()
-                    .map(|(_, p)| ts(p.published_at))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(text(|p| p.platform_post_id.as_deref()))
-            .bind::<Array<Nullable<Text>>, _>(text(|p| p.scheduler_ref.as_deref()))
-            .bind::<Array<Nullable<Text>>, _>(text(|p| p.permalink.as_deref()))
-            .bind::<Array<Nullable<Bool>>, _>(
-                u.iter().map(|(_, p)| p.has_media).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(text(|p| p.failure_reason.as_deref()))
-            .bind::<Array<Bool>, _>(
-                u.iter()
-                    .map(|(_, p)| p.unschedule_pending)
-                    .collect::<Vec<_>>(),
-            ),
+            .bind::<Array<SqlUuid>, _>(column(u, |(id, _)| *id))
+            .bind::<Array<Text>, _>(column(u, |(_, p)| p.status.as_str()))
+            .bind::<Array<Text>, _>(column(u, |(_, p)| p.body.as_str()))
+            .bind::<Array<Text>, _>(column(u, |(_, p)| p.body_key.as_str()))
+            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.topic.as_deref()))
+            .bind::<Array<Bool>, _>(column(u, |(_, p)| p.sponsored))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(u, |(_, p)| ts(p.scheduled_for)))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(u, |(_, p)| ts(p.published_at)))
+            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.platform_post_id.as_deref()))
+            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.scheduler_ref.as_deref()))
+            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.permalink.as_deref()))
+            .bind::<Array<Nullable<Bool>>, _>(column(u, |(_, p)| p.has_media))
+            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.failure_reason.as_deref()))
+            .bind::<Array<Bool>, _>(column(u, |(_, p)| p.unschedule_pending)),
     )
     .execute(conn)
     .await?;

@@ -621,13 +621,11 @@ impl PersonasRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let mut items = rows
+            let items = rows
                 .into_iter()
                 .map(|r| r.persona().map(|(summary, _)| summary))
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let more = items.len() as i64 > query.limit;
-            items.truncate(query.limit.max(0) as usize);
-            Ok(fleetdesk_kernel::Page::new(items, more, |p| {
+            Ok(fleetdesk_kernel::Page::probed(items, query.limit, |p| {
                 (p.created_at, p.id)
             }))
         })

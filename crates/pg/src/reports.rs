@@ -439,13 +439,11 @@ impl ReportsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let mut items = rows
+            let items = rows
                 .iter()
                 .map(ReportRow::summary)
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let more = items.len() as i64 > limit;
-            items.truncate(limit.max(0) as usize);
-            Ok(Page::new(items, more, |r| (r.created_at, r.id)))
+            Ok(Page::probed(items, limit, |r| (r.created_at, r.id)))
         })
     }
 

@@ -21,6 +21,10 @@ use fleetdesk_kernel::TextValue;
 /// contributes its own row's columns. A field's column is its name, and a field's own
 /// attributes are its documentation and these.
 ///
+/// `struct ARow into A { .. }` also reads the row straight into the domain type `A`, whose
+/// fields are the row's: `From<ARow> for A` converts each field ([`Field`]) and each embedded
+/// row (`From`), so the field list is written once.
+///
 /// ```ignore
 /// row! {
 ///     #[derive(Clone)]
@@ -31,6 +35,18 @@ use fleetdesk_kernel::TextValue;
 /// }
 /// ```
 macro_rules! row {
+    (
+        $(#[$($attr:tt)*])*
+        $vis:vis struct $name:ident into $domain:ty { $($fields:tt)* }
+    ) => {
+        row!($(#[$($attr)*])* $vis struct $name { $($fields)* });
+
+        impl From<$name> for $domain {
+            fn from(row: $name) -> Self {
+                row!(@into row [] $($fields)*)
+            }
+        }
+    };
     (
         $(#[$($attr:tt)*])*
         $vis:vis struct $name:ident { $($fields:tt)* }
@@ -99,6 +115,22 @@ macro_rules! row {
     (@columns [$($out:expr),*]) => {
         [$($out),*].concat()
     };
+    (@into $row:ident [$($out:tt)*]
+        $(#[doc = $doc:literal])* #[diesel(embed)] $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@into $row [$($out)* $field: $row.$field.into(),] $($($rest)*)?)
+    };
+    (@into $row:ident [$($out:tt)*]
+        $(#[$($fattr:tt)*])* $fvis:vis $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@into $row [$($out)* $field: $crate::rows::Field::field($row.$field),]
+            $($($rest)*)?)
+    };
+    (@into $row:ident [$($out:tt)*]) => {
+        Self { $($out)* }
+    };
 }
 
 /// The SQL type a row field of this Rust type is read as: each Rust type a row holds is
@@ -107,13 +139,50 @@ pub(crate) trait SqlOf {
     type Sql;
 }
 
-/// `Rust => SQL` pairs of [`SqlOf`].
+/// `Rust => SQL` pairs of [`SqlOf`]; each Rust type is also its own domain [`Field`].
 macro_rules! sql_of {
     ($($rust:ty => $sql:ty),* $(,)?) => {
         $(impl SqlOf for $rust {
             type Sql = $sql;
+        }
+
+        impl Field<$rust> for $rust {
+            fn field(self) -> $rust {
+                self
+            }
         })*
     };
+}
+
+/// How a row field becomes the field of the domain type a row is read into
+/// (`row! { struct ARow into A { .. } }`): a plain value is itself, a stored time is a
+/// `jiff::Timestamp`, a [`Stored`] text is its enum, a [`Json`] document its value.
+pub(crate) trait Field<T> {
+    fn field(self) -> T;
+}
+
+impl Field<jiff::Timestamp> for jiff_diesel::Timestamp {
+    fn field(self) -> jiff::Timestamp {
+        self.into()
+    }
+}
+
+impl<T: TextValue> Field<T> for Stored<T> {
+    fn field(self) -> T {
+        self.0
+    }
+}
+
+impl<T> Field<T> for Json<T> {
+    fn field(self) -> T {
+        self.0
+    }
+}
+
+impl<A: Field<B>, B> Field<Option<B>> for Option<A> {
+    fn field(self) -> Option<B> {
+        self.map(Field::field)
+    }
 }
 
 sql_of! {
@@ -140,6 +209,10 @@ impl<T: TextValue> SqlOf for Stored<T> {
     type Sql = Text;
 }
 
+impl<T> SqlOf for Json<T> {
+    type Sql = Jsonb;
+}
+
 /// A text column holding one of `T`'s texts (a status, a kind), read as `T` itself: a row
 /// field of this type needs no parsing after the load, and a text no variant has fails the
 /// load naming the type and the text.
@@ -156,6 +229,28 @@ impl<T: TextValue> FromSql<Text, Pg> for Stored<T> {
 }
 
 impl<T: TextValue> Queryable<Text, Pg> for Stored<T> {
+    type Row = Self;
+
+    fn build(row: Self) -> deserialize::Result<Self> {
+        Ok(row)
+    }
+}
+
+/// A `jsonb` column holding a `T` as serde writes it, read as `T` itself; a document that is
+/// not one fails the load naming the type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Json<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned> FromSql<Jsonb, Pg> for Json<T> {
+    fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+        let json = <serde_json::Value as FromSql<Jsonb, Pg>>::from_sql(value)?;
+        serde_json::from_value(json)
+            .map(Json)
+            .map_err(|e| format!("stored {}: {e}", std::any::type_name::<T>()).into())
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> Queryable<Jsonb, Pg> for Json<T> {
     type Row = Self;
 
     fn build(row: Self) -> deserialize::Result<Self> {

@@ -686,13 +686,11 @@ impl TasksRepo for PgStore {
                     .await?
                 }
             };
-            let mut items = rows
+            let items = rows
                 .into_iter()
                 .map(record)
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let more = items.len() as i64 > query.limit;
-            items.truncate(query.limit.max(0) as usize);
-            Ok(Page::new(items, more, |c| (c.created_at, c.id)))
+            Ok(Page::probed(items, query.limit, |c| (c.created_at, c.id)))
         })
     }
 

@@ -6,7 +6,7 @@
 //! project of its workspace.
 
 use crate::db::{PgStore, prepared};
-use crate::rows::Stored;
+use crate::rows::{Json, Stored};
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::prelude::*;
 use diesel::sql_types::{
@@ -215,7 +215,7 @@ statements!(
 // Rows
 
 row! {
-    struct HeadRow {
+    struct HeadRow into EntryHead {
         id: Uuid,
         title: String,
         category: Stored<Category>,
@@ -229,34 +229,17 @@ row! {
     }
 }
 
-impl HeadRow {
-    fn head(self) -> anyhow::Result<EntryHead> {
-        Ok(EntryHead {
-            id: self.id,
-            category: self.category.0,
-            status: self.status.0,
-            title: self.title,
-            summary: self.summary,
-            tags: self.tags,
-            version: self.version,
-            project: self.project,
-            created_at: self.created_at.into(),
-            updated_at: self.updated_at.into(),
-        })
-    }
-}
-
 row! {
     struct OneRow {
         #[diesel(embed)]
         head: HeadRow,
         body: String,
-        sources: Value,
+        sources: Json<Vec<Source>>,
     }
 }
 
 row! {
-    struct FoundRow {
+    struct FoundRow into Found {
         #[diesel(embed)]
         head: HeadRow,
         body: String,
@@ -265,14 +248,14 @@ row! {
 }
 
 row! {
-    struct TitleRow {
+    struct TitleRow into TitleMatch {
         id: Uuid,
         project: Option<String>,
     }
 }
 
 row! {
-    struct VersionRow {
+    struct VersionRow into VersionRecord {
         version: i32,
         status: Stored<VersionStatus>,
         category: Stored<Category>,
@@ -354,7 +337,7 @@ impl DraftRow {
 }
 
 row! {
-    struct CandidateRow {
+    struct CandidateRow into CastCandidate {
         id: Uuid,
         title: String,
         title_key: String,
@@ -362,23 +345,6 @@ row! {
         status: Stored<EntryStatus>,
         in_project: bool,
     }
-}
-
-impl CandidateRow {
-    fn candidate(self) -> anyhow::Result<CastCandidate> {
-        Ok(CastCandidate {
-            id: self.id,
-            category: self.category.0,
-            status: self.status.0,
-            title: self.title,
-            title_key: self.title_key,
-            in_project: self.in_project,
-        })
-    }
-}
-
-fn sources(v: Value) -> anyhow::Result<Vec<Source>> {
-    serde_json::from_value(v).map_err(|e| anyhow::anyhow!("stored wiki sources: {e}"))
 }
 
 fn sources_json(s: &[Source]) -> Value {
@@ -428,13 +394,10 @@ async fn index(
     )
     .load(conn)
     .await?;
-    let mut items = rows
-        .into_iter()
-        .map(HeadRow::head)
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let more = items.len() as i64 > query.limit;
-    items.truncate(query.limit.max(0) as usize);
-    Ok(Ok(Page::new(items, more, |e| (e.created_at, e.id))))
+    let items = rows.into_iter().map(Into::into).collect();
+    Ok(Ok(Page::probed(items, query.limit, |e| {
+        (e.created_at, e.id)
+    })))
 }
 
 async fn get(
@@ -456,13 +419,7 @@ async fn get(
             )
             .load(conn)
             .await?;
-            let matches: Vec<TitleMatch> = rows
-                .into_iter()
-                .map(|r| TitleMatch {
-                    id: r.id,
-                    project: r.project,
-                })
-                .collect();
+            let matches: Vec<TitleMatch> = rows.into_iter().map(Into::into).collect();
             match pick_by_title(&matches, project.as_deref()) {
                 Ok(id) => id,
                 Err(r) => return Ok(Err(r)),
@@ -488,28 +445,11 @@ async fn get(
     )
     .load(conn)
     .await?;
-    let versions = versions
-        .into_iter()
-        .map(|v| {
-            Ok(VersionRecord {
-                version: v.version,
-                status: v.status.0,
-                category: v.category.0,
-                title: v.title,
-                summary: v.summary,
-                note: v.note,
-                proposed_by: v.proposed_by,
-                decision_id: v.decision_id,
-                created_at: v.created_at.into(),
-                decided_at: v.decided_at.map(Into::into),
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Ok(Entry {
-        head: row.head.head()?,
+        head: row.head.into(),
         body: row.body,
-        sources: sources(row.sources)?,
-        versions,
+        sources: row.sources.0,
+        versions: versions.into_iter().map(Into::into).collect(),
     }))
 }
 
@@ -544,16 +484,7 @@ async fn search(
     )
     .load(conn)
     .await?;
-    Ok(Ok(rows
-        .into_iter()
-        .map(|r| {
-            Ok(Found {
-                head: r.head.head()?,
-                body: r.body,
-                score: r.score,
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?))
+    Ok(Ok(rows.into_iter().map(Into::into).collect()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1062,10 +993,7 @@ pub(crate) async fn character_links(
     )
     .load(conn)
     .await?;
-    let candidates = rows
-        .into_iter()
-        .map(CandidateRow::candidate)
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let candidates: Vec<CastCandidate> = rows.into_iter().map(Into::into).collect();
     Ok(names
         .iter()
         .map(|n| cast_link(n, &candidates).map(|c| (c.id, c.title.clone())))
