@@ -66,7 +66,7 @@ macro_rules! in_project {
 
 /// A page of the index: statuses `$4`, the project `$3` (with the shared entries), newest
 /// first after `($5, $6)`. With `$8` (the filter lists waiting revisions), an entry with a
-/// draft version waiting is listed too, shown as that draft (its title, category, summary,
+/// draft version (`$9`) waiting is listed too, shown as that draft (its title, category, summary,
 /// tags, version and status draft): one row per entry, so paging stays by the entry's
 /// `(created_at, id)`.
 const INDEX: &str = concat!(
@@ -79,7 +79,7 @@ const INDEX: &str = concat!(
         "LEFT JOIN LATERAL ( \
              SELECT v.title, v.category, v.summary, v.tags, v.version, v.status \
              FROM wiki_versions v \
-             WHERE $8::bool AND v.entry_id = e.id AND v.status = 'draft' \
+             WHERE $8::bool AND v.entry_id = e.id AND v.status = $9 \
              ORDER BY v.version DESC LIMIT 1 \
          ) d ON true"
     ),
@@ -90,18 +90,18 @@ const INDEX: &str = concat!(
      LIMIT $7"
 );
 
-/// One entry by id (`$3`), any status but retired.
+/// One entry by id (`$3`), any status but retired (`$4`).
 const ONE: &str = head_sql!(
     ", e.body, e.sources",
     visible!(),
-    "AND e.id = $3 AND e.status <> 'retired'"
+    "AND e.id = $3 AND e.status <> $4"
 );
 
-/// The entries of a title (`$3`, as matched), any status but retired.
+/// The entries of a title (`$3`, as matched), any status but retired (`$4`).
 const BY_TITLE: &str = concat!(
     "SELECT e.id, pr.name AS project",
     visible!(),
-    "AND e.title_key = $3 AND e.status <> 'retired'"
+    "AND e.title_key = $3 AND e.status <> $4"
 );
 
 /// An entry's latest versions, newest first.
@@ -126,34 +126,36 @@ const SEARCH: &str = head_sql!(
      LIMIT $7"
 );
 
+/// An entry as a proposal needs it, any status but retired (`$5`): whether it has a canon
+/// version (`$3`), its latest version, and its waiting draft version (`$4`) if any.
 macro_rules! existing_sql {
     ($($tail:expr),*) => {
         concat!(
             "SELECT e.id, e.status, e.title, e.title_key, e.project_id, pr.name AS project, \
                     EXISTS (SELECT 1 FROM wiki_versions c \
-                            WHERE c.entry_id = e.id AND c.status = 'canon') AS has_canon, \
+                            WHERE c.entry_id = e.id AND c.status = $3) AS has_canon, \
                     (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
                         AS last_version, \
                     pend.version AS pending_version, pend.decision_id AS pending_decision",
             visible!(
                 "LEFT JOIN LATERAL ( \
                      SELECT v.version, v.decision_id FROM wiki_versions v \
-                     WHERE v.entry_id = e.id AND v.status = 'draft' \
+                     WHERE v.entry_id = e.id AND v.status = $4 \
                      ORDER BY v.version DESC LIMIT 1 \
                  ) pend ON true"
             ),
-            "AND e.status <> 'retired' ",
+            "AND e.status <> $5 ",
             $($tail),*
         )
     };
 }
 
-/// The entry `revises` names (`$3`), as a proposal needs it.
-const EXISTING_BY_ID: &str = existing_sql!("AND e.id = $3");
+/// The entry `revises` names (`$6`), as a proposal needs it.
+const EXISTING_BY_ID: &str = existing_sql!("AND e.id = $6");
 
-/// The entry of a title (`$3`) in a scope (`$4`: a project, or null for shared).
+/// The entry of a title (`$6`) in a scope (`$7`: a project, or null for shared).
 const EXISTING_BY_TITLE: &str =
-    existing_sql!("AND e.title_key = $3 AND e.project_id IS NOT DISTINCT FROM $4");
+    existing_sql!("AND e.title_key = $6 AND e.project_id IS NOT DISTINCT FROM $7");
 
 /// Serializes the proposals of one title in one scope (a new entry has no row to lock yet).
 const TITLE_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
@@ -171,12 +173,12 @@ FOR UPDATE
 "#;
 
 /// The version a `wiki_draft` decision decides, whatever its status, with its entry's status
-/// and whether the entry has a canon version.
+/// and whether the entry has a canon version (`$2`).
 const DRAFT_OF: &str = r#"
 SELECT v.entry_id, v.version, v.status, v.category, v.title, v.summary, v.body, v.tags,
        v.sources, e.status AS entry_status, e.organization_id, e.project_id, e.title_key,
        EXISTS (SELECT 1 FROM wiki_versions c
-               WHERE c.entry_id = v.entry_id AND c.status = 'canon') AS has_canon
+               WHERE c.entry_id = v.entry_id AND c.status = $2) AS has_canon
 FROM wiki_versions v JOIN wiki_entries e ON e.id = v.entry_id
 WHERE v.decision_id = $1
 ORDER BY v.version DESC
@@ -390,7 +392,8 @@ async fn index(
             .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
             .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
             .bind::<BigInt, _>(query.limit + 1)
-            .bind::<Bool, _>(query.waiting_revisions),
+            .bind::<Bool, _>(query.waiting_revisions)
+            .bind::<Text, _>(VersionStatus::Draft.as_str()),
     )
     .load(conn)
     .await?;
@@ -415,7 +418,8 @@ async fn get(
                 diesel::sql_query(BY_TITLE)
                     .bind::<SqlUuid, _>(scope.organization_id)
                     .bind::<SqlUuid, _>(scope.workspace_id)
-                    .bind::<Text, _>(title_key(title)),
+                    .bind::<Text, _>(title_key(title))
+                    .bind::<Text, _>(EntryStatus::Retired.as_str()),
             )
             .load(conn)
             .await?;
@@ -430,7 +434,8 @@ async fn get(
         diesel::sql_query(ONE)
             .bind::<SqlUuid, _>(scope.organization_id)
             .bind::<SqlUuid, _>(scope.workspace_id)
-            .bind::<SqlUuid, _>(id),
+            .bind::<SqlUuid, _>(id)
+            .bind::<Text, _>(EntryStatus::Retired.as_str()),
     )
     .get_result(conn)
     .await
@@ -499,6 +504,9 @@ async fn existing(
         diesel::sql_query(sql)
             .bind::<SqlUuid, _>(scope.organization_id)
             .bind::<SqlUuid, _>(scope.workspace_id)
+            .bind::<Text, _>(VersionStatus::Canon.as_str())
+            .bind::<Text, _>(VersionStatus::Draft.as_str())
+            .bind::<Text, _>(EntryStatus::Retired.as_str())
     };
     let row: Option<ExistingRow> = match by {
         Ok(id) => prepared(q(EXISTING_BY_ID).bind::<SqlUuid, _>(id))
@@ -691,26 +699,28 @@ async fn write_landing(
     now: Timestamp,
 ) -> anyhow::Result<Uuid> {
     let terms = p.terms();
+    let shown = |status: EntryStatus| Shown {
+        title: &p.title,
+        title_key: p.title_key.clone(),
+        category: p.category.as_str(),
+        summary: &p.summary,
+        body: &p.body,
+        tags: &p.tags,
+        sources: sources_json(&p.sources),
+        version: landing.version,
+        status: status.as_str(),
+        terms_title: &terms.title,
+        terms_summary: &terms.summary,
+        terms_body: &terms.body,
+        folded_tags: &terms.folded_tags,
+    };
     let entry_id = match (found, landing.show) {
         (None, show) => {
-            let status = show.unwrap_or(EntryStatus::Draft);
             diesel::insert_into(wiki_entries::table)
                 .values((
+                    shown(show.unwrap_or(EntryStatus::Draft)),
                     wiki_entries::organization_id.eq(agent.organization_id),
                     wiki_entries::project_id.eq(scope),
-                    wiki_entries::title_key.eq(&p.title_key),
-                    wiki_entries::title.eq(&p.title),
-                    wiki_entries::category.eq(p.category.as_str()),
-                    wiki_entries::summary.eq(&p.summary),
-                    wiki_entries::body.eq(&p.body),
-                    wiki_entries::tags.eq(&p.tags),
-                    wiki_entries::sources.eq(sources_json(&p.sources)),
-                    wiki_entries::version.eq(landing.version),
-                    wiki_entries::status.eq(status.as_str()),
-                    wiki_entries::terms_title.eq(&terms.title),
-                    wiki_entries::terms_summary.eq(&terms.summary),
-                    wiki_entries::terms_body.eq(&terms.body),
-                    wiki_entries::folded_tags.eq(&terms.folded_tags),
                     wiki_entries::created_by_agent.eq(agent.agent_id),
                 ))
                 .returning(wiki_entries::id)
@@ -718,23 +728,7 @@ async fn write_landing(
                 .await?
         }
         (Some(e), Some(status)) => {
-            show_version(
-                conn,
-                e.id,
-                Shown {
-                    title: &p.title,
-                    category: p.category,
-                    summary: &p.summary,
-                    body: &p.body,
-                    tags: &p.tags,
-                    sources: sources_json(&p.sources),
-                    version: landing.version,
-                    terms: &terms,
-                },
-                status,
-                now,
-            )
-            .await?;
+            show_version(conn, e.id, shown(status), now).await?;
             e.id
         }
         (Some(e), None) => e.id,
@@ -771,42 +765,29 @@ async fn supersede(
     Ok(())
 }
 
-/// The text an entry's row shows.
+/// The version an entry's row shows: a new entry is inserted with it, and a version shown
+/// later is written over it.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = wiki_entries)]
 struct Shown<'a> {
     title: &'a str,
-    category: Category,
+    title_key: String,
+    category: &'static str,
     summary: &'a str,
     body: &'a str,
     tags: &'a [String],
     sources: Value,
     version: i32,
-    terms: &'a Terms,
+    status: &'static str,
+    terms_title: &'a str,
+    terms_summary: &'a str,
+    terms_body: &'a str,
+    folded_tags: &'a [String],
 }
 
-async fn show_version(
-    conn: Tx<'_>,
-    entry: Uuid,
-    s: Shown<'_>,
-    status: EntryStatus,
-    now: Timestamp,
-) -> anyhow::Result<()> {
+async fn show_version(conn: Tx<'_>, entry: Uuid, s: Shown<'_>, now: Timestamp) -> QueryResult<()> {
     diesel::update(wiki_entries::table.filter(wiki_entries::id.eq(entry)))
-        .set((
-            wiki_entries::title.eq(s.title),
-            wiki_entries::title_key.eq(title_key(s.title)),
-            wiki_entries::category.eq(s.category.as_str()),
-            wiki_entries::summary.eq(s.summary),
-            wiki_entries::body.eq(s.body),
-            wiki_entries::tags.eq(s.tags),
-            wiki_entries::sources.eq(s.sources),
-            wiki_entries::version.eq(s.version),
-            wiki_entries::status.eq(status.as_str()),
-            wiki_entries::terms_title.eq(&s.terms.title),
-            wiki_entries::terms_summary.eq(&s.terms.summary),
-            wiki_entries::terms_body.eq(&s.terms.body),
-            wiki_entries::folded_tags.eq(&s.terms.folded_tags),
-            wiki_entries::updated_at.eq(Ts::from(now)),
-        ))
+        .set((s, wiki_entries::updated_at.eq(Ts::from(now))))
         .execute(conn)
         .await?;
     Ok(())
@@ -873,11 +854,14 @@ pub(crate) async fn decide_draft(
     prepared(diesel::sql_query(LOCK_DRAFT_ENTRY).bind::<SqlUuid, _>(decision))
         .execute(conn)
         .await?;
-    let draft: Option<DraftRow> =
-        prepared(diesel::sql_query(DRAFT_OF).bind::<SqlUuid, _>(decision))
-            .get_result(conn)
-            .await
-            .optional()?;
+    let draft: Option<DraftRow> = prepared(
+        diesel::sql_query(DRAFT_OF)
+            .bind::<SqlUuid, _>(decision)
+            .bind::<Text, _>(VersionStatus::Canon.as_str()),
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
     // Resolving a draft that renames its entry: the new title's lock, tried (a proposal holding
     // it may wait for this decision), and the entry holding the title now.
     let mut title_taken = None;
@@ -937,25 +921,23 @@ pub(crate) async fn decide_draft(
     let target = wiki_entries::table.filter(wiki_entries::id.eq(d.entry_id));
     match decided.entry {
         EntryChange::ShowCanon => {
-            let category = d.category.0;
             let terms = Terms::of(&d.title, &d.summary, &d.tags, &d.body);
-            show_version(
-                conn,
-                d.entry_id,
-                Shown {
-                    title: &d.title,
-                    category,
-                    summary: &d.summary,
-                    body: &d.body,
-                    tags: &d.tags,
-                    sources: d.sources,
-                    version: d.version,
-                    terms: &terms,
-                },
-                EntryStatus::Canon,
-                now,
-            )
-            .await?;
+            let shown = Shown {
+                title: &d.title,
+                title_key: title_key(&d.title),
+                category: d.category.0.as_str(),
+                summary: &d.summary,
+                body: &d.body,
+                tags: &d.tags,
+                sources: d.sources,
+                version: d.version,
+                status: EntryStatus::Canon.as_str(),
+                terms_title: &terms.title,
+                terms_summary: &terms.summary,
+                terms_body: &terms.body,
+                folded_tags: &terms.folded_tags,
+            };
+            show_version(conn, d.entry_id, shown, now).await?;
         }
         EntryChange::Reject => {
             diesel::update(target)
