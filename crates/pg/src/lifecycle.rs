@@ -3,10 +3,10 @@
 //! rows it may touch are loaded at once, the domain plans every item, and the plan is written
 //! with one statement per table.
 
-use crate::accounts::{SlotCodes, platform};
+use crate::accounts::SlotCodes;
 use crate::db::{PgStore, column, prepared};
 use crate::record::Entry;
-use crate::rows::Stored;
+use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{post_reports, posts, review_events};
 use diesel::dsl::{self, max};
 use diesel::pg::Pg;
@@ -14,15 +14,14 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
-use fleetdesk_kernel::media::{MediaKind, MediaType};
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
 use fleetdesk_posts::batch::{LoadedSlot, Lookups, read_items, report_codes, resolve};
 use fleetdesk_posts::metrics::{
     MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
 };
 use fleetdesk_posts::ports::*;
 use fleetdesk_posts::post::Character;
-use fleetdesk_posts::post::{PostStatus, body_key};
+use fleetdesk_posts::post::PostStatus;
 use fleetdesk_posts::report::{
     ItemError, KnownPost, PostFields, ReportPlan, adoptable, plan_report, to_stored_precision,
 };
@@ -30,7 +29,6 @@ use fleetdesk_posts::review::{
     MovingPost, PlannedMove, client_visible_texts, plan_move, record_for, review_stages,
 };
 use jiff::Timestamp;
-use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -58,8 +56,9 @@ macro_rules! card_sql {
                         'duration_ms', m.duration_ms) ORDER BY pm.position), '[]'::jsonb) \
                        FROM post_media pm JOIN media m ON m.id = pm.media_id \
                       WHERE pm.post_id = p.id) AS media, \
-                    (SELECT to_jsonb(x) FROM (SELECT extract(epoch FROM captured_at)::bigint \
-                        AS captured_at, views, likes, replies, reposts, shares \
+                    (SELECT to_jsonb(x) FROM (SELECT \
+                        to_timestamp(extract(epoch FROM captured_at)::bigint) AS captured_at, \
+                        views, likes, replies, reposts, shares \
                         FROM post_metrics WHERE post_id = p.id \
                         ORDER BY captured_at DESC LIMIT 1) x) AS metrics, ",
             $sort,
@@ -127,13 +126,14 @@ const APPROVED: &str = card_sql!(
 );
 
 row! {
-    struct CardRow {
+    /// A post card, as every card statement ([`card_sql!`]) reads it.
+    struct CardRow into PostCard {
         id: Uuid,
         status: Stored<PostStatus>,
         workspace: String,
         project: String,
         code: String,
-        platform: String,
+        platform: Stored<Platform>,
         persona: String,
         handle: Option<String>,
         timezone: String,
@@ -141,113 +141,46 @@ row! {
         topic: Option<String>,
         sponsored: bool,
         planned_at: Option<Ts>,
-        characters: Value,
+        characters: JsonOrDefault<Vec<Character>>,
+        media: Json<Vec<PostMedia>>,
         agent: Option<String>,
         created_at: Ts,
+        #[diesel(embed)]
+        reported: ReportedRow,
+        metrics: Option<Json<LatestMetrics>>,
+        sort_at: Ts,
+    }
+}
+
+row! {
+    struct ReportedRow into Reported {
         scheduled_for: Option<Ts>,
         published_at: Option<Ts>,
         platform_post_id: Option<String>,
         permalink: Option<String>,
         failure_reason: Option<String>,
         last_reported_at: Option<Ts>,
+    }
+}
+
+row! {
+    /// A post's card with what its detail adds ([`ONE_POST`]).
+    struct DetailRow {
+        #[diesel(embed)]
+        card: CardRow,
         client_review: bool,
         stocked_at: Option<Ts>,
         stock_reason: Option<String>,
-        media: Value,
-        metrics: Option<Value>,
-        sort_at: Ts,
     }
 }
 
-#[derive(Deserialize)]
-struct MediaJson {
-    id: Uuid,
-    kind: String,
-    mime_type: String,
-    caption: Option<String>,
-    duration_ms: Option<i64>,
-}
-
-#[derive(Deserialize)]
-struct MetricsJson {
-    captured_at: i64,
-    views: Option<i64>,
-    likes: Option<i64>,
-    replies: Option<i64>,
-    reposts: Option<i64>,
-    shares: Option<i64>,
-}
-
-impl CardRow {
-    fn card(self) -> anyhow::Result<PostCard> {
-        let media: Vec<MediaJson> = serde_json::from_value(self.media)?;
-        let metrics = match self.metrics {
-            Some(v) => {
-                let m: MetricsJson = serde_json::from_value(v)?;
-                Some(LatestMetrics {
-                    captured_at: Timestamp::from_second(m.captured_at)?,
-                    views: m.views,
-                    likes: m.likes,
-                    replies: m.replies,
-                    reposts: m.reposts,
-                    shares: m.shares,
-                })
-            }
-            None => None,
-        };
-        Ok(PostCard {
-            id: self.id,
-            status: self.status.0,
-            workspace: self.workspace,
-            project: self.project,
-            code: self.code,
-            platform: platform(&self.platform)?,
-            persona: self.persona,
-            handle: self.handle,
-            timezone: self.timezone,
-            body: self.body,
-            topic: self.topic,
-            sponsored: self.sponsored,
-            planned_at: self.planned_at.map(Into::into),
-            characters: serde_json::from_value::<Vec<Character>>(self.characters)
-                .unwrap_or_default(),
-            media: media
-                .into_iter()
-                .map(|m| {
-                    Ok(PostMedia {
-                        id: m.id,
-                        kind: MediaKind::parse(&m.kind)
-                            .ok_or_else(|| anyhow::anyhow!("stored media kind {}", m.kind))?,
-                        mime_type: MediaType::from_mime(&m.mime_type)
-                            .ok_or_else(|| anyhow::anyhow!("stored mime {}", m.mime_type))?,
-                        caption: m.caption,
-                        duration_ms: m.duration_ms,
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?,
-            agent: self.agent,
-            created_at: self.created_at.into(),
-            reported: Reported {
-                scheduled_for: self.scheduled_for.map(Into::into),
-                published_at: self.published_at.map(Into::into),
-                platform_post_id: self.platform_post_id,
-                permalink: self.permalink,
-                failure_reason: self.failure_reason,
-                last_reported_at: self.last_reported_at.map(Into::into),
-            },
-            metrics,
-            sort_at: self.sort_at.into(),
-        })
-    }
-}
-
-fn cards(rows: Vec<CardRow>) -> anyhow::Result<Vec<PostCard>> {
-    rows.into_iter().map(CardRow::card).collect()
+fn cards(rows: Vec<CardRow>) -> Vec<PostCard> {
+    rows.into_iter().map(Into::into).collect()
 }
 
 /// A page of cards: `limit + 1` rows were asked for, the extra one says there is more.
-fn page(rows: Vec<CardRow>, limit: i64) -> anyhow::Result<Page<PostCard>> {
-    Ok(Page::probed(cards(rows)?, limit, |c| (c.sort_at, c.id)))
+fn page(rows: Vec<CardRow>, limit: i64) -> Page<PostCard> {
+    Page::probed(cards(rows), limit, |c| (c.sort_at, c.id))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,15 +419,22 @@ FOR UPDATE OF p
 "#;
 
 row! {
-    struct KnownRow {
+    struct KnownRow into KnownPost {
         id: Uuid,
         slot_id: Uuid,
-        platform: String,
+        platform: Stored<Platform>,
         in_workspace: bool,
         mine: bool,
         from_report: bool,
         discarded: bool,
         planned_at: Option<Ts>,
+        #[diesel(embed)]
+        fields: FieldsRow,
+    }
+}
+
+row! {
+    struct FieldsRow into PostFields {
         status: Stored<PostStatus>,
         body: String,
         body_key: String,
@@ -508,41 +448,6 @@ row! {
         has_media: Option<bool>,
         failure_reason: Option<String>,
         unschedule_pending: bool,
-    }
-}
-
-impl KnownRow {
-    fn known(self) -> anyhow::Result<KnownPost> {
-        let body_key = if self.body_key.is_empty() {
-            body_key(&self.body)
-        } else {
-            self.body_key
-        };
-        Ok(KnownPost {
-            id: self.id,
-            slot_id: self.slot_id,
-            platform: platform(&self.platform)?,
-            in_workspace: self.in_workspace,
-            mine: self.mine,
-            from_report: self.from_report,
-            discarded: self.discarded,
-            planned_at: self.planned_at.map(Into::into),
-            fields: PostFields {
-                status: self.status.0,
-                body: self.body,
-                body_key,
-                topic: self.topic,
-                sponsored: self.sponsored,
-                scheduled_for: self.scheduled_for.map(Into::into),
-                published_at: self.published_at.map(Into::into),
-                platform_post_id: self.platform_post_id,
-                scheduler_ref: self.scheduler_ref,
-                permalink: self.permalink,
-                has_media: self.has_media,
-                failure_reason: self.failure_reason,
-                unschedule_pending: self.unschedule_pending,
-            },
-        })
     }
 }
 
@@ -611,11 +516,7 @@ async fn report_tx(
             .await?
         }
     };
-    let known = known
-        .into_iter()
-        .map(KnownRow::known)
-        .collect::<anyhow::Result<Vec<_>>>()?;
-
+    let known = known.into_iter().map(Into::into).collect();
     let plan = plan_report(items, known, now);
     if plan.all_rejected() {
         return Ok(ReportOutcome {
@@ -767,38 +668,25 @@ WHERE p.organization_id = $1 AND (p.id = ANY($4) OR p.platform_post_id = ANY($5)
 "#;
 
 row! {
-    struct MetricPostRow {
+    struct MetricPostRow into MetricsPost {
         id: Uuid,
         slot_id: Uuid,
         platform_post_id: Option<String>,
         status: Stored<PostStatus>,
         in_workspace: bool,
         mine: bool,
+        #[diesel(embed)]
+        latest: CountersRow,
+    }
+}
+
+row! {
+    struct CountersRow into PostCounters {
         views: Option<i64>,
         likes: Option<i64>,
         replies: Option<i64>,
         reposts: Option<i64>,
         shares: Option<i64>,
-    }
-}
-
-impl MetricPostRow {
-    fn post(self) -> anyhow::Result<MetricsPost> {
-        Ok(MetricsPost {
-            status: self.status.0,
-            id: self.id,
-            slot_id: self.slot_id,
-            platform_post_id: self.platform_post_id,
-            in_workspace: self.in_workspace,
-            mine: self.mine,
-            latest: PostCounters::from_values([
-                self.views,
-                self.likes,
-                self.replies,
-                self.reposts,
-                self.shares,
-            ]),
-        })
     }
 }
 
@@ -882,10 +770,7 @@ async fn metrics_tx(
         .load(conn)
         .await?
     };
-    let posts = rows
-        .into_iter()
-        .map(MetricPostRow::post)
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let posts: Vec<MetricsPost> = rows.into_iter().map(Into::into).collect();
 
     let plan = plan_metrics(
         report,
@@ -901,31 +786,30 @@ async fn metrics_tx(
         &posts,
     );
 
-    if !plan.posts.is_empty() {
-        let col = |g: fn(&PostCounters) -> Option<i64>| {
-            plan.posts.iter().map(|(_, c)| g(c)).collect::<Vec<_>>()
-        };
+    let p = &plan.posts;
+    if !p.is_empty() {
         prepared(
             diesel::sql_query(UPSERT_POST_METRICS)
                 .bind::<Timestamptz, _>(Ts::from(captured_at))
                 .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(plan.posts.iter().map(|w| w.0).collect::<Vec<_>>())
-                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.views))
-                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.likes))
-                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.replies))
-                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.reposts))
-                .bind::<Array<Nullable<BigInt>>, _>(col(|c| c.shares)),
+                .bind::<Array<SqlUuid>, _>(column(p, |(id, _)| *id))
+                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.views))
+                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.likes))
+                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.replies))
+                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.reposts))
+                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.shares)),
         )
         .execute(conn)
         .await?;
     }
-    if !plan.accounts.is_empty() {
+    let a = &plan.accounts;
+    if !a.is_empty() {
         prepared(
             diesel::sql_query(UPSERT_ACCOUNT_METRICS)
                 .bind::<Timestamptz, _>(Ts::from(captured_at))
                 .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(plan.accounts.iter().map(|w| w.0).collect::<Vec<_>>())
-                .bind::<Array<BigInt>, _>(plan.accounts.iter().map(|w| w.1).collect::<Vec<_>>()),
+                .bind::<Array<SqlUuid>, _>(column(a, |(slot_id, _)| *slot_id))
+                .bind::<Array<BigInt>, _>(column(a, |(_, followers)| *followers)),
         )
         .execute(conn)
         .await?;
@@ -963,14 +847,14 @@ impl LifecycleRepo for PgStore {
             )
             .load(conn)
             .await?;
-            page(rows, query.limit)
+            Ok(page(rows, query.limit))
         })
     }
 
     fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
         self.read(async move |conn| {
             let (client_statuses, client_actions) = client_visible_texts();
-            let row: Option<CardRow> = prepared(
+            let row: Option<DetailRow> = prepared(
                 diesel::sql_query(ONE_POST)
                     .bind::<SqlUuid, _>(id)
                     .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
@@ -1004,8 +888,8 @@ impl LifecycleRepo for PgStore {
             Ok(Some(PostDetail {
                 client_review: row.client_review,
                 stocked_at: row.stocked_at.map(Into::into),
-                stock_reason: row.stock_reason.clone(),
-                card: row.card()?,
+                stock_reason: row.stock_reason,
+                card: row.card.into(),
                 record: record_for(viewer.client, record),
             }))
         })
@@ -1033,7 +917,7 @@ impl LifecycleRepo for PgStore {
             )
             .load(conn)
             .await?;
-            page(rows, query.limit)
+            Ok(page(rows, query.limit))
         })
     }
 
@@ -1063,7 +947,7 @@ impl LifecycleRepo for PgStore {
             )
             .load(conn)
             .await?;
-            cards(rows)
+            Ok(cards(rows))
         })
     }
 
@@ -1100,7 +984,7 @@ impl LifecycleRepo for PgStore {
 statements!(
     REVIEW_QUEUE => CardRow,
     PUBLISHED => CardRow,
-    ONE_POST => CardRow,
+    ONE_POST => DetailRow,
     APPROVED => CardRow,
     POST_FOR_MOVE => MoveRow,
     REPORT_SLOTS => SlotRow,

@@ -403,3 +403,35 @@ mod check {
         }
     }
 }
+
+/// A `jsonb` column read as [`Json`] does, except that a document that is not a `T` reads as
+/// `T::default()` rather than failing the load (a post's `characters`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct JsonOrDefault<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Default> FromSql<Jsonb, Pg> for JsonOrDefault<T> {
+    fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+        let json = <serde_json::Value as FromSql<Jsonb, Pg>>::from_sql(value)?;
+        Ok(JsonOrDefault(
+            serde_json::from_value(json).unwrap_or_default(),
+        ))
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + Default> Queryable<Jsonb, Pg> for JsonOrDefault<T> {
+    type Row = Self;
+
+    fn build(row: Self) -> deserialize::Result<Self> {
+        Ok(row)
+    }
+}
+
+impl<T> SqlOf for JsonOrDefault<T> {
+    type Sql = Jsonb;
+}
+
+impl<T> Field<T> for JsonOrDefault<T> {
+    fn field(self) -> T {
+        self.0
+    }
+}

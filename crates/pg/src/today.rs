@@ -4,7 +4,8 @@
 //! its community part in the same snapshot (`crate::community::community_day`).
 
 use crate::accounts::day_statuses;
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
+use crate::rows::Json;
 use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
@@ -16,7 +17,6 @@ use fleetdesk_posts::post::PostStatus;
 use fleetdesk_tasks::TaskStatus;
 use fleetdesk_tasks::rules::CONFIRM_WITHIN;
 use fleetdesk_tenancy::roles::{AgentRole, Scope};
-use serde_json::Value;
 use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
@@ -39,11 +39,11 @@ SELECT w.id, w.name, o.id AS organization_id, o.name AS organization,
        (SELECT count(*) FROM posts p WHERE p.workspace_id = w.id AND p.status = $3)
            AS client_review,
        (SELECT count(*) FROM task_cards t
-         WHERE t.workspace_id = w.id AND t.status = $4) AS cards_pending,
+         WHERE t.workspace_id = w.id AND t.status = $4) AS cards_pending_confirmation,
        (SELECT count(*) FROM task_cards t
          WHERE t.workspace_id = w.id AND t.status = $4
            AND COALESCE(t.confirmation_since, t.last_progress_at, t.created_at) < $5)
-           AS cards_overdue,
+           AS cards_confirm_overdue,
        COALESCE((SELECT jsonb_agg(jsonb_build_array(kind, n) ORDER BY kind)
                  FROM (SELECT d.kind, count(*) AS n FROM decisions d
                        WHERE d.workspace_id = w.id AND d.status = ANY($6)
@@ -101,7 +101,8 @@ ORDER BY a.name, a.id
 /// The cron jobs of those agents, each with its latest run: one probe of
 /// `cron_runs_day_latest`, whose expression is this ORDER BY (change both together).
 const DAY_JOBS: &str = r#"
-SELECT j.agent_id, j.job_id, j.name, j.schedule, j.timezone, j.enabled, j.created_at,
+SELECT j.agent_id, j.job_id, j.name, j.schedule, j.timezone, j.enabled,
+       j.created_at AS reported_at,
        l.status AS last_status, l.at AS last_at
 FROM cron_jobs j
 JOIN agents a ON a.id = j.agent_id
@@ -117,21 +118,21 @@ ORDER BY j.job_id
 "#;
 
 row! {
-    struct WorkspaceRow {
+    struct WorkspaceRow into DayWorkspace {
         id: Uuid,
         name: String,
         organization_id: Uuid,
         organization: String,
         internal_review: i64,
         client_review: i64,
-        cards_pending: i64,
-        cards_overdue: i64,
-        decisions: Value,
+        cards_pending_confirmation: i64,
+        cards_confirm_overdue: i64,
+        decisions: Json<Vec<(String, i64)>>,
     }
 }
 
 row! {
-    struct AccountRow {
+    struct AccountRow into DayAccount {
         workspace_id: Uuid,
         slot_id: Uuid,
         code: String,
@@ -147,7 +148,7 @@ row! {
 }
 
 row! {
-    struct AgentRow {
+    struct AgentRow into DayAgent {
         workspace_id: Uuid,
         id: Uuid,
         name: String,
@@ -163,7 +164,7 @@ row! {
         schedule: String,
         timezone: String,
         enabled: bool,
-        created_at: Ts,
+        reported_at: Ts,
         last_status: Option<String>,
         last_at: Option<Ts>,
     }
@@ -235,8 +236,8 @@ async fn day_rows(
     let accounts: Vec<AccountRow> = prepared(
         diesel::sql_query(DAY_ACCOUNTS)
             .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Array<Text>, _>(dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(column(dates, |(m, _)| m.as_str()))
+            .bind::<Array<Text>, _>(column(dates, |(_, d)| d.to_string()))
             .bind::<Array<Text>, _>(published)
             .bind::<Array<Text>, _>(scheduled)
             .bind::<Text, _>(PersonaStatus::Retired.as_str())
@@ -256,48 +257,9 @@ async fn day_rows(
             .load(conn)
             .await?;
     Ok(DayRows {
-        workspaces: workspaces
-            .into_iter()
-            .map(|w| {
-                let decisions: Vec<(String, i64)> = serde_json::from_value(w.decisions)?;
-                Ok(DayWorkspace {
-                    id: w.id,
-                    name: w.name,
-                    organization_id: w.organization_id,
-                    organization: w.organization,
-                    internal_review: w.internal_review,
-                    client_review: w.client_review,
-                    cards_pending_confirmation: w.cards_pending,
-                    cards_confirm_overdue: w.cards_overdue,
-                    decisions,
-                })
-            })
-            .collect::<anyhow::Result<_>>()?,
-        accounts: accounts
-            .into_iter()
-            .map(|a| DayAccount {
-                workspace_id: a.workspace_id,
-                slot_id: a.slot_id,
-                code: a.code,
-                platform: a.platform,
-                market: a.market,
-                persona: a.persona,
-                state: a.state,
-                daily_target: a.daily_target,
-                published: a.published,
-                scheduled: a.scheduled,
-                inventory: a.inventory,
-            })
-            .collect(),
-        agents: agents
-            .into_iter()
-            .map(|a| DayAgent {
-                workspace_id: a.workspace_id,
-                id: a.id,
-                name: a.name,
-                last_heartbeat_at: a.last_heartbeat_at.map(|t| t.to_jiff()),
-            })
-            .collect(),
+        workspaces: workspaces.into_iter().map(Into::into).collect(),
+        accounts: accounts.into_iter().map(Into::into).collect(),
+        agents: agents.into_iter().map(Into::into).collect(),
         jobs: jobs
             .into_iter()
             .map(|j| DayJob {
@@ -307,7 +269,7 @@ async fn day_rows(
                 schedule: j.schedule,
                 timezone: j.timezone,
                 enabled: j.enabled,
-                reported_at: j.created_at.to_jiff(),
+                reported_at: j.reported_at.to_jiff(),
                 latest: j.last_status.zip(j.last_at.map(|t| t.to_jiff())),
             })
             .collect(),

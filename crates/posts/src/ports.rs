@@ -44,7 +44,7 @@ pub struct PublishedQuery {
 }
 
 /// A media item on a post, in publishing order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct PostMedia {
     pub id: Uuid,
     pub kind: MediaKind,

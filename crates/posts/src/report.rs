@@ -365,7 +365,8 @@ pub fn ready_item(
 pub struct PostFields {
     pub status: PostStatus,
     pub body: String,
-    /// [`body_key`] of `body`.
+    /// [`body_key`] of `body`; empty as loaded for a post stored without one, whose key
+    /// [`plan_report`] reads from its body.
     pub body_key: String,
     pub topic: Option<String>,
     pub sponsored: bool,
@@ -398,6 +399,14 @@ pub struct KnownPost {
 }
 
 impl KnownPost {
+    /// The post with its body's [`body_key`] when it was stored without one.
+    fn keyed(mut self) -> KnownPost {
+        if self.fields.body_key.is_empty() {
+            self.fields.body_key = body_key(&self.fields.body);
+        }
+        self
+    }
+
     fn time(&self) -> Option<Timestamp> {
         self.fields
             .scheduled_for
@@ -531,7 +540,7 @@ pub fn plan_report(
     known: Vec<KnownPost>,
     now: Timestamp,
 ) -> ReportPlan {
-    let mut posts: Vec<KnownPost> = known;
+    let mut posts: Vec<KnownPost> = known.into_iter().map(KnownPost::keyed).collect();
     let mut inserted: HashMap<Uuid, ReportSlot> = HashMap::new();
     let mut touched: Vec<Uuid> = Vec::new();
     let mut plan = ReportPlan::default();

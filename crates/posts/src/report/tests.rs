@@ -277,6 +277,22 @@ fn body_matching_trims_and_collapses_whitespace_including_ideographic_space() {
 }
 
 #[test]
+fn a_post_stored_without_a_body_key_is_matched_and_written_with_its_bodys() {
+    let mut stored = scheduled_post(7, "hello world", at(2));
+    stored.fields.body_key = String::new();
+    let mut i = scheduled_item("hello  world", at(3));
+    i.platform_post_id = Some("th-7".into());
+
+    let plan = run(vec![i], vec![stored]);
+
+    let r = &plan.results[0];
+    assert_eq!(r.post_id, Some(id(7)));
+    assert_eq!(r.matched_by, Some(MatchedBy::Body));
+    let (_, fields) = &plan.updates[0];
+    assert_eq!(fields.body_key, body_key("hello world"));
+}
+
+#[test]
 fn body_matching_does_not_ignore_missing_whitespace() {
     let stored = scheduled_post(7, "早安 台北", at(2));
     let plan = run(vec![scheduled_item("早安台北", at(2))], vec![stored]);
