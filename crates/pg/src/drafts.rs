@@ -1,10 +1,10 @@
 //! The drafts port over PostgreSQL: one transaction per submit, rewrite, attach or note.
 
-use crate::accounts::{SlotCodes, platform};
+use crate::accounts::SlotCodes;
 use crate::db::md5;
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
 use crate::record::Entry;
-use crate::rows::Stored;
+use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
@@ -51,7 +51,7 @@ row! {
         persona_id: Uuid,
         project_id: Uuid,
         generation_id: Option<Uuid>,
-        state: Option<String>,
+        state: Option<Stored<AccountState>>,
     }
 }
 
@@ -81,10 +81,10 @@ row! {
         persona_id: Uuid,
         slot_id: Uuid,
         planned_at: Option<jiff_diesel::Timestamp>,
-        characters: Value,
+        characters: JsonOrDefault<Vec<Character>>,
         code: String,
-        platform: String,
-        state: Option<String>,
+        platform: Stored<Platform>,
+        state: Option<Stored<AccountState>>,
         mine: bool,
     }
 }
@@ -103,22 +103,22 @@ row! {
     struct RefRow {
         ref_id: Uuid,
         media_id: Option<Uuid>,
-        kind: Option<String>,
+        kind: Option<Stored<MediaKind>>,
         project_id: Option<Uuid>,
         archived: Option<bool>,
     }
 }
 
 const POST_MEDIA: &str = r#"
-SELECT pm.media_id, m.kind
+SELECT pm.media_id AS id, m.kind
 FROM post_media pm JOIN media m ON m.id = pm.media_id
 WHERE pm.post_id = $1
 ORDER BY pm.position
 "#;
 
 row! {
-    struct PostMediaRow {
-        media_id: Uuid,
+    struct PostMediaRow into MediaRef {
+        id: Uuid,
         kind: Stored<MediaKind>,
     }
 }
@@ -166,15 +166,6 @@ async fn record(conn: Tx<'_>, post_id: Uuid, agent: AgentRef, events: &[Event]) 
     crate::record::by_agent(conn, agent.agent_id, &entries).await
 }
 
-fn kind(s: &str) -> anyhow::Result<MediaKind> {
-    MediaKind::parse(s).ok_or_else(|| anyhow::anyhow!("stored media kind {s}"))
-}
-
-fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
-    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored account state {s}")))
-        .transpose()
-}
-
 /// The persona's cast, when the request names characters (an empty list clears them and
 /// needs none).
 async fn cast_for(
@@ -203,7 +194,7 @@ async fn items(
     workspace_id: Uuid,
     ids: &[Uuid],
     library: bool,
-) -> anyhow::Result<Vec<ItemFact>> {
+) -> QueryResult<Vec<ItemFact>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -229,35 +220,26 @@ async fn items(
             .load(conn)
             .await?
     };
-    rows.into_iter()
-        .map(|row| {
-            let media = match (row.media_id, row.kind.as_deref()) {
-                (Some(id), Some(k)) => Some(MediaRef { id, kind: kind(k)? }),
+    Ok(rows
+        .into_iter()
+        .map(|row| ItemFact {
+            id: row.ref_id,
+            media: match (row.media_id, row.kind) {
+                (Some(id), Some(kind)) => Some(MediaRef { id, kind: kind.0 }),
                 _ => None,
-            };
-            Ok(ItemFact {
-                id: row.ref_id,
-                media,
-                archived: row.archived == Some(true),
-                project_id: row.project_id,
-            })
+            },
+            archived: row.archived == Some(true),
+            project_id: row.project_id,
         })
-        .collect()
+        .collect())
 }
 
-async fn post_media(conn: Tx<'_>, post_id: Uuid) -> anyhow::Result<Vec<MediaRef>> {
+async fn post_media(conn: Tx<'_>, post_id: Uuid) -> QueryResult<Vec<MediaRef>> {
     let rows: Vec<PostMediaRow> =
         prepared(diesel::sql_query(POST_MEDIA).bind::<SqlUuid, _>(post_id))
             .load(conn)
             .await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(MediaRef {
-                id: r.media_id,
-                kind: r.kind.0,
-            })
-        })
-        .collect()
+    Ok(rows.into_iter().map(Into::into).collect())
 }
 
 /// A post of the workspace with its account and media, locked for a change.
@@ -280,9 +262,9 @@ async fn post_fact(
     };
     Ok(Some(PostFact {
         status: p.status.0,
-        platform: platform(&p.platform)?,
-        state: state(p.state.as_deref())?,
-        characters: characters_of(p.characters),
+        platform: p.platform.0,
+        state: p.state.map(|s| s.0),
+        characters: p.characters.0,
         media: post_media(conn, p.id).await?,
         id: p.id,
         body: p.body,
@@ -309,50 +291,27 @@ async fn inline_media(
     if images.is_empty() {
         return Ok(Vec::new());
     }
-    let shas: Vec<&str> = images.iter().map(|i| i.sha256.as_str()).collect();
+    let shas = column(images, |i| i.sha256.as_str());
     prepared(
         diesel::sql_query(INSERT_INLINE)
             .bind::<SqlUuid, _>(agent.workspace_id)
             .bind::<SqlUuid, _>(project_id)
             .bind::<SqlUuid, _>(persona_id)
             .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(
-                images
-                    .iter()
-                    .map(|i| i.media_type.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<BigInt>, _>(images.iter().map(|i| i.bytes).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Integer>>, _>(images.iter().map(|i| i.width).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Integer>>, _>(
-                images.iter().map(|i| i.height).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                images
-                    .iter()
-                    .map(|i| i.caption.as_deref())
-                    .collect::<Vec<_>>(),
-            )
+            .bind::<Array<Text>, _>(column(images, |i| i.media_type.as_str()))
+            .bind::<Array<BigInt>, _>(column(images, |i| i.bytes))
+            .bind::<Array<Nullable<Integer>>, _>(column(images, |i| i.width))
+            .bind::<Array<Nullable<Integer>>, _>(column(images, |i| i.height))
+            .bind::<Array<Nullable<Text>>, _>(column(images, |i| i.caption.as_deref()))
             .bind::<Array<Text>, _>(&shas)
-            .bind::<Array<Text>, _>(
-                images
-                    .iter()
-                    .map(|i| i.storage_key.as_str())
-                    .collect::<Vec<_>>(),
-            )
+            .bind::<Array<Text>, _>(column(images, |i| i.storage_key.as_str()))
             .bind::<Text, _>(MediaKind::Image.as_str())
-            .bind::<Array<Nullable<Text>>, _>(
-                images
-                    .iter()
-                    .map(|i| i.thumb.as_ref().map(|t| t.key.as_str()))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                images
-                    .iter()
-                    .map(|i| i.thumb.as_ref().map(|t| t.mime_type.as_str()))
-                    .collect::<Vec<_>>(),
-            ),
+            .bind::<Array<Nullable<Text>>, _>(column(images, |i| {
+                i.thumb.as_ref().map(|t| t.key.as_str())
+            }))
+            .bind::<Array<Nullable<Text>>, _>(column(images, |i| {
+                i.thumb.as_ref().map(|t| t.mime_type.as_str())
+            })),
     )
     .execute(conn)
     .await?;
@@ -382,11 +341,10 @@ async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryR
     if added.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Uuid> = added.iter().map(|m| m.id).collect();
     prepared(
         diesel::sql_query(APPEND_MEDIA)
             .bind::<SqlUuid, _>(post_id)
-            .bind::<Array<SqlUuid>, _>(ids),
+            .bind::<Array<SqlUuid>, _>(column(added, |m| m.id)),
     )
     .execute(conn)
     .await?;
@@ -406,10 +364,6 @@ async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i6
 
 fn characters_json(c: &[Character]) -> Value {
     serde_json::to_value(c).unwrap_or_else(|_| json!([]))
-}
-
-fn characters_of(v: Value) -> Vec<Character> {
-    serde_json::from_value(v).unwrap_or_default()
 }
 
 /// The accounts a submit's code may name, their slots locked.
@@ -436,7 +390,7 @@ async fn account_candidates(
                 persona_id: row.persona_id,
                 project_id: row.project_id,
                 generation_id: row.generation_id,
-                state: state(row.state.as_deref())?,
+                state: row.state.map(|s| s.0),
             })
         })
         .collect()
@@ -478,8 +432,7 @@ async fn pick_fact(
         id: row.id,
         state: PickState {
             number,
-            status: PickStatus::parse(&row.status)
-                .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", row.status))?,
+            status: row.status.0,
             account_id: row.slot_id,
             code: row.code,
             post_id: row.post_id,
@@ -664,7 +617,7 @@ async fn write_change(
 row! {
     struct PickRow {
         id: Uuid,
-        status: String,
+        status: Stored<PickStatus>,
         slot_id: Uuid,
         code: String,
         post_id: Option<Uuid>,
@@ -788,40 +741,20 @@ LIMIT $6
 const INSTRUCTIONS: [PostStatus; 2] = [PostStatus::SentBack, PostStatus::RewriteRequested];
 
 row! {
-    struct RedoRow {
+    struct RedoRow into RedoDraft {
         id: Uuid,
         status: Stored<PostStatus>,
         code: String,
-        platform: String,
+        platform: Stored<Platform>,
         body: String,
         topic: Option<String>,
         planned_at: Option<jiff_diesel::Timestamp>,
-        characters: Value,
+        characters: JsonOrDefault<Vec<Character>>,
         returned_at: jiff_diesel::Timestamp,
         media: i64,
         instruction: Option<String>,
-        comments: Value,
+        comments: Json<Vec<ReviewComment>>,
     }
-}
-
-fn comments(v: &Value) -> anyhow::Result<Vec<ReviewComment>> {
-    let Some(items) = v.as_array() else {
-        return Ok(Vec::new());
-    };
-    items
-        .iter()
-        .map(|c| {
-            let text = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
-            Ok(ReviewComment {
-                action: text("action").to_owned(),
-                comment: text("comment").to_owned(),
-                by: text("by").to_owned(),
-                at: text("at")
-                    .parse::<Timestamp>()
-                    .map_err(|e| anyhow::anyhow!("review event time: {e}"))?,
-            })
-        })
-        .collect()
 }
 
 impl DraftsRepo for PgStore {
@@ -892,28 +825,10 @@ impl DraftsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let more = rows.len() as i64 > limit;
-            let items = rows
-                .into_iter()
-                .take(limit as usize)
-                .map(|r| {
-                    Ok(RedoDraft {
-                        id: r.id,
-                        status: r.status.0,
-                        platform: platform(&r.platform)?,
-                        code: r.code,
-                        body: r.body,
-                        topic: r.topic,
-                        planned_at: r.planned_at.map(Into::into),
-                        instruction: r.instruction,
-                        returned_at: r.returned_at.into(),
-                        comments: comments(&r.comments)?,
-                        characters: characters_of(r.characters),
-                        media: r.media,
-                    })
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            Ok(Page::new(items, more, |i| (i.returned_at, i.id)))
+            let items = rows.into_iter().map(Into::into).collect();
+            Ok(Page::probed(items, limit, |i: &RedoDraft| {
+                (i.returned_at, i.id)
+            }))
         })
     }
 }
