@@ -274,6 +274,16 @@ pub trait KindRules: Copy {
     fn task_kind(self) -> Option<fleetdesk_tasks::TaskKind>;
 }
 
+/// The follow-up kinds ([`KindRules::is_follow_up`]) as stored, for SQL
+/// (`kind = ANY($n)`).
+pub fn follow_up_kinds() -> Vec<&'static str> {
+    DecisionKind::ALL
+        .into_iter()
+        .filter(|k| k.is_follow_up())
+        .map(DecisionKind::as_str)
+        .collect()
+}
+
 impl KindRules for DecisionKind {
     fn is_follow_up(self) -> bool {
         matches!(

@@ -1,6 +1,7 @@
 //! The accounts ports over PostgreSQL.
 
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
+use crate::rows::Stored;
 use crate::schema::{account_generations, account_slots, decisions, personas};
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -74,24 +75,19 @@ fn market(s: &str) -> anyhow::Result<Market> {
     Market::parse(s).map_err(|e| anyhow::anyhow!("stored market {s}: {e}"))
 }
 
-fn state(s: Option<&str>) -> anyhow::Result<Option<AccountState>> {
-    s.map(|s| AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored state {s}")))
-        .transpose()
-}
-
 row! {
     struct AccountRow {
         slot_id: Uuid,
         account_id: Option<Uuid>,
         code: String,
         legacy_code: Option<String>,
-        platform: String,
+        platform: Stored<Platform>,
         market: String,
         timezone: String,
         persona: String,
         handle: Option<String>,
         generation: Option<i32>,
-        state: Option<String>,
+        state: Option<Stored<AccountState>>,
         daily_target: i32,
         publishing: String,
         inventory: i64,
@@ -119,7 +115,7 @@ row! {
         timezone: String,
         generation_id: Option<Uuid>,
         generation: Option<i32>,
-        state: Option<String>,
+        state: Option<Stored<AccountState>>,
         avatar_sha256: Option<String>,
     }
 }
@@ -147,7 +143,7 @@ row! {
 
 row! {
     struct LockedGeneration {
-        state: String,
+        state: Stored<AccountState>,
         slot_id: Uuid,
         persona_id: Uuid,
         workspace_id: Uuid,
@@ -168,19 +164,26 @@ struct DecisionRow {
 }
 
 row! {
-    struct AvatarRow {
-        avatar_sha256: String,
-        avatar_mime: String,
-        avatar_bytes: i64,
-        avatar_width: Option<i32>,
-        avatar_height: Option<i32>,
-        avatar_updated_at: jiff_diesel::Timestamp,
+    struct AvatarRow into StoredAvatar {
+        sha256: String,
+        mime_type: String,
+        bytes: i64,
+        width: Option<i32>,
+        height: Option<i32>,
+        updated_at: jiff_diesel::Timestamp,
+    }
+}
+
+row! {
+    struct SetAvatarRow {
+        #[diesel(embed)]
+        avatar: AvatarRow,
         changed: bool,
     }
 }
 
 row! {
-    struct RunRow {
+    struct RunRow into HeartbeatRecord {
         id: Uuid,
         run_id: String,
         recorded_at: jiff_diesel::Timestamp,
@@ -235,8 +238,9 @@ avatar_width = $5, avatar_height = $6, avatar_key = $7,
 avatar_updated_at = CASE WHEN old.avatar_sha256 IS DISTINCT FROM $2 OR g.avatar_updated_at IS NULL
 THEN now() ELSE g.avatar_updated_at END
 FROM old WHERE g.id = $1
-RETURNING g.avatar_sha256, g.avatar_mime, g.avatar_bytes, g.avatar_width, g.avatar_height,
-g.avatar_updated_at, (old.avatar_sha256 IS DISTINCT FROM $2) AS changed
+RETURNING g.avatar_sha256 AS sha256, g.avatar_mime AS mime_type, g.avatar_bytes AS bytes,
+g.avatar_width AS width, g.avatar_height AS height, g.avatar_updated_at AS updated_at,
+(old.avatar_sha256 IS DISTINCT FROM $2) AS changed
 "#;
 
 impl AccountsRepo for PgStore {
@@ -270,7 +274,7 @@ impl AccountsRepo for PgStore {
             Ok(Ok(ResolvedAccount {
                 slot_id: row.slot.slot_id,
                 platform: platform(&row.slot.platform)?,
-                state: state(row.state.as_deref())?,
+                state: row.state.map(|s| s.0),
                 code: row.slot.code,
                 timezone: row.timezone,
                 generation_id: row.generation_id,
@@ -376,8 +380,7 @@ impl AccountsRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            let current = AccountState::parse(&locked.state)
-                .ok_or_else(|| anyhow::anyhow!("stored state {}", locked.state))?;
+            let current = locked.state.0;
             let movement = apply_report(current, change.report);
             let StateMove::Changed {
                 from,
@@ -447,7 +450,7 @@ impl AccountsRepo for PgStore {
         storage_key: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         self.read(async move |conn| {
-            let row: AvatarRow = prepared(
+            let row: SetAvatarRow = prepared(
                 diesel::sql_query(SET_AVATAR)
                     .bind::<SqlUuid, _>(generation_id)
                     .bind::<Text, _>(&image.sha256)
@@ -459,17 +462,7 @@ impl AccountsRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            Ok((
-                StoredAvatar {
-                    sha256: row.avatar_sha256,
-                    mime_type: row.avatar_mime,
-                    bytes: row.avatar_bytes,
-                    width: row.avatar_width,
-                    height: row.avatar_height,
-                    updated_at: row.avatar_updated_at.to_jiff(),
-                },
-                row.changed,
-            ))
+            Ok((row.avatar.into(), row.changed))
         })
     }
 
@@ -489,11 +482,7 @@ impl AccountsRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            Ok(HeartbeatRecord {
-                id: row.id,
-                run_id: row.run_id,
-                recorded_at: row.recorded_at.to_jiff(),
-            })
+            Ok(row.into())
         })
     }
 
@@ -527,12 +516,8 @@ impl AccountsRepo for PgStore {
                 diesel::sql_query(DAY_COUNTS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(
-                        dates.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
-                    )
-                    .bind::<Array<Text>, _>(
-                        dates.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>(),
-                    )
+                    .bind::<Array<Text>, _>(column(dates, |(m, _)| m.as_str()))
+                    .bind::<Array<Text>, _>(column(dates, |(_, d)| d.to_string()))
                     .bind::<Array<Text>, _>(published)
                     .bind::<Array<Text>, _>(scheduled)
                     .bind::<Array<Text>, _>(planned),
@@ -540,17 +525,7 @@ impl AccountsRepo for PgStore {
             .load(conn)
             .await?;
             rows.into_iter()
-                .map(|r| {
-                    Ok((
-                        r.slot_id,
-                        r.day.parse()?,
-                        DayCount {
-                            published: r.published,
-                            scheduled: r.scheduled,
-                            planned: r.planned,
-                        },
-                    ))
-                })
+                .map(|r| Ok((r.slot_id, r.day.parse()?, r.count.into())))
                 .collect()
         })
     }
@@ -593,6 +568,13 @@ row! {
     struct DayCountRow {
         slot_id: Uuid,
         day: String,
+        #[diesel(embed)]
+        count: CountRow,
+    }
+}
+
+row! {
+    struct CountRow into DayCount {
         published: i64,
         scheduled: i64,
         planned: i64,
@@ -619,9 +601,9 @@ async fn agent_accounts(
             let view = AccountView {
                 slot_id: r.slot_id,
                 account_id: r.account_id,
-                platform: platform(&r.platform)?,
+                platform: r.platform.0,
                 market: market(&r.market)?,
-                state: state(r.state.as_deref())?,
+                state: r.state.map(|s| s.0),
                 code: r.code,
                 legacy_code: r.legacy_code,
                 timezone: r.timezone,
@@ -672,15 +654,17 @@ async fn open_ban_decision(
     let row = match open_decision_of(conn, change.generation_id).await? {
         Some(row) => row,
         None => {
-            let BanDecision { title, question } =
-                ban_decision(&locked.code, &locked.platform, locked.generation);
-            let detail = serde_json::json!({
-                "code": locked.code,
-                "platform": locked.platform,
-                "generation": locked.generation,
-                "reason": change.reason,
-                "occurred_at": fleetdesk_kernel::format_utc(change.occurred_at),
-            });
+            let BanDecision {
+                title,
+                question,
+                detail,
+            } = ban_decision(
+                &locked.code,
+                &locked.platform,
+                locked.generation,
+                change.reason.as_deref(),
+                change.occurred_at,
+            );
             // A pending decision for a person.
             diesel::insert_into(decisions::table)
                 .values((
@@ -711,6 +695,6 @@ statements!(
     EXISTING_SLOT => ExistingSlot,
     LOCK_GENERATION => LockedGeneration,
     RECORD_STATE_CHANGE,
-    SET_AVATAR => AvatarRow,
+    SET_AVATAR => SetAvatarRow,
     DAY_COUNTS => DayCountRow,
 );

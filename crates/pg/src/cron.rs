@@ -1,7 +1,8 @@
 //! The cron port over PostgreSQL: an agent's jobs upserted by job_id, and its runs by (job,
 //! run_id). Each request is one transaction of a fixed number of statements whatever its size.
 
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
+use crate::rows::Stored;
 use crate::schema::cron_jobs;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -107,7 +108,7 @@ row! {
         run_id: String,
         started_at: Option<Ts>,
         finished_at: Option<Ts>,
-        status: String,
+        status: Stored<RunStatus>,
         summary: Option<String>,
         log: Option<String>,
     }
@@ -152,28 +153,26 @@ async fn report_runs_tx(
     }
     let locked: Vec<RunRow> = prepared(
         diesel::sql_query(LOCK_RUNS)
-            .bind::<Array<SqlUuid>, _>(rest.iter().map(|k| k.0).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(rest.iter().map(|k| k.1.run_id.as_str()).collect::<Vec<_>>()),
+            .bind::<Array<SqlUuid>, _>(column(&rest, |k| k.0))
+            .bind::<Array<Text>, _>(column(&rest, |k| k.1.run_id.as_str())),
     )
     .load(conn)
     .await?;
     let stored = locked
         .into_iter()
         .map(|row| {
-            let status = RunStatus::parse(&row.status)
-                .ok_or_else(|| anyhow::anyhow!("unknown run status {}", row.status))?;
             let run = Run {
                 job_id: String::new(),
                 run_id: row.run_id,
-                started_at: row.started_at.map(|t| t.to_jiff()),
-                finished_at: row.finished_at.map(|t| t.to_jiff()),
-                status,
+                started_at: row.started_at.map(Into::into),
+                finished_at: row.finished_at.map(Into::into),
+                status: row.status.0,
                 summary: row.summary,
                 log: row.log,
             };
-            Ok((row.job, run))
+            (row.job, run)
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect();
     let (outcome, write) = plan.settle(rest, stored);
     if !write.is_empty() {
         prepared(runs_query(UPDATE_RUNS, &write))
@@ -189,22 +188,15 @@ fn runs_query(
     sql: &'static str,
     runs: &[(Uuid, Run)],
 ) -> diesel::query_builder::BoxedSqlQuery<'static, Pg, diesel::query_builder::SqlQuery> {
-    let ts = |t: Option<Timestamp>| t.map(Ts::from);
     diesel::sql_query(sql)
         .into_boxed()
-        .bind::<Array<SqlUuid>, _>(runs.iter().map(|w| w.0).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(runs.iter().map(|w| w.1.run_id.clone()).collect::<Vec<_>>())
-        .bind::<Array<Nullable<Timestamptz>>, _>(
-            runs.iter().map(|w| ts(w.1.started_at)).collect::<Vec<_>>(),
-        )
-        .bind::<Array<Nullable<Timestamptz>>, _>(
-            runs.iter().map(|w| ts(w.1.finished_at)).collect::<Vec<_>>(),
-        )
-        .bind::<Array<Text>, _>(runs.iter().map(|w| w.1.status.as_str()).collect::<Vec<_>>())
-        .bind::<Array<Nullable<Text>>, _>(
-            runs.iter().map(|w| w.1.summary.clone()).collect::<Vec<_>>(),
-        )
-        .bind::<Array<Nullable<Text>>, _>(runs.iter().map(|w| w.1.log.clone()).collect::<Vec<_>>())
+        .bind::<Array<SqlUuid>, _>(column(runs, |w| w.0))
+        .bind::<Array<Text>, _>(column(runs, |w| w.1.run_id.clone()))
+        .bind::<Array<Nullable<Timestamptz>>, _>(column(runs, |w| w.1.started_at.map(Ts::from)))
+        .bind::<Array<Nullable<Timestamptz>>, _>(column(runs, |w| w.1.finished_at.map(Ts::from)))
+        .bind::<Array<Text>, _>(column(runs, |w| w.1.status.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(column(runs, |w| w.1.summary.clone()))
+        .bind::<Array<Nullable<Text>>, _>(column(runs, |w| w.1.log.clone()))
 }
 
 impl CronRepo for PgStore {
@@ -217,21 +209,16 @@ impl CronRepo for PgStore {
             if jobs.is_empty() {
                 return Ok((0, 0, 0));
             }
-            let col = |f: fn(&Job) -> Option<&str>| jobs.iter().map(f).collect::<Vec<_>>();
             let c: Counts = diesel::sql_query(UPSERT_JOBS)
                 .bind::<SqlUuid, _>(agent.workspace_id)
                 .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<Text>, _>(jobs.iter().map(|j| j.job_id.as_str()).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(
-                    jobs.iter().map(|j| j.schedule.as_str()).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Text>, _>(
-                    jobs.iter().map(|j| j.timezone.as_str()).collect::<Vec<_>>(),
-                )
-                .bind::<Array<Nullable<Text>>, _>(col(|j| j.gateway.as_deref()))
-                .bind::<Array<Bool>, _>(jobs.iter().map(|j| j.enabled).collect::<Vec<_>>())
-                .bind::<Array<Nullable<Text>>, _>(col(|j| j.description.as_deref()))
+                .bind::<Array<Text>, _>(column(jobs, |j| j.job_id.as_str()))
+                .bind::<Array<Text>, _>(column(jobs, |j| j.name.as_str()))
+                .bind::<Array<Text>, _>(column(jobs, |j| j.schedule.as_str()))
+                .bind::<Array<Text>, _>(column(jobs, |j| j.timezone.as_str()))
+                .bind::<Array<Nullable<Text>>, _>(column(jobs, |j| j.gateway.as_deref()))
+                .bind::<Array<Bool>, _>(column(jobs, |j| j.enabled))
+                .bind::<Array<Nullable<Text>>, _>(column(jobs, |j| j.description.as_deref()))
                 .get_result(conn)
                 .await?;
             Ok((c.inserted, c.updated, c.unchanged))

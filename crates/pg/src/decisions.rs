@@ -18,7 +18,8 @@ use fleetdesk_decisions::effects::{
 };
 use fleetdesk_decisions::ports::*;
 use fleetdesk_decisions::rules::{
-    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, Whereabouts, notes, plan, plan_done,
+    Current, DecisionRefusal, DonePlan, Effect, ImageRef, Plan, Whereabouts, follow_up_kinds,
+    notes, plan, plan_done,
 };
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision, Opener};
 use fleetdesk_kernel::persona::FactStatus;
@@ -26,6 +27,7 @@ use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_personas::rules::DraftFact;
 use fleetdesk_tasks::TaskStatus;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -99,7 +101,7 @@ row! {
         post_id: Option<Uuid>,
         detail: Value,
         task_id: Option<Uuid>,
-        opened_by_type: String,
+        opened_by_type: Stored<Opener>,
         opened_by_agent: Option<String>,
         opened_by_person: Option<String>,
         notes: Value,
@@ -116,7 +118,6 @@ row! {
 #[diesel(table_name = persona_images, check_for_backend(Pg))]
 struct ImageRow {
     id: Uuid,
-    decision_id: Option<Uuid>,
     category: String,
     caption: Option<String>,
     character: Option<String>,
@@ -130,30 +131,32 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
         .filter(|r| r.kind.0 == DecisionKind::PersonaImages)
         .map(|r| r.id)
         .collect();
-    let images: Vec<ImageRow> = if image_decisions.is_empty() {
+    let images: Vec<(Option<Uuid>, ImageRow)> = if image_decisions.is_empty() {
         Vec::new()
     } else {
         persona_images::table
             .filter(persona_images::decision_id.eq_any(&image_decisions))
             .order((persona_images::created_at, persona_images::id))
-            .select(ImageRow::as_select())
+            .select((persona_images::decision_id, ImageRow::as_select()))
             .load(conn)
             .await?
     };
-    rows.into_iter()
+    let mut images_of: HashMap<Option<Uuid>, Vec<DecisionImage>> = HashMap::new();
+    for (decision, image) in images {
+        images_of.entry(decision).or_default().push(DecisionImage {
+            id: image.id,
+            category: image.category,
+            caption: image.caption,
+            character: image.character,
+            lock: image.lock,
+        });
+    }
+    Ok(rows
+        .into_iter()
         .map(|r| {
-            Ok(DecisionRecord {
-                images: images
-                    .iter()
-                    .filter(|i| i.decision_id == Some(r.id))
-                    .map(|i| DecisionImage {
-                        id: i.id,
-                        category: i.category.clone(),
-                        caption: i.caption.clone(),
-                        character: i.character.clone(),
-                        lock: i.lock.clone(),
-                    })
-                    .collect(),
+            let opener = r.opened_by_type.0;
+            DecisionRecord {
+                images: images_of.remove(&Some(r.id)).unwrap_or_default(),
                 id: r.id,
                 kind: r.kind.0,
                 status: r.status.0,
@@ -166,12 +169,10 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
                 post_id: r.post_id,
                 detail: r.detail,
                 task_id: r.task_id,
-                opened_by: {
-                    let opener = Opener::parse(&r.opened_by_type)
-                        .ok_or_else(|| anyhow::anyhow!("opener {:?}", r.opened_by_type))?;
-                    let name = opener.name(r.opened_by_agent, r.opened_by_person);
-                    (r.opened_by_type, name)
-                },
+                opened_by: (
+                    opener.as_str().to_owned(),
+                    opener.name(r.opened_by_agent, r.opened_by_person),
+                ),
                 notes: r.notes,
                 result: r.result,
                 evidence: r.evidence,
@@ -179,9 +180,9 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
                 updated_at: r.updated_at.into(),
                 decided_by: r.decided_by,
                 decided_at: r.decided_at.map(Into::into),
-            })
+            }
         })
-        .collect()
+        .collect())
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<DecisionRecord> {
@@ -270,7 +271,7 @@ async fn decide(
         Vec::new()
     };
     // The follow-up's card, locked: a person's move finishes it only from where it may.
-    let card: Option<(String, Option<Uuid>)> = match row.task_id {
+    let card: Option<(Stored<TaskStatus>, Option<Uuid>)> = match row.task_id {
         Some(task) => task_cards::table
             .filter(task_cards::id.eq(task))
             .for_update()
@@ -284,13 +285,8 @@ async fn decide(
         (DecisionScope::Agent(agent), Some((_, assignee))) => *assignee == Some(agent.agent_id),
         _ => false,
     };
-    let card = card
-        .map(|(s, _)| {
-            TaskStatus::parse(&s).ok_or_else(|| anyhow::anyhow!("stored card status {s}"))
-        })
-        .transpose()?;
     let current = Current {
-        card,
+        card: card.map(|(status, _)| status.0),
         relayed_by_assignee,
         relayed: matches!(scope, DecisionScope::Agent(_)),
         kind: k,
@@ -509,30 +505,26 @@ async fn effect_facts(conn: Tx<'_>, row: &Locked, effect: &Effect) -> anyhow::Re
     match effect {
         Effect::OpenGeneration => {
             if let Some(generation_id) = row.generation_id {
-                let live: Option<(Uuid, Uuid, i32, String)> = account_generations::table
-                    .filter(account_generations::id.eq(generation_id))
-                    .filter(account_generations::closed_at.is_null())
-                    .for_update()
-                    .select((
-                        account_generations::id,
-                        account_generations::slot_id,
-                        account_generations::generation,
-                        account_generations::state,
-                    ))
-                    .first(conn)
-                    .await
-                    .optional()?;
-                facts.generation = live
-                    .map(|(id, slot_id, generation, state)| {
-                        Ok::<_, anyhow::Error>(LiveGeneration {
-                            id,
-                            slot_id,
-                            generation,
-                            state: AccountState::parse(&state)
-                                .ok_or_else(|| anyhow::anyhow!("stored account state {state}"))?,
-                        })
-                    })
-                    .transpose()?;
+                let live: Option<(Uuid, Uuid, i32, Stored<AccountState>)> =
+                    account_generations::table
+                        .filter(account_generations::id.eq(generation_id))
+                        .filter(account_generations::closed_at.is_null())
+                        .for_update()
+                        .select((
+                            account_generations::id,
+                            account_generations::slot_id,
+                            account_generations::generation,
+                            account_generations::state,
+                        ))
+                        .first(conn)
+                        .await
+                        .optional()?;
+                facts.generation = live.map(|(id, slot_id, generation, state)| LiveGeneration {
+                    id,
+                    slot_id,
+                    generation,
+                    state: state.0,
+                });
             }
         }
         Effect::OpenFollowUp { .. }
@@ -673,11 +665,10 @@ async fn complete(
         .await?;
     if let Some(task) = row.task_id {
         // Only an open card moves: a failed or cancelled one stays as it ended.
-        let open: Vec<&str> = TaskStatus::OPEN.iter().map(|s| s.as_str()).collect();
         diesel::update(
             task_cards::table
                 .filter(task_cards::id.eq(task))
-                .filter(task_cards::status.eq_any(open)),
+                .filter(task_cards::status.eq_any(TaskStatus::open_texts())),
         )
         .set((
             task_cards::status.eq(TaskStatus::PendingConfirmation.as_str()),
@@ -709,18 +700,6 @@ row! {
         platform: Option<String>,
         instruction: Option<String>,
     }
-}
-
-/// The follow-up kinds, as stored.
-fn follow_up_kinds() -> Vec<&'static str> {
-    [
-        DecisionKind::ChangeAvatar,
-        DecisionKind::ChangeBio,
-        DecisionKind::DeletePost,
-    ]
-    .into_iter()
-    .map(DecisionKind::as_str)
-    .collect()
 }
 
 /// The values of a [`NewDecision`] the agent opens (a macro: the tuple's type is diesel's to
@@ -824,19 +803,18 @@ impl DecisionsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .map(|r| {
-                    Ok(FollowUp {
-                        id: r.id,
-                        task_id: r.task_id,
-                        kind: r.kind.0,
-                        title: r.title,
-                        persona: r.persona_id.zip(r.persona_name),
-                        account: r.code.zip(r.platform),
-                        instruction: r.instruction,
-                    })
+            Ok(rows
+                .into_iter()
+                .map(|r| FollowUp {
+                    id: r.id,
+                    task_id: r.task_id,
+                    kind: r.kind.0,
+                    title: r.title,
+                    persona: r.persona_id.zip(r.persona_name),
+                    account: r.code.zip(r.platform),
+                    instruction: r.instruction,
                 })
-                .collect()
+                .collect())
         })
     }
 }

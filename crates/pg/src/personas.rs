@@ -3,24 +3,22 @@
 //! transaction that locks the persona row first, so a proposal or an image resent at the same
 //! moment finds the first one, and the persona's images decision is opened once.
 
-use crate::accounts::platform;
 use crate::db::{PgStore, prepared};
 use crate::decisions::{open_decision, open_decision_once};
-use crate::rows::Stored;
+use crate::rows::{Json, Stored};
 use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
 use fleetdesk_personas::plan::{
     EarlierContradiction, EarlierFact, EarlierProposals, ImagesDecision, ProposalPlan, SameName,
     answer_same_name, contradiction_proposed, images_decision, new_persona_decision, plan_proposal,
 };
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
-use serde_json::Value;
 use uuid::Uuid;
 
 type Tx<'c> = &'c mut AsyncPgConnection;
@@ -39,7 +37,7 @@ WHERE s.id = $1 AND s.workspace_id = $2 AND pe.status <> $3
 "#;
 
 row! {
-    struct HeadRow {
+    struct HeadRow into PersonaHead {
         id: Uuid,
         name: String,
         project: String,
@@ -47,7 +45,7 @@ row! {
         background: Option<String>,
         bio: Option<String>,
         voice: Option<String>,
-        status: String,
+        status: Stored<PersonaStatus>,
         speech_rules: Vec<String>,
         forbidden: Vec<String>,
         slot_ids: Vec<Uuid>,
@@ -66,7 +64,7 @@ macro_rules! org_persona_sql {
                     w.id AS workspace_id, w.name AS workspace_name, ag.name AS agent, \
                     pe.created_at, \
                     COALESCE((SELECT jsonb_agg(jsonb_build_object('code', s.code, \
-                                'platform', s.platform, 'state', g.state) \
+                                'platform', s.platform, 'state', COALESCE(g.state, '')) \
                                 ORDER BY s.code, s.platform) \
                               FROM account_slots s \
                               LEFT JOIN LATERAL (SELECT state FROM account_generations \
@@ -104,22 +102,13 @@ row! {
         workspace_name: String,
         agent: Option<String>,
         created_at: Ts,
-        accounts: Value,
+        accounts: Json<Vec<PersonaAccount>>,
     }
 }
 
-/// A persona's account as the organization's list reads it from the row's JSON.
-#[derive(serde::Deserialize)]
-struct AccountJson {
-    code: String,
-    platform: String,
-    state: Option<String>,
-}
-
 impl OrgPersonaRow {
-    fn persona(self) -> anyhow::Result<(PersonaSummary, PersonaHead)> {
-        let accounts: Vec<AccountJson> = serde_json::from_value(self.accounts)?;
-        let head = self.head.head()?;
+    fn persona(self) -> (PersonaSummary, PersonaHead) {
+        let head: PersonaHead = self.head.into();
         let summary = PersonaSummary {
             id: head.id,
             name: head.name.clone(),
@@ -131,19 +120,10 @@ impl OrgPersonaRow {
             },
             project: head.project.clone(),
             agent: self.agent,
-            accounts: accounts
-                .into_iter()
-                .map(|a| {
-                    Ok(PersonaAccount {
-                        platform: platform(&a.platform)?,
-                        code: a.code,
-                        state: a.state.unwrap_or_default(),
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?,
+            accounts: self.accounts.0,
             created_at: self.created_at.into(),
         };
-        Ok((summary, head))
+        (summary, head)
     }
 }
 
@@ -158,10 +138,10 @@ LIMIT $3
 "#;
 
 row! {
-    struct PostRow {
+    struct PostRow into RecentPost {
         id: Uuid,
         code: String,
-        platform: String,
+        platform: Stored<Platform>,
         body: String,
         published_at: Option<Ts>,
         permalink: Option<String>,
@@ -177,7 +157,7 @@ WHERE p.id = $1 AND p.workspace_id = $2
 "#;
 
 row! {
-    struct PostOwnerRow {
+    struct PostOwnerRow into PostOwner {
         persona_id: Uuid,
         agent_id: Option<Uuid>,
     }
@@ -195,7 +175,7 @@ statements!(
 #[diesel(table_name = persona_facts)]
 struct FactRow {
     id: Uuid,
-    category: String,
+    category: Stored<FactCategory>,
     label: String,
     value: String,
     detail: Option<String>,
@@ -204,54 +184,26 @@ struct FactRow {
     created_at: Ts,
 }
 
-impl HeadRow {
-    fn head(self) -> anyhow::Result<PersonaHead> {
-        Ok(PersonaHead {
-            id: self.id,
-            status: PersonaStatus::parse(&self.status)
-                .ok_or_else(|| anyhow::anyhow!("stored persona status {}", self.status))?,
-            name: self.name,
-            project: self.project,
-            track: self.track,
-            background: self.background,
-            bio: self.bio,
-            voice: self.voice,
-            speech_rules: self.speech_rules,
-            forbidden: self.forbidden,
-            slot_ids: self.slot_ids,
-        })
-    }
-}
-
 impl FactRow {
-    fn fact(self) -> anyhow::Result<Fact> {
-        Ok(Fact {
+    fn fact(self) -> Fact {
+        Fact {
             id: self.id,
-            category: FactCategory::parse(&self.category)
-                .ok_or_else(|| anyhow::anyhow!("stored fact category {}", self.category))?,
+            category: self.category.0,
             status: self.status.0,
             label: self.label,
             value: self.value,
             detail: self.detail,
             post_id: self.post_id,
             created_at: self.created_at.into(),
-        })
+        }
     }
-}
-
-fn fact_status(s: &str) -> anyhow::Result<FactStatus> {
-    FactStatus::parse(s).ok_or_else(|| anyhow::anyhow!("stored fact status {s}"))
-}
-
-fn lock_of(s: &str) -> anyhow::Result<ImageLock> {
-    ImageLock::parse(s).ok_or_else(|| anyhow::anyhow!("stored image lock {s}"))
 }
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = persona_images)]
 struct ImageDbRow {
     id: Uuid,
-    category: String,
+    category: Stored<ImageCategory>,
     caption: Option<String>,
     mime_type: String,
     lock: Stored<ImageLock>,
@@ -260,17 +212,16 @@ struct ImageDbRow {
 }
 
 impl ImageDbRow {
-    fn image(self) -> anyhow::Result<ImageRow> {
-        Ok(ImageRow {
+    fn image(self) -> ImageRow {
+        ImageRow {
             id: self.id,
-            category: ImageCategory::parse(&self.category)
-                .ok_or_else(|| anyhow::anyhow!("stored image category {}", self.category))?,
+            category: self.category.0,
             caption: self.caption,
             mime_type: self.mime_type,
             lock: self.lock.0,
             character: self.character,
             created_at: self.created_at.into(),
-        })
+        }
     }
 }
 
@@ -381,7 +332,7 @@ async fn image_of_sha(
     persona_id: Uuid,
     sha256: &str,
 ) -> anyhow::Result<Option<AddedImage>> {
-    let existing: Option<(Uuid, String, Option<String>)> = persona_images::table
+    let existing: Option<(Uuid, Stored<ImageLock>, Option<String>)> = persona_images::table
         .filter(persona_images::persona_id.eq(persona_id))
         .filter(persona_images::sha256.eq(sha256))
         .select((
@@ -392,16 +343,12 @@ async fn image_of_sha(
         .get_result(conn)
         .await
         .optional()?;
-    existing
-        .map(|(id, lock, character)| {
-            Ok(AddedImage {
-                id,
-                created: false,
-                lock: lock_of(&lock)?,
-                character,
-            })
-        })
-        .transpose()
+    Ok(existing.map(|(id, lock, character)| AddedImage {
+        id,
+        created: false,
+        lock: lock.0,
+        character,
+    }))
 }
 
 async fn add_image_tx(
@@ -496,18 +443,14 @@ async fn propose_tx(
         .get_result(conn)
         .await
         .optional()?;
-        let owner = found.map(|r| PostOwner {
-            persona_id: r.persona_id,
-            agent_id: r.agent_id,
-        });
-        if let Err(e) = check_post(owner, persona_id, agent.agent_id) {
+        if let Err(e) = check_post(found.map(Into::into), persona_id, agent.agent_id) {
             return Ok(Err(e));
         }
     }
     let earlier = match p.kind {
         ProposalKind::Fact => {
             let category = p.category.unwrap_or(FactCategory::Other);
-            let rows: Vec<(Uuid, String, String, Option<Uuid>)> = persona_facts::table
+            let rows: Vec<(Uuid, String, Stored<FactStatus>, Option<Uuid>)> = persona_facts::table
                 .filter(persona_facts::persona_id.eq(persona_id))
                 .filter(persona_facts::category.eq(category.as_str()))
                 .filter(persona_facts::label.eq(&p.label))
@@ -522,15 +465,13 @@ async fn propose_tx(
                 .await?;
             EarlierProposals::Facts(
                 rows.into_iter()
-                    .map(|(id, value, status, decision_id)| {
-                        Ok(EarlierFact {
-                            id,
-                            value,
-                            status: fact_status(&status)?,
-                            decision_id,
-                        })
+                    .map(|(id, value, status, decision_id)| EarlierFact {
+                        id,
+                        value,
+                        status: status.0,
+                        decision_id,
                     })
-                    .collect::<anyhow::Result<_>>()?,
+                    .collect(),
             )
         }
         ProposalKind::Contradiction => {
@@ -601,7 +542,7 @@ impl PersonasRepo for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            row.map(HeadRow::head).transpose()
+            Ok(row.map(Into::into))
         })
     }
 
@@ -621,10 +562,7 @@ impl PersonasRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let items = rows
-                .into_iter()
-                .map(|r| r.persona().map(|(summary, _)| summary))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let items = rows.into_iter().map(|r| r.persona().0).collect();
             Ok(fleetdesk_kernel::Page::probed(items, query.limit, |p| {
                 (p.created_at, p.id)
             }))
@@ -645,7 +583,7 @@ impl PersonasRepo for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            row.map(OrgPersonaRow::persona).transpose()
+            Ok(row.map(OrgPersonaRow::persona))
         })
     }
 
@@ -657,7 +595,7 @@ impl PersonasRepo for PgStore {
                 .select(ImageDbRow::as_select())
                 .load(conn)
                 .await?;
-            rows.into_iter().map(ImageDbRow::image).collect()
+            Ok(rows.into_iter().map(ImageDbRow::image).collect())
         })
     }
 
@@ -668,7 +606,7 @@ impl PersonasRepo for PgStore {
                 .select(FactRow::as_select())
                 .load(conn)
                 .await?;
-            rows.into_iter().map(FactRow::fact).collect()
+            Ok(rows.into_iter().map(FactRow::fact).collect())
         })
     }
 
@@ -690,7 +628,7 @@ impl PersonasRepo for PgStore {
                 .select(ImageDbRow::as_select())
                 .load(conn)
                 .await?;
-            rows.into_iter().map(ImageDbRow::image).collect()
+            Ok(rows.into_iter().map(ImageDbRow::image).collect())
         })
     }
 
@@ -735,24 +673,14 @@ impl PersonasRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .map(|r| {
-                    Ok(RecentPost {
-                        id: r.id,
-                        platform: platform(&r.platform)?,
-                        code: r.code,
-                        body: r.body,
-                        published_at: r.published_at.map(Into::into),
-                        permalink: r.permalink,
-                    })
-                })
-                .collect()
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 
     fn image_file(&self, image_id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<ImageFile>>> {
         self.read(async move |conn| {
-            let row: Option<(String, String, String, String, String)> = persona_images::table
+            type Row = (String, String, String, String, Stored<ImageLock>);
+            let row: Option<Row> = persona_images::table
                 .find(image_id)
                 .select((
                     persona_images::storage_key,
@@ -764,16 +692,15 @@ impl PersonasRepo for PgStore {
                 .get_result(conn)
                 .await
                 .optional()?;
-            row.map(|(storage_key, mime_type, thumb_key, thumb_mime, lock)| {
-                Ok(ImageFile {
+            Ok(row.map(
+                |(storage_key, mime_type, thumb_key, thumb_mime, lock)| ImageFile {
                     storage_key,
                     mime_type,
                     thumb_key,
                     thumb_mime,
-                    lock: lock_of(&lock)?,
-                })
-            })
-            .transpose()
+                    lock: lock.0,
+                },
+            ))
         })
     }
 

@@ -101,7 +101,7 @@ WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($3::uuid IS NULL OR w.organ
 /// A post target: its account's persona (not retired, `$2`) and zone.
 const TARGET_POST: &str = r#"
 SELECT p.persona_id, pe.agent_id AS persona_agent, p.workspace_id, p.organization_id,
-       s.timezone
+       s.timezone AS zone
 FROM posts p
 JOIN account_slots s ON s.id = p.slot_id
 JOIN personas pe ON pe.id = p.persona_id
@@ -112,7 +112,7 @@ WHERE p.id = $1 AND pe.status <> $2
 /// persona's first).
 const TARGET_ISSUE: &str = r#"
 SELECT d.persona_id, pe.agent_id AS persona_agent, d.workspace_id, d.organization_id,
-       COALESCE(s.timezone, first.timezone) AS timezone
+       COALESCE(s.timezone, first.timezone) AS zone
 FROM decisions d
 LEFT JOIN personas pe ON pe.id = d.persona_id
 LEFT JOIN account_slots s ON s.id = d.slot_id
@@ -126,7 +126,8 @@ WHERE d.id = $1 AND (pe.id IS NULL OR pe.status <> $2)
 /// The open cards of the same kind on the same target, oldest first, locked: the one a
 /// request joins is [`joins`]'s choice.
 const SAME_OPEN: &str = r#"
-SELECT c.id, c.opened_by_agent, c.assignee_agent, c.opened_by_name, c.also_wanted_by
+SELECT c.id, c.opened_by_agent, c.assignee_agent AS assignee, c.opened_by_name,
+       c.also_wanted_by
 FROM task_cards c
 WHERE c.persona_id = $1 AND c.kind = $2 AND c.target_type = $3 AND c.target_id = $4
   AND c.status = ANY($5)
@@ -149,11 +150,11 @@ statements!(
 row! {
     struct RecordRow {
         id: Uuid,
-        kind: String,
+        kind: Stored<TaskKind>,
         title: String,
         detail: Option<String>,
         status: Stored<TaskStatus>,
-        target_type: String,
+        target_type: Stored<TargetType>,
         target_code: Option<String>,
         target_id: Option<Uuid>,
         persona_id: Option<Uuid>,
@@ -176,15 +177,14 @@ row! {
     }
 }
 
-fn record(r: RecordRow) -> anyhow::Result<TaskRecord> {
-    Ok(TaskRecord {
+fn record(r: RecordRow) -> TaskRecord {
+    TaskRecord {
         id: r.id,
-        kind: TaskKind::parse(&r.kind).ok_or_else(|| anyhow::anyhow!("card kind {}", r.kind))?,
+        kind: r.kind.0,
         title: r.title,
         detail: r.detail,
         status: r.status.0,
-        target_type: TargetType::parse(&r.target_type)
-            .ok_or_else(|| anyhow::anyhow!("card target {}", r.target_type))?,
+        target_type: r.target_type.0,
         target_code: r.target_code,
         target_id: r.target_id,
         persona: r.persona_id.zip(r.persona_name),
@@ -201,18 +201,14 @@ fn record(r: RecordRow) -> anyhow::Result<TaskRecord> {
         created_at: r.created_at.into(),
         updated_at: r.updated_at.into(),
         finished_at: r.finished_at.map(Into::into),
-    })
+    }
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<TaskRecord> {
     let row: RecordRow = prepared(diesel::sql_query(ONE).bind::<SqlUuid, _>(id))
         .get_result(conn)
         .await?;
-    record(row)
-}
-
-fn open_statuses() -> Vec<&'static str> {
-    TaskStatus::OPEN.iter().map(|s| s.as_str()).collect()
+    Ok(record(row))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,12 +226,12 @@ row! {
 }
 
 row! {
-    struct OwnerRow {
+    struct OwnerRow into OwnerFact {
         persona_id: Option<Uuid>,
         persona_agent: Option<Uuid>,
         workspace_id: Uuid,
         organization_id: Uuid,
-        timezone: Option<String>,
+        zone: Option<String>,
     }
 }
 
@@ -294,13 +290,7 @@ async fn target_facts(
             .get_result(conn)
             .await
             .optional()?;
-            Ok(TargetFacts::Owner(row.map(|r| OwnerFact {
-                organization_id: r.organization_id,
-                workspace_id: r.workspace_id,
-                persona_id: r.persona_id,
-                persona_agent: r.persona_agent,
-                zone: r.timezone,
-            })))
+            Ok(TargetFacts::Owner(row.map(Into::into)))
         }
     }
 }
@@ -313,30 +303,24 @@ async fn named_agent(
     who: &str,
 ) -> anyhow::Result<Option<AgentFact>> {
     let as_id = who.parse::<Uuid>().ok();
-    let found: Option<(Uuid, String)> = agents::table
+    let found: Option<(Uuid, Stored<AgentRole>)> = agents::table
         .filter(agents::workspace_id.eq(workspace))
         .filter(agents::name.eq(who).or(agents::id.nullable().eq(as_id)))
         .select((agents::id, agents::role))
         .first(conn)
         .await
         .optional()?;
-    found
-        .map(|(id, role)| {
-            let role = AgentRole::parse(&role)
-                .ok_or_else(|| anyhow::anyhow!("stored agent role {role}"))?;
-            Ok(AgentFact {
-                id,
-                works_cards: role.has(Scope::TasksWrite),
-            })
-        })
-        .transpose()
+    Ok(found.map(|(id, role)| AgentFact {
+        id,
+        works_cards: role.0.has(Scope::TasksWrite),
+    }))
 }
 
 row! {
-    struct SameRow {
+    struct SameRow into OpenCardFact {
         id: Uuid,
         opened_by_agent: Option<Uuid>,
-        assignee_agent: Option<Uuid>,
+        assignee: Option<Uuid>,
         opened_by_name: String,
         also_wanted_by: Vec<String>,
     }
@@ -375,20 +359,11 @@ async fn open(
             .bind::<Text, _>(card.kind.as_str())
             .bind::<Text, _>(card.target_type.as_str())
             .bind::<SqlUuid, _>(card.placed.target_id)
-            .bind::<Array<Text>, _>(open_statuses()),
+            .bind::<Array<Text>, _>(TaskStatus::open_texts()),
     )
     .load(conn)
     .await?;
-    let open: Vec<OpenCardFact> = open
-        .into_iter()
-        .map(|r| OpenCardFact {
-            id: r.id,
-            opened_by_agent: r.opened_by_agent,
-            assignee: r.assignee_agent,
-            opened_by_name: r.opened_by_name,
-            also_wanted_by: r.also_wanted_by,
-        })
-        .collect();
+    let open: Vec<OpenCardFact> = open.into_iter().map(Into::into).collect();
     if let Some(same) = joins(opener, card.assignee, &open) {
         if let Some(all) = also_wanted(&same.opened_by_name, &same.also_wanted_by, &req.requester) {
             diesel::update(task_cards::table.filter(task_cards::id.eq(same.id)))
@@ -686,10 +661,7 @@ impl TasksRepo for PgStore {
                     .await?
                 }
             };
-            let items = rows
-                .into_iter()
-                .map(record)
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let items = rows.into_iter().map(record).collect();
             Ok(Page::probed(items, query.limit, |c| (c.created_at, c.id)))
         })
     }
@@ -720,12 +692,12 @@ impl TasksRepo for PgStore {
                 diesel::sql_query(OPEN_CARDS)
                     .bind::<SqlUuid, _>(agent.workspace_id)
                     .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(open_statuses())
+                    .bind::<Array<Text>, _>(TaskStatus::open_texts())
                     .bind::<BigInt, _>(limit),
             )
             .load(conn)
             .await?;
-            rows.into_iter().map(record).collect()
+            Ok(rows.into_iter().map(record).collect())
         })
     }
 }

@@ -53,6 +53,11 @@ impl TaskStatus {
         TaskStatus::InProgress,
         TaskStatus::PendingConfirmation,
     ];
+
+    /// [`OPEN`](Self::OPEN) as stored, for SQL (`status = ANY($n)`).
+    pub fn open_texts() -> Vec<&'static str> {
+        TaskStatus::OPEN.map(TaskStatus::as_str).to_vec()
+    }
 }
 
 fleetdesk_kernel::text_enum! {
@@ -66,5 +71,18 @@ fleetdesk_kernel::text_enum! {
         Persona => "persona",
         Post => "post",
         Issue => "issue",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_open_statuses_are_stored_as_their_texts() {
+        assert_eq!(
+            TaskStatus::open_texts(),
+            ["pending_pickup", "in_progress", "pending_confirmation"]
+        );
     }
 }

@@ -14,13 +14,30 @@ pub const BAN_OPTIONS: [&str; 2] = ["open_new_generation", "keep_closed"];
 pub struct BanDecision {
     pub title: String,
     pub question: String,
+    /// The account, the generation and the report: `code`, `platform`, `generation`,
+    /// `reason` and `occurred_at` (UTC).
+    pub detail: serde_json::Value,
 }
 
-/// The decision a ban of `code` on `platform` (generation `generation`) opens.
-pub fn ban_decision(code: &str, platform: &str, generation: i32) -> BanDecision {
+/// The decision a ban of `code` on `platform` (generation `generation`) opens, reported with
+/// `reason` as of `occurred_at`.
+pub fn ban_decision(
+    code: &str,
+    platform: &str,
+    generation: i32,
+    reason: Option<&str>,
+    occurred_at: jiff::Timestamp,
+) -> BanDecision {
     BanDecision {
         title: format!("{code} on {platform} was banned (generation {generation})"),
         question: format!("Open a new generation of {code} on {platform}?"),
+        detail: serde_json::json!({
+            "code": code,
+            "platform": platform,
+            "generation": generation,
+            "reason": reason,
+            "occurred_at": fleetdesk_kernel::format_utc(occurred_at),
+        }),
     }
 }
 
@@ -37,13 +54,23 @@ mod tests {
 
     #[test]
     fn a_ban_decision_names_the_code_platform_and_generation() {
+        let at: jiff::Timestamp = "2026-03-02T08:30:00Z".parse().unwrap();
         assert_eq!(
-            ban_decision("TW-T001", "threads", 2),
+            ban_decision("TW-T001", "threads", 2, Some("flagged"), at),
             BanDecision {
                 title: "TW-T001 on threads was banned (generation 2)".into(),
                 question: "Open a new generation of TW-T001 on threads?".into(),
+                detail: serde_json::json!({
+                    "code": "TW-T001",
+                    "platform": "threads",
+                    "generation": 2,
+                    "reason": "flagged",
+                    "occurred_at": "2026-03-02T08:30:00Z",
+                }),
             }
         );
+        let unexplained = ban_decision("TW-T001", "threads", 2, None, at);
+        assert_eq!(unexplained.detail["reason"], serde_json::Value::Null);
         assert_eq!(BAN_OPTIONS, ["open_new_generation", "keep_closed"]);
     }
 

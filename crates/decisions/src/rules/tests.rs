@@ -473,3 +473,11 @@ fn the_service_dismisses_a_waiting_decision_with_its_note_at_one_time() {
     );
     assert_eq!(d.at, at);
 }
+
+#[test]
+fn the_follow_up_kinds_are_the_changes_an_agent_carries_out() {
+    assert_eq!(
+        follow_up_kinds(),
+        ["change_avatar", "change_bio", "delete_post"]
+    );
+}
