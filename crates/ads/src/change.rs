@@ -478,6 +478,12 @@ pub fn plan_step(f: &ChangeFacts, now: Timestamp) -> StepPlan {
     }
 }
 
+/// Whether a proposal's stored result records an attempt's start (the `started` of
+/// [`StepPlan::Execute`]).
+pub fn started(result: Option<&Value>) -> bool {
+    result.is_some_and(|r| r.get("started_at").is_some())
+}
+
 /// What the kind column of an ad the service made says.
 pub const BOOST_KIND: &str = "boost";
 
@@ -763,6 +769,12 @@ mod tests {
         };
         assert_eq!(account.id, "act_1");
         assert!(started["started_at"].is_string());
+        assert!(
+            super::started(Some(&started)),
+            "the start it records is read back"
+        );
+        assert!(!super::started(Some(&json!({"id": "1"}))));
+        assert!(!super::started(None));
         let Execution::Boost {
             countries,
             starts_at,

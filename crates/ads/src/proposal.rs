@@ -294,6 +294,18 @@ pub fn expired(created_at: Timestamp, now: Timestamp) -> bool {
     now >= created_at + PROPOSAL_VALIDITY
 }
 
+impl ProposalStatus {
+    /// The status a proposal created at `created_at` shows at `now`: a waiting one past its
+    /// 7 days shows expired before the hourly expiry marks it so.
+    pub fn shown(self, created_at: Timestamp, now: Timestamp) -> ProposalStatus {
+        if self == ProposalStatus::Waiting && expired(created_at, now) {
+            ProposalStatus::Expired
+        } else {
+            self
+        }
+    }
+}
+
 /// The note the service leaves on the decision of a proposal that expired.
 pub const EXPIRED_NOTE: &str = "expired: nobody handled the proposal within 7 days";
 
@@ -450,6 +462,26 @@ pub fn boost_period(approved_at: Timestamp, days: i64) -> (Timestamp, Timestamp)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waiting_proposal_past_its_seven_days_shows_expired() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let now = at("2026-11-29T10:00:00Z");
+        let old = at("2026-11-22T10:00:00Z");
+        assert_eq!(
+            ProposalStatus::Waiting.shown(old, now),
+            ProposalStatus::Expired
+        );
+        let recent = at("2026-11-22T10:00:01Z");
+        assert_eq!(
+            ProposalStatus::Waiting.shown(recent, now),
+            ProposalStatus::Waiting
+        );
+        assert_eq!(
+            ProposalStatus::Approved.shown(old, now),
+            ProposalStatus::Approved
+        );
+    }
 
     #[test]
     fn a_proposal_expires_after_seven_days_and_a_late_dismissal_says_so() {

@@ -90,6 +90,14 @@ impl ResearchKind {
         }
     }
 
+    /// The organization's price per item found of this kind, of its two prices.
+    pub fn price(self, product_brief: i64, topic_keyword: i64) -> i64 {
+        match self {
+            ResearchKind::ProductBrief => product_brief,
+            ResearchKind::TopicScout => topic_keyword,
+        }
+    }
+
     fn max_items(self) -> usize {
         match self {
             ResearchKind::ProductBrief => MAX_PRODUCTS,
@@ -381,6 +389,12 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_kind_has_its_own_price() {
+        assert_eq!(ResearchKind::ProductBrief.price(5, 2), 5);
+        assert_eq!(ResearchKind::TopicScout.price(5, 2), 2);
     }
 
     /// The field a 400 names.

@@ -4,6 +4,7 @@
 
 use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{account_slots, ad_picks, organizations};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
@@ -11,6 +12,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
 use fleetdesk_ads::ports::{Named, NewPick, PICKS_LISTED, PickPerson, PickRecord, PickRepo};
+use fleetdesk_ads::research::ItemOutcome;
 use fleetdesk_ads::{AdsMissing, AdsRefusal, AdsRejection};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
@@ -76,7 +78,7 @@ row! {
         organization_id: Uuid,
         workspace_id: Uuid,
         position: Option<i16>,
-        outcome: Option<String>,
+        outcome: Option<Stored<ItemOutcome>>,
         card: Option<Value>,
     }
 }
@@ -84,7 +86,7 @@ row! {
 row! {
     struct PickRow {
         number: i64,
-        status: String,
+        status: Stored<PickStatus>,
         organization_id: Uuid,
         code: String,
         platform: String,
@@ -106,11 +108,10 @@ row! {
 }
 
 impl PickRow {
-    fn record(self) -> anyhow::Result<PickRecord> {
-        Ok(PickRecord {
+    fn record(self) -> PickRecord {
+        PickRecord {
             number: PickNumber(self.number),
-            status: PickStatus::parse(&self.status)
-                .ok_or_else(|| anyhow::anyhow!("stored pick status {:?}", self.status))?,
+            status: self.status.0,
             organization_id: self.organization_id,
             code: self.code,
             platform: self.platform,
@@ -123,7 +124,7 @@ impl PickRow {
             research_id: self.research_id,
             item: self.item,
             post_id: self.post_id,
-            created_at: self.created_at.to_jiff(),
+            created_at: self.created_at.into(),
             created_by: Named {
                 id: self.created_by_id,
                 name: self.created_by_name,
@@ -134,7 +135,7 @@ impl PickRow {
                 .cancelled_by_id
                 .zip(self.cancelled_by_name)
                 .map(|(id, name)| Named { id, name }),
-        })
+        }
     }
 }
 
@@ -153,7 +154,7 @@ async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> anyhow::Result<PickRec
     let row: PickRow = prepared(diesel::sql_query(PICK_BY_ID).bind::<SqlUuid, _>(id))
         .get_result(conn)
         .await?;
-    row.record()
+    Ok(row.record())
 }
 
 async fn create_tx(
@@ -188,11 +189,7 @@ async fn create_tx(
             ),
         )));
     };
-    let outcome = source
-        .outcome
-        .as_deref()
-        .map(crate::ads::outcome)
-        .transpose()?;
+    let outcome = source.outcome.map(|o| o.0);
     let card = match check_pickable(&pick.item, outcome, source.card.is_some()) {
         Ok(()) => source.card.unwrap_or_default(),
         Err(refusal) => return Ok(Err(refusal)),
@@ -277,7 +274,7 @@ async fn cancel_tx(
     // The picks so numbered in reach (the person's organization, or every one when none),
     // locked.
     let in_reach = person.organization_id.into_sql::<Nullable<SqlUuid>>();
-    let rows: Vec<(Uuid, String)> = ad_picks::table
+    let rows: Vec<(Uuid, Stored<PickStatus>)> = ad_picks::table
         .filter(ad_picks::number.eq(number.0))
         .filter(
             in_reach
@@ -292,15 +289,13 @@ async fn cancel_tx(
         .await?;
     let (id, status) = match rows.as_slice() {
         [] => return Ok(Err(not_found(number))),
-        [(id, status)] => (*id, status),
+        [(id, status)] => (*id, status.0),
         _ => {
             return Ok(Err(AdsRefusal::Rejected(
                 AdsRejection::PickInSeveralOrganizations(number),
             )));
         }
     };
-    let status = PickStatus::parse(status)
-        .ok_or_else(|| anyhow::anyhow!("stored pick status {status:?}"))?;
     let changed = judge_cancel(status);
     if changed {
         diesel::update(ad_picks::table.find(id))
@@ -349,7 +344,7 @@ impl PickRepo for PgStore {
             .await
             .optional()?;
             match row {
-                Some(row) => Ok(Ok(row.record()?)),
+                Some(row) => Ok(Ok(row.record())),
                 None => Ok(Err(not_found(number))),
             }
         })
@@ -370,7 +365,7 @@ impl PickRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter().map(PickRow::record).collect()
+            Ok(rows.into_iter().map(PickRow::record).collect())
         })
     }
 }

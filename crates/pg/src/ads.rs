@@ -3,8 +3,9 @@
 //! provider's quota of the day, and the work queued in the same transaction. Requests are
 //! scoped to the caller's organization.
 
-use crate::db::{PgStore, prepared};
+use crate::db::{PgStore, column, prepared};
 use crate::jobs::{enqueue_in, finish_in, hold};
+use crate::rows::Stored;
 use crate::schema::{ad_research, ad_research_items, ad_research_quota};
 use diesel::prelude::*;
 use diesel::sql_types::{
@@ -180,7 +181,7 @@ row! {
         item: String,
         key: String,
         searched: String,
-        kind: String,
+        kind: Stored<ResearchKind>,
         organization_id: Uuid,
         price: i64,
     }
@@ -196,7 +197,7 @@ row! {
 
 row! {
     struct LockedRow {
-        status: String,
+        status: Stored<ResearchStatus>,
         expires_at: Ts,
         message_ref: Option<String>,
         suspended: bool,
@@ -210,9 +211,9 @@ row! {
         id: Uuid,
         workspace_id: Uuid,
         workspace: String,
-        kind: String,
+        kind: Stored<ResearchKind>,
         lane: Option<String>,
-        status: String,
+        status: Stored<ResearchStatus>,
         price: i64,
         credits_quoted: i64,
         created_at: Ts,
@@ -230,7 +231,7 @@ struct ItemRow {
     item: String,
     searched: String,
     cached_at_quote: bool,
-    outcome: Option<String>,
+    outcome: Option<Stored<ItemOutcome>>,
     card: Option<Value>,
 }
 
@@ -253,10 +254,9 @@ async fn quote_tx(
         Ok(items) => items,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let price = match request.kind {
-        ResearchKind::ProductBrief => settings.price_product_brief,
-        ResearchKind::TopicScout => settings.price_topic_keyword,
-    };
+    let price = request
+        .kind
+        .price(settings.price_product_brief, settings.price_topic_keyword);
     let keys: Vec<&str> = items.iter().map(|i| i.key.as_str()).collect();
     // The keys among these the organization found since the cache's start: the cache.
     let cached: HashSet<String> = ad_research_items::table
@@ -287,17 +287,14 @@ async fn quote_tx(
         ))
         .execute(conn)
         .await?;
-    let given: Vec<&str> = items.iter().map(|i| i.item.as_str()).collect();
-    let searched: Vec<&str> = items.iter().map(|i| i.searched.as_str()).collect();
-    let was_cached: Vec<bool> = quote.items.iter().map(|i| i.cached).collect();
     prepared(
         diesel::sql_query(INSERT_ITEMS)
             .bind::<SqlUuid, _>(id)
             .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<Array<Text>, _>(&given)
+            .bind::<Array<Text>, _>(column(&items, |i| i.item.as_str()))
             .bind::<Array<Text>, _>(&keys)
-            .bind::<Array<Text>, _>(&searched)
-            .bind::<Array<Bool>, _>(&was_cached),
+            .bind::<Array<Text>, _>(column(&items, |i| i.searched.as_str()))
+            .bind::<Array<Bool>, _>(column(&quote.items, |i| i.cached)),
     )
     .execute(conn)
     .await?;
@@ -336,9 +333,8 @@ async fn approve_tx(
         }
     };
     let state = ApprovalState {
-        status: ResearchStatus::parse(&locked.status)
-            .ok_or_else(|| anyhow::anyhow!("stored research status {:?}", locked.status))?,
-        expires_at: locked.expires_at.to_jiff(),
+        status: locked.status.0,
+        expires_at: locked.expires_at.into(),
         approved_ref: locked.message_ref,
         suspended: locked.suspended,
         charged_this_month: locked.charged,
@@ -415,31 +411,27 @@ async fn records(
             Ok(ResearchRecord {
                 id: row.id,
                 workspace: (row.workspace_id, row.workspace),
-                kind: ResearchKind::parse(&row.kind)
-                    .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", row.kind))?,
+                kind: row.kind.0,
                 lane: row.lane,
-                status: ResearchStatus::parse(&row.status)
-                    .ok_or_else(|| anyhow::anyhow!("stored research status {:?}", row.status))?,
+                status: row.status.0,
                 price: row.price,
                 credits_quoted: row.credits_quoted,
-                created_at: row.created_at.to_jiff(),
-                expires_at: row.expires_at.to_jiff(),
-                approved_at: row.approved_at.map(|t| t.to_jiff()),
+                created_at: row.created_at.into(),
+                expires_at: row.expires_at.into(),
+                approved_at: row.approved_at.map(Ts::to_jiff),
                 approved_by: row.approved_by,
-                finished_at: row.finished_at.map(|t| t.to_jiff()),
+                finished_at: row.finished_at.map(Ts::to_jiff),
                 items: items
                     .iter()
                     .filter(|i| i.research_id == row.id)
-                    .map(|i| {
-                        Ok(ItemState {
-                            item: i.item.clone(),
-                            searched: i.searched.clone(),
-                            cached_at_quote: i.cached_at_quote,
-                            outcome: i.outcome.as_deref().map(outcome).transpose()?,
-                            card: i.card.clone(),
-                        })
+                    .map(|i| ItemState {
+                        item: i.item.clone(),
+                        searched: i.searched.clone(),
+                        cached_at_quote: i.cached_at_quote,
+                        outcome: i.outcome.map(|o| o.0),
+                        card: i.card.clone(),
                     })
-                    .collect::<anyhow::Result<_>>()?,
+                    .collect(),
                 charges: charges
                     .iter()
                     .filter(|c| c.research_id == row.id)
@@ -460,11 +452,6 @@ fn research_of(job: &Job) -> anyhow::Result<Uuid> {
     job.key
         .parse()
         .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
-}
-
-/// A stored item outcome.
-pub(crate) fn outcome(s: &str) -> anyhow::Result<ItemOutcome> {
-    ItemOutcome::parse(s).ok_or_else(|| anyhow::anyhow!("stored item outcome {s}"))
 }
 
 /// Settles an item: its outcome, card or error, at `now`, unless it already is.
@@ -521,8 +508,7 @@ async fn next_step_tx(
         .await?;
         return Ok(finish_in(conn, job).await?.then_some(NextStep::Done));
     };
-    let kind = ResearchKind::parse(&next.kind)
-        .ok_or_else(|| anyhow::anyhow!("stored research kind {:?}", next.kind))?;
+    let kind = next.kind.0;
     // The organization's latest card of the key found since the cache's start: the cache.
     let cached: Option<Option<Value>> = ad_research_items::table
         .filter(ad_research_items::organization_id.eq(next.organization_id))

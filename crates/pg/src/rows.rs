@@ -179,6 +179,13 @@ impl<T> Field<T> for Json<T> {
     }
 }
 
+/// An amount of money read as its cents (`(amount * 100)::int8`).
+impl Field<fleetdesk_kernel::money::Cents> for i64 {
+    fn field(self) -> fleetdesk_kernel::money::Cents {
+        fleetdesk_kernel::money::Cents(self)
+    }
+}
+
 impl<A: Field<B>, B> Field<Option<B>> for Option<A> {
     fn field(self) -> Option<B> {
         self.map(Field::field)

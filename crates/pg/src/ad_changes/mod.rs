@@ -4,10 +4,12 @@
 //! expiring proposals, and executing an approved change under its job's lease. The rules are
 //! [`fleetdesk_ads::change`]'s: these modules load its facts and write its plans.
 
+use crate::rows::Stored;
+// The derive's code for an `#[diesel(embed)]` field names its trait unqualified.
+use diesel::prelude::*;
 use diesel_async::AsyncPgConnection;
 use fleetdesk_ads::change::SyncedAd;
 use fleetdesk_ads::proposal::{AdStatus, BudgetType, KnownAd};
-use fleetdesk_kernel::money::Cents;
 use uuid::Uuid;
 
 mod proposals;
@@ -27,14 +29,6 @@ pub(crate) fn row_checks() -> Vec<crate::rows::RowCheck> {
     [proposals::row_checks(), work::row_checks()].concat()
 }
 
-fn parsed<T>(what: &str, text: &str, parse: impl Fn(&str) -> Option<T>) -> anyhow::Result<T> {
-    parse(text).ok_or_else(|| anyhow::anyhow!("stored {what} {text:?}"))
-}
-
-fn budget_type(text: &str) -> anyhow::Result<BudgetType> {
-    parsed("budget type", text, BudgetType::parse)
-}
-
 row! {
     struct IdRow {
         id: Uuid,
@@ -42,27 +36,17 @@ row! {
 }
 
 row! {
-    struct KnownAdRow {
-        status: String,
-        budget_type: String,
+    struct KnownAdRow into KnownAd {
+        status: Stored<AdStatus>,
+        budget_type: Stored<BudgetType>,
         budget: i64,
-        currency: String,
     }
 }
 
-impl KnownAdRow {
-    fn known(&self) -> anyhow::Result<KnownAd> {
-        Ok(KnownAd {
-            status: parsed("ad status", &self.status, AdStatus::parse)?,
-            budget_type: budget_type(&self.budget_type)?,
-            budget: Cents(self.budget),
-        })
-    }
-
-    fn synced(self) -> anyhow::Result<SyncedAd> {
-        Ok(SyncedAd {
-            ad: self.known()?,
-            currency: self.currency,
-        })
+row! {
+    struct SyncedAdRow into SyncedAd {
+        #[diesel(embed)]
+        ad: KnownAdRow,
+        currency: String,
     }
 }

@@ -2,10 +2,11 @@
 //! the decision's transaction): each loads the facts [`fleetdesk_ads::change`] judges and
 //! writes its plan.
 
-use super::{KnownAdRow, Ts, Tx, budget_type, parsed};
+use super::{KnownAdRow, SyncedAdRow, Ts, Tx};
 use crate::db::{PgStore, prepared};
 use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
+use crate::rows::Stored;
 use crate::schema::{ad_accounts, ad_proposals, posts};
 use diesel::prelude::*;
 use diesel::sql_types::{
@@ -13,14 +14,14 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{
-    ApprovalRefusal, BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, TargetFacts,
-    check_enabled, plan_approval, plan_proposal, waiting_since,
+    ApprovalRefusal, BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, SyncedAd,
+    TargetFacts, check_enabled, plan_approval, plan_proposal, waiting_since,
 };
 use fleetdesk_ads::ports::{
     AdAccountView, AdView, AdsRepo, AdsView, CampaignView, CapView, NewProposal, ProposalRecord,
 };
 use fleetdesk_ads::proposal::{
-    AdStatus, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed, expired,
+    AdStatus, BudgetType, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed,
     month_start, ratios,
 };
 use fleetdesk_ads::{AdsMissing, AdsRefusal};
@@ -38,7 +39,7 @@ statements!(
     SERVICE_ADS => AdRow,
     PROPOSALS => ProposalRow,
     PROPOSAL_BY_ID => ProposalRow,
-    AD => KnownAdRow,
+    AD => SyncedAdRow,
     INSERT_PROPOSAL,
     LOCK_BY_DECISION => LockedRow,
     RUNNING_ADS => KnownAdRow,
@@ -127,8 +128,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ($11::int8 / 100.0)::numeric(14
 
 /// The proposal an `ad_change` decision opened, locked, with the workspace's cap.
 const LOCK_BY_DECISION: &str = r#"
-SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, (p.amount * 100)::int8 AS amount,
-       p.created_at, (w.monthly_ad_cap * 100)::int8 AS cap, w.ad_cap_currency
+SELECT p.workspace_id, (w.monthly_ad_cap * 100)::int8 AS cap, w.ad_cap_currency, p.id, p.kind,
+       p.status, p.ad_id, (p.amount * 100)::int8 AS amount, p.created_at
 FROM ad_proposals p JOIN workspaces w ON w.id = p.workspace_id
 WHERE p.decision_id = $1
 FOR UPDATE OF p
@@ -137,7 +138,7 @@ FOR UPDATE OF p
 /// The running ads of the workspace's accounts in the currency `$2`, one per ad set: a
 /// budget is its ad set's, counted once however many of its ads run.
 const RUNNING_ADS: &str = r#"
-SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, (a.budget * 100)::int8 AS budget, acc.currency
+SELECT DISTINCT ON (a.adset_id) a.status, a.budget_type, (a.budget * 100)::int8 AS budget
 FROM ads a JOIN ad_accounts acc ON acc.workspace_id = a.workspace_id AND acc.id = a.ad_account_id
 WHERE a.workspace_id = $1 AND a.status = $3 AND acc.currency = $2
 ORDER BY a.adset_id
@@ -184,13 +185,13 @@ row! {
 }
 
 row! {
-    struct AdRow {
+    struct AdRow into AdView {
         id: String,
         ad_account_id: String,
         campaign_id: String,
         kind: String,
-        status: String,
-        budget_type: String,
+        status: Stored<AdStatus>,
+        budget_type: Stored<BudgetType>,
         budget: i64,
         starts_at: Option<Ts>,
         ends_at: Option<Ts>,
@@ -200,14 +201,14 @@ row! {
 }
 
 row! {
-    struct ProposalRow {
+    struct ProposalRow into ProposalRecord {
         id: Uuid,
-        kind: String,
-        status: String,
+        kind: Stored<ProposalKind>,
+        status: Stored<ProposalStatus>,
         ad_id: Option<String>,
         post_id: Option<Uuid>,
         ad_account_id: Option<String>,
-        budget_type: Option<String>,
+        budget_type: Option<Stored<BudgetType>>,
         amount: Option<i64>,
         days: Option<i32>,
         countries: Vec<String>,
@@ -223,45 +224,33 @@ row! {
 
 row! {
     struct LockedRow {
-        id: Uuid,
         workspace_id: Uuid,
-        kind: String,
-        status: String,
+        cap: Option<i64>,
+        ad_cap_currency: Option<String>,
+        #[diesel(embed)]
+        proposal: LockedProposalRow,
+    }
+}
+
+row! {
+    struct LockedProposalRow into LockedProposal {
+        id: Uuid,
+        kind: Stored<ProposalKind>,
+        status: Stored<ProposalStatus>,
         ad_id: Option<String>,
         amount: Option<i64>,
         created_at: Ts,
-        cap: Option<i64>,
-        ad_cap_currency: Option<String>,
     }
 }
 
 impl ProposalRow {
-    /// The record as it stands at `now`: a waiting proposal past its 7 days shows expired.
-    fn record(self, now: Timestamp) -> anyhow::Result<ProposalRecord> {
-        let created_at = self.created_at.to_jiff();
-        let mut status = parsed("proposal status", &self.status, ProposalStatus::parse)?;
-        if status == ProposalStatus::Waiting && expired(created_at, now) {
-            status = ProposalStatus::Expired;
+    /// The record as it stands at `now` ([`ProposalStatus::shown`]).
+    fn record(self, now: Timestamp) -> ProposalRecord {
+        let record = ProposalRecord::from(self);
+        ProposalRecord {
+            status: record.status.shown(record.created_at, now),
+            ..record
         }
-        Ok(ProposalRecord {
-            id: self.id,
-            kind: parsed("proposal kind", &self.kind, ProposalKind::parse)?,
-            status,
-            ad_id: self.ad_id,
-            post_id: self.post_id,
-            ad_account_id: self.ad_account_id,
-            budget_type: self.budget_type.as_deref().map(budget_type).transpose()?,
-            amount: self.amount.map(Cents),
-            days: self.days,
-            countries: self.countries,
-            reason: self.reason,
-            decision_id: self.decision_id,
-            result: self.result,
-            created_at,
-            decided_by: self.decided_by,
-            decided_at: self.decided_at.map(Ts::to_jiff),
-            executed_at: self.executed_at.map(Ts::to_jiff),
-        })
     }
 }
 
@@ -371,49 +360,29 @@ async fn view_tx(
                 }
             })
             .collect(),
-        ads: ads
-            .into_iter()
-            .map(|a| {
-                Ok(AdView {
-                    status: parsed("ad status", &a.status, AdStatus::parse)?,
-                    budget_type: budget_type(&a.budget_type)?,
-                    id: a.id,
-                    ad_account_id: a.ad_account_id,
-                    campaign_id: a.campaign_id,
-                    kind: a.kind,
-                    budget: Cents(a.budget),
-                    starts_at: a.starts_at.map(Ts::to_jiff),
-                    ends_at: a.ends_at.map(Ts::to_jiff),
-                    post_id: a.post_id,
-                    story_id: a.story_id,
-                })
-            })
-            .collect::<anyhow::Result<_>>()?,
-        proposals: proposals
-            .into_iter()
-            .map(|p| p.record(now))
-            .collect::<anyhow::Result<_>>()?,
+        ads: ads.into_iter().map(Into::into).collect(),
+        proposals: proposals.into_iter().map(|p| p.record(now)).collect(),
     }))
 }
 
 /// A synced ad of the workspace, with its account's currency.
-async fn synced_ad(conn: Tx<'_>, ws: Uuid, ad_id: &str) -> anyhow::Result<Option<KnownAdRow>> {
-    Ok(prepared(
+async fn synced_ad(conn: Tx<'_>, ws: Uuid, ad_id: &str) -> anyhow::Result<Option<SyncedAd>> {
+    let row: Option<SyncedAdRow> = prepared(
         diesel::sql_query(AD)
             .bind::<SqlUuid, _>(ws)
             .bind::<Text, _>(ad_id),
     )
     .get_result(conn)
     .await
-    .optional()?)
+    .optional()?;
+    Ok(row.map(Into::into))
 }
 
 /// What the change names, as the workspace holds it.
 async fn target(conn: Tx<'_>, ws: Uuid, change: &Change) -> anyhow::Result<TargetFacts> {
     Ok(match change {
         Change::Pause { ad_id } | Change::Resume { ad_id } | Change::Budget { ad_id, .. } => {
-            let ad = synced_ad(conn, ws, ad_id).await?;
-            TargetFacts::Ad(ad.map(KnownAdRow::synced).transpose()?)
+            TargetFacts::Ad(synced_ad(conn, ws, ad_id).await?)
         }
         Change::Boost {
             post_id,
@@ -507,7 +476,7 @@ async fn propose_tx(
     let row: ProposalRow = prepared(diesel::sql_query(PROPOSAL_BY_ID).bind::<SqlUuid, _>(plan.id))
         .get_result(conn)
         .await?;
-    Ok(Ok(row.record(p.now)?))
+    Ok(Ok(row.record(p.now)))
 }
 
 impl AdsRepo for PgStore {
@@ -546,20 +515,10 @@ pub(crate) async fn approve_change(
         prepared(diesel::sql_query(LOCK_BY_DECISION).bind::<SqlUuid, _>(decision_id))
             .get_result(conn)
             .await?;
-    let p = LockedProposal {
-        id: row.id,
-        kind: parsed("proposal kind", &row.kind, ProposalKind::parse)?,
-        status: parsed("proposal status", &row.status, ProposalStatus::parse)?,
-        ad_id: row.ad_id,
-        amount: row.amount.map(Cents),
-        created_at: row.created_at.to_jiff(),
-    };
+    let p = LockedProposal::from(row.proposal);
     let (mut ad, mut cap) = (None, None);
     if let Some(ad_id) = p.ad_to_check() {
-        ad = synced_ad(conn, row.workspace_id, ad_id)
-            .await?
-            .map(KnownAdRow::synced)
-            .transpose()?;
+        ad = synced_ad(conn, row.workspace_id, ad_id).await?;
         if let (Some(limit), Some(currency), Some(_)) = (row.cap, row.ad_cap_currency, &ad) {
             let running: Vec<KnownAdRow> = prepared(
                 diesel::sql_query(RUNNING_ADS)
@@ -572,10 +531,7 @@ pub(crate) async fn approve_change(
             cap = Some(CapFacts {
                 limit: Cents(limit),
                 spent: spent(conn, row.workspace_id, month_start(now), &currency).await?,
-                running: running
-                    .iter()
-                    .map(KnownAdRow::known)
-                    .collect::<anyhow::Result<_>>()?,
+                running: running.into_iter().map(Into::into).collect(),
                 currency,
             });
         }

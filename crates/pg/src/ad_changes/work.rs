@@ -1,19 +1,21 @@
 //! The ad work's writes: a sync stored, proposals expired or failed when the queue gave up,
 //! and an approved change executed under its job's lease ([`plan_step`], [`made_boost`]).
 
-use super::{IdRow, Ts, Tx, budget_type, parsed};
-use crate::db::{PgStore, prepared};
+use super::{IdRow, Ts, Tx};
+use crate::db::{PgStore, column, prepared};
 use crate::jobs::{finish_in, hold};
+use crate::rows::Stored;
 use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, ads, decisions};
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Date, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
-use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step};
+use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step, started};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
 use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep};
 use fleetdesk_ads::proposal::{
-    EXPIRED_NOTE, GIVEN_UP as GIVEN_UP_MOVE, ProposalKind, ProposalStatus, expiry, given_up_result,
+    BudgetType, EXPIRED_NOTE, GIVEN_UP as GIVEN_UP_MOVE, ProposalKind, ProposalStatus, expiry,
+    given_up_result,
 };
 use fleetdesk_decisions::rules::dismissed_by_service;
 use fleetdesk_kernel::BoxFuture;
@@ -162,12 +164,12 @@ row! {
     struct ChangeRow {
         id: Uuid,
         workspace_id: Uuid,
-        kind: String,
-        status: String,
+        kind: Stored<ProposalKind>,
+        status: Stored<ProposalStatus>,
         ad_id: Option<String>,
         post_id: Option<Uuid>,
         amount: Option<i64>,
-        proposed_budget_type: Option<String>,
+        proposed_budget_type: Option<Stored<BudgetType>>,
         days: Option<i32>,
         countries: Vec<String>,
         result: Option<Value>,
@@ -178,7 +180,7 @@ row! {
         instagram_user_id: Option<String>,
         adset_id: Option<String>,
         campaign_id: Option<String>,
-        ad_budget_type: Option<String>,
+        ad_budget_type: Option<Stored<BudgetType>>,
         platform: Option<String>,
         platform_post_id: Option<String>,
         /// The boosted post's market: the countries of a boost that names none.
@@ -247,16 +249,12 @@ async fn fail_given_up(conn: Tx<'_>, now: Timestamp) -> anyhow::Result<u64> {
     if rows.is_empty() {
         return Ok(0);
     }
-    let results: Vec<Value> = rows
-        .iter()
-        .map(|r| given_up_result(r.last_error.as_deref()))
-        .collect();
     prepared(
         diesel::sql_query(FAIL_GIVEN_UP)
             .bind::<Text, _>(GIVEN_UP_MOVE.1.as_str())
-            .bind::<Array<SqlUuid>, _>(rows.iter().map(|r| r.id).collect::<Vec<_>>())
-            .bind::<Array<Timestamptz>, _>(rows.iter().map(|r| r.at).collect::<Vec<_>>())
-            .bind::<Array<Jsonb>, _>(&results),
+            .bind::<Array<SqlUuid>, _>(column(&rows, |r| r.id))
+            .bind::<Array<Timestamptz>, _>(column(&rows, |r| r.at))
+            .bind::<Array<Jsonb>, _>(column(&rows, |r| given_up_result(r.last_error.as_deref()))),
     )
     .execute(conn)
     .await?;
@@ -302,9 +300,9 @@ async fn store_sync_tx(
         diesel::sql_query(UPSERT_CAMPAIGNS)
             .bind::<SqlUuid, _>(ws)
             .bind::<Text, _>(account)
-            .bind::<Array<Text>, _>(c.iter().map(|c| c.id.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(c.iter().map(|c| c.status.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(column(c, |c| c.id.as_str()))
+            .bind::<Array<Text>, _>(column(c, |c| c.name.as_str()))
+            .bind::<Array<Text>, _>(column(c, |c| c.status.as_str()))
             .bind::<Timestamptz, _>(at),
     )
     .execute(conn)
@@ -337,42 +335,31 @@ async fn store_sync_tx(
     prepared(
         diesel::sql_query(INSERT_DAYS)
             .bind::<SqlUuid, _>(ws)
-            .bind::<Array<Text>, _>(days.iter().map(|(c, _)| *c).collect::<Vec<_>>())
-            .bind::<Array<Date>, _>(
-                days.iter()
-                    .map(|(_, d)| jiff_diesel::Date::from(d.day))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.spend.0).collect::<Vec<_>>())
-            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.impressions).collect::<Vec<_>>())
-            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.reach).collect::<Vec<_>>())
-            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.clicks).collect::<Vec<_>>())
-            .bind::<Array<BigInt>, _>(days.iter().map(|(_, d)| d.results).collect::<Vec<_>>()),
+            .bind::<Array<Text>, _>(column(&days, |(c, _)| *c))
+            .bind::<Array<Date>, _>(column(&days, |(_, d)| jiff_diesel::Date::from(d.day)))
+            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.spend.0))
+            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.impressions))
+            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.reach))
+            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.clicks))
+            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.results)),
     )
     .execute(conn)
     .await?;
     let a = &snapshot.ads;
-    let ts = |t: Option<Timestamp>| t.map(Ts::from);
     prepared(
         diesel::sql_query(UPSERT_ADS)
             .bind::<SqlUuid, _>(ws)
             .bind::<Text, _>(account)
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.campaign_id.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.adset_id.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.name.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.status.as_str()).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(a.iter().map(|a| a.budget_type.as_str()).collect::<Vec<_>>())
-            .bind::<Array<BigInt>, _>(a.iter().map(|a| a.budget.0).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                a.iter().map(|a| ts(a.starts_at)).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Timestamptz>>, _>(
-                a.iter().map(|a| ts(a.ends_at)).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Text>>, _>(
-                a.iter().map(|a| a.story_id.as_deref()).collect::<Vec<_>>(),
-            )
+            .bind::<Array<Text>, _>(column(a, |a| a.id.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.campaign_id.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.adset_id.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.name.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.status.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.budget_type.as_str()))
+            .bind::<Array<BigInt>, _>(column(a, |a| a.budget.0))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(a, |a| a.starts_at.map(Ts::from)))
+            .bind::<Array<Nullable<Timestamptz>>, _>(column(a, |a| a.ends_at.map(Ts::from)))
+            .bind::<Array<Nullable<Text>>, _>(column(a, |a| a.story_id.as_deref()))
             .bind::<Timestamptz, _>(at),
     )
     .execute(conn)
@@ -384,7 +371,7 @@ async fn store_sync_tx(
             .filter(ads::workspace_id.eq(ws))
             .filter(ads::ad_account_id.eq(account))
             // One array bind (`<> ALL($n)`), whatever the number of ads seen.
-            .filter(ads::id.ne_all(a.iter().map(|a| a.id.as_str()).collect::<Vec<_>>()))
+            .filter(ads::id.ne_all(column(a, |a| a.id.as_str())))
             .filter(dsl::not(ads::by_fleetdesk)),
     )
     .execute(conn)
@@ -393,8 +380,7 @@ async fn store_sync_tx(
 }
 
 impl ChangeRow {
-    fn facts(self) -> anyhow::Result<ChangeFacts> {
-        let budget = |t: Option<String>| t.as_deref().map(budget_type).transpose();
+    fn facts(self) -> ChangeFacts {
         let account = match (&self.account_id, self.currency, self.token_env) {
             (Some(id), Some(currency), Some(token_env)) => Some(AdAccountRef {
                 id: id.clone(),
@@ -403,35 +389,28 @@ impl ChangeRow {
             }),
             _ => None,
         };
-        Ok(ChangeFacts {
+        ChangeFacts {
             id: self.id,
-            kind: Some(parsed("proposal kind", &self.kind, ProposalKind::parse)?),
-            status: Some(parsed(
-                "proposal status",
-                &self.status,
-                ProposalStatus::parse,
-            )?),
+            kind: Some(self.kind.0),
+            status: Some(self.status.0),
             ad_id: self.ad_id,
             post_id: self.post_id,
             amount: self.amount.map(Cents),
-            proposed_budget_type: budget(self.proposed_budget_type)?,
+            proposed_budget_type: self.proposed_budget_type.map(|b| b.0),
             days: self.days,
             countries: self.countries,
-            started: self
-                .result
-                .as_ref()
-                .is_some_and(|r| r.get("started_at").is_some()),
+            started: started(self.result.as_ref()),
             decided_at: self.decided_at.map(Ts::to_jiff),
             ad_account_id: self.account_id,
             account,
             instagram_user_id: self.instagram_user_id,
             adset_id: self.adset_id,
             campaign_id: self.campaign_id,
-            ad_budget_type: budget(self.ad_budget_type)?,
+            ad_budget_type: self.ad_budget_type.map(|b| b.0),
             platform: self.platform,
             platform_post_id: self.platform_post_id,
             market: self.market,
-        })
+        }
     }
 }
 
@@ -441,7 +420,7 @@ async fn change_facts(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Option<(Uuid, Ch
         .get_result(conn)
         .await
         .optional()?;
-    row.map(|r| Ok((r.workspace_id, r.facts()?))).transpose()
+    Ok(row.map(|r| (r.workspace_id, r.facts())))
 }
 
 /// The proposal settles with its result.
