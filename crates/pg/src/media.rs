@@ -2,6 +2,7 @@
 
 use crate::accounts::{SlotCodes, pick_slot};
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{media, projects, uploads};
 use diesel::dsl::{IntervalDsl, now};
 use diesel::pg::Pg;
@@ -66,8 +67,8 @@ struct UploadRow {
     character: Option<String>,
     caption: Option<String>,
     tags: Vec<String>,
-    mode: String,
-    mime_type: Option<String>,
+    mode: Stored<UploadMode>,
+    mime_type: Option<Stored<MediaType>>,
     declared_bytes: Option<i64>,
     chunks: Option<i32>,
     token_hash: Vec<u8>,
@@ -75,33 +76,24 @@ struct UploadRow {
     next_chunk: i32,
     received_bytes: i64,
     hash_state: Option<Vec<u8>>,
-    detected_mime: Option<String>,
+    detected_mime: Option<Stored<MediaType>>,
     poster_key: Option<String>,
-    poster_mime: Option<String>,
+    poster_mime: Option<Stored<MediaType>>,
     media_id: Option<Uuid>,
 }
 
-fn media_type(s: &str) -> anyhow::Result<MediaType> {
-    MediaType::from_mime(s).ok_or_else(|| anyhow::anyhow!("stored media type {s}"))
+/// A poster or thumbnail is there when both its key and its type are stored.
+fn file_ref(key: Option<String>, mime: Option<Stored<MediaType>>) -> Option<(String, MediaType)> {
+    key.zip(mime).map(|(key, mime)| (key, mime.0))
 }
 
-fn opt_media_type(s: Option<&str>) -> anyhow::Result<Option<MediaType>> {
-    s.map(media_type).transpose()
-}
-
-impl TryFrom<UploadRow> for UploadState {
-    type Error = anyhow::Error;
-
-    fn try_from(r: UploadRow) -> anyhow::Result<UploadState> {
-        Ok(UploadState {
-            mode: UploadMode::parse(&r.mode)
-                .ok_or_else(|| anyhow::anyhow!("stored upload mode {}", r.mode))?,
-            mime_type: opt_media_type(r.mime_type.as_deref())?,
-            detected_mime: opt_media_type(r.detected_mime.as_deref())?,
-            poster: match (r.poster_key, r.poster_mime.as_deref()) {
-                (Some(k), Some(m)) => Some((k, media_type(m)?)),
-                _ => None,
-            },
+impl From<UploadRow> for UploadState {
+    fn from(r: UploadRow) -> UploadState {
+        UploadState {
+            mode: r.mode.0,
+            mime_type: r.mime_type.map(|m| m.0),
+            detected_mime: r.detected_mime.map(|m| m.0),
+            poster: file_ref(r.poster_key, r.poster_mime),
             id: r.id,
             workspace_id: r.workspace_id,
             project_id: r.project_id,
@@ -118,7 +110,7 @@ impl TryFrom<UploadRow> for UploadState {
             received_bytes: r.received_bytes,
             hash_state: r.hash_state,
             media_id: r.media_id,
-        })
+        }
     }
 }
 
@@ -182,14 +174,14 @@ LIMIT $8
 "#;
 
 row! {
-    struct ItemRow {
+    struct ItemRow into MediaItem {
         id: Uuid,
-        kind: String,
+        kind: Stored<MediaKind>,
         caption: Option<String>,
         tags: Vec<String>,
         project: Option<String>,
         character: Option<String>,
-        mime_type: String,
+        mime_type: Stored<MediaType>,
         bytes: i64,
         width: Option<i32>,
         height: Option<i32>,
@@ -203,15 +195,15 @@ row! {
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = media, check_for_backend(Pg))]
 struct FileRow {
-    mime_type: String,
+    mime_type: Stored<MediaType>,
     storage_key: String,
     parts: i32,
     part_bytes: i64,
     bytes: i64,
     poster_key: Option<String>,
-    poster_mime: Option<String>,
+    poster_mime: Option<Stored<MediaType>>,
     thumb_key: Option<String>,
-    thumb_mime: Option<String>,
+    thumb_mime: Option<Stored<MediaType>>,
 }
 
 /// `%q%` for ILIKE, with the pattern characters of `q` taken literally.
@@ -305,7 +297,7 @@ impl MediaRepo for PgStore {
                 .get_result(conn)
                 .await
                 .optional()?;
-            row.map(UploadState::try_from).transpose()
+            Ok(row.map(UploadState::from))
         })
     }
 
@@ -545,28 +537,7 @@ impl MediaRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .map(|r| {
-                    Ok(MediaItem {
-                        id: r.id,
-                        kind: MediaKind::parse(&r.kind)
-                            .ok_or_else(|| anyhow::anyhow!("stored kind {}", r.kind))?,
-                        mime_type: media_type(&r.mime_type)?,
-                        caption: r.caption,
-                        tags: r.tags,
-                        project: r.project,
-                        character: r.character,
-                        bytes: r.bytes,
-                        width: r.width,
-                        height: r.height,
-                        duration_ms: r.duration_ms,
-                        used_count: r.used_count,
-                        created_at: r.created_at.into(),
-                        has_poster: r.has_poster,
-                    })
-                })
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map(Ok)
+            Ok(Ok(rows.into_iter().map(Into::into).collect()))
         })
     }
 
@@ -613,29 +584,18 @@ impl MediaRepo for PgStore {
                 .get_result(conn)
                 .await
                 .optional()?;
-            row.map(|r| {
-                Ok(StoredFile {
-                    mime_type: media_type(&r.mime_type)?,
-                    layout: Layout {
-                        key: r.storage_key,
-                        parts: r.parts,
-                        part_bytes: r.part_bytes,
-                        bytes: r.bytes,
-                    },
-                    poster: match (r.poster_key, r.poster_mime.as_deref()) {
-                        (Some(k), Some(m)) => Some((k, media_type(m)?)),
-                        _ => None,
-                    },
-                    thumb: match (r.thumb_key, r.thumb_mime.as_deref()) {
-                        (Some(key), Some(m)) => Some(ThumbRef {
-                            key,
-                            mime_type: media_type(m)?,
-                        }),
-                        _ => None,
-                    },
-                })
-            })
-            .transpose()
+            Ok(row.map(|r| StoredFile {
+                mime_type: r.mime_type.0,
+                layout: Layout {
+                    key: r.storage_key,
+                    parts: r.parts,
+                    part_bytes: r.part_bytes,
+                    bytes: r.bytes,
+                },
+                poster: file_ref(r.poster_key, r.poster_mime),
+                thumb: file_ref(r.thumb_key, r.thumb_mime)
+                    .map(|(key, mime_type)| ThumbRef { key, mime_type }),
+            }))
         })
     }
 }
