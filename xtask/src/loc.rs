@@ -356,7 +356,7 @@ pub fn report(root: &Path) -> anyhow::Result<()> {
     let (mut sql_query, mut row_structs) = (0, 0);
     for file in &files {
         let source = std::fs::read_to_string(root.join(&file.path))?;
-        sql_query += source.matches("sql_query(").count();
+        sql_query += source.matches("sql_query(").count() + source.matches("sql!(").count();
         // Every row type of raw SQL is declared with `row! { .. }` (crates/pg/src/rows.rs).
         row_structs += source
             .lines()
@@ -364,7 +364,7 @@ pub fn report(root: &Path) -> anyhow::Result<()> {
             .count();
     }
     println!(
-        "raw SQL: {sql_query} sql_query calls, {row_structs} row types declared with row! (whole files, tests included)"
+        "raw SQL: {sql_query} sql_query and sql! calls, {row_structs} row types declared with row! (whole files, tests included)"
     );
     Ok(())
 }

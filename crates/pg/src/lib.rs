@@ -23,6 +23,17 @@ macro_rules! statements {
     };
 }
 
+/// A constant SQL statement ([`db::prepared`]) with its arguments bound in order, each as the
+/// SQL type its Rust type is stored as ([`rows::SqlOf`]): `sql!(LIST, workspace, limit + 1)`.
+/// An integer literal is typed (`1_i64`), as its SQL type follows from it.
+macro_rules! sql {
+    ($statement:expr $(, $arg:expr)* $(,)?) => {{
+        let query = diesel::sql_query($statement).into_boxed::<diesel::pg::Pg>();
+        $(let query = $crate::rows::bind(query, $arg);)*
+        $crate::db::prepared(query)
+    }};
+}
+
 #[macro_use]
 mod rows;
 

@@ -7,6 +7,9 @@
 
 use diesel::deserialize::{self, FromSql, Queryable};
 use diesel::pg::{Pg, PgValue};
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::serialize::ToSql;
+use diesel::sql_types::HasSqlType;
 use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Float, Integer, Jsonb, Nullable, SmallInt, Text, Timestamptz,
 };
@@ -133,10 +136,24 @@ macro_rules! row {
     };
 }
 
-/// The SQL type a row field of this Rust type is read as: each Rust type a row holds is
-/// stored one way, so a [`row!`] field names its type once.
+/// The SQL type a row field of this Rust type is read as, and a value of it is bound as: each
+/// Rust type is stored one way, so a [`row!`] field and a [`sql!`] argument name no SQL type.
 pub(crate) trait SqlOf {
-    type Sql;
+    type Sql: Send + 'static;
+}
+
+/// A statement [`sql!`] binds its arguments to. Boxed, so that each bind keeps its type (diesel
+/// names the unboxed one only inside itself); a constant one is still kept prepared
+/// ([`crate::db::prepared`]).
+pub(crate) type Statement<'f> = BoxedSqlQuery<'f, Pg, SqlQuery>;
+
+/// `query` with `value` bound as its next parameter, as the SQL type its Rust type is stored as.
+pub(crate) fn bind<'f, V>(query: Statement<'f>, value: V) -> Statement<'f>
+where
+    V: SqlOf + ToSql<V::Sql, Pg> + Send + 'f,
+    Pg: HasSqlType<V::Sql>,
+{
+    query.bind::<V::Sql, V>(value)
 }
 
 /// `Rust => SQL` pairs of [`SqlOf`]; each Rust type is also its own domain [`Field`].
@@ -203,9 +220,38 @@ sql_of! {
     jiff_diesel::Timestamp => Timestamptz,
     serde_json::Value => Jsonb,
     Vec<u8> => Bytea,
-    Vec<String> => Array<Text>,
-    Vec<i64> => Array<BigInt>,
-    Vec<uuid::Uuid> => Array<diesel::sql_types::Uuid>,
+}
+
+/// Values that are bound, never read into a row: a borrowed value is bound as its owner, a list
+/// as an array of its items' type.
+impl SqlOf for str {
+    type Sql = Text;
+}
+
+impl SqlOf for [u8] {
+    type Sql = Bytea;
+}
+
+impl<T: SqlOf + ?Sized> SqlOf for &T {
+    type Sql = T::Sql;
+}
+
+impl<T: SqlOf> SqlOf for [T] {
+    type Sql = Array<T::Sql>;
+}
+
+impl<T: SqlOf, const N: usize> SqlOf for [T; N] {
+    type Sql = Array<T::Sql>;
+}
+
+impl<T: SqlOf> SqlOf for Vec<T> {
+    type Sql = Array<T::Sql>;
+}
+
+impl<T: Field<T>> Field<Vec<T>> for Vec<T> {
+    fn field(self) -> Vec<T> {
+        self
+    }
 }
 
 impl<T: SqlOf> SqlOf for Option<T> {

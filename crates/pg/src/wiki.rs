@@ -5,13 +5,10 @@
 //! Scope: an agent sees its organization's entries that are shared (no project) or of a
 //! project of its workspace.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::{Json, Stored};
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Float4, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
@@ -383,17 +380,17 @@ async fn index(
         Err(r) => return Ok(Err(r)),
     };
     let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
-    let rows: Vec<HeadRow> = prepared(
-        diesel::sql_query(INDEX)
-            .bind::<SqlUuid, _>(scope.organization_id)
-            .bind::<SqlUuid, _>(scope.workspace_id)
-            .bind::<Nullable<SqlUuid>, _>(project)
-            .bind::<Array<Text>, _>(statuses)
-            .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-            .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-            .bind::<BigInt, _>(query.limit + 1)
-            .bind::<Bool, _>(query.waiting_revisions)
-            .bind::<Text, _>(VersionStatus::Draft.as_str()),
+    let rows: Vec<HeadRow> = sql!(
+        INDEX,
+        scope.organization_id,
+        scope.workspace_id,
+        project,
+        statuses,
+        query.after.map(|a| Ts::from(a.0)),
+        query.after.map(|a| a.1).unwrap_or_default(),
+        query.limit + 1,
+        query.waiting_revisions,
+        VersionStatus::Draft.as_str()
     )
     .load(conn)
     .await?;
@@ -414,12 +411,12 @@ async fn get(
             if let Err(r) = project_of(conn, scope, project.as_deref()).await? {
                 return Ok(Err(r));
             }
-            let rows: Vec<TitleRow> = prepared(
-                diesel::sql_query(BY_TITLE)
-                    .bind::<SqlUuid, _>(scope.organization_id)
-                    .bind::<SqlUuid, _>(scope.workspace_id)
-                    .bind::<Text, _>(title_key(title))
-                    .bind::<Text, _>(EntryStatus::Retired.as_str()),
+            let rows: Vec<TitleRow> = sql!(
+                BY_TITLE,
+                scope.organization_id,
+                scope.workspace_id,
+                title_key(title),
+                EntryStatus::Retired.as_str()
             )
             .load(conn)
             .await?;
@@ -430,12 +427,12 @@ async fn get(
             }
         }
     };
-    let row: Option<OneRow> = prepared(
-        diesel::sql_query(ONE)
-            .bind::<SqlUuid, _>(scope.organization_id)
-            .bind::<SqlUuid, _>(scope.workspace_id)
-            .bind::<SqlUuid, _>(id)
-            .bind::<Text, _>(EntryStatus::Retired.as_str()),
+    let row: Option<OneRow> = sql!(
+        ONE,
+        scope.organization_id,
+        scope.workspace_id,
+        id,
+        EntryStatus::Retired.as_str()
     )
     .get_result(conn)
     .await
@@ -443,13 +440,7 @@ async fn get(
     let Some(row) = row else {
         return Ok(Err(WikiRefusal::NotFound));
     };
-    let versions: Vec<VersionRow> = prepared(
-        diesel::sql_query(VERSIONS)
-            .bind::<SqlUuid, _>(id)
-            .bind::<BigInt, _>(VERSIONS_LISTED),
-    )
-    .load(conn)
-    .await?;
+    let versions: Vec<VersionRow> = sql!(VERSIONS, id, VERSIONS_LISTED).load(conn).await?;
     Ok(Ok(Entry {
         head: row.head.into(),
         body: row.body,
@@ -470,22 +461,20 @@ async fn search(
     let Some(ts_query) = &query.ts_query else {
         return Ok(Ok(Vec::new()));
     };
-    let rows: Vec<FoundRow> = prepared(
-        diesel::sql_query(SEARCH)
-            .bind::<SqlUuid, _>(scope.organization_id)
-            .bind::<SqlUuid, _>(scope.workspace_id)
-            .bind::<Nullable<SqlUuid>, _>(project)
-            .bind::<Text, _>(ts_query)
-            .bind::<Array<Float4>, _>(RANK_WEIGHTS.to_vec())
-            .bind::<Int4, _>(RANK_NORMALIZATION)
-            .bind::<BigInt, _>(query.limit)
-            .bind::<Array<Text>, _>(
-                query
-                    .statuses
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>(),
-            ),
+    let rows: Vec<FoundRow> = sql!(
+        SEARCH,
+        scope.organization_id,
+        scope.workspace_id,
+        project,
+        ts_query,
+        RANK_WEIGHTS.to_vec(),
+        RANK_NORMALIZATION,
+        query.limit,
+        query
+            .statuses
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
     )
     .load(conn)
     .await?;
@@ -500,28 +489,16 @@ async fn existing(
     scope: WikiScope,
     by: Result<Uuid, (&str, Option<Uuid>)>,
 ) -> anyhow::Result<Option<Existing>> {
-    let q = |sql| {
-        diesel::sql_query(sql)
-            .bind::<SqlUuid, _>(scope.organization_id)
-            .bind::<SqlUuid, _>(scope.workspace_id)
-            .bind::<Text, _>(VersionStatus::Canon.as_str())
-            .bind::<Text, _>(VersionStatus::Draft.as_str())
-            .bind::<Text, _>(EntryStatus::Retired.as_str())
-    };
+    let (org, ws) = (scope.organization_id, scope.workspace_id);
+    let canon = VersionStatus::Canon.as_str();
+    let (draft, retired) = (VersionStatus::Draft.as_str(), EntryStatus::Retired.as_str());
     let row: Option<ExistingRow> = match by {
-        Ok(id) => prepared(q(EXISTING_BY_ID).bind::<SqlUuid, _>(id))
-            .get_result(conn)
-            .await
-            .optional()?,
-        Err((key, project)) => prepared(
-            q(EXISTING_BY_TITLE)
-                .bind::<Text, _>(key)
-                .bind::<Nullable<SqlUuid>, _>(project),
-        )
-        .get_result(conn)
-        .await
-        .optional()?,
-    };
+        Ok(id) => sql!(EXISTING_BY_ID, org, ws, canon, draft, retired, id),
+        Err((key, project)) => sql!(EXISTING_BY_TITLE, org, ws, canon, draft, retired, key, project),
+    }
+    .get_result(conn)
+    .await
+    .optional()?;
     row.map(ExistingRow::existing).transpose()
 }
 
@@ -546,9 +523,7 @@ async fn title_locks(
     project: Option<Uuid>,
 ) -> anyhow::Result<()> {
     for lock in entry::title_locks(organization, project, keys) {
-        prepared(diesel::sql_query(TITLE_LOCK).bind::<Text, _>(lock))
-            .execute(conn)
-            .await?;
+        sql!(TITLE_LOCK, lock).execute(conn).await?;
     }
     Ok(())
 }
@@ -851,17 +826,11 @@ pub(crate) async fn decide_draft(
     now: Timestamp,
 ) -> anyhow::Result<Result<(), DecisionRefusal>> {
     // The decision is locked; then its entry, as a proposal locks them.
-    prepared(diesel::sql_query(LOCK_DRAFT_ENTRY).bind::<SqlUuid, _>(decision))
-        .execute(conn)
-        .await?;
-    let draft: Option<DraftRow> = prepared(
-        diesel::sql_query(DRAFT_OF)
-            .bind::<SqlUuid, _>(decision)
-            .bind::<Text, _>(VersionStatus::Canon.as_str()),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    sql!(LOCK_DRAFT_ENTRY, decision).execute(conn).await?;
+    let draft: Option<DraftRow> = sql!(DRAFT_OF, decision, VersionStatus::Canon.as_str())
+        .get_result(conn)
+        .await
+        .optional()?;
     // Resolving a draft that renames its entry: the new title's lock, tried (a proposal holding
     // it may wait for this decision), and the entry holding the title now.
     let mut title_taken = None;
@@ -869,12 +838,9 @@ pub(crate) async fn decide_draft(
     if let Some(d) = draft.as_ref().filter(|_| resolve) {
         let key = title_key(&d.title);
         if key != d.title_key {
-            let row: LockedRow = prepared(
-                diesel::sql_query(TITLE_TRY_LOCK).bind::<Text, _>(entry::title_lock_key(
-                    d.organization_id,
-                    d.project_id,
-                    &key,
-                )),
+            let row: LockedRow = sql!(
+                TITLE_TRY_LOCK,
+                entry::title_lock_key(d.organization_id, d.project_id, &key)
             )
             .get_result(conn)
             .await?;
@@ -968,13 +934,7 @@ pub(crate) async fn character_links(
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let rows: Vec<CandidateRow> = prepared(
-        diesel::sql_query(CAST_CANDIDATES)
-            .bind::<SqlUuid, _>(persona)
-            .bind::<Array<Text>, _>(&keys),
-    )
-    .load(conn)
-    .await?;
+    let rows: Vec<CandidateRow> = sql!(CAST_CANDIDATES, persona, &keys).load(conn).await?;
     let candidates: Vec<CastCandidate> = rows.into_iter().map(Into::into).collect();
     Ok(names
         .iter()

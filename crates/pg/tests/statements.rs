@@ -348,7 +348,8 @@ fn every_statement_read_into_rows_is_paired_with_its_row_type() {
                     continue;
                 }
                 uses += 1;
-                let direct = code[..i].trim_end().ends_with("sql_query(");
+                let before = code[..i].trim_end();
+                let direct = before.ends_with("sql_query(") || before.ends_with("sql!(");
                 let run = if direct { runs_with(code, i) } else { None };
                 match paired {
                     // Run where it is named and its rows are not read: nothing to pair.
@@ -452,12 +453,16 @@ fn the_scan_reads_code_only() {
     assert_eq!(word_at(&code, "LIST").len(), 1, "{code}");
     assert!(code.contains("fn g<'a>(x: &'a str) {}"), "{code}");
     assert_eq!(code.lines().count(), 3);
-    let text = "let x: Vec<KeyRow> = prepared(diesel::sql_query(LIST).bind::<Text, _>(a))\n    .load(conn)\n    .await?;\nlet y = sql_query(LOCK).execute(conn);";
+    let text = "let x: Vec<KeyRow> = prepared(diesel::sql_query(LIST).bind::<Text, _>(a))\n    .load(conn)\n    .await?;\nlet y = sql_query(LOCK).execute(conn);\nlet z = sql!(ONE, id)\n    .get_result(conn);";
     let list = text.find("LIST").expect("LIST");
     assert_eq!(runs_with(text, list), Some("load"));
     assert_eq!(
         runs_with(text, text.find("LOCK").expect("LOCK")),
         Some("execute")
+    );
+    assert_eq!(
+        runs_with(text, text.find("ONE").expect("ONE")),
+        Some("get_result")
     );
     let (start, end) = statement_around(text, list);
     assert!(text[start..end].starts_with("let x: Vec<KeyRow>"));
