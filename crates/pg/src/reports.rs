@@ -5,6 +5,7 @@
 
 use crate::db::{PgStore, prepared};
 use crate::jobs::{finish_in, hold};
+use crate::rows::Json;
 use crate::schema::{account_slots, post_metrics, posts, reports, workspaces};
 use diesel::dsl;
 use diesel::prelude::*;
@@ -19,7 +20,6 @@ use fleetdesk_reports::report::{
     AccountRow, FollowerCapture, Inputs, PostCapture, PostRow, ReportBody, build, title,
 };
 use jiff::civil::Date;
-use serde_json::Value;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -102,7 +102,7 @@ row! {
         weekly: bool,
         issued_at: Option<Ts>,
         created_at: Ts,
-        body: Option<Value>,
+        body: Option<Json<ReportBody>>,
     }
 }
 
@@ -128,12 +128,10 @@ impl ReportRow {
     }
 
     fn record(self) -> anyhow::Result<ReportRecord> {
-        let summary = self.summary()?;
-        let body: ReportBody = match self.body {
-            Some(v) => serde_json::from_value(v)?,
-            None => ReportBody::default(),
-        };
-        Ok(ReportRecord { summary, body })
+        Ok(ReportRecord {
+            summary: self.summary()?,
+            body: self.body.map(|b| b.0).unwrap_or_default(),
+        })
     }
 }
 
@@ -155,6 +153,7 @@ async fn one(
 }
 
 row! {
+    #[derive(Queryable)]
     struct WorkspaceRow {
         id: Uuid,
         organization_id: Uuid,
@@ -201,7 +200,7 @@ row! {
 }
 
 row! {
-    struct FollowerRow {
+    struct FollowerRow into FollowerCapture {
         slot_id: Uuid,
         captured_at: Ts,
         followers: i64,
@@ -257,57 +256,33 @@ async fn bodies(
         .load(conn)
         .await?
     };
-
-    let workspace_of: HashMap<Uuid, Uuid> =
-        slots.iter().map(|s| (s.slot_id, s.workspace_id)).collect();
-    let mut inputs: HashMap<Uuid, Inputs> =
-        workspaces.iter().map(|w| (*w, Inputs::default())).collect();
-    for s in slots {
-        if let Some(i) = inputs.get_mut(&s.workspace_id) {
-            i.accounts.push(AccountRow {
-                slot_id: s.slot_id,
-                code: s.code,
-                platform: s.platform,
-            });
-        }
-    }
-    let mut post_workspace: HashMap<Uuid, Uuid> = HashMap::new();
-    for p in went_out {
-        let Some(ws) = workspace_of.get(&p.slot_id) else {
-            continue;
+    let accounts = slots.into_iter().map(|s| {
+        let account = AccountRow {
+            slot_id: s.slot_id,
+            code: s.code,
+            platform: s.platform,
         };
-        post_workspace.insert(p.id, *ws);
-        if let Some(i) = inputs.get_mut(ws) {
-            i.posts.push(PostRow {
-                id: p.id,
-                slot_id: p.slot_id,
-                published_at: p.published_at.into(),
-                permalink: p.permalink,
-                body: p.body,
-            });
-        }
-    }
-    for c in captures {
-        if let Some(i) = post_workspace
-            .get(&c.post_id)
-            .and_then(|w| inputs.get_mut(w))
-        {
-            i.captures.push(PostCapture {
-                post_id: c.post_id,
-                captured_at: c.captured_at.into(),
-                values: [c.views, c.likes, c.replies, c.reposts, c.shares],
-            });
-        }
-    }
-    for f in followers {
-        if let Some(i) = workspace_of.get(&f.slot_id).and_then(|w| inputs.get_mut(w)) {
-            i.followers.push(FollowerCapture {
-                slot_id: f.slot_id,
-                captured_at: f.captured_at.into(),
-                followers: f.followers,
-            });
-        }
-    }
+        (s.workspace_id, account)
+    });
+    let posts = went_out.into_iter().map(|p| PostRow {
+        id: p.id,
+        slot_id: p.slot_id,
+        published_at: p.published_at.into(),
+        permalink: p.permalink,
+        body: p.body,
+    });
+    let captures = captures.into_iter().map(|c| PostCapture {
+        post_id: c.post_id,
+        captured_at: c.captured_at.into(),
+        values: [c.views, c.likes, c.replies, c.reposts, c.shares],
+    });
+    let inputs = Inputs::per_workspace(
+        workspaces,
+        accounts.collect(),
+        posts.collect(),
+        captures.collect(),
+        followers.into_iter().map(Into::into).collect(),
+    );
     Ok(inputs
         .into_iter()
         .map(|(ws, i)| (ws, build(period, &i)))
@@ -341,16 +316,7 @@ async fn create(
         WorkspaceRef::Id(id) => query.filter(workspaces::id.eq(*id)),
         WorkspaceRef::Name(n) => query.filter(workspaces::name.eq(n.as_str())),
     };
-    let found: Vec<WorkspaceRow> = query
-        .load::<(Uuid, Uuid, String)>(conn)
-        .await?
-        .into_iter()
-        .map(|(id, organization_id, name)| WorkspaceRow {
-            id,
-            organization_id,
-            name,
-        })
-        .collect();
+    let found: Vec<WorkspaceRow> = query.load(conn).await?;
     let ws = match found.as_slice() {
         [] => return Ok(Err(CreateRefusal::UnknownWorkspace(named()))),
         [one] => one,

@@ -76,7 +76,7 @@ row! {
 }
 
 row! {
-    struct AccountRow {
+    struct AccountRow into MetricsAccount {
         slot_id: Uuid,
         code: String,
         legacy_code: Option<String>,
@@ -88,7 +88,7 @@ row! {
 }
 
 row! {
-    struct PostRow {
+    struct PostRow into MetricsPostInfo {
         post_id: Uuid,
         slot_id: Uuid,
         status: String,
@@ -142,18 +142,7 @@ async fn load(
             return Ok(Err(MetricsRefusal::UnknownOrganization));
         }
     }
-    let accounts = rows
-        .into_iter()
-        .map(|a| MetricsAccount {
-            slot_id: a.slot_id,
-            code: a.code,
-            legacy_code: a.legacy_code,
-            platform: a.platform,
-            timezone: a.timezone,
-            workspace_id: a.workspace_id,
-            workspace_name: a.workspace_name,
-        })
-        .collect();
+    let accounts = rows.into_iter().map(Into::into).collect();
     let accounts = match narrow_to_code(accounts, query.code.as_deref()) {
         Ok(accounts) => accounts,
         Err(refusal) => return Ok(Err(refusal)),
@@ -190,17 +179,7 @@ async fn load(
         .await?;
     Ok(Ok(MetricsData {
         accounts,
-        posts: posts
-            .into_iter()
-            .map(|p| MetricsPostInfo {
-                post_id: p.post_id,
-                slot_id: p.slot_id,
-                status: p.status,
-                platform_post_id: p.platform_post_id,
-                permalink: p.permalink,
-                published_at: p.published_at.map(Into::into),
-            })
-            .collect(),
+        posts: posts.into_iter().map(Into::into).collect(),
         post_captures: post_captures
             .into_iter()
             .map(|c| PostCapture {

@@ -70,6 +70,52 @@ pub struct Inputs {
     pub followers: Vec<FollowerCapture>,
 }
 
+impl Inputs {
+    /// The inputs of each of `workspaces` from rows loaded for all of them at once: an account
+    /// (with its workspace's id) goes to its workspace, a post and a follower capture to their
+    /// account's, a post capture to its post's. A row of no listed workspace is left out.
+    pub fn per_workspace(
+        workspaces: &[Uuid],
+        accounts: Vec<(Uuid, AccountRow)>,
+        posts: Vec<PostRow>,
+        captures: Vec<PostCapture>,
+        followers: Vec<FollowerCapture>,
+    ) -> HashMap<Uuid, Inputs> {
+        let mut inputs: HashMap<Uuid, Inputs> =
+            workspaces.iter().map(|w| (*w, Inputs::default())).collect();
+        let workspace_of: HashMap<Uuid, Uuid> =
+            accounts.iter().map(|(w, a)| (a.slot_id, *w)).collect();
+        let post_workspace: HashMap<Uuid, Uuid> = posts
+            .iter()
+            .filter_map(|p| Some((p.id, *workspace_of.get(&p.slot_id)?)))
+            .collect();
+        for (w, a) in accounts {
+            if let Some(i) = inputs.get_mut(&w) {
+                i.accounts.push(a);
+            }
+        }
+        for p in posts {
+            if let Some(i) = workspace_of.get(&p.slot_id).and_then(|w| inputs.get_mut(w)) {
+                i.posts.push(p);
+            }
+        }
+        for c in captures {
+            if let Some(i) = post_workspace
+                .get(&c.post_id)
+                .and_then(|w| inputs.get_mut(w))
+            {
+                i.captures.push(c);
+            }
+        }
+        for f in followers {
+            if let Some(i) = workspace_of.get(&f.slot_id).and_then(|w| inputs.get_mut(w)) {
+                i.followers.push(f);
+            }
+        }
+        inputs
+    }
+}
+
 /// The counters summed (unreported counts as 0).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -332,6 +378,51 @@ mod tests {
             captured_at: at(when),
             followers,
         }
+    }
+
+    #[test]
+    fn rows_loaded_for_several_workspaces_go_to_their_accounts_workspace() {
+        let (a, b, archived) = (id(100), id(200), id(300));
+        let inputs = Inputs::per_workspace(
+            &[a, b],
+            vec![
+                (a, account(1, "TW-T001")),
+                (b, account(2, "TW-T002")),
+                (archived, account(3, "TW-T003")),
+            ],
+            vec![
+                post(10, 1, "2026-11-17T01:00:00Z"),
+                post(20, 2, "2026-11-17T02:00:00Z"),
+                post(30, 3, "2026-11-17T03:00:00Z"),
+                post(40, 9, "2026-11-17T04:00:00Z"),
+            ],
+            vec![
+                capture(10, "2026-11-18T00:00:00Z", [Some(5); 5]),
+                capture(20, "2026-11-18T00:00:00Z", [Some(6); 5]),
+                capture(40, "2026-11-18T00:00:00Z", [Some(7); 5]),
+            ],
+            vec![
+                fc(1, "2026-11-18T00:00:00Z", 50),
+                fc(3, "2026-11-18T00:00:00Z", 70),
+            ],
+        );
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(
+            inputs[&a],
+            Inputs {
+                accounts: vec![account(1, "TW-T001")],
+                posts: vec![post(10, 1, "2026-11-17T01:00:00Z")],
+                captures: vec![capture(10, "2026-11-18T00:00:00Z", [Some(5); 5])],
+                followers: vec![fc(1, "2026-11-18T00:00:00Z", 50)],
+            }
+        );
+        assert_eq!(inputs[&b].accounts, [account(2, "TW-T002")]);
+        assert_eq!(inputs[&b].posts, [post(20, 2, "2026-11-17T02:00:00Z")]);
+        assert_eq!(inputs[&b].captures.len(), 1);
+        assert!(inputs[&b].followers.is_empty());
+        // A workspace with nothing loaded still has its (empty) inputs.
+        let empty = Inputs::per_workspace(&[a], Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        assert_eq!(empty[&a], Inputs::default());
     }
 
     #[test]
