@@ -257,6 +257,12 @@ impl crate::ports::DecisionScope {
     pub fn asks_persona_agent(self) -> bool {
         matches!(self, crate::ports::DecisionScope::Agent(_))
     }
+
+    /// Whether this scope relays a move as the agent the follow-up's card is assigned to
+    /// (`assignee`, none without a card): only an agent relays.
+    pub fn relays_as_assignee(self, assignee: Option<Uuid>) -> bool {
+        matches!(self, crate::ports::DecisionScope::Agent(a) if assignee == Some(a.agent_id))
+    }
 }
 
 /// The rules of deciding that depend on a decision's kind (the kind itself is the kernel's

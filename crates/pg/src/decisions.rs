@@ -281,13 +281,9 @@ async fn decide(
             .optional()?,
         None => None,
     };
-    let relayed_by_assignee = match (scope, &card) {
-        (DecisionScope::Agent(agent), Some((_, assignee))) => *assignee == Some(agent.agent_id),
-        _ => false,
-    };
     let current = Current {
+        relayed_by_assignee: scope.relays_as_assignee(card.and_then(|(_, assignee)| assignee)),
         card: card.map(|(status, _)| status.0),
-        relayed_by_assignee,
         relayed: matches!(scope, DecisionScope::Agent(_)),
         kind: k,
         status: row.status.0,

@@ -316,6 +316,11 @@ fn who_sees_a_decision() {
     assert!(!agent.sees(&about(Some(Some(other)), K::AdChange, Some(me))));
     assert!(agent.asks_persona_agent());
     assert!(!S::Organization(Some(org)).asks_persona_agent());
+    // A move relayed by the agent the card is assigned to; a person's never is.
+    assert!(agent.relays_as_assignee(Some(me)));
+    assert!(!agent.relays_as_assignee(Some(other)));
+    assert!(!agent.relays_as_assignee(None));
+    assert!(!S::Organization(Some(org)).relays_as_assignee(Some(me)));
 }
 
 #[test]
