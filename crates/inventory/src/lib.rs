@@ -276,6 +276,16 @@ pub struct InventoryAccount {
     pub count: i64,
 }
 
+impl InventoryAccount {
+    /// Whether an account whose live state is stored as `state` is active: its state is one
+    /// in rotation. Without a live state, or with a text no state has, it is not.
+    pub fn is_active(state: Option<&str>) -> bool {
+        state
+            .and_then(AccountState::parse)
+            .is_some_and(AccountState::in_rotation)
+    }
+}
+
 /// A page of stocked posts with the accounts they are listed under: the accounts are the
 /// headers of every page (each with its count over all pages), so they stand beside the page.
 #[derive(Debug, Clone, PartialEq)]
@@ -393,6 +403,20 @@ mod tests {
 
     fn later() -> Timestamp {
         "2026-11-22T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn an_account_is_listed_active_only_in_a_state_in_rotation() {
+        assert!(InventoryAccount::is_active(Some("active")));
+        for state in [
+            Some("paused"),
+            Some("banned"),
+            Some("warming"),
+            Some("gone"),
+            None,
+        ] {
+            assert!(!InventoryAccount::is_active(state), "{state:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The inventory port over PostgreSQL, and the stocking that comes with an account leaving
 //! rotation (called from the state-change transaction).
 
-use crate::accounts::{day_statuses, platform};
+use crate::accounts::day_statuses;
 use crate::db::{PgStore, coalesce, prepared};
 use crate::record::Entry;
 use crate::rows::Stored;
@@ -12,7 +12,7 @@ use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz,
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
-use fleetdesk_kernel::{AgentRef, BoxFuture, TimeInput};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInput};
 use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -88,7 +88,7 @@ row! {
     struct AccountRow {
         slot_id: Uuid,
         code: String,
-        platform: String,
+        platform: Stored<Platform>,
         state: Option<String>,
         n: i64,
     }
@@ -149,7 +149,7 @@ row! {
         publishing: String,
         timezone: String,
         daily_target: i32,
-        state: Option<String>,
+        state: Option<Stored<AccountState>>,
         mine: bool,
     }
 }
@@ -184,13 +184,7 @@ async fn post_fact(
         agent_publishes: Publishing::by_agent(&r.publishing),
         zone: jiff::tz::TimeZone::get(&r.timezone)?,
         daily_target: r.daily_target,
-        state: r
-            .state
-            .as_deref()
-            .map(|s| {
-                AccountState::parse(s).ok_or_else(|| anyhow::anyhow!("stored account state {s}"))
-            })
-            .transpose()?,
+        state: r.state.map(|s| s.0),
         mine: r.mine,
     }))
 }
@@ -322,7 +316,7 @@ const UNSCHEDULE_LIST: &str = r#"
 SELECT p.id, s.code, s.legacy_code, s.platform, p.scheduled_for,
        COALESCE(p.scheduler_ref, p.platform_post_id) AS scheduler_ref,
        p.platform_post_id AS external_id, COALESCE(p.stocked_at, p.updated_at) AS stocked_at,
-       p.stock_reason, p.body
+       p.stock_reason AS reason, p.body
 FROM posts p
 JOIN account_slots s ON s.id = p.slot_id
 JOIN personas pe ON pe.id = p.persona_id
@@ -332,16 +326,16 @@ LIMIT $3
 "#;
 
 row! {
-    struct UnscheduleRow {
+    struct UnscheduleRow into UnscheduleItem {
         id: Uuid,
         code: String,
         legacy_code: Option<String>,
-        platform: String,
+        platform: Stored<Platform>,
         scheduled_for: Option<Ts>,
         scheduler_ref: Option<String>,
         external_id: Option<String>,
         stocked_at: Ts,
-        stock_reason: Option<String>,
+        reason: Option<String>,
         body: String,
     }
 }
@@ -377,10 +371,8 @@ impl InventoryRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let more = rows.len() as i64 > query.limit;
             let posts: Vec<StockedPost> = rows
                 .into_iter()
-                .take(query.limit.max(0) as usize)
                 .map(|r| StockedPost {
                     id: r.id,
                     slot_id: r.slot_id,
@@ -398,22 +390,16 @@ impl InventoryRepo for PgStore {
             Ok(InventoryPage {
                 accounts: accounts
                     .into_iter()
-                    .map(|a| {
-                        Ok(InventoryAccount {
-                            slot_id: a.slot_id,
-                            code: a.code,
-                            platform: platform(&a.platform)?,
-                            active: a
-                                .state
-                                .as_deref()
-                                .and_then(AccountState::parse)
-                                .is_some_and(AccountState::in_rotation),
-                            state: a.state,
-                            count: a.n,
-                        })
+                    .map(|a| InventoryAccount {
+                        slot_id: a.slot_id,
+                        code: a.code,
+                        platform: a.platform.0,
+                        active: InventoryAccount::is_active(a.state.as_deref()),
+                        state: a.state,
+                        count: a.n,
                     })
-                    .collect::<anyhow::Result<_>>()?,
-                posts: Page::new(posts, more, |p| (p.stocked_at, p.id)),
+                    .collect(),
+                posts: Page::probed(posts, query.limit, |p| (p.stocked_at, p.id)),
             })
         })
     }
@@ -486,22 +472,7 @@ impl InventoryRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .map(|r| {
-                    Ok(UnscheduleItem {
-                        id: r.id,
-                        code: r.code,
-                        legacy_code: r.legacy_code,
-                        platform: platform(&r.platform)?,
-                        scheduled_for: r.scheduled_for.map(Into::into),
-                        scheduler_ref: r.scheduler_ref,
-                        external_id: r.external_id,
-                        stocked_at: r.stocked_at.into(),
-                        reason: r.stock_reason,
-                        body: r.body,
-                    })
-                })
-                .collect()
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 }

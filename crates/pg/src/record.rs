@@ -1,7 +1,7 @@
 //! The review record: every entry a write logs on a post goes through here, by an agent (any
 //! number of entries on any number of posts in one statement) or by a person.
 
-use crate::db::prepared;
+use crate::db::{column, prepared};
 use crate::schema::review_events;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
@@ -39,10 +39,10 @@ pub(crate) async fn by_agent(
     prepared(
         diesel::sql_query(BY_AGENT)
             .bind::<SqlUuid, _>(agent_id)
-            .bind::<Array<SqlUuid>, _>(entries.iter().map(|e| e.post_id).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(entries.iter().map(|e| e.action).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Text>>, _>(entries.iter().map(|e| e.reason).collect::<Vec<_>>())
-            .bind::<Array<Jsonb>, _>(entries.iter().map(|e| e.detail).collect::<Vec<_>>()),
+            .bind::<Array<SqlUuid>, _>(column(entries, |e| e.post_id))
+            .bind::<Array<Text>, _>(column(entries, |e| e.action))
+            .bind::<Array<Nullable<Text>>, _>(column(entries, |e| e.reason))
+            .bind::<Array<Jsonb>, _>(column(entries, |e| e.detail)),
     )
     .execute(conn)
     .await?;
