@@ -202,7 +202,7 @@ const POST_FOR_MOVE: &str = r#"
 SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
        (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
        EXISTS (SELECT 1 FROM review_events ce
-                WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS via_client
+                WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS went_through_client
 FROM posts p
 JOIN workspaces w ON w.id = p.workspace_id
 JOIN account_slots s ON s.id = p.slot_id
@@ -213,13 +213,20 @@ FOR UPDATE OF p
 
 row! {
     struct MoveRow {
+        #[diesel(embed)]
+        post: MovingRow,
+        timezone: String,
+    }
+}
+
+row! {
+    struct MovingRow into MovingPost {
         status: Stored<PostStatus>,
         organization_id: Uuid,
         workspace_id: Uuid,
         client_review: bool,
-        timezone: String,
         mine: bool,
-        via_client: bool,
+        went_through_client: bool,
     }
 }
 
@@ -247,14 +254,7 @@ async fn transition_tx(
     else {
         return Ok(Err(TransitionRefusal::NotFound));
     };
-    let post = MovingPost {
-        status: row.status.0,
-        organization_id: row.organization_id,
-        workspace_id: row.workspace_id,
-        client_review: row.client_review,
-        mine: row.mine,
-        went_through_client: row.via_client,
-    };
+    let post = MovingPost::from(row.post);
     // The account's zone is read only for a planned time, the one input it reads.
     let zone = match request.planned_at {
         Some(_) => jiff::tz::TimeZone::get(&row.timezone)?,
