@@ -1,13 +1,10 @@
 //! The accounts ports over PostgreSQL.
 
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::rows::Stored;
 use crate::schema::{account_generations, account_slots, decisions, personas};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::models::add::answering_account;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
@@ -257,14 +254,7 @@ impl AccountsRepo for PgStore {
         code: &'a CodeRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
         self.read(async move |conn| {
-            let rows: Vec<ResolveRow> = prepared(
-                diesel::sql_query(RESOLVE)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Text, _>(code.code.as_str())
-                    .bind::<Nullable<Text>, _>(code.platform.map(Platform::as_str))
-                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
-            )
+            let rows: Vec<ResolveRow> = sql!(RESOLVE, agent.workspace_id, agent.agent_id, code.code.as_str(), code.platform.map(Platform::as_str), PersonaStatus::Retired.as_str())
             .load(conn)
             .await?;
             let row = match pick_slot(rows, code.code.as_str(), code.platform, |r| &r.slot) {
@@ -347,12 +337,7 @@ impl AccountsRepo for PgStore {
                     created: true,
                 }));
             }
-            let existing: ExistingSlot = prepared(
-                diesel::sql_query(EXISTING_SLOT)
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<Text, _>(account.platform.as_str())
-                    .bind::<Text, _>(account.code.as_str()),
-            )
+            let existing: ExistingSlot = sql!(EXISTING_SLOT, agent.organization_id, account.platform.as_str(), account.code.as_str())
             .get_result(conn)
             .await?;
             if let Err(refusal) = check_existing(existing.persona_id, account.persona_id) {
@@ -375,9 +360,7 @@ impl AccountsRepo for PgStore {
         change: &'a StateChange,
     ) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
         self.tx(async move |conn| {
-            let locked: LockedGeneration = prepared(
-                diesel::sql_query(LOCK_GENERATION).bind::<SqlUuid, _>(change.generation_id),
-            )
+            let locked: LockedGeneration = sql!(LOCK_GENERATION, change.generation_id)
             .get_result(conn)
             .await?;
             let current = locked.state.0;
@@ -404,17 +387,7 @@ impl AccountsRepo for PgStore {
                     stocked_posts: 0,
                 });
             };
-            prepared(
-                diesel::sql_query(RECORD_STATE_CHANGE)
-                    .bind::<SqlUuid, _>(change.generation_id)
-                    .bind::<Text, _>(to.as_str())
-                    .bind::<Text, _>(from.as_str())
-                    .bind::<Text, _>(change.report.as_str())
-                    .bind::<Nullable<Text>, _>(change.reason.as_deref())
-                    .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(change.occurred_at))
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Nullable<Jsonb>, _>(change.origin.as_ref()),
-            )
+            sql!(RECORD_STATE_CHANGE, change.generation_id, to.as_str(), from.as_str(), change.report.as_str(), change.reason.as_deref(), jiff_diesel::Timestamp::from(change.occurred_at), agent.agent_id, change.origin.as_ref())
             .execute(conn)
             .await?;
             let decision = if opens_ban_decision {
@@ -450,16 +423,7 @@ impl AccountsRepo for PgStore {
         storage_key: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         self.read(async move |conn| {
-            let row: SetAvatarRow = prepared(
-                diesel::sql_query(SET_AVATAR)
-                    .bind::<SqlUuid, _>(generation_id)
-                    .bind::<Text, _>(&image.sha256)
-                    .bind::<Text, _>(image.kind.mime_type())
-                    .bind::<BigInt, _>(image.bytes.len() as i64)
-                    .bind::<Nullable<Integer>, _>(image.width.map(|w| w as i32))
-                    .bind::<Nullable<Integer>, _>(image.height.map(|h| h as i32))
-                    .bind::<Text, _>(storage_key),
-            )
+            let row: SetAvatarRow = sql!(SET_AVATAR, generation_id, &image.sha256, image.kind.mime_type(), image.bytes.len() as i64, image.width.map(|w| w as i32), image.height.map(|h| h as i32), storage_key)
             .get_result(conn)
             .await?;
             Ok((row.avatar.into(), row.changed))
@@ -473,13 +437,7 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
         self.read(async move |conn| {
             let counts = Value::Object(input.counts.clone());
-            let row: RunRow = prepared(
-                diesel::sql_query(RECORD_HEARTBEAT)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Text, _>(&input.run_id)
-                    .bind::<Nullable<Text>, _>(input.summary.as_deref())
-                    .bind::<Jsonb, _>(&counts),
-            )
+            let row: RunRow = sql!(RECORD_HEARTBEAT, agent.agent_id, &input.run_id, input.summary.as_deref(), &counts)
             .get_result(conn)
             .await?;
             Ok(row.into())
@@ -512,16 +470,7 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, jiff::civil::Date, DayCount)>>> {
         self.read(async move |conn| {
             let [published, scheduled, planned] = day_statuses();
-            let rows: Vec<DayCountRow> = prepared(
-                diesel::sql_query(DAY_COUNTS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(column(dates, |(m, _)| m.as_str()))
-                    .bind::<Array<Text>, _>(column(dates, |(_, d)| d.to_string()))
-                    .bind::<Array<Text>, _>(published)
-                    .bind::<Array<Text>, _>(scheduled)
-                    .bind::<Array<Text>, _>(planned),
-            )
+            let rows: Vec<DayCountRow> = sql!(DAY_COUNTS, agent.workspace_id, agent.agent_id, column(dates, |(m, _)| m.as_str()), column(dates, |(_, d)| d.to_string()), published, scheduled, planned)
             .load(conn)
             .await?;
             rows.into_iter()
@@ -587,13 +536,7 @@ async fn agent_accounts(
     agent: AgentRef,
     with_inventory: bool,
 ) -> anyhow::Result<Vec<(AccountView, i64)>> {
-    let rows: Vec<AccountRow> = prepared(
-        diesel::sql_query(AGENT_ACCOUNTS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(PostStatus::Stocked.as_str())
-            .bind::<Bool, _>(with_inventory),
-    )
+    let rows: Vec<AccountRow> = sql!(AGENT_ACCOUNTS, agent.workspace_id, agent.agent_id, PostStatus::Stocked.as_str(), with_inventory)
     .load(conn)
     .await?;
     rows.into_iter()

@@ -1,12 +1,12 @@
 //! The cron port over PostgreSQL: an agent's jobs upserted by job_id, and its runs by (job,
 //! run_id). Each request is one transaction of a fixed number of statements whatever its size.
 
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, Prepared, column};
+use crate::rows::Statement;
 use crate::rows::Stored;
 use crate::schema::cron_jobs;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_cron::job::{Job, Unreadable};
 use fleetdesk_cron::plan::{RunKey, StoredJob, job_names, plan_runs};
@@ -143,7 +143,7 @@ async fn report_runs_tx(
 
     // New pairs are inserted as reported; the others are locked, merged and updated, so two
     // requests reporting one run_id at once apply one after the other.
-    let inserted: Vec<Key> = prepared(runs_query(INSERT_RUNS, &plan.runs))
+    let inserted: Vec<Key> = runs_query(INSERT_RUNS, &plan.runs)
         .load(conn)
         .await?;
     let inserted: Vec<RunKey> = inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
@@ -151,11 +151,7 @@ async fn report_runs_tx(
     if rest.is_empty() {
         return Ok(plan.outcome);
     }
-    let locked: Vec<RunRow> = prepared(
-        diesel::sql_query(LOCK_RUNS)
-            .bind::<Array<SqlUuid>, _>(column(&rest, |k| k.0))
-            .bind::<Array<Text>, _>(column(&rest, |k| k.1.run_id.as_str())),
-    )
+    let locked: Vec<RunRow> = sql!(LOCK_RUNS, column(&rest, |k| k.0), column(&rest, |k| k.1.run_id.as_str()))
     .load(conn)
     .await?;
     let stored = locked
@@ -175,7 +171,7 @@ async fn report_runs_tx(
         .collect();
     let (outcome, write) = plan.settle(rest, stored);
     if !write.is_empty() {
-        prepared(runs_query(UPDATE_RUNS, &write))
+        runs_query(UPDATE_RUNS, &write)
             .execute(conn)
             .await?;
     }
@@ -184,19 +180,17 @@ async fn report_runs_tx(
 
 /// A statement over `unnest` of runs: (job, run_id, started_at, finished_at, status, summary,
 /// log) as $1-$7.
-fn runs_query(
-    sql: &'static str,
-    runs: &[(Uuid, Run)],
-) -> diesel::query_builder::BoxedSqlQuery<'static, Pg, diesel::query_builder::SqlQuery> {
-    diesel::sql_query(sql)
-        .into_boxed()
-        .bind::<Array<SqlUuid>, _>(column(runs, |w| w.0))
-        .bind::<Array<Text>, _>(column(runs, |w| w.1.run_id.clone()))
-        .bind::<Array<Nullable<Timestamptz>>, _>(column(runs, |w| w.1.started_at.map(Ts::from)))
-        .bind::<Array<Nullable<Timestamptz>>, _>(column(runs, |w| w.1.finished_at.map(Ts::from)))
-        .bind::<Array<Text>, _>(column(runs, |w| w.1.status.as_str()))
-        .bind::<Array<Nullable<Text>>, _>(column(runs, |w| w.1.summary.clone()))
-        .bind::<Array<Nullable<Text>>, _>(column(runs, |w| w.1.log.clone()))
+fn runs_query(sql: &'static str, runs: &[(Uuid, Run)]) -> Prepared<Statement<'static>> {
+    sql!(
+        sql,
+        column(runs, |w| w.0),
+        column(runs, |w| w.1.run_id.clone()),
+        column(runs, |w| w.1.started_at.map(Ts::from)),
+        column(runs, |w| w.1.finished_at.map(Ts::from)),
+        column(runs, |w| w.1.status.as_str()),
+        column(runs, |w| w.1.summary.clone()),
+        column(runs, |w| w.1.log.clone())
+    )
 }
 
 impl CronRepo for PgStore {
@@ -209,16 +203,7 @@ impl CronRepo for PgStore {
             if jobs.is_empty() {
                 return Ok((0, 0, 0));
             }
-            let c: Counts = diesel::sql_query(UPSERT_JOBS)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<Text>, _>(column(jobs, |j| j.job_id.as_str()))
-                .bind::<Array<Text>, _>(column(jobs, |j| j.name.as_str()))
-                .bind::<Array<Text>, _>(column(jobs, |j| j.schedule.as_str()))
-                .bind::<Array<Text>, _>(column(jobs, |j| j.timezone.as_str()))
-                .bind::<Array<Nullable<Text>>, _>(column(jobs, |j| j.gateway.as_deref()))
-                .bind::<Array<Bool>, _>(column(jobs, |j| j.enabled))
-                .bind::<Array<Nullable<Text>>, _>(column(jobs, |j| j.description.as_deref()))
+            let c: Counts = sql!(UPSERT_JOBS, agent.workspace_id, agent.agent_id, column(jobs, |j| j.job_id.as_str()), column(jobs, |j| j.name.as_str()), column(jobs, |j| j.schedule.as_str()), column(jobs, |j| j.timezone.as_str()), column(jobs, |j| j.gateway.as_deref()), column(jobs, |j| j.enabled), column(jobs, |j| j.description.as_deref()))
                 .get_result(conn)
                 .await?;
             Ok((c.inserted, c.updated, c.unchanged))

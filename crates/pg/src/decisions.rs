@@ -1,7 +1,7 @@
 //! Decisions: the inbox, each move with its effect in one transaction, follow-ups and their
 //! task cards.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::{
     account_generations, decisions, media, persona_facts, persona_images, personas, task_cards,
@@ -9,7 +9,6 @@ use crate::schema::{
 use diesel::dsl::now;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
 use fleetdesk_accounts::LiveGeneration;
@@ -186,7 +185,7 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<DecisionRecord> {
-    let row: RecordRow = prepared(diesel::sql_query(ONE).bind::<SqlUuid, _>(id))
+    let row: RecordRow = sql!(ONE, id)
         .get_result(conn)
         .await?;
     records(conn, vec![row])
@@ -756,15 +755,7 @@ impl DecisionsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Page<DecisionRecord>>> {
         self.read(async move |conn| {
             let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
-            let rows: Vec<RecordRow> = prepared(
-                diesel::sql_query(LIST)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Array<Text>, _>(statuses)
-                    .bind::<Nullable<Text>, _>(query.kind.map(|k| k.as_str()))
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
-            )
+            let rows: Vec<RecordRow> = sql!(LIST, organization, statuses, query.kind.map(|k| k.as_str()), query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
             .load(conn)
             .await?;
             let items = records(conn, rows).await?;
@@ -790,13 +781,7 @@ impl DecisionsRepo for PgStore {
 
     fn follow_ups(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<FollowUp>>> {
         self.read(async move |conn| {
-            let rows: Vec<FollowUpRow> = prepared(
-                diesel::sql_query(FOLLOW_UPS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Text, _>(DecisionStatus::Open.as_str())
-                    .bind::<Array<Text>, _>(follow_up_kinds()),
-            )
+            let rows: Vec<FollowUpRow> = sql!(FOLLOW_UPS, agent.workspace_id, agent.agent_id, DecisionStatus::Open.as_str(), follow_up_kinds())
             .load(conn)
             .await?;
             Ok(rows

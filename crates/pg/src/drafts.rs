@@ -2,14 +2,14 @@
 
 use crate::accounts::SlotCodes;
 use crate::db::md5;
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::record::Entry;
 use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+    Bool, Nullable, Text, Timestamptz,
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
@@ -199,11 +199,7 @@ async fn items(
         return Ok(Vec::new());
     }
     let rows: Vec<RefRow> = if !library {
-        prepared(
-            diesel::sql_query(UPLOAD_REFS)
-                .bind::<SqlUuid, _>(workspace_id)
-                .bind::<Array<SqlUuid>, _>(ids),
-        )
+        sql!(UPLOAD_REFS, workspace_id, ids)
         .load(conn)
         .await?
     } else {
@@ -236,7 +232,7 @@ async fn items(
 
 async fn post_media(conn: Tx<'_>, post_id: Uuid) -> QueryResult<Vec<MediaRef>> {
     let rows: Vec<PostMediaRow> =
-        prepared(diesel::sql_query(POST_MEDIA).bind::<SqlUuid, _>(post_id))
+        sql!(POST_MEDIA, post_id)
             .load(conn)
             .await?;
     Ok(rows.into_iter().map(Into::into).collect())
@@ -248,12 +244,7 @@ async fn post_fact(
     agent: AgentRef,
     post_id: Uuid,
 ) -> anyhow::Result<Option<PostFact>> {
-    let row: Option<PostRow> = prepared(
-        diesel::sql_query(POST_FOR_CHANGE)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<SqlUuid, _>(agent.workspace_id),
-    )
+    let row: Option<PostRow> = sql!(POST_FOR_CHANGE, post_id, agent.agent_id, agent.workspace_id)
     .get_result(conn)
     .await
     .optional()?;
@@ -292,27 +283,7 @@ async fn inline_media(
         return Ok(Vec::new());
     }
     let shas = column(images, |i| i.sha256.as_str());
-    prepared(
-        diesel::sql_query(INSERT_INLINE)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(project_id)
-            .bind::<SqlUuid, _>(persona_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(column(images, |i| i.media_type.as_str()))
-            .bind::<Array<BigInt>, _>(column(images, |i| i.bytes))
-            .bind::<Array<Nullable<Integer>>, _>(column(images, |i| i.width))
-            .bind::<Array<Nullable<Integer>>, _>(column(images, |i| i.height))
-            .bind::<Array<Nullable<Text>>, _>(column(images, |i| i.caption.as_deref()))
-            .bind::<Array<Text>, _>(&shas)
-            .bind::<Array<Text>, _>(column(images, |i| i.storage_key.as_str()))
-            .bind::<Text, _>(MediaKind::Image.as_str())
-            .bind::<Array<Nullable<Text>>, _>(column(images, |i| {
-                i.thumb.as_ref().map(|t| t.key.as_str())
-            }))
-            .bind::<Array<Nullable<Text>>, _>(column(images, |i| {
-                i.thumb.as_ref().map(|t| t.mime_type.as_str())
-            })),
-    )
+    sql!(INSERT_INLINE, agent.workspace_id, project_id, persona_id, agent.agent_id, column(images, |i| i.media_type.as_str()), column(images, |i| i.bytes), column(images, |i| i.width), column(images, |i| i.height), column(images, |i| i.caption.as_deref()), &shas, column(images, |i| i.storage_key.as_str()), MediaKind::Image.as_str(), column(images, |i| { i.thumb.as_ref().map(|t| t.key.as_str()) }), column(images, |i| { i.thumb.as_ref().map(|t| t.mime_type.as_str()) }))
     .execute(conn)
     .await?;
     let rows: Vec<(Uuid, String)> = media::table
@@ -341,11 +312,7 @@ async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryR
     if added.is_empty() {
         return Ok(());
     }
-    prepared(
-        diesel::sql_query(APPEND_MEDIA)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<Array<SqlUuid>, _>(column(added, |m| m.id)),
-    )
+    sql!(APPEND_MEDIA, post_id, column(added, |m| m.id))
     .execute(conn)
     .await?;
     Ok(())
@@ -372,13 +339,7 @@ async fn account_candidates(
     agent: AgentRef,
     d: &NewDraft,
 ) -> anyhow::Result<Vec<AccountFact>> {
-    let rows: Vec<AccountRow> = prepared(
-        diesel::sql_query(DRAFT_ACCOUNT)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(d.code.code.as_str())
-            .bind::<Nullable<Text>, _>(d.code.platform.map(Platform::as_str)),
-    )
+    let rows: Vec<AccountRow> = sql!(DRAFT_ACCOUNT, agent.workspace_id, agent.agent_id, d.code.code.as_str(), d.code.platform.map(Platform::as_str))
     .load(conn)
     .await?;
     rows.into_iter()
@@ -404,11 +365,7 @@ async fn pick_fact(
     number: PickNumber,
     duplicate: Option<Uuid>,
 ) -> anyhow::Result<Option<PickFact>> {
-    let row: Option<PickRow> = prepared(
-        diesel::sql_query(PICK_FOR_DRAFT)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<BigInt, _>(number.0),
-    )
+    let row: Option<PickRow> = sql!(PICK_FOR_DRAFT, agent.workspace_id, number.0)
     .get_result(conn)
     .await
     .optional()?;
@@ -641,11 +598,7 @@ UPDATE posts SET sponsored = true WHERE id = $2
 "#;
 
 async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
-    prepared(
-        diesel::sql_query(LINK_PICK)
-            .bind::<SqlUuid, _>(pick)
-            .bind::<SqlUuid, _>(post_id),
-    )
+    sql!(LINK_PICK, pick, post_id)
     .execute(conn)
     .await
     .map(drop)
@@ -811,18 +764,7 @@ impl DraftsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>> {
         self.read(async move |conn| {
             let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
-            let rows: Vec<RedoRow> = prepared(
-                diesel::sql_query(REDO)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(names)
-                    .bind::<Nullable<Timestamptz>, _>(
-                        after.map(|a| jiff_diesel::Timestamp::from(a.0)),
-                    )
-                    .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
-                    .bind::<BigInt, _>(limit + 1)
-                    .bind::<Array<Text>, _>(INSTRUCTIONS.map(PostStatus::as_str).to_vec()),
-            )
+            let rows: Vec<RedoRow> = sql!(REDO, agent.workspace_id, agent.agent_id, names, after.map(|a| jiff_diesel::Timestamp::from(a.0)), after.map(|a| a.1), limit + 1, INSTRUCTIONS.map(PostStatus::as_str).to_vec())
             .load(conn)
             .await?;
             let items = rows.into_iter().map(Into::into).collect();

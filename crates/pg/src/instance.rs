@@ -4,8 +4,7 @@
 //! session and frees the lock, and a retry finds the claim free at once
 //! (`fleetdesk_tenancy::gate::PriorClaim::judge`).
 
-use crate::db::{PgStore, prepared};
-use diesel::sql_types::Integer;
+use crate::db::PgStore;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
 
@@ -37,11 +36,7 @@ row! {
 /// Opens a connection and locks `id` on it; `false` when another session holds `id`.
 async fn lock(url: &str, id: i32) -> anyhow::Result<Option<AsyncPgConnection>> {
     let mut conn = AsyncPgConnection::establish(url).await?;
-    let locked: Locked = prepared(
-        diesel::sql_query(LOCK_INSTANCE)
-            .bind::<Integer, _>(INSTANCE_LOCK_CLASS)
-            .bind::<Integer, _>(id),
-    )
+    let locked: Locked = sql!(LOCK_INSTANCE, INSTANCE_LOCK_CLASS, id)
     .get_result(&mut conn)
     .await?;
     Ok(locked.locked.then_some(conn))
@@ -54,7 +49,7 @@ impl PgStore {
     pub async fn hold_instance_lock(mut self, url: &str) -> anyhow::Result<PgStore> {
         let (id, conn) = loop {
             let mut conn = self.conn().await?;
-            let Id { id } = prepared(diesel::sql_query(NEXT_INSTANCE))
+            let Id { id } = sql!(NEXT_INSTANCE)
                 .get_result(&mut *conn)
                 .await?;
             // A number still held by a live instance (the sequence went round) is skipped.
@@ -68,7 +63,7 @@ impl PgStore {
             loop {
                 tokio::time::sleep(CHECK_EVERY).await;
                 let alive = match conn.as_mut() {
-                    Some(c) => prepared(diesel::sql_query(STILL_THERE))
+                    Some(c) => sql!(STILL_THERE)
                         .get_result::<Locked>(c)
                         .await
                         .is_ok(),

@@ -2,13 +2,12 @@
 //! rotation (called from the state-change transaction).
 
 use crate::accounts::day_statuses;
-use crate::db::{PgStore, coalesce, prepared};
+use crate::db::{PgStore, coalesce};
 use crate::record::Entry;
 use crate::rows::Stored;
 use crate::schema::posts;
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
@@ -56,17 +55,7 @@ pub(crate) async fn stock_slot_posts(
     reason: Option<&str>,
     state: &str,
 ) -> anyhow::Result<i64> {
-    let row: CountRow = prepared(
-        diesel::sql_query(STOCK_SLOT)
-            .bind::<SqlUuid, _>(slot_id)
-            .bind::<Nullable<Text>, _>(reason)
-            .bind::<Array<Text>, _>(PostStatus::stockable_all())
-            .bind::<SqlUuid, _>(agent_id)
-            .bind::<Jsonb, _>(json!({"account_state": state}))
-            .bind::<Text, _>(PostStatus::Stocked.as_str())
-            .bind::<Array<Text>, _>(unschedule_statuses())
-            .bind::<Text, _>(Publishing::Agent.as_str()),
-    )
+    let row: CountRow = sql!(STOCK_SLOT, slot_id, reason, PostStatus::stockable_all(), agent_id, json!({"account_state": state}), PostStatus::Stocked.as_str(), unschedule_statuses(), Publishing::Agent.as_str())
     .get_result(conn)
     .await?;
     Ok(row.n)
@@ -160,12 +149,7 @@ async fn post_fact(
     agent: AgentRef,
     post_id: Uuid,
 ) -> anyhow::Result<Option<plan::PostFact>> {
-    let row: Option<PostRow> = prepared(
-        diesel::sql_query(POST_FOR_INVENTORY)
-            .bind::<SqlUuid, _>(post_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<SqlUuid, _>(agent.workspace_id),
-    )
+    let row: Option<PostRow> = sql!(POST_FOR_INVENTORY, post_id, agent.agent_id, agent.workspace_id)
     .get_result(conn)
     .await
     .optional()?;
@@ -348,27 +332,10 @@ impl InventoryRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<InventoryPage>> {
         self.read(async move |conn| {
             let sponsored = query.sponsored.map(|s| s == Sponsored::Only);
-            let accounts: Vec<AccountRow> = prepared(
-                diesel::sql_query(INVENTORY_ACCOUNTS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Nullable<Bool>, _>(sponsored)
-                    .bind::<Nullable<SqlUuid>, _>(query.slot)
-                    .bind::<Text, _>(PostStatus::Stocked.as_str()),
-            )
+            let accounts: Vec<AccountRow> = sql!(INVENTORY_ACCOUNTS, agent.workspace_id, agent.agent_id, sponsored, query.slot, PostStatus::Stocked.as_str())
             .load(conn)
             .await?;
-            let rows: Vec<StockedRow> = prepared(
-                diesel::sql_query(INVENTORY_POSTS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Nullable<Bool>, _>(sponsored)
-                    .bind::<Nullable<SqlUuid>, _>(query.slot)
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1)
-                    .bind::<Text, _>(PostStatus::Stocked.as_str()),
-            )
+            let rows: Vec<StockedRow> = sql!(INVENTORY_POSTS, agent.workspace_id, agent.agent_id, sponsored, query.slot, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1, PostStatus::Stocked.as_str())
             .load(conn)
             .await?;
             let posts: Vec<StockedPost> = rows
@@ -464,12 +431,7 @@ impl InventoryRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<UnscheduleItem>>> {
         self.read(async move |conn| {
-            let rows: Vec<UnscheduleRow> = prepared(
-                diesel::sql_query(UNSCHEDULE_LIST)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<BigInt, _>(limit),
-            )
+            let rows: Vec<UnscheduleRow> = sql!(UNSCHEDULE_LIST, agent.workspace_id, agent.agent_id, limit)
             .load(conn)
             .await?;
             Ok(rows.into_iter().map(Into::into).collect())

@@ -4,14 +4,13 @@
 //! with one statement per table.
 
 use crate::accounts::SlotCodes;
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::record::Entry;
 use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{post_reports, posts, review_events};
 use diesel::dsl::{self, max};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
@@ -242,12 +241,7 @@ async fn transition_tx(
         ReviewScope::Member(_) => Uuid::nil(),
     };
     let (_, client_actions) = client_visible_texts();
-    let Some(row): Option<MoveRow> = prepared(
-        diesel::sql_query(POST_FOR_MOVE)
-            .bind::<SqlUuid, _>(request.post_id)
-            .bind::<SqlUuid, _>(agent_id)
-            .bind::<Array<Text>, _>(client_actions),
-    )
+    let Some(row): Option<MoveRow> = sql!(POST_FOR_MOVE, request.post_id, agent_id, client_actions)
     .get_result(conn)
     .await
     .optional()?
@@ -364,12 +358,7 @@ async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResul
     if codes.is_empty() {
         return Ok(Vec::new());
     }
-    let rows: Vec<SlotRow> = prepared(
-        diesel::sql_query(REPORT_SLOTS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Array<Text>, _>(codes),
-    )
+    let rows: Vec<SlotRow> = sql!(REPORT_SLOTS, agent.workspace_id, agent.agent_id, codes)
     .load(conn)
     .await?;
     Ok(rows
@@ -496,22 +485,7 @@ async fn report_tx(
     let known: Vec<KnownRow> = match Lookups::of(&items) {
         None => Vec::new(),
         Some(l) => {
-            prepared(
-                diesel::sql_query(KNOWN_POSTS)
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<SqlUuid>, _>(&l.post_ids)
-                    .bind::<Array<Text>, _>(&l.id_platforms)
-                    .bind::<Array<Text>, _>(&l.platform_ids)
-                    .bind::<Array<SqlUuid>, _>(&l.body_slots)
-                    .bind::<Array<Text>, _>(&l.body_keys)
-                    .bind::<Timestamptz, _>(Ts::from(
-                        now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW,
-                    ))
-                    .bind::<Array<Text>, _>(PostStatus::texts(adoptable))
-                    .bind::<Text, _>(PostStatus::Published.as_str()),
-            )
+            sql!(KNOWN_POSTS, agent.organization_id, agent.workspace_id, agent.agent_id, &l.post_ids, &l.id_platforms, &l.platform_ids, &l.body_slots, &l.body_keys, Ts::from(now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW), PostStatus::texts(adoptable), PostStatus::Published.as_str())
             .load(conn)
             .await?
         }
@@ -561,30 +535,7 @@ async fn write_inserts(
     if n.is_empty() {
         return Ok(());
     }
-    prepared(
-        diesel::sql_query(INSERT_REPORTED)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Array<SqlUuid>, _>(column(n, |i| i.id))
-            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.project_id))
-            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.persona_id))
-            .bind::<Array<SqlUuid>, _>(column(n, |i| i.slot.slot_id))
-            .bind::<Array<Nullable<SqlUuid>>, _>(column(n, |i| i.slot.generation_id))
-            .bind::<Array<Text>, _>(column(n, |i| i.slot.platform.as_str()))
-            .bind::<Array<Text>, _>(column(n, |i| i.fields.status.as_str()))
-            .bind::<Array<Text>, _>(column(n, |i| i.fields.body.as_str()))
-            .bind::<Array<Text>, _>(column(n, |i| i.fields.body_key.as_str()))
-            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.topic.as_deref()))
-            .bind::<Array<Bool>, _>(column(n, |i| i.fields.sponsored))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(n, |i| ts(i.fields.scheduled_for)))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(n, |i| ts(i.fields.published_at)))
-            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.platform_post_id.as_deref()))
-            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.permalink.as_deref()))
-            .bind::<Array<Nullable<Bool>>, _>(column(n, |i| i.fields.has_media))
-            .bind::<Array<Nullable<Text>>, _>(column(n, |i| i.fields.failure_reason.as_deref())),
-    )
+    sql!(INSERT_REPORTED, agent.organization_id, agent.workspace_id, agent.agent_id, Ts::from(now), column(n, |i| i.id), column(n, |i| i.slot.project_id), column(n, |i| i.slot.persona_id), column(n, |i| i.slot.slot_id), column(n, |i| i.slot.generation_id), column(n, |i| i.slot.platform.as_str()), column(n, |i| i.fields.status.as_str()), column(n, |i| i.fields.body.as_str()), column(n, |i| i.fields.body_key.as_str()), column(n, |i| i.fields.topic.as_deref()), column(n, |i| i.fields.sponsored), column(n, |i| ts(i.fields.scheduled_for)), column(n, |i| ts(i.fields.published_at)), column(n, |i| i.fields.platform_post_id.as_deref()), column(n, |i| i.fields.permalink.as_deref()), column(n, |i| i.fields.has_media), column(n, |i| i.fields.failure_reason.as_deref()))
     .execute(conn)
     .await?;
     Ok(())
@@ -595,24 +546,7 @@ async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> Query
     if u.is_empty() {
         return Ok(());
     }
-    prepared(
-        diesel::sql_query(UPDATE_REPORTED)
-            .bind::<Timestamptz, _>(Ts::from(now))
-            .bind::<Array<SqlUuid>, _>(column(u, |(id, _)| *id))
-            .bind::<Array<Text>, _>(column(u, |(_, p)| p.status.as_str()))
-            .bind::<Array<Text>, _>(column(u, |(_, p)| p.body.as_str()))
-            .bind::<Array<Text>, _>(column(u, |(_, p)| p.body_key.as_str()))
-            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.topic.as_deref()))
-            .bind::<Array<Bool>, _>(column(u, |(_, p)| p.sponsored))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(u, |(_, p)| ts(p.scheduled_for)))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(u, |(_, p)| ts(p.published_at)))
-            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.platform_post_id.as_deref()))
-            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.scheduler_ref.as_deref()))
-            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.permalink.as_deref()))
-            .bind::<Array<Nullable<Bool>>, _>(column(u, |(_, p)| p.has_media))
-            .bind::<Array<Nullable<Text>>, _>(column(u, |(_, p)| p.failure_reason.as_deref()))
-            .bind::<Array<Bool>, _>(column(u, |(_, p)| p.unschedule_pending)),
-    )
+    sql!(UPDATE_REPORTED, Ts::from(now), column(u, |(id, _)| *id), column(u, |(_, p)| p.status.as_str()), column(u, |(_, p)| p.body.as_str()), column(u, |(_, p)| p.body_key.as_str()), column(u, |(_, p)| p.topic.as_deref()), column(u, |(_, p)| p.sponsored), column(u, |(_, p)| ts(p.scheduled_for)), column(u, |(_, p)| ts(p.published_at)), column(u, |(_, p)| p.platform_post_id.as_deref()), column(u, |(_, p)| p.scheduler_ref.as_deref()), column(u, |(_, p)| p.permalink.as_deref()), column(u, |(_, p)| p.has_media), column(u, |(_, p)| p.failure_reason.as_deref()), column(u, |(_, p)| p.unschedule_pending))
     .execute(conn)
     .await?;
     Ok(())
@@ -721,11 +655,7 @@ async fn metrics_tx(
     report: &MetricsReport,
     now: Timestamp,
 ) -> anyhow::Result<Result<MetricsOutcome, MetricsRefusal>> {
-    let markets: Vec<CodeRow> = prepared(
-        diesel::sql_query(AGENT_MARKETS)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id),
-    )
+    let markets: Vec<CodeRow> = sql!(AGENT_MARKETS, agent.workspace_id, agent.agent_id)
     .load(conn)
     .await?;
     let markets: Vec<&str> = markets.iter().map(|m| m.code.as_str()).collect();
@@ -741,11 +671,7 @@ async fn metrics_tx(
             Vec::new()
         } else {
             let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.name.slot_id).collect();
-            prepared(
-                diesel::sql_query(LATEST_FOLLOWERS)
-                    .bind::<Array<SqlUuid>, _>(&slot_ids)
-                    .bind::<Timestamptz, _>(Ts::from(captured_at)),
-            )
+            sql!(LATEST_FOLLOWERS, &slot_ids, Ts::from(captured_at))
             .load(conn)
             .await?
         };
@@ -758,15 +684,7 @@ async fn metrics_tx(
     let rows: Vec<MetricPostRow> = if post_ids.is_empty() && pids.is_empty() {
         Vec::new()
     } else {
-        prepared(
-            diesel::sql_query(METRIC_POSTS)
-                .bind::<SqlUuid, _>(agent.organization_id)
-                .bind::<SqlUuid, _>(agent.workspace_id)
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(&post_ids)
-                .bind::<Array<Text>, _>(&pids)
-                .bind::<Timestamptz, _>(Ts::from(captured_at)),
-        )
+        sql!(METRIC_POSTS, agent.organization_id, agent.workspace_id, agent.agent_id, &post_ids, &pids, Ts::from(captured_at))
         .load(conn)
         .await?
     };
@@ -788,29 +706,13 @@ async fn metrics_tx(
 
     let p = &plan.posts;
     if !p.is_empty() {
-        prepared(
-            diesel::sql_query(UPSERT_POST_METRICS)
-                .bind::<Timestamptz, _>(Ts::from(captured_at))
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(column(p, |(id, _)| *id))
-                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.views))
-                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.likes))
-                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.replies))
-                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.reposts))
-                .bind::<Array<Nullable<BigInt>>, _>(column(p, |(_, c)| c.shares)),
-        )
+        sql!(UPSERT_POST_METRICS, Ts::from(captured_at), agent.agent_id, column(p, |(id, _)| *id), column(p, |(_, c)| c.views), column(p, |(_, c)| c.likes), column(p, |(_, c)| c.replies), column(p, |(_, c)| c.reposts), column(p, |(_, c)| c.shares))
         .execute(conn)
         .await?;
     }
     let a = &plan.accounts;
     if !a.is_empty() {
-        prepared(
-            diesel::sql_query(UPSERT_ACCOUNT_METRICS)
-                .bind::<Timestamptz, _>(Ts::from(captured_at))
-                .bind::<SqlUuid, _>(agent.agent_id)
-                .bind::<Array<SqlUuid>, _>(column(a, |(slot_id, _)| *slot_id))
-                .bind::<Array<BigInt>, _>(column(a, |(_, followers)| *followers)),
-        )
+        sql!(UPSERT_ACCOUNT_METRICS, Ts::from(captured_at), agent.agent_id, column(a, |(slot_id, _)| *slot_id), column(a, |(_, followers)| *followers))
         .execute(conn)
         .await?;
     }
@@ -837,14 +739,7 @@ impl LifecycleRepo for PgStore {
                 .into_iter()
                 .map(PostStatus::as_str)
                 .collect();
-            let rows: Vec<CardRow> = prepared(
-                diesel::sql_query(REVIEW_QUEUE)
-                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
-                    .bind::<Array<Text>, _>(stages)
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
-            )
+            let rows: Vec<CardRow> = sql!(REVIEW_QUEUE, viewer.organization_id, stages, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
             .load(conn)
             .await?;
             Ok(page(rows, query.limit))
@@ -854,14 +749,7 @@ impl LifecycleRepo for PgStore {
     fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
         self.read(async move |conn| {
             let (client_statuses, client_actions) = client_visible_texts();
-            let row: Option<DetailRow> = prepared(
-                diesel::sql_query(ONE_POST)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
-                    .bind::<Bool, _>(viewer.client)
-                    .bind::<Array<Text>, _>(client_statuses)
-                    .bind::<Array<Text>, _>(client_actions),
-            )
+            let row: Option<DetailRow> = sql!(ONE_POST, id, viewer.organization_id, viewer.client, client_statuses, client_actions)
             .get_result(conn)
             .await
             .optional()?;
@@ -902,19 +790,7 @@ impl LifecycleRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
         self.read(async move |conn| {
             let (client_statuses, client_actions) = client_visible_texts();
-            let rows: Vec<CardRow> = prepared(
-                diesel::sql_query(PUBLISHED)
-                    .bind::<Nullable<SqlUuid>, _>(viewer.organization_id)
-                    .bind::<Bool, _>(viewer.client)
-                    .bind::<Nullable<Text>, _>(query.code.as_ref().map(|c| c.as_str()))
-                    .bind::<Nullable<Timestamptz>, _>(ts(query.since))
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1)
-                    .bind::<Text, _>(PostStatus::Published.as_str())
-                    .bind::<Array<Text>, _>(client_statuses)
-                    .bind::<Array<Text>, _>(client_actions),
-            )
+            let rows: Vec<CardRow> = sql!(PUBLISHED, viewer.organization_id, viewer.client, query.code.as_ref().map(|c| c.as_str()), ts(query.since), query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1, PostStatus::Published.as_str(), client_statuses, client_actions)
             .load(conn)
             .await?;
             Ok(page(rows, query.limit))
@@ -937,14 +813,7 @@ impl LifecycleRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<PostCard>>> {
         self.read(async move |conn| {
-            let rows: Vec<CardRow> = prepared(
-                diesel::sql_query(APPROVED)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<BigInt, _>(limit)
-                    .bind::<Text, _>(PostStatus::Approved.as_str())
-                    .bind::<Text, _>(Publishing::Agent.as_str()),
-            )
+            let rows: Vec<CardRow> = sql!(APPROVED, agent.workspace_id, agent.agent_id, limit, PostStatus::Approved.as_str(), Publishing::Agent.as_str())
             .load(conn)
             .await?;
             Ok(cards(rows))

@@ -3,12 +3,11 @@
 //! transaction that locks the persona row first, so a proposal or an image resent at the same
 //! moment finds the first one, and the persona's images decision is opened once.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::decisions::{open_decision, open_decision_once};
 use crate::rows::{Json, Stored};
 use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
@@ -435,11 +434,7 @@ async fn propose_tx(
 ) -> anyhow::Result<Result<Proposed, PersonaRefusal>> {
     let name = lock_persona(conn, persona_id).await?;
     if let Some(post_id) = p.post_id {
-        let found: Option<PostOwnerRow> = prepared(
-            diesel::sql_query(POST_OWNER)
-                .bind::<SqlUuid, _>(post_id)
-                .bind::<SqlUuid, _>(agent.workspace_id),
-        )
+        let found: Option<PostOwnerRow> = sql!(POST_OWNER, post_id, agent.workspace_id)
         .get_result(conn)
         .await
         .optional()?;
@@ -533,12 +528,7 @@ impl PersonasRepo for PgStore {
         slot_id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<PersonaHead>>> {
         self.read(async move |conn| {
-            let row: Option<HeadRow> = prepared(
-                diesel::sql_query(PERSONA_OF_SLOT)
-                    .bind::<SqlUuid, _>(slot_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
-            )
+            let row: Option<HeadRow> = sql!(PERSONA_OF_SLOT, slot_id, agent.workspace_id, PersonaStatus::Retired.as_str())
             .get_result(conn)
             .await
             .optional()?;
@@ -552,14 +542,7 @@ impl PersonasRepo for PgStore {
         query: &'a OrgPersonaQuery,
     ) -> BoxFuture<'a, anyhow::Result<fleetdesk_kernel::Page<PersonaSummary>>> {
         self.read(async move |conn| {
-            let rows: Vec<OrgPersonaRow> = prepared(
-                diesel::sql_query(ORG_PERSONAS)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Nullable<SqlUuid>, _>(query.workspace)
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
-            )
+            let rows: Vec<OrgPersonaRow> = sql!(ORG_PERSONAS, organization, query.workspace, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
             .load(conn)
             .await?;
             let items = rows.into_iter().map(|r| r.persona().0).collect();
@@ -575,11 +558,7 @@ impl PersonasRepo for PgStore {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>> {
         self.read(async move |conn| {
-            let row: Option<OrgPersonaRow> = prepared(
-                diesel::sql_query(ORG_PERSONA)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<SqlUuid, _>(id),
-            )
+            let row: Option<OrgPersonaRow> = sql!(ORG_PERSONA, organization, id)
             .get_result(conn)
             .await
             .optional()?;
@@ -665,12 +644,7 @@ impl PersonasRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<RecentPost>>> {
         self.read(async move |conn| {
-            let rows: Vec<PostRow> = prepared(
-                diesel::sql_query(RECENT_POSTS)
-                    .bind::<SqlUuid, _>(persona_id)
-                    .bind::<Text, _>(fleetdesk_posts::post::PostStatus::Published.as_str())
-                    .bind::<BigInt, _>(limit),
-            )
+            let rows: Vec<PostRow> = sql!(RECENT_POSTS, persona_id, fleetdesk_posts::post::PostStatus::Published.as_str(), limit)
             .load(conn)
             .await?;
             Ok(rows.into_iter().map(Into::into).collect())

@@ -1,8 +1,6 @@
 //! A project a request names that is not one of the caller's workspace: whether another
 //! workspace of the organization has one of that name (`fleetdesk_kernel::project`).
 
-use crate::db::prepared;
-use diesel::sql_types::{Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::project::ProjectMiss;
 use uuid::Uuid;
@@ -27,11 +25,7 @@ pub(crate) async fn miss(
     organization_id: Uuid,
     name: &str,
 ) -> diesel::QueryResult<ProjectMiss> {
-    let row: Elsewhere = prepared(
-        diesel::sql_query(ELSEWHERE)
-            .bind::<SqlUuid, _>(organization_id)
-            .bind::<Text, _>(name),
-    )
+    let row: Elsewhere = sql!(ELSEWHERE, organization_id, name)
     .get_result(conn)
     .await?;
     Ok(ProjectMiss::of(row.elsewhere))

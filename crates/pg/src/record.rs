@@ -1,10 +1,9 @@
 //! The review record: every entry a write logs on a post goes through here, by an agent (any
 //! number of entries on any number of posts in one statement) or by a person.
 
-use crate::db::{column, prepared};
+use crate::db::column;
 use crate::schema::review_events;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
@@ -36,14 +35,7 @@ pub(crate) async fn by_agent(
     if entries.is_empty() {
         return Ok(());
     }
-    prepared(
-        diesel::sql_query(BY_AGENT)
-            .bind::<SqlUuid, _>(agent_id)
-            .bind::<Array<SqlUuid>, _>(column(entries, |e| e.post_id))
-            .bind::<Array<Text>, _>(column(entries, |e| e.action))
-            .bind::<Array<Nullable<Text>>, _>(column(entries, |e| e.reason))
-            .bind::<Array<Jsonb>, _>(column(entries, |e| e.detail)),
-    )
+    sql!(BY_AGENT, agent_id, column(entries, |e| e.post_id), column(entries, |e| e.action), column(entries, |e| e.reason), column(entries, |e| e.detail))
     .execute(conn)
     .await?;
     Ok(())

@@ -3,13 +3,12 @@
 //! reads its rows for all its workspaces at once (four statements whatever their number) and
 //! `fleetdesk_reports::report::build` decides what the report says.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::jobs::{finish_in, hold};
 use crate::rows::Json;
 use crate::schema::{account_slots, post_metrics, posts, reports, workspaces};
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{BoxFuture, Page, Position};
@@ -141,12 +140,7 @@ async fn one(
     viewer: Viewer,
     id: Uuid,
 ) -> anyhow::Result<Option<ReportRow>> {
-    Ok(prepared(
-        diesel::sql_query(sql)
-            .bind::<Nullable<SqlUuid>, _>(viewer.organization())
-            .bind::<Bool, _>(viewer.issued_only())
-            .bind::<SqlUuid, _>(id),
-    )
+    Ok(sql!(sql, viewer.organization(), viewer.issued_only(), id)
     .get_result(conn)
     .await
     .optional()?)
@@ -247,12 +241,7 @@ async fn bodies(
     let followers: Vec<FollowerRow> = if slot_ids.is_empty() {
         Vec::new()
     } else {
-        prepared(
-            diesel::sql_query(FOLLOWERS)
-                .bind::<Array<SqlUuid>, _>(&slot_ids)
-                .bind::<Timestamptz, _>(start)
-                .bind::<Timestamptz, _>(end),
-        )
+        sql!(FOLLOWERS, &slot_ids, start, end)
         .load(conn)
         .await?
     };
@@ -352,7 +341,7 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
         return Ok(None);
     }
     let due: Vec<WorkspaceRow> =
-        prepared(diesel::sql_query(WEEKLY_DUE).bind::<Text, _>(period.from().to_string()))
+        sql!(WEEKLY_DUE, period.from().to_string())
             .load(conn)
             .await?;
     let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
@@ -369,15 +358,7 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
                 bodies.remove(&w.id).unwrap_or_default(),
             )?);
         }
-        built = prepared(
-            diesel::sql_query(INSERT_WEEKLY)
-                .bind::<Array<SqlUuid>, _>(&orgs)
-                .bind::<Array<SqlUuid>, _>(&ids)
-                .bind::<Array<Text>, _>(&titles)
-                .bind::<Text, _>(period.from().to_string())
-                .bind::<Text, _>(period.to().to_string())
-                .bind::<Array<Jsonb>, _>(&values),
-        )
+        built = sql!(INSERT_WEEKLY, &orgs, &ids, &titles, period.from().to_string(), period.to().to_string(), &values)
         .execute(conn)
         .await?;
     }
@@ -395,14 +376,7 @@ impl ReportsRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Page<ReportSummary>>> {
         self.read(async move |conn| {
-            let rows: Vec<ReportRow> = prepared(
-                diesel::sql_query(LIST)
-                    .bind::<Nullable<SqlUuid>, _>(viewer.organization())
-                    .bind::<Bool, _>(viewer.issued_only())
-                    .bind::<Nullable<Timestamptz>, _>(after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(limit + 1),
-            )
+            let rows: Vec<ReportRow> = sql!(LIST, viewer.organization(), viewer.issued_only(), after.map(|a| Ts::from(a.0)), after.map(|a| a.1).unwrap_or_default(), limit + 1)
             .load(conn)
             .await?;
             let items = rows

@@ -3,11 +3,10 @@
 //! At most five statements whatever the scope; which account a code names and which capture
 //! counts on which day are decided by `fleetdesk_reports::metrics`.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::reports::CaptureRow;
 use crate::schema::account_metrics;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_reports::metrics::{
@@ -111,31 +110,21 @@ async fn load(
     query: &MetricsQuery,
 ) -> anyhow::Result<Result<MetricsData, MetricsRefusal>> {
     if let Some(workspace) = query.workspace {
-        let row: FoundRow = prepared(
-            diesel::sql_query(METRICS_WORKSPACE)
-                .bind::<SqlUuid, _>(workspace)
-                .bind::<Nullable<SqlUuid>, _>(query.organization),
-        )
+        let row: FoundRow = sql!(METRICS_WORKSPACE, workspace, query.organization)
         .get_result(conn)
         .await?;
         if !row.found {
             return Ok(Err(MetricsRefusal::UnknownWorkspace));
         }
     }
-    let rows: Vec<AccountRow> = prepared(
-        diesel::sql_query(METRICS_ACCOUNTS)
-            .bind::<Nullable<SqlUuid>, _>(query.organization)
-            .bind::<Nullable<SqlUuid>, _>(query.workspace)
-            .bind::<Nullable<Text>, _>(query.code.as_deref())
-            .bind::<Nullable<Text>, _>(query.platform.as_deref()),
-    )
+    let rows: Vec<AccountRow> = sql!(METRICS_ACCOUNTS, query.organization, query.workspace, query.code.as_deref(), query.platform.as_deref())
     .load(conn)
     .await?;
     if rows.is_empty()
         && let Some(organization) = query.organization
     {
         let row: FoundRow =
-            prepared(diesel::sql_query(METRICS_ORGANIZATION).bind::<SqlUuid, _>(organization))
+            sql!(METRICS_ORGANIZATION, organization)
                 .get_result(conn)
                 .await?;
         if !row.found {
@@ -153,21 +142,10 @@ async fn load(
     let slots: Vec<Uuid> = accounts.iter().map(|a| a.slot_id).collect();
     let (start, end) = query.window.utc_bounds();
     let (start, end) = (Ts::from(start), Ts::from(end));
-    let posts: Vec<PostRow> = prepared(
-        diesel::sql_query(METRICS_POSTS)
-            .bind::<Array<SqlUuid>, _>(&slots)
-            .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end)
-            .bind::<Array<Text>, _>(&PUBLISHED_STATUSES[..]),
-    )
+    let posts: Vec<PostRow> = sql!(METRICS_POSTS, &slots, start, end, &PUBLISHED_STATUSES[..])
     .load(conn)
     .await?;
-    let post_captures: Vec<CaptureRow> = prepared(
-        diesel::sql_query(METRICS_POST_CAPTURES)
-            .bind::<Array<SqlUuid>, _>(&slots)
-            .bind::<Timestamptz, _>(start)
-            .bind::<Timestamptz, _>(end),
-    )
+    let post_captures: Vec<CaptureRow> = sql!(METRICS_POST_CAPTURES, &slots, start, end)
     .load(conn)
     .await?;
     let account_captures: Vec<AccountCaptureRow> = account_metrics::table

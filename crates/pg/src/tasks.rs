@@ -2,12 +2,11 @@
 //! and every move in one transaction that locks the card, with a follow-up's decision.
 
 use crate::accounts::{SlotCodes, pick_slot};
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::{agents, decisions, media, personas, task_cards};
 use diesel::dsl::now;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_decisions::effects::card_moved;
 use fleetdesk_kernel::decision::DecidedBy;
@@ -205,7 +204,7 @@ fn record(r: RecordRow) -> TaskRecord {
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<TaskRecord> {
-    let row: RecordRow = prepared(diesel::sql_query(ONE).bind::<SqlUuid, _>(id))
+    let row: RecordRow = sql!(ONE, id)
         .get_result(conn)
         .await?;
     Ok(record(row))
@@ -248,15 +247,7 @@ async fn target_facts(
     };
     match target {
         TargetRef::Slot { code, platform } | TargetRef::Persona { code, platform } => {
-            let rows: Vec<SlotRow> = prepared(
-                diesel::sql_query(TARGET_SLOTS)
-                    .bind::<Nullable<SqlUuid>, _>(workspace)
-                    .bind::<Nullable<SqlUuid>, _>(agent)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Text, _>(code.as_str())
-                    .bind::<Nullable<Text>, _>(platform.map(Platform::as_str))
-                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
-            )
+            let rows: Vec<SlotRow> = sql!(TARGET_SLOTS, workspace, agent, organization, code.as_str(), platform.map(Platform::as_str), PersonaStatus::Retired.as_str())
             .load(conn)
             .await?;
             let several_organizations = rows
@@ -282,11 +273,7 @@ async fn target_facts(
             } else {
                 TARGET_ISSUE
             };
-            let row: Option<OwnerRow> = prepared(
-                diesel::sql_query(sql)
-                    .bind::<SqlUuid, _>(*id)
-                    .bind::<Text, _>(PersonaStatus::Retired.as_str()),
-            )
+            let row: Option<OwnerRow> = sql!(sql, *id, PersonaStatus::Retired.as_str())
             .get_result(conn)
             .await
             .optional()?;
@@ -353,14 +340,7 @@ async fn open(
         Ok(card) => card,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let open: Vec<SameRow> = prepared(
-        diesel::sql_query(SAME_OPEN)
-            .bind::<SqlUuid, _>(card.placed.persona_id)
-            .bind::<Text, _>(card.kind.as_str())
-            .bind::<Text, _>(card.target_type.as_str())
-            .bind::<SqlUuid, _>(card.placed.target_id)
-            .bind::<Array<Text>, _>(TaskStatus::open_texts()),
-    )
+    let open: Vec<SameRow> = sql!(SAME_OPEN, card.placed.persona_id, card.kind.as_str(), card.target_type.as_str(), card.placed.target_id, TaskStatus::open_texts())
     .load(conn)
     .await?;
     let open: Vec<OpenCardFact> = open.into_iter().map(Into::into).collect();
@@ -449,7 +429,7 @@ async fn act(
             .await
             .optional()?;
     }
-    let row: Option<LockedRow> = prepared(diesel::sql_query(LOCK).bind::<SqlUuid, _>(req.id))
+    let row: Option<LockedRow> = sql!(LOCK, req.id)
         .get_result(conn)
         .await
         .optional()?;
@@ -634,29 +614,12 @@ impl TasksRepo for PgStore {
             let kind = query.kind.map(|k| k.as_str());
             let rows: Vec<RecordRow> = match scope {
                 TaskScope::Organization(org) => {
-                    prepared(
-                        diesel::sql_query(LIST_ORG)
-                            .bind::<Nullable<SqlUuid>, _>(org)
-                            .bind::<Array<Text>, _>(statuses)
-                            .bind::<Nullable<Text>, _>(kind)
-                            .bind::<Nullable<Timestamptz>, _>(after_at)
-                            .bind::<SqlUuid, _>(after_id)
-                            .bind::<BigInt, _>(query.limit + 1),
-                    )
+                    sql!(LIST_ORG, org, statuses, kind, after_at, after_id, query.limit + 1)
                     .load(conn)
                     .await?
                 }
                 TaskScope::Agent(agent) => {
-                    prepared(
-                        diesel::sql_query(LIST_AGENT)
-                            .bind::<SqlUuid, _>(agent.workspace_id)
-                            .bind::<Array<Text>, _>(statuses)
-                            .bind::<Nullable<Text>, _>(kind)
-                            .bind::<Nullable<Timestamptz>, _>(after_at)
-                            .bind::<SqlUuid, _>(after_id)
-                            .bind::<BigInt, _>(query.limit + 1)
-                            .bind::<SqlUuid, _>(agent.agent_id),
-                    )
+                    sql!(LIST_AGENT, agent.workspace_id, statuses, kind, after_at, after_id, query.limit + 1, agent.agent_id)
                     .load(conn)
                     .await?
                 }
@@ -688,13 +651,7 @@ impl TasksRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<TaskRecord>>> {
         self.read(async move |conn| {
-            let rows: Vec<RecordRow> = prepared(
-                diesel::sql_query(OPEN_CARDS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(TaskStatus::open_texts())
-                    .bind::<BigInt, _>(limit),
-            )
+            let rows: Vec<RecordRow> = sql!(OPEN_CARDS, agent.workspace_id, agent.agent_id, TaskStatus::open_texts(), limit)
             .load(conn)
             .await?;
             Ok(rows.into_iter().map(record).collect())

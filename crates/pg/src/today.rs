@@ -4,9 +4,8 @@
 //! its community part in the same snapshot (`crate::community::community_day`).
 
 use crate::accounts::day_statuses;
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::rows::Json;
-use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
 use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
@@ -217,43 +216,18 @@ async fn day_rows(
     let confirm_cutoff = now
         .checked_sub(CONFIRM_WITHIN)
         .map_err(|e| anyhow::anyhow!("confirmation cutoff: {e}"))?;
-    let workspaces: Vec<WorkspaceRow> = prepared(
-        diesel::sql_query(DAY_WORKSPACES)
-            .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Text, _>(PostStatus::InternalReview.as_str())
-            .bind::<Text, _>(PostStatus::ClientReview.as_str())
-            .bind::<Text, _>(TaskStatus::PendingConfirmation.as_str())
-            .bind::<Timestamptz, _>(Ts::from(confirm_cutoff))
-            .bind::<Array<Text>, _>(
-                [DecisionStatus::Open, DecisionStatus::Handled]
-                    .map(|d| d.as_str())
-                    .to_vec(),
-            ),
-    )
+    let workspaces: Vec<WorkspaceRow> = sql!(DAY_WORKSPACES, organization, PostStatus::InternalReview.as_str(), PostStatus::ClientReview.as_str(), TaskStatus::PendingConfirmation.as_str(), Ts::from(confirm_cutoff), [DecisionStatus::Open, DecisionStatus::Handled].map(|d| d.as_str()).to_vec())
     .load(conn)
     .await?;
     let [published, scheduled, _planned] = day_statuses();
-    let accounts: Vec<AccountRow> = prepared(
-        diesel::sql_query(DAY_ACCOUNTS)
-            .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Array<Text>, _>(column(dates, |(m, _)| m.as_str()))
-            .bind::<Array<Text>, _>(column(dates, |(_, d)| d.to_string()))
-            .bind::<Array<Text>, _>(published)
-            .bind::<Array<Text>, _>(scheduled)
-            .bind::<Text, _>(PersonaStatus::Retired.as_str())
-            .bind::<Text, _>(PostStatus::Stocked.as_str()),
-    )
+    let accounts: Vec<AccountRow> = sql!(DAY_ACCOUNTS, organization, column(dates, |(m, _)| m.as_str()), column(dates, |(_, d)| d.to_string()), published, scheduled, PersonaStatus::Retired.as_str(), PostStatus::Stocked.as_str())
     .load(conn)
     .await?;
-    let agents: Vec<AgentRow> = prepared(
-        diesel::sql_query(DAY_AGENTS)
-            .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Array<Text>, _>(reporting_roles()),
-    )
+    let agents: Vec<AgentRow> = sql!(DAY_AGENTS, organization, reporting_roles())
     .load(conn)
     .await?;
     let jobs: Vec<JobRow> =
-        prepared(diesel::sql_query(DAY_JOBS).bind::<Nullable<SqlUuid>, _>(organization))
+        sql!(DAY_JOBS, organization)
             .load(conn)
             .await?;
     Ok(DayRows {
