@@ -298,8 +298,9 @@ pub fn fold_tag_value(value: &str) -> String {
     value.trim().to_lowercase()
 }
 
-/// A tag value as the person's day counts it: the members of a digest that carry it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A tag value as the person's day counts it: the members of a digest that carry it. Read
+/// from storage as `[kind, value, members]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct TagCount {
     pub kind: TagKind,
     pub value: String,
@@ -324,6 +325,21 @@ pub fn top_tags(counts: &[TagCount]) -> (Vec<TagCount>, Vec<TagCount>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tag_count_is_read_from_its_stored_triple() {
+        let stored = serde_json::json!([["intent", "buy", 3]]);
+        let counts: Vec<TagCount> = serde_json::from_value(stored).unwrap();
+        assert_eq!(
+            counts,
+            [TagCount {
+                kind: TagKind::Intent,
+                value: "buy".into(),
+                members: 3,
+            }]
+        );
+        assert!(serde_json::from_value::<TagCount>(serde_json::json!(["like", "x", 1])).is_err());
+    }
 
     fn member(id: &str, summary: Option<&str>) -> DigestMember {
         DigestMember {

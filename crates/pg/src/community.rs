@@ -4,12 +4,13 @@
 //! lock. Each request is one transaction (or one read) of a fixed number of statements.
 
 use crate::db::{PgStore, prepared};
+use crate::rows::{Json, Stored};
 use crate::schema::{community_spaces, community_tickets};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
-use fleetdesk_community::digest::{self, DigestReport, TagCount, TagKind};
+use fleetdesk_community::digest::{self, DigestReport, TagCount};
 use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
     TicketOutcome, WikiHit, WikiQuery,
@@ -22,7 +23,6 @@ use fleetdesk_community::ticket::{
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
-use serde_json::Value;
 use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
@@ -131,7 +131,7 @@ ORDER BY s.name, s.id
 /// Open tickets per workspace and category (of every space, archived ones too: the matter
 /// still waits for a person).
 const DAY_TICKETS: &str = r#"
-SELECT s.workspace_id, t.category, count(*) AS n
+SELECT s.workspace_id, t.category, count(*) AS count
 FROM community_tickets t
 JOIN community_spaces s ON s.id = t.space_id
 JOIN workspaces w ON w.id = s.workspace_id
@@ -148,40 +148,29 @@ struct SpaceRow {
     id: Uuid,
     workspace_id: Uuid,
     name: String,
-    channel: String,
+    channel: Stored<Channel>,
     space_type: Option<String>,
     market: String,
     track: Option<String>,
     location: Option<String>,
-    status: String,
+    status: Stored<SpaceStatus>,
     language: Option<String>,
 }
 
 /// The space of the first row (a lookup gives at most one).
-fn first_space(rows: Vec<SpaceRow>) -> anyhow::Result<Option<Space>> {
-    rows.into_iter()
-        .next()
-        .map(SpaceRow::into_space)
-        .transpose()
-}
-
-impl SpaceRow {
-    fn into_space(self) -> anyhow::Result<Space> {
-        Ok(Space {
-            id: self.id,
-            workspace_id: self.workspace_id,
-            name: self.name,
-            channel: Channel::parse(&self.channel)
-                .ok_or_else(|| anyhow::anyhow!("unknown channel {}", self.channel))?,
-            space_type: self.space_type,
-            market: self.market,
-            track: self.track,
-            location: self.location,
-            status: SpaceStatus::parse(&self.status)
-                .ok_or_else(|| anyhow::anyhow!("unknown space status {}", self.status))?,
-            language: self.language,
-        })
-    }
+fn first_space(rows: Vec<SpaceRow>) -> Option<Space> {
+    rows.into_iter().next().map(|r| Space {
+        id: r.id,
+        workspace_id: r.workspace_id,
+        name: r.name,
+        channel: r.channel.0,
+        space_type: r.space_type,
+        market: r.market,
+        track: r.track,
+        location: r.location,
+        status: r.status.0,
+        language: r.language,
+    })
 }
 
 row! {
@@ -195,7 +184,7 @@ row! {
 }
 
 row! {
-    struct ProductRow {
+    struct ProductRow into ProductHit {
         id: Uuid,
         name: String,
         summary: Option<String>,
@@ -215,7 +204,7 @@ row! {
 struct TicketRow {
     id: Uuid,
     member_external_id: Option<String>,
-    category: String,
+    category: Stored<TicketCategory>,
     created_at: Ts,
 }
 
@@ -230,19 +219,19 @@ row! {
         workspace_id: Uuid,
         id: Uuid,
         name: String,
-        channel: String,
+        channel: Stored<Channel>,
         day: Option<String>,
         members: Option<i32>,
         created_at: Option<Ts>,
-        tags: Value,
+        tags: Json<Vec<TagCount>>,
     }
 }
 
 row! {
-    struct DayTicketRow {
+    struct DayTicketRow into OpenTickets {
         workspace_id: Uuid,
         category: String,
-        n: i64,
+        count: i64,
     }
 }
 
@@ -264,7 +253,7 @@ async fn space_of(
     } else {
         query.load(conn).await?
     };
-    first_space(rows)
+    Ok(first_space(rows))
 }
 
 async fn report_digest_tx(
@@ -352,16 +341,13 @@ async fn open_ticket_tx(
             .await?;
         open = rows
             .into_iter()
-            .map(|r| {
-                Ok(OpenTicket {
-                    id: r.id,
-                    member_external_id: r.member_external_id,
-                    category: TicketCategory::parse(&r.category)
-                        .ok_or_else(|| anyhow::anyhow!("unknown category {}", r.category))?,
-                    created_at: r.created_at.to_jiff(),
-                })
+            .map(|r| OpenTicket {
+                id: r.id,
+                member_external_id: r.member_external_id,
+                category: r.category.0,
+                created_at: r.created_at.into(),
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect();
     }
     let plan = plan_ticket(ticket, &open, now);
     let ticket_id = match &plan {
@@ -394,20 +380,6 @@ async fn open_ticket_tx(
     Ok(Ok(plan.outcome(ticket_id)))
 }
 
-fn tag_counts(tags: Value) -> anyhow::Result<Vec<TagCount>> {
-    let rows: Vec<(String, String, i64)> = serde_json::from_value(tags)?;
-    rows.into_iter()
-        .map(|(kind, value, members)| {
-            Ok(TagCount {
-                kind: TagKind::parse(&kind)
-                    .ok_or_else(|| anyhow::anyhow!("unknown tag kind {kind}"))?,
-                value,
-                members,
-            })
-        })
-        .collect()
-}
-
 impl CommunityRepo for PgStore {
     fn find_space<'a>(
         &'a self,
@@ -425,7 +397,7 @@ impl CommunityRepo for PgStore {
                 .select(SpaceRow::as_select())
                 .load(conn)
                 .await?;
-            first_space(rows)
+            Ok(first_space(rows))
         })
     }
 
@@ -489,16 +461,7 @@ impl CommunityRepo for PgStore {
             )
             .load(conn)
             .await?;
-            Ok(Ok(rows
-                .into_iter()
-                .map(|r| ProductHit {
-                    id: r.id,
-                    name: r.name,
-                    summary: r.summary,
-                    price: r.price,
-                    url: r.url,
-                })
-                .collect()))
+            Ok(Ok(rows.into_iter().map(Into::into).collect()))
         })
     }
 
@@ -548,7 +511,7 @@ pub(crate) async fn community_day(
                     day: day.parse()?,
                     members: i64::from(members),
                     reported_at: at.to_jiff(),
-                    tags: tag_counts(s.tags)?,
+                    tags: s.tags.0,
                 }),
                 _ => None,
             };
@@ -556,21 +519,13 @@ pub(crate) async fn community_day(
                 workspace_id: s.workspace_id,
                 space_id: s.id,
                 name: s.name,
-                channel: Channel::parse(&s.channel)
-                    .ok_or_else(|| anyhow::anyhow!("unknown channel {}", s.channel))?,
+                channel: s.channel.0,
                 latest,
             })
         })
         .collect::<anyhow::Result<_>>()?;
     Ok(CommunityDay {
         spaces,
-        tickets: tickets
-            .into_iter()
-            .map(|t| OpenTickets {
-                workspace_id: t.workspace_id,
-                category: t.category,
-                count: t.n,
-            })
-            .collect(),
+        tickets: tickets.into_iter().map(Into::into).collect(),
     })
 }
