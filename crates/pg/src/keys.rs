@@ -4,6 +4,7 @@
 //! request, with no cache, so the next request with that key is refused.
 
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::api_keys;
 use diesel::dsl;
 use diesel::prelude::*;
@@ -16,14 +17,16 @@ use uuid::Uuid;
 
 type Ts = jiff_diesel::Timestamp;
 
+/// A key's columns, `$more` columns after them.
 macro_rules! key_sql {
-    ($from:literal, $tail:literal) => {
+    ($more:literal, $tail:literal) => {
         concat!(
             "SELECT k.id, k.kind, COALESCE(k.agent_id, k.person_id) AS owner_id, \
                     COALESCE(ag.name, p.name) AS owner_name, k.lookup, k.created_at, \
-                    k.last_used_at, ",
-            $from,
-            " LEFT JOIN agents ag ON ag.id = k.agent_id \
+                    k.last_used_at, k.revoked_at",
+            $more,
+            " FROM api_keys k \
+              LEFT JOIN agents ag ON ag.id = k.agent_id \
               LEFT JOIN people p ON p.id = k.person_id ",
             $tail
         )
@@ -32,7 +35,7 @@ macro_rules! key_sql {
 
 /// Newest first, after the cursor; filtered by kind and by revoked or not.
 const LIST_KEYS: &str = key_sql!(
-    "k.revoked_at, false AS changed FROM api_keys k",
+    "",
     "WHERE ($1::text IS NULL OR k.kind = $1) \
        AND ($2::boolean IS NULL OR (k.revoked_at IS NOT NULL) = $2) \
        AND ($3::timestamptz IS NULL OR (k.created_at, k.id) < ($3, $4)) \
@@ -41,40 +44,28 @@ const LIST_KEYS: &str = key_sql!(
 );
 
 /// The key as it now stands; `changed` is whether this transaction revoked it.
-const KEY_AFTER_REVOKE: &str = key_sql!(
-    "k.revoked_at, $2::boolean AS changed FROM api_keys k",
-    "WHERE k.id = $1"
-);
+const KEY_AFTER_REVOKE: &str = key_sql!(", $2::boolean AS changed", "WHERE k.id = $1");
 
-statements!(LIST_KEYS => KeyRow, KEY_AFTER_REVOKE => KeyRow);
+statements!(LIST_KEYS => KeyRow, KEY_AFTER_REVOKE => RevokedRow);
 
 row! {
-    struct KeyRow {
+    struct KeyRow into KeyRecord {
         id: Uuid,
-        kind: String,
+        kind: Stored<KeyKind>,
         owner_id: Uuid,
         owner_name: String,
         lookup: String,
         created_at: Ts,
         last_used_at: Option<Ts>,
         revoked_at: Option<Ts>,
-        changed: bool,
     }
 }
 
-impl KeyRow {
-    fn record(self) -> anyhow::Result<KeyRecord> {
-        Ok(KeyRecord {
-            id: self.id,
-            kind: KeyKind::parse(&self.kind)
-                .ok_or_else(|| anyhow::anyhow!("key {} has kind {}", self.id, self.kind))?,
-            owner_id: self.owner_id,
-            owner_name: self.owner_name,
-            lookup: self.lookup,
-            created_at: self.created_at.into(),
-            last_used_at: self.last_used_at.map(Into::into),
-            revoked_at: self.revoked_at.map(Into::into),
-        })
+row! {
+    struct RevokedRow {
+        #[diesel(embed)]
+        key: KeyRow,
+        changed: bool,
     }
 }
 
@@ -94,11 +85,10 @@ impl KeysRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let items = rows
-                .into_iter()
-                .map(KeyRow::record)
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            Ok(Page::probed(items, query.limit, |k| (k.created_at, k.id)))
+            let items = rows.into_iter().map(Into::into).collect();
+            Ok(Page::probed(items, query.limit, |k: &KeyRecord| {
+                (k.created_at, k.id)
+            }))
         })
     }
 
@@ -132,15 +122,17 @@ impl KeysRepo for PgStore {
                 .execute(conn)
                 .await?
                     == 1;
-            let row: KeyRow = prepared(
+            let row: RevokedRow = prepared(
                 diesel::sql_query(KEY_AFTER_REVOKE)
                     .bind::<SqlUuid, _>(id)
                     .bind::<Bool, _>(changed),
             )
             .get_result(conn)
             .await?;
-            let unchanged = !row.changed;
-            row.record().map(|key| Some(Revoked { key, unchanged }))
+            Ok(Some(Revoked {
+                key: row.key.into(),
+                unchanged: !row.changed,
+            }))
         })
     }
 }

@@ -2,6 +2,7 @@
 //! sync run recorded (wiki_sync_runs) with the source's state in one transaction.
 
 use crate::db::{PgStore, prepared};
+use crate::rows::Stored;
 use crate::schema::{wiki_sources, wiki_sync_runs};
 use diesel::prelude::*;
 use diesel::sql_types::Uuid as SqlUuid;
@@ -16,31 +17,30 @@ type Ts = jiff_diesel::Timestamp;
 
 statements!(WORKSPACE_SOURCES => Row, LOCK_SOURCE => Row);
 
-/// The workspace's sources with their project's and agent's names.
-const WORKSPACE_SOURCES: &str = r#"
-SELECT s.id, s.kind, s.name, s.locator, s.scope_note, p.name AS project, s.agent_id,
+/// Sources with their project's and agent's names.
+macro_rules! sources_sql {
+    ($tail:literal) => {
+        concat!(
+            "SELECT s.id, s.kind, s.name, s.locator, s.scope_note, p.name AS project, s.agent_id,
        a.name AS agent, s.every_hours, s.last_run_at, s.last_status, s.cursor
 FROM wiki_sources s
 LEFT JOIN projects p ON p.id = s.project_id
 LEFT JOIN agents a ON a.id = s.agent_id
-WHERE s.workspace_id = $1
-ORDER BY s.name, s.id
-"#;
+",
+            $tail
+        )
+    };
+}
+
+/// The workspace's sources.
+const WORKSPACE_SOURCES: &str = sources_sql!("WHERE s.workspace_id = $1 ORDER BY s.name, s.id");
 
 /// The source, locked until the run is recorded, so two reports of one source apply one after
 /// the other.
-const LOCK_SOURCE: &str = r#"
-SELECT s.id, s.kind, s.name, s.locator, s.scope_note, p.name AS project, s.agent_id,
-       a.name AS agent, s.every_hours, s.last_run_at, s.last_status, s.cursor
-FROM wiki_sources s
-LEFT JOIN projects p ON p.id = s.project_id
-LEFT JOIN agents a ON a.id = s.agent_id
-WHERE s.id = $1 AND s.workspace_id = $2
-FOR UPDATE OF s
-"#;
+const LOCK_SOURCE: &str = sources_sql!("WHERE s.id = $1 AND s.workspace_id = $2 FOR UPDATE OF s");
 
 row! {
-    struct Row {
+    struct Row into SourceRow {
         id: Uuid,
         kind: String,
         name: String,
@@ -51,35 +51,8 @@ row! {
         agent: Option<String>,
         every_hours: i32,
         last_run_at: Option<Ts>,
-        last_status: Option<String>,
+        last_status: Option<Stored<SyncStatus>>,
         cursor: Option<String>,
-    }
-}
-
-impl TryFrom<Row> for SourceRow {
-    type Error = anyhow::Error;
-
-    fn try_from(r: Row) -> anyhow::Result<SourceRow> {
-        let last_status = r
-            .last_status
-            .map(|s| {
-                SyncStatus::parse(&s).ok_or_else(|| anyhow::anyhow!("unknown sync status {s}"))
-            })
-            .transpose()?;
-        Ok(SourceRow {
-            id: r.id,
-            kind: r.kind,
-            name: r.name,
-            locator: r.locator,
-            scope_note: r.scope_note,
-            project: r.project,
-            agent_id: r.agent_id,
-            agent: r.agent,
-            every_hours: r.every_hours,
-            last_run_at: r.last_run_at.map(|t| t.to_jiff()),
-            last_status,
-            cursor: r.cursor,
-        })
     }
 }
 
@@ -100,7 +73,7 @@ async fn record_tx(
     let Some(row) = row else {
         return Ok(Err(SyncRefusal::NotFound));
     };
-    let mut row = SourceRow::try_from(row)?;
+    let mut row = SourceRow::from(row);
     if let Err(refusal) = may_report(row.agent_id, agent.agent_id) {
         return Ok(Err(refusal));
     }
@@ -157,7 +130,7 @@ impl WikiSourcesRepo for PgStore {
             )
             .load(conn)
             .await?;
-            rows.into_iter().map(SourceRow::try_from).collect()
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 
