@@ -4,14 +4,16 @@
 //! flag takes effect); applying the same file again changes nothing. An account's `state`
 //! applies only when the account is created: later states come from agents' reports.
 
-use crate::db::{PgStore, coalesce};
+use crate::db::{PgStore, coalesce, column, prepared};
 use crate::schema::{
     agents, api_keys, community_spaces, members, organizations, people, persona_cast,
     persona_facts, personas, products, projects, wiki_sources, workspaces,
 };
 use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Date, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel::upsert::{DecoratableTarget, excluded};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
@@ -239,10 +241,10 @@ SET name = EXCLUDED.name, currency = EXCLUDED.currency, token_env = EXCLUDED.tok
 
 async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<()> {
     let cap = w.monthly_ad_cap.as_ref();
-    crate::db::prepared(
+    prepared(
         diesel::sql_query(SET_AD_CAP)
             .bind::<SqlUuid, _>(ws_id)
-            .bind::<Nullable<diesel::sql_types::BigInt>, _>(cap.map(|c| c.cents().0))
+            .bind::<Nullable<BigInt>, _>(cap.map(|c| c.cents().0))
             .bind::<Nullable<Text>, _>(cap.map(|c| c.currency.as_str())),
     )
     .execute(conn)
@@ -250,22 +252,15 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
     if w.ad_accounts.is_empty() {
         return Ok(());
     }
-    let column = |f: fn(&AdAccountSpec) -> &str| -> Vec<String> {
-        w.ad_accounts.iter().map(|a| f(a).to_owned()).collect()
-    };
-    crate::db::prepared(
+    let a = &w.ad_accounts;
+    prepared(
         diesel::sql_query(UPSERT_AD_ACCOUNTS)
             .bind::<SqlUuid, _>(ws_id)
-            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.id))
-            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.name))
-            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.currency))
-            .bind::<diesel::sql_types::Array<Text>, _>(column(|a| &a.token_env))
-            .bind::<diesel::sql_types::Array<Nullable<Text>>, _>(
-                w.ad_accounts
-                    .iter()
-                    .map(|a| a.instagram_user_id.as_deref())
-                    .collect::<Vec<_>>(),
-            ),
+            .bind::<Array<Text>, _>(column(a, |a| a.id.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.name.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.currency.as_str()))
+            .bind::<Array<Text>, _>(column(a, |a| a.token_env.as_str()))
+            .bind::<Array<Nullable<Text>>, _>(column(a, |a| a.instagram_user_id.as_deref())),
     )
     .execute(conn)
     .await?;
@@ -348,15 +343,10 @@ async fn apply_workspace(
         });
     }
     for p in &w.personas {
-        let project = (p.project.as_ref())
-            .and_then(|name| report.projects.iter().find(|x| &x.name == name))
-            .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?
-            .id;
-        let agent = p
-            .agent
-            .as_ref()
-            .and_then(|name| report.agents.iter().find(|a| &a.name == name))
-            .map(|a| a.id);
+        let project = (p.project.as_deref())
+            .and_then(|name| report.project_id(name))
+            .ok_or_else(|| anyhow::anyhow!("persona {}: project not found", p.name))?;
+        let agent = p.agent.as_deref().and_then(|name| report.agent_id(name));
         // What the file leaves out keeps its stored value.
         let persona_id: Uuid = diesel::insert_into(personas::table)
             .values((
@@ -455,7 +445,7 @@ async fn apply_workspace(
                 cs::track.eq(s.track.as_deref()),
                 cs::location.eq(s.location.as_deref()),
                 cs::language.eq(s.language.as_deref()),
-                cs::status.eq(space_status(s.archived)),
+                cs::status.eq(s.status()),
             ))
             .on_conflict((cs::channel, cs::external_id))
             .do_update()
@@ -486,11 +476,7 @@ async fn apply_workspace(
         });
     }
     for p in &w.products {
-        let terms = fleetdesk_wiki::search::index_text(&format!(
-            "{} {}",
-            p.name,
-            p.summary.as_deref().unwrap_or_default()
-        ));
+        let terms = fleetdesk_wiki::search::index_text(&p.search_text());
         diesel::insert_into(products::table)
             .values((
                 products::workspace_id.eq(ws_id),
@@ -515,12 +501,11 @@ async fn apply_workspace(
     }
     apply_ads(conn, ws_id, w).await?;
     for s in &w.wiki_sources {
-        let project = (s.project.as_ref())
-            .and_then(|name| report.projects.iter().find(|x| &x.name == name))
-            .map(|x| x.id);
-        let agent = (s.agent.as_ref())
-            .and_then(|name| report.agents.iter().find(|a| &a.name == name))
-            .map(|a| a.id);
+        let project = s
+            .project
+            .as_deref()
+            .and_then(|name| report.project_id(name));
+        let agent = s.agent.as_deref().and_then(|name| report.agent_id(name));
         let same_place = wiki_sources::locator
             .eq(excluded(wiki_sources::locator))
             .and(wiki_sources::kind.eq(excluded(wiki_sources::kind)));
@@ -565,10 +550,6 @@ async fn apply_workspace(
     Ok(report)
 }
 
-fn space_status(archived: bool) -> &'static str {
-    if archived { "archived" } else { "active" }
-}
-
 async fn apply_account(
     conn: Tx<'_>,
     org_id: Uuid,
@@ -589,9 +570,7 @@ async fn apply_account(
         .bind::<Integer, _>(acc.daily_target)
         .bind::<Text, _>(acc.publishing.as_str())
         .bind::<Text, _>(acc.state.as_str())
-        .bind::<Nullable<diesel::sql_types::Date>, _>(jiff_diesel::NullableDate::from(
-            acc.onboarded_at,
-        ))
+        .bind::<Nullable<Date>, _>(jiff_diesel::NullableDate::from(acc.onboarded_at))
         .get_result(conn)
         .await
         .optional()?;

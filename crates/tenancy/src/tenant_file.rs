@@ -532,6 +532,23 @@ impl CommunitySpaceSpec {
     pub fn market(&self) -> Market {
         market_or_default(self.market.as_deref())
     }
+
+    /// The space's stored status (`fleetdesk_community::space::SpaceStatus`): archived as
+    /// the file says, else active.
+    pub fn status(&self) -> &'static str {
+        if self.archived { "archived" } else { "active" }
+    }
+}
+
+impl ProductSpec {
+    /// The text the product is found by: its name and summary.
+    pub fn search_text(&self) -> String {
+        format!(
+            "{} {}",
+            self.name,
+            self.summary.as_deref().unwrap_or_default()
+        )
+    }
 }
 
 impl WorkspaceSpec {
@@ -913,6 +930,18 @@ pub struct WorkspaceReport {
     pub community_spaces: Vec<SpaceReport>,
 }
 
+impl WorkspaceReport {
+    /// The applied project of the workspace named `name`.
+    pub fn project_id(&self, name: &str) -> Option<Uuid> {
+        self.projects.iter().find(|p| p.name == name).map(|p| p.id)
+    }
+
+    /// The applied agent of the workspace named `name`.
+    pub fn agent_id(&self, name: &str) -> Option<Uuid> {
+        self.agents.iter().find(|a| a.name == name).map(|a| a.id)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct NamedReport {
     pub id: Uuid,
@@ -963,6 +992,48 @@ mod tests {
         for c in Channel::ALL {
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
         }
+    }
+
+    #[test]
+    fn a_space_is_stored_archived_or_active_and_a_product_found_by_name_and_summary() {
+        let space = |archived: bool| -> CommunitySpaceSpec {
+            serde_json::from_value(serde_json::json!({
+                "name": "Fans", "channel": "discord", "external_id": "1", "archived": archived
+            }))
+            .unwrap()
+        };
+        assert_eq!(space(true).status(), "archived");
+        assert_eq!(space(false).status(), "active");
+        let product: ProductSpec =
+            serde_json::from_value(serde_json::json!({"name": "Mug", "summary": "blue"})).unwrap();
+        assert_eq!(product.search_text(), "Mug blue");
+        let bare: ProductSpec = serde_json::from_value(serde_json::json!({"name": "Mug"})).unwrap();
+        assert_eq!(bare.search_text(), "Mug ");
+    }
+
+    #[test]
+    fn a_workspace_report_finds_its_projects_and_agents_by_name() {
+        let report = WorkspaceReport {
+            id: Uuid::from_u128(1),
+            name: "w".into(),
+            archived: false,
+            projects: vec![NamedReport {
+                id: Uuid::from_u128(2),
+                name: "Main".into(),
+            }],
+            agents: vec![AgentReport {
+                id: Uuid::from_u128(3),
+                name: "bot".into(),
+                role: AgentRole::ALL[0],
+                keys: Vec::new(),
+            }],
+            personas: Vec::new(),
+            community_spaces: Vec::new(),
+        };
+        assert_eq!(report.project_id("Main"), Some(Uuid::from_u128(2)));
+        assert_eq!(report.project_id("main"), None);
+        assert_eq!(report.agent_id("bot"), Some(Uuid::from_u128(3)));
+        assert_eq!(report.agent_id("Main"), None);
     }
 
     const EXAMPLE: &str = r#"{
