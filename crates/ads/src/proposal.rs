@@ -364,6 +364,12 @@ pub fn days_left_in_month(now: Timestamp) -> i64 {
     i64::from(today.days_in_month() - today.day()) + 1
 }
 
+/// The first of the `days` days (Taipei) up to `now`, today included: what `GET /ads` sums
+/// campaigns from.
+pub fn first_day(now: Timestamp, days: i64) -> jiff::civil::Date {
+    crate::research::quota_day(now - SignedDuration::from_hours(24 * (days - 1)))
+}
+
 /// The first moment of `now`'s month in Taipei: what the cap counts spend from.
 pub fn month_start(now: Timestamp) -> Timestamp {
     crate::research::month_start(now)
@@ -656,6 +662,16 @@ mod tests {
             check_cap(&raise(500.0), Some(&running(10.0)), &none),
             Ok(())
         );
+    }
+
+    #[test]
+    fn the_days_shown_end_today_in_taipei() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        let day = |d: &str| d.parse::<jiff::civil::Date>().unwrap();
+        // 2026-11-30 00:30 in Taipei is still 29 November in UTC.
+        assert_eq!(first_day(at("2026-11-29T16:30:00Z"), 1), day("2026-11-30"));
+        assert_eq!(first_day(at("2026-11-29T16:30:00Z"), 7), day("2026-11-24"));
+        assert_eq!(first_day(at("2026-11-29T15:59:59Z"), 7), day("2026-11-23"));
     }
 
     #[test]

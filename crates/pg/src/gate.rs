@@ -335,10 +335,7 @@ impl Gatekeeper for PgStore {
                     prepared(diesel::sql_query(LOAD_GRANTS).bind::<SqlUuid, _>(key_id))
                         .get_result(conn)
                         .await?;
-                let stored = match (row.second, row.counts) {
-                    (Some(second), Some(counts)) => Grants { second, counts },
-                    _ => Grants::empty(row.now_ms.div_euclid(1000)),
-                };
+                let stored = Grants::stored(row.second, row.counts, row.now_ms);
                 let (next, lease) = stored.lease(row.now_ms, ask);
                 if lease.granted == 0 && ask.unspent.is_none() {
                     return Ok(lease);

@@ -34,7 +34,7 @@ row! {
 }
 
 row! {
-    struct KindCounts {
+    struct KindCounts into JobCounts {
         kind: String,
         queued: i64,
         running: i64,
@@ -115,15 +115,7 @@ impl Health for PgStore {
             let rows: Vec<KindCounts> = prepared(diesel::sql_query(JOB_COUNTS))
                 .load(&mut conn)
                 .await?;
-            Ok(rows
-                .into_iter()
-                .map(|r| JobCounts {
-                    kind: r.kind,
-                    queued: r.queued,
-                    running: r.running,
-                    failed: r.failed,
-                })
-                .collect())
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 }

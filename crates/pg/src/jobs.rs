@@ -50,7 +50,7 @@ WHERE id = (
     FOR UPDATE SKIP LOCKED
     LIMIT 1
 )
-RETURNING id, kind, key, payload, attempts
+RETURNING id, kind, key, payload, attempts AS attempt
 "#;
 
 /// The job's row, locked, when its lease is still this take's.
@@ -60,12 +60,12 @@ const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND
 statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD);
 
 row! {
-    struct Taken {
+    struct Taken into Job {
         id: Uuid,
         kind: String,
         key: String,
         payload: Value,
-        attempts: i32,
+        attempt: i32,
     }
 }
 
@@ -146,13 +146,7 @@ impl JobQueue for PgStore {
             .get_result(conn)
             .await
             .optional()?;
-            Ok(row.map(|r| Job {
-                id: r.id,
-                kind: r.kind,
-                key: r.key,
-                payload: r.payload,
-                attempt: r.attempts,
-            }))
+            Ok(row.map(Into::into))
         })
     }
 

@@ -106,6 +106,15 @@ impl Grants {
         }
     }
 
+    /// A key's grants as stored (`second` and `counts`), or nothing counted yet as of the
+    /// second of `now_ms` (epoch milliseconds) when the key has none.
+    pub fn stored(second: Option<i64>, counts: Option<Vec<i64>>, now_ms: i64) -> Grants {
+        match (second, counts) {
+            (Some(second), Some(counts)) => Grants { second, counts },
+            _ => Grants::empty(now_ms.div_euclid(1000)),
+        }
+    }
+
     /// The same grants seen from `now` (an epoch second): seconds that left the counted
     /// window are dropped. A clock that went back keeps the newer view.
     pub fn at(&self, now: i64) -> Grants {

@@ -22,7 +22,7 @@ use fleetdesk_ads::ports::{
 };
 use fleetdesk_ads::proposal::{
     AdStatus, BudgetType, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed,
-    month_start, ratios,
+    first_day, month_start, ratios,
 };
 use fleetdesk_ads::{AdsMissing, AdsRefusal};
 use fleetdesk_kernel::money::Cents;
@@ -308,12 +308,10 @@ async fn view_tx(
         .select(AccountRow::as_select())
         .load(conn)
         .await?;
-    // `days` days, today (Taipei) included.
-    let first_day = now - jiff::SignedDuration::from_hours(24 * (days - 1));
     let campaigns: Vec<CampaignRow> = prepared(
         diesel::sql_query(CAMPAIGNS)
             .bind::<SqlUuid, _>(workspace_id)
-            .bind::<Date, _>(day_of(first_day)),
+            .bind::<Date, _>(jiff_diesel::Date::from(first_day(now, days))),
     )
     .load(conn)
     .await?;

@@ -154,6 +154,13 @@ ON CONFLICT (workspace_id, id) DO UPDATE SET by_fleetdesk = true, kind = EXCLUDE
 row! {
     struct TargetRow {
         workspace_id: Uuid,
+        #[diesel(embed)]
+        account: AccountRow,
+    }
+}
+
+row! {
+    struct AccountRow into AdAccountRef {
         id: String,
         currency: String,
         token_env: String,
@@ -548,16 +555,7 @@ impl AdWorkRepo for PgStore {
             let rows: Vec<TargetRow> = prepared(diesel::sql_query(SYNC_TARGETS)).load(conn).await?;
             Ok(rows
                 .into_iter()
-                .map(|r| {
-                    (
-                        r.workspace_id,
-                        AdAccountRef {
-                            id: r.id,
-                            currency: r.currency,
-                            token_env: r.token_env,
-                        },
-                    )
-                })
+                .map(|r| (r.workspace_id, r.account.into()))
                 .collect())
         })
     }

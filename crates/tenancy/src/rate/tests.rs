@@ -368,3 +368,17 @@ fn a_burst_passes_the_limit_exactly_on_one_and_three_instances() {
         assert!(most as i64 <= bound(120));
     }
 }
+
+#[test]
+fn a_key_without_stored_grants_has_none_counted_as_of_now() {
+    let stored = Grants::stored(Some(5), Some(vec![1, 2]), 9_000);
+    assert_eq!(
+        stored,
+        Grants {
+            second: 5,
+            counts: vec![1, 2]
+        }
+    );
+    assert_eq!(Grants::stored(None, None, 9_999), Grants::empty(9));
+    assert_eq!(Grants::stored(None, None, -1), Grants::empty(-1));
+}
