@@ -254,7 +254,14 @@ impl AccountsRepo for PgStore {
         code: &'a CodeRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<ResolvedAccount, LookupError>>> {
         self.read(async move |conn| {
-            let rows: Vec<ResolveRow> = sql!(RESOLVE, agent.workspace_id, agent.agent_id, code.code.as_str(), code.platform.map(Platform::as_str), PersonaStatus::Retired.as_str())
+            let rows: Vec<ResolveRow> = sql!(
+                RESOLVE,
+                agent.workspace_id,
+                agent.agent_id,
+                code.code.as_str(),
+                code.platform.map(Platform::as_str),
+                PersonaStatus::Retired.as_str()
+            )
             .load(conn)
             .await?;
             let row = match pick_slot(rows, code.code.as_str(), code.platform, |r| &r.slot) {
@@ -337,7 +344,12 @@ impl AccountsRepo for PgStore {
                     created: true,
                 }));
             }
-            let existing: ExistingSlot = sql!(EXISTING_SLOT, agent.organization_id, account.platform.as_str(), account.code.as_str())
+            let existing: ExistingSlot = sql!(
+                EXISTING_SLOT,
+                agent.organization_id,
+                account.platform.as_str(),
+                account.code.as_str()
+            )
             .get_result(conn)
             .await?;
             if let Err(refusal) = check_existing(existing.persona_id, account.persona_id) {
@@ -361,8 +373,8 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<StateOutcome>> {
         self.tx(async move |conn| {
             let locked: LockedGeneration = sql!(LOCK_GENERATION, change.generation_id)
-            .get_result(conn)
-            .await?;
+                .get_result(conn)
+                .await?;
             let current = locked.state.0;
             let movement = apply_report(current, change.report);
             let StateMove::Changed {
@@ -387,7 +399,17 @@ impl AccountsRepo for PgStore {
                     stocked_posts: 0,
                 });
             };
-            sql!(RECORD_STATE_CHANGE, change.generation_id, to.as_str(), from.as_str(), change.report.as_str(), change.reason.as_deref(), jiff_diesel::Timestamp::from(change.occurred_at), agent.agent_id, change.origin.as_ref())
+            sql!(
+                RECORD_STATE_CHANGE,
+                change.generation_id,
+                to.as_str(),
+                from.as_str(),
+                change.report.as_str(),
+                change.reason.as_deref(),
+                jiff_diesel::Timestamp::from(change.occurred_at),
+                agent.agent_id,
+                change.origin.as_ref()
+            )
             .execute(conn)
             .await?;
             let decision = if opens_ban_decision {
@@ -423,7 +445,16 @@ impl AccountsRepo for PgStore {
         storage_key: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<(StoredAvatar, bool)>> {
         self.read(async move |conn| {
-            let row: SetAvatarRow = sql!(SET_AVATAR, generation_id, &image.sha256, image.kind.mime_type(), image.bytes.len() as i64, image.width.map(|w| w as i32), image.height.map(|h| h as i32), storage_key)
+            let row: SetAvatarRow = sql!(
+                SET_AVATAR,
+                generation_id,
+                &image.sha256,
+                image.kind.mime_type(),
+                image.bytes.len() as i64,
+                image.width.map(|w| w as i32),
+                image.height.map(|h| h as i32),
+                storage_key
+            )
             .get_result(conn)
             .await?;
             Ok((row.avatar.into(), row.changed))
@@ -437,7 +468,13 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<HeartbeatRecord>> {
         self.read(async move |conn| {
             let counts = Value::Object(input.counts.clone());
-            let row: RunRow = sql!(RECORD_HEARTBEAT, agent.agent_id, &input.run_id, input.summary.as_deref(), &counts)
+            let row: RunRow = sql!(
+                RECORD_HEARTBEAT,
+                agent.agent_id,
+                &input.run_id,
+                input.summary.as_deref(),
+                &counts
+            )
             .get_result(conn)
             .await?;
             Ok(row.into())
@@ -470,7 +507,16 @@ impl AccountsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Vec<(Uuid, jiff::civil::Date, DayCount)>>> {
         self.read(async move |conn| {
             let [published, scheduled, planned] = day_statuses();
-            let rows: Vec<DayCountRow> = sql!(DAY_COUNTS, agent.workspace_id, agent.agent_id, column(dates, |(m, _)| m.as_str()), column(dates, |(_, d)| d.to_string()), published, scheduled, planned)
+            let rows: Vec<DayCountRow> = sql!(
+                DAY_COUNTS,
+                agent.workspace_id,
+                agent.agent_id,
+                column(dates, |(m, _)| m.as_str()),
+                column(dates, |(_, d)| d.to_string()),
+                published,
+                scheduled,
+                planned
+            )
             .load(conn)
             .await?;
             rows.into_iter()
@@ -536,7 +582,13 @@ async fn agent_accounts(
     agent: AgentRef,
     with_inventory: bool,
 ) -> anyhow::Result<Vec<(AccountView, i64)>> {
-    let rows: Vec<AccountRow> = sql!(AGENT_ACCOUNTS, agent.workspace_id, agent.agent_id, PostStatus::Stocked.as_str(), with_inventory)
+    let rows: Vec<AccountRow> = sql!(
+        AGENT_ACCOUNTS,
+        agent.workspace_id,
+        agent.agent_id,
+        PostStatus::Stocked.as_str(),
+        with_inventory
+    )
     .load(conn)
     .await?;
     rows.into_iter()

@@ -3,11 +3,11 @@
 //! transaction; an agent reads the picks on the accounts of its personas.
 
 use crate::accounts::{SlotCodes, pick_slot};
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::{account_slots, ad_picks, organizations};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Nullable, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
@@ -151,9 +151,7 @@ fn not_found(number: PickNumber) -> AdsRefusal {
 }
 
 async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> anyhow::Result<PickRecord> {
-    let row: PickRow = prepared(diesel::sql_query(PICK_BY_ID).bind::<SqlUuid, _>(id))
-        .get_result(conn)
-        .await?;
+    let row: PickRow = sql!(PICK_BY_ID, id).get_result(conn).await?;
     Ok(row.record())
 }
 
@@ -162,15 +160,11 @@ async fn create_tx(
     person: PickPerson,
     pick: &NewPick,
 ) -> anyhow::Result<Result<PickRecord, AdsRefusal>> {
-    let source: Option<SourceRow> = prepared(
-        diesel::sql_query(SOURCE)
-            .bind::<SqlUuid, _>(pick.research_id)
-            .bind::<Nullable<SqlUuid>, _>(person.organization_id)
-            .bind::<Text, _>(&pick.item),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    let source: Option<SourceRow> =
+        sql!(SOURCE, pick.research_id, person.organization_id, &pick.item)
+            .get_result(conn)
+            .await
+            .optional()?;
     let Some(source) = source else {
         return Ok(Err(AdsRefusal::not_there(
             "research_id",
@@ -334,15 +328,11 @@ impl PickRepo for PgStore {
         number: PickNumber,
     ) -> BoxFuture<'_, anyhow::Result<Result<PickRecord, AdsRefusal>>> {
         self.snapshot(async move |conn| {
-            let row: Option<PickRow> = prepared(
-                diesel::sql_query(AGENT_PICK)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<BigInt, _>(number.0),
-            )
-            .get_result(conn)
-            .await
-            .optional()?;
+            let row: Option<PickRow> =
+                sql!(AGENT_PICK, agent.workspace_id, agent.agent_id, number.0)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
             match row {
                 Some(row) => Ok(Ok(row.record())),
                 None => Ok(Err(not_found(number))),
@@ -356,12 +346,12 @@ impl PickRepo for PgStore {
         filter: PickFilter,
     ) -> BoxFuture<'_, anyhow::Result<Vec<PickRecord>>> {
         self.snapshot(async move |conn| {
-            let rows: Vec<PickRow> = prepared(
-                diesel::sql_query(AGENT_PICKS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Array<Text>, _>(filter.statuses())
-                    .bind::<BigInt, _>(PICKS_LISTED),
+            let rows: Vec<PickRow> = sql!(
+                AGENT_PICKS,
+                agent.workspace_id,
+                agent.agent_id,
+                filter.statuses(),
+                PICKS_LISTED
             )
             .load(conn)
             .await?;

@@ -3,14 +3,11 @@
 //! provider's quota of the day, and the work queued in the same transaction. Requests are
 //! scoped to the caller's organization.
 
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::jobs::{enqueue_in, finish_in, hold};
 use crate::rows::Stored;
 use crate::schema::{ad_research, ad_research_items, ad_research_quota};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
-};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::ports::{
     Approval, Charge, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
@@ -245,10 +242,7 @@ async fn quote_tx(
     request: &NewQuote,
     now: Timestamp,
 ) -> anyhow::Result<Result<QuotedRequest, AdsRefusal>> {
-    let settings: SettingsRow =
-        prepared(diesel::sql_query(SETTINGS).bind::<SqlUuid, _>(agent.workspace_id))
-            .get_result(conn)
-            .await?;
+    let settings: SettingsRow = sql!(SETTINGS, agent.workspace_id).get_result(conn).await?;
     let home = Marketplace::parse(&settings.marketplace).unwrap_or(Marketplace::Shopee);
     let items = match check_items(request.kind, &request.items, home) {
         Ok(items) => items,
@@ -287,14 +281,14 @@ async fn quote_tx(
         ))
         .execute(conn)
         .await?;
-    prepared(
-        diesel::sql_query(INSERT_ITEMS)
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<Array<Text>, _>(column(&items, |i| i.item.as_str()))
-            .bind::<Array<Text>, _>(&keys)
-            .bind::<Array<Text>, _>(column(&items, |i| i.searched.as_str()))
-            .bind::<Array<Bool>, _>(column(&quote.items, |i| i.cached)),
+    sql!(
+        INSERT_ITEMS,
+        id,
+        agent.organization_id,
+        column(&items, |i| i.item.as_str()),
+        &keys,
+        column(&items, |i| i.searched.as_str()),
+        column(&quote.items, |i| i.cached)
     )
     .execute(conn)
     .await?;
@@ -307,11 +301,11 @@ async fn approve_tx(
     approval: &Approval,
 ) -> anyhow::Result<Result<ResearchRecord, AdsRefusal>> {
     let now = approval.now;
-    let locked: Option<LockedRow> = prepared(
-        diesel::sql_query(LOCK_RESEARCH)
-            .bind::<SqlUuid, _>(approval.id)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<Timestamptz, _>(Ts::from(research::month_start(now))),
+    let locked: Option<LockedRow> = sql!(
+        LOCK_RESEARCH,
+        approval.id,
+        agent.organization_id,
+        Ts::from(research::month_start(now))
     )
     .get_result(conn)
     .await
@@ -375,14 +369,10 @@ async fn load(
     agent: AgentRef,
     id: Uuid,
 ) -> anyhow::Result<Result<ResearchRecord, AdsRefusal>> {
-    let row: Option<ResearchRow> = prepared(
-        diesel::sql_query(RESEARCH)
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(agent.organization_id),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    let row: Option<ResearchRow> = sql!(RESEARCH, id, agent.organization_id)
+        .get_result(conn)
+        .await
+        .optional()?;
     let Some(row) = row else {
         return Ok(Err(not_found()));
     };
@@ -402,10 +392,7 @@ async fn records(
         .select(ItemRow::as_select())
         .load(conn)
         .await?;
-    let charges: Vec<LedgerRow> =
-        prepared(diesel::sql_query(CHARGES).bind::<Array<SqlUuid>, _>(&ids))
-            .load(conn)
-            .await?;
+    let charges: Vec<LedgerRow> = sql!(CHARGES, &ids).load(conn).await?;
     rows.into_iter()
         .map(|row| {
             Ok(ResearchRecord {
@@ -490,10 +477,7 @@ async fn next_step_tx(
         return Ok(None);
     }
     let id = research_of(job)?;
-    let next: Option<NextRow> = prepared(diesel::sql_query(NEXT_ITEM).bind::<SqlUuid, _>(id))
-        .get_result(conn)
-        .await
-        .optional()?;
+    let next: Option<NextRow> = sql!(NEXT_ITEM, id).get_result(conn).await.optional()?;
     let Some(next) = next else {
         diesel::update(
             ad_research::table
@@ -537,10 +521,10 @@ async fn next_step_tx(
     if let Some(quota) = daily_quota {
         // One row when the lookup was counted, none when the quota is used up.
         let counted = if quota > 0 {
-            prepared(
-                diesel::sql_query(COUNT_LOOKUP)
-                    .bind::<Date, _>(jiff_diesel::Date::from(research::quota_day(now)))
-                    .bind::<BigInt, _>(quota),
+            sql!(
+                COUNT_LOOKUP,
+                jiff_diesel::Date::from(research::quota_day(now)),
+                quota
             )
             .execute(conn)
             .await?
@@ -602,16 +586,9 @@ async fn record_lookup_tx(
             )
             .await?
             {
-                prepared(
-                    diesel::sql_query(CHARGE)
-                        .bind::<SqlUuid, _>(id)
-                        .bind::<SmallInt, _>(position)
-                        .bind::<BigInt, _>(credits)
-                        .bind::<Text, _>(reason)
-                        .bind::<Timestamptz, _>(Ts::from(now)),
-                )
-                .execute(conn)
-                .await?;
+                sql!(CHARGE, id, position, credits, reason, Ts::from(now))
+                    .execute(conn)
+                    .await?;
             }
         }
         LookupOutcome::NotFound => {
@@ -657,14 +634,14 @@ impl ResearchRepo for PgStore {
         query: &'a ResearchListQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<ResearchRecord>>> {
         self.snapshot(async move |conn| {
-            let rows: Vec<ResearchRow> = prepared(
-                diesel::sql_query(RESEARCH_PAGE)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Nullable<SqlUuid>, _>(query.workspace)
-                    .bind::<Nullable<Text>, _>(query.status.map(|s| s.as_str()))
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
+            let rows: Vec<ResearchRow> = sql!(
+                RESEARCH_PAGE,
+                organization,
+                query.workspace,
+                query.status.map(|s| s.as_str()),
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1
             )
             .load(conn)
             .await?;
@@ -687,21 +664,12 @@ impl ResearchRepo for PgStore {
         since: Timestamp,
     ) -> BoxFuture<'_, anyhow::Result<Vec<OrganizationCredits>>> {
         self.snapshot(async move |conn| {
-            let orgs: Vec<CreditsRow> = prepared(
-                diesel::sql_query(CREDITS)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Timestamptz, _>(Ts::from(since)),
-            )
-            .load(conn)
-            .await?;
-            let lines: Vec<LedgerRow> = prepared(
-                diesel::sql_query(LEDGER)
-                    .bind::<Nullable<SqlUuid>, _>(organization)
-                    .bind::<Timestamptz, _>(Ts::from(since))
-                    .bind::<BigInt, _>(LEDGER_LINES),
-            )
-            .load(conn)
-            .await?;
+            let orgs: Vec<CreditsRow> = sql!(CREDITS, organization, Ts::from(since))
+                .load(conn)
+                .await?;
+            let lines: Vec<LedgerRow> = sql!(LEDGER, organization, Ts::from(since), LEDGER_LINES)
+                .load(conn)
+                .await?;
             let mut by_org: std::collections::HashMap<Uuid, Vec<LedgerLine>> =
                 std::collections::HashMap::new();
             for l in lines {

@@ -3,11 +3,10 @@
 //! digests stored with their members in one statement, tickets joined under a per-matter
 //! lock. Each request is one transaction (or one read) of a fixed number of statements.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::{Json, Stored};
 use crate::schema::{community_spaces, community_tickets};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Float, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
 use fleetdesk_community::digest::{self, DigestReport, TagCount};
@@ -271,13 +270,13 @@ async fn report_digest_tx(
     };
     let digest = &digest;
     let outcome = digest.outcome(space.id);
-    let inserted: Vec<IdRow> = prepared(
-        diesel::sql_query(INSERT_DIGEST)
-            .bind::<SqlUuid, _>(space.id)
-            .bind::<Text, _>(digest.day.to_string())
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Integer, _>(i32::try_from(outcome.members)?)
-            .bind::<Integer, _>(i32::try_from(digest.skipped)?),
+    let inserted: Vec<IdRow> = sql!(
+        INSERT_DIGEST,
+        space.id,
+        digest.day.to_string(),
+        agent.agent_id,
+        i32::try_from(outcome.members)?,
+        i32::try_from(digest.skipped)?
     )
     .load(conn)
     .await?;
@@ -285,13 +284,9 @@ async fn report_digest_tx(
         return Ok(Err(digest::already_reported(digest.day)));
     };
     if !digest.members.is_empty() {
-        prepared(
-            diesel::sql_query(INSERT_MEMBERS)
-                .bind::<SqlUuid, _>(row.id)
-                .bind::<Jsonb, _>(digest.stored_members()),
-        )
-        .execute(conn)
-        .await?;
+        sql!(INSERT_MEMBERS, row.id, digest.stored_members())
+            .execute(conn)
+            .await?;
     }
     Ok(Ok(outcome))
 }
@@ -314,14 +309,10 @@ async fn open_ticket_tx(
     let mut open = Vec::new();
     if let Some(member) = ticket.member_external_id.as_deref() {
         let matter = matter_key(space.id, member, ticket.category);
-        prepared(diesel::sql_query(TICKET_LOCK).bind::<Text, _>(matter))
-            .execute(conn)
-            .await?;
+        sql!(TICKET_LOCK, matter).execute(conn).await?;
         // The request's clock was read before it waited for the lock; a report that held the
         // lock first may have stored a later time. The time of this report is read now.
-        let read: NowRow = prepared(diesel::sql_query(MATTER_NOW))
-            .get_result(conn)
-            .await?;
+        let read: NowRow = sql!(MATTER_NOW).get_result(conn).await?;
         now = read.now.to_jiff();
         // The open tickets of the member and category in the space opened after
         // `reuse_since`, locked.
@@ -412,17 +403,17 @@ impl CommunityRepo for PgStore {
                 return Ok(Err(CommunityRefusal::SpaceNotFound));
             };
             let filter = space.tag_filter();
-            let rows: Vec<WikiRow> = prepared(
-                diesel::sql_query(WIKI_SEARCH)
-                    .bind::<SqlUuid, _>(agent.organization_id)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Text, _>(&filter.required)
-                    .bind::<Array<Text>, _>(filter.prefixes())
-                    .bind::<Array<Nullable<Text>>, _>(filter.wanted())
-                    .bind::<Nullable<Text>, _>(query.ts_query.as_deref())
-                    .bind::<Array<Float>, _>(RANK_WEIGHTS.to_vec())
-                    .bind::<Integer, _>(RANK_NORMALIZATION)
-                    .bind::<BigInt, _>(query.limit),
+            let rows: Vec<WikiRow> = sql!(
+                WIKI_SEARCH,
+                agent.organization_id,
+                agent.workspace_id,
+                &filter.required,
+                filter.prefixes(),
+                filter.wanted(),
+                query.ts_query.as_deref(),
+                RANK_WEIGHTS.to_vec(),
+                RANK_NORMALIZATION,
+                query.limit
             )
             .load(conn)
             .await?;
@@ -453,14 +444,9 @@ impl CommunityRepo for PgStore {
             let Some(space) = space_of(conn, agent, space_id, false).await? else {
                 return Ok(Err(CommunityRefusal::SpaceNotFound));
             };
-            let rows: Vec<ProductRow> = prepared(
-                diesel::sql_query(PRODUCTS_SEARCH)
-                    .bind::<SqlUuid, _>(space.workspace_id)
-                    .bind::<Nullable<Text>, _>(ts_query)
-                    .bind::<BigInt, _>(limit),
-            )
-            .load(conn)
-            .await?;
+            let rows: Vec<ProductRow> = sql!(PRODUCTS_SEARCH, space.workspace_id, ts_query, limit)
+                .load(conn)
+                .await?;
             Ok(Ok(rows.into_iter().map(Into::into).collect()))
         })
     }
@@ -489,20 +475,12 @@ pub(crate) async fn community_day(
     conn: &mut AsyncPgConnection,
     organization: Option<Uuid>,
 ) -> anyhow::Result<CommunityDay> {
-    let spaces: Vec<DaySpaceRow> = prepared(
-        diesel::sql_query(DAY_SPACES)
-            .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Text, _>(SpaceStatus::Active.as_str()),
-    )
-    .load(conn)
-    .await?;
-    let tickets: Vec<DayTicketRow> = prepared(
-        diesel::sql_query(DAY_TICKETS)
-            .bind::<Nullable<SqlUuid>, _>(organization)
-            .bind::<Text, _>(TicketStatus::Open.as_str()),
-    )
-    .load(conn)
-    .await?;
+    let spaces: Vec<DaySpaceRow> = sql!(DAY_SPACES, organization, SpaceStatus::Active.as_str())
+        .load(conn)
+        .await?;
+    let tickets: Vec<DayTicketRow> = sql!(DAY_TICKETS, organization, TicketStatus::Open.as_str())
+        .load(conn)
+        .await?;
     let spaces = spaces
         .into_iter()
         .map(|s| {

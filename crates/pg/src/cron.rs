@@ -143,15 +143,17 @@ async fn report_runs_tx(
 
     // New pairs are inserted as reported; the others are locked, merged and updated, so two
     // requests reporting one run_id at once apply one after the other.
-    let inserted: Vec<Key> = runs_query(INSERT_RUNS, &plan.runs)
-        .load(conn)
-        .await?;
+    let inserted: Vec<Key> = runs_query(INSERT_RUNS, &plan.runs).load(conn).await?;
     let inserted: Vec<RunKey> = inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
     let rest = plan.stored_already(&inserted);
     if rest.is_empty() {
         return Ok(plan.outcome);
     }
-    let locked: Vec<RunRow> = sql!(LOCK_RUNS, column(&rest, |k| k.0), column(&rest, |k| k.1.run_id.as_str()))
+    let locked: Vec<RunRow> = sql!(
+        LOCK_RUNS,
+        column(&rest, |k| k.0),
+        column(&rest, |k| k.1.run_id.as_str())
+    )
     .load(conn)
     .await?;
     let stored = locked
@@ -171,9 +173,7 @@ async fn report_runs_tx(
         .collect();
     let (outcome, write) = plan.settle(rest, stored);
     if !write.is_empty() {
-        runs_query(UPDATE_RUNS, &write)
-            .execute(conn)
-            .await?;
+        runs_query(UPDATE_RUNS, &write).execute(conn).await?;
     }
     Ok(outcome)
 }
@@ -203,9 +203,20 @@ impl CronRepo for PgStore {
             if jobs.is_empty() {
                 return Ok((0, 0, 0));
             }
-            let c: Counts = sql!(UPSERT_JOBS, agent.workspace_id, agent.agent_id, column(jobs, |j| j.job_id.as_str()), column(jobs, |j| j.name.as_str()), column(jobs, |j| j.schedule.as_str()), column(jobs, |j| j.timezone.as_str()), column(jobs, |j| j.gateway.as_deref()), column(jobs, |j| j.enabled), column(jobs, |j| j.description.as_deref()))
-                .get_result(conn)
-                .await?;
+            let c: Counts = sql!(
+                UPSERT_JOBS,
+                agent.workspace_id,
+                agent.agent_id,
+                column(jobs, |j| j.job_id.as_str()),
+                column(jobs, |j| j.name.as_str()),
+                column(jobs, |j| j.schedule.as_str()),
+                column(jobs, |j| j.timezone.as_str()),
+                column(jobs, |j| j.gateway.as_deref()),
+                column(jobs, |j| j.enabled),
+                column(jobs, |j| j.description.as_deref())
+            )
+            .get_result(conn)
+            .await?;
             Ok((c.inserted, c.updated, c.unchanged))
         })
     }

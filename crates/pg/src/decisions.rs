@@ -185,9 +185,7 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<DecisionRecord> {
-    let row: RecordRow = sql!(ONE, id)
-        .get_result(conn)
-        .await?;
+    let row: RecordRow = sql!(ONE, id).get_result(conn).await?;
     records(conn, vec![row])
         .await?
         .pop()
@@ -755,7 +753,15 @@ impl DecisionsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Page<DecisionRecord>>> {
         self.read(async move |conn| {
             let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
-            let rows: Vec<RecordRow> = sql!(LIST, organization, statuses, query.kind.map(|k| k.as_str()), query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
+            let rows: Vec<RecordRow> = sql!(
+                LIST,
+                organization,
+                statuses,
+                query.kind.map(|k| k.as_str()),
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1
+            )
             .load(conn)
             .await?;
             let items = records(conn, rows).await?;
@@ -781,7 +787,13 @@ impl DecisionsRepo for PgStore {
 
     fn follow_ups(&self, agent: AgentRef) -> BoxFuture<'_, anyhow::Result<Vec<FollowUp>>> {
         self.read(async move |conn| {
-            let rows: Vec<FollowUpRow> = sql!(FOLLOW_UPS, agent.workspace_id, agent.agent_id, DecisionStatus::Open.as_str(), follow_up_kinds())
+            let rows: Vec<FollowUpRow> = sql!(
+                FOLLOW_UPS,
+                agent.workspace_id,
+                agent.agent_id,
+                DecisionStatus::Open.as_str(),
+                follow_up_kinds()
+            )
             .load(conn)
             .await?;
             Ok(rows

@@ -8,9 +8,7 @@ use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Bool, Nullable, Text, Timestamptz,
-};
+use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::AccountState;
 use fleetdesk_ads::pick::{PickNumber, PickState, PickStatus};
@@ -199,9 +197,7 @@ async fn items(
         return Ok(Vec::new());
     }
     let rows: Vec<RefRow> = if !library {
-        sql!(UPLOAD_REFS, workspace_id, ids)
-        .load(conn)
-        .await?
+        sql!(UPLOAD_REFS, workspace_id, ids).load(conn).await?
     } else {
         media::table
             .filter(media::workspace_id.eq(workspace_id))
@@ -231,10 +227,7 @@ async fn items(
 }
 
 async fn post_media(conn: Tx<'_>, post_id: Uuid) -> QueryResult<Vec<MediaRef>> {
-    let rows: Vec<PostMediaRow> =
-        sql!(POST_MEDIA, post_id)
-            .load(conn)
-            .await?;
+    let rows: Vec<PostMediaRow> = sql!(POST_MEDIA, post_id).load(conn).await?;
     Ok(rows.into_iter().map(Into::into).collect())
 }
 
@@ -245,9 +238,9 @@ async fn post_fact(
     post_id: Uuid,
 ) -> anyhow::Result<Option<PostFact>> {
     let row: Option<PostRow> = sql!(POST_FOR_CHANGE, post_id, agent.agent_id, agent.workspace_id)
-    .get_result(conn)
-    .await
-    .optional()?;
+        .get_result(conn)
+        .await
+        .optional()?;
     let Some(p) = row else {
         return Ok(None);
     };
@@ -283,7 +276,25 @@ async fn inline_media(
         return Ok(Vec::new());
     }
     let shas = column(images, |i| i.sha256.as_str());
-    sql!(INSERT_INLINE, agent.workspace_id, project_id, persona_id, agent.agent_id, column(images, |i| i.media_type.as_str()), column(images, |i| i.bytes), column(images, |i| i.width), column(images, |i| i.height), column(images, |i| i.caption.as_deref()), &shas, column(images, |i| i.storage_key.as_str()), MediaKind::Image.as_str(), column(images, |i| { i.thumb.as_ref().map(|t| t.key.as_str()) }), column(images, |i| { i.thumb.as_ref().map(|t| t.mime_type.as_str()) }))
+    sql!(
+        INSERT_INLINE,
+        agent.workspace_id,
+        project_id,
+        persona_id,
+        agent.agent_id,
+        column(images, |i| i.media_type.as_str()),
+        column(images, |i| i.bytes),
+        column(images, |i| i.width),
+        column(images, |i| i.height),
+        column(images, |i| i.caption.as_deref()),
+        &shas,
+        column(images, |i| i.storage_key.as_str()),
+        MediaKind::Image.as_str(),
+        column(images, |i| { i.thumb.as_ref().map(|t| t.key.as_str()) }),
+        column(images, |i| {
+            i.thumb.as_ref().map(|t| t.mime_type.as_str())
+        })
+    )
     .execute(conn)
     .await?;
     let rows: Vec<(Uuid, String)> = media::table
@@ -313,8 +324,8 @@ async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryR
         return Ok(());
     }
     sql!(APPEND_MEDIA, post_id, column(added, |m| m.id))
-    .execute(conn)
-    .await?;
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -339,7 +350,13 @@ async fn account_candidates(
     agent: AgentRef,
     d: &NewDraft,
 ) -> anyhow::Result<Vec<AccountFact>> {
-    let rows: Vec<AccountRow> = sql!(DRAFT_ACCOUNT, agent.workspace_id, agent.agent_id, d.code.code.as_str(), d.code.platform.map(Platform::as_str))
+    let rows: Vec<AccountRow> = sql!(
+        DRAFT_ACCOUNT,
+        agent.workspace_id,
+        agent.agent_id,
+        d.code.code.as_str(),
+        d.code.platform.map(Platform::as_str)
+    )
     .load(conn)
     .await?;
     rows.into_iter()
@@ -366,9 +383,9 @@ async fn pick_fact(
     duplicate: Option<Uuid>,
 ) -> anyhow::Result<Option<PickFact>> {
     let row: Option<PickRow> = sql!(PICK_FOR_DRAFT, agent.workspace_id, number.0)
-    .get_result(conn)
-    .await
-    .optional()?;
+        .get_result(conn)
+        .await
+        .optional()?;
     let Some(row) = row else {
         return Ok(None);
     };
@@ -598,10 +615,7 @@ UPDATE posts SET sponsored = true WHERE id = $2
 "#;
 
 async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
-    sql!(LINK_PICK, pick, post_id)
-    .execute(conn)
-    .await
-    .map(drop)
+    sql!(LINK_PICK, pick, post_id).execute(conn).await.map(drop)
 }
 
 /// Loads what a change names: the post (locked) and, when it is there, the cast and the items
@@ -764,7 +778,16 @@ impl DraftsRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>> {
         self.read(async move |conn| {
             let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
-            let rows: Vec<RedoRow> = sql!(REDO, agent.workspace_id, agent.agent_id, names, after.map(|a| jiff_diesel::Timestamp::from(a.0)), after.map(|a| a.1), limit + 1, INSTRUCTIONS.map(PostStatus::as_str).to_vec())
+            let rows: Vec<RedoRow> = sql!(
+                REDO,
+                agent.workspace_id,
+                agent.agent_id,
+                names,
+                after.map(|a| jiff_diesel::Timestamp::from(a.0)),
+                after.map(|a| a.1),
+                limit + 1,
+                INSTRUCTIONS.map(PostStatus::as_str).to_vec()
+            )
             .load(conn)
             .await?;
             let items = rows.into_iter().map(Into::into).collect();

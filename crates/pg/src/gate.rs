@@ -3,14 +3,12 @@
 //!
 //! Idempotency-Keys are stored as their SHA-256 (`key_hash`), never in plain text.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::instance::INSTANCE_LOCK_CLASS;
 use crate::schema::{dashboard_sessions, idempotency_keys};
 use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Jsonb, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_tenancy::gate::{Claim, ClaimRequest, Gatekeeper, Judgement, PriorClaim, Settlement};
@@ -306,11 +304,11 @@ impl Gatekeeper for PgStore {
                 KeyKind::Agent => AUTHENTICATE_AGENT,
                 KeyKind::Personal => AUTHENTICATE_PERSON,
             };
-            let query = prepared(
-                diesel::sql_query(statement)
-                    .bind::<Text, _>(&key.lookup)
-                    .bind::<Bytea, _>(key.hash.as_slice())
-                    .bind::<Text, _>(key.kind.as_str()),
+            let query = sql!(
+                statement,
+                &key.lookup,
+                key.hash.as_slice(),
+                key.kind.as_str()
             );
             Ok(match key.kind {
                 KeyKind::Agent => query
@@ -331,22 +329,19 @@ impl Gatekeeper for PgStore {
     fn lease(&self, key_id: Uuid, ask: Ask) -> BoxFuture<'_, anyhow::Result<Lease>> {
         self.read(async move |conn| {
             for _ in 0..LEASE_ATTEMPTS {
-                let row: GrantsRow =
-                    prepared(diesel::sql_query(LOAD_GRANTS).bind::<SqlUuid, _>(key_id))
-                        .get_result(conn)
-                        .await?;
+                let row: GrantsRow = sql!(LOAD_GRANTS, key_id).get_result(conn).await?;
                 let stored = Grants::stored(row.second, row.counts, row.now_ms);
                 let (next, lease) = stored.lease(row.now_ms, ask);
                 if lease.granted == 0 && ask.unspent.is_none() {
                     return Ok(lease);
                 }
                 debug_assert_eq!(next.counts.len(), COUNTED_SECONDS);
-                let saved: Saved = prepared(
-                    diesel::sql_query(SAVE_GRANTS)
-                        .bind::<SqlUuid, _>(key_id)
-                        .bind::<BigInt, _>(next.second)
-                        .bind::<Array<BigInt>, _>(&next.counts)
-                        .bind::<BigInt, _>(row.version.unwrap_or(-1)),
+                let saved: Saved = sql!(
+                    SAVE_GRANTS,
+                    key_id,
+                    next.second,
+                    &next.counts,
+                    row.version.unwrap_or(-1)
                 )
                 .get_result(conn)
                 .await?;
@@ -367,14 +362,14 @@ impl Gatekeeper for PgStore {
             let hash = key_hash(&claim.key);
             let running = ClaimState::Running.as_str();
             for _ in 0..3 {
-                let row: ClaimRow = prepared(
-                    diesel::sql_query(CLAIM)
-                        .bind::<SqlUuid, _>(owner)
-                        .bind::<Bytea, _>(hash.as_slice())
-                        .bind::<Bytea, _>(claim.request_hash.as_slice())
-                        .bind::<Text, _>(running)
-                        .bind::<Nullable<Integer>, _>(self.instance)
-                        .bind::<Integer, _>(INSTANCE_LOCK_CLASS),
+                let row: ClaimRow = sql!(
+                    CLAIM,
+                    owner,
+                    hash.as_slice(),
+                    claim.request_hash.as_slice(),
+                    running,
+                    self.instance,
+                    INSTANCE_LOCK_CLASS
                 )
                 .get_result(conn)
                 .await?;
@@ -468,14 +463,14 @@ impl Gatekeeper for PgStore {
             if key.kind != KeyKind::Personal {
                 return Ok(None);
             }
-            Ok(prepared(
-                diesel::sql_query(OPEN_SESSION)
-                    .bind::<Text, _>(&key.lookup)
-                    .bind::<Bytea, _>(key.hash.as_slice())
-                    .bind::<Text, _>(key.kind.as_str())
-                    .bind::<Bytea, _>(session.as_slice())
-                    .bind::<Integer, _>(SESSION_HOURS as i32)
-                    .bind::<BigInt, _>(SESSIONS_KEPT - 1),
+            Ok(sql!(
+                OPEN_SESSION,
+                &key.lookup,
+                key.hash.as_slice(),
+                key.kind.as_str(),
+                session.as_slice(),
+                SESSION_HOURS as i32,
+                SESSIONS_KEPT - 1
             )
             .get_result::<PersonAuthRow>(conn)
             .await
@@ -489,13 +484,11 @@ impl Gatekeeper for PgStore {
         session: &'a [u8; 32],
     ) -> BoxFuture<'a, anyhow::Result<Option<Caller>>> {
         self.read(async move |conn| {
-            Ok(
-                prepared(diesel::sql_query(SESSION_PERSON).bind::<Bytea, _>(session.as_slice()))
-                    .get_result::<PersonAuthRow>(conn)
-                    .await
-                    .optional()?
-                    .map(PersonAuthRow::caller),
-            )
+            Ok(sql!(SESSION_PERSON, session.as_slice())
+                .get_result::<PersonAuthRow>(conn)
+                .await
+                .optional()?
+                .map(PersonAuthRow::caller))
         })
     }
 
@@ -514,10 +507,9 @@ impl PgStore {
     /// older than 24 hours, and dashboard sessions past their end: how many of each.
     pub async fn sweep(&self) -> anyhow::Result<(usize, usize, usize)> {
         let mut conn = self.conn().await?;
-        let grants =
-            prepared(diesel::sql_query(SWEEP_GRANTS).bind::<BigInt, _>(COUNTED_SECONDS as i64))
-                .execute(&mut conn)
-                .await?;
+        let grants = sql!(SWEEP_GRANTS, COUNTED_SECONDS as i64)
+            .execute(&mut conn)
+            .await?;
         let keys = diesel::delete(
             idempotency_keys::table.filter(idempotency_keys::created_at.lt(db_now() - 24.hours())),
         )

@@ -3,7 +3,7 @@
 //! Neither readiness nor a scrape ever waits for a connection: when none is free they do
 //! without one.
 
-use crate::db::{MIGRATIONS, PgStore, prepared};
+use crate::db::{MIGRATIONS, PgStore};
 use deadpool::managed::{PoolError, TimeoutType, Timeouts};
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
@@ -88,13 +88,10 @@ impl Health for PgStore {
                     return Err(NotReady::Database);
                 }
             };
-            let applied: Vec<Applied> = prepared(diesel::sql_query(APPLIED))
-                .load(&mut conn)
-                .await
-                .map_err(|e| {
-                    tracing::warn!(error = %e, "readiness: reading the applied migrations");
-                    NotReady::Database
-                })?;
+            let applied: Vec<Applied> = sql!(APPLIED).load(&mut conn).await.map_err(|e| {
+                tracing::warn!(error = %e, "readiness: reading the applied migrations");
+                NotReady::Database
+            })?;
             let applied: Vec<String> = applied.into_iter().map(|a| a.version).collect();
             let missing = missing_migrations(embedded_versions(), &applied);
             if missing.is_empty() {
@@ -112,9 +109,7 @@ impl Health for PgStore {
                 .timeout_get(&NO_WAIT)
                 .await
                 .map_err(|e| anyhow::anyhow!("no free database connection: {e}"))?;
-            let rows: Vec<KindCounts> = prepared(diesel::sql_query(JOB_COUNTS))
-                .load(&mut conn)
-                .await?;
+            let rows: Vec<KindCounts> = sql!(JOB_COUNTS).load(&mut conn).await?;
             Ok(rows.into_iter().map(Into::into).collect())
         })
     }

@@ -37,8 +37,8 @@ row! {
 async fn lock(url: &str, id: i32) -> anyhow::Result<Option<AsyncPgConnection>> {
     let mut conn = AsyncPgConnection::establish(url).await?;
     let locked: Locked = sql!(LOCK_INSTANCE, INSTANCE_LOCK_CLASS, id)
-    .get_result(&mut conn)
-    .await?;
+        .get_result(&mut conn)
+        .await?;
     Ok(locked.locked.then_some(conn))
 }
 
@@ -49,9 +49,7 @@ impl PgStore {
     pub async fn hold_instance_lock(mut self, url: &str) -> anyhow::Result<PgStore> {
         let (id, conn) = loop {
             let mut conn = self.conn().await?;
-            let Id { id } = sql!(NEXT_INSTANCE)
-                .get_result(&mut *conn)
-                .await?;
+            let Id { id } = sql!(NEXT_INSTANCE).get_result(&mut *conn).await?;
             // A number still held by a live instance (the sequence went round) is skipped.
             if let Some(locked) = lock(url, id).await? {
                 break (id, locked);
@@ -63,10 +61,7 @@ impl PgStore {
             loop {
                 tokio::time::sleep(CHECK_EVERY).await;
                 let alive = match conn.as_mut() {
-                    Some(c) => sql!(STILL_THERE)
-                        .get_result::<Locked>(c)
-                        .await
-                        .is_ok(),
+                    Some(c) => sql!(STILL_THERE).get_result::<Locked>(c).await.is_ok(),
                     None => false,
                 };
                 if alive {

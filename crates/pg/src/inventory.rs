@@ -55,7 +55,17 @@ pub(crate) async fn stock_slot_posts(
     reason: Option<&str>,
     state: &str,
 ) -> anyhow::Result<i64> {
-    let row: CountRow = sql!(STOCK_SLOT, slot_id, reason, PostStatus::stockable_all(), agent_id, json!({"account_state": state}), PostStatus::Stocked.as_str(), unschedule_statuses(), Publishing::Agent.as_str())
+    let row: CountRow = sql!(
+        STOCK_SLOT,
+        slot_id,
+        reason,
+        PostStatus::stockable_all(),
+        agent_id,
+        json!({"account_state": state}),
+        PostStatus::Stocked.as_str(),
+        unschedule_statuses(),
+        Publishing::Agent.as_str()
+    )
     .get_result(conn)
     .await?;
     Ok(row.n)
@@ -149,7 +159,12 @@ async fn post_fact(
     agent: AgentRef,
     post_id: Uuid,
 ) -> anyhow::Result<Option<plan::PostFact>> {
-    let row: Option<PostRow> = sql!(POST_FOR_INVENTORY, post_id, agent.agent_id, agent.workspace_id)
+    let row: Option<PostRow> = sql!(
+        POST_FOR_INVENTORY,
+        post_id,
+        agent.agent_id,
+        agent.workspace_id
+    )
     .get_result(conn)
     .await
     .optional()?;
@@ -332,10 +347,27 @@ impl InventoryRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<InventoryPage>> {
         self.read(async move |conn| {
             let sponsored = query.sponsored.map(|s| s == Sponsored::Only);
-            let accounts: Vec<AccountRow> = sql!(INVENTORY_ACCOUNTS, agent.workspace_id, agent.agent_id, sponsored, query.slot, PostStatus::Stocked.as_str())
+            let accounts: Vec<AccountRow> = sql!(
+                INVENTORY_ACCOUNTS,
+                agent.workspace_id,
+                agent.agent_id,
+                sponsored,
+                query.slot,
+                PostStatus::Stocked.as_str()
+            )
             .load(conn)
             .await?;
-            let rows: Vec<StockedRow> = sql!(INVENTORY_POSTS, agent.workspace_id, agent.agent_id, sponsored, query.slot, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1, PostStatus::Stocked.as_str())
+            let rows: Vec<StockedRow> = sql!(
+                INVENTORY_POSTS,
+                agent.workspace_id,
+                agent.agent_id,
+                sponsored,
+                query.slot,
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1,
+                PostStatus::Stocked.as_str()
+            )
             .load(conn)
             .await?;
             let posts: Vec<StockedPost> = rows
@@ -431,9 +463,10 @@ impl InventoryRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<UnscheduleItem>>> {
         self.read(async move |conn| {
-            let rows: Vec<UnscheduleRow> = sql!(UNSCHEDULE_LIST, agent.workspace_id, agent.agent_id, limit)
-            .load(conn)
-            .await?;
+            let rows: Vec<UnscheduleRow> =
+                sql!(UNSCHEDULE_LIST, agent.workspace_id, agent.agent_id, limit)
+                    .load(conn)
+                    .await?;
             Ok(rows.into_iter().map(Into::into).collect())
         })
     }

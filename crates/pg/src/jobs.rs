@@ -2,12 +2,12 @@
 //! with `FOR UPDATE SKIP LOCKED` under a lease, retaken once the lease passed. Times are the
 //! database's `now()`, so instances whose clocks differ agree on what is due.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::instance::INSTANCE_LOCK_CLASS;
 use crate::schema::jobs;
 use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, backoff};
@@ -98,12 +98,12 @@ fn trimmed(error: &str) -> String {
 /// exists exactly when the write that asks for it commits); `false` when `(kind, key)` is
 /// already queued.
 pub(crate) async fn enqueue_in(conn: &mut AsyncPgConnection, job: &NewJob) -> anyhow::Result<bool> {
-    let n = prepared(
-        diesel::sql_query(ENQUEUE)
-            .bind::<Text, _>(&job.kind)
-            .bind::<Text, _>(&job.key)
-            .bind::<Jsonb, _>(&job.payload)
-            .bind::<Timestamptz, _>(jiff_diesel::Timestamp::from(job.run_at)),
+    let n = sql!(
+        ENQUEUE,
+        &job.kind,
+        &job.key,
+        &job.payload,
+        jiff_diesel::Timestamp::from(job.run_at)
     )
     .execute(conn)
     .await?;
@@ -121,27 +121,22 @@ impl JobQueue for PgStore {
         lease: SignedDuration,
     ) -> BoxFuture<'a, anyhow::Result<Option<Job>>> {
         self.read(async move |conn| {
-            let given_up = prepared(
-                diesel::sql_query(GIVE_UP)
-                    .bind::<Array<Text>, _>(kinds)
-                    .bind::<Int4, _>(MAX_ATTEMPTS)
-                    .bind::<Int4, _>(INSTANCE_LOCK_CLASS),
-            )
-            .execute(conn)
-            .await?;
+            let given_up = sql!(GIVE_UP, kinds, MAX_ATTEMPTS, INSTANCE_LOCK_CLASS)
+                .execute(conn)
+                .await?;
             if given_up > 0 {
                 tracing::warn!(
                     jobs = given_up,
                     "gave up jobs whose lease expired after their last attempt"
                 );
             }
-            let row: Option<Taken> = prepared(
-                diesel::sql_query(TAKE)
-                    .bind::<Array<Text>, _>(kinds)
-                    .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
-                    .bind::<Int4, _>(MAX_ATTEMPTS)
-                    .bind::<Nullable<Int4>, _>(self.instance)
-                    .bind::<Int4, _>(INSTANCE_LOCK_CLASS),
+            let row: Option<Taken> = sql!(
+                TAKE,
+                kinds,
+                lease.as_secs_f64(),
+                MAX_ATTEMPTS,
+                self.instance,
+                INSTANCE_LOCK_CLASS
             )
             .get_result(conn)
             .await
@@ -216,12 +211,6 @@ impl JobQueue for PgStore {
 /// Holds `job`'s row for the transaction of its effect when the lease is still this take's:
 /// no other instance can retake it until the transaction ends (they skip locked rows).
 pub(crate) async fn hold(conn: &mut AsyncPgConnection, job: &Job) -> anyhow::Result<bool> {
-    let n = prepared(
-        diesel::sql_query(HOLD)
-            .bind::<SqlUuid, _>(job.id)
-            .bind::<Int4, _>(job.attempt),
-    )
-    .execute(conn)
-    .await?;
+    let n = sql!(HOLD, job.id, job.attempt).execute(conn).await?;
     Ok(n == 1)
 }

@@ -3,12 +3,11 @@
 //! and the other waits and sees the `revoked_at` written; the gate reads `revoked_at` on every
 //! request, with no cache, so the next request with that key is refused.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::api_keys;
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::{BoxFuture, Page};
 use fleetdesk_tenancy::KeyKind;
@@ -75,13 +74,13 @@ impl KeysRepo for PgStore {
         query: &'a KeyQuery,
     ) -> BoxFuture<'a, anyhow::Result<Page<KeyRecord>>> {
         self.read(async move |conn| {
-            let rows: Vec<KeyRow> = prepared(
-                diesel::sql_query(LIST_KEYS)
-                    .bind::<Nullable<Text>, _>(query.kind.map(KeyKind::as_str))
-                    .bind::<Nullable<Bool>, _>(query.revoked)
-                    .bind::<Nullable<Timestamptz>, _>(query.after.map(|a| Ts::from(a.0)))
-                    .bind::<SqlUuid, _>(query.after.map(|a| a.1).unwrap_or_default())
-                    .bind::<BigInt, _>(query.limit + 1),
+            let rows: Vec<KeyRow> = sql!(
+                LIST_KEYS,
+                query.kind.map(KeyKind::as_str),
+                query.revoked,
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1
             )
             .load(conn)
             .await?;
@@ -122,13 +121,7 @@ impl KeysRepo for PgStore {
                 .execute(conn)
                 .await?
                     == 1;
-            let row: RevokedRow = prepared(
-                diesel::sql_query(KEY_AFTER_REVOKE)
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Bool, _>(changed),
-            )
-            .get_result(conn)
-            .await?;
+            let row: RevokedRow = sql!(KEY_AFTER_REVOKE, id, changed).get_result(conn).await?;
             Ok(Some(Revoked {
                 key: row.key.into(),
                 unchanged: !row.changed,

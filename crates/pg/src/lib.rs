@@ -25,13 +25,20 @@ macro_rules! statements {
 
 /// A constant SQL statement ([`db::prepared`]) with its arguments bound in order, each as the
 /// SQL type its Rust type is stored as ([`rows::SqlOf`]): `sql!(LIST, workspace, limit + 1)`.
-/// An integer literal is typed (`1_i64`), as its SQL type follows from it.
+/// An integer literal is typed (`1_i64`), as its SQL type follows from it. It is one
+/// expression, so a temporary an argument borrows lives as long as the statement it is in.
 macro_rules! sql {
-    ($statement:expr $(, $arg:expr)* $(,)?) => {{
-        let query = diesel::sql_query($statement).into_boxed::<diesel::pg::Pg>();
-        $(let query = $crate::rows::bind(query, $arg);)*
-        $crate::db::prepared(query)
-    }};
+    (@bind $query:expr, $arg:expr $(, $rest:expr)*) => {
+        sql!(@bind $crate::rows::bind($query, $arg) $(, $rest)*)
+    };
+    (@bind $query:expr) => {
+        $query
+    };
+    ($statement:expr $(, $arg:expr)* $(,)?) => {
+        $crate::db::prepared(sql!(
+            @bind diesel::sql_query($statement).into_boxed::<diesel::pg::Pg>() $(, $arg)*
+        ))
+    };
 }
 
 #[macro_use]
@@ -42,11 +49,11 @@ pub mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-/// Declares the modules that implement ports, each with its `statements!` list, and collects
-/// their lists: [`all_statements`] and, in test builds, [`all_row_checks`].
+/// Collects the `statements!` lists of the modules that implement ports: [`all_statements`]
+/// and, in test builds, [`all_row_checks`]. (The modules are declared outside the macro, where
+/// rustfmt finds them.)
 macro_rules! port_modules {
     ($($module:ident),* $(,)?) => {
-        $(mod $module;)*
 
         /// Every constant SQL statement of the adapter as `("fleetdesk_pg::module::NAME", sql)`,
         /// so a test can prepare each against the migrated schema.
@@ -64,6 +71,33 @@ macro_rules! port_modules {
         }
     };
 }
+
+mod accounts;
+mod ad_changes;
+mod ad_picks;
+mod ads;
+mod community;
+mod cron;
+mod decisions;
+mod drafts;
+mod gate;
+mod health;
+mod instance;
+mod inventory;
+mod jobs;
+mod keys;
+mod lifecycle;
+mod media;
+mod personas;
+mod projects;
+mod record;
+mod reports;
+mod reports_metrics;
+mod tasks;
+mod tenancy;
+mod today;
+mod wiki;
+mod wiki_sources;
 
 port_modules![
     accounts,

@@ -9,7 +9,6 @@ use crate::record::Entry;
 use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{post_reports, posts, review_events};
 use diesel::dsl::{self, max};
-use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::Publishing;
@@ -185,16 +184,18 @@ fn page(rows: Vec<CardRow>, limit: i64) -> Page<PostCard> {
 // ---------------------------------------------------------------------------------------------
 // Review moves
 
-/// A post's review record, oldest entry first.
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = review_events, check_for_backend(Pg))]
-struct RecordRow {
-    action: String,
-    reason: Option<String>,
-    actor_kind: String,
-    actor_name: String,
-    detail: Value,
-    created_at: Ts,
+selectable! {
+    /// A post's review record, oldest entry first.
+    #[diesel(table_name = review_events)]
+    struct RecordRow into RecordEntry {
+        action: String,
+        reason: Option<String>,
+        actor_kind: String,
+        actor_name: String,
+        detail: Value,
+        #[diesel(column_name = created_at)]
+        at: Ts,
+    }
 }
 
 const POST_FOR_MOVE: &str = r#"
@@ -242,9 +243,9 @@ async fn transition_tx(
     };
     let (_, client_actions) = client_visible_texts();
     let Some(row): Option<MoveRow> = sql!(POST_FOR_MOVE, request.post_id, agent_id, client_actions)
-    .get_result(conn)
-    .await
-    .optional()?
+        .get_result(conn)
+        .await
+        .optional()?
     else {
         return Ok(Err(TransitionRefusal::NotFound));
     };
@@ -359,8 +360,8 @@ async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResul
         return Ok(Vec::new());
     }
     let rows: Vec<SlotRow> = sql!(REPORT_SLOTS, agent.workspace_id, agent.agent_id, codes)
-    .load(conn)
-    .await?;
+        .load(conn)
+        .await?;
     Ok(rows
         .into_iter()
         .filter_map(|r| {
@@ -485,7 +486,20 @@ async fn report_tx(
     let known: Vec<KnownRow> = match Lookups::of(&items) {
         None => Vec::new(),
         Some(l) => {
-            sql!(KNOWN_POSTS, agent.organization_id, agent.workspace_id, agent.agent_id, &l.post_ids, &l.id_platforms, &l.platform_ids, &l.body_slots, &l.body_keys, Ts::from(now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW), PostStatus::texts(adoptable), PostStatus::Published.as_str())
+            sql!(
+                KNOWN_POSTS,
+                agent.organization_id,
+                agent.workspace_id,
+                agent.agent_id,
+                &l.post_ids,
+                &l.id_platforms,
+                &l.platform_ids,
+                &l.body_slots,
+                &l.body_keys,
+                Ts::from(now - fleetdesk_posts::report::PUBLISHED_MATCH_WINDOW),
+                PostStatus::texts(adoptable),
+                PostStatus::Published.as_str()
+            )
             .load(conn)
             .await?
         }
@@ -535,7 +549,30 @@ async fn write_inserts(
     if n.is_empty() {
         return Ok(());
     }
-    sql!(INSERT_REPORTED, agent.organization_id, agent.workspace_id, agent.agent_id, Ts::from(now), column(n, |i| i.id), column(n, |i| i.slot.project_id), column(n, |i| i.slot.persona_id), column(n, |i| i.slot.slot_id), column(n, |i| i.slot.generation_id), column(n, |i| i.slot.platform.as_str()), column(n, |i| i.fields.status.as_str()), column(n, |i| i.fields.body.as_str()), column(n, |i| i.fields.body_key.as_str()), column(n, |i| i.fields.topic.as_deref()), column(n, |i| i.fields.sponsored), column(n, |i| ts(i.fields.scheduled_for)), column(n, |i| ts(i.fields.published_at)), column(n, |i| i.fields.platform_post_id.as_deref()), column(n, |i| i.fields.permalink.as_deref()), column(n, |i| i.fields.has_media), column(n, |i| i.fields.failure_reason.as_deref()))
+    sql!(
+        INSERT_REPORTED,
+        agent.organization_id,
+        agent.workspace_id,
+        agent.agent_id,
+        Ts::from(now),
+        column(n, |i| i.id),
+        column(n, |i| i.slot.project_id),
+        column(n, |i| i.slot.persona_id),
+        column(n, |i| i.slot.slot_id),
+        column(n, |i| i.slot.generation_id),
+        column(n, |i| i.slot.platform.as_str()),
+        column(n, |i| i.fields.status.as_str()),
+        column(n, |i| i.fields.body.as_str()),
+        column(n, |i| i.fields.body_key.as_str()),
+        column(n, |i| i.fields.topic.as_deref()),
+        column(n, |i| i.fields.sponsored),
+        column(n, |i| ts(i.fields.scheduled_for)),
+        column(n, |i| ts(i.fields.published_at)),
+        column(n, |i| i.fields.platform_post_id.as_deref()),
+        column(n, |i| i.fields.permalink.as_deref()),
+        column(n, |i| i.fields.has_media),
+        column(n, |i| i.fields.failure_reason.as_deref())
+    )
     .execute(conn)
     .await?;
     Ok(())
@@ -546,7 +583,24 @@ async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> Query
     if u.is_empty() {
         return Ok(());
     }
-    sql!(UPDATE_REPORTED, Ts::from(now), column(u, |(id, _)| *id), column(u, |(_, p)| p.status.as_str()), column(u, |(_, p)| p.body.as_str()), column(u, |(_, p)| p.body_key.as_str()), column(u, |(_, p)| p.topic.as_deref()), column(u, |(_, p)| p.sponsored), column(u, |(_, p)| ts(p.scheduled_for)), column(u, |(_, p)| ts(p.published_at)), column(u, |(_, p)| p.platform_post_id.as_deref()), column(u, |(_, p)| p.scheduler_ref.as_deref()), column(u, |(_, p)| p.permalink.as_deref()), column(u, |(_, p)| p.has_media), column(u, |(_, p)| p.failure_reason.as_deref()), column(u, |(_, p)| p.unschedule_pending))
+    sql!(
+        UPDATE_REPORTED,
+        Ts::from(now),
+        column(u, |(id, _)| *id),
+        column(u, |(_, p)| p.status.as_str()),
+        column(u, |(_, p)| p.body.as_str()),
+        column(u, |(_, p)| p.body_key.as_str()),
+        column(u, |(_, p)| p.topic.as_deref()),
+        column(u, |(_, p)| p.sponsored),
+        column(u, |(_, p)| ts(p.scheduled_for)),
+        column(u, |(_, p)| ts(p.published_at)),
+        column(u, |(_, p)| p.platform_post_id.as_deref()),
+        column(u, |(_, p)| p.scheduler_ref.as_deref()),
+        column(u, |(_, p)| p.permalink.as_deref()),
+        column(u, |(_, p)| p.has_media),
+        column(u, |(_, p)| p.failure_reason.as_deref()),
+        column(u, |(_, p)| p.unschedule_pending)
+    )
     .execute(conn)
     .await?;
     Ok(())
@@ -656,8 +710,8 @@ async fn metrics_tx(
     now: Timestamp,
 ) -> anyhow::Result<Result<MetricsOutcome, MetricsRefusal>> {
     let markets: Vec<CodeRow> = sql!(AGENT_MARKETS, agent.workspace_id, agent.agent_id)
-    .load(conn)
-    .await?;
+        .load(conn)
+        .await?;
     let markets: Vec<&str> = markets.iter().map(|m| m.code.as_str()).collect();
     let captured_at = match read_captured_at(report.captured_at, &markets, now) {
         Ok(t) => t,
@@ -672,8 +726,8 @@ async fn metrics_tx(
         } else {
             let slot_ids: Vec<Uuid> = slots.iter().map(|s| s.name.slot_id).collect();
             sql!(LATEST_FOLLOWERS, &slot_ids, Ts::from(captured_at))
-            .load(conn)
-            .await?
+                .load(conn)
+                .await?
         };
 
     let post_ids: Vec<Uuid> = report.readable_posts().filter_map(|p| p.post_id).collect();
@@ -684,7 +738,15 @@ async fn metrics_tx(
     let rows: Vec<MetricPostRow> = if post_ids.is_empty() && pids.is_empty() {
         Vec::new()
     } else {
-        sql!(METRIC_POSTS, agent.organization_id, agent.workspace_id, agent.agent_id, &post_ids, &pids, Ts::from(captured_at))
+        sql!(
+            METRIC_POSTS,
+            agent.organization_id,
+            agent.workspace_id,
+            agent.agent_id,
+            &post_ids,
+            &pids,
+            Ts::from(captured_at)
+        )
         .load(conn)
         .await?
     };
@@ -706,13 +768,29 @@ async fn metrics_tx(
 
     let p = &plan.posts;
     if !p.is_empty() {
-        sql!(UPSERT_POST_METRICS, Ts::from(captured_at), agent.agent_id, column(p, |(id, _)| *id), column(p, |(_, c)| c.views), column(p, |(_, c)| c.likes), column(p, |(_, c)| c.replies), column(p, |(_, c)| c.reposts), column(p, |(_, c)| c.shares))
+        sql!(
+            UPSERT_POST_METRICS,
+            Ts::from(captured_at),
+            agent.agent_id,
+            column(p, |(id, _)| *id),
+            column(p, |(_, c)| c.views),
+            column(p, |(_, c)| c.likes),
+            column(p, |(_, c)| c.replies),
+            column(p, |(_, c)| c.reposts),
+            column(p, |(_, c)| c.shares)
+        )
         .execute(conn)
         .await?;
     }
     let a = &plan.accounts;
     if !a.is_empty() {
-        sql!(UPSERT_ACCOUNT_METRICS, Ts::from(captured_at), agent.agent_id, column(a, |(slot_id, _)| *slot_id), column(a, |(_, followers)| *followers))
+        sql!(
+            UPSERT_ACCOUNT_METRICS,
+            Ts::from(captured_at),
+            agent.agent_id,
+            column(a, |(slot_id, _)| *slot_id),
+            column(a, |(_, followers)| *followers)
+        )
         .execute(conn)
         .await?;
     }
@@ -739,7 +817,14 @@ impl LifecycleRepo for PgStore {
                 .into_iter()
                 .map(PostStatus::as_str)
                 .collect();
-            let rows: Vec<CardRow> = sql!(REVIEW_QUEUE, viewer.organization_id, stages, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
+            let rows: Vec<CardRow> = sql!(
+                REVIEW_QUEUE,
+                viewer.organization_id,
+                stages,
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1
+            )
             .load(conn)
             .await?;
             Ok(page(rows, query.limit))
@@ -749,7 +834,14 @@ impl LifecycleRepo for PgStore {
     fn post(&self, viewer: Viewer, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<PostDetail>>> {
         self.read(async move |conn| {
             let (client_statuses, client_actions) = client_visible_texts();
-            let row: Option<DetailRow> = sql!(ONE_POST, id, viewer.organization_id, viewer.client, client_statuses, client_actions)
+            let row: Option<DetailRow> = sql!(
+                ONE_POST,
+                id,
+                viewer.organization_id,
+                viewer.client,
+                client_statuses,
+                client_actions
+            )
             .get_result(conn)
             .await
             .optional()?;
@@ -762,17 +854,7 @@ impl LifecycleRepo for PgStore {
                 .select(RecordRow::as_select())
                 .load(conn)
                 .await?;
-            let record = record
-                .into_iter()
-                .map(|r| RecordEntry {
-                    action: r.action,
-                    reason: r.reason,
-                    actor_kind: r.actor_kind,
-                    actor_name: r.actor_name,
-                    detail: r.detail,
-                    at: r.created_at.into(),
-                })
-                .collect();
+            let record = record.into_iter().map(Into::into).collect();
             Ok(Some(PostDetail {
                 client_review: row.client_review,
                 stocked_at: row.stocked_at.map(Into::into),
@@ -790,7 +872,19 @@ impl LifecycleRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Page<PostCard>>> {
         self.read(async move |conn| {
             let (client_statuses, client_actions) = client_visible_texts();
-            let rows: Vec<CardRow> = sql!(PUBLISHED, viewer.organization_id, viewer.client, query.code.as_ref().map(|c| c.as_str()), ts(query.since), query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1, PostStatus::Published.as_str(), client_statuses, client_actions)
+            let rows: Vec<CardRow> = sql!(
+                PUBLISHED,
+                viewer.organization_id,
+                viewer.client,
+                query.code.as_ref().map(|c| c.as_str()),
+                ts(query.since),
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1,
+                PostStatus::Published.as_str(),
+                client_statuses,
+                client_actions
+            )
             .load(conn)
             .await?;
             Ok(page(rows, query.limit))
@@ -813,7 +907,14 @@ impl LifecycleRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<PostCard>>> {
         self.read(async move |conn| {
-            let rows: Vec<CardRow> = sql!(APPROVED, agent.workspace_id, agent.agent_id, limit, PostStatus::Approved.as_str(), Publishing::Agent.as_str())
+            let rows: Vec<CardRow> = sql!(
+                APPROVED,
+                agent.workspace_id,
+                agent.agent_id,
+                limit,
+                PostStatus::Approved.as_str(),
+                Publishing::Agent.as_str()
+            )
             .load(conn)
             .await?;
             Ok(cards(rows))

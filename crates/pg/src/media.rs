@@ -1,15 +1,13 @@
 //! The media port over PostgreSQL: upload links, their progress, and the library.
 
 use crate::accounts::{SlotCodes, pick_slot};
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::{media, projects, uploads};
 use diesel::dsl::{IntervalDsl, now};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::Timestamptz;
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::media::{MediaKind, MediaType};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
@@ -227,12 +225,12 @@ impl MediaRepo for PgStore {
         upload: &'a NewUpload,
     ) -> BoxFuture<'a, anyhow::Result<Result<Uuid, UploadRefusal>>> {
         self.read(async move |conn| {
-            let rows: Vec<UploadAccount> = prepared(
-                diesel::sql_query(UPLOAD_ACCOUNT)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<SqlUuid, _>(agent.agent_id)
-                    .bind::<Text, _>(upload.code.code.as_str())
-                    .bind::<Nullable<Text>, _>(upload.code.platform.map(Platform::as_str)),
+            let rows: Vec<UploadAccount> = sql!(
+                UPLOAD_ACCOUNT,
+                agent.workspace_id,
+                agent.agent_id,
+                upload.code.code.as_str(),
+                upload.code.platform.map(Platform::as_str)
             )
             .load(conn)
             .await?;
@@ -243,12 +241,12 @@ impl MediaRepo for PgStore {
                     Ok(a) => a,
                     Err(e) => return Ok(Err(UploadRefusal::Account(e))),
                 };
-            let checks: UploadChecks = prepared(
-                diesel::sql_query(UPLOAD_CHECKS)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Nullable<Text>, _>(upload.project.as_deref())
-                    .bind::<SqlUuid, _>(account.persona_id)
-                    .bind::<Nullable<Text>, _>(upload.character.as_deref()),
+            let checks: UploadChecks = sql!(
+                UPLOAD_CHECKS,
+                agent.workspace_id,
+                upload.project.as_deref(),
+                account.persona_id,
+                upload.character.as_deref()
             )
             .get_result(conn)
             .await?;
@@ -352,29 +350,29 @@ impl MediaRepo for PgStore {
                 files.thumb.map(|t| t.key.as_str()),
                 files.thumb.map(|t| t.mime_type.as_str()),
             );
-            let inserted: Option<IdRow> = prepared(
-                diesel::sql_query(INSERT_MEDIA)
-                    .bind::<SqlUuid, _>(upload.workspace_id)
-                    .bind::<Nullable<SqlUuid>, _>(upload.project_id)
-                    .bind::<SqlUuid, _>(upload.persona_id)
-                    .bind::<Nullable<Text>, _>(upload.character.as_deref())
-                    .bind::<Text, _>(media.media_type.kind().as_str())
-                    .bind::<Text, _>(media.media_type.as_str())
-                    .bind::<BigInt, _>(media.layout.bytes)
-                    .bind::<Nullable<Integer>, _>(media.width)
-                    .bind::<Nullable<Integer>, _>(media.height)
-                    .bind::<Nullable<BigInt>, _>(media.duration_ms)
-                    .bind::<Nullable<Text>, _>(upload.caption.as_deref())
-                    .bind::<Array<Text>, _>(&upload.tags)
-                    .bind::<Text, _>(&media.sha256)
-                    .bind::<Text, _>(&media.layout.key)
-                    .bind::<Integer, _>(media.layout.parts)
-                    .bind::<BigInt, _>(media.layout.part_bytes)
-                    .bind::<Nullable<Text>, _>(poster_key)
-                    .bind::<Nullable<Text>, _>(poster_mime)
-                    .bind::<SqlUuid, _>(upload.agent_id)
-                    .bind::<Nullable<Text>, _>(thumb_key)
-                    .bind::<Nullable<Text>, _>(thumb_mime),
+            let inserted: Option<IdRow> = sql!(
+                INSERT_MEDIA,
+                upload.workspace_id,
+                upload.project_id,
+                upload.persona_id,
+                upload.character.as_deref(),
+                media.media_type.kind().as_str(),
+                media.media_type.as_str(),
+                media.layout.bytes,
+                media.width,
+                media.height,
+                media.duration_ms,
+                upload.caption.as_deref(),
+                &upload.tags,
+                &media.sha256,
+                &media.layout.key,
+                media.layout.parts,
+                media.layout.part_bytes,
+                poster_key,
+                poster_mime,
+                upload.agent_id,
+                thumb_key,
+                thumb_mime
             )
             .get_result(conn)
             .await
@@ -390,16 +388,16 @@ impl MediaRepo for PgStore {
                         .select(media::id)
                         .get_result(conn)
                         .await?;
-                    prepared(
-                        diesel::sql_query(ENRICH_MEDIA)
-                            .bind::<SqlUuid, _>(same)
-                            .bind::<Nullable<Text>, _>(upload.caption.as_deref())
-                            .bind::<Nullable<Text>, _>(upload.character.as_deref())
-                            .bind::<Array<Text>, _>(&upload.tags)
-                            .bind::<Nullable<Text>, _>(poster_key)
-                            .bind::<Nullable<Text>, _>(poster_mime)
-                            .bind::<Nullable<Text>, _>(thumb_key)
-                            .bind::<Nullable<Text>, _>(thumb_mime),
+                    sql!(
+                        ENRICH_MEDIA,
+                        same,
+                        upload.caption.as_deref(),
+                        upload.character.as_deref(),
+                        &upload.tags,
+                        poster_key,
+                        poster_mime,
+                        thumb_key,
+                        thumb_mime
                     )
                     .execute(conn)
                     .await?;
@@ -524,16 +522,16 @@ impl MediaRepo for PgStore {
                 }
                 None => None,
             };
-            let rows: Vec<ItemRow> = prepared(
-                diesel::sql_query(LIST)
-                    .bind::<SqlUuid, _>(agent.workspace_id)
-                    .bind::<Nullable<SqlUuid>, _>(project_id)
-                    .bind::<Nullable<Text>, _>(q.character.as_deref())
-                    .bind::<Nullable<Text>, _>(q.tag.as_deref())
-                    .bind::<Nullable<Text>, _>(q.kind.map(MediaKind::as_str))
-                    .bind::<Nullable<Text>, _>(q.q.as_deref().map(contains_pattern))
-                    .bind::<Bool, _>(q.most_used)
-                    .bind::<BigInt, _>(q.limit),
+            let rows: Vec<ItemRow> = sql!(
+                LIST,
+                agent.workspace_id,
+                project_id,
+                q.character.as_deref(),
+                q.tag.as_deref(),
+                q.kind.map(MediaKind::as_str),
+                q.q.as_deref().map(contains_pattern),
+                q.most_used,
+                q.limit
             )
             .load(conn)
             .await?;
@@ -625,11 +623,7 @@ impl PgStore {
     /// A secret every instance shares, created from `fresh` by whichever instance asks first.
     pub async fn service_secret(&self, name: &str, fresh: &[u8]) -> anyhow::Result<Vec<u8>> {
         let mut conn = self.conn().await?;
-        let row: SecretRow = diesel::sql_query(SECRET)
-            .bind::<Text, _>(name)
-            .bind::<Bytea, _>(fresh)
-            .get_result(&mut conn)
-            .await?;
+        let row: SecretRow = sql!(SECRET, name, fresh).get_result(&mut conn).await?;
         Ok(row.value)
     }
 }

@@ -170,57 +170,30 @@ statements!(
     POST_OWNER => PostOwnerRow,
 );
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = persona_facts)]
-struct FactRow {
-    id: Uuid,
-    category: Stored<FactCategory>,
-    label: String,
-    value: String,
-    detail: Option<String>,
-    status: Stored<FactStatus>,
-    post_id: Option<Uuid>,
-    created_at: Ts,
-}
-
-impl FactRow {
-    fn fact(self) -> Fact {
-        Fact {
-            id: self.id,
-            category: self.category.0,
-            status: self.status.0,
-            label: self.label,
-            value: self.value,
-            detail: self.detail,
-            post_id: self.post_id,
-            created_at: self.created_at.into(),
-        }
+selectable! {
+    #[diesel(table_name = persona_facts)]
+    struct FactRow into Fact {
+        id: Uuid,
+        category: Stored<FactCategory>,
+        label: String,
+        value: String,
+        detail: Option<String>,
+        status: Stored<FactStatus>,
+        post_id: Option<Uuid>,
+        created_at: Ts,
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = persona_images)]
-struct ImageDbRow {
-    id: Uuid,
-    category: Stored<ImageCategory>,
-    caption: Option<String>,
-    mime_type: String,
-    lock: Stored<ImageLock>,
-    character: Option<String>,
-    created_at: Ts,
-}
-
-impl ImageDbRow {
-    fn image(self) -> ImageRow {
-        ImageRow {
-            id: self.id,
-            category: self.category.0,
-            caption: self.caption,
-            mime_type: self.mime_type,
-            lock: self.lock.0,
-            character: self.character,
-            created_at: self.created_at.into(),
-        }
+selectable! {
+    #[diesel(table_name = persona_images)]
+    struct ImageDbRow into ImageRow {
+        id: Uuid,
+        category: Stored<ImageCategory>,
+        caption: Option<String>,
+        mime_type: String,
+        lock: Stored<ImageLock>,
+        character: Option<String>,
+        created_at: Ts,
     }
 }
 
@@ -435,9 +408,9 @@ async fn propose_tx(
     let name = lock_persona(conn, persona_id).await?;
     if let Some(post_id) = p.post_id {
         let found: Option<PostOwnerRow> = sql!(POST_OWNER, post_id, agent.workspace_id)
-        .get_result(conn)
-        .await
-        .optional()?;
+            .get_result(conn)
+            .await
+            .optional()?;
         if let Err(e) = check_post(found.map(Into::into), persona_id, agent.agent_id) {
             return Ok(Err(e));
         }
@@ -528,7 +501,12 @@ impl PersonasRepo for PgStore {
         slot_id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<PersonaHead>>> {
         self.read(async move |conn| {
-            let row: Option<HeadRow> = sql!(PERSONA_OF_SLOT, slot_id, agent.workspace_id, PersonaStatus::Retired.as_str())
+            let row: Option<HeadRow> = sql!(
+                PERSONA_OF_SLOT,
+                slot_id,
+                agent.workspace_id,
+                PersonaStatus::Retired.as_str()
+            )
             .get_result(conn)
             .await
             .optional()?;
@@ -542,7 +520,14 @@ impl PersonasRepo for PgStore {
         query: &'a OrgPersonaQuery,
     ) -> BoxFuture<'a, anyhow::Result<fleetdesk_kernel::Page<PersonaSummary>>> {
         self.read(async move |conn| {
-            let rows: Vec<OrgPersonaRow> = sql!(ORG_PERSONAS, organization, query.workspace, query.after.map(|a| Ts::from(a.0)), query.after.map(|a| a.1).unwrap_or_default(), query.limit + 1)
+            let rows: Vec<OrgPersonaRow> = sql!(
+                ORG_PERSONAS,
+                organization,
+                query.workspace,
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1
+            )
             .load(conn)
             .await?;
             let items = rows.into_iter().map(|r| r.persona().0).collect();
@@ -559,9 +544,9 @@ impl PersonasRepo for PgStore {
     ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>> {
         self.read(async move |conn| {
             let row: Option<OrgPersonaRow> = sql!(ORG_PERSONA, organization, id)
-            .get_result(conn)
-            .await
-            .optional()?;
+                .get_result(conn)
+                .await
+                .optional()?;
             Ok(row.map(OrgPersonaRow::persona))
         })
     }
@@ -574,7 +559,7 @@ impl PersonasRepo for PgStore {
                 .select(ImageDbRow::as_select())
                 .load(conn)
                 .await?;
-            Ok(rows.into_iter().map(ImageDbRow::image).collect())
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 
@@ -585,7 +570,7 @@ impl PersonasRepo for PgStore {
                 .select(FactRow::as_select())
                 .load(conn)
                 .await?;
-            Ok(rows.into_iter().map(FactRow::fact).collect())
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 
@@ -607,7 +592,7 @@ impl PersonasRepo for PgStore {
                 .select(ImageDbRow::as_select())
                 .load(conn)
                 .await?;
-            Ok(rows.into_iter().map(ImageDbRow::image).collect())
+            Ok(rows.into_iter().map(Into::into).collect())
         })
     }
 
@@ -644,7 +629,12 @@ impl PersonasRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<RecentPost>>> {
         self.read(async move |conn| {
-            let rows: Vec<PostRow> = sql!(RECENT_POSTS, persona_id, fleetdesk_posts::post::PostStatus::Published.as_str(), limit)
+            let rows: Vec<PostRow> = sql!(
+                RECENT_POSTS,
+                persona_id,
+                fleetdesk_posts::post::PostStatus::Published.as_str(),
+                limit
+            )
             .load(conn)
             .await?;
             Ok(rows.into_iter().map(Into::into).collect())

@@ -26,8 +26,8 @@ pub(crate) async fn miss(
     name: &str,
 ) -> diesel::QueryResult<ProjectMiss> {
     let row: Elsewhere = sql!(ELSEWHERE, organization_id, name)
-    .get_result(conn)
-    .await?;
+        .get_result(conn)
+        .await?;
     Ok(ProjectMiss::of(row.elsewhere))
 }
 

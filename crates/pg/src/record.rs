@@ -35,7 +35,14 @@ pub(crate) async fn by_agent(
     if entries.is_empty() {
         return Ok(());
     }
-    sql!(BY_AGENT, agent_id, column(entries, |e| e.post_id), column(entries, |e| e.action), column(entries, |e| e.reason), column(entries, |e| e.detail))
+    sql!(
+        BY_AGENT,
+        agent_id,
+        column(entries, |e| e.post_id),
+        column(entries, |e| e.action),
+        column(entries, |e| e.reason),
+        column(entries, |e| e.detail)
+    )
     .execute(conn)
     .await?;
     Ok(())

@@ -141,9 +141,9 @@ async fn one(
     id: Uuid,
 ) -> anyhow::Result<Option<ReportRow>> {
     Ok(sql!(sql, viewer.organization(), viewer.issued_only(), id)
-    .get_result(conn)
-    .await
-    .optional()?)
+        .get_result(conn)
+        .await
+        .optional()?)
 }
 
 row! {
@@ -241,9 +241,7 @@ async fn bodies(
     let followers: Vec<FollowerRow> = if slot_ids.is_empty() {
         Vec::new()
     } else {
-        sql!(FOLLOWERS, &slot_ids, start, end)
-        .load(conn)
-        .await?
+        sql!(FOLLOWERS, &slot_ids, start, end).load(conn).await?
     };
     let accounts = slots.into_iter().map(|s| {
         let account = AccountRow {
@@ -340,10 +338,9 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
     if !hold(conn, job).await? {
         return Ok(None);
     }
-    let due: Vec<WorkspaceRow> =
-        sql!(WEEKLY_DUE, period.from().to_string())
-            .load(conn)
-            .await?;
+    let due: Vec<WorkspaceRow> = sql!(WEEKLY_DUE, period.from().to_string())
+        .load(conn)
+        .await?;
     let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
     let mut built = 0;
     if !ids.is_empty() {
@@ -358,7 +355,15 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
                 bodies.remove(&w.id).unwrap_or_default(),
             )?);
         }
-        built = sql!(INSERT_WEEKLY, &orgs, &ids, &titles, period.from().to_string(), period.to().to_string(), &values)
+        built = sql!(
+            INSERT_WEEKLY,
+            &orgs,
+            &ids,
+            &titles,
+            period.from().to_string(),
+            period.to().to_string(),
+            &values
+        )
         .execute(conn)
         .await?;
     }
@@ -376,7 +381,14 @@ impl ReportsRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Page<ReportSummary>>> {
         self.read(async move |conn| {
-            let rows: Vec<ReportRow> = sql!(LIST, viewer.organization(), viewer.issued_only(), after.map(|a| Ts::from(a.0)), after.map(|a| a.1).unwrap_or_default(), limit + 1)
+            let rows: Vec<ReportRow> = sql!(
+                LIST,
+                viewer.organization(),
+                viewer.issued_only(),
+                after.map(|a| Ts::from(a.0)),
+                after.map(|a| a.1).unwrap_or_default(),
+                limit + 1
+            )
             .load(conn)
             .await?;
             let items = rows

@@ -111,22 +111,27 @@ async fn load(
 ) -> anyhow::Result<Result<MetricsData, MetricsRefusal>> {
     if let Some(workspace) = query.workspace {
         let row: FoundRow = sql!(METRICS_WORKSPACE, workspace, query.organization)
-        .get_result(conn)
-        .await?;
+            .get_result(conn)
+            .await?;
         if !row.found {
             return Ok(Err(MetricsRefusal::UnknownWorkspace));
         }
     }
-    let rows: Vec<AccountRow> = sql!(METRICS_ACCOUNTS, query.organization, query.workspace, query.code.as_deref(), query.platform.as_deref())
+    let rows: Vec<AccountRow> = sql!(
+        METRICS_ACCOUNTS,
+        query.organization,
+        query.workspace,
+        query.code.as_deref(),
+        query.platform.as_deref()
+    )
     .load(conn)
     .await?;
     if rows.is_empty()
         && let Some(organization) = query.organization
     {
-        let row: FoundRow =
-            sql!(METRICS_ORGANIZATION, organization)
-                .get_result(conn)
-                .await?;
+        let row: FoundRow = sql!(METRICS_ORGANIZATION, organization)
+            .get_result(conn)
+            .await?;
         if !row.found {
             return Ok(Err(MetricsRefusal::UnknownOrganization));
         }
@@ -143,11 +148,11 @@ async fn load(
     let (start, end) = query.window.utc_bounds();
     let (start, end) = (Ts::from(start), Ts::from(end));
     let posts: Vec<PostRow> = sql!(METRICS_POSTS, &slots, start, end, &PUBLISHED_STATUSES[..])
-    .load(conn)
-    .await?;
+        .load(conn)
+        .await?;
     let post_captures: Vec<CaptureRow> = sql!(METRICS_POST_CAPTURES, &slots, start, end)
-    .load(conn)
-    .await?;
+        .load(conn)
+        .await?;
     let account_captures: Vec<AccountCaptureRow> = account_metrics::table
         .filter(account_metrics::slot_id.eq_any(&slots))
         .filter(account_metrics::captured_at.ge(start))

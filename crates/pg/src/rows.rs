@@ -136,6 +136,29 @@ macro_rules! row {
     };
 }
 
+/// A struct diesel's query builder selects from one table (`Queryable` and `Selectable`
+/// derived), read straight into its domain type as [`row!`]'s `into` reads a raw row:
+/// `selectable! { #[diesel(table_name = t)] struct ARow into A { .. } }`. A field may name
+/// its column (`#[diesel(column_name = c)]`) where the domain's name differs.
+macro_rules! selectable {
+    (
+        $(#[doc = $doc:literal])*
+        #[diesel(table_name = $table:path)]
+        $vis:vis struct $name:ident into $domain:ty { $($fields:tt)* }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(diesel::Queryable, diesel::Selectable)]
+        #[diesel(table_name = $table, check_for_backend(diesel::pg::Pg))]
+        $vis struct $name { $($fields)* }
+
+        impl From<$name> for $domain {
+            fn from(row: $name) -> Self {
+                row!(@into row [] $($fields)*)
+            }
+        }
+    };
+}
+
 /// The SQL type a row field of this Rust type is read as, and a value of it is bound as: each
 /// Rust type is stored one way, so a [`row!`] field and a [`sql!`] argument name no SQL type.
 pub(crate) trait SqlOf {
@@ -216,8 +239,11 @@ sql_of! {
     i32 => Integer,
     i64 => BigInt,
     f32 => Float,
+    f64 => diesel::sql_types::Double,
     uuid::Uuid => diesel::sql_types::Uuid,
     jiff_diesel::Timestamp => Timestamptz,
+    jiff_diesel::Date => diesel::sql_types::Date,
+    jiff_diesel::NullableDate => Nullable<diesel::sql_types::Date>,
     serde_json::Value => Jsonb,
     Vec<u8> => Bytea,
 }

@@ -204,9 +204,7 @@ fn record(r: RecordRow) -> TaskRecord {
 }
 
 async fn one(conn: Tx<'_>, id: Uuid) -> anyhow::Result<TaskRecord> {
-    let row: RecordRow = sql!(ONE, id)
-        .get_result(conn)
-        .await?;
+    let row: RecordRow = sql!(ONE, id).get_result(conn).await?;
     Ok(record(row))
 }
 
@@ -247,7 +245,15 @@ async fn target_facts(
     };
     match target {
         TargetRef::Slot { code, platform } | TargetRef::Persona { code, platform } => {
-            let rows: Vec<SlotRow> = sql!(TARGET_SLOTS, workspace, agent, organization, code.as_str(), platform.map(Platform::as_str), PersonaStatus::Retired.as_str())
+            let rows: Vec<SlotRow> = sql!(
+                TARGET_SLOTS,
+                workspace,
+                agent,
+                organization,
+                code.as_str(),
+                platform.map(Platform::as_str),
+                PersonaStatus::Retired.as_str()
+            )
             .load(conn)
             .await?;
             let several_organizations = rows
@@ -274,9 +280,9 @@ async fn target_facts(
                 TARGET_ISSUE
             };
             let row: Option<OwnerRow> = sql!(sql, *id, PersonaStatus::Retired.as_str())
-            .get_result(conn)
-            .await
-            .optional()?;
+                .get_result(conn)
+                .await
+                .optional()?;
             Ok(TargetFacts::Owner(row.map(Into::into)))
         }
     }
@@ -340,7 +346,14 @@ async fn open(
         Ok(card) => card,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let open: Vec<SameRow> = sql!(SAME_OPEN, card.placed.persona_id, card.kind.as_str(), card.target_type.as_str(), card.placed.target_id, TaskStatus::open_texts())
+    let open: Vec<SameRow> = sql!(
+        SAME_OPEN,
+        card.placed.persona_id,
+        card.kind.as_str(),
+        card.target_type.as_str(),
+        card.placed.target_id,
+        TaskStatus::open_texts()
+    )
     .load(conn)
     .await?;
     let open: Vec<OpenCardFact> = open.into_iter().map(Into::into).collect();
@@ -429,10 +442,7 @@ async fn act(
             .await
             .optional()?;
     }
-    let row: Option<LockedRow> = sql!(LOCK, req.id)
-        .get_result(conn)
-        .await
-        .optional()?;
+    let row: Option<LockedRow> = sql!(LOCK, req.id).get_result(conn).await.optional()?;
     let Some(row) = row else {
         return Ok(Err(TaskRefusal::NotFound));
     };
@@ -614,12 +624,29 @@ impl TasksRepo for PgStore {
             let kind = query.kind.map(|k| k.as_str());
             let rows: Vec<RecordRow> = match scope {
                 TaskScope::Organization(org) => {
-                    sql!(LIST_ORG, org, statuses, kind, after_at, after_id, query.limit + 1)
+                    sql!(
+                        LIST_ORG,
+                        org,
+                        statuses,
+                        kind,
+                        after_at,
+                        after_id,
+                        query.limit + 1
+                    )
                     .load(conn)
                     .await?
                 }
                 TaskScope::Agent(agent) => {
-                    sql!(LIST_AGENT, agent.workspace_id, statuses, kind, after_at, after_id, query.limit + 1, agent.agent_id)
+                    sql!(
+                        LIST_AGENT,
+                        agent.workspace_id,
+                        statuses,
+                        kind,
+                        after_at,
+                        after_id,
+                        query.limit + 1,
+                        agent.agent_id
+                    )
                     .load(conn)
                     .await?
                 }
@@ -651,7 +678,13 @@ impl TasksRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'_, anyhow::Result<Vec<TaskRecord>>> {
         self.read(async move |conn| {
-            let rows: Vec<RecordRow> = sql!(OPEN_CARDS, agent.workspace_id, agent.agent_id, TaskStatus::open_texts(), limit)
+            let rows: Vec<RecordRow> = sql!(
+                OPEN_CARDS,
+                agent.workspace_id,
+                agent.agent_id,
+                TaskStatus::open_texts(),
+                limit
+            )
             .load(conn)
             .await?;
             Ok(rows.into_iter().map(record).collect())

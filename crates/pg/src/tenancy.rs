@@ -4,16 +4,14 @@
 //! flag takes effect); applying the same file again changes nothing. An account's `state`
 //! applies only when the account is created: later states come from agents' reports.
 
-use crate::db::{PgStore, coalesce, column, prepared};
+use crate::db::{PgStore, coalesce, column};
 use crate::schema::{
     agents, api_keys, community_spaces, members, organizations, people, persona_cast,
     persona_facts, personas, products, projects, wiki_sources, workspaces,
 };
 use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Bool, Date, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
 use diesel::upsert::{DecoratableTarget, excluded};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
@@ -241,11 +239,11 @@ SET name = EXCLUDED.name, currency = EXCLUDED.currency, token_env = EXCLUDED.tok
 
 async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<()> {
     let cap = w.monthly_ad_cap.as_ref();
-    prepared(
-        diesel::sql_query(SET_AD_CAP)
-            .bind::<SqlUuid, _>(ws_id)
-            .bind::<Nullable<BigInt>, _>(cap.map(|c| c.cents().0))
-            .bind::<Nullable<Text>, _>(cap.map(|c| c.currency.as_str())),
+    sql!(
+        SET_AD_CAP,
+        ws_id,
+        cap.map(|c| c.cents().0),
+        cap.map(|c| c.currency.as_str())
     )
     .execute(conn)
     .await?;
@@ -253,14 +251,14 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
         return Ok(());
     }
     let a = &w.ad_accounts;
-    prepared(
-        diesel::sql_query(UPSERT_AD_ACCOUNTS)
-            .bind::<SqlUuid, _>(ws_id)
-            .bind::<Array<Text>, _>(column(a, |a| a.id.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.name.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.currency.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.token_env.as_str()))
-            .bind::<Array<Nullable<Text>>, _>(column(a, |a| a.instagram_user_id.as_deref())),
+    sql!(
+        UPSERT_AD_ACCOUNTS,
+        ws_id,
+        column(a, |a| a.id.as_str()),
+        column(a, |a| a.name.as_str()),
+        column(a, |a| a.currency.as_str()),
+        column(a, |a| a.token_env.as_str()),
+        column(a, |a| a.instagram_user_id.as_deref())
     )
     .execute(conn)
     .await?;
@@ -557,23 +555,25 @@ async fn apply_account(
     persona_id: Uuid,
     acc: &AccountSpec,
 ) -> anyhow::Result<AccountReport> {
-    let ids: Option<AccountIds> = diesel::sql_query(UPSERT_ACCOUNT)
-        .bind::<SqlUuid, _>(org_id)
-        .bind::<SqlUuid, _>(ws_id)
-        .bind::<SqlUuid, _>(persona_id)
-        .bind::<Text, _>(acc.code.as_str())
-        .bind::<Nullable<Text>, _>(acc.legacy_code.as_ref().map(|c| c.as_str()))
-        .bind::<Text, _>(acc.platform.as_str())
-        .bind::<Text, _>(acc.market().as_str())
-        .bind::<Text, _>(acc.timezone())
-        .bind::<Nullable<Text>, _>(acc.handle.as_deref())
-        .bind::<Integer, _>(acc.daily_target)
-        .bind::<Text, _>(acc.publishing.as_str())
-        .bind::<Text, _>(acc.state.as_str())
-        .bind::<Nullable<Date>, _>(jiff_diesel::NullableDate::from(acc.onboarded_at))
-        .get_result(conn)
-        .await
-        .optional()?;
+    let ids: Option<AccountIds> = sql!(
+        UPSERT_ACCOUNT,
+        org_id,
+        ws_id,
+        persona_id,
+        acc.code.as_str(),
+        acc.legacy_code.as_ref().map(|c| c.as_str()),
+        acc.platform.as_str(),
+        acc.market().as_str(),
+        acc.timezone(),
+        acc.handle.as_deref(),
+        acc.daily_target,
+        acc.publishing.as_str(),
+        acc.state.as_str(),
+        jiff_diesel::NullableDate::from(acc.onboarded_at)
+    )
+    .get_result(conn)
+    .await
+    .optional()?;
     let ids = ids.ok_or_else(|| {
         anyhow::anyhow!(
             "account {} on {} belongs to another persona",

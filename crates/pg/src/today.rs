@@ -216,20 +216,36 @@ async fn day_rows(
     let confirm_cutoff = now
         .checked_sub(CONFIRM_WITHIN)
         .map_err(|e| anyhow::anyhow!("confirmation cutoff: {e}"))?;
-    let workspaces: Vec<WorkspaceRow> = sql!(DAY_WORKSPACES, organization, PostStatus::InternalReview.as_str(), PostStatus::ClientReview.as_str(), TaskStatus::PendingConfirmation.as_str(), Ts::from(confirm_cutoff), [DecisionStatus::Open, DecisionStatus::Handled].map(|d| d.as_str()).to_vec())
+    let workspaces: Vec<WorkspaceRow> = sql!(
+        DAY_WORKSPACES,
+        organization,
+        PostStatus::InternalReview.as_str(),
+        PostStatus::ClientReview.as_str(),
+        TaskStatus::PendingConfirmation.as_str(),
+        Ts::from(confirm_cutoff),
+        [DecisionStatus::Open, DecisionStatus::Handled]
+            .map(|d| d.as_str())
+            .to_vec()
+    )
     .load(conn)
     .await?;
     let [published, scheduled, _planned] = day_statuses();
-    let accounts: Vec<AccountRow> = sql!(DAY_ACCOUNTS, organization, column(dates, |(m, _)| m.as_str()), column(dates, |(_, d)| d.to_string()), published, scheduled, PersonaStatus::Retired.as_str(), PostStatus::Stocked.as_str())
+    let accounts: Vec<AccountRow> = sql!(
+        DAY_ACCOUNTS,
+        organization,
+        column(dates, |(m, _)| m.as_str()),
+        column(dates, |(_, d)| d.to_string()),
+        published,
+        scheduled,
+        PersonaStatus::Retired.as_str(),
+        PostStatus::Stocked.as_str()
+    )
     .load(conn)
     .await?;
     let agents: Vec<AgentRow> = sql!(DAY_AGENTS, organization, reporting_roles())
-    .load(conn)
-    .await?;
-    let jobs: Vec<JobRow> =
-        sql!(DAY_JOBS, organization)
-            .load(conn)
-            .await?;
+        .load(conn)
+        .await?;
+    let jobs: Vec<JobRow> = sql!(DAY_JOBS, organization).load(conn).await?;
     Ok(DayRows {
         workspaces: workspaces.into_iter().map(Into::into).collect(),
         accounts: accounts.into_iter().map(Into::into).collect(),

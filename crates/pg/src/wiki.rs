@@ -494,7 +494,16 @@ async fn existing(
     let (draft, retired) = (VersionStatus::Draft.as_str(), EntryStatus::Retired.as_str());
     let row: Option<ExistingRow> = match by {
         Ok(id) => sql!(EXISTING_BY_ID, org, ws, canon, draft, retired, id),
-        Err((key, project)) => sql!(EXISTING_BY_TITLE, org, ws, canon, draft, retired, key, project),
+        Err((key, project)) => sql!(
+            EXISTING_BY_TITLE,
+            org,
+            ws,
+            canon,
+            draft,
+            retired,
+            key,
+            project
+        ),
     }
     .get_result(conn)
     .await

@@ -1,11 +1,10 @@
 //! The wiki sources port over PostgreSQL: a workspace's sources with their sync state, and a
 //! sync run recorded (wiki_sync_runs) with the source's state in one transaction.
 
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::rows::Stored;
 use crate::schema::{wiki_sources, wiki_sync_runs};
 use diesel::prelude::*;
-use diesel::sql_types::Uuid as SqlUuid;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::sources::{
@@ -62,14 +61,10 @@ async fn record_tx(
     source: Uuid,
     report: &SyncReport,
 ) -> anyhow::Result<Result<Recorded, SyncRefusal>> {
-    let row: Option<Row> = prepared(
-        diesel::sql_query(LOCK_SOURCE)
-            .bind::<SqlUuid, _>(source)
-            .bind::<SqlUuid, _>(agent.workspace_id),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    let row: Option<Row> = sql!(LOCK_SOURCE, source, agent.workspace_id)
+        .get_result(conn)
+        .await
+        .optional()?;
     let Some(row) = row else {
         return Ok(Err(SyncRefusal::NotFound));
     };
@@ -125,11 +120,9 @@ impl WikiSourcesRepo for PgStore {
         agent: AgentRef,
     ) -> BoxFuture<'a, anyhow::Result<Vec<SourceRow>>> {
         self.read(async move |conn| {
-            let rows: Vec<Row> = prepared(
-                diesel::sql_query(WORKSPACE_SOURCES).bind::<SqlUuid, _>(agent.workspace_id),
-            )
-            .load(conn)
-            .await?;
+            let rows: Vec<Row> = sql!(WORKSPACE_SOURCES, agent.workspace_id)
+                .load(conn)
+                .await?;
             Ok(rows.into_iter().map(Into::into).collect())
         })
     }

@@ -3,15 +3,12 @@
 //! writes its plan.
 
 use super::{KnownAdRow, SyncedAdRow, Ts, Tx};
-use crate::db::{PgStore, prepared};
+use crate::db::PgStore;
 use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
 use crate::rows::Stored;
 use crate::schema::{ad_accounts, ad_proposals, posts};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, BigInt, Date, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{
     ApprovalRefusal, BoostAccount, BoostPost, CapFacts, LockedProposal, ProposalFacts, SyncedAd,
@@ -262,14 +259,9 @@ fn day_of(t: Timestamp) -> jiff_diesel::Date {
 // Agents: GET /ads, POST /ads/proposals
 
 async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<Cents> {
-    let row: SpentRow = prepared(
-        diesel::sql_query(SPENT)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Date, _>(day_of(since))
-            .bind::<Text, _>(currency),
-    )
-    .get_result(conn)
-    .await?;
+    let row: SpentRow = sql!(SPENT, ws, day_of(since), currency)
+        .get_result(conn)
+        .await?;
     Ok(Cents(row.spent))
 }
 
@@ -280,14 +272,10 @@ async fn view_tx(
     days: i64,
     now: Timestamp,
 ) -> anyhow::Result<Result<AdsView, AdsRefusal>> {
-    let found: Option<WorkspaceRow> = prepared(
-        diesel::sql_query(WORKSPACE_READ)
-            .bind::<SqlUuid, _>(workspace_id)
-            .bind::<Nullable<SqlUuid>, _>(organization),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    let found: Option<WorkspaceRow> = sql!(WORKSPACE_READ, workspace_id, organization)
+        .get_result(conn)
+        .await
+        .optional()?;
     let Some(ws) = found else {
         return Ok(Err(AdsRefusal::NotFound(AdsMissing::Workspace)));
     };
@@ -308,23 +296,18 @@ async fn view_tx(
         .select(AccountRow::as_select())
         .load(conn)
         .await?;
-    let campaigns: Vec<CampaignRow> = prepared(
-        diesel::sql_query(CAMPAIGNS)
-            .bind::<SqlUuid, _>(workspace_id)
-            .bind::<Date, _>(jiff_diesel::Date::from(first_day(now, days))),
+    let campaigns: Vec<CampaignRow> = sql!(
+        CAMPAIGNS,
+        workspace_id,
+        jiff_diesel::Date::from(first_day(now, days))
     )
     .load(conn)
     .await?;
-    let ads: Vec<AdRow> = prepared(diesel::sql_query(SERVICE_ADS).bind::<SqlUuid, _>(workspace_id))
-        .load(conn)
-        .await?;
-    let proposals: Vec<ProposalRow> = prepared(
-        diesel::sql_query(PROPOSALS)
-            .bind::<SqlUuid, _>(workspace_id)
-            .bind::<Timestamptz, _>(Ts::from(now - PROPOSALS_SHOWN)),
-    )
-    .load(conn)
-    .await?;
+    let ads: Vec<AdRow> = sql!(SERVICE_ADS, workspace_id).load(conn).await?;
+    let proposals: Vec<ProposalRow> =
+        sql!(PROPOSALS, workspace_id, Ts::from(now - PROPOSALS_SHOWN))
+            .load(conn)
+            .await?;
     Ok(Ok(AdsView {
         cap,
         ad_accounts: accounts
@@ -365,14 +348,7 @@ async fn view_tx(
 
 /// A synced ad of the workspace, with its account's currency.
 async fn synced_ad(conn: Tx<'_>, ws: Uuid, ad_id: &str) -> anyhow::Result<Option<SyncedAd>> {
-    let row: Option<SyncedAdRow> = prepared(
-        diesel::sql_query(AD)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Text, _>(ad_id),
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
+    let row: Option<SyncedAdRow> = sql!(AD, ws, ad_id).get_result(conn).await.optional()?;
     Ok(row.map(Into::into))
 }
 
@@ -421,10 +397,7 @@ async fn propose_tx(
     agent: AgentRef,
     p: &NewProposal,
 ) -> anyhow::Result<Result<ProposalRecord, AdsRefusal>> {
-    let ws: WorkspaceRow =
-        prepared(diesel::sql_query(WORKSPACE).bind::<SqlUuid, _>(agent.workspace_id))
-            .get_result(conn)
-            .await?;
+    let ws: WorkspaceRow = sql!(WORKSPACE, agent.workspace_id).get_result(conn).await?;
     let target_facts = target(conn, agent.workspace_id, &p.change).await?;
     let waiting: Option<Uuid> = ad_proposals::table
         .filter(ad_proposals::workspace_id.eq(agent.workspace_id))
@@ -450,30 +423,28 @@ async fn propose_tx(
     super::work::expire(conn, Some(agent.workspace_id), p.now).await?;
     let c = &plan.columns;
     let decision = open_decision(conn, agent, &plan.decision).await?;
-    prepared(
-        diesel::sql_query(INSERT_PROPOSAL)
-            .bind::<SqlUuid, _>(plan.id)
-            .bind::<SqlUuid, _>(agent.organization_id)
-            .bind::<SqlUuid, _>(agent.workspace_id)
-            .bind::<SqlUuid, _>(agent.agent_id)
-            .bind::<Text, _>(plan.kind.as_str())
-            .bind::<Text, _>(&plan.target)
-            .bind::<Nullable<Text>, _>(c.ad_id.as_deref())
-            .bind::<Nullable<SqlUuid>, _>(c.post_id)
-            .bind::<Nullable<Text>, _>(c.ad_account_id.as_deref())
-            .bind::<Nullable<Text>, _>(c.budget_type.map(|b| b.as_str()))
-            .bind::<Nullable<BigInt>, _>(c.amount.map(|a| a.0))
-            .bind::<Nullable<Integer>, _>(c.days)
-            .bind::<Array<Text>, _>(&c.countries)
-            .bind::<Text, _>(&p.reason)
-            .bind::<SqlUuid, _>(decision)
-            .bind::<Timestamptz, _>(Ts::from(p.now)),
+    sql!(
+        INSERT_PROPOSAL,
+        plan.id,
+        agent.organization_id,
+        agent.workspace_id,
+        agent.agent_id,
+        plan.kind.as_str(),
+        &plan.target,
+        c.ad_id.as_deref(),
+        c.post_id,
+        c.ad_account_id.as_deref(),
+        c.budget_type.map(|b| b.as_str()),
+        c.amount.map(|a| a.0),
+        c.days,
+        &c.countries,
+        &p.reason,
+        decision,
+        Ts::from(p.now)
     )
     .execute(conn)
     .await?;
-    let row: ProposalRow = prepared(diesel::sql_query(PROPOSAL_BY_ID).bind::<SqlUuid, _>(plan.id))
-        .get_result(conn)
-        .await?;
+    let row: ProposalRow = sql!(PROPOSAL_BY_ID, plan.id).get_result(conn).await?;
     Ok(Ok(row.record(p.now)))
 }
 
@@ -509,20 +480,17 @@ pub(crate) async fn approve_change(
     decided_by: &Value,
     now: Timestamp,
 ) -> anyhow::Result<Result<(), ApprovalRefusal>> {
-    let row: LockedRow =
-        prepared(diesel::sql_query(LOCK_BY_DECISION).bind::<SqlUuid, _>(decision_id))
-            .get_result(conn)
-            .await?;
+    let row: LockedRow = sql!(LOCK_BY_DECISION, decision_id).get_result(conn).await?;
     let p = LockedProposal::from(row.proposal);
     let (mut ad, mut cap) = (None, None);
     if let Some(ad_id) = p.ad_to_check() {
         ad = synced_ad(conn, row.workspace_id, ad_id).await?;
         if let (Some(limit), Some(currency), Some(_)) = (row.cap, row.ad_cap_currency, &ad) {
-            let running: Vec<KnownAdRow> = prepared(
-                diesel::sql_query(RUNNING_ADS)
-                    .bind::<SqlUuid, _>(row.workspace_id)
-                    .bind::<Text, _>(&currency)
-                    .bind::<Text, _>(AdStatus::Running.as_str()),
+            let running: Vec<KnownAdRow> = sql!(
+                RUNNING_ADS,
+                row.workspace_id,
+                &currency,
+                AdStatus::Running.as_str()
             )
             .load(conn)
             .await?;

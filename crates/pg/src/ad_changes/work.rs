@@ -2,13 +2,12 @@
 //! and an approved change executed under its job's lease ([`plan_step`], [`made_boost`]).
 
 use super::{IdRow, Ts, Tx};
-use crate::db::{PgStore, column, prepared};
+use crate::db::{PgStore, column};
 use crate::jobs::{finish_in, hold};
 use crate::rows::Stored;
 use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, ads, decisions};
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Date, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step, started};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
@@ -201,11 +200,11 @@ pub(super) async fn expire(
     now: Timestamp,
 ) -> anyhow::Result<u64> {
     let expiry = expiry(now);
-    let locked: Vec<IdRow> = prepared(
-        diesel::sql_query(LOCK_EXPIRED)
-            .bind::<Timestamptz, _>(Ts::from(expiry.created_by))
-            .bind::<Nullable<SqlUuid>, _>(workspace)
-            .bind::<Text, _>(expiry.from.as_str()),
+    let locked: Vec<IdRow> = sql!(
+        LOCK_EXPIRED,
+        Ts::from(expiry.created_by),
+        workspace,
+        expiry.from.as_str()
     )
     .load(conn)
     .await?;
@@ -244,24 +243,24 @@ pub(super) async fn expire(
 /// Approved proposals whose change the job queue gave up on fail
 /// ([`fleetdesk_ads::proposal::given_up`]): how many.
 async fn fail_given_up(conn: Tx<'_>, now: Timestamp) -> anyhow::Result<u64> {
-    let rows: Vec<GivenUpRow> = prepared(
-        diesel::sql_query(GIVEN_UP)
-            .bind::<Text, _>(CHANGE_JOB)
-            .bind::<Text, _>(JobStatus::Failed.as_str())
-            .bind::<Text, _>(GIVEN_UP_MOVE.0.as_str())
-            .bind::<Timestamptz, _>(Ts::from(now)),
+    let rows: Vec<GivenUpRow> = sql!(
+        GIVEN_UP,
+        CHANGE_JOB,
+        JobStatus::Failed.as_str(),
+        GIVEN_UP_MOVE.0.as_str(),
+        Ts::from(now)
     )
     .load(conn)
     .await?;
     if rows.is_empty() {
         return Ok(0);
     }
-    prepared(
-        diesel::sql_query(FAIL_GIVEN_UP)
-            .bind::<Text, _>(GIVEN_UP_MOVE.1.as_str())
-            .bind::<Array<SqlUuid>, _>(column(&rows, |r| r.id))
-            .bind::<Array<Timestamptz>, _>(column(&rows, |r| r.at))
-            .bind::<Array<Jsonb>, _>(column(&rows, |r| given_up_result(r.last_error.as_deref()))),
+    sql!(
+        FAIL_GIVEN_UP,
+        GIVEN_UP_MOVE.1.as_str(),
+        column(&rows, |r| r.id),
+        column(&rows, |r| r.at),
+        column(&rows, |r| given_up_result(r.last_error.as_deref()))
     )
     .execute(conn)
     .await?;
@@ -303,14 +302,14 @@ async fn store_sync_tx(
         .execute(conn)
         .await?;
     let c = &snapshot.campaigns;
-    prepared(
-        diesel::sql_query(UPSERT_CAMPAIGNS)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Text, _>(account)
-            .bind::<Array<Text>, _>(column(c, |c| c.id.as_str()))
-            .bind::<Array<Text>, _>(column(c, |c| c.name.as_str()))
-            .bind::<Array<Text>, _>(column(c, |c| c.status.as_str()))
-            .bind::<Timestamptz, _>(at),
+    sql!(
+        UPSERT_CAMPAIGNS,
+        ws,
+        account,
+        column(c, |c| c.id.as_str()),
+        column(c, |c| c.name.as_str()),
+        column(c, |c| c.status.as_str()),
+        at
     )
     .execute(conn)
     .await?;
@@ -339,35 +338,35 @@ async fn store_sync_tx(
                 .map(move |d| (c.id.as_str(), d))
         })
         .collect();
-    prepared(
-        diesel::sql_query(INSERT_DAYS)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Array<Text>, _>(column(&days, |(c, _)| *c))
-            .bind::<Array<Date>, _>(column(&days, |(_, d)| jiff_diesel::Date::from(d.day)))
-            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.spend.0))
-            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.impressions))
-            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.reach))
-            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.clicks))
-            .bind::<Array<BigInt>, _>(column(&days, |(_, d)| d.results)),
+    sql!(
+        INSERT_DAYS,
+        ws,
+        column(&days, |(c, _)| *c),
+        column(&days, |(_, d)| jiff_diesel::Date::from(d.day)),
+        column(&days, |(_, d)| d.spend.0),
+        column(&days, |(_, d)| d.impressions),
+        column(&days, |(_, d)| d.reach),
+        column(&days, |(_, d)| d.clicks),
+        column(&days, |(_, d)| d.results)
     )
     .execute(conn)
     .await?;
     let a = &snapshot.ads;
-    prepared(
-        diesel::sql_query(UPSERT_ADS)
-            .bind::<SqlUuid, _>(ws)
-            .bind::<Text, _>(account)
-            .bind::<Array<Text>, _>(column(a, |a| a.id.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.campaign_id.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.adset_id.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.name.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.status.as_str()))
-            .bind::<Array<Text>, _>(column(a, |a| a.budget_type.as_str()))
-            .bind::<Array<BigInt>, _>(column(a, |a| a.budget.0))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(a, |a| a.starts_at.map(Ts::from)))
-            .bind::<Array<Nullable<Timestamptz>>, _>(column(a, |a| a.ends_at.map(Ts::from)))
-            .bind::<Array<Nullable<Text>>, _>(column(a, |a| a.story_id.as_deref()))
-            .bind::<Timestamptz, _>(at),
+    sql!(
+        UPSERT_ADS,
+        ws,
+        account,
+        column(a, |a| a.id.as_str()),
+        column(a, |a| a.campaign_id.as_str()),
+        column(a, |a| a.adset_id.as_str()),
+        column(a, |a| a.name.as_str()),
+        column(a, |a| a.status.as_str()),
+        column(a, |a| a.budget_type.as_str()),
+        column(a, |a| a.budget.0),
+        column(a, |a| a.starts_at.map(Ts::from)),
+        column(a, |a| a.ends_at.map(Ts::from)),
+        column(a, |a| a.story_id.as_deref()),
+        at
     )
     .execute(conn)
     .await?;
@@ -423,10 +422,7 @@ impl ChangeRow {
 
 /// An approved proposal as loaded under its job's lease, locked; `None` when it is gone.
 async fn change_facts(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Option<(Uuid, ChangeFacts)>> {
-    let row: Option<ChangeRow> = prepared(diesel::sql_query(CHANGE).bind::<SqlUuid, _>(id))
-        .get_result(conn)
-        .await
-        .optional()?;
+    let row: Option<ChangeRow> = sql!(CHANGE, id).get_result(conn).await.optional()?;
     Ok(row.map(|r| (r.workspace_id, r.facts())))
 }
 
@@ -523,23 +519,23 @@ async fn record_execution_tx(
                     .set(ad_campaigns::by_fleetdesk.eq(true))
                     .execute(conn)
                     .await?;
-                prepared(
-                    diesel::sql_query(SERVICE_AD)
-                        .bind::<SqlUuid, _>(ws)
-                        .bind::<Text, _>(&made.ad_id)
-                        .bind::<Text, _>(&made.ad_account_id)
-                        .bind::<Text, _>(&made.campaign_id)
-                        .bind::<Text, _>(&made.adset_id)
-                        .bind::<Text, _>(&made.name)
-                        .bind::<Text, _>(made.budget_type.as_str())
-                        .bind::<BigInt, _>(made.budget.0)
-                        .bind::<Timestamptz, _>(Ts::from(made.starts_at))
-                        .bind::<Timestamptz, _>(Ts::from(made.ends_at))
-                        .bind::<Nullable<Text>, _>(made.story_id.as_deref())
-                        .bind::<Nullable<SqlUuid>, _>(made.post_id)
-                        .bind::<Timestamptz, _>(at)
-                        .bind::<Text, _>(made.kind)
-                        .bind::<Text, _>(made.status.as_str()),
+                sql!(
+                    SERVICE_AD,
+                    ws,
+                    &made.ad_id,
+                    &made.ad_account_id,
+                    &made.campaign_id,
+                    &made.adset_id,
+                    &made.name,
+                    made.budget_type.as_str(),
+                    made.budget.0,
+                    Ts::from(made.starts_at),
+                    Ts::from(made.ends_at),
+                    made.story_id.as_deref(),
+                    made.post_id,
+                    at,
+                    made.kind,
+                    made.status.as_str()
                 )
                 .execute(conn)
                 .await?;
@@ -552,7 +548,7 @@ async fn record_execution_tx(
 impl AdWorkRepo for PgStore {
     fn sync_targets(&self) -> BoxFuture<'_, anyhow::Result<Vec<(Uuid, AdAccountRef)>>> {
         self.snapshot(async move |conn| {
-            let rows: Vec<TargetRow> = prepared(diesel::sql_query(SYNC_TARGETS)).load(conn).await?;
+            let rows: Vec<TargetRow> = sql!(SYNC_TARGETS).load(conn).await?;
             Ok(rows
                 .into_iter()
                 .map(|r| (r.workspace_id, r.account.into()))
