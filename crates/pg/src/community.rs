@@ -140,36 +140,26 @@ GROUP BY s.workspace_id, t.category
 ORDER BY t.category
 "#;
 
-/// A space as the lookups read it (by the platform's group id, by id, or by id for a write).
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = community_spaces, check_for_backend(diesel::pg::Pg))]
-struct SpaceRow {
-    id: Uuid,
-    workspace_id: Uuid,
-    name: String,
-    channel: Stored<Channel>,
-    space_type: Option<String>,
-    market: String,
-    track: Option<String>,
-    location: Option<String>,
-    status: Stored<SpaceStatus>,
-    language: Option<String>,
+selectable! {
+    /// A space as the lookups read it (by the platform's group id, by id, or by id for a write).
+    #[diesel(table_name = community_spaces)]
+    struct SpaceRow into Space {
+        id: Uuid,
+        workspace_id: Uuid,
+        name: String,
+        channel: Stored<Channel>,
+        space_type: Option<String>,
+        market: String,
+        track: Option<String>,
+        location: Option<String>,
+        status: Stored<SpaceStatus>,
+        language: Option<String>,
+    }
 }
 
 /// The space of the first row (a lookup gives at most one).
 fn first_space(rows: Vec<SpaceRow>) -> Option<Space> {
-    rows.into_iter().next().map(|r| Space {
-        id: r.id,
-        workspace_id: r.workspace_id,
-        name: r.name,
-        channel: r.channel.0,
-        space_type: r.space_type,
-        market: r.market,
-        track: r.track,
-        location: r.location,
-        status: r.status.0,
-        language: r.language,
-    })
+    rows.into_iter().next().map(Into::into)
 }
 
 row! {
@@ -198,13 +188,14 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = community_tickets, check_for_backend(diesel::pg::Pg))]
-struct TicketRow {
-    id: Uuid,
-    member_external_id: Option<String>,
-    category: Stored<TicketCategory>,
-    created_at: Ts,
+selectable! {
+    #[diesel(table_name = community_tickets)]
+    struct TicketRow into OpenTicket {
+        id: Uuid,
+        member_external_id: Option<String>,
+        category: Stored<TicketCategory>,
+        created_at: Ts,
+    }
 }
 
 row! {
@@ -330,15 +321,7 @@ async fn open_ticket_tx(
             .for_update()
             .load(conn)
             .await?;
-        open = rows
-            .into_iter()
-            .map(|r| OpenTicket {
-                id: r.id,
-                member_external_id: r.member_external_id,
-                category: r.category.0,
-                created_at: r.created_at.into(),
-            })
-            .collect();
+        open = rows.into_iter().map(Into::into).collect();
     }
     let plan = plan_ticket(ticket, &open, now);
     let ticket_id = match &plan {

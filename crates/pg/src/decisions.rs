@@ -113,14 +113,15 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = persona_images, check_for_backend(Pg))]
-struct ImageRow {
-    id: Uuid,
-    category: String,
-    caption: Option<String>,
-    character: Option<String>,
-    lock: String,
+selectable! {
+    #[diesel(table_name = persona_images)]
+    struct ImageRow into DecisionImage {
+        id: Uuid,
+        category: String,
+        caption: Option<String>,
+        character: Option<String>,
+        lock: String,
+    }
 }
 
 /// The records of `rows`, with the images of their `persona_images` decisions read at once.
@@ -142,13 +143,7 @@ async fn records(conn: Tx<'_>, rows: Vec<RecordRow>) -> anyhow::Result<Vec<Decis
     };
     let mut images_of: HashMap<Option<Uuid>, Vec<DecisionImage>> = HashMap::new();
     for (decision, image) in images {
-        images_of.entry(decision).or_default().push(DecisionImage {
-            id: image.id,
-            category: image.category,
-            caption: image.caption,
-            character: image.character,
-            lock: image.lock,
-        });
+        images_of.entry(decision).or_default().push(image.into());
     }
     Ok(rows
         .into_iter()

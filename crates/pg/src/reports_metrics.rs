@@ -97,12 +97,13 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = account_metrics, check_for_backend(diesel::pg::Pg))]
-struct AccountCaptureRow {
-    slot_id: Uuid,
-    captured_at: Ts,
-    followers: i64,
+selectable! {
+    #[diesel(table_name = account_metrics)]
+    struct AccountCaptureRow into AccountCapture {
+        slot_id: Uuid,
+        captured_at: Ts,
+        followers: i64,
+    }
 }
 
 async fn load(
@@ -171,14 +172,7 @@ async fn load(
                 counters: [c.views, c.likes, c.replies, c.reposts, c.shares],
             })
             .collect(),
-        account_captures: account_captures
-            .into_iter()
-            .map(|c| AccountCapture {
-                slot_id: c.slot_id,
-                captured_at: c.captured_at.into(),
-                followers: c.followers,
-            })
-            .collect(),
+        account_captures: account_captures.into_iter().map(Into::into).collect(),
     }))
 }
 
