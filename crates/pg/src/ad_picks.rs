@@ -3,7 +3,7 @@
 //! transaction; an agent reads the picks on the accounts of its personas.
 
 use crate::accounts::{SlotCodes, pick_slot};
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::rows::Stored;
 use crate::schema::{account_slots, ad_picks, organizations};
 use diesel::prelude::*;
@@ -18,8 +18,6 @@ use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(
     SOURCE => SourceRow,

@@ -3,7 +3,7 @@
 //! provider's quota of the day, and the work queued in the same transaction. Requests are
 //! scoped to the caller's organization.
 
-use crate::db::{PgStore, column};
+use crate::db::{PgStore, Ts, column};
 use crate::jobs::{enqueue_in, finish_in, hold};
 use crate::rows::Stored;
 use crate::schema::{ad_research, ad_research_items, ad_research_quota};
@@ -26,8 +26,6 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(
     SETTINGS => SettingsRow,

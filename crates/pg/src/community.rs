@@ -3,7 +3,7 @@
 //! digests stored with their members in one statement, tickets joined under a per-matter
 //! lock. Each request is one transaction (or one read) of a fixed number of statements.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::rows::{Json, Stored};
 use crate::schema::{community_spaces, community_tickets};
 use diesel::prelude::*;
@@ -23,8 +23,6 @@ use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(
     WIKI_SEARCH => WikiRow,

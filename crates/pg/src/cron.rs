@@ -1,7 +1,7 @@
 //! The cron port over PostgreSQL: an agent's jobs upserted by job_id, and its runs by (job,
 //! run_id). Each request is one transaction of a fixed number of statements whatever its size.
 
-use crate::db::{PgStore, Prepared, column};
+use crate::db::{PgStore, Prepared, Ts, column};
 use crate::rows::Statement;
 use crate::rows::Stored;
 use crate::schema::cron_jobs;
@@ -15,8 +15,6 @@ use fleetdesk_cron::run::{RawRun, Run, RunStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(UPSERT_JOBS => Counts, INSERT_RUNS => Key, LOCK_RUNS => RunRow, UPDATE_RUNS);
 

@@ -34,6 +34,12 @@ diesel::define_sql_function! {
 /// round trip per statement. Never wrap SQL built with `format!`.
 pub(crate) struct Prepared<Q>(pub Q);
 
+/// The connection a use case's statements run on, inside its transaction.
+pub(crate) type Tx<'c> = &'c mut AsyncPgConnection;
+
+/// A time as it is stored and bound (`timestamptz`).
+pub(crate) type Ts = jiff_diesel::Timestamp;
+
 pub(crate) fn prepared<Q>(query: Q) -> Prepared<Q> {
     Prepared(query)
 }

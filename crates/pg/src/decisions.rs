@@ -1,7 +1,7 @@
 //! Decisions: the inbox, each move with its effect in one transaction, follow-ups and their
 //! task cards.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts, Tx};
 use crate::rows::Stored;
 use crate::schema::{
     account_generations, decisions, media, persona_facts, persona_images, personas, task_cards,
@@ -9,7 +9,7 @@ use crate::schema::{
 use diesel::dsl::now;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_accounts::AccountState;
 use fleetdesk_accounts::LiveGeneration;
 use fleetdesk_decisions::effects::{
@@ -28,9 +28,6 @@ use fleetdesk_tasks::TaskStatus;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 macro_rules! record_sql {
     ($($tail:expr),*) => {

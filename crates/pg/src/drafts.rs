@@ -2,14 +2,14 @@
 
 use crate::accounts::SlotCodes;
 use crate::db::md5;
-use crate::db::{PgStore, column};
+use crate::db::{PgStore, Tx, column};
 use crate::record::Entry;
 use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{ad_picks, media, persona_cast, posts};
 use diesel::dsl::{self, case_when};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_accounts::AccountState;
 use fleetdesk_ads::pick::{PickNumber, PickState, PickStatus};
 use fleetdesk_drafts::draft::{CastMember, Character, MediaRef};
@@ -25,8 +25,6 @@ use futures_util::FutureExt;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
 
 /// Accounts a code may name, the slots locked so that submits to one account run one at a time
 /// (the duplicate rule must see the previous one).

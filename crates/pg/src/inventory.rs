@@ -2,13 +2,13 @@
 //! rotation (called from the state-change transaction).
 
 use crate::accounts::day_statuses;
-use crate::db::{PgStore, coalesce};
+use crate::db::{PgStore, Ts, Tx, coalesce};
 use crate::record::Entry;
 use crate::rows::Stored;
 use crate::schema::posts;
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_accounts::{AccountState, Publishing};
 use fleetdesk_inventory::*;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform, TimeInput};
@@ -16,9 +16,6 @@ use fleetdesk_posts::post::PostStatus;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 /// Moves an account's unfinished posts to inventory, with a review-record entry each, in one
 /// statement. Posts the agent scheduled in its own tool are listed for unscheduling; posts

@@ -2,7 +2,7 @@
 //! with `FOR UPDATE SKIP LOCKED` under a lease, retaken once the lease passed. Times are the
 //! database's `now()`, so instances whose clocks differ agree on what is due.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::instance::INSTANCE_LOCK_CLASS;
 use crate::schema::jobs;
 use diesel::dsl::{self, IntervalDsl};
@@ -14,8 +14,6 @@ use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, bac
 use jiff::SignedDuration;
 use serde_json::Value;
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1, $2, $3, $4) \
                        ON CONFLICT (kind, key) DO NOTHING";

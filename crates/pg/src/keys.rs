@@ -3,7 +3,7 @@
 //! and the other waits and sees the `revoked_at` written; the gate reads `revoked_at` on every
 //! request, with no cache, so the next request with that key is refused.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::rows::Stored;
 use crate::schema::api_keys;
 use diesel::dsl;
@@ -13,8 +13,6 @@ use fleetdesk_kernel::{BoxFuture, Page};
 use fleetdesk_tenancy::KeyKind;
 use fleetdesk_tenancy::ports::{KeyQuery, KeyRecord, KeysRepo, Revoked};
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 /// A key's columns, `$more` columns after them.
 macro_rules! key_sql {

@@ -4,13 +4,13 @@
 //! with one statement per table.
 
 use crate::accounts::SlotCodes;
-use crate::db::{PgStore, column};
+use crate::db::{PgStore, Ts, Tx, column};
 use crate::record::Entry;
 use crate::rows::{Json, JsonOrDefault, Stored};
 use crate::schema::{post_reports, posts, review_events};
 use diesel::dsl::{self, max};
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_accounts::Publishing;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
 use fleetdesk_posts::batch::{LoadedSlot, Lookups, read_items, report_codes, resolve};
@@ -29,9 +29,6 @@ use fleetdesk_posts::review::{
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 fn ts(t: Option<Timestamp>) -> Option<Ts> {
     t.map(Ts::from)

@@ -3,12 +3,12 @@
 //! transaction that locks the persona row first, so a proposal or an image resent at the same
 //! moment finds the first one, and the persona's images decision is opened once.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts, Tx};
 use crate::decisions::{open_decision, open_decision_once};
 use crate::rows::{Json, Stored};
 use crate::schema::{decisions, persona_cast, persona_facts, persona_images, personas, projects};
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_decisions::{DecisionKind, DecisionStatus};
 use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
@@ -19,9 +19,6 @@ use fleetdesk_personas::plan::{
 use fleetdesk_personas::ports::*;
 use fleetdesk_personas::*;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 /// The live persona of a slot of the workspace, with its project's name and every slot.
 const PERSONA_OF_SLOT: &str = r#"

@@ -3,13 +3,13 @@
 //! reads its rows for all its workspaces at once (four statements whatever their number) and
 //! `fleetdesk_reports::report::build` decides what the report says.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts, Tx};
 use crate::jobs::{finish_in, hold};
 use crate::rows::Json;
 use crate::schema::{account_slots, post_metrics, posts, reports, workspaces};
 use diesel::dsl;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{BoxFuture, Page, Position};
 use fleetdesk_posts::post::PostStatus;
@@ -21,9 +21,6 @@ use fleetdesk_reports::report::{
 use jiff::civil::Date;
 use std::collections::HashMap;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 macro_rules! report_sql {
     ($body:literal, $($tail:expr),*) => {

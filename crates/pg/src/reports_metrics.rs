@@ -3,7 +3,7 @@
 //! At most five statements whatever the scope; which account a code names and which capture
 //! counts on which day are decided by `fleetdesk_reports::metrics`.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::reports::CaptureRow;
 use crate::schema::account_metrics;
 use diesel::prelude::*;
@@ -14,8 +14,6 @@ use fleetdesk_reports::metrics::{
     MetricsRepo, PUBLISHED_STATUSES, PostCapture, narrow_to_code,
 };
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 /// A workspace in the caller's scope (any organization's when $2 is null).
 const METRICS_WORKSPACE: &str = r#"

@@ -2,12 +2,12 @@
 //! and every move in one transaction that locks the card, with a follow-up's decision.
 
 use crate::accounts::{SlotCodes, pick_slot};
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts, Tx};
 use crate::rows::Stored;
 use crate::schema::{agents, decisions, media, personas, task_cards};
 use diesel::dsl::now;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_decisions::effects::card_moved;
 use fleetdesk_kernel::decision::DecidedBy;
 use fleetdesk_kernel::persona::PersonaStatus;
@@ -22,9 +22,6 @@ use fleetdesk_tasks::{TargetType, TaskKind, TaskStatus};
 use fleetdesk_tenancy::{AgentRole, Scope};
 use serde_json::Value;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 macro_rules! record_sql {
     ($($tail:expr),*) => {

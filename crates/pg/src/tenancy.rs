@@ -4,7 +4,7 @@
 //! flag takes effect); applying the same file again changes nothing. An account's `state`
 //! applies only when the account is created: later states come from agents' reports.
 
-use crate::db::{PgStore, coalesce, column};
+use crate::db::{PgStore, Tx, coalesce, column};
 use crate::schema::{
     agents, api_keys, community_spaces, members, organizations, people, persona_cast,
     persona_facts, personas, products, projects, wiki_sources, workspaces,
@@ -13,7 +13,7 @@ use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
 use diesel::upsert::{DecoratableTarget, excluded};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
 use fleetdesk_tenancy::ports::TenantStore;
@@ -50,8 +50,6 @@ SELECT slot.id AS slot_id, COALESCE(
 (SELECT g.id FROM account_generations g WHERE g.slot_id = slot.id ORDER BY g.generation DESC LIMIT 1)) AS account_id
 FROM slot
 "#;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
 
 /// `now()` when `yes`, else NULL: when a workspace was archived or a member left.
 fn since_now(yes: bool) -> diesel::dsl::case_when<AsExprOf<bool, Bool>, now, Timestamptz> {

@@ -4,7 +4,7 @@
 //! its community part in the same snapshot (`crate::community::community_day`).
 
 use crate::accounts::day_statuses;
-use crate::db::{PgStore, column};
+use crate::db::{PgStore, Ts, column};
 use crate::rows::Json;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
@@ -17,8 +17,6 @@ use fleetdesk_tasks::TaskStatus;
 use fleetdesk_tasks::rules::CONFIRM_WITHIN;
 use fleetdesk_tenancy::roles::{AgentRole, Scope};
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(
     DAY_WORKSPACES => WorkspaceRow,

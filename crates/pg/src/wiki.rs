@@ -5,11 +5,11 @@
 //! Scope: an agent sees its organization's entries that are shared (no project) or of a
 //! project of its workspace.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts, Tx};
 use crate::rows::{Json, Stored};
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use fleetdesk_decisions::rules::{Action, Move as DecisionMove};
 use fleetdesk_decisions::rules::{DecisionRefusal, dismissed_by_service};
 use fleetdesk_decisions::{DecisionStatus, NewDecision};
@@ -26,9 +26,6 @@ use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
-
-type Tx<'c> = &'c mut AsyncPgConnection;
-type Ts = jiff_diesel::Timestamp;
 
 macro_rules! head_sql {
     ($($tail:expr),*) => {

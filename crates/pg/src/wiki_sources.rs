@@ -1,7 +1,7 @@
 //! The wiki sources port over PostgreSQL: a workspace's sources with their sync state, and a
 //! sync run recorded (wiki_sync_runs) with the source's state in one transaction.
 
-use crate::db::PgStore;
+use crate::db::{PgStore, Ts};
 use crate::rows::Stored;
 use crate::schema::{wiki_sources, wiki_sync_runs};
 use diesel::prelude::*;
@@ -11,8 +11,6 @@ use fleetdesk_wiki::sources::{
     Recorded, SourceRow, SyncRefusal, SyncReport, SyncStatus, WikiSourcesRepo, may_report,
 };
 use uuid::Uuid;
-
-type Ts = jiff_diesel::Timestamp;
 
 statements!(WORKSPACE_SOURCES => Row, LOCK_SOURCE => Row);
 

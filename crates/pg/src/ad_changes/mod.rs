@@ -4,10 +4,10 @@
 //! expiring proposals, and executing an approved change under its job's lease. The rules are
 //! [`fleetdesk_ads::change`]'s: these modules load its facts and write its plans.
 
+use crate::db::{Ts, Tx};
 use crate::rows::Stored;
 // The derive's code for an `#[diesel(embed)]` field names its trait unqualified.
 use diesel::prelude::*;
-use diesel_async::AsyncPgConnection;
 use fleetdesk_ads::change::SyncedAd;
 use fleetdesk_ads::proposal::{AdStatus, BudgetType, KnownAd};
 use uuid::Uuid;
@@ -16,9 +16,6 @@ mod proposals;
 mod work;
 
 pub(crate) use proposals::{approve_change, refuse_change};
-
-type Ts = jiff_diesel::Timestamp;
-type Tx<'c> = &'c mut AsyncPgConnection;
 
 pub(crate) fn statements() -> Vec<(&'static str, &'static str)> {
     [proposals::statements(), work::statements()].concat()
