@@ -102,9 +102,23 @@ async fn a_burst_of_300_passes_the_limit_of_120_on_one_two_and_three_instances()
             (114..=126).contains(&passed),
             "{passed} of 300 passed over {instances} instance(s); the limit is 120 ± 5%"
         );
-        // The window stays full on every instance.
+        // The window stays full on every instance. A burst that passed fewer than the limit
+        // left room (a lease that lapsed unspent is given back with the instance's next one):
+        // a probe may take it, but never past the limit's 5%.
+        let mut admitted = passed;
         for client in &clients {
-            retry_after(&client.get(ACCOUNTS, &key).await);
+            loop {
+                let res = client.get(ACCOUNTS, &key).await;
+                if res.status != 200 {
+                    retry_after(&res);
+                    break;
+                }
+                admitted += 1;
+                assert!(
+                    admitted <= 126,
+                    "{admitted} admitted in one window over {instances} instance(s)"
+                );
+            }
         }
         for handle in handles {
             handle.stop(true).await;
