@@ -283,11 +283,7 @@ pub trait KindRules: Copy {
 /// The follow-up kinds ([`KindRules::is_follow_up`]) as stored, for SQL
 /// (`kind = ANY($n)`).
 pub fn follow_up_kinds() -> Vec<&'static str> {
-    DecisionKind::ALL
-        .into_iter()
-        .filter(|k| k.is_follow_up())
-        .map(DecisionKind::as_str)
-        .collect()
+    DecisionKind::texts(KindRules::is_follow_up)
 }
 
 impl KindRules for DecisionKind {

@@ -58,6 +58,12 @@ macro_rules! text_enum {
                 }
             }
 
+            /// The text of every value `rule` accepts, in declaration order: a set bound into
+            /// SQL as a `text[]` (`status = ANY($n)`), so the statement holds none of its own.
+            pub fn texts(rule: impl Fn($name) -> bool) -> Vec<&'static str> {
+                Self::ALL.into_iter().filter(|v| rule(*v)).map($name::as_str).collect()
+            }
+
             /// The value whose text is exactly `s`.
             pub fn parse(s: &str) -> Option<$name> {
                 match s {
@@ -103,6 +109,7 @@ mod tests {
     fn lists_every_variant_in_order() {
         assert_eq!(Sample::ALL, [Sample::One, Sample::TwoWords, Sample::Colon]);
         assert_eq!(Sample::default(), Sample::One);
+        assert_eq!(Sample::texts(|s| s != Sample::One), ["two_words", "a:b"]);
     }
 
     #[test]

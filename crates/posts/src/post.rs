@@ -59,16 +59,6 @@ impl PostStatus {
         matches!(self, PostStatus::Published | PostStatus::Deleted)
     }
 
-    /// The stored text of every status a rule accepts: a status set bound into SQL as a
-    /// `text[]` (`status = ANY($n)`), so the statement holds no status of its own.
-    pub fn texts(rule: impl Fn(PostStatus) -> bool) -> Vec<&'static str> {
-        PostStatus::ALL
-            .into_iter()
-            .filter(|s| rule(*s))
-            .map(PostStatus::as_str)
-            .collect()
-    }
-
     /// Which of its times places a post on an account's market date, when its status counts
     /// toward the day at all: published posts by when they were published, scheduled and
     /// publishing ones by their slot, approved ones and those in review by their planned time.
