@@ -137,9 +137,10 @@ pub fn count(source: &str) -> Counted {
                             nesting,
                             in_body: false,
                         });
-                        pending_mod = rest()
-                            .split_once(']')
-                            .is_some_and(|(_, after)| after.trim_start().starts_with("mod "));
+                        pending_mod = rest().split_once(']').is_some_and(|(_, after)| {
+                            let after = after.trim_start();
+                            after.starts_with("mod ") || after.starts_with("pub mod ")
+                        });
                     }
                     code(&skip);
                     if c == '"' {
@@ -382,10 +383,13 @@ mod tests {
 
     #[test]
     fn test_modules_and_their_files_are_left_out() {
-        let source = "fn f() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { let s = \"}\"; }\n}\nfn g() {}\n#[cfg(test)]\nmod more;\n";
+        let source = "fn f() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { let s = \"}\"; }\n}\nfn g() {}\n#[cfg(test)]\nmod more;\n#[cfg(feature = \"testing\")]\npub mod testing;\n";
         let counted = count(source);
         assert_eq!(counted.lines, 2);
-        assert_eq!(counted.test_modules, vec!["more".to_string()]);
+        assert_eq!(
+            counted.test_modules,
+            vec!["more".to_string(), "testing".to_string()]
+        );
         let either = "fn f() {}\n#[cfg(any(test, feature = \"testing\"))]\nfn g() {\n    h();\n}\n";
         assert_eq!(count(either).lines, 1);
     }
