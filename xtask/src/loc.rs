@@ -318,8 +318,9 @@ fn group(krate: &str, layer: Option<super::Layer>) -> &'static str {
     }
 }
 
-/// Prints the measure: lines per group and per crate, the largest files, raw SQL statements.
-pub fn report(root: &Path) -> anyhow::Result<()> {
+/// Prints the measure: lines per group and per crate, the largest files, raw SQL statements;
+/// with a crate's short name, each of that crate's files too.
+pub fn report(root: &Path, krate: Option<&str>) -> anyhow::Result<()> {
     let files = production_files(root)?;
     let total: usize = files.iter().map(|f| f.lines).sum();
     let mut per_crate: BTreeMap<&str, usize> = BTreeMap::new();
@@ -353,6 +354,12 @@ pub fn report(root: &Path) -> anyhow::Result<()> {
     largest.sort_by_key(|f| std::cmp::Reverse(f.lines));
     for file in largest.iter().take(10) {
         println!("  {:>5}  {}", file.lines, file.path.display());
+    }
+    if let Some(krate) = krate {
+        println!("files of {krate}:");
+        for file in largest.iter().filter(|f| f.krate == krate) {
+            println!("  {:>5}  {}", file.lines, file.path.display());
+        }
     }
     let (mut sql_query, mut row_structs) = (0, 0);
     for file in &files {

@@ -128,7 +128,8 @@ tasks:
                         names one
   check-boundaries      fails when a crate of ours depends on one of ours its layer may not use,
                         or a domain crate depends on diesel, actix-web or object_store
-  loc                   production lines per crate group and crate, the largest files, raw SQL
+  loc [crate]           production lines per crate group and crate, the largest files, raw SQL;
+                        with a crate's short name (pg, api, ads, ..), each of its files
   lint                  rustfmt check, rustdoc and clippy with warnings denied
   bench [--help]        load benchmark of the real binary, then the upload benchmark
   bench upload          only the upload benchmark
@@ -184,6 +185,7 @@ fn main() -> anyhow::Result<()> {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
                 .context("xtask sits inside the workspace")?,
+            args.get(1).map(String::as_str),
         ),
         Some("lint") => {
             run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
