@@ -100,6 +100,21 @@ pub fn zone(name: &str) -> TimeZone {
     TimeZone::get(name).unwrap_or(TimeZone::UTC)
 }
 
+/// A market is stored as its code: a stored code the table does not hold fails the load.
+impl crate::TextValue for Market {
+    fn text(self) -> &'static str {
+        MARKETS
+            .iter()
+            .find(|(c, _)| *c == self.as_str())
+            .map_or("TW", |(c, _)| c)
+    }
+
+    fn from_text(s: &str) -> Option<Self> {
+        let (code, _) = MARKETS.iter().find(|(c, _)| *c == s)?;
+        Market::parse(code).ok()
+    }
+}
+
 impl fmt::Display for Market {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -116,6 +131,19 @@ mod tests {
             assert!(TimeZone::get(name).is_ok(), "{code}: {name}");
             assert_eq!(Market::parse(code).unwrap().zone_name(), *name);
         }
+    }
+
+    #[test]
+    fn is_stored_as_its_code_and_read_back_only_from_a_known_one() {
+        use crate::TextValue;
+        for (code, _) in MARKETS {
+            let market = Market::parse(code).unwrap();
+            assert_eq!(market.text(), *code);
+            assert_eq!(Market::from_text(code), Some(market));
+        }
+        assert_eq!(Market::from_text("tw"), None, "stored codes are upper-case");
+        assert_eq!(Market::from_text("ZZ"), None);
+        assert_eq!(Market::from_text(" TW"), None);
     }
 
     #[test]

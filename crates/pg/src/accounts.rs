@@ -15,6 +15,7 @@ use fleetdesk_accounts::{
     check_persona,
 };
 use fleetdesk_accounts::{SlotName, choose};
+use fleetdesk_kernel::decision::DecisionStatus;
 use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
 use fleetdesk_posts::post::{DayTime, PostStatus};
@@ -68,18 +69,22 @@ pub(crate) fn platform(s: &str) -> anyhow::Result<Platform> {
         .map_err(|e| anyhow::anyhow!("stored platform: {e}"))
 }
 
-fn market(s: &str) -> anyhow::Result<Market> {
-    Market::parse(s).map_err(|e| anyhow::anyhow!("stored market {s}: {e}"))
+row! {
+    struct AccountRow {
+        #[diesel(embed)]
+        view: AccountViewRow,
+        inventory: i64,
+    }
 }
 
 row! {
-    struct AccountRow {
+    struct AccountViewRow into AccountView {
         slot_id: Uuid,
         account_id: Option<Uuid>,
         code: String,
         legacy_code: Option<String>,
         platform: Stored<Platform>,
-        market: String,
+        market: Stored<Market>,
         timezone: String,
         persona: String,
         handle: Option<String>,
@@ -87,7 +92,6 @@ row! {
         state: Option<Stored<AccountState>>,
         daily_target: i32,
         publishing: String,
-        inventory: i64,
     }
 }
 
@@ -134,7 +138,7 @@ row! {
         slot_id: Uuid,
         persona_id: Uuid,
         generation_id: Option<Uuid>,
-        market: String,
+        market: Stored<Market>,
     }
 }
 
@@ -360,7 +364,7 @@ impl AccountsRepo for PgStore {
                 account_id: answering_account(existing.slot_id, existing.generation_id),
                 code: account.code.to_string(),
                 platform: account.platform,
-                market: market(&existing.market)?,
+                market: existing.market.0,
                 created: false,
             }))
         })
@@ -512,16 +516,17 @@ impl AccountsRepo for PgStore {
                 agent.workspace_id,
                 agent.agent_id,
                 column(dates, |(m, _)| m.as_str()),
-                column(dates, |(_, d)| d.to_string()),
+                column(dates, |(_, d)| jiff_diesel::Date::from(*d)),
                 published,
                 scheduled,
                 planned
             )
             .load(conn)
             .await?;
-            rows.into_iter()
-                .map(|r| Ok((r.slot_id, r.day.parse()?, r.count.into())))
-                .collect()
+            Ok(rows
+                .into_iter()
+                .map(|r| (r.slot_id, r.day.into(), r.count.into()))
+                .collect())
         })
     }
 }
@@ -538,7 +543,7 @@ pub(crate) fn day_statuses() -> [Vec<&'static str>; 3] {
 /// is read in the account's zone. Each count reads one day's range of its own partial index,
 /// so the cost follows the accounts, not their history.
 const DAY_COUNTS: &str = r#"
-SELECT s.id AS slot_id, d.day::text AS day,
+SELECT s.id AS slot_id, d.day,
        (SELECT count(*) FROM posts p
          WHERE p.slot_id = s.id AND p.status = ANY($5)
            AND p.published_at >= d.lo AND p.published_at < d.hi) AS published,
@@ -562,7 +567,7 @@ WHERE s.workspace_id = $1 AND pe.agent_id = $2
 row! {
     struct DayCountRow {
         slot_id: Uuid,
-        day: String,
+        day: jiff_diesel::Date,
         #[diesel(embed)]
         count: CountRow,
     }
@@ -591,26 +596,10 @@ async fn agent_accounts(
     )
     .load(conn)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            let view = AccountView {
-                slot_id: r.slot_id,
-                account_id: r.account_id,
-                platform: r.platform.0,
-                market: market(&r.market)?,
-                state: r.state.map(|s| s.0),
-                code: r.code,
-                legacy_code: r.legacy_code,
-                timezone: r.timezone,
-                persona: r.persona,
-                handle: r.handle,
-                generation: r.generation,
-                daily_target: r.daily_target,
-                publishing: r.publishing,
-            };
-            Ok((view, r.inventory))
-        })
-        .collect()
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.view.into(), r.inventory))
+        .collect())
 }
 
 /// The open ban decision of a generation, if any.
@@ -622,7 +611,7 @@ async fn open_decision_of(
         .filter(decisions::generation_id.eq(generation_id))
         .filter(decisions::kind.eq(BAN_DECISION_KIND))
         // Still waiting for a person.
-        .filter(decisions::status.eq("open"))
+        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
         .select(DecisionRow::as_select())
         .first(conn)
         .await

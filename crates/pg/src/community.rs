@@ -105,7 +105,7 @@ SELECT clock_timestamp() AS now
 /// (`[kind, folded, members]`; `folded` is written with each tag,
 /// `fleetdesk_community::digest::fold_tag_value`), so only the counts reach the domain.
 const DAY_SPACES: &str = r#"
-SELECT s.workspace_id, s.id, s.name, s.channel, d.day::text AS day, d.members, d.created_at,
+SELECT s.workspace_id, s.id, s.name, s.channel, d.day, d.members, d.created_at,
        COALESCE((
            SELECT jsonb_agg(jsonb_build_array(c.kind, c.value, c.n))
            FROM (SELECT t->>'kind' AS kind, t->>'folded' AS value,
@@ -208,7 +208,7 @@ row! {
         id: Uuid,
         name: String,
         channel: Stored<Channel>,
-        day: Option<String>,
+        day: Option<jiff_diesel::Date>,
         members: Option<i32>,
         created_at: Option<Ts>,
         tags: Json<Vec<TagCount>>,
@@ -262,7 +262,7 @@ async fn report_digest_tx(
     let inserted: Vec<IdRow> = sql!(
         INSERT_DIGEST,
         space.id,
-        digest.day.to_string(),
+        jiff_diesel::Date::from(digest.day),
         agent.agent_id,
         i32::try_from(outcome.members)?,
         i32::try_from(digest.skipped)?
@@ -464,25 +464,22 @@ pub(crate) async fn community_day(
         .await?;
     let spaces = spaces
         .into_iter()
-        .map(|s| {
-            let latest = match (s.day, s.members, s.created_at) {
+        .map(|s| SpaceDay {
+            latest: match (s.day, s.members, s.created_at) {
                 (Some(day), Some(members), Some(at)) => Some(LatestDigest {
-                    day: day.parse()?,
+                    day: day.into(),
                     members: i64::from(members),
                     reported_at: at.to_jiff(),
                     tags: s.tags.0,
                 }),
                 _ => None,
-            };
-            Ok(SpaceDay {
-                workspace_id: s.workspace_id,
-                space_id: s.id,
-                name: s.name,
-                channel: s.channel.0,
-                latest,
-            })
+            },
+            workspace_id: s.workspace_id,
+            space_id: s.id,
+            name: s.name,
+            channel: s.channel.0,
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect();
     Ok(CommunityDay {
         spaces,
         tickets: tickets.into_iter().map(Into::into).collect(),

@@ -18,7 +18,6 @@ use fleetdesk_reports::ports::*;
 use fleetdesk_reports::report::{
     AccountRow, FollowerCapture, Inputs, PostCapture, PostRow, ReportBody, build, title,
 };
-use jiff::civil::Date;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -26,7 +25,7 @@ macro_rules! report_sql {
     ($body:literal, $($tail:expr),*) => {
         concat!(
             "SELECT r.id, r.organization_id, r.title, r.workspace_id, w.name AS workspace_name, \
-                    r.period_from::text AS period_from, r.period_to::text AS period_to, \
+                    r.period_from, r.period_to, \
                     r.weekly, r.issued_at, r.created_at, ", $body, " AS body \
              FROM reports r JOIN workspaces w ON w.id = r.workspace_id \
              WHERE ($1::uuid IS NULL OR r.organization_id = $1) \
@@ -93,8 +92,8 @@ row! {
         title: String,
         workspace_id: Uuid,
         workspace_name: String,
-        period_from: String,
-        period_to: String,
+        period_from: jiff_diesel::Date,
+        period_to: jiff_diesel::Date,
         weekly: bool,
         issued_at: Option<Ts>,
         created_at: Ts,
@@ -102,14 +101,9 @@ row! {
     }
 }
 
-fn date(s: &str) -> anyhow::Result<Date> {
-    s.parse()
-        .map_err(|e| anyhow::anyhow!("stored report date {s}: {e}"))
-}
-
 impl ReportRow {
     fn summary(&self) -> anyhow::Result<ReportSummary> {
-        let period = Period::new(date(&self.period_from)?, date(&self.period_to)?)
+        let period = Period::new(self.period_from.into(), self.period_to.into())
             .map_err(|e| anyhow::anyhow!("stored report period: {e}"))?;
         Ok(ReportSummary {
             id: self.id,
@@ -335,7 +329,7 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
     if !hold(conn, job).await? {
         return Ok(None);
     }
-    let due: Vec<WorkspaceRow> = sql!(WEEKLY_DUE, period.from().to_string())
+    let due: Vec<WorkspaceRow> = sql!(WEEKLY_DUE, jiff_diesel::Date::from(period.from()))
         .load(conn)
         .await?;
     let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
@@ -357,8 +351,8 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
             &orgs,
             &ids,
             &titles,
-            period.from().to_string(),
-            period.to().to_string(),
+            jiff_diesel::Date::from(period.from()),
+            jiff_diesel::Date::from(period.to()),
             &values
         )
         .execute(conn)

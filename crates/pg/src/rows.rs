@@ -196,13 +196,19 @@ macro_rules! sql_of {
 
 /// How a row field becomes the field of the domain type a row is read into
 /// (`row! { struct ARow into A { .. } }`): a plain value is itself, a stored time is a
-/// `jiff::Timestamp`, a [`Stored`] text is its enum, a [`Json`] document its value.
+/// `jiff::Timestamp` (a date a `jiff::civil::Date`), a [`Stored`] text is its enum, a [`Json`] document its value.
 pub(crate) trait Field<T> {
     fn field(self) -> T;
 }
 
 impl Field<jiff::Timestamp> for jiff_diesel::Timestamp {
     fn field(self) -> jiff::Timestamp {
+        self.into()
+    }
+}
+
+impl Field<jiff::civil::Date> for jiff_diesel::Date {
+    fn field(self) -> jiff::civil::Date {
         self.into()
     }
 }

@@ -232,7 +232,7 @@ async fn day_rows(
         DAY_ACCOUNTS,
         organization,
         column(dates, |(m, _)| m.as_str()),
-        column(dates, |(_, d)| d.to_string()),
+        column(dates, |(_, d)| jiff_diesel::Date::from(*d)),
         published,
         scheduled,
         PersonaStatus::Retired.as_str(),
