@@ -5,6 +5,7 @@
 
 use crate::db::PgStore;
 use crate::instance::INSTANCE_LOCK_CLASS;
+use crate::rows::Stored;
 use crate::schema::{dashboard_sessions, idempotency_keys};
 use diesel::dsl::{self, IntervalDsl};
 use diesel::prelude::*;
@@ -24,7 +25,7 @@ use uuid::Uuid;
 /// An agent key is usable while its workspace is not archived. The key's kind is in its
 /// prefix, so each kind has a statement of its own, with the joins only it needs.
 const AUTHENTICATE_AGENT: &str = r#"
-SELECT k.id AS key_id, ag.id AS agent_id, ag.name AS agent_name, ag.role AS agent_role,
+SELECT k.id AS key_id, ag.id AS agent_id, ag.name AS agent_name, ag.role,
        w.id AS workspace_id, w.organization_id, w.accounts_revision, w.tasks_revision
 FROM api_keys k
 JOIN agents ag ON ag.id = k.agent_id
@@ -37,8 +38,8 @@ WHERE k.lookup = $1 AND k.secret_hash = $2 AND k.revoked_at IS NULL AND k.kind =
 macro_rules! person_columns {
     () => {
         "SELECT k.id AS key_id, k.organization_id,
-       p.id AS person_id, p.name AS person_name, p.email AS person_email, p.platform_admin,
-       m.id AS member_id, m.role AS member_role, COALESCE(m.review, false) AS review"
+       p.id AS person_id, p.name, p.email, p.platform_admin,
+       m.id AS member_id, m.role, COALESCE(m.review, false) AS review"
     };
 }
 
@@ -145,11 +146,11 @@ fn key_hash(key: &str) -> [u8; 32] {
 }
 
 row! {
-    struct AgentAuthRow {
+    struct AgentAuthRow into AgentCaller {
         key_id: Uuid,
         agent_id: Uuid,
         agent_name: String,
-        agent_role: String,
+        role: Stored<AgentRole>,
         workspace_id: Uuid,
         organization_id: Uuid,
         accounts_revision: i64,
@@ -158,15 +159,15 @@ row! {
 }
 
 row! {
-    struct PersonAuthRow {
+    struct PersonAuthRow into MemberCaller {
         key_id: Uuid,
         organization_id: Option<Uuid>,
         person_id: Uuid,
-        person_name: String,
-        person_email: String,
+        name: String,
+        email: String,
         platform_admin: bool,
         member_id: Option<Uuid>,
-        member_role: Option<String>,
+        role: Option<Stored<MemberRole>>,
         review: bool,
     }
 }
@@ -216,37 +217,9 @@ impl ClaimRow {
 /// times at most.
 const LEASE_ATTEMPTS: usize = 32;
 
-impl AgentAuthRow {
-    fn caller(self) -> anyhow::Result<Caller> {
-        let role = AgentRole::parse(&self.agent_role)
-            .ok_or_else(|| anyhow::anyhow!("key {} has no known role", self.key_id))?;
-        Ok(Caller::Agent(AgentCaller {
-            key_id: self.key_id,
-            agent_id: self.agent_id,
-            agent_name: self.agent_name,
-            role,
-            workspace_id: self.workspace_id,
-            organization_id: self.organization_id,
-            accounts_revision: self.accounts_revision,
-            tasks_revision: self.tasks_revision,
-        }))
-    }
-}
-
-impl PersonAuthRow {
-    fn caller(self) -> Caller {
-        Caller::Member(MemberCaller {
-            key_id: self.key_id,
-            person_id: self.person_id,
-            name: self.person_name,
-            email: self.person_email,
-            organization_id: self.organization_id,
-            member_id: self.member_id,
-            role: self.member_role.as_deref().and_then(MemberRole::parse),
-            review: self.review,
-            platform_admin: self.platform_admin,
-        })
-    }
+/// The caller a person's row names.
+fn member(row: PersonAuthRow) -> Caller {
+    Caller::Member(row.into())
 }
 
 /// Frees `owner`'s claim of the key hashed `hash`.
@@ -315,13 +288,12 @@ impl Gatekeeper for PgStore {
                     .get_result::<AgentAuthRow>(conn)
                     .await
                     .optional()?
-                    .map(AgentAuthRow::caller)
-                    .transpose()?,
+                    .map(|row| Caller::Agent(row.into())),
                 KeyKind::Personal => query
                     .get_result::<PersonAuthRow>(conn)
                     .await
                     .optional()?
-                    .map(PersonAuthRow::caller),
+                    .map(member),
             })
         })
     }
@@ -475,7 +447,7 @@ impl Gatekeeper for PgStore {
             .get_result::<PersonAuthRow>(conn)
             .await
             .optional()?
-            .map(PersonAuthRow::caller))
+            .map(member))
         })
     }
 
@@ -488,7 +460,7 @@ impl Gatekeeper for PgStore {
                 .get_result::<PersonAuthRow>(conn)
                 .await
                 .optional()?
-                .map(PersonAuthRow::caller))
+                .map(member))
         })
     }
 
