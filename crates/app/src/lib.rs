@@ -196,7 +196,10 @@ pub async fn apply_tenant_file(url: &str, json: &str) -> anyhow::Result<ApplyRep
 }
 
 /// `fleetdesk admin issue-key`: one more key for `holder`, shown only here.
-pub async fn issue_key(url: &str, holder: &fleetdesk_pg::KeyHolder) -> anyhow::Result<String> {
+pub async fn issue_key(
+    url: &str,
+    holder: &fleetdesk_tenancy::keys::KeyHolder,
+) -> anyhow::Result<String> {
     fleetdesk_pg::migrate(url).await?;
     let store = PgStore::new(fleetdesk_pg::connect(url, 2)?);
     store.issue_key(holder).await?.ok_or_else(|| {

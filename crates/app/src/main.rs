@@ -349,7 +349,7 @@ fn run() -> anyhow::Result<()> {
                         store,
                     },
             } => {
-                use fleetdesk_pg::KeyHolder;
+                use fleetdesk_tenancy::keys::KeyHolder;
                 let organization = organization.unwrap_or_default();
                 let holder = match (member, agent, platform_admin) {
                     (Some(email), _, _) => KeyHolder::Member {

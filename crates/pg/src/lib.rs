@@ -129,7 +129,6 @@ port_modules![
 ];
 
 pub use db::{PgPool, PgStore, connect, migrate};
-pub use tenancy::KeyHolder;
 
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]

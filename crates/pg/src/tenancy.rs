@@ -16,6 +16,7 @@ use diesel::upsert::{DecoratableTarget, excluded};
 use diesel_async::RunQueryDsl;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::persona::{FactStatus, PersonaStatus};
+use fleetdesk_tenancy::keys::KeyHolder;
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
@@ -117,28 +118,14 @@ async fn insert_key(
     Ok(key.full)
 }
 
-/// Whom `fleetdesk admin issue-key` issues a new key to, by the names of the tenant file.
-#[derive(Debug, Clone)]
-pub enum KeyHolder {
-    /// A member of an organization (not one who left), by e-mail.
-    Member { organization: String, email: String },
-    /// An agent of a workspace (not archived), by name.
-    Agent {
-        organization: String,
-        workspace: String,
-        agent: String,
-    },
-    /// A platform admin's key bound to no organization.
-    PlatformAdmin { email: String },
-}
-
 impl PgStore {
     /// Issues one more key to `holder`, beside the keys it holds (a lost printout's way back;
     /// revoke the lost key through the admin API): the key, or `None` when no such member,
     /// agent or admin is there.
     pub async fn issue_key(&self, holder: &KeyHolder) -> anyhow::Result<Option<String>> {
+        let holder = holder.normalized();
         self.tx(async move |conn| {
-            let (kind, owner, organization) = match holder {
+            let (owner, organization) = match &holder {
                 KeyHolder::Member {
                     organization,
                     email,
@@ -146,8 +133,8 @@ impl PgStore {
                     let found: Option<(Uuid, Uuid)> = members::table
                         .inner_join(organizations::table)
                         .inner_join(people::table)
-                        .filter(organizations::name.eq(organization.trim()))
-                        .filter(people::email.eq(email.trim().to_lowercase()))
+                        .filter(organizations::name.eq(organization))
+                        .filter(people::email.eq(email))
                         .filter(members::left_at.is_null())
                         .select((people::id, organizations::id))
                         .first(conn)
@@ -156,7 +143,7 @@ impl PgStore {
                     let Some((person, org)) = found else {
                         return Ok(None);
                     };
-                    (KeyKind::Personal, person, Some(org))
+                    (person, Some(org))
                 }
                 KeyHolder::Agent {
                     organization,
@@ -165,10 +152,10 @@ impl PgStore {
                 } => {
                     let found: Option<Uuid> = agents::table
                         .inner_join(workspaces::table.inner_join(organizations::table))
-                        .filter(organizations::name.eq(organization.trim()))
-                        .filter(workspaces::name.eq(workspace.trim()))
+                        .filter(organizations::name.eq(organization))
+                        .filter(workspaces::name.eq(workspace))
                         .filter(workspaces::archived_at.is_null())
-                        .filter(agents::name.eq(agent.trim()))
+                        .filter(agents::name.eq(agent))
                         .select(agents::id)
                         .first(conn)
                         .await
@@ -176,11 +163,11 @@ impl PgStore {
                     let Some(agent) = found else {
                         return Ok(None);
                     };
-                    (KeyKind::Agent, agent, None)
+                    (agent, None)
                 }
                 KeyHolder::PlatformAdmin { email } => {
                     let found: Option<Uuid> = people::table
-                        .filter(people::email.eq(email.trim().to_lowercase()))
+                        .filter(people::email.eq(email))
                         .filter(people::platform_admin)
                         .select(people::id)
                         .first(conn)
@@ -189,10 +176,12 @@ impl PgStore {
                     let Some(person) = found else {
                         return Ok(None);
                     };
-                    (KeyKind::Personal, person, None)
+                    (person, None)
                 }
             };
-            Ok(Some(insert_key(conn, kind, owner, organization).await?))
+            Ok(Some(
+                insert_key(conn, holder.kind(), owner, organization).await?,
+            ))
         })
         .await
     }

@@ -26,6 +26,57 @@ impl KeyKind {
     }
 }
 
+/// Whom `fleetdesk admin issue-key` issues a new key to, by the names of the tenant file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyHolder {
+    /// A member of an organization (not one who left), by e-mail.
+    Member { organization: String, email: String },
+    /// An agent of a workspace (not archived), by name.
+    Agent {
+        organization: String,
+        workspace: String,
+        agent: String,
+    },
+    /// A platform admin's key bound to no organization.
+    PlatformAdmin { email: String },
+}
+
+impl KeyHolder {
+    /// The names as the tenant file stores them ([`crate::tenant_file::TenantFile::normalized`]):
+    /// trimmed, an e-mail also lower-cased.
+    pub fn normalized(&self) -> KeyHolder {
+        let name = |s: &str| s.trim().to_owned();
+        let email = |s: &str| s.trim().to_lowercase();
+        match self {
+            KeyHolder::Member {
+                organization,
+                email: e,
+            } => KeyHolder::Member {
+                organization: name(organization),
+                email: email(e),
+            },
+            KeyHolder::Agent {
+                organization,
+                workspace,
+                agent,
+            } => KeyHolder::Agent {
+                organization: name(organization),
+                workspace: name(workspace),
+                agent: name(agent),
+            },
+            KeyHolder::PlatformAdmin { email: e } => KeyHolder::PlatformAdmin { email: email(e) },
+        }
+    }
+
+    /// The kind of key the holder is issued.
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            KeyHolder::Agent { .. } => KeyKind::Agent,
+            KeyHolder::Member { .. } | KeyHolder::PlatformAdmin { .. } => KeyKind::Personal,
+        }
+    }
+}
+
 const LOOKUP_LEN: usize = 8;
 const SECRET_LEN: usize = 43;
 const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -168,6 +219,47 @@ mod tests {
         assert!(ParsedKey::parse("").is_err());
         let bad_lookup = format!("fda_abc!efgh_{}", &good[13..]);
         assert!(ParsedKey::parse(&bad_lookup).is_err());
+    }
+
+    #[test]
+    fn a_key_holder_is_named_as_the_tenant_file_stores_names() {
+        let member = KeyHolder::Member {
+            organization: " Acme ".into(),
+            email: " Ann@Example.COM ".into(),
+        };
+        assert_eq!(
+            member.normalized(),
+            KeyHolder::Member {
+                organization: "Acme".into(),
+                email: "ann@example.com".into(),
+            }
+        );
+        assert_eq!(member.kind(), KeyKind::Personal);
+        let agent = KeyHolder::Agent {
+            organization: "Acme ".into(),
+            workspace: " Main".into(),
+            agent: " Writer Bot ".into(),
+        };
+        assert_eq!(
+            agent.normalized(),
+            KeyHolder::Agent {
+                organization: "Acme".into(),
+                workspace: "Main".into(),
+                agent: "Writer Bot".into(),
+            },
+            "a name keeps its case"
+        );
+        assert_eq!(agent.kind(), KeyKind::Agent);
+        let admin = KeyHolder::PlatformAdmin {
+            email: "ROOT@x.io".into(),
+        };
+        assert_eq!(
+            admin.normalized(),
+            KeyHolder::PlatformAdmin {
+                email: "root@x.io".into()
+            }
+        );
+        assert_eq!(admin.kind(), KeyKind::Personal);
     }
 
     #[test]
