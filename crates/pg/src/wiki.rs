@@ -17,9 +17,9 @@ use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_tenancy::tenant_file::WikiReview;
 use fleetdesk_wiki::entry;
 use fleetdesk_wiki::entry::{
-    CastCandidate, Category, DraftState, EntryChange, EntryStatus, Existing, Landing, Pending,
-    Proposal, Source, Terms, TitleMatch, VERSIONS_LISTED, VersionStatus, Waiting, WikiRefusal,
-    cast_link, check_rename, decide, find_project, land, pick_by_title, superseded_note,
+    CastCandidate, Category, DraftVersion, EntryChange, EntryStatus, Existing, Landing, Pending,
+    Proposal, Shown, Source, Superseded, TitleMatch, VERSIONS_LISTED, VersionStatus, WikiRefusal,
+    cast_links, check_rename, decide, find_project, land, pick_by_title,
 };
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
@@ -120,36 +120,28 @@ const SEARCH: &str = head_sql!(
      LIMIT $7"
 );
 
-/// An entry as a proposal needs it, any status but retired (`$5`): whether it has a canon
-/// version (`$3`), its latest version, and its waiting draft version (`$4`) if any.
-macro_rules! existing_sql {
-    ($($tail:expr),*) => {
-        concat!(
-            "SELECT e.id, e.status, e.title, e.title_key, e.project_id, pr.name AS project, \
-                    EXISTS (SELECT 1 FROM wiki_versions c \
-                            WHERE c.entry_id = e.id AND c.status = $3) AS has_canon, \
-                    (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
-                        AS last_version, \
-                    pend.version AS pending_version, pend.decision_id AS pending_decision",
-            visible!(
-                "LEFT JOIN LATERAL ( \
-                     SELECT v.version, v.decision_id FROM wiki_versions v \
-                     WHERE v.entry_id = e.id AND v.status = $4 \
-                     ORDER BY v.version DESC LIMIT 1 \
-                 ) pend ON true"
-            ),
-            "AND e.status <> $5 ",
-            $($tail),*
-        )
-    };
-}
-
-/// The entry `revises` names (`$6`), as a proposal needs it.
-const EXISTING_BY_ID: &str = existing_sql!("AND e.id = $6");
-
-/// The entry of a title (`$6`) in a scope (`$7`: a project, or null for shared).
-const EXISTING_BY_TITLE: &str =
-    existing_sql!("AND e.title_key = $6 AND e.project_id IS NOT DISTINCT FROM $7");
+/// An entry as a proposal needs it, any status but retired (`$5`): the one of id `$6` (the
+/// entry `revises` names), or, with `$6` null, the one of a title (`$7`) in a scope (`$8`: a
+/// project, or null for shared); whether it has a canon version (`$3`), its latest version,
+/// and its waiting draft version (`$4`) if any.
+const EXISTING: &str = concat!(
+    "SELECT e.id, e.status, e.title, e.title_key, e.project_id, pr.name AS project, \
+            EXISTS (SELECT 1 FROM wiki_versions c \
+                    WHERE c.entry_id = e.id AND c.status = $3) AS has_canon, \
+            (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
+                AS last_version, \
+            pend.version AS pending_version, pend.decision_id AS pending_decision",
+    visible!(
+        "LEFT JOIN LATERAL ( \
+             SELECT v.version, v.decision_id FROM wiki_versions v \
+             WHERE v.entry_id = e.id AND v.status = $4 \
+             ORDER BY v.version DESC LIMIT 1 \
+         ) pend ON true"
+    ),
+    "AND e.status <> $5 \
+     AND (e.id = $6 \
+          OR $6 IS NULL AND e.title_key = $7 AND e.project_id IS NOT DISTINCT FROM $8)"
+);
 
 /// Serializes the proposals of one title in one scope (a new entry has no row to lock yet).
 const TITLE_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
@@ -199,8 +191,7 @@ statements!(
     BY_TITLE => TitleRow,
     VERSIONS => VersionRow,
     SEARCH => FoundRow,
-    EXISTING_BY_ID => ExistingRow,
-    EXISTING_BY_TITLE => ExistingRow,
+    EXISTING => ExistingRow,
     TITLE_LOCK,
     LOCK_DRAFT_ENTRY,
     DRAFT_OF => DraftRow,
@@ -281,8 +272,8 @@ row! {
 }
 
 impl ExistingRow {
-    fn existing(self) -> anyhow::Result<Existing> {
-        Ok(Existing {
+    fn existing(self) -> Existing {
+        Existing {
             id: self.id,
             status: self.status.0,
             title: self.title,
@@ -295,12 +286,12 @@ impl ExistingRow {
                 version,
                 decision_id: self.pending_decision,
             }),
-        })
+        }
     }
 }
 
 row! {
-    struct DraftRow {
+    struct DraftRow into DraftVersion {
         entry_id: Uuid,
         version: i32,
         status: Stored<VersionStatus>,
@@ -309,26 +300,12 @@ row! {
         summary: String,
         body: String,
         tags: Vec<String>,
-        sources: Value,
+        sources: Json<Vec<Source>>,
         entry_status: Stored<EntryStatus>,
         organization_id: Uuid,
         project_id: Option<Uuid>,
-        /// The entry's title key as it stands.
         title_key: String,
         has_canon: bool,
-    }
-}
-
-impl DraftRow {
-    fn state(&self, title_taken: Option<String>, title_busy: bool) -> anyhow::Result<DraftState> {
-        Ok(DraftState {
-            version: self.version,
-            version_status: self.status.0,
-            entry_status: self.entry_status.0,
-            has_canon: self.has_canon,
-            title_taken,
-            title_busy,
-        })
     }
 }
 
@@ -343,12 +320,18 @@ row! {
     }
 }
 
+selectable! {
+    #[diesel(table_name = workspaces)]
+    struct ScopeRow into WikiScope {
+        organization_id: Uuid,
+        #[diesel(column_name = id)]
+        workspace_id: Uuid,
+    }
+}
+
 fn sources_json(s: &[Source]) -> Value {
     serde_json::to_value(s).expect("sources are plain JSON")
 }
-
-// ---------------------------------------------------------------------------------------------
-// Reads
 
 /// The project a filter names, among the agent's workspace's projects.
 async fn project_of(
@@ -367,117 +350,6 @@ async fn project_of(
     Ok(find_project(Some(name), &projects))
 }
 
-async fn index(
-    conn: Tx<'_>,
-    scope: WikiScope,
-    query: &IndexQuery,
-) -> anyhow::Result<Result<Page<EntryHead>, WikiRefusal>> {
-    let project = match project_of(conn, scope, query.project.as_deref()).await? {
-        Ok(p) => p,
-        Err(r) => return Ok(Err(r)),
-    };
-    let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
-    let rows: Vec<HeadRow> = sql!(
-        INDEX,
-        scope.organization_id,
-        scope.workspace_id,
-        project,
-        statuses,
-        query.after.map(|a| Ts::from(a.0)),
-        query.after.map(|a| a.1).unwrap_or_default(),
-        query.limit + 1,
-        query.waiting_revisions,
-        VersionStatus::Draft.as_str()
-    )
-    .load(conn)
-    .await?;
-    let items = rows.into_iter().map(Into::into).collect();
-    Ok(Ok(Page::probed(items, query.limit, |e| {
-        (e.created_at, e.id)
-    })))
-}
-
-async fn get(
-    conn: Tx<'_>,
-    scope: WikiScope,
-    entry: &EntryRef,
-) -> anyhow::Result<Result<Entry, WikiRefusal>> {
-    let id = match entry {
-        EntryRef::Id(id) => *id,
-        EntryRef::Title { title, project } => {
-            if let Err(r) = project_of(conn, scope, project.as_deref()).await? {
-                return Ok(Err(r));
-            }
-            let rows: Vec<TitleRow> = sql!(
-                BY_TITLE,
-                scope.organization_id,
-                scope.workspace_id,
-                title_key(title),
-                EntryStatus::Retired.as_str()
-            )
-            .load(conn)
-            .await?;
-            let matches: Vec<TitleMatch> = rows.into_iter().map(Into::into).collect();
-            match pick_by_title(&matches, project.as_deref()) {
-                Ok(id) => id,
-                Err(r) => return Ok(Err(r)),
-            }
-        }
-    };
-    let row: Option<OneRow> = sql!(
-        ONE,
-        scope.organization_id,
-        scope.workspace_id,
-        id,
-        EntryStatus::Retired.as_str()
-    )
-    .get_result(conn)
-    .await
-    .optional()?;
-    let Some(row) = row else {
-        return Ok(Err(WikiRefusal::NotFound));
-    };
-    let versions: Vec<VersionRow> = sql!(VERSIONS, id, VERSIONS_LISTED).load(conn).await?;
-    Ok(Ok(Entry {
-        head: row.head.into(),
-        body: row.body,
-        sources: row.sources.0,
-        versions: versions.into_iter().map(Into::into).collect(),
-    }))
-}
-
-async fn search(
-    conn: Tx<'_>,
-    scope: WikiScope,
-    query: &SearchQuery,
-) -> anyhow::Result<Result<Vec<Found>, WikiRefusal>> {
-    let project = match project_of(conn, scope, query.project.as_deref()).await? {
-        Ok(p) => p,
-        Err(r) => return Ok(Err(r)),
-    };
-    let Some(ts_query) = &query.ts_query else {
-        return Ok(Ok(Vec::new()));
-    };
-    let rows: Vec<FoundRow> = sql!(
-        SEARCH,
-        scope.organization_id,
-        scope.workspace_id,
-        project,
-        ts_query,
-        RANK_WEIGHTS.to_vec(),
-        RANK_NORMALIZATION,
-        query.limit,
-        query
-            .statuses
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-    )
-    .load(conn)
-    .await?;
-    Ok(Ok(rows.into_iter().map(Into::into).collect()))
-}
-
 // ---------------------------------------------------------------------------------------------
 // A proposal
 
@@ -486,52 +358,25 @@ async fn existing(
     scope: WikiScope,
     by: Result<Uuid, (&str, Option<Uuid>)>,
 ) -> anyhow::Result<Option<Existing>> {
-    let (org, ws) = (scope.organization_id, scope.workspace_id);
-    let canon = VersionStatus::Canon.as_str();
-    let (draft, retired) = (VersionStatus::Draft.as_str(), EntryStatus::Retired.as_str());
-    let row: Option<ExistingRow> = match by {
-        Ok(id) => sql!(EXISTING_BY_ID, org, ws, canon, draft, retired, id),
-        Err((key, project)) => sql!(
-            EXISTING_BY_TITLE,
-            org,
-            ws,
-            canon,
-            draft,
-            retired,
-            key,
-            project
-        ),
-    }
+    let (id, (key, project)) = match by {
+        Ok(id) => (Some(id), ("", None)),
+        Err(title) => (None, title),
+    };
+    let row: Option<ExistingRow> = sql!(
+        EXISTING,
+        scope.organization_id,
+        scope.workspace_id,
+        VersionStatus::Canon.as_str(),
+        VersionStatus::Draft.as_str(),
+        EntryStatus::Retired.as_str(),
+        id,
+        key,
+        project
+    )
     .get_result(conn)
     .await
     .optional()?;
-    row.map(ExistingRow::existing).transpose()
-}
-
-/// Takes the proposal locks in the one order every writer of an entry uses: the title's
-/// advisory lock, the waiting draft's open decision (as a person's move locks it first), then
-/// the entry's row; answers the entry as it stands under them.
-async fn lock_entry(
-    conn: Tx<'_>,
-    scope: WikiScope,
-    key: &str,
-    project: Option<Uuid>,
-) -> anyhow::Result<Option<Existing>> {
-    title_locks(conn, scope.organization_id, &[key], project).await?;
-    lock_found(conn, scope, key, project).await
-}
-
-/// The advisory locks of titles (by key) in a scope ([`entry::title_locks`] gives their order).
-async fn title_locks(
-    conn: Tx<'_>,
-    organization: Uuid,
-    keys: &[&str],
-    project: Option<Uuid>,
-) -> anyhow::Result<()> {
-    for lock in entry::title_locks(organization, project, keys) {
-        sql!(TITLE_LOCK, lock).execute(conn).await?;
-    }
-    Ok(())
+    Ok(row.map(ExistingRow::existing))
 }
 
 row! {
@@ -540,8 +385,10 @@ row! {
     }
 }
 
-/// Under the title's advisory lock: the locks that follow it ([`lock_entry`]) on the entry the
-/// title names, and the entry as it stands under them.
+/// Under the title's advisory lock, the locks that follow it, in the one order every writer of
+/// an entry takes them: the waiting draft's open decision (as a person's move locks it first),
+/// then the entry's row, of the entry the title names; answers the entry as it stands under
+/// them.
 async fn lock_found(
     conn: Tx<'_>,
     scope: WikiScope,
@@ -551,11 +398,7 @@ async fn lock_found(
     let Some(seen) = existing(conn, scope, Err((key, project))).await? else {
         return Ok(None);
     };
-    if let Some(Pending {
-        decision_id: Some(d),
-        ..
-    }) = seen.pending
-    {
+    if let Some(d) = seen.waiting_decision() {
         decisions::table
             .filter(decisions::id.eq(d))
             .for_update()
@@ -578,15 +421,14 @@ async fn propose(
     p: &Proposal,
     now: Timestamp,
 ) -> anyhow::Result<Result<Proposed, WikiRefusal>> {
-    let review: String = organizations::table
-        .filter(organizations::id.eq(agent.organization_id))
+    let review: Stored<WikiReview> = organizations::table
+        .find(agent.organization_id)
         .select(organizations::wiki_review)
         .first(conn)
         .await?;
-    let review =
-        WikiReview::parse(&review).ok_or_else(|| anyhow::anyhow!("stored wiki_review {review}"))?;
-    let manual = review == WikiReview::Manual;
-    let project_id = match project_of(conn, WikiScope::from(agent), p.project.as_deref()).await? {
+    let manual = review.0 == WikiReview::Manual;
+    let wiki = WikiScope::from(agent);
+    let project_id = match project_of(conn, wiki, p.project.as_deref()).await? {
         Ok(id) => id,
         Err(WikiRefusal::ProjectUnknown(name)) => {
             let miss = crate::projects::miss(conn, agent.organization_id, &name).await?;
@@ -596,35 +438,26 @@ async fn propose(
     };
     // The scope a proposal lands in: the revised entry's, else the one it names.
     let revised = match p.revises {
-        Some(id) => match existing(conn, WikiScope::from(agent), Ok(id)).await? {
+        Some(id) => match existing(conn, wiki, Ok(id)).await? {
             Some(e) => Some(e),
             None => return Ok(Err(WikiRefusal::RevisesNotFound)),
         },
         None => None,
     };
-    let (scope, project_name) = match &revised {
-        Some(e) => (e.project_id, e.project.clone()),
-        None => (project_id, p.project.clone()),
-    };
-    let found = match &revised {
-        // A revision under a new title renames its entry: both titles are locked (in one
-        // order), and the new one must name no other entry of the scope.
-        Some(e) if e.title_key != p.title_key => {
-            title_locks(
-                conn,
-                agent.organization_id,
-                &[&e.title_key, &p.title_key],
-                scope,
-            )
-            .await?;
-            let holder = existing(conn, WikiScope::from(agent), Err((&p.title_key, scope))).await?;
-            if let Err(r) = check_rename(e, holder.as_ref()) {
-                return Ok(Err(r));
-            }
-            lock_found(conn, WikiScope::from(agent), &e.title_key, scope).await?
+    let (scope, project_name) = p.scope(project_id, revised.as_ref());
+    // The entry's title and the proposal's are locked (in one order); a revision under a new
+    // title renames its entry, and the new one must name no other entry of the scope.
+    let key = p.found_by(revised.as_ref());
+    for lock in entry::title_locks(agent.organization_id, scope, &[key, &p.title_key]) {
+        sql!(TITLE_LOCK, lock).execute(conn).await?;
+    }
+    if let Some(e) = p.renames(revised.as_ref()) {
+        let holder = existing(conn, wiki, Err((&p.title_key, scope))).await?;
+        if let Err(r) = check_rename(e, holder.as_ref()) {
+            return Ok(Err(r));
         }
-        _ => lock_entry(conn, WikiScope::from(agent), &p.title_key, scope).await?,
-    };
+    }
+    let found = lock_found(conn, wiki, key, scope).await?;
     if let Err(r) = entry::check_revised_found(p.revises, found.as_ref()) {
         return Ok(Err(r));
     }
@@ -649,23 +482,11 @@ async fn propose(
             wiki_versions::status.eq(landing.status.as_str()),
             wiki_versions::proposed_by_agent.eq(agent.agent_id),
             wiki_versions::decision_id.eq(decision_id),
-            // A version canon at once is decided now (the request's one clock); a draft is
-            // decided by its decision.
-            landing
-                .auto
-                .then_some(wiki_versions::decided_at.eq(Ts::from(now))),
+            wiki_versions::decided_at.eq(landing.decided_at(now).map(Ts::from)),
         ))
         .execute(conn)
         .await?;
-    Ok(Ok(Proposed {
-        id: entry_id,
-        title: p.title.clone(),
-        version: landing.version,
-        status: landing.status,
-        auto: landing.auto,
-        created: landing.created,
-        decision_id,
-    }))
+    Ok(Ok(landing.proposed(entry_id, &p.title, decision_id)))
 }
 
 /// Writes the entry's row and retires the versions the new one replaces; answers the entry's
@@ -679,27 +500,12 @@ async fn write_landing(
     landing: &Landing,
     now: Timestamp,
 ) -> anyhow::Result<Uuid> {
-    let terms = p.terms();
-    let shown = |status: EntryStatus| Shown {
-        title: &p.title,
-        title_key: p.title_key.clone(),
-        category: p.category.as_str(),
-        summary: &p.summary,
-        body: &p.body,
-        tags: &p.tags,
-        sources: sources_json(&p.sources),
-        version: landing.version,
-        status: status.as_str(),
-        terms_title: &terms.title,
-        terms_summary: &terms.summary,
-        terms_body: &terms.body,
-        folded_tags: &terms.folded_tags,
-    };
     let entry_id = match (found, landing.show) {
         (None, show) => {
+            let shown = p.shown(landing.version, show.unwrap_or(EntryStatus::Draft));
             diesel::insert_into(wiki_entries::table)
                 .values((
-                    shown(show.unwrap_or(EntryStatus::Draft)),
+                    ShownRow::of(&shown),
                     wiki_entries::organization_id.eq(agent.organization_id),
                     wiki_entries::project_id.eq(scope),
                     wiki_entries::created_by_agent.eq(agent.agent_id),
@@ -709,35 +515,24 @@ async fn write_landing(
                 .await?
         }
         (Some(e), Some(status)) => {
-            show_version(conn, e.id, shown(status), now).await?;
+            show_version(conn, e.id, &p.shown(landing.version, status), now).await?;
             e.id
         }
         (Some(e), None) => e.id,
     };
-    if landing.supersede_canon {
-        supersede(conn, entry_id, VersionStatus::Canon, None).await?;
-    }
-    match landing.waiting {
-        Waiting::None => {}
-        Waiting::Supersede { version, .. } => {
-            supersede(conn, entry_id, VersionStatus::Draft, Some(version)).await?;
-        }
+    for superseded in landing.superseded() {
+        supersede(conn, entry_id, superseded).await?;
     }
     Ok(entry_id)
 }
 
-/// Versions of `entry` in `status` (only `version`, when given) become superseded.
-async fn supersede(
-    conn: Tx<'_>,
-    entry: Uuid,
-    status: VersionStatus,
-    version: Option<i32>,
-) -> anyhow::Result<()> {
+/// The versions of `entry` a write supersedes become superseded.
+async fn supersede(conn: Tx<'_>, entry: Uuid, superseded: Superseded) -> anyhow::Result<()> {
     let mut q = diesel::update(wiki_versions::table)
         .filter(wiki_versions::entry_id.eq(entry))
-        .filter(wiki_versions::status.eq(status.as_str()))
+        .filter(wiki_versions::status.eq(superseded.status.as_str()))
         .into_boxed();
-    if let Some(v) = version {
+    if let Some(v) = superseded.version {
         q = q.filter(wiki_versions::version.eq(v));
     }
     q.set(wiki_versions::status.eq(VersionStatus::Superseded.as_str()))
@@ -746,13 +541,13 @@ async fn supersede(
     Ok(())
 }
 
-/// The version an entry's row shows: a new entry is inserted with it, and a version shown
-/// later is written over it.
+/// The columns of what an entry's row shows ([`Shown`]): a new entry is inserted with them,
+/// and a version shown later is written over them.
 #[derive(Insertable, AsChangeset)]
 #[diesel(table_name = wiki_entries)]
-struct Shown<'a> {
+struct ShownRow<'a> {
     title: &'a str,
-    title_key: String,
+    title_key: &'a str,
     category: &'static str,
     summary: &'a str,
     body: &'a str,
@@ -766,9 +561,29 @@ struct Shown<'a> {
     folded_tags: &'a [String],
 }
 
-async fn show_version(conn: Tx<'_>, entry: Uuid, s: Shown<'_>, now: Timestamp) -> QueryResult<()> {
+impl<'a> ShownRow<'a> {
+    fn of(s: &'a Shown<'a>) -> Self {
+        ShownRow {
+            title: s.title,
+            title_key: &s.title_key,
+            category: s.category.as_str(),
+            summary: s.summary,
+            body: s.body,
+            tags: s.tags,
+            sources: sources_json(s.sources),
+            version: s.version,
+            status: s.status.as_str(),
+            terms_title: &s.terms.title,
+            terms_summary: &s.terms.summary,
+            terms_body: &s.terms.body,
+            folded_tags: &s.terms.folded_tags,
+        }
+    }
+}
+
+async fn show_version(conn: Tx<'_>, entry: Uuid, s: &Shown<'_>, now: Timestamp) -> QueryResult<()> {
     diesel::update(wiki_entries::table.filter(wiki_entries::id.eq(entry)))
-        .set((s, wiki_entries::updated_at.eq(Ts::from(now))))
+        .set((ShownRow::of(s), wiki_entries::updated_at.eq(Ts::from(now))))
         .execute(conn)
         .await?;
     Ok(())
@@ -784,12 +599,7 @@ async fn write_decision(
     opening: Option<NewDecision>,
     now: Timestamp,
 ) -> anyhow::Result<Option<Uuid>> {
-    if let Waiting::Supersede {
-        decision_id: Some(d),
-        version,
-    } = landing.waiting
-    {
-        let text = superseded_note(version, landing.version, landing.auto);
+    if let Some((d, text)) = landing.dismissed() {
         let mv = DecisionMove::new(Action::Dismiss, None, None, None);
         // Only a draft's decision still open is superseded: one handled waits for a person.
         let close = dismissed_by_service(&text, now);
@@ -833,26 +643,21 @@ pub(crate) async fn decide_draft(
 ) -> anyhow::Result<Result<(), DecisionRefusal>> {
     // The decision is locked; then its entry, as a proposal locks them.
     sql!(LOCK_DRAFT_ENTRY, decision).execute(conn).await?;
-    let draft: Option<DraftRow> = sql!(DRAFT_OF, decision, VersionStatus::Canon.as_str())
-        .get_result(conn)
+    let draft: Option<DraftVersion> = sql!(DRAFT_OF, decision, VersionStatus::Canon.as_str())
+        .get_result::<DraftRow>(conn)
         .await
-        .optional()?;
+        .optional()?
+        .map(Into::into);
     // Resolving a draft that renames its entry: the new title's lock, tried (a proposal holding
     // it may wait for this decision), and the entry holding the title now.
     let mut title_taken = None;
     let mut title_busy = false;
-    if let Some(d) = draft.as_ref().filter(|_| resolve) {
-        let key = title_key(&d.title);
-        if key != d.title_key {
-            let row: LockedRow = sql!(
-                TITLE_TRY_LOCK,
-                entry::title_lock_key(d.organization_id, d.project_id, &key)
-            )
-            .get_result(conn)
-            .await?;
-            title_busy = !row.locked;
-        }
-        if key != d.title_key && !title_busy {
+    let renames = draft.as_ref().filter(|_| resolve);
+    if let Some((d, key)) = renames.and_then(|d| Some((d, d.renamed_key()?))) {
+        let lock = entry::title_lock_key(d.organization_id, d.project_id, &key);
+        let row: LockedRow = sql!(TITLE_TRY_LOCK, lock).get_result(conn).await?;
+        title_busy = !row.locked;
+        if !title_busy {
             title_taken = wiki_entries::table
                 .filter(wiki_entries::organization_id.eq(d.organization_id))
                 .filter(wiki_entries::project_id.is_not_distinct_from(d.project_id))
@@ -865,10 +670,7 @@ pub(crate) async fn decide_draft(
                 .optional()?;
         }
     }
-    let state = draft
-        .as_ref()
-        .map(|d| d.state(title_taken, title_busy))
-        .transpose()?;
+    let state = draft.as_ref().map(|d| d.state(title_taken, title_busy));
     let decided = match decide(resolve, state.as_ref()) {
         Ok(d) => d,
         Err(r) => return Ok(Err(DecisionRefusal::WikiDraftGone(r))),
@@ -877,7 +679,7 @@ pub(crate) async fn decide_draft(
         anyhow::bail!("decide answered for a decision without a version");
     };
     if decided.supersede_canon {
-        supersede(conn, d.entry_id, VersionStatus::Canon, None).await?;
+        supersede(conn, d.entry_id, Superseded::CANON).await?;
     }
     diesel::update(
         wiki_versions::table
@@ -893,23 +695,7 @@ pub(crate) async fn decide_draft(
     let target = wiki_entries::table.filter(wiki_entries::id.eq(d.entry_id));
     match decided.entry {
         EntryChange::ShowCanon => {
-            let terms = Terms::of(&d.title, &d.summary, &d.tags, &d.body);
-            let shown = Shown {
-                title: &d.title,
-                title_key: title_key(&d.title),
-                category: d.category.0.as_str(),
-                summary: &d.summary,
-                body: &d.body,
-                tags: &d.tags,
-                sources: d.sources,
-                version: d.version,
-                status: EntryStatus::Canon.as_str(),
-                terms_title: &terms.title,
-                terms_summary: &terms.summary,
-                terms_body: &terms.body,
-                folded_tags: &terms.folded_tags,
-            };
-            show_version(conn, d.entry_id, shown, now).await?;
+            show_version(conn, d.entry_id, &d.shown(), now).await?;
         }
         EntryChange::Reject => {
             diesel::update(target)
@@ -942,10 +728,7 @@ pub(crate) async fn character_links(
     }
     let rows: Vec<CandidateRow> = sql!(CAST_CANDIDATES, persona, &keys).load(conn).await?;
     let candidates: Vec<CastCandidate> = rows.into_iter().map(Into::into).collect();
-    Ok(names
-        .iter()
-        .map(|n| cast_link(n, &candidates).map(|c| (c.id, c.title.clone())))
-        .collect())
+    Ok(cast_links(names, &candidates))
 }
 
 impl WikiRepo for PgStore {
@@ -954,7 +737,31 @@ impl WikiRepo for PgStore {
         scope: WikiScope,
         query: &'a IndexQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Page<EntryHead>, WikiRefusal>>> {
-        self.read(async move |conn| index(conn, scope, query).await)
+        self.read(async move |conn| {
+            let project = match project_of(conn, scope, query.project.as_deref()).await? {
+                Ok(p) => p,
+                Err(r) => return Ok(Err(r)),
+            };
+            let statuses = EntryStatus::texts(|s| query.statuses.contains(&s));
+            let rows: Vec<HeadRow> = sql!(
+                INDEX,
+                scope.organization_id,
+                scope.workspace_id,
+                project,
+                statuses,
+                query.after.map(|a| Ts::from(a.0)),
+                query.after.map(|a| a.1).unwrap_or_default(),
+                query.limit + 1,
+                query.waiting_revisions,
+                VersionStatus::Draft.as_str()
+            )
+            .load(conn)
+            .await?;
+            let items: Vec<EntryHead> = rows.into_iter().map(Into::into).collect();
+            Ok(Ok(Page::probed(items, query.limit, |e| {
+                (e.created_at, e.id)
+            })))
+        })
     }
 
     fn get<'a>(
@@ -962,7 +769,50 @@ impl WikiRepo for PgStore {
         scope: WikiScope,
         entry: &'a EntryRef,
     ) -> BoxFuture<'a, anyhow::Result<Result<Entry, WikiRefusal>>> {
-        self.snapshot(async move |conn| get(conn, scope, entry).await)
+        self.snapshot(async move |conn| {
+            let id = match entry {
+                EntryRef::Id(id) => *id,
+                EntryRef::Title { title, project } => {
+                    if let Err(r) = project_of(conn, scope, project.as_deref()).await? {
+                        return Ok(Err(r));
+                    }
+                    let rows: Vec<TitleRow> = sql!(
+                        BY_TITLE,
+                        scope.organization_id,
+                        scope.workspace_id,
+                        title_key(title),
+                        EntryStatus::Retired.as_str()
+                    )
+                    .load(conn)
+                    .await?;
+                    let matches: Vec<TitleMatch> = rows.into_iter().map(Into::into).collect();
+                    match pick_by_title(&matches, project.as_deref()) {
+                        Ok(id) => id,
+                        Err(r) => return Ok(Err(r)),
+                    }
+                }
+            };
+            let row: Option<OneRow> = sql!(
+                ONE,
+                scope.organization_id,
+                scope.workspace_id,
+                id,
+                EntryStatus::Retired.as_str()
+            )
+            .get_result(conn)
+            .await
+            .optional()?;
+            let Some(row) = row else {
+                return Ok(Err(WikiRefusal::NotFound));
+            };
+            let versions: Vec<VersionRow> = sql!(VERSIONS, id, VERSIONS_LISTED).load(conn).await?;
+            Ok(Ok(Entry {
+                head: row.head.into(),
+                body: row.body,
+                sources: row.sources.0,
+                versions: versions.into_iter().map(Into::into).collect(),
+            }))
+        })
     }
 
     fn search<'a>(
@@ -970,7 +820,29 @@ impl WikiRepo for PgStore {
         scope: WikiScope,
         query: &'a SearchQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>> {
-        self.read(async move |conn| search(conn, scope, query).await)
+        self.read(async move |conn| {
+            let project = match project_of(conn, scope, query.project.as_deref()).await? {
+                Ok(p) => p,
+                Err(r) => return Ok(Err(r)),
+            };
+            let Some(ts_query) = &query.ts_query else {
+                return Ok(Ok(Vec::new()));
+            };
+            let rows: Vec<FoundRow> = sql!(
+                SEARCH,
+                scope.organization_id,
+                scope.workspace_id,
+                project,
+                ts_query,
+                RANK_WEIGHTS.to_vec(),
+                RANK_NORMALIZATION,
+                query.limit,
+                EntryStatus::texts(|s| query.statuses.contains(&s))
+            )
+            .load(conn)
+            .await?;
+            Ok(Ok(rows.into_iter().map(Into::into).collect()))
+        })
     }
 
     fn workspace_scope(
@@ -986,15 +858,12 @@ impl WikiRepo for PgStore {
             if let Some(org) = organization {
                 q = q.filter(workspaces::organization_id.eq(org));
             }
-            let organization_id: Option<Uuid> = q
-                .select(workspaces::organization_id)
+            let row: Option<ScopeRow> = q
+                .select(ScopeRow::as_select())
                 .first(conn)
                 .await
                 .optional()?;
-            Ok(organization_id.map(|organization_id| WikiScope {
-                organization_id,
-                workspace_id: workspace,
-            }))
+            Ok(row.map(Into::into))
         })
     }
 

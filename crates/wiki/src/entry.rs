@@ -4,6 +4,7 @@
 //! decision). The adapter loads what a rule needs, asks here, and writes the answer in the
 //! same transaction.
 
+use crate::ports::Proposed;
 use crate::search;
 use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
 use fleetdesk_kernel::project::ProjectMiss;
@@ -347,6 +348,66 @@ impl Proposal {
     pub fn terms(&self) -> Terms {
         Terms::of(&self.title, &self.summary, &self.tags, &self.body)
     }
+
+    /// The proposal's text as its entry's row shows it, as version `version` in `status`.
+    pub fn shown(&self, version: i32, status: EntryStatus) -> Shown<'_> {
+        Shown {
+            category: self.category,
+            title: &self.title,
+            title_key: self.title_key.clone(),
+            summary: &self.summary,
+            body: &self.body,
+            tags: &self.tags,
+            sources: &self.sources,
+            version,
+            status,
+            terms: self.terms(),
+        }
+    }
+
+    /// The scope the proposal lands in, as its project's id and name: the revised entry's
+    /// (`revised`), else the one it names (`project_id`).
+    pub fn scope(
+        &self,
+        project_id: Option<Uuid>,
+        revised: Option<&Existing>,
+    ) -> (Option<Uuid>, Option<String>) {
+        match revised {
+            Some(e) => (e.project_id, e.project.clone()),
+            None => (project_id, self.project.clone()),
+        }
+    }
+
+    /// The title (by key) the entry a proposal lands on is found by under the locks: the
+    /// revised entry's own (`revised`; a revision may rename it), else the proposal's. The
+    /// adapter locks it with the proposal's title ([`title_locks`]: once each, in order).
+    pub fn found_by<'a>(&'a self, revised: Option<&'a Existing>) -> &'a str {
+        revised.map_or(&self.title_key, |e| &e.title_key)
+    }
+
+    /// The revised entry when the proposal renames it (a title matched otherwise): the new
+    /// title must then name no other entry of the scope ([`check_rename`]).
+    pub fn renames<'a>(&self, revised: Option<&'a Existing>) -> Option<&'a Existing> {
+        revised.filter(|e| e.title_key != self.title_key)
+    }
+}
+
+/// What an entry's row shows: one version's text and number, the entry's status, the title as
+/// matched and the search terms ([`Terms`]). A new entry is inserted with it; a version shown
+/// later (a canon proposal, a resolved draft) is written over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown<'a> {
+    pub category: Category,
+    pub title: &'a str,
+    /// The title as matched ([`search::title_key`]).
+    pub title_key: String,
+    pub summary: &'a str,
+    pub body: &'a str,
+    pub tags: &'a [String],
+    pub sources: &'a [Source],
+    pub version: i32,
+    pub status: EntryStatus,
+    pub terms: Terms,
 }
 
 /// What the adapter stores in `terms_title`, `terms_summary` and `terms_body`, and the tags as
@@ -411,7 +472,8 @@ pub enum WikiRefusal {
     /// A proposal names a project of another workspace of the organization (the
     /// specification's decision: 422).
     #[error(
-        "{0:?} is a project of another workspace; name one of yours, or omit project for a shared entry"
+        "{0:?} is a project of another workspace; name one of yours, or omit project for a \
+         shared entry"
     )]
     ProjectOfOtherWorkspace(String),
     #[error(
@@ -522,6 +584,14 @@ pub struct Existing {
     pub pending: Option<Pending>,
 }
 
+impl Existing {
+    /// The open `wiki_draft` decision a waiting draft version of the entry waits for: a
+    /// proposal locks it (as a person's move on it locks it first) before the entry's row.
+    pub fn waiting_decision(&self) -> Option<Uuid> {
+        self.pending.and_then(|p| p.decision_id)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pending {
     pub version: i32,
@@ -564,7 +634,68 @@ pub struct Landing {
     pub open_decision: bool,
 }
 
+/// Versions of an entry a write supersedes: those in `status`, only `version` when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Superseded {
+    pub status: VersionStatus,
+    pub version: Option<i32>,
+}
+
+impl Superseded {
+    /// The entry's canon version, which a version made canon replaces.
+    pub const CANON: Superseded = Superseded {
+        status: VersionStatus::Canon,
+        version: None,
+    };
+}
+
 impl Landing {
+    /// The decision of the waiting draft this landing supersedes, which the service dismisses
+    /// (if still open), with the note saying why ([`superseded_note`]).
+    pub fn dismissed(&self) -> Option<(Uuid, String)> {
+        match self.waiting {
+            Waiting::Supersede {
+                decision_id: Some(d),
+                version,
+            } => Some((d, superseded_note(version, self.version, self.auto))),
+            _ => None,
+        }
+    }
+
+    /// When the new version is decided: at once (`now`, the request's one clock) when it is
+    /// canon at once; a draft is decided by its decision.
+    pub fn decided_at(&self, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+        self.auto.then_some(now)
+    }
+
+    /// The versions the new one supersedes: the canon one ([`Landing::supersede_canon`]),
+    /// then the draft that was waiting ([`Waiting::Supersede`]).
+    pub fn superseded(&self) -> Vec<Superseded> {
+        let waiting = match self.waiting {
+            Waiting::None => None,
+            Waiting::Supersede { version, .. } => Some(Superseded {
+                status: VersionStatus::Draft,
+                version: Some(version),
+            }),
+        };
+        let canon = self.supersede_canon.then_some(Superseded::CANON);
+        canon.into_iter().chain(waiting).collect()
+    }
+
+    /// What the proposal did once it is written: the entry `id`, the proposal's `title`, and
+    /// the `wiki_draft` decision the version waits for, if it opened one.
+    pub fn proposed(&self, id: Uuid, title: &str, decision_id: Option<Uuid>) -> Proposed {
+        Proposed {
+            id,
+            title: title.to_owned(),
+            version: self.version,
+            status: self.status,
+            auto: self.auto,
+            created: self.created,
+            decision_id,
+        }
+    }
+
     /// A manual proposal's own `wiki_draft` decision, when it opens one: its title and what a
     /// person reads of the version (`found`: the entry it lands on, `project`: the scope's
     /// project name).
@@ -728,6 +859,66 @@ pub fn superseded_note(superseded: i32, by: i32, auto: bool) -> String {
     }
 }
 
+/// The version a `wiki_draft` decision decides, whatever its status, as loaded when a person
+/// moves the decision, with where its entry stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftVersion {
+    pub entry_id: Uuid,
+    pub version: i32,
+    pub status: VersionStatus,
+    pub category: Category,
+    pub title: String,
+    pub summary: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub sources: Vec<Source>,
+    pub entry_status: EntryStatus,
+    pub organization_id: Uuid,
+    pub project_id: Option<Uuid>,
+    /// The entry's title key as it stands.
+    pub title_key: String,
+    /// The entry has a canon version.
+    pub has_canon: bool,
+}
+
+impl DraftVersion {
+    /// The version's title (by key) when it renames its entry (its title matches otherwise
+    /// than the entry's): resolving it takes that title's lock, without waiting, and finds
+    /// whether another entry of the scope holds it.
+    pub fn renamed_key(&self) -> Option<String> {
+        Some(search::title_key(&self.title)).filter(|key| *key != self.title_key)
+    }
+
+    /// The version as [`decide`] judges it: `title_taken` and `title_busy` say what the
+    /// adapter found of the title it renames its entry to ([`DraftVersion::renamed_key`]).
+    pub fn state(&self, title_taken: Option<String>, title_busy: bool) -> DraftState {
+        DraftState {
+            version: self.version,
+            version_status: self.status,
+            entry_status: self.entry_status,
+            has_canon: self.has_canon,
+            title_taken,
+            title_busy,
+        }
+    }
+
+    /// The version as its entry's row shows it once resolved: canon.
+    pub fn shown(&self) -> Shown<'_> {
+        Shown {
+            category: self.category,
+            title: &self.title,
+            title_key: search::title_key(&self.title),
+            summary: &self.summary,
+            body: &self.body,
+            tags: &self.tags,
+            sources: &self.sources,
+            version: self.version,
+            status: EntryStatus::Canon,
+            terms: Terms::of(&self.title, &self.summary, &self.tags, &self.body),
+        }
+    }
+}
+
 /// The draft version a `wiki_draft` decision decides, as stored when a person moves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DraftState {
@@ -863,6 +1054,15 @@ pub fn cast_link<'a>(name: &str, candidates: &'a [CastCandidate]) -> Option<&'a 
                 && c.category == Category::Character
         })
         .max_by_key(|c| c.in_project)
+}
+
+/// For each name of a persona's cast, in order, the entry it links to ([`cast_link`]): its id
+/// and title.
+pub fn cast_links(names: &[String], candidates: &[CastCandidate]) -> Vec<Option<(Uuid, String)>> {
+    names
+        .iter()
+        .map(|n| cast_link(n, candidates).map(|c| (c.id, c.title.clone())))
+        .collect()
 }
 
 #[cfg(test)]

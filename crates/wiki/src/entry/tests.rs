@@ -285,6 +285,42 @@ fn a_waiting_draft_is_superseded_and_a_new_decision_opens_for_the_new_version() 
 }
 
 #[test]
+fn a_landing_dismisses_the_superseded_drafts_decision_with_a_note() {
+    let p = Proposal::parse(raw()).unwrap();
+    let d = Uuid::from_u128(7);
+    let waiting = |decision_id| {
+        existing(
+            EntryStatus::Canon,
+            true,
+            Some(Pending {
+                version: 3,
+                decision_id,
+            }),
+        )
+    };
+    let e = waiting(Some(d));
+    assert_eq!(e.waiting_decision(), Some(d));
+    assert_eq!(
+        land(&p, None, Some(&e), true).unwrap().dismissed(),
+        Some((d, superseded_note(3, 4, false)))
+    );
+    assert_eq!(
+        land(&p, None, Some(&e), false).unwrap().dismissed(),
+        Some((d, superseded_note(3, 4, true)))
+    );
+    // A draft without a decision, or none waiting: nothing to dismiss.
+    let without = waiting(None);
+    assert_eq!(without.waiting_decision(), None);
+    assert_eq!(
+        land(&p, None, Some(&without), true).unwrap().dismissed(),
+        None
+    );
+    let none = existing(EntryStatus::Canon, true, None);
+    assert_eq!(none.waiting_decision(), None);
+    assert_eq!(land(&p, None, Some(&none), true).unwrap().dismissed(), None);
+}
+
+#[test]
 fn the_dismissal_note_names_the_superseding_version() {
     let manual = superseded_note(3, 4, false);
     assert!(
@@ -588,4 +624,173 @@ fn a_manual_proposal_opens_a_decision_that_shows_the_version_and_an_auto_one_non
     assert_eq!(opened.title, "Wiki revision: Mia 的語氣 (version 4)");
     assert_eq!(opened.detail["revision"], true);
     assert_eq!(opened.detail["project"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_proposal_is_shown_as_its_version_with_its_terms() {
+    let p = Proposal::parse(raw()).unwrap();
+    let shown = p.shown(4, EntryStatus::Draft);
+    assert_eq!((shown.version, shown.status), (4, EntryStatus::Draft));
+    assert_eq!(
+        (shown.title, shown.body),
+        ("Mia 的語氣", "Short, warm, playful.")
+    );
+    assert_eq!(shown.title_key, p.title_key);
+    assert_eq!(shown.sources, p.sources.as_slice());
+    assert_eq!(shown.terms, p.terms());
+}
+
+#[test]
+fn a_revision_lands_in_its_entrys_scope_found_by_the_entrys_title() {
+    let mut r = raw();
+    r.project = Some("food".to_owned());
+    let p = Proposal::parse(r).unwrap();
+    let named = Some(Uuid::from_u128(5));
+    assert_eq!(p.scope(named, None), (named, Some("food".to_owned())));
+    assert_eq!(p.found_by(None), p.title_key);
+    assert_eq!(p.renames(None), None);
+    let mut revised = existing(EntryStatus::Canon, true, None);
+    revised.project_id = Some(Uuid::from_u128(6));
+    revised.project = Some("beauty".to_owned());
+    assert_eq!(
+        p.scope(named, Some(&revised)),
+        (revised.project_id, Some("beauty".to_owned()))
+    );
+    // The same title (as matched): no rename.
+    assert_eq!(p.found_by(Some(&revised)), p.title_key);
+    assert_eq!(p.renames(Some(&revised)), None);
+    // A new title: the entry is still found by its own, and the revision renames it.
+    revised.title_key = search::title_key("Dog Guide");
+    assert_eq!(p.found_by(Some(&revised)), revised.title_key);
+    assert_eq!(p.renames(Some(&revised)), Some(&revised));
+}
+
+#[test]
+fn a_landing_answers_what_the_proposal_did() {
+    let p = Proposal::parse(raw()).unwrap();
+    let entry = Uuid::from_u128(8);
+    let decision = Some(Uuid::from_u128(9));
+    let manual = land(&p, None, None, true).unwrap();
+    assert_eq!(
+        manual.proposed(entry, &p.title, decision),
+        Proposed {
+            id: entry,
+            title: "Mia 的語氣".to_owned(),
+            version: 1,
+            status: VersionStatus::Draft,
+            auto: false,
+            created: true,
+            decision_id: decision,
+        }
+    );
+    let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+    assert_eq!(
+        manual.decided_at(now),
+        None,
+        "a draft is decided by its decision"
+    );
+    let e = existing(EntryStatus::Canon, true, None);
+    let landed = land(&p, None, Some(&e), false).unwrap();
+    assert_eq!(landed.decided_at(now), Some(now));
+    let auto = landed.proposed(e.id, "t", None);
+    assert_eq!((auto.version, auto.status), (4, VersionStatus::Canon));
+    assert!(auto.auto && !auto.created);
+}
+
+fn draft_version(title: &str) -> DraftVersion {
+    DraftVersion {
+        entry_id: Uuid::from_u128(1),
+        version: 3,
+        status: VersionStatus::Draft,
+        category: Category::Character,
+        title: title.to_owned(),
+        summary: "s".to_owned(),
+        body: "b".to_owned(),
+        tags: vec!["Market: TW".to_owned()],
+        sources: raw().sources,
+        entry_status: EntryStatus::Canon,
+        organization_id: Uuid::from_u128(2),
+        project_id: None,
+        title_key: search::title_key("Momo"),
+        has_canon: true,
+    }
+}
+
+#[test]
+fn a_draft_renames_its_entry_only_with_a_title_matched_otherwise() {
+    assert_eq!(draft_version(" MOMO ").renamed_key(), None);
+    assert_eq!(
+        draft_version("Lulu").renamed_key(),
+        Some(search::title_key("lulu"))
+    );
+}
+
+#[test]
+fn a_draft_is_judged_with_what_was_found_of_its_title_and_shown_canon() {
+    let d = draft_version("Lulu");
+    let state = d.state(Some("LULU".to_owned()), true);
+    assert_eq!(
+        state,
+        DraftState {
+            version: 3,
+            version_status: VersionStatus::Draft,
+            entry_status: EntryStatus::Canon,
+            has_canon: true,
+            title_taken: Some("LULU".to_owned()),
+            title_busy: true,
+        }
+    );
+    let shown = d.shown();
+    assert_eq!((shown.version, shown.status), (3, EntryStatus::Canon));
+    assert_eq!(shown.title_key, search::title_key("lulu"));
+    assert_eq!(shown.terms, Terms::of("Lulu", "s", &d.tags, "b"));
+    assert_eq!(shown.terms.folded_tags, vec!["market:tw"]);
+    assert_eq!(shown.sources, d.sources.as_slice());
+}
+
+#[test]
+fn each_cast_name_links_in_order() {
+    let momo = CastCandidate {
+        id: Uuid::from_u128(4),
+        title: "Momo".to_owned(),
+        title_key: search::title_key("Momo"),
+        category: Category::Character,
+        status: EntryStatus::Canon,
+        in_project: false,
+    };
+    let names = vec!["Lulu".to_owned(), "momo".to_owned()];
+    assert_eq!(
+        cast_links(&names, std::slice::from_ref(&momo)),
+        vec![None, Some((momo.id, "Momo".to_owned()))]
+    );
+    assert!(cast_links(&[], &[momo]).is_empty());
+}
+
+#[test]
+fn a_landing_supersedes_the_canon_version_then_the_waiting_draft() {
+    let p = Proposal::parse(raw()).unwrap();
+    assert_eq!(land(&p, None, None, false).unwrap().superseded(), vec![]);
+    let waiting = Some(Pending {
+        version: 3,
+        decision_id: None,
+    });
+    let draft = Superseded {
+        status: VersionStatus::Draft,
+        version: Some(3),
+    };
+    let canon = existing(EntryStatus::Canon, true, waiting);
+    assert_eq!(
+        land(&p, None, Some(&canon), false).unwrap().superseded(),
+        vec![Superseded::CANON, draft]
+    );
+    // A manual revision keeps the canon version until a person resolves it.
+    assert_eq!(
+        land(&p, None, Some(&canon), true).unwrap().superseded(),
+        vec![draft]
+    );
+    let plain = existing(EntryStatus::Canon, true, None);
+    assert_eq!(
+        land(&p, None, Some(&plain), false).unwrap().superseded(),
+        vec![Superseded::CANON]
+    );
 }
