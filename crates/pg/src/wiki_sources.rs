@@ -56,25 +56,23 @@ row! {
 async fn record_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
-    source: Uuid,
+    source_id: Uuid,
     report: &SyncReport,
 ) -> anyhow::Result<Result<Recorded, SyncRefusal>> {
-    let row: Option<Row> = sql!(LOCK_SOURCE, source, agent.workspace_id)
+    let row: Option<Row> = sql!(LOCK_SOURCE, source_id, agent.workspace_id)
         .get_result(conn)
         .await
         .optional()?;
-    let Some(row) = row else {
+    let Some(source) = row.map(SourceRow::from) else {
         return Ok(Err(SyncRefusal::NotFound));
     };
-    let mut row = SourceRow::from(row);
-    if let Err(refusal) = may_report(row.agent_id, agent.agent_id) {
+    if let Err(refusal) = may_report(source.agent_id, agent.agent_id) {
         return Ok(Err(refusal));
     }
     let c = report.counts;
-    let cursor = report.cursor_after(row.cursor.take());
     let (run_id, at): (Uuid, Ts) = diesel::insert_into(wiki_sync_runs::table)
         .values((
-            wiki_sync_runs::source_id.eq(source),
+            wiki_sync_runs::source_id.eq(source_id),
             wiki_sync_runs::agent_id.eq(agent.agent_id),
             wiki_sync_runs::status.eq(report.status.as_str()),
             wiki_sync_runs::summary.eq(report.summary.as_deref()),
@@ -89,22 +87,17 @@ async fn record_tx(
         .get_result(conn)
         .await?;
     // The run's time is the source's last_run_at; the cursor is the one the domain keeps
-    // (`SyncReport::cursor_after`).
-    diesel::update(wiki_sources::table.find(source))
+    // (`SyncReport::applied`).
+    let source = report.applied(source, at.to_jiff());
+    diesel::update(wiki_sources::table.find(source.id))
         .set((
             wiki_sources::last_run_at.eq(at),
             wiki_sources::last_status.eq(report.status.as_str()),
-            wiki_sources::cursor.eq(cursor.as_deref()),
+            wiki_sources::cursor.eq(source.cursor.as_deref()),
         ))
         .execute(conn)
         .await?;
-    row.last_run_at = Some(at.to_jiff());
-    row.last_status = Some(report.status);
-    row.cursor = cursor;
-    Ok(Ok(Recorded {
-        run_id,
-        source: row,
-    }))
+    Ok(Ok(Recorded { run_id, source }))
 }
 
 /// A count as stored (the column is an integer; the API bounds it below 2^31).

@@ -198,6 +198,17 @@ impl SyncReport {
         }
     }
 
+    /// The source as this run, recorded at `at`, leaves it: run then, with the run's status
+    /// and the cursor it keeps ([`SyncReport::cursor_after`]).
+    pub fn applied(&self, source: SourceRow, at: Timestamp) -> SourceRow {
+        SourceRow {
+            last_run_at: Some(at),
+            last_status: Some(self.status),
+            cursor: self.cursor_after(source.cursor.clone()),
+            ..source
+        }
+    }
+
     /// The report's own rules: counts at least 0, summary and cursor within their lengths and
     /// free of credentials.
     pub fn check(&self) -> Result<(), SyncRefusal> {
@@ -387,6 +398,27 @@ mod tests {
                 .as_deref(),
             Some("notes/m")
         );
+    }
+
+    #[test]
+    fn a_recorded_run_leaves_its_time_status_and_kept_cursor_on_the_source() {
+        let mut source = row("a", None, 24);
+        source.cursor = Some("notes/k".to_owned());
+        source.last_status = Some(SyncStatus::Success);
+        let at = ts("2026-11-25T10:00:00Z");
+        let mut failed = report(None, None);
+        failed.status = SyncStatus::Failed;
+        let after = failed.applied(source.clone(), at);
+        assert_eq!(
+            after,
+            SourceRow {
+                last_run_at: Some(at),
+                last_status: Some(SyncStatus::Failed),
+                ..source.clone()
+            }
+        );
+        let moved = report(None, Some("notes/m")).applied(source, at);
+        assert_eq!(moved.cursor.as_deref(), Some("notes/m"));
     }
 
     #[test]
