@@ -4,11 +4,11 @@
 //! writes it in one transaction.
 
 use fleetdesk_kernel::decision::{DecisionKind, DecisionStatus, NewDecision};
-use fleetdesk_kernel::persona::{FactCategory, FactStatus};
+use fleetdesk_kernel::persona::{FactCategory, FactStatus, PersonaStatus};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::ports::{AddedImage, CreatedPersona, NewImage, Proposed};
+use crate::ports::{AddedImage, CreatedPersona, NewImage, NewPersona, Proposed};
 use crate::rules::ImageLock;
 use crate::rules::PersonaRefusal;
 use crate::rules::{
@@ -25,6 +25,23 @@ pub fn new_persona_decision(persona_id: Uuid, name: &str, project: &str) -> NewD
             new_persona_title(name),
             json!({"project": project}),
         )
+    }
+}
+
+impl NewPersona {
+    /// A persona an agent creates waits for a person's `persona_new` decision.
+    pub const STATUS: PersonaStatus = PersonaStatus::Pending;
+
+    /// The answer for this persona created as `id` in `project`, waiting on its `persona_new`
+    /// decision `issue`.
+    pub fn created(&self, id: Uuid, project: String, issue: Uuid) -> CreatedPersona {
+        CreatedPersona {
+            id,
+            created: true,
+            project,
+            setup_complete: self.fields.setup_complete(),
+            issue_id: Some(issue),
+        }
     }
 }
 
@@ -96,6 +113,18 @@ impl NewImage {
             created: true,
             lock: NewImage::LOCK,
             character: self.character.clone(),
+        }
+    }
+}
+
+impl AddedImage {
+    /// The answer for bytes the persona already has: its stored image `id`, as it stands.
+    pub fn found(id: Uuid, lock: ImageLock, character: Option<String>) -> AddedImage {
+        AddedImage {
+            id,
+            created: false,
+            lock,
+            character,
         }
     }
 }
@@ -280,6 +309,47 @@ mod tests {
 
     const PERSONA: Uuid = Uuid::from_u128(1);
     const FACT: Uuid = Uuid::from_u128(2);
+
+    #[test]
+    fn a_created_persona_is_pending_and_answers_its_decision() {
+        assert_eq!(NewPersona::STATUS, PersonaStatus::Pending);
+        let mut new = NewPersona {
+            fields: crate::rules::PersonaFields {
+                name: "Mia".into(),
+                bio: Some("Taipei skincare".into()),
+                ..Default::default()
+            },
+            project: None,
+        };
+        let issue = Uuid::from_u128(3);
+        assert_eq!(
+            new.created(PERSONA, "beauty".into(), issue),
+            CreatedPersona {
+                id: PERSONA,
+                created: true,
+                project: "beauty".into(),
+                setup_complete: false,
+                issue_id: Some(issue),
+            }
+        );
+        new.fields.voice = Some("warm".into());
+        assert!(new.created(PERSONA, "beauty".into(), issue).setup_complete);
+    }
+
+    #[test]
+    fn bytes_already_stored_answer_the_stored_image_as_it_stands() {
+        let id = Uuid::from_u128(4);
+        let found = AddedImage::found(id, ImageLock::Approved, Some("momo".into()));
+        assert_eq!(
+            found,
+            AddedImage {
+                id,
+                created: false,
+                lock: ImageLock::Approved,
+                character: Some("momo".into()),
+            }
+        );
+    }
 
     #[test]
     fn a_resent_create_answers_the_agents_own_persona_and_refuses_anothers() {

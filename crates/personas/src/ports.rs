@@ -124,6 +124,33 @@ pub struct PersonaSummary {
     pub created_at: Timestamp,
 }
 
+impl PersonaSummary {
+    /// A persona as its people list it: its head (setup-complete by its bio and voice,
+    /// [`crate::rules::setup_complete`]), workspace, agent, accounts and creation time.
+    pub fn of(
+        head: &PersonaHead,
+        workspace: WorkspaceName,
+        agent: Option<String>,
+        accounts: Vec<PersonaAccount>,
+        created_at: Timestamp,
+    ) -> PersonaSummary {
+        PersonaSummary {
+            id: head.id,
+            name: head.name.clone(),
+            status: head.status,
+            setup_complete: crate::rules::setup_complete(
+                head.bio.as_deref(),
+                head.voice.as_deref(),
+            ),
+            workspace,
+            project: head.project.clone(),
+            agent,
+            accounts,
+            created_at,
+        }
+    }
+}
+
 /// Which personas of an organization a person lists: newest first, in pages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrgPersonaQuery {
@@ -219,15 +246,9 @@ pub trait PersonasRepo: Send + Sync + 'static {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>>;
 
-    /// Every image of a persona, whatever its lock, oldest first.
+    /// Every image of a persona, whatever its lock, oldest first (an agent is shown the
+    /// approved ones: [`crate::rules::visible_images`]).
     fn all_images(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>>;
-
-    /// A persona's approved images, oldest first, optionally of one category.
-    fn approved_images(
-        &self,
-        persona_id: Uuid,
-        category: Option<ImageCategory>,
-    ) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>>;
 
     fn cast(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<CastRow>>>;
 
@@ -249,7 +270,8 @@ pub trait PersonasRepo: Send + Sync + 'static {
     ) -> BoxFuture<'a, anyhow::Result<Option<AddedImage>>>;
 
     /// Creates a pending persona assigned to the agent with its `persona_new` decision, or
-    /// finds the agent's live persona of that name in that project.
+    /// finds the agent's live persona of that name in that project. The persona's fields are
+    /// as [`PersonaFields::checked`] answers them.
     fn create_persona<'a>(
         &'a self,
         agent: AgentRef,
@@ -273,4 +295,64 @@ pub trait PersonasRepo: Send + Sync + 'static {
         persona_id: Uuid,
         proposal: &'a Proposal,
     ) -> BoxFuture<'a, anyhow::Result<Result<Proposed, PersonaRefusal>>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_persona_is_setup_complete_only_with_bio_and_voice() {
+        let head = PersonaHead {
+            id: Uuid::from_u128(1),
+            name: "Mia".into(),
+            project: "beauty".into(),
+            track: None,
+            background: None,
+            bio: Some("Taipei skincare".into()),
+            voice: Some("  ".into()),
+            status: PersonaStatus::Confirmed,
+            speech_rules: vec![],
+            forbidden: vec![],
+            slot_ids: vec![],
+        };
+        let workspace = WorkspaceName {
+            id: Uuid::from_u128(2),
+            name: "Acme".into(),
+        };
+        let accounts = vec![PersonaAccount {
+            code: "mia01".into(),
+            platform: Platform::Threads,
+            state: "active".into(),
+        }];
+        let at = Timestamp::from_second(1_800_000_000).unwrap();
+        let listed = |head: &PersonaHead| {
+            PersonaSummary::of(
+                head,
+                workspace.clone(),
+                Some("a1".into()),
+                accounts.clone(),
+                at,
+            )
+        };
+        assert_eq!(
+            listed(&head),
+            PersonaSummary {
+                id: head.id,
+                name: "Mia".into(),
+                status: PersonaStatus::Confirmed,
+                setup_complete: false,
+                workspace: workspace.clone(),
+                project: "beauty".into(),
+                agent: Some("a1".into()),
+                accounts: accounts.clone(),
+                created_at: at,
+            }
+        );
+        let voiced = PersonaHead {
+            voice: Some("warm".into()),
+            ..head
+        };
+        assert!(listed(&voiced).setup_complete);
+    }
 }

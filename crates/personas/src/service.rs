@@ -145,7 +145,7 @@ impl PersonasService {
         let (accounts, facts, images, cast, recent_posts) = tokio::try_join!(
             self.accounts.list_accounts(agent),
             self.repo.facts(id),
-            self.repo.approved_images(id, None),
+            self.repo.all_images(id),
             self.repo.cast(id),
             async {
                 if posts > 0 {
@@ -161,6 +161,7 @@ impl PersonasService {
             .collect();
         let speech_rules = rules::speech_rules(&persona.speech_rules, &facts);
         let facts = rules::visible_facts(facts, include_drafts);
+        let images = rules::visible_images(images, None);
         let cast = with_images(cast, &images);
         Ok(PersonaRecord {
             account,
@@ -210,17 +211,15 @@ impl PersonasService {
         category: Option<ImageCategory>,
     ) -> Result<(ResolvedAccount, Vec<ImageRow>), PersonaError> {
         let (account, persona) = self.resolve(agent, code).await?;
-        let images = self.repo.approved_images(persona.id, category).await?;
-        Ok((account, images))
+        let images = self.repo.all_images(persona.id).await?;
+        Ok((account, rules::visible_images(images, category)))
     }
 
     /// `list_cast`: each character with at most six approved images marked with it.
     pub async fn cast(&self, agent: AgentRef, code: &CodeRef) -> Result<CastRecord, PersonaError> {
         let (account, persona) = self.resolve(agent, code).await?;
-        let (cast, images) = tokio::try_join!(
-            self.repo.cast(persona.id),
-            self.repo.approved_images(persona.id, None)
-        )?;
+        let (cast, images) =
+            tokio::try_join!(self.repo.cast(persona.id), self.repo.all_images(persona.id))?;
         Ok(CastRecord {
             account,
             persona,
@@ -339,13 +338,21 @@ impl PersonasService {
 /// rules of this crate decide on and writes their plan.
 impl PersonasService {
     /// Creates a pending persona assigned to the agent with its `persona_new` decision, or
-    /// finds the agent's live persona of that name in that project.
+    /// finds the agent's live persona of that name in that project; its fields are checked
+    /// first ([`rules::PersonaFields::checked`]).
     pub async fn create_persona(
         &self,
         agent: AgentRef,
         persona: &NewPersona,
     ) -> anyhow::Result<Result<CreatedPersona, PersonaRefusal>> {
-        self.repo.create_persona(agent, persona).await
+        let checked = match persona.fields.checked() {
+            Ok(fields) => NewPersona {
+                fields,
+                project: persona.project.clone(),
+            },
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        self.repo.create_persona(agent, &checked).await
     }
     /// The personas of an organization (`None`: every organization, for a platform admin),
     /// newest first.

@@ -105,21 +105,35 @@ row! {
 impl OrgPersonaRow {
     fn persona(self) -> (PersonaSummary, PersonaHead) {
         let head: PersonaHead = self.head.into();
-        let summary = PersonaSummary {
-            id: head.id,
-            name: head.name.clone(),
-            status: head.status,
-            setup_complete: setup_complete(head.bio.as_deref(), head.voice.as_deref()),
-            workspace: WorkspaceName {
-                id: self.workspace_id,
-                name: self.workspace_name,
-            },
-            project: head.project.clone(),
-            agent: self.agent,
-            accounts: self.accounts.0,
-            created_at: self.created_at.into(),
+        let workspace = WorkspaceName {
+            id: self.workspace_id,
+            name: self.workspace_name,
         };
-        (summary, head)
+        let (accounts, at) = (self.accounts.0, self.created_at.into());
+        (
+            PersonaSummary::of(&head, workspace, self.agent, accounts, at),
+            head,
+        )
+    }
+}
+
+/// The live persona of a name (`$2`) in a project (`$1`; live: not `$3`), with its latest
+/// decision of kind `$4` (`persona_new`): what a create that inserted nothing answers.
+const SAME_NAME: &str = r#"
+SELECT pe.id, pe.agent_id AS owner, pe.bio, pe.voice,
+       (SELECT d.id FROM decisions d WHERE d.persona_id = pe.id AND d.kind = $4
+        ORDER BY d.created_at DESC LIMIT 1) AS issue_id
+FROM personas pe
+WHERE pe.project_id = $1 AND pe.name = $2 AND pe.status <> $3
+"#;
+
+row! {
+    struct SameNameRow into SameName {
+        id: Uuid,
+        owner: Option<Uuid>,
+        bio: Option<String>,
+        voice: Option<String>,
+        issue_id: Option<Uuid>,
     }
 }
 
@@ -165,6 +179,7 @@ statements!(
     ORG_PERSONA => OrgPersonaRow,
     RECENT_POSTS => PostRow,
     POST_OWNER => PostOwnerRow,
+    SAME_NAME => SameNameRow,
 );
 
 selectable! {
@@ -178,6 +193,27 @@ selectable! {
         status: Stored<FactStatus>,
         post_id: Option<Uuid>,
         created_at: Ts,
+    }
+}
+
+selectable! {
+    #[diesel(table_name = persona_facts)]
+    struct EarlierFactRow into EarlierFact {
+        id: Uuid,
+        value: String,
+        status: Stored<FactStatus>,
+        decision_id: Option<Uuid>,
+    }
+}
+
+selectable! {
+    #[diesel(table_name = persona_images)]
+    struct FileRow into ImageFile {
+        storage_key: String,
+        mime_type: String,
+        thumb_key: String,
+        thumb_mime: String,
+        lock: Stored<ImageLock>,
     }
 }
 
@@ -215,10 +251,7 @@ async fn create_tx(
     agent: AgentRef,
     new: &NewPersona,
 ) -> anyhow::Result<Result<CreatedPersona, PersonaRefusal>> {
-    let f = match new.fields.checked() {
-        Ok(f) => f,
-        Err(e) => return Ok(Err(e)),
-    };
+    let f = &new.fields;
     let projects: Vec<(Uuid, String)> = projects::table
         .filter(projects::workspace_id.eq(agent.workspace_id))
         .select((projects::id, projects::name))
@@ -246,7 +279,7 @@ async fn create_tx(
             personas::background.eq(f.background.as_deref()),
             personas::bio.eq(f.bio.as_deref()),
             personas::voice.eq(f.voice.as_deref()),
-            personas::status.eq(PersonaStatus::Pending.as_str()),
+            personas::status.eq(NewPersona::STATUS.as_str()),
         ))
         .on_conflict_do_nothing()
         .returning(personas::id)
@@ -256,43 +289,18 @@ async fn create_tx(
     if let Some(id) = inserted {
         let issue =
             open_decision(conn, agent, &new_persona_decision(id, &f.name, &project)).await?;
-        return Ok(Ok(CreatedPersona {
-            id,
-            created: true,
-            project,
-            setup_complete: f.setup_complete(),
-            issue_id: Some(issue),
-        }));
+        return Ok(Ok(new.created(id, project, issue)));
     }
-    type Row = (Uuid, Option<Uuid>, Option<String>, Option<String>);
-    let (id, owner, bio, voice): Row = personas::table
-        .filter(personas::project_id.eq(project_id))
-        .filter(personas::name.eq(&f.name))
-        .filter(personas::status.ne(PersonaStatus::Retired.as_str()))
-        .select((
-            personas::id,
-            personas::agent_id,
-            personas::bio,
-            personas::voice,
-        ))
-        .get_result(conn)
-        .await?;
-    let issue_id: Option<Uuid> = decisions::table
-        .filter(decisions::persona_id.eq(id))
-        .filter(decisions::kind.eq(DecisionKind::PersonaNew.as_str()))
-        .order(decisions::created_at.desc())
-        .select(decisions::id)
-        .first(conn)
-        .await
-        .optional()?;
-    let same = SameName {
-        id,
-        owner,
-        bio,
-        voice,
-        issue_id,
-    };
-    Ok(answer_same_name(agent.agent_id, same, project))
+    let same: SameNameRow = sql!(
+        SAME_NAME,
+        project_id,
+        &f.name,
+        PersonaStatus::Retired.as_str(),
+        DecisionKind::PersonaNew.as_str()
+    )
+    .get_result(conn)
+    .await?;
+    Ok(answer_same_name(agent.agent_id, same.into(), project))
 }
 
 /// The persona's image of these bytes, if any.
@@ -312,12 +320,21 @@ async fn image_of_sha(
         .get_result(conn)
         .await
         .optional()?;
-    Ok(existing.map(|(id, lock, character)| AddedImage {
-        id,
-        created: false,
-        lock: lock.0,
-        character,
-    }))
+    Ok(existing.map(|(id, lock, character)| AddedImage::found(id, lock.0, character)))
+}
+
+/// The persona's open images decision, locked: a person deciding it at this moment waits for
+/// the image being added.
+async fn open_images_decision(conn: Tx<'_>, persona_id: Uuid) -> QueryResult<Option<Uuid>> {
+    decisions::table
+        .filter(decisions::persona_id.eq(persona_id))
+        .filter(decisions::kind.eq(DecisionKind::PersonaImages.as_str()))
+        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
+        .select(decisions::id)
+        .for_update()
+        .get_result(conn)
+        .await
+        .optional()
 }
 
 async fn add_image_tx(
@@ -342,34 +359,17 @@ async fn add_image_tx(
     if let Some(existing) = image_of_sha(conn, persona_id, &img.sha256).await? {
         return Ok(Ok(existing));
     }
-    // The open decision, locked: a person deciding it at this moment waits for this image.
-    let open: Option<Uuid> = decisions::table
-        .filter(decisions::persona_id.eq(persona_id))
-        .filter(decisions::kind.eq(DecisionKind::PersonaImages.as_str()))
-        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
-        .select(decisions::id)
-        .for_update()
-        .get_result(conn)
-        .await
-        .optional()?;
+    let open = open_images_decision(conn, persona_id).await?;
     let decision_id = match images_decision(open, persona_id, &name) {
         ImagesDecision::Join(id) => id,
-        ImagesDecision::Open(decision) => {
-            // One open per persona (a unique index); the persona lock makes a conflict
-            // unlikely, and a conflict still finds the one opened.
-            match open_decision_once(conn, agent, &decision).await? {
-                Some(id) => id,
-                None => {
-                    decisions::table
-                        .filter(decisions::persona_id.eq(persona_id))
-                        .filter(decisions::kind.eq(DecisionKind::PersonaImages.as_str()))
-                        .filter(decisions::status.eq(DecisionStatus::Open.as_str()))
-                        .select(decisions::id)
-                        .get_result(conn)
-                        .await?
-                }
-            }
-        }
+        // One open per persona (a unique index); the persona lock makes a conflict unlikely,
+        // and a conflict still finds the one opened.
+        ImagesDecision::Open(decision) => match open_decision_once(conn, agent, &decision).await? {
+            Some(id) => id,
+            None => open_images_decision(conn, persona_id)
+                .await?
+                .ok_or(diesel::NotFound)?,
+        },
     };
     let id: Uuid = diesel::insert_into(persona_images::table)
         .values((
@@ -415,29 +415,15 @@ async fn propose_tx(
     let earlier = match p.kind {
         ProposalKind::Fact => {
             let category = p.category.unwrap_or(FactCategory::Other);
-            let rows: Vec<(Uuid, String, Stored<FactStatus>, Option<Uuid>)> = persona_facts::table
+            let rows: Vec<EarlierFactRow> = persona_facts::table
                 .filter(persona_facts::persona_id.eq(persona_id))
                 .filter(persona_facts::category.eq(category.as_str()))
                 .filter(persona_facts::label.eq(&p.label))
                 .order(persona_facts::created_at)
-                .select((
-                    persona_facts::id,
-                    persona_facts::value,
-                    persona_facts::status,
-                    persona_facts::decision_id,
-                ))
+                .select(EarlierFactRow::as_select())
                 .load(conn)
                 .await?;
-            EarlierProposals::Facts(
-                rows.into_iter()
-                    .map(|(id, value, status, decision_id)| EarlierFact {
-                        id,
-                        value,
-                        status: status.0,
-                        decision_id,
-                    })
-                    .collect(),
-            )
+            EarlierProposals::Facts(rows.into_iter().map(Into::into).collect())
         }
         ProposalKind::Contradiction => {
             // The persona's open contradictions of one label (the rules match the value).
@@ -571,28 +557,6 @@ impl PersonasRepo for PgStore {
         })
     }
 
-    fn approved_images(
-        &self,
-        persona_id: Uuid,
-        category: Option<ImageCategory>,
-    ) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>> {
-        self.read(async move |conn| {
-            let mut q = persona_images::table
-                .filter(persona_images::persona_id.eq(persona_id))
-                .filter(persona_images::lock.eq(ImageLock::Approved.as_str()))
-                .into_boxed();
-            if let Some(c) = category {
-                q = q.filter(persona_images::category.eq(c.as_str()));
-            }
-            let rows: Vec<ImageDbRow> = q
-                .order((persona_images::created_at, persona_images::id))
-                .select(ImageDbRow::as_select())
-                .load(conn)
-                .await?;
-            Ok(rows.into_iter().map(Into::into).collect())
-        })
-    }
-
     fn cast(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<CastRow>>> {
         self.read(async move |conn| {
             let rows: Vec<(String, String, Option<String>)> = persona_cast::table
@@ -640,28 +604,13 @@ impl PersonasRepo for PgStore {
 
     fn image_file(&self, image_id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<ImageFile>>> {
         self.read(async move |conn| {
-            type Row = (String, String, String, String, Stored<ImageLock>);
-            let row: Option<Row> = persona_images::table
+            let row: Option<FileRow> = persona_images::table
                 .find(image_id)
-                .select((
-                    persona_images::storage_key,
-                    persona_images::mime_type,
-                    persona_images::thumb_key,
-                    persona_images::thumb_mime,
-                    persona_images::lock,
-                ))
+                .select(FileRow::as_select())
                 .get_result(conn)
                 .await
                 .optional()?;
-            Ok(row.map(
-                |(storage_key, mime_type, thumb_key, thumb_mime, lock)| ImageFile {
-                    storage_key,
-                    mime_type,
-                    thumb_key,
-                    thumb_mime,
-                    lock: lock.0,
-                },
-            ))
+            Ok(row.map(Into::into))
         })
     }
 
