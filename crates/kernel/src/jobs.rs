@@ -41,24 +41,23 @@ pub struct Job {
     pub attempt: i32,
 }
 
-/// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobStatus {
-    Queued,
-    Running,
-    Done,
-    Failed,
+crate::text_enum! {
+    /// Where a job stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum JobStatus {
+        Queued => "queued",
+        Running => "running",
+        Done => "done",
+        Failed => "failed",
+    }
 }
 
-impl JobStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Queued => "queued",
-            JobStatus::Running => "running",
-            JobStatus::Done => "done",
-            JobStatus::Failed => "failed",
-        }
-    }
+/// The most characters of a failed job's error that are kept.
+pub const ERROR_CHARS: usize = 2000;
+
+/// A failed job's error as it is kept: its first [`ERROR_CHARS`] characters.
+pub fn kept_error(error: &str) -> String {
+    error.chars().take(ERROR_CHARS).collect()
 }
 
 /// When a job that failed on its `attempt` runs again: after 30 seconds, doubling per attempt
@@ -111,6 +110,17 @@ pub trait JobQueue: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_kept_to_its_first_2000_characters() {
+        assert_eq!(kept_error("boom"), "boom");
+        let long = "é".repeat(ERROR_CHARS + 1);
+        assert_eq!(kept_error(&long).chars().count(), ERROR_CHARS);
+        assert_eq!(
+            kept_error(&long[..ERROR_CHARS * 2]),
+            long[..ERROR_CHARS * 2]
+        );
+    }
 
     #[test]
     fn backoff_doubles_from_thirty_seconds_to_32_minutes_then_gives_up() {

@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, backoff};
+use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, backoff, kept_error};
 use jiff::SignedDuration;
 use serde_json::Value;
 use uuid::Uuid;
@@ -20,11 +20,11 @@ const ENQUEUE: &str = "INSERT INTO jobs (kind, key, payload, run_at) VALUES ($1,
 
 /// Running jobs whose lease ended (it passed, or the instance that took the job died: its
 /// advisory lock of class `$3` is free) after their last attempt (`$2`, `MAX_ATTEMPTS`): given
-/// up (`failed`) rather than taken again, so a job that kills its instance every time ends.
+/// up (`$4`, failed) rather than taken again, so a job that kills its instance every time ends.
 const GIVE_UP: &str = r#"
-UPDATE jobs SET status = 'failed', finished_at = now(), locked_until = NULL,
+UPDATE jobs SET status = $4, finished_at = now(), locked_until = NULL,
        last_error = 'lease expired ' || attempts || ' times'
-WHERE kind = ANY($1) AND status = 'running' AND attempts >= $2
+WHERE kind = ANY($1) AND status = $5 AND attempts >= $2
   AND (locked_until < now()
        OR (instance IS NOT NULL AND pg_try_advisory_xact_lock($3, instance)))
 "#;
@@ -33,15 +33,16 @@ WHERE kind = ANY($1) AND status = 'running' AND attempts >= $2
 /// ended: passed, or held by an instance that died (the advisory lock of class `$5` on its
 /// number is free, as for an Idempotency-Key's claim), so a dead instance's job is taken over
 /// at once. Each take counts an attempt, the lease's token, and records the taking instance
-/// (`$4`, none for a store that runs no requests).
+/// (`$4`, none for a store that runs no requests). `$6` and `$7` are the queued and running
+/// statuses.
 const TAKE: &str = r#"
-UPDATE jobs SET status = 'running', attempts = attempts + 1,
+UPDATE jobs SET status = $7, attempts = attempts + 1,
        locked_until = now() + make_interval(secs => $2), instance = $4
 WHERE id = (
     SELECT id FROM jobs
     WHERE kind = ANY($1)
-      AND ((status = 'queued' AND run_at <= now())
-           OR (status = 'running' AND attempts < $3
+      AND ((status = $6 AND run_at <= now())
+           OR (status = $7 AND attempts < $3
                AND (locked_until < now()
                     OR (instance IS NOT NULL AND pg_try_advisory_xact_lock($5, instance)))))
     ORDER BY run_at, id
@@ -52,7 +53,7 @@ RETURNING id, kind, key, payload, attempts AS attempt
 "#;
 
 /// The job's row, locked, when its lease is still this take's.
-const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = 'running' AND attempts = $2 \
+const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = $3 AND attempts = $2 \
                     FOR UPDATE";
 
 statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD);
@@ -87,11 +88,6 @@ pub(crate) async fn finish_in(conn: &mut AsyncPgConnection, job: &Job) -> anyhow
     Ok(n == 1)
 }
 
-/// The last error as stored: at most 2000 characters.
-fn trimmed(error: &str) -> String {
-    error.chars().take(2000).collect()
-}
-
 /// Queues `job` on `conn`, inside the caller's transaction when there is one (the job then
 /// exists exactly when the write that asks for it commits); `false` when `(kind, key)` is
 /// already queued.
@@ -119,9 +115,16 @@ impl JobQueue for PgStore {
         lease: SignedDuration,
     ) -> BoxFuture<'a, anyhow::Result<Option<Job>>> {
         self.read(async move |conn| {
-            let given_up = sql!(GIVE_UP, kinds, MAX_ATTEMPTS, INSTANCE_LOCK_CLASS)
-                .execute(conn)
-                .await?;
+            let given_up = sql!(
+                GIVE_UP,
+                kinds,
+                MAX_ATTEMPTS,
+                INSTANCE_LOCK_CLASS,
+                JobStatus::Failed.as_str(),
+                JobStatus::Running.as_str()
+            )
+            .execute(conn)
+            .await?;
             if given_up > 0 {
                 tracing::warn!(
                     jobs = given_up,
@@ -134,7 +137,9 @@ impl JobQueue for PgStore {
                 lease.as_secs_f64(),
                 MAX_ATTEMPTS,
                 self.instance,
-                INSTANCE_LOCK_CLASS
+                INSTANCE_LOCK_CLASS,
+                JobStatus::Queued.as_str(),
+                JobStatus::Running.as_str()
             )
             .get_result(conn)
             .await
@@ -173,7 +178,7 @@ impl JobQueue for PgStore {
                 .filter(jobs::id.eq(job.id))
                 .filter(jobs::status.eq(JobStatus::Running.as_str()))
                 .filter(jobs::attempts.eq(job.attempt));
-            let error = trimmed(error);
+            let error = kept_error(error);
             match backoff(job.attempt).map(|d| d.as_secs()) {
                 // Queued again that many seconds after the database's now.
                 Some(secs) => {
@@ -209,6 +214,8 @@ impl JobQueue for PgStore {
 /// Holds `job`'s row for the transaction of its effect when the lease is still this take's:
 /// no other instance can retake it until the transaction ends (they skip locked rows).
 pub(crate) async fn hold(conn: &mut AsyncPgConnection, job: &Job) -> anyhow::Result<bool> {
-    let n = sql!(HOLD, job.id, job.attempt).execute(conn).await?;
+    let n = sql!(HOLD, job.id, job.attempt, JobStatus::Running.as_str())
+        .execute(conn)
+        .await?;
     Ok(n == 1)
 }
