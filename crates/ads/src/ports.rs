@@ -9,7 +9,8 @@ use uuid::Uuid;
 
 use crate::AdsRefusal;
 use crate::pick::{PickFilter, PickNumber, PickStatus};
-use crate::research::{Quote, ResearchKind, ResearchStatus};
+use crate::research::{ItemOutcome, Quote, ResearchKind, ResearchStatus};
+use std::collections::HashMap;
 
 /// A quote an agent asks for.
 #[derive(Debug, Clone)]
@@ -49,7 +50,7 @@ pub struct ItemState {
     /// Free at the quote: the organization found it recently.
     pub cached_at_quote: bool,
     /// `None` until the work reached it.
-    pub outcome: Option<crate::research::ItemOutcome>,
+    pub outcome: Option<ItemOutcome>,
     /// The card when found (or cached).
     pub card: Option<Value>,
 }
@@ -83,6 +84,68 @@ pub struct ResearchRecord {
     pub charges: Vec<Charge>,
 }
 
+/// A request as stored, before its items and charges are put under it
+/// ([`ResearchRecord::assemble`]).
+#[derive(Debug, Clone)]
+pub struct StoredResearch {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    /// The workspace's name.
+    pub workspace: String,
+    pub kind: ResearchKind,
+    pub lane: Option<String>,
+    pub status: ResearchStatus,
+    pub price: i64,
+    pub credits_quoted: i64,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub approved_at: Option<Timestamp>,
+    pub approved_by: Option<Value>,
+    pub finished_at: Option<Timestamp>,
+}
+
+impl ResearchRecord {
+    /// Each request with its items (keyed by the request's id) and its ledger lines, both in
+    /// the order given.
+    pub fn assemble(
+        requests: impl IntoIterator<Item = impl Into<StoredResearch>>,
+        items: impl IntoIterator<Item = (Uuid, impl Into<ItemState>)>,
+        lines: impl IntoIterator<Item = impl Into<LedgerLine>>,
+    ) -> Vec<ResearchRecord> {
+        let mut items = grouped(items.into_iter().map(|(id, i)| (id, i.into())));
+        let mut charges = grouped(lines.into_iter().map(|l| {
+            let line: LedgerLine = l.into();
+            (line.research_id, Charge::from(line))
+        }));
+        let mut record = |r: StoredResearch| ResearchRecord {
+            items: items.remove(&r.id).unwrap_or_default(),
+            charges: charges.remove(&r.id).unwrap_or_default(),
+            id: r.id,
+            workspace: (r.workspace_id, r.workspace),
+            kind: r.kind,
+            lane: r.lane,
+            status: r.status,
+            price: r.price,
+            credits_quoted: r.credits_quoted,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            approved_at: r.approved_at,
+            approved_by: r.approved_by,
+            finished_at: r.finished_at,
+        };
+        requests.into_iter().map(|r| record(r.into())).collect()
+    }
+}
+
+/// Children under the key of their parent, each list in the order given.
+fn grouped<C>(children: impl IntoIterator<Item = (Uuid, C)>) -> HashMap<Uuid, Vec<C>> {
+    let mut by_parent: HashMap<Uuid, Vec<C>> = HashMap::new();
+    for (parent, child) in children {
+        by_parent.entry(parent).or_default().push(child);
+    }
+    by_parent
+}
+
 /// Which research requests a person lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResearchListQuery {
@@ -105,6 +168,29 @@ pub struct LedgerLine {
     pub charged_at: Timestamp,
 }
 
+/// A ledger line is a charge of its request.
+impl From<LedgerLine> for Charge {
+    fn from(line: LedgerLine) -> Self {
+        Charge {
+            item: line.item,
+            credits: line.credits,
+            reason: line.reason,
+            charged_at: line.charged_at,
+        }
+    }
+}
+
+/// An organization's credits as loaded, before its ledger lines
+/// ([`OrganizationCredits::assemble`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditTotals {
+    pub organization_id: Uuid,
+    pub organization_name: String,
+    pub monthly_credit_limit: i64,
+    pub suspended: bool,
+    pub charged: i64,
+}
+
 /// An organization's credits since a time (the month's start).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrganizationCredits {
@@ -116,6 +202,26 @@ pub struct OrganizationCredits {
     pub charged: i64,
     /// The lines, newest first, at most [`LEDGER_LINES`].
     pub lines: Vec<LedgerLine>,
+}
+
+impl OrganizationCredits {
+    /// Each organization with its ledger lines (keyed by the organization's id), in the order
+    /// given.
+    pub fn assemble(
+        totals: impl IntoIterator<Item = impl Into<CreditTotals>>,
+        lines: impl IntoIterator<Item = (Uuid, impl Into<LedgerLine>)>,
+    ) -> Vec<OrganizationCredits> {
+        let mut lines = grouped(lines.into_iter().map(|(id, l)| (id, l.into())));
+        let mut credits = |t: CreditTotals| OrganizationCredits {
+            lines: lines.remove(&t.organization_id).unwrap_or_default(),
+            organization_id: t.organization_id,
+            organization_name: t.organization_name,
+            monthly_credit_limit: t.monthly_credit_limit,
+            suspended: t.suspended,
+            charged: t.charged,
+        };
+        totals.into_iter().map(|t| credits(t.into())).collect()
+    }
 }
 
 /// The most ledger lines shown per organization.
@@ -152,6 +258,58 @@ pub enum LookupOutcome {
     NotFound,
     /// The provider failed: not charged.
     Failed(String),
+}
+
+/// What settles an item: its outcome with the card or the error stored, and what it charges
+/// (credits and the ledger's reason: a find only).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settlement<'a> {
+    pub outcome: ItemOutcome,
+    pub card: Option<&'a Value>,
+    pub error: Option<&'a str>,
+    pub charge: Option<(i64, &'a str)>,
+}
+
+impl Settlement<'_> {
+    /// An item settled from the organization's cache: its card, free.
+    pub fn cached(card: &Value) -> Settlement<'_> {
+        Settlement {
+            outcome: ItemOutcome::Cached,
+            card: Some(card),
+            error: None,
+            charge: None,
+        }
+    }
+}
+
+impl LookupOutcome {
+    /// What the lookup settles its item with: a find its card and charge, a failure its error.
+    pub fn settlement(&self) -> Settlement<'_> {
+        let nothing = Settlement {
+            outcome: ItemOutcome::NotFound,
+            card: None,
+            error: None,
+            charge: None,
+        };
+        match self {
+            LookupOutcome::Found {
+                card,
+                credits,
+                reason,
+            } => Settlement {
+                outcome: ItemOutcome::Found,
+                card: Some(card),
+                charge: Some((*credits, reason)),
+                ..nothing
+            },
+            LookupOutcome::NotFound => nothing,
+            LookupOutcome::Failed(error) => Settlement {
+                outcome: ItemOutcome::Failed,
+                error: Some(error),
+                ..nothing
+            },
+        }
+    }
 }
 
 /// The research requests of an organization in PostgreSQL. Every method is one transaction
@@ -427,8 +585,9 @@ pub struct AdsView {
     pub proposals: Vec<ProposalRecord>,
 }
 
-/// The ads of a workspace in PostgreSQL, for agents and people. Every method is one transaction (or one
-/// snapshot); a workspace without ads enabled is [`AdsRefusal::AdsDisabled`].
+/// The ads of a workspace in PostgreSQL, for agents and people. Every method is one
+/// transaction (or one snapshot); a workspace without ads enabled is
+/// [`AdsRefusal::AdsDisabled`].
 pub trait AdsRepo: Send + Sync {
     /// The synced ad data of `workspace`, a workspace of `organization` (`None`: any, for a
     /// platform admin; another organization's, archived or unknown is
@@ -508,4 +667,120 @@ pub trait AdWorkRepo: Send + Sync {
         outcome: &'a Result<crate::platform::Executed, crate::platform::PlatformError>,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn at(t: &str) -> Timestamp {
+        t.parse().unwrap()
+    }
+
+    fn stored(id: u128) -> StoredResearch {
+        StoredResearch {
+            id: Uuid::from_u128(id),
+            workspace_id: Uuid::from_u128(100),
+            workspace: "Main".into(),
+            kind: ResearchKind::TopicScout,
+            lane: None,
+            status: ResearchStatus::Running,
+            price: 2,
+            credits_quoted: 4,
+            created_at: at("2026-11-27T04:00:00Z"),
+            expires_at: at("2026-11-27T04:30:00Z"),
+            approved_at: None,
+            approved_by: None,
+            finished_at: None,
+        }
+    }
+
+    fn item(name: &str) -> ItemState {
+        ItemState {
+            item: name.into(),
+            searched: name.into(),
+            cached_at_quote: false,
+            outcome: None,
+            card: None,
+        }
+    }
+
+    fn line(research: u128, item: &str, credits: i64) -> LedgerLine {
+        LedgerLine {
+            research_id: Uuid::from_u128(research),
+            item: item.into(),
+            credits,
+            reason: format!("found: {item}"),
+            charged_at: at("2026-11-27T05:00:00Z"),
+        }
+    }
+
+    #[test]
+    fn each_request_gets_its_own_items_and_charges_in_order() {
+        let (one, two) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let records = ResearchRecord::assemble(
+            [stored(1), stored(2), stored(3)],
+            [(one, item("a")), (two, item("x")), (one, item("b"))],
+            [line(2, "x", 2), line(1, "b", 2), line(1, "a", 2)],
+        );
+        assert_eq!(records.len(), 3);
+        let names = |r: &ResearchRecord| -> Vec<String> {
+            r.items.iter().map(|i| i.item.clone()).collect()
+        };
+        assert_eq!(names(&records[0]), ["a", "b"]);
+        assert_eq!(names(&records[1]), ["x"]);
+        assert!(records[2].items.is_empty() && records[2].charges.is_empty());
+        assert_eq!(records[0].workspace, (Uuid::from_u128(100), "Main".into()));
+        let charged: Vec<&str> = records[0].charges.iter().map(|c| c.item.as_str()).collect();
+        assert_eq!(charged, ["b", "a"]);
+        assert_eq!(records[1].charges[0].reason, "found: x");
+    }
+
+    #[test]
+    fn each_organization_gets_its_own_ledger_lines() {
+        let totals = |id: u128, name: &str| CreditTotals {
+            organization_id: Uuid::from_u128(id),
+            organization_name: name.into(),
+            monthly_credit_limit: 100,
+            suspended: false,
+            charged: 4,
+        };
+        let org = Uuid::from_u128(7);
+        let credits = OrganizationCredits::assemble(
+            [totals(7, "Acme"), totals(8, "Bolt")],
+            [(org, line(1, "a", 2)), (org, line(2, "b", 2))],
+        );
+        assert_eq!(credits[0].organization_name, "Acme");
+        assert_eq!(credits[0].lines, [line(1, "a", 2), line(2, "b", 2)]);
+        assert!(credits[1].lines.is_empty());
+        assert_eq!(credits[1].charged, 4);
+    }
+
+    #[test]
+    fn a_find_settles_with_its_card_and_charge_a_failure_with_its_error() {
+        let card = json!({"title": "Lamp"});
+        let found = LookupOutcome::Found {
+            card: card.clone(),
+            credits: 5,
+            reason: "found: 123".into(),
+        };
+        let s = found.settlement();
+        assert_eq!(s.outcome, ItemOutcome::Found);
+        assert_eq!(s.card, Some(&card));
+        assert_eq!(s.charge, Some((5, "found: 123")));
+        let failed = LookupOutcome::Failed("timeout".into());
+        let s = failed.settlement();
+        assert_eq!(
+            (s.outcome, s.error, s.charge),
+            (ItemOutcome::Failed, Some("timeout"), None)
+        );
+        let s = LookupOutcome::NotFound.settlement();
+        assert_eq!(
+            (s.outcome, s.card, s.error),
+            (ItemOutcome::NotFound, None, None)
+        );
+        let cached = Settlement::cached(&card);
+        assert_eq!((cached.outcome, cached.charge), (ItemOutcome::Cached, None));
+    }
 }

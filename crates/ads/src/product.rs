@@ -26,6 +26,12 @@ fleetdesk_kernel::text_enum! {
 }
 
 impl Marketplace {
+    /// A workspace's marketplace as stored: what a bare item id is read on. Shopee when the
+    /// text names none the service reads.
+    pub fn of_workspace(stored: &str) -> Marketplace {
+        Marketplace::parse(stored).unwrap_or(Marketplace::Shopee)
+    }
+
     /// The label of the marketplace's registrable domain (`momoshop.com.tw` is momo's).
     fn domain_label(self) -> &'static str {
         match self {
@@ -245,6 +251,12 @@ mod tests {
     }
 
     #[test]
+    fn a_workspace_reads_on_its_marketplace_or_shopee() {
+        assert_eq!(Marketplace::of_workspace("momo"), Marketplace::Momo);
+        assert_eq!(Marketplace::of_workspace("ebay"), Marketplace::Shopee);
+    }
+
+    #[test]
     fn reads_each_marketplaces_product_links() {
         let cases = [
             (
@@ -275,7 +287,10 @@ mod tests {
             ("https://item.jd.com/100012043978.html", "jd:100012043978"),
             ("https://item.jd.hk/100012043978.html", "jd:100012043978"),
             (
-                "https://www.momoshop.com.tw/goods/GoodsDetail.jsp?i_code=10234567&str_category_code=1",
+                concat!(
+                    "https://www.momoshop.com.tw/goods/GoodsDetail.jsp",
+                    "?i_code=10234567&str_category_code=1"
+                ),
                 "momo:10234567",
             ),
             (

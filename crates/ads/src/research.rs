@@ -11,6 +11,9 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde::{Deserialize, Serialize};
 
+use fleetdesk_kernel::jobs::{Job, NewJob};
+use uuid::Uuid;
+
 use crate::product::{Marketplace, ProductError, parse_product};
 use crate::{AdsRefusal, AdsRejection};
 
@@ -262,8 +265,8 @@ pub struct ApprovalState {
     /// Credits charged to the organization this month (Taipei).
     pub charged_this_month: i64,
     pub monthly_credit_limit: i64,
-    /// Lookups the provider has left today; `None` without a quota.
-    pub quota_left: Option<i64>,
+    /// The provider's lookups counted today.
+    pub quota_used: i64,
 }
 
 /// What an approval does.
@@ -277,10 +280,12 @@ pub enum Approval {
 
 /// Decides an approval: a resend with the request's own `message_ref` is unchanged; otherwise
 /// only a quoted request within its 30 minutes, of an organization neither suspended nor at
-/// three times its monthly credit limit, while the provider has lookups left today.
+/// three times its monthly credit limit, while the provider has lookups left today of its
+/// `daily_quota` (`None`: no quota).
 pub fn judge_approval(
     state: &ApprovalState,
     message_ref: Option<&str>,
+    daily_quota: Option<i64>,
     now: Timestamp,
 ) -> Result<Approval, AdsRefusal> {
     if state.status != ResearchStatus::Quoted {
@@ -304,10 +309,27 @@ pub fn judge_approval(
             limit: state.monthly_credit_limit,
         }));
     }
-    if state.quota_left.is_some_and(|left| left <= 0) {
+    if daily_quota.is_some_and(|quota| quota - state.quota_used <= 0) {
         return Err(AdsRefusal::Rejected(AdsRejection::QuotaUsedUp));
     }
     Ok(Approval::Approve)
+}
+
+/// The job that works through an approved request, from `now`: keyed by the request.
+pub fn work_job(research_id: Uuid, now: Timestamp) -> NewJob {
+    NewJob {
+        kind: RESEARCH_JOB.to_owned(),
+        key: research_id.to_string(),
+        payload: serde_json::json!({"research_id": research_id}),
+        run_at: now,
+    }
+}
+
+/// The request a research job ([`work_job`]) works on.
+pub fn research_of(job: &Job) -> anyhow::Result<Uuid> {
+    job.key
+        .parse()
+        .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
 }
 
 /// The cards rendered for a person: one section per card, its numbers and selling points,
@@ -569,7 +591,8 @@ mod tests {
         let cards = [serde_json::json!({
             "item": "111111", "searched": "shopee:111111", "found": true,
             "title": "Serum *50ml* [new](http://x)", "price": 399, "currency": "TWD",
-            "sales": 1200, "rating": 4.8, "shop": "Glow_shop", "url": "https://shopee.tw/product/1/111111",
+            "sales": 1200, "rating": 4.8, "shop": "Glow_shop",
+            "url": "https://shopee.tw/product/1/111111",
             "angles": ["hydrating\nall day", "no <script>"], "third_party": true
         })];
         let md = markdown(&cards);
@@ -591,6 +614,25 @@ mod tests {
         assert_eq!(markdown(&[]), "");
     }
 
+    #[test]
+    fn the_work_job_is_keyed_by_its_request_and_read_back() {
+        let id = Uuid::from_u128(42);
+        let now: Timestamp = "2026-11-27T04:00:00Z".parse().unwrap();
+        let new = work_job(id, now);
+        assert_eq!((new.kind.as_str(), new.run_at), (RESEARCH_JOB, now));
+        assert_eq!(new.payload["research_id"], id.to_string());
+        let job = |key: String| Job {
+            id: Uuid::nil(),
+            kind: RESEARCH_JOB.into(),
+            key,
+            payload: new.payload.clone(),
+            attempt: 1,
+        };
+        assert_eq!(research_of(&job(new.key.clone())).unwrap(), id);
+        let bad = research_of(&job("nope".into())).unwrap_err().to_string();
+        assert!(bad.starts_with("research job nope"), "{bad}");
+    }
+
     fn state() -> ApprovalState {
         ApprovalState {
             status: ResearchStatus::Quoted,
@@ -599,9 +641,12 @@ mod tests {
             suspended: false,
             charged_this_month: 0,
             monthly_credit_limit: 100,
-            quota_left: Some(5),
+            quota_used: 0,
         }
     }
+
+    /// The provider's lookups per day in these tests.
+    const QUOTA: Option<i64> = Some(5);
 
     fn rejected(r: Result<Approval, AdsRefusal>) -> bool {
         matches!(r, Err(AdsRefusal::Rejected(_)))
@@ -612,12 +657,13 @@ mod tests {
         let at = |t: &str| t.parse::<Timestamp>().unwrap();
         let s = state();
         assert_eq!(
-            judge_approval(&s, None, at("2026-11-27T04:29:59Z")),
+            judge_approval(&s, None, QUOTA, at("2026-11-27T04:29:59Z")),
             Ok(Approval::Approve)
         );
         assert!(rejected(judge_approval(
             &s,
             None,
+            QUOTA,
             at("2026-11-27T04:30:00Z")
         )));
         let now = at("2026-11-27T04:00:00Z");
@@ -626,33 +672,38 @@ mod tests {
             ..state()
         };
         assert_eq!(
-            judge_approval(&limit(299), None, now),
+            judge_approval(&limit(299), None, QUOTA, now),
             Ok(Approval::Approve)
         );
-        assert!(rejected(judge_approval(&limit(300), None, now)));
+        assert!(rejected(judge_approval(&limit(300), None, QUOTA, now)));
         let suspended = ApprovalState {
             suspended: true,
             ..state()
         };
-        assert!(rejected(judge_approval(&suspended, None, now)));
+        assert!(rejected(judge_approval(&suspended, None, QUOTA, now)));
         let no_quota = ApprovalState {
-            quota_left: Some(0),
+            quota_used: 5,
             ..state()
         };
-        assert!(rejected(judge_approval(&no_quota, None, now)));
-        let unlimited_quota = ApprovalState {
-            quota_left: None,
+        assert!(rejected(judge_approval(&no_quota, None, QUOTA, now)));
+        let one_left = ApprovalState {
+            quota_used: 4,
             ..state()
         };
         assert_eq!(
-            judge_approval(&unlimited_quota, None, now),
+            judge_approval(&one_left, None, QUOTA, now),
             Ok(Approval::Approve)
+        );
+        assert_eq!(
+            judge_approval(&no_quota, None, None, now),
+            Ok(Approval::Approve),
+            "no quota"
         );
         let zero_limit = ApprovalState {
             monthly_credit_limit: 0,
             ..state()
         };
-        assert!(rejected(judge_approval(&zero_limit, None, now)));
+        assert!(rejected(judge_approval(&zero_limit, None, QUOTA, now)));
     }
 
     #[test]
@@ -665,16 +716,21 @@ mod tests {
         };
         // Past the quote's expiry, the resend still answers.
         assert_eq!(
-            judge_approval(&approved, Some("msg-1"), now),
+            judge_approval(&approved, Some("msg-1"), QUOTA, now),
             Ok(Approval::Unchanged)
         );
-        assert!(rejected(judge_approval(&approved, Some("msg-2"), now)));
-        assert!(rejected(judge_approval(&approved, None, now)));
+        assert!(rejected(judge_approval(
+            &approved,
+            Some("msg-2"),
+            QUOTA,
+            now
+        )));
+        assert!(rejected(judge_approval(&approved, None, QUOTA, now)));
         let without_ref = ApprovalState {
             approved_ref: None,
             status: ResearchStatus::Done,
             ..state()
         };
-        assert!(rejected(judge_approval(&without_ref, None, now)));
+        assert!(rejected(judge_approval(&without_ref, None, QUOTA, now)));
     }
 }

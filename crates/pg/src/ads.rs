@@ -6,24 +6,24 @@
 use crate::db::{PgStore, Ts, column};
 use crate::jobs::{enqueue_in, finish_in, hold};
 use crate::rows::Stored;
-use crate::schema::{ad_research, ad_research_items, ad_research_quota};
+use crate::schema::{ad_research, ad_research_items};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_ads::ports::{
-    Approval, Charge, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
+    Approval, CreditTotals, ItemState, LEDGER_LINES, LedgerLine, LookupOutcome, NewQuote, NextStep,
     OrganizationCredits, QuotedRequest, ResearchListQuery, ResearchRecord, ResearchRepo,
+    Settlement, StoredResearch,
 };
 use fleetdesk_ads::product::Marketplace;
 use fleetdesk_ads::provider::cached_card;
-use fleetdesk_ads::research::ItemOutcome;
 use fleetdesk_ads::research::{
-    self, ApprovalState, RESEARCH_JOB, ResearchKind, ResearchStatus, check_items,
+    self, ApprovalState, ItemOutcome, ResearchKind, ResearchStatus, check_items, research_of,
 };
 use fleetdesk_ads::{AdsMissing, AdsRefusal};
-use fleetdesk_kernel::jobs::{Job, NewJob};
+use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashSet;
 use uuid::Uuid;
 
@@ -33,7 +33,7 @@ statements!(
     LOCK_RESEARCH => LockedRow,
     RESEARCH => ResearchRow,
     RESEARCH_PAGE => ResearchRow,
-    CHARGES => LedgerRow,
+    CHARGES => LineRow,
     NEXT_ITEM => NextRow,
     COUNT_LOOKUP,
     CHARGE,
@@ -44,7 +44,7 @@ statements!(
 /// The organizations in view (`$1`, or every one when null) with their limit and the
 /// credits charged since `$2`.
 const CREDITS: &str = r#"
-SELECT o.id, o.name, o.monthly_credit_limit, o.suspended,
+SELECT o.id AS organization_id, o.name AS organization_name, o.monthly_credit_limit, o.suspended,
        coalesce((SELECT sum(l.credits) FROM ad_credit_ledger l
                  WHERE l.organization_id = o.id AND l.charged_at >= $2), 0)::bigint AS charged
 FROM organizations o
@@ -67,9 +67,9 @@ ORDER BY organization_id, charged_at DESC, research_id
 "#;
 
 row! {
-    struct CreditsRow {
-        id: Uuid,
-        name: String,
+    struct CreditsRow into CreditTotals {
+        organization_id: Uuid,
+        organization_name: String,
         monthly_credit_limit: i64,
         suspended: bool,
         charged: i64,
@@ -79,6 +79,13 @@ row! {
 row! {
     struct LedgerRow {
         organization_id: Uuid,
+        #[diesel(embed)]
+        line: LineRow,
+    }
+}
+
+row! {
+    struct LineRow into LedgerLine {
         research_id: Uuid,
         item: String,
         credits: i64,
@@ -104,17 +111,18 @@ FROM unnest($3::text[], $4::text[], $5::text[], $6::bool[])
 "#;
 
 /// The request of the organization (`$2`), locked for its approval, with what the approval is
-/// judged on: the organization's state and the credits charged since `$3` (the month's start).
+/// judged on: the organization's state, the credits charged since `$3` (the month's start) and
+/// the provider's lookups on the day `$4`.
 const LOCK_RESEARCH: &str = r#"
-SELECT r.status, r.expires_at, r.message_ref, o.suspended, o.monthly_credit_limit,
+SELECT r.status, r.expires_at, r.message_ref AS approved_ref, o.suspended, o.monthly_credit_limit,
        (SELECT coalesce(sum(l.credits), 0)::bigint FROM ad_credit_ledger l
-        WHERE l.organization_id = r.organization_id AND l.charged_at >= $3) AS charged
+        WHERE l.organization_id = r.organization_id AND l.charged_at >= $3) AS charged_this_month,
+       coalesce((SELECT q.used FROM ad_research_quota q WHERE q.day = $4), 0) AS quota_used
 FROM ad_research r JOIN organizations o ON o.id = r.organization_id
 WHERE r.id = $1 AND r.organization_id = $2
 FOR UPDATE OF r
 "#;
 
-/// A request of the organization (`$2`).
 /// The columns of a request, with its workspace's name.
 macro_rules! research_sql {
     ($($where:tt)+) => {
@@ -128,12 +136,14 @@ macro_rules! research_sql {
     };
 }
 
+/// A request of the organization (`$2`).
 const RESEARCH: &str = research_sql!("WHERE r.id = $1 AND r.organization_id = $2");
 
 /// A page of requests of an organization (`$1`, every one when null), of one workspace (`$2`,
 /// not archived) and status (`$3`), newest first after `($4, $5)`.
 const RESEARCH_PAGE: &str = research_sql!(
-    "WHERE ($1::uuid IS NULL OR r.organization_id = $1) AND ($2::uuid IS NULL OR r.workspace_id = $2) \
+    "WHERE ($1::uuid IS NULL OR r.organization_id = $1) \
+       AND ($2::uuid IS NULL OR r.workspace_id = $2) \
        AND w.archived_at IS NULL AND ($3::text IS NULL OR r.status = $3) \
        AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4, $5)) \
      ORDER BY r.created_at DESC, r.id DESC LIMIT $6"
@@ -141,7 +151,7 @@ const RESEARCH_PAGE: &str = research_sql!(
 
 /// The ledger lines of the requests `$1`, as [`LEDGER`] reads them.
 const CHARGES: &str = r#"
-SELECT l.organization_id, l.research_id, i.item, l.credits, l.reason, l.charged_at
+SELECT l.research_id, i.item, l.credits, l.reason, l.charged_at
 FROM ad_credit_ledger l
 JOIN ad_research_items i ON i.research_id = l.research_id AND i.position = l.position
 WHERE l.research_id = ANY($1) ORDER BY l.research_id, l.position
@@ -191,18 +201,19 @@ row! {
 }
 
 row! {
-    struct LockedRow {
+    struct LockedRow into ApprovalState {
         status: Stored<ResearchStatus>,
         expires_at: Ts,
-        message_ref: Option<String>,
+        approved_ref: Option<String>,
         suspended: bool,
         monthly_credit_limit: i64,
-        charged: i64,
+        charged_this_month: i64,
+        quota_used: i64,
     }
 }
 
 row! {
-    struct ResearchRow {
+    struct ResearchRow into StoredResearch {
         id: Uuid,
         workspace_id: Uuid,
         workspace: String,
@@ -219,15 +230,15 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = ad_research_items, check_for_backend(diesel::pg::Pg))]
-struct ItemRow {
-    research_id: Uuid,
-    item: String,
-    searched: String,
-    cached_at_quote: bool,
-    outcome: Option<Stored<ItemOutcome>>,
-    card: Option<Value>,
+selectable! {
+    #[diesel(table_name = ad_research_items)]
+    struct ItemRow into ItemState {
+        item: String,
+        searched: String,
+        cached_at_quote: bool,
+        outcome: Option<Stored<ItemOutcome>>,
+        card: Option<Value>,
+    }
 }
 
 fn not_found() -> AdsRefusal {
@@ -241,7 +252,7 @@ async fn quote_tx(
     now: Timestamp,
 ) -> anyhow::Result<Result<QuotedRequest, AdsRefusal>> {
     let settings: SettingsRow = sql!(SETTINGS, agent.workspace_id).get_result(conn).await?;
-    let home = Marketplace::parse(&settings.marketplace).unwrap_or(Marketplace::Shopee);
+    let home = Marketplace::of_workspace(&settings.marketplace);
     let items = match check_items(request.kind, &request.items, home) {
         Ok(items) => items,
         Err(refusal) => return Ok(Err(refusal)),
@@ -303,37 +314,17 @@ async fn approve_tx(
         LOCK_RESEARCH,
         approval.id,
         agent.organization_id,
-        Ts::from(research::month_start(now))
+        Ts::from(research::month_start(now)),
+        jiff_diesel::Date::from(research::quota_day(now))
     )
     .get_result(conn)
     .await
     .optional()?;
-    let Some(locked) = locked else {
+    let Some(state) = locked.map(ApprovalState::from) else {
         return Ok(Err(not_found()));
     };
-    let quota_left = match approval.daily_quota {
-        None => None,
-        Some(quota) => {
-            // The provider's lookups on the day.
-            let used: Option<i64> = ad_research_quota::table
-                .find(jiff_diesel::Date::from(research::quota_day(now)))
-                .select(ad_research_quota::used)
-                .get_result(conn)
-                .await
-                .optional()?;
-            Some(quota - used.unwrap_or(0))
-        }
-    };
-    let state = ApprovalState {
-        status: locked.status.0,
-        expires_at: locked.expires_at.into(),
-        approved_ref: locked.message_ref,
-        suspended: locked.suspended,
-        charged_this_month: locked.charged,
-        monthly_credit_limit: locked.monthly_credit_limit,
-        quota_left,
-    };
-    match research::judge_approval(&state, approval.message_ref.as_deref(), now) {
+    let message_ref = approval.message_ref.as_deref();
+    match research::judge_approval(&state, message_ref, approval.daily_quota, now) {
         Err(refusal) => return Ok(Err(refusal)),
         Ok(research::Approval::Unchanged) => {}
         Ok(research::Approval::Approve) => {
@@ -346,16 +337,7 @@ async fn approve_tx(
                 ))
                 .execute(conn)
                 .await?;
-            enqueue_in(
-                conn,
-                &NewJob {
-                    kind: RESEARCH_JOB.to_owned(),
-                    key: approval.id.to_string(),
-                    payload: json!({"research_id": approval.id}),
-                    run_at: now,
-                },
-            )
-            .await?;
+            enqueue_in(conn, &research::work_job(approval.id, now)).await?;
         }
     }
     load(conn, agent, approval.id).await
@@ -384,69 +366,22 @@ async fn records(
 ) -> anyhow::Result<Vec<ResearchRecord>> {
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
     // Each request's items in order.
-    let items: Vec<ItemRow> = ad_research_items::table
+    let items: Vec<(Uuid, ItemRow)> = ad_research_items::table
         .filter(ad_research_items::research_id.eq_any(&ids))
         .order((ad_research_items::research_id, ad_research_items::position))
-        .select(ItemRow::as_select())
+        .select((ad_research_items::research_id, ItemRow::as_select()))
         .load(conn)
         .await?;
-    let charges: Vec<LedgerRow> = sql!(CHARGES, &ids).load(conn).await?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(ResearchRecord {
-                id: row.id,
-                workspace: (row.workspace_id, row.workspace),
-                kind: row.kind.0,
-                lane: row.lane,
-                status: row.status.0,
-                price: row.price,
-                credits_quoted: row.credits_quoted,
-                created_at: row.created_at.into(),
-                expires_at: row.expires_at.into(),
-                approved_at: row.approved_at.map(Ts::to_jiff),
-                approved_by: row.approved_by,
-                finished_at: row.finished_at.map(Ts::to_jiff),
-                items: items
-                    .iter()
-                    .filter(|i| i.research_id == row.id)
-                    .map(|i| ItemState {
-                        item: i.item.clone(),
-                        searched: i.searched.clone(),
-                        cached_at_quote: i.cached_at_quote,
-                        outcome: i.outcome.map(|o| o.0),
-                        card: i.card.clone(),
-                    })
-                    .collect(),
-                charges: charges
-                    .iter()
-                    .filter(|c| c.research_id == row.id)
-                    .map(|c| Charge {
-                        item: c.item.clone(),
-                        credits: c.credits,
-                        reason: c.reason.clone(),
-                        charged_at: c.charged_at.to_jiff(),
-                    })
-                    .collect(),
-            })
-        })
-        .collect()
+    let charges: Vec<LineRow> = sql!(CHARGES, &ids).load(conn).await?;
+    Ok(ResearchRecord::assemble(rows, items, charges))
 }
 
-/// The request a research job works on.
-fn research_of(job: &Job) -> anyhow::Result<Uuid> {
-    job.key
-        .parse()
-        .map_err(|e| anyhow::anyhow!("research job {}: {e}", job.key))
-}
-
-/// Settles an item: its outcome, card or error, at `now`, unless it already is.
+/// Settles an item as `s` says, at `now`, unless it already is.
 async fn settle(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     position: i16,
-    outcome: ItemOutcome,
-    card: Option<&Value>,
-    error: Option<&str>,
+    s: &Settlement<'_>,
     now: Timestamp,
 ) -> anyhow::Result<bool> {
     let n = diesel::update(
@@ -455,9 +390,9 @@ async fn settle(
             .filter(ad_research_items::outcome.is_null()),
     )
     .set((
-        ad_research_items::outcome.eq(outcome.as_str()),
-        ad_research_items::card.eq(card),
-        ad_research_items::error.eq(error),
+        ad_research_items::outcome.eq(s.outcome.as_str()),
+        ad_research_items::card.eq(s.card),
+        ad_research_items::error.eq(s.error),
         ad_research_items::done_at.eq(Ts::from(now)),
     ))
     .execute(conn)
@@ -504,16 +439,7 @@ async fn next_step_tx(
         .optional()?;
     if let Some(Some(card)) = cached {
         let card = cached_card(card, &next.item, &next.searched);
-        settle(
-            conn,
-            id,
-            next.position,
-            ItemOutcome::Cached,
-            Some(&card),
-            None,
-            now,
-        )
-        .await?;
+        settle(conn, id, next.position, &Settlement::cached(&card), now).await?;
         return Ok(Some(NextStep::Continue));
     }
     if let Some(quota) = daily_quota {
@@ -567,43 +493,13 @@ async fn record_lookup_tx(
         return Ok(false);
     }
     let id = research_of(job)?;
-    match outcome {
-        LookupOutcome::Found {
-            card,
-            credits,
-            reason,
-        } => {
-            if settle(
-                conn,
-                id,
-                position,
-                ItemOutcome::Found,
-                Some(card),
-                None,
-                now,
-            )
-            .await?
-            {
-                sql!(CHARGE, id, position, credits, reason, Ts::from(now))
-                    .execute(conn)
-                    .await?;
-            }
-        }
-        LookupOutcome::NotFound => {
-            settle(conn, id, position, ItemOutcome::NotFound, None, None, now).await?;
-        }
-        LookupOutcome::Failed(error) => {
-            settle(
-                conn,
-                id,
-                position,
-                ItemOutcome::Failed,
-                None,
-                Some(error),
-                now,
-            )
+    let s = outcome.settlement();
+    if settle(conn, id, position, &s, now).await?
+        && let Some((credits, reason)) = s.charge
+    {
+        sql!(CHARGE, id, position, credits, reason, Ts::from(now))
+            .execute(conn)
             .await?;
-        }
     }
     Ok(true)
 }
@@ -668,31 +564,8 @@ impl ResearchRepo for PgStore {
             let lines: Vec<LedgerRow> = sql!(LEDGER, organization, Ts::from(since), LEDGER_LINES)
                 .load(conn)
                 .await?;
-            let mut by_org: std::collections::HashMap<Uuid, Vec<LedgerLine>> =
-                std::collections::HashMap::new();
-            for l in lines {
-                by_org
-                    .entry(l.organization_id)
-                    .or_default()
-                    .push(LedgerLine {
-                        research_id: l.research_id,
-                        item: l.item,
-                        credits: l.credits,
-                        reason: l.reason,
-                        charged_at: l.charged_at.to_jiff(),
-                    });
-            }
-            Ok(orgs
-                .into_iter()
-                .map(|o| OrganizationCredits {
-                    lines: by_org.remove(&o.id).unwrap_or_default(),
-                    organization_id: o.id,
-                    organization_name: o.name,
-                    monthly_credit_limit: o.monthly_credit_limit,
-                    suspended: o.suspended,
-                    charged: o.charged,
-                })
-                .collect())
+            let lines = lines.into_iter().map(|l| (l.organization_id, l.line));
+            Ok(OrganizationCredits::assemble(orgs, lines))
         })
     }
 
