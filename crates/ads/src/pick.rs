@@ -1,11 +1,12 @@
 //! Ad picks: a person's choice of a research card for an account, numbered `SP-<n>` per
 //! organization, which an agent drafts a sponsored post with.
 
+use serde_json::Value;
 use std::fmt;
 use uuid::Uuid;
 
-use crate::AdsRefusal;
 use crate::research::ItemOutcome;
+use crate::{AdsMissing, AdsRefusal, AdsRejection};
 
 fleetdesk_kernel::text_enum! {
     /// Where a pick stands: `open` until a draft names it, then `drafted`; `cancelled` by a
@@ -190,6 +191,86 @@ pub fn check_pickable(
     })
 }
 
+/// The research item a pick names, as loaded from the request in reach: the request's
+/// organization and workspace, and the item's position, outcome and card (`None` each when
+/// the request did not ask for the item).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickSource {
+    pub organization_id: Uuid,
+    pub workspace_id: Uuid,
+    pub position: Option<i16>,
+    pub outcome: Option<ItemOutcome>,
+    pub card: Option<Value>,
+}
+
+/// What a pick is made from: the request's organization and workspace, the item's position
+/// in it and its card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picked {
+    pub organization_id: Uuid,
+    pub workspace_id: Uuid,
+    pub position: i16,
+    pub card: Value,
+}
+
+/// A pick of `item` of the research request `research_id` judged, in order: the request is in
+/// reach (`source`), it asked for the item, and the item has a card ([`check_pickable`]).
+pub fn check_source(
+    research_id: Uuid,
+    item: &str,
+    source: Option<PickSource>,
+) -> Result<Picked, AdsRefusal> {
+    let Some(source) = source else {
+        return Err(AdsRefusal::not_there(
+            "research_id",
+            format!("no research request {research_id} in this organization"),
+        ));
+    };
+    let Some(position) = source.position else {
+        return Err(AdsRefusal::RejectedField {
+            field: "item".to_owned(),
+            message: format!("research request {research_id} did not ask for {item}"),
+        });
+    };
+    check_pickable(item, source.outcome, source.card.is_some())?;
+    Ok(Picked {
+        organization_id: source.organization_id,
+        workspace_id: source.workspace_id,
+        position,
+        card: source.card.unwrap_or_default(),
+    })
+}
+
+/// Why no account of the research's workspace is picked for: its `code` names accounts on
+/// several platforms (`ambiguous`: the person must give the platform), or none.
+pub fn account_refusal(code: &str, ambiguous: bool) -> AdsRefusal {
+    if ambiguous {
+        AdsRefusal::RejectedField {
+            field: "platform".to_owned(),
+            message: format!("{code} names accounts on several platforms: give platform"),
+        }
+    } else {
+        AdsRefusal::not_there(
+            "code",
+            format!("no account {code} in the research request's workspace"),
+        )
+    }
+}
+
+/// The one pick numbered `number` in reach, of those `found`: none is unknown (404); several
+/// are a number that several organizations use, which a platform admin outside them cannot
+/// name (422).
+pub fn one_in_reach<T>(number: PickNumber, found: Vec<T>) -> Result<T, AdsRefusal> {
+    let mut found = found.into_iter();
+    match (found.next(), found.next()) {
+        (None, _) => Err(AdsRefusal::NotFound(AdsMissing::Pick(number))),
+        (Some(one), None) => Ok(one),
+        (Some(_), Some(_)) => Err(AdsRefusal::Rejected(
+            AdsRejection::PickInSeveralOrganizations(number),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,5 +413,83 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn a_pick_needs_a_request_in_reach_that_asked_for_the_item_and_its_card() {
+        let research = Uuid::from_u128(5);
+        let found = PickSource {
+            organization_id: Uuid::from_u128(1),
+            workspace_id: Uuid::from_u128(2),
+            position: Some(3),
+            outcome: Some(ItemOutcome::Found),
+            card: Some(serde_json::json!({"title": "Lamp"})),
+        };
+        let none = check_source(research, "123", None).unwrap_err();
+        assert!(matches!(&none, AdsRefusal::NotFoundField { field, .. } if field == "research_id"));
+        assert_eq!(
+            none.to_string(),
+            format!("research_id: no research request {research} in this organization")
+        );
+        let not_asked = PickSource {
+            position: None,
+            outcome: None,
+            card: None,
+            ..found.clone()
+        };
+        assert_eq!(
+            check_source(research, "123", Some(not_asked)),
+            Err(AdsRefusal::RejectedField {
+                field: "item".into(),
+                message: format!("research request {research} did not ask for 123"),
+            })
+        );
+        let no_card = PickSource {
+            outcome: Some(ItemOutcome::NotFound),
+            card: None,
+            ..found.clone()
+        };
+        assert_eq!(
+            check_source(research, "123", Some(no_card))
+                .unwrap_err()
+                .to_string(),
+            "item: 123 was not found: only a card can be picked"
+        );
+        let picked = check_source(research, "123", Some(found.clone())).unwrap();
+        assert_eq!(
+            (picked.position, picked.workspace_id),
+            (3, found.workspace_id)
+        );
+        assert_eq!(Some(picked.card), found.card);
+    }
+
+    #[test]
+    fn an_account_code_names_one_account_or_is_refused() {
+        assert_eq!(
+            account_refusal("TW-1", true).to_string(),
+            "platform: TW-1 names accounts on several platforms: give platform"
+        );
+        let unknown = account_refusal("TW-1", false);
+        assert!(matches!(&unknown, AdsRefusal::NotFoundField { field, .. } if field == "code"));
+        assert_eq!(
+            unknown.to_string(),
+            "code: no account TW-1 in the research request's workspace"
+        );
+    }
+
+    #[test]
+    fn a_number_names_one_pick_in_reach() {
+        let n = PickNumber(4);
+        assert_eq!(one_in_reach(n, vec!['a']), Ok('a'));
+        assert_eq!(
+            one_in_reach(n, Vec::<char>::new()),
+            Err(AdsRefusal::NotFound(AdsMissing::Pick(n)))
+        );
+        assert_eq!(
+            one_in_reach(n, vec!['a', 'b']),
+            Err(AdsRefusal::Rejected(
+                AdsRejection::PickInSeveralOrganizations(n)
+            ))
+        );
     }
 }

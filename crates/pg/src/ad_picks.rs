@@ -10,10 +10,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_accounts::ports::LookupError;
-use fleetdesk_ads::pick::{PickFilter, PickNumber, PickStatus, check_pickable, judge_cancel};
+use fleetdesk_ads::pick::{
+    PickFilter, PickNumber, PickSource, PickStatus, account_refusal, check_source, judge_cancel,
+    one_in_reach,
+};
 use fleetdesk_ads::ports::{Named, NewPick, PICKS_LISTED, PickPerson, PickRecord, PickRepo};
 use fleetdesk_ads::research::ItemOutcome;
-use fleetdesk_ads::{AdsMissing, AdsRefusal, AdsRejection};
+use fleetdesk_ads::{AdsMissing, AdsRefusal};
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -72,7 +75,7 @@ LIMIT $4"
 );
 
 row! {
-    struct SourceRow {
+    struct SourceRow into PickSource {
         organization_id: Uuid,
         workspace_id: Uuid,
         position: Option<i16>,
@@ -137,17 +140,6 @@ impl PickRow {
     }
 }
 
-fn rejected(field: &str, message: String) -> AdsRefusal {
-    AdsRefusal::RejectedField {
-        field: field.to_owned(),
-        message,
-    }
-}
-
-fn not_found(number: PickNumber) -> AdsRefusal {
-    AdsRefusal::NotFound(AdsMissing::Pick(number))
-}
-
 async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> anyhow::Result<PickRecord> {
     let row: PickRow = sql!(PICK_BY_ID, id).get_result(conn).await?;
     Ok(row.record())
@@ -163,27 +155,8 @@ async fn create_tx(
             .get_result(conn)
             .await
             .optional()?;
-    let Some(source) = source else {
-        return Ok(Err(AdsRefusal::not_there(
-            "research_id",
-            format!(
-                "no research request {} in this organization",
-                pick.research_id
-            ),
-        )));
-    };
-    let Some(position) = source.position else {
-        return Ok(Err(rejected(
-            "item",
-            format!(
-                "research request {} did not ask for {}",
-                pick.research_id, pick.item
-            ),
-        )));
-    };
-    let outcome = source.outcome.map(|o| o.0);
-    let card = match check_pickable(&pick.item, outcome, source.card.is_some()) {
-        Ok(()) => source.card.unwrap_or_default(),
+    let source = match check_source(pick.research_id, &pick.item, source.map(Into::into)) {
+        Ok(source) => source,
         Err(refusal) => return Ok(Err(refusal)),
     };
     // The accounts of the workspace answering to the code, current or legacy.
@@ -213,22 +186,10 @@ async fn create_tx(
         });
     let slot = match pick_slot(slots, &pick.code, pick.platform, |s| s) {
         Ok(slot) => slot,
-        Err(LookupError::Ambiguous) => {
-            return Ok(Err(rejected(
-                "platform",
-                format!(
-                    "{} names accounts on several platforms: give platform",
-                    pick.code
-                ),
-            )));
-        }
-        Err(LookupError::NotFound | LookupError::NotYours) => {
-            return Ok(Err(AdsRefusal::not_there(
-                "code",
-                format!(
-                    "no account {} in the research request's workspace",
-                    pick.code
-                ),
+        Err(e) => {
+            return Ok(Err(account_refusal(
+                &pick.code,
+                e == LookupError::Ambiguous,
             )));
         }
     };
@@ -245,9 +206,9 @@ async fn create_tx(
             ad_picks::workspace_id.eq(source.workspace_id),
             ad_picks::slot_id.eq(slot.slot_id),
             ad_picks::research_id.eq(pick.research_id),
-            ad_picks::position.eq(position),
+            ad_picks::position.eq(source.position),
             ad_picks::note.eq(pick.note.as_deref()),
-            ad_picks::card.eq(&card),
+            ad_picks::card.eq(&source.card),
             ad_picks::created_at.eq(Ts::from(pick.now)),
             ad_picks::created_by.eq(person.person_id),
         ))
@@ -279,16 +240,11 @@ async fn cancel_tx(
         .for_update()
         .load(conn)
         .await?;
-    let (id, status) = match rows.as_slice() {
-        [] => return Ok(Err(not_found(number))),
-        [(id, status)] => (*id, status.0),
-        _ => {
-            return Ok(Err(AdsRefusal::Rejected(
-                AdsRejection::PickInSeveralOrganizations(number),
-            )));
-        }
+    let (id, status) = match one_in_reach(number, rows) {
+        Ok(found) => found,
+        Err(refusal) => return Ok(Err(refusal)),
     };
-    let changed = judge_cancel(status);
+    let changed = judge_cancel(status.0);
     if changed {
         diesel::update(ad_picks::table.find(id))
             .set((
@@ -331,10 +287,8 @@ impl PickRepo for PgStore {
                     .get_result(conn)
                     .await
                     .optional()?;
-            match row {
-                Some(row) => Ok(Ok(row.record())),
-                None => Ok(Err(not_found(number))),
-            }
+            let missing = AdsRefusal::NotFound(AdsMissing::Pick(number));
+            Ok(row.map(PickRow::record).ok_or(missing))
         })
     }
 
