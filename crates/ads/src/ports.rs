@@ -507,6 +507,17 @@ pub struct ProposalRecord {
     pub executed_at: Option<Timestamp>,
 }
 
+impl ProposalRecord {
+    /// The record as it stands at `now`: a waiting proposal past its 7 days shows expired
+    /// ([`crate::proposal::ProposalStatus::shown`]).
+    pub fn at(self, now: Timestamp) -> ProposalRecord {
+        ProposalRecord {
+            status: self.status.shown(self.created_at, now),
+            ..self
+        }
+    }
+}
+
 /// The workspace's monthly ad budget and what was spent of it this month.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AdCap))]
@@ -557,6 +568,43 @@ pub struct CampaignView {
     pub results: i64,
     /// Made by the service.
     pub by_fleetdesk: bool,
+}
+
+/// A campaign's numbers as summed over the days asked, before their ratios.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CampaignTotals {
+    pub id: String,
+    pub ad_account_id: String,
+    pub name: String,
+    pub status: String,
+    pub by_fleetdesk: bool,
+    pub spend: Cents,
+    pub impressions: i64,
+    pub reach: i64,
+    pub clicks: i64,
+    pub results: i64,
+}
+
+/// A campaign's sums with their click-through rate and cost per click
+/// ([`crate::proposal::ratios`]).
+impl From<CampaignTotals> for CampaignView {
+    fn from(c: CampaignTotals) -> Self {
+        let (ctr, cpc) = crate::proposal::ratios(c.spend, c.impressions, c.clicks);
+        CampaignView {
+            id: c.id,
+            ad_account_id: c.ad_account_id,
+            name: c.name,
+            status: c.status,
+            spend: c.spend,
+            impressions: c.impressions,
+            reach: c.reach,
+            clicks: c.clicks,
+            ctr,
+            cpc,
+            results: c.results,
+            by_fleetdesk: c.by_fleetdesk,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -755,6 +803,66 @@ mod tests {
         assert_eq!(credits[0].lines, [line(1, "a", 2), line(2, "b", 2)]);
         assert!(credits[1].lines.is_empty());
         assert_eq!(credits[1].charged, 4);
+    }
+
+    #[test]
+    fn a_campaign_shows_its_sums_with_their_ratios() {
+        let totals = CampaignTotals {
+            id: "c1".into(),
+            ad_account_id: "act_1".into(),
+            name: "Spring".into(),
+            status: "ACTIVE".into(),
+            by_fleetdesk: true,
+            spend: Cents(12_345),
+            impressions: 1_000,
+            reach: 800,
+            clicks: 30,
+            results: 4,
+        };
+        let view = CampaignView::from(totals.clone());
+        assert_eq!((view.ctr, view.cpc), (Some(3.0), Some(4.12)));
+        assert_eq!(
+            (view.spend, view.reach, view.results),
+            (Cents(12_345), 800, 4)
+        );
+        assert_eq!((view.id.as_str(), view.by_fleetdesk), ("c1", true));
+        let none = CampaignView::from(CampaignTotals {
+            impressions: 0,
+            clicks: 0,
+            ..totals
+        });
+        assert_eq!((none.ctr, none.cpc), (None, None));
+    }
+
+    #[test]
+    fn a_proposal_shows_expired_past_its_7_days() {
+        use crate::proposal::{ProposalKind, ProposalStatus};
+        let record = |status| ProposalRecord {
+            id: Uuid::from_u128(1),
+            kind: ProposalKind::Pause,
+            status,
+            ad_id: Some("a1".into()),
+            post_id: None,
+            ad_account_id: None,
+            budget_type: None,
+            amount: None,
+            days: None,
+            countries: vec![],
+            reason: "ctr fell".into(),
+            decision_id: Uuid::from_u128(2),
+            result: None,
+            created_at: at("2026-11-10T02:00:00Z"),
+            decided_by: None,
+            decided_at: None,
+            executed_at: None,
+        };
+        let waiting = || record(ProposalStatus::Waiting);
+        let (before, after) = (at("2026-11-17T01:59:59Z"), at("2026-11-17T02:00:00Z"));
+        assert_eq!(waiting().at(before).status, ProposalStatus::Waiting);
+        assert_eq!(waiting().at(after).status, ProposalStatus::Expired);
+        let approved = record(ProposalStatus::Approved).at(after);
+        assert_eq!(approved.status, ProposalStatus::Approved);
+        assert_eq!(approved.reason, "ctr fell");
     }
 
     #[test]

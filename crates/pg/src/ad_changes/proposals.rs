@@ -7,7 +7,7 @@ use crate::db::PgStore;
 use crate::decisions::open_decision;
 use crate::jobs::enqueue_in;
 use crate::rows::Stored;
-use crate::schema::{ad_accounts, ad_proposals, posts};
+use crate::schema::{ad_accounts, ad_proposals, posts, workspaces};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use fleetdesk_ads::change::{
@@ -15,11 +15,11 @@ use fleetdesk_ads::change::{
     TargetFacts, check_enabled, plan_approval, plan_proposal, waiting_since,
 };
 use fleetdesk_ads::ports::{
-    AdAccountView, AdView, AdsRepo, AdsView, CampaignView, CapView, NewProposal, ProposalRecord,
+    AdAccountView, AdView, AdsRepo, AdsView, CampaignTotals, CapView, NewProposal, ProposalRecord,
 };
 use fleetdesk_ads::proposal::{
     AdStatus, BudgetType, Change, PROPOSALS_SHOWN, ProposalKind, ProposalStatus, dismissed,
-    first_day, month_start, ratios,
+    first_day, month_start,
 };
 use fleetdesk_ads::{AdsMissing, AdsRefusal};
 use fleetdesk_kernel::money::Cents;
@@ -29,7 +29,6 @@ use serde_json::Value;
 use uuid::Uuid;
 
 statements!(
-    WORKSPACE => WorkspaceRow,
     WORKSPACE_READ => WorkspaceRow,
     SPENT => SpentRow,
     CAMPAIGNS => CampaignRow,
@@ -42,16 +41,8 @@ statements!(
     RUNNING_ADS => KnownAdRow,
 );
 
-/// The workspace's ads switch and cap, locked against concurrent proposals (`FOR NO KEY
-/// UPDATE`: foreign-key checks of other writes still pass).
-const WORKSPACE: &str = r#"
-SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
-WHERE id = $1
-FOR NO KEY UPDATE
-"#;
-
-/// The same, read without a lock (`GET /ads`), of the organization `$2` (any when null) and
-/// not archived.
+/// The workspace's ads switch and cap (`GET /ads`), of the organization `$2` (any when null)
+/// and not archived.
 const WORKSPACE_READ: &str = r#"
 SELECT ads_enabled, (monthly_ad_cap * 100)::int8 AS cap, ad_cap_currency FROM workspaces
 WHERE id = $1 AND ($2::uuid IS NULL OR organization_id = $2) AND archived_at IS NULL
@@ -149,15 +140,33 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = ad_accounts, check_for_backend(diesel::pg::Pg))]
-struct AccountRow {
-    id: String,
-    name: String,
-    currency: String,
-    status: Option<String>,
-    synced_at: Option<Ts>,
-    sync_error: Option<String>,
+selectable! {
+    #[diesel(table_name = ad_accounts)]
+    struct AccountRow into AdAccountView {
+        id: String,
+        name: String,
+        currency: String,
+        status: Option<String>,
+        synced_at: Option<Ts>,
+        sync_error: Option<String>,
+    }
+}
+
+selectable! {
+    #[diesel(table_name = ad_accounts)]
+    struct BoostAccountRow into BoostAccount {
+        currency: String,
+        instagram_user_id: Option<String>,
+    }
+}
+
+selectable! {
+    #[diesel(table_name = posts)]
+    struct BoostPostRow into BoostPost {
+        platform: String,
+        status: String,
+        platform_post_id: Option<String>,
+    }
 }
 
 row! {
@@ -167,7 +176,7 @@ row! {
 }
 
 row! {
-    struct CampaignRow {
+    struct CampaignRow into CampaignTotals {
         id: String,
         ad_account_id: String,
         name: String,
@@ -240,28 +249,12 @@ row! {
     }
 }
 
-impl ProposalRow {
-    /// The record as it stands at `now` ([`ProposalStatus::shown`]).
-    fn record(self, now: Timestamp) -> ProposalRecord {
-        let record = ProposalRecord::from(self);
-        ProposalRecord {
-            status: record.status.shown(record.created_at, now),
-            ..record
-        }
-    }
-}
-
-fn day_of(t: Timestamp) -> jiff_diesel::Date {
-    jiff_diesel::Date::from(fleetdesk_ads::research::quota_day(t))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Agents: GET /ads, POST /ads/proposals
 
 async fn spent(conn: Tx<'_>, ws: Uuid, since: Timestamp, currency: &str) -> anyhow::Result<Cents> {
-    let row: SpentRow = sql!(SPENT, ws, day_of(since), currency)
-        .get_result(conn)
-        .await?;
+    let since = jiff_diesel::Date::from(fleetdesk_ads::research::quota_day(since));
+    let row: SpentRow = sql!(SPENT, ws, since, currency).get_result(conn).await?;
     Ok(Cents(row.spent))
 }
 
@@ -310,39 +303,16 @@ async fn view_tx(
             .await?;
     Ok(Ok(AdsView {
         cap,
-        ad_accounts: accounts
-            .into_iter()
-            .map(|a| AdAccountView {
-                id: a.id,
-                name: a.name,
-                currency: a.currency,
-                status: a.status,
-                synced_at: a.synced_at.map(Ts::to_jiff),
-                sync_error: a.sync_error,
-            })
-            .collect(),
+        ad_accounts: accounts.into_iter().map(Into::into).collect(),
         campaigns: campaigns
             .into_iter()
-            .map(|c| {
-                let (ctr, cpc) = ratios(Cents(c.spend), c.impressions, c.clicks);
-                CampaignView {
-                    id: c.id,
-                    ad_account_id: c.ad_account_id,
-                    name: c.name,
-                    status: c.status,
-                    spend: Cents(c.spend),
-                    impressions: c.impressions,
-                    reach: c.reach,
-                    clicks: c.clicks,
-                    ctr,
-                    cpc,
-                    results: c.results,
-                    by_fleetdesk: c.by_fleetdesk,
-                }
-            })
+            .map(|c| CampaignTotals::from(c).into())
             .collect(),
         ads: ads.into_iter().map(Into::into).collect(),
-        proposals: proposals.into_iter().map(|p| p.record(now)).collect(),
+        proposals: proposals
+            .into_iter()
+            .map(|p| ProposalRecord::from(p).at(now))
+            .collect(),
     }))
 }
 
@@ -363,30 +333,23 @@ async fn target(conn: Tx<'_>, ws: Uuid, change: &Change) -> anyhow::Result<Targe
             ad_account_id,
             ..
         } => {
-            let post: Option<(String, String, Option<String>)> = posts::table
+            let post: Option<BoostPostRow> = posts::table
                 .filter(posts::id.eq(post_id))
                 .filter(posts::workspace_id.eq(ws))
-                .select((posts::platform, posts::status, posts::platform_post_id))
+                .select(BoostPostRow::as_select())
                 .first(conn)
                 .await
                 .optional()?;
-            let account: Option<(String, Option<String>)> = ad_accounts::table
+            let account: Option<BoostAccountRow> = ad_accounts::table
                 .filter(ad_accounts::workspace_id.eq(ws))
                 .filter(ad_accounts::id.eq(ad_account_id))
-                .select((ad_accounts::currency, ad_accounts::instagram_user_id))
+                .select(BoostAccountRow::as_select())
                 .first(conn)
                 .await
                 .optional()?;
             TargetFacts::Boost {
-                post: post.map(|(platform, status, platform_post_id)| BoostPost {
-                    platform,
-                    status,
-                    platform_post_id,
-                }),
-                account: account.map(|(currency, instagram_user_id)| BoostAccount {
-                    currency,
-                    instagram_user_id,
-                }),
+                post: post.map(Into::into),
+                account: account.map(Into::into),
             }
         }
     })
@@ -397,7 +360,14 @@ async fn propose_tx(
     agent: AgentRef,
     p: &NewProposal,
 ) -> anyhow::Result<Result<ProposalRecord, AdsRefusal>> {
-    let ws: WorkspaceRow = sql!(WORKSPACE, agent.workspace_id).get_result(conn).await?;
+    // The workspace's ads switch, locked against concurrent proposals (`FOR NO KEY UPDATE`:
+    // foreign-key checks of other writes still pass).
+    let ads_enabled: bool = workspaces::table
+        .find(agent.workspace_id)
+        .select(workspaces::ads_enabled)
+        .for_no_key_update()
+        .get_result(conn)
+        .await?;
     let target_facts = target(conn, agent.workspace_id, &p.change).await?;
     let waiting: Option<Uuid> = ad_proposals::table
         .filter(ad_proposals::workspace_id.eq(agent.workspace_id))
@@ -410,7 +380,7 @@ async fn propose_tx(
         .await
         .optional()?;
     let facts = ProposalFacts {
-        ads_enabled: ws.ads_enabled,
+        ads_enabled,
         target: target_facts,
         waiting,
     };
@@ -445,7 +415,7 @@ async fn propose_tx(
     .execute(conn)
     .await?;
     let row: ProposalRow = sql!(PROPOSAL_BY_ID, plan.id).get_result(conn).await?;
-    Ok(Ok(row.record(p.now)))
+    Ok(Ok(ProposalRecord::from(row).at(p.now)))
 }
 
 impl AdsRepo for PgStore {
