@@ -5,7 +5,7 @@
 //! writes it in one transaction.
 
 use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
-use fleetdesk_kernel::jobs::NewJob;
+use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::money::Cents;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -353,6 +353,13 @@ pub fn plan_approval(
     })
 }
 
+/// The proposal a change job ([`Approved::job`]) executes.
+pub fn proposal_of(job: &Job) -> anyhow::Result<Uuid> {
+    job.key
+        .parse()
+        .map_err(|e| anyhow::anyhow!("ad change job {}: {e}", job.key))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Executing
 
@@ -368,13 +375,16 @@ pub struct ChangeFacts {
     pub proposed_budget_type: Option<BudgetType>,
     pub days: Option<i32>,
     pub countries: Vec<String>,
-    /// An earlier attempt recorded its start (it may have reached the platform).
-    pub started: bool,
+    /// The proposal's stored result: an earlier attempt's start ([`started`]) when one may
+    /// have reached the platform.
+    pub result: Option<Value>,
     pub decided_at: Option<Timestamp>,
     /// The ad account the change runs on: the synced ad's, or the one a boost names.
     pub ad_account_id: Option<String>,
-    /// That account with its token; `None` when it is no longer the workspace's.
-    pub account: Option<AdAccountRef>,
+    /// That account's currency and token ([`ChangeFacts::account`]); `None` when it is no
+    /// longer the workspace's.
+    pub currency: Option<String>,
+    pub token_env: Option<String>,
     pub instagram_user_id: Option<String>,
     /// The synced ad's ad set, campaign and budget type.
     pub adset_id: Option<String>,
@@ -385,6 +395,18 @@ pub struct ChangeFacts {
     pub platform: Option<String>,
     pub platform_post_id: Option<String>,
     pub market: Option<String>,
+}
+
+impl ChangeFacts {
+    /// The ad account the change runs on, with its token; `None` when it is no longer the
+    /// workspace's.
+    pub fn account(&self) -> Option<AdAccountRef> {
+        Some(AdAccountRef {
+            id: self.ad_account_id.clone()?,
+            currency: self.currency.clone()?,
+            token_env: self.token_env.clone()?,
+        })
+    }
 }
 
 /// What the ad work does with an approved proposal's job.
@@ -425,14 +447,14 @@ pub fn plan_step(f: &ChangeFacts, now: Timestamp) -> StepPlan {
     let (Some(kind), Some(ProposalStatus::Approved)) = (f.kind, f.status) else {
         return StepPlan::Done;
     };
-    if kind == ProposalKind::Boost && f.started {
+    if kind == ProposalKind::Boost && started(f.result.as_ref()) {
         return StepPlan::Fail(failure(format!(
             "an earlier attempt was cut short after it reached the ad platform: look in the ad \
              account for a paused campaign named \"{}\" before proposing the boost again",
             boost_name(f.id)
         )));
     }
-    let Some(account) = f.account.clone() else {
+    let Some(account) = f.account() else {
         return StepPlan::Fail(failure(match &f.ad_id {
             Some(ad) => ApprovalRefusal::AdGone(ad.clone()).to_string(),
             None => "the ad account is no longer the workspace's".to_owned(),
@@ -724,6 +746,18 @@ mod tests {
         assert_eq!(approved.job.kind, CHANGE_JOB);
         assert_eq!(approved.job.key, p.id.to_string());
         assert_eq!(approved.job.run_at, now);
+        let job = Job {
+            id: Uuid::nil(),
+            kind: approved.job.kind,
+            key: approved.job.key,
+            payload: approved.job.payload,
+            attempt: 1,
+        };
+        assert_eq!(
+            proposal_of(&job).unwrap(),
+            p.id,
+            "the job names its proposal"
+        );
     }
 
     #[test]
@@ -742,11 +776,8 @@ mod tests {
             days: Some(4),
             decided_at: Some(at("2026-11-12T02:00:00Z")),
             ad_account_id: Some("act_1".into()),
-            account: Some(AdAccountRef {
-                id: "act_1".into(),
-                currency: "TWD".into(),
-                token_env: "META_TOKEN".into(),
-            }),
+            currency: Some("TWD".into()),
+            token_env: Some("META_TOKEN".into()),
             platform: Some("facebook".into()),
             platform_post_id: Some("123_456".into()),
             market: Some("TW".into()),
@@ -767,7 +798,14 @@ mod tests {
         else {
             panic!("an approved boost executes");
         };
-        assert_eq!(account.id, "act_1");
+        assert_eq!(
+            account,
+            AdAccountRef {
+                id: "act_1".into(),
+                currency: "TWD".into(),
+                token_env: "META_TOKEN".into(),
+            }
+        );
         assert!(started["started_at"].is_string());
         assert!(
             super::started(Some(&started)),
@@ -791,7 +829,7 @@ mod tests {
         assert_eq!(ends_at, at("2026-11-16T02:00:00Z"));
         assert_eq!(name, "fleetdesk boost 00000000-0000-0000-0000-000000000005");
         assert_eq!(budget_type, BudgetType::Daily);
-        f.started = true;
+        f.result = Some(started);
         let StepPlan::Fail(result) = plan_step(&f, now) else {
             panic!("a boost that started fails");
         };
@@ -801,8 +839,10 @@ mod tests {
                 .unwrap()
                 .contains("paused campaign named")
         );
-        f.started = false;
-        f.account = None;
+        f.result = Some(json!({"id": "1"}));
+        f.currency = None;
+        f.token_env = None;
+        assert_eq!(f.account(), None, "the account left the workspace");
         assert_eq!(
             plan_step(&f, now),
             StepPlan::Fail(failure("the ad account is no longer the workspace's"))

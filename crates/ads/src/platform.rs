@@ -54,6 +54,19 @@ impl AccountSnapshot {
         self.ads.retain(|a| ads.insert(a.id.clone()));
         self
     }
+
+    /// Each campaign's days from `since` on, with the campaign's id: what a sync stores anew.
+    pub fn days_from(&self, since: Date) -> Vec<(&str, &CampaignDay)> {
+        self.campaigns
+            .iter()
+            .flat_map(|c| {
+                c.days
+                    .iter()
+                    .filter(move |d| d.day >= since)
+                    .map(move |d| (c.id.as_str(), d))
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -221,5 +234,12 @@ mod tests {
         assert_eq!(snapshot.campaigns[0].days.len(), 2);
         assert_eq!(snapshot.campaigns[0].days[1].spend, Cents(200));
         assert_eq!(snapshot.ads.len(), 2);
+        let from_2nd: Vec<(&str, i8)> = snapshot
+            .days_from(Date::constant(2026, 11, 2))
+            .into_iter()
+            .map(|(c, d)| (c, d.day.day()))
+            .collect();
+        assert_eq!(from_2nd, [("c", 2)]);
+        assert_eq!(snapshot.days_from(Date::constant(2026, 11, 1)).len(), 3);
     }
 }

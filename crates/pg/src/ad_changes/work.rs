@@ -9,7 +9,7 @@ use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, a
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step, started};
+use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step, proposal_of};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
 use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep};
 use fleetdesk_ads::proposal::{
@@ -19,7 +19,6 @@ use fleetdesk_ads::proposal::{
 use fleetdesk_decisions::rules::dismissed_by_service;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::jobs::{Job, JobStatus};
-use fleetdesk_kernel::money::Cents;
 use jiff::Timestamp;
 use serde_json::Value;
 use uuid::Uuid;
@@ -89,8 +88,8 @@ SET name = EXCLUDED.name, status = EXCLUDED.status, synced_at = EXCLUDED.synced_
 const INSERT_DAYS: &str = r#"
 INSERT INTO ad_campaign_days (workspace_id, campaign_id, day, spend, impressions, reach, clicks,
                               results)
-SELECT $1, d.campaign_id, d.day, (d.spend / 100.0)::numeric(14, 2), d.impressions, d.reach, d.clicks,
-       d.results
+SELECT $1, d.campaign_id, d.day, (d.spend / 100.0)::numeric(14, 2), d.impressions, d.reach,
+       d.clicks, d.results
 FROM unnest($2::text[], $3::date[], $4::int8[], $5::bigint[], $6::bigint[], $7::bigint[],
             $8::bigint[]) AS d(campaign_id, day, spend, impressions, reach, clicks, results)
 "#;
@@ -124,9 +123,9 @@ SET campaign_id = EXCLUDED.campaign_id, adset_id = EXCLUDED.adset_id, name = EXC
 
 /// An approved proposal with what executing it needs, locked.
 const CHANGE: &str = r#"
-SELECT p.id, p.workspace_id, p.kind, p.status, p.ad_id, p.post_id, (p.amount * 100)::int8 AS amount,
+SELECT p.workspace_id, p.id, p.kind, p.status, p.ad_id, p.post_id, (p.amount * 100)::int8 AS amount,
        p.budget_type AS proposed_budget_type, p.days, p.countries, p.result, p.decided_at,
-       coalesce(a.ad_account_id, p.ad_account_id) AS account_id, acc.currency, acc.token_env,
+       coalesce(a.ad_account_id, p.ad_account_id) AS ad_account_id, acc.currency, acc.token_env,
        acc.instagram_user_id,
        a.adset_id, a.campaign_id, a.budget_type AS ad_budget_type, po.platform,
        po.platform_post_id,
@@ -168,10 +167,17 @@ row! {
 
 row! {
     struct ChangeRow {
-        id: Uuid,
         workspace_id: Uuid,
-        kind: Stored<ProposalKind>,
-        status: Stored<ProposalStatus>,
+        #[diesel(embed)]
+        facts: FactsRow,
+    }
+}
+
+row! {
+    struct FactsRow into ChangeFacts {
+        id: Uuid,
+        kind: Option<Stored<ProposalKind>>,
+        status: Option<Stored<ProposalStatus>>,
         ad_id: Option<String>,
         post_id: Option<Uuid>,
         amount: Option<i64>,
@@ -180,7 +186,7 @@ row! {
         countries: Vec<String>,
         result: Option<Value>,
         decided_at: Option<Ts>,
-        account_id: Option<String>,
+        ad_account_id: Option<String>,
         currency: Option<String>,
         token_env: Option<String>,
         instagram_user_id: Option<String>,
@@ -329,15 +335,7 @@ async fn store_sync_tx(
     )
     .execute(conn)
     .await?;
-    let days: Vec<(&str, &fleetdesk_ads::platform::CampaignDay)> = c
-        .iter()
-        .flat_map(|c| {
-            c.days
-                .iter()
-                .filter(|d| d.day >= since)
-                .map(move |d| (c.id.as_str(), d))
-        })
-        .collect();
+    let days = snapshot.days_from(since);
     sql!(
         INSERT_DAYS,
         ws,
@@ -385,45 +383,10 @@ async fn store_sync_tx(
     Ok(())
 }
 
-impl ChangeRow {
-    fn facts(self) -> ChangeFacts {
-        let account = match (&self.account_id, self.currency, self.token_env) {
-            (Some(id), Some(currency), Some(token_env)) => Some(AdAccountRef {
-                id: id.clone(),
-                currency,
-                token_env,
-            }),
-            _ => None,
-        };
-        ChangeFacts {
-            id: self.id,
-            kind: Some(self.kind.0),
-            status: Some(self.status.0),
-            ad_id: self.ad_id,
-            post_id: self.post_id,
-            amount: self.amount.map(Cents),
-            proposed_budget_type: self.proposed_budget_type.map(|b| b.0),
-            days: self.days,
-            countries: self.countries,
-            started: started(self.result.as_ref()),
-            decided_at: self.decided_at.map(Ts::to_jiff),
-            ad_account_id: self.account_id,
-            account,
-            instagram_user_id: self.instagram_user_id,
-            adset_id: self.adset_id,
-            campaign_id: self.campaign_id,
-            ad_budget_type: self.ad_budget_type.map(|b| b.0),
-            platform: self.platform,
-            platform_post_id: self.platform_post_id,
-            market: self.market,
-        }
-    }
-}
-
 /// An approved proposal as loaded under its job's lease, locked; `None` when it is gone.
 async fn change_facts(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Option<(Uuid, ChangeFacts)>> {
     let row: Option<ChangeRow> = sql!(CHANGE, id).get_result(conn).await.optional()?;
-    Ok(row.map(|r| (r.workspace_id, r.facts())))
+    Ok(row.map(|r| (r.workspace_id, r.facts.into())))
 }
 
 /// The proposal settles with its result.
@@ -443,12 +406,6 @@ async fn settle(
         .execute(conn)
         .await?;
     Ok(())
-}
-
-fn proposal_of(job: &Job) -> anyhow::Result<Uuid> {
-    job.key
-        .parse()
-        .map_err(|e| anyhow::anyhow!("ad change job {}: {e}", job.key))
 }
 
 async fn change_step_tx(
