@@ -170,8 +170,9 @@ pub fn decode_inline_images(
     Ok(out)
 }
 
-/// A media item as the attach rules see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A media item as the attach rules see it; read from `{"id", "kind"}` as a post's media are
+/// loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 pub struct MediaRef {
     pub id: Uuid,
     pub kind: MediaKind,

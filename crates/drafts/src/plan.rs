@@ -6,7 +6,9 @@
 //! the same rules.
 
 use crate::draft::{CastMember, Character, CharacterPick, MediaRef, check_characters, plan_media};
-use crate::ports::{Attach, DraftEdit, DraftRefusal, DraftView, ItemProblem, NewDraft};
+use crate::ports::{
+    Attach, DraftEdit, DraftRefusal, DraftView, ItemProblem, NewDraft, StoredImage,
+};
 use fleetdesk_accounts::{AccountState, SlotName, choose};
 use fleetdesk_ads::pick::{PickNumber, PickProblem, PickState, judge_draft};
 use fleetdesk_kernel::Platform;
@@ -95,8 +97,8 @@ pub struct SubmitFacts {
 }
 
 /// What a rewrite or an attach needs: the post (none when not in the workspace), the cast
-/// when characters are named, the items named.
-#[derive(Debug, Clone)]
+/// when characters are named, the items named. The default is a post not found.
+#[derive(Debug, Clone, Default)]
 pub struct ChangeFacts {
     pub post: Option<PostFact>,
     pub cast: Vec<CastMember>,
@@ -200,6 +202,23 @@ pub struct NewPost {
     pub pick: Option<Uuid>,
     pub events: Vec<Event>,
     pub view: DraftView,
+}
+
+impl NewPost {
+    /// The rest of the post once its row is inserted as `id`: its media appended, its pick
+    /// linked and its history recorded, as a change to it; it answers `view` with its id.
+    pub fn inserted(self, id: Uuid) -> PostChange {
+        PostChange {
+            post_id: id,
+            slot_id: self.account.slot.slot_id,
+            rewrite: None,
+            characters: None,
+            added: self.media,
+            pick: self.pick,
+            events: self.events,
+            view: DraftView { id, ..self.view },
+        }
+    }
 }
 
 /// A rewrite's new columns (`PUT /drafts/{id}`).
@@ -467,10 +486,7 @@ pub fn plan_attach(
     if !post.status.takes_media() {
         return Err(DraftRefusal::MediaClosed(post.status));
     }
-    let (uploads, library, are_uploads): (&[Uuid], &[Uuid], bool) = match items {
-        Attach::Uploads(ids) => (ids, &[], true),
-        Attach::Media(ids) => (&[], ids, false),
-    };
+    let (uploads, library) = items.ids();
     let named = resolve_items(
         post.project_id,
         (uploads, &facts.uploads),
@@ -478,7 +494,7 @@ pub fn plan_attach(
     )?;
     let added = plan_media(post.platform, &post.media, &named).map_err(DraftRefusal::Caps)?;
     let mut events = vec![Event::Attached {
-        uploads: are_uploads,
+        uploads: matches!(items, Attach::Uploads(_)),
         media: ids(&added),
     }];
     events.extend(note.map(|n| Event::Note(n.to_owned())));
@@ -497,6 +513,27 @@ pub fn plan_attach(
 /// `POST /drafts/{id}/notes`: a note on the agent's own post.
 pub fn plan_note(post: Option<PostFact>, note: &str) -> Result<(Uuid, Event), DraftRefusal> {
     own_post(post).map(|p| (p.id, Event::Note(note.to_owned())))
+}
+
+/// The request's inline images as the library holds them, in order: each the item `entered`
+/// lists for its file (`(id, sha256)`). `Err` names the first file not there.
+pub fn inline_refs<'a>(
+    images: &'a [StoredImage],
+    entered: &[(Uuid, String)],
+) -> Result<Vec<MediaRef>, &'a str> {
+    images
+        .iter()
+        .map(|i| {
+            entered
+                .iter()
+                .find(|(_, sha256)| *sha256 == i.sha256)
+                .map(|(id, _)| MediaRef {
+                    id: *id,
+                    kind: MediaKind::Image,
+                })
+                .ok_or(i.sha256.as_str())
+        })
+        .collect()
 }
 
 /// What a post answers after a change: its media with `added`, its characters or `set`.

@@ -74,6 +74,16 @@ pub enum Attach {
     Media(Vec<Uuid>),
 }
 
+impl Attach {
+    /// The uploads and the library items named, one list of them empty.
+    pub fn ids(&self) -> (&[Uuid], &[Uuid]) {
+        match self {
+            Attach::Uploads(ids) => (ids, &[]),
+            Attach::Media(ids) => (&[], ids),
+        }
+    }
+}
+
 /// Why one upload or library item cannot go on a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemProblem {

@@ -51,22 +51,25 @@ row! {
     }
 }
 
-/// A post with its account, locked for the change.
+/// A post with its account and its media in order, read once it is locked ([`post_fact`]).
 const POST_FOR_CHANGE: &str = r#"
 SELECT p.id, p.status, p.body, p.returned_body, p.awaiting_rewrite, p.rewrite_answered,
        p.project_id, p.persona_id, p.slot_id, p.planned_at, p.characters,
        s.code, s.platform, g.state,
-       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
+       (SELECT COALESCE(jsonb_agg(jsonb_build_object('id', m.id, 'kind', m.kind)
+                                  ORDER BY pm.position), '[]'::jsonb)
+          FROM post_media pm JOIN media m ON m.id = pm.media_id
+         WHERE pm.post_id = p.id) AS media
 FROM posts p
 JOIN account_slots s ON s.id = p.slot_id
 JOIN personas pe ON pe.id = p.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
-WHERE p.id = $1 AND p.workspace_id = $3
-FOR UPDATE OF p
+WHERE p.id = $1
 "#;
 
 row! {
-    struct PostRow {
+    struct PostRow into PostFact {
         id: Uuid,
         status: Stored<PostStatus>,
         body: String,
@@ -82,40 +85,28 @@ row! {
         platform: Stored<Platform>,
         state: Option<Stored<AccountState>>,
         mine: bool,
+        media: Json<Vec<MediaRef>>,
     }
 }
 
-/// Uploads named by id, with the library item each ended in.
-const UPLOAD_REFS: &str = r#"
-SELECT u.id AS ref_id, m.id AS media_id, m.kind, m.project_id, (m.archived_at IS NOT NULL) AS archived
-FROM uploads u
-LEFT JOIN media m ON m.id = u.media_id
-WHERE u.workspace_id = $1 AND u.id = ANY($2)
+/// Uploads (`$3` false) or library items (`$3` true) named by id in the workspace, each with
+/// the library item it is (none for an upload whose file has not arrived).
+const ITEMS: &str = r#"
+SELECT r.id, CASE WHEN m.id IS NOT NULL THEN jsonb_build_object('id', m.id, 'kind', m.kind) END
+           AS media,
+       (m.archived_at IS NOT NULL) AS archived, m.project_id
+FROM (SELECT id, media_id FROM uploads WHERE NOT $3 AND workspace_id = $1 AND id = ANY($2)
+      UNION ALL
+      SELECT id, id FROM media WHERE $3 AND workspace_id = $1 AND id = ANY($2)) r
+LEFT JOIN media m ON m.id = r.media_id
 "#;
 
 row! {
-    /// An upload or library item named by id (`ref_id`), with the library item it is.
-    #[derive(Queryable)]
-    struct RefRow {
-        ref_id: Uuid,
-        media_id: Option<Uuid>,
-        kind: Option<Stored<MediaKind>>,
-        project_id: Option<Uuid>,
-        archived: Option<bool>,
-    }
-}
-
-const POST_MEDIA: &str = r#"
-SELECT pm.media_id AS id, m.kind
-FROM post_media pm JOIN media m ON m.id = pm.media_id
-WHERE pm.post_id = $1
-ORDER BY pm.position
-"#;
-
-row! {
-    struct PostMediaRow into MediaRef {
+    struct ItemRow into ItemFact {
         id: Uuid,
-        kind: Stored<MediaKind>,
+        media: Option<Json<MediaRef>>,
+        archived: bool,
+        project_id: Option<Uuid>,
     }
 }
 
@@ -134,7 +125,8 @@ FROM unnest($5::text[], $6::bigint[], $7::int[], $8::int[], $9::text[], $10::tex
      WITH ORDINALITY AS t(mime, bytes, width, height, caption, sha256, key, thumb_key, thumb_mime,
                           n)
 ORDER BY t.sha256, t.n
-ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
+ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid),
+             sha256)
     WHERE archived_at IS NULL
     DO UPDATE SET thumb_key = EXCLUDED.thumb_key, thumb_mime = EXCLUDED.thumb_mime
     WHERE media.thumb_key IS NULL AND EXCLUDED.thumb_key IS NOT NULL
@@ -194,72 +186,29 @@ async fn items(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let rows: Vec<RefRow> = if !library {
-        sql!(UPLOAD_REFS, workspace_id, ids).load(conn).await?
-    } else {
-        media::table
-            .filter(media::workspace_id.eq(workspace_id))
-            .filter(media::id.eq_any(ids))
-            .select((
-                media::id,
-                media::id.nullable(),
-                media::kind.nullable(),
-                media::project_id,
-                media::archived_at.is_not_null().nullable(),
-            ))
-            .load(conn)
-            .await?
-    };
-    Ok(rows
-        .into_iter()
-        .map(|row| ItemFact {
-            id: row.ref_id,
-            media: match (row.media_id, row.kind) {
-                (Some(id), Some(kind)) => Some(MediaRef { id, kind: kind.0 }),
-                _ => None,
-            },
-            archived: row.archived == Some(true),
-            project_id: row.project_id,
-        })
-        .collect())
-}
-
-async fn post_media(conn: Tx<'_>, post_id: Uuid) -> QueryResult<Vec<MediaRef>> {
-    let rows: Vec<PostMediaRow> = sql!(POST_MEDIA, post_id).load(conn).await?;
+    let rows: Vec<ItemRow> = sql!(ITEMS, workspace_id, ids, library).load(conn).await?;
     Ok(rows.into_iter().map(Into::into).collect())
 }
 
-/// A post of the workspace with its account and media, locked for a change.
-async fn post_fact(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-) -> anyhow::Result<Option<PostFact>> {
-    let row: Option<PostRow> = sql!(POST_FOR_CHANGE, post_id, agent.agent_id, agent.workspace_id)
-        .get_result(conn)
+/// A post of the workspace with its account and media, locked for a change. It is read after
+/// the lock is taken: a statement that waited for the lock would read the media another change
+/// wrote meanwhile as they were before.
+async fn post_fact(conn: Tx<'_>, agent: AgentRef, post_id: Uuid) -> QueryResult<Option<PostFact>> {
+    let locked: Option<Uuid> = posts::table
+        .find(post_id)
+        .filter(posts::workspace_id.eq(agent.workspace_id))
+        .select(posts::id)
+        .for_update()
+        .first(conn)
         .await
         .optional()?;
-    let Some(p) = row else {
+    if locked.is_none() {
         return Ok(None);
-    };
-    Ok(Some(PostFact {
-        status: p.status.0,
-        platform: p.platform.0,
-        state: p.state.map(|s| s.0),
-        characters: p.characters.0,
-        media: post_media(conn, p.id).await?,
-        id: p.id,
-        body: p.body,
-        returned_body: p.returned_body,
-        awaiting_rewrite: p.awaiting_rewrite,
-        rewrite_answered: p.rewrite_answered,
-        project_id: p.project_id,
-        persona_id: p.persona_id,
-        slot_id: p.slot_id,
-        planned_at: p.planned_at.map(Into::into),
-        code: p.code,
-        mine: p.mine,
-    }))
+    }
+    let row: PostRow = sql!(POST_FOR_CHANGE, post_id, agent.agent_id)
+        .get_result(conn)
+        .await?;
+    Ok(Some(row.into()))
 }
 
 /// Enters inline images into the library (or finds them there) and returns them in order.
@@ -295,7 +244,7 @@ async fn inline_media(
     )
     .execute(conn)
     .await?;
-    let rows: Vec<(Uuid, String)> = media::table
+    let entered: Vec<(Uuid, String)> = media::table
         .filter(media::workspace_id.eq(agent.workspace_id))
         .filter(media::project_id.eq(project_id))
         .filter(media::sha256.eq_any(&shas))
@@ -303,18 +252,8 @@ async fn inline_media(
         .select((media::id, media::sha256))
         .load(conn)
         .await?;
-    images
-        .iter()
-        .map(|i| {
-            rows.iter()
-                .find(|(_, sha256)| *sha256 == i.sha256)
-                .map(|(id, _)| MediaRef {
-                    id: *id,
-                    kind: MediaKind::Image,
-                })
-                .ok_or_else(|| anyhow::anyhow!("inline image {} not in the library", i.sha256))
-        })
-        .collect()
+    plan::inline_refs(images, &entered)
+        .map_err(|sha256| anyhow::anyhow!("inline image {sha256} not in the library"))
 }
 
 async fn append_media(conn: Tx<'_>, post_id: Uuid, added: &[MediaRef]) -> QueryResult<()> {
@@ -336,10 +275,6 @@ async fn inventory(conn: Tx<'_>, slot_id: Uuid, post_id: Uuid) -> QueryResult<i6
         .count()
         .get_result(conn)
         .await
-}
-
-fn characters_json(c: &[Character]) -> Value {
-    serde_json::to_value(c).unwrap_or_else(|_| json!([]))
 }
 
 /// The accounts a submit's code may name, their slots locked.
@@ -387,7 +322,8 @@ async fn pick_fact(
     let Some(row) = row else {
         return Ok(None);
     };
-    // Another pick the post drafted (not the one the resend names).
+    // Another pick the post drafted (not the one the resend names), read once this one is
+    // locked.
     let other_on_duplicate = match duplicate {
         Some(post) => ad_picks::table
             .filter(ad_picks::post_id.eq(post))
@@ -472,7 +408,7 @@ async fn submit_tx(
     })
 }
 
-/// Writes a new post, its media, its pick and its history.
+/// Writes a new post's row, then its media, its pick and its history.
 async fn write_new(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -500,7 +436,7 @@ async fn write_new(
                 posts::topic.eq(d.topic.as_deref()),
                 posts::sponsored.eq(plan.sponsored),
                 posts::planned_at.eq(plan.planned_at.map(jiff_diesel::Timestamp::from)),
-                posts::characters.eq(characters_json(&plan.characters)),
+                posts::characters.eq(json!(plan.characters)),
             ),
             (
                 posts::stocked_at.eq(case_when::<_, _, Timestamptz>(
@@ -514,16 +450,7 @@ async fn write_new(
         .returning(posts::id)
         .get_result(conn)
         .await?;
-    append_media(conn, id, &plan.media).await?;
-    if let Some(pick) = plan.pick {
-        link_pick(conn, pick, id).await?;
-    }
-    record(conn, id, agent, &plan.events).await?;
-    Ok(DraftView {
-        id,
-        inventory: inventory(conn, account.slot.slot_id, id).await?,
-        ..plan.view
-    })
+    write_change(conn, agent, plan.inserted(id)).await
 }
 
 /// Writes a change to a post: a rewrite's columns or the characters set, the media appended,
@@ -533,9 +460,9 @@ async fn write_change(
     agent: AgentRef,
     change: PostChange,
 ) -> anyhow::Result<DraftView> {
-    let characters = change.characters.as_deref().map(characters_json);
-    match &change.rewrite {
-        Some(r) => {
+    let characters = change.characters.as_ref().map(|c| json!(c));
+    match (&change.rewrite, &characters) {
+        (Some(r), _) => {
             // Stocking keeps where the post was: its status and plan before this write.
             let stocked = (r.status == PostStatus::Stocked).into_sql::<Bool>();
             diesel::update(posts::table.find(change.post_id))
@@ -563,17 +490,16 @@ async fn write_change(
                 .execute(conn)
                 .await?;
         }
-        None => {
-            if let Some(characters) = &characters {
-                diesel::update(posts::table.find(change.post_id))
-                    .set((
-                        posts::characters.eq(characters),
-                        posts::updated_at.eq(dsl::now),
-                    ))
-                    .execute(conn)
-                    .await?;
-            }
+        (None, Some(characters)) => {
+            diesel::update(posts::table.find(change.post_id))
+                .set((
+                    posts::characters.eq(characters),
+                    posts::updated_at.eq(dsl::now),
+                ))
+                .execute(conn)
+                .await?;
         }
+        (None, None) => {}
     }
     append_media(conn, change.post_id, &change.added).await?;
     if let Some(pick) = change.pick {
@@ -616,66 +542,26 @@ async fn link_pick(conn: Tx<'_>, pick: Uuid, post_id: Uuid) -> QueryResult<()> {
     sql!(LINK_PICK, pick, post_id).execute(conn).await.map(drop)
 }
 
-/// Loads what a change names: the post (locked) and, when it is there, the cast and the items
-/// the request names.
-async fn change_facts(
+/// Loads what a change names (the post, locked, and when it is there the cast and the uploads
+/// and library items the request names), plans it with `plan` and writes the plan.
+async fn change_tx(
     conn: Tx<'_>,
     agent: AgentRef,
     post_id: Uuid,
     characters: Option<&Vec<fleetdesk_drafts::draft::CharacterPick>>,
-    uploads: &[Uuid],
-    library: &[Uuid],
-) -> anyhow::Result<ChangeFacts> {
-    let post = post_fact(conn, agent, post_id).await?;
-    let Some(p) = &post else {
-        return Ok(ChangeFacts {
-            post,
-            cast: Vec::new(),
-            uploads: Vec::new(),
-            library: Vec::new(),
-        });
-    };
-    Ok(ChangeFacts {
-        cast: cast_for(conn, p.persona_id, characters).await?,
-        uploads: items(conn, agent.workspace_id, uploads, false).await?,
-        library: items(conn, agent.workspace_id, library, true).await?,
-        post,
-    })
-}
-
-async fn update_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    e: &DraftEdit,
+    (uploads, library): (&[Uuid], &[Uuid]),
+    plan: impl FnOnce(ChangeFacts) -> Result<PostChange, DraftRefusal>,
 ) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
-    let facts = change_facts(
-        conn,
-        agent,
-        e.post_id,
-        e.content.characters.as_ref(),
-        &e.content.upload_ids,
-        &e.content.media_ids,
-    )
-    .await?;
-    Ok(match plan::plan_rewrite(e, facts) {
-        Ok(change) => Ok(write_change(conn, agent, change).await?),
-        Err(refusal) => Err(refusal),
-    })
-}
-
-async fn attach_tx(
-    conn: Tx<'_>,
-    agent: AgentRef,
-    post_id: Uuid,
-    attach: &Attach,
-    note: Option<&str>,
-) -> anyhow::Result<Result<DraftView, DraftRefusal>> {
-    let (uploads, library): (&[Uuid], &[Uuid]) = match attach {
-        Attach::Uploads(ids) => (ids, &[]),
-        Attach::Media(ids) => (&[], ids),
+    let facts = match post_fact(conn, agent, post_id).await? {
+        None => ChangeFacts::default(),
+        Some(p) => ChangeFacts {
+            cast: cast_for(conn, p.persona_id, characters).await?,
+            uploads: items(conn, agent.workspace_id, uploads, false).await?,
+            library: items(conn, agent.workspace_id, library, true).await?,
+            post: Some(p),
+        },
     };
-    let facts = change_facts(conn, agent, post_id, None, uploads, library).await?;
-    Ok(match plan::plan_attach(attach, note, facts) {
+    Ok(match plan(facts) {
         Ok(change) => Ok(write_change(conn, agent, change).await?),
         Err(refusal) => Err(refusal),
     })
@@ -728,8 +614,10 @@ impl DraftsRepo for PgStore {
         agent: AgentRef,
         draft: &'a NewDraft,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        self.tx(async move |conn| rollback_refusal(submit_tx(conn, agent, draft).await?))
-            .map(|out| out.or_else(refusal_value))
+        // A refusal must undo what loading its facts wrote (inline images entered into the
+        // library, whose ids the plan needs): it rolls back as an error, then is a value again.
+        self.tx(async move |conn| Ok(Ok(submit_tx(conn, agent, draft).await?.map_err(Refused)?)))
+            .map(|out| out.or_else(|e| e.downcast().map(|Refused(refusal)| Err(refusal))))
             .boxed()
     }
 
@@ -739,7 +627,20 @@ impl DraftsRepo for PgStore {
         edit: &'a DraftEdit,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
         // The plan refuses before anything is written.
-        self.tx(async move |conn| update_tx(conn, agent, edit).await)
+        self.tx(async move |conn| {
+            let content = &edit.content;
+            let ids = (&content.upload_ids[..], &content.media_ids[..]);
+            let plan = |facts| plan::plan_rewrite(edit, facts);
+            change_tx(
+                conn,
+                agent,
+                edit.post_id,
+                content.characters.as_ref(),
+                ids,
+                plan,
+            )
+            .await
+        })
     }
 
     fn attach<'a>(
@@ -749,7 +650,10 @@ impl DraftsRepo for PgStore {
         items: &'a Attach,
         note: Option<&'a str>,
     ) -> BoxFuture<'a, anyhow::Result<Result<DraftView, DraftRefusal>>> {
-        self.tx(async move |conn| attach_tx(conn, agent, post_id, items, note).await)
+        self.tx(async move |conn| {
+            let plan = |facts| plan::plan_attach(items, note, facts);
+            change_tx(conn, agent, post_id, None, items.ids(), plan).await
+        })
     }
 
     fn add_note<'a>(
@@ -796,32 +700,15 @@ impl DraftsRepo for PgStore {
     }
 }
 
-/// A submit's refusal must undo what loading its facts wrote (inline images entered into the
-/// library, whose ids the plan needs): it travels as an error to roll back, then becomes a
-/// value again.
+/// A submit's refusal on its way to roll the transaction back.
 #[derive(Debug, thiserror::Error)]
 #[error("refused")]
 struct Refused(DraftRefusal);
 
-fn rollback_refusal<T>(out: Result<T, DraftRefusal>) -> anyhow::Result<Result<T, DraftRefusal>> {
-    match out {
-        Ok(v) => Ok(Ok(v)),
-        Err(r) => Err(anyhow::Error::new(Refused(r))),
-    }
-}
-
-fn refusal_value<T>(e: anyhow::Error) -> anyhow::Result<Result<T, DraftRefusal>> {
-    match e.downcast::<Refused>() {
-        Ok(Refused(r)) => Ok(Err(r)),
-        Err(e) => Err(e),
-    }
-}
-
 statements!(
     DRAFT_ACCOUNT => AccountRow,
     POST_FOR_CHANGE => PostRow,
-    UPLOAD_REFS => RefRow,
-    POST_MEDIA => PostMediaRow,
+    ITEMS => ItemRow,
     INSERT_INLINE,
     APPEND_MEDIA,
     REDO => RedoRow,

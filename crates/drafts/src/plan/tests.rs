@@ -478,3 +478,72 @@ fn items_attach_while_the_post_takes_media() {
     let (post_id, note) = plan_note(Some(post(PostStatus::Published)), "n").unwrap();
     assert_eq!((post_id, note.action()), (id(500), "added note"));
 }
+
+#[test]
+fn a_new_post_once_inserted_is_written_as_a_change_to_it() {
+    let mut f = facts(Some(AccountState::Active));
+    f.inline = vec![image(7)];
+    let p = new_post(plan_submit(&draft(true), f));
+    let events = p.events.clone();
+    let c = p.inserted(id(900));
+    assert_eq!((c.post_id, c.slot_id), (id(900), id(SLOT)));
+    assert_eq!((c.rewrite, c.characters), (None, None));
+    assert_eq!(c.added, vec![image(7)]);
+    assert_eq!(c.events, events);
+    assert_eq!(c.view.id, id(900));
+    assert_eq!(c.view.status, PostStatus::InternalReview);
+}
+
+#[test]
+fn a_change_whose_post_was_not_found_is_refused_404() {
+    assert_eq!(
+        refusal(plan_rewrite(&edit("x", true), ChangeFacts::default())),
+        DraftRefusal::PostNotFound
+    );
+    let items = Attach::Uploads(vec![id(2)]);
+    assert_eq!(items.ids(), (&[id(2)][..], &[][..]));
+    assert_eq!(
+        refusal(plan_attach(&items, None, ChangeFacts::default())),
+        DraftRefusal::PostNotFound
+    );
+}
+
+#[test]
+fn a_posts_media_are_read_as_loaded() {
+    let loaded: Vec<MediaRef> = serde_json::from_value(json!([
+        {"id": id(1), "kind": "image"},
+        {"id": id(2), "kind": "video"},
+    ]))
+    .unwrap();
+    assert_eq!(
+        loaded,
+        [
+            image(1),
+            MediaRef {
+                id: id(2),
+                kind: MediaKind::Video
+            }
+        ]
+    );
+}
+
+#[test]
+fn inline_images_are_the_library_items_of_their_files_in_order() {
+    let stored = |sha256: &str| crate::ports::StoredImage {
+        media_type: fleetdesk_kernel::media::MediaType::Png,
+        sha256: sha256.into(),
+        bytes: 3,
+        width: None,
+        height: None,
+        caption: None,
+        storage_key: format!("media/{sha256}.png"),
+        thumb: None,
+    };
+    let images = [stored("bb"), stored("aa"), stored("bb")];
+    let entered = [(id(1), "aa".to_owned()), (id(2), "bb".to_owned())];
+    assert_eq!(
+        inline_refs(&images, &entered),
+        Ok(vec![image(2), image(1), image(2)])
+    );
+    assert_eq!(inline_refs(&images, &entered[..1]), Err("bb"));
+}
