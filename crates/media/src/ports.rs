@@ -26,6 +26,39 @@ pub struct NewUpload {
     pub expires_at: Timestamp,
 }
 
+/// Why an upload's project or character is refused, as [`NewUpload::project_id`] finds it;
+/// the adapter then reads why a project is missing ([`UploadRefusal::Project`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadMiss {
+    /// The project named is not one of the workspace's.
+    Project(String),
+    /// The character named is not in the persona's cast.
+    Character(String),
+}
+
+impl NewUpload {
+    /// The project the upload goes to: the one it names, as found in the workspace (`named`),
+    /// else the persona's (`persona_project`). Refused when the project named was not found,
+    /// then when the character named is not in the persona's cast (`in_cast`; naming none is).
+    pub fn project_id(
+        &self,
+        persona_project: Uuid,
+        named: Option<Uuid>,
+        in_cast: bool,
+    ) -> Result<Uuid, UploadMiss> {
+        let project_id = match (&self.project, named) {
+            (None, _) => persona_project,
+            (Some(_), Some(id)) => id,
+            (Some(name), None) => return Err(UploadMiss::Project(name.clone())),
+        };
+        if !in_cast {
+            let character = self.character.clone().unwrap_or_default();
+            return Err(UploadMiss::Character(character));
+        }
+        Ok(project_id)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UploadRefusal {
     Account(LookupError),
@@ -63,7 +96,9 @@ pub struct UploadState {
     pub received_bytes: i64,
     pub hash_state: Option<Vec<u8>>,
     pub detected_mime: Option<MediaType>,
-    pub poster: Option<(String, MediaType)>,
+    /// The poster's key and type, as a poster PUT stored them ([`UploadState::poster`]).
+    pub poster_key: Option<String>,
+    pub poster_mime: Option<MediaType>,
     pub media_id: Option<Uuid>,
 }
 
@@ -154,6 +189,11 @@ impl NewMedia {
 }
 
 impl UploadState {
+    /// The poster the upload holds, its key and type: there when both are stored.
+    pub fn poster(&self) -> Option<(&str, MediaType)> {
+        self.poster_key.as_deref().zip(self.poster_mime)
+    }
+
     /// The chunks received once the upload completes: a chunked upload's completing PUT is
     /// its last chunk; a single upload's file is not counted in chunks.
     pub fn completed_chunks(&self) -> i32 {
@@ -319,6 +359,77 @@ mod tests {
         let files = image.files(poster);
         assert_eq!(files.poster, None, "an image has no poster");
         assert_eq!(files.thumb, image.thumb.as_ref());
+    }
+
+    fn upload(project: Option<&str>, character: Option<&str>) -> NewUpload {
+        NewUpload {
+            code: CodeRef {
+                code: fleetdesk_kernel::code::AccountCode::parse("TW-T001").unwrap(),
+                platform: None,
+            },
+            caption: None,
+            character: character.map(Into::into),
+            tags: Vec::new(),
+            project: project.map(Into::into),
+            mode: UploadMode::Single,
+            mime_type: None,
+            bytes: None,
+            chunks: None,
+            token_hash: Vec::new(),
+            expires_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn an_upload_goes_to_the_project_it_names_else_the_personas_and_its_character_is_cast() {
+        let (persona, named) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(
+            upload(None, None).project_id(persona, None, true),
+            Ok(persona)
+        );
+        let other = upload(Some("Other"), Some("lulu"));
+        assert_eq!(other.project_id(persona, Some(named), true), Ok(named));
+        // The project is checked first, then the character.
+        assert_eq!(
+            other.project_id(persona, None, false),
+            Err(UploadMiss::Project("Other".into()))
+        );
+        assert_eq!(
+            other.project_id(persona, Some(named), false),
+            Err(UploadMiss::Character("lulu".into()))
+        );
+    }
+
+    #[test]
+    fn an_uploads_poster_is_there_when_its_key_and_type_are() {
+        let mut state = UploadState {
+            id: Uuid::nil(),
+            workspace_id: Uuid::nil(),
+            project_id: None,
+            persona_id: Uuid::nil(),
+            agent_id: Uuid::nil(),
+            character: None,
+            caption: None,
+            tags: Vec::new(),
+            mode: UploadMode::Chunked,
+            mime_type: None,
+            declared_bytes: None,
+            chunks: None,
+            token_hash: Vec::new(),
+            expires_at: Timestamp::UNIX_EPOCH,
+            next_chunk: 0,
+            received_bytes: 0,
+            hash_state: None,
+            detected_mime: None,
+            poster_key: Some("posters/p1".into()),
+            poster_mime: None,
+            media_id: None,
+        };
+        assert_eq!(state.poster(), None);
+        state.poster_mime = Some(MediaType::Jpeg);
+        assert_eq!(state.poster(), Some(("posters/p1", MediaType::Jpeg)));
+        state.poster_key = None;
+        assert_eq!(state.poster(), None);
     }
 
     #[test]

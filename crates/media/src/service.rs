@@ -531,13 +531,13 @@ impl MediaService {
 
     /// A video's thumbnail, made from the poster its upload held when the request began.
     async fn poster_thumb(&self, upload: &UploadState) -> (Option<ThumbRef>, Option<String>) {
-        let Some((key, t)) = &upload.poster else {
+        let Some((key, t)) = upload.poster() else {
             return (None, None);
         };
         match self.blobs.get(key).await {
             Ok(poster) => (
-                thumbs::make_and_store(&*self.blobs, poster, key, *t, None).await,
-                Some(key.clone()),
+                thumbs::make_and_store(&*self.blobs, poster, key, t, None).await,
+                Some(key.to_owned()),
             ),
             Err(e) => {
                 tracing::warn!(key, error = %e, "reading a poster for its thumbnail failed");

@@ -54,62 +54,36 @@ row! {
     }
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = uploads, check_for_backend(Pg))]
-struct UploadRow {
-    id: Uuid,
-    workspace_id: Uuid,
-    project_id: Option<Uuid>,
-    persona_id: Uuid,
-    agent_id: Uuid,
-    character: Option<String>,
-    caption: Option<String>,
-    tags: Vec<String>,
-    mode: Stored<UploadMode>,
-    mime_type: Option<Stored<MediaType>>,
-    declared_bytes: Option<i64>,
-    chunks: Option<i32>,
-    token_hash: Vec<u8>,
-    expires_at: jiff_diesel::Timestamp,
-    next_chunk: i32,
-    received_bytes: i64,
-    hash_state: Option<Vec<u8>>,
-    detected_mime: Option<Stored<MediaType>>,
-    poster_key: Option<String>,
-    poster_mime: Option<Stored<MediaType>>,
-    media_id: Option<Uuid>,
+selectable! {
+    #[diesel(table_name = uploads)]
+    struct UploadRow into UploadState {
+        id: Uuid,
+        workspace_id: Uuid,
+        project_id: Option<Uuid>,
+        persona_id: Uuid,
+        agent_id: Uuid,
+        character: Option<String>,
+        caption: Option<String>,
+        tags: Vec<String>,
+        mode: Stored<UploadMode>,
+        mime_type: Option<Stored<MediaType>>,
+        declared_bytes: Option<i64>,
+        chunks: Option<i32>,
+        token_hash: Vec<u8>,
+        expires_at: jiff_diesel::Timestamp,
+        next_chunk: i32,
+        received_bytes: i64,
+        hash_state: Option<Vec<u8>>,
+        detected_mime: Option<Stored<MediaType>>,
+        poster_key: Option<String>,
+        poster_mime: Option<Stored<MediaType>>,
+        media_id: Option<Uuid>,
+    }
 }
 
 /// A poster or thumbnail is there when both its key and its type are stored.
 fn file_ref(key: Option<String>, mime: Option<Stored<MediaType>>) -> Option<(String, MediaType)> {
     key.zip(mime).map(|(key, mime)| (key, mime.0))
-}
-
-impl From<UploadRow> for UploadState {
-    fn from(r: UploadRow) -> UploadState {
-        UploadState {
-            mode: r.mode.0,
-            mime_type: r.mime_type.map(|m| m.0),
-            detected_mime: r.detected_mime.map(|m| m.0),
-            poster: file_ref(r.poster_key, r.poster_mime),
-            id: r.id,
-            workspace_id: r.workspace_id,
-            project_id: r.project_id,
-            persona_id: r.persona_id,
-            agent_id: r.agent_id,
-            character: r.character,
-            caption: r.caption,
-            tags: r.tags,
-            declared_bytes: r.declared_bytes,
-            chunks: r.chunks,
-            token_hash: r.token_hash,
-            expires_at: r.expires_at.into(),
-            next_chunk: r.next_chunk,
-            received_bytes: r.received_bytes,
-            hash_state: r.hash_state,
-            media_id: r.media_id,
-        }
-    }
 }
 
 #[derive(Queryable, Selectable)]
@@ -127,31 +101,36 @@ INSERT INTO media (workspace_id, project_id, persona_id, character, kind, mime_t
                    poster_key, poster_mime, source, created_by_agent, thumb_key, thumb_mime)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
         'upload', $19, $20, $21)
-ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid), sha256)
+ON CONFLICT (workspace_id, COALESCE(project_id, '00000000-0000-0000-0000-000000000000'::uuid),
+             sha256)
     WHERE archived_at IS NULL DO NOTHING
 RETURNING id
 "#;
 
-/// An identical file sent again: the existing item keeps what it has and gains what it lacks
-/// (caption, character, poster, thumbnail: a video's only with the poster it was made from) and
-/// the new tags (at most 20, first come first kept; a tag in another case is the same tag, as
-/// the tag filter reads it). The right-hand sides read the row as it was.
+/// An identical file sent again: the item already there (same workspace `$1` and project `$2`,
+/// same `sha256` `$3`, not archived) keeps what it has and gains what it lacks (caption,
+/// character, poster, thumbnail: a video's only with the poster it was made from) and the new
+/// tags (at most 20, first come first kept; a tag in another case is the same tag, as the tag
+/// filter reads it). The right-hand sides read the row as it was.
 const ENRICH_MEDIA: &str = r#"
 UPDATE media
-SET caption = COALESCE(caption, $2), character = COALESCE(character, $3),
-    poster_key = COALESCE(poster_key, $5), poster_mime = COALESCE(poster_mime, $6),
+SET caption = COALESCE(caption, $4), character = COALESCE(character, $5),
+    poster_key = COALESCE(poster_key, $7), poster_mime = COALESCE(poster_mime, $8),
     thumb_key = CASE WHEN thumb_key IS NULL AND (kind = 'image' OR poster_key IS NULL)
-                     THEN $7 ELSE thumb_key END,
+                     THEN $9 ELSE thumb_key END,
     thumb_mime = CASE WHEN thumb_key IS NULL AND (kind = 'image' OR poster_key IS NULL)
-                      THEN $8 ELSE thumb_mime END,
+                      THEN $10 ELSE thumb_mime END,
     tags = ARRAY(SELECT (array_agg(t ORDER BY o))[1]
-                 FROM unnest(tags || $4::text[]) WITH ORDINALITY AS u(t, o)
+                 FROM unnest(tags || $6::text[]) WITH ORDINALITY AS u(t, o)
                  GROUP BY lower(t) ORDER BY min(o) LIMIT 20)
-WHERE id = $1
+WHERE workspace_id = $1 AND project_id IS NOT DISTINCT FROM $2 AND sha256 = $3
+  AND archived_at IS NULL
+RETURNING id
 "#;
 
 /// The library as an agent sees it: items of every project of its workspace and unscoped ones
 /// (specification, Authentication 6); `project` narrows to one project plus the unscoped items.
+/// The search text `$6` is found in a caption or a tag in any case, each character as it is.
 const LIST: &str = r#"
 SELECT * FROM (
   SELECT m.id, m.kind, m.caption, m.tags, pr.name AS project, m.character, m.mime_type, m.bytes,
@@ -164,8 +143,8 @@ SELECT * FROM (
     AND ($3::text IS NULL OR m.character = $3)
     AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE lower(t) = lower($4)))
     AND ($5::text IS NULL OR m.kind = $5)
-    AND ($6::text IS NULL OR m.caption ILIKE $6
-         OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE t ILIKE $6))
+    AND ($6::text IS NULL OR strpos(lower(m.caption), lower($6)) > 0
+         OR EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE strpos(lower(t), lower($6)) > 0))
 ) items
 ORDER BY CASE WHEN $7 THEN used_count END DESC NULLS LAST, created_at DESC, id DESC
 LIMIT $8
@@ -204,20 +183,6 @@ struct FileRow {
     thumb_mime: Option<Stored<MediaType>>,
 }
 
-/// `%q%` for ILIKE, with the pattern characters of `q` taken literally.
-fn contains_pattern(q: &str) -> String {
-    let mut out = String::with_capacity(q.len() + 2);
-    out.push('%');
-    for c in q.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
 impl MediaRepo for PgStore {
     fn create_upload<'a>(
         &'a self,
@@ -250,19 +215,18 @@ impl MediaRepo for PgStore {
             )
             .get_result(conn)
             .await?;
-            let project_id = match (&upload.project, checks.project_id) {
-                (None, _) => account.project_id,
-                (Some(_), Some(id)) => id,
-                (Some(name), None) => {
-                    let miss = crate::projects::miss(conn, agent.organization_id, name).await?;
-                    return Ok(Err(UploadRefusal::Project(name.clone(), miss)));
-                }
-            };
-            if !checks.in_cast {
-                return Ok(Err(UploadRefusal::Character(
-                    upload.character.clone().unwrap_or_default(),
-                )));
-            }
+            let project_id =
+                match upload.project_id(account.project_id, checks.project_id, checks.in_cast) {
+                    Ok(id) => id,
+                    Err(UploadMiss::Project(name)) => {
+                        let miss =
+                            crate::projects::miss(conn, agent.organization_id, &name).await?;
+                        return Ok(Err(UploadRefusal::Project(name, miss)));
+                    }
+                    Err(UploadMiss::Character(name)) => {
+                        return Ok(Err(UploadRefusal::Character(name)));
+                    }
+                };
             let id: Uuid = diesel::insert_into(uploads::table)
                 .values((
                     uploads::workspace_id.eq(agent.workspace_id),
@@ -295,7 +259,7 @@ impl MediaRepo for PgStore {
                 .get_result(conn)
                 .await
                 .optional()?;
-            Ok(row.map(UploadState::from))
+            Ok(row.map(Into::into))
         })
     }
 
@@ -380,17 +344,11 @@ impl MediaRepo for PgStore {
             let (media_id, existing) = match inserted {
                 Some(row) => (row.id, false),
                 None => {
-                    let same: Uuid = media::table
-                        .filter(media::workspace_id.eq(upload.workspace_id))
-                        .filter(media::project_id.is_not_distinct_from(upload.project_id))
-                        .filter(media::sha256.eq(&media.sha256))
-                        .filter(media::archived_at.is_null())
-                        .select(media::id)
-                        .get_result(conn)
-                        .await?;
-                    sql!(
+                    let same: IdRow = sql!(
                         ENRICH_MEDIA,
-                        same,
+                        upload.workspace_id,
+                        upload.project_id,
+                        &media.sha256,
                         upload.caption.as_deref(),
                         upload.character.as_deref(),
                         &upload.tags,
@@ -399,9 +357,9 @@ impl MediaRepo for PgStore {
                         thumb_key,
                         thumb_mime
                     )
-                    .execute(conn)
+                    .get_result(conn)
                     .await?;
-                    (same, true)
+                    (same.id, true)
                 }
             };
             let next = upload.completed_chunks();
@@ -529,7 +487,7 @@ impl MediaRepo for PgStore {
                 q.character.as_deref(),
                 q.tag.as_deref(),
                 q.kind.map(MediaKind::as_str),
-                q.q.as_deref().map(contains_pattern),
+                q.q.as_deref(),
                 q.most_used,
                 q.limit
             )
@@ -628,22 +586,11 @@ impl PgStore {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::contains_pattern;
-
-    #[test]
-    fn search_text_is_taken_literally() {
-        assert_eq!(contains_pattern("50%_off"), "%50\\%\\_off%");
-        assert_eq!(contains_pattern("貓咪"), "%貓咪%");
-    }
-}
-
 statements!(
     UPLOAD_ACCOUNT => UploadAccount,
     UPLOAD_CHECKS => UploadChecks,
     INSERT_MEDIA => IdRow,
-    ENRICH_MEDIA,
+    ENRICH_MEDIA => IdRow,
     LIST => ItemRow,
     SECRET => SecretRow,
 );
