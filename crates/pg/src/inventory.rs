@@ -92,7 +92,7 @@ row! {
 
 const INVENTORY_POSTS: &str = r#"
 SELECT p.id, p.slot_id, p.body, p.topic, p.sponsored, p.from_status, p.planned_was,
-       p.stock_reason, p.awaiting_rewrite, p.unschedule_pending,
+       p.stock_reason AS reason, p.awaiting_rewrite AS waiting_rewrite, p.unschedule_pending,
        COALESCE(p.stocked_at, p.updated_at) AS stocked_at
 FROM posts p
 JOIN personas pe ON pe.id = p.persona_id
@@ -104,16 +104,16 @@ LIMIT $7
 "#;
 
 row! {
-    struct StockedRow {
+    struct StockedRow into StockedPost {
         id: Uuid,
         slot_id: Uuid,
         body: String,
         topic: Option<String>,
         sponsored: bool,
-        from_status: Option<String>,
+        from_status: Option<Stored<PostStatus>>,
         planned_was: Option<Ts>,
-        stock_reason: Option<String>,
-        awaiting_rewrite: bool,
+        reason: Option<String>,
+        waiting_rewrite: bool,
         unschedule_pending: bool,
         stocked_at: Ts,
     }
@@ -254,9 +254,8 @@ async fn write(
                 .await?
         }
     };
-    let id = planned.post_id;
     let record = Entry {
-        post_id: id,
+        post_id: planned.post_id,
         action: entry.action,
         reason: entry.reason.as_deref(),
         detail: &entry.detail,
@@ -367,22 +366,7 @@ impl InventoryRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let posts: Vec<StockedPost> = rows
-                .into_iter()
-                .map(|r| StockedPost {
-                    id: r.id,
-                    slot_id: r.slot_id,
-                    body: r.body,
-                    topic: r.topic,
-                    sponsored: r.sponsored,
-                    from_status: r.from_status.as_deref().and_then(PostStatus::parse),
-                    planned_was: r.planned_was.map(Into::into),
-                    reason: r.stock_reason,
-                    waiting_rewrite: r.awaiting_rewrite,
-                    unschedule_pending: r.unschedule_pending,
-                    stocked_at: r.stocked_at.into(),
-                })
-                .collect();
+            let posts: Vec<StockedPost> = rows.into_iter().map(Into::into).collect();
             Ok(InventoryPage {
                 accounts: accounts
                     .into_iter()
