@@ -211,12 +211,12 @@ async fn post_fact(conn: Tx<'_>, agent: AgentRef, post_id: Uuid) -> QueryResult<
     Ok(Some(row.into()))
 }
 
-/// Enters inline images into the library (or finds them there) and returns them in order.
+/// Enters inline images into the library of the account's project (or finds them there) and
+/// returns them in order.
 async fn inline_media(
     conn: Tx<'_>,
     agent: AgentRef,
-    project_id: Uuid,
-    persona_id: Uuid,
+    account: &AccountFact,
     images: &[StoredImage],
 ) -> anyhow::Result<Vec<MediaRef>> {
     if images.is_empty() {
@@ -226,8 +226,8 @@ async fn inline_media(
     sql!(
         INSERT_INLINE,
         agent.workspace_id,
-        project_id,
-        persona_id,
+        account.project_id,
+        account.persona_id,
         agent.agent_id,
         column(images, |i| i.media_type.as_str()),
         column(images, |i| i.bytes),
@@ -237,16 +237,14 @@ async fn inline_media(
         &shas,
         column(images, |i| i.storage_key.as_str()),
         MediaKind::Image.as_str(),
-        column(images, |i| { i.thumb.as_ref().map(|t| t.key.as_str()) }),
-        column(images, |i| {
-            i.thumb.as_ref().map(|t| t.mime_type.as_str())
-        })
+        column(images, |i| i.thumb.as_ref().map(|t| t.key.as_str())),
+        column(images, |i| i.thumb.as_ref().map(|t| t.mime_type.as_str()))
     )
     .execute(conn)
     .await?;
     let entered: Vec<(Uuid, String)> = media::table
         .filter(media::workspace_id.eq(agent.workspace_id))
-        .filter(media::project_id.eq(project_id))
+        .filter(media::project_id.eq(account.project_id))
         .filter(media::sha256.eq_any(&shas))
         .filter(media::archived_at.is_null())
         .select((media::id, media::sha256))
@@ -364,14 +362,7 @@ async fn submit_tx(
     let cast = cast_for(conn, account.persona_id, d.content.characters.as_ref()).await?;
     let uploads = items(conn, agent.workspace_id, &d.content.upload_ids, false).await?;
     let library = items(conn, agent.workspace_id, &d.content.media_ids, true).await?;
-    let inline = inline_media(
-        conn,
-        agent,
-        account.project_id,
-        account.persona_id,
-        &d.content.images,
-    )
-    .await?;
+    let inline = inline_media(conn, agent, &account, &d.content.images).await?;
     // md5(body) first: the (slot_id, md5(body)) index finds the candidates.
     let original: Option<Uuid> = posts::table
         .filter(posts::slot_id.eq(account.slot.slot_id))
@@ -679,12 +670,11 @@ impl DraftsRepo for PgStore {
         limit: i64,
     ) -> BoxFuture<'a, anyhow::Result<RedoPage>> {
         self.read(async move |conn| {
-            let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
             let rows: Vec<RedoRow> = sql!(
                 REDO,
                 agent.workspace_id,
                 agent.agent_id,
-                names,
+                column(statuses, |s| s.as_str()),
                 after.map(|a| jiff_diesel::Timestamp::from(a.0)),
                 after.map(|a| a.1),
                 limit + 1,
@@ -692,10 +682,8 @@ impl DraftsRepo for PgStore {
             )
             .load(conn)
             .await?;
-            let items = rows.into_iter().map(Into::into).collect();
-            Ok(Page::probed(items, limit, |i: &RedoDraft| {
-                (i.returned_at, i.id)
-            }))
+            let items: Vec<RedoDraft> = rows.into_iter().map(Into::into).collect();
+            Ok(Page::probed(items, limit, |i| (i.returned_at, i.id)))
         })
     }
 }
