@@ -86,13 +86,6 @@ fn file_ref(key: Option<String>, mime: Option<Stored<MediaType>>) -> Option<(Str
     key.zip(mime).map(|(key, mime)| (key, mime.0))
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = uploads, check_for_backend(Pg))]
-struct PosterRow {
-    poster_key: Option<String>,
-    poster_mime: Option<String>,
-}
-
 /// The file enters the library with its thumbnail; an identical file already there (same
 /// workspace and project, not archived) is found instead.
 const INSERT_MEDIA: &str = r#"
@@ -190,22 +183,20 @@ impl MediaRepo for PgStore {
         upload: &'a NewUpload,
     ) -> BoxFuture<'a, anyhow::Result<Result<Uuid, UploadRefusal>>> {
         self.read(async move |conn| {
+            let (code, platform) = (upload.code.code.as_str(), upload.code.platform);
             let rows: Vec<UploadAccount> = sql!(
                 UPLOAD_ACCOUNT,
                 agent.workspace_id,
                 agent.agent_id,
-                upload.code.code.as_str(),
-                upload.code.platform.map(Platform::as_str)
+                code,
+                platform.map(Platform::as_str)
             )
             .load(conn)
             .await?;
-            let account =
-                match pick_slot(rows, upload.code.code.as_str(), upload.code.platform, |r| {
-                    &r.slot
-                }) {
-                    Ok(a) => a,
-                    Err(e) => return Ok(Err(UploadRefusal::Account(e))),
-                };
+            let account = match pick_slot(rows, code, platform, |r| &r.slot) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(UploadRefusal::Account(e))),
+            };
             let checks: UploadChecks = sql!(
                 UPLOAD_CHECKS,
                 agent.workspace_id,
@@ -298,17 +289,13 @@ impl MediaRepo for PgStore {
         self.tx(async move |conn| {
             // The poster as the upload holds it now: one sent while the file was on its way
             // counts. The lock makes a poster arriving meanwhile wait and then find the item.
-            let current: PosterRow = uploads::table
+            let (key, mime): (Option<String>, Option<String>) = uploads::table
                 .find(upload.id)
-                .select(PosterRow::as_select())
+                .select((uploads::poster_key, uploads::poster_mime))
                 .for_update()
                 .get_result(conn)
                 .await?;
-            let held = current
-                .poster_key
-                .as_deref()
-                .zip(current.poster_mime.as_deref());
-            let files = media.files(held);
+            let files = media.files(key.as_deref().zip(mime.as_deref()));
             let (poster_key, poster_mime) = (files.poster.map(|p| p.0), files.poster.map(|p| p.1));
             let (thumb_key, thumb_mime) = (
                 files.thumb.map(|t| t.key.as_str()),
@@ -387,12 +374,7 @@ impl MediaRepo for PgStore {
             }
             Ok(Some(Completed { media_id, existing }))
         })
-        .map(|out| {
-            out.or_else(|e| match e.downcast::<AlreadyClosed>() {
-                Ok(_) => Ok(None),
-                Err(e) => Err(e),
-            })
-        })
+        .map(|out| out.or_else(|e| e.downcast::<AlreadyClosed>().map(|_| None)))
         .boxed()
     }
 
@@ -465,19 +447,17 @@ impl MediaRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<MediaItem>, ListRefusal>>> {
         self.read(async move |conn| {
             let project_id = match &q.project {
-                Some(name) => {
-                    let id: Option<Uuid> = projects::table
-                        .filter(projects::workspace_id.eq(agent.workspace_id))
-                        .filter(projects::name.eq(name))
-                        .select(projects::id)
-                        .get_result(conn)
-                        .await
-                        .optional()?;
-                    match id {
-                        Some(id) => Some(id),
-                        None => return Ok(Err(ListRefusal::UnknownProject(name.clone()))),
-                    }
-                }
+                Some(name) => match projects::table
+                    .filter(projects::workspace_id.eq(agent.workspace_id))
+                    .filter(projects::name.eq(name))
+                    .select(projects::id)
+                    .get_result::<Uuid>(conn)
+                    .await
+                    .optional()?
+                {
+                    Some(id) => Some(id),
+                    None => return Ok(Err(ListRefusal::UnknownProject(name.clone()))),
+                },
                 None => None,
             };
             let rows: Vec<ItemRow> = sql!(
