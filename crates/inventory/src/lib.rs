@@ -2,8 +2,9 @@
 //! a person or the agent releases them for a day that still needs posts.
 //!
 //! The rules are plain functions ([`movable`], [`stock`], [`market_day`], [`check_unstock`],
-//! [`unstock_status`], [`confirm_unscheduled`], [`check_delete`]); storage is reached through [`InventoryRepo`], whose adapter runs each use
-//! case in one transaction and calls these rules inside it.
+//! [`unstock_status`], [`confirm_unscheduled`], [`check_delete`]); storage is reached through
+//! [`InventoryRepo`], whose adapter runs each use case in one transaction and calls these rules
+//! inside it.
 
 use fleetdesk_accounts::AccountState;
 /// The page of the inventory list.
@@ -277,6 +278,26 @@ pub struct InventoryAccount {
 }
 
 impl InventoryAccount {
+    /// An account as the list heads it: its slot, code and platform, its live state as stored
+    /// (`None`: no live account) and whether that is active ([`InventoryAccount::is_active`]),
+    /// and its stocked posts matching the filter.
+    pub fn listed(
+        slot_id: Uuid,
+        code: String,
+        platform: Platform,
+        state: Option<String>,
+        count: i64,
+    ) -> InventoryAccount {
+        InventoryAccount {
+            slot_id,
+            code,
+            platform,
+            active: InventoryAccount::is_active(state.as_deref()),
+            state,
+            count,
+        }
+    }
+
     /// Whether an account whose live state is stored as `state` is active: its state is one
     /// in rotation. Without a live state, or with a text no state has, it is not.
     pub fn is_active(state: Option<&str>) -> bool {
@@ -403,6 +424,37 @@ mod tests {
 
     fn later() -> Timestamp {
         "2026-11-22T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn a_listed_account_says_its_state_and_whether_it_is_active() {
+        let slot = Uuid::from_u128(1);
+        let listed = |state: Option<&str>| {
+            InventoryAccount::listed(
+                slot,
+                "TW-T001".into(),
+                Platform::Threads,
+                state.map(Into::into),
+                3,
+            )
+        };
+        assert_eq!(
+            listed(Some("active")),
+            InventoryAccount {
+                slot_id: slot,
+                code: "TW-T001".into(),
+                platform: Platform::Threads,
+                state: Some("active".into()),
+                active: true,
+                count: 3,
+            }
+        );
+        let paused = listed(Some("paused"));
+        assert_eq!(
+            (paused.state.as_deref(), paused.active),
+            (Some("paused"), false)
+        );
+        assert!(!listed(None).active);
     }
 
     #[test]

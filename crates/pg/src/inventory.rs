@@ -370,13 +370,8 @@ impl InventoryRepo for PgStore {
             Ok(InventoryPage {
                 accounts: accounts
                     .into_iter()
-                    .map(|a| InventoryAccount {
-                        slot_id: a.slot_id,
-                        code: a.code,
-                        platform: a.platform.0,
-                        active: InventoryAccount::is_active(a.state.as_deref()),
-                        state: a.state,
-                        count: a.n,
+                    .map(|a| {
+                        InventoryAccount::listed(a.slot_id, a.code, a.platform.0, a.state, a.n)
                     })
                     .collect(),
                 posts: Page::probed(posts, query.limit, |p| (p.stocked_at, p.id)),
