@@ -22,11 +22,13 @@ use fleetdesk_kernel::TextValue;
 /// field's column and its PostgreSQL type. A field may state its type instead
 /// (`#[diesel(sql_type = ..)]`, the only key of its attribute); an `#[diesel(embed)]` field
 /// contributes its own row's columns. A field's column is its name, and a field's own
-/// attributes are its documentation and these.
+/// attributes are its documentation and these. An embedded row may be optional
+/// (`#[diesel(embed)] pending: Option<PendingRow>`): none when a column it reads as not null
+/// is null.
 ///
 /// `struct ARow into A { .. }` also reads the row straight into the domain type `A`, whose
 /// fields are the row's: `From<ARow> for A` converts each field ([`Field`]) and each embedded
-/// row (`From`), so the field list is written once.
+/// row (`From`, inside its `Option`), so the field list is written once.
 ///
 /// ```ignore
 /// row! {
@@ -117,6 +119,12 @@ macro_rules! row {
     };
     (@columns [$($out:expr),*]) => {
         [$($out),*].concat()
+    };
+    (@into $row:ident [$($out:tt)*]
+        $(#[doc = $doc:literal])* #[diesel(embed)] $fvis:vis $field:ident : Option<$ty:ty>
+        $(, $($rest:tt)*)?
+    ) => {
+        row!(@into $row [$($out)* $field: $row.$field.map(Into::into),] $($($rest)*)?)
     };
     (@into $row:ident [$($out:tt)*]
         $(#[doc = $doc:literal])* #[diesel(embed)] $fvis:vis $field:ident : $ty:ty
@@ -354,6 +362,13 @@ mod check {
     /// A struct declared with [`row!`]: the columns it reads, in field order.
     pub trait Row {
         fn columns() -> Vec<Column>;
+    }
+
+    /// An optional embedded row reads its row's columns.
+    impl<T: Row> Row for Option<T> {
+        fn columns() -> Vec<Column> {
+            T::columns()
+        }
     }
 
     /// One column a row type reads.

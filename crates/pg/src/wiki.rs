@@ -128,9 +128,9 @@ const EXISTING: &str = concat!(
     "SELECT e.id, e.status, e.title, e.title_key, e.project_id, pr.name AS project, \
             EXISTS (SELECT 1 FROM wiki_versions c \
                     WHERE c.entry_id = e.id AND c.status = $3) AS has_canon, \
-            (SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id) \
+            coalesce((SELECT max(m.version) FROM wiki_versions m WHERE m.entry_id = e.id), 0) \
                 AS last_version, \
-            pend.version AS pending_version, pend.decision_id AS pending_decision",
+            pend.version, pend.decision_id",
     visible!(
         "LEFT JOIN LATERAL ( \
              SELECT v.version, v.decision_id FROM wiki_versions v \
@@ -257,7 +257,7 @@ row! {
 }
 
 row! {
-    struct ExistingRow {
+    struct ExistingRow into Existing {
         id: Uuid,
         status: Stored<EntryStatus>,
         title: String,
@@ -265,28 +265,17 @@ row! {
         project_id: Option<Uuid>,
         project: Option<String>,
         has_canon: bool,
-        last_version: Option<i32>,
-        pending_version: Option<i32>,
-        pending_decision: Option<Uuid>,
+        last_version: i32,
+        /// None when no draft version waits.
+        #[diesel(embed)]
+        pending: Option<PendingRow>,
     }
 }
 
-impl ExistingRow {
-    fn existing(self) -> Existing {
-        Existing {
-            id: self.id,
-            status: self.status.0,
-            title: self.title,
-            title_key: self.title_key,
-            project_id: self.project_id,
-            project: self.project,
-            has_canon: self.has_canon,
-            last_version: self.last_version.unwrap_or(0),
-            pending: self.pending_version.map(|version| Pending {
-                version,
-                decision_id: self.pending_decision,
-            }),
-        }
+row! {
+    struct PendingRow into Pending {
+        version: i32,
+        decision_id: Option<Uuid>,
     }
 }
 
@@ -376,7 +365,7 @@ async fn existing(
     .get_result(conn)
     .await
     .optional()?;
-    Ok(row.map(ExistingRow::existing))
+    Ok(row.map(Into::into))
 }
 
 row! {
@@ -692,13 +681,10 @@ pub(crate) async fn decide_draft(
     ))
     .execute(conn)
     .await?;
-    let target = wiki_entries::table.filter(wiki_entries::id.eq(d.entry_id));
     match decided.entry {
-        EntryChange::ShowCanon => {
-            show_version(conn, d.entry_id, &d.shown(), now).await?;
-        }
+        EntryChange::ShowCanon => show_version(conn, d.entry_id, &d.shown(), now).await?,
         EntryChange::Reject => {
-            diesel::update(target)
+            diesel::update(wiki_entries::table.find(d.entry_id))
                 .set((
                     wiki_entries::status.eq(EntryStatus::Rejected.as_str()),
                     wiki_entries::updated_at.eq(Ts::from(now)),
@@ -742,13 +728,12 @@ impl WikiRepo for PgStore {
                 Ok(p) => p,
                 Err(r) => return Ok(Err(r)),
             };
-            let statuses = EntryStatus::texts(|s| query.statuses.contains(&s));
             let rows: Vec<HeadRow> = sql!(
                 INDEX,
                 scope.organization_id,
                 scope.workspace_id,
                 project,
-                statuses,
+                EntryStatus::texts(|s| query.statuses.contains(&s)),
                 query.after.map(|a| Ts::from(a.0)),
                 query.after.map(|a| a.1).unwrap_or_default(),
                 query.limit + 1,

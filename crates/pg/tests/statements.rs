@@ -439,7 +439,8 @@ fn every_queryable_by_name_struct_is_declared_with_row() {
     assert!(
         found.is_empty(),
         "QueryableByName derived without row! (declare the struct in `row! {{ .. }}`, which \
-         derives it and records its columns for the test that compares them with the statement's):\n{}",
+         derives it and records its columns for the test that compares them with the \
+         statement's):\n{}",
         found.join("\n")
     );
     assert!(rows >= 100, "only {rows} row! structs found");
@@ -448,12 +449,15 @@ fn every_queryable_by_name_struct_is_declared_with_row() {
 #[test]
 fn the_scan_reads_code_only() {
     let code = code_only(
-        "let a = \"LIST\"; // LIST\nlet b = r#\"LIST \"x\" \"#; /* LIST */ f('\\'', 'L', LIST);\nfn g<'a>(x: &'a str) {}",
+        "let a = \"LIST\"; // LIST\nlet b = r#\"LIST \"x\" \"#; /* LIST */ \
+         f('\\'', 'L', LIST);\nfn g<'a>(x: &'a str) {}",
     );
     assert_eq!(word_at(&code, "LIST").len(), 1, "{code}");
     assert!(code.contains("fn g<'a>(x: &'a str) {}"), "{code}");
     assert_eq!(code.lines().count(), 3);
-    let text = "let x: Vec<KeyRow> = prepared(diesel::sql_query(LIST).bind::<Text, _>(a))\n    .load(conn)\n    .await?;\nlet y = sql_query(LOCK).execute(conn);\nlet z = sql!(ONE, id)\n    .get_result(conn);";
+    let text = "let x: Vec<KeyRow> = prepared(diesel::sql_query(LIST).bind::<Text, _>(a))\n    \
+                .load(conn)\n    .await?;\nlet y = sql_query(LOCK).execute(conn);\n\
+                let z = sql!(ONE, id)\n    .get_result(conn);";
     let list = text.find("LIST").expect("LIST");
     assert_eq!(runs_with(text, list), Some("load"));
     assert_eq!(
@@ -668,6 +672,10 @@ fn embedded(code: &str) -> Vec<String> {
         .filter_map(|(i, _)| {
             let field = &code[i + "#[diesel(embed)]".len()..];
             let ty = field[field.find(':')? + 1..field.find(',')?].trim();
+            // An optional embedded row (`Option<PendingRow>`) is its row's.
+            let ty = ty
+                .strip_prefix("Option<")
+                .map_or(ty, |t| t.trim_end_matches('>'));
             Some(ty.rsplit("::").next()?.to_owned())
         })
         .collect()

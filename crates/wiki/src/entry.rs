@@ -578,7 +578,7 @@ pub struct Existing {
     pub project: Option<String>,
     /// The entry has a canon version (its row shows it).
     pub has_canon: bool,
-    /// The highest version number.
+    /// The highest version number (0 when it has none).
     pub last_version: i32,
     /// The version waiting for a person, and its open `wiki_draft` decision.
     pub pending: Option<Pending>,
