@@ -110,10 +110,8 @@ impl OrgPersonaRow {
             name: self.workspace_name,
         };
         let (accounts, at) = (self.accounts.0, self.created_at.into());
-        (
-            PersonaSummary::of(&head, workspace, self.agent, accounts, at),
-            head,
-        )
+        let summary = PersonaSummary::of(&head, workspace, self.agent, accounts, at);
+        (summary, head)
     }
 }
 
