@@ -221,7 +221,7 @@ pub fn plan_proposal(
     };
     match earlier {
         EarlierProposals::Facts(rows) => {
-            let category = p.category.unwrap_or(FactCategory::Other);
+            let category = p.fact_category();
             let seen: Vec<Earlier> = rows
                 .iter()
                 .map(|r| Earlier {

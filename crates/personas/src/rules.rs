@@ -465,6 +465,11 @@ impl Proposal {
         self.kind == kind && self.category == category && self.label == label && self.value == value
     }
 
+    /// The category a fact is filed and matched under: its own, else `other`.
+    pub fn fact_category(&self) -> FactCategory {
+        self.category.unwrap_or(FactCategory::Other)
+    }
+
     /// The decision's title, as a person reads it in an inbox.
     pub fn title(&self, persona: &str) -> String {
         match self.kind {
@@ -520,6 +525,21 @@ pub const CONTRADICTION_OPTIONS: [&str; 3] = ["change_bio", "delete_post", "keep
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fact_without_a_category_is_filed_under_other() {
+        let fact = |category| Proposal {
+            kind: ProposalKind::Fact,
+            category,
+            label: "city".into(),
+            value: "Taipei".into(),
+            detail: None,
+            post_id: None,
+        };
+        assert_eq!(fact(None).fact_category(), FactCategory::Other);
+        let own = fact(Some(FactCategory::Pet)).fact_category();
+        assert_eq!(own, FactCategory::Pet);
+    }
 
     #[test]
     fn agents_are_shown_approved_images_of_the_category_asked_in_order() {

@@ -412,7 +412,7 @@ async fn propose_tx(
     }
     let earlier = match p.kind {
         ProposalKind::Fact => {
-            let category = p.category.unwrap_or(FactCategory::Other);
+            let category = p.fact_category();
             let rows: Vec<EarlierFactRow> = persona_facts::table
                 .filter(persona_facts::persona_id.eq(persona_id))
                 .filter(persona_facts::category.eq(category.as_str()))
