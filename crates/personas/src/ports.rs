@@ -246,9 +246,16 @@ pub trait PersonasRepo: Send + Sync + 'static {
         id: Uuid,
     ) -> BoxFuture<'_, anyhow::Result<Option<(PersonaSummary, PersonaHead)>>>;
 
-    /// Every image of a persona, whatever its lock, oldest first (an agent is shown the
-    /// approved ones: [`crate::rules::visible_images`]).
+    /// Every image of a persona, whatever its lock, oldest first (a person's view).
     fn all_images(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>>;
+
+    /// The images of a persona an agent is shown (the locks [`crate::rules::image_visible`]
+    /// accepts), oldest first, of `category` when given.
+    fn shown_images(
+        &self,
+        persona_id: Uuid,
+        category: Option<ImageCategory>,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>>;
 
     fn cast(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<CastRow>>>;
 

@@ -329,18 +329,6 @@ pub fn image_visible(lock: ImageLock) -> bool {
     lock == ImageLock::Approved
 }
 
-/// The images an agent is shown ([`image_visible`]), of `category` when given, in the order
-/// given (the adapter lists oldest first).
-pub fn visible_images(
-    images: Vec<crate::ports::ImageRow>,
-    category: Option<ImageCategory>,
-) -> Vec<crate::ports::ImageRow> {
-    images
-        .into_iter()
-        .filter(|i| image_visible(i.lock) && category.is_none_or(|c| i.category == c))
-        .collect()
-}
-
 /// What a signed link serves: approved images, and draft images for the person deciding on
 /// them (only the decision list signs a draft's link); a refused image is never served, so a
 /// link made before the refusal stops working.
@@ -539,39 +527,6 @@ mod tests {
         assert_eq!(fact(None).fact_category(), FactCategory::Other);
         let own = fact(Some(FactCategory::Pet)).fact_category();
         assert_eq!(own, FactCategory::Pet);
-    }
-
-    #[test]
-    fn agents_are_shown_approved_images_of_the_category_asked_in_order() {
-        let image = |n: u128, category, lock| crate::ports::ImageRow {
-            id: Uuid::from_u128(n),
-            category,
-            caption: None,
-            mime_type: "image/png".into(),
-            lock,
-            character: None,
-            created_at: Timestamp::from_second(n as i64).unwrap(),
-        };
-        let all = vec![
-            image(1, ImageCategory::Pet, ImageLock::Approved),
-            image(2, ImageCategory::Pet, ImageLock::Draft),
-            image(3, ImageCategory::Home, ImageLock::Approved),
-            image(4, ImageCategory::Pet, ImageLock::Refused),
-            image(5, ImageCategory::Pet, ImageLock::Approved),
-        ];
-        let ids = |images: Vec<crate::ports::ImageRow>| -> Vec<Uuid> {
-            images.into_iter().map(|i| i.id).collect()
-        };
-        let (one, three, five) = (Uuid::from_u128(1), Uuid::from_u128(3), Uuid::from_u128(5));
-        assert_eq!(
-            ids(visible_images(all.clone(), None)),
-            vec![one, three, five]
-        );
-        assert_eq!(
-            ids(visible_images(all.clone(), Some(ImageCategory::Pet))),
-            vec![one, five]
-        );
-        assert!(visible_images(all, Some(ImageCategory::Avatar)).is_empty());
     }
 
     fn fact(n: u128, category: FactCategory, label: &str, status: FactStatus, at: i64) -> Fact {

@@ -145,7 +145,7 @@ impl PersonasService {
         let (accounts, facts, images, cast, recent_posts) = tokio::try_join!(
             self.accounts.list_accounts(agent),
             self.repo.facts(id),
-            self.repo.all_images(id),
+            self.repo.shown_images(id, None),
             self.repo.cast(id),
             async {
                 if posts > 0 {
@@ -161,7 +161,6 @@ impl PersonasService {
             .collect();
         let speech_rules = rules::speech_rules(&persona.speech_rules, &facts);
         let facts = rules::visible_facts(facts, include_drafts);
-        let images = rules::visible_images(images, None);
         let cast = with_images(cast, &images);
         Ok(PersonaRecord {
             account,
@@ -211,15 +210,17 @@ impl PersonasService {
         category: Option<ImageCategory>,
     ) -> Result<(ResolvedAccount, Vec<ImageRow>), PersonaError> {
         let (account, persona) = self.resolve(agent, code).await?;
-        let images = self.repo.all_images(persona.id).await?;
-        Ok((account, rules::visible_images(images, category)))
+        let images = self.repo.shown_images(persona.id, category).await?;
+        Ok((account, images))
     }
 
     /// `list_cast`: each character with at most six approved images marked with it.
     pub async fn cast(&self, agent: AgentRef, code: &CodeRef) -> Result<CastRecord, PersonaError> {
         let (account, persona) = self.resolve(agent, code).await?;
-        let (cast, images) =
-            tokio::try_join!(self.repo.cast(persona.id), self.repo.all_images(persona.id))?;
+        let (cast, images) = tokio::try_join!(
+            self.repo.cast(persona.id),
+            self.repo.shown_images(persona.id, None)
+        )?;
         Ok(CastRecord {
             account,
             persona,

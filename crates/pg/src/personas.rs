@@ -544,6 +544,28 @@ impl PersonasRepo for PgStore {
         })
     }
 
+    fn shown_images(
+        &self,
+        persona_id: Uuid,
+        category: Option<ImageCategory>,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<ImageRow>>> {
+        self.read(async move |conn| {
+            let mut q = persona_images::table
+                .filter(persona_images::persona_id.eq(persona_id))
+                .filter(persona_images::lock.eq_any(ImageLock::texts(rules::image_visible)))
+                .into_boxed();
+            if let Some(c) = category {
+                q = q.filter(persona_images::category.eq(c.as_str()));
+            }
+            let rows: Vec<ImageDbRow> = q
+                .order((persona_images::created_at, persona_images::id))
+                .select(ImageDbRow::as_select())
+                .load(conn)
+                .await?;
+            Ok(rows.into_iter().map(Into::into).collect())
+        })
+    }
+
     fn facts(&self, persona_id: Uuid) -> BoxFuture<'_, anyhow::Result<Vec<Fact>>> {
         self.read(async move |conn| {
             let rows: Vec<FactRow> = persona_facts::table
