@@ -18,6 +18,7 @@ mod day_scenario;
 mod decisions;
 mod drafts;
 mod edge;
+mod events;
 mod generated_client;
 mod inventory;
 mod isolation;

@@ -169,7 +169,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 54] = [
+const SLICE_TOOLS: [&str; 55] = [
     "ad_research_approve",
     "ad_research_get",
     "ad_research_quote",
@@ -219,6 +219,7 @@ const SLICE_TOOLS: [&str; 54] = [
     "unstock_post",
     "update_draft",
     "upload_persona_image",
+    "wait_events",
     "wiki_get",
     "wiki_index",
     "wiki_search",

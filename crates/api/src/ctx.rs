@@ -60,6 +60,8 @@ pub struct Ctx {
     pub reports: fleetdesk_reports::service::ReportsService,
     pub tasks: fleetdesk_tasks::service::TasksService,
     pub cron: fleetdesk_cron::service::CronService,
+    /// The agents' feeds of events.
+    pub events: fleetdesk_events::EventsService,
     /// The person's day with its community part, in one snapshot.
     pub person_day: crate::today::TodayService,
     /// The community assistant.

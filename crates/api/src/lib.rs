@@ -48,6 +48,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::decisions::register(&mut all);
     ops::tasks::register(&mut all);
     ops::cron::register(&mut all);
+    ops::events::register(&mut all);
     ops::today::register(&mut all);
     ops::reports::register(&mut all);
     ops::metrics::register(&mut all);

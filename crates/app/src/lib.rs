@@ -146,6 +146,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         reports: fleetdesk_reports::service::ReportsService::new(store.clone()),
         tasks: fleetdesk_tasks::service::TasksService::new(store.clone()),
         cron: fleetdesk_cron::service::CronService::new(store.clone()),
+        events: fleetdesk_events::EventsService::new(store.clone(), store.clone()),
         person_day: fleetdesk_api::today::TodayService::new(store.clone()),
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
         research: fleetdesk_ads::service::ResearchService::new(store.clone()),
@@ -178,6 +179,7 @@ pub async fn compose(
         tracing::info!(migrations = ran, "migrated the database");
     }
     let store = PgStore::new(fleetdesk_pg::connect(url, pool_size)?)
+        .listen_for_events(url)
         .hold_instance_lock(url)
         .await?;
     let blobs = blob_store(data_dir)?;

@@ -379,6 +379,14 @@ impl Worker {
                 "swept spent rate grants, idempotency records and sessions"
             );
         }
+        let now = (self.clock)();
+        let events = self
+            .store
+            .prune_events(now - fleetdesk_kernel::events::EVENTS_KEPT)
+            .await?;
+        if events > 0 {
+            tracing::debug!(events, "pruned events past their keeping");
+        }
         if let Some(media) = &self.media {
             let uploads = media.sweep_abandoned_uploads().await?;
             if uploads > 0 {
@@ -389,9 +397,7 @@ impl Worker {
                 tracing::info!(files, "removed blobs a crash left half written");
             }
         }
-        self.queue
-            .prune(&[SWEEP_JOB], (self.clock)() - SWEEPS_KEPT)
-            .await?;
+        self.queue.prune(&[SWEEP_JOB], now - SWEEPS_KEPT).await?;
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the sweep now");
         }

@@ -56,6 +56,31 @@ pub struct Move {
 }
 
 impl Move {
+    /// The event of this move deciding decision `id` (of `kind`, titled `title`) into
+    /// `status`: told to the agent of the decision's persona (`persona_agent`), else to the
+    /// agent that opened it.
+    pub fn decided_event(
+        &self,
+        id: Uuid,
+        workspace: Uuid,
+        (kind, title): (crate::DecisionKind, &str),
+        status: crate::DecisionStatus,
+        (persona_agent, opened_by_agent): (Option<Uuid>, Option<Uuid>),
+    ) -> fleetdesk_kernel::events::NewEvent {
+        fleetdesk_kernel::decision::decision_event(
+            workspace,
+            persona_agent.or(opened_by_agent),
+            id,
+            fleetdesk_kernel::events::EventBody::DecisionDecided,
+            fleetdesk_kernel::events::DecisionChange {
+                kind,
+                title: title.to_owned(),
+                status,
+                choice: self.option.clone(),
+            },
+        )
+    }
+
     pub fn new(
         action: Action,
         option: Option<String>,
@@ -251,11 +276,6 @@ impl crate::ports::DecisionScope {
                     }
             }
         }
-    }
-
-    /// Whether [`sees`](Self::sees) asks for the agent of the persona a decision is about.
-    pub fn asks_persona_agent(self) -> bool {
-        matches!(self, crate::ports::DecisionScope::Agent(_))
     }
 
     /// Whether this scope relays a move as the agent the follow-up's card is assigned to

@@ -97,6 +97,39 @@ impl NewDecision {
     pub fn status(&self) -> DecisionStatus {
         DecisionStatus::Open
     }
+
+    /// The event of this decision opened as `id` by `agent`'s use case: told to that agent.
+    pub fn opened(&self, id: Uuid, agent: crate::AgentRef) -> crate::events::NewEvent {
+        decision_event(
+            agent.workspace_id,
+            Some(agent.agent_id),
+            id,
+            crate::events::EventBody::DecisionOpened,
+            crate::events::DecisionChange {
+                kind: self.kind,
+                title: self.title.clone(),
+                status: self.status(),
+                choice: None,
+            },
+        )
+    }
+}
+
+/// The event of a decision's change: `body` of `change`, in `workspace`, told to `agent` (the
+/// agent the decision's persona is assigned to, or the one that opened it).
+pub fn decision_event(
+    workspace: Uuid,
+    agent: Option<Uuid>,
+    id: Uuid,
+    body: fn(crate::events::DecisionChange) -> crate::events::EventBody,
+    change: crate::events::DecisionChange,
+) -> crate::events::NewEvent {
+    crate::events::NewEvent {
+        workspace_id: workspace,
+        agent_id: agent,
+        object_id: id,
+        body: body(change),
+    }
 }
 
 /// Who decided, as stored with what they decided (a decision's `decided_by`, a research

@@ -11,6 +11,7 @@ pub mod code;
 pub mod decision;
 pub mod digest;
 pub mod error;
+pub mod events;
 pub mod health;
 pub mod jobs;
 pub mod market;

@@ -104,6 +104,8 @@ pub struct PgStore {
     /// The number whose advisory lock this process holds (`instance.rs`); claims carry it.
     /// `None` in a store that runs no requests (`migrate`, `admin apply`).
     pub(crate) instance: Option<i32>,
+    /// The feeds waiting for events to commit ([`PgStore::listen_for_events`]).
+    pub(crate) wakeups: std::sync::Arc<crate::events::Wakeups>,
 }
 
 impl PgStore {
@@ -111,6 +113,7 @@ impl PgStore {
         PgStore {
             pool,
             instance: None,
+            wakeups: Default::default(),
         }
     }
 

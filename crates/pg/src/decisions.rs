@@ -202,11 +202,16 @@ struct Locked {
     decided_move: Option<Value>,
     result: Option<String>,
     opened_by_agent: Option<Uuid>,
+    title: String,
 }
 
 /// Locks decision `id` when `scope` may see it: an agent sees the decisions about its personas
-/// and the `ad_change` decisions its proposals opened.
-async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Option<Locked>> {
+/// and the `ad_change` decisions its proposals opened. Answers it with its persona's agent.
+async fn lock(
+    conn: Tx<'_>,
+    scope: DecisionScope,
+    id: Uuid,
+) -> anyhow::Result<Option<(Locked, Option<Uuid>)>> {
     let Some(row) = decisions::table
         .filter(decisions::id.eq(id))
         .for_update()
@@ -217,15 +222,15 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
     else {
         return Ok(None);
     };
+    // Read for every scope: the decided event is told to the persona's agent.
     let persona_agent = match row.persona_id {
-        Some(p) if scope.asks_persona_agent() => Some(
+        Some(p) => Some(
             personas::table
                 .filter(personas::id.eq(p))
                 .select(personas::agent_id)
                 .first::<Option<Uuid>>(conn)
                 .await?,
         ),
-        Some(_) => Some(None),
         None => None,
     };
     let visible = scope.sees(&Whereabouts {
@@ -235,7 +240,7 @@ async fn lock(conn: Tx<'_>, scope: DecisionScope, id: Uuid) -> anyhow::Result<Op
         persona_agent,
         opened_by_agent: row.opened_by_agent,
     });
-    Ok(visible.then_some(row))
+    Ok(visible.then_some((row, persona_agent.flatten())))
 }
 
 async fn decide(
@@ -243,7 +248,7 @@ async fn decide(
     scope: DecisionScope,
     req: &MoveRequest,
 ) -> anyhow::Result<Result<Moved, DecisionRefusal>> {
-    let Some(row) = lock(conn, scope, req.id).await? else {
+    let Some((row, persona_agent)) = lock(conn, scope, req.id).await? else {
         return Ok(Err(DecisionRefusal::NotFound));
     };
     let k = row.kind.0;
@@ -314,6 +319,14 @@ async fn decide(
         ))
         .execute(conn)
         .await?;
+    let event = req.mv.decided_event(
+        row.id,
+        row.workspace_id,
+        (k, &row.title),
+        new_status,
+        (persona_agent, row.opened_by_agent),
+    );
+    crate::events::write(conn, &[event]).await?;
     Ok(Ok(Moved {
         decision: one(conn, row.id).await?,
         unchanged: false,
@@ -606,7 +619,7 @@ async fn complete(
     agent: AgentRef,
     report: &DoneReport,
 ) -> anyhow::Result<Result<Moved, DecisionRefusal>> {
-    let Some(row) = lock(conn, DecisionScope::Agent(agent), report.id).await? else {
+    let Some((row, _)) = lock(conn, DecisionScope::Agent(agent), report.id).await? else {
         return Ok(Err(DecisionRefusal::NotFound));
     };
     let planned = plan_done(
@@ -708,17 +721,19 @@ macro_rules! new_decision_values {
     };
 }
 
-/// Opens the decision an agent's use case planned; answers its id.
+/// Opens the decision an agent's use case planned, with its event; answers its id.
 pub(crate) async fn open_decision(
     conn: Tx<'_>,
     agent: AgentRef,
     d: &NewDecision,
-) -> QueryResult<Uuid> {
-    diesel::insert_into(decisions::table)
+) -> anyhow::Result<Uuid> {
+    let id = diesel::insert_into(decisions::table)
         .values(new_decision_values!(agent, d))
         .returning(decisions::id)
         .get_result(conn)
-        .await
+        .await?;
+    crate::events::write(conn, &[d.opened(id, agent)]).await?;
+    Ok(id)
 }
 
 /// Opens it unless a unique index admits only one open (a persona's images decision): `None`
@@ -727,14 +742,18 @@ pub(crate) async fn open_decision_once(
     conn: Tx<'_>,
     agent: AgentRef,
     d: &NewDecision,
-) -> QueryResult<Option<Uuid>> {
-    diesel::insert_into(decisions::table)
+) -> anyhow::Result<Option<Uuid>> {
+    let id = diesel::insert_into(decisions::table)
         .values(new_decision_values!(agent, d))
         .on_conflict_do_nothing()
         .returning(decisions::id)
         .get_result(conn)
         .await
-        .optional()
+        .optional()?;
+    if let Some(id) = id {
+        crate::events::write(conn, &[d.opened(id, agent)]).await?;
+    }
+    Ok(id)
 }
 
 impl DecisionsRepo for PgStore {

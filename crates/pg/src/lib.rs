@@ -80,6 +80,7 @@ mod community;
 mod cron;
 mod decisions;
 mod drafts;
+mod events;
 mod gate;
 mod health;
 mod instance;
@@ -108,6 +109,7 @@ port_modules![
     cron,
     decisions,
     drafts,
+    events,
     gate,
     health,
     instance,

@@ -396,6 +396,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    events (id) {
+        id -> Uuid,
+        seq -> Nullable<Int8>,
+        kind -> Text,
+        occurred_at -> Timestamptz,
+        workspace_id -> Uuid,
+        agent_id -> Nullable<Uuid>,
+        object_id -> Uuid,
+        data -> Jsonb,
+    }
+}
+
+diesel::table! {
     idempotency_keys (owner_id, key_hash) {
         owner_id -> Uuid,
         request_hash -> Bytea,
@@ -921,6 +934,7 @@ diesel::joinable!(decisions -> organizations (organization_id));
 diesel::joinable!(decisions -> personas (persona_id));
 diesel::joinable!(decisions -> posts (post_id));
 diesel::joinable!(decisions -> workspaces (workspace_id));
+diesel::joinable!(events -> workspaces (workspace_id));
 diesel::joinable!(media -> agents (created_by_agent));
 diesel::joinable!(media -> personas (persona_id));
 diesel::joinable!(media -> projects (project_id));
@@ -1004,6 +1018,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     cron_runs,
     dashboard_sessions,
     decisions,
+    events,
     idempotency_keys,
     jobs,
     media,

@@ -73,7 +73,7 @@ const ONE: &str = record_sql!("WHERE c.id = $1");
 /// The card a move needs, locked, with the agent of its persona.
 const LOCK: &str = r#"
 SELECT c.id, c.organization_id, c.workspace_id, c.status, c.assignee_agent, c.result,
-       c.fail_reason, c.decision_id, pe.agent_id AS persona_agent
+       c.fail_reason, c.decision_id, pe.agent_id AS persona_agent, c.kind, c.title
 FROM task_cards c
 LEFT JOIN personas pe ON pe.id = c.persona_id
 WHERE c.id = $1
@@ -327,11 +327,11 @@ async fn open(
         Err(refusal) => return Ok(Err(refusal)),
     };
     // Two requests for the same matter at once: the second waits and joins the first.
-    personas::table
+    let persona_agent: Option<Uuid> = personas::table
         .filter(personas::id.eq(placed.persona_id))
         .for_no_key_update()
-        .select(personas::id)
-        .first::<Uuid>(conn)
+        .select(personas::agent_id)
+        .first(conn)
         .await?;
     let named = match opener {
         Opener::Person {
@@ -391,6 +391,7 @@ async fn open(
         .returning(task_cards::id)
         .get_result(conn)
         .await?;
+    crate::events::write(conn, &[card.opened(id, persona_agent)]).await?;
     Ok(Ok(Opened {
         card: one(conn, id).await?,
         created: true,
@@ -411,6 +412,8 @@ row! {
         fail_reason: Option<String>,
         decision_id: Option<Uuid>,
         persona_agent: Option<Uuid>,
+        kind: Stored<TaskKind>,
+        title: String,
     }
 }
 
@@ -459,6 +462,8 @@ async fn act(
             fail_reason: row.fail_reason,
             follow_up: row.decision_id.is_some(),
         },
+        kind: row.kind.0,
+        title: row.title,
         decision_id: row.decision_id,
     };
     let known_assets: Vec<Uuid> =
@@ -497,7 +502,8 @@ async fn write_move(
     id: Uuid,
     plan: &MovePlan,
     at: jiff::Timestamp,
-) -> QueryResult<()> {
+) -> anyhow::Result<()> {
+    crate::events::write(conn, plan.event.as_slice()).await?;
     let at = Ts::from(at);
     let target = task_cards::table.filter(task_cards::id.eq(id));
     diesel::update(target)

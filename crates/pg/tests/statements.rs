@@ -17,8 +17,8 @@ use fleetdesk_pg::{Column, RowCheck};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// `&str` constants in `src/` that are not SQL.
-const NOT_SQL: &[&str] = &[];
+/// `&str` constants in `src/` that are not SQL: the channel the event log notifies.
+const NOT_SQL: &[&str] = &["fleetdesk_pg::events::CHANNEL"];
 
 /// Statements handed on to a function that runs them (so the source scan cannot see how) and
 /// paired with no row type: each must return no columns, which the describing test checks.

@@ -5,6 +5,7 @@
 
 use fleetdesk_accounts::ports::LookupError;
 use fleetdesk_kernel::decision::DecidedBy;
+use fleetdesk_kernel::events::{EventBody, NewEvent, TaskChange};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -225,6 +226,24 @@ pub struct NewCard<'a> {
     pub origin: Option<&'a Value>,
 }
 
+impl NewCard<'_> {
+    /// The event of the card opened as `id`: told to the agent that works it (its assignee,
+    /// else its persona's agent, `persona_agent`).
+    pub fn opened(&self, id: Uuid, persona_agent: Option<Uuid>) -> NewEvent {
+        NewEvent {
+            workspace_id: self.placed.workspace_id,
+            agent_id: self.assignee.or(persona_agent),
+            object_id: id,
+            body: EventBody::TaskOpened(TaskChange {
+                kind: self.kind.as_str().to_owned(),
+                title: self.title.to_owned(),
+                status: self.status.as_str().to_owned(),
+                note: None,
+            }),
+        }
+    }
+}
+
 /// The card a request opens, waiting for pickup, judged in order: its due_at read in the
 /// target's zone, then its [`assignee`] (`named`: the agent a person's `assign` names).
 pub fn plan_open<'a>(
@@ -264,6 +283,8 @@ pub struct CardFacts {
     pub organization_id: Uuid,
     pub workspace_id: Uuid,
     pub card: Card,
+    pub kind: TaskKind,
+    pub title: String,
     /// The decision whose follow-up this card is.
     pub decision_id: Option<Uuid>,
 }
@@ -306,6 +327,8 @@ pub struct MovePlan {
     pub write: CardWrite,
     /// The follow-up's decision and what it becomes.
     pub follow_up: Option<(Uuid, FollowUpWrite)>,
+    /// What the move tells (a progress report tells nothing).
+    pub event: Option<NewEvent>,
 }
 
 /// What a move comes to.
@@ -414,12 +437,47 @@ pub fn plan_move(
         };
         Some((d, effect))
     });
+    let event = moved_event(req, facts, status, &write);
     Ok(MoveOutcome::Apply(Box::new(MovePlan {
         status,
         notes,
         write,
         follow_up,
+        event,
     })))
+}
+
+/// The event a move of the card in `facts` to `status` tells, to the agent that works the
+/// card after it (its assignee, else its persona's agent); none for a progress report.
+fn moved_event(
+    req: &MoveRequest,
+    facts: &CardFacts,
+    status: TaskStatus,
+    write: &CardWrite,
+) -> Option<NewEvent> {
+    let (note, body): (Option<&str>, fn(TaskChange) -> EventBody) = match write {
+        CardWrite::Progress => return None,
+        CardWrite::Claim { .. } => (None, EventBody::TaskClaimed),
+        CardWrite::Finish { result, .. } => (Some(result), EventBody::TaskFinished),
+        CardWrite::Fail { reason } => (Some(reason), EventBody::TaskFailed),
+        CardWrite::Confirm => (req.note.as_deref(), EventBody::TaskConfirmed),
+        CardWrite::Reopen => (req.note.as_deref(), EventBody::TaskReopened),
+    };
+    let assignee = match write {
+        CardWrite::Claim { assignee } => *assignee,
+        _ => facts.card.assignee,
+    };
+    Some(NewEvent {
+        workspace_id: facts.workspace_id,
+        agent_id: assignee.or(facts.card.persona_agent),
+        object_id: req.id,
+        body: body(TaskChange {
+            kind: facts.kind.as_str().to_owned(),
+            title: facts.title.clone(),
+            status: status.as_str().to_owned(),
+            note: note.map(str::to_owned),
+        }),
+    })
 }
 
 #[cfg(test)]
@@ -687,6 +745,8 @@ mod tests {
                 fail_reason: None,
                 follow_up: decision.is_some(),
             },
+            kind: TaskKind::Other,
+            title: "Card".into(),
             decision_id: decision,
         }
     }
@@ -843,5 +903,98 @@ mod tests {
         assert_eq!(plan.status, TaskStatus::Failed);
         assert_eq!(plan.notes[0]["text"], "locked out");
         assert_eq!(plan.notes[0]["by"], "scout");
+    }
+
+    #[test]
+    fn a_move_tells_the_agent_that_works_the_card_and_progress_tells_nothing() {
+        let worker = Actor::Agent {
+            agent: agent_ref(AGENT),
+            name: "scout".into(),
+        };
+        let mut card = facts(TaskStatus::PendingPickup, None);
+        // Unassigned on the agent's persona: the claiming agent is told.
+        card.card.assignee = None;
+        let apply = |mv, card: &CardFacts| match plan_move(
+            &worker,
+            &request(mv, None, vec![]),
+            card,
+            &[],
+        ) {
+            Ok(MoveOutcome::Apply(plan)) => plan.event,
+            other => panic!("{other:?}"),
+        };
+        let claimed = apply(Move::Claim, &card).expect("a claim tells");
+        assert_eq!(claimed.agent_id, Some(AGENT));
+        assert_eq!(
+            (claimed.workspace_id, claimed.object_id),
+            (WS, Uuid::from_u128(60))
+        );
+        let EventBody::TaskClaimed(change) = &claimed.body else {
+            panic!("{claimed:?}");
+        };
+        assert_eq!(
+            (
+                change.kind.as_str(),
+                change.title.as_str(),
+                change.status.as_str()
+            ),
+            ("other", "Card", "in_progress")
+        );
+        card.card.status = TaskStatus::InProgress;
+        card.card.assignee = Some(AGENT);
+        assert_eq!(apply(Move::Progress, &card), None);
+        let failed = apply(
+            Move::Fail {
+                reason: "locked out".into(),
+            },
+            &card,
+        )
+        .unwrap();
+        assert_eq!(
+            failed.body.kind(),
+            fleetdesk_kernel::events::EventKind::TaskFailed
+        );
+        let EventBody::TaskFailed(change) = failed.body else {
+            unreachable!()
+        };
+        assert_eq!(change.note.as_deref(), Some("locked out"));
+    }
+
+    #[test]
+    fn an_opened_card_tells_its_assignee_else_its_persona_s_agent() {
+        let card = NewCard {
+            placed: Placed {
+                organization_id: ORG,
+                workspace_id: WS,
+                persona_id: Uuid::from_u128(3),
+                target_code: None,
+                target_id: Uuid::from_u128(3),
+                zone: "Asia/Taipei".into(),
+            },
+            kind: TaskKind::Other,
+            title: "Fix",
+            detail: None,
+            status: TaskStatus::PendingPickup,
+            target_type: TargetType::Persona,
+            assignee: None,
+            opened_by_type: "person",
+            opened_by_name: "Ann",
+            opened_by_agent: None,
+            due_at: None,
+            origin: None,
+        };
+        let id = Uuid::from_u128(70);
+        assert_eq!(card.opened(id, Some(OTHER)).agent_id, Some(OTHER));
+        assert_eq!(card.opened(id, None).agent_id, None);
+        let assigned = NewCard {
+            assignee: Some(AGENT),
+            ..card
+        };
+        let event = assigned.opened(id, Some(OTHER));
+        assert_eq!((event.agent_id, event.object_id), (Some(AGENT), id));
+        assert_eq!(
+            event.body.kind(),
+            fleetdesk_kernel::events::EventKind::TaskOpened
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod community;
 pub mod cron;
 pub mod decisions;
 pub mod drafts;
+pub mod events;
 pub mod inventory;
 pub mod keys;
 pub mod media;

@@ -314,8 +314,6 @@ fn who_sees_a_decision() {
     assert!(!agent.sees(&about(None, K::Contradiction, Some(me))));
     // A persona's decision the agent opened is still seen through the persona only.
     assert!(!agent.sees(&about(Some(Some(other)), K::AdChange, Some(me))));
-    assert!(agent.asks_persona_agent());
-    assert!(!S::Organization(Some(org)).asks_persona_agent());
     // A move relayed by the agent the card is assigned to; a person's never is.
     assert!(agent.relays_as_assignee(Some(me)));
     assert!(!agent.relays_as_assignee(Some(other)));
@@ -485,4 +483,40 @@ fn the_follow_up_kinds_are_the_changes_an_agent_carries_out() {
         follow_up_kinds(),
         ["change_avatar", "change_bio", "delete_post"]
     );
+}
+
+#[test]
+fn a_decided_move_tells_the_persona_s_agent_else_the_opener_and_names_the_choice() {
+    use fleetdesk_kernel::events::EventBody;
+    let (id, ws) = (Uuid::from_u128(1), Uuid::from_u128(2));
+    let (persona_agent, opener) = (Uuid::from_u128(3), Uuid::from_u128(4));
+    let chosen = mv(Action::Choose, Some(KEEP_CLOSED));
+    let event = chosen.decided_event(
+        id,
+        ws,
+        (K::AccountBanned, "TW-T001 banned"),
+        DecisionStatus::Resolved,
+        (Some(persona_agent), Some(opener)),
+    );
+    assert_eq!((event.workspace_id, event.object_id), (ws, id));
+    assert_eq!(event.agent_id, Some(persona_agent));
+    let EventBody::DecisionDecided(change) = &event.body else {
+        panic!("{event:?}");
+    };
+    assert_eq!(change.kind, K::AccountBanned);
+    assert_eq!(change.title, "TW-T001 banned");
+    assert_eq!(change.status, DecisionStatus::Resolved);
+    assert_eq!(change.choice.as_deref(), Some(KEEP_CLOSED));
+    let by_opener = mv(Action::Dismiss, None).decided_event(
+        id,
+        ws,
+        (K::AdChange, "Pause ad"),
+        DecisionStatus::Dismissed,
+        (None, Some(opener)),
+    );
+    assert_eq!(by_opener.agent_id, Some(opener));
+    let EventBody::DecisionDecided(change) = by_opener.body else {
+        unreachable!()
+    };
+    assert_eq!(change.choice, None);
 }

@@ -1,0 +1,313 @@
+//! Events: what changed, told to agents (their feed) and to an agency's own systems
+//! (webhooks). An area's plan names the events its change produces as [`NewEvent`]s; the
+//! adapter writes them in the change's own transaction (an outbox), where they are numbered
+//! in the order their transactions commit. Who may read an event is its kind's
+//! [`Reach`]: the agent that owns the object, every agent of the workspace, or people only.
+
+use crate::Platform;
+use crate::access::Scope;
+use crate::decision::{DecisionKind, DecisionStatus};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+crate::text_enum! {
+    /// What an event tells.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum EventKind {
+        /// A decision was opened for a person.
+        #[serde(rename = "decision.opened")]
+        DecisionOpened => "decision.opened",
+        /// A person (or an agent relaying one) decided.
+        #[serde(rename = "decision.decided")]
+        DecisionDecided => "decision.decided",
+        /// An agent's draft reached review.
+        #[serde(rename = "post.submitted")]
+        PostSubmitted => "post.submitted",
+        /// A post moved in review or inventory: approved, client review, sent back, rewrite
+        /// requested, stocked, unstocked.
+        #[serde(rename = "post.moved")]
+        PostMoved => "post.moved",
+        /// An agent reported a post scheduled, published, failed or cancelled.
+        #[serde(rename = "post.reported")]
+        PostReported => "post.reported",
+        /// An account's state changed (banned, quarantined, paused, restored, warming, ...).
+        #[serde(rename = "account.state_changed")]
+        AccountStateChanged => "account.state_changed",
+        /// A task card was opened.
+        #[serde(rename = "task.opened")]
+        TaskOpened => "task.opened",
+        /// An agent claimed a card.
+        #[serde(rename = "task.claimed")]
+        TaskClaimed => "task.claimed",
+        /// An agent finished a card (it may wait for a person's confirmation).
+        #[serde(rename = "task.finished")]
+        TaskFinished => "task.finished",
+        /// An agent failed a card.
+        #[serde(rename = "task.failed")]
+        TaskFailed => "task.failed",
+        /// A person reopened a card.
+        #[serde(rename = "task.reopened")]
+        TaskReopened => "task.reopened",
+        /// A person confirmed a finished card.
+        #[serde(rename = "task.confirmed")]
+        TaskConfirmed => "task.confirmed",
+    }
+}
+
+/// Who may read an event of a kind through the agent feed. Webhooks get every kind their
+/// endpoint subscribes to; people read every event of their workspaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The agent the object belongs to (an account's persona's agent, a card's assignee),
+    /// when it holds the scope: what its own reads would show.
+    Owner(Scope),
+    /// Every agent of the workspace that holds the scope.
+    Workspace(Scope),
+}
+
+impl EventKind {
+    /// Who may read events of this kind in the agent feed: each kind is shown to the agents
+    /// whose reads would show its object (posts through `drafts:read`, accounts, cards and
+    /// decisions through `accounts:read`, as `GET /work/today` and `GET /tasks` do).
+    pub fn reach(self) -> Reach {
+        use EventKind::*;
+        match self {
+            PostSubmitted | PostMoved | PostReported => Reach::Owner(Scope::DraftsRead),
+            DecisionOpened | DecisionDecided | AccountStateChanged | TaskOpened | TaskClaimed
+            | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed => {
+                Reach::Owner(Scope::AccountsRead)
+            }
+        }
+    }
+}
+
+/// What an agent's feed may show of the kinds it asked for: the kinds shown when the agent
+/// owns the object, and those shown to every agent of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FeedKinds {
+    pub owned: Vec<EventKind>,
+    pub workspace: Vec<EventKind>,
+}
+
+impl FeedKinds {
+    /// The kinds an agent with `scopes` may read, narrowed to `wanted` when it names any.
+    pub fn for_agent(scopes: &[Scope], wanted: &[EventKind]) -> FeedKinds {
+        let mut kinds = FeedKinds::default();
+        let asked = |kind: &EventKind| wanted.is_empty() || wanted.contains(kind);
+        for kind in EventKind::ALL.into_iter().filter(asked) {
+            match kind.reach() {
+                Reach::Owner(scope) if scopes.contains(&scope) => kinds.owned.push(kind),
+                Reach::Workspace(scope) if scopes.contains(&scope) => kinds.workspace.push(kind),
+                _ => {}
+            }
+        }
+        kinds
+    }
+
+    /// No kind may be shown: the feed answers nothing without reading.
+    pub fn is_empty(&self) -> bool {
+        self.owned.is_empty() && self.workspace.is_empty()
+    }
+
+    /// The texts of the owned kinds and of the workspace kinds, bound into the feed's read.
+    pub fn texts(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let texts = |kinds: &[EventKind]| kinds.iter().map(|k| k.as_str()).collect();
+        (texts(&self.owned), texts(&self.workspace))
+    }
+}
+
+/// What an event says, by kind: its `type` and its `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", content = "data")]
+pub enum EventBody {
+    #[serde(rename = "decision.opened")]
+    DecisionOpened(DecisionChange),
+    #[serde(rename = "decision.decided")]
+    DecisionDecided(DecisionChange),
+    #[serde(rename = "post.submitted")]
+    PostSubmitted(PostChange),
+    #[serde(rename = "post.moved")]
+    PostMoved(PostChange),
+    #[serde(rename = "post.reported")]
+    PostReported(PostChange),
+    #[serde(rename = "account.state_changed")]
+    AccountStateChanged(AccountChange),
+    #[serde(rename = "task.opened")]
+    TaskOpened(TaskChange),
+    #[serde(rename = "task.claimed")]
+    TaskClaimed(TaskChange),
+    #[serde(rename = "task.finished")]
+    TaskFinished(TaskChange),
+    #[serde(rename = "task.failed")]
+    TaskFailed(TaskChange),
+    #[serde(rename = "task.reopened")]
+    TaskReopened(TaskChange),
+    #[serde(rename = "task.confirmed")]
+    TaskConfirmed(TaskChange),
+}
+
+impl EventBody {
+    /// The kind of event this body belongs to.
+    pub fn kind(&self) -> EventKind {
+        use EventBody as B;
+        use EventKind as K;
+        match self {
+            B::DecisionOpened(_) => K::DecisionOpened,
+            B::DecisionDecided(_) => K::DecisionDecided,
+            B::PostSubmitted(_) => K::PostSubmitted,
+            B::PostMoved(_) => K::PostMoved,
+            B::PostReported(_) => K::PostReported,
+            B::AccountStateChanged(_) => K::AccountStateChanged,
+            B::TaskOpened(_) => K::TaskOpened,
+            B::TaskClaimed(_) => K::TaskClaimed,
+            B::TaskFinished(_) => K::TaskFinished,
+            B::TaskFailed(_) => K::TaskFailed,
+            B::TaskReopened(_) => K::TaskReopened,
+            B::TaskConfirmed(_) => K::TaskConfirmed,
+        }
+    }
+
+    /// The `data` part as stored (JSON).
+    pub fn data(&self) -> serde_json::Value {
+        match serde_json::to_value(self).expect("an event body is plain JSON") {
+            serde_json::Value::Object(mut body) => body.remove("data").unwrap_or_default(),
+            _ => unreachable!("an adjacently tagged enum serializes to an object"),
+        }
+    }
+
+    /// The body of a stored event: its kind's text and its `data`. `None` when they do not
+    /// make a body this version knows.
+    pub fn stored(kind: &str, data: serde_json::Value) -> Option<EventBody> {
+        serde_json::from_value(serde_json::json!({"type": kind, "data": data})).ok()
+    }
+}
+
+/// A post's change: which account, the status it left and the one it is in, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PostChange {
+    /// The account's code (absent when the post has none yet).
+    pub code: Option<String>,
+    pub platform: Option<Platform>,
+    /// The status before (absent for a new post).
+    pub from: Option<String>,
+    /// The status after.
+    pub status: String,
+    /// The note, reason or instruction that came with the move (redacted like every stored
+    /// text), or the published link of a report.
+    pub note: Option<String>,
+}
+
+/// A decision opened or decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DecisionChange {
+    pub kind: DecisionKind,
+    pub title: String,
+    pub status: DecisionStatus,
+    /// The option chosen, when one was.
+    pub choice: Option<String>,
+}
+
+/// An account's state change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AccountChange {
+    pub code: String,
+    pub platform: Platform,
+    pub from: String,
+    pub to: String,
+    pub reason: Option<String>,
+}
+
+/// A task card's move.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskChange {
+    /// The card's kind.
+    pub kind: String,
+    pub title: String,
+    /// Where the card stands now.
+    pub status: String,
+    /// The result, failure reason or person's note of the move.
+    pub note: Option<String>,
+}
+
+/// An event a use case produces, written in its transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub workspace_id: Uuid,
+    /// The agent the object belongs to, for [`Reach::Owner`] kinds (none: no agent reads it).
+    pub agent_id: Option<Uuid>,
+    /// The post, card, decision or account the event is about.
+    pub object_id: Uuid,
+    pub body: EventBody,
+}
+
+/// How long events are kept.
+pub const EVENTS_KEPT: jiff::SignedDuration = jiff::SignedDuration::from_hours(30 * 24);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_says_its_kind_and_round_trips_through_storage() {
+        let body = EventBody::TaskClaimed(TaskChange {
+            kind: "reply".into(),
+            title: "Answer".into(),
+            status: "claimed".into(),
+            note: None,
+        });
+        assert_eq!(body.kind(), EventKind::TaskClaimed);
+        let data = body.data();
+        assert_eq!(data["status"], "claimed");
+        assert_eq!(EventBody::stored("task.claimed", data.clone()), Some(body));
+        assert_eq!(
+            EventBody::stored("task.opened", data.clone()).map(|b| b.kind()),
+            Some(EventKind::TaskOpened)
+        );
+        assert_eq!(EventBody::stored("task.unknown", data), None);
+        assert_eq!(
+            EventBody::stored("task.claimed", serde_json::json!({})),
+            None
+        );
+    }
+
+    #[test]
+    fn a_kind_is_sent_as_its_stored_text() {
+        for kind in EventKind::ALL {
+            let serialized = serde_json::to_value(kind).unwrap();
+            assert_eq!(serialized, kind.as_str());
+        }
+    }
+
+    #[test]
+    fn an_agent_reads_the_kinds_its_scopes_reach() {
+        let all = FeedKinds::for_agent(Scope::OPERATOR, &[]);
+        assert_eq!(all.owned.len(), EventKind::ALL.len());
+        assert!(all.workspace.is_empty());
+
+        let community = FeedKinds::for_agent(Scope::COMMUNITY, &[]);
+        assert!(community.is_empty());
+
+        let drafts_only = FeedKinds::for_agent(&[Scope::DraftsRead], &[]);
+        assert_eq!(
+            drafts_only.owned,
+            [
+                EventKind::PostSubmitted,
+                EventKind::PostMoved,
+                EventKind::PostReported
+            ]
+        );
+
+        let wanted = FeedKinds::for_agent(
+            &[Scope::DraftsRead],
+            &[EventKind::PostMoved, EventKind::TaskClaimed],
+        );
+        assert_eq!(wanted.owned, [EventKind::PostMoved]);
+        assert_eq!(wanted.texts().0, ["post.moved"]);
+    }
+}
