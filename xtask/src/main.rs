@@ -55,6 +55,7 @@ const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_wiki", Layer::Domain),
     ("fleetdesk_community", Layer::Domain),
     ("fleetdesk_ads", Layer::Domain),
+    ("fleetdesk_webhooks", Layer::Domain),
     ("fleetdesk_api", Layer::Application),
     ("fleetdesk_pg", Layer::Adapter),
     ("fleetdesk_storage", Layer::Adapter),
