@@ -8,8 +8,10 @@
 //!   `FLEETDESK_AD_RESEARCH_KEY`).
 //! - [`sandbox`]: the built-in research provider for demos and tests, deterministic, that
 //!   queries nothing (the default when no provider URL is set).
+//! - [`webhook`]: webhook attempts over HTTP, refusing private addresses at connect time.
 
 pub mod ad_sandbox;
 pub mod meta_ads;
 pub mod research_http;
 pub mod sandbox;
+pub mod webhook;
