@@ -472,7 +472,8 @@ mod tests {
                 "fleetdesk_reports",
                 "fleetdesk_wiki",
                 "fleetdesk_community",
-                "fleetdesk_ads"
+                "fleetdesk_ads",
+                "fleetdesk_webhooks"
             ]
         );
     }
