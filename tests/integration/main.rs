@@ -46,6 +46,7 @@ mod tenancy;
 mod today;
 mod uploads;
 mod uploads_s3;
+mod webhooks;
 mod wiki;
 mod wiki_quality;
 mod wiki_sources;

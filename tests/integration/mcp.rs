@@ -1310,6 +1310,24 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
             .unwrap_or_else(|| panic!("fixture: no wiki source {name}: {sources}"))
     };
 
+    let webhook = |what: &'static str| {
+        let body = json!({
+            "workspace_id": app.workspace_id("Taiwan"),
+            "url": format!("https://hooks.example.com/{what}/{tag}"),
+            "types": ["task.opened"],
+        });
+        let ann = ann.clone();
+        async move {
+            let made = fixture_ok(
+                "create a webhook",
+                app.client.post("/api/user/v1/webhooks", &ann, &body).await,
+            );
+            made["endpoint"]["id"].clone()
+        }
+    };
+    let webhook_id = webhook("kept").await;
+    let webhook_delete_id = webhook("deleted").await;
+
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     let in_five_days = (now + day * 5).to_zoned(taipei).date();
     json!({
@@ -1347,6 +1365,8 @@ async fn every_tool_fixtures(app: &TestApp) -> Value {
         "pick": read_pick,
         "cancel_pick": cancel_pick,
         "others_wiki_source_id": source_id("Food lore"),
+        "webhook_id": webhook_id,
+        "webhook_delete_id": webhook_delete_id,
     })
 }
 

@@ -9,7 +9,7 @@ pub mod meta;
 pub mod peers;
 pub mod raw;
 
-pub use client::{Client, Response};
+pub use client::{Client, Request, Response};
 pub use fleetdesk_pg::testing::Isolation;
 
 use fleetdesk::DEMO_TENANT;
@@ -166,6 +166,9 @@ pub struct AppOptions {
     pub pool_size: usize,
     /// The ad research provider's lookups per day; none by default.
     pub ad_research_daily_quota: Option<i64>,
+    /// Webhooks may use http and reach this machine (`--allow-http-webhooks`,
+    /// `--allow-private-webhooks`): for a local receiver.
+    pub local_webhooks: bool,
 }
 
 impl Default for AppOptions {
@@ -177,6 +180,7 @@ impl Default for AppOptions {
             isolation: Isolation::from_env(Isolation::Schema),
             pool_size: 8,
             ad_research_daily_quota: None,
+            local_webhooks: false,
         }
     }
 }
@@ -209,6 +213,8 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         base_url: None,
         ad_research_daily_quota: options.ad_research_daily_quota,
         trusted_proxies: options.trusted_proxies.clone(),
+        allow_http_webhooks: options.local_webhooks,
+        allow_private_webhooks: options.local_webhooks,
     };
     let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, options.pool_size, true)
         .await

@@ -24,6 +24,11 @@ pub struct Config {
     /// where a request was addressed (see [`crate::links::public_origin`]); from anyone else
     /// they are ignored.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// `--allow-http-webhooks`: endpoints may use plain http.
+    pub allow_http_webhooks: bool,
+    /// `--allow-private-webhooks`: webhooks may reach loopback, private and link-local
+    /// addresses.
+    pub allow_private_webhooks: bool,
 }
 
 impl Default for Config {
@@ -33,6 +38,8 @@ impl Default for Config {
             base_url: None,
             ad_research_daily_quota: None,
             trusted_proxies: Vec::new(),
+            allow_http_webhooks: false,
+            allow_private_webhooks: false,
         }
     }
 }
@@ -62,6 +69,8 @@ pub struct Ctx {
     pub cron: fleetdesk_cron::service::CronService,
     /// The agents' feeds of events.
     pub events: fleetdesk_events::EventsService,
+    /// Webhook endpoints and their deliveries.
+    pub webhooks: fleetdesk_webhooks::WebhookService,
     /// The person's day with its community part, in one snapshot.
     pub person_day: crate::today::TodayService,
     /// The community assistant.

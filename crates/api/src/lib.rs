@@ -49,6 +49,7 @@ pub fn catalogue() -> Vec<std::sync::Arc<dyn ErasedOp>> {
     ops::tasks::register(&mut all);
     ops::cron::register(&mut all);
     ops::events::register(&mut all);
+    ops::webhooks::register(&mut all);
     ops::today::register(&mut all);
     ops::reports::register(&mut all);
     ops::metrics::register(&mut all);

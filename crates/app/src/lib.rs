@@ -1,6 +1,7 @@
 //! Composition: builds the adapters, wires them to the domain services, and runs the
 //! `fleetdesk` subcommands. Nothing here holds a business rule.
 
+pub mod deliveries;
 pub mod logging;
 pub mod upload;
 pub mod worker;
@@ -48,6 +49,10 @@ pub struct Settings {
     pub demo: bool,
     /// `--ad-research-daily-quota`: the research provider's lookups per day.
     pub ad_research_daily_quota: Option<i64>,
+    /// `--allow-http-webhooks`.
+    pub allow_http_webhooks: bool,
+    /// `--allow-private-webhooks`.
+    pub allow_private_webhooks: bool,
 }
 
 /// `DATABASE_URL` when set; otherwise the service's own PostgreSQL under the data dir.
@@ -107,14 +112,30 @@ pub fn ad_platform() -> anyhow::Result<Arc<dyn fleetdesk_ads::platform::AdPlatfo
     }
 }
 
+/// How long a webhook receiver has to answer.
+const WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The services over a migrated database.
-pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key: &[u8]) -> Ctx {
+pub fn context(
+    store: PgStore,
+    blobs: ObjectBlobStore,
+    config: Config,
+    link_key: &[u8],
+) -> anyhow::Result<Ctx> {
     let store = Arc::new(store);
     let blobs = Arc::new(blobs);
     let accounts = AccountsService::new(store.clone(), blobs.clone());
     let drafts = DraftsService::new(store.clone(), blobs.clone());
     let inventory = InventoryService::new(store.clone(), store.clone());
-    Ctx {
+    let webhooks = fleetdesk_webhooks::WebhookService::new(
+        store.clone(),
+        Arc::new(fleetdesk_vendors::webhook::HttpWebhookSender::new(
+            config.allow_private_webhooks,
+            WEBHOOK_TIMEOUT,
+        )?),
+        config.allow_http_webhooks,
+    );
+    Ok(Ctx {
         config: Arc::new(config),
         gate: store.clone(),
         limiter: Arc::new(fleetdesk_api::limiter::Limiter::new()),
@@ -147,6 +168,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         tasks: fleetdesk_tasks::service::TasksService::new(store.clone()),
         cron: fleetdesk_cron::service::CronService::new(store.clone()),
         events: fleetdesk_events::EventsService::new(store.clone(), store.clone()),
+        webhooks,
         person_day: fleetdesk_api::today::TodayService::new(store.clone()),
         community: fleetdesk_community::service::CommunityService::new(store.clone()),
         research: fleetdesk_ads::service::ResearchService::new(store.clone()),
@@ -156,7 +178,7 @@ pub fn context(store: PgStore, blobs: ObjectBlobStore, config: Config, link_key:
         media: MediaService::new(store, blobs),
         links: Links::new(link_key),
         request_base: None,
-    }
+    })
 }
 
 /// The key that signs media links, shared by every instance through the database.
@@ -184,7 +206,7 @@ pub async fn compose(
         .await?;
     let blobs = blob_store(data_dir)?;
     let key = link_key(&store).await?;
-    let ctx = context(store.clone(), blobs, config, &key);
+    let ctx = context(store.clone(), blobs, config, &key)?;
     Ok((HttpState::new(ctx, expose_round_trips), store))
 }
 
@@ -222,6 +244,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         base_url: settings.base_url.clone(),
         ad_research_daily_quota: settings.ad_research_daily_quota,
         trusted_proxies: settings.trusted_proxies.clone(),
+        allow_http_webhooks: settings.allow_http_webhooks,
+        allow_private_webhooks: settings.allow_private_webhooks,
     };
     let (state, store) = compose(
         &url,
@@ -266,11 +290,13 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .research_provider(research_provider()?, settings.ad_research_daily_quota)
         .ad_platform(ad_platform()?)
         .spawn();
+    let deliveries = deliveries::Deliveries::spawn(state.ctx.webhooks.clone(), &store);
     tracing::info!(%addr, "fleetdesk listening");
     println!("fleetdesk listening on http://{addr}");
     let served = fleetdesk_http::server(state, listener, settings.workers)?.await;
     let stopped = worker.stop().await;
     tracing::debug!(?stopped, "the background worker stopped");
+    deliveries.stop().await;
     if let Some(metrics) = metrics {
         metrics.stop(true).await;
     }

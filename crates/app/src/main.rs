@@ -137,6 +137,17 @@ enum Command {
         /// refused once they are used up. No quota when absent.
         #[arg(long, env = "FLEETDESK_AD_RESEARCH_DAILY_QUOTA", value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
         ad_research_daily_quota: Option<i64>,
+        /// Let webhook endpoints use plain http (https only otherwise).
+        #[arg(long, env = "FLEETDESK_ALLOW_HTTP_WEBHOOKS", default_value_t = false)]
+        allow_http_webhooks: bool,
+        /// Let webhooks reach loopback, private and link-local addresses (refused otherwise:
+        /// for a receiver on the same machine or network, in development).
+        #[arg(
+            long,
+            env = "FLEETDESK_ALLOW_PRIVATE_WEBHOOKS",
+            default_value_t = false
+        )]
+        allow_private_webhooks: bool,
     },
     /// Run pending database migrations and exit (`serve` also does, on start).
     Migrate {
@@ -274,6 +285,8 @@ fn run() -> anyhow::Result<()> {
                 expose_round_trips,
                 no_demo,
                 ad_research_daily_quota,
+                allow_http_webhooks,
+                allow_private_webhooks,
             } => {
                 fleetdesk::serve(fleetdesk::Settings {
                     bind,
@@ -292,6 +305,8 @@ fn run() -> anyhow::Result<()> {
                     pool_size: db_pool,
                     demo: !no_demo,
                     ad_research_daily_quota,
+                    allow_http_webhooks,
+                    allow_private_webhooks,
                 })
                 .await
             }

@@ -1,6 +1,6 @@
 //! The feed's part of the interface (feature `wire`): its handle and its types.
 
-use fleetdesk_kernel::events::{EventBody, EventKind};
+use fleetdesk_kernel::events::{EventData, EventKind};
 use fleetdesk_kernel::wire::fields::{Int, Limit, Utc, inline_schema};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -120,6 +120,8 @@ pub struct EventsQuery {
 pub struct Event {
     /// The event's id (the same in webhook deliveries).
     pub id: Uuid,
+    #[serde(rename = "type")]
+    pub kind: EventKind,
     /// Its place in the log: pass the last one read as `after`.
     pub cursor: EventCursor,
     /// ISO UTC, when the change was made.
@@ -127,9 +129,11 @@ pub struct Event {
     pub workspace_id: Uuid,
     /// The post, card, decision or account it is about.
     pub object_id: Uuid,
-    /// `type` names the event; `data` is its body (the catalogue in the description).
-    #[serde(flatten)]
-    pub body: EventBody,
+    /// The body of its type: post.* a post's change (code, platform, from, status, note),
+    /// decision.* a decision's (kind, title, status, choice), account.state_changed an
+    /// account's (code, platform, from, to, reason), task.* a card's (kind, title, status,
+    /// note).
+    pub data: EventData,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

@@ -55,6 +55,9 @@ crate::text_enum! {
     }
 }
 
+#[cfg(feature = "wire")]
+crate::component_items!(EventKind);
+
 /// Who may read an event of a kind through the agent feed. Webhooks get every kind their
 /// endpoint subscribes to; people read every event of their workspaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,9 +187,43 @@ impl EventBody {
     }
 }
 
+/// An event's `data` as the feed answers it: the body of its `type` (each kind's body is one
+/// of these; see [`EventBody`] for which).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum EventData {
+    /// post.submitted, post.moved, post.reported.
+    Post(PostChange),
+    /// decision.opened, decision.decided.
+    Decision(DecisionChange),
+    /// account.state_changed.
+    Account(AccountChange),
+    /// task.opened, task.claimed, task.finished, task.failed, task.reopened, task.confirmed.
+    Task(TaskChange),
+}
+
+impl From<EventBody> for EventData {
+    fn from(body: EventBody) -> EventData {
+        use EventBody as B;
+        match body {
+            B::DecisionOpened(d) | B::DecisionDecided(d) => EventData::Decision(d),
+            B::PostSubmitted(p) | B::PostMoved(p) | B::PostReported(p) => EventData::Post(p),
+            B::AccountStateChanged(a) => EventData::Account(a),
+            B::TaskOpened(t)
+            | B::TaskClaimed(t)
+            | B::TaskFinished(t)
+            | B::TaskFailed(t)
+            | B::TaskReopened(t)
+            | B::TaskConfirmed(t) => EventData::Task(t),
+        }
+    }
+}
+
 /// A post's change: which account, the status it left and the one it is in, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct PostChange {
     /// The account's code (absent when the post has none yet).
     pub code: Option<String>,
@@ -203,6 +240,7 @@ pub struct PostChange {
 /// A decision opened or decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct DecisionChange {
     pub kind: DecisionKind,
     pub title: String,
@@ -214,6 +252,7 @@ pub struct DecisionChange {
 /// An account's state change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct AccountChange {
     pub code: String,
     pub platform: Platform,
@@ -225,6 +264,7 @@ pub struct AccountChange {
 /// A task card's move.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct TaskChange {
     /// The card's kind.
     pub kind: String,

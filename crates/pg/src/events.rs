@@ -139,12 +139,15 @@ pub(crate) struct Wakeups {
     url: Option<String>,
     /// Each workspace's count of commits seen, watched by its waiters.
     workspaces: Mutex<HashMap<Uuid, watch::Sender<u64>>>,
+    /// The count of commits of any workspace seen.
+    any: watch::Sender<u64>,
     listening: OnceLock<()>,
 }
 
 impl Wakeups {
     /// Counts a commit of `workspace`, waking its waiters; forgets a workspace nobody waits on.
     fn commit(&self, workspace: Uuid) {
+        self.any.send_modify(|n| *n += 1);
         let mut workspaces = self.workspaces.lock().expect("not poisoned");
         if let Some(sender) = workspaces.get(&workspace) {
             if sender.receiver_count() == 0 {
@@ -157,6 +160,7 @@ impl Wakeups {
 
     /// Wakes every waiter: notifications may have been lost with a connection.
     fn all(&self) {
+        self.any.send_modify(|n| *n += 1);
         let workspaces = self.workspaces.lock().expect("not poisoned");
         for sender in workspaces.values() {
             sender.send_modify(|n| *n += 1);
@@ -202,15 +206,28 @@ async fn listen_once(wakeups: &Wakeups, url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-impl Wakeup for PgStore {
-    fn watch(&self, workspace_id: Uuid) -> Box<dyn Waiter> {
-        let wakeups = self.wakeups.clone();
+impl PgStore {
+    /// Starts listening for commits, once.
+    fn listening(&self) -> &Arc<Wakeups> {
+        let wakeups = &self.wakeups;
         if let Some(url) = &wakeups.url {
             wakeups.listening.get_or_init(|| {
                 tokio::spawn(listen(wakeups.clone(), url.clone()));
             });
         }
-        let receiver = wakeups.subscribe(workspace_id);
+        wakeups
+    }
+
+    /// A count that rises whenever events of any workspace commit (on any instance): what
+    /// the webhook deliveries wait on between rounds.
+    pub fn commits(&self) -> watch::Receiver<u64> {
+        self.listening().any.subscribe()
+    }
+}
+
+impl Wakeup for PgStore {
+    fn watch(&self, workspace_id: Uuid) -> Box<dyn Waiter> {
+        let receiver = self.listening().subscribe(workspace_id);
         Box::new(CommitWaiter(receiver))
     }
 }

@@ -97,6 +97,7 @@ mod reports_metrics;
 mod tasks;
 mod tenancy;
 mod today;
+mod webhooks;
 mod wiki;
 mod wiki_sources;
 
@@ -126,6 +127,7 @@ port_modules![
     tasks,
     tenancy,
     today,
+    webhooks,
     wiki,
     wiki_sources,
 ];

@@ -786,6 +786,63 @@ diesel::table! {
 }
 
 diesel::table! {
+    webhook_attempts (id) {
+        id -> Int8,
+        delivery_id -> Uuid,
+        at -> Timestamptz,
+        status_code -> Nullable<Int4>,
+        error -> Nullable<Text>,
+        latency_ms -> Int4,
+        body_excerpt -> Text,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Uuid,
+        endpoint_id -> Uuid,
+        event_id -> Uuid,
+        seq -> Int8,
+        object_id -> Uuid,
+        status -> Text,
+        attempts -> Int4,
+        next_at -> Timestamptz,
+        locked_until -> Nullable<Timestamptz>,
+        instance -> Nullable<Int4>,
+        last_status -> Nullable<Int4>,
+        last_error -> Nullable<Text>,
+        last_latency_ms -> Nullable<Int4>,
+        created_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_dispatch (id) {
+        id -> Bool,
+        last_seq -> Int8,
+    }
+}
+
+diesel::table! {
+    webhook_endpoints (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        url -> Text,
+        description -> Nullable<Text>,
+        types -> Array<Text>,
+        enabled -> Bool,
+        disabled_reason -> Nullable<Text>,
+        secret -> Text,
+        previous_secret -> Nullable<Text>,
+        previous_until -> Nullable<Timestamptz>,
+        failing_since -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     use diesel::sql_types::*;
     use super::sql_types::Tsvector;
 
@@ -983,6 +1040,10 @@ diesel::joinable!(wiki_entries -> agents (created_by_agent));
 diesel::joinable!(wiki_entries -> organizations (organization_id));
 diesel::joinable!(wiki_entries -> projects (project_id));
 diesel::joinable!(wiki_sources -> agents (agent_id));
+diesel::joinable!(webhook_attempts -> webhook_deliveries (delivery_id));
+diesel::joinable!(webhook_deliveries -> events (event_id));
+diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
+diesel::joinable!(webhook_endpoints -> workspaces (workspace_id));
 diesel::joinable!(wiki_sources -> projects (project_id));
 diesel::joinable!(wiki_sources -> workspaces (workspace_id));
 diesel::joinable!(wiki_sync_runs -> agents (agent_id));
@@ -1041,6 +1102,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     service_secrets,
     task_cards,
     uploads,
+    webhook_attempts,
+    webhook_deliveries,
+    webhook_dispatch,
+    webhook_endpoints,
     wiki_entries,
     wiki_sources,
     wiki_sync_runs,

@@ -45,11 +45,12 @@ async fn list_events(
             .into_iter()
             .map(|e| Event {
                 id: e.id,
+                kind: e.body.kind(),
                 cursor: EventCursor(e.seq),
                 occurred_at: e.occurred_at.into(),
                 workspace_id: e.workspace_id,
                 object_id: e.object_id,
-                body: e.body,
+                data: e.body.into(),
             })
             .collect(),
         next_cursor: EventCursor(feed.next),

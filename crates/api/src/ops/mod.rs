@@ -21,6 +21,7 @@ pub mod relay;
 pub mod reports;
 pub mod tasks;
 pub mod today;
+pub mod webhooks;
 pub mod wiki;
 pub mod wiki_sources;
 
@@ -51,6 +52,7 @@ pub fn schema_rules(component: &str) -> Option<Value> {
         "WikiSourceIn" => Some(wiki::source_rules()),
         "QuoteBody" => Some(ads::quote_rules()),
         "ProposeBody" => Some(ad_changes::propose_rules()),
+        "ReplayBody" => Some(webhooks::replay_rules()),
         _ => None,
     }
 }

@@ -1,0 +1,463 @@
+//! Webhooks through the Personal API and a local receiver: endpoints registered, changed,
+//! rotated and deleted; events delivered signed (Standard Webhooks) in commit order per
+//! object; a receiver that fails twice gets the delivery three times and the log shows each
+//! attempt; replays; every limit at and one past; another organization sees nothing.
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use fleetdesk_tests::assert::{assert_error, ok};
+use fleetdesk_tests::{AppOptions, Response, TestApp, spawn_app_with};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+const USER: &str = "/api/user/v1";
+const AGENT: &str = "/api/agent/v1";
+const ANN: &str = "ann@acme.test";
+const CLI: &str = "cli@brand.test";
+const OLGA: &str = "olga@other.test";
+
+/// A request as the receiver got it: its headers (lower-cased) and body.
+type Got = (Vec<(String, String)>, Vec<u8>);
+
+/// What the receiver got.
+#[derive(Clone, Default)]
+struct Received {
+    requests: Arc<Mutex<Vec<Got>>>,
+    /// Answers 500 to this many requests first.
+    fail_first: Arc<Mutex<usize>>,
+}
+
+impl Received {
+    fn count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        let requests = self.requests.lock().unwrap();
+        requests
+            .iter()
+            .map(|(_, body)| serde_json::from_slice(body).unwrap())
+            .collect()
+    }
+}
+
+async fn hook(req: HttpRequest, body: web::Bytes, got: web::Data<Received>) -> HttpResponse {
+    let headers = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect();
+    got.requests.lock().unwrap().push((headers, body.to_vec()));
+    let mut fail = got.fail_first.lock().unwrap();
+    if *fail > 0 {
+        *fail -= 1;
+        return HttpResponse::InternalServerError().body("not now");
+    }
+    HttpResponse::NoContent().finish()
+}
+
+/// A receiver on 127.0.0.1: its URL and what it gets.
+fn receiver() -> (String, Received) {
+    let got = Received::default();
+    let data = web::Data::new(got.clone());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/hook", web::post().to(hook))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .expect("bind the receiver");
+    let addr = server.addrs()[0];
+    tokio::spawn(server.run());
+    (format!("http://{addr}/hook"), got)
+}
+
+async fn local_app() -> TestApp {
+    spawn_app_with(AppOptions {
+        local_webhooks: true,
+        ..Default::default()
+    })
+    .await
+}
+
+async fn post(app: &TestApp, who: &str, path: &str, body: Value) -> Response {
+    app.client
+        .post(&format!("{USER}{path}"), &app.personal_key(who), &body)
+        .await
+}
+
+async fn create(app: &TestApp, url: &str, types: Value) -> Value {
+    let body = json!({"workspace_id": app.workspace_id("Taiwan"), "url": url, "types": types,
+        "description": "ops chat"});
+    let res = post(app, ANN, "/webhooks", body).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    res.json()
+}
+
+/// Rounds of delivery until the receiver has `n` requests (or the rounds run out).
+async fn deliver_until(app: &TestApp, got: &Received, n: usize) {
+    for _ in 0..50 {
+        app.ctx
+            .webhooks
+            .deliver_round(jiff::Timestamp::now, || 500)
+            .await
+            .expect("a round");
+        if got.count() >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the receiver got {} requests, not {n}", got.count());
+}
+
+/// Ann opens a card on Mia's account; op1 claims it: two events about the card.
+async fn card_claimed(app: &TestApp) -> Uuid {
+    let body = json!({"kind": "other", "title": "Fix the bio",
+        "target": {"type": "slot", "code": "TW-T001"}});
+    let id: Uuid = ok(&post(app, ANN, "/tasks", body).await)["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    ok(&app
+        .client
+        .post(
+            &format!("{AGENT}/tasks/{id}/claim"),
+            &app.agent_key("op1"),
+            &json!({}),
+        )
+        .await);
+    id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn events_arrive_signed_in_commit_order_and_the_secret_is_shown_once() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    let made = create(&app, &url, json!([])).await;
+    let secret = made["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"), "{made}");
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(made["endpoint"]["types"], json!([]));
+    assert_eq!(made["endpoint"]["description"], "ops chat");
+    // Never again: not in the list.
+    let listed = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await);
+    assert_eq!(listed["endpoints"][0]["id"], id.as_str());
+    assert!(!listed.to_string().contains(&secret));
+
+    let card = card_claimed(&app).await;
+    deliver_until(&app, &got, 2).await;
+    let requests = got.requests.lock().unwrap().clone();
+    let bodies = got.bodies();
+    let types: Vec<&str> = bodies.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["task.opened", "task.claimed"]);
+    assert!(bodies.iter().all(|b| b["object_id"] == card.to_string()));
+    assert_eq!(bodies[1]["data"]["status"], "in_progress");
+    let secret = fleetdesk_webhooks::WebhookSecret::parse(&secret).unwrap();
+    for (headers, body) in &requests {
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        let msg_id = header("webhook-id");
+        let ts: i64 = header("webhook-timestamp").parse().unwrap();
+        let signature = header("webhook-signature");
+        assert!(msg_id.starts_with("msg_"));
+        assert!(fleetdesk_webhooks::verify(
+            &signature,
+            &[&secret],
+            &msg_id,
+            ts,
+            body
+        ));
+        assert_eq!(header("content-type"), "application/json");
+    }
+    // The log: each delivered once.
+    let log = ok(&app
+        .client
+        .get(
+            &format!("{USER}/webhooks/{id}/deliveries"),
+            &app.personal_key(ANN),
+        )
+        .await);
+    let deliveries = log["deliveries"].as_array().unwrap();
+    assert_eq!(deliveries.len(), 2, "{log}");
+    for d in deliveries {
+        assert_eq!(d["status"], "delivered");
+        assert_eq!(d["attempts"], 1);
+        assert_eq!(d["log"].as_array().unwrap().len(), 1);
+        assert_eq!(d["log"][0]["status_code"], 204);
+        assert_eq!(d["next_attempt_at"], Value::Null);
+    }
+    // Nothing more to send.
+    let round = app
+        .ctx
+        .webhooks
+        .deliver_round(jiff::Timestamp::now, || 500)
+        .await
+        .unwrap();
+    assert!(round.idle(), "{round:?}");
+    assert_eq!(got.count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_receiver_that_fails_twice_gets_the_delivery_three_times() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    *got.fail_first.lock().unwrap() = 2;
+    let made = create(&app, &url, json!(["task.opened"])).await;
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    card_claimed(&app).await;
+    for n in 1..=3 {
+        deliver_until(&app, &got, n).await;
+        // The retry's time comes at once.
+        app.sql("UPDATE webhook_deliveries SET next_at = now()")
+            .await;
+    }
+    let log = ok(&app
+        .client
+        .get(
+            &format!("{USER}/webhooks/{id}/deliveries"),
+            &app.personal_key(ANN),
+        )
+        .await);
+    let d = &log["deliveries"][0];
+    assert_eq!(log["deliveries"].as_array().unwrap().len(), 1, "{log}");
+    assert_eq!(d["status"], "delivered");
+    assert_eq!(d["attempts"], 3);
+    let codes: Vec<&Value> = d["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["status_code"])
+        .collect();
+    assert_eq!(codes, [&json!(500), &json!(500), &json!(204)]);
+    assert_eq!(d["log"][0]["body_excerpt"], "not now");
+    // Only task.opened was asked for: the claim was not sent.
+    assert!(got.bodies().iter().all(|b| b["type"] == "task.opened"));
+    // While it failed, the endpoint said since when; the success cleared it.
+    let listed = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await);
+    assert_eq!(listed["endpoints"][0]["failing_since"], Value::Null);
+
+    // A replay of the delivery sends it again, as a new series.
+    let delivery = d["id"].as_str().unwrap();
+    let replayed = ok(&post(
+        &app,
+        ANN,
+        &format!("/webhooks/{id}/replay"),
+        json!({"delivery_id": delivery}),
+    )
+    .await);
+    assert_eq!(replayed["replayed"], 1);
+    deliver_until(&app, &got, 4).await;
+    // Everything since an hour ago: the one event of its types.
+    let since = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1)).to_string();
+    let replayed = ok(&post(
+        &app,
+        ANN,
+        &format!("/webhooks/{id}/replay"),
+        json!({"since": since}),
+    )
+    .await);
+    assert_eq!(replayed["replayed"], 1);
+    deliver_until(&app, &got, 5).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn private_and_plain_http_targets_are_refused_by_default() {
+    let app = fleetdesk_tests::spawn_app().await;
+    let body = |url: &str| json!({"workspace_id": app.workspace_id("Taiwan"), "url": url});
+    // http is refused at registration without the serve flag.
+    let v = assert_error(
+        &post(&app, ANN, "/webhooks", body("http://hooks.example.com/in")).await,
+        422,
+        "rejected",
+    );
+    assert_eq!(v["field"], "url");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-http-webhooks"),
+        "{v}"
+    );
+    // An https endpoint on loopback registers, but no attempt reaches it.
+    let made = ok(&post(&app, ANN, "/webhooks", body("https://127.0.0.1:9/in")).await);
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    card_claimed(&app).await;
+    app.ctx
+        .webhooks
+        .deliver_round(jiff::Timestamp::now, || 500)
+        .await
+        .unwrap();
+    let log = ok(&app
+        .client
+        .get(
+            &format!("{USER}/webhooks/{id}/deliveries"),
+            &app.personal_key(ANN),
+        )
+        .await);
+    // Newest first: the claim waits behind the opening, the card's earlier event.
+    let (claimed, opened) = (&log["deliveries"][0], &log["deliveries"][1]);
+    assert_eq!(claimed["event_type"], "task.claimed", "{log}");
+    assert_eq!(
+        (&claimed["attempts"], &claimed["log"]),
+        (&json!(0), &json!([]))
+    );
+    assert_eq!(opened["event_type"], "task.opened", "{log}");
+    assert_eq!(opened["status"], "pending");
+    assert_eq!(opened["log"][0]["status_code"], Value::Null);
+    let error = opened["log"][0]["error"].as_str().expect("an error");
+    assert_eq!(error, "refused: the address is a loopback address");
+    assert!(opened["next_attempt_at"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endpoint_fields_at_their_limits_and_one_past() {
+    let app = local_app().await;
+    let ws = app.workspace_id("Taiwan");
+    let long_url = format!("https://hooks.example.com/{}", "a".repeat(2000 - 26));
+    assert_eq!(long_url.len(), 2000);
+    let at_limits = json!({"workspace_id": ws, "url": long_url, "description": "d".repeat(500),
+        "types": fleetdesk_kernel::events::EventKind::ALL.map(|k| k.as_str()), "enabled": false});
+    let made = post(&app, ANN, "/webhooks", at_limits).await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    for (body, field) in [
+        (
+            json!({"workspace_id": ws, "url": format!("{long_url}a")}),
+            "url",
+        ),
+        (json!({"workspace_id": ws, "url": ""}), "url"),
+        (
+            json!({"workspace_id": ws, "url": "https://x.test/", "description": "d".repeat(501)}),
+            "description",
+        ),
+        (
+            json!({"workspace_id": ws, "url": "https://x.test/", "types": ["post.eaten"]}),
+            "types[0]",
+        ),
+        (json!({"workspace_id": ws, "url": "not a url"}), "url"),
+        (
+            json!({"workspace_id": ws, "url": "https://x.test/ in"}),
+            "url",
+        ),
+        (
+            json!({"workspace_id": ws, "url": "https://x.test/", "extra": 1}),
+            "extra",
+        ),
+    ] {
+        let v = assert_error(
+            &post(&app, ANN, "/webhooks", body).await,
+            400,
+            "invalid_request",
+        );
+        assert_eq!(v["field"], field, "{v}");
+    }
+    // What no schema says: 422 naming url.
+    for url in [
+        "https://user:pw@x.test/",
+        "https://x.test/#frag",
+        "https://[::1/",
+    ] {
+        let body = json!({"workspace_id": ws, "url": url});
+        let v = assert_error(&post(&app, ANN, "/webhooks", body).await, 422, "rejected");
+        assert_eq!(v["field"], "url", "{url}: {v}");
+    }
+    // 20 endpoints per workspace; the 21st is refused.
+    for n in 1..20 {
+        let body = json!({"workspace_id": ws, "url": format!("https://x.test/{n}")});
+        assert_eq!(post(&app, ANN, "/webhooks", body).await.status, 201);
+    }
+    let body = json!({"workspace_id": ws, "url": "https://x.test/21"});
+    assert_error(&post(&app, ANN, "/webhooks", body).await, 422, "rejected");
+    // Replay: not both delivery_id and since; neither replays the failed deliveries (none).
+    let id = made.json()["endpoint"]["id"].as_str().unwrap().to_owned();
+    let both = json!({"delivery_id": Uuid::nil(), "since": "2026-12-01T00:00:00Z"});
+    assert_error(
+        &post(&app, ANN, &format!("/webhooks/{id}/replay"), both).await,
+        400,
+        "invalid_request",
+    );
+    let none = ok(&post(&app, ANN, &format!("/webhooks/{id}/replay"), json!({})).await);
+    assert_eq!(none["replayed"], 0);
+    let v = assert_error(
+        &post(
+            &app,
+            ANN,
+            &format!("/webhooks/{id}/replay"),
+            json!({"delivery_id": Uuid::nil()}),
+        )
+        .await,
+        404,
+        "not_found",
+    );
+    assert_eq!(v["field"], "delivery_id");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_organizations_agency_people_manage_its_endpoints() {
+    let app = local_app().await;
+    let made = create(&app, "https://hooks.example.com/in", json!(["post.moved"])).await;
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    // A client is refused; another organization's person finds nothing.
+    assert_error(
+        &app.client
+            .get(&format!("{USER}/webhooks"), &app.personal_key(CLI))
+            .await,
+        403,
+        "forbidden",
+    );
+    let theirs = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(OLGA))
+        .await);
+    assert_eq!(theirs["endpoints"], json!([]));
+    for path in ["delete", "rotate"] {
+        assert_error(
+            &post(&app, OLGA, &format!("/webhooks/{id}/{path}"), json!({})).await,
+            404,
+            "not_found",
+        );
+    }
+    let other_ws = json!({"workspace_id": app.workspace_id("Taiwan"), "url": "https://x.test/"});
+    let v = assert_error(
+        &post(&app, OLGA, "/webhooks", other_ws).await,
+        404,
+        "not_found",
+    );
+    assert_eq!(v["field"], "workspace_id");
+
+    // Ann changes it, rotates its secret, deletes it.
+    let changed = app
+        .client
+        .send(
+            fleetdesk_tests::Request::new("PUT", &format!("{USER}/webhooks/{id}"))
+                .bearer(&app.personal_key(ANN))
+                .json(&json!({"types": [], "enabled": false, "description": "paused"})),
+        )
+        .await;
+    let changed = ok(&changed);
+    assert_eq!(changed["enabled"], false);
+    assert_eq!(changed["types"], json!([]));
+    assert_eq!(changed["description"], "paused");
+    let rotated = ok(&post(&app, ANN, &format!("/webhooks/{id}/rotate"), json!({})).await);
+    assert!(rotated["secret"].as_str().unwrap().starts_with("whsec_"));
+    assert_ne!(rotated["secret"], made["secret"]);
+    assert!(rotated["endpoint"]["previous_secret_until"].is_string());
+    ok(&post(&app, ANN, &format!("/webhooks/{id}/delete"), json!({})).await);
+    assert_error(
+        &post(&app, ANN, &format!("/webhooks/{id}/rotate"), json!({})).await,
+        404,
+        "not_found",
+    );
+}
