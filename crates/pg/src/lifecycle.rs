@@ -197,7 +197,8 @@ selectable! {
 
 const POST_FOR_MOVE: &str = r#"
 SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
-       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine, pe.agent_id AS persona_agent, s.code,
+       s.platform,
        EXISTS (SELECT 1 FROM review_events ce
                 WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS went_through_client
 FROM posts p
@@ -224,6 +225,9 @@ row! {
         client_review: bool,
         mine: bool,
         went_through_client: bool,
+        persona_agent: Option<Uuid>,
+        code: String,
+        platform: Stored<Platform>,
     }
 }
 
@@ -262,6 +266,7 @@ async fn transition_tx(
         the_move,
         to,
         planned_at,
+        event,
     } = planned;
     let rewrite = the_move.rewrite();
     // A time or flag the move leaves out keeps its stored value; a post sent back keeps the
@@ -300,6 +305,7 @@ async fn transition_tx(
         &reviewer.name,
     )
     .await?;
+    crate::events::write(conn, event.as_slice()).await?;
     Ok(Ok(Transitioned {
         id: request.post_id,
         from,

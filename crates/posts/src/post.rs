@@ -1,6 +1,9 @@
 //! Post statuses (decisions.md) and which of them a draft move may start from.
 
+use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::events::{EventBody, NewEvent, PostChange};
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 fleetdesk_kernel::text_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -148,6 +151,41 @@ pub fn landing_status(submit: bool, account_active: bool) -> PostStatus {
     }
 }
 
+/// A post as its events name it: its workspace, the agent told (the one its persona is
+/// assigned to), its id and its account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostSubject<'a> {
+    pub workspace_id: Uuid,
+    pub agent_id: Option<Uuid>,
+    pub id: Uuid,
+    pub code: &'a str,
+    pub platform: Platform,
+}
+
+impl PostSubject<'_> {
+    /// The event `body` tells of this post moved from `from` (none: a new post) to `to`, with
+    /// the note, reason or link that came with the move.
+    pub fn event(
+        &self,
+        body: fn(PostChange) -> EventBody,
+        (from, to): (Option<PostStatus>, PostStatus),
+        note: Option<&str>,
+    ) -> NewEvent {
+        NewEvent {
+            workspace_id: self.workspace_id,
+            agent_id: self.agent_id,
+            object_id: self.id,
+            body: body(PostChange {
+                code: Some(self.code.to_owned()),
+                platform: Some(self.platform),
+                from: from.map(|s| s.as_str().to_owned()),
+                status: to.as_str().to_owned(),
+                note: note.map(str::to_owned),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +300,50 @@ mod tests {
         assert_eq!(PostStatus::texts(|s| s == PostStatus::Stocked), ["stocked"]);
         assert_eq!(PostStatus::texts(|_| false), Vec::<&str>::new());
         assert_eq!(PostStatus::texts(|_| true).len(), PostStatus::ALL.len());
+    }
+
+    #[test]
+    fn a_posts_event_names_its_account_both_statuses_and_the_agent_told() {
+        let subject = PostSubject {
+            workspace_id: Uuid::from_u128(1),
+            agent_id: Some(Uuid::from_u128(2)),
+            id: Uuid::from_u128(3),
+            code: "TW-T001",
+            platform: Platform::Threads,
+        };
+        let moved = subject.event(
+            EventBody::PostMoved,
+            (Some(PostStatus::InternalReview), PostStatus::Approved),
+            Some("ok"),
+        );
+        assert_eq!(
+            (moved.workspace_id, moved.agent_id, moved.object_id),
+            (
+                Uuid::from_u128(1),
+                Some(Uuid::from_u128(2)),
+                Uuid::from_u128(3)
+            )
+        );
+        assert_eq!(
+            moved.body,
+            EventBody::PostMoved(PostChange {
+                code: Some("TW-T001".into()),
+                platform: Some(Platform::Threads),
+                from: Some("internal_review".into()),
+                status: "approved".into(),
+                note: Some("ok".into()),
+            })
+        );
+        let new = subject.event(
+            EventBody::PostSubmitted,
+            (None, PostStatus::InternalReview),
+            None,
+        );
+        assert_eq!(
+            new.body.data(),
+            serde_json::json!({"code": "TW-T001", "platform": "threads", "from": null,
+                               "status": "internal_review", "note": null})
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! decision both come here.
 
 use crate::ports::{RecordEntry, ReviewScope, TransitionRefusal, TransitionRequest};
-use crate::post::PostStatus;
+use crate::post::{PostStatus, PostSubject};
+use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::events::{EventBody, NewEvent};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
@@ -272,7 +274,7 @@ pub fn review_move(
 }
 
 /// A post as a review move finds it (locked by the adapter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MovingPost {
     pub status: PostStatus,
     pub organization_id: Uuid,
@@ -283,10 +285,15 @@ pub struct MovingPost {
     pub mine: bool,
     /// Its record holds one of [`CLIENT_VISIBLE_ACTIONS`].
     pub went_through_client: bool,
+    /// The agent its persona is assigned to: told of the move.
+    pub persona_agent: Option<Uuid>,
+    /// Its account.
+    pub code: String,
+    pub platform: Platform,
 }
 
 /// What a permitted review move writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlannedMove {
     pub from: PostStatus,
     pub the_move: Move,
@@ -294,6 +301,8 @@ pub struct PlannedMove {
     pub to: PostStatus,
     /// The new planned time; `None` keeps the stored plan.
     pub planned_at: Option<Timestamp>,
+    /// What the move tells: `post.moved` when the status changed (a reschedule tells nothing).
+    pub event: Option<NewEvent>,
 }
 
 impl PlannedMove {
@@ -364,12 +373,34 @@ pub fn plan_move(
         planned_at.is_some(),
     )
     .map_err(TransitionRefusal::Move)?;
+    let to = the_move.status(post.status);
     Ok(PlannedMove {
         from: post.status,
         the_move,
-        to: the_move.status(post.status),
+        to,
         planned_at: planned_at.filter(|_| request.to == ReviewTarget::Approved),
+        event: moved_event(post, request, to),
     })
+}
+
+/// The event of `post` moved to `to` by `request`: `post.moved` with the move's comment,
+/// told to the agent of the post's persona; none when its status stays (a reschedule).
+fn moved_event(post: &MovingPost, request: &TransitionRequest, to: PostStatus) -> Option<NewEvent> {
+    if to == post.status {
+        return None;
+    }
+    let subject = PostSubject {
+        workspace_id: post.workspace_id,
+        agent_id: post.persona_agent,
+        id: request.post_id,
+        code: &post.code,
+        platform: post.platform,
+    };
+    Some(subject.event(
+        EventBody::PostMoved,
+        (Some(post.status), to),
+        request.comment.as_deref(),
+    ))
 }
 
 #[cfg(test)]
@@ -403,6 +434,7 @@ mod tests {
             the_move: Move::To(S::Approved),
             to: S::Approved,
             planned_at: None,
+            event: None,
         };
         assert_eq!(
             planned.detail(&reviewer(None)),
@@ -737,6 +769,7 @@ mod tests {
 
         const ORG: Uuid = Uuid::from_u128(1);
         const WORKSPACE: Uuid = Uuid::from_u128(2);
+        const PERSONA_AGENT: Uuid = Uuid::from_u128(4);
 
         fn now() -> Timestamp {
             "2026-10-07T01:00:00Z".parse().unwrap()
@@ -754,6 +787,9 @@ mod tests {
                 client_review: false,
                 mine: true,
                 went_through_client: false,
+                persona_agent: Some(PERSONA_AGENT),
+                code: "TW-T001".into(),
+                platform: fleetdesk_kernel::Platform::Threads,
             }
         }
 
@@ -915,6 +951,18 @@ mod tests {
                 &post(S::InternalReview),
                 &request(T::Approved, later),
             );
+            let moved = PostSubject {
+                workspace_id: WORKSPACE,
+                agent_id: Some(PERSONA_AGENT),
+                id: Uuid::from_u128(9),
+                code: "TW-T001",
+                platform: fleetdesk_kernel::Platform::Threads,
+            }
+            .event(
+                EventBody::PostMoved,
+                (Some(S::InternalReview), S::Approved),
+                Some("why"),
+            );
             assert_eq!(
                 approved,
                 Ok(PlannedMove {
@@ -922,6 +970,7 @@ mod tests {
                     the_move: Move::To(S::Approved),
                     to: S::Approved,
                     planned_at: Some("2026-10-08T00:00:00Z".parse().unwrap()),
+                    event: Some(moved),
                 })
             );
             for to in [T::SentBack, T::RewriteRequested, T::Cancelled] {
@@ -982,6 +1031,59 @@ mod tests {
             assert_eq!(CLIENT.as_str(), "client");
             assert_eq!(ReviewerRole::Client { review: false }.as_str(), "client");
             assert_eq!(ADMIN.as_str(), "admin");
+        }
+
+        #[test]
+        fn a_status_change_tells_the_persona_s_agent_and_a_reschedule_tells_nothing() {
+            let scope = member(Some(ORG), false);
+            let mut back = request(T::SentBack, None);
+            back.comment = Some("too long".into());
+            let event = plan(scope, &post(S::InternalReview), &back)
+                .unwrap()
+                .event
+                .expect("a send-back tells");
+            assert_eq!(
+                (event.workspace_id, event.agent_id, event.object_id),
+                (WORKSPACE, Some(PERSONA_AGENT), Uuid::from_u128(9))
+            );
+            assert_eq!(
+                event.body,
+                EventBody::PostMoved(fleetdesk_kernel::events::PostChange {
+                    code: Some("TW-T001".into()),
+                    platform: Some(fleetdesk_kernel::Platform::Threads),
+                    from: Some("internal_review".into()),
+                    status: "sent_back".into(),
+                    note: Some("too long".into()),
+                })
+            );
+            // A relayed move tells the persona's agent too; an approval without a comment has
+            // no note.
+            let mut approve = request(T::Approved, None);
+            approve.comment = None;
+            let relayed = plan(agent(WORKSPACE), &post(S::InternalReview), &approve)
+                .unwrap()
+                .event
+                .unwrap();
+            assert_eq!(relayed.agent_id, Some(PERSONA_AGENT));
+            let EventBody::PostMoved(change) = relayed.body else {
+                panic!("{relayed:?}");
+            };
+            assert_eq!((change.status.as_str(), change.note), ("approved", None));
+            // A post whose persona has no agent is told to no one.
+            let unassigned = MovingPost {
+                persona_agent: None,
+                ..post(S::InternalReview)
+            };
+            let cancelled = plan(scope, &unassigned, &request(T::Cancelled, None)).unwrap();
+            assert_eq!(cancelled.event.unwrap().agent_id, None);
+            // A reschedule keeps the status: nothing to tell.
+            let rescheduled = plan(
+                scope,
+                &post(S::Approved),
+                &request(T::Approved, Some("2026-10-08 10:00")),
+            )
+            .unwrap();
+            assert_eq!(rescheduled.event, None);
         }
     }
 }
