@@ -320,8 +320,9 @@ async fn transition_tx(
 /// The accounts a batch names, locked so that reports, metrics and drafts of one account run
 /// one at a time (matching and the zero rule must see the previous batch's writes).
 const REPORT_SLOTS: &str = r#"
-SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
-       pe.project_id, g.id AS generation_id, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.workspace_id,
+       s.persona_id, pe.agent_id AS persona_agent, pe.project_id, g.id AS generation_id,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -335,7 +336,9 @@ row! {
         #[diesel(embed)]
         slot: SlotCodes,
         timezone: String,
+        workspace_id: Uuid,
         persona_id: Uuid,
+        persona_agent: Option<Uuid>,
         project_id: Uuid,
         generation_id: Option<Uuid>,
     }
@@ -371,7 +374,9 @@ async fn load_slots(conn: Tx<'_>, agent: AgentRef, codes: &[&str]) -> QueryResul
             Some(LoadedSlot {
                 name: r.slot.name()?,
                 timezone: r.timezone,
+                workspace_id: r.workspace_id,
                 persona_id: r.persona_id,
+                persona_agent: r.persona_agent,
                 project_id: r.project_id,
                 generation_id: r.generation_id,
             })
@@ -400,7 +405,8 @@ WITH wanted AS (
 SELECT p.id, p.slot_id, p.platform, (p.workspace_id = $2) AS in_workspace,
        (p.workspace_id = $2 AND pe.agent_id IS NOT DISTINCT FROM $3) AS mine,
        (p.origin = 'report') AS from_report, (p.discarded_at IS NOT NULL) AS discarded,
-       p.planned_at, p.status, p.body, COALESCE(p.body_key, '') AS body_key, p.topic, p.sponsored,
+       p.planned_at, pe.agent_id AS persona_agent, p.status, p.body,
+       COALESCE(p.body_key, '') AS body_key, p.topic, p.sponsored,
        p.scheduled_for, p.published_at, p.platform_post_id, p.scheduler_ref, p.permalink,
        p.has_media, p.failure_reason, p.unschedule_pending
 FROM wanted w
@@ -421,6 +427,7 @@ row! {
         from_report: bool,
         discarded: bool,
         planned_at: Option<Ts>,
+        persona_agent: Option<Uuid>,
         #[diesel(embed)]
         fields: FieldsRow,
     }
@@ -519,6 +526,7 @@ async fn report_tx(
     write_inserts(conn, agent, &plan, now).await?;
     write_updates(conn, &plan, now).await?;
     write_events(conn, agent, &plan).await?;
+    crate::events::write(conn, &plan.told).await?;
     let counts = plan.counts();
     let count = |n: usize| n as i32;
     let report: Uuid = diesel::insert_into(post_reports::table)

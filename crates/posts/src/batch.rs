@@ -19,7 +19,10 @@ pub struct LoadedSlot {
     pub name: SlotName,
     /// The account's IANA zone: the item's local times are read in it.
     pub timezone: String,
+    pub workspace_id: Uuid,
     pub persona_id: Uuid,
+    /// The agent the persona is assigned to.
+    pub persona_agent: Option<Uuid>,
     pub project_id: Uuid,
     /// The open generation, if any.
     pub generation_id: Option<Uuid>,
@@ -75,7 +78,9 @@ pub fn read_items(
                 slot_id: loaded.name.slot_id,
                 code: loaded.name.code.clone(),
                 platform: loaded.name.platform,
+                workspace_id: loaded.workspace_id,
                 persona_id: loaded.persona_id,
+                persona_agent: loaded.persona_agent,
                 project_id: loaded.project_id,
                 generation_id: loaded.generation_id,
             };
@@ -133,7 +138,9 @@ mod tests {
                 mine,
             },
             timezone: "Asia/Taipei".into(),
+            workspace_id: Uuid::from_u128(90),
             persona_id: Uuid::from_u128(100),
+            persona_agent: Some(Uuid::from_u128(91)),
             project_id: Uuid::from_u128(200),
             generation_id: None,
         }
@@ -190,6 +197,11 @@ mod tests {
         let items = read_items(raw, &slots, now());
         let first = items[0].as_ref().unwrap();
         assert_eq!(first.slot.slot_id, Uuid::from_u128(1));
+        // What its events need: the account's workspace and its persona's agent.
+        assert_eq!(
+            (first.slot.workspace_id, first.slot.persona_agent),
+            (Uuid::from_u128(90), Some(Uuid::from_u128(91)))
+        );
         // 09:00 in Taipei (UTC+8).
         assert_eq!(
             first.scheduled_for,

@@ -5,7 +5,8 @@
 
 use crate::metrics::CLOCK_SKEW;
 use crate::ports::RawReportItem;
-use crate::post::{PostStatus, body_key, normalize_body};
+use crate::post::{PostStatus, PostSubject, body_key, normalize_body};
+use fleetdesk_kernel::events::{EventBody, NewEvent};
 use fleetdesk_kernel::{Platform, TimeInput};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
@@ -253,7 +254,10 @@ pub struct ReportSlot {
     pub slot_id: Uuid,
     pub code: String,
     pub platform: Platform,
+    pub workspace_id: Uuid,
     pub persona_id: Uuid,
+    /// The agent the persona is assigned to: told of the posts the report creates.
+    pub persona_agent: Option<Uuid>,
     pub project_id: Uuid,
     pub generation_id: Option<Uuid>,
 }
@@ -395,6 +399,8 @@ pub struct KnownPost {
     /// Deleted from inventory: never scheduled again.
     pub discarded: bool,
     pub planned_at: Option<Timestamp>,
+    /// The agent its persona is assigned to: told of the report's changes.
+    pub persona_agent: Option<Uuid>,
     pub fields: PostFields,
 }
 
@@ -467,14 +473,18 @@ pub struct ReportEvent {
 }
 
 /// What a batch does, ready to be written.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReportPlan {
     pub results: Vec<ItemResult>,
     /// Posts the report creates, with their final columns.
     pub inserts: Vec<NewReportedPost>,
     /// Existing posts whose columns change, with their final columns.
     pub updates: Vec<(Uuid, PostFields)>,
+    /// The posts' review-record entries.
     pub events: Vec<ReportEvent>,
+    /// What the batch tells the event log, in item order: a `post.reported` for each item that
+    /// created a post or changed its status (`reported_event`).
+    pub told: Vec<NewEvent>,
 }
 
 impl ReportPlan {
@@ -593,6 +603,13 @@ pub fn plan_report(
                         let note = join_notes(adopt_note, note);
                         plan.events
                             .push(event(id, &item, action, &fields, note.as_deref()));
+                        let from = Some(post.fields.status);
+                        plan.told.extend(reported_event(
+                            (id, post.persona_agent),
+                            &item,
+                            from,
+                            &fields,
+                        ));
                         let status = fields.status;
                         posts[at].fields = fields;
                         if !touched.contains(&id) {
@@ -818,6 +835,12 @@ fn create(
     let id = Uuid::new_v4();
     plan.events
         .push(event(id, item, Action::Inserted, &fields, None));
+    plan.told.extend(reported_event(
+        (id, item.slot.persona_agent),
+        item,
+        None,
+        &fields,
+    ));
     plan.inserts.push(NewReportedPost {
         id,
         slot: item.slot.clone(),
@@ -833,6 +856,7 @@ fn create(
         from_report: true,
         discarded: false,
         planned_at: None,
+        persona_agent: item.slot.persona_agent,
         fields,
     });
     ItemResult {
@@ -1015,6 +1039,33 @@ fn changed(post: &KnownPost, item: &ReportItem, now: Timestamp, action: Action) 
         warning: None,
         note,
     }
+}
+
+/// The event of an item that left post `id` (whose persona's agent is told) with `fields`:
+/// `post.reported` when the post is new (`from` none) or its status changed, none when the
+/// status stayed (a published post's link updated, an unscheduled one, a report of nothing
+/// new). Its note is the published link, else the failure reason the item gave.
+fn reported_event(
+    (id, agent): (Uuid, Option<Uuid>),
+    item: &ReportItem,
+    from: Option<PostStatus>,
+    fields: &PostFields,
+) -> Option<NewEvent> {
+    if from == Some(fields.status) {
+        return None;
+    }
+    let note = match fields.status {
+        PostStatus::Published => fields.permalink.as_deref(),
+        _ => item.failure_reason.as_deref(),
+    };
+    let subject = PostSubject {
+        workspace_id: item.slot.workspace_id,
+        agent_id: agent,
+        id,
+        code: &item.slot.code,
+        platform: item.slot.platform,
+    };
+    Some(subject.event(EventBody::PostReported, (from, fields.status), note))
 }
 
 fn event(

@@ -2,12 +2,17 @@
 
 use super::*;
 
+const WORKSPACE: Uuid = Uuid::from_u128(90);
+const AGENT: Uuid = Uuid::from_u128(91);
+
 fn slot() -> ReportSlot {
     ReportSlot {
         slot_id: Uuid::from_u128(1),
         code: "TW-T001".into(),
         platform: Platform::Threads,
+        workspace_id: WORKSPACE,
         persona_id: Uuid::from_u128(2),
+        persona_agent: Some(AGENT),
         project_id: Uuid::from_u128(3),
         generation_id: None,
     }
@@ -40,6 +45,7 @@ fn post(id: u128, status: PostStatus, body: &str) -> KnownPost {
         from_report: false,
         discarded: false,
         planned_at: None,
+        persona_agent: Some(AGENT),
         fields: PostFields {
             status,
             body: body.into(),
@@ -1657,9 +1663,7 @@ fn a_batch_counts_an_unscheduling_as_an_update() {
             .enumerate()
             .map(|(i, a)| result(i, a))
             .collect(),
-        inserts: Vec::new(),
-        updates: Vec::new(),
-        events: Vec::new(),
+        ..ReportPlan::default()
     };
     assert_eq!(
         plan.counts(),
@@ -1816,4 +1820,122 @@ fn each_refusal_rule_is_worded_as_the_api_answered_it_before_it_was_typed() {
     assert_eq!(invalid.code(), "invalid");
     assert_eq!(invalid.message(), "permalink: is not a URL");
     assert_eq!(invalid.field(), Some("permalink"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a batch tells the event log
+// ---------------------------------------------------------------------------------------------
+
+/// The batch's events as (post, from, status, note), after checking each is a `post.reported`
+/// in the workspace, told to `AGENT`.
+fn told(plan: &ReportPlan) -> Vec<(Uuid, Option<String>, String, Option<String>)> {
+    plan.told
+        .iter()
+        .map(|e| {
+            assert_eq!((e.workspace_id, e.agent_id), (WORKSPACE, Some(AGENT)));
+            let fleetdesk_kernel::events::EventBody::PostReported(c) = &e.body else {
+                panic!("{e:?}");
+            };
+            assert_eq!(
+                (c.code.as_deref(), c.platform),
+                (Some("TW-T001"), Some(Platform::Threads))
+            );
+            (
+                e.object_id,
+                c.from.clone(),
+                c.status.clone(),
+                c.note.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_status_change_tells_post_reported_with_the_link_or_the_failure() {
+    let mut scheduled = by_id(ReportedStatus::Scheduled, 7);
+    scheduled.scheduled_for = Some(at(2));
+    let mut published = by_id(ReportedStatus::Published, 7);
+    published.permalink = Some("https://threads.example/p/7".into());
+    let mut failed = by_id(ReportedStatus::Failed, 8);
+    failed.failure_reason = Some("rate limited".into());
+    let plan = run(
+        vec![scheduled, published, failed],
+        vec![
+            post(7, PostStatus::Approved, "a"),
+            post(8, PostStatus::Scheduled, "b"),
+        ],
+    );
+    assert_eq!(
+        told(&plan),
+        [
+            (id(7), Some("approved".into()), "scheduled".into(), None),
+            (
+                id(7),
+                Some("scheduled".into()),
+                "published".into(),
+                Some("https://threads.example/p/7".into())
+            ),
+            (
+                id(8),
+                Some("scheduled".into()),
+                "failed".into(),
+                Some("rate limited".into())
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_report_that_keeps_the_status_tells_nothing() {
+    // The same schedule again: unchanged.
+    let when = at(2);
+    let mut again = by_id(ReportedStatus::Scheduled, 7);
+    again.scheduled_for = Some(when);
+    // A published post's link updated: changed, but still published.
+    let mut relinked = by_id(ReportedStatus::Published, 8);
+    relinked.permalink = Some("https://threads.example/p/new".into());
+    // A stocked post removed from the agent's tool: unscheduled, still stocked.
+    let mut stocked = post(9, PostStatus::Stocked, "c");
+    stocked.fields.unschedule_pending = true;
+    let removed = by_id(ReportedStatus::Cancelled, 9);
+    // Refused and ignored items tell nothing either.
+    let draft = by_id(ReportedStatus::Scheduled, 10);
+    let plan = run(
+        vec![again, relinked, removed, draft],
+        vec![
+            scheduled_post(7, "a", when),
+            published_post(8, "b", at(-1)),
+            stocked,
+            post(10, PostStatus::Draft, "d"),
+        ],
+    );
+    let actions: Vec<_> = plan.results.iter().map(|r| r.action).collect();
+    assert_eq!(
+        actions,
+        [
+            Some(Action::Unchanged),
+            Some(Action::Updated),
+            Some(Action::Unscheduled),
+            None
+        ]
+    );
+    assert_eq!(told(&plan), []);
+}
+
+#[test]
+fn a_post_the_report_creates_tells_from_nothing() {
+    let mut i = published_item("https://threads.example/p/1");
+    i.body = Some("new".into());
+    i.platform_post_id = Some("p1".into());
+    let plan = run(vec![i], Vec::new());
+    let created = plan.inserts[0].id;
+    assert_eq!(
+        told(&plan),
+        [(
+            created,
+            None,
+            "published".into(),
+            Some("https://threads.example/p/1".into())
+        )]
+    );
 }
