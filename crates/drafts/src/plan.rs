@@ -12,8 +12,9 @@ use crate::ports::{
 use fleetdesk_accounts::{AccountState, SlotName, choose};
 use fleetdesk_ads::pick::{PickNumber, PickProblem, PickState, judge_draft};
 use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::events::{EventBody, NewEvent};
 use fleetdesk_kernel::media::MediaKind;
-use fleetdesk_posts::post::{PostStatus, body_key, landing_status};
+use fleetdesk_posts::post::{PostStatus, PostSubject, body_key, landing_status};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
@@ -26,7 +27,10 @@ pub struct AccountFact {
     pub slot: SlotName,
     /// The market's zone, for a planned time given without one.
     pub zone: TimeZone,
+    pub workspace_id: Uuid,
     pub persona_id: Uuid,
+    /// The agent the persona is assigned to: told of the post's submit.
+    pub persona_agent: Option<Uuid>,
     pub project_id: Uuid,
     /// The slot's live account; none when it has none.
     pub generation_id: Option<Uuid>,
@@ -57,7 +61,10 @@ pub struct PostFact {
     pub awaiting_rewrite: bool,
     pub rewrite_answered: bool,
     pub project_id: Uuid,
+    pub workspace_id: Uuid,
     pub persona_id: Uuid,
+    /// The agent the persona is assigned to: told of the post's moves.
+    pub persona_agent: Option<Uuid>,
     pub slot_id: Uuid,
     pub planned_at: Option<Timestamp>,
     pub characters: Vec<Character>,
@@ -201,13 +208,24 @@ pub struct NewPost {
     /// The pick drafted by the post, which becomes sponsored.
     pub pick: Option<Uuid>,
     pub events: Vec<Event>,
+    /// The agent's note for the reviewers (in `events` too), told with the submit.
+    pub note: Option<String>,
     pub view: DraftView,
 }
 
 impl NewPost {
     /// The rest of the post once its row is inserted as `id`: its media appended, its pick
-    /// linked and its history recorded, as a change to it; it answers `view` with its id.
+    /// linked, its history recorded and its submit told ([`landed_event`]), as a change to it;
+    /// it answers `view` with its id.
     pub fn inserted(self, id: Uuid) -> PostChange {
+        let subject = PostSubject {
+            workspace_id: self.account.workspace_id,
+            agent_id: self.account.persona_agent,
+            id,
+            code: &self.account.slot.code,
+            platform: self.account.slot.platform,
+        };
+        let told = landed_event(subject, None, self.status, self.note.as_deref(), None);
         PostChange {
             post_id: id,
             slot_id: self.account.slot.slot_id,
@@ -216,8 +234,32 @@ impl NewPost {
             added: self.media,
             pick: self.pick,
             events: self.events,
+            told,
             view: DraftView { id, ..self.view },
         }
+    }
+}
+
+/// What a draft landing in `to` tells, to the agent of its persona: `post.submitted` when it
+/// reached internal review (from `from`, none for a new post, with the agent's `note`);
+/// `post.moved` when a post that was a draft is stocked instead (with why, `stocked`). Nothing
+/// for a draft saved, nor for a new post stocked at once: it never was anywhere else, and
+/// reaches review only once it is unstocked.
+pub fn landed_event(
+    subject: PostSubject,
+    from: Option<PostStatus>,
+    to: PostStatus,
+    note: Option<&str>,
+    stocked: Option<&str>,
+) -> Option<NewEvent> {
+    match (from, to) {
+        (_, PostStatus::InternalReview) => {
+            Some(subject.event(EventBody::PostSubmitted, (from, to), note))
+        }
+        (Some(_), PostStatus::Stocked) => {
+            Some(subject.event(EventBody::PostMoved, (from, to), stocked))
+        }
+        _ => None,
     }
 }
 
@@ -248,7 +290,10 @@ pub struct PostChange {
     pub added: Vec<MediaRef>,
     /// The pick drafted by the post, which becomes sponsored.
     pub pick: Option<Uuid>,
+    /// The post's history entries.
     pub events: Vec<Event>,
+    /// What the change tells the event log ([`landed_event`]); none for a resend, an attach.
+    pub told: Option<NewEvent>,
     pub view: DraftView,
 }
 
@@ -368,6 +413,7 @@ pub fn plan_submit(draft: &NewDraft, facts: SubmitFacts) -> Result<SubmitPlan, D
         media,
         pick: link,
         events,
+        note: draft.content.note.clone(),
         view,
         account,
     })))
@@ -401,6 +447,7 @@ fn plan_resend(
         added,
         pick,
         events,
+        told: None,
         view,
     })
 }
@@ -455,6 +502,20 @@ pub fn plan_rewrite(edit: &DraftEdit, facts: ChangeFacts) -> Result<PostChange, 
         stocked_because: (status == PostStatus::Stocked).then(|| reason.clone()),
         ..answer(&post, status, &added, characters.as_ref())
     };
+    let subject = PostSubject {
+        workspace_id: post.workspace_id,
+        agent_id: post.persona_agent,
+        id: post.id,
+        code: &post.code,
+        platform: post.platform,
+    };
+    let told = landed_event(
+        subject,
+        Some(post.status),
+        status,
+        edit.content.note.as_deref(),
+        reason.as_deref(),
+    );
     Ok(PostChange {
         post_id: post.id,
         slot_id: post.slot_id,
@@ -471,6 +532,7 @@ pub fn plan_rewrite(edit: &DraftEdit, facts: ChangeFacts) -> Result<PostChange, 
         added,
         pick: None,
         events,
+        told,
         view,
     })
 }
@@ -507,6 +569,7 @@ pub fn plan_attach(
         added,
         pick: None,
         events,
+        told: None,
     })
 }
 

@@ -29,8 +29,9 @@ use uuid::Uuid;
 /// Accounts a code may name, the slots locked so that submits to one account run one at a time
 /// (the duplicate rule must see the previous one).
 const DRAFT_ACCOUNT: &str = r#"
-SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.persona_id,
-       pe.project_id, g.id AS generation_id, g.state, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
+SELECT s.id AS slot_id, s.code, s.legacy_code, s.platform, s.timezone, s.workspace_id,
+       s.persona_id, pe.agent_id AS persona_agent, pe.project_id, g.id AS generation_id, g.state,
+       (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM account_slots s
 JOIN personas pe ON pe.id = s.persona_id
 LEFT JOIN account_generations g ON g.slot_id = s.id AND g.closed_at IS NULL
@@ -44,7 +45,9 @@ row! {
         #[diesel(embed)]
         slot: SlotCodes,
         timezone: String,
+        workspace_id: Uuid,
         persona_id: Uuid,
+        persona_agent: Option<Uuid>,
         project_id: Uuid,
         generation_id: Option<Uuid>,
         state: Option<Stored<AccountState>>,
@@ -54,7 +57,8 @@ row! {
 /// A post with its account and its media in order, read once it is locked ([`post_fact`]).
 const POST_FOR_CHANGE: &str = r#"
 SELECT p.id, p.status, p.body, p.returned_body, p.awaiting_rewrite, p.rewrite_answered,
-       p.project_id, p.persona_id, p.slot_id, p.planned_at, p.characters,
+       p.project_id, p.workspace_id, p.persona_id, pe.agent_id AS persona_agent, p.slot_id,
+       p.planned_at, p.characters,
        s.code, s.platform, g.state,
        (pe.agent_id IS NOT DISTINCT FROM $2) AS mine,
        (SELECT COALESCE(jsonb_agg(jsonb_build_object('id', m.id, 'kind', m.kind)
@@ -77,7 +81,9 @@ row! {
         awaiting_rewrite: bool,
         rewrite_answered: bool,
         project_id: Uuid,
+        workspace_id: Uuid,
         persona_id: Uuid,
+        persona_agent: Option<Uuid>,
         slot_id: Uuid,
         planned_at: Option<jiff_diesel::Timestamp>,
         characters: JsonOrDefault<Vec<Character>>,
@@ -296,7 +302,9 @@ async fn account_candidates(
             Ok(AccountFact {
                 slot,
                 zone: jiff::tz::TimeZone::get(&row.timezone)?,
+                workspace_id: row.workspace_id,
                 persona_id: row.persona_id,
+                persona_agent: row.persona_agent,
                 project_id: row.project_id,
                 generation_id: row.generation_id,
                 state: row.state.map(|s| s.0),
@@ -445,7 +453,7 @@ async fn write_new(
 }
 
 /// Writes a change to a post: a rewrite's columns or the characters set, the media appended,
-/// the pick linked, the history.
+/// the pick linked, the history and what the change tells.
 async fn write_change(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -497,6 +505,7 @@ async fn write_change(
         link_pick(conn, pick, change.post_id).await?;
     }
     record(conn, change.post_id, agent, &change.events).await?;
+    crate::events::write(conn, change.told.as_slice()).await?;
     Ok(DraftView {
         inventory: inventory(conn, change.slot_id, change.post_id).await?,
         ..change.view

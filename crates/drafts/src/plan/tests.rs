@@ -11,6 +11,8 @@ fn id(n: u128) -> Uuid {
 
 const PROJECT: u128 = 100;
 const SLOT: u128 = 200;
+const WORKSPACE: u128 = 600;
+const AGENT: u128 = 700;
 
 fn account(state: Option<AccountState>) -> AccountFact {
     AccountFact {
@@ -22,7 +24,9 @@ fn account(state: Option<AccountState>) -> AccountFact {
             mine: true,
         },
         zone: TimeZone::get("Asia/Taipei").unwrap(),
+        workspace_id: id(WORKSPACE),
         persona_id: id(300),
+        persona_agent: Some(id(AGENT)),
         project_id: id(PROJECT),
         generation_id: Some(id(400)),
         state,
@@ -85,7 +89,9 @@ fn post(status: PostStatus) -> PostFact {
         awaiting_rewrite: false,
         rewrite_answered: false,
         project_id: id(PROJECT),
+        workspace_id: id(WORKSPACE),
         persona_id: id(300),
+        persona_agent: Some(id(AGENT)),
         slot_id: id(SLOT),
         planned_at: None,
         characters: Vec::new(),
@@ -546,4 +552,95 @@ fn inline_images_are_the_library_items_of_their_files_in_order() {
         Ok(vec![image(2), image(1), image(2)])
     );
     assert_eq!(inline_refs(&images, &entered[..1]), Err("bb"));
+}
+
+/// A change's event: its kind's text and its body, after checking it is about `post` in the
+/// workspace and told to the persona's agent.
+fn told(
+    event: Option<NewEvent>,
+    post: Uuid,
+) -> (&'static str, fleetdesk_kernel::events::PostChange) {
+    let e = event.expect("an event");
+    assert_eq!(
+        (e.workspace_id, e.agent_id, e.object_id),
+        (id(WORKSPACE), Some(id(AGENT)), post)
+    );
+    let kind = e.body.kind().as_str();
+    match e.body {
+        EventBody::PostSubmitted(c) | EventBody::PostMoved(c) => (kind, c),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_submit_to_review_tells_post_submitted_once_the_post_is_inserted() {
+    let mut d = draft(true);
+    d.content.note = Some("see the photo".into());
+    let c = new_post(plan_submit(&d, facts(Some(AccountState::Active)))).inserted(id(900));
+    let (kind, change) = told(c.told, id(900));
+    assert_eq!(kind, "post.submitted");
+    assert_eq!(
+        change,
+        fleetdesk_kernel::events::PostChange {
+            code: Some("TW-T001".into()),
+            platform: Some(Platform::Threads),
+            from: None,
+            status: "internal_review".into(),
+            note: Some("see the photo".into()),
+        }
+    );
+    // A draft saved, or a new post stocked at once, tells nothing.
+    let saved = new_post(plan_submit(
+        &draft(false),
+        facts(Some(AccountState::Active)),
+    ));
+    assert_eq!(saved.inserted(id(901)).told, None);
+    let stocked = new_post(plan_submit(&draft(true), facts(Some(AccountState::Paused))));
+    assert_eq!(stocked.status, PostStatus::Stocked);
+    assert_eq!(stocked.inserted(id(902)).told, None);
+    // Nor does a resend of the same body: nothing changed.
+    let mut f = facts(Some(AccountState::Active));
+    f.duplicate = Some(post(PostStatus::InternalReview));
+    assert_eq!(resend(plan_submit(&d, f)).told, None);
+}
+
+#[test]
+fn a_rewrite_to_review_tells_post_submitted_and_one_stocked_instead_post_moved() {
+    let mut returned = post(PostStatus::SentBack);
+    returned.awaiting_rewrite = true;
+    returned.returned_body = Some("hello".into());
+    let mut e = edit("hello again", true);
+    e.content.note = Some("shorter now".into());
+    let c = plan_rewrite(&e, change(returned.clone())).unwrap();
+    let (kind, change_) = told(c.told, id(500));
+    assert_eq!(kind, "post.submitted");
+    assert_eq!(
+        (change_.from.as_deref(), change_.status.as_str()),
+        (Some("sent_back"), "internal_review")
+    );
+    assert_eq!(change_.note.as_deref(), Some("shorter now"));
+
+    // The account paused: stocked instead, with why.
+    let mut paused = returned.clone();
+    paused.state = Some(AccountState::Paused);
+    let c = plan_rewrite(&edit("hello again", true), change(paused)).unwrap();
+    let (kind, change_) = told(c.told, id(500));
+    assert_eq!(kind, "post.moved");
+    assert_eq!(
+        (change_.from.as_deref(), change_.status.as_str()),
+        (Some("sent_back"), "stocked")
+    );
+    assert_eq!(
+        change_.note.as_deref(),
+        Some("account TW-T001 is paused, not active")
+    );
+
+    // Saved without submit: still a draft, nothing told; an attach tells nothing either.
+    let c = plan_rewrite(&edit("hello again", false), change(returned)).unwrap();
+    assert_eq!(c.rewrite.map(|r| r.status), Some(PostStatus::Draft));
+    assert_eq!(c.told, None);
+    let mut f = change(post(PostStatus::InternalReview));
+    f.library = vec![item(2, None)];
+    let attached = plan_attach(&Attach::Media(vec![id(2)]), None, f).unwrap();
+    assert_eq!(attached.told, None);
 }
