@@ -20,5 +20,5 @@ pub use models::generation::{LiveGeneration, Replacement, replace_banned};
 pub use models::heartbeat::{HeartbeatError, HeartbeatInput};
 pub use models::lookup::{Candidate, SlotName, answers_to, choose, pick};
 pub use models::publishing::Publishing;
-pub use models::state::{AccountState, ReportedState, StateMove, apply_report};
+pub use models::state::{AccountState, AccountSubject, ReportedState, StateMove, apply_report};
 pub use models::work::{DayCount, MarketDate, RotationAccount, WorkAccounts, work_accounts};

@@ -7,9 +7,10 @@ use crate::{
     Confirmation, Day, InventoryRefusal, MarketDay, Moved, OnBehalfRole, check_delete,
     check_unstock, confirm_unscheduled, market_day, movable, stock, unstock_status,
 };
-use fleetdesk_accounts::AccountState;
-use fleetdesk_kernel::TimeInput;
-use fleetdesk_posts::post::PostStatus;
+use fleetdesk_accounts::{AccountState, AccountSubject};
+use fleetdesk_kernel::events::{EventBody, NewEvent};
+use fleetdesk_kernel::{Platform, TimeInput};
+use fleetdesk_posts::post::{PostStatus, PostSubject};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
@@ -20,7 +21,13 @@ use uuid::Uuid;
 pub struct PostFact {
     pub id: Uuid,
     pub status: PostStatus,
+    pub workspace_id: Uuid,
     pub slot_id: Uuid,
+    /// The account's code and platform.
+    pub code: String,
+    pub platform: Platform,
+    /// The agent its persona is assigned to: told of its moves.
+    pub persona_agent: Option<Uuid>,
     pub planned_at: Option<Timestamp>,
     /// Deleted from inventory on a person's behalf.
     pub discarded: bool,
@@ -84,9 +91,23 @@ pub struct MovePlan {
     pub post_id: Uuid,
     pub write: Option<(PostWrite, Entry)>,
     pub moved: Moved,
+    /// What the move tells: `post.moved` when the post's status changed.
+    pub event: Option<NewEvent>,
 }
 
 impl PostFact {
+    /// The event of this post moved to `to` with `note`, told to the agent of its persona.
+    fn moved_event(&self, to: PostStatus, note: Option<&str>) -> NewEvent {
+        let subject = PostSubject {
+            workspace_id: self.workspace_id,
+            agent_id: self.persona_agent,
+            id: self.id,
+            code: &self.code,
+            platform: self.platform,
+        };
+        subject.event(EventBody::PostMoved, (Some(self.status), to), note)
+    }
+
     fn moved(&self, status: PostStatus, unchanged: bool) -> Moved {
         Moved {
             id: self.id,
@@ -102,6 +123,7 @@ impl PostFact {
             post_id: self.id,
             write: None,
             moved: self.moved(status, true),
+            event: None,
         }
     }
 }
@@ -140,6 +162,7 @@ pub fn plan_stock(
             },
         )),
         moved,
+        event: Some(post.moved_event(PostStatus::Stocked, reason)),
     })
 }
 
@@ -198,6 +221,7 @@ pub fn plan_unstock(
             unchanged: false,
             unschedule_pending: post.unschedule_pending,
         },
+        event: Some(post.moved_event(to, None)),
     })
 }
 
@@ -221,6 +245,8 @@ pub fn plan_confirm_unscheduled(post: Option<PostFact>) -> Result<MovePlan, Inve
                     },
                 )),
                 moved,
+                // Still stocked: nothing to tell.
+                event: None,
             })
         }
     }
@@ -250,19 +276,61 @@ pub fn plan_delete(
             },
         )),
         moved: post.moved(PostStatus::Cancelled, false),
+        event: Some(post.moved_event(PostStatus::Cancelled, reason)),
     })
+}
+
+/// A post an account leaving rotation moved to inventory, as the move returns it: the status
+/// it left and the agent its persona is assigned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeftRotation {
+    pub id: Uuid,
+    pub from: PostStatus,
+    pub persona_agent: Option<Uuid>,
+}
+
+/// What `account` leaving rotation tells of the posts it moved to inventory: a `post.moved`
+/// to stocked each, in the order given, with the state report's `reason`, told to the agent of
+/// each post's persona.
+pub fn rotation_stocked(
+    account: &AccountSubject,
+    posts: &[LeftRotation],
+    reason: Option<&str>,
+) -> Vec<NewEvent> {
+    posts
+        .iter()
+        .map(|p| {
+            let subject = PostSubject {
+                workspace_id: account.workspace_id,
+                agent_id: p.persona_agent,
+                id: p.id,
+                code: &account.code,
+                platform: account.platform,
+            };
+            subject.event(
+                EventBody::PostMoved,
+                (Some(p.from), PostStatus::Stocked),
+                reason,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{DeleteRefusal, Lookup, StockRefusal, UnstockRefusal};
+    use fleetdesk_kernel::events::PostChange;
 
     fn post(status: PostStatus) -> PostFact {
         PostFact {
             id: Uuid::from_u128(1),
             status,
+            workspace_id: Uuid::from_u128(5),
             slot_id: Uuid::from_u128(2),
+            code: "TW-T001".into(),
+            platform: Platform::Threads,
+            persona_agent: Some(Uuid::from_u128(6)),
             planned_at: None,
             discarded: false,
             awaiting_rewrite: false,
@@ -373,5 +441,121 @@ mod tests {
             ),
             Err(InventoryRefusal::Delete(DeleteRefusal::Client))
         );
+    }
+
+    /// The move's event, checked to be a `post.moved` of post 1 in workspace 5 told to the
+    /// persona's agent 6: its body.
+    fn moved(plan: MovePlan) -> PostChange {
+        let event = plan.event.expect("a move that changes the status tells");
+        assert_eq!(
+            (event.workspace_id, event.agent_id, event.object_id),
+            (
+                Uuid::from_u128(5),
+                Some(Uuid::from_u128(6)),
+                Uuid::from_u128(1)
+            )
+        );
+        match event.body {
+            EventBody::PostMoved(change) => change,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn change(from: &str, status: &str, note: Option<&str>) -> PostChange {
+        PostChange {
+            code: Some("TW-T001".into()),
+            platform: Some(Platform::Threads),
+            from: Some(from.into()),
+            status: status.into(),
+            note: note.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn stock_unstock_and_a_delete_tell_post_moved() {
+        let stocked = plan_stock(Some(post(PostStatus::Approved)), Some("no ideas")).unwrap();
+        assert_eq!(
+            moved(stocked),
+            change("approved", "stocked", Some("no ideas"))
+        );
+
+        let now: Timestamp = "2026-11-29T00:00:00Z".parse().unwrap();
+        let planned: TimeInput = "2026-12-01 09:00".parse().unwrap();
+        let (p, at, market) = unstock_day(Some(post(PostStatus::Stocked)), planned)
+            .unwrap()
+            .unwrap();
+        let unstocked = plan_unstock(p, at, &market, 0, now, false).unwrap();
+        assert_eq!(moved(unstocked), change("stocked", "internal_review", None));
+
+        let relay = json!({});
+        let deleted = plan_delete(
+            Some(post(PostStatus::Stocked)),
+            crate::OnBehalfRole::Agency,
+            "Ann",
+            Some("off brand"),
+            &relay,
+        )
+        .unwrap();
+        assert_eq!(
+            moved(deleted),
+            change("stocked", "cancelled", Some("off brand"))
+        );
+    }
+
+    #[test]
+    fn a_move_that_keeps_the_status_tells_nothing() {
+        let same = plan_stock(Some(post(PostStatus::Stocked)), None).unwrap();
+        assert_eq!(same.event, None);
+        let mut waiting = post(PostStatus::Stocked);
+        waiting.unschedule_pending = true;
+        let cleared = plan_confirm_unscheduled(Some(waiting)).unwrap();
+        assert!(cleared.write.is_some());
+        assert_eq!(cleared.event, None);
+    }
+
+    #[test]
+    fn an_account_leaving_rotation_tells_each_post_it_stocked_to_its_persona_s_agent() {
+        let account = AccountSubject {
+            workspace_id: Uuid::from_u128(5),
+            slot_id: Uuid::from_u128(2),
+            code: "TW-T001".into(),
+            platform: Platform::Threads,
+            persona_agent: Some(Uuid::from_u128(6)),
+        };
+        let left = [
+            LeftRotation {
+                id: Uuid::from_u128(1),
+                from: PostStatus::Approved,
+                persona_agent: Some(Uuid::from_u128(6)),
+            },
+            LeftRotation {
+                id: Uuid::from_u128(3),
+                from: PostStatus::Scheduled,
+                persona_agent: None,
+            },
+        ];
+        let events = rotation_stocked(&account, &left, Some("flagged"));
+        let told: Vec<_> = events
+            .iter()
+            .map(|e| (e.object_id, e.agent_id, e.workspace_id, e.body.clone()))
+            .collect();
+        assert_eq!(
+            told,
+            [
+                (
+                    Uuid::from_u128(1),
+                    Some(Uuid::from_u128(6)),
+                    Uuid::from_u128(5),
+                    EventBody::PostMoved(change("approved", "stocked", Some("flagged")))
+                ),
+                (
+                    Uuid::from_u128(3),
+                    None,
+                    Uuid::from_u128(5),
+                    EventBody::PostMoved(change("scheduled", "stocked", Some("flagged")))
+                ),
+            ]
+        );
+        assert!(rotation_stocked(&account, &[], None).is_empty());
     }
 }

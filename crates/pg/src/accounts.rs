@@ -10,11 +10,12 @@ use fleetdesk_accounts::models::add::answering_account;
 use fleetdesk_accounts::models::work::{DayCount, RotationAccount};
 use fleetdesk_accounts::ports::*;
 use fleetdesk_accounts::{
-    AccountState, AvatarImage, BAN_DECISION_KIND, BAN_OPTIONS, BanDecision, HeartbeatInput,
-    StateMove, answers_with_open_decision, apply_report, ban_decision, check_existing,
-    check_persona,
+    AccountState, AccountSubject, AvatarImage, BAN_DECISION_KIND, BAN_OPTIONS, BanDecision,
+    HeartbeatInput, StateMove, answers_with_open_decision, apply_report, ban_decision,
+    check_existing, check_persona,
 };
 use fleetdesk_accounts::{SlotName, choose};
+use fleetdesk_inventory::plan::rotation_stocked;
 use fleetdesk_kernel::decision::DecisionStatus;
 use fleetdesk_kernel::persona::PersonaStatus;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Market, Platform};
@@ -152,6 +153,7 @@ row! {
         code: String,
         platform: String,
         generation: i32,
+        persona_agent: Option<Uuid>,
     }
 }
 
@@ -219,8 +221,10 @@ WHERE s.organization_id = $1 AND s.platform = $2 AND s.code = $3
 
 /// The live generation to change, locked for the transaction.
 const LOCK_GENERATION: &str = r#"
-SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code, s.platform, g.generation
+SELECT g.state, s.id AS slot_id, s.persona_id, s.workspace_id, s.organization_id, s.code,
+       s.platform, g.generation, pe.agent_id AS persona_agent
 FROM account_generations g JOIN account_slots s ON s.id = g.slot_id
+JOIN personas pe ON pe.id = s.persona_id
 WHERE g.id = $1 FOR UPDATE OF g
 "#;
 
@@ -421,7 +425,7 @@ impl AccountsRepo for PgStore {
             } else {
                 None
             };
-            let stocked_posts = if stocks_posts {
+            let stocked = if stocks_posts {
                 crate::inventory::stock_slot_posts(
                     conn,
                     locked.slot_id,
@@ -431,13 +435,28 @@ impl AccountsRepo for PgStore {
                 )
                 .await?
             } else {
-                0
+                Vec::new()
             };
+            // The change, then each post it stocked: one insert.
+            let account = AccountSubject {
+                workspace_id: locked.workspace_id,
+                slot_id: locked.slot_id,
+                code: locked.code.clone(),
+                platform: platform(&locked.platform)?,
+                persona_agent: locked.persona_agent,
+            };
+            let reason = change.reason.as_deref();
+            let events: Vec<_> = movement
+                .event(&account, reason)
+                .into_iter()
+                .chain(rotation_stocked(&account, &stocked, reason))
+                .collect();
+            crate::events::write(conn, &events).await?;
             Ok(StateOutcome {
                 movement,
                 state: to,
                 decision,
-                stocked_posts,
+                stocked_posts: stocked.len() as i64,
             })
         })
     }

@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// Moves an account's unfinished posts to inventory, with a review-record entry each, in one
-/// statement. Posts the agent scheduled in its own tool are listed for unscheduling; posts
-/// scheduled on the service side are simply dropped from its schedule; a post the service is
-/// already publishing goes on.
+/// statement, and returns them: the status each left and its persona's agent. Posts the agent
+/// scheduled in its own tool are listed for unscheduling; posts scheduled on the service side
+/// are simply dropped from its schedule; a post the service is already publishing goes on.
 const STOCK_SLOT: &str = r#"
 WITH moved AS (
     UPDATE posts p
@@ -28,31 +28,37 @@ WITH moved AS (
         stocked_at = now(), stock_reason = $2,
         unschedule_pending = p.unschedule_pending OR (p.status = ANY($7) AND s.publishing = $8),
         updated_at = now()
-    FROM account_slots s
-    WHERE s.id = p.slot_id AND p.slot_id = $1 AND p.status = ANY($3) AND p.discarded_at IS NULL
-    RETURNING p.id
+    FROM account_slots s, personas pe
+    WHERE s.id = p.slot_id AND pe.id = p.persona_id AND p.slot_id = $1 AND p.status = ANY($3)
+      AND p.discarded_at IS NULL
+    RETURNING p.id, p.from_status, pe.agent_id AS persona_agent
 ), recorded AS (
     INSERT INTO review_events (post_id, action, reason, actor_kind, actor_id, actor_name, detail)
     SELECT m.id, 'stocked', $2, 'agent', a.id, a.name, $5
     FROM moved m CROSS JOIN agents a WHERE a.id = $4
 )
-SELECT count(*) AS n FROM moved
+SELECT id, from_status, persona_agent FROM moved ORDER BY id
 "#;
 
 row! {
-    struct CountRow {
-        n: i64,
+    struct LeftRow {
+        id: Uuid,
+        /// The status before, as the move kept it.
+        from_status: Stored<PostStatus>,
+        persona_agent: Option<Uuid>,
     }
 }
 
+/// Moves the account's unfinished posts to inventory ([`STOCK_SLOT`]): the posts moved, in
+/// id order.
 pub(crate) async fn stock_slot_posts(
     conn: Tx<'_>,
     slot_id: Uuid,
     agent_id: Uuid,
     reason: Option<&str>,
     state: &str,
-) -> anyhow::Result<i64> {
-    let row: CountRow = sql!(
+) -> anyhow::Result<Vec<plan::LeftRotation>> {
+    let rows: Vec<LeftRow> = sql!(
         STOCK_SLOT,
         slot_id,
         reason,
@@ -63,9 +69,16 @@ pub(crate) async fn stock_slot_posts(
         unschedule_statuses(),
         Publishing::Agent.as_str()
     )
-    .get_result(conn)
+    .load(conn)
     .await?;
-    Ok(row.n)
+    Ok(rows
+        .into_iter()
+        .map(|r| plan::LeftRotation {
+            id: r.id,
+            from: r.from_status.0,
+            persona_agent: r.persona_agent,
+        })
+        .collect())
 }
 
 const INVENTORY_ACCOUNTS: &str = r#"
@@ -121,7 +134,8 @@ row! {
 
 /// A post of the caller's workspace with its account, locked for an inventory move.
 const POST_FOR_INVENTORY: &str = r#"
-SELECT p.id, p.status, p.slot_id, p.planned_at, (p.discarded_at IS NOT NULL) AS discarded,
+SELECT p.id, p.status, p.workspace_id, p.slot_id, s.code, s.platform,
+       pe.agent_id AS persona_agent, p.planned_at, (p.discarded_at IS NOT NULL) AS discarded,
        p.awaiting_rewrite, p.from_status, p.unschedule_pending, s.publishing, s.timezone,
        s.daily_target, g.state, (pe.agent_id IS NOT DISTINCT FROM $2) AS mine
 FROM posts p
@@ -136,7 +150,11 @@ row! {
     struct PostRow {
         id: Uuid,
         status: Stored<PostStatus>,
+        workspace_id: Uuid,
         slot_id: Uuid,
+        code: String,
+        platform: Stored<Platform>,
+        persona_agent: Option<Uuid>,
         planned_at: Option<Ts>,
         discarded: bool,
         awaiting_rewrite: bool,
@@ -171,7 +189,11 @@ async fn post_fact(
     Ok(Some(plan::PostFact {
         id: r.id,
         status: r.status.0,
+        workspace_id: r.workspace_id,
         slot_id: r.slot_id,
+        code: r.code,
+        platform: r.platform.0,
+        persona_agent: r.persona_agent,
         planned_at: r.planned_at.map(Into::into),
         discarded: r.discarded,
         awaiting_rewrite: r.awaiting_rewrite,
@@ -185,7 +207,8 @@ async fn post_fact(
     }))
 }
 
-/// Writes a planned move: the post's columns and its history entry; answers the move.
+/// Writes a planned move: the post's columns, its history entry and its event; answers the
+/// move.
 async fn write(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -264,6 +287,7 @@ async fn write(
         plan::By::Agent => crate::record::by_agent(conn, agent.agent_id, &[record]).await?,
         plan::By::Person(name) => crate::record::by_member(conn, record, None, name).await?,
     }
+    crate::events::write(conn, planned.event.as_slice()).await?;
     Ok(Ok(planned.moved))
 }
 
@@ -449,7 +473,7 @@ impl InventoryRepo for PgStore {
 }
 
 statements!(
-    STOCK_SLOT => CountRow,
+    STOCK_SLOT => LeftRow,
     INVENTORY_ACCOUNTS => AccountRow,
     INVENTORY_POSTS => StockedRow,
     POST_FOR_INVENTORY => PostRow,

@@ -1,4 +1,7 @@
+use fleetdesk_kernel::Platform;
+use fleetdesk_kernel::events::{AccountChange, EventBody, NewEvent};
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 fleetdesk_kernel::text_enum! {
     /// The state of one generation of an account.
@@ -89,6 +92,53 @@ pub fn apply_report(current: AccountState, report: ReportedState) -> StateMove {
     }
 }
 
+impl StateMove {
+    /// What this move of `account` tells, with the report's `reason`: `account.state_changed`,
+    /// none when unchanged.
+    pub fn event(self, account: &AccountSubject, reason: Option<&str>) -> Option<NewEvent> {
+        match self {
+            StateMove::Unchanged => None,
+            StateMove::Changed { from, to, .. } => Some(account.state_changed(from, to, reason)),
+        }
+    }
+}
+
+/// An account as its events name it: its slot (the event's object, the same across
+/// generations), code and platform, its workspace, and the agent its persona is assigned to
+/// (told).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountSubject {
+    pub workspace_id: Uuid,
+    pub slot_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub persona_agent: Option<Uuid>,
+}
+
+impl AccountSubject {
+    /// `account.state_changed`: this account's live state went from `from` to `to`, for
+    /// `reason`.
+    pub fn state_changed(
+        &self,
+        from: AccountState,
+        to: AccountState,
+        reason: Option<&str>,
+    ) -> NewEvent {
+        NewEvent {
+            workspace_id: self.workspace_id,
+            agent_id: self.persona_agent,
+            object_id: self.slot_id,
+            body: EventBody::AccountStateChanged(AccountChange {
+                code: self.code.clone(),
+                platform: self.platform,
+                from: from.as_str().to_owned(),
+                to: to.as_str().to_owned(),
+                reason: reason.map(str::to_owned),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +205,50 @@ mod tests {
         assert_eq!(apply_report(S::Banned, R::Banned), StateMove::Unchanged);
         assert_eq!(apply_report(S::Active, R::Restored), StateMove::Unchanged);
         assert_eq!(apply_report(S::Warming, R::Warming), StateMove::Unchanged);
+    }
+
+    #[test]
+    fn a_change_tells_the_persona_s_agent_and_an_unchanged_report_tells_nothing() {
+        let account = AccountSubject {
+            workspace_id: Uuid::from_u128(1),
+            slot_id: Uuid::from_u128(2),
+            code: "TW-T001".into(),
+            platform: Platform::Threads,
+            persona_agent: Some(Uuid::from_u128(3)),
+        };
+        let paused = apply_report(S::Active, R::Paused)
+            .event(&account, Some("too many posts"))
+            .expect("a change tells");
+        assert_eq!(
+            (paused.workspace_id, paused.agent_id, paused.object_id),
+            (
+                Uuid::from_u128(1),
+                Some(Uuid::from_u128(3)),
+                Uuid::from_u128(2)
+            )
+        );
+        assert_eq!(
+            paused.body,
+            EventBody::AccountStateChanged(AccountChange {
+                code: "TW-T001".into(),
+                platform: Platform::Threads,
+                from: "active".into(),
+                to: "paused".into(),
+                reason: Some("too many posts".into()),
+            })
+        );
+        let restored = apply_report(S::Paused, R::Restored)
+            .event(&account, None)
+            .unwrap();
+        assert_eq!(
+            restored.body.data(),
+            serde_json::json!({"code": "TW-T001", "platform": "threads", "from": "paused",
+                               "to": "active", "reason": null})
+        );
+        assert_eq!(
+            apply_report(S::Paused, R::Paused).event(&account, Some("again")),
+            None
+        );
     }
 
     #[test]
