@@ -399,6 +399,13 @@ mod tests {
                 slot_id: id(9),
                 generation: 1,
                 state,
+                account: fleetdesk_accounts::AccountSubject {
+                    workspace_id: id(2),
+                    slot_id: id(9),
+                    code: "TW-T001".into(),
+                    platform: fleetdesk_kernel::Platform::Threads,
+                    persona_agent: Some(id(7)),
+                },
             }),
             ..EffectFacts::default()
         };
@@ -408,10 +415,15 @@ mod tests {
             live(AccountState::Banned),
         )
         .unwrap();
-        assert!(matches!(
-            writes.as_slice(),
-            [Write::Generation(Replacement { next: 2, .. })]
-        ));
+        let [Write::Generation(r @ Replacement { next: 2, .. })] = writes.as_slice() else {
+            panic!("{writes:?}")
+        };
+        // The account's state change is told to its persona's agent.
+        assert_eq!((r.event.agent_id, r.event.object_id), (Some(id(7)), id(9)));
+        assert_eq!(
+            r.event.body.kind(),
+            fleetdesk_kernel::events::EventKind::AccountStateChanged
+        );
         assert_eq!(
             plan_effect(
                 &Effect::OpenGeneration,

@@ -10,8 +10,7 @@ use diesel::dsl::now;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use fleetdesk_accounts::AccountState;
-use fleetdesk_accounts::LiveGeneration;
+use fleetdesk_accounts::{AccountState, AccountSubject, LiveGeneration};
 use fleetdesk_decisions::effects::{
     EffectFacts, FollowUpPersona, NewFollowUp, Parent, Write, plan_effect,
 };
@@ -22,7 +21,7 @@ use fleetdesk_decisions::rules::{
 };
 use fleetdesk_decisions::{DecisionKind, DecisionStatus, NewDecision, Opener};
 use fleetdesk_kernel::persona::FactStatus;
-use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Platform};
 use fleetdesk_personas::rules::DraftFact;
 use fleetdesk_tasks::TaskStatus;
 use serde_json::{Value, json};
@@ -78,7 +77,36 @@ WHERE d.workspace_id = $1 AND pe.agent_id = $2 AND d.status = $3 AND d.kind = AN
 ORDER BY d.created_at, d.id
 "#;
 
-statements!(LIST => RecordRow, ONE => RecordRow, FOLLOW_UPS => FollowUpRow);
+/// A decision's generation while it is live, locked, with its account as events name it.
+const LIVE_GENERATION: &str = r#"
+SELECT g.id, g.slot_id, g.generation, g.state, s.workspace_id, s.code, s.platform,
+       pe.agent_id AS persona_agent
+FROM account_generations g
+JOIN account_slots s ON s.id = g.slot_id
+JOIN personas pe ON pe.id = s.persona_id
+WHERE g.id = $1 AND g.closed_at IS NULL
+FOR UPDATE OF g
+"#;
+
+row! {
+    struct LiveRow {
+        id: Uuid,
+        slot_id: Uuid,
+        generation: i32,
+        state: Stored<AccountState>,
+        workspace_id: Uuid,
+        code: String,
+        platform: Stored<Platform>,
+        persona_agent: Option<Uuid>,
+    }
+}
+
+statements!(
+    LIST => RecordRow,
+    ONE => RecordRow,
+    FOLLOW_UPS => FollowUpRow,
+    LIVE_GENERATION => LiveRow,
+);
 
 row! {
     struct RecordRow {
@@ -378,6 +406,7 @@ async fn apply(
                     ))
                     .execute(conn)
                     .await?;
+                crate::events::write(conn, &[r.event]).await?;
             }
             Write::Persona(u) => {
                 let target = personas::table.filter(personas::id.eq(u.persona_id));
@@ -503,25 +532,22 @@ async fn effect_facts(conn: Tx<'_>, row: &Locked, effect: &Effect) -> anyhow::Re
     match effect {
         Effect::OpenGeneration => {
             if let Some(generation_id) = row.generation_id {
-                let live: Option<(Uuid, Uuid, i32, Stored<AccountState>)> =
-                    account_generations::table
-                        .filter(account_generations::id.eq(generation_id))
-                        .filter(account_generations::closed_at.is_null())
-                        .for_update()
-                        .select((
-                            account_generations::id,
-                            account_generations::slot_id,
-                            account_generations::generation,
-                            account_generations::state,
-                        ))
-                        .first(conn)
-                        .await
-                        .optional()?;
-                facts.generation = live.map(|(id, slot_id, generation, state)| LiveGeneration {
-                    id,
-                    slot_id,
-                    generation,
-                    state: state.0,
+                let live: Option<LiveRow> = sql!(LIVE_GENERATION, generation_id)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                facts.generation = live.map(|g| LiveGeneration {
+                    id: g.id,
+                    slot_id: g.slot_id,
+                    generation: g.generation,
+                    state: g.state.0,
+                    account: AccountSubject {
+                        workspace_id: g.workspace_id,
+                        slot_id: g.slot_id,
+                        code: g.code,
+                        platform: g.platform.0,
+                        persona_agent: g.persona_agent,
+                    },
                 });
             }
         }
