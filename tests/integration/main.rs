@@ -35,6 +35,7 @@ mod people_reports;
 mod persona_scenario;
 mod personas;
 mod pipeline;
+mod post_events;
 mod readme;
 mod reports;
 mod review;
