@@ -313,4 +313,14 @@ async fn a_ban_and_the_new_generation_a_person_opens_are_told_to_the_account_s_a
         ]
     );
     assert_eq!(told(&app, "op2", slot).await, []);
+    // The ban's decision: opened by the report, decided by Ann.
+    let decision_events = told(&app, "op1", &decision).await;
+    let types: Vec<&str> = decision_events
+        .iter()
+        .map(|(kind, _)| kind.as_str())
+        .collect();
+    assert_eq!(types, ["decision.opened", "decision.decided"]);
+    assert_eq!(decision_events[0].1["kind"], "account_banned");
+    assert_eq!(decision_events[1].1["choice"], "open_new_generation");
+    assert_eq!(told(&app, "op2", &decision).await, []);
 }

@@ -657,19 +657,20 @@ async fn open_ban_decision(
     let row = match open_decision_of(conn, change.generation_id).await? {
         Some(row) => row,
         None => {
-            let BanDecision {
-                title,
-                question,
-                detail,
-            } = ban_decision(
+            let decision = ban_decision(
                 &locked.code,
                 &locked.platform,
                 locked.generation,
                 change.reason.as_deref(),
                 change.occurred_at,
             );
+            let BanDecision {
+                title,
+                question,
+                detail,
+            } = &decision;
             // A pending decision for a person.
-            diesel::insert_into(decisions::table)
+            let row: DecisionRow = diesel::insert_into(decisions::table)
                 .values((
                     decisions::organization_id.eq(locked.organization_id),
                     decisions::workspace_id.eq(locked.workspace_id),
@@ -685,7 +686,10 @@ async fn open_ban_decision(
                 ))
                 .returning(DecisionRow::as_returning())
                 .get_result(conn)
-                .await?
+                .await?;
+            let event = decision.opened(row.id, locked.workspace_id, locked.persona_agent);
+            crate::events::write(conn, &[event]).await?;
+            row
         }
     };
     Ok(opened(row))

@@ -461,10 +461,10 @@ impl WebhookRepo for PgStore {
                         delivered_at,
                     )| {
                         let log = attempts
-                        .iter()
-                        .filter(|a| a.delivery_id == id)
-                        .map(AttemptRecord::from)
-                        .collect();
+                            .iter()
+                            .filter(|a| a.delivery_id == id)
+                            .map(AttemptRecord::from)
+                            .collect();
                         DeliveryRecord {
                             id,
                             event_id,

@@ -19,6 +19,32 @@ pub struct BanDecision {
     pub detail: serde_json::Value,
 }
 
+impl BanDecision {
+    /// The event of this decision opened as `id` in `workspace`: told to the agent of the
+    /// account's persona (`persona_agent`).
+    pub fn opened(
+        &self,
+        id: uuid::Uuid,
+        workspace: uuid::Uuid,
+        persona_agent: Option<uuid::Uuid>,
+    ) -> fleetdesk_kernel::events::NewEvent {
+        use fleetdesk_kernel::decision::{DecisionKind, DecisionStatus, decision_event};
+        use fleetdesk_kernel::events::{DecisionChange, EventBody};
+        decision_event(
+            workspace,
+            persona_agent,
+            id,
+            EventBody::DecisionOpened,
+            DecisionChange {
+                kind: DecisionKind::AccountBanned,
+                title: self.title.clone(),
+                status: DecisionStatus::Open,
+                choice: None,
+            },
+        )
+    }
+}
+
 /// The decision a ban of `code` on `platform` (generation `generation`) opens, reported with
 /// `reason` as of `occurred_at`.
 pub fn ban_decision(
@@ -51,6 +77,31 @@ pub fn answers_with_open_decision(current: AccountState, movement: StateMove) ->
 mod tests {
     use super::*;
     use crate::models::state::{ReportedState, apply_report};
+
+    #[test]
+    fn an_opened_ban_decision_tells_the_persona_s_agent() {
+        let at: jiff::Timestamp = "2026-03-02T08:30:00Z".parse().unwrap();
+        let decision = ban_decision("TW-T001", "threads", 2, None, at);
+        let (id, ws, agent) = (
+            uuid::Uuid::from_u128(1),
+            uuid::Uuid::from_u128(2),
+            uuid::Uuid::from_u128(3),
+        );
+        let event = decision.opened(id, ws, Some(agent));
+        assert_eq!(
+            (event.object_id, event.workspace_id, event.agent_id),
+            (id, ws, Some(agent))
+        );
+        let fleetdesk_kernel::events::EventBody::DecisionOpened(change) = event.body else {
+            panic!("{event:?}");
+        };
+        assert_eq!(change.kind.as_str(), BAN_DECISION_KIND);
+        assert_eq!(change.title, "TW-T001 on threads was banned (generation 2)");
+        assert_eq!(
+            change.status,
+            fleetdesk_kernel::decision::DecisionStatus::Open
+        );
+    }
 
     #[test]
     fn a_ban_decision_names_the_code_platform_and_generation() {
