@@ -73,6 +73,51 @@ fn receiver() -> (String, Received) {
     (format!("http://{addr}/hook"), got)
 }
 
+/// Where the receivers of the standardwebhooks packages live.
+const RECEIVERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/webhook_receivers");
+
+/// What the standardwebhooks package of PyPI (`python`) or npm (`node`) makes of `got`'s
+/// requests signed with `secret`: `{verified, refused}`.
+async fn verified_by(runtime: &str, secret: &str, got: &[Got]) -> Value {
+    let cases: Vec<Value> = got
+        .iter()
+        .map(|(headers, body)| {
+            let headers: serde_json::Map<String, Value> =
+                headers.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            json!({"secret": secret, "headers": headers,
+                   "body": String::from_utf8(body.clone()).unwrap()})
+        })
+        .collect();
+    let file = std::env::temp_dir().join(format!("fleetdesk-webhooks-{}.json", Uuid::new_v4()));
+    std::fs::write(&file, serde_json::to_vec(&cases).unwrap()).unwrap();
+    let (program, script) = match runtime {
+        "python" => (fleetdesk_tests::peers::python(), "verify.py"),
+        _ => {
+            assert!(
+                std::path::Path::new(RECEIVERS)
+                    .join("node_modules")
+                    .is_dir(),
+                "tests/webhook_receivers/node_modules is missing: run `cargo xtask test`"
+            );
+            (std::path::PathBuf::from("node"), "verify.mjs")
+        }
+    };
+    let out = tokio::process::Command::new(program)
+        .arg(std::path::Path::new(RECEIVERS).join(script))
+        .arg(&file)
+        .current_dir(RECEIVERS)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("running the {runtime} receiver: {e}"));
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        out.status.success(),
+        "the {runtime} receiver failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the receiver's answer")
+}
+
 async fn local_app() -> TestApp {
     spawn_app_with(AppOptions {
         local_webhooks: true,
@@ -178,6 +223,17 @@ async fn events_arrive_signed_in_commit_order_and_the_secret_is_shown_once() {
             body
         ));
         assert_eq!(header("content-type"), "application/json");
+    }
+    // The reference libraries, as receivers: each verifies both; a changed body fails.
+    let secret_text = made["secret"].as_str().unwrap();
+    let mut tampered = requests.clone();
+    tampered[0].1 = b"{\"type\":\"forged\"}".to_vec();
+    for runtime in ["python", "node"] {
+        let v = verified_by(runtime, secret_text, &requests).await;
+        assert_eq!(v, json!({"verified": 2, "refused": []}), "{runtime}");
+        let v = verified_by(runtime, secret_text, &tampered).await;
+        assert_eq!(v["verified"], 1, "{runtime}: {v}");
+        assert_eq!(v["refused"].as_array().unwrap().len(), 1, "{runtime}: {v}");
     }
     // The log: each delivered once.
     let log = ok(&app
@@ -460,4 +516,43 @@ async fn only_the_organizations_agency_people_manage_its_endpoints() {
         404,
         "not_found",
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_rotation_the_old_secret_signs_beside_the_new_one() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    let made = create(&app, &url, json!(["task.opened"])).await;
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    let old = made["secret"].as_str().unwrap().to_owned();
+    let rotated = ok(&post(&app, ANN, &format!("/webhooks/{id}/rotate"), json!({})).await);
+    let new = rotated["secret"].as_str().unwrap().to_owned();
+    card_claimed(&app).await;
+    deliver_until(&app, &got, 1).await;
+    let requests = got.requests.lock().unwrap().clone();
+    let signature = &requests[0]
+        .0
+        .iter()
+        .find(|(k, _)| k == "webhook-signature")
+        .unwrap()
+        .1;
+    assert_eq!(signature.split(' ').count(), 2, "{signature}");
+    for secret in [&old, &new] {
+        let v = verified_by("python", secret, &requests).await;
+        assert_eq!(v["verified"], 1, "{v}");
+    }
+    // Once the overlap ends, only the new one signs.
+    app.sql("UPDATE webhook_endpoints SET previous_until = now() - interval '1 second'")
+        .await;
+    ok(&post(
+        &app,
+        ANN,
+        &format!("/webhooks/{id}/replay"),
+        json!({"since": "2026-01-01T00:00:00Z"}),
+    )
+    .await);
+    deliver_until(&app, &got, 2).await;
+    let again = got.requests.lock().unwrap()[1..].to_vec();
+    assert_eq!(verified_by("python", &new, &again).await["verified"], 1);
+    assert_eq!(verified_by("python", &old, &again).await["verified"], 0);
 }

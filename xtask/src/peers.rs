@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Folders under `tests/` with a `package-lock.json` whose packages the tests run.
-const NPM_PROJECTS: &[&str] = &["tests/mcp_sdk_ts", "tests/browser"];
+const NPM_PROJECTS: &[&str] = &[
+    "tests/mcp_sdk_ts",
+    "tests/browser",
+    "tests/webhook_receivers",
+];
 
 /// What the test run needs on its environment: `PATH` with the virtual environment first.
 pub struct Peers {
