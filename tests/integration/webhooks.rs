@@ -556,3 +556,69 @@ async fn after_a_rotation_the_old_secret_signs_beside_the_new_one() {
     assert_eq!(verified_by("python", &new, &again).await["verified"], 1);
     assert_eq!(verified_by("python", &old, &again).await["verified"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_instances_deliver_each_event_once() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    create(&app, &url, json!([])).await;
+    // Two more instances over the same database, each with its own pool and instance lock.
+    let mut services = vec![app.ctx.webhooks.clone()];
+    for n in 0..2 {
+        let config = fleetdesk_api::Config {
+            allow_http_webhooks: true,
+            allow_private_webhooks: true,
+            ..Default::default()
+        };
+        let dir = app.data_dir.join(format!("instance-{n}"));
+        let (state, _store) = fleetdesk::compose(&app.db.url, &dir, config, 4, true)
+            .await
+            .expect("another instance");
+        services.push(state.ctx.webhooks.clone());
+    }
+    // 10 cards: 20 events, delivered while the three run rounds at once.
+    let mut cards = Vec::new();
+    for _ in 0..10 {
+        cards.push(card_claimed(&app).await);
+    }
+    let rounds = services.into_iter().map(|service| {
+        let got = got.clone();
+        tokio::spawn(async move {
+            for _ in 0..100 {
+                service
+                    .deliver_round(jiff::Timestamp::now, || 500)
+                    .await
+                    .expect("a round");
+                if got.count() >= 20 {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+    });
+    for round in rounds.collect::<Vec<_>>() {
+        round.await.unwrap();
+    }
+    let requests = got.requests.lock().unwrap().clone();
+    let ids: std::collections::BTreeSet<String> = requests
+        .iter()
+        .map(|(headers, _)| {
+            headers
+                .iter()
+                .find(|(k, _)| k == "webhook-id")
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!((requests.len(), ids.len()), (20, 20));
+    // Each card's two events in commit order.
+    let bodies = got.bodies();
+    for card in cards {
+        let types: Vec<&str> = bodies
+            .iter()
+            .filter(|b| b["object_id"] == card.to_string())
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(types, ["task.opened", "task.claimed"], "{card}");
+    }
+}

@@ -36,9 +36,11 @@ LIMIT $2
 "#;
 
 /// The deliveries a dispatch planned, left alone when one exists (a replay made it first).
+/// Their ids (`$6`) rise in event order, so the log lists one dispatch's deliveries in it.
 const INSERT_DELIVERIES: &str = r#"
-INSERT INTO webhook_deliveries (endpoint_id, event_id, seq, object_id, status)
-SELECT e, v, s, o, $5 FROM unnest($1::uuid[], $2::uuid[], $3::int8[], $4::uuid[]) AS t(e, v, s, o)
+INSERT INTO webhook_deliveries (id, endpoint_id, event_id, seq, object_id, status)
+SELECT i, e, v, s, o, $5
+FROM unnest($6::uuid[], $1::uuid[], $2::uuid[], $3::int8[], $4::uuid[]) AS t(i, e, v, s, o)
 ON CONFLICT (endpoint_id, event_id) DO NOTHING
 "#;
 
@@ -610,7 +612,8 @@ impl WebhookRepo for PgStore {
                     column(&deliveries, |d| d.event_id),
                     column(&deliveries, |d| d.seq),
                     column(&deliveries, |d| d.object_id),
-                    DeliveryStatus::Pending.as_str()
+                    DeliveryStatus::Pending.as_str(),
+                    column(&deliveries, |_| Uuid::now_v7())
                 )
                 .execute(conn)
                 .await?;
