@@ -594,7 +594,10 @@ mod tests {
                     }
                     for (k, child) in m {
                         // Conditions name properties of the object they sit on.
-                        if !matches!(k.as_str(), "if" | "then" | "else" | "allOf" | "anyOf") {
+                        if !matches!(
+                            k.as_str(),
+                            "if" | "then" | "else" | "allOf" | "anyOf" | "not"
+                        ) {
                             objects(child, &format!("{at}/{k}"), out);
                         }
                     }
