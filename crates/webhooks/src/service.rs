@@ -215,7 +215,8 @@ impl WebhookService {
                 .settle(claimed, &outcome, &settlement, now)
                 .await?
             {
-                tracing::info!(delivery = %claimed.delivery_id, "another instance took the delivery");
+                let delivery = claimed.delivery_id;
+                tracing::info!(%delivery, "another instance took the delivery");
             }
         }
         Ok(round)

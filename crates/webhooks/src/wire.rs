@@ -274,7 +274,9 @@ pub mod personal {
             OpSpec::personal(Post, "/webhooks/{id}/rotate", PersonalAccess::Agency)
                 .tool("rotate_webhook_secret")
                 .also_answers(&[404])
-                .summary("A new secret for a webhook endpoint; the old one signs beside it for 24 hours")
+                .summary(
+                    "A new secret for a webhook endpoint; the old one signs beside it for 24 hours",
+                )
                 .description(concat!(
                     "Agency people and platform admins; clients are refused (403). ",
                     "The answer shows the new secret once. For 24 hours every delivery is \
@@ -289,7 +291,10 @@ pub mod personal {
             OpSpec::personal(Get, "/webhooks/{id}/deliveries", PersonalAccess::Agency)
                 .tool("list_webhook_deliveries")
                 .also_answers(&[404])
-                .summary("A webhook endpoint's delivery log: each delivery with its attempts, newest first")
+                .summary(
+                    "A webhook endpoint's delivery log: each delivery with its attempts, newest \
+                     first",
+                )
                 .description(concat!(
                     "Agency people and platform admins; clients are refused (403). ",
                     "Each delivery: the event, its status (pending, delivered, failed), the \
