@@ -29,6 +29,7 @@ mod media;
 mod media_thumbs;
 mod metrics;
 mod migrations;
+mod more_events;
 mod openapi_parity;
 mod operations;
 mod people_reports;

@@ -1,11 +1,14 @@
 //! Reporting runs as a plan. The adapter loads the agent's jobs the batch names
 //! ([`job_names`]), [`plan_runs`] reads every item against its job, the adapter inserts the
 //! runs no row has yet, loads the others locked, and [`RunsPlan::settle`] merges them into
-//! the updates it writes.
+//! the updates it writes. The runs it stores or updates as failed, not failed before, tell
+//! `cron.run_failed` ([`RunsPlan::events`]), written with them.
 
 use crate::job::{Unreadable, parse_zone};
 use crate::ports::{RunRefusal, RunsOutcome};
-use crate::run::{Merge, RawRun, Run, RunProblem, merge, winner};
+use crate::run::{Merge, RawRun, Run, RunProblem, RunStatus, merge, winner};
+use fleetdesk_kernel::AgentRef;
+use fleetdesk_kernel::events::{CronRunFailed, EventBody, NewEvent};
 use jiff::Timestamp;
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -15,6 +18,7 @@ use uuid::Uuid;
 pub struct StoredJob {
     pub id: Uuid,
     pub job_id: String,
+    pub name: String,
     pub timezone: String,
 }
 
@@ -40,6 +44,8 @@ pub struct RunsPlan {
     pub outcome: RunsOutcome,
     /// The run that stands for each key, in key order: inserted when no row has it yet.
     pub runs: Vec<(Uuid, Run)>,
+    /// The runs stored or updated as failed that were not failed before, as written.
+    pub failed: Vec<(Uuid, Run)>,
 }
 
 fn refusal(index: usize, raw: &RawRun, field: &str, reason: String) -> RunRefusal {
@@ -113,7 +119,11 @@ pub fn plan_runs(
             (key.0, run)
         })
         .collect();
-    RunsPlan { outcome: out, runs }
+    RunsPlan {
+        outcome: out,
+        runs,
+        failed: Vec::new(),
+    }
 }
 
 impl RunsPlan {
@@ -123,21 +133,22 @@ impl RunsPlan {
         self.outcome.inserted = inserted.len() as i64;
         let inserted: HashSet<(&Uuid, &str)> =
             inserted.iter().map(|(j, r)| (j, r.as_str())).collect();
-        self.runs
+        let (new, rest): (Vec<_>, Vec<_>) = self
+            .runs
             .iter()
-            .filter(|(job, run)| !inserted.contains(&(job, run.run_id.as_str())))
             .cloned()
-            .collect()
+            .partition(|(job, run)| inserted.contains(&(job, run.run_id.as_str())));
+        self.failed.extend(
+            new.into_iter()
+                .filter(|(_, r)| r.status == RunStatus::Failed),
+        );
+        rest
     }
 
     /// Merges each run the insert left alone into its stored row ([`merge`]): the updates to
     /// write, and the answer. A run whose row is gone under the lock is skipped (runs are
     /// never deleted while their job stands; a job's deletion takes its runs and the job).
-    pub fn settle(
-        mut self,
-        rest: Vec<(Uuid, Run)>,
-        stored: Vec<(Uuid, Run)>,
-    ) -> (RunsOutcome, Vec<(Uuid, Run)>) {
+    pub fn settle(&mut self, rest: Vec<(Uuid, Run)>, stored: Vec<(Uuid, Run)>) -> Vec<(Uuid, Run)> {
         let mut stored: HashMap<RunKey, Run> = stored
             .into_iter()
             .map(|(job, run)| ((job, run.run_id.clone()), run))
@@ -148,6 +159,9 @@ impl RunsPlan {
                 Some(old) => match merge(Some(&old), &new) {
                     Merge::Update(run) => {
                         self.outcome.updated += 1;
+                        if run.status == RunStatus::Failed && old.status != RunStatus::Failed {
+                            self.failed.push((job, run.clone()));
+                        }
                         write.push((job, run));
                     }
                     Merge::Insert | Merge::Skip => self.outcome.skipped += 1,
@@ -155,14 +169,36 @@ impl RunsPlan {
                 None => self.outcome.skipped += 1,
             }
         }
-        (self.outcome, write)
+        write
+    }
+
+    /// `cron.run_failed` for each run stored or updated as failed that was not failed before,
+    /// told to the agent that reported it, about the job's row; in key order, inserted first.
+    pub fn events(&self, agent: AgentRef, jobs: &[StoredJob]) -> Vec<NewEvent> {
+        let jobs: HashMap<Uuid, &StoredJob> = jobs.iter().map(|j| (j.id, j)).collect();
+        self.failed
+            .iter()
+            .filter_map(|(job, run)| {
+                let stored = jobs.get(job)?;
+                Some(NewEvent {
+                    workspace_id: agent.workspace_id,
+                    agent_id: Some(agent.agent_id),
+                    object_id: *job,
+                    body: EventBody::CronRunFailed(CronRunFailed {
+                        job_id: stored.job_id.clone(),
+                        job_name: stored.name.clone(),
+                        run_id: run.run_id.clone(),
+                        summary: run.summary.clone(),
+                    }),
+                })
+            })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::RunStatus;
 
     fn raw(job: &str, run: &str, status: RunStatus, summary: Option<&str>) -> RawRun {
         RawRun {
@@ -180,6 +216,7 @@ mod tests {
         StoredJob {
             id: Uuid::from_u128(id),
             job_id: name.into(),
+            name: format!("Job {name}"),
             timezone: zone.into(),
         }
     }
@@ -276,7 +313,8 @@ mod tests {
             stored_as("same", RunStatus::Success),
             stored_as("late", RunStatus::Success),
         ];
-        let (outcome, write) = plan.settle(rest, stored);
+        let write = plan.settle(rest, stored);
+        let outcome = &plan.outcome;
         assert_eq!(
             (outcome.inserted, outcome.updated, outcome.skipped),
             (1, 1, 2)
@@ -284,5 +322,71 @@ mod tests {
         assert_eq!(write.len(), 1);
         assert_eq!(write[0].1.run_id, "changed");
         assert_eq!(write[0].1.summary.as_deref(), Some("result"));
+    }
+
+    #[test]
+    fn runs_that_become_failed_tell_cron_run_failed_once() {
+        let items = vec![
+            Ok(raw("a", "new-failed", RunStatus::Failed, Some("disk full"))),
+            Ok(raw("a", "new-ok", RunStatus::Success, None)),
+            Ok(raw("a", "now-failed", RunStatus::Failed, None)),
+            Ok(raw("a", "again-failed", RunStatus::Failed, Some("still"))),
+        ];
+        let id = Uuid::from_u128(1);
+        let jobs = [job(1, "a", "UTC")];
+        let mut plan = plan_runs(&items, &jobs, now());
+        let rest = plan.stored_already(&[(id, "new-failed".into()), (id, "new-ok".into())]);
+        let stored_as = |run_id: &str, status, summary: Option<&str>| {
+            let mut r = rest
+                .iter()
+                .find(|(_, r)| r.run_id == run_id)
+                .unwrap()
+                .1
+                .clone();
+            r.status = status;
+            r.summary = summary.map(str::to_owned);
+            (id, r)
+        };
+        let stored = vec![
+            stored_as("now-failed", RunStatus::Running, Some("started")),
+            stored_as("again-failed", RunStatus::Failed, None),
+        ];
+        let write = plan.settle(rest, stored);
+        assert_eq!(write.len(), 2, "both stored runs change");
+        let agent = AgentRef {
+            agent_id: Uuid::from_u128(7),
+            workspace_id: Uuid::from_u128(8),
+            organization_id: Uuid::from_u128(9),
+        };
+        let events = plan.events(agent, &jobs);
+        let told: Vec<(&str, Option<&str>)> = events
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::CronRunFailed(c) => (c.run_id.as_str(), c.summary.as_deref()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            told,
+            [
+                ("new-failed", Some("disk full")),
+                ("now-failed", Some("started"))
+            ],
+            "a run failed before tells nothing again; the summary is the one written"
+        );
+        let e = &events[0];
+        assert_eq!(
+            (e.workspace_id, e.agent_id, e.object_id),
+            (agent.workspace_id, Some(agent.agent_id), id)
+        );
+        assert_eq!(
+            e.body,
+            EventBody::CronRunFailed(CronRunFailed {
+                job_id: "a".into(),
+                job_name: "Job a".into(),
+                run_id: "new-failed".into(),
+                summary: Some("disk full".into()),
+            })
+        );
     }
 }

@@ -52,6 +52,15 @@ crate::text_enum! {
         /// A person confirmed a finished card.
         #[serde(rename = "task.confirmed")]
         TaskConfirmed => "task.confirmed",
+        /// A reported cron run was stored or updated as failed (and was not failed before).
+        #[serde(rename = "cron.run_failed")]
+        CronRunFailed => "cron.run_failed",
+        /// A person issued a report to the clients (people and webhooks only).
+        #[serde(rename = "report.issued")]
+        ReportIssued => "report.issued",
+        /// A person decided a wiki draft: made it canon, or dismissed it.
+        #[serde(rename = "wiki.draft_decided")]
+        WikiDraftDecided => "wiki.draft_decided",
     }
 }
 
@@ -67,6 +76,8 @@ pub enum Reach {
     Owner(Scope),
     /// Every agent of the workspace that holds the scope.
     Workspace(Scope),
+    /// No agent: people and webhooks only (what no agent's reads show, like reports).
+    People,
 }
 
 impl EventKind {
@@ -78,9 +89,11 @@ impl EventKind {
         match self {
             PostSubmitted | PostMoved | PostReported => Reach::Owner(Scope::DraftsRead),
             DecisionOpened | DecisionDecided | AccountStateChanged | TaskOpened | TaskClaimed
-            | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed => {
+            | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed | CronRunFailed => {
                 Reach::Owner(Scope::AccountsRead)
             }
+            ReportIssued => Reach::People,
+            WikiDraftDecided => Reach::Workspace(Scope::WikiRead),
         }
     }
 }
@@ -102,7 +115,7 @@ impl FeedKinds {
             match kind.reach() {
                 Reach::Owner(scope) if scopes.contains(&scope) => kinds.owned.push(kind),
                 Reach::Workspace(scope) if scopes.contains(&scope) => kinds.workspace.push(kind),
-                _ => {}
+                Reach::People | Reach::Owner(_) | Reach::Workspace(_) => {}
             }
         }
         kinds
@@ -149,6 +162,12 @@ pub enum EventBody {
     TaskReopened(TaskChange),
     #[serde(rename = "task.confirmed")]
     TaskConfirmed(TaskChange),
+    #[serde(rename = "cron.run_failed")]
+    CronRunFailed(CronRunFailed),
+    #[serde(rename = "report.issued")]
+    ReportIssued(ReportIssued),
+    #[serde(rename = "wiki.draft_decided")]
+    WikiDraftDecided(WikiDraftDecided),
 }
 
 impl EventBody {
@@ -169,6 +188,9 @@ impl EventBody {
             B::TaskFailed(_) => K::TaskFailed,
             B::TaskReopened(_) => K::TaskReopened,
             B::TaskConfirmed(_) => K::TaskConfirmed,
+            B::CronRunFailed(_) => K::CronRunFailed,
+            B::ReportIssued(_) => K::ReportIssued,
+            B::WikiDraftDecided(_) => K::WikiDraftDecided,
         }
     }
 
@@ -201,6 +223,12 @@ pub enum EventData {
     Account(AccountChange),
     /// task.opened, task.claimed, task.finished, task.failed, task.reopened, task.confirmed.
     Task(TaskChange),
+    /// cron.run_failed.
+    CronRun(CronRunFailed),
+    /// report.issued (webhooks only).
+    Report(ReportIssued),
+    /// wiki.draft_decided.
+    WikiDraft(WikiDraftDecided),
 }
 
 impl From<EventBody> for EventData {
@@ -216,6 +244,9 @@ impl From<EventBody> for EventData {
             | B::TaskFailed(t)
             | B::TaskReopened(t)
             | B::TaskConfirmed(t) => EventData::Task(t),
+            B::CronRunFailed(c) => EventData::CronRun(c),
+            B::ReportIssued(r) => EventData::Report(r),
+            B::WikiDraftDecided(w) => EventData::WikiDraft(w),
         }
     }
 }
@@ -275,6 +306,40 @@ pub struct TaskChange {
     pub note: Option<String>,
 }
 
+/// A cron run that failed: its job (the agent's job_id and name), its run_id and the summary
+/// it reported. The event's object is the job's row (`cron_jobs.id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CronRunFailed {
+    pub job_id: String,
+    pub job_name: String,
+    pub run_id: String,
+    pub summary: Option<String>,
+}
+
+/// A report issued to the clients: its period (dates, YYYY-MM-DD) and title. The event's
+/// object is the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReportIssued {
+    pub period_from: String,
+    pub period_to: String,
+    pub title: String,
+}
+
+/// A wiki draft a person decided: its entry, the draft version's title, and the version's
+/// status now (`canon`, or `rejected` when dismissed). The event's object is the entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WikiDraftDecided {
+    pub entry_id: Uuid,
+    pub title: String,
+    pub status: String,
+}
+
 /// An event a use case produces, written in its transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
@@ -327,8 +392,11 @@ mod tests {
     #[test]
     fn an_agent_reads_the_kinds_its_scopes_reach() {
         let all = FeedKinds::for_agent(Scope::OPERATOR, &[]);
-        assert_eq!(all.owned.len(), EventKind::ALL.len());
-        assert!(all.workspace.is_empty());
+        let owned = EventKind::ALL
+            .into_iter()
+            .filter(|k| matches!(k.reach(), Reach::Owner(_)));
+        assert_eq!(all.owned, owned.collect::<Vec<_>>());
+        assert_eq!(all.workspace, [EventKind::WikiDraftDecided]);
 
         let community = FeedKinds::for_agent(Scope::COMMUNITY, &[]);
         assert!(community.is_empty());
@@ -349,5 +417,16 @@ mod tests {
         );
         assert_eq!(wanted.owned, [EventKind::PostMoved]);
         assert_eq!(wanted.texts().0, ["post.moved"]);
+    }
+
+    #[test]
+    fn a_kind_for_people_reaches_no_agent_whatever_it_holds_or_asks() {
+        assert_eq!(EventKind::ReportIssued.reach(), Reach::People);
+        let every_scope: Vec<Scope> = Scope::ALL.to_vec();
+        let asked = FeedKinds::for_agent(&every_scope, &[EventKind::ReportIssued]);
+        assert!(asked.is_empty(), "{asked:?}");
+        let all = FeedKinds::for_agent(&every_scope, &[]);
+        assert!(!all.owned.contains(&EventKind::ReportIssued));
+        assert!(!all.workspace.contains(&EventKind::ReportIssued));
     }
 }

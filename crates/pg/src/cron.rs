@@ -113,24 +113,31 @@ row! {
 }
 
 /// Loads the jobs the runs name, plans the batch, inserts the new runs, then loads the others
-/// locked and writes their merge: three statements whatever the batch.
+/// locked and writes their merge, and the `cron.run_failed` events of the runs that became
+/// failed: at most five statements whatever the batch.
 async fn report_runs_tx(
     conn: &mut AsyncPgConnection,
     agent: AgentRef,
     items: &[Result<RawRun, Unreadable>],
     now: Timestamp,
 ) -> anyhow::Result<RunsOutcome> {
-    let jobs: Vec<(Uuid, String, String)> = cron_jobs::table
+    let jobs: Vec<(Uuid, String, String, String)> = cron_jobs::table
         .filter(cron_jobs::agent_id.eq(agent.agent_id))
         .filter(cron_jobs::job_id.eq_any(job_names(items)))
-        .select((cron_jobs::id, cron_jobs::job_id, cron_jobs::timezone))
+        .select((
+            cron_jobs::id,
+            cron_jobs::job_id,
+            cron_jobs::name,
+            cron_jobs::timezone,
+        ))
         .load(conn)
         .await?;
     let jobs: Vec<StoredJob> = jobs
         .into_iter()
-        .map(|(id, job_id, timezone)| StoredJob {
+        .map(|(id, job_id, name, timezone)| StoredJob {
             id,
             job_id,
+            name,
             timezone,
         })
         .collect();
@@ -144,36 +151,36 @@ async fn report_runs_tx(
     let inserted: Vec<Key> = runs_query(INSERT_RUNS, &plan.runs).load(conn).await?;
     let inserted: Vec<RunKey> = inserted.into_iter().map(|k| (k.job, k.run_id)).collect();
     let rest = plan.stored_already(&inserted);
-    if rest.is_empty() {
-        return Ok(plan.outcome);
+    if !rest.is_empty() {
+        let locked: Vec<RunRow> = sql!(
+            LOCK_RUNS,
+            column(&rest, |k| k.0),
+            column(&rest, |k| k.1.run_id.as_str())
+        )
+        .load(conn)
+        .await?;
+        let stored = locked
+            .into_iter()
+            .map(|row| {
+                let run = Run {
+                    job_id: String::new(),
+                    run_id: row.run_id,
+                    started_at: row.started_at.map(Into::into),
+                    finished_at: row.finished_at.map(Into::into),
+                    status: row.status.0,
+                    summary: row.summary,
+                    log: row.log,
+                };
+                (row.job, run)
+            })
+            .collect();
+        let write = plan.settle(rest, stored);
+        if !write.is_empty() {
+            runs_query(UPDATE_RUNS, &write).execute(conn).await?;
+        }
     }
-    let locked: Vec<RunRow> = sql!(
-        LOCK_RUNS,
-        column(&rest, |k| k.0),
-        column(&rest, |k| k.1.run_id.as_str())
-    )
-    .load(conn)
-    .await?;
-    let stored = locked
-        .into_iter()
-        .map(|row| {
-            let run = Run {
-                job_id: String::new(),
-                run_id: row.run_id,
-                started_at: row.started_at.map(Into::into),
-                finished_at: row.finished_at.map(Into::into),
-                status: row.status.0,
-                summary: row.summary,
-                log: row.log,
-            };
-            (row.job, run)
-        })
-        .collect();
-    let (outcome, write) = plan.settle(rest, stored);
-    if !write.is_empty() {
-        runs_query(UPDATE_RUNS, &write).execute(conn).await?;
-    }
-    Ok(outcome)
+    crate::events::write(conn, &plan.events(agent, &jobs)).await?;
+    Ok(plan.outcome)
 }
 
 /// A statement over `unnest` of runs: (job, run_id, started_at, finished_at, status, summary,

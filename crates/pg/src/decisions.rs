@@ -515,7 +515,8 @@ async fn apply(
             }
             Write::Wiki { canonize } => {
                 if let Err(refusal) =
-                    crate::wiki::decide_draft(conn, row.id, canonize, req.now).await?
+                    crate::wiki::decide_draft(conn, row.id, row.workspace_id, canonize, req.now)
+                        .await?
                 {
                     return Ok(Err(refusal));
                 }

@@ -430,10 +430,12 @@ impl ReportsRepo for PgStore {
             let row = one(conn, ONE, viewer, id)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("report {id} read back"))?;
-            Ok(Some(Issued {
+            let issued = Issued {
                 report: row.record()?,
                 unchanged: false,
-            }))
+            };
+            crate::events::write(conn, issued.event().as_slice()).await?;
+            Ok(Some(issued))
         })
     }
 

@@ -623,10 +623,11 @@ async fn write_decision(
 /// Resolve makes the decision's draft version canon (the entry shows it; the former canon
 /// version is superseded); dismiss rejects it (the entry keeps its canon version, or becomes
 /// rejected without one). A version that no longer waits, or a retired entry, is refused
-/// (`fleetdesk_wiki::entry::decide`).
+/// (`fleetdesk_wiki::entry::decide`). Tells `wiki.draft_decided` to the decision's workspace.
 pub(crate) async fn decide_draft(
     conn: Tx<'_>,
     decision: Uuid,
+    workspace_id: Uuid,
     resolve: bool,
     now: Timestamp,
 ) -> anyhow::Result<Result<(), DecisionRefusal>> {
@@ -694,6 +695,7 @@ pub(crate) async fn decide_draft(
         }
         EntryChange::Keep => {}
     }
+    crate::events::write(conn, &[d.decided_event(workspace_id, &decided)]).await?;
     Ok(Ok(()))
 }
 

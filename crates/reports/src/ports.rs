@@ -2,6 +2,7 @@
 
 use crate::period::Period;
 use crate::report::ReportBody;
+use fleetdesk_kernel::events::{EventBody, NewEvent, ReportIssued};
 use fleetdesk_kernel::jobs::Job;
 use fleetdesk_kernel::{BoxFuture, Page, Position};
 use jiff::Timestamp;
@@ -110,6 +111,27 @@ pub struct Issued {
     pub unchanged: bool,
 }
 
+impl Issued {
+    /// `report.issued` for a report this request issued (none when it was issued already),
+    /// about the report, told to no agent: people and webhooks only.
+    pub fn event(&self) -> Option<NewEvent> {
+        if self.unchanged {
+            return None;
+        }
+        let summary = &self.report.summary;
+        Some(NewEvent {
+            workspace_id: summary.workspace.0,
+            agent_id: None,
+            object_id: summary.id,
+            body: EventBody::ReportIssued(ReportIssued {
+                period_from: summary.period.from().to_string(),
+                period_to: summary.period.to().to_string(),
+                title: summary.title.clone(),
+            }),
+        })
+    }
+}
+
 /// Reports in storage.
 pub trait ReportsRepo: Send + Sync {
     /// The reports `viewer` sees, newest first (by creation), after `after`.
@@ -171,6 +193,43 @@ mod tests {
     fn an_unknown_workspace_is_not_found_and_an_ambiguous_name_refused() {
         assert!(CreateRefusal::UnknownWorkspace("Mars".into()).is_not_found());
         assert!(!CreateRefusal::AmbiguousWorkspace("Taiwan".into()).is_not_found());
+    }
+
+    #[test]
+    fn an_issue_tells_report_issued_once_to_no_agent() {
+        let period =
+            Period::new("2026-11-30".parse().unwrap(), "2026-12-06".parse().unwrap()).unwrap();
+        let mut issued = Issued {
+            report: ReportRecord {
+                summary: ReportSummary {
+                    id: Uuid::from_u128(1),
+                    organization_id: Uuid::from_u128(2),
+                    title: "Week 49".into(),
+                    workspace: (Uuid::from_u128(3), "Taiwan".into()),
+                    period,
+                    weekly: true,
+                    issued_at: Some("2026-12-07T01:00:00Z".parse().unwrap()),
+                    created_at: "2026-12-07T00:00:00Z".parse().unwrap(),
+                },
+                body: ReportBody::default(),
+            },
+            unchanged: false,
+        };
+        let event = issued.event().expect("issued now");
+        assert_eq!(
+            (event.workspace_id, event.agent_id, event.object_id),
+            (Uuid::from_u128(3), None, Uuid::from_u128(1))
+        );
+        assert_eq!(
+            event.body,
+            EventBody::ReportIssued(ReportIssued {
+                period_from: "2026-11-30".into(),
+                period_to: "2026-12-06".into(),
+                title: "Week 49".into(),
+            })
+        );
+        issued.unchanged = true;
+        assert_eq!(issued.event(), None, "issued before: nothing to tell");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use crate::ports::Proposed;
 use crate::search;
 use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
+use fleetdesk_kernel::events::{EventBody, NewEvent, WikiDraftDecided};
 use fleetdesk_kernel::project::ProjectMiss;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -899,6 +900,21 @@ impl DraftVersion {
             has_canon: self.has_canon,
             title_taken,
             title_busy,
+        }
+    }
+
+    /// `wiki.draft_decided` for the version `decided` (what [`decide`] answered), told to
+    /// every agent of the decision's workspace that reads the wiki, about the entry.
+    pub fn decided_event(&self, workspace_id: Uuid, decided: &Decided) -> NewEvent {
+        NewEvent {
+            workspace_id,
+            agent_id: None,
+            object_id: self.entry_id,
+            body: EventBody::WikiDraftDecided(WikiDraftDecided {
+                entry_id: self.entry_id,
+                title: self.title.clone(),
+                status: decided.version_status.as_str().to_owned(),
+            }),
         }
     }
 

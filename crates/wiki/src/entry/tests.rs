@@ -794,3 +794,40 @@ fn a_landing_supersedes_the_canon_version_then_the_waiting_draft() {
         vec![Superseded::CANON]
     );
 }
+
+#[test]
+fn a_decided_draft_tells_its_entry_title_and_status_to_the_workspace() {
+    let version = DraftVersion {
+        entry_id: Uuid::from_u128(1),
+        version: 2,
+        status: VersionStatus::Draft,
+        category: Category::Character,
+        title: "Dog Guide".to_owned(),
+        summary: String::new(),
+        body: String::new(),
+        tags: Vec::new(),
+        sources: Vec::new(),
+        entry_status: EntryStatus::Canon,
+        organization_id: Uuid::from_u128(2),
+        project_id: None,
+        title_key: "dog guide".to_owned(),
+        has_canon: true,
+    };
+    let workspace = Uuid::from_u128(3);
+    for (resolve, status) in [(true, "canon"), (false, "rejected")] {
+        let decided = decide(resolve, Some(&version.state(None, false))).unwrap();
+        let event = version.decided_event(workspace, &decided);
+        assert_eq!(
+            (event.workspace_id, event.agent_id, event.object_id),
+            (workspace, None, version.entry_id)
+        );
+        assert_eq!(
+            event.body,
+            EventBody::WikiDraftDecided(WikiDraftDecided {
+                entry_id: version.entry_id,
+                title: "Dog Guide".to_owned(),
+                status: status.to_owned(),
+            })
+        );
+    }
+}
