@@ -3,7 +3,8 @@
 //! per run; a report issued (`report.issued`), written for people and webhooks and shown in no
 //! agent's feed; a wiki draft a person decides (`wiki.draft_decided`), told to every agent of
 //! the decision's workspace that reads the wiki. Over the standard tenant: op1 and op2 are
-//! agents of Taiwan, jp1 of Japan (Acme both).
+//! agents of Taiwan, jp1 of Japan (Acme both). A paid research request the worker finishes
+//! (`research.done`), told to the agent that asked.
 
 use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
@@ -198,4 +199,43 @@ async fn a_wiki_draft_a_person_decides_tells_every_wiki_reader_of_the_workspace(
     }
     // An agent of another workspace does not hear of it.
     assert_eq!(told(&app, "jp1", "wiki.draft_decided").await, []);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_research_request_the_work_finishes_tells_the_agent_that_asked_once() {
+    let app = spawn_app().await;
+    let body = json!({"kind": "product_brief", "items": ["111111", "222404", "333500"]});
+    let r = agent_post(&app, "op1", "/ad-research/quote", body).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["request_id"]
+        .as_str()
+        .expect("request_id")
+        .to_owned();
+    let by_ann = json!({
+        "on_behalf_of": {"name": "Ann", "role": "agency"},
+        "origin": {"platform": "telegram", "message_ref": "m1"},
+        "effective_at": "2026-11-27T10:00:00+08:00",
+    });
+    ok(&agent_post(&app, "op1", &format!("/ad-research/{id}/approve"), by_ann).await);
+    // Approved, not finished: nothing told.
+    assert_eq!(told(&app, "op1", "research.done").await, []);
+    let worker = || {
+        fleetdesk::worker::Worker::new(app.store.clone()).research_provider(
+            std::sync::Arc::new(fleetdesk_vendors::sandbox::SandboxResearch),
+            None,
+        )
+    };
+    assert_eq!(worker().run_due().await.unwrap(), 1);
+    let v = ok(&app
+        .client
+        .get(&format!("{AGENT}/ad-research/{id}"), &app.agent_key("op1"))
+        .await);
+    assert_eq!(v["status"], "done", "{v}");
+    // Nothing more to run: still one event.
+    assert_eq!(worker().run_due().await.unwrap(), 0);
+    assert_eq!(
+        told(&app, "op1", "research.done").await,
+        [(id, json!({"status": "done", "items": 3}))]
+    );
+    assert_eq!(told(&app, "op2", "research.done").await, []);
 }

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde::{Deserialize, Serialize};
 
+use fleetdesk_kernel::events::{EventBody, NewEvent, ResearchDone};
 use fleetdesk_kernel::jobs::{Job, NewJob};
 use uuid::Uuid;
 
@@ -405,6 +406,32 @@ pub fn month_start(now: Timestamp) -> Timestamp {
         .unwrap_or(now)
 }
 
+/// A request the work just finished (its last item settled), as the adapter marked it done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    /// The agent that asked for it.
+    pub agent_id: Uuid,
+    /// How many items it had.
+    pub items: i64,
+}
+
+impl Finished {
+    /// `research.done`, told to the agent that asked, about the request.
+    pub fn event(&self) -> NewEvent {
+        NewEvent {
+            workspace_id: self.workspace_id,
+            agent_id: Some(self.agent_id),
+            object_id: self.id,
+            body: EventBody::ResearchDone(ResearchDone {
+                status: ResearchStatus::Done.as_str().to_owned(),
+                items: self.items,
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,5 +759,27 @@ mod tests {
             ..state()
         };
         assert!(rejected(judge_approval(&without_ref, None, QUOTA, now)));
+    }
+
+    #[test]
+    fn a_finished_request_tells_research_done_to_the_agent_that_asked() {
+        let finished = Finished {
+            id: Uuid::from_u128(1),
+            workspace_id: Uuid::from_u128(2),
+            agent_id: Uuid::from_u128(3),
+            items: 4,
+        };
+        let event = finished.event();
+        assert_eq!(
+            (event.workspace_id, event.agent_id, event.object_id),
+            (finished.workspace_id, Some(finished.agent_id), finished.id)
+        );
+        assert_eq!(
+            event.body,
+            EventBody::ResearchDone(ResearchDone {
+                status: "done".into(),
+                items: 4,
+            })
+        );
     }
 }

@@ -61,6 +61,9 @@ crate::text_enum! {
         /// A person decided a wiki draft: made it canon, or dismissed it.
         #[serde(rename = "wiki.draft_decided")]
         WikiDraftDecided => "wiki.draft_decided",
+        /// A paid ad research request the agent asked for finished.
+        #[serde(rename = "research.done")]
+        ResearchDone => "research.done",
     }
 }
 
@@ -87,7 +90,9 @@ impl EventKind {
     pub fn reach(self) -> Reach {
         use EventKind::*;
         match self {
-            PostSubmitted | PostMoved | PostReported => Reach::Owner(Scope::DraftsRead),
+            PostSubmitted | PostMoved | PostReported | ResearchDone => {
+                Reach::Owner(Scope::DraftsRead)
+            }
             DecisionOpened | DecisionDecided | AccountStateChanged | TaskOpened | TaskClaimed
             | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed | CronRunFailed => {
                 Reach::Owner(Scope::AccountsRead)
@@ -168,6 +173,8 @@ pub enum EventBody {
     ReportIssued(ReportIssued),
     #[serde(rename = "wiki.draft_decided")]
     WikiDraftDecided(WikiDraftDecided),
+    #[serde(rename = "research.done")]
+    ResearchDone(ResearchDone),
 }
 
 impl EventBody {
@@ -191,6 +198,7 @@ impl EventBody {
             B::CronRunFailed(_) => K::CronRunFailed,
             B::ReportIssued(_) => K::ReportIssued,
             B::WikiDraftDecided(_) => K::WikiDraftDecided,
+            B::ResearchDone(_) => K::ResearchDone,
         }
     }
 
@@ -229,6 +237,8 @@ pub enum EventData {
     Report(ReportIssued),
     /// wiki.draft_decided.
     WikiDraft(WikiDraftDecided),
+    /// research.done.
+    Research(ResearchDone),
 }
 
 impl From<EventBody> for EventData {
@@ -247,6 +257,7 @@ impl From<EventBody> for EventData {
             B::CronRunFailed(c) => EventData::CronRun(c),
             B::ReportIssued(r) => EventData::Report(r),
             B::WikiDraftDecided(w) => EventData::WikiDraft(w),
+            B::ResearchDone(r) => EventData::Research(r),
         }
     }
 }
@@ -340,6 +351,16 @@ pub struct WikiDraftDecided {
     pub status: String,
 }
 
+/// A paid ad research request that finished: its status (`done`) and how many items it had
+/// (their outcomes are in `GET /ad-research/{id}`). The event's object is the request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ResearchDone {
+    pub status: String,
+    pub items: i64,
+}
+
 /// An event a use case produces, written in its transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
@@ -407,7 +428,8 @@ mod tests {
             [
                 EventKind::PostSubmitted,
                 EventKind::PostMoved,
-                EventKind::PostReported
+                EventKind::PostReported,
+                EventKind::ResearchDone,
             ]
         );
 

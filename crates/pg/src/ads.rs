@@ -412,7 +412,7 @@ async fn next_step_tx(
     let id = research_of(job)?;
     let next: Option<NextRow> = sql!(NEXT_ITEM, id).get_result(conn).await.optional()?;
     let Some(next) = next else {
-        diesel::update(
+        let finished: Option<(Uuid, Uuid)> = diesel::update(
             ad_research::table
                 .find(id)
                 .filter(ad_research::finished_at.is_null()),
@@ -421,8 +421,25 @@ async fn next_step_tx(
             ad_research::status.eq(ResearchStatus::Done.as_str()),
             ad_research::finished_at.eq(Ts::from(now)),
         ))
-        .execute(conn)
-        .await?;
+        .returning((ad_research::workspace_id, ad_research::agent_id))
+        .get_result(conn)
+        .await
+        .optional()?;
+        // Finished now (not before): research.done to the agent that asked.
+        if let Some((workspace_id, agent_id)) = finished {
+            let items: i64 = ad_research_items::table
+                .filter(ad_research_items::research_id.eq(id))
+                .count()
+                .get_result(conn)
+                .await?;
+            let finished = research::Finished {
+                id,
+                workspace_id,
+                agent_id,
+                items,
+            };
+            crate::events::write(conn, &[finished.event()]).await?;
+        }
         return Ok(finish_in(conn, job).await?.then_some(NextStep::Done));
     };
     let kind = next.kind.0;
