@@ -73,8 +73,10 @@ impl EventsService {
         let mut after = query.after.unwrap_or(0);
         let wait = query.wait_seconds.clamp(0, MAX_WAIT_SECONDS);
         let until = now + SignedDuration::from_secs(wait);
-        // Taken before the first read: a commit between the read and the wait wakes it.
-        let mut waiter = (wait > 0).then(|| self.wakeup.watch(agent.workspace_id));
+        // Taken before the first read: a commit between the read and the wait wakes it. No
+        // wait when no kind may be shown: nothing the agent may see can arrive.
+        let mut waiter =
+            (wait > 0 && !kinds.is_empty()).then(|| self.wakeup.watch(agent.workspace_id));
         loop {
             let read = FeedRead {
                 workspace_id: agent.workspace_id,
@@ -239,13 +241,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_agent_that_may_read_no_kind_never_reads_the_log() {
-        let (service, log) = service(vec![], 0);
-        let feed = service
-            .feed(agent(), Scope::COMMUNITY, &query(0), Timestamp::UNIX_EPOCH)
-            .await
-            .unwrap();
-        assert_eq!((feed.events.len(), feed.next), (0, 3));
+    async fn an_agent_that_may_read_no_kind_never_reads_the_log_nor_waits() {
+        /// A wake-up no read may take.
+        struct NoWaits;
+        impl Wakeup for NoWaits {
+            fn watch(&self, _: Uuid) -> Box<dyn Waiter> {
+                panic!("a read that can show nothing waited")
+            }
+        }
+        let log = Arc::new(Pages {
+            pages: Mutex::new(Vec::new()),
+            reads: Mutex::new(Vec::new()),
+        });
+        let service = EventsService::new(log.clone(), Arc::new(NoWaits));
+        for wait in [0, 30] {
+            let feed = service
+                .feed(
+                    agent(),
+                    Scope::COMMUNITY,
+                    &query(wait),
+                    Timestamp::UNIX_EPOCH,
+                )
+                .await
+                .unwrap();
+            assert_eq!((feed.events.len(), feed.next), (0, 3));
+        }
         assert!(log.reads.lock().unwrap().is_empty());
     }
 }
