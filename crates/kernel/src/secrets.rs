@@ -2,12 +2,15 @@
 //! replaced before it is written. The pipeline applies [`redact_json`] to every string of a
 //! call's arguments, so each free-text field (heartbeat summary and run_id, reasons, notes,
 //! failure reasons, and every later one) is covered in one place; error messages go through
-//! [`redact_keys`] when they are made.
+//! [`redact_keys`] when they are made. Two shapes are keys: fleetdesk's own (`fda_` and `fdp_`
+//! keys) and webhook signing secrets (`whsec_` and at least 32 base64 characters, the
+//! Standard Webhooks shape of 24 bytes or more).
 
 /// What replaces a key found in free text.
 pub const REDACTED: &str = "[redacted key]";
 
-fn is_key_at(bytes: &[u8], i: usize) -> bool {
+/// The length of the fleetdesk key (`fda_<8>_<43>`, `fdp_<8>_<43>`) starting at `i`, if any.
+fn fleetdesk_key_at(bytes: &[u8], i: usize) -> Option<usize> {
     let body = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     let n = bytes.len();
     if i + 56 > n
@@ -16,11 +19,32 @@ fn is_key_at(bytes: &[u8], i: usize) -> bool {
         || !(bytes[i + 2] == b'a' || bytes[i + 2] == b'p')
         || bytes[i + 3] != b'_'
     {
-        return false;
+        return None;
     }
-    bytes[i + 4..i + 12].iter().all(u8::is_ascii_alphanumeric)
+    (bytes[i + 4..i + 12].iter().all(u8::is_ascii_alphanumeric)
         && bytes[i + 12] == b'_'
-        && bytes[i + 13..i + 56].iter().all(|&b| body(b))
+        && bytes[i + 13..i + 56].iter().all(|&b| body(b)))
+    .then_some(56)
+}
+
+/// The fewest base64 characters after `whsec_` that make a webhook secret (24 bytes).
+const WHSEC_MIN_CHARS: usize = 32;
+
+/// The length of the webhook secret (`whsec_` and its whole base64 run) starting at `i`.
+fn webhook_secret_at(bytes: &[u8], i: usize) -> Option<usize> {
+    let rest = bytes.get(i..)?.strip_prefix(b"whsec_")?;
+    let base64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    let run = rest.iter().take_while(|b| base64(b)).count();
+    (run >= WHSEC_MIN_CHARS).then_some(6 + run)
+}
+
+/// The length of the key of either shape starting at `i`, if any.
+fn key_at(bytes: &[u8], i: usize) -> Option<usize> {
+    match bytes[i] {
+        b'f' => fleetdesk_key_at(bytes, i),
+        b'w' => webhook_secret_at(bytes, i),
+        _ => None,
+    }
 }
 
 /// True when `text` holds something shaped like a key. Allocates nothing: the pipeline asks
@@ -31,10 +55,11 @@ pub fn has_key(text: &str) -> bool {
     bytes
         .iter()
         .enumerate()
-        .any(|(i, &b)| b == b'f' && is_key_at(bytes, i))
+        .any(|(i, &b)| matches!(b, b'f' | b'w') && key_at(bytes, i).is_some())
 }
 
-/// Replaces every `fda_<8>_<43>` / `fdp_<8>_<43>` in `text`; says whether any was found.
+/// Replaces every `fda_<8>_<43>` / `fdp_<8>_<43>` key and every `whsec_` secret in `text`;
+/// says whether any was found.
 pub fn redact_keys(text: &str) -> (String, bool) {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -42,10 +67,10 @@ pub fn redact_keys(text: &str) -> (String, bool) {
     let mut i = 0;
     let mut copied = 0;
     while i < bytes.len() {
-        if is_key_at(bytes, i) {
+        if let Some(len) = key_at(bytes, i) {
             out.push_str(&text[copied..i]);
             out.push_str(REDACTED);
-            i += 56;
+            i += len;
             copied = i;
             found = true;
         } else {
@@ -129,6 +154,30 @@ mod tests {
         for text in ["plain", "fda_", &KEY[1..]] {
             assert_eq!(has_key(text), redact_keys(text).1, "{text}");
         }
+    }
+
+    #[test]
+    fn webhook_secrets_are_keys_from_32_base64_characters() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        assert_eq!(secret.len(), 6 + 32);
+        let (out, found) = redact_keys(&format!("use {secret}, then {secret}=="));
+        assert!(found);
+        assert_eq!(out, format!("use {REDACTED}, then {REDACTED}"));
+        let padded = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD/+rMV5nlwNY=";
+        assert_eq!(
+            redact_keys(&format!("[{padded}]")).0,
+            format!("[{REDACTED}]")
+        );
+        for text in [
+            &secret[..secret.len() - 1],
+            "whsec_",
+            "whsec_ plain",
+            "a whsec_x",
+        ] {
+            assert_eq!(redact_keys(text), (text.to_owned(), false), "{text}");
+            assert!(!has_key(text), "{text}");
+        }
+        assert!(has_key(&format!("x{secret}")));
     }
 
     #[test]
