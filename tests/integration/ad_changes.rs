@@ -608,6 +608,22 @@ async fn an_approved_pause_is_executed_on_the_platform_as_the_person() {
     assert_eq!(p["decided_by"]["name"], "Ann", "{listed}");
     assert_eq!(p["result"]["status"], "paused", "{listed}");
     assert!(p["executed_at"].is_string(), "{listed}");
+    // The agent that proposed it is told, once; another agent is not.
+    let told = app
+        .feed("op1", "types=ad_change.executed,ad_change.failed")
+        .await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["type"], "ad_change.executed");
+    assert_eq!(told[0]["object_id"], id.as_str());
+    assert_eq!(
+        told[0]["data"],
+        json!({"kind": "pause", "ad_id": "100111", "post_id": null, "status": "executed",
+               "error": null})
+    );
+    assert_eq!(
+        app.feed("op2", "types=ad_change.executed").await,
+        Vec::<Value>::new()
+    );
     // The next sync sees the ad paused.
     let worker_next = worker
         .clone()
@@ -845,6 +861,15 @@ async fn an_approved_change_the_queue_gave_up_on_is_failed_with_its_error() {
         "{listed}"
     );
     assert!(p["executed_at"].is_string(), "{listed}");
+    let told = app
+        .feed("op1", "types=ad_change.failed,ad_change.executed")
+        .await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(
+        (&told[0]["type"], &told[0]["object_id"]),
+        (&json!("ad_change.failed"), &json!(id))
+    );
+    assert_eq!(told[0]["data"]["error"], p["result"]["error"], "{told:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ mod admission;
 mod ads;
 mod ads_scenario;
 mod agent_day;
+mod approval_pins;
 mod binary;
 mod cli;
 mod cli_upload;

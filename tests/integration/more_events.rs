@@ -22,12 +22,9 @@ async fn agent_post(app: &TestApp, agent: &str, path: &str, body: Value) -> Resp
 
 /// Every event of `agent`'s feed of type `kind`, oldest first, as (object_id, data).
 async fn told(app: &TestApp, agent: &str, kind: &str) -> Vec<(String, Value)> {
-    let path = format!("{AGENT}/events?limit=200&types={kind}");
-    let v = ok(&app.client.get(&path, &app.agent_key(agent)).await);
-    v["events"]
-        .as_array()
-        .expect("events")
-        .iter()
+    let events = app.feed(agent, &format!("types={kind}")).await;
+    events
+        .into_iter()
         .map(|e| {
             assert_eq!(e["type"], kind, "{e}");
             let object = e["object_id"].as_str().expect("object_id").to_owned();

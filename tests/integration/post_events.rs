@@ -21,15 +21,10 @@ async fn agent_post(app: &TestApp, agent: &str, path: &str, body: Value) -> Resp
 
 /// Every event of `agent`'s feed about `object`, oldest first, as (type, data).
 async fn told(app: &TestApp, agent: &str, object: &str) -> Vec<(String, Value)> {
-    let path = format!("{AGENT}/events?limit=200");
-    let v = ok(&app.client.get(&path, &app.agent_key(agent)).await);
-    v["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .filter(|e| e["object_id"] == object)
+    let events = app.feed(agent, "").await;
+    let about = events.into_iter().filter(|e| e["object_id"] == object);
+    about
         .map(|e| {
-            assert_eq!(e["workspace_id"], app.workspace_id("Taiwan").to_string());
             (
                 e["type"].as_str().expect("type").to_owned(),
                 e["data"].clone(),

@@ -351,6 +351,20 @@ impl TestApp {
         assert::tool_result(name, &res.json())
     }
 
+    /// The events `agent`'s feed answers for `query` (`types=…`, up to 200, without waiting),
+    /// each checked to be of the app's Taiwan workspace.
+    pub async fn feed(&self, agent: &str, query: &str) -> Vec<serde_json::Value> {
+        let path = format!("/api/agent/v1/events?limit=200&{query}");
+        let res = self.client.get(&path, &self.agent_key(agent)).await;
+        assert_eq!(res.status, 200, "{path}: {}", res.text());
+        let events = res.json()["events"].as_array().expect("events").clone();
+        let workspace = self.workspace_id("Taiwan").to_string();
+        for e in &events {
+            assert_eq!(e["workspace_id"], workspace.as_str(), "{e}");
+        }
+        events
+    }
+
     /// A research request of `agent`'s for `items` (products), quoted, approved on behalf of
     /// Ann (agency) and worked to the end by the sandbox provider: its id. An item ending in
     /// 404 is not found, in 500 fails, any other is found.

@@ -5,6 +5,7 @@
 //! writes it in one transaction.
 
 use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
+use fleetdesk_kernel::events::{AdChangeSettled, EventBody, NewEvent};
 use fleetdesk_kernel::jobs::{Job, NewJob};
 use fleetdesk_kernel::money::Cents;
 use jiff::Timestamp;
@@ -506,6 +507,52 @@ pub fn started(result: Option<&Value>) -> bool {
     result.is_some_and(|r| r.get("started_at").is_some())
 }
 
+/// A proposal as it settled (executed or failed), as the adapter's update answered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    /// The agent that proposed it.
+    pub agent_id: Uuid,
+    pub kind: String,
+    pub ad_id: Option<String>,
+    pub post_id: Option<Uuid>,
+    pub status: ProposalStatus,
+    /// The result stored: a failure's `error`, or what the platform answered.
+    pub result: Value,
+}
+
+impl Settled {
+    /// `ad_change.executed` or `ad_change.failed` (with the failure's reason), told to the
+    /// agent that proposed the change, about the proposal; nothing for any other status.
+    pub fn event(&self) -> Option<NewEvent> {
+        let change = AdChangeSettled {
+            kind: self.kind.clone(),
+            ad_id: self.ad_id.clone(),
+            post_id: self.post_id,
+            status: self.status.as_str().to_owned(),
+            error: None,
+        };
+        let body = match self.status {
+            ProposalStatus::Executed => EventBody::AdChangeExecuted(change),
+            ProposalStatus::Failed => EventBody::AdChangeFailed(AdChangeSettled {
+                error: Some(match self.result.get("error").and_then(Value::as_str) {
+                    Some(error) => error.to_owned(),
+                    None => "the change failed".to_owned(),
+                }),
+                ..change
+            }),
+            _ => return None,
+        };
+        Some(NewEvent {
+            workspace_id: self.workspace_id,
+            agent_id: Some(self.agent_id),
+            object_id: self.id,
+            body,
+        })
+    }
+}
+
 /// What the kind column of an ad the service made says.
 pub const BOOST_KIND: &str = "boost";
 
@@ -551,6 +598,66 @@ pub fn made_boost(f: &ChangeFacts, created: &CreatedAd, now: Timestamp) -> MadeB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settled_change_tells_the_agent_that_proposed_it() {
+        let settled = Settled {
+            id: Uuid::from_u128(1),
+            workspace_id: Uuid::from_u128(2),
+            agent_id: Uuid::from_u128(3),
+            kind: "pause".into(),
+            ad_id: Some("120".into()),
+            post_id: None,
+            status: ProposalStatus::Executed,
+            result: json!({"success": true}),
+        };
+        let event = settled.event().unwrap();
+        assert_eq!(
+            (event.agent_id, event.object_id),
+            (Some(settled.agent_id), settled.id)
+        );
+        assert_eq!(event.workspace_id, settled.workspace_id);
+        let EventBody::AdChangeExecuted(told) = &event.body else {
+            panic!("{:?}", event.body)
+        };
+        assert_eq!(
+            (told.status.as_str(), told.error.as_deref()),
+            ("executed", None)
+        );
+        assert_eq!(told.ad_id.as_deref(), Some("120"));
+
+        let failed = Settled {
+            status: ProposalStatus::Failed,
+            result: failure("the ad platform refused: budget too low"),
+            ..settled.clone()
+        };
+        let EventBody::AdChangeFailed(told) = failed.event().unwrap().body else {
+            panic!("not failed")
+        };
+        assert_eq!(
+            told.error.as_deref(),
+            Some("the ad platform refused: budget too low")
+        );
+        assert_eq!(told.status, "failed");
+        let bare = Settled {
+            result: json!({}),
+            ..failed
+        };
+        let EventBody::AdChangeFailed(told) = bare.event().unwrap().body else {
+            panic!("not failed")
+        };
+        assert_eq!(told.error.as_deref(), Some("the change failed"));
+        for status in [ProposalStatus::Approved, ProposalStatus::Waiting] {
+            assert_eq!(
+                Settled {
+                    status,
+                    ..settled.clone()
+                }
+                .event(),
+                None
+            );
+        }
+    }
 
     fn at(t: &str) -> Timestamp {
         t.parse().unwrap()

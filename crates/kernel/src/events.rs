@@ -31,6 +31,10 @@ crate::text_enum! {
         /// An agent reported a post scheduled, published, failed or cancelled.
         #[serde(rename = "post.reported")]
         PostReported => "post.reported",
+        /// A post was reported published with another body than the one approved, or
+        /// published without anyone approving it.
+        #[serde(rename = "post.published_differs")]
+        PostPublishedDiffers => "post.published_differs",
         /// An account's state changed (banned, quarantined, paused, restored, warming, ...).
         #[serde(rename = "account.state_changed")]
         AccountStateChanged => "account.state_changed",
@@ -64,6 +68,13 @@ crate::text_enum! {
         /// A paid ad research request the agent asked for finished.
         #[serde(rename = "research.done")]
         ResearchDone => "research.done",
+        /// An ad change a person approved was made on the ad platform.
+        #[serde(rename = "ad_change.executed")]
+        AdChangeExecuted => "ad_change.executed",
+        /// An ad change a person approved could not be made (the platform refused, the ad or
+        /// account left the workspace, or the service gave up retrying).
+        #[serde(rename = "ad_change.failed")]
+        AdChangeFailed => "ad_change.failed",
     }
 }
 
@@ -90,13 +101,12 @@ impl EventKind {
     pub fn reach(self) -> Reach {
         use EventKind::*;
         match self {
-            PostSubmitted | PostMoved | PostReported | ResearchDone => {
+            PostSubmitted | PostMoved | PostReported | PostPublishedDiffers | ResearchDone => {
                 Reach::Owner(Scope::DraftsRead)
             }
             DecisionOpened | DecisionDecided | AccountStateChanged | TaskOpened | TaskClaimed
-            | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed | CronRunFailed => {
-                Reach::Owner(Scope::AccountsRead)
-            }
+            | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed | CronRunFailed
+            | AdChangeExecuted | AdChangeFailed => Reach::Owner(Scope::AccountsRead),
             ReportIssued => Reach::People,
             WikiDraftDecided => Reach::Workspace(Scope::WikiRead),
         }
@@ -153,6 +163,8 @@ pub enum EventBody {
     PostMoved(PostChange),
     #[serde(rename = "post.reported")]
     PostReported(PostChange),
+    #[serde(rename = "post.published_differs")]
+    PostPublishedDiffers(PublishedDiffersChange),
     #[serde(rename = "account.state_changed")]
     AccountStateChanged(AccountChange),
     #[serde(rename = "task.opened")]
@@ -175,6 +187,10 @@ pub enum EventBody {
     WikiDraftDecided(WikiDraftDecided),
     #[serde(rename = "research.done")]
     ResearchDone(ResearchDone),
+    #[serde(rename = "ad_change.executed")]
+    AdChangeExecuted(AdChangeSettled),
+    #[serde(rename = "ad_change.failed")]
+    AdChangeFailed(AdChangeSettled),
 }
 
 impl EventBody {
@@ -188,6 +204,7 @@ impl EventBody {
             B::PostSubmitted(_) => K::PostSubmitted,
             B::PostMoved(_) => K::PostMoved,
             B::PostReported(_) => K::PostReported,
+            B::PostPublishedDiffers(_) => K::PostPublishedDiffers,
             B::AccountStateChanged(_) => K::AccountStateChanged,
             B::TaskOpened(_) => K::TaskOpened,
             B::TaskClaimed(_) => K::TaskClaimed,
@@ -199,6 +216,8 @@ impl EventBody {
             B::ReportIssued(_) => K::ReportIssued,
             B::WikiDraftDecided(_) => K::WikiDraftDecided,
             B::ResearchDone(_) => K::ResearchDone,
+            B::AdChangeExecuted(_) => K::AdChangeExecuted,
+            B::AdChangeFailed(_) => K::AdChangeFailed,
         }
     }
 
@@ -225,6 +244,8 @@ impl EventBody {
 pub enum EventData {
     /// post.submitted, post.moved, post.reported.
     Post(PostChange),
+    /// post.published_differs.
+    PublishedDiffers(PublishedDiffersChange),
     /// decision.opened, decision.decided.
     Decision(DecisionChange),
     /// account.state_changed.
@@ -239,6 +260,8 @@ pub enum EventData {
     WikiDraft(WikiDraftDecided),
     /// research.done.
     Research(ResearchDone),
+    /// ad_change.executed, ad_change.failed.
+    AdChange(AdChangeSettled),
 }
 
 impl From<EventBody> for EventData {
@@ -247,6 +270,7 @@ impl From<EventBody> for EventData {
         match body {
             B::DecisionOpened(d) | B::DecisionDecided(d) => EventData::Decision(d),
             B::PostSubmitted(p) | B::PostMoved(p) | B::PostReported(p) => EventData::Post(p),
+            B::PostPublishedDiffers(d) => EventData::PublishedDiffers(d),
             B::AccountStateChanged(a) => EventData::Account(a),
             B::TaskOpened(t)
             | B::TaskClaimed(t)
@@ -258,6 +282,7 @@ impl From<EventBody> for EventData {
             B::ReportIssued(r) => EventData::Report(r),
             B::WikiDraftDecided(w) => EventData::WikiDraft(w),
             B::ResearchDone(r) => EventData::Research(r),
+            B::AdChangeExecuted(a) | B::AdChangeFailed(a) => EventData::AdChange(a),
         }
     }
 }
@@ -277,6 +302,21 @@ pub struct PostChange {
     /// The note, reason or instruction that came with the move (redacted like every stored
     /// text), or the published link of a report.
     pub note: Option<String>,
+}
+
+/// A post published with another body than the approved one (`reason` `changed`), or that
+/// nobody approved (`never_approved`): its account, and the SHA-256 of each body normalized
+/// as report matching normalizes it (the approved one absent when nobody approved). The texts
+/// are in the post's reads. The event's object is the post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PublishedDiffersChange {
+    pub code: String,
+    pub platform: Platform,
+    pub reason: String,
+    pub approved_fingerprint: Option<String>,
+    pub published_fingerprint: String,
 }
 
 /// A decision opened or decided.
@@ -361,6 +401,20 @@ pub struct ResearchDone {
     pub items: i64,
 }
 
+/// An approved ad change that settled: its kind (`pause`, `resume`, `budget`, `boost`), the ad
+/// it changed or the post it boosts, its status now (`executed` or `failed`) and, when it
+/// failed, why. The event's object is the proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AdChangeSettled {
+    pub kind: String,
+    pub ad_id: Option<String>,
+    pub post_id: Option<Uuid>,
+    pub status: String,
+    pub error: Option<String>,
+}
+
 /// An event a use case produces, written in its transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
@@ -429,6 +483,7 @@ mod tests {
                 EventKind::PostSubmitted,
                 EventKind::PostMoved,
                 EventKind::PostReported,
+                EventKind::PostPublishedDiffers,
                 EventKind::ResearchDone,
             ]
         );

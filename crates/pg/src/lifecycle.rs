@@ -13,6 +13,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use fleetdesk_accounts::Publishing;
 use fleetdesk_kernel::{AgentRef, BoxFuture, Platform};
+use fleetdesk_posts::approval::{ApprovalPin, PublishedDiffers};
 use fleetdesk_posts::batch::{LoadedSlot, Lookups, read_items, report_codes, resolve};
 use fleetdesk_posts::metrics::{
     MetricsPost, MetricsSlot, PostCounters, plan_metrics, read_captured_at,
@@ -45,7 +46,8 @@ macro_rules! card_sql {
                     pe.name AS persona, s.handle, s.timezone, p.body, p.topic, p.sponsored, p.planned_at, \
                     p.characters, a.name AS agent, p.created_at, p.scheduled_for, p.published_at, \
                     p.platform_post_id, p.permalink, p.failure_reason, p.last_reported_at, \
-                    w.client_review, p.stocked_at, p.stock_reason, \
+                    w.client_review, p.stocked_at, p.stock_reason, p.approved_pin AS approved, \
+                    p.published_differs, \
                     (SELECT COALESCE(jsonb_agg(jsonb_build_object('id', m.id, 'kind', m.kind, \
                         'mime_type', m.mime_type, 'caption', m.caption, \
                         'duration_ms', m.duration_ms) ORDER BY pm.position), '[]'::jsonb) \
@@ -144,6 +146,8 @@ row! {
         reported: ReportedRow,
         metrics: Option<Json<LatestMetrics>>,
         sort_at: Ts,
+        approved: Option<Json<ApprovalPin>>,
+        published_differs: Option<Json<PublishedDiffers>>,
     }
 }
 
@@ -200,7 +204,10 @@ SELECT p.status, p.organization_id, p.workspace_id, w.client_review, s.timezone,
        (pe.agent_id IS NOT DISTINCT FROM $2) AS mine, pe.agent_id AS persona_agent, s.code,
        s.platform,
        EXISTS (SELECT 1 FROM review_events ce
-                WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS went_through_client
+                WHERE ce.post_id = p.id AND ce.action = ANY($3)) AS went_through_client,
+       p.body, p.characters,
+       ARRAY(SELECT m.sha256 FROM post_media pm JOIN media m ON m.id = pm.media_id
+             WHERE pm.post_id = p.id ORDER BY pm.position) AS media
 FROM posts p
 JOIN workspaces w ON w.id = p.workspace_id
 JOIN account_slots s ON s.id = p.slot_id
@@ -228,8 +235,14 @@ row! {
         persona_agent: Option<Uuid>,
         code: String,
         platform: Stored<Platform>,
+        body: String,
+        media: Vec<String>,
+        characters: JsonOrDefault<Vec<Character>>,
     }
 }
+
+/// What an approval pinned, kept on the post ([`fleetdesk_posts::approval::ApprovalPin`]).
+const PIN_APPROVAL: &str = "UPDATE posts SET approved_pin = $2 WHERE id = $1";
 
 async fn transition_tx(
     conn: Tx<'_>,
@@ -267,7 +280,13 @@ async fn transition_tx(
         to,
         planned_at,
         event,
+        pin,
     } = planned;
+    if let Some(pin) = pin {
+        sql!(PIN_APPROVAL, request.post_id, serde_json::to_value(pin)?)
+            .execute(conn)
+            .await?;
+    }
     let rewrite = the_move.rewrite();
     // A time or flag the move leaves out keeps its stored value; a post sent back keeps the
     // body it was sent back with.
@@ -408,7 +427,8 @@ SELECT p.id, p.slot_id, p.platform, (p.workspace_id = $2) AS in_workspace,
        p.planned_at, pe.agent_id AS persona_agent, p.status, p.body,
        COALESCE(p.body_key, '') AS body_key, p.topic, p.sponsored,
        p.scheduled_for, p.published_at, p.platform_post_id, p.scheduler_ref, p.permalink,
-       p.has_media, p.failure_reason, p.unschedule_pending
+       p.has_media, p.failure_reason, p.unschedule_pending, p.approved_pin AS approved,
+       (p.published_differs IS NOT NULL) AS marked
 FROM wanted w
 JOIN posts p ON p.id = w.id
 JOIN personas pe ON pe.id = p.persona_id
@@ -430,6 +450,8 @@ row! {
         persona_agent: Option<Uuid>,
         #[diesel(embed)]
         fields: FieldsRow,
+        approved: Option<Json<ApprovalPin>>,
+        marked: bool,
     }
 }
 
@@ -484,6 +506,13 @@ FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool
 WHERE p.id = t.id
 "#;
 
+/// The posts a report marks published differing from their approval, each with its mark.
+const MARK_DIFFERS: &str = r#"
+UPDATE posts p SET published_differs = t.mark
+FROM unnest($1::uuid[], $2::jsonb[]) AS t(id, mark)
+WHERE p.id = t.id
+"#;
+
 async fn report_tx(
     conn: Tx<'_>,
     agent: AgentRef,
@@ -525,6 +554,7 @@ async fn report_tx(
     }
     write_inserts(conn, agent, &plan, now).await?;
     write_updates(conn, &plan, now).await?;
+    write_marks(conn, &plan).await?;
     write_events(conn, agent, &plan).await?;
     crate::events::write(conn, &plan.told).await?;
     let counts = plan.counts();
@@ -614,6 +644,21 @@ async fn write_updates(conn: Tx<'_>, plan: &ReportPlan, now: Timestamp) -> Query
     )
     .execute(conn)
     .await?;
+    Ok(())
+}
+
+async fn write_marks(conn: Tx<'_>, plan: &ReportPlan) -> anyhow::Result<()> {
+    let m = &plan.marks;
+    if m.is_empty() {
+        return Ok(());
+    }
+    let marks = m
+        .iter()
+        .map(|(_, mark)| serde_json::to_value(mark))
+        .collect::<Result<Vec<_>, _>>()?;
+    sql!(MARK_DIFFERS, column(m, |(id, _)| *id), marks)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -968,11 +1013,13 @@ statements!(
     ONE_POST => DetailRow,
     APPROVED => CardRow,
     POST_FOR_MOVE => MoveRow,
+    PIN_APPROVAL,
     REPORT_SLOTS => SlotRow,
     LATEST_FOLLOWERS => FollowersRow,
     KNOWN_POSTS => KnownRow,
     INSERT_REPORTED,
     UPDATE_REPORTED,
+    MARK_DIFFERS,
     AGENT_MARKETS => CodeRow,
     METRIC_POSTS => MetricPostRow,
     UPSERT_POST_METRICS,

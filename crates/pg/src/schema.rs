@@ -249,6 +249,8 @@ diesel::table! {
         name -> Text,
         role -> Text,
         created_at -> Timestamptz,
+        silent_after_hours -> Int2,
+        silent_told_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -5,6 +5,7 @@
 //! The rules live here as plain functions over loaded rows; the adapter loads, calls them and
 //! writes what they decided. The I/O is reached through the ports in [`ports`].
 
+pub mod approval;
 pub mod batch;
 pub mod metrics;
 pub mod ports;

@@ -110,6 +110,11 @@ pub struct PostCard {
     pub metrics: Option<LatestMetrics>,
     /// The list's order key (planned or creation time in review, published time after).
     pub sort_at: Timestamp,
+    /// What its last approval pinned (none: never approved).
+    pub approved: Option<crate::approval::ApprovalPin>,
+    /// Set when it was reported published with another body than the approved one, or
+    /// published without anyone approving it.
+    pub published_differs: Option<crate::approval::PublishedDiffers>,
 }
 
 /// One entry of a post's review record.

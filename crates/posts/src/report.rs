@@ -3,6 +3,7 @@
 //! batch may touch in a few bulk statements, [`plan_report`] decides every item, and the
 //! adapter writes the plan back in bulk.
 
+use crate::approval::{ApprovalPin, PublishedDiffers, published_differs};
 use crate::metrics::CLOCK_SKEW;
 use crate::ports::RawReportItem;
 use crate::post::{PostStatus, PostSubject, body_key, normalize_body};
@@ -402,6 +403,10 @@ pub struct KnownPost {
     /// The agent its persona is assigned to: told of the report's changes.
     pub persona_agent: Option<Uuid>,
     pub fields: PostFields,
+    /// What its last approval pinned (none: never approved).
+    pub approved: Option<ApprovalPin>,
+    /// Already marked published differing from its approval (a mark is made once).
+    pub marked: bool,
 }
 
 impl KnownPost {
@@ -483,8 +488,11 @@ pub struct ReportPlan {
     /// The posts' review-record entries.
     pub events: Vec<ReportEvent>,
     /// What the batch tells the event log, in item order: a `post.reported` for each item that
-    /// created a post or changed its status (`reported_event`).
+    /// created a post or changed its status (`reported_event`), and a
+    /// `post.published_differs` for each mark.
     pub told: Vec<NewEvent>,
+    /// Posts a published report marks as differing from their approval (or never approved).
+    pub marks: Vec<(Uuid, PublishedDiffers)>,
 }
 
 impl ReportPlan {
@@ -581,17 +589,21 @@ pub fn plan_report(
                         published_from_stock: false,
                         warning: None,
                     },
-                    Step::Unchanged => ItemResult {
-                        index,
-                        action: Some(Action::Unchanged),
-                        post_id: Some(post.id),
-                        status: Some(post.fields.status),
-                        matched_by: Some(matched_by),
-                        note: adopt_note,
-                        error: None,
-                        published_from_stock: false,
-                        warning: None,
-                    },
+                    Step::Unchanged => {
+                        let result = ItemResult {
+                            index,
+                            action: Some(Action::Unchanged),
+                            post_id: Some(post.id),
+                            status: Some(post.fields.status),
+                            matched_by: Some(matched_by),
+                            note: adopt_note,
+                            error: None,
+                            published_from_stock: false,
+                            warning: None,
+                        };
+                        mark(&mut posts[at], &item, now, &mut plan);
+                        result
+                    }
                     Step::Change {
                         fields,
                         action,
@@ -612,6 +624,7 @@ pub fn plan_report(
                         ));
                         let status = fields.status;
                         posts[at].fields = fields;
+                        mark(&mut posts[at], &item, now, &mut plan);
                         if !touched.contains(&id) {
                             touched.push(id);
                         }
@@ -646,6 +659,35 @@ pub fn plan_report(
         }
     }
     plan
+}
+
+/// A published report about `post` (as the item left it) marks it when its body differs from
+/// the approved one or nobody approved it ([`published_differs`]); once per post.
+fn mark(post: &mut KnownPost, item: &ReportItem, now: Timestamp, plan: &mut ReportPlan) {
+    if item.status != ReportedStatus::Published
+        || post.fields.status != PostStatus::Published
+        || post.marked
+    {
+        return;
+    }
+    let Some(differs) = published_differs(
+        post.approved.as_ref(),
+        item.body.as_deref(),
+        &post.fields.body,
+        now,
+    ) else {
+        return;
+    };
+    let subject = PostSubject {
+        workspace_id: item.slot.workspace_id,
+        agent_id: post.persona_agent,
+        id: post.id,
+        code: &item.slot.code,
+        platform: item.slot.platform,
+    };
+    plan.told.push(differs.event(&subject));
+    plan.marks.push((post.id, differs));
+    post.marked = true;
 }
 
 fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
@@ -847,7 +889,7 @@ fn create(
         fields: fields.clone(),
     });
     inserted.insert(id, item.slot.clone());
-    posts.push(KnownPost {
+    let mut post = KnownPost {
         id,
         slot_id: item.slot.slot_id,
         platform: item.slot.platform,
@@ -858,7 +900,11 @@ fn create(
         planned_at: None,
         persona_agent: item.slot.persona_agent,
         fields,
-    });
+        approved: None,
+        marked: false,
+    };
+    mark(&mut post, item, now, plan);
+    posts.push(post);
     ItemResult {
         index,
         action: Some(Action::Inserted),

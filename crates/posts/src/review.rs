@@ -2,8 +2,9 @@
 //! The Personal API's `POST /posts/{id}/transition` and the agent's relay of a person's
 //! decision both come here.
 
+use crate::approval::ApprovalPin;
 use crate::ports::{RecordEntry, ReviewScope, TransitionRefusal, TransitionRequest};
-use crate::post::{PostStatus, PostSubject};
+use crate::post::{Character, PostStatus, PostSubject};
 use fleetdesk_kernel::Platform;
 use fleetdesk_kernel::events::{EventBody, NewEvent};
 use jiff::Timestamp;
@@ -189,7 +190,7 @@ pub fn client_record(record: Vec<RecordEntry>) -> Vec<RecordEntry> {
 /// The actor kind of a person's entry on the record (a review move, direct or relayed).
 pub const MEMBER_ACTOR: &str = "member";
 /// What a client sees of a move's detail.
-const CLIENT_DETAIL: [&str; 3] = ["from", "role", "planned_at"];
+const CLIENT_DETAIL: [&str; 4] = ["from", "role", "planned_at", "approved"];
 
 /// The record a viewer sees: a client only [`client_record`], anyone else all of it.
 pub fn record_for(client: bool, record: Vec<RecordEntry>) -> Vec<RecordEntry> {
@@ -290,6 +291,30 @@ pub struct MovingPost {
     /// Its account.
     pub code: String,
     pub platform: Platform,
+    /// What an approval pins: the body, the media's content hashes in publishing order, the
+    /// characters.
+    pub body: String,
+    pub media: Vec<String>,
+    pub characters: Vec<Character>,
+}
+
+impl MovingPost {
+    /// Whether moving from `from` to `to` approves the post: the agency's approval (into
+    /// client review, or straight to approved) or the client's (client review to approved).
+    fn approves(from: PostStatus, to: PostStatus) -> bool {
+        matches!(
+            (from, to),
+            (
+                PostStatus::InternalReview,
+                PostStatus::ClientReview | PostStatus::Approved
+            ) | (PostStatus::ClientReview, PostStatus::Approved)
+        )
+    }
+
+    /// What approving it pins.
+    fn pin(&self) -> ApprovalPin {
+        ApprovalPin::of(&self.body, self.media.clone(), &self.characters)
+    }
 }
 
 /// What a permitted review move writes.
@@ -303,12 +328,16 @@ pub struct PlannedMove {
     pub planned_at: Option<Timestamp>,
     /// What the move tells: `post.moved` when the status changed (a reschedule tells nothing).
     pub event: Option<NewEvent>,
+    /// What an approving move pins ([`ApprovalPin`]): kept on the post and shown in the
+    /// record's entry (without the body, which the post shows).
+    pub pin: Option<ApprovalPin>,
 }
 
 impl PlannedMove {
     /// The history entry's detail of the move: where the post came from, the reviewer's
-    /// role, the new plan (when the move sets one) and the relay (when an agent relays a
-    /// person's decision).
+    /// role, the new plan (when the move sets one), what an approval pinned (`approved`:
+    /// fingerprint, media, characters) and the relay (when an agent relays a person's
+    /// decision).
     pub fn detail(&self, reviewer: &crate::ports::Reviewer) -> serde_json::Value {
         let mut detail = serde_json::json!({
             "from": self.from,
@@ -316,6 +345,13 @@ impl PlannedMove {
         });
         if let Some(p) = self.planned_at {
             detail["planned_at"] = serde_json::json!(p.to_string());
+        }
+        if let Some(pin) = &self.pin {
+            detail["approved"] = serde_json::json!({
+                "fingerprint": pin.fingerprint,
+                "media": pin.media,
+                "characters": pin.characters,
+            });
         }
         if let Some(relay) = &reviewer.relay {
             detail["relayed"] = relay.clone();
@@ -380,6 +416,7 @@ pub fn plan_move(
         to,
         planned_at: planned_at.filter(|_| request.to == ReviewTarget::Approved),
         event: moved_event(post, request, to),
+        pin: MovingPost::approves(post.status, to).then(|| post.pin()),
     })
 }
 
@@ -435,10 +472,21 @@ mod tests {
             to: S::Approved,
             planned_at: None,
             event: None,
+            pin: None,
         };
         assert_eq!(
             planned.detail(&reviewer(None)),
             serde_json::json!({"from": "internal_review", "role": "agency"})
+        );
+        let pin = ApprovalPin::of("Hi", vec!["ab".repeat(32)], &[]);
+        let pinned = PlannedMove {
+            pin: Some(pin.clone()),
+            ..planned.clone()
+        };
+        assert_eq!(
+            pinned.detail(&reviewer(None))["approved"],
+            serde_json::json!({"fingerprint": pin.fingerprint, "media": pin.media,
+                               "characters": []})
         );
         planned.planned_at = Some("2026-12-10T02:00:00Z".parse().unwrap());
         let relay = serde_json::json!({"agent": "op1"});
@@ -790,7 +838,60 @@ mod tests {
                 persona_agent: Some(PERSONA_AGENT),
                 code: "TW-T001".into(),
                 platform: fleetdesk_kernel::Platform::Threads,
+                body: "Hello  world".into(),
+                media: vec!["cd".repeat(32)],
+                characters: vec![Character {
+                    code: "mia".into(),
+                    name: "Mia".into(),
+                    pov: true,
+                }],
             }
+        }
+
+        #[test]
+        fn an_approving_move_pins_the_body_media_and_characters() {
+            let scope = member(Some(ORG), false);
+            let approve = request(T::Approved, None);
+            let p = plan(scope, &post(S::InternalReview), &approve).unwrap();
+            let pin = p.pin.expect("pinned");
+            assert_eq!(pin.fingerprint, crate::post::body_key("Hello world"));
+            assert_eq!(
+                (pin.media, pin.characters),
+                (vec!["cd".repeat(32)], vec!["mia".into()])
+            );
+            let client_on = MovingPost {
+                client_review: true,
+                ..post(S::InternalReview)
+            };
+            let to_client = plan(scope, &client_on, &request(T::ClientReview, None)).unwrap();
+            assert!(to_client.pin.is_some(), "the agency's approval pins");
+            let client = member(Some(ORG), true);
+            let by_client = plan_move(
+                client,
+                CLIENT,
+                &MovingPost {
+                    status: S::ClientReview,
+                    ..client_on.clone()
+                },
+                &approve,
+                &taipei(),
+                now(),
+            )
+            .unwrap();
+            assert!(by_client.pin.is_some(), "the client's approval pins");
+            for (from, to) in [
+                (S::InternalReview, T::SentBack),
+                (S::ClientReview, T::RewriteRequested),
+            ] {
+                let moved = plan(scope, &post(from), &request(to, None));
+                assert_eq!(moved.map(|m| m.pin), Ok(None), "{from} -> {to}");
+            }
+            let rescheduled = plan(
+                scope,
+                &post(S::Approved),
+                &request(T::Approved, Some("2026-10-08 10:00")),
+            );
+            assert_eq!(rescheduled.map(|m| m.pin), Ok(None));
         }
 
         fn request(to: T, planned_at: Option<&str>) -> TransitionRequest {
@@ -971,6 +1072,7 @@ mod tests {
                     to: S::Approved,
                     planned_at: Some("2026-10-08T00:00:00Z".parse().unwrap()),
                     event: Some(moved),
+                    pin: Some(post(S::InternalReview).pin()),
                 })
             );
             for to in [T::SentBack, T::RewriteRequested, T::Cancelled] {

@@ -1,6 +1,7 @@
 //! The posts part of the interface (feature `wire`): each operation's handle with its
 //! description, and the request and response types the server parses and a client sends.
 
+use crate::approval::{ApprovalPin, DiffersReason, PublishedDiffers};
 use crate::ports::{LatestMetrics, MetricsOutcome, RecordEntry, Reported, Transitioned};
 use crate::post::Character;
 use crate::post::PostStatus;
@@ -66,6 +67,37 @@ pub struct PostOut {
     pub created_at: Utc,
     pub reported: Reported,
     pub metrics: Option<LatestMetrics>,
+    /// What its last approval (internal or client) pinned: the body's fingerprint (SHA-256
+    /// of the body as report matching normalizes it), the body, its media's content hashes
+    /// in publishing order and its characters' codes. Null: never approved.
+    pub approved: Option<ApprovalPin>,
+    /// Set when an agent reported the post published with another body than the approved
+    /// one (`changed`), or published a post nobody approved (`never_approved`): both texts.
+    /// Nothing is refused; people are told.
+    pub published_differs: Option<PublishedDiffersOut>,
+}
+
+/// A published post that differs from what was approved.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PublishedDiffersOut {
+    pub reason: DiffersReason,
+    /// Null when nobody approved the post.
+    pub approved_body: Option<String>,
+    /// What the report says went out.
+    pub published_body: String,
+    /// When the report marked it.
+    pub reported_at: Utc,
+}
+
+impl From<PublishedDiffers> for PublishedDiffersOut {
+    fn from(d: PublishedDiffers) -> Self {
+        PublishedDiffersOut {
+            reason: d.reason,
+            approved_body: d.approved_body,
+            published_body: d.published_body,
+            reported_at: Utc(d.reported_at),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

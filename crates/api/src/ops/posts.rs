@@ -101,6 +101,8 @@ pub fn post_out(card: PostCard, signer: &LinkSigner<'_>) -> PostOut {
         created_at: Utc(card.created_at),
         reported: card.reported,
         metrics: card.metrics,
+        approved: card.approved,
+        published_differs: card.published_differs.map(Into::into),
     }
 }
 

@@ -9,7 +9,9 @@ use crate::schema::{ad_accounts, ad_campaign_days, ad_campaigns, ad_proposals, a
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use fleetdesk_ads::change::{ChangeFacts, StepPlan, failure, made_boost, plan_step, proposal_of};
+use fleetdesk_ads::change::{
+    ChangeFacts, Settled, StepPlan, failure, made_boost, plan_step, proposal_of,
+};
 use fleetdesk_ads::platform::{AccountSnapshot, AdAccountRef, CHANGE_JOB, Executed, PlatformError};
 use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep};
 use fleetdesk_ads::proposal::{
@@ -26,7 +28,7 @@ use uuid::Uuid;
 statements!(
     LOCK_EXPIRED => IdRow,
     GIVEN_UP => GivenUpRow,
-    FAIL_GIVEN_UP,
+    FAIL_GIVEN_UP => SettledRow,
     SYNC_TARGETS => TargetRow,
     UPSERT_CAMPAIGNS,
     INSERT_DAYS,
@@ -63,12 +65,52 @@ row! {
     }
 }
 
-/// Those proposals fail, each with its result.
+/// Those proposals fail, each with its result; answers them as settled.
 const FAIL_GIVEN_UP: &str = r#"
 UPDATE ad_proposals p SET status = $1, executed_at = t.at, result = t.result
 FROM unnest($2::uuid[], $3::timestamptz[], $4::jsonb[]) AS t(id, at, result)
 WHERE p.id = t.id
+RETURNING p.id, p.workspace_id, p.agent_id, p.kind, p.ad_id, p.post_id, p.status, p.result
 "#;
+
+row! {
+    /// A proposal as it settled (by raw SQL, or diesel's `returning` in column order).
+    #[derive(diesel::Queryable)]
+    struct SettledRow {
+        id: Uuid,
+        workspace_id: Uuid,
+        agent_id: Uuid,
+        kind: String,
+        ad_id: Option<String>,
+        post_id: Option<Uuid>,
+        status: Stored<ProposalStatus>,
+        result: Option<Value>,
+    }
+}
+
+impl SettledRow {
+    fn settled(self) -> Settled {
+        Settled {
+            id: self.id,
+            workspace_id: self.workspace_id,
+            agent_id: self.agent_id,
+            kind: self.kind,
+            ad_id: self.ad_id,
+            post_id: self.post_id,
+            status: self.status.0,
+            result: self.result.unwrap_or_default(),
+        }
+    }
+}
+
+/// The events of settled proposals, written in the settling transaction.
+async fn tell_settled(conn: Tx<'_>, rows: Vec<SettledRow>) -> anyhow::Result<()> {
+    let events: Vec<_> = rows
+        .into_iter()
+        .filter_map(|r| r.settled().event())
+        .collect();
+    crate::events::write(conn, &events).await
+}
 
 const SYNC_TARGETS: &str = r#"
 SELECT a.workspace_id, a.id, a.currency, a.token_env
@@ -261,15 +303,16 @@ async fn fail_given_up(conn: Tx<'_>, now: Timestamp) -> anyhow::Result<u64> {
     if rows.is_empty() {
         return Ok(0);
     }
-    sql!(
+    let failed: Vec<SettledRow> = sql!(
         FAIL_GIVEN_UP,
         GIVEN_UP_MOVE.1.as_str(),
         column(&rows, |r| r.id),
         column(&rows, |r| r.at),
         column(&rows, |r| given_up_result(r.last_error.as_deref()))
     )
-    .execute(conn)
+    .load(conn)
     .await?;
+    tell_settled(conn, failed).await?;
     Ok(rows.len() as u64)
 }
 
@@ -389,7 +432,7 @@ async fn change_facts(conn: Tx<'_>, id: Uuid) -> anyhow::Result<Option<(Uuid, Ch
     Ok(row.map(|r| (r.workspace_id, r.facts.into())))
 }
 
-/// The proposal settles with its result.
+/// The proposal settles with its result, and its agent is told.
 async fn settle(
     conn: Tx<'_>,
     id: Uuid,
@@ -397,15 +440,26 @@ async fn settle(
     result: &Value,
     now: Timestamp,
 ) -> anyhow::Result<()> {
-    diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(id)))
-        .set((
-            ad_proposals::status.eq(status.as_str()),
-            ad_proposals::result.eq(result),
-            ad_proposals::executed_at.eq(Ts::from(now)),
-        ))
-        .execute(conn)
-        .await?;
-    Ok(())
+    let settled: Vec<SettledRow> =
+        diesel::update(ad_proposals::table.filter(ad_proposals::id.eq(id)))
+            .set((
+                ad_proposals::status.eq(status.as_str()),
+                ad_proposals::result.eq(result),
+                ad_proposals::executed_at.eq(Ts::from(now)),
+            ))
+            .returning((
+                ad_proposals::id,
+                ad_proposals::workspace_id,
+                ad_proposals::agent_id,
+                ad_proposals::kind,
+                ad_proposals::ad_id,
+                ad_proposals::post_id,
+                ad_proposals::status,
+                ad_proposals::result,
+            ))
+            .load(conn)
+            .await?;
+    tell_settled(conn, settled).await
 }
 
 async fn change_step_tx(

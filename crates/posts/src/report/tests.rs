@@ -1,6 +1,7 @@
 //! The matching order and the post state table, without a database.
 
 use super::*;
+use crate::approval::ApprovalPin;
 
 const WORKSPACE: Uuid = Uuid::from_u128(90);
 const AGENT: Uuid = Uuid::from_u128(91);
@@ -61,6 +62,8 @@ fn post(id: u128, status: PostStatus, body: &str) -> KnownPost {
             failure_reason: None,
             unschedule_pending: false,
         },
+        approved: Some(ApprovalPin::of(body, Vec::new(), &[])),
+        marked: false,
     }
 }
 
@@ -1831,6 +1834,7 @@ fn each_refusal_rule_is_worded_as_the_api_answered_it_before_it_was_typed() {
 fn told(plan: &ReportPlan) -> Vec<(Uuid, Option<String>, String, Option<String>)> {
     plan.told
         .iter()
+        .filter(|e| e.body.kind() == fleetdesk_kernel::events::EventKind::PostReported)
         .map(|e| {
             assert_eq!((e.workspace_id, e.agent_id), (WORKSPACE, Some(AGENT)));
             let fleetdesk_kernel::events::EventBody::PostReported(c) = &e.body else {
@@ -1938,4 +1942,118 @@ fn a_post_the_report_creates_tells_from_nothing() {
             Some("https://threads.example/p/1".into())
         )]
     );
+}
+
+/// The marks of a plan: post, reason, approved body, published body; each with its
+/// `post.published_differs` event about the same post.
+fn marks(plan: &ReportPlan) -> Vec<(Uuid, &'static str, Option<String>, String)> {
+    use fleetdesk_kernel::events::EventBody;
+    let told: Vec<_> = plan
+        .told
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::PostPublishedDiffers(d) => Some((e.object_id, d.reason.clone())),
+            _ => None,
+        })
+        .collect();
+    let marks: Vec<_> = plan
+        .marks
+        .iter()
+        .map(|(id, m)| {
+            (
+                *id,
+                m.reason.as_str(),
+                m.approved_body.clone(),
+                m.published_body.clone(),
+            )
+        })
+        .collect();
+    let said: Vec<_> = marks.iter().map(|m| (m.0, m.1.to_owned())).collect();
+    assert_eq!(told, said, "each mark is told once");
+    marks
+}
+
+#[test]
+fn a_published_body_other_than_the_approved_one_marks_the_post_once() {
+    let approved = post(1, PostStatus::Approved, "Hello world");
+    let mut same = published_item("https://threads.example/p/1");
+    same.post_id = Some(approved.id);
+    same.body = Some(" Hello\n world ".into());
+    assert_eq!(marks(&run(vec![same.clone()], vec![approved.clone()])), []);
+
+    let mut changed = same.clone();
+    changed.body = Some("Hello world, edited".into());
+    let plan = run(
+        vec![changed.clone(), changed.clone()],
+        vec![approved.clone()],
+    );
+    assert_eq!(
+        marks(&plan),
+        [(
+            approved.id,
+            "changed",
+            Some("Hello world".into()),
+            "Hello world, edited".into()
+        )]
+    );
+    assert_eq!(plan.marks[0].1.reported_at, now());
+    // Nothing is refused: the post is published as reported.
+    assert!(
+        plan.results.iter().all(ItemResult::ok),
+        "{:?}",
+        plan.results
+    );
+    assert_eq!(plan.updates[0].1.status, PostStatus::Published);
+
+    // A report without a body is taken as what was approved.
+    let mut bare = same.clone();
+    bare.body = None;
+    assert_eq!(marks(&run(vec![bare], vec![approved.clone()])), []);
+
+    // A post marked before is not marked again.
+    let published = KnownPost {
+        marked: true,
+        ..post(1, PostStatus::Published, "Hello world")
+    };
+    assert_eq!(marks(&run(vec![changed], vec![published])), []);
+
+    // Scheduling is not publishing: nothing is marked until the post goes out.
+    let mut scheduled = item(ReportedStatus::Scheduled);
+    scheduled.post_id = Some(approved.id);
+    scheduled.scheduled_for = Some(now());
+    scheduled.body = Some("other".into());
+    assert_eq!(marks(&run(vec![scheduled], vec![approved])), []);
+}
+
+#[test]
+fn a_post_nobody_approved_is_marked_when_it_is_published() {
+    // Matched by nothing: the report makes the post, published.
+    let mut new = published_item("https://threads.example/p/9");
+    new.body = Some("went out".into());
+    let plan = run(vec![new], Vec::new());
+    let created = plan.inserts[0].id;
+    assert_eq!(
+        marks(&plan),
+        [(created, "never_approved", None, "went out".into())]
+    );
+
+    // Made by an earlier report as scheduled, published now: marked with its stored body.
+    let earlier = KnownPost {
+        from_report: true,
+        approved: None,
+        ..post(2, PostStatus::Scheduled, "from the tool")
+    };
+    let mut out = published_item("https://threads.example/p/2");
+    out.post_id = Some(earlier.id);
+    let plan = run(vec![out], vec![earlier.clone()]);
+    assert_eq!(
+        marks(&plan),
+        [(earlier.id, "never_approved", None, "from the tool".into())]
+    );
+
+    // Made as scheduled by this very report: not marked until published.
+    let mut made = item(ReportedStatus::Scheduled);
+    made.body = Some("later".into());
+    made.scheduled_for = Some(now());
+    assert_eq!(marks(&run(vec![made], Vec::new())), []);
 }
