@@ -151,6 +151,26 @@ async fn a_post_published_with_another_body_is_marked_with_both_texts_and_told()
         .find(|p| p["id"] == id.as_str())
         .unwrap_or_else(|| panic!("{listed}"));
     assert_eq!(card["published_differs"]["reason"], "changed");
+    // Ann's day tells of it, with both texts; the post published as approved is not there.
+    let ws = app.today_workspace(ANN, "Taiwan").await;
+    let differing = ws["published_differs"]
+        .as_array()
+        .expect("published_differs");
+    assert_eq!(differing.len(), 1, "{differing:?}");
+    assert_eq!(
+        (&differing[0]["post_id"], &differing[0]["reason"]),
+        (&json!(id), &json!("changed"))
+    );
+    assert_eq!(differing[0]["approved_body"], "Evening rain on the bridge");
+    assert_eq!(
+        differing[0]["published_body"],
+        "Evening rain on the old bridge"
+    );
+    assert_eq!(differing[0]["permalink"], "https://t.net/p/2");
+    assert_eq!(
+        (&differing[0]["code"], &differing[0]["platform"]),
+        (&json!("TW-T001"), &json!("threads"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

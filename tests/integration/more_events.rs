@@ -4,7 +4,8 @@
 //! agent's feed; a wiki draft a person decides (`wiki.draft_decided`), told to every agent of
 //! the decision's workspace that reads the wiki. Over the standard tenant: op1 and op2 are
 //! agents of Taiwan, jp1 of Japan (Acme both). A paid research request the worker finishes
-//! (`research.done`), told to the agent that asked.
+//! (`research.done`), told to the agent that asked. An agent quiet past its stated interval
+//! (`agent.silent`), for people and webhooks, once per silence.
 
 use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::{Response, TestApp, spawn_app};
@@ -235,4 +236,111 @@ async fn a_research_request_the_work_finishes_tells_the_agent_that_asked_once() 
         [(id, json!({"status": "done", "items": 3}))]
     );
     assert_eq!(told(&app, "op2", "research.done").await, []);
+}
+
+/// The `agent.silent` events written, as (agent, data), oldest first.
+async fn silent_told(app: &TestApp) -> Vec<(String, Value)> {
+    let mut conn = app.connect().await;
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        object: String,
+        #[diesel(sql_type = diesel::sql_types::Jsonb)]
+        data: Value,
+    }
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT object_id::text AS object, data FROM events WHERE kind = 'agent.silent' \
+         ORDER BY seq",
+    )
+    .load(&mut conn)
+    .await
+    .expect("events");
+    rows.into_iter().map(|r| (r.object, r.data)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_quiet_past_its_stated_interval_is_told_silent_once_per_silence() {
+    let app = spawn_app().await;
+    // The tenant file states op1's interval: 6 hours.
+    let six = fleetdesk_tests::TEST_TENANT.replace(
+        r#"{"name": "op1", "role": "operator", "keys": 2}"#,
+        r#"{"name": "op1", "role": "operator", "keys": 2, "silent_after_hours": 6}"#,
+    );
+    assert_ne!(six, fleetdesk_tests::TEST_TENANT);
+    app.apply(&six).await;
+    let op1 = app.agent_id("op1");
+    // Applying a file that states none keeps it.
+    app.apply(fleetdesk_tests::TEST_TENANT).await;
+    let hours = |agent| {
+        format!("SELECT count(*) AS n FROM agents WHERE id = '{agent}' AND silent_after_hours = 6")
+    };
+    assert_eq!(app.count(&hours(op1)).await, 1);
+
+    let beat = ok(&agent_post(&app, "op1", "/heartbeat", json!({"run_id": "r1"})).await);
+    let heard: jiff::Timestamp = beat["run"]["recorded_at"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let hours = |h: i64| heard + jiff::SignedDuration::from_hours(h);
+    let tell = async |at: jiff::Timestamp| app.store.tell_silent_agents(at).await.unwrap();
+    // At six hours: not yet. One second past: told once, and not again on later sweeps.
+    assert_eq!(tell(hours(6)).await, 0);
+    assert_eq!(silent_told(&app).await, []);
+    let past = hours(6) + jiff::SignedDuration::from_secs(1);
+    assert_eq!(tell(past).await, 1);
+    let told = silent_told(&app).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, op1.to_string());
+    assert_eq!(
+        told[0].1,
+        json!({"name": "op1", "silent_after_hours": 6,
+               "last_heartbeat_at": fleetdesk_kernel::time::format_utc(heard)})
+    );
+    assert_eq!(tell(hours(7)).await, 0);
+    // A heartbeat starts a new silence.
+    app.sql(&format!(
+        "INSERT INTO agent_runs (agent_id, run_id, counts, recorded_at) \
+         VALUES ('{op1}', 'r2', '{{}}', '{}')",
+        hours(8)
+    ))
+    .await;
+    assert_eq!(tell(hours(14)).await, 0);
+    assert_eq!(
+        tell(hours(14) + jiff::SignedDuration::from_secs(1)).await,
+        1
+    );
+
+    // The minute's sweep does it: op2 never sent a heartbeat and was made over 24 hours ago;
+    // so was the community agent, which sends none.
+    let (op2, bot) = (app.agent_id("op2"), app.agent_id("bot"));
+    app.sql(&format!(
+        "UPDATE agents SET created_at = now() - interval '25 hours' \
+         WHERE id IN ('{op2}', '{bot}')"
+    ))
+    .await;
+    let worker = fleetdesk::worker::Worker::new(app.store.clone());
+    worker.schedule_sweep().await.expect("enqueue the sweep");
+    assert!(worker.run_due().await.expect("sweep") >= 1);
+    let later = silent_told(&app).await;
+    let op2_told: Vec<_> = later
+        .iter()
+        .filter(|(a, _)| *a == op2.to_string())
+        .collect();
+    assert_eq!(op2_told.len(), 1, "{later:?}");
+    assert_eq!(op2_told[0].1["last_heartbeat_at"], Value::Null);
+    assert_eq!(op2_told[0].1["silent_after_hours"], 24);
+    assert!(
+        later.iter().all(|(a, _)| *a != bot.to_string()),
+        "{later:?}"
+    );
+    // People and webhooks only: no agent's feed shows it.
+    assert_eq!(told_feed(&app, "op1").await, 0);
+}
+
+/// How many `agent.silent` events `agent`'s feed shows.
+async fn told_feed(app: &TestApp, agent: &str) -> usize {
+    app.feed(agent, "types=agent.silent").await.len()
 }

@@ -622,3 +622,125 @@ async fn three_instances_deliver_each_event_once() {
         assert_eq!(types, ["task.opened", "task.claimed"], "{card}");
     }
 }
+
+/// The Taiwan workspace's endpoints `GET /today` tells Ann of.
+async fn today_webhooks(app: &TestApp) -> Vec<Value> {
+    let ws = app.today_workspace(ANN, "Taiwan").await;
+    ws["webhooks"].as_array().expect("webhooks").clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_endpoint_is_told_in_today_and_disabled_after_five_days() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    *got.fail_first.lock().unwrap() = 100;
+    let made = create(&app, &url, json!(["task.opened"])).await;
+    let id = made["endpoint"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(today_webhooks(&app).await, Vec::<Value>::new());
+    card_claimed(&app).await;
+    deliver_until(&app, &got, 1).await;
+    let told = today_webhooks(&app).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(
+        (&told[0]["id"], &told[0]["enabled"]),
+        (&json!(id), &json!(true))
+    );
+    assert!(told[0]["failing_since"].is_string(), "{told:?}");
+    assert_eq!(told[0]["disabled_reason"], Value::Null);
+
+    // As if it had failed for five days: the next failure disables it.
+    app.sql("UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute'")
+        .await;
+    app.sql("UPDATE webhook_deliveries SET next_at = now()")
+        .await;
+    deliver_until(&app, &got, 2).await;
+    let told = today_webhooks(&app).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["enabled"], false, "{told:?}");
+    assert!(told[0]["disabled_reason"].is_string(), "{told:?}");
+    // Turned on again by a person: what the service noted is cleared, and nothing is told.
+    let on = app
+        .client
+        .send(
+            fleetdesk_tests::client::Request::new("PUT", &format!("{USER}/webhooks/{id}"))
+                .bearer(&app.personal_key(ANN))
+                .json(&json!({"enabled": true})),
+        )
+        .await;
+    assert_eq!(on.status, 200, "{}", on.text());
+    assert_eq!(today_webhooks(&app).await, Vec::<Value>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tenant_file_registers_endpoints_by_url_and_shows_a_new_secret_once() {
+    let app = spawn_app_with(AppOptions::default()).await;
+    let file = |hooks: &str| {
+        fleetdesk_tests::TEST_TENANT.replacen(
+            r#""name": "Taiwan","#,
+            &format!(r#""name": "Taiwan", "webhooks": {hooks},"#),
+            1,
+        )
+    };
+    let hooks_of = |report: &fleetdesk_tenancy::tenant_file::ApplyReport| {
+        let v = serde_json::to_value(report).unwrap();
+        v["organizations"][0]["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == "Taiwan")
+            .unwrap()["webhooks"]
+            .clone()
+    };
+    let first = file(
+        r#"[{"url": "https://hooks.acme.test/fleet", "types": ["task.opened"],
+             "description": "ops chat"}]"#,
+    );
+    assert_ne!(first, fleetdesk_tests::TEST_TENANT);
+    let applied = hooks_of(&app.apply(&first).await);
+    let secret = applied[0]["secret"]
+        .as_str()
+        .expect("a new endpoint's secret");
+    assert!(
+        fleetdesk_webhooks::WebhookSecret::parse(secret).is_ok(),
+        "{applied}"
+    );
+    let id = applied[0]["id"].as_str().unwrap().to_owned();
+    let listed = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await);
+    let e = &listed["endpoints"][0];
+    assert_eq!(listed["endpoints"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(
+        (&e["id"], &e["url"]),
+        (&json!(id), &json!("https://hooks.acme.test/fleet"))
+    );
+    assert_eq!(
+        (&e["types"], &e["enabled"]),
+        (&json!(["task.opened"]), &json!(true))
+    );
+    assert_eq!(e["description"], "ops chat");
+    assert!(
+        !listed.to_string().contains(secret),
+        "the secret is never read back"
+    );
+
+    // Applying it again makes nothing and shows no secret; changed attributes follow.
+    let again = hooks_of(&app.apply(&first).await);
+    assert_eq!(
+        again,
+        json!([{"id": id, "url": "https://hooks.acme.test/fleet", "secret": null}])
+    );
+    let off = file(r#"[{"url": "https://hooks.acme.test/fleet", "enabled": false}]"#);
+    app.apply(&off).await;
+    let listed = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await);
+    let e = &listed["endpoints"][0];
+    assert_eq!(
+        (&e["enabled"], &e["types"], &e["description"]),
+        (&json!(false), &json!([]), &Value::Null)
+    );
+    assert_eq!(listed["endpoints"].as_array().unwrap().len(), 1);
+}

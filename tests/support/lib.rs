@@ -351,6 +351,24 @@ impl TestApp {
         assert::tool_result(name, &res.json())
     }
 
+    /// `GET /api/user/v1/today` as `email` reads it: the workspace named `workspace`.
+    pub async fn today_workspace(&self, email: &str, workspace: &str) -> serde_json::Value {
+        let res = self
+            .client
+            .get("/api/user/v1/today", &self.personal_key(email))
+            .await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        let day = res.json();
+        let id = self.workspace_id(workspace).to_string();
+        let found = day["workspaces"]
+            .as_array()
+            .expect("workspaces")
+            .iter()
+            .find(|w| w["id"] == id.as_str())
+            .cloned();
+        found.unwrap_or_else(|| panic!("no workspace {workspace} in {day}"))
+    }
+
     /// The events `agent`'s feed answers for `query` (`types=…`, up to 200, without waiting),
     /// each checked to be of the app's Taiwan workspace.
     pub async fn feed(&self, agent: &str, query: &str) -> Vec<serde_json::Value> {

@@ -16,16 +16,15 @@ use fleetdesk_cron::job::Schedule;
 use fleetdesk_cron::ports::DayRows;
 use fleetdesk_cron::run::RunStatus;
 use fleetdesk_cron::{LatestRun, health};
+use fleetdesk_events::silence;
 use fleetdesk_kernel::market::MARKETS;
 use fleetdesk_kernel::{Market, Platform};
-use jiff::{SignedDuration, Timestamp};
+use fleetdesk_posts::approval::DiffersReason;
+use jiff::Timestamp;
 use serde::Serialize;
 use std::collections::HashMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-/// An agent without a heartbeat for longer than this is `silent`.
-pub const SILENT_AFTER: SignedDuration = SignedDuration::from_hours(24);
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Today {
@@ -106,6 +105,36 @@ pub struct TodayWorkspace {
     pub cards: Cards,
     pub agents: Vec<TodayAgent>,
     pub community: TodayCommunity,
+    /// Posts reported published in the last 7 days with another body than the one approved
+    /// (`changed`), or that nobody approved (`never_approved`): both texts, newest first, at
+    /// most 50.
+    pub published_differs: Vec<TodayDiffering>,
+    /// Webhook endpoints that need a person: disabled by the service after failing for days,
+    /// or failing now (deliveries without a success since `failing_since`).
+    pub webhooks: Vec<TodayWebhook>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayDiffering {
+    pub post_id: Uuid,
+    pub code: String,
+    pub platform: Platform,
+    pub permalink: Option<String>,
+    pub reason: DiffersReason,
+    /// Null when nobody approved the post.
+    pub approved_body: Option<String>,
+    pub published_body: String,
+    pub reported_at: Utc,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TodayWebhook {
+    pub id: Uuid,
+    pub url: String,
+    pub enabled: bool,
+    /// Why the service disabled it; null while it is only failing.
+    pub disabled_reason: Option<String>,
+    pub failing_since: Option<Utc>,
 }
 
 /// The workspace's community groups: each active space's latest digest and the tickets
@@ -250,7 +279,8 @@ pub struct TodayAgent {
     pub name: String,
     /// When its last heartbeat was recorded; null when it never sent one.
     pub last_heartbeat_at: Option<Utc>,
-    /// No heartbeat for over 24 hours (or never).
+    /// No heartbeat for over its stated interval (the tenant file's `silent_after_hours`,
+    /// 24 by default), or never.
     pub silent: bool,
     pub cron: CronHealth,
 }
@@ -416,9 +446,11 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
         list.push(TodayAgent {
             id: a.id,
             name: a.name,
-            silent: a
-                .last_heartbeat_at
-                .is_none_or(|t| now.duration_since(t) > SILENT_AFTER),
+            silent: silence::silent(
+                a.last_heartbeat_at,
+                silence::interval(a.silent_after_hours),
+                now,
+            ),
             last_heartbeat_at: a.last_heartbeat_at.map(Utc),
             cron: CronHealth {
                 jobs: 0,
@@ -457,6 +489,40 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
                 due_at: Utc(due),
             });
         }
+    }
+    let mut differing: HashMap<Uuid, Vec<TodayDiffering>> = HashMap::new();
+    for d in rows.differing {
+        differing
+            .entry(d.workspace_id)
+            .or_default()
+            .push(TodayDiffering {
+                post_id: d.post_id,
+                code: d.code,
+                platform: d.platform.parse().map_err(|e| anyhow::anyhow!("{e}"))?,
+                permalink: d.permalink,
+                reason: DiffersReason::parse(&d.reason).ok_or_else(|| {
+                    anyhow::anyhow!("unknown published_differs reason {}", d.reason)
+                })?,
+                approved_body: d.approved_body,
+                published_body: d.published_body,
+                reported_at: Utc(d.reported_at),
+            });
+    }
+    let mut webhooks: HashMap<Uuid, Vec<TodayWebhook>> = HashMap::new();
+    for h in rows.webhooks {
+        if h.disabled_reason.is_none() && h.failing_since.is_none() {
+            continue;
+        }
+        webhooks
+            .entry(h.workspace_id)
+            .or_default()
+            .push(TodayWebhook {
+                id: h.id,
+                url: h.url,
+                enabled: h.enabled,
+                disabled_reason: h.disabled_reason,
+                failing_since: h.failing_since.map(Utc),
+            });
     }
     let workspaces = rows
         .workspaces
@@ -530,6 +596,8 @@ pub fn assemble(rows: DayRows, community: CommunityDay, now: Timestamp) -> anyho
                 community: community
                     .remove(&w.id)
                     .unwrap_or_else(TodayCommunity::empty),
+                published_differs: differing.remove(&w.id).unwrap_or_default(),
+                webhooks: webhooks.remove(&w.id).unwrap_or_default(),
             }
         })
         .collect();
@@ -545,13 +613,13 @@ mod tests {
     use super::*;
     use fleetdesk_community::digest::TagKind;
     use fleetdesk_community::ports::{LatestDigest, OpenTickets, SpaceDay};
-    use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayWorkspace};
+    use fleetdesk_cron::ports::{
+        DayAccount, DayAgent, DayDiffering, DayJob, DayWebhook, DayWorkspace,
+    };
+    use jiff::SignedDuration;
 
-    #[test]
-    fn each_workspace_shows_its_spaces_latest_digests_and_open_tickets() {
-        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
-        let (ws, quiet) = (Uuid::new_v4(), Uuid::new_v4());
-        let workspace = |id, name: &str| DayWorkspace {
+    fn workspace(id: Uuid, name: &str) -> DayWorkspace {
+        DayWorkspace {
             id,
             name: name.into(),
             organization_id: Uuid::nil(),
@@ -561,7 +629,13 @@ mod tests {
             cards_pending_confirmation: 0,
             cards_confirm_overdue: 0,
             decisions: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn each_workspace_shows_its_spaces_latest_digests_and_open_tickets() {
+        let now: Timestamp = "2026-11-25T06:00:00Z".parse().unwrap();
+        let (ws, quiet) = (Uuid::new_v4(), Uuid::new_v4());
         let rows = DayRows {
             workspaces: vec![workspace(ws, "Taiwan"), workspace(quiet, "Japan")],
             ..DayRows::default()
@@ -677,12 +751,14 @@ mod tests {
                     id: agent,
                     name: "op1".into(),
                     last_heartbeat_at: Some(ago(23)),
+                    silent_after_hours: 24,
                 },
                 DayAgent {
                     workspace_id: ws,
                     id: quiet,
                     name: "op2".into(),
                     last_heartbeat_at: Some(ago(25)),
+                    silent_after_hours: 24,
                 },
             ],
             jobs: vec![
@@ -690,6 +766,7 @@ mod tests {
                 job("broken", "0 * * * *", Some(("failed", ago(0)))),
                 job("late", "0 * * * *", Some(("success", ago(3)))),
             ],
+            ..DayRows::default()
         };
         let day = assemble(rows, CommunityDay::default(), now).unwrap();
         let w = &day.workspaces[0];
@@ -705,11 +782,88 @@ mod tests {
         assert_eq!(w.decisions.total, 3);
         assert!(!w.agents[0].silent);
         assert!(w.agents[1].silent);
+        assert!(w.published_differs.is_empty() && w.webhooks.is_empty());
         let cron = &w.agents[0].cron;
         assert_eq!(cron.jobs, 3);
         assert_eq!(cron.failed.len(), 1);
         assert_eq!(cron.failed[0].job_id, "broken");
         assert_eq!(cron.missed.len(), 1);
         assert_eq!(cron.missed[0].job_id, "late");
+    }
+
+    #[test]
+    fn the_day_lists_differing_posts_and_only_the_webhooks_that_need_a_person() {
+        let now: Timestamp = "2026-12-07T06:00:00Z".parse().unwrap();
+        let ws = Uuid::new_v4();
+        let hook = |url: &str, enabled, reason: Option<&str>, failing: bool| DayWebhook {
+            workspace_id: ws,
+            id: Uuid::new_v4(),
+            url: url.into(),
+            enabled,
+            disabled_reason: reason.map(Into::into),
+            failing_since: failing.then_some(now),
+        };
+        let rows = DayRows {
+            workspaces: vec![workspace(ws, "Taiwan")],
+            differing: vec![DayDiffering {
+                reason: "changed".into(),
+                approved_body: Some("a".into()),
+                published_body: "b".into(),
+                ..rows_differing(ws, now)
+            }],
+            webhooks: vec![
+                hook("https://fine.example/h", true, None, false),
+                hook("https://flaky.example/h", true, None, true),
+                hook(
+                    "https://gone.example/h",
+                    false,
+                    Some("failing for 5 days"),
+                    true,
+                ),
+                hook("https://off.example/h", false, None, false),
+            ],
+            ..DayRows::default()
+        };
+        let day = assemble(rows, CommunityDay::default(), now).unwrap();
+        let w = &day.workspaces[0];
+        let urls: Vec<&str> = w.webhooks.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(urls, ["https://flaky.example/h", "https://gone.example/h"]);
+        assert_eq!(
+            w.webhooks[1].disabled_reason.as_deref(),
+            Some("failing for 5 days")
+        );
+        assert_eq!(w.published_differs.len(), 1);
+        let d = &w.published_differs[0];
+        assert_eq!(
+            (d.reason, d.platform),
+            (DiffersReason::Changed, Platform::Threads)
+        );
+        assert_eq!(
+            (d.approved_body.as_deref(), d.published_body.as_str()),
+            (Some("a"), "b")
+        );
+        let unknown = DayRows {
+            workspaces: vec![workspace(ws, "Taiwan")],
+            differing: vec![DayDiffering {
+                reason: "other".into(),
+                ..rows_differing(ws, now)
+            }],
+            ..DayRows::default()
+        };
+        assert!(assemble(unknown, CommunityDay::default(), now).is_err());
+    }
+
+    fn rows_differing(ws: Uuid, now: Timestamp) -> DayDiffering {
+        DayDiffering {
+            workspace_id: ws,
+            post_id: Uuid::from_u128(2),
+            code: "TW-T001".into(),
+            platform: "threads".into(),
+            permalink: None,
+            reason: "never_approved".into(),
+            approved_body: None,
+            published_body: "x".into(),
+            reported_at: now,
+        }
     }
 }

@@ -387,6 +387,10 @@ impl Worker {
         if events > 0 {
             tracing::debug!(events, "pruned events past their keeping");
         }
+        let silent = self.store.tell_silent_agents(now).await?;
+        if silent > 0 {
+            tracing::info!(agents = silent, "told of agents gone silent");
+        }
         if let Some(media) = &self.media {
             let uploads = media.sweep_abandoned_uploads().await?;
             if uploads > 0 {

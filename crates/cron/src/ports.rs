@@ -137,6 +137,8 @@ pub struct DayAgent {
     pub id: uuid::Uuid,
     pub name: String,
     pub last_heartbeat_at: Option<jiff::Timestamp>,
+    /// Hours without a heartbeat before it is silent (the tenant file's, 24 by default).
+    pub silent_after_hours: i16,
 }
 
 /// A cron job and its latest run.
@@ -159,6 +161,36 @@ pub struct DayRows {
     pub accounts: Vec<DayAccount>,
     pub agents: Vec<DayAgent>,
     pub jobs: Vec<DayJob>,
+    pub differing: Vec<DayDiffering>,
+    pub webhooks: Vec<DayWebhook>,
+}
+
+/// A post recently reported published with another body than the approved one, or that
+/// nobody approved (`fleetdesk_posts::approval::PublishedDiffers`, read apart).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayDiffering {
+    pub workspace_id: uuid::Uuid,
+    pub post_id: uuid::Uuid,
+    pub code: String,
+    pub platform: String,
+    pub permalink: Option<String>,
+    pub reason: String,
+    pub approved_body: Option<String>,
+    pub published_body: String,
+    pub reported_at: jiff::Timestamp,
+}
+
+/// A webhook endpoint of a workspace, as `GET /today` judges it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayWebhook {
+    pub workspace_id: uuid::Uuid,
+    pub id: uuid::Uuid,
+    pub url: String,
+    pub enabled: bool,
+    /// Why the service disabled it (failing for days).
+    pub disabled_reason: Option<String>,
+    /// Since when its deliveries fail without a success.
+    pub failing_since: Option<jiff::Timestamp>,
 }
 
 pub trait PersonDayRepo: Send + Sync {

@@ -158,19 +158,19 @@ pub mod agent {
                 .summary("What changed for this agent: its feed of events, oldest first")
                 .description(
                     "The events of the key's workspace the agent may see: those about its own \
-                     accounts, posts, cards, decisions, cron jobs and research requests, of \
-                     the types its scopes read (post.* and research.done need drafts:read, the \
-                     rest accounts:read), and the wiki drafts decided in the workspace \
-                     (wiki.draft_decided, wiki:read). Pass the last `next_cursor` as `after`. \
-                     With `wait`, a read that finds nothing holds until an event arrives or \
-                     the seconds run out, then answers (an empty list at the end of the \
-                     wait). Events are kept 30 days; they are numbered in the order their \
-                     changes committed, so \
-                     nothing committed is skipped. \
+                     accounts, posts, cards, decisions, cron jobs, research requests and ad \
+                     changes, of the types its scopes read (post.* and research.done need \
+                     drafts:read, the rest accounts:read), and the wiki drafts decided in the \
+                     workspace (wiki.draft_decided, wiki:read). Pass the last `next_cursor` as \
+                     `after`. With `wait`, a read that finds nothing holds until an event \
+                     arrives or the seconds run out, then answers (an empty list at the end of \
+                     the wait). Events are kept 30 days; they are numbered in the order their \
+                     changes committed, so nothing committed is skipped. \
                      Types: decision.opened, decision.decided, post.submitted, post.moved, \
-                     post.reported, account.state_changed, task.opened, task.claimed, \
-                     task.finished, task.failed, task.reopened, task.confirmed, \
-                     cron.run_failed, wiki.draft_decided, research.done (report.issued goes \
+                     post.reported, post.published_differs, account.state_changed, \
+                     task.opened, task.claimed, task.finished, task.failed, task.reopened, \
+                     task.confirmed, cron.run_failed, agent.silent, wiki.draft_decided, \
+                     research.done, ad_change.executed, ad_change.failed (report.issued goes \
                      to webhooks only).",
                 );
     }

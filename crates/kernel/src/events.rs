@@ -59,6 +59,9 @@ crate::text_enum! {
         /// A reported cron run was stored or updated as failed (and was not failed before).
         #[serde(rename = "cron.run_failed")]
         CronRunFailed => "cron.run_failed",
+        /// An agent sent no heartbeat for its stated interval (people and webhooks only).
+        #[serde(rename = "agent.silent")]
+        AgentSilent => "agent.silent",
         /// A person issued a report to the clients (people and webhooks only).
         #[serde(rename = "report.issued")]
         ReportIssued => "report.issued",
@@ -107,7 +110,7 @@ impl EventKind {
             DecisionOpened | DecisionDecided | AccountStateChanged | TaskOpened | TaskClaimed
             | TaskFinished | TaskFailed | TaskReopened | TaskConfirmed | CronRunFailed
             | AdChangeExecuted | AdChangeFailed => Reach::Owner(Scope::AccountsRead),
-            ReportIssued => Reach::People,
+            ReportIssued | AgentSilent => Reach::People,
             WikiDraftDecided => Reach::Workspace(Scope::WikiRead),
         }
     }
@@ -181,6 +184,8 @@ pub enum EventBody {
     TaskConfirmed(TaskChange),
     #[serde(rename = "cron.run_failed")]
     CronRunFailed(CronRunFailed),
+    #[serde(rename = "agent.silent")]
+    AgentSilent(AgentSilent),
     #[serde(rename = "report.issued")]
     ReportIssued(ReportIssued),
     #[serde(rename = "wiki.draft_decided")]
@@ -213,6 +218,7 @@ impl EventBody {
             B::TaskReopened(_) => K::TaskReopened,
             B::TaskConfirmed(_) => K::TaskConfirmed,
             B::CronRunFailed(_) => K::CronRunFailed,
+            B::AgentSilent(_) => K::AgentSilent,
             B::ReportIssued(_) => K::ReportIssued,
             B::WikiDraftDecided(_) => K::WikiDraftDecided,
             B::ResearchDone(_) => K::ResearchDone,
@@ -254,6 +260,8 @@ pub enum EventData {
     Task(TaskChange),
     /// cron.run_failed.
     CronRun(CronRunFailed),
+    /// agent.silent (webhooks only).
+    Silent(AgentSilent),
     /// report.issued (webhooks only).
     Report(ReportIssued),
     /// wiki.draft_decided.
@@ -279,6 +287,7 @@ impl From<EventBody> for EventData {
             | B::TaskReopened(t)
             | B::TaskConfirmed(t) => EventData::Task(t),
             B::CronRunFailed(c) => EventData::CronRun(c),
+            B::AgentSilent(a) => EventData::Silent(a),
             B::ReportIssued(r) => EventData::Report(r),
             B::WikiDraftDecided(w) => EventData::WikiDraft(w),
             B::ResearchDone(r) => EventData::Research(r),
@@ -369,6 +378,17 @@ pub struct CronRunFailed {
     pub summary: Option<String>,
 }
 
+/// An agent silent past its interval: its name, its last heartbeat (absent: it never sent
+/// one) and the interval in hours. The event's object is the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AgentSilent {
+    pub name: String,
+    pub last_heartbeat_at: Option<String>,
+    pub silent_after_hours: i16,
+}
+
 /// A report issued to the clients: its period (dates, YYYY-MM-DD) and title. The event's
 /// object is the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -425,6 +445,13 @@ pub struct NewEvent {
     pub object_id: Uuid,
     pub body: EventBody,
 }
+
+/// The interval an agent may go without a heartbeat before it is silent, in hours, when the
+/// tenant file states none (`silent_after_hours`).
+pub const DEFAULT_SILENT_AFTER_HOURS: i16 = 24;
+
+/// The intervals the tenant file may state, in hours (an hour to a week).
+pub const SILENT_AFTER_HOURS: std::ops::RangeInclusive<i16> = 1..=168;
 
 /// How long events are kept.
 pub const EVENTS_KEPT: jiff::SignedDuration = jiff::SignedDuration::from_hours(30 * 24);

@@ -94,6 +94,7 @@ mod projects;
 mod record;
 mod reports;
 mod reports_metrics;
+mod silence;
 mod tasks;
 mod tenancy;
 mod today;

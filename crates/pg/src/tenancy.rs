@@ -7,7 +7,7 @@
 use crate::db::{PgStore, Tx, coalesce, column};
 use crate::schema::{
     agents, api_keys, community_spaces, members, organizations, people, persona_cast,
-    persona_facts, personas, products, projects, wiki_sources, workspaces,
+    persona_facts, personas, products, projects, webhook_endpoints, wiki_sources, workspaces,
 };
 use diesel::dsl::{AsExprOf, case_when, now};
 use diesel::prelude::*;
@@ -20,6 +20,8 @@ use fleetdesk_tenancy::keys::KeyHolder;
 use fleetdesk_tenancy::ports::TenantStore;
 use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
+use fleetdesk_webhooks::WebhookSecret;
+use fleetdesk_webhooks::endpoints::{MAX_PER_WORKSPACE, normalized_types};
 use uuid::Uuid;
 
 row! {
@@ -252,6 +254,92 @@ async fn apply_ads(conn: Tx<'_>, ws_id: Uuid, w: &WorkspaceSpec) -> QueryResult<
     Ok(())
 }
 
+/// The workspace's webhook endpoints, matched by url: one that exists takes the file's types,
+/// description and (when given) enabled; a new one gets a secret, reported once. The workspace
+/// keeps at most [`MAX_PER_WORKSPACE`] endpoints (those made through the Personal API count).
+async fn apply_webhooks(
+    conn: Tx<'_>,
+    ws_id: Uuid,
+    w: &WorkspaceSpec,
+) -> anyhow::Result<Vec<WebhookReport>> {
+    use webhook_endpoints as we;
+    if w.webhooks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let existing: Vec<(Uuid, String)> = we::table
+        .filter(we::workspace_id.eq(ws_id))
+        .select((we::id, we::url))
+        .for_update()
+        .load(conn)
+        .await?;
+    let mut count = existing.len() as i64;
+    let mut report = Vec::with_capacity(w.webhooks.len());
+    for h in &w.webhooks {
+        let types: Vec<&str> = normalized_types(&h.types)
+            .into_iter()
+            .map(|k| k.as_str())
+            .collect();
+        if let Some((id, _)) = existing.iter().find(|(_, url)| *url == h.url) {
+            // Turned on by the file when it was off: started afresh, as a person's enabling
+            // through the API does (what the service noted when it disabled it is cleared).
+            let revived = (h.enabled == Some(true)).then(|| {
+                (
+                    we::disabled_reason.eq(case_when::<_, _, Nullable<Text>>(
+                        we::enabled,
+                        we::disabled_reason,
+                    )),
+                    we::failing_since.eq(case_when::<_, _, Nullable<Timestamptz>>(
+                        we::enabled,
+                        we::failing_since,
+                    )),
+                )
+            });
+            diesel::update(we::table.find(id))
+                .set((
+                    we::types.eq(&types),
+                    we::description.eq(h.description.as_deref()),
+                    h.enabled.map(|on| we::enabled.eq(on)),
+                    revived,
+                ))
+                .execute(conn)
+                .await?;
+            report.push(WebhookReport {
+                id: *id,
+                url: h.url.clone(),
+                secret: None,
+            });
+            continue;
+        }
+        if count >= MAX_PER_WORKSPACE {
+            anyhow::bail!(
+                "workspace {}: webhooks: at most {MAX_PER_WORKSPACE} endpoints per workspace \
+                 (counting those made through the Personal API)",
+                w.name
+            );
+        }
+        count += 1;
+        let secret = WebhookSecret::generate()?.to_string();
+        let id: Uuid = diesel::insert_into(we::table)
+            .values((
+                we::workspace_id.eq(ws_id),
+                we::url.eq(&h.url),
+                we::description.eq(h.description.as_deref()),
+                we::types.eq(&types),
+                we::enabled.eq(h.enabled.unwrap_or(true)),
+                we::secret.eq(&secret),
+            ))
+            .returning(we::id)
+            .get_result(conn)
+            .await?;
+        report.push(WebhookReport {
+            id,
+            url: h.url.clone(),
+            secret: Some(secret),
+        });
+    }
+    Ok(report)
+}
+
 async fn apply_workspace(
     conn: Tx<'_>,
     org_id: Uuid,
@@ -291,6 +379,7 @@ async fn apply_workspace(
         agents: Vec::new(),
         personas: Vec::new(),
         community_spaces: Vec::new(),
+        webhooks: Vec::new(),
     };
     for p in &w.projects {
         let pid: Uuid = diesel::insert_into(projects::table)
@@ -312,10 +401,16 @@ async fn apply_workspace(
                 agents::workspace_id.eq(ws_id),
                 agents::name.eq(&a.name),
                 agents::role.eq(a.role.as_str()),
+                a.silent_after_hours
+                    .map(|h| agents::silent_after_hours.eq(h)),
             ))
             .on_conflict((agents::workspace_id, agents::name))
             .do_update()
-            .set(agents::role.eq(excluded(agents::role)))
+            .set((
+                agents::role.eq(excluded(agents::role)),
+                a.silent_after_hours
+                    .map(|_| agents::silent_after_hours.eq(excluded(agents::silent_after_hours))),
+            ))
             .returning(agents::id)
             .get_result(conn)
             .await?;
@@ -485,6 +580,7 @@ async fn apply_workspace(
             .await?;
     }
     apply_ads(conn, ws_id, w).await?;
+    report.webhooks = apply_webhooks(conn, ws_id, w).await?;
     for s in &w.wiki_sources {
         let project = s
             .project

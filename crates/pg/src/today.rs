@@ -8,7 +8,9 @@ use crate::db::{PgStore, Ts, column};
 use crate::rows::Json;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::ports::{CommunityDay, PersonDayWithCommunity};
-use fleetdesk_cron::ports::{DayAccount, DayAgent, DayJob, DayRows, DayWorkspace, PersonDayRepo};
+use fleetdesk_cron::ports::{
+    DayAccount, DayAgent, DayDiffering, DayJob, DayRows, DayWebhook, DayWorkspace, PersonDayRepo,
+};
 use fleetdesk_decisions::DecisionStatus;
 use fleetdesk_kernel::BoxFuture;
 use fleetdesk_kernel::persona::PersonaStatus;
@@ -23,7 +25,67 @@ statements!(
     DAY_ACCOUNTS => AccountRow,
     DAY_AGENTS => AgentRow,
     DAY_JOBS => JobRow,
+    DAY_DIFFERING => DifferingRow,
+    DAY_WEBHOOKS => WebhookRow,
 );
+
+/// The posts of those workspaces marked published differing from their approval and
+/// published since `$2`, newest first, at most `$3` per workspace (on
+/// `posts_published_differs`).
+const DAY_DIFFERING: &str = r#"
+SELECT workspace_id, post_id, code, platform, permalink, reason, approved_body,
+       published_body, reported_at
+FROM (
+    SELECT p.workspace_id, p.id AS post_id, s.code, s.platform, p.permalink,
+           p.published_differs ->> 'reason' AS reason,
+           p.published_differs ->> 'approved_body' AS approved_body,
+           p.published_differs ->> 'published_body' AS published_body,
+           (p.published_differs ->> 'reported_at')::timestamptz AS reported_at,
+           row_number() OVER (PARTITION BY p.workspace_id
+                              ORDER BY p.published_at DESC, p.id) AS n
+    FROM posts p
+    JOIN workspaces w ON w.id = p.workspace_id
+    JOIN account_slots s ON s.id = p.slot_id
+    WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+      AND p.published_differs IS NOT NULL AND p.published_at >= $2
+) d
+WHERE n <= $3
+ORDER BY workspace_id, reported_at DESC, post_id
+"#;
+
+row! {
+    struct DifferingRow into DayDiffering {
+        workspace_id: Uuid,
+        post_id: Uuid,
+        code: String,
+        platform: String,
+        permalink: Option<String>,
+        reason: String,
+        approved_body: Option<String>,
+        published_body: String,
+        reported_at: Ts,
+    }
+}
+
+/// The webhook endpoints of those workspaces (at most 20 each).
+const DAY_WEBHOOKS: &str = r#"
+SELECT e.workspace_id, e.id, e.url, e.enabled, e.disabled_reason, e.failing_since
+FROM webhook_endpoints e
+JOIN workspaces w ON w.id = e.workspace_id
+WHERE ($1::uuid IS NULL OR w.organization_id = $1) AND w.archived_at IS NULL
+ORDER BY e.workspace_id, e.created_at, e.id
+"#;
+
+row! {
+    struct WebhookRow into DayWebhook {
+        workspace_id: Uuid,
+        id: Uuid,
+        url: String,
+        enabled: bool,
+        disabled_reason: Option<String>,
+        failing_since: Option<Ts>,
+    }
+}
 
 /// The workspaces of the organization (`$1`, or every one when null), not archived, with the
 /// review queue (`$2`, `$3`), cards waiting for confirmation (`$4`; overdue when waiting since
@@ -79,11 +141,12 @@ WHERE ($1::uuid IS NULL OR s.organization_id = $1) AND w.archived_at IS NULL
 ORDER BY s.code, s.platform
 "#;
 
-/// The agents of those workspaces whose role reports runs (`$2`: the others never send a
-/// heartbeat, so they would always show silent), with their last heartbeat: one probe of
-/// `agent_runs_agent_latest` each.
-const DAY_AGENTS: &str = r#"
-SELECT a.workspace_id, a.id, a.name, h.recorded_at AS last_heartbeat_at
+/// The agents of those workspaces (or of every live workspace, for the sweep's silence check)
+/// whose role reports runs (`$2`: the others never send a heartbeat, so they would always show
+/// silent), with their last heartbeat: one probe of `agent_runs_agent_latest` each.
+pub(crate) const DAY_AGENTS: &str = r#"
+SELECT a.workspace_id, a.id, a.name, h.recorded_at AS last_heartbeat_at, a.silent_after_hours,
+       a.created_at, a.silent_told_at
 FROM agents a
 JOIN workspaces w ON w.id = a.workspace_id
 LEFT JOIN LATERAL (
@@ -145,11 +208,26 @@ row! {
 }
 
 row! {
-    struct AgentRow into DayAgent {
-        workspace_id: Uuid,
-        id: Uuid,
-        name: String,
-        last_heartbeat_at: Option<Ts>,
+    pub(crate) struct AgentRow {
+        pub(crate) workspace_id: Uuid,
+        pub(crate) id: Uuid,
+        pub(crate) name: String,
+        pub(crate) last_heartbeat_at: Option<Ts>,
+        pub(crate) silent_after_hours: i16,
+        pub(crate) created_at: Ts,
+        pub(crate) silent_told_at: Option<Ts>,
+    }
+}
+
+impl From<AgentRow> for DayAgent {
+    fn from(a: AgentRow) -> DayAgent {
+        DayAgent {
+            workspace_id: a.workspace_id,
+            id: a.id,
+            name: a.name,
+            last_heartbeat_at: a.last_heartbeat_at.map(|t| t.to_jiff()),
+            silent_after_hours: a.silent_after_hours,
+        }
     }
 }
 
@@ -168,7 +246,7 @@ row! {
 }
 
 /// The agent roles that send heartbeats (`runs:write`).
-fn reporting_roles() -> Vec<&'static str> {
+pub(crate) fn reporting_roles() -> Vec<&'static str> {
     AgentRole::ALL
         .iter()
         .filter(|r| r.has(Scope::RunsWrite))
@@ -188,8 +266,9 @@ impl PersonDayRepo for PgStore {
 }
 
 impl PersonDayWithCommunity<DayRows> for PgStore {
-    /// `DAY_WORKSPACES`, `DAY_ACCOUNTS`, `DAY_AGENTS`, `DAY_JOBS` and the community
-    /// part (`crate::community::DAY_SPACES`, `DAY_TICKETS`) in one snapshot: 6 statements.
+    /// `DAY_WORKSPACES`, `DAY_ACCOUNTS`, `DAY_AGENTS`, `DAY_JOBS`, `DAY_DIFFERING`,
+    /// `DAY_WEBHOOKS` and the community part (`crate::community::DAY_SPACES`, `DAY_TICKETS`)
+    /// in one snapshot: 8 statements.
     fn person_day_with_community<'a>(
         &'a self,
         organization: Option<Uuid>,
@@ -204,7 +283,7 @@ impl PersonDayWithCommunity<DayRows> for PgStore {
     }
 }
 
-/// The rows of the person's day in the caller's snapshot: 4 statements.
+/// The rows of the person's day in the caller's snapshot: 6 statements.
 async fn day_rows(
     conn: &mut AsyncPgConnection,
     organization: Option<Uuid>,
@@ -244,7 +323,19 @@ async fn day_rows(
         .load(conn)
         .await?;
     let jobs: Vec<JobRow> = sql!(DAY_JOBS, organization).load(conn).await?;
+    let shown_since = now - fleetdesk_posts::approval::DIFFERS_SHOWN;
+    let differing: Vec<DifferingRow> = sql!(
+        DAY_DIFFERING,
+        organization,
+        Ts::from(shown_since),
+        fleetdesk_posts::approval::DIFFERS_SHOWN_MAX
+    )
+    .load(conn)
+    .await?;
+    let webhooks: Vec<WebhookRow> = sql!(DAY_WEBHOOKS, organization).load(conn).await?;
     Ok(DayRows {
+        differing: differing.into_iter().map(Into::into).collect(),
+        webhooks: webhooks.into_iter().map(Into::into).collect(),
         workspaces: workspaces.into_iter().map(Into::into).collect(),
         accounts: accounts.into_iter().map(Into::into).collect(),
         agents: agents.into_iter().map(Into::into).collect(),

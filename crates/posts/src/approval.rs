@@ -10,6 +10,12 @@ use fleetdesk_kernel::events::{EventBody, NewEvent, PublishedDiffersChange};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+/// How long a marked post stays in people's `GET /today` after it was published.
+pub const DIFFERS_SHOWN: jiff::SignedDuration = jiff::SignedDuration::from_hours(7 * 24);
+
+/// The most marked posts `GET /today` lists per workspace (the newest).
+pub const DIFFERS_SHOWN_MAX: i64 = 50;
+
 /// What an approval pinned, as the review record's approving entry and the post keep it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -130,6 +130,23 @@ pub struct WorkspaceSpec {
     pub ad_accounts: Vec<AdAccountSpec>,
     /// The workspace's monthly ad budget: resumes and raises past it are refused.
     pub monthly_ad_cap: Option<AdCapSpec>,
+    /// Webhook endpoints, matched by url: a new one's signing secret is printed once.
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSpec>,
+}
+
+/// A webhook endpoint of the workspace: an https url (plain http only through the Personal
+/// API of a server started with `--allow-http-webhooks`), the event types it receives (none:
+/// every type), a description and whether it is on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSpec {
+    pub url: String,
+    #[serde(default)]
+    pub types: Vec<fleetdesk_kernel::events::EventKind>,
+    pub description: Option<String>,
+    /// Absent: on for a new endpoint, as it is for one that exists.
+    pub enabled: Option<bool>,
 }
 
 /// An ad account: `act_<digits>`, its name and currency, and the environment variable that
@@ -186,6 +203,9 @@ pub struct AgentSpec {
     pub role: AgentRole,
     #[serde(default)]
     pub keys: u32,
+    /// Hours without a heartbeat before the agent is silent (1-168; absent: 24 for a new
+    /// agent, unchanged for one that exists).
+    pub silent_after_hours: Option<i16>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -616,6 +636,32 @@ impl WorkspaceSpec {
         }
     }
 
+    /// The webhooks: each url as the Personal API takes it (https only), once; a description
+    /// of up to 500 characters; at most [`fleetdesk_webhooks::endpoints::MAX_PER_WORKSPACE`].
+    fn validate_webhooks(&self, path: &str) -> Result<(), TenantFileError> {
+        let max = fleetdesk_webhooks::endpoints::MAX_PER_WORKSPACE;
+        if self.webhooks.len() as i64 > max {
+            return Err(err(
+                format!("{path}.webhooks"),
+                format!("at most {max} endpoints per workspace"),
+            ));
+        }
+        unique(
+            &format!("{path}.webhooks"),
+            self.webhooks.iter().map(|h| h.url.as_str()),
+        )?;
+        for (k, h) in self.webhooks.iter().enumerate() {
+            let hp = format!("{path}.webhooks[{k}]");
+            if let Err(refusal) = fleetdesk_webhooks::EndpointUrl::parse(&h.url, false) {
+                let message = refusal.to_string();
+                let message = message.strip_prefix("url: ").unwrap_or(&message).to_owned();
+                return Err(err(format!("{hp}.url"), message));
+            }
+            check_opt(&format!("{hp}.description"), &h.description, 500)?;
+        }
+        Ok(())
+    }
+
     fn validate(
         &self,
         path: &str,
@@ -648,6 +694,13 @@ impl WorkspaceSpec {
                 return Err(err(
                     format!("{path}.agents[{k}].keys"),
                     "at most 50 keys at once",
+                ));
+            }
+            let hours = fleetdesk_kernel::events::SILENT_AFTER_HOURS;
+            if a.silent_after_hours.is_some_and(|h| !hours.contains(&h)) {
+                return Err(err(
+                    format!("{path}.agents[{k}].silent_after_hours"),
+                    "must be 1 to 168 (hours)",
                 ));
             }
         }
@@ -781,6 +834,7 @@ impl WorkspaceSpec {
             &format!("{path}.wiki_sources"),
             self.wiki_sources.iter().map(|s| s.name.as_str()),
         )?;
+        self.validate_webhooks(path)?;
         for (k, s) in self.wiki_sources.iter().enumerate() {
             let sp = format!("{path}.wiki_sources[{k}]");
             if ![
@@ -928,6 +982,16 @@ pub struct WorkspaceReport {
     pub agents: Vec<AgentReport>,
     pub personas: Vec<PersonaReport>,
     pub community_spaces: Vec<SpaceReport>,
+    pub webhooks: Vec<WebhookReport>,
+}
+
+/// A webhook endpoint the file applied: its id and url, and the `whsec_` secret when this
+/// apply created it (shown here once, never again).
+#[derive(Debug, Clone, Serialize)]
+pub struct WebhookReport {
+    pub id: Uuid,
+    pub url: String,
+    pub secret: Option<String>,
 }
 
 impl WorkspaceReport {
@@ -1029,6 +1093,7 @@ mod tests {
             }],
             personas: Vec::new(),
             community_spaces: Vec::new(),
+            webhooks: Vec::new(),
         };
         assert_eq!(report.project_id("Main"), Some(Uuid::from_u128(2)));
         assert_eq!(report.project_id("main"), None);
@@ -1122,6 +1187,64 @@ mod tests {
         let e = TenantFile::parse(&ebay).unwrap_err();
         assert_eq!(e.path, "organizations[0].workspaces[0].marketplace");
         assert!(e.message.contains("shopee"), "{}", e.message);
+    }
+
+    #[test]
+    fn webhooks_are_https_urls_once_each_up_to_twenty() {
+        let with = |hooks: &str| {
+            EXAMPLE.replace(
+                r#""ads_enabled": false,"#,
+                &format!(r#""ads_enabled": false, "webhooks": {hooks},"#),
+            )
+        };
+        let good = with(
+            r#"[{"url": "https://hooks.acme.test/fleet", "types": ["post.published_differs"],
+                 "description": "ops chat", "enabled": false}]"#,
+        );
+        let f = TenantFile::parse(&good).unwrap();
+        let h = &f.organizations[0].workspaces[0].webhooks[0];
+        assert_eq!(
+            h.types,
+            [fleetdesk_kernel::events::EventKind::PostPublishedDiffers]
+        );
+        assert_eq!(
+            (h.enabled, h.description.as_deref()),
+            (Some(false), Some("ops chat"))
+        );
+        let path = "organizations[0].workspaces[0].webhooks";
+        let refused = |hooks: String| TenantFile::parse(&with(&hooks)).unwrap_err();
+        for url in [
+            "http://hooks.acme.test/x",
+            "hooks.acme.test",
+            "https://u:p@h.test/",
+        ] {
+            let e = refused(format!(r#"[{{"url": "{url}"}}]"#));
+            assert_eq!(e.path, format!("{path}[0].url"), "{url}");
+        }
+        let e = refused(r#"[{"url": "http://hooks.acme.test/x"}]"#.to_owned());
+        assert!(e.message.starts_with("must use https"), "{}", e.message);
+        let long = "d".repeat(501);
+        let e = refused(format!(
+            r#"[{{"url": "https://h.test/", "description": "{long}"}}]"#
+        ));
+        assert_eq!(e.path, format!("{path}[0].description"));
+        let ok500 = with(&format!(
+            r#"[{{"url": "https://h.test/", "description": "{}"}}]"#,
+            "d".repeat(500)
+        ));
+        assert!(TenantFile::parse(&ok500).is_ok());
+        let e = refused(r#"[{"url": "https://h.test/"}, {"url": "https://h.test/"}]"#.to_owned());
+        assert_eq!(e.path, path);
+        let e = refused(r#"[{"url": "https://h.test/", "types": ["post.unknown"]}]"#.to_owned());
+        assert!(e.path.starts_with(path), "{}", e.path);
+        let many = |n: usize| {
+            let hooks: Vec<String> = (0..n)
+                .map(|i| format!(r#"{{"url": "https://h.test/{i}"}}"#))
+                .collect();
+            format!("[{}]", hooks.join(","))
+        };
+        assert!(TenantFile::parse(&with(&many(20))).is_ok());
+        assert_eq!(refused(many(21)).path, path);
     }
 
     #[test]

@@ -35,8 +35,8 @@ fleetdesk_kernel::operations! {
              to its daily target, as work_today counts it), the review queue \
              (internal_review, client_review), decisions waiting for a person (open or \
              handled) by kind, task cards waiting for confirmation (and those waiting over \
-             24 hours), and each agent's last heartbeat (`silent` when none for over 24 \
-             hours) with its cron health: jobs whose latest run failed, and enabled jobs \
+             24 hours), and each agent's last heartbeat (`silent` when none for over its \
+             interval: the tenant file's `silent_after_hours`, 24 by default) with its cron health: jobs whose latest run failed, and enabled jobs \
              that missed their schedule (for the last due time whose whole period has \
              passed — the next due time is at or before now — no run started from one \
              minute before it, the job being reported by then; due times from the \
