@@ -179,6 +179,11 @@ async function visit(page, url, name) {
   await visit(page, `/dashboard/posts/${plan.video_post}`, "post");
   check(await page.locator("table tbody tr").count() > 0, "the post's review record lists its entries");
 
+  // Webhooks: the form that adds an endpoint, every event type to tick.
+  await visit(page, "/dashboard/webhooks", "webhooks");
+  check(await page.getByRole("button", { name: "Add the endpoint" }).count() === 1, "webhooks offers the form to add an endpoint");
+  check(await page.getByRole("checkbox", { name: "post.published_differs" }).count() === 1, "and each event type to tick");
+
   // Decisions: the ban's two options, persona images as a grid.
   await visit(page, "/dashboard/decisions", "decisions");
   const ban = page.locator("article", { has: page.locator(`#decision-${plan.ban}`) });

@@ -870,3 +870,181 @@ async fn over_https_the_session_cookie_is_secure() {
     proxied.stop().await;
     direct.stop().await;
 }
+
+/// A page's whole HTML (`Response::text` keeps only its start).
+fn html_of(res: &Response) -> String {
+    String::from_utf8_lossy(&res.body).into_owned()
+}
+
+/// A form of the dashboard sent as the browser sends it: the session's token, a fresh
+/// Idempotency-Key, the page to go back to; `fields` url-encoded already.
+async fn act(app: &TestApp, cookie: &str, csrf: &str, path: &str, fields: &str) -> Response {
+    let form = format!(
+        "{fields}&_csrf={csrf}&_idem=dashboard-{}&_back=%2Fdashboard%2Fwebhooks&_done=Done.",
+        uuid::Uuid::new_v4()
+    );
+    let own = app.base.clone();
+    form_post(app, cookie, path, &form, Some(&own)).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn webhooks_are_registered_managed_and_replayed_from_the_dashboard() {
+    let app = spawn_app().await;
+    let cookie = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);
+    let list = page(&app, &cookie, "/dashboard/webhooks").await;
+    assert_eq!(list.status, 200, "{}", html_of(&list));
+    let html = html_of(&list);
+    assert!(html.contains("No endpoint yet."), "{html}");
+    assert!(html.contains(r#"value="post.published_differs""#), "{html}");
+    let csrf = csrf_of(&html);
+
+    // Registering shows the secret on the page the form leads to, once, never stored in a
+    // cookie; the list shows the endpoint without it.
+    let ws = app.workspace_id("Taiwan");
+    let fields = format!(
+        "workspace_id={ws}&url=https%3A%2F%2Fhooks.acme.test%2Ffleet&description=ops\
+         &types%5B%5D=task.opened&types%5B%5D=post.published_differs"
+    );
+    let made = act(&app, &cookie, &csrf, "/dashboard/act/webhooks", &fields).await;
+    assert_eq!(made.status, 200, "{}", html_of(&made));
+    assert_eq!(made.header("cache-control"), Some("no-store"));
+    assert!(
+        made.header("set-cookie")
+            .is_none_or(|c| !c.contains("whsec_"))
+    );
+    let shown = html_of(&made);
+    let at = shown.find("whsec_").expect("the secret is shown");
+    let secret: String = shown[at..].chars().take_while(|c| *c != '<').collect();
+    assert!(
+        fleetdesk_webhooks::WebhookSecret::parse(&secret).is_ok(),
+        "{secret}"
+    );
+    let listed = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await);
+    let e = &listed["endpoints"][0];
+    assert_eq!(e["types"], json!(["post.published_differs", "task.opened"]));
+    assert_eq!(e["description"], "ops");
+    let id = e["id"].as_str().unwrap().to_owned();
+    let html = html_of(&page(&app, &cookie, "/dashboard/webhooks").await);
+    assert!(html.contains("https://hooks.acme.test/fleet"), "{html}");
+    assert!(!html.contains(&secret), "the list never shows the secret");
+
+    // Turned off and on by its form.
+    let update = format!("/dashboard/act/webhooks/{id}");
+    let off = act(&app, &cookie, &csrf, &update, "enabled%3Abool=false").await;
+    assert_eq!(off.status, 303, "{}", off.text());
+    let enabled = |on: bool| {
+        format!("SELECT count(*) AS n FROM webhook_endpoints WHERE id = '{id}' AND enabled = {on}")
+    };
+    assert_eq!(app.count(&enabled(false)).await, 1);
+    act(&app, &cookie, &csrf, &update, "enabled%3Abool=true").await;
+    assert_eq!(app.count(&enabled(true)).await, 1);
+
+    // A delivery in the log (its host does not resolve: no answer), replayed from it.
+    person_post(
+        &app,
+        ANN,
+        "/tasks",
+        json!({"kind": "other", "title": "Fix the bio", "target": {"type": "slot", "code": "TW-T001"}}),
+    )
+    .await;
+    app.ctx
+        .webhooks
+        .deliver_round(Timestamp::now, || 500)
+        .await
+        .expect("a round");
+    let log = page(&app, &cookie, &format!("/dashboard/webhooks/{id}")).await;
+    assert_eq!(log.status, 200, "{}", html_of(&log));
+    let html = html_of(&log);
+    assert!(
+        html.contains("task.opened") && html.contains("no answer"),
+        "{html}"
+    );
+    let tried = "SELECT count(*) AS n FROM webhook_deliveries WHERE attempts = 1";
+    assert_eq!(app.count(tried).await, 1);
+    let delivery: String = {
+        let at = html
+            .find(r#"name="delivery_id" value=""#)
+            .expect("a replay form")
+            + 26;
+        html[at..at + 36].to_owned()
+    };
+    let replay = format!("/dashboard/act/webhooks/{id}/replay");
+    let res = act(
+        &app,
+        &cookie,
+        &csrf,
+        &replay,
+        &format!("delivery_id={delivery}"),
+    )
+    .await;
+    assert_eq!(res.status, 303, "{}", html_of(&res));
+    let fresh = format!(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE id = '{delivery}' AND attempts = 0"
+    );
+    assert_eq!(app.count(&fresh).await, 1, "a replay starts a new series");
+
+    // Rotating shows the new secret once; deleting removes the endpoint.
+    let rotated = act(
+        &app,
+        &cookie,
+        &csrf,
+        &format!("/dashboard/act/webhooks/{id}/rotate"),
+        "",
+    )
+    .await;
+    assert_eq!(rotated.status, 200, "{}", html_of(&rotated));
+    assert!(html_of(&rotated).contains("whsec_") && !html_of(&rotated).contains(&secret));
+    let gone = act(
+        &app,
+        &cookie,
+        &csrf,
+        &format!("/dashboard/act/webhooks/{id}/delete"),
+        "",
+    )
+    .await;
+    assert_eq!(gone.status, 303, "{}", gone.text());
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM webhook_endpoints")
+            .await,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_post_published_otherwise_than_approved_is_shown_side_by_side() {
+    let app = spawn_app().await;
+    let id = draft(&app, "Evening rain on the bridge", "t", &[]).await;
+    person_post(
+        &app,
+        ANN,
+        &format!("/posts/{id}/transition"),
+        json!({"to": "approved"}),
+    )
+    .await;
+    agent_post(
+        &app,
+        "/posts/report",
+        json!({"posts": [{"code": "TW-T001", "status": "published", "post_id": id,
+            "permalink": "https://t.net/p/1", "body": "Evening rain on the old bridge"}]}),
+    )
+    .await;
+    let cookie = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);
+    for path in [
+        "/dashboard/today".to_owned(),
+        format!("/dashboard/posts/{id}"),
+    ] {
+        let res = page(&app, &cookie, &path).await;
+        assert_eq!(res.status, 200, "{path}: {}", html_of(&res));
+        let html = html_of(&res);
+        assert!(
+            html.contains("Published otherwise than approved"),
+            "{path}: {html}"
+        );
+        assert!(html.contains("<ins>old </ins>bridge"), "{path}: {html}");
+    }
+    let post = html_of(&page(&app, &cookie, &format!("/dashboard/posts/{id}")).await);
+    assert!(post.contains("What was approved"), "{post}");
+}

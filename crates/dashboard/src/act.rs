@@ -25,6 +25,12 @@ pub(crate) trait Acted {
     fn unchanged(&self) -> bool {
         false
     }
+
+    /// A secret the answer shows once (where it goes, the secret): the form leads to a page
+    /// that shows it instead of back to where it was.
+    fn shown_once(&self) -> Option<(&str, &str)> {
+        None
+    }
 }
 
 /// The actions: every form of the dashboard posts to one of these, by its handle.
@@ -50,6 +56,9 @@ use fleetdesk_posts::wire::personal::ReviewPost;
 use fleetdesk_reports::wire::personal::{CreateReport, IssueReport};
 use fleetdesk_tasks::wire::personal::{ConfirmTask, ReopenTask};
 use fleetdesk_tenancy::wire::personal::RevokeKey;
+use fleetdesk_webhooks::wire::personal::{
+    CreateWebhook, DeleteWebhook, ReplayWebhook, RotateWebhookSecret, UpdateWebhook,
+};
 
 actions! {
     ReviewPost,
@@ -62,11 +71,25 @@ actions! {
     IssueReport,
     CreateAdPick,
     RevokeKey,
+    CreateWebhook,
+    UpdateWebhook,
+    DeleteWebhook,
+    RotateWebhookSecret,
+    ReplayWebhook,
 }
 
 impl Acted for fleetdesk_posts::wire::TransitionReply {}
 impl Acted for fleetdesk_reports::wire::ReportDetail {}
 impl Acted for fleetdesk_ads::wire::PickOut {}
+impl Acted for fleetdesk_webhooks::wire::WebhookOut {}
+impl Acted for fleetdesk_webhooks::wire::DeletedReply {}
+impl Acted for fleetdesk_webhooks::wire::ReplayReply {}
+
+impl Acted for fleetdesk_webhooks::wire::WebhookWithSecret {
+    fn shown_once(&self) -> Option<(&str, &str)> {
+        Some((&self.endpoint.url, &self.secret))
+    }
+}
 
 impl Acted for fleetdesk_decisions::wire::DecisionMoveReply {
     fn unchanged(&self) -> bool {
@@ -132,8 +155,9 @@ fn segment(value: &Value) -> String {
 
 /// What a form's fields become: `_csrf`, `_idem` (the form's one-time Idempotency-Key),
 /// `_back` (the page to return to) and `_done` (what to tell on success) steer; a name ending
-/// in `[]` is a list of every value given; an empty value is left out; every other field is a
-/// string of the body, which the operation's own parser reads into its typed body.
+/// in `[]` is a list of every value given; a name ending in `:bool` is a boolean (`true` when
+/// its value is `true`); an empty value is left out; every other field is a string of the
+/// body, which the operation's own parser reads into its typed body.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Form {
     pub csrf: Option<String>,
@@ -154,7 +178,10 @@ impl Form {
                 "_done" => form.done = Some(value),
                 _ if name.starts_with('_') => {}
                 _ => {
-                    if let Some(list) = name.strip_suffix("[]") {
+                    if let Some(flag) = name.strip_suffix(":bool") {
+                        form.body
+                            .insert(flag.to_owned(), Value::Bool(value == "true"));
+                    } else if let Some(list) = name.strip_suffix("[]") {
                         let entry = form
                             .body
                             .entry(list.to_owned())
@@ -221,6 +248,10 @@ where
         ..Invocation::default()
     };
     let flash = match run::<H>(&dash, &session, inv).await {
+        Ok(answer) if answer.shown_once().is_some() => {
+            let shown = answer.shown_once().unwrap_or_default();
+            return crate::pages::webhooks::secret_page(&req, &dash, &session, shown);
+        }
         Ok(answer) => {
             let done = form.done.unwrap_or_else(|| "Done.".to_owned());
             Flash::ok(if answer.unchanged() {
@@ -319,6 +350,8 @@ mod tests {
             ("image_ids[]", ""),
             ("image_ids[]", "b"),
             ("empty[]", ""),
+            ("enabled:bool", "false"),
+            ("on:bool", "true"),
         ]));
         assert_eq!(form.csrf.as_deref(), Some("c"));
         assert_eq!(form.idempotency_key.as_deref(), Some("k"));
@@ -326,7 +359,8 @@ mod tests {
         assert_eq!(form.done.as_deref(), Some("Approved."));
         assert_eq!(
             Value::Object(form.body),
-            serde_json::json!({"to": "approved", "image_ids": ["a", "b"], "empty": []})
+            serde_json::json!({"to": "approved", "image_ids": ["a", "b"], "empty": [],
+                               "enabled": false, "on": true})
         );
     }
 }

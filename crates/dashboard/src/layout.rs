@@ -117,6 +117,7 @@ const NAV: &[(&str, &str, Who)] = &[
     ("/knowledge", "Knowledge", Who::Agency),
     ("/research", "Research", Who::Agency),
     ("/reports", "Reports", Who::Everyone),
+    ("/webhooks", "Webhooks", Who::Agency),
     ("/keys", "Keys", Who::Admin),
 ];
 

@@ -18,6 +18,7 @@ mod act;
 mod assets;
 mod call;
 mod chart;
+mod diff;
 mod layout;
 mod pages;
 mod session;
@@ -98,7 +99,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
         .route("/knowledge", web::get().to(pages::knowledge::browse))
         .route("/knowledge/entry", web::get().to(pages::knowledge::entry))
         .route("/research", web::get().to(pages::research::results))
-        .route("/keys", web::get().to(pages::keys::list_page));
+        .route("/keys", web::get().to(pages::keys::list_page))
+        .route("/webhooks", web::get().to(pages::webhooks::list_page))
+        .route("/webhooks/{id}", web::get().to(pages::webhooks::deliveries));
     cfg.service(act::routes(scope).default_service(web::to(|| async {
         layout::html_response(404, layout::bare("Not found", "There is no such page."))
     })));

@@ -16,6 +16,7 @@ pub(crate) mod research;
 pub(crate) mod review;
 pub(crate) mod tasks;
 pub(crate) mod today;
+pub(crate) mod webhooks;
 
 use crate::Dashboard;
 use crate::layout::see_other;

@@ -4,6 +4,7 @@
 use super::{call_or_answer, cursor, input_or_answer, session_or_answer, words};
 use crate::Dashboard;
 use crate::act::action_url;
+use crate::diff::side_by_side;
 use crate::layout::{form_fields, local, page};
 use crate::session::Session;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -76,6 +77,27 @@ pub(crate) async fn post(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpRe
     let back = req.uri().path().to_owned();
     let body = html! {
         div.cards { (card(&session, post, &back, true)) }
+        @if let Some(d) = &post.published_differs {
+            h2 { "Published otherwise than approved" }
+            p.meta {
+                span.tag.bad { (words(d.reason.as_str())) }
+                span { "reported " (local(d.reported_at, &post.timezone)) }
+            }
+            (side_by_side(d.approved_body.as_deref(), &d.published_body))
+        }
+        @if let Some(pin) = &post.approved {
+            details {
+                summary { "What was approved" }
+                dl.facts {
+                    dt { "Body fingerprint" } dd { code { (pin.fingerprint) } }
+                    dt { "Media (in order)" } dd {
+                        @if pin.media.is_empty() { "none" }
+                        @for m in &pin.media { code { (m) } br; }
+                    }
+                    dt { "Characters" } dd { (pin.characters.join(", ")) }
+                }
+            }
+        }
         h2 { "Review record" }
         @let record = &answer.record;
         @if record.is_empty() { p.muted { "Nothing recorded yet." } }

@@ -1,11 +1,14 @@
 //! Today (`GET /today`): per workspace, the coverage of each account (target, published,
-//! scheduled, missing) and its inventory, what waits for people, and the month's research
+//! scheduled, missing) and its inventory, what waits for people (webhook endpoints failing or
+//! disabled, posts published otherwise than approved, side by side), and the month's research
 //! credits.
 
 use super::{call_or_answer, session_or_answer, words};
 use crate::Dashboard;
 use crate::chart::count;
-use crate::layout::page;
+use crate::diff::side_by_side;
+use crate::layout::{local, page};
+use crate::pages::decisions::HOME_ZONE;
 use crate::pages::tasks::today_input;
 use actix_web::{HttpRequest, HttpResponse, web};
 use fleetdesk_api::ops::today::GetToday;
@@ -69,6 +72,37 @@ pub(crate) async fn today(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpR
                 @if !kinds.is_empty() {
                     p.meta { "Open decisions: "
                         @for k in kinds { span { (words(&k.kind)) " " (n(k.count)) } }
+                    }
+                }
+                @if !ws.webhooks.is_empty() {
+                    h3 { "Webhook endpoints that need you" }
+                    ul {
+                        @for h in &ws.webhooks {
+                            li {
+                                code { (h.url) } " "
+                                @if let Some(reason) = &h.disabled_reason {
+                                    span.tag.bad { "disabled" } " " (reason)
+                                } @else if let Some(since) = h.failing_since {
+                                    span.tag.warn { "failing" } " since " (local(since, HOME_ZONE))
+                                }
+                                " · " a href={(crate::PREFIX) "/webhooks/" (h.id)} { "delivery log" }
+                            }
+                        }
+                    }
+                }
+                @if !ws.published_differs.is_empty() {
+                    h3 { "Published otherwise than approved" }
+                    @for d in &ws.published_differs {
+                        article.card aria-label={"Post " (d.post_id)} {
+                            p.meta {
+                                span { (d.code) " " span.muted { (d.platform.as_str()) } }
+                                span.tag.bad { (words(d.reason.as_str())) }
+                                span { "reported " (local(d.reported_at, HOME_ZONE)) }
+                                @if let Some(link) = &d.permalink { span { a href=(link) rel="noopener noreferrer" { "on the platform" } } }
+                                span { a href={(crate::PREFIX) "/posts/" (d.post_id)} { "the post" } }
+                            }
+                            (side_by_side(d.approved_body.as_deref(), &d.published_body))
+                        }
                     }
                 }
             }
