@@ -1,7 +1,8 @@
 //! Webhooks through the Personal API and a local receiver: endpoints registered, changed,
 //! rotated and deleted; events delivered signed (Standard Webhooks) in commit order per
 //! object; a receiver that fails twice gets the delivery three times and the log shows each
-//! attempt; replays; every limit at and one past; another organization sees nothing.
+//! attempt; replays; every limit at and one past; another organization sees nothing; a
+//! `fleetdesk serve` killed with SIGKILL in the middle of a delivery loses nothing.
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use fleetdesk_tests::assert::{assert_error, ok};
@@ -25,6 +26,8 @@ struct Received {
     requests: Arc<Mutex<Vec<Got>>>,
     /// Answers 500 to this many requests first.
     fail_first: Arc<Mutex<usize>>,
+    /// Holds this many requests first for a minute without answering.
+    hang_first: Arc<Mutex<usize>>,
 }
 
 impl Received {
@@ -48,6 +51,15 @@ async fn hook(req: HttpRequest, body: web::Bytes, got: web::Data<Received>) -> H
         .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
         .collect();
     got.requests.lock().unwrap().push((headers, body.to_vec()));
+    let hang = {
+        let mut hang = got.hang_first.lock().unwrap();
+        let now = *hang > 0;
+        *hang = hang.saturating_sub(1);
+        now
+    };
+    if hang {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    }
     let mut fail = got.fail_first.lock().unwrap();
     if *fail > 0 {
         *fail -= 1;
@@ -743,4 +755,87 @@ async fn the_tenant_file_registers_endpoints_by_url_and_shows_a_new_secret_once(
         (&json!(false), &json!([]), &Value::Null)
     );
     assert_eq!(listed["endpoints"].as_array().unwrap().len(), 1);
+}
+
+/// The `webhook-id` of each request the receiver got, in arrival order.
+fn message_ids(got: &Received) -> Vec<String> {
+    let requests = got.requests.lock().unwrap();
+    requests
+        .iter()
+        .map(|(headers, _)| {
+            let id = headers.iter().find(|(k, _)| k == "webhook-id");
+            id.map(|(_, v)| v.clone()).expect("a webhook-id")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delivery_cut_short_by_kill_9_is_delivered_after_all() {
+    use fleetdesk_tests::binary::{fleetdesk_over, fresh_dir, serve};
+    use std::time::{Duration, Instant};
+    let app = spawn_app_with(AppOptions {
+        isolation: fleetdesk_tests::Isolation::Database,
+        local_webhooks: true,
+        ..Default::default()
+    })
+    .await;
+    let (url, got) = receiver();
+    // The first request is held: the instance that sent it waits for its answer.
+    *got.hang_first.lock().unwrap() = 1;
+    create(&app, &url, json!(["task.opened", "task.claimed"])).await;
+    let dir = fresh_dir(&app.data_dir, "killed");
+    let args = [
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--no-demo",
+        "--allow-http-webhooks",
+        "--allow-private-webhooks",
+    ];
+    let mut killed = serve(
+        fleetdesk_over(&args, &app.db, &dir),
+        Duration::from_secs(60),
+    )
+    .await;
+    let card = card_claimed(&app).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.count() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the instance sent nothing within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let leased = "SELECT count(*) AS n FROM webhook_deliveries \
+                  WHERE status = 'pending' AND locked_until > now()";
+    assert_eq!(
+        app.count(leased).await,
+        1,
+        "the first delivery is under the instance's lease"
+    );
+    // kill -9 while it waits for the answer.
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &killed.proc.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    killed
+        .proc
+        .wait_exit(Duration::from_secs(10))
+        .await
+        .expect("the process ended");
+
+    // Another instance takes the dead one's lease over at once and delivers everything, the
+    // card's events in commit order, the cut one again under the same webhook-id.
+    deliver_until(&app, &got, 3).await;
+    let ids = message_ids(&got);
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[0], ids[1], "the cut delivery is sent again: {ids:?}");
+    assert_ne!(ids[1], ids[2]);
+    let bodies = got.bodies();
+    let types: Vec<&str> = bodies.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["task.opened", "task.opened", "task.claimed"]);
+    assert!(bodies.iter().all(|b| b["object_id"] == card.to_string()));
+    let delivered = "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'";
+    assert_eq!(app.count(delivered).await, 2, "nothing is lost");
 }
