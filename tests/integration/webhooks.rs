@@ -839,3 +839,123 @@ async fn a_delivery_cut_short_by_kill_9_is_delivered_after_all() {
     let delivered = "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'";
     assert_eq!(app.count(delivered).await, 2, "nothing is lost");
 }
+
+/// op1 writes: POST on the Agent API, the answer's body.
+async fn op1_post(app: &TestApp, path: &str, body: Value) -> Value {
+    let res = app
+        .client
+        .post(&format!("{AGENT}{path}"), &app.agent_key("op1"), &body)
+        .await;
+    ok(&res)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_days_events_arrive_in_the_feed_and_at_real_receivers_in_commit_order() {
+    let app = local_app().await;
+    let (url, got) = receiver();
+    let made = create(&app, &url, json!([])).await;
+    let secret = made["secret"].as_str().unwrap().to_owned();
+
+    // A draft through review, published with a changed body.
+    let draft = op1_post(
+        &app,
+        "/drafts",
+        json!({"code": "TW-T001", "body": "Rain on the bridge"}),
+    )
+    .await;
+    let post = draft["draft"]["id"].as_str().unwrap().to_owned();
+    ok(&post_as(
+        &app,
+        &format!("/posts/{post}/transition"),
+        json!({"to": "approved"}),
+    )
+    .await);
+    let published = json!({"posts": [{"code": "TW-T001", "status": "published", "post_id": post,
+        "permalink": "https://t.net/p/1", "body": "Rain on the old bridge"}]});
+    op1_post(&app, "/posts/report", published).await;
+    // A decision, opened by op1 and decided by Ann.
+    let persona = op1_post(
+        &app,
+        "/personas",
+        json!({"name": "Nova", "project": "beauty"}),
+    )
+    .await;
+    let issue = persona["issue_id"].as_str().unwrap().to_owned();
+    ok(&post_as(
+        &app,
+        &format!("/decisions/{issue}/resolve"),
+        json!({"note": "welcome"}),
+    )
+    .await);
+    // A task card opened by Ann, claimed by op1.
+    let card = card_claimed(&app).await.to_string();
+
+    let expected = [
+        (post.as_str(), "post.submitted"),
+        (post.as_str(), "post.moved"),
+        (post.as_str(), "post.reported"),
+        (post.as_str(), "post.published_differs"),
+        (issue.as_str(), "decision.opened"),
+        (issue.as_str(), "decision.decided"),
+        (card.as_str(), "task.opened"),
+        (card.as_str(), "task.claimed"),
+    ];
+    let per_object = |events: &[Value], object: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["object_id"] == object)
+            .map(|e| e["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let of = |object: &str| -> Vec<String> {
+        expected
+            .iter()
+            .filter(|(o, _)| *o == object)
+            .map(|(_, t)| (*t).to_owned())
+            .collect()
+    };
+    // The feed: op1's, in commit order.
+    let feed = app.feed("op1", "").await;
+    for object in [&post, &issue, &card] {
+        assert_eq!(per_object(&feed, object), of(object), "feed, {object}");
+    }
+    let cursors: Vec<u64> = feed
+        .iter()
+        .map(|e| {
+            let cursor = e["cursor"].as_str().expect("a cursor");
+            cursor.parse().expect("digits")
+        })
+        .collect();
+    assert!(cursors.windows(2).all(|w| w[0] < w[1]), "{cursors:?}");
+    // The receiver: every event once, each object's in commit order.
+    deliver_until(&app, &got, expected.len()).await;
+    let bodies = got.bodies();
+    assert_eq!(bodies.len(), expected.len(), "{bodies:?}");
+    for object in [&post, &issue, &card] {
+        assert_eq!(
+            per_object(&bodies, object),
+            of(object),
+            "receiver, {object}"
+        );
+    }
+    let differs = bodies
+        .iter()
+        .find(|b| b["type"] == "post.published_differs")
+        .unwrap();
+    assert_eq!(differs["data"]["reason"], "changed", "{differs}");
+    // Verified by the standardwebhooks packages of PyPI and npm.
+    let requests = got.requests.lock().unwrap().clone();
+    for runtime in ["python", "node"] {
+        let v = verified_by(runtime, &secret, &requests).await;
+        assert_eq!(
+            v,
+            json!({"verified": expected.len(), "refused": []}),
+            "{runtime}"
+        );
+    }
+}
+
+/// Ann writes on the Personal API.
+async fn post_as(app: &TestApp, path: &str, body: Value) -> Response {
+    post(app, ANN, path, body).await
+}

@@ -129,10 +129,12 @@ pub struct Event {
     pub workspace_id: Uuid,
     /// The post, card, decision or account it is about.
     pub object_id: Uuid,
-    /// The body of its type: post.* a post's change (code, platform, from, status, note),
+    /// The body of its type: post.* a post's change (code, platform, from, status, note;
+    /// post.published_differs: code, platform, reason and the two bodies' fingerprints),
     /// decision.* a decision's (kind, title, status, choice), account.state_changed an
     /// account's (code, platform, from, to, reason), task.* a card's (kind, title, status,
-    /// note).
+    /// note), ad_change.* a proposal's (kind, ad_id, post_id, status, error); the others as
+    /// their schemas say.
     pub data: EventData,
 }
 
