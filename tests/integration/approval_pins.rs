@@ -223,3 +223,31 @@ async fn a_post_published_that_nobody_approved_is_marked_never_approved() {
         "never_approved"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn posts_approved_before_pins_existed_get_the_pin_of_what_they_hold() {
+    let app = spawn_app().await;
+    let body = " Morning\u{a0}light\t on the river ";
+    let id = approved(&app, body).await;
+    let pinned = read(&app, &id).await["post"]["approved"].clone();
+    assert!(pinned.is_object(), "{pinned}");
+    // A post never approved, and the approved one as migration 20 found it: no pin.
+    let draft = ok(&agent_post(&app, "/drafts", json!({"code": "TW-T001", "body": "later"})).await);
+    let draft = draft["draft"]["id"].as_str().unwrap().to_owned();
+    app.sql(&format!(
+        "UPDATE posts SET approved_pin = NULL WHERE id = '{id}'"
+    ))
+    .await;
+    app.sql(&format!(
+        "UPDATE posts SET body_key = NULL WHERE id = '{id}'"
+    ))
+    .await;
+    app.sql(include_str!(
+        "../../migrations/2026-12-07-000021_approval_pins_backfill/up.sql"
+    ))
+    .await;
+    // The backfill's pin is the one the approval made (its fingerprint computed in SQL, as
+    // the matching key normalizes the body).
+    assert_eq!(read(&app, &id).await["post"]["approved"], pinned);
+    assert!(read(&app, &draft).await["post"]["approved"].is_null());
+}
