@@ -652,6 +652,10 @@ pub(crate) struct ServeFlags {
     pub(crate) db_pool: Option<usize>,
     /// `FLEETDESK_LOG_FORMAT=json`: one JSON object per log line, for reading the log back.
     pub(crate) json_log: bool,
+    /// `--allow-http-webhooks --allow-private-webhooks`: webhooks to a receiver on
+    /// 127.0.0.1 over http (the events benchmark's; a binary older than the event log has no
+    /// such flags).
+    pub(crate) local_webhooks: bool,
 }
 
 pub(crate) struct Server {
@@ -688,6 +692,9 @@ impl Server {
         }
         if flags.json_log {
             cmd.env("FLEETDESK_LOG_FORMAT", "json");
+        }
+        if flags.local_webhooks {
+            cmd.args(["--allow-http-webhooks", "--allow-private-webhooks"]);
         }
         cmd.env("DATABASE_URL", database_url)
             .env_remove("FLEETDESK_BASE_URL")

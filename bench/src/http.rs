@@ -10,8 +10,8 @@
 //! shares the machine's cores with the server and PostgreSQL, stays as small as it can be.
 //! It reads what the server sends: `Content-Length`, chunked bodies and bodies up to the
 //! close, plus the two headers the benchmarks read (`X-Db-Round-Trips`,
-//! `Idempotent-Replayed`). The upload benchmark's sink reads requests with
-//! [`read_request_head`], the same header parser.
+//! `Idempotent-Replayed`). The upload benchmark's sink and the events benchmark's webhook
+//! receiver read requests with [`read_request_head`], the same header parser.
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Write};
@@ -275,6 +275,15 @@ pub fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
 /// returns its `Content-Length` (0 without one); `None` when the peer closed the connection
 /// before a request.
 pub fn read_request_head(r: &mut impl BufRead) -> io::Result<Option<u64>> {
+    read_request_head_with(r, |_, _| {})
+}
+
+/// [`read_request_head`] that also hands every header's name and value to `each` (the events
+/// benchmark's webhook receiver reads `webhook-id`).
+pub fn read_request_head_with(
+    r: &mut impl BufRead,
+    mut each: impl FnMut(&str, &str),
+) -> io::Result<Option<u64>> {
     let mut line = String::new();
     for _ in 0..2 {
         line.clear();
@@ -290,6 +299,7 @@ pub fn read_request_head(r: &mut impl BufRead) -> io::Result<Option<u64>> {
         if name.eq_ignore_ascii_case("content-length") {
             length = value.parse().map_err(|_| bad("bad Content-Length"))?;
         }
+        each(name, value);
         Ok(())
     })?;
     Ok(Some(length))

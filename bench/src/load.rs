@@ -194,6 +194,7 @@ impl Options {
             workers: self.workers,
             db_pool: self.db_pool,
             json_log: false,
+            local_webhooks: false,
         }
     }
 }

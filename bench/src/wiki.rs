@@ -684,6 +684,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         workers: None,
         db_pool: None,
         json_log: false,
+        local_webhooks: false,
     };
     let server = Server::start(
         &bin,

@@ -6,8 +6,8 @@
 //!   may use, or a domain crate depends on diesel, actix-web or object_store.
 //! - `loc`: production lines per crate group (`loc.rs`), as issue closing notes measure them.
 //! - `lint`: rustfmt check, rustdoc and clippy with warnings denied.
-//! - `bench [upload|lifecycle|today|wiki]`: runs the benchmarks of the `fleetdesk_bench` package
-//!   (bench/), `cargo run -p fleetdesk_bench -- <args>`.
+//! - `bench [upload|lifecycle|today|wiki|events]`: runs the benchmarks of the
+//!   `fleetdesk_bench` package (bench/), `cargo run -p fleetdesk_bench -- <args>`.
 
 mod loc;
 mod peers;
@@ -138,6 +138,8 @@ tasks:
   bench lifecycle       report_posts and work_today
   bench today           the person's day, GET /today, at 500 and 50 accounts
   bench wiki            knowledge-base search, GET /wiki/search over 10,000 entries
+  bench events          event log: POST /drafts before and after it, the long-poll feed, and
+                        webhook delivery of 10,000 events (throughput, delay, exactly once)
   help                  this text
 ";
 
