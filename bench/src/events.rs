@@ -587,6 +587,9 @@ struct WebhookLine {
     unsigned: usize,
     other_kinds: usize,
     delivery_span_s: f64,
+    /// Deliveries per second over each tenth of the deliveries, in arrival order (the later
+    /// tenths find a shorter queue).
+    tenths_per_s: Vec<f64>,
     /// Delivery minus the commit (the POST answer), per post delivered.
     delays_us: Vec<i64>,
     first_delivery_after_first_post_s: f64,
@@ -784,12 +787,32 @@ fn webhooks(
         unsigned: ds.iter().filter(|d| !d.signed).count(),
         other_kinds: ds.iter().filter(|d| d.kind != KIND).count(),
         delivery_span_s: secs(first, last),
+        tenths_per_s: tenths(ds),
         delays_us,
         first_delivery_after_first_post_s: secs(first_sent, first),
         last_delivery_after_last_post_s: secs(last_answer, last),
         sample_timestamp: ds.first().map(|d| d.timestamp.clone()).unwrap_or_default(),
         server_view,
     })
+}
+
+/// Deliveries per second over each tenth of `ds`, in arrival order (from the last arrival of
+/// the tenth before).
+fn tenths(ds: &[Delivery]) -> Vec<f64> {
+    let mut at: Vec<Instant> = ds.iter().map(|d| d.at).collect();
+    at.sort_unstable();
+    if at.len() < 20 {
+        return Vec::new();
+    }
+    let cut = |k: usize| at[(k * (at.len() - 1)) / 10];
+    (0..10)
+        .map(|k| {
+            let (a, b) = (cut(k), cut(k + 1));
+            let n = (((k + 1) * (at.len() - 1)) / 10 - (k * (at.len() - 1)) / 10) as f64;
+            let s = (b - a).as_secs_f64();
+            if s > 0.0 { n / s } else { 0.0 }
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -902,6 +925,18 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
          last POST answer",
         hooks.first_delivery_after_first_post_s, hooks.last_delivery_after_last_post_s
     );
+    let tenths: Vec<String> = hooks
+        .tenths_per_s
+        .iter()
+        .map(|r| format!("{r:.0}"))
+        .collect();
+    println!(
+        "  deliveries/s over each tenth of them, in order: {}",
+        tenths.join(" ")
+    );
+    if hooks.last_delivery_after_last_post_s > 1.0 {
+        println!("  the writers outpaced the deliveries: the delays below are mostly the queue's");
+    }
     println!(
         "  commit -> delivery ({} posts): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
         hooks.delays_us.len(),
@@ -983,6 +1018,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "deliveries": hooks.received,
             "delivery_span_seconds": hooks.delivery_span_s,
             "deliveries_per_second": hooks.deliveries_per_s(),
+            "deliveries_per_second_by_tenth": hooks.tenths_per_s,
             "commit_to_delivery_ms": {"p50": signed_ms(&hooks.delays_us, 0.5),
                                       "p99": signed_ms(&hooks.delays_us, 0.99),
                                       "max": signed_ms(&hooks.delays_us, 1.0)},
