@@ -47,7 +47,9 @@ ON CONFLICT (endpoint_id, event_id) DO NOTHING
 /// Takes up to `$5` due deliveries of enabled endpoints for an attempt each: pending (`$1`)
 /// and due, not leased, or leased by an instance that died (its advisory lock of class `$4`
 /// is free), and the oldest pending one of its endpoint and object. Each take counts an
-/// attempt, the lease's token, under a lease of `$2` seconds by instance `$3`.
+/// attempt, the lease's token, under a lease of `$2` seconds by instance `$3`. It walks
+/// `webhook_deliveries_queue` in event order and probes `webhook_deliveries_order` once per
+/// candidate, so a claim costs the same whatever the queue's length (migration 22).
 const CLAIM: &str = r#"
 WITH taken AS (
     UPDATE webhook_deliveries d
