@@ -1,7 +1,9 @@
 //! The webhook deliveries' task: rounds of [`WebhookService::deliver_round`] while there is
 //! work, and between them a wait for the next commit of events (on any instance) or a
-//! second, whichever comes first (a retry falls due without a commit). It runs beside the
-//! background worker, so a slow receiver holds no other job.
+//! second, whichever comes first (a retry falls due without a commit). A commit's wake-up
+//! waits [`GATHER`] more, so that the commits of a burst go out in one round rather than a
+//! round (two transactions) each. It runs beside the background worker, so a slow receiver
+//! holds no other job.
 
 use fleetdesk_pg::PgStore;
 use fleetdesk_webhooks::WebhookService;
@@ -13,6 +15,8 @@ use tokio::sync::watch;
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 /// The wait after a round that failed (the database is away).
 const FAILED_WAIT: Duration = Duration::from_secs(5);
+/// How long a commit's wake-up gathers the commits that follow it before a round.
+const GATHER: Duration = Duration::from_millis(20);
 
 /// The running task: [`Deliveries::stop`] ends it between rounds.
 pub struct Deliveries {
@@ -43,7 +47,7 @@ impl Deliveries {
                 };
                 tokio::select! {
                     _ = stopped.changed() => return,
-                    _ = commits.changed() => {}
+                    _ = commits.changed() => tokio::time::sleep(GATHER).await,
                     _ = tokio::time::sleep(wait) => {}
                 }
             }

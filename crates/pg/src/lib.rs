@@ -27,12 +27,19 @@ macro_rules! statements {
 /// SQL type its Rust type is stored as ([`rows::SqlOf`]): `sql!(LIST, workspace, limit + 1)`.
 /// An integer literal is typed (`1_i64`), as its SQL type follows from it. It is one
 /// expression, so a temporary an argument borrows lives as long as the statement it is in.
+///
+/// `sql!(fresh CLAIM, ..)` is the same statement planned afresh on every execution (not kept
+/// in the connection's statement cache): for a statement over a table whose size swings (a
+/// queue), whose cached plan, made while the table was small, could stay long after it grew.
 macro_rules! sql {
     (@bind $query:expr, $arg:expr $(, $rest:expr)*) => {
         sql!(@bind $crate::rows::bind($query, $arg) $(, $rest)*)
     };
     (@bind $query:expr) => {
         $query
+    };
+    (fresh $statement:expr $(, $arg:expr)* $(,)?) => {
+        sql!(@bind diesel::sql_query($statement).into_boxed::<diesel::pg::Pg>() $(, $arg)*)
     };
     ($statement:expr $(, $arg:expr)* $(,)?) => {
         $crate::db::prepared(sql!(

@@ -42,6 +42,8 @@ pub struct NumberedEvent {
     pub workspace_id: Uuid,
     pub object_id: Uuid,
     pub kind: EventKind,
+    /// When its change was made.
+    pub occurred_at: Timestamp,
 }
 
 /// An enabled endpoint, as routing needs it.
@@ -50,6 +52,8 @@ pub struct Route {
     pub endpoint_id: Uuid,
     pub workspace_id: Uuid,
     pub types: Vec<EventKind>,
+    /// When it was registered: it receives the changes made since.
+    pub since: Timestamp,
 }
 
 /// A delivery to write: one endpoint, one event.
@@ -62,7 +66,8 @@ pub struct NewDelivery {
 }
 
 /// The deliveries of `events` to the enabled endpoints of their workspaces that receive
-/// their kinds, in event order.
+/// their kinds and were registered when the event's change was made (an older event reaches
+/// a new endpoint only by a replay), in event order.
 pub fn fan_out(events: &[NumberedEvent], routes: &[Route]) -> Vec<NewDelivery> {
     events
         .iter()
@@ -70,7 +75,9 @@ pub fn fan_out(events: &[NumberedEvent], routes: &[Route]) -> Vec<NewDelivery> {
             routes
                 .iter()
                 .filter(move |r| {
-                    r.workspace_id == event.workspace_id && receives(&r.types, event.kind)
+                    r.workspace_id == event.workspace_id
+                        && receives(&r.types, event.kind)
+                        && event.occurred_at >= r.since
                 })
                 .map(move |r| NewDelivery {
                     endpoint_id: r.endpoint_id,
@@ -223,6 +230,10 @@ mod tests {
         Uuid::from_u128(n)
     }
 
+    fn at(t: &str) -> Timestamp {
+        t.parse().unwrap()
+    }
+
     #[test]
     fn an_event_goes_to_the_endpoints_of_its_workspace_that_take_its_type() {
         let events = [
@@ -232,6 +243,7 @@ mod tests {
                 workspace_id: id(10),
                 object_id: id(100),
                 kind: EventKind::PostMoved,
+                occurred_at: at("2026-12-07T10:00:00Z"),
             },
             NumberedEvent {
                 seq: 2,
@@ -239,23 +251,35 @@ mod tests {
                 workspace_id: id(20),
                 object_id: id(200),
                 kind: EventKind::TaskClaimed,
+                occurred_at: at("2026-12-07T10:00:00Z"),
             },
         ];
+        let since = at("2026-12-07T09:00:00Z");
         let routes = [
             Route {
                 endpoint_id: id(7),
                 workspace_id: id(10),
                 types: vec![],
+                since,
             },
             Route {
                 endpoint_id: id(8),
                 workspace_id: id(10),
                 types: vec![EventKind::TaskClaimed],
+                since,
             },
             Route {
                 endpoint_id: id(9),
                 workspace_id: id(20),
                 types: vec![EventKind::TaskClaimed, EventKind::PostMoved],
+                since,
+            },
+            // Registered after the changes were made: nothing of them.
+            Route {
+                endpoint_id: id(6),
+                workspace_id: id(10),
+                types: vec![],
+                since: at("2026-12-07T10:00:00.000001Z"),
             },
         ];
         let deliveries = fan_out(&events, &routes);
