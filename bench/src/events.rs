@@ -10,8 +10,9 @@
 //!    `post.submitted` event: latency and statements (`X-Db-Round-Trips`). With
 //!    `--before-binary`, the same is measured at the end against that binary (built from the
 //!    commit before the event log) on a database and tenant of its own;
-//! 5. the long-poll feed: a client holds GET /api/agent/v1/events?after=<cursor>&wait=30
-//!    &types=post.submitted with the agent's key while another writes one draft; the delay is
+//! 5. the long-poll feed: a client holds
+//!    `GET /api/agent/v1/events?after=<cursor>&wait=30&types=post.submitted` with the agent's
+//!    key while another writes one draft; the delay is
 //!    the feed's answer minus the draft's answer (and minus when the draft was sent), `--polls`
 //!    (200) times one after another;
 //! 6. webhooks: a receiver in this process (a std TcpListener answering 204, recording when

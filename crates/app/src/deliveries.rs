@@ -1,9 +1,9 @@
 //! The webhook deliveries' task: rounds of [`WebhookService::deliver_round`] while there is
 //! work, and between them a wait for the next commit of events (on any instance) or a
 //! second, whichever comes first (a retry falls due without a commit). A commit's wake-up
-//! waits [`GATHER`] more, so that the commits of a burst go out in one round rather than a
-//! round (two transactions) each. It runs beside the background worker, so a slow receiver
-//! holds no other job.
+//! waits 20 ms more (`GATHER`), so that the commits of a burst go out in one round rather
+//! than a round (two transactions) each. It runs beside the background worker, so a slow
+//! receiver holds no other job.
 
 use fleetdesk_pg::PgStore;
 use fleetdesk_webhooks::WebhookService;
