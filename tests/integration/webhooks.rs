@@ -959,3 +959,45 @@ async fn a_days_events_arrive_in_the_feed_and_at_real_receivers_in_commit_order(
 async fn post_as(app: &TestApp, path: &str, body: Value) -> Response {
     post(app, ANN, path, body).await
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endpoint_receives_only_the_changes_made_after_it_was_registered() {
+    let app = local_app().await;
+    // No endpoint yet: rounds hand nothing on (and the cursor stays behind).
+    let before = card_claimed(&app).await;
+    let round = app
+        .ctx
+        .webhooks
+        .deliver_round(jiff::Timestamp::now, || 500)
+        .await
+        .expect("a round");
+    assert_eq!(round.dispatched, 0, "{round:?}");
+    let (url, got) = receiver();
+    create(&app, &url, json!([])).await;
+    let after = card_claimed(&app).await;
+    deliver_until(&app, &got, 2).await;
+    let bodies = got.bodies();
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    assert!(
+        bodies.iter().all(|b| b["object_id"] == after.to_string()),
+        "{bodies:?}"
+    );
+    assert!(bodies.iter().all(|b| b["object_id"] != before.to_string()));
+    // A replay since before brings the older changes on purpose.
+    let since = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1)).to_string();
+    let id = ok(&app
+        .client
+        .get(&format!("{USER}/webhooks"), &app.personal_key(ANN))
+        .await)["endpoints"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let replayed = ok(&post(
+        &app,
+        ANN,
+        &format!("/webhooks/{id}/replay"),
+        json!({"since": since}),
+    )
+    .await);
+    assert_eq!(replayed["replayed"], 4, "{replayed}");
+}

@@ -562,6 +562,18 @@ impl WebhookRepo for PgStore {
     fn dispatch(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<usize>> {
         use crate::schema::webhook_dispatch;
         self.tx(async move |conn| {
+            // No endpoint is on: nothing to hand on, and no cursor write (a transaction to
+            // flush) for every commit of events. The cursor may lag meanwhile: an endpoint
+            // receives only changes made after it was registered, so catching up later hands
+            // the older events to no one.
+            let any_on: bool = diesel::select(diesel::dsl::exists(
+                webhook_endpoints::table.filter(webhook_endpoints::enabled.eq(true)),
+            ))
+            .get_result(conn)
+            .await?;
+            if !any_on {
+                return Ok(0);
+            }
             // One instance dispatches at a time; the others find the row locked and go on.
             let last: Option<i64> = webhook_dispatch::table
                 .select(webhook_dispatch::last_seq)
