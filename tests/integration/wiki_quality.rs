@@ -37,46 +37,69 @@ fn percent_encode(q: &str) -> String {
         .collect()
 }
 
-/// The figures of one query set.
-struct Figures {
-    n: usize,
-    strict: usize,
-    lenient: usize,
+/// What one query found: whether its primary entry is in the top three (strict), any expected
+/// one is (lenient), the share of its expected entries among the eight, and 1/rank of the
+/// primary (0 when absent).
+struct Outcome {
+    kind: String,
+    strict: bool,
+    lenient: bool,
     recall: f64,
     rr: f64,
+}
+
+/// The figures of one query set, or of one kind of query within it.
+struct Figures {
+    outcomes: Vec<Outcome>,
     misses: Vec<String>,
 }
 
 impl Figures {
     fn strict_rate(&self) -> f64 {
-        self.strict as f64 / self.n as f64
+        rate(&self.outcomes, |o| o.strict)
     }
     fn lenient_rate(&self) -> f64 {
-        self.lenient as f64 / self.n as f64
+        rate(&self.outcomes, |o| o.lenient)
     }
     fn line(&self, name: &str) -> String {
-        format!(
-            "{name:<9} {:>2} queries: strict top-3 {:5.1}% ({}/{}), lenient top-3 {:5.1}% ({}/{}), recall@8 {:.3}, MRR(primary) {:.3}",
-            self.n,
-            self.strict_rate() * 100.0,
-            self.strict,
-            self.n,
-            self.lenient_rate() * 100.0,
-            self.lenient,
-            self.n,
-            self.recall / self.n as f64,
-            self.rr / self.n as f64,
-        )
+        line(name, &self.outcomes.iter().collect::<Vec<_>>())
     }
+    /// One line per kind of query (the corpus's `kind` before its first comma).
+    fn kind_lines(&self) -> Vec<String> {
+        let mut kinds: Vec<&str> = self.outcomes.iter().map(|o| o.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+            .into_iter()
+            .map(|k| {
+                let of: Vec<&Outcome> = self.outcomes.iter().filter(|o| o.kind == k).collect();
+                line(k, &of)
+            })
+            .collect()
+    }
+}
+
+fn rate(outcomes: &[Outcome], hit: impl Fn(&Outcome) -> bool) -> f64 {
+    outcomes.iter().filter(|o| hit(o)).count() as f64 / outcomes.len() as f64
+}
+
+fn line(name: &str, of: &[&Outcome]) -> String {
+    let n = of.len();
+    let strict = of.iter().filter(|o| o.strict).count();
+    let lenient = of.iter().filter(|o| o.lenient).count();
+    format!(
+        "{name:<16} {n:>3} queries: strict top-3 {:5.1}% ({strict}/{n}), lenient top-3 {:5.1}% \
+         ({lenient}/{n}), recall@8 {:.3}, MRR(primary) {:.3}",
+        strict as f64 * 100.0 / n as f64,
+        lenient as f64 * 100.0 / n as f64,
+        of.iter().map(|o| o.recall).sum::<f64>() / n as f64,
+        of.iter().map(|o| o.rr).sum::<f64>() / n as f64,
+    )
 }
 
 async fn measure(app: &fleetdesk_tests::TestApp, key: &str, queries: &[Value]) -> Figures {
     let mut f = Figures {
-        n: queries.len(),
-        strict: 0,
-        lenient: 0,
-        recall: 0.0,
-        rr: 0.0,
+        outcomes: Vec::new(),
         misses: Vec::new(),
     };
     for q in queries {
@@ -105,14 +128,18 @@ async fn measure(app: &fleetdesk_tests::TestApp, key: &str, queries: &[Value]) -
         let rank = got.iter().position(|t| *t == primary);
         let strict = rank.is_some_and(|r| r < 3);
         let lenient = got.iter().take(3).any(|t| expect.contains(t));
-        f.strict += usize::from(strict);
-        f.lenient += usize::from(lenient);
-        f.recall += expect.iter().filter(|t| got.contains(t)).count() as f64 / expect.len() as f64;
-        f.rr += rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+        let kind = q["kind"].as_str().unwrap_or("?");
+        f.outcomes.push(Outcome {
+            kind: kind.split(',').next().unwrap_or(kind).to_owned(),
+            strict,
+            lenient,
+            recall: expect.iter().filter(|t| got.contains(t)).count() as f64
+                / expect.len() as f64,
+            rr: rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)),
+        });
         if !strict {
             f.misses.push(format!(
-                "  {text} [{}]: primary {primary:?} at {}, {}; first {:?}, top 3 {:?}",
-                q["kind"].as_str().unwrap_or("?"),
+                "  {text} [{kind}]: primary {primary:?} at {}, {}; first {:?}, top 3 {:?}",
                 rank.map_or("none of the 8".to_string(), |r| format!("rank {}", r + 1)),
                 if lenient {
                     "another expected entry in the top 3"
@@ -135,9 +162,11 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let entries = corpus["entries"].as_array().expect("entries");
     let queries = corpus["queries"].as_array().expect("queries");
     let held_out = corpus["held_out"].as_array().expect("held_out");
+    let cross = corpus["held_out_cross"].as_array().expect("held_out_cross");
     assert!(entries.len() >= 50, "at least 50 entries");
     assert!(queries.len() >= 30, "at least 30 queries");
     assert!(held_out.len() >= 30, "at least 30 held-out queries");
+    assert!(cross.len() >= 60, "at least 60 cross-language held-out queries");
     for e in entries {
         let body = json!({
             "category": e["category"], "title": e["title"], "summary": e["summary"],
@@ -152,7 +181,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
         .iter()
         .map(|e| e["title"].as_str().unwrap())
         .collect();
-    for q in queries.iter().chain(held_out) {
+    for q in queries.iter().chain(held_out).chain(cross) {
         for t in q["expect"].as_array().unwrap() {
             assert!(
                 titles.contains(&t.as_str().unwrap()),
@@ -164,16 +193,23 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
 
     let original = measure(&app, &key, queries).await;
     let held = measure(&app, &key, held_out).await;
+    let held_cross = measure(&app, &key, cross).await;
     println!("wiki search quality, {} entries:", entries.len());
     println!("  {}", original.line("original"));
     println!("  {}", held.line("held-out"));
-    println!("original strict misses:");
-    for m in &original.misses {
-        println!("{m}");
+    println!("  {}", held_cross.line("held-out-cross"));
+    for l in held_cross.kind_lines() {
+        println!("    {l}");
     }
-    println!("held-out strict misses:");
-    for m in &held.misses {
-        println!("{m}");
+    for (name, f) in [
+        ("original", &original),
+        ("held-out", &held),
+        ("held-out-cross", &held_cross),
+    ] {
+        println!("{name} strict misses:");
+        for m in &f.misses {
+            println!("{m}");
+        }
     }
     assert!(
         original.lenient_rate() >= 0.9,
