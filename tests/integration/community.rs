@@ -228,7 +228,15 @@ async fn entry(
     tags: &[&str],
 ) -> String {
     let id = uuid::Uuid::new_v4();
-    let terms = |t: &str| fleetdesk_wiki::search::index_text(t).replace('\'', "''");
+    let owned: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
+    let made = fleetdesk_wiki::entry::Terms::of(
+        fleetdesk_wiki::entry::Category::Playbook,
+        title,
+        &format!("summary of {title}"),
+        &owned,
+        body,
+    );
+    let quoted = |t: &str| t.replace('\'', "''");
     let project = match project {
         Some(p) => format!(
             "(SELECT p.id FROM projects p JOIN workspaces w ON w.id = p.workspace_id \
@@ -242,22 +250,21 @@ async fn entry(
             .collect::<Vec<_>>()
             .join(",")
     };
-    // The tags as the wiki folds them (`folded_tags`, what the assistant's filter reads).
-    let folded = list(
-        tags.iter()
-            .map(|t| fleetdesk_wiki::entry::fold_tag(t))
-            .collect(),
-    );
-    let tags = list(tags.iter().map(|t| t.to_string()).collect());
+    let folded = list(made.folded_tags.clone());
+    let tags = list(owned);
     app.sql(&format!(
         "INSERT INTO wiki_entries (id, organization_id, project_id, title_key, title, category, \
            summary, body, tags, folded_tags, version, status, terms_title, terms_summary, \
-           terms_body) \
+           terms_pivot, terms_body, terms_version) \
          SELECT '{id}', o.id, {project}, lower('{title}'), '{title}', 'playbook', 'summary of {title}', \
-           '{body}', ARRAY[{tags}]::text[], ARRAY[{folded}]::text[], 1, '{status}', '{}', '', '{}' \
+           '{body}', ARRAY[{tags}]::text[], ARRAY[{folded}]::text[], 1, '{status}', '{}', '{}', \
+           '{}', '{}', {} \
          FROM organizations o WHERE o.name = '{org}'",
-        terms(title),
-        terms(body)
+        quoted(&made.title),
+        quoted(&made.summary),
+        quoted(&made.pivot),
+        quoted(&made.body),
+        fleetdesk_wiki::entry::TERMS_VERSION,
     ))
     .await;
     id.to_string()
@@ -567,6 +574,59 @@ async fn wiki_limits_cut_more_suiting_entries_than_they_allow() {
         assert!(titles.iter().all(|t| t.starts_with("Suits ")), "{titles:?}");
     }
     assert_limit_past(&app, "wiki", &mia, 21).await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_assistant_s_wiki_search_crosses_languages_as_the_knowledge_base_does() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "退貨政策",
+        "七天內可以退貨，請保留發票。",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Refund requests",
+        "Refunds are handled in private messages within two days.",
+        &["community"],
+    )
+    .await;
+    entry(
+        &app,
+        "Acme",
+        None,
+        "canon",
+        "Meetup",
+        "Meetup in Taipei at the store.",
+        &["community"],
+    )
+    .await;
+    // English finds the Chinese entry (CC-CEDICT: 退貨 is "to return merchandise"), Chinese
+    // of either script the English one (退款 is "to refund").
+    let titles = wiki_titles(
+        &app,
+        json!({"space_id": mia, "query": "return merchandise"}),
+    )
+    .await;
+    assert_eq!(titles, ["退貨政策"]);
+    for q in ["退款", "退款怎麼處理"] {
+        let titles = wiki_titles(&app, json!({"space_id": mia, "query": q})).await;
+        assert_eq!(
+            titles.first().map(String::as_str),
+            Some("Refund requests"),
+            "{q}"
+        );
+    }
     app.stop().await;
 }
 

@@ -771,6 +771,24 @@ async fn the_knowledge_page_reads_its_workspace_and_search_as_the_operations_do(
     )));
     assert!(html.contains(">貓咪的照顧</a>"), "{html}");
     assert!(html.contains("貓咪會很開心"), "the hit's snippet: {html}");
+    // Which words matched, as typed, and the dictionary's attribution.
+    assert!(
+        html.contains(r#"Matched: <mark lang="und">猫咪</mark>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains("CC-CEDICT") && html.contains("CC BY-SA 4.0"),
+        "{html}"
+    );
+    // An English search finds the Chinese entry, through the English of its words
+    // (梳毛 is not in the dictionary; 每天 is "every day").
+    let (status, html) = knowledge("q=every+day").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains(">貓咪的照顧</a>"), "{html}");
+    assert!(
+        html.contains(r#"Matched: <mark lang="und">every</mark>, <mark lang="und">day</mark>"#),
+        "{html}"
+    );
 
     // Blank after trimming is no search: the index, with the entry's summary.
     let (status, html) = knowledge("q=%20%20").await;

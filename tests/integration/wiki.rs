@@ -271,6 +271,113 @@ async fn results_are_ranked_with_a_score_and_a_snippet_of_at_most_160_characters
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn search_crosses_languages_both_ways_and_says_which_words_matched() {
+    let app = spawn_app().await;
+    proposed(
+        &app,
+        "op1",
+        entry("夜市小吃推薦", "台灣夜市的小吃：臭豆腐、蚵仔煎和珍珠奶茶。"),
+    )
+    .await;
+    proposed(
+        &app,
+        "op1",
+        entry(
+            "Sunscreen reminders",
+            "Reapply sunscreen every two hours at the beach.",
+        ),
+    )
+    .await;
+    proposed(&app, "op1", entry("Meetups", "Meetups are on Saturdays.")).await;
+    // English finds the Chinese entry through the English CC-CEDICT gives its words.
+    let v = ok(&search(&app, "op1", "Night market", "").await);
+    assert_eq!(titles(&v["results"]), ["夜市小吃推薦"]);
+    assert_eq!(
+        v["results"][0]["matched"],
+        json!(["Night", "market"]),
+        "{v}"
+    );
+    // Chinese of either script finds the English entry; the words are shown as written.
+    for q in ["防曬霜", "防晒霜"] {
+        let v = ok(&search(&app, "op1", q, "").await);
+        assert_eq!(titles(&v["results"]), ["Sunscreen reminders"], "{q}");
+        assert_eq!(v["results"][0]["matched"], json!([q]), "{v}");
+    }
+    // A Chinese query still finds its Chinese entry first, by its own words.
+    assert_eq!(found(&app, "op1", "夜市").await[0], "夜市小吃推薦");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_glossary_s_synonyms_find_what_is_written_with_the_other_name() {
+    let app = spawn_app().await;
+    let mut glossary = entry(
+        "別名對照",
+        "A醇 = 視黃醇\n限動 = 限時動態\n乾貨：實用內容（不是別名，沒有等號）",
+    );
+    glossary["category"] = json!("glossary");
+    proposed(&app, "op1", glossary).await;
+    proposed(
+        &app,
+        "op1",
+        entry("视黄醇使用须知", "视黄醇要晚上用，白天记得防晒。"),
+    )
+    .await;
+    proposed(
+        &app,
+        "op1",
+        entry("Stories stickers", "限時動態的投票貼紙能提高互動。"),
+    )
+    .await;
+    // The other name finds the entry that never writes it, in either script.
+    for q in ["A醇晚上用", "a醇 晚上用"] {
+        let t = found(&app, "op1", q).await;
+        assert_eq!(
+            t.first().map(String::as_str),
+            Some("视黄醇使用须知"),
+            "{q}: {t:?}"
+        );
+    }
+    let t = found(&app, "op1", "限動 投票").await;
+    assert_eq!(
+        t.first().map(String::as_str),
+        Some("Stories stickers"),
+        "{t:?}"
+    );
+    // A lesson's `=` declares nothing: only glossary entries do.
+    proposed(&app, "op1", entry("Not a glossary", "暗號 = 週末特賣")).await;
+    assert!(
+        !found(&app, "op1", "暗號")
+            .await
+            .contains(&"Stories stickers".to_owned())
+    );
+    assert!(found(&app, "op1", "週末特賣").await == ["Not a glossary"]);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_indexed_by_an_earlier_pipeline_are_indexed_again() {
+    let app = spawn_app().await;
+    proposed(&app, "op1", entry("夜市小吃", "台灣夜市的小吃。")).await;
+    // As an earlier version stored it: no English (and here no terms at all).
+    app.sql(
+        "UPDATE wiki_entries SET terms_title = '', terms_summary = '', terms_pivot = '', \
+           terms_body = '', terms_version = 1, updated_at = '2026-01-02T03:04:05Z'",
+    )
+    .await;
+    assert!(found(&app, "op1", "night market").await.is_empty());
+    assert_eq!(app.store.index_wiki_again().await.unwrap(), 1);
+    assert_eq!(found(&app, "op1", "night market").await, ["夜市小吃"]);
+    assert_eq!(found(&app, "op1", "夜市").await, ["夜市小吃"]);
+    // Indexing changes no entry's own fields, and is done once.
+    let kept = "SELECT count(*) AS n FROM wiki_entries \
+                WHERE updated_at = '2026-01-02T03:04:05Z' AND terms_version = 2";
+    assert_eq!(app.count(kept).await, 1);
+    assert_eq!(app.store.index_wiki_again().await.unwrap(), 0);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn search_limit_defaults_to_8_and_stops_at_30() {
     let app = spawn_app().await;
     // 31 matching entries: more than the maximum.

@@ -133,8 +133,7 @@ async fn measure(app: &fleetdesk_tests::TestApp, key: &str, queries: &[Value]) -
             kind: kind.split(',').next().unwrap_or(kind).to_owned(),
             strict,
             lenient,
-            recall: expect.iter().filter(|t| got.contains(t)).count() as f64
-                / expect.len() as f64,
+            recall: expect.iter().filter(|t| got.contains(t)).count() as f64 / expect.len() as f64,
             rr: rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)),
         });
         if !strict {
@@ -166,7 +165,10 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     assert!(entries.len() >= 50, "at least 50 entries");
     assert!(queries.len() >= 30, "at least 30 queries");
     assert!(held_out.len() >= 30, "at least 30 held-out queries");
-    assert!(cross.len() >= 60, "at least 60 cross-language held-out queries");
+    assert!(
+        cross.len() >= 60,
+        "at least 60 cross-language held-out queries"
+    );
     for e in entries {
         let body = json!({
             "category": e["category"], "title": e["title"], "summary": e["summary"],

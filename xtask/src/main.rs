@@ -40,6 +40,8 @@ enum Layer {
 /// crate is placed deliberately.
 const CRATES: &[(&str, Layer)] = &[
     ("fleetdesk_kernel", Layer::Kernel),
+    // Data only (CC-CEDICT, CC BY-SA 4.0), kept apart so that its licence stays with it.
+    ("fleetdesk_cedict", Layer::Kernel),
     ("fleetdesk_tenancy", Layer::Domain),
     ("fleetdesk_accounts", Layer::Domain),
     ("fleetdesk_media", Layer::Domain),

@@ -257,6 +257,15 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     .await?;
     // The segmenter's dictionary and the script tables load off the request path.
     tokio::task::spawn_blocking(fleetdesk_wiki::search::warm_up);
+    // Entries indexed by an earlier search pipeline are indexed again, off the request path.
+    let reindexing = store.clone();
+    tokio::spawn(async move {
+        match reindexing.index_wiki_again().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(entries = n, "indexed wiki entries again"),
+            Err(e) => tracing::error!(error = %e, "indexing wiki entries again failed"),
+        }
+    });
     let listener =
         TcpListener::bind(&settings.bind).with_context(|| format!("binding {}", settings.bind))?;
     let addr = listener.local_addr()?;

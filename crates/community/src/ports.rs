@@ -18,11 +18,11 @@ pub struct WikiHit {
     pub body: String,
 }
 
-/// What a wiki search asks: the tsquery of `fleetdesk_wiki::search::ts_query` (None: no
-/// terms, the most recently updated entries) and how many.
+/// What a wiki search asks: the plan of `fleetdesk_wiki::query`, the knowledge base's own
+/// (None: the query has no word, the most recently updated entries) and how many.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WikiQuery {
-    pub ts_query: Option<String>,
+    pub plan: Option<fleetdesk_wiki::query::Plan>,
     pub limit: i64,
 }
 
@@ -105,6 +105,16 @@ pub trait CommunityRepo: Send + Sync {
         space_id: uuid::Uuid,
         query: &'a WikiQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<WikiHit>, CommunityRefusal>>>;
+
+    /// The facts the knowledge base's search plans by
+    /// (`fleetdesk_wiki::ports::WikiRepo::search_facts`), among the canon entries the agent's
+    /// workspace sees.
+    fn wiki_facts<'a>(
+        &'a self,
+        agent: AgentRef,
+        terms: &'a [String],
+        words: &'a [String],
+    ) -> BoxFuture<'a, anyhow::Result<fleetdesk_wiki::ports::SearchFacts>>;
 
     /// Products on sale in the space's workspace matching the tsquery (None: all, by name).
     fn search_products<'a>(

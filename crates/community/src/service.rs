@@ -12,6 +12,7 @@ use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, Wiki
 use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::AgentRef;
+use fleetdesk_wiki::query;
 use jiff::Timestamp;
 use std::sync::Arc;
 
@@ -28,7 +29,8 @@ pub struct CommunityService {
     repo: Arc<dyn CommunityRepo>,
 }
 
-fn query_terms(query: Option<&str>) -> Result<Option<String>, CommunityRefusal> {
+/// The query, trimmed, within [`QUERY_MAX`] characters.
+fn checked_query(query: Option<&str>) -> Result<&str, CommunityRefusal> {
     let query = query.map(str::trim).unwrap_or_default();
     if query.chars().count() > QUERY_MAX {
         return Err(CommunityRefusal::invalid(
@@ -36,7 +38,7 @@ fn query_terms(query: Option<&str>) -> Result<Option<String>, CommunityRefusal> 
             format!("must have at most {QUERY_MAX} characters"),
         ));
     }
-    Ok(fleetdesk_wiki::search::ts_query(query))
+    Ok(query)
 }
 
 fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, CommunityRefusal> {
@@ -83,13 +85,23 @@ impl CommunityService {
         query: Option<&str>,
         limit_raw: Option<i64>,
     ) -> Outcome<Vec<WikiHit>> {
-        let q = match (
-            query_terms(query),
+        let (query, limit) = match (
+            checked_query(query),
             limit(limit_raw, WIKI_LIMIT_DEFAULT, WIKI_LIMIT_MAX),
         ) {
-            (Ok(ts_query), Ok(limit)) => WikiQuery { ts_query, limit },
+            (Ok(q), Ok(l)) => (q, l),
             (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
         };
+        // The knowledge base's own pipeline: words, their English, wording and synonyms.
+        let mut words = query::words(query);
+        let plan = if words.is_empty() {
+            None
+        } else {
+            let (terms, asked) = query::asking(&words);
+            let facts = self.repo.wiki_facts(agent, &terms, &asked).await?;
+            Some(query::plan_by(&mut words, &facts))
+        };
+        let q = WikiQuery { plan, limit };
         let hits = self.repo.search_wiki(agent, space_id, &q).await?;
         Ok(hits)
     }
@@ -103,10 +115,10 @@ impl CommunityService {
         limit_raw: Option<i64>,
     ) -> Outcome<Vec<ProductHit>> {
         let (ts_query, limit) = match (
-            query_terms(query),
+            checked_query(query),
             limit(limit_raw, PRODUCTS_LIMIT_DEFAULT, PRODUCTS_LIMIT_MAX),
         ) {
-            (Ok(q), Ok(l)) => (q, l),
+            (Ok(q), Ok(l)) => (fleetdesk_wiki::search::ts_query(q), l),
             (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
         };
         self.repo

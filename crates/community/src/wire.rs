@@ -306,9 +306,10 @@ pub mod agent {
                      (compared case-insensitively): an entry with tags of an axis suits the space \
                      only when one of them is the space's value (a space without a track or \
                      location gets only entries without that axis); entries without an axis tag \
-                     are general. The query is searched like wiki_search (Chinese segmented, \
-                     traditional and simplified alike, English stemmed; an entry matching any \
-                     term), ranked by relevance; an empty query, or one of only stop words and \
+                     are general. The query is searched and ranked as wiki_search does it \
+                     (Chinese segmented, traditional and simplified alike, English stemmed, \
+                     English and Chinese finding each other, glossary synonyms, rarer words \
+                     weighing more); an empty query, or one of only stop words and \
                      punctuation, lists the most recently updated entries. Answers \
                      `entries[{id, title, summary, body}]`; no match is an empty array. \
                      space_id must be an active space of your workspace: unknown, archived or \

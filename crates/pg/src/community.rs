@@ -6,6 +6,7 @@
 use crate::db::{PgStore, Ts};
 use crate::rows::{Json, Stored};
 use crate::schema::{community_spaces, community_tickets};
+use crate::wiki::{FactsRow, SEARCH_FACTS};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
@@ -20,11 +21,15 @@ use fleetdesk_community::ticket::{
     reuse_since,
 };
 use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_wiki::entry::EntryStatus;
+use fleetdesk_wiki::ports::SearchFacts;
+use fleetdesk_wiki::query::CANDIDATES;
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
 use uuid::Uuid;
 
 statements!(
+    WIKI_RECENT => WikiRow,
     WIKI_SEARCH => WikiRow,
     PRODUCTS_SEARCH => ProductRow,
     INSERT_DIGEST => IdRow,
@@ -40,25 +45,53 @@ statements!(
 /// applied to `folded_tags` with exact comparisons: the entry carries `$3` (`community`), and
 /// for each axis — its folded tags begin with `$4[i]` (`market:`) — it has none of the axis or
 /// carries `$5[i]` (null: the space has no value there, so no entry of the axis suits it).
-/// Matching the tsquery `$6` (null: every entry), ranked by `ts_rank` with the wiki's weights
-/// (`$7`) and normalization (`$8`), then the most recently updated; at most `$9`.
-const WIKI_SEARCH: &str = r#"
-SELECT e.id, e.title, e.summary, e.body, e.folded_tags,
-       COALESCE(ts_rank($7::float4[], e.search, to_tsquery('simple', $6::text), $8), 0)::float4
-           AS score
-FROM wiki_entries e
-WHERE e.organization_id = $1 AND e.status = 'canon'
-  AND (e.project_id IS NULL
-       OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id = $2))
-  AND e.folded_tags @> ARRAY[$3::text]
-  AND NOT EXISTS (
-      SELECT 1 FROM unnest($4::text[], $5::text[]) AS a(prefix, wanted)
-      WHERE EXISTS (SELECT 1 FROM unnest(e.folded_tags) t WHERE starts_with(t, a.prefix))
-        AND (a.wanted IS NULL OR NOT e.folded_tags @> ARRAY[a.wanted]))
-  AND ($6::text IS NULL OR e.search @@ to_tsquery('simple', $6::text))
-ORDER BY score DESC, e.updated_at DESC, e.id
-LIMIT $9
-"#;
+/// The one place this scope is written; the statement goes on with `AND …`.
+macro_rules! suits_space {
+    () => {
+        " FROM wiki_entries e \
+         WHERE e.organization_id = $1 AND e.status = 'canon' \
+           AND (e.project_id IS NULL \
+                OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id = $2)) \
+           AND e.folded_tags @> ARRAY[$3::text] \
+           AND NOT EXISTS ( \
+               SELECT 1 FROM unnest($4::text[], $5::text[]) AS a(prefix, wanted) \
+               WHERE EXISTS (SELECT 1 FROM unnest(e.folded_tags) t \
+                             WHERE starts_with(t, a.prefix)) \
+                 AND (a.wanted IS NULL OR NOT e.folded_tags @> ARRAY[a.wanted])) "
+    };
+}
+
+/// The entries that suit the space (`suits_space!`), the most recently updated first; at
+/// most `$6`: what a query without words lists.
+const WIKI_RECENT: &str = concat!(
+    "SELECT e.id, e.title, e.summary, e.body, e.folded_tags, 0::float4 AS score",
+    suits_space!(),
+    "ORDER BY e.updated_at DESC, e.id LIMIT $6"
+);
+
+/// The entries that suit the space (`suits_space!`) ranked by the plan of
+/// `fleetdesk_wiki::query`, as the wiki's own search ranks: at most `$13` candidates that have
+/// every word (`$8`), and when fewer than `$6`, at most `$13` more with one of the rarest
+/// (`$9`); scored by the sum over the words `$10` of its weight (`$11`) times `ts_rank` (the
+/// wiki's weights `$7` and normalization `$12`); best first, at most `$6`.
+const WIKI_SEARCH: &str = concat!(
+    "WITH with_every AS (SELECT e.id",
+    suits_space!(),
+    "AND e.search @@ to_tsquery('simple', $8) LIMIT $13), \
+     with_rarest AS (SELECT e.id",
+    suits_space!(),
+    "AND e.search @@ to_tsquery('simple', $9) \
+          AND (SELECT count(*) FROM with_every) < $6 LIMIT $13), \
+     w AS (SELECT to_tsquery('simple', q) AS q, weight \
+           FROM unnest($10::text[], $11::float4[]) AS w(q, weight)) \
+     SELECT e.id, e.title, e.summary, e.body, e.folded_tags, \
+            (SELECT coalesce(sum(w.weight * ts_rank($7::float4[], e.search, w.q, $12)), 0) \
+             FROM w)::float4 AS score \
+     FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
+     JOIN wiki_entries e ON e.id = c.id \
+     ORDER BY score DESC, e.updated_at DESC, e.id \
+     LIMIT $6"
+);
 
 /// Products on sale in the workspace (`$1`) matching the tsquery `$2` (null: all), best
 /// match first, then by name; at most `$3`.
@@ -384,20 +417,41 @@ impl CommunityRepo for PgStore {
                 return Ok(Err(CommunityRefusal::SpaceNotFound));
             };
             let filter = space.tag_filter();
-            let rows: Vec<WikiRow> = sql!(
-                WIKI_SEARCH,
-                agent.organization_id,
-                agent.workspace_id,
-                &filter.required,
-                filter.prefixes(),
-                filter.wanted(),
-                query.ts_query.as_deref(),
-                RANK_WEIGHTS.to_vec(),
-                RANK_NORMALIZATION,
-                query.limit
-            )
-            .load(conn)
-            .await?;
+            let rows: Vec<WikiRow> = match &query.plan {
+                None => {
+                    sql!(
+                        WIKI_RECENT,
+                        agent.organization_id,
+                        agent.workspace_id,
+                        &filter.required,
+                        filter.prefixes(),
+                        filter.wanted(),
+                        query.limit
+                    )
+                    .load(conn)
+                    .await?
+                }
+                Some(plan) => {
+                    sql!(
+                        WIKI_SEARCH,
+                        agent.organization_id,
+                        agent.workspace_id,
+                        &filter.required,
+                        filter.prefixes(),
+                        filter.wanted(),
+                        query.limit,
+                        RANK_WEIGHTS.to_vec(),
+                        &plan.every,
+                        &plan.some,
+                        &plan.words,
+                        &plan.weights,
+                        RANK_NORMALIZATION,
+                        CANDIDATES
+                    )
+                    .load(conn)
+                    .await?
+                }
+            };
             let hits = rows
                 .into_iter()
                 .map(|r| {
@@ -411,6 +465,28 @@ impl CommunityRepo for PgStore {
                 })
                 .collect();
             Ok(Ok(hits))
+        })
+    }
+
+    fn wiki_facts<'a>(
+        &'a self,
+        agent: AgentRef,
+        terms: &'a [String],
+        words: &'a [String],
+    ) -> BoxFuture<'a, anyhow::Result<SearchFacts>> {
+        self.read(async move |conn| {
+            let row: FactsRow = sql!(
+                SEARCH_FACTS,
+                agent.organization_id,
+                agent.workspace_id,
+                EntryStatus::texts(|s| s == EntryStatus::Canon),
+                terms,
+                words,
+                CANDIDATES
+            )
+            .get_result(conn)
+            .await?;
+            Ok(row.into())
         })
     }
 

@@ -865,10 +865,14 @@ diesel::table! {
         terms_title -> Text,
         terms_summary -> Text,
         terms_body -> Text,
-        search -> Nullable<Tsvector>,
         created_by_agent -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        terms_pivot -> Text,
+        terms_version -> Int2,
+        aliases -> Array<Nullable<Text>>,
+        alias_terms -> Array<Nullable<Text>>,
+        search -> Nullable<Tsvector>,
     }
 }
 

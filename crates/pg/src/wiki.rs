@@ -5,7 +5,7 @@
 //! Scope: an agent sees its organization's entries that are shared (no project) or of a
 //! project of its workspace.
 
-use crate::db::{PgStore, Ts, Tx};
+use crate::db::{PgStore, Ts, Tx, column};
 use crate::rows::{Json, Stored};
 use crate::schema::{decisions, organizations, projects, wiki_entries, wiki_versions, workspaces};
 use diesel::prelude::*;
@@ -22,6 +22,7 @@ use fleetdesk_wiki::entry::{
     cast_links, check_rename, decide, find_project, land, pick_by_title,
 };
 use fleetdesk_wiki::ports::*;
+use fleetdesk_wiki::query::{CANDIDATES, Counts};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -108,16 +109,55 @@ ORDER BY v.version DESC
 LIMIT $2
 "#;
 
-/// Entries in the statuses `$8` (`EntryStatus::SEARCHED`) matching the tsquery `$4`, ranked
-/// by `ts_rank` with the weights `$5` and the normalization `$6` of `fleetdesk_wiki::search`;
-/// best first, at most `$7`.
-const SEARCH: &str = head_sql!(
-    ", e.body, ts_rank($5::float4[], e.search, q.q, $6) AS score",
-    visible!("CROSS JOIN to_tsquery('simple', $4) AS q(q)"),
+/// The facts a search is planned by (`fleetdesk_wiki::query`), among the entries the agent
+/// sees in the statuses `$3`: how many there are, and how many have each of the words `$5`
+/// (tsquery texts, in order), each count stopping at `$6`; and the synonym groups of the
+/// entries whose synonyms share a term with `$4`.
+pub(crate) const SEARCH_FACTS: &str = concat!(
+    "SELECT (SELECT count(*) FROM (SELECT 1",
+    visible!(),
+    "AND e.status = ANY($3) LIMIT $6) n) AS entries, \
+     ARRAY(SELECT (SELECT count(*) FROM (SELECT 1",
+    visible!(),
+    "AND e.status = ANY($3) AND e.search @@ to_tsquery('simple', w.q) LIMIT $6) c) \
+           FROM unnest($5::text[]) WITH ORDINALITY AS w(q, i) ORDER BY w.i) AS having, \
+     ARRAY(SELECT DISTINCT g",
+    visible!("CROSS JOIN unnest(e.aliases) AS g"),
+    "AND e.status = ANY($3) AND e.alias_terms <> '{}' AND e.alias_terms && $4::text[]) \
+     AS synonyms"
+);
+
+/// A search by its plan (`fleetdesk_wiki::query::Plan`): in the statuses `$4`, the project
+/// `$3` (with the shared entries), the candidates are at most `$12` entries that have every
+/// word (`$7`), and when those are fewer than the page (`$9`) at most `$12` more that have
+/// one of the rarest (`$8`). Each is scored by the sum over the words `$5` of its weight
+/// (`$6`) times `ts_rank` of that word (weights `$10`, normalization `$11`), with the places
+/// of the words it has (from 1); best first, at most `$9`.
+const SEARCH: &str = concat!(
+    "WITH with_every AS (SELECT e.id",
+    visible!(),
     in_project!(),
-    "AND e.status = ANY($8) AND e.search @@ q.q \
-     ORDER BY score DESC, e.updated_at DESC, e.id \
-     LIMIT $7"
+    "AND e.status = ANY($4) AND e.search @@ to_tsquery('simple', $7) LIMIT $12), \
+     with_rarest AS (SELECT e.id",
+    visible!(),
+    in_project!(),
+    "AND e.status = ANY($4) AND e.search @@ to_tsquery('simple', $8) \
+          AND (SELECT count(*) FROM with_every) < $9 LIMIT $12), \
+     w AS (SELECT to_tsquery('simple', q) AS q, weight, i \
+           FROM unnest($5::text[], $6::float4[]) WITH ORDINALITY AS w(q, weight, i)) ",
+    head_sql!(
+        ", e.body, s.score, s.matched \
+         FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
+         JOIN wiki_entries e ON e.id = c.id LEFT JOIN projects pr ON pr.id = e.project_id \
+         CROSS JOIN LATERAL ( \
+             SELECT coalesce(sum(w.weight * ts_rank($10::float4[], e.search, w.q, $11)), 0) \
+                        ::float4 AS score, \
+                    coalesce(array_agg(w.i::int4 ORDER BY w.i) FILTER (WHERE e.search @@ w.q), \
+                             '{}') AS matched \
+             FROM w) s \
+         ORDER BY s.score DESC, e.updated_at DESC, e.id \
+         LIMIT $9"
+    )
 );
 
 /// An entry as a proposal needs it, any status but retired (`$5`): the one of id `$6` (the
@@ -184,13 +224,42 @@ WHERE pe.id = $1 AND e.title_key = ANY($2)
   AND (e.project_id IS NULL OR e.project_id = pe.project_id)
 "#;
 
+/// Up to `$2` entries whose terms an earlier pipeline wrote (`terms_version` under `$1`), locked
+/// without waiting: another instance starting at once indexes the others.
+const STALE_TERMS: &str = r#"
+SELECT id, category, title, summary, tags, body FROM wiki_entries
+WHERE terms_version < $1
+ORDER BY id
+LIMIT $2
+FOR UPDATE SKIP LOCKED
+"#;
+
+/// Writes the terms of the entries `$1` (`$2`-`$5` in the same order) and the version `$6` of
+/// the pipeline that made them; the entries' own fields, `updated_at` included, stay.
+const WRITE_TERMS: &str = r#"
+UPDATE wiki_entries e
+SET terms_title = t.title, terms_summary = t.summary, terms_pivot = t.pivot,
+    terms_body = t.body, terms_version = $6,
+    aliases = coalesce(string_to_array(t.aliases, E'\n'), '{}'),
+    alias_terms = coalesce(string_to_array(t.alias_terms, ' '), '{}')
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[], $8::text[])
+    AS t(id, title, summary, pivot, body, aliases, alias_terms)
+WHERE e.id = t.id
+"#;
+
+/// How many entries one transaction of [`PgStore::index_wiki_again`] indexes.
+const REINDEX_BATCH: i64 = 200;
+
 statements!(
+    STALE_TERMS => StaleRow,
+    WRITE_TERMS,
     TITLE_TRY_LOCK => LockedRow,
     INDEX => HeadRow,
     ONE => OneRow,
     BY_TITLE => TitleRow,
     VERSIONS => VersionRow,
     SEARCH => FoundRow,
+    SEARCH_FACTS => FactsRow,
     EXISTING => ExistingRow,
     TITLE_LOCK,
     LOCK_DRAFT_ENTRY,
@@ -200,6 +269,17 @@ statements!(
 
 // ---------------------------------------------------------------------------------------------
 // Rows
+
+row! {
+    struct StaleRow {
+        id: Uuid,
+        category: Stored<Category>,
+        title: String,
+        summary: String,
+        tags: Vec<String>,
+        body: String,
+    }
+}
 
 row! {
     struct HeadRow into EntryHead {
@@ -231,6 +311,27 @@ row! {
         head: HeadRow,
         body: String,
         score: f32,
+        matched: Vec<i32>,
+    }
+}
+
+row! {
+    pub(crate) struct FactsRow {
+        entries: i64,
+        having: Vec<i64>,
+        synonyms: Vec<String>,
+    }
+}
+
+impl From<FactsRow> for SearchFacts {
+    fn from(r: FactsRow) -> SearchFacts {
+        SearchFacts {
+            synonyms: r.synonyms,
+            counts: Counts {
+                entries: r.entries,
+                having: r.having,
+            },
+        }
     }
 }
 
@@ -546,8 +647,12 @@ struct ShownRow<'a> {
     status: &'static str,
     terms_title: &'a str,
     terms_summary: &'a str,
+    terms_pivot: &'a str,
     terms_body: &'a str,
+    terms_version: i16,
     folded_tags: &'a [String],
+    aliases: &'a [String],
+    alias_terms: &'a [String],
 }
 
 impl<'a> ShownRow<'a> {
@@ -564,8 +669,12 @@ impl<'a> ShownRow<'a> {
             status: s.status.as_str(),
             terms_title: &s.terms.title,
             terms_summary: &s.terms.summary,
+            terms_pivot: &s.terms.pivot,
             terms_body: &s.terms.body,
+            terms_version: fleetdesk_wiki::entry::TERMS_VERSION,
             folded_tags: &s.terms.folded_tags,
+            aliases: &s.terms.aliases,
+            alias_terms: &s.terms.alias_terms,
         }
     }
 }
@@ -719,6 +828,51 @@ pub(crate) async fn character_links(
     Ok(cast_links(names, &candidates))
 }
 
+impl PgStore {
+    /// Indexes again, in transactions of `REINDEX_BATCH`, the entries whose terms an earlier
+    /// search pipeline wrote ([`entry::TERMS_VERSION`]); returns how many it indexed. Run in
+    /// the background when the service starts: until an entry is done, search finds it by the
+    /// terms it had.
+    pub async fn index_wiki_again(&self) -> anyhow::Result<usize> {
+        let mut done = 0;
+        loop {
+            let n = self
+                .tx(async move |conn| {
+                    let rows: Vec<StaleRow> =
+                        sql!(STALE_TERMS, entry::TERMS_VERSION, REINDEX_BATCH)
+                            .load(conn)
+                            .await?;
+                    let terms: Vec<entry::Terms> = rows
+                        .iter()
+                        .map(|r| {
+                            entry::Terms::of(r.category.0, &r.title, &r.summary, &r.tags, &r.body)
+                        })
+                        .collect();
+                    sql!(
+                        WRITE_TERMS,
+                        column(&rows, |r| r.id),
+                        column(&terms, |t| t.title.as_str()),
+                        column(&terms, |t| t.summary.as_str()),
+                        column(&terms, |t| t.pivot.as_str()),
+                        column(&terms, |t| t.body.as_str()),
+                        entry::TERMS_VERSION,
+                        // Groups hold no line break, terms no space: one text each.
+                        column(&terms, |t| t.aliases.join("\n")),
+                        column(&terms, |t| t.alias_terms.join(" "))
+                    )
+                    .execute(conn)
+                    .await?;
+                    Ok(rows.len())
+                })
+                .await?;
+            done += n;
+            if n < REINDEX_BATCH as usize {
+                return Ok(done);
+            }
+        }
+    }
+}
+
 impl WikiRepo for PgStore {
     fn index<'a>(
         &'a self,
@@ -812,7 +966,7 @@ impl WikiRepo for PgStore {
                 Ok(p) => p,
                 Err(r) => return Ok(Err(r)),
             };
-            let Some(ts_query) = &query.ts_query else {
+            let Some(plan) = &query.plan else {
                 return Ok(Ok(Vec::new()));
             };
             let rows: Vec<FoundRow> = sql!(
@@ -820,15 +974,42 @@ impl WikiRepo for PgStore {
                 scope.organization_id,
                 scope.workspace_id,
                 project,
-                ts_query,
+                EntryStatus::texts(|s| query.statuses.contains(&s)),
+                &plan.words,
+                &plan.weights,
+                &plan.every,
+                &plan.some,
+                query.limit,
                 RANK_WEIGHTS.to_vec(),
                 RANK_NORMALIZATION,
-                query.limit,
-                EntryStatus::texts(|s| query.statuses.contains(&s))
+                CANDIDATES
             )
             .load(conn)
             .await?;
             Ok(Ok(rows.into_iter().map(Into::into).collect()))
+        })
+    }
+
+    fn search_facts<'a>(
+        &'a self,
+        scope: WikiScope,
+        terms: &'a [String],
+        words: &'a [String],
+        statuses: &'static [EntryStatus],
+    ) -> BoxFuture<'a, anyhow::Result<SearchFacts>> {
+        self.read(async move |conn| {
+            let row: FactsRow = sql!(
+                SEARCH_FACTS,
+                scope.organization_id,
+                scope.workspace_id,
+                EntryStatus::texts(|s| statuses.contains(&s)),
+                terms,
+                words,
+                CANDIDATES
+            )
+            .get_result(conn)
+            .await?;
+            Ok(row.into())
         })
     }
 

@@ -5,7 +5,7 @@
 //! same transaction.
 
 use crate::ports::Proposed;
-use crate::search;
+use crate::{aliases, search};
 use fleetdesk_kernel::decision::{DecisionKind, NewDecision};
 use fleetdesk_kernel::events::{EventBody, NewEvent, WikiDraftDecided};
 use fleetdesk_kernel::project::ProjectMiss;
@@ -347,7 +347,13 @@ impl Proposal {
     /// The search terms stored for the entry: title (weight A), summary and tags (B), body
     /// (D), each through [`search::index_text`].
     pub fn terms(&self) -> Terms {
-        Terms::of(&self.title, &self.summary, &self.tags, &self.body)
+        Terms::of(
+            self.category,
+            &self.title,
+            &self.summary,
+            &self.tags,
+            &self.body,
+        )
     }
 
     /// The proposal's text as its entry's row shows it, as version `version` in `status`.
@@ -411,28 +417,60 @@ pub struct Shown<'a> {
     pub terms: Terms,
 }
 
-/// What the adapter stores in `terms_title`, `terms_summary` and `terms_body`, and the tags as
-/// matched in `folded_tags` ([`fold_tags`]): every write of an entry's shown text writes them.
+/// What the adapter stores in `terms_title`, `terms_summary`, `terms_pivot` and `terms_body`,
+/// and the tags as matched in `folded_tags` ([`fold_tags`]): every write of an entry's shown
+/// text writes them, with [`TERMS_VERSION`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terms {
     pub title: String,
     pub summary: String,
+    /// The English of the title's, summary's and tags' Chinese words ([`search::pivot`]).
+    pub pivot: String,
+    /// The body's terms, then the English of its Chinese words.
     pub body: String,
     pub folded_tags: Vec<String>,
+    /// A glossary entry's synonyms ([`aliases::declared`] of its body), each group as
+    /// [`aliases::encode`] stores it, and their terms; none for other categories.
+    pub aliases: Vec<String>,
+    pub alias_terms: Vec<String>,
 }
 
+/// The version of the pipeline [`Terms::of`] runs: an entry stored by an earlier one is indexed
+/// again when the service starts (1: words; 2: words and their English).
+pub const TERMS_VERSION: i16 = 2;
+
 impl Terms {
-    pub fn of(title: &str, summary: &str, tags: &[String], body: &str) -> Terms {
+    pub fn of(
+        category: Category,
+        title: &str,
+        summary: &str,
+        tags: &[String],
+        body: &str,
+    ) -> Terms {
         let mut summary_and_tags = summary.to_owned();
         for t in tags {
             summary_and_tags.push('\n');
             summary_and_tags.push_str(t);
         }
+        let title = search::terms(title);
+        let summary = search::terms(&summary_and_tags);
+        let mut pivot = search::pivot_terms(&title);
+        pivot.extend(search::pivot_terms(&summary));
+        let groups = match category {
+            Category::Glossary => aliases::declared(body),
+            _ => Vec::new(),
+        };
+        let mut body = search::terms(body);
+        let english = search::pivot_terms(&body);
+        body.extend(english);
         Terms {
-            title: search::index_text(title),
-            summary: search::index_text(&summary_and_tags),
-            body: search::index_text(body),
+            title: title.join(" "),
+            summary: summary.join(" "),
+            pivot: pivot.join(" "),
+            body: body.join(" "),
             folded_tags: fold_tags(tags),
+            aliases: groups.iter().map(aliases::encode).collect(),
+            alias_terms: aliases::alias_terms(&groups),
         }
     }
 }
@@ -930,7 +968,13 @@ impl DraftVersion {
             sources: &self.sources,
             version: self.version,
             status: EntryStatus::Canon,
-            terms: Terms::of(&self.title, &self.summary, &self.tags, &self.body),
+            terms: Terms::of(
+                self.category,
+                &self.title,
+                &self.summary,
+                &self.tags,
+                &self.body,
+            ),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! project of its workspace.
 
 use crate::entry::{Category, EntryStatus, Proposal, Source, VersionStatus, WikiRefusal};
+use crate::query::{Counts, Plan};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Position};
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -94,23 +95,34 @@ pub enum EntryRef {
     },
 }
 
-/// A search: the `to_tsquery('simple', …)` text (none when the query has no term: nothing is
+/// A search: how storage ranks it ([`Plan`]; none when the query has no word: nothing is
 /// found, but the project filter is still checked), the statuses searched
 /// ([`EntryStatus::SEARCHED`]) and the agent's optional project filter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
-    pub ts_query: Option<String>,
+    pub plan: Option<Plan>,
     pub statuses: &'static [EntryStatus],
     pub project: Option<String>,
     pub limit: i64,
 }
 
-/// A canon entry a search found: its head, body (for the snippet) and rank.
+/// What a search's plan is made from, among the entries the agent sees in the statuses
+/// searched: the synonym groups of glossary entries that share a term with the query (as
+/// [`crate::aliases::encode`] stored them) and the [`Counts`] of the query's words.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SearchFacts {
+    pub synonyms: Vec<String>,
+    pub counts: Counts,
+}
+
+/// An entry a search found: its head, body (for the snippet), score, and which words of the
+/// plan it has (their places in [`Plan::words`], from 1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
     pub head: EntryHead,
     pub body: String,
     pub score: f32,
+    pub matched: Vec<i32>,
 }
 
 /// What a proposal did.
@@ -151,6 +163,17 @@ pub trait WikiRepo: Send + Sync {
         scope: WikiScope,
         query: &'a SearchQuery,
     ) -> BoxFuture<'a, anyhow::Result<Result<Vec<Found>, WikiRefusal>>>;
+
+    /// The facts a search is planned by: synonyms sharing a term with `terms`, how many entries
+    /// there are and how many have each of `words` (tsqueries), each count up to
+    /// [`crate::query::CANDIDATES`].
+    fn search_facts<'a>(
+        &'a self,
+        scope: WikiScope,
+        terms: &'a [String],
+        words: &'a [String],
+        statuses: &'static [EntryStatus],
+    ) -> BoxFuture<'a, anyhow::Result<SearchFacts>>;
 
     /// The scope of a workspace of `organization` (`None`: any, for a platform admin), not
     /// archived; `None` when there is no such workspace.

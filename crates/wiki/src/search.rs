@@ -13,18 +13,32 @@
 //!    as terms too, so Taiwan and mainland wording of one thing match either way while text
 //!    that uses the same word in both (设定) still matches itself.
 //!
+//! 5. English for Chinese words ([`pivot`]): a Chinese word also gives the English words
+//!    CC-CEDICT says it means (`fleetdesk_cedict`), stemmed like English text; an entry stores
+//!    them beside its terms (weight C for the title, summary and tags, D for the body) and a
+//!    query asks for them too. English is the pivot: an English query meets a Chinese entry
+//!    through its stored English words, a Chinese query an English entry through its own, and
+//!    two Chinese words of one meaning (玻尿酸, 透明质酸) meet through the English they share.
+//!
 //! The adapter stores the terms space-separated and lets PostgreSQL's `simple` configuration
 //! turn them into a `tsvector` (a GIN index, ranked by `ts_rank`): no index lives in one
 //! instance's memory.
 
 use std::sync::LazyLock;
 
+/// Who made the dictionary behind [`pivot`] and under which licence: shown wherever search
+/// results are (its licence, CC BY-SA 4.0, asks for it).
+pub use fleetdesk_cedict::ATTRIBUTION as DICTIONARY_ATTRIBUTION;
+
 /// The longest snippet, in characters, ellipses included.
 pub const SNIPPET_MAX: usize = 160;
 
 /// The weights `ts_rank` gives the four tsvector weight classes, in PostgreSQL's order
-/// `{D, C, B, A}`: body terms are stored as D, summary and tags as B, title as A.
-pub const RANK_WEIGHTS: [f32; 4] = [0.1, 0.2, 0.4, 1.0];
+/// `{D, C, B, A}`: body terms (and their English) are stored as D, the English of the title's,
+/// summary's and tags' Chinese words as C, summary and tags as B, title as A. The English of a
+/// Chinese title weighs more than a summary's own words (an English query names the topic the
+/// title names) and less than the title's own words.
+pub const RANK_WEIGHTS: [f32; 4] = [0.1, 0.6, 0.4, 1.0];
 
 /// `ts_rank`'s normalization flags: 1 divides the rank by 1 + the logarithm of the entry's
 /// length, so a long body does not outrank a short one on repeats alone.
@@ -112,6 +126,7 @@ const ZH_STOP: &[&str] = &[
 /// Loads the segmenter's dictionary and the script tables now rather than on the first search
 /// (about a tenth of a second).
 pub fn warm_up() {
+    fleetdesk_cedict::warm_up();
     LazyLock::force(&JIEBA);
     LazyLock::force(&STEMMER);
     let _ = fold("繁體");
@@ -145,35 +160,165 @@ pub fn title_key(title: &str) -> String {
 pub fn terms(text: &str) -> Vec<String> {
     let folded = fold(text);
     let mut out = segment(&folded);
-    if folded.chars().any(is_han) {
-        let mainland = hanconv::tw2sp(narrow(text));
-        if mainland != folded {
-            let mut plain: std::collections::HashMap<String, usize> =
-                std::collections::HashMap::new();
-            for t in &out {
-                *plain.entry(t.clone()).or_default() += 1;
-            }
-            for t in segment(&mainland) {
-                match plain.get_mut(&t) {
-                    Some(n) if *n > 0 => *n -= 1,
-                    _ => out.push(t),
-                }
+    if let Some(mainland) = mainland(text, &folded) {
+        let mut plain: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for t in &out {
+            *plain.entry(t.clone()).or_default() += 1;
+        }
+        for t in segment(&mainland) {
+            match plain.get_mut(&t) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => out.push(t),
             }
         }
     }
     out
 }
 
+/// `text` in mainland wording (OpenCC's Taiwan phrases), folded, when that differs from its
+/// plain conversion `folded` (step 4).
+pub(crate) fn mainland(text: &str, folded: &str) -> Option<String> {
+    if !folded.chars().any(is_han) {
+        return None;
+    }
+    let mainland = hanconv::tw2sp(narrow(text));
+    (mainland != folded).then_some(mainland)
+}
+
 fn segment(folded: &str) -> Vec<String> {
+    spans(folded).into_iter().map(|s| s.term).collect()
+}
+
+/// A term of a folded text and where its letters are, in characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub term: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The terms of `folded` (as [`fold`] gives it) with where each is.
+pub(crate) fn spans(folded: &str) -> Vec<Span> {
     let mut out = Vec::new();
     for token in JIEBA.cut_for_search(folded, true) {
-        push_word(token.word, &mut out);
+        push_word(token.word, token.start, &mut out);
     }
     out
 }
 
-fn is_han(c: char) -> bool {
+pub(crate) fn is_han(c: char) -> bool {
     matches!(c, '\u{3400}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}')
+}
+
+/// How many of a word's senses (the dictionary's first, its usual meanings) give English words:
+/// a single character stands for many things, so it gives only its first.
+pub const PIVOT_SENSES: usize = 3;
+pub const PIVOT_SENSES_ONE_CHARACTER: usize = 1;
+/// A sense longer than this many words (stop words aside) explains rather than translates
+/// ("knowledge presented in readily assimilable form"): it gives nothing.
+pub const PIVOT_SENSE_WORDS: usize = 3;
+/// Words of CC-CEDICT's senses that stand for an argument, not a meaning.
+const GLOSS_STOP: &[&str] = &[
+    "sb",
+    "sth",
+    "etc",
+    "one",
+    "oneself",
+    "someone",
+    "something",
+    "somebody",
+    "thing",
+    "things",
+    "s",
+    "esp",
+    "e",
+    "g",
+    "fig",
+    "lit",
+    "coll",
+    "person",
+    "people",
+    "kind",
+    "type",
+    "way",
+];
+
+/// The English words (stemmed, as [`terms`] gives English) that CC-CEDICT says the Chinese
+/// word `term` (simplified, as [`terms`] gives it) means: the words of its first senses
+/// ([`PIVOT_SENSES`]) that translate in at most [`PIVOT_SENSE_WORDS`] words, each once. None
+/// for a word the dictionary does not have, or that is not Chinese.
+pub fn pivot(term: &str) -> Vec<String> {
+    if !term.chars().all(is_han) {
+        return Vec::new();
+    }
+    let take = if term.chars().count() == 1 {
+        PIVOT_SENSES_ONE_CHARACTER
+    } else {
+        PIVOT_SENSES
+    };
+    let mut out: Vec<String> = Vec::new();
+    let meanings = fleetdesk_cedict::senses(term)
+        .flat_map(|s| s.split([';', ',']))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .take(take);
+    for meaning in meanings {
+        let words: Vec<String> = meaning
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .map(str::to_ascii_lowercase)
+            .filter(|w| {
+                !w.is_empty() && !EN_STOP.contains(&w.as_str()) && !GLOSS_STOP.contains(&w.as_str())
+            })
+            .collect();
+        if words.len() > PIVOT_SENSE_WORDS {
+            continue;
+        }
+        for w in words {
+            let stem = STEMMER.stem(&w).into_owned();
+            if !out.contains(&stem) {
+                out.push(stem);
+            }
+        }
+    }
+    out
+}
+
+/// The longest run of adjacent terms [`pivots`] joins to look a word up in the dictionary.
+const COMPOUND_TERMS: usize = 3;
+
+/// The English words of the Chinese terms among `terms` ([`pivot`]), in order, repeats kept
+/// as the terms repeat.
+pub fn pivot_terms(terms: &[String]) -> Vec<String> {
+    pivots(terms)
+        .into_iter()
+        .flat_map(|(_, stems)| stems)
+        .collect()
+}
+
+/// For each term of `terms` that has English ([`pivot`]), its place and its English; then,
+/// where two or three adjacent Chinese terms join into a word the dictionary has and the
+/// segmenter split (玻尿酸 segmented 玻, 尿酸), that word's English at its first term's place.
+pub(crate) fn pivots(terms: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut out: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, t) in terms.iter().enumerate() {
+        let own = pivot(t);
+        if !own.is_empty() {
+            out.push((i, own));
+        }
+        for n in 2..=COMPOUND_TERMS {
+            let Some(run) = terms.get(i..i + n) else {
+                break;
+            };
+            if !run.iter().all(|t| t.chars().all(is_han)) {
+                break;
+            }
+            let compound = pivot(&run.concat());
+            if !compound.is_empty() {
+                out.push((i, compound));
+            }
+        }
+    }
+    out
 }
 
 /// What the adapter stores for `text`: its terms separated by spaces.
@@ -194,43 +339,52 @@ pub fn ts_query(query: &str) -> Option<String> {
     })
 }
 
-/// A query's distinct terms, first occurrence first. Terms hold letters and digits only, so
-/// quoting them in a tsquery needs no escaping.
+/// A query's distinct terms, first occurrence first, then the English its Chinese words mean
+/// ([`pivot`]). Terms hold letters and digits only, so quoting them in a tsquery needs no
+/// escaping.
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    terms(query)
+    let direct = terms(query);
+    let english = pivot_terms(&direct);
+    direct
         .into_iter()
+        .chain(english)
         .filter(|t| seen.insert(t.clone()))
         .collect()
 }
 
-fn push_word(word: &str, out: &mut Vec<String>) {
+fn push_word(word: &str, at: usize, out: &mut Vec<Span>) {
     let mut run = String::new();
+    let mut start = at;
     let mut latin = false;
-    for c in word.chars() {
+    for (i, c) in word.chars().enumerate() {
         if c.is_alphanumeric() {
             if !run.is_empty() && c.is_ascii() != latin {
-                flush(&mut run, latin, out);
+                flush(&mut run, latin, start, at + i, out);
+            }
+            if run.is_empty() {
+                start = at + i;
             }
             latin = c.is_ascii();
             run.push(c);
         } else {
-            flush(&mut run, latin, out);
+            flush(&mut run, latin, start, at + i, out);
         }
     }
-    flush(&mut run, latin, out);
+    flush(&mut run, latin, start, at + word.chars().count(), out);
 }
 
-fn flush(run: &mut String, latin: bool, out: &mut Vec<String>) {
+fn flush(run: &mut String, latin: bool, start: usize, end: usize, out: &mut Vec<Span>) {
     if run.is_empty() {
         return;
     }
-    if latin {
-        if !EN_STOP.contains(&run.as_str()) {
-            out.push(STEMMER.stem(run).into_owned());
-        }
-    } else if !ZH_STOP.contains(&run.as_str()) {
-        out.push(run.clone());
+    let term = if latin {
+        (!EN_STOP.contains(&run.as_str())).then(|| STEMMER.stem(run).into_owned())
+    } else {
+        (!ZH_STOP.contains(&run.as_str())).then(|| run.clone())
+    };
+    if let Some(term) = term {
+        out.push(Span { term, start, end });
     }
     run.clear();
 }
@@ -374,9 +528,10 @@ mod tests {
 
     #[test]
     fn a_query_is_any_of_its_distinct_terms() {
+        // The query's words, then the English of its Chinese ones.
         assert_eq!(
             ts_query("猫咪 貓咪 food").as_deref(),
-            Some("'猫咪' | 'food'")
+            Some("'猫咪' | 'food' | 'kitti'")
         );
         assert_eq!(ts_query("  ...  "), None);
     }

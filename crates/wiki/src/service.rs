@@ -5,6 +5,7 @@ use crate::entry::{EntryStatus, Proposal, WikiRefusal};
 use crate::ports::{
     Entry, EntryHead, EntryRef, IndexQuery, Proposed, SearchQuery, WikiRepo, WikiScope,
 };
+use crate::query;
 use crate::search;
 use crate::sources::{Recorded, SourceRow, SyncRefusal, SyncReport, WikiSourcesRepo};
 use fleetdesk_kernel::{AgentRef, Page};
@@ -12,13 +13,16 @@ use jiff::Timestamp;
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// A search result: the entry's head, its relevance (higher is better) and up to
-/// [`search::SNIPPET_MAX`] characters of its body around the best hit.
+/// A search result: the entry's head, its relevance (higher is better), up to
+/// [`search::SNIPPET_MAX`] characters of its body around the best hit, and the words of the
+/// query it has (as the query wrote them; found as written, in English, in the other wording
+/// or through a synonym).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub head: EntryHead,
     pub score: f32,
     pub snippet: String,
+    pub matched: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -32,8 +36,9 @@ impl WikiService {
     }
 
     /// Entries the agent sees in the statuses search finds ([`EntryStatus::SEARCHED`]: canon
-    /// only, a rule storage applies before its limit) that share a term with `q`, best first, at most `limit`.
-    /// A query without any term (only punctuation or stop words) finds nothing.
+    /// only, a rule storage applies before its limit) that have a word of `q` (or its English,
+    /// other wording or synonym), best first by the [`query`] plan, at most `limit`. A query
+    /// without any word (only punctuation or stop words) finds nothing.
     pub async fn search(
         &self,
         scope: WikiScope,
@@ -41,9 +46,19 @@ impl WikiService {
         project: Option<String>,
         limit: i64,
     ) -> anyhow::Result<Result<Vec<Hit>, WikiRefusal>> {
-        let terms = search::query_terms(q);
+        let mut words = query::words(q);
+        let plan = if words.is_empty() {
+            None
+        } else {
+            let (terms, queries) = query::asking(&words);
+            let facts = self
+                .repo
+                .search_facts(scope, &terms, &queries, EntryStatus::SEARCHED)
+                .await?;
+            Some(query::plan_by(&mut words, &facts))
+        };
         let query = SearchQuery {
-            ts_query: search::ts_query(q),
+            plan,
             statuses: EntryStatus::SEARCHED,
             project,
             limit,
@@ -58,11 +73,18 @@ impl WikiService {
                 .all(|f| EntryStatus::SEARCHED.contains(&f.head.status)),
             "storage answers only the statuses searched"
         );
+        let terms = query::all_terms(&words);
         Ok(Ok(found
             .into_iter()
             .map(|f| Hit {
                 snippet: search::snippet(&f.body, &terms),
                 score: f.score,
+                matched: f
+                    .matched
+                    .iter()
+                    .filter_map(|&i| words.get(usize::try_from(i).ok()?.checked_sub(1)?))
+                    .map(|w| w.shown.clone())
+                    .collect(),
                 head: f.head,
             })
             .collect()))
@@ -113,15 +135,30 @@ impl WikiService {
 mod tests {
     use super::*;
     use crate::entry::{Category, Proposal};
-    use crate::ports::{Entry, EntryRef, Found, IndexQuery, Proposed};
+    use crate::ports::{Entry, EntryRef, Found, IndexQuery, Proposed, SearchFacts};
+    use crate::query::Counts;
     use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
     use std::sync::Mutex;
     use uuid::Uuid;
 
-    /// Answers every search with `found` and records the queries it was asked.
+    /// Answers every search with `found`, its facts with `synonyms` and one entry in ten
+    /// having each word, and records the queries it was asked.
     struct Fake {
         found: Vec<Found>,
+        synonyms: Vec<String>,
         asked: Mutex<Vec<SearchQuery>>,
+        asked_facts: Mutex<Vec<(Vec<String>, Vec<String>)>>,
+    }
+
+    impl Fake {
+        fn new(found: Vec<Found>, synonyms: &[&str]) -> Arc<Fake> {
+            Arc::new(Fake {
+                found,
+                synonyms: synonyms.iter().map(|s| s.to_string()).collect(),
+                asked: Mutex::new(Vec::new()),
+                asked_facts: Mutex::new(Vec::new()),
+            })
+        }
     }
 
     impl WikiRepo for Fake {
@@ -149,6 +186,27 @@ mod tests {
             self.asked.lock().unwrap().push(query.clone());
             let found = self.found.clone();
             Box::pin(async move { Ok(Ok(found)) })
+        }
+
+        fn search_facts<'a>(
+            &'a self,
+            _: WikiScope,
+            terms: &'a [String],
+            words: &'a [String],
+            _: &'static [EntryStatus],
+        ) -> BoxFuture<'a, anyhow::Result<SearchFacts>> {
+            self.asked_facts
+                .lock()
+                .unwrap()
+                .push((terms.to_vec(), words.to_vec()));
+            let facts = SearchFacts {
+                synonyms: self.synonyms.clone(),
+                counts: Counts {
+                    entries: 10,
+                    having: vec![1; words.len()],
+                },
+            };
+            Box::pin(async move { Ok(facts) })
         }
 
         fn workspace_scope(
@@ -179,7 +237,7 @@ mod tests {
         }
     }
 
-    fn found(title: &str, body: &str, status: EntryStatus, score: f32) -> Found {
+    fn found(title: &str, body: &str, status: EntryStatus, score: f32, matched: &[i32]) -> Found {
         let now = jiff::Timestamp::UNIX_EPOCH;
         Found {
             head: EntryHead {
@@ -196,6 +254,7 @@ mod tests {
             },
             body: body.to_owned(),
             score,
+            matched: matched.to_vec(),
         }
     }
 
@@ -207,45 +266,68 @@ mod tests {
     }
 
     #[test]
-    fn a_search_asks_storage_for_the_query_terms_and_cuts_each_snippet() {
+    fn a_search_plans_by_storage_s_facts_and_cuts_each_snippet() {
         let body = format!("{}貓咪愛吃魚{}", "開頭".repeat(100), "結尾".repeat(100));
-        let fake = Arc::new(Fake {
-            found: vec![
-                found("Cats", &body, EntryStatus::Canon, 0.5),
-                found("Kittens", "猫咪", EntryStatus::Canon, 0.4),
+        let fake = Fake::new(
+            vec![
+                found("Cats", &body, EntryStatus::Canon, 0.5, &[1]),
+                found("Kittens", "猫咪", EntryStatus::Canon, 0.4, &[1, 2]),
             ],
-            asked: Mutex::new(Vec::new()),
-        });
+            &[],
+        );
         let service = WikiService::new(fake.clone());
-        let hits = ready(service.search(scope(), "猫咪", Some("beauty".into()), 8))
+        let hits = ready(service.search(scope(), "貓咪 food", Some("beauty".into()), 8))
             .unwrap()
             .unwrap();
         assert_eq!(hits.len(), 2, "storage's answer, in its order");
         assert_eq!((hits[0].score, hits[1].score), (0.5, 0.4));
         assert!(hits[0].snippet.contains("貓咪"), "{}", hits[0].snippet);
         assert!(hits[0].snippet.chars().count() <= search::SNIPPET_MAX);
-        let asked = fake.asked.lock().unwrap().clone();
+        // Matched words as the query wrote them.
+        assert_eq!(hits[0].matched, ["貓咪"]);
+        assert_eq!(hits[1].matched, ["貓咪", "food"]);
+        let facts = fake.asked_facts.lock().unwrap().clone();
         assert_eq!(
-            asked,
-            vec![SearchQuery {
-                ts_query: Some("'猫咪'".to_owned()),
-                statuses: &[EntryStatus::Canon],
-                project: Some("beauty".to_owned()),
-                limit: 8,
-            }]
+            facts,
+            vec![(
+                vec!["猫咪".to_owned(), "kitti".to_owned(), "food".to_owned()],
+                vec!["'猫咪' | 'kitti'".to_owned(), "'food'".to_owned()]
+            )]
+        );
+        let asked = fake.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        let plan = asked[0].plan.as_ref().expect("a plan");
+        assert_eq!(plan.words, facts[0].1);
+        assert_eq!(plan.every, "('猫咪' | 'kitti') & ('food')");
+        assert_eq!(
+            (
+                asked[0].statuses,
+                asked[0].project.as_deref(),
+                asked[0].limit
+            ),
+            (&[EntryStatus::Canon][..], Some("beauty"), 8)
         );
     }
 
     #[test]
+    fn storage_s_synonyms_join_the_plan() {
+        let fake = Fake::new(Vec::new(), &["醇|视黄醇"]);
+        let service = WikiService::new(fake.clone());
+        ready(service.search(scope(), "A醇 晚上", None, 8))
+            .unwrap()
+            .unwrap();
+        let plan = fake.asked.lock().unwrap()[0].plan.clone().unwrap();
+        assert!(plan.words[0].contains("'视黄醇'"), "{plan:?}");
+    }
+
+    #[test]
     fn a_query_without_terms_asks_for_nothing_but_the_project() {
-        let fake = Arc::new(Fake {
-            found: Vec::new(),
-            asked: Mutex::new(Vec::new()),
-        });
+        let fake = Fake::new(Vec::new(), &[]);
         let service = WikiService::new(fake.clone());
         let hits = ready(service.search(scope(), " ... the 的 ", None, 8)).unwrap();
         assert_eq!(hits, Ok(Vec::new()));
-        assert_eq!(fake.asked.lock().unwrap()[0].ts_query, None);
+        assert_eq!(fake.asked.lock().unwrap()[0].plan, None);
+        assert!(fake.asked_facts.lock().unwrap().is_empty());
     }
 }
 

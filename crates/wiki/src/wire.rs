@@ -300,11 +300,16 @@ pub struct WikiHitOut {
     pub version: i32,
     /// The project's name; null for a shared entry.
     pub project: Option<String>,
-    /// Relevance (PostgreSQL ts_rank), higher is better.
+    /// Relevance, higher is better: over the query's words the entry has, each word's rarity
+    /// (BM25's IDF) times its PostgreSQL ts_rank, summed.
     pub score: f32,
     /// Up to 160 characters of the body around the best hit.
     #[schema(max_length = 160)]
     pub snippet: String,
+    /// The words of the query this entry has, as the query wrote them: found as written, by
+    /// their English (a Chinese word) or Chinese (an English word), in the other script or
+    /// wording, or through a synonym the knowledge base declares.
+    pub matched: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -326,6 +331,7 @@ impl WikiHitOut {
             project: h.head.project,
             score: h.score,
             snippet: h.snippet,
+            matched: h.matched,
         }
     }
 }
@@ -654,12 +660,18 @@ pub mod agent {
                      characters; `limit` 1-30, default 8. The query and the entries are cut into \
                      the same terms: Chinese segmented into words (jieba), traditional and \
                      simplified folded together (貓咪 finds 猫咪), full-width forms and case \
-                     folded, English stemmed, a few stop words of either language dropped; an \
-                     entry matches when it has any of the query's terms. Ranked by PostgreSQL \
-                     full-text search (ts_rank; title weighs most, then summary and tags, then \
-                     body); best first. Each result: id, title, category, summary, tags, version, \
-                     project, `score` (relevance, higher is better) and `snippet` (up to 160 \
-                     characters of the body around the best hit, … where the body goes on). A \
+                     folded, English stemmed, stop and question words of either language dropped. \
+                     Across languages: a Chinese word also means the English CC-CEDICT gives it, \
+                     so an English query finds Chinese entries and a Chinese query English ones; a \
+                     glossary entry's lines like `A醇 = 視黃醇` make synonyms. Ranked by the sum, \
+                     over the query's words an entry has, of the word's rarity among your entries \
+                     (BM25's IDF) times its PostgreSQL ts_rank (title weighs most, then the \
+                     English of a Chinese title, then summary and tags, then body); at most 1,000 \
+                     candidates per pass (entries with every word, then with the rarest ones); \
+                     best first. Each result: id, title, category, summary, tags, version, \
+                     project, `score` (relevance, higher is better), `snippet` (up to 160 \
+                     characters of the body around the best hit, … where the body goes on) and \
+                     `matched` (the query's words it has, as written). A \
                      query without any term (only punctuation or stop words) finds nothing: an \
                      empty `results`.",
                 );
@@ -797,7 +809,8 @@ pub mod personal {
                     person_scope_rules!(),
                     "As wiki_search for an agent: `q` 1-200 characters, `limit` 1-30 \
                      (default 8); traditional and simplified Chinese, full-width forms, case and \
-                     English word forms meet; best first, each with `score` and `snippet`."
+                     English word forms meet, and English and Chinese find each other; best first, \
+                     each with `score`, `snippet` and `matched`."
                 ));
     }
 }

@@ -87,6 +87,8 @@ struct Listed<'a> {
     project: Option<&'a str>,
     /// The summary (none when empty) or the snippet.
     text: Option<&'a str>,
+    /// A hit's words of the query that it has, as the query wrote them.
+    matched: &'a [String],
 }
 
 pub(crate) async fn browse(req: HttpRequest, dash: web::Data<Dashboard>) -> HttpResponse {
@@ -118,6 +120,7 @@ pub(crate) async fn browse(req: HttpRequest, dash: web::Data<Dashboard>) -> Http
                 category: e.category,
                 project: e.project.as_deref(),
                 text: Some(e.summary.as_str()).filter(|s| !s.is_empty()),
+                matched: &[],
             })
             .collect(),
         Found::Hits(hits) => (hits.results.iter())
@@ -127,6 +130,7 @@ pub(crate) async fn browse(req: HttpRequest, dash: web::Data<Dashboard>) -> Http
                 category: h.category,
                 project: h.project.as_deref(),
                 text: Some(&h.snippet),
+                matched: &h.matched,
             })
             .collect(),
     };
@@ -155,8 +159,20 @@ pub(crate) async fn browse(req: HttpRequest, dash: web::Data<Dashboard>) -> Http
                     @if let Some(text) = e.text {
                         p.body lang="und" { (text) }
                     }
+                    @if !e.matched.is_empty() {
+                        p.muted.matched {
+                            "Matched: "
+                            @for (i, w) in e.matched.iter().enumerate() {
+                                @if i > 0 { ", " }
+                                mark lang="und" { (w) }
+                            }
+                        }
+                    }
                 }
             }
+        }
+        @if searching {
+            p.muted.attribution { (fleetdesk_wiki::search::DICTIONARY_ATTRIBUTION) }
         }
         @if let Some(next) = next {
             p { a href={ "?" (serde_urlencoded::to_string([("workspace", workspace.clone()), ("cursor", super::cursor(next))]).unwrap_or_default()) } { "Next page" } }

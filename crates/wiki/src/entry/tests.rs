@@ -534,7 +534,7 @@ fn folded_tags_keep_the_tags_order_as_matched() {
         vec!["market:tw", "community", "track:beauty"]
     );
     assert_eq!(
-        Terms::of("t", "s", &tags, "b").folded_tags,
+        Terms::of(Category::Other, "t", "s", &tags, "b").folded_tags,
         fold_tags(&tags)
     );
     let mut r = raw();
@@ -743,7 +743,10 @@ fn a_draft_is_judged_with_what_was_found_of_its_title_and_shown_canon() {
     let shown = d.shown();
     assert_eq!((shown.version, shown.status), (3, EntryStatus::Canon));
     assert_eq!(shown.title_key, search::title_key("lulu"));
-    assert_eq!(shown.terms, Terms::of("Lulu", "s", &d.tags, "b"));
+    assert_eq!(
+        shown.terms,
+        Terms::of(d.category, "Lulu", "s", &d.tags, "b")
+    );
     assert_eq!(shown.terms.folded_tags, vec!["market:tw"]);
     assert_eq!(shown.sources, d.sources.as_slice());
 }
@@ -830,4 +833,29 @@ fn a_decided_draft_tells_its_entry_title_and_status_to_the_workspace() {
             })
         );
     }
+}
+
+#[test]
+fn a_glossary_s_terms_carry_its_synonyms_and_every_entry_the_english_of_its_chinese() {
+    let tags = vec!["夜市".to_owned()];
+    let t = Terms::of(
+        Category::Glossary,
+        "小吃",
+        "",
+        &tags,
+        "A醇 = 視黃醇\n限動：限時動態",
+    );
+    assert_eq!(t.aliases, ["醇|视黄醇"]);
+    assert_eq!(t.alias_terms, ["醇", "视黄醇"]);
+    // The title's, summary's and tags' English is kept apart (weight C); the body's follows
+    // the body's own terms.
+    assert!(
+        t.pivot.contains("snack") && t.pivot.contains("night"),
+        "{t:?}"
+    );
+    assert!(!t.title.contains("snack"), "{t:?}");
+    // Other categories declare no synonyms.
+    let t = Terms::of(Category::Lesson, "小吃", "", &[], "A醇 = 視黃醇");
+    assert!(t.aliases.is_empty() && t.alias_terms.is_empty());
+    assert!(t.body.starts_with("醇 视黄醇"), "{t:?}");
 }
