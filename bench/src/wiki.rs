@@ -13,7 +13,11 @@
 //!    queries of every kind (traditional, simplified, English, mixed; narrow and broad).
 //!
 //! Latency p50/p95/p99 and the `X-Db-Round-Trips` header go to standard output and, under
-//! `wiki`, to `target/bench/results.json`; the broadest query gets a line of its own.
+//! `wiki`, to `target/bench/results.json`: all queries, the narrow ones, the broad ones (one
+//! of them, `BROADEST`, names the commonest words of every script, so it matches most
+//! entries), and the broadest one-word query. So does what the index costs: POST /wiki's
+//! latency while seeding (p50/p99) and the bytes per entry of the search column, of the
+//! terms it is made from and of the GIN index.
 
 use crate::harness::{self, Flags, ServeFlags, Server, excerpt};
 use crate::http::{Connection, api_request};
@@ -525,9 +529,14 @@ fn entry(i: usize) -> Value {
     })
 }
 
-/// The measured queries: (label, query). The first is the broadest (the most common word).
+/// A query of the commonest words of every script: it matches most entries.
+const BROADEST: &str = "保養 贴文 帳號 post account 內容";
+
+/// The measured queries: (label, query). The first is the broadest one-word query (the most
+/// common word); labels starting `narrow` or `broad` make the lines of their own.
 const QUERIES: &[(&str, &str)] = &[
     ("broad, traditional", "保養"),
+    ("broad, every script's commonest words", BROADEST),
     ("traditional", "貓咪 飼料"),
     ("traditional", "防曬 法規"),
     ("traditional", "短影音 腳本"),
@@ -596,11 +605,13 @@ fn percent_encode(q: &str) -> String {
         .collect()
 }
 
-/// Proposes entries `from..to` (step `step`) through POST /wiki.
-fn seed(addr: &str, key: &str, from: usize, to: usize, step: usize) -> anyhow::Result<()> {
+/// Proposes entries `from..to` (step `step`) through POST /wiki; each request's latency.
+fn seed(addr: &str, key: &str, from: usize, to: usize, step: usize) -> anyhow::Result<Vec<u64>> {
     let mut client = Connection::new(addr, CLIENT_TIMEOUT);
+    let mut latencies_us = Vec::new();
     for i in (from..to).step_by(step) {
         let body = entry(i).to_string();
+        let t = Instant::now();
         let r = client.send(&api_request(
             addr,
             "POST",
@@ -609,11 +620,12 @@ fn seed(addr: &str, key: &str, from: usize, to: usize, step: usize) -> anyhow::R
             None,
             Some(&body),
         ))?;
+        latencies_us.push(t.elapsed().as_micros() as u64);
         if r.status != 200 && r.status != 201 {
             bail!("POST /wiki answered {}: {}", r.status, excerpt(&r.body));
         }
     }
-    Ok(())
+    Ok(latencies_us)
 }
 
 struct Line {
@@ -697,6 +709,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     print!("seeding {} entries through POST /wiki... ", opts.entries);
     io::stdout().flush().ok();
     let t0 = Instant::now();
+    let mut writes = Line::new(&format!("POST /wiki while seeding, {SEED_CLIENTS} clients"));
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..SEED_CLIENTS)
             .map(|c| {
@@ -705,8 +718,11 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             })
             .collect();
         handles.into_iter().try_for_each(|h| {
-            h.join()
-                .map_err(|_| anyhow::anyhow!("a seeding client panicked"))?
+            let latencies = h
+                .join()
+                .map_err(|_| anyhow::anyhow!("a seeding client panicked"))??;
+            writes.latencies_us.extend(latencies);
+            anyhow::Ok(())
         })
     })?;
     let seed_secs = t0.elapsed().as_secs_f64();
@@ -728,12 +744,42 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     );
     let broadest = harness::psql(
         &db.url,
-        "SELECT count(*) FROM wiki_entries WHERE search @@ to_tsquery('simple', '保养')",
+        "SELECT count(*) FILTER (WHERE search @@ to_tsquery('simple', '保养')) || ' ' || \
+                count(*) FILTER (WHERE search @@ to_tsquery('simple', \
+                    '保养 | 贴文 | 帐号 | post | account | 内容')) \
+         FROM wiki_entries",
     )?;
+    let (one_word, broadest_words) = broadest.trim().split_once(' ').unwrap_or(("?", "?"));
     println!(
-        "canon entries: {}; the broadest query's word is in {} of them",
+        "canon entries: {}; the broadest word is in {one_word} of them, a word of \
+         {BROADEST:?} in at least {broadest_words}",
         counted.trim(),
-        broadest.trim()
+    );
+    // What the index costs per entry: the stored tsvector, the terms it is made from (the
+    // English of Chinese words included), the GIN index, and the table with everything.
+    let sizes = harness::psql(
+        &db.url,
+        "SELECT round(avg(pg_column_size(search)))::text || ' ' || \
+                round(avg(pg_column_size(terms_title) + pg_column_size(terms_summary) \
+                          + pg_column_size(terms_pivot) + pg_column_size(terms_body)))::text \
+                || ' ' || (pg_relation_size('wiki_entries_search') / count(*))::text \
+                || ' ' || (pg_total_relation_size('wiki_entries') / count(*))::text \
+         FROM wiki_entries",
+    )?;
+    let sizes: Vec<u64> = sizes
+        .split_whitespace()
+        .map(|n| n.parse().context("a size"))
+        .collect::<anyhow::Result<_>>()?;
+    anyhow::ensure!(sizes.len() == 4, "four sizes, not {sizes:?}");
+    println!(
+        "bytes per entry: tsvector {}, its terms {}, GIN index {}, table with indexes and \
+         TOAST {}; POST /wiki p50 {:.2} ms, p99 {:.2} ms",
+        sizes[0],
+        sizes[1],
+        sizes[2],
+        sizes[3],
+        writes.ms(0.5),
+        writes.ms(0.99)
     );
 
     let mut client = Connection::new(&server.addr, CLIENT_TIMEOUT);
@@ -757,7 +803,9 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         "GET /wiki/search, {} entries, all queries",
         opts.entries
     ));
-    let mut broad = Line::new(&format!("  broadest query ({})", QUERIES[0].1));
+    let mut broadest_one = Line::new(&format!("  broadest one-word query ({})", QUERIES[0].1));
+    let mut narrow = Line::new("  narrow queries");
+    let mut broad = Line::new("  broad queries");
     let mut hits_per_query = vec![0usize; QUERIES.len()];
     print!("running GET /wiki/search, {} requests... ", opts.requests);
     io::stdout().flush().ok();
@@ -777,9 +825,15 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         let v: Value = serde_json::from_slice(&r.body)?;
         let found = v["results"].as_array().map_or(0, Vec::len);
         hits_per_query[k] = found;
-        for line in [Some(&mut all), (k == 0).then_some(&mut broad)]
-            .into_iter()
-            .flatten()
+        let label = QUERIES[k].0;
+        for line in [
+            Some(&mut all),
+            (k == 0).then_some(&mut broadest_one),
+            label.starts_with("narrow").then_some(&mut narrow),
+            label.starts_with("broad").then_some(&mut broad),
+        ]
+        .into_iter()
+        .flatten()
         {
             line.latencies_us.push(us);
             if let Some(t) = r.round_trips {
@@ -794,7 +848,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         "\n{:<52} {:>8} {:>8} {:>8} {:>8} {:>12}",
         "line", "p50 ms", "p95 ms", "p99 ms", "max ms", "round trips"
     );
-    for l in [&all, &broad] {
+    for l in [&all, &narrow, &broad, &broadest_one, &writes] {
         let (lo, hi) = l.trips();
         let trips = if lo == hi {
             lo.to_string()
@@ -833,7 +887,9 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
                     "queries": QUERIES.iter().map(|(l, q)| json!({"kind": l, "q": q})).collect::<Vec<_>>(),
                     "seed_clients": SEED_CLIENTS, "clients": 1},
         "seed_seconds": seed_secs,
-        "lines": [all.json(), broad.json()],
+        "bytes_per_entry": {"tsvector": sizes[0], "terms": sizes[1], "gin_index": sizes[2],
+                            "table_total": sizes[3]},
+        "lines": [all.json(), narrow.json(), broad.json(), broadest_one.json(), writes.json()],
         "p50_under_20_ms": target,
         "total_seconds": elapsed,
     }});

@@ -1,3 +1,4 @@
+ALTER TABLE organizations DROP COLUMN wiki_aliases, DROP COLUMN wiki_alias_terms;
 DROP INDEX wiki_entries_search;
 ALTER TABLE wiki_entries DROP COLUMN search;
 DROP INDEX wiki_entries_alias_terms;

@@ -14,6 +14,12 @@ ALTER TABLE wiki_entries
 CREATE INDEX wiki_entries_alias_terms ON wiki_entries USING gin (alias_terms)
     WHERE alias_terms <> '{}';
 
+-- The synonyms a tenant file declares for an organization (`wiki_synonyms`), stored as the
+-- glossary's are.
+ALTER TABLE organizations
+    ADD COLUMN wiki_aliases text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN wiki_alias_terms text[] NOT NULL DEFAULT '{}';
+
 DROP INDEX wiki_entries_search;
 ALTER TABLE wiki_entries DROP COLUMN search;
 ALTER TABLE wiki_entries ADD COLUMN search tsvector GENERATED ALWAYS AS (

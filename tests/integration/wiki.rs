@@ -356,6 +356,41 @@ async fn a_glossary_s_synonyms_find_what_is_written_with_the_other_name() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_tenant_file_s_synonyms_serve_every_search_of_the_organization() {
+    let app = spawn_app().await;
+    proposed(&app, "op1", entry("脆的經營", "在脆上發文要短，多問問題。")).await;
+    assert!(found(&app, "op1", "Threads tips").await.is_empty());
+    let with = |synonyms: &str| {
+        fleetdesk_tests::TEST_TENANT.replace(
+            r#""monthly_credit_limit": 100,"#,
+            &format!(r#""monthly_credit_limit": 100, "wiki_synonyms": {synonyms},"#),
+        )
+    };
+    let file = with(r#"["脆 = Threads = meta threads"]"#);
+    assert_ne!(file, fleetdesk_tests::TEST_TENANT);
+    app.apply(&file).await;
+    let v = ok(&search(&app, "op1", "Threads tips", "").await);
+    assert_eq!(titles(&v["results"]), ["脆的經營"]);
+    assert_eq!(v["results"][0]["matched"], json!(["Threads"]), "{v}");
+    // A file that states none keeps them; an empty list clears them.
+    app.apply(fleetdesk_tests::TEST_TENANT).await;
+    assert_eq!(found(&app, "op1", "Threads").await, ["脆的經營"]);
+    app.apply(&with("[]")).await;
+    assert!(found(&app, "op1", "Threads").await.is_empty());
+    // Another organization's synonyms serve only it.
+    let other = fleetdesk_tests::TEST_TENANT.replace(
+        r#""name": "Other Agency","#,
+        r#""name": "Other Agency", "wiki_synonyms": ["脆 = Threads"],"#,
+    );
+    assert_ne!(other, fleetdesk_tests::TEST_TENANT);
+    app.apply(&other).await;
+    assert!(found(&app, "op1", "Threads").await.is_empty());
+    proposed(&app, "other1", entry("脆", "脆的貼文。")).await;
+    assert_eq!(found(&app, "other1", "Threads").await, ["脆"]);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn entries_indexed_by_an_earlier_pipeline_are_indexed_again() {
     let app = spawn_app().await;
     proposed(&app, "op1", entry("夜市小吃", "台灣夜市的小吃。")).await;

@@ -462,6 +462,7 @@ mod tests {
             domain_crates().collect::<Vec<_>>(),
             [
                 "fleetdesk_kernel",
+                "fleetdesk_cedict",
                 "fleetdesk_tenancy",
                 "fleetdesk_accounts",
                 "fleetdesk_media",

@@ -493,6 +493,8 @@ diesel::table! {
         price_product_brief -> Int8,
         price_topic_keyword -> Int8,
         next_pick -> Int8,
+        wiki_aliases -> Array<Nullable<Text>>,
+        wiki_alias_terms -> Array<Nullable<Text>>,
     }
 }
 

@@ -22,6 +22,7 @@ use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use fleetdesk_webhooks::WebhookSecret;
 use fleetdesk_webhooks::endpoints::{MAX_PER_WORKSPACE, normalized_types};
+use fleetdesk_wiki::aliases::{self, AliasGroup};
 use uuid::Uuid;
 
 row! {
@@ -715,6 +716,21 @@ impl TenantStore for PgStore {
                     .returning(organizations::id)
                     .get_result(conn)
                     .await?;
+                if let Some(lines) = &o.wiki_synonyms {
+                    // Validated: each line is one group.
+                    let groups: Vec<AliasGroup> = lines
+                        .iter()
+                        .filter_map(|l| aliases::one_group(l).ok())
+                        .collect();
+                    let stored: Vec<String> = groups.iter().map(aliases::encode).collect();
+                    diesel::update(organizations::table.filter(organizations::id.eq(org_id)))
+                        .set((
+                            organizations::wiki_aliases.eq(&stored),
+                            organizations::wiki_alias_terms.eq(aliases::alias_terms(&groups)),
+                        ))
+                        .execute(conn)
+                        .await?;
+                }
                 let mut org = OrganizationReport {
                     id: org_id,
                     name: o.name.clone(),

@@ -112,7 +112,8 @@ LIMIT $2
 /// The facts a search is planned by (`fleetdesk_wiki::query`), among the entries the agent
 /// sees in the statuses `$3`: how many there are, and how many have each of the words `$5`
 /// (tsquery texts, in order), each count stopping at `$6`; and the synonym groups of the
-/// entries whose synonyms share a term with `$4`.
+/// entries whose synonyms share a term with `$4`, with the organization's own (its tenant
+/// file's `wiki_synonyms`) when one of them does.
 pub(crate) const SEARCH_FACTS: &str = concat!(
     "SELECT (SELECT count(*) FROM (SELECT 1",
     visible!(),
@@ -121,10 +122,12 @@ pub(crate) const SEARCH_FACTS: &str = concat!(
     visible!(),
     "AND e.status = ANY($3) AND e.search @@ to_tsquery('simple', w.q) LIMIT $6) c) \
            FROM unnest($5::text[]) WITH ORDINALITY AS w(q, i) ORDER BY w.i) AS having, \
-     ARRAY(SELECT DISTINCT g",
+     ARRAY(SELECT DISTINCT g FROM (SELECT g",
     visible!("CROSS JOIN unnest(e.aliases) AS g"),
-    "AND e.status = ANY($3) AND e.alias_terms <> '{}' AND e.alias_terms && $4::text[]) \
-     AS synonyms"
+    "AND e.status = ANY($3) AND e.alias_terms <> '{}' AND e.alias_terms && $4::text[] \
+           UNION ALL \
+           SELECT unnest(o.wiki_aliases) FROM organizations o \
+           WHERE o.id = $1 AND o.wiki_alias_terms && $4::text[]) AS s(g)) AS synonyms"
 );
 
 /// A search by its plan (`fleetdesk_wiki::query::Plan`): in the statuses `$4`, the project

@@ -45,6 +45,10 @@ pub struct OrganizationSpec {
     /// How agents' wiki proposals land: canon at once (`auto`, a new organization's default)
     /// or as drafts a person reviews. Absent: the stored setting stays.
     pub wiki_review: Option<WikiReview>,
+    /// Synonyms every search of the organization's knowledge base knows: each a line of two or
+    /// more names joined by `=` (`"A醇 = 視黃醇"`), as a glossary entry declares them
+    /// (`fleetdesk_wiki::aliases`). Absent: the stored ones stay; `[]` clears them.
+    pub wiki_synonyms: Option<Vec<String>>,
     #[serde(default)]
     pub members: Vec<MemberSpec>,
     #[serde(default)]
@@ -386,6 +390,23 @@ fn check_opt(path: &str, value: &Option<String>, max: usize) -> Result<(), Tenan
     }
 }
 
+/// An organization's `wiki_synonyms`: at most [`WIKI_SYNONYMS_MAX`] lines, each one synonym
+/// group as a glossary line declares it ([`fleetdesk_wiki::aliases::one_group`]).
+fn check_synonyms(path: &str, lines: &[String]) -> Result<(), TenantFileError> {
+    if lines.len() > WIKI_SYNONYMS_MAX {
+        return Err(err(
+            format!("{path}.wiki_synonyms"),
+            format!("at most {WIKI_SYNONYMS_MAX} lines"),
+        ));
+    }
+    for (i, line) in lines.iter().enumerate() {
+        if let Err(message) = fleetdesk_wiki::aliases::one_group(line) {
+            return Err(err(format!("{path}.wiki_synonyms[{i}]"), message));
+        }
+    }
+    Ok(())
+}
+
 fn unique<'a>(path: &str, names: impl Iterator<Item = &'a str>) -> Result<(), TenantFileError> {
     let mut seen = std::collections::HashSet::new();
     for n in names {
@@ -400,6 +421,8 @@ fn unique<'a>(path: &str, names: impl Iterator<Item = &'a str>) -> Result<(), Te
 pub const MAX_PERSONAL_KEYS: u32 = 10;
 /// Items of a persona's `speech_rules` and of its `forbidden` list.
 pub const PERSONA_LIST_MAX: usize = 50;
+/// Lines of an organization's `wiki_synonyms`.
+pub const WIKI_SYNONYMS_MAX: usize = 500;
 /// A sanity cap on agent keys requested at once.
 pub const MAX_AGENT_KEYS: u32 = 50;
 
@@ -478,6 +501,7 @@ impl TenantFile {
                     ));
                 }
             }
+            check_synonyms(&path, o.wiki_synonyms.as_deref().unwrap_or_default())?;
             unique(
                 &format!("{path}.members"),
                 o.members.iter().map(|m| m.email.as_str()),
@@ -1444,6 +1468,41 @@ mod tests {
         );
         let e = TenantFile::parse(&many).unwrap_err();
         assert_eq!(e.path, "organizations[0].members[0].keys");
+    }
+
+    #[test]
+    fn wiki_synonyms_are_one_group_a_line_up_to_500_lines() {
+        let with = |lines: &[String]| {
+            EXAMPLE.replace(
+                r#""monthly_credit_limit": 1000,"#,
+                &format!(
+                    r#""monthly_credit_limit": 1000, "wiki_synonyms": {},"#,
+                    serde_json::to_string(lines).unwrap()
+                ),
+            )
+        };
+        let f = TenantFile::parse(&with(&["A醇 = 視黃醇".to_owned()])).unwrap();
+        assert_eq!(
+            f.organizations[0].wiki_synonyms.as_deref(),
+            Some(&["A醇 = 視黃醇".to_owned()][..])
+        );
+        assert_eq!(
+            TenantFile::parse(EXAMPLE).unwrap().organizations[0].wiki_synonyms,
+            None
+        );
+        let lines: Vec<String> = (0..WIKI_SYNONYMS_MAX)
+            .map(|i| format!("x{i} = y{i}"))
+            .collect();
+        TenantFile::parse(&with(&lines)).expect("500 lines");
+        let mut past = lines.clone();
+        past.push("x = y".to_owned());
+        let e = TenantFile::parse(&with(&past)).unwrap_err();
+        assert_eq!(e.path, "organizations[0].wiki_synonyms");
+        for bad in ["視黃醇", "a = b; c = d", "= 視黃醇", "貓咪 = 猫咪"] {
+            let e = TenantFile::parse(&with(&["x = y".to_owned(), bad.to_owned()])).unwrap_err();
+            assert_eq!(e.path, "organizations[0].wiki_synonyms[1]", "{bad}");
+            assert!(e.message.contains("joined by ="), "{}", e.message);
+        }
     }
 
     #[test]

@@ -41,6 +41,21 @@ pub fn declared(text: &str) -> Vec<AliasGroup> {
         .collect()
 }
 
+/// The one group a line declares (a tenant file's `wiki_synonyms` item), or why it declares
+/// none: it must be two or more distinct names joined by `=`, each 1 to [`ALIAS_MAX_CHARS`]
+/// characters with a search term, on one line.
+pub fn one_group(line: &str) -> Result<AliasGroup, String> {
+    const SHAPE: &str = "must be two or more different names joined by =, each 1-40 characters";
+    if line.contains(['\n', ';', '；']) {
+        return Err(format!("{SHAPE}, on one line"));
+    }
+    let mut groups = declared(line);
+    match (groups.pop(), groups.is_empty()) {
+        (Some(g), true) if g.0.len() == line.split(['=', '＝']).count() => Ok(g),
+        _ => Err(SHAPE.to_owned()),
+    }
+}
+
 /// One group as the adapter stores it: the names separated by `|`, a name's terms by spaces
 /// (terms hold letters and digits only).
 pub fn encode(group: &AliasGroup) -> String {
@@ -123,6 +138,19 @@ mod tests {
         assert_eq!(declared(&format!("短片 = {at_limit}")).len(), 1);
         // Two spellings of one name are no synonym.
         assert!(declared("貓咪 = 猫咪").is_empty());
+    }
+
+    #[test]
+    fn a_tenant_file_line_is_exactly_one_group() {
+        assert_eq!(one_group("A醇 = 視黃醇").map(|g| g.0.len()), Ok(2));
+        assert!(one_group("A醇 = 視黃醇; 限動 = 限時動態").is_err());
+        assert!(one_group("視黃醇").is_err());
+        // Every name must count: one with no term (only stop words) or a repeat is an error.
+        assert!(one_group("the = 視黃醇").is_err());
+        assert!(one_group("貓咪 = 猫咪 = cat").is_err());
+        let at_limit = "视".repeat(ALIAS_MAX_CHARS);
+        assert!(one_group(&format!("短片 = {at_limit}")).is_ok());
+        assert!(one_group(&format!("短片 = {at_limit}视")).is_err());
     }
 
     #[test]
