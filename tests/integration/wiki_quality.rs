@@ -1,11 +1,15 @@
 //! Search quality, measured: the corpus of tests/data/wiki_quality.json (agency knowledge in
 //! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, and
-//! each query of its two sets through GET /wiki/search (limit 8):
+//! each query of its three sets through GET /wiki/search (limit 8):
 //!
 //! - `queries`, the original set, written alongside the tuning of the search;
 //! - `held_out`, written apart from the search pipeline, from the entries' content only, the way
 //!   agents and a community assistant ask (paraphrases, synonyms, cross-script, short keywords,
 //!   long sentences). It is never tuned against: a failing query stays, as the honest figure.
+//! - `held_out_cross`, 100 queries written the same way before the cross-language work (English
+//!   asking for Chinese entries, Chinese of either script for English ones, synonyms, long
+//!   questions), never tuned against either; its figures are also printed per kind of query.
+//!   The tuning of that work used the 32 `dev` queries at the end of `queries`.
 //!
 //! The first expected entry of a query is its primary one (the entry that truly answers it), the
 //! others are acceptable. For each set the test prints on one line: strict top-3 (the primary is
@@ -13,8 +17,9 @@
 //! of the expected entries among the eight) and the MRR of the primary (1/rank within the eight,
 //! 0 when absent); then each strict miss with what came first instead.
 //!
-//! Asserts lenient top-3 ≥ 90% on the original set, and held-out strict top-3 at the floor
-//! measured when the set was written, minus a small margin.
+//! Asserts lenient top-3 ≥ 90% on the original set, and each held-out set's strict top-3 at
+//! the floor last measured, minus a small margin (the goal, 90% on both, is not met:
+//! docs/benchmarks.md gives the figures).
 
 use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::spawn_app;
@@ -23,8 +28,12 @@ use serde_json::{Value, json};
 const AGENT: &str = "/api/agent/v1";
 const CORPUS: &str = include_str!("../data/wiki_quality.json");
 
-/// Held-out strict top-3 measured when the set was written (45/61 = 73.8%), minus a small margin.
-const HELD_OUT_STRICT_FLOOR: f64 = 0.70;
+/// Held-out strict top-3 last measured (48/61 = 78.7%; 45/61 when the set was written), minus a
+/// small margin.
+const HELD_OUT_STRICT_FLOOR: f64 = 0.75;
+/// held_out_cross's strict top-3 last measured (89/100; 47/100 before the cross-language
+/// work), minus a small margin.
+const HELD_OUT_CROSS_STRICT_FLOOR: f64 = 0.86;
 
 fn percent_encode(q: &str) -> String {
     q.bytes()
@@ -225,5 +234,12 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
         held.strict_rate() * 100.0,
         HELD_OUT_STRICT_FLOOR * 100.0,
         held.misses.join("\n")
+    );
+    assert!(
+        held_cross.strict_rate() >= HELD_OUT_CROSS_STRICT_FLOOR,
+        "held_out_cross strict top-3 {:.1}% under the floor {:.1}%:\n{}",
+        held_cross.strict_rate() * 100.0,
+        HELD_OUT_CROSS_STRICT_FLOOR * 100.0,
+        held_cross.misses.join("\n")
     );
 }

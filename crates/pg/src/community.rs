@@ -72,8 +72,9 @@ const WIKI_RECENT: &str = concat!(
 /// The entries that suit the space (`suits_space!`) ranked by the plan of
 /// `fleetdesk_wiki::query`, as the wiki's own search ranks: at most `$13` candidates that have
 /// every word (`$8`), and when fewer than `$6`, at most `$13` more with one of the rarest
-/// (`$9`); scored by the sum over the words `$10` of its weight (`$11`) times `ts_rank` (the
-/// wiki's weights `$7` and normalization `$12`); best first, at most `$6`.
+/// (`$9`); scored by the sum over the words `$10` of its weight (`$11`) times the better
+/// `ts_rank` (the wiki's weights `$7` and normalization `$12`) of its own term (`$14`) and of
+/// its other names (`$15`, empty for none) times their scale (`$16`); best first, at most `$6`.
 const WIKI_SEARCH: &str = concat!(
     "WITH with_every AS (SELECT e.id",
     suits_space!(),
@@ -82,10 +83,16 @@ const WIKI_SEARCH: &str = concat!(
     suits_space!(),
     "AND e.search @@ to_tsquery('simple', $9) \
           AND (SELECT count(*) FROM with_every) < $6 LIMIT $13), \
-     w AS (SELECT to_tsquery('simple', q) AS q, weight \
-           FROM unnest($10::text[], $11::float4[]) AS w(q, weight)) \
+     w AS (SELECT to_tsquery('simple', q) AS q, weight, to_tsquery('simple', own) AS own, \
+                  CASE WHEN others <> '' THEN to_tsquery('simple', others) END AS others, \
+                  scale \
+           FROM unnest($10::text[], $11::float4[], $14::text[], $15::text[], $16::float4[]) \
+                AS w(q, weight, own, others, scale)) \
      SELECT e.id, e.title, e.summary, e.body, e.folded_tags, \
-            (SELECT coalesce(sum(w.weight * ts_rank($7::float4[], e.search, w.q, $12)), 0) \
+            (SELECT coalesce(sum(w.weight * greatest( \
+                        ts_rank($7::float4[], e.search, w.own, $12), \
+                        w.scale * ts_rank($7::float4[], e.search, w.others, $12))) \
+                        FILTER (WHERE e.search @@ w.q), 0) \
              FROM w)::float4 AS score \
      FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
      JOIN wiki_entries e ON e.id = c.id \
@@ -446,7 +453,10 @@ impl CommunityRepo for PgStore {
                         &plan.words,
                         &plan.weights,
                         RANK_NORMALIZATION,
-                        CANDIDATES
+                        CANDIDATES,
+                        &plan.own,
+                        &plan.others,
+                        &plan.others_scale
                     )
                     .load(conn)
                     .await?

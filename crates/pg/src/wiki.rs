@@ -134,8 +134,9 @@ pub(crate) const SEARCH_FACTS: &str = concat!(
 /// `$3` (with the shared entries), the candidates are at most `$12` entries that have every
 /// word (`$7`), and when those are fewer than the page (`$9`) at most `$12` more that have
 /// one of the rarest (`$8`). Each is scored by the sum over the words `$5` of its weight
-/// (`$6`) times `ts_rank` of that word (weights `$10`, normalization `$11`), with the places
-/// of the words it has (from 1); best first, at most `$9`.
+/// (`$6`) times the better `ts_rank` (weights `$10`, normalization `$11`) of its own term
+/// (`$13`) and of its other names (`$14`, empty for none) times their scale (`$15`), with the
+/// places of the words it has (from 1); best first, at most `$9`.
 const SEARCH: &str = concat!(
     "WITH with_every AS (SELECT e.id",
     visible!(),
@@ -146,15 +147,20 @@ const SEARCH: &str = concat!(
     in_project!(),
     "AND e.status = ANY($4) AND e.search @@ to_tsquery('simple', $8) \
           AND (SELECT count(*) FROM with_every) < $9 LIMIT $12), \
-     w AS (SELECT to_tsquery('simple', q) AS q, weight, i \
-           FROM unnest($5::text[], $6::float4[]) WITH ORDINALITY AS w(q, weight, i)) ",
+     w AS (SELECT to_tsquery('simple', q) AS q, weight, to_tsquery('simple', own) AS own, \
+                  CASE WHEN others <> '' THEN to_tsquery('simple', others) END AS others, \
+                  scale, i \
+           FROM unnest($5::text[], $6::float4[], $13::text[], $14::text[], $15::float4[]) \
+                WITH ORDINALITY AS w(q, weight, own, others, scale, i)) ",
     head_sql!(
         ", e.body, s.score, s.matched \
          FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
          JOIN wiki_entries e ON e.id = c.id LEFT JOIN projects pr ON pr.id = e.project_id \
          CROSS JOIN LATERAL ( \
-             SELECT coalesce(sum(w.weight * ts_rank($10::float4[], e.search, w.q, $11)), 0) \
-                        ::float4 AS score, \
+             SELECT coalesce(sum(w.weight * greatest( \
+                        ts_rank($10::float4[], e.search, w.own, $11), \
+                        w.scale * ts_rank($10::float4[], e.search, w.others, $11))) \
+                        FILTER (WHERE e.search @@ w.q), 0)::float4 AS score, \
                     coalesce(array_agg(w.i::int4 ORDER BY w.i) FILTER (WHERE e.search @@ w.q), \
                              '{}') AS matched \
              FROM w) s \
@@ -985,7 +991,10 @@ impl WikiRepo for PgStore {
                 query.limit,
                 RANK_WEIGHTS.to_vec(),
                 RANK_NORMALIZATION,
-                CANDIDATES
+                CANDIDATES,
+                &plan.own,
+                &plan.others,
+                &plan.others_scale
             )
             .load(conn)
             .await?;

@@ -5,7 +5,8 @@
 //! Storage answers two counts ([`Counts`]) and ranks by the [`Plan`]: an entry's score is the
 //! sum, over the query's words it has, of the word's weight ([`weight`], the rarer among the
 //! entries searched the heavier, as BM25 weighs) times `ts_rank` of that word alone (where it
-//! is: title, summary and tags, or body, and how often). So the words of a long question that
+//! is: title, summary and tags, or body, and how often; the better of its own term and its
+//! other names, so a word counts once however it is found). So the words of a long question that
 //! any entry has (post, 貼文) weigh little beside the one word that names its topic.
 //!
 //! At most [`CANDIDATES`] entries are ranked in each of two passes, so a query that matches
@@ -40,28 +41,36 @@ impl QueryWord {
     /// of several terms needs all of them). Terms hold letters and digits only.
     pub fn ts_query(&self) -> String {
         std::iter::once(format!("'{}'", self.term))
-            .chain(self.also.iter().map(|name| match name.as_slice() {
-                [one] => format!("'{one}'"),
-                _ => format!(
-                    "({})",
-                    name.iter()
-                        .map(|t| format!("'{t}'"))
-                        .collect::<Vec<_>>()
-                        .join(" & ")
-                ),
-            }))
+            .chain(self.other_names())
             .collect::<Vec<_>>()
             .join(" | ")
     }
 
-    /// How many distinct terms [`QueryWord::ts_query`] holds.
-    pub fn term_count(&self) -> usize {
-        let mut all: Vec<&String> = std::iter::once(&self.term)
-            .chain(self.also.iter().flatten())
-            .collect();
-        all.sort_unstable();
-        all.dedup();
-        all.len()
+    /// The tsquery of the word's other names alone, with how many distinct terms it holds;
+    /// none when it has no other name.
+    pub fn others_query(&self) -> Option<(String, usize)> {
+        let mut terms: Vec<&String> = self.also.iter().flatten().collect();
+        terms.sort_unstable();
+        terms.dedup();
+        (!self.also.is_empty()).then(|| {
+            (
+                self.other_names().collect::<Vec<_>>().join(" | "),
+                terms.len(),
+            )
+        })
+    }
+
+    fn other_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.also.iter().map(|name| match name.as_slice() {
+            [one] => format!("'{one}'"),
+            _ => format!(
+                "({})",
+                name.iter()
+                    .map(|t| format!("'{t}'"))
+                    .collect::<Vec<_>>()
+                    .join(" & ")
+            ),
+        })
     }
 
     /// Whether `term` is the word or one of its one-term names.
@@ -200,13 +209,20 @@ pub struct Counts {
 /// How storage ranks a query (see the module's text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// Each word's tsquery ([`QueryWord::ts_query`]), in order.
+    /// Each word's tsquery ([`QueryWord::ts_query`]), in order: what the passes look for and
+    /// what says whether an entry has the word.
     pub words: Vec<String>,
-    /// What each word's `ts_rank` is multiplied by, in the same order: its [`weight`] times
-    /// its number of terms ([`QueryWord::term_count`]), as `ts_rank` divides the rank of a
-    /// query of alternatives by their number; so a word found through one of its six names
-    /// counts as one found through its only one.
+    /// Each word's [`weight`], in the same order.
     pub weights: Vec<f32>,
+    /// Each word's own term as a tsquery, in the same order.
+    pub own: Vec<String>,
+    /// Each word's other names as a tsquery ([`QueryWord::others_query`]; empty for none),
+    /// and what its `ts_rank` is multiplied by: its number of terms, as `ts_rank` divides the
+    /// rank of a query of alternatives by their number. A word scores the better of its own
+    /// term's rank and its other names': found however, it counts once, so an entry that has
+    /// the word and its English does not outrank one that has only the English.
+    pub others: Vec<String>,
+    pub others_scale: Vec<f32>,
     /// The first pass: entries that have every word found anywhere (all of them when none is).
     pub every: String,
     /// The second pass, when the first finds fewer than the page: entries that have any of
@@ -244,12 +260,17 @@ pub fn plan(words: &[QueryWord], counts: &Counts) -> Plan {
         }
         some_of.push(i);
     }
+    let others: Vec<(String, usize)> = words
+        .iter()
+        .map(|w| w.others_query().unwrap_or_default())
+        .collect();
     Plan {
-        weights: words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| weight(counts.having[i], counts.entries) * w.term_count() as f32)
+        weights: (0..words.len())
+            .map(|i| weight(counts.having[i], counts.entries))
             .collect(),
+        own: words.iter().map(|w| format!("'{}'", w.term)).collect(),
+        others_scale: others.iter().map(|(_, n)| *n as f32).collect(),
+        others: others.into_iter().map(|(q, _)| q).collect(),
         every: every_of.iter().map(group).collect::<Vec<_>>().join(" & "),
         some: some_of.iter().map(group).collect::<Vec<_>>().join(" | "),
         words: queries,
@@ -341,6 +362,8 @@ mod tests {
         assert_eq!(p.some, "('beta') | ('gamma')");
         assert!(p.weights[1] > p.weights[2] && p.weights[2] > p.weights[0]);
         assert_eq!(p.weights[1], weight(3, 1_000));
+        assert_eq!(p.own, ["'alpha'", "'beta'", "'gamma'"]);
+        assert_eq!((&p.others[0], p.others_scale[0]), (&String::new(), 0.0));
         // A word no entry has does not empty the first pass; the rarest always brings some.
         let p = plan(
             &w,
@@ -359,9 +382,8 @@ mod tests {
             },
         );
         assert_eq!(p.some, "('alpha')");
-        // A word of three terms is weighed three times: ts_rank divides by three.
+        // A word's other names are ranked apart, scaled by their number: ts_rank divides by it.
         let w = words("饲料");
-        assert_eq!(w[0].term_count(), 3);
         let p = plan(
             &w,
             &Counts {
@@ -369,6 +391,9 @@ mod tests {
                 having: vec![2],
             },
         );
-        assert_eq!(p.weights, [weight(2, 10) * 3.0]);
+        assert_eq!(p.weights, [weight(2, 10)]);
+        assert_eq!(p.own, ["'饲料'"]);
+        assert_eq!(p.others, ["'feed' | 'fodder'"]);
+        assert_eq!(p.others_scale, [2.0]);
     }
 }
