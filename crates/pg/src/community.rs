@@ -23,7 +23,7 @@ use fleetdesk_community::ticket::{
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::entry::EntryStatus;
 use fleetdesk_wiki::ports::SearchFacts;
-use fleetdesk_wiki::query::CANDIDATES;
+use fleetdesk_wiki::query::{CANDIDATES, RERANKED};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -74,15 +74,20 @@ const WIKI_RECENT: &str = concat!(
 /// every word (`$8`), and when fewer than `$6`, at most `$13` more with one of the rarest
 /// (`$9`); scored by the sum over the words `$10` of its weight (`$11`) times the better
 /// `ts_rank` (the wiki's weights `$7` and normalization `$12`) of its own term (`$14`) and of
-/// its other names (`$15`, empty for none) times their scale (`$16`); best first, at most `$6`.
+/// its other names (`$15`, empty for none) times their scale (`$16`), for the best `$18` of the
+/// candidates by `ts_rank` of all the words (`$17`); best first, at most `$6`.
 const WIKI_SEARCH: &str = concat!(
-    "WITH with_every AS (SELECT e.id",
+    "WITH with_every AS (SELECT e.id, \
+                         ts_rank($7::float4[], e.search, to_tsquery('simple', $17), $12) AS r",
     suits_space!(),
     "AND e.search @@ to_tsquery('simple', $8) LIMIT $13), \
-     with_rarest AS (SELECT e.id",
+     with_rarest AS (SELECT e.id, \
+                     ts_rank($7::float4[], e.search, to_tsquery('simple', $17), $12) AS r",
     suits_space!(),
     "AND e.search @@ to_tsquery('simple', $9) \
           AND (SELECT count(*) FROM with_every) < $6 LIMIT $13), \
+     best AS (SELECT id FROM (SELECT * FROM with_every UNION ALL SELECT * FROM with_rarest) c \
+              GROUP BY id ORDER BY max(r) DESC, id LIMIT $18), \
      w AS (SELECT to_tsquery('simple', q) AS q, weight, to_tsquery('simple', own) AS own, \
                   CASE WHEN others <> '' THEN to_tsquery('simple', others) END AS others, \
                   scale \
@@ -94,7 +99,7 @@ const WIKI_SEARCH: &str = concat!(
                         w.scale * ts_rank($7::float4[], e.search, w.others, $12))) \
                         FILTER (WHERE e.search @@ w.q), 0) \
              FROM w)::float4 AS score \
-     FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
+     FROM best c \
      JOIN wiki_entries e ON e.id = c.id \
      ORDER BY score DESC, e.updated_at DESC, e.id \
      LIMIT $6"
@@ -456,7 +461,9 @@ impl CommunityRepo for PgStore {
                         CANDIDATES,
                         &plan.own,
                         &plan.others,
-                        &plan.others_scale
+                        &plan.others_scale,
+                        &plan.any,
+                        RERANKED
                     )
                     .load(conn)
                     .await?

@@ -22,7 +22,7 @@ use fleetdesk_wiki::entry::{
     cast_links, check_rename, decide, find_project, land, pick_by_title,
 };
 use fleetdesk_wiki::ports::*;
-use fleetdesk_wiki::query::{CANDIDATES, Counts};
+use fleetdesk_wiki::query::{CANDIDATES, Counts, RERANKED};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -133,20 +133,25 @@ pub(crate) const SEARCH_FACTS: &str = concat!(
 /// A search by its plan (`fleetdesk_wiki::query::Plan`): in the statuses `$4`, the project
 /// `$3` (with the shared entries), the candidates are at most `$12` entries that have every
 /// word (`$7`), and when those are fewer than the page (`$9`) at most `$12` more that have
-/// one of the rarest (`$8`). Each is scored by the sum over the words `$5` of its weight
-/// (`$6`) times the better `ts_rank` (weights `$10`, normalization `$11`) of its own term
-/// (`$13`) and of its other names (`$14`, empty for none) times their scale (`$15`), with the
-/// places of the words it has (from 1); best first, at most `$9`.
+/// one of the rarest (`$8`), each ranked at once by `ts_rank` (weights `$10`, normalization
+/// `$11`) of all the words (`$16`); the best `$17` of them are scored by the sum over the
+/// words `$5` of its weight (`$6`) times the better `ts_rank` of its own term (`$13`) and of
+/// its other names (`$14`, empty for none) times their scale (`$15`), with the places of the
+/// words it has (from 1); best first, at most `$9`.
 const SEARCH: &str = concat!(
-    "WITH with_every AS (SELECT e.id",
+    "WITH with_every AS (SELECT e.id, \
+                         ts_rank($10::float4[], e.search, to_tsquery('simple', $16), $11) AS r",
     visible!(),
     in_project!(),
     "AND e.status = ANY($4) AND e.search @@ to_tsquery('simple', $7) LIMIT $12), \
-     with_rarest AS (SELECT e.id",
+     with_rarest AS (SELECT e.id, \
+                     ts_rank($10::float4[], e.search, to_tsquery('simple', $16), $11) AS r",
     visible!(),
     in_project!(),
     "AND e.status = ANY($4) AND e.search @@ to_tsquery('simple', $8) \
           AND (SELECT count(*) FROM with_every) < $9 LIMIT $12), \
+     best AS (SELECT id FROM (SELECT * FROM with_every UNION ALL SELECT * FROM with_rarest) c \
+              GROUP BY id ORDER BY max(r) DESC, id LIMIT $17), \
      w AS (SELECT to_tsquery('simple', q) AS q, weight, to_tsquery('simple', own) AS own, \
                   CASE WHEN others <> '' THEN to_tsquery('simple', others) END AS others, \
                   scale, i \
@@ -154,7 +159,7 @@ const SEARCH: &str = concat!(
                 WITH ORDINALITY AS w(q, weight, own, others, scale, i)) ",
     head_sql!(
         ", e.body, s.score, s.matched \
-         FROM (SELECT id FROM with_every UNION SELECT id FROM with_rarest) c \
+         FROM best c \
          JOIN wiki_entries e ON e.id = c.id LEFT JOIN projects pr ON pr.id = e.project_id \
          CROSS JOIN LATERAL ( \
              SELECT coalesce(sum(w.weight * greatest( \
@@ -994,7 +999,9 @@ impl WikiRepo for PgStore {
                 CANDIDATES,
                 &plan.own,
                 &plan.others,
-                &plan.others_scale
+                &plan.others_scale,
+                &plan.any,
+                RERANKED
             )
             .load(conn)
             .await?;

@@ -9,7 +9,8 @@
 //! other names, so a word counts once however it is found). So the words of a long question that
 //! any entry has (post, 貼文) weigh little beside the one word that names its topic.
 //!
-//! At most [`CANDIDATES`] entries are ranked in each of two passes, so a query that matches
+//! At most [`CANDIDATES`] entries are taken in each of two passes, ranked at once by `ts_rank`
+//! of all the words, and the best [`RERANKED`] scored word by word, so a query that matches
 //! most entries costs what a narrow one does: first the entries that have every word (any way
 //! of it); when those are fewer than the page, the entries that have any of the rarest words,
 //! taken rarest first while together they are in at most [`CANDIDATES`] entries (at least the
@@ -20,9 +21,13 @@ use crate::aliases::{self, AliasGroup};
 use crate::ports::SearchFacts;
 use crate::search::{self, Span};
 
-/// How many entries a pass ranks at most; also where counting stops: a word in more entries
+/// How many entries a pass takes at most; also where counting stops: a word in more entries
 /// than this is as common as any.
 pub const CANDIDATES: i64 = 1_000;
+
+/// How many of the candidates, the best by `ts_rank` of all the words at once, are scored word
+/// by word (more than the largest page, 30).
+pub const RERANKED: i64 = 64;
 
 /// One word of a query and what else finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,6 +233,9 @@ pub struct Plan {
     /// The second pass, when the first finds fewer than the page: entries that have any of
     /// the rarest words.
     pub some: String,
+    /// Every word, any way: what the candidates are first ranked by, all at once, to keep
+    /// the best [`RERANKED`].
+    pub any: String,
 }
 
 /// How much a word weighs: BM25's inverse document frequency, `ln(1 + (N - n + 0.5) / (n +
@@ -273,6 +281,10 @@ pub fn plan(words: &[QueryWord], counts: &Counts) -> Plan {
         others: others.into_iter().map(|(q, _)| q).collect(),
         every: every_of.iter().map(group).collect::<Vec<_>>().join(" & "),
         some: some_of.iter().map(group).collect::<Vec<_>>().join(" | "),
+        any: (0..words.len())
+            .map(|i| group(&i))
+            .collect::<Vec<_>>()
+            .join(" | "),
         words: queries,
     }
 }
@@ -363,6 +375,7 @@ mod tests {
         assert!(p.weights[1] > p.weights[2] && p.weights[2] > p.weights[0]);
         assert_eq!(p.weights[1], weight(3, 1_000));
         assert_eq!(p.own, ["'alpha'", "'beta'", "'gamma'"]);
+        assert_eq!(p.any, "('alpha') | ('beta') | ('gamma')");
         assert_eq!((&p.others[0], p.others_scale[0]), (&String::new(), 0.0));
         // A word no entry has does not empty the first pass; the rarest always brings some.
         let p = plan(
