@@ -6,7 +6,6 @@
 use crate::db::{PgStore, Ts};
 use crate::rows::{Json, Stored};
 use crate::schema::{community_spaces, community_tickets};
-use crate::wiki::{FactsRow, SEARCH_FACTS};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_community::CommunityRefusal;
@@ -22,7 +21,7 @@ use fleetdesk_community::ticket::{
 };
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::entry::EntryStatus;
-use fleetdesk_wiki::ports::SearchFacts;
+use fleetdesk_wiki::ports::{SearchFacts, WikiRepo, WikiScope};
 use fleetdesk_wiki::query::{CANDIDATES, RERANKED};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
 use jiff::Timestamp;
@@ -491,20 +490,12 @@ impl CommunityRepo for PgStore {
         terms: &'a [String],
         words: &'a [String],
     ) -> BoxFuture<'a, anyhow::Result<SearchFacts>> {
-        self.read(async move |conn| {
-            let row: FactsRow = sql!(
-                SEARCH_FACTS,
-                agent.organization_id,
-                agent.workspace_id,
-                EntryStatus::texts(|s| s == EntryStatus::Canon),
-                terms,
-                words,
-                CANDIDATES
-            )
-            .get_result(conn)
-            .await?;
-            Ok(row.into())
-        })
+        // The knowledge base's own facts, over what the agent's workspace sees.
+        let scope = WikiScope {
+            organization_id: agent.organization_id,
+            workspace_id: agent.workspace_id,
+        };
+        WikiRepo::search_facts(self, scope, terms, words, EntryStatus::SEARCHED)
     }
 
     fn search_products<'a>(

@@ -22,7 +22,7 @@ use fleetdesk_tenancy::tenant_file::*;
 use fleetdesk_tenancy::{IssuedKey, KeyKind};
 use fleetdesk_webhooks::WebhookSecret;
 use fleetdesk_webhooks::endpoints::{MAX_PER_WORKSPACE, normalized_types};
-use fleetdesk_wiki::aliases::{self, AliasGroup};
+use fleetdesk_wiki::aliases;
 use uuid::Uuid;
 
 row! {
@@ -717,11 +717,7 @@ impl TenantStore for PgStore {
                     .get_result(conn)
                     .await?;
                 if let Some(lines) = &o.wiki_synonyms {
-                    // Validated: each line is one group.
-                    let groups: Vec<AliasGroup> = lines
-                        .iter()
-                        .filter_map(|l| aliases::one_group(l).ok())
-                        .collect();
+                    let groups = aliases::of_lines(lines);
                     let stored: Vec<String> = groups.iter().map(aliases::encode).collect();
                     diesel::update(organizations::table.filter(organizations::id.eq(org_id)))
                         .set((

@@ -114,7 +114,7 @@ LIMIT $2
 /// (tsquery texts, in order), each count stopping at `$6`; and the synonym groups of the
 /// entries whose synonyms share a term with `$4`, with the organization's own (its tenant
 /// file's `wiki_synonyms`) when one of them does.
-pub(crate) const SEARCH_FACTS: &str = concat!(
+const SEARCH_FACTS: &str = concat!(
     "SELECT (SELECT count(*) FROM (SELECT 1",
     visible!(),
     "AND e.status = ANY($3) LIMIT $6) n) AS entries, \
@@ -330,7 +330,7 @@ row! {
 }
 
 row! {
-    pub(crate) struct FactsRow {
+    struct FactsRow {
         entries: i64,
         having: Vec<i64>,
         synonyms: Vec<String>,

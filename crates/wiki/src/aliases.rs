@@ -56,6 +56,12 @@ pub fn one_group(line: &str) -> Result<AliasGroup, String> {
     }
 }
 
+/// The groups of a tenant file's `wiki_synonyms` lines, one a line; a line that declares
+/// none ([`one_group`] refuses it, which the file's validation did first) is left out.
+pub fn of_lines(lines: &[String]) -> Vec<AliasGroup> {
+    lines.iter().filter_map(|l| one_group(l).ok()).collect()
+}
+
 /// One group as the adapter stores it: the names separated by `|`, a name's terms by spaces
 /// (terms hold letters and digits only).
 pub fn encode(group: &AliasGroup) -> String {
@@ -151,6 +157,8 @@ mod tests {
         let at_limit = "视".repeat(ALIAS_MAX_CHARS);
         assert!(one_group(&format!("短片 = {at_limit}")).is_ok());
         assert!(one_group(&format!("短片 = {at_limit}视")).is_err());
+        let lines = ["A醇 = 視黃醇".to_owned(), "視黃醇".to_owned()];
+        assert_eq!(of_lines(&lines).len(), 1);
     }
 
     #[test]
