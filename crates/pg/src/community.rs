@@ -76,15 +76,17 @@ const WIKI_RECENT: &str = concat!(
 /// its other names (`$15`, empty for none) times their scale (`$16`), for the best `$18` of the
 /// candidates by `ts_rank` of all the words (`$17`); best first, at most `$6`.
 const WIKI_SEARCH: &str = concat!(
-    "WITH with_every AS (SELECT e.id, \
+    "WITH every_match AS MATERIALIZED (SELECT e.id, \
                          ts_rank($7::float4[], e.search, to_tsquery('simple', $17), $12) AS r",
     suits_space!(),
-    "AND e.search @@ to_tsquery('simple', $8) LIMIT $13), \
-     with_rarest AS (SELECT e.id, \
+    "AND e.search @@ to_tsquery('simple', $8)), \
+     with_every AS (SELECT * FROM every_match LIMIT $13), \
+     rarest_match AS MATERIALIZED (SELECT e.id, \
                      ts_rank($7::float4[], e.search, to_tsquery('simple', $17), $12) AS r",
     suits_space!(),
     "AND e.search @@ to_tsquery('simple', $9) \
-          AND (SELECT count(*) FROM with_every) < $6 LIMIT $13), \
+          AND (SELECT count(*) FROM with_every) < $6), \
+     with_rarest AS (SELECT * FROM rarest_match LIMIT $13), \
      best AS (SELECT id FROM (SELECT * FROM with_every UNION ALL SELECT * FROM with_rarest) c \
               GROUP BY id ORDER BY max(r) DESC, id LIMIT $18), \
      w AS (SELECT to_tsquery('simple', q) AS q, weight, to_tsquery('simple', own) AS own, \
@@ -444,7 +446,7 @@ impl CommunityRepo for PgStore {
                 }
                 Some(plan) => {
                     sql!(
-                        WIKI_SEARCH,
+                        fresh WIKI_SEARCH,
                         agent.organization_id,
                         agent.workspace_id,
                         &filter.required,
@@ -509,9 +511,10 @@ impl CommunityRepo for PgStore {
             let Some(space) = space_of(conn, agent, space_id, false).await? else {
                 return Ok(Err(CommunityRefusal::SpaceNotFound));
             };
-            let rows: Vec<ProductRow> = sql!(PRODUCTS_SEARCH, space.workspace_id, ts_query, limit)
-                .load(conn)
-                .await?;
+            let rows: Vec<ProductRow> =
+                sql!(fresh PRODUCTS_SEARCH, space.workspace_id, ts_query, limit)
+                    .load(conn)
+                    .await?;
             Ok(Ok(rows.into_iter().map(Into::into).collect()))
         })
     }
