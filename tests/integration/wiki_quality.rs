@@ -1,6 +1,6 @@
 //! Search quality, measured: the corpus of tests/data/wiki_quality.json (agency knowledge in
 //! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, and
-//! each query of its three sets through GET /wiki/search (limit 8):
+//! each query of its four sets through GET /wiki/search (limit 8):
 //!
 //! - `queries`, the original set, written alongside the tuning of the search;
 //! - `held_out`, written apart from the search pipeline, from the entries' content only, the way
@@ -10,6 +10,9 @@
 //!   asking for Chinese entries, Chinese of either script for English ones, synonyms, long
 //!   questions), never tuned against either; its figures are also printed per kind of query.
 //!   The tuning of that work used the 32 `dev` queries at the end of `queries`.
+//! - `dev`, 120 tuning queries written by another helper from the entries alone (cross-language,
+//!   cross-script, synonyms, long questions, keywords), for tuning after the first step; its
+//!   figures are printed per kind too. Tuning reads `queries` and `dev` only.
 //!
 //! The first expected entry of a query is its primary one (the entry that truly answers it), the
 //! others are acceptable. For each set the test prints on one line: strict top-3 (the primary is
@@ -18,8 +21,8 @@
 //! 0 when absent); then each strict miss with what came first instead.
 //!
 //! Asserts lenient top-3 ≥ 90% on the original set, and each held-out set's strict top-3 at
-//! the floor last measured, minus a small margin (the goal, 90% on both, is not met:
-//! docs/benchmarks.md gives the figures).
+//! the floor last measured, minus a small margin (the goal, 90% on both, is met by
+//! held_out_cross, not by held_out: docs/benchmarks.md gives the figures).
 
 use fleetdesk_tests::assert::ok;
 use fleetdesk_tests::spawn_app;
@@ -28,12 +31,12 @@ use serde_json::{Value, json};
 const AGENT: &str = "/api/agent/v1";
 const CORPUS: &str = include_str!("../data/wiki_quality.json");
 
-/// Held-out strict top-3 last measured (48/61 = 78.7%; 45/61 when the set was written), minus a
+/// Held-out strict top-3 last measured (52/61 = 85.2%; 45/61 when the set was written), minus a
 /// small margin.
-const HELD_OUT_STRICT_FLOOR: f64 = 0.75;
-/// held_out_cross's strict top-3 last measured (89/100; 47/100 before the cross-language
+const HELD_OUT_STRICT_FLOOR: f64 = 0.82;
+/// held_out_cross's strict top-3 last measured (93/100; 47/100 before the cross-language
 /// work), minus a small margin.
-const HELD_OUT_CROSS_STRICT_FLOOR: f64 = 0.86;
+const HELD_OUT_CROSS_STRICT_FLOOR: f64 = 0.90;
 
 fn percent_encode(q: &str) -> String {
     q.bytes()
@@ -171,6 +174,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let queries = corpus["queries"].as_array().expect("queries");
     let held_out = corpus["held_out"].as_array().expect("held_out");
     let cross = corpus["held_out_cross"].as_array().expect("held_out_cross");
+    let dev = corpus["dev"].as_array().expect("dev");
     assert!(entries.len() >= 50, "at least 50 entries");
     assert!(queries.len() >= 30, "at least 30 queries");
     assert!(held_out.len() >= 30, "at least 30 held-out queries");
@@ -192,7 +196,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
         .iter()
         .map(|e| e["title"].as_str().unwrap())
         .collect();
-    for q in queries.iter().chain(held_out).chain(cross) {
+    for q in queries.iter().chain(held_out).chain(cross).chain(dev) {
         for t in q["expect"].as_array().unwrap() {
             assert!(
                 titles.contains(&t.as_str().unwrap()),
@@ -205,8 +209,13 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let original = measure(&app, &key, queries).await;
     let held = measure(&app, &key, held_out).await;
     let held_cross = measure(&app, &key, cross).await;
+    let tuning = measure(&app, &key, dev).await;
     println!("wiki search quality, {} entries:", entries.len());
     println!("  {}", original.line("original"));
+    println!("  {}", tuning.line("dev"));
+    for l in tuning.kind_lines() {
+        println!("    {l}");
+    }
     println!("  {}", held.line("held-out"));
     println!("  {}", held_cross.line("held-out-cross"));
     for l in held_cross.kind_lines() {
@@ -214,6 +223,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     }
     for (name, f) in [
         ("original", &original),
+        ("dev", &tuning),
         ("held-out", &held),
         ("held-out-cross", &held_cross),
     ] {

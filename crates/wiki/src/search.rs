@@ -45,6 +45,15 @@ pub const RANK_WEIGHTS: [f32; 4] = [0.1, 0.6, 0.4, 1.0];
 pub const RANK_NORMALIZATION: i32 = 1;
 
 static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
+/// The trade's own words ([`AGENCY_SENSES`]): word → its senses, `;`-separated.
+static AGENCY: LazyLock<std::collections::HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| {
+        AGENCY_SENSES
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| l.split_once('\t'))
+            .collect()
+    });
 static STEMMER: LazyLock<rust_stemmers::Stemmer> =
     LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
 
@@ -128,6 +137,7 @@ const ZH_STOP: &[&str] = &[
 pub fn warm_up() {
     fleetdesk_cedict::warm_up();
     LazyLock::force(&JIEBA);
+    LazyLock::force(&AGENCY);
     LazyLock::force(&STEMMER);
     let _ = fold("繁體");
 }
@@ -243,10 +253,17 @@ const GLOSS_STOP: &[&str] = &[
     "way",
 ];
 
-/// The English words (stemmed, as [`terms`] gives English) that CC-CEDICT says the Chinese
-/// word `term` (simplified, as [`terms`] gives it) means: the words of its first senses
-/// ([`PIVOT_SENSES`]) that translate in at most [`PIVOT_SENSE_WORDS`] words, each once. None
-/// for a word the dictionary does not have, or that is not Chinese.
+/// The English of social-media and agency words that CC-CEDICT lacks or gives another meaning
+/// (带货 is "to smuggle" there, 触及 "to touch on"): a word it lists takes its senses instead of
+/// the dictionary's in [`pivot`]. fleetdesk's own table (data/agency_senses.tsv), written from
+/// the trade's usage.
+pub const AGENCY_SENSES: &str = include_str!("../data/agency_senses.tsv");
+
+/// The English words (stemmed, as [`terms`] gives English) that the Chinese word `term`
+/// (simplified, as [`terms`] gives it) means, by [`AGENCY_SENSES`] for the trade's words, else
+/// by CC-CEDICT: the words of its first senses ([`PIVOT_SENSES`]) that translate in at most
+/// [`PIVOT_SENSE_WORDS`] words, each once. None for a word neither has, or that is not
+/// Chinese.
 pub fn pivot(term: &str) -> Vec<String> {
     if !term.chars().all(is_han) {
         return Vec::new();
@@ -257,8 +274,14 @@ pub fn pivot(term: &str) -> Vec<String> {
         PIVOT_SENSES
     };
     let mut out: Vec<String> = Vec::new();
-    let meanings = fleetdesk_cedict::senses(term)
-        .flat_map(|s| s.split([';', ',']))
+    let senses: Vec<&str> = match AGENCY.get(term) {
+        Some(own) => own.split(';').collect(),
+        None => fleetdesk_cedict::senses(term)
+            .flat_map(|s| s.split([';', ',']))
+            .collect(),
+    };
+    let meanings = senses
+        .into_iter()
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .take(take);
@@ -531,7 +554,7 @@ mod tests {
         // The query's words, then the English of its Chinese ones.
         assert_eq!(
             ts_query("猫咪 貓咪 food").as_deref(),
-            Some("'猫咪' | 'food' | 'kitti'")
+            Some("'猫咪' | 'food' | 'cat' | 'kitti'")
         );
         assert_eq!(ts_query("  ...  "), None);
     }
@@ -545,6 +568,45 @@ mod tests {
         );
         let s = snippet(&body, &query_terms("replies"));
         assert!(s.contains("Reply within"), "{s}");
+    }
+
+    #[test]
+    fn the_trades_words_take_their_own_english_over_the_dictionarys() {
+        // CC-CEDICT: 带货 "to smuggle", 触及 "to touch on".
+        assert!(fleetdesk_cedict::senses("带货").any(|s| s == "to smuggle"));
+        let selling = pivot("带货");
+        assert!(selling.contains(&"live".to_owned()), "{selling:?}");
+        assert!(!selling.contains(&"smuggl".to_owned()), "{selling:?}");
+        assert_eq!(pivot("触及"), ["reach"]);
+        // A word the table does not list keeps the dictionary's senses.
+        assert_eq!(pivot("夜市"), ["night", "market"]);
+    }
+
+    #[test]
+    fn every_line_of_the_trades_table_is_a_folded_word_and_short_senses() {
+        let lines: Vec<&str> = AGENCY_SENSES
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        assert!(lines.len() >= 80, "{}", lines.len());
+        let mut seen = std::collections::HashSet::new();
+        for line in lines {
+            let (word, senses) = line.split_once('\t').expect(line);
+            assert!(word.chars().all(is_han), "{line}");
+            assert_eq!(
+                fold(word),
+                word,
+                "{line}: the table is in simplified script"
+            );
+            assert!(seen.insert(word), "{word} twice");
+            let senses: Vec<&str> = senses.split(';').map(str::trim).collect();
+            assert!(senses.len() <= PIVOT_SENSES, "{line}");
+            for s in senses {
+                let words = s.split(' ').filter(|w| !EN_STOP.contains(w)).count();
+                assert!((1..=PIVOT_SENSE_WORDS).contains(&words), "{line}: {s}");
+            }
+            assert!(!pivot(word).is_empty(), "{line}");
+        }
     }
 
     #[test]

@@ -290,15 +290,20 @@ mod tests {
         assert_eq!(
             facts,
             vec![(
-                vec!["猫咪".to_owned(), "kitti".to_owned(), "food".to_owned()],
-                vec!["'猫咪' | 'kitti'".to_owned(), "'food'".to_owned()]
+                vec![
+                    "猫咪".to_owned(),
+                    "cat".to_owned(),
+                    "kitti".to_owned(),
+                    "food".to_owned()
+                ],
+                vec!["'猫咪' | 'cat' | 'kitti'".to_owned(), "'food'".to_owned()]
             )]
         );
         let asked = fake.asked.lock().unwrap().clone();
         assert_eq!(asked.len(), 1);
         let plan = asked[0].plan.as_ref().expect("a plan");
         assert_eq!(plan.words, facts[0].1);
-        assert_eq!(plan.every, "('猫咪' | 'kitti') & ('food')");
+        assert_eq!(plan.every, "('猫咪' | 'cat' | 'kitti') & ('food')");
         assert_eq!(
             (
                 asked[0].statuses,
