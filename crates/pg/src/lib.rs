@@ -30,7 +30,9 @@ macro_rules! statements {
 ///
 /// `sql!(fresh CLAIM, ..)` is the same statement planned afresh on every execution (not kept
 /// in the connection's statement cache): for a statement over a table whose size swings (a
-/// queue), whose cached plan, made while the table was small, could stay long after it grew.
+/// queue), whose cached plan, made while the table was small, could stay long after it grew,
+/// and for a ranking statement, whose best plan depends on how many entries its words are in
+/// (a generic plan cannot know).
 macro_rules! sql {
     (@bind $query:expr, $arg:expr $(, $rest:expr)*) => {
         sql!(@bind $crate::rows::bind($query, $arg) $(, $rest)*)

@@ -1088,3 +1088,17 @@ impl WikiRepo for PgStore {
         self.tx(async move |conn| propose(conn, agent, proposal, now).await)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_finders_write_retired_as_the_domain_stores_it() {
+        // The finders write the title index's predicate, not a bound status.
+        let retired = format!("e.status <> '{}'", EntryStatus::Retired.as_str());
+        for finder in [EXISTING_BY_ID, EXISTING_SHARED, EXISTING_IN_PROJECT] {
+            assert!(finder.contains(&retired), "{finder}");
+        }
+    }
+}
