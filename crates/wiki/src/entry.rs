@@ -437,8 +437,8 @@ pub struct Terms {
 
 /// The version of the pipeline [`Terms::of`] runs: an entry stored by an earlier one is indexed
 /// again when the service starts (1: words; 2: words and their English; 3: the trade's words
-/// in English by `search::AGENCY_SENSES`).
-pub const TERMS_VERSION: i16 = 3;
+/// in English by `search::AGENCY_SENSES`; 4: its senses without hyphens).
+pub const TERMS_VERSION: i16 = 4;
 
 impl Terms {
     pub fn of(

@@ -602,6 +602,11 @@ mod tests {
             let senses: Vec<&str> = senses.split(';').map(str::trim).collect();
             assert!(senses.len() <= PIVOT_SENSES, "{line}");
             for s in senses {
+                // A hyphen would split a word in two (post-mortem giving the common "post").
+                assert!(
+                    s.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '),
+                    "{line}: {s}"
+                );
                 let words = s.split(' ').filter(|w| !EN_STOP.contains(w)).count();
                 assert!((1..=PIVOT_SENSE_WORDS).contains(&words), "{line}: {s}");
             }
