@@ -430,7 +430,7 @@ async fn with_a_base_url_mcp_takes_only_that_origin() {
         base_url: Some("https://fleet.example.com/desk/".into()),
         ..Config::default()
     };
-    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
+    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false, None)
         .await
         .expect("compose");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

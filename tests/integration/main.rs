@@ -51,5 +51,6 @@ mod uploads;
 mod uploads_s3;
 mod webhooks;
 mod wiki;
+mod wiki_meaning;
 mod wiki_quality;
 mod wiki_sources;

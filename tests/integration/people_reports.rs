@@ -650,6 +650,7 @@ async fn instance(app: &TestApp) -> Instance {
         fleetdesk_api::Config::default(),
         4,
         false,
+        None,
     )
     .await
     .expect("compose a second instance");

@@ -288,7 +288,7 @@ async fn second_instance(app: &TestApp) -> (Client, actix_web::dev::ServerHandle
         base_url: None,
         ..Config::default()
     };
-    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 4, true)
+    let (state, _store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 4, true, None)
         .await
         .expect("compose a second instance");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -1974,7 +1974,7 @@ async fn the_chunks_of_an_abandoned_upload_are_removed_after_its_link_expires() 
         base_url: None,
         ..Config::default()
     };
-    let (state, store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false)
+    let (state, store) = fleetdesk::compose(&app.db.url, &app.data_dir, config, 2, false, None)
         .await
         .expect("compose");
     // The minute's sweep job of the background worker clears it.

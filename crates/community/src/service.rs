@@ -12,7 +12,9 @@ use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, Wiki
 use crate::space::{Channel, Space};
 use crate::ticket::NewTicket;
 use fleetdesk_kernel::AgentRef;
+use fleetdesk_wiki::meaning::{self, Embedder};
 use fleetdesk_wiki::query;
+use fleetdesk_wiki::service::query_vector;
 use jiff::Timestamp;
 use std::sync::Arc;
 
@@ -27,6 +29,9 @@ type Outcome<T> = anyhow::Result<Result<T, CommunityRefusal>>;
 #[derive(Clone)]
 pub struct CommunityService {
     repo: Arc<dyn CommunityRepo>,
+    /// The embedding model the wiki search reorders by, as the knowledge base's own search
+    /// does; none: words alone.
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 /// The query, trimmed, within [`QUERY_MAX`] characters.
@@ -54,7 +59,17 @@ fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, CommunityRefus
 
 impl CommunityService {
     pub fn new(repo: Arc<dyn CommunityRepo>) -> Self {
-        CommunityService { repo }
+        CommunityService {
+            repo,
+            embedder: None,
+        }
+    }
+
+    /// The wiki search reorders what the words found by `embedder`'s vectors
+    /// (`fleetdesk_wiki::meaning::fuse`).
+    pub fn with_embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        self.embedder = embedder;
+        self
     }
 
     /// The active space registered under `channel` and `external_id` in the agent's
@@ -92,18 +107,32 @@ impl CommunityService {
             (Ok(q), Ok(l)) => (q, l),
             (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
         };
-        // The knowledge base's own pipeline: words, their English, wording and synonyms.
+        // The knowledge base's own pipeline: words, their English, wording and synonyms, and
+        // the model's reordering of the best by words.
         let mut words = query::words(query);
-        let plan = if words.is_empty() {
-            None
-        } else {
-            let (terms, asked) = query::asking(&words);
-            let facts = self.repo.wiki_facts(agent, &terms, &asked).await?;
-            Some(query::plan_by(&mut words, &facts))
+        let model = self.embedder.as_ref().filter(|_| !words.is_empty());
+        let by_words = async {
+            let plan = if words.is_empty() {
+                None
+            } else {
+                let (terms, asked) = query::asking(&words);
+                let facts = self.repo.wiki_facts(agent, &terms, &asked).await?;
+                Some(query::plan_by(&mut words, &facts))
+            };
+            let q = WikiQuery {
+                plan,
+                limit: meaning::asked(limit, model.is_some()),
+                model: model.map(|m| m.model().to_owned()),
+            };
+            self.repo.search_wiki(agent, space_id, &q).await
         };
-        let q = WikiQuery { plan, limit };
-        let hits = self.repo.search_wiki(agent, space_id, &q).await?;
-        Ok(hits)
+        let (hits, asked) = futures_util::future::join(by_words, query_vector(model, query)).await;
+        let hits = match hits? {
+            Ok(h) => h,
+            Err(e) => return Ok(Err(e)),
+        };
+        let page = meaning::page(hits, asked.as_ref(), |h| h.embedding.as_ref(), limit);
+        Ok(Ok(page.into_iter().map(|(h, _)| h).collect()))
     }
 
     /// Products on sale, best match first (a query without terms: all, by name).

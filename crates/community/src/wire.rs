@@ -309,7 +309,8 @@ pub mod agent {
                      are general. The query is searched and ranked as wiki_search does it \
                      (Chinese segmented, traditional and simplified alike, English stemmed, \
                      English and Chinese finding each other, glossary synonyms, rarer words \
-                     weighing more); an empty query, or one of only stop words and \
+                     weighing more, and reordered by meaning where the service runs an embedding \
+                     model); an empty query, or one of only stop words and \
                      punctuation, lists the most recently updated entries. Answers \
                      `entries[{id, title, summary, body}]`; no match is an empty array. \
                      space_id must be an active space of your workspace: unknown, archived or \

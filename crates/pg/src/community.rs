@@ -21,6 +21,7 @@ use fleetdesk_community::ticket::{
 };
 use fleetdesk_kernel::{AgentRef, BoxFuture};
 use fleetdesk_wiki::entry::EntryStatus;
+use fleetdesk_wiki::meaning::Embedding;
 use fleetdesk_wiki::ports::{SearchFacts, WikiRepo, WikiScope};
 use fleetdesk_wiki::query::{CANDIDATES, RERANKED};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS};
@@ -63,7 +64,8 @@ macro_rules! suits_space {
 /// The entries that suit the space (`suits_space!`), the most recently updated first; at
 /// most `$6`: what a query without words lists.
 const WIKI_RECENT: &str = concat!(
-    "SELECT e.id, e.title, e.summary, e.body, e.folded_tags, 0::float4 AS score",
+    "SELECT e.id, e.title, e.summary, e.body, e.folded_tags, 0::float4 AS score, \
+            NULL::bytea AS embedding",
     suits_space!(),
     "ORDER BY e.updated_at DESC, e.id LIMIT $6"
 );
@@ -74,7 +76,8 @@ const WIKI_RECENT: &str = concat!(
 /// (`$9`); scored by the sum over the words `$10` of its weight (`$11`) times the better
 /// `ts_rank` (the wiki's weights `$7` and normalization `$12`) of its own term (`$14`) and of
 /// its other names (`$15`, empty for none) times their scale (`$16`), for the best `$18` of the
-/// candidates by `ts_rank` of all the words (`$17`); best first, at most `$6`.
+/// candidates by `ts_rank` of all the words (`$17`); best first, at most `$6`; each with its
+/// vector when the model `$19` made it from its version.
 const WIKI_SEARCH: &str = concat!(
     "WITH every_match AS MATERIALIZED (SELECT e.id, \
                          ts_rank($7::float4[], e.search, to_tsquery('simple', $17), $12) AS r",
@@ -95,6 +98,8 @@ const WIKI_SEARCH: &str = concat!(
            FROM unnest($10::text[], $11::float4[], $14::text[], $15::text[], $16::float4[]) \
                 AS w(q, weight, own, others, scale)) \
      SELECT e.id, e.title, e.summary, e.body, e.folded_tags, \
+            CASE WHEN e.embedded_version = e.version AND e.embedding_model = $19 \
+                 THEN e.embedding END AS embedding, \
             (SELECT coalesce(sum(w.weight * greatest( \
                         ts_rank($7::float4[], e.search, w.own, $12), \
                         w.scale * ts_rank($7::float4[], e.search, w.others, $12))) \
@@ -213,6 +218,7 @@ row! {
         summary: String,
         body: String,
         folded_tags: Vec<String>,
+        embedding: Option<Vec<u8>>,
     }
 }
 
@@ -464,7 +470,8 @@ impl CommunityRepo for PgStore {
                         &plan.others,
                         &plan.others_scale,
                         &plan.any,
-                        RERANKED
+                        RERANKED,
+                        query.model.as_deref()
                     )
                     .load(conn)
                     .await?
@@ -479,6 +486,7 @@ impl CommunityRepo for PgStore {
                         title: r.title,
                         summary: r.summary,
                         body: r.body,
+                        embedding: r.embedding.map(|v| Embedding::from_bytes(&v)),
                     }
                 })
                 .collect();

@@ -240,6 +240,13 @@ impl Field<fleetdesk_kernel::money::Cents> for i64 {
     }
 }
 
+/// A knowledge-base entry's vector, as stored: a byte per component.
+impl Field<fleetdesk_wiki::meaning::Embedding> for Vec<u8> {
+    fn field(self) -> fleetdesk_wiki::meaning::Embedding {
+        fleetdesk_wiki::meaning::Embedding::from_bytes(&self)
+    }
+}
+
 impl<A: Field<B>, B> Field<Option<B>> for Option<A> {
     fn field(self) -> Option<B> {
         self.map(Field::field)

@@ -875,6 +875,9 @@ diesel::table! {
         aliases -> Array<Nullable<Text>>,
         alias_terms -> Array<Nullable<Text>>,
         search -> Nullable<Tsvector>,
+        embedding -> Nullable<Bytea>,
+        embedded_version -> Nullable<Int4>,
+        embedding_model -> Nullable<Text>,
     }
 }
 

@@ -21,6 +21,7 @@ use fleetdesk_wiki::entry::{
     Proposal, Shown, Source, Superseded, TitleMatch, VERSIONS_LISTED, VersionStatus, WikiRefusal,
     cast_links, check_rename, decide, find_project, land, pick_by_title,
 };
+use fleetdesk_wiki::meaning::Embedding;
 use fleetdesk_wiki::ports::*;
 use fleetdesk_wiki::query::{CANDIDATES, Counts, RERANKED};
 use fleetdesk_wiki::search::{RANK_NORMALIZATION, RANK_WEIGHTS, title_key};
@@ -160,7 +161,9 @@ const SEARCH: &str = concat!(
            FROM unnest($5::text[], $6::float4[], $13::text[], $14::text[], $15::float4[]) \
                 WITH ORDINALITY AS w(q, weight, own, others, scale, i)) ",
     head_sql!(
-        ", e.body, s.score, s.matched \
+        ", e.body, s.score, s.matched, \
+         CASE WHEN e.embedded_version = e.version AND e.embedding_model = $18 \
+              THEN e.embedding END AS embedding \
          FROM best c \
          JOIN wiki_entries e ON e.id = c.id LEFT JOIN projects pr ON pr.id = e.project_id \
          CROSS JOIN LATERAL ( \
@@ -279,12 +282,41 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text
 WHERE e.id = t.id
 "#;
 
+/// Up to `$1` entries, any status but retired, without a vector of their version (the
+/// `wiki_entries_unembedded` index, whose predicate this writes as it does), the least recently
+/// changed first.
+const UNEMBEDDED: &str = r#"
+SELECT id, version, title, summary, tags, body FROM wiki_entries
+WHERE embedded_version IS DISTINCT FROM version AND status <> 'retired'
+ORDER BY updated_at, id
+LIMIT $1
+"#;
+
+/// Stores the vectors `$4` of the entries `$2` made from their versions `$3` by the model `$1`,
+/// where the entry is still at that version; `updated_at` stays.
+const STORE_EMBEDDINGS: &str = r#"
+UPDATE wiki_entries e
+SET embedding = m.embedding, embedded_version = m.version, embedding_model = $1
+FROM unnest($2::uuid[], $3::int4[], $4::bytea[]) AS m(id, version, embedding)
+WHERE e.id = m.id AND e.version = m.version
+"#;
+
+/// Forgets the vectors another model than `$1` made.
+const FORGET_OTHER_MODELS: &str = r#"
+UPDATE wiki_entries
+SET embedding = NULL, embedded_version = NULL, embedding_model = NULL
+WHERE embedding_model <> $1
+"#;
+
 /// How many entries one transaction of [`PgStore::index_wiki_again`] indexes.
 const REINDEX_BATCH: i64 = 200;
 
 statements!(
     STALE_TERMS => StaleRow,
     WRITE_TERMS,
+    UNEMBEDDED => EntryTextRow,
+    STORE_EMBEDDINGS,
+    FORGET_OTHER_MODELS,
     TITLE_TRY_LOCK => LockedRow,
     INDEX => HeadRow,
     ONE => OneRow,
@@ -346,6 +378,18 @@ row! {
         body: String,
         score: f32,
         matched: Vec<i32>,
+        embedding: Option<Vec<u8>>,
+    }
+}
+
+row! {
+    struct EntryTextRow into EntryText {
+        id: Uuid,
+        version: i32,
+        title: String,
+        summary: String,
+        tags: Vec<String>,
+        body: String,
     }
 }
 
@@ -908,6 +952,38 @@ impl PgStore {
     }
 }
 
+impl EmbeddingsRepo for PgStore {
+    fn forget_other_models<'a>(&'a self, model: &'a str) -> BoxFuture<'a, anyhow::Result<u64>> {
+        self.tx(async move |conn| Ok(sql!(FORGET_OTHER_MODELS, model).execute(conn).await? as u64))
+    }
+
+    fn unembedded(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<EntryText>>> {
+        self.read(async move |conn| {
+            let rows: Vec<EntryTextRow> = sql!(UNEMBEDDED, limit).load(conn).await?;
+            Ok(rows.into_iter().map(Into::into).collect())
+        })
+    }
+
+    fn store_embeddings<'a>(
+        &'a self,
+        model: &'a str,
+        made: &'a [(Uuid, i32, Embedding)],
+    ) -> BoxFuture<'a, anyhow::Result<u64>> {
+        self.tx(async move |conn| {
+            let stored = sql!(
+                STORE_EMBEDDINGS,
+                model,
+                column(made, |m| m.0),
+                column(made, |m| m.1),
+                column(made, |m| m.2.to_bytes())
+            )
+            .execute(conn)
+            .await?;
+            Ok(stored as u64)
+        })
+    }
+}
+
 impl WikiRepo for PgStore {
     fn index<'a>(
         &'a self,
@@ -1026,7 +1102,8 @@ impl WikiRepo for PgStore {
                 &plan.others,
                 &plan.others_scale,
                 &plan.any,
-                RERANKED
+                RERANKED,
+                query.model.as_deref()
             )
             .load(conn)
             .await?;

@@ -1,5 +1,8 @@
 //! Adapters of the third-party services fleetdesk talks to, behind the domain's ports.
 //!
+//! - [`embeddings_http`]: an embedding model behind the OpenAI-compatible embeddings API
+//!   (`FLEETDESK_EMBEDDINGS_URL`, `FLEETDESK_EMBEDDINGS_MODEL`, `FLEETDESK_EMBEDDINGS_KEY`),
+//!   which search reorders by.
 //! - [`meta_ads`]: Meta's Marketing API as the ad platform (`FLEETDESK_AD_PLATFORM=meta`,
 //!   `FLEETDESK_META_GRAPH_URL`); the access token of each ad account comes from the
 //!   environment variable the tenant file names.
@@ -11,6 +14,7 @@
 //! - [`webhook`]: webhook attempts over HTTP, refusing private addresses at connect time.
 
 pub mod ad_sandbox;
+pub mod embeddings_http;
 pub mod meta_ads;
 pub mod research_http;
 pub mod sandbox;

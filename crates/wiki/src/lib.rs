@@ -5,6 +5,8 @@
 //!   grows by them;
 //! - [`entry`]: categories, statuses, what a proposal must be, how it finds its entry and how
 //!   it lands (canon, or a draft a person decides through a `wiki_draft` decision);
+//! - [`meaning`]: ranking by meaning beside the words: vectors of an embedding model, what of
+//!   an entry is embedded and how the two rankings fuse;
 //! - [`ports`]: the `WikiRepo` port, one method per atomic use case;
 //! - [`query`]: a search query planned: its words and their other names (English, mainland
 //!   wording, synonyms), their weights and the bounded passes storage ranks;
@@ -15,6 +17,7 @@
 
 pub mod aliases;
 pub mod entry;
+pub mod meaning;
 pub mod ports;
 pub mod query;
 pub mod search;

@@ -4,6 +4,7 @@
 //! project of its workspace.
 
 use crate::entry::{Category, EntryStatus, Proposal, Source, VersionStatus, WikiRefusal};
+use crate::meaning::Embedding;
 use crate::query::{Counts, Plan};
 use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Position};
 use jiff::Timestamp;
@@ -104,6 +105,9 @@ pub struct SearchQuery {
     pub statuses: &'static [EntryStatus],
     pub project: Option<String>,
     pub limit: i64,
+    /// The model whose vectors come with what is found ([`Found::embedding`]); none: no
+    /// vectors.
+    pub model: Option<String>,
 }
 
 /// What a search's plan is made from, among the entries the agent sees in the statuses
@@ -123,6 +127,38 @@ pub struct Found {
     pub body: String,
     pub score: f32,
     pub matched: Vec<i32>,
+    /// The entry's vector, when the query's model made it from the entry's version.
+    pub embedding: Option<Embedding>,
+}
+
+/// What of an entry is embedded ([`crate::meaning::passage`]), and its version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryText {
+    pub id: Uuid,
+    pub version: i32,
+    pub title: String,
+    pub summary: String,
+    pub tags: Vec<String>,
+    pub body: String,
+}
+
+/// The entries' vectors in storage, which the background job keeps made
+/// ([`crate::service::embed_pending`]).
+pub trait EmbeddingsRepo: Send + Sync {
+    /// Forgets the vectors another model than `model` made (they are made again); how many.
+    fn forget_other_models<'a>(&'a self, model: &'a str) -> BoxFuture<'a, anyhow::Result<u64>>;
+
+    /// Up to `limit` entries of any organization, any status but retired, with no vector of
+    /// their version, the least recently changed first.
+    fn unembedded(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<EntryText>>>;
+
+    /// Stores each vector, made by `model`, where its entry is still at the version it was
+    /// made from (one statement); how many were stored.
+    fn store_embeddings<'a>(
+        &'a self,
+        model: &'a str,
+        made: &'a [(Uuid, i32, Embedding)],
+    ) -> BoxFuture<'a, anyhow::Result<u64>>;
 }
 
 /// What a proposal did.

@@ -1,9 +1,12 @@
-//! The knowledge-base use cases: search turns the query into terms here and cuts each hit's
-//! snippet here; storage ranks. The other use cases are the port's own transactions.
+//! The knowledge-base use cases: search turns the query into terms here, reorders what storage
+//! ranked by words with the embedding model when there is one ([`crate::meaning`]) and cuts
+//! each hit's snippet here. The other use cases are the port's own transactions.
 
 use crate::entry::{EntryStatus, Proposal, WikiRefusal};
+use crate::meaning::{self, Embedder, Embedding};
 use crate::ports::{
-    Entry, EntryHead, EntryRef, IndexQuery, Proposed, SearchQuery, WikiRepo, WikiScope,
+    EmbeddingsRepo, Entry, EntryHead, EntryRef, IndexQuery, Proposed, SearchQuery, WikiRepo,
+    WikiScope,
 };
 use crate::query;
 use crate::search;
@@ -28,17 +31,31 @@ pub struct Hit {
 #[derive(Clone)]
 pub struct WikiService {
     repo: Arc<dyn WikiRepo>,
+    /// The embedding model search reorders by; none: words alone.
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl WikiService {
     pub fn new(repo: Arc<dyn WikiRepo>) -> Self {
-        WikiService { repo }
+        WikiService {
+            repo,
+            embedder: None,
+        }
+    }
+
+    /// Search reorders what the words found by `embedder`'s vectors ([`meaning::fuse`]).
+    pub fn with_embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        self.embedder = embedder;
+        self
     }
 
     /// Entries the agent sees in the statuses search finds ([`EntryStatus::SEARCHED`]: canon
     /// only, a rule storage applies before its limit) that have a word of `q` (or its English,
-    /// other wording or synonym), best first by the [`query`] plan, at most `limit`. A query
-    /// without any word (only punctuation or stop words) finds nothing.
+    /// other wording or synonym), best first by the [`query`] plan, at most `limit`; with an
+    /// embedding model, the best [`meaning::POOL`] by words reordered by words and meaning
+    /// ([`meaning::fuse`]; the query is embedded while storage ranks, and a model that fails
+    /// leaves the words' order). A query without any word (only punctuation or stop words)
+    /// finds nothing.
     pub async fn search(
         &self,
         scope: WikiScope,
@@ -47,23 +64,29 @@ impl WikiService {
         limit: i64,
     ) -> anyhow::Result<Result<Vec<Hit>, WikiRefusal>> {
         let mut words = query::words(q);
-        let plan = if words.is_empty() {
-            None
-        } else {
-            let (terms, queries) = query::asking(&words);
-            let facts = self
-                .repo
-                .search_facts(scope, &terms, &queries, EntryStatus::SEARCHED)
-                .await?;
-            Some(query::plan_by(&mut words, &facts))
+        let model = self.embedder.as_ref().filter(|_| !words.is_empty());
+        let by_words = async {
+            let plan = if words.is_empty() {
+                None
+            } else {
+                let (terms, queries) = query::asking(&words);
+                let facts = self
+                    .repo
+                    .search_facts(scope, &terms, &queries, EntryStatus::SEARCHED)
+                    .await?;
+                Some(query::plan_by(&mut words, &facts))
+            };
+            let query = SearchQuery {
+                plan,
+                statuses: EntryStatus::SEARCHED,
+                project,
+                limit: meaning::asked(limit, model.is_some()),
+                model: model.map(|m| m.model().to_owned()),
+            };
+            self.repo.search(scope, &query).await
         };
-        let query = SearchQuery {
-            plan,
-            statuses: EntryStatus::SEARCHED,
-            project,
-            limit,
-        };
-        let found = match self.repo.search(scope, &query).await? {
+        let (found, asked) = futures_util::future::join(by_words, query_vector(model, q)).await;
+        let found = match found? {
             Ok(f) => f,
             Err(r) => return Ok(Err(r)),
         };
@@ -74,11 +97,12 @@ impl WikiService {
             "storage answers only the statuses searched"
         );
         let terms = query::all_terms(&words);
-        Ok(Ok(found
+        let page = meaning::page(found, asked.as_ref(), |f| f.embedding.as_ref(), limit);
+        Ok(Ok(page
             .into_iter()
-            .map(|f| Hit {
+            .map(|(f, fused)| Hit {
                 snippet: search::snippet(&f.body, &terms),
-                score: f.score,
+                score: fused.map_or(f.score, |s| s as f32),
                 matched: f
                     .matched
                     .iter()
@@ -89,6 +113,61 @@ impl WikiService {
             })
             .collect()))
     }
+}
+
+/// The vector of the query `q` by `model`; none without a model, or when it failed (logged:
+/// search goes on by words).
+pub async fn query_vector(model: Option<&Arc<dyn Embedder>>, q: &str) -> Option<Embedding> {
+    let model = model?;
+    match model.query(q.trim()).await {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                model = model.model(),
+                "search ranks by words alone: the embedding model failed"
+            );
+            None
+        }
+    }
+}
+
+/// Makes the vectors of the entries that have none of their version, [`meaning::BATCH`] at a
+/// time, while `more()` says to go on; how many it stored. Run by one instance at a time (a job
+/// of the queue): an entry changed meanwhile keeps no vector of an older version.
+pub async fn embed_pending(
+    repo: &dyn EmbeddingsRepo,
+    embedder: &dyn Embedder,
+    mut more: impl FnMut() -> bool,
+) -> anyhow::Result<u64> {
+    let mut stored = 0;
+    while more() {
+        let batch = repo.unembedded(meaning::BATCH as i64).await?;
+        if batch.is_empty() {
+            break;
+        }
+        let texts: Vec<String> = batch
+            .iter()
+            .map(|e| meaning::passage(&e.title, &e.summary, &e.tags, &e.body))
+            .collect();
+        let vectors = embedder.passages(&texts).await?;
+        anyhow::ensure!(
+            vectors.len() == texts.len(),
+            "the embedding model answered {} vectors for {} passages",
+            vectors.len(),
+            texts.len()
+        );
+        let made: Vec<(Uuid, i32, Embedding)> = batch
+            .iter()
+            .zip(vectors)
+            .map(|(e, v)| (e.id, e.version, v))
+            .collect();
+        stored += repo.store_embeddings(embedder.model(), &made).await?;
+        if batch.len() < meaning::BATCH {
+            break;
+        }
+    }
+    Ok(stored)
 }
 
 /// The use cases that are one transaction of the port as they stand: it loads the facts the
@@ -135,7 +214,7 @@ impl WikiService {
 mod tests {
     use super::*;
     use crate::entry::{Category, Proposal};
-    use crate::ports::{Entry, EntryRef, Found, IndexQuery, Proposed, SearchFacts};
+    use crate::ports::{Entry, EntryRef, EntryText, Found, IndexQuery, Proposed, SearchFacts};
     use crate::query::Counts;
     use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
     use std::sync::Mutex;
@@ -255,6 +334,7 @@ mod tests {
             body: body.to_owned(),
             score,
             matched: matched.to_vec(),
+            embedding: None,
         }
     }
 
@@ -323,6 +403,169 @@ mod tests {
             .unwrap();
         let plan = fake.asked.lock().unwrap()[0].plan.clone().unwrap();
         assert!(plan.words[0].contains("'视黄醇'"), "{plan:?}");
+    }
+
+    /// A model of two directions: a text about crises, or anything else; records the passages
+    /// it was given. `fail`: every query fails.
+    #[derive(Debug)]
+    struct Model {
+        fail: bool,
+        passages: Mutex<Vec<String>>,
+    }
+
+    impl Model {
+        fn new(fail: bool) -> Arc<Model> {
+            Arc::new(Model {
+                fail,
+                passages: Mutex::new(Vec::new()),
+            })
+        }
+        fn of(text: &str) -> Embedding {
+            let crisis = ["angry", "crisis", "危機"].iter().any(|w| text.contains(w));
+            Embedding::from_floats(if crisis { &[1.0, 0.0] } else { &[0.0, 1.0] }).unwrap()
+        }
+    }
+
+    impl Embedder for Model {
+        fn model(&self) -> &str {
+            "two-directions"
+        }
+        fn query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, anyhow::Result<Embedding>> {
+            let fail = self.fail;
+            Box::pin(async move {
+                anyhow::ensure!(!fail, "the model is down");
+                Ok(Model::of(text))
+            })
+        }
+        fn passages<'a>(
+            &'a self,
+            texts: &'a [String],
+        ) -> BoxFuture<'a, anyhow::Result<Vec<Embedding>>> {
+            self.passages.lock().unwrap().extend(texts.iter().cloned());
+            Box::pin(async move { Ok(texts.iter().map(|t| Model::of(t)).collect()) })
+        }
+    }
+
+    /// Five entries found by words, each with its vector as the model makes it of its title;
+    /// the fourth is about crises.
+    fn pool() -> Vec<Found> {
+        ["Comments", "Reach", "Posting", "危機處理", "Hooks"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Found {
+                embedding: Some(Model::of(t)),
+                ..found(t, "", EntryStatus::Canon, 1.0 - i as f32 / 10.0, &[1])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn with_a_model_search_reorders_the_pool_by_meaning_and_keeps_the_page() {
+        let fake = Fake::new(pool(), &[]);
+        let service = WikiService::new(fake.clone()).with_embedder(Some(Model::new(false)));
+        let hits = ready(service.search(scope(), "angry comments", None, 3))
+            .unwrap()
+            .unwrap();
+        let titles: Vec<_> = hits.iter().map(|h| h.head.title.as_str()).collect();
+        // Fourth by words, first by meaning: third (1/5 + 0.5/2 against 1/4 + 0.5/5).
+        assert_eq!(titles, ["Comments", "Reach", "危機處理"]);
+        assert_eq!(hits[0].score, (1.0 / 2.0 + 0.5 / 3.0) as f32);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        let asked = fake.asked.lock().unwrap().clone();
+        assert_eq!(
+            (asked[0].limit, asked[0].model.as_deref()),
+            (meaning::POOL, Some("two-directions")),
+            "the pool, with the model's vectors"
+        );
+        // A page larger than the pool asks for the page.
+        let _ = ready(service.search(scope(), "angry", None, 40));
+        assert_eq!(fake.asked.lock().unwrap()[1].limit, 40);
+    }
+
+    #[test]
+    fn a_failing_model_leaves_the_words_order() {
+        let fake = Fake::new(pool(), &[]);
+        let service = WikiService::new(fake.clone()).with_embedder(Some(Model::new(true)));
+        let hits = ready(service.search(scope(), "angry comments", None, 3))
+            .unwrap()
+            .unwrap();
+        let titles: Vec<_> = hits.iter().map(|h| h.head.title.as_str()).collect();
+        assert_eq!(titles, ["Comments", "Reach", "Posting"]);
+        assert_eq!(hits[0].score, 1.0, "the words' own score");
+        // Without a model: the page is asked for, and no vectors.
+        let words_only = WikiService::new(fake.clone());
+        let _ = ready(words_only.search(scope(), "angry", None, 3));
+        let asked = fake.asked.lock().unwrap()[1].clone();
+        assert_eq!((asked.limit, asked.model), (3, None));
+    }
+
+    /// Entries without a vector, as storage lists them; what was stored.
+    struct Unembedded {
+        waiting: Mutex<Vec<EntryText>>,
+        stored: Mutex<Vec<(String, Uuid, i32)>>,
+    }
+
+    impl EmbeddingsRepo for Unembedded {
+        fn forget_other_models<'a>(&'a self, _: &'a str) -> BoxFuture<'a, anyhow::Result<u64>> {
+            unimplemented!()
+        }
+        fn unembedded(&self, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<EntryText>>> {
+            let waiting = self.waiting.lock().unwrap();
+            let batch = waiting.iter().take(limit as usize).cloned().collect();
+            Box::pin(async move { Ok(batch) })
+        }
+        fn store_embeddings<'a>(
+            &'a self,
+            model: &'a str,
+            made: &'a [(Uuid, i32, Embedding)],
+        ) -> BoxFuture<'a, anyhow::Result<u64>> {
+            let mut waiting = self.waiting.lock().unwrap();
+            waiting.retain(|e| !made.iter().any(|m| m.0 == e.id));
+            let mut stored = self.stored.lock().unwrap();
+            stored.extend(made.iter().map(|m| (model.to_owned(), m.0, m.1)));
+            Box::pin(async move { Ok(made.len() as u64) })
+        }
+    }
+
+    fn waiting(n: usize) -> Arc<Unembedded> {
+        Arc::new(Unembedded {
+            waiting: Mutex::new(
+                (0..n)
+                    .map(|i| EntryText {
+                        id: Uuid::new_v4(),
+                        version: 2,
+                        title: format!("T{i}"),
+                        summary: "S".into(),
+                        tags: vec!["t".into()],
+                        body: "B".into(),
+                    })
+                    .collect(),
+            ),
+            stored: Mutex::new(Vec::new()),
+        })
+    }
+
+    #[test]
+    fn the_job_embeds_every_waiting_entry_a_batch_at_a_time_while_asked() {
+        let repo = waiting(meaning::BATCH * 2 + 1);
+        let model = Model::new(false);
+        let stored = ready(embed_pending(repo.as_ref(), model.as_ref(), || true)).unwrap();
+        assert_eq!(stored, (meaning::BATCH * 2 + 1) as u64);
+        assert!(repo.waiting.lock().unwrap().is_empty());
+        let rows = repo.stored.lock().unwrap().clone();
+        assert!(rows.iter().all(|r| r.0 == "two-directions" && r.2 == 2));
+        assert_eq!(model.passages.lock().unwrap()[0], "T0\nS\nt\nB");
+
+        // Asked to stop after one batch, it stops.
+        let repo = waiting(meaning::BATCH * 2);
+        let mut batches = 0;
+        let stored = ready(embed_pending(repo.as_ref(), model.as_ref(), || {
+            batches += 1;
+            batches == 1
+        }))
+        .unwrap();
+        assert_eq!(stored, meaning::BATCH as u64);
+        assert_eq!(repo.waiting.lock().unwrap().len(), meaning::BATCH);
     }
 
     #[test]

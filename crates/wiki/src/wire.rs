@@ -301,7 +301,8 @@ pub struct WikiHitOut {
     /// The project's name; null for a shared entry.
     pub project: Option<String>,
     /// Relevance, higher is better: over the query's words the entry has, each word's rarity
-    /// (BM25's IDF) times its PostgreSQL ts_rank, summed.
+    /// (BM25's IDF) times its PostgreSQL ts_rank, summed; where the service runs an embedding
+    /// model, the fused rank score instead (1/(1 + rank by words) + 0.5/(1 + rank by meaning)).
     pub score: f32,
     /// Up to 160 characters of the body around the best hit.
     #[schema(max_length = 160)]
@@ -668,7 +669,13 @@ pub mod agent {
                      (BM25's IDF) times its PostgreSQL ts_rank (title weighs most, then the \
                      English of a Chinese title, then summary and tags, then body); at most 1,000 \
                      candidates per pass (entries with every word, then with the rarest ones); \
-                     best first. Each result: id, title, category, summary, tags, version, \
+                     best first. Where the service runs an embedding model \
+                     (FLEETDESK_EMBEDDINGS_URL), the best 30 by words are reordered by words and \
+                     meaning together: each gains 1/(1 + its rank by words) and 0.5/(1 + its rank \
+                     by the similarity of its vector to the query's), so a question asked in other \
+                     words than the entry's finds it; every result still has a word of the query, \
+                     and an entry written in the last minute or so ranks by words until its vector \
+                     is made. Each result: id, title, category, summary, tags, version, \
                      project, `score` (relevance, higher is better), `snippet` (up to 160 \
                      characters of the body around the best hit, … where the body goes on) and \
                      `matched` (the query's words it has, as written). A \
@@ -809,8 +816,9 @@ pub mod personal {
                     person_scope_rules!(),
                     "As wiki_search for an agent: `q` 1-200 characters, `limit` 1-30 \
                      (default 8); traditional and simplified Chinese, full-width forms, case and \
-                     English word forms meet, and English and Chinese find each other; best first, \
-                     each with `score`, `snippet` and `matched`."
+                     English word forms meet, and English and Chinese find each other; best first \
+                     (reordered by meaning too where the service runs an embedding model), each \
+                     with `score`, `snippet` and `matched`."
                 ));
     }
 }
