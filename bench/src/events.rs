@@ -874,6 +874,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         db_pool: None,
         json_log: false,
         local_webhooks: true,
+        embeddings_url: None,
     };
     let server = Server::start(
         &bin,
@@ -898,6 +899,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         Some(b) => {
             let old_flags = ServeFlags {
                 local_webhooks: false,
+                embeddings_url: None,
                 ..flags
             };
             Some(before_line(b, &opts, &tmp.path, &old_flags)?)

@@ -656,6 +656,8 @@ pub(crate) struct ServeFlags {
     /// 127.0.0.1 over http (the events benchmark's; a binary older than the event log has no
     /// such flags).
     pub(crate) local_webhooks: bool,
+    /// `FLEETDESK_EMBEDDINGS_URL`: the embedding model search reorders by (none: words alone).
+    pub(crate) embeddings_url: Option<String>,
 }
 
 pub(crate) struct Server {
@@ -696,6 +698,10 @@ impl Server {
         if flags.local_webhooks {
             cmd.args(["--allow-http-webhooks", "--allow-private-webhooks"]);
         }
+        match &flags.embeddings_url {
+            Some(url) => cmd.env("FLEETDESK_EMBEDDINGS_URL", url),
+            None => cmd.env_remove("FLEETDESK_EMBEDDINGS_URL"),
+        };
         cmd.env("DATABASE_URL", database_url)
             .env_remove("FLEETDESK_BASE_URL")
             .env_remove("FLEETDESK_S3_BUCKET")

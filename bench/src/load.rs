@@ -195,6 +195,7 @@ impl Options {
             db_pool: self.db_pool,
             json_log: false,
             local_webhooks: false,
+            embeddings_url: None,
         }
     }
 }

@@ -390,6 +390,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         db_pool: None,
         json_log: false,
         local_webhooks: false,
+        embeddings_url: None,
     };
     let server = Server::start(
         &bin,

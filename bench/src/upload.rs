@@ -174,6 +174,7 @@ pub(crate) fn run(opts: &Options, bin: &Path, target_dir: &Path) -> anyhow::Resu
         db_pool: opts.db_pool,
         json_log: true,
         local_webhooks: false,
+        embeddings_url: None,
     };
     let server = Server::start(bin, &db.url, &tmp.path, &flags, &log)?;
     let pid = server.child.id();

