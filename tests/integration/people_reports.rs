@@ -691,9 +691,59 @@ async fn until(app: &TestApp, query: &str, want: i64) {
 
 const WORKSPACES: i64 = 3;
 
+/// A test app whose workspaces were created at the start of 2026, as an install running since
+/// then: every past week's build reports them (a week before a workspace existed reports none).
+async fn running_since_january() -> TestApp {
+    let app = spawn_app().await;
+    app.sql("UPDATE workspaces SET created_at = '2026-01-01T00:00:00Z'")
+        .await;
+    app
+}
+
+/// A week's build reports the workspaces created before the week ended (one created a second
+/// before its end), not one created at its end or later: a fresh install gets no empty reports
+/// of the weeks before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_week_is_reported_only_for_workspaces_created_before_it_ended() {
+    let app = spawn_app().await;
+    // The week of 2026-11-02 ends at 2026-11-09 00:00 in Taipei: 2026-11-08 16:00 UTC.
+    app.sql(
+        "UPDATE workspaces SET created_at = CASE name \
+           WHEN 'Taiwan' THEN timestamptz '2026-11-08T15:59:59Z' \
+           WHEN 'Japan' THEN timestamptz '2026-11-08T16:00:00Z' \
+           ELSE timestamptz '2026-11-20T00:00:00Z' END",
+    )
+    .await;
+    app.sql(
+        "INSERT INTO jobs (kind, key, payload, run_at) VALUES ('weekly_reports', '2026-11-02', \
+         '{\"from\": \"2026-11-02\", \"to\": \"2026-11-08\"}', now() - interval '1 day')",
+    )
+    .await;
+    assert_eq!(worker(&app).run_due().await.expect("run"), 1);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE key = '2026-11-02' AND status = 'done'")
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM reports r JOIN workspaces w ON w.id = r.workspace_id \
+             WHERE r.weekly AND r.period_from = '2026-11-02' AND w.name = 'Taiwan'"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM reports WHERE weekly")
+            .await,
+        1,
+        "no report for the workspaces created at the week's end or after"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_weekly_build_runs_once_however_many_instances_run() {
-    let app = spawn_app().await;
+    let app = running_since_january().await;
     // A post published in the week before, with its views.
     let now = fixed_now();
     let week = weekly_job(now);
@@ -816,7 +866,7 @@ async fn the_weekly_build_runs_once_however_many_instances_run() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_queued_before_the_instance_starts_is_done_after_it() {
-    let app = spawn_app().await;
+    let app = running_since_january().await;
     // Queued by an instance that stopped before running it: the week of 2026-11-02.
     app.sql(
         "INSERT INTO jobs (kind, key, payload, run_at) VALUES ('weekly_reports', '2026-11-02', \
@@ -888,7 +938,7 @@ async fn a_job_of_an_instance_that_died_is_taken_over_at_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_whose_lease_passed_is_taken_again_and_a_lost_lease_writes_nothing() {
-    let app = spawn_app().await;
+    let app = running_since_january().await;
     // Taken by an instance that died: running, its lease passed.
     app.sql(
         "INSERT INTO jobs (kind, key, payload, status, attempts, locked_until, run_at) VALUES \
@@ -1012,7 +1062,7 @@ fn fleetdesk_reports_period(from: &str, to: &str) -> fleetdesk_reports::period::
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn two_served_binaries_build_the_weeks_reports_once() {
+async fn two_served_binaries_build_each_week_once_and_report_no_week_before_the_install() {
     use fleetdesk_tests::binary::{SERVE, TempDir, fleetdesk_over, serve};
     use fleetdesk_tests::count_at;
     let db = fleetdesk_pg::testing::TestDb::new()
@@ -1075,19 +1125,11 @@ async fn two_served_binaries_build_the_weeks_reports_once() {
         .await,
         built
     );
-    let workspaces = count_at(&db.url, "SELECT count(*) AS n FROM workspaces").await;
-    assert_eq!(
-        count_at(
-            &db.url,
-            "SELECT count(*) AS n FROM reports r JOIN jobs j ON j.kind = 'weekly_reports' \
-             AND j.key = r.period_from::text AND j.status = 'done' WHERE r.weekly"
-        )
-        .await,
-        built * workspaces
-    );
+    // The install is fresh: its workspace was created after every week it built, so no week
+    // reported it (no empty reports of the weeks before the install).
     assert_eq!(
         count_at(&db.url, "SELECT count(*) AS n FROM reports").await,
-        built * workspaces
+        0
     );
 }
 

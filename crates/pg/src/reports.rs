@@ -47,9 +47,10 @@ const ONE: &str = report_sql!("r.body", "AND r.id = $3");
 
 const LOCK: &str = report_sql!("r.body", "AND r.id = $3 FOR UPDATE OF r");
 
-/// The live workspaces with no weekly report of the week starting `$1` yet.
+/// The live workspaces with no weekly report of the week starting `$1` yet, with when each was
+/// created (the week reports only those created before it ended: `Period::reports_workspace_created`).
 const WEEKLY_DUE: &str = r#"
-SELECT w.id, w.organization_id, w.name FROM workspaces w
+SELECT w.id, w.organization_id, w.name, w.created_at FROM workspaces w
 WHERE w.archived_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM reports r
                   WHERE r.workspace_id = w.id AND r.weekly AND r.period_from = $1::date)
@@ -80,7 +81,7 @@ statements!(
     LIST => ReportRow,
     ONE => ReportRow,
     LOCK => ReportRow,
-    WEEKLY_DUE => WorkspaceRow,
+    WEEKLY_DUE => DueRow,
     FOLLOWERS => FollowerRow,
     INSERT_WEEKLY,
 );
@@ -143,6 +144,15 @@ row! {
         id: Uuid,
         organization_id: Uuid,
         name: String,
+    }
+}
+
+row! {
+    struct DueRow {
+        id: Uuid,
+        organization_id: Uuid,
+        name: String,
+        created_at: Ts,
     }
 }
 
@@ -329,9 +339,13 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
     if !hold(conn, job).await? {
         return Ok(None);
     }
-    let due: Vec<WorkspaceRow> = sql!(WEEKLY_DUE, jiff_diesel::Date::from(period.from()))
+    let due: Vec<DueRow> = sql!(WEEKLY_DUE, jiff_diesel::Date::from(period.from()))
         .load(conn)
         .await?;
+    let due: Vec<DueRow> = due
+        .into_iter()
+        .filter(|w| period.reports_workspace_created(w.created_at.into()))
+        .collect();
     let ids: Vec<Uuid> = due.iter().map(|w| w.id).collect();
     let mut built = 0;
     if !ids.is_empty() {

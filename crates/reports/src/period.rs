@@ -67,6 +67,13 @@ impl Period {
         midnight(self.to.tomorrow().unwrap_or(self.to))
     }
 
+    /// Whether the weekly build of this period reports a workspace created at `created_at`:
+    /// only when the workspace existed before the period ended (a fresh install gets no empty
+    /// reports of the weeks before it).
+    pub fn reports_workspace_created(&self, created_at: Timestamp) -> bool {
+        created_at < self.end()
+    }
+
     /// The Monday-to-Sunday week of Taipei before the one `now` is in: what the Monday build
     /// covers.
     pub fn week_before(now: Timestamp) -> Period {
@@ -103,6 +110,16 @@ mod tests {
 
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_week_is_reported_for_a_workspace_created_before_it_ended() {
+        // The week of Monday 16 November ends at midnight of the 23rd in Taipei (16:00 UTC).
+        let week = Period::new(date(2026, 11, 16), date(2026, 11, 22)).unwrap();
+        assert!(week.reports_workspace_created(at("2026-11-01T00:00:00Z")));
+        assert!(week.reports_workspace_created(at("2026-11-22T15:59:59Z")));
+        assert!(!week.reports_workspace_created(at("2026-11-22T16:00:00Z")));
+        assert!(!week.reports_workspace_created(at("2026-11-30T00:00:00Z")));
     }
 
     #[test]
