@@ -12,6 +12,7 @@
 //! the timeout ([`QUERY_TIMEOUT`] for a query, [`PASSAGES_TIMEOUT`] for passages) is an error:
 //! search then ranks by words alone, and the background job tries again later.
 
+use crate::capped::read_capped;
 use std::fmt;
 use std::time::Duration;
 
@@ -137,18 +138,14 @@ impl HttpEmbeddings {
         if let Some(key) = &self.key {
             request = request.bearer_auth(key);
         }
-        let mut answer = request.send().await.map_err(failed)?;
+        let answer = request.send().await.map_err(failed)?;
         let status = answer.status();
         if !status.is_success() {
             anyhow::bail!("the embedding model answered {}", status.as_u16());
         }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = answer.chunk().await.map_err(failed)? {
-            if bytes.len() + chunk.len() > MAX_ANSWER {
-                anyhow::bail!("the embedding model's answer is over {MAX_ANSWER} bytes");
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let Some(bytes) = read_capped(answer, MAX_ANSWER).await.map_err(failed)? else {
+            anyhow::bail!("the embedding model's answer is over {MAX_ANSWER} bytes");
+        };
         let answer: Answer = serde_json::from_slice(&bytes)
             .map_err(|e| anyhow::anyhow!("the embedding model's answer does not read: {e}"))?;
         vectors(answer, texts.len())
@@ -209,59 +206,15 @@ impl Embedder for HttpEmbeddings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A fake embeddings API on a local port: answers every request with `status` and `body`
-    /// (a `{len}` in it becomes the request's size); returns its base URL and the requests.
+    /// A fake embeddings API on a local port: answers every request with `status` and `body`;
+    /// returns its base URL and the requests.
     async fn fake(
         status: u16,
         body: String,
     ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let log = seen.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((mut socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let mut request = Vec::new();
-                let mut buf = [0u8; 8192];
-                // Headers, then the body of the length they give.
-                loop {
-                    let n = socket.read(&mut buf).await.unwrap_or(0);
-                    if n == 0 {
-                        break;
-                    }
-                    request.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&request).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length = text
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length: ")
-                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                            })
-                            .unwrap_or(0);
-                        if request.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
-                }
-                log.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&request).to_string());
-                let answer = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(answer.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            }
-        });
-        (base, seen)
+        crate::capped::fake::serve(status, crate::capped::fake::Body::Sized(body.into_bytes()))
+            .await
     }
 
     fn data(vectors: &[(usize, &[f32])]) -> String {

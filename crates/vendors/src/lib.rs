@@ -14,6 +14,7 @@
 //! - [`webhook`]: webhook attempts over HTTP, refusing private addresses at connect time.
 
 pub mod ad_sandbox;
+mod capped;
 pub mod embeddings_http;
 pub mod meta_ads;
 pub mod research_http;

@@ -11,6 +11,7 @@
 //! error). Lists are followed page by page with the `after` cursor on the same address, never
 //! the `next` link Meta sends.
 
+use crate::capped::read_capped;
 use fleetdesk_kernel::money::Cents;
 use std::time::Duration;
 
@@ -296,10 +297,11 @@ impl MetaAds {
         };
         let answer = request.bearer_auth(token).send().await.map_err(failed)?;
         let status = answer.status().as_u16();
-        let body = answer.bytes().await.map_err(failed)?;
-        if body.len() > MAX_ANSWER {
-            return Err(PlatformError("Meta's answer is too large".into()));
-        }
+        let Some(body) = read_capped(answer, MAX_ANSWER).await.map_err(failed)? else {
+            return Err(PlatformError(format!(
+                "Meta's answer is over {MAX_ANSWER} bytes"
+            )));
+        };
         if !(200..300).contains(&status) {
             return Err(meta_error(status, &body));
         }
@@ -711,6 +713,32 @@ impl AdPlatform for MetaAds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_answer_at_the_cap_is_read_and_one_byte_past_it_is_refused_unread() {
+        use crate::capped::fake::{Body, serve};
+        let padded = |size: usize| {
+            let mut body = br#"{"id": "act_1"}"#.to_vec();
+            body.resize(size, b' ');
+            body
+        };
+        for body in [Body::Sized as fn(Vec<u8>) -> Body, Body::Chunked] {
+            let (base, _) = serve(200, body(padded(MAX_ANSWER))).await;
+            let meta = MetaAds::new(&base, TIMEOUT).unwrap();
+            let read: Value = meta.get("act_1", &[], "token").await.unwrap();
+            assert_eq!(read["id"], "act_1");
+
+            let (base, _) = serve(200, body(padded(MAX_ANSWER + 1))).await;
+            let meta = MetaAds::new(&base, TIMEOUT).unwrap();
+            let e = meta.get::<Value>("act_1", &[], "token").await.unwrap_err();
+            assert_eq!(e.0, "Meta's answer is over 8388608 bytes");
+        }
+        // An error answer is capped too, and an answer without end is not read forever.
+        let (base, _) = serve(400, Body::Endless(64 * 1024)).await;
+        let meta = MetaAds::new(&base, TIMEOUT).unwrap();
+        let e = meta.get::<Value>("act_1", &[], "token").await.unwrap_err();
+        assert_eq!(e.0, "Meta's answer is over 8388608 bytes");
+    }
 
     #[test]
     fn budgets_go_in_the_currencys_minor_units() {

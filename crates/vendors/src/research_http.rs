@@ -8,6 +8,7 @@
 //! (a 404 is not found too). Anything else, a body that does not read, or no answer within the
 //! timeout fails the item (not charged).
 
+use crate::capped::read_capped;
 use std::fmt;
 use std::time::Duration;
 
@@ -138,12 +139,11 @@ impl HttpResearch {
                 status.as_u16()
             )));
         }
-        let bytes = answer.bytes().await.map_err(failed)?;
-        if bytes.len() > MAX_ANSWER {
-            return Err(ProviderError(
-                "the research provider's answer is too large".into(),
-            ));
-        }
+        let Some(bytes) = read_capped(answer, MAX_ANSWER).await.map_err(failed)? else {
+            return Err(ProviderError(format!(
+                "the research provider's answer is over {MAX_ANSWER} bytes"
+            )));
+        };
         let answer: Answer = serde_json::from_slice(&bytes).map_err(|e| {
             ProviderError(format!("the research provider's answer does not read: {e}"))
         })?;
@@ -172,5 +172,44 @@ impl ResearchProvider for HttpResearch {
         searched: &'a str,
     ) -> BoxFuture<'a, Result<Lookup, ProviderError>> {
         Box::pin(self.ask(kind, key, searched))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capped::fake::{Body, serve};
+
+    /// `{"found": false}` padded with spaces to `size` bytes.
+    fn padded(size: usize) -> Vec<u8> {
+        let mut body = br#"{"found": false}"#.to_vec();
+        body.resize(size, b' ');
+        body
+    }
+
+    #[tokio::test]
+    async fn an_answer_at_the_cap_is_read_and_one_byte_past_it_is_refused_unread() {
+        for body in [Body::Sized as fn(Vec<u8>) -> Body, Body::Chunked] {
+            let (base, _) = serve(200, body(padded(MAX_ANSWER))).await;
+            let provider = HttpResearch::new(&base, "k".into(), TIMEOUT).unwrap();
+            let found = provider.lookup(ResearchKind::TopicScout, "", "serum").await;
+            assert!(matches!(found, Ok(Lookup::NotFound)), "{found:?}");
+
+            let (base, _) = serve(200, body(padded(MAX_ANSWER + 1))).await;
+            let provider = HttpResearch::new(&base, "k".into(), TIMEOUT).unwrap();
+            let e = provider
+                .lookup(ResearchKind::TopicScout, "", "serum")
+                .await
+                .unwrap_err();
+            assert_eq!(e.0, "the research provider's answer is over 262144 bytes");
+        }
+        // An answer without end is refused, not read forever.
+        let (base, _) = serve(200, Body::Endless(8192)).await;
+        let provider = HttpResearch::new(&base, "k".into(), TIMEOUT).unwrap();
+        let e = provider
+            .lookup(ResearchKind::TopicScout, "", "serum")
+            .await
+            .unwrap_err();
+        assert!(e.0.contains("over 262144 bytes"), "{}", e.0);
     }
 }
