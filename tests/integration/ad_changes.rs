@@ -813,31 +813,6 @@ async fn waiting_proposals_expire_after_7_days() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_hourly_ad_jobs_done_over_a_week_ago_are_pruned() {
-    let app = spawn_app().await;
-    app.sql(
-        "INSERT INTO jobs (kind, key, payload, status, attempts, finished_at, run_at) VALUES \
-         ('ad_sync', 'old sync', '{}', 'done', 1, now() - interval '8 days', now() - interval '8 days'), \
-         ('ad_expire', 'old expiry', '{}', 'done', 1, now() - interval '8 days', now() - interval '8 days'), \
-         ('ad_sync', 'recent sync', '{}', 'done', 1, now() - interval '6 days', now() - interval '6 days'), \
-         ('ad_sync', 'old failure', '{}', 'failed', 8, now() - interval '8 days', now() - interval '8 days'), \
-         ('ad_change', 'old change', '{}', 'done', 1, now() - interval '8 days', now() - interval '8 days')",
-    )
-    .await;
-    sync(&ad_worker(&app, Timestamp::now())).await;
-    let left = |key: &str| {
-        let app = &app;
-        let query = format!("SELECT count(*) AS n FROM jobs WHERE key = '{key}'");
-        async move { app.count(&query).await }
-    };
-    assert_eq!(left("old sync").await, 0);
-    assert_eq!(left("old expiry").await, 0);
-    assert_eq!(left("recent sync").await, 1);
-    assert_eq!(left("old failure").await, 1);
-    assert_eq!(left("old change").await, 1);
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn an_approved_change_the_queue_gave_up_on_is_failed_with_its_error() {
     let app = spawn_app().await;
     let now = Timestamp::now();

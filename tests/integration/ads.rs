@@ -624,6 +624,84 @@ fn outcomes(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The sandbox provider, slowly: each lookup waits `delay` first.
+struct SlowResearch {
+    delay: std::time::Duration,
+    lookups: std::sync::atomic::AtomicUsize,
+}
+
+impl fleetdesk_ads::provider::ResearchProvider for SlowResearch {
+    fn lookup<'a>(
+        &'a self,
+        kind: fleetdesk_ads::research::ResearchKind,
+        key: &'a str,
+        searched: &'a str,
+    ) -> fleetdesk_kernel::BoxFuture<
+        'a,
+        Result<fleetdesk_ads::provider::Lookup, fleetdesk_ads::provider::ProviderError>,
+    > {
+        Box::pin(async move {
+            tokio::time::sleep(self.delay).await;
+            self.lookups
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let sandbox = fleetdesk_vendors::sandbox::SandboxResearch;
+            fleetdesk_ads::provider::ResearchProvider::lookup(&sandbox, kind, key, searched).await
+        })
+    }
+}
+
+/// A job that works longer than its lease keeps it: its instance renews the lease while it
+/// works, so another instance asking all along never takes it, and each item is looked up
+/// once (2 s of lookups under a 1 s lease).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_working_past_its_lease_keeps_it_while_it_works() {
+    use fleetdesk_kernel::jobs::JobQueue;
+    let app = spawn_app().await;
+    let id = approved(
+        &app,
+        &products(&["111111", "222222", "333333", "444444", "555555"]),
+        "lease",
+    )
+    .await;
+    let slow = std::sync::Arc::new(SlowResearch {
+        delay: std::time::Duration::from_millis(400),
+        lookups: Default::default(),
+    });
+    let working = fleetdesk::worker::Worker::new(app.store.clone())
+        .research_provider(slow.clone(), None)
+        .lease(SignedDuration::from_secs(1));
+    let run = tokio::spawn(async move { working.run_due().await });
+    // Another instance asks for due research all along.
+    let other = fleetdesk_pg::PgStore::new(fleetdesk_pg::connect(&app.db.url, 2).expect("pool"));
+    let mut asked = 0;
+    while !run.is_finished() {
+        let taken = other
+            .take(&["ad_research"], SignedDuration::from_secs(1))
+            .await
+            .unwrap();
+        assert_eq!(
+            taken.map(|j| j.key),
+            None,
+            "taken while its instance worked"
+        );
+        asked += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(run.await.unwrap().unwrap(), 1);
+    assert!(asked >= 15, "asked {asked} times");
+    assert_eq!(slow.lookups.load(std::sync::atomic::Ordering::SeqCst), 5);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM jobs WHERE kind = 'ad_research' AND key = '{id}' \
+             AND status = 'done' AND attempts = 1"
+        ))
+        .await,
+        1
+    );
+    let v = ok(&get(&app, &app.agent_key("op1"), &id).await);
+    assert_eq!(v["status"], "done", "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_work_charges_each_item_found_once_and_nothing_else() {
     let app = spawn_app().await;

@@ -4,7 +4,7 @@
 //! over two instances, after a restart, and again when the instance holding it died. (Agent
 //! post reports are `reports.rs`.)
 
-use fleetdesk::worker::{Worker, weekly_job};
+use fleetdesk::worker::{RETENTION, Worker, weekly_job};
 use fleetdesk_kernel::jobs::{JobQueue, LEASE, MAX_ATTEMPTS};
 use fleetdesk_pg::PgStore;
 use fleetdesk_tests::assert::{assert_error, ok, tool_result};
@@ -1179,4 +1179,60 @@ async fn a_stopped_worker_takes_no_further_job() {
     );
     stop.send(false).unwrap();
     assert_eq!(w.run_due_until(&stopped).await.unwrap(), 2);
+}
+
+/// The hourly expiry job prunes every kind's finished jobs past its stated retention: a done or
+/// failed job a minute inside its time stays, one a minute past it goes; queued and running
+/// jobs stay however old.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_kind_keeps_its_finished_jobs_for_its_stated_time_then_prunes_them() {
+    let app = spawn_app().await;
+    let mut rows = Vec::new();
+    for r in RETENTION {
+        for (status, kept) in [("done", r.done), ("failed", r.failed)] {
+            for (side, secs) in [
+                ("inside", kept.as_secs() - 60),
+                ("past", kept.as_secs() + 60),
+            ] {
+                rows.push(format!(
+                    "('{kind}', '{status} {side}', '{{}}', '{status}', 1, \
+                      now() - make_interval(secs => {secs}), now() - make_interval(secs => {secs}))",
+                    kind = r.kind
+                ));
+            }
+        }
+    }
+    app.sql(&format!(
+        "INSERT INTO jobs (kind, key, payload, status, attempts, finished_at, run_at) VALUES {}",
+        rows.join(", ")
+    ))
+    .await;
+    // Old but unfinished: never pruned.
+    app.sql(
+        "INSERT INTO jobs (kind, key, payload, status, attempts, locked_until, run_at) VALUES \
+         ('ad_research', 'working', '{}', 'running', 1, now() + interval '5 minutes', \
+          now() - interval '400 days'), \
+         ('ad_change', 'waiting', '{}', 'queued', 0, NULL, now() + interval '400 days')",
+    )
+    .await;
+    let w = worker(&app).with_clock(Timestamp::now);
+    w.schedule_ad_sync().await.expect("enqueue the expiry");
+    w.run_due().await.expect("run");
+    for r in RETENTION {
+        for status in ["done", "failed"] {
+            let left = |side: &str| {
+                format!(
+                    "SELECT count(*) AS n FROM jobs WHERE kind = '{}' AND key = '{status} {side}'",
+                    r.kind
+                )
+            };
+            assert_eq!(app.count(&left("inside")).await, 1, "{} {status}", r.kind);
+            assert_eq!(app.count(&left("past")).await, 0, "{} {status}", r.kind);
+        }
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM jobs WHERE key IN ('working', 'waiting')")
+            .await,
+        2
+    );
 }

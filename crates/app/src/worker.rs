@@ -16,7 +16,7 @@ use fleetdesk_ads::ports::{AdWorkRepo, ChangeStep, NextStep, ResearchRepo};
 use fleetdesk_ads::provider::{ProviderError, ResearchProvider, settle};
 use fleetdesk_ads::research::RESEARCH_JOB;
 use fleetdesk_api::Telemetry;
-use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob};
+use fleetdesk_kernel::jobs::{Job, JobQueue, LEASE, NewJob, Retention, renew_every};
 use fleetdesk_media::service::MediaService;
 use fleetdesk_pg::PgStore;
 use fleetdesk_reports::period::Period;
@@ -33,9 +33,6 @@ use std::time::Duration;
 /// The upkeep of the service's own tables and storage, once a minute: spent rate grants, old
 /// idempotency records and ended sessions, the chunks of abandoned uploads, half-written blobs.
 pub const SWEEP_JOB: &str = "sweep";
-
-/// How long the minutely sweeps are kept once done.
-pub const SWEEPS_KEPT: SignedDuration = SignedDuration::from_hours(1);
 
 /// The vectors of the knowledge base's new and changed entries, once a minute when an embedding
 /// model is set (`fleetdesk_wiki::meaning`): one instance at a time makes them, a batch after
@@ -57,8 +54,37 @@ pub const KINDS: &[&str] = &[
     EMBED_JOB,
 ];
 
-/// How long the hourly ad jobs are kept once done (each account's sync adds one an hour).
-pub const HOURLY_KEPT: SignedDuration = SignedDuration::from_hours(7 * 24);
+/// How long the finished jobs of each kind are kept; the hourly expiry job prunes the rest
+/// (so a row may outlive its time by up to an hour). A done job's effect is recorded where it
+/// belongs (reports, research items, proposals, vectors), its row only says when it ran; a
+/// failed one is the record of what went wrong, kept longer to be read. The weekly builds are
+/// kept past the [`WEEKLY_WEEKS_BACK`] weeks every instance enqueues again, else a pruned week
+/// would be enqueued and run again.
+pub const RETENTION: &[Retention] = &[
+    // One a minute.
+    kept(SWEEP_JOB, hours(1), days(7)),
+    kept(EMBED_JOB, hours(1), days(7)),
+    // One an hour, and one an hour per ad account.
+    kept(EXPIRE_JOB, days(7), days(30)),
+    kept(SYNC_JOB, days(7), days(30)),
+    // One a week.
+    kept(WEEKLY_REPORTS_JOB, days(90), days(90)),
+    // One per approved research request or ad change.
+    kept(RESEARCH_JOB, days(30), days(90)),
+    kept(CHANGE_JOB, days(30), days(90)),
+];
+
+const fn kept(kind: &'static str, done: SignedDuration, failed: SignedDuration) -> Retention {
+    Retention { kind, done, failed }
+}
+
+const fn hours(n: i64) -> SignedDuration {
+    SignedDuration::from_hours(n)
+}
+
+const fn days(n: i64) -> SignedDuration {
+    SignedDuration::from_hours(n * 24)
+}
 
 /// How long one call to the ad platform (a sync of one account, or one change) may take.
 pub const PLATFORM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -113,6 +139,8 @@ pub struct Worker {
     forgot_other_models: Arc<std::sync::atomic::AtomicBool>,
     /// The key of the last embedding job this instance enqueued.
     embedded: Arc<Mutex<Option<String>>>,
+    /// The lease a take holds, renewed every third of it while the job works.
+    lease: SignedDuration,
 }
 
 /// A running worker: [`WorkerHandle::stop`] ends it after the job in hand.
@@ -223,7 +251,14 @@ impl Worker {
             embedder: None,
             forgot_other_models: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             embedded: Arc::new(Mutex::new(None)),
+            lease: LEASE,
         }
+    }
+
+    /// The same worker taking jobs under `lease` instead of [`LEASE`] (tests of renewal).
+    pub fn lease(mut self, lease: SignedDuration) -> Worker {
+        self.lease = lease;
+        self
     }
 
     /// The same worker making the knowledge base's vectors with `embedder`, when set (without
@@ -386,11 +421,11 @@ impl Worker {
     ) -> anyhow::Result<usize> {
         let mut ran = 0;
         while !*stop.borrow() {
-            let Some(job) = self.queue.take(&self.kinds(), LEASE).await? else {
+            let Some(job) = self.queue.take(&self.kinds(), self.lease).await? else {
                 break;
             };
             ran += 1;
-            let result = self.run(&job).await;
+            let result = self.run_leased(&job).await;
             self.telemetry.job_ran(&job.kind, result.is_err());
             match result {
                 Ok(()) => {}
@@ -402,6 +437,37 @@ impl Worker {
             }
         }
         Ok(ran)
+    }
+
+    /// Runs `job`, renewing its lease every [`renew_every`] while it works: a job that takes
+    /// longer than its lease (twenty lookups of 30 s) stays this instance's until it ends. An
+    /// instance that dies stops renewing, and the job is taken over once the lease passes (at
+    /// once, when the store knows the instance is gone).
+    async fn run_leased(&self, job: &Job) -> anyhow::Result<()> {
+        let every = renew_every(self.lease).unsigned_abs();
+        let work = self.run(job);
+        tokio::pin!(work);
+        let mut renewals = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                result = &mut work => return result,
+                _ = renewals.tick() => match self.queue.renew(job, self.lease).await {
+                    Ok(true) => {}
+                    Ok(false) => tracing::warn!(
+                        kind = %job.kind,
+                        key = %job.key,
+                        "another instance took a job while this one worked on it"
+                    ),
+                    Err(e) => tracing::warn!(
+                        kind = %job.kind,
+                        key = %job.key,
+                        error = format!("{e:#}"),
+                        "renewing a job's lease failed"
+                    ),
+                },
+            }
+        }
     }
 
     async fn run(&self, job: &Job) -> anyhow::Result<()> {
@@ -426,8 +492,7 @@ impl Worker {
         }
     }
 
-    /// Sweeps what the service keeps only for a while, then prunes the sweeps done over
-    /// [`SWEEPS_KEPT`] ago and finishes the job.
+    /// Sweeps what the service keeps only for a while, then finishes the job.
     async fn sweep(&self, job: &Job) -> anyhow::Result<()> {
         let (grants, keys, sessions) = self.store.sweep().await?;
         if grants + keys + sessions > 0 {
@@ -460,7 +525,6 @@ impl Worker {
                 tracing::info!(files, "removed blobs a crash left half written");
             }
         }
-        self.queue.prune(&[SWEEP_JOB], now - SWEEPS_KEPT).await?;
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the sweep now");
         }
@@ -468,8 +532,8 @@ impl Worker {
     }
 
     /// Makes the vectors of the entries that have none of their version, for at most
-    /// [`EMBED_BUDGET`] (the first time, after forgetting those of other models), then prunes
-    /// the embedding jobs done over [`SWEEPS_KEPT`] ago and finishes the job.
+    /// [`EMBED_BUDGET`] (the first time, after forgetting those of other models), then
+    /// finishes the job.
     async fn embed(&self, job: &Job) -> anyhow::Result<()> {
         let Some(embedder) = &self.embedder else {
             anyhow::bail!("this instance has no embedding model");
@@ -498,9 +562,6 @@ impl Worker {
                 "embedded knowledge-base entries"
             );
         }
-        self.queue
-            .prune(&[EMBED_JOB], (self.clock)() - SWEEPS_KEPT)
-            .await?;
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the embedding job now");
         }
@@ -556,20 +617,17 @@ impl Worker {
         }
     }
 
-    /// Expires the proposals past their 7 days (their decisions dismissed), prunes the hourly
-    /// ad jobs done over [`HOURLY_KEPT`] ago, then finishes the job.
+    /// Expires the proposals past their 7 days (their decisions dismissed), prunes the finished
+    /// jobs past their [`RETENTION`], then finishes the job.
     async fn expire_ads(&self, job: &Job) -> anyhow::Result<()> {
         let now = (self.clock)();
         let expired = self.ad_work.expire_proposals(now).await?;
         if expired > 0 {
             tracing::info!(expired, "ad proposals expired");
         }
-        let pruned = self
-            .queue
-            .prune(&[SYNC_JOB, EXPIRE_JOB], now - HOURLY_KEPT)
-            .await?;
+        let pruned = self.queue.prune(RETENTION, now).await?;
         if pruned > 0 {
-            tracing::info!(pruned, "hourly ad jobs pruned");
+            tracing::info!(pruned, "finished jobs past their retention pruned");
         }
         if !self.queue.finish(job).await? {
             tracing::info!(key = %job.key, "another instance holds the ad expiry now");
@@ -800,6 +858,25 @@ fn never_stopped() -> tokio::sync::watch::Receiver<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_one_retention_and_a_weekly_build_outlives_its_enqueuing() {
+        for kind in KINDS {
+            let named = RETENTION.iter().filter(|r| r.kind == *kind).count();
+            assert_eq!(named, 1, "{kind}");
+        }
+        assert_eq!(RETENTION.len(), KINDS.len());
+        for r in RETENTION {
+            assert!(r.failed >= r.done, "{} keeps its failures as long", r.kind);
+        }
+        // The last week every instance enqueues again is due WEEKLY_WEEKS_BACK weeks and the
+        // grace before now, done at the latest then: its row must still be there.
+        let weekly = RETENTION
+            .iter()
+            .find(|r| r.kind == WEEKLY_REPORTS_JOB)
+            .unwrap();
+        assert!(weekly.done > WEEK * (WEEKLY_WEEKS_BACK + 1) + WEEKLY_GRACE);
+    }
 
     #[test]
     fn the_weekly_job_is_keyed_by_the_monday_of_the_week_before_and_due_after_it() {

@@ -72,6 +72,31 @@ pub fn backoff(attempt: i32) -> Option<SignedDuration> {
     Some(SignedDuration::from_secs(secs))
 }
 
+/// How long the finished jobs of a kind are kept: the done ones (their effect is recorded
+/// where it belongs; the row only says when it ran), and the failed ones (the record of what
+/// went wrong, kept longer to be read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub kind: &'static str,
+    pub done: SignedDuration,
+    pub failed: SignedDuration,
+}
+
+impl Retention {
+    /// When the finished jobs of this kind were last kept at `now`: done ones finished before
+    /// the first, failed ones before the second are pruned.
+    pub fn cutoffs(&self, now: Timestamp) -> (Timestamp, Timestamp) {
+        let before = |kept: SignedDuration| now.checked_sub(kept).unwrap_or(Timestamp::MIN);
+        (before(self.done), before(self.failed))
+    }
+}
+
+/// How often a working job's lease is renewed: a third of the lease, so two renewals can fail
+/// (the database busy a moment) before another instance may take it.
+pub fn renew_every(lease: SignedDuration) -> SignedDuration {
+    lease / 3
+}
+
 /// The queue in storage. Times of leases and due jobs are the database's clock, so instances
 /// with clocks apart agree.
 pub trait JobQueue: Send + Sync {
@@ -98,13 +123,22 @@ pub trait JobQueue: Send + Sync {
     /// for good after [`MAX_ATTEMPTS`]. Nothing changes when its lease was lost.
     fn fail<'a>(&'a self, job: &'a Job, error: &'a str) -> BoxFuture<'a, anyhow::Result<()>>;
 
-    /// Deletes the jobs of `kinds` done before `done_before` (work repeated on a clock, whose
-    /// done rows would otherwise pile up): how many. Failed jobs stay, for the record.
+    /// Deletes the finished jobs each [`Retention`] of `kept` no longer keeps at `now`: done
+    /// ones finished over its `done` ago, failed ones over its `failed` ago; how many. Jobs of
+    /// a kind `kept` does not name are left.
     fn prune<'a>(
         &'a self,
-        kinds: &'a [&'a str],
-        done_before: Timestamp,
+        kept: &'a [Retention],
+        now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<u64>>;
+
+    /// Pushes the lease of `job` to `lease` from now (the database's) while it works: `false`
+    /// when its lease was lost (another take since, or it finished), and nothing changed.
+    fn renew<'a>(
+        &'a self,
+        job: &'a Job,
+        lease: SignedDuration,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
 }
 
 #[cfg(test)]

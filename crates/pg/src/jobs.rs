@@ -10,7 +10,9 @@ use diesel::prelude::*;
 use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use fleetdesk_kernel::BoxFuture;
-use fleetdesk_kernel::jobs::{Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, backoff, kept_error};
+use fleetdesk_kernel::jobs::{
+    Job, JobQueue, JobStatus, MAX_ATTEMPTS, NewJob, Retention, backoff, kept_error,
+};
 use jiff::SignedDuration;
 use serde_json::Value;
 use uuid::Uuid;
@@ -56,7 +58,21 @@ RETURNING id, kind, key, payload, attempts AS attempt
 const HOLD: &str = "SELECT id FROM jobs WHERE id = $1 AND status = $3 AND attempts = $2 \
                     FOR UPDATE";
 
-statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD);
+/// The finished jobs their kind's retention no longer keeps: per kind (`$1`), the done ones
+/// (`$4`) finished before `$2`, the failed ones (`$5`) before `$3`.
+const PRUNE: &str = r#"
+DELETE FROM jobs j
+USING unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS t(kind, done_before, failed_before)
+WHERE j.kind = t.kind
+  AND ((j.status = $4 AND j.finished_at < t.done_before)
+       OR (j.status = $5 AND j.finished_at < t.failed_before))
+"#;
+
+/// The lease of a working job pushed to `$3` seconds from now, when it is still this take's.
+const RENEW: &str = "UPDATE jobs SET locked_until = now() + make_interval(secs => $3) \
+                     WHERE id = $1 AND attempts = $2 AND status = $4";
+
+statements!(ENQUEUE, GIVE_UP, TAKE => Taken, HOLD, PRUNE, RENEW);
 
 row! {
     struct Taken into Job {
@@ -154,20 +170,48 @@ impl JobQueue for PgStore {
 
     fn prune<'a>(
         &'a self,
-        kinds: &'a [&'a str],
-        done_before: jiff::Timestamp,
+        kept: &'a [Retention],
+        now: jiff::Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<u64>> {
         self.read(async move |conn| {
-            // Done jobs of the kinds finished before `done_before`.
-            let n = diesel::delete(
-                jobs::table
-                    .filter(jobs::kind.eq_any(kinds))
-                    .filter(jobs::status.eq(JobStatus::Done.as_str()))
-                    .filter(jobs::finished_at.lt(Ts::from(done_before))),
+            let kinds: Vec<&str> = kept.iter().map(|r| r.kind).collect();
+            let (done, failed): (Vec<Ts>, Vec<Ts>) = kept
+                .iter()
+                .map(|r| {
+                    let (done, failed) = r.cutoffs(now);
+                    (Ts::from(done), Ts::from(failed))
+                })
+                .unzip();
+            let n = sql!(
+                PRUNE,
+                &kinds,
+                &done,
+                &failed,
+                JobStatus::Done.as_str(),
+                JobStatus::Failed.as_str()
             )
             .execute(conn)
             .await?;
             Ok(n as u64)
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        job: &'a Job,
+        lease: SignedDuration,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
+        self.read(async move |conn| {
+            let n = sql!(
+                RENEW,
+                job.id,
+                job.attempt,
+                lease.as_secs_f64(),
+                JobStatus::Running.as_str()
+            )
+            .execute(conn)
+            .await?;
+            Ok(n == 1)
         })
     }
 
