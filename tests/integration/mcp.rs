@@ -169,7 +169,7 @@ async fn state_changes(app: &TestApp, reason: &str) -> i64 {
 }
 
 /// Every tool an operator's key may call so far, sorted.
-const SLICE_TOOLS: [&str; 55] = [
+const SLICE_TOOLS: [&str; 56] = [
     "ad_research_approve",
     "ad_research_get",
     "ad_research_quote",
@@ -187,6 +187,7 @@ const SLICE_TOOLS: [&str; 55] = [
     "finish_task",
     "get_ad_pick",
     "get_persona",
+    "get_task",
     "heartbeat",
     "list_accounts",
     "list_ad_picks",
@@ -391,8 +392,8 @@ async fn a_community_agent_and_a_personal_key_see_none_of_the_account_tools() {
         assert!(msg["result"]["tools"].is_array(), "{who}: {msg}");
         let names = tool_names(&msg);
         for t in SLICE_TOOLS {
-            // list_tasks and open_task are tools of the Personal API too.
-            if key == ann && ["list_tasks", "open_task"].contains(&t) {
+            // get_task, list_tasks and open_task are tools of the Personal API too.
+            if key == ann && ["get_task", "list_tasks", "open_task"].contains(&t) {
                 continue;
             }
             assert!(!names.iter().any(|n| n == t), "{who} sees {t}: {names:?}");

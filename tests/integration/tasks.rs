@@ -1507,3 +1507,71 @@ async fn free_text_on_cards_carries_no_key() {
     assert_eq!(stored, 0);
     assert!(!v.to_string().contains(&key), "{v}");
 }
+
+/// A list carries each card's latest 3 notes (oldest first) and `notes_count`: a card of 3
+/// notes all of them, one of 4 its last 3. The card read alone (GET /tasks/{id}, both APIs)
+/// carries every note; a card out of the caller's reach is 404.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_carries_the_latest_three_notes_and_the_card_read_alone_every_note() {
+    let app = spawn_app().await;
+    let three = open_by_op1(&app, "other", "TW-T001").await;
+    let four = open_by_op1(&app, "export_data", "TW-T001").await;
+    for (id, n) in [(three, 3), (four, 4)] {
+        ok(&mv(&app, "op1", id, "claim", json!({})).await);
+        for i in 1..=n {
+            let note = json!({"note": format!("note {i}")});
+            ok(&mv(&app, "op1", id, "progress", note).await);
+        }
+    }
+    let texts = |card: &Value| -> Vec<String> {
+        card["notes"]
+            .as_array()
+            .expect("notes")
+            .iter()
+            .map(|n| n["text"].as_str().expect("text").to_owned())
+            .collect()
+    };
+    let listed = |page: &Value, id: Uuid| -> Value {
+        page["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .find(|c| uuid_of(&c["id"]) == id)
+            .cloned()
+            .expect("listed")
+    };
+    for page in [
+        ok(&agent_list(&app, "op1", "").await),
+        ok(&person_list(&app, ANN, "").await),
+    ] {
+        let card = listed(&page, three);
+        assert_eq!(texts(&card), ["note 1", "note 2", "note 3"]);
+        assert_eq!(card["notes_count"], 3);
+        let card = listed(&page, four);
+        assert_eq!(texts(&card), ["note 2", "note 3", "note 4"]);
+        assert_eq!(card["notes_count"], 4);
+    }
+    let every = ["note 1", "note 2", "note 3", "note 4"];
+    let agent_read = |agent: &str| {
+        let (app, key) = (&app, app.agent_key(agent));
+        async move { app.client.get(&format!("{AGENT}/tasks/{four}"), &key).await }
+    };
+    let person_read = |who: &str, id: Uuid| {
+        let (app, key) = (&app, app.personal_key(who));
+        async move { app.client.get(&format!("{USER}/tasks/{id}"), &key).await }
+    };
+    for card in [
+        ok(&agent_read("op1").await),
+        ok(&person_read(ANN, four).await),
+    ] {
+        assert_eq!(texts(&card), every);
+        assert_eq!(card["notes_count"], 4);
+        assert_eq!(card["status"], "in_progress");
+    }
+    // Out of reach: another agent's card, another organization's, an unknown id; a client
+    // reads no cards.
+    assert_error(&agent_read("op2").await, 404, "not_found");
+    assert_error(&person_read(OLGA, four).await, 404, "not_found");
+    assert_error(&person_read(ANN, Uuid::new_v4()).await, 404, "not_found");
+    assert_error(&person_read(CLI, four).await, 403, "forbidden");
+}

@@ -23,15 +23,18 @@ use fleetdesk_tenancy::{AgentRole, Scope};
 use serde_json::Value;
 use uuid::Uuid;
 
+/// A card's record; `$notes` is the notes it carries (`"c.notes"`: all; [`latest_notes!`]: the
+/// latest few).
 macro_rules! record_sql {
-    ($($tail:expr),*) => {
+    (notes: $notes:expr, $($tail:expr),*) => {
         concat!(
             "SELECT c.id, c.kind, c.title, c.detail, c.status, c.target_type, c.target_code, \
                     c.target_id, c.persona_id, pe.name AS persona_name, c.assignee_agent, \
                     ag.name AS assignee_name, c.opened_by_type, c.opened_by_name, \
-                    c.also_wanted_by, c.due_at, c.notes, c.result, c.evidence, c.decision_id, \
-                    c.last_progress_at, c.confirmation_since, c.created_at, c.updated_at, \
-                    c.finished_at \
+                    c.also_wanted_by, c.due_at, ", $notes, " AS notes, \
+                    jsonb_array_length(c.notes)::bigint AS notes_count, c.result, c.evidence, \
+                    c.decision_id, c.last_progress_at, c.confirmation_since, c.created_at, \
+                    c.updated_at, c.finished_at \
              FROM task_cards c \
              LEFT JOIN personas pe ON pe.id = c.persona_id \
              LEFT JOIN agents ag ON ag.id = c.assignee_agent ",
@@ -40,8 +43,21 @@ macro_rules! record_sql {
     };
 }
 
+/// The latest notes of a card, as many as the parameter `$p` says (`LISTED_NOTES`), oldest
+/// first: only they leave the database.
+macro_rules! latest_notes {
+    ($p:literal) => {
+        concat!(
+            "jsonb_path_query_array(c.notes, '$[last - $n + 1 to last]', jsonb_build_object('n', ",
+            $p,
+            "::int))"
+        )
+    };
+}
+
 /// A page of an organization's cards (every organization for `$1` null), newest first.
 const LIST_ORG: &str = record_sql!(
+    notes: latest_notes!("$7"),
     "WHERE ($1::uuid IS NULL OR c.organization_id = $1) AND c.status = ANY($2) \
        AND ($3::text IS NULL OR c.kind = $3) \
        AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4, $5)) \
@@ -51,6 +67,7 @@ const LIST_ORG: &str = record_sql!(
 
 /// A page of an agent's cards: assigned to it, or unassigned on its personas; newest first.
 const LIST_AGENT: &str = record_sql!(
+    notes: latest_notes!("$8"),
     "WHERE c.workspace_id = $1 \
        AND (c.assignee_agent = $7 OR (c.assignee_agent IS NULL AND pe.agent_id = $7)) \
        AND c.status = ANY($2) AND ($3::text IS NULL OR c.kind = $3) \
@@ -61,6 +78,7 @@ const LIST_AGENT: &str = record_sql!(
 
 /// An agent's open cards, oldest first.
 const OPEN_CARDS: &str = record_sql!(
+    notes: latest_notes!("$5"),
     "WHERE c.workspace_id = $1 \
        AND (c.assignee_agent = $2 OR (c.assignee_agent IS NULL AND pe.agent_id = $2)) \
        AND c.status = ANY($3) \
@@ -68,7 +86,20 @@ const OPEN_CARDS: &str = record_sql!(
      LIMIT $4"
 );
 
-const ONE: &str = record_sql!("WHERE c.id = $1");
+const ONE: &str = record_sql!(notes: "c.notes", "WHERE c.id = $1");
+
+/// A card of an organization (any for `$2` null), with all its notes.
+const ONE_OF_ORG: &str = record_sql!(
+    notes: "c.notes",
+    "WHERE c.id = $1 AND ($2::uuid IS NULL OR c.organization_id = $2)"
+);
+
+/// A card of an agent's (assigned to it, or unassigned on its personas), with all its notes.
+const ONE_OF_AGENT: &str = record_sql!(
+    notes: "c.notes",
+    "WHERE c.id = $1 AND c.workspace_id = $2 \
+       AND (c.assignee_agent = $3 OR (c.assignee_agent IS NULL AND pe.agent_id = $3))"
+);
 
 /// The card a move needs, locked, with the agent of its persona.
 const LOCK: &str = r#"
@@ -136,6 +167,8 @@ statements!(
     LIST_AGENT => RecordRow,
     OPEN_CARDS => RecordRow,
     ONE => RecordRow,
+    ONE_OF_ORG => RecordRow,
+    ONE_OF_AGENT => RecordRow,
     LOCK => LockedRow,
     TARGET_SLOTS => SlotRow,
     TARGET_POST => OwnerRow,
@@ -162,6 +195,7 @@ row! {
         also_wanted_by: Vec<String>,
         due_at: Option<Ts>,
         notes: Value,
+        notes_count: i64,
         result: Option<String>,
         evidence: Value,
         decision_id: Option<Uuid>,
@@ -189,6 +223,7 @@ fn record(r: RecordRow) -> TaskRecord {
         also_wanted_by: r.also_wanted_by,
         due_at: r.due_at.map(Into::into),
         notes: r.notes,
+        notes_count: r.notes_count,
         result: r.result,
         evidence: r.evidence,
         decision_id: r.decision_id,
@@ -615,6 +650,21 @@ async fn write_move(
 }
 
 impl TasksRepo for PgStore {
+    fn get(&self, scope: TaskScope, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<TaskRecord>>> {
+        self.read(async move |conn| {
+            let row: Option<RecordRow> = match scope {
+                TaskScope::Organization(org) => sql!(ONE_OF_ORG, id, org).get_result(conn).await,
+                TaskScope::Agent(agent) => {
+                    sql!(ONE_OF_AGENT, id, agent.workspace_id, agent.agent_id)
+                        .get_result(conn)
+                        .await
+                }
+            }
+            .optional()?;
+            Ok(row.map(record))
+        })
+    }
+
     fn list<'a>(
         &'a self,
         scope: TaskScope,
@@ -634,7 +684,8 @@ impl TasksRepo for PgStore {
                         kind,
                         after_at,
                         after_id,
-                        query.limit + 1
+                        query.limit + 1,
+                        LISTED_NOTES
                     )
                     .load(conn)
                     .await?
@@ -648,7 +699,8 @@ impl TasksRepo for PgStore {
                         after_at,
                         after_id,
                         query.limit + 1,
-                        agent.agent_id
+                        agent.agent_id,
+                        LISTED_NOTES
                     )
                     .load(conn)
                     .await?
@@ -686,7 +738,8 @@ impl TasksRepo for PgStore {
                 agent.workspace_id,
                 agent.agent_id,
                 TaskStatus::open_texts(),
-                limit
+                limit,
+                LISTED_NOTES
             )
             .load(conn)
             .await?;

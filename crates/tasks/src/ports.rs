@@ -44,8 +44,11 @@ pub struct TaskRecord {
     pub opened_by: (String, String),
     pub also_wanted_by: Vec<String>,
     pub due_at: Option<Timestamp>,
-    /// `[{by, text, at}]`, oldest first.
+    /// `[{by, text, at}]`, oldest first: all of them when the card is read alone, the latest
+    /// [`LISTED_NOTES`] in a list.
     pub notes: Value,
+    /// How many notes the card has.
+    pub notes_count: i64,
     pub result: Option<String>,
     pub evidence: Value,
     /// The decision whose follow-up this card is.
@@ -174,10 +177,19 @@ pub struct Moved {
     pub unchanged: bool,
 }
 
+/// How many of a card's notes a list carries: the latest, with the count of all (a card's notes
+/// grow without bound; a page of 200 cards would carry them all). The card read alone carries
+/// every note.
+pub const LISTED_NOTES: i32 = 3;
+
 /// Task cards in storage: every write is one transaction that locks the card (or, opening, the
 /// persona).
 pub trait TasksRepo: Send + Sync {
-    /// A page of cards, newest first.
+    /// One card of the scope with all its notes; `None` when it is not the scope's (an agent's
+    /// scope: assigned to it, or unassigned on its personas).
+    fn get(&self, scope: TaskScope, id: Uuid) -> BoxFuture<'_, anyhow::Result<Option<TaskRecord>>>;
+
+    /// A page of cards, newest first, each with its latest [`LISTED_NOTES`] notes.
     fn list<'a>(
         &'a self,
         scope: TaskScope,
@@ -198,7 +210,8 @@ pub trait TasksRepo: Send + Sync {
         request: &'a MoveRequest,
     ) -> BoxFuture<'a, anyhow::Result<Result<Moved, TaskRefusal>>>;
 
-    /// The agent's open cards (at most `limit`), oldest first: for its heartbeat and its day.
+    /// The agent's open cards (at most `limit`), oldest first: for its heartbeat and its day,
+    /// each with its latest [`LISTED_NOTES`] notes.
     fn open_cards(
         &self,
         agent: AgentRef,

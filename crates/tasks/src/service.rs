@@ -19,6 +19,15 @@ impl TasksService {
         TasksService { repo }
     }
 
+    /// One card of the scope, with all its notes.
+    pub async fn get(
+        &self,
+        scope: TaskScope,
+        id: uuid::Uuid,
+    ) -> anyhow::Result<Option<TaskRecord>> {
+        self.repo.get(scope, id).await
+    }
+
     /// A page of the scope's cards, newest first.
     pub async fn list(
         &self,

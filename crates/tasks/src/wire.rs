@@ -26,7 +26,8 @@ in_progress, pending_confirmation, done, failed, cancelled; default \
 pending_pickup,in_progress,pending_confirmation) and `kind`; newest first, paged with limit \
 1-200 (default 50) and cursor (`next_cursor`, null on the last page). Each card carries its \
 flags: `stale` (in_progress with no progress for over 2 hours), `overdue` (past due_at and not \
-done, failed or cancelled), `confirm_overdue` (pending_confirmation for over 24 hours).";
+done, failed or cancelled), `confirm_overdue` (pending_confirmation for over 24 hours). A card in the list carries its \
+latest 3 notes (oldest first) and `notes_count`; GET /tasks/{id} reads every note.";
 
 pub(crate) const OPEN_RULES: &str = "kind (enum), title (one sentence, 1-200 characters), detail (up to \
 2000, no credentials), target {type: slot|persona, code (current or legacy account code, \
@@ -63,8 +64,11 @@ pub struct TaskOut {
     pub overdue: bool,
     /// Waiting for confirmation for over 24 hours.
     pub confirm_overdue: bool,
-    /// Oldest first.
+    /// Oldest first: every note when the card is read alone or answers a move; in a list the
+    /// latest 3 only.
     pub notes: Vec<TaskNote>,
+    /// How many notes the card has (the list's `notes` may be fewer).
+    pub notes_count: i64,
     pub result: Option<String>,
     /// `[{type: link, url, label} | {type: asset, asset_id}]`.
     pub evidence: Value,
@@ -141,6 +145,7 @@ impl TaskOut {
             overdue: flags.overdue,
             confirm_overdue: flags.confirm_overdue,
             notes: serde_json::from_value(c.notes).unwrap_or_default(),
+            notes_count: c.notes_count,
             result: c.result,
             evidence: c.evidence,
             decision_id: c.decision_id,
@@ -542,6 +547,16 @@ pub mod agent {
                 .summary("Your task cards: assigned to you, or unassigned on your personas")
                 .description(LIST_RULES);
 
+        /// One of your task cards, with every note.
+        pub GetTask(IdPath, Nothing, Nothing) -> TaskOut =
+            OpSpec::agent(Get, "/tasks/{id}", Scope::AccountsRead)
+                .tool("get_task")
+                .summary("One of your task cards, with every note")
+                .description(concat!(
+                    "Cards assigned to you, or unassigned on your personas (another's: 404). ",
+                    "The card with every note (oldest first), its flags and notes_count."
+                ));
+
         /// Open a card on one of your personas.
         pub OpenTask(Nothing, Nothing, OpenTaskBody) -> OpenTaskReply =
             OpSpec::agent(Post, "/tasks", Scope::TasksWrite)
@@ -659,7 +674,20 @@ pub mod personal {
                      sees every organization's). Filter `status` (comma-separated; default \
                      pending_pickup,in_progress,pending_confirmation) and `kind`; newest first, \
                      paged with limit 1-200 (default 50) and cursor. Each card carries stale, \
-                     overdue and confirm_overdue.",
+                     overdue and confirm_overdue, its latest 3 notes (oldest first) and \
+                     notes_count; GET /tasks/{id} reads every note.",
+                );
+
+        /// One card of the organization, with every note.
+        pub GetTask(IdPath, Nothing, Nothing) -> TaskOut =
+            OpSpec::personal(Get, "/tasks/{id}", PersonalAccess::Agency)
+                .tool("get_task")
+                .summary("One task card of the organization, with every note")
+                .description(
+                    "Agency people and platform admins; clients are refused (403). A card of the \
+                     member's organization (a platform admin outside any organization reads any; \
+                     another organization's: 404), with every note (oldest first), its flags and \
+                     notes_count.",
                 );
 
         /// Open a card for an agent.

@@ -30,6 +30,7 @@ pub use fleetdesk_tasks::wire::{relay_task_rules, target_rules};
 
 pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(bind::<agent::ListTasks, _, _, _>(agent_list));
+    all.push(bind::<agent::GetTask, _, _, _>(agent_get));
     all.push(bind::<agent::OpenTask, _, _, _>(agent_open));
     all.push(bind::<agent::ClaimTask, _, _, _>(claim));
     all.push(bind::<agent::ReportTask, _, _, _>(progress));
@@ -37,6 +38,7 @@ pub fn register(all: &mut Vec<Box<dyn ErasedOp>>) {
     all.push(bind::<agent::FailTask, _, _, _>(fail));
     all.push(bind::<agent::RelayTask, _, _, _>(relay_task));
     all.push(bind::<personal::ListTasks, _, _, _>(person_list));
+    all.push(bind::<personal::GetTask, _, _, _>(person_get));
     all.push(bind::<personal::OpenTask, _, _, _>(person_open));
     all.push(bind::<personal::ConfirmTask, _, _, _>(confirm));
     all.push(bind::<personal::ReopenTask, _, _, _>(reopen));
@@ -113,6 +115,32 @@ async fn person_list(
     req: Req<Nothing, TaskQueryIn, Nothing>,
 ) -> Result<Reply<TaskPage>, ApiError> {
     list(ctx, TaskScope::Organization(m.organization_id), req.query).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /tasks/{id}
+
+async fn get(ctx: Ctx, scope: TaskScope, id: Uuid) -> Result<Reply<TaskOut>, ApiError> {
+    match ctx.tasks.get(scope, id).await? {
+        Some(card) => Ok(Reply::ok(TaskOut::of(card, Timestamp::now()))),
+        None => Err(ApiError::not_found("no such task card in your reach")),
+    }
+}
+
+async fn agent_get(
+    ctx: Ctx,
+    agent: AgentCaller,
+    req: Req<IdPath, Nothing, Nothing>,
+) -> Result<Reply<TaskOut>, ApiError> {
+    get(ctx, TaskScope::Agent(agent.agent_ref()), req.path.id).await
+}
+
+async fn person_get(
+    ctx: Ctx,
+    m: MemberCaller,
+    req: Req<IdPath, Nothing, Nothing>,
+) -> Result<Reply<TaskOut>, ApiError> {
+    get(ctx, TaskScope::Organization(m.organization_id), req.path.id).await
 }
 
 // ---------------------------------------------------------------------------------------------
