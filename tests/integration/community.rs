@@ -1232,7 +1232,7 @@ async fn a_ticket_of_the_same_member_and_category_within_24_hours_is_reused() {
     let b = ok(&post(&app, "tickets", &ticket(&mia, None, "abuse", "spam links")).await);
     assert_ne!(a["ticket_id"], b["ticket_id"]);
     assert_eq!(b["reused"], false);
-    // Opened over 24 hours ago: a new ticket; closed: a new ticket.
+    // Opened over 24 hours ago: a new ticket; handled: a new ticket.
     app.sql(&format!("UPDATE community_tickets SET created_at = now() - interval '24 hours 1 minute' WHERE id = '{id}'")).await;
     let late = ok(&post(
         &app,
@@ -1243,7 +1243,7 @@ async fn a_ticket_of_the_same_member_and_category_within_24_hours_is_reused() {
     assert_eq!(late["reused"], false);
     let late_id = late["ticket_id"].as_str().unwrap();
     app.sql(&format!(
-        "UPDATE community_tickets SET status = 'closed' WHERE id = '{late_id}'"
+        "UPDATE community_tickets SET status = 'resolved' WHERE id = '{late_id}'"
     ))
     .await;
     let after_close = ok(&post(
@@ -1640,7 +1640,7 @@ async fn today_shows_each_organization_only_its_own_digests_and_tickets() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_community_key_lists_exactly_the_five_community_tools() {
+async fn the_community_key_lists_exactly_the_six_community_tools() {
     let app = spawn_app().await;
     let res = app
         .client
@@ -1660,6 +1660,7 @@ async fn the_community_key_lists_exactly_the_five_community_tools() {
     assert_eq!(
         names,
         [
+            "community_list_tickets",
             "community_open_ticket",
             "community_products",
             "community_report_digest",
@@ -1772,6 +1773,300 @@ async fn concurrent_reports_of_one_matter_make_one_ticket_and_one_digest_a_day()
         app.count("SELECT count(*) AS n FROM community_digest_members")
             .await,
         1
+    );
+    app.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// People handle tickets (Personal API); the agent reads the outcome
+
+const USER: &str = "/api/user/v1";
+const ANN: &str = "ann@acme.test";
+
+async fn person_get(app: &TestApp, who: &str, path: &str) -> Response {
+    app.client
+        .get(&format!("{USER}{path}"), &app.personal_key(who))
+        .await
+}
+
+async fn person_move(app: &TestApp, who: &str, id: &str, mv: &str, body: Value) -> Response {
+    app.client
+        .post(
+            &format!("{USER}/community/tickets/{id}/{mv}"),
+            &app.personal_key(who),
+            &body,
+        )
+        .await
+}
+
+async fn opened(app: &TestApp, body: Value) -> String {
+    let v = ok(&post(app, "tickets", &body).await);
+    v["ticket_id"].as_str().expect("ticket_id").to_owned()
+}
+
+fn listed_ids(page: &Value) -> Vec<&str> {
+    page["tickets"]
+        .as_array()
+        .expect("tickets")
+        .iter()
+        .map(|t| t["id"].as_str().expect("id"))
+        .collect()
+}
+
+async fn open_in_day(app: &TestApp) -> Value {
+    let day = ok(&person_get(app, ANN, "/today").await);
+    day["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "Taiwan")
+        .expect("Taiwan")["community"]["tickets"]
+        .clone()
+}
+
+/// People list and read their organization's tickets and resolve or dismiss them with a note;
+/// a handled ticket leaves the day and takes no later report (a new ticket opens); the agent
+/// that opened it reads the outcome.
+#[tokio::test(flavor = "multi_thread")]
+async fn people_handle_tickets_which_leave_the_day_and_take_no_later_report() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    let refund = opened(
+        &app,
+        ticket(&mia, Some("amy"), "refund", "wants her money back"),
+    )
+    .await;
+    let again = opened(&app, ticket(&mia, Some("amy"), "refund", "asked again")).await;
+    assert_eq!(again, refund, "the report joined the open ticket");
+    let spam = opened(&app, ticket(&mia, None, "abuse", "spam links")).await;
+    assert_eq!(open_in_day(&app).await["open"], 2);
+
+    // The open tickets, newest first, and one with every note.
+    let page = ok(&person_get(&app, ANN, "/community/tickets").await);
+    assert_eq!(listed_ids(&page), [spam.as_str(), refund.as_str()]);
+    let t = &page["tickets"][1];
+    assert_eq!(t["status"], "open");
+    assert_eq!(t["summary"], "wants her money back");
+    assert_eq!(t["member_external_id"], "amy");
+    assert_eq!(t["space"]["name"], "Mia fans");
+    assert_eq!(t["workspace"]["name"], "Taiwan");
+    assert_eq!(t["opened_by"]["name"], "bot");
+    assert_eq!(t["notes_count"], 1);
+    assert_eq!(t["handled"], Value::Null);
+    let read = ok(&person_get(&app, ANN, &format!("/community/tickets/{refund}")).await);
+    assert_eq!(read["notes"][0]["text"], "asked again");
+
+    // Resolved with a note; the same move again changes nothing; the other move is refused.
+    let moved = ok(&person_move(
+        &app,
+        ANN,
+        &refund,
+        "resolve",
+        json!({"note": " Refunded in full. "}),
+    )
+    .await);
+    assert_eq!(moved["result"], "changed");
+    let t = &moved["ticket"];
+    assert_eq!(t["status"], "resolved");
+    assert_eq!(t["handled"]["note"], "Refunded in full.");
+    assert_eq!(t["handled"]["by"]["type"], "person");
+    assert_eq!(t["handled"]["by"]["name"], "Ann");
+    let resent = ok(&person_move(&app, ANN, &refund, "resolve", json!({"note": "twice"})).await);
+    assert_eq!(resent["result"], "unchanged");
+    assert_eq!(resent["ticket"]["handled"]["note"], "Refunded in full.");
+    assert_error(
+        &person_move(&app, ANN, &refund, "dismiss", json!({"note": "no"})).await,
+        422,
+        "rejected",
+    );
+    let moved = ok(&person_move(&app, ANN, &spam, "dismiss", json!({"note": "Spam."})).await);
+    assert_eq!(moved["ticket"]["status"], "dismissed");
+
+    // Handled: out of the day; the member's next report opens a new ticket.
+    assert_eq!(
+        open_in_day(&app).await,
+        json!({"open": 0, "by_category": []})
+    );
+    let res = post(
+        &app,
+        "tickets",
+        &ticket(&mia, Some("amy"), "refund", "one more thing"),
+    )
+    .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let fresh = res.json()["ticket_id"].as_str().unwrap().to_owned();
+    assert_ne!(fresh, refund);
+    let page = ok(&person_get(&app, ANN, "/community/tickets").await);
+    assert_eq!(listed_ids(&page), [fresh.as_str()]);
+    let page = ok(&person_get(&app, ANN, "/community/tickets?status=handled").await);
+    assert_eq!(listed_ids(&page), [spam.as_str(), refund.as_str()]);
+    let page = ok(&person_get(
+        &app,
+        ANN,
+        "/community/tickets?status=resolved&category=refund",
+    )
+    .await);
+    assert_eq!(listed_ids(&page), [refund.as_str()]);
+    let taiwan = app.workspace_id("Taiwan");
+    let page = ok(&person_get(
+        &app,
+        ANN,
+        &format!("/community/tickets?status=all&workspace={taiwan}"),
+    )
+    .await);
+    assert_eq!(listed_ids(&page).len(), 3);
+    let japan = app.workspace_id("Japan");
+    let page = ok(&person_get(
+        &app,
+        ANN,
+        &format!("/community/tickets?status=all&workspace={japan}"),
+    )
+    .await);
+    assert_eq!(listed_ids(&page).len(), 0);
+
+    // The agent reads what became of the tickets it opened.
+    let own = |query: &str| {
+        let (app, path) = (&app, format!("{AGENT}/community/tickets{query}"));
+        async move { app.client.get(&path, &app.agent_key("bot")).await }
+    };
+    let page = ok(&own("?status=handled").await);
+    assert_eq!(listed_ids(&page), [spam.as_str(), refund.as_str()]);
+    assert_eq!(page["tickets"][1]["handled"]["note"], "Refunded in full.");
+    assert_eq!(listed_ids(&ok(&own("").await)).len(), 3);
+    assert_eq!(
+        listed_ids(&ok(&own("?status=open").await)),
+        [fresh.as_str()]
+    );
+
+    // Out of reach: another organization's people (404), clients (403), operators (403).
+    let path = format!("/community/tickets/{refund}");
+    assert_error(
+        &person_get(&app, "olga@other.test", &path).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &person_move(
+            &app,
+            "olga@other.test",
+            &fresh,
+            "resolve",
+            json!({"note": "x"}),
+        )
+        .await,
+        404,
+        "not_found",
+    );
+    let theirs = ok(&person_get(&app, "olga@other.test", "/community/tickets?status=all").await);
+    assert!(listed_ids(&theirs).is_empty(), "{theirs}");
+    assert_error(
+        &person_get(&app, "cli@brand.test", &path).await,
+        403,
+        "forbidden",
+    );
+    let operator = app
+        .client
+        .get(&format!("{AGENT}/community/tickets"), &app.agent_key("op1"))
+        .await;
+    assert_error(&operator, 403, "forbidden");
+    let unknown = format!("/community/tickets/{}", uuid::Uuid::new_v4());
+    assert_error(&person_get(&app, ANN, &unknown).await, 404, "not_found");
+    app.stop().await;
+}
+
+/// A move's note: 1-1000 characters (white space around it dropped), no personal data; a list
+/// carries a ticket's latest 3 notes and the count, the ticket read alone every note; pages of
+/// 1-200.
+#[tokio::test(flavor = "multi_thread")]
+async fn ticket_notes_and_lists_at_their_limits_and_one_past() {
+    let app = spawn_app().await;
+    let mia = space_id(&app, "Mia fans");
+    // Four reports of one matter: the ticket and 3 notes; five of another: 4 notes.
+    let mut ids = Vec::new();
+    for (member, reports) in [("amy", 4), ("bea", 5)] {
+        let mut id = String::new();
+        for i in 1..=reports {
+            id = opened(
+                &app,
+                ticket(&mia, Some(member), "order", &format!("report {i}")),
+            )
+            .await;
+        }
+        ids.push(id);
+    }
+    let page = ok(&person_get(&app, ANN, "/community/tickets").await);
+    let texts = |t: &Value| -> Vec<String> {
+        t["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (bea, amy) = (&page["tickets"][0], &page["tickets"][1]);
+    assert_eq!(
+        (amy["id"].as_str(), bea["id"].as_str()),
+        (Some(ids[0].as_str()), Some(ids[1].as_str()))
+    );
+    assert_eq!(texts(amy), ["report 2", "report 3", "report 4"]);
+    assert_eq!(amy["notes_count"], 3);
+    assert_eq!(texts(bea), ["report 3", "report 4", "report 5"]);
+    assert_eq!(bea["notes_count"], 4);
+    let read = ok(&person_get(&app, ANN, &format!("/community/tickets/{}", ids[1])).await);
+    assert_eq!(
+        texts(&read),
+        ["report 2", "report 3", "report 4", "report 5"]
+    );
+
+    // Pages: one ticket a page, then the next; 0 and 201 are refused.
+    let first = ok(&person_get(&app, ANN, "/community/tickets?limit=1").await);
+    assert_eq!(listed_ids(&first), [ids[1].as_str()]);
+    let cursor = first["next_cursor"].as_str().expect("a next page");
+    let second = ok(&person_get(
+        &app,
+        ANN,
+        &format!("/community/tickets?limit=1&cursor={cursor}"),
+    )
+    .await);
+    assert_eq!(listed_ids(&second), [ids[0].as_str()]);
+    assert_eq!(second["next_cursor"], Value::Null);
+    ok(&person_get(&app, ANN, "/community/tickets?limit=200").await);
+    for bad in ["limit=0", "limit=201", "status=closed", "category=gossip"] {
+        let res = person_get(&app, ANN, &format!("/community/tickets?{bad}")).await;
+        assert_error_in(bad, &res, 400, "invalid_request");
+    }
+
+    // The note at its limits: 1000 characters pass; empty, only white space, 1001, personal
+    // data or none at all are 400 naming note, and the ticket stays open.
+    let id = &ids[0];
+    for (case, body) in [
+        ("empty", json!({"note": ""})),
+        ("white space", json!({"note": "   "})),
+        ("1001", json!({"note": "n".repeat(1001)})),
+        (
+            "a phone number",
+            json!({"note": "called her on 0912-345-678"}),
+        ),
+        (
+            "an e-mail address",
+            json!({"note": "wrote to amy@example.com"}),
+        ),
+        ("missing", json!({})),
+    ] {
+        let e = assert_error_in(
+            case,
+            &person_move(&app, ANN, id, "resolve", body).await,
+            400,
+            "invalid_request",
+        );
+        assert_eq!(e["field"], "note", "{case}: {e}");
+    }
+    let read = ok(&person_get(&app, ANN, &format!("/community/tickets/{id}")).await);
+    assert_eq!(read["status"], "open");
+    let moved = ok(&person_move(&app, ANN, id, "dismiss", json!({"note": "n".repeat(1000)})).await);
+    assert_eq!(
+        moved["ticket"]["handled"]["note"].as_str().map(str::len),
+        Some(1000)
     );
     app.stop().await;
 }

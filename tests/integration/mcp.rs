@@ -1647,6 +1647,19 @@ async fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
     ))
     .await;
     fixtures["community_entry_id"] = json!(id.to_string());
+    // A ticket the bot opened, for the personal run to read and resolve.
+    let ticket = fixture_ok(
+        "open a ticket",
+        app.client
+            .post(
+                "/api/agent/v1/community/tickets",
+                &app.agent_key("bot"),
+                &json!({"channel": "whatsapp", "space_id": space, "category": "complaint",
+                        "summary": "the serum leaked in the box"}),
+            )
+            .await,
+    );
+    fixtures["ticket_id"] = ticket["ticket_id"].clone();
 }
 
 /// Runs an every-tool script for op1 (agent), Ann (personal), root (admin: the tools only an

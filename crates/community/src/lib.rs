@@ -57,6 +57,12 @@ pub enum CommunityRefusal {
     /// 422: the space has a digest for the day already (one per space and day).
     #[error("a digest of this space for {0} is already reported (one per space and day)")]
     DigestExists(Date),
+    /// 404: the ticket is unknown or not of the caller's organization.
+    #[error("no such ticket")]
+    TicketNotFound,
+    /// 422: the ticket was handled otherwise already.
+    #[error("the ticket is {0} already; a handled ticket takes no other move")]
+    TicketHandled(crate::ticket::TicketStatus),
 }
 
 impl CommunityRefusal {

@@ -5,8 +5,8 @@
 use crate::CommunityRefusal;
 use crate::digest::{DigestReport, TagCount};
 use crate::space::{Channel, Space};
-use crate::ticket::NewTicket;
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use crate::ticket::{Handling, NewTicket, TicketCategory, TicketMove, TicketStatus};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page, Position};
 use jiff::Timestamp;
 
 /// A knowledge-base entry as the community assistant quotes it.
@@ -56,6 +56,54 @@ pub struct TicketOutcome {
     pub ticket_id: uuid::Uuid,
     /// An open ticket of the same member and category took the report as its note.
     pub reused: bool,
+}
+
+/// Whose tickets a read sees: an organization's people (every organization's for None), or
+/// the agent that opened them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TicketScope {
+    Organization(Option<uuid::Uuid>),
+    Agent(AgentRef),
+}
+
+/// A page of tickets: newest first, of the statuses asked, of one workspace and category
+/// when given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TicketQuery {
+    pub workspace: Option<uuid::Uuid>,
+    pub statuses: Vec<TicketStatus>,
+    pub category: Option<TicketCategory>,
+    pub after: Option<Position>,
+    pub limit: i64,
+}
+
+/// A ticket as people and the agent that opened it read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TicketRecord {
+    pub id: uuid::Uuid,
+    pub workspace: (uuid::Uuid, String),
+    pub space: (uuid::Uuid, String, Channel),
+    pub member_external_id: Option<String>,
+    pub category: TicketCategory,
+    pub status: TicketStatus,
+    pub summary: String,
+    /// `[{text, at}]`: the summaries of later reports of the matter, oldest first; all of them
+    /// when the ticket is read alone, the latest [`crate::ticket::LISTED_NOTES`] in a list.
+    pub notes: serde_json::Value,
+    pub notes_count: i64,
+    /// The agent that opened it: id and name.
+    pub opened_by: (uuid::Uuid, String),
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// How a person handled it; none while open.
+    pub handled: Option<Handling>,
+}
+
+/// A move made: the ticket after it, and whether it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TicketMoved {
+    pub ticket: TicketRecord,
+    pub changed: bool,
 }
 
 /// An active space of a workspace with its latest digest, for the person's day.
@@ -148,6 +196,34 @@ pub trait CommunityRepo: Send + Sync {
         ticket: &'a NewTicket,
         now: Timestamp,
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>>;
+
+    /// A page of the scope's tickets (of unarchived workspaces), newest first, each with its
+    /// latest notes.
+    fn tickets<'a>(
+        &'a self,
+        scope: TicketScope,
+        query: &'a TicketQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<TicketRecord>>>;
+
+    /// One ticket of the scope with every note; none when it is not the scope's.
+    fn ticket(
+        &self,
+        scope: TicketScope,
+        id: uuid::Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<TicketRecord>>>;
+
+    /// Locks the ticket of the organization (any for None; else
+    /// [`CommunityRefusal::TicketNotFound`]), plans the move ([`crate::ticket::plan_move`])
+    /// and writes it, in one transaction.
+    fn move_ticket<'a>(
+        &'a self,
+        organization: Option<uuid::Uuid>,
+        id: uuid::Uuid,
+        mv: TicketMove,
+        note: &'a str,
+        by: serde_json::Value,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<TicketMoved, CommunityRefusal>>>;
 }
 
 /// The person's day read whole in one snapshot, so every part shows the same moment: the rest

@@ -8,10 +8,13 @@
 
 use crate::CommunityRefusal;
 use crate::digest::DigestReport;
-use crate::ports::{CommunityRepo, DigestOutcome, ProductHit, TicketOutcome, WikiHit, WikiQuery};
+use crate::ports::{
+    CommunityRepo, DigestOutcome, ProductHit, TicketMoved, TicketOutcome, TicketQuery,
+    TicketRecord, TicketScope, WikiHit, WikiQuery,
+};
 use crate::space::{Channel, Space};
-use crate::ticket::NewTicket;
-use fleetdesk_kernel::AgentRef;
+use crate::ticket::{NewTicket, TicketMove};
+use fleetdesk_kernel::{AgentRef, Page};
 use fleetdesk_wiki::meaning::{self, Embedder};
 use fleetdesk_wiki::query;
 use fleetdesk_wiki::service::query_vector;
@@ -171,5 +174,38 @@ impl CommunityService {
         now: Timestamp,
     ) -> Outcome<TicketOutcome> {
         self.repo.open_ticket(agent, &ticket, now).await
+    }
+
+    /// A page of the scope's tickets, newest first.
+    pub async fn tickets(
+        &self,
+        scope: TicketScope,
+        query: &TicketQuery,
+    ) -> anyhow::Result<Page<TicketRecord>> {
+        self.repo.tickets(scope, query).await
+    }
+
+    /// One ticket of the scope, with every note.
+    pub async fn ticket(&self, scope: TicketScope, id: uuid::Uuid) -> Outcome<TicketRecord> {
+        Ok(self
+            .repo
+            .ticket(scope, id)
+            .await?
+            .ok_or(CommunityRefusal::TicketNotFound))
+    }
+
+    /// A person's move on a ticket of their organization.
+    pub async fn move_ticket(
+        &self,
+        organization: Option<uuid::Uuid>,
+        id: uuid::Uuid,
+        mv: TicketMove,
+        note: &str,
+        by: serde_json::Value,
+        now: Timestamp,
+    ) -> Outcome<TicketMoved> {
+        self.repo
+            .move_ticket(organization, id, mv, note, by, now)
+            .await
     }
 }

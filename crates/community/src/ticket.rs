@@ -29,11 +29,94 @@ fleetdesk_kernel::text_enum! {
 }
 
 fleetdesk_kernel::text_enum! {
-    /// Where a ticket stands: open until a person closes it.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    /// Where a ticket stands: open until a person resolves it (the matter was handled) or
+    /// dismisses it (nothing to do). A handled ticket leaves the person's day and no later
+    /// report joins it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(rename_all = "snake_case")]
     pub enum TicketStatus {
         Open => "open",
-        Closed => "closed",
+        Resolved => "resolved",
+        Dismissed => "dismissed",
+    }
+}
+
+/// The most characters of a person's note on a move.
+pub const NOTE_MAX: usize = 1000;
+
+/// How many of a ticket's notes a list carries: the latest, with the count of all (a ticket
+/// read alone carries every note).
+pub const LISTED_NOTES: i32 = 3;
+
+/// A person's move on an open ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TicketMove {
+    /// The matter was handled.
+    Resolve,
+    /// Nothing to do (spam, a duplicate, settled elsewhere).
+    Dismiss,
+}
+
+impl TicketMove {
+    /// The status the move leaves the ticket in.
+    pub fn status(self) -> TicketStatus {
+        match self {
+            TicketMove::Resolve => TicketStatus::Resolved,
+            TicketMove::Dismiss => TicketStatus::Dismissed,
+        }
+    }
+}
+
+/// How a person handled a ticket: the status, their note, who (`{type: person, id, name}`)
+/// and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handling {
+    pub status: TicketStatus,
+    pub note: String,
+    pub by: serde_json::Value,
+    pub at: Timestamp,
+}
+
+/// What a move does to a ticket.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MovePlan {
+    /// The open ticket is handled so.
+    Handle(Handling),
+    /// The same move was made already: nothing changes (the first note stays).
+    Unchanged,
+}
+
+/// The plan of `mv` on a ticket now `current`, by the person `by` at `now` with `note` (1-1000
+/// characters, white space around it dropped, no personal data: 400 naming `note`). An open
+/// ticket is handled; the same move again is unchanged; the other move on a handled ticket is
+/// refused (422).
+pub fn plan_move(
+    current: TicketStatus,
+    mv: TicketMove,
+    note: &str,
+    by: serde_json::Value,
+    now: Timestamp,
+) -> Result<MovePlan, CommunityRefusal> {
+    let note = note.trim();
+    if note.is_empty() || note.chars().count() > NOTE_MAX {
+        return Err(CommunityRefusal::invalid(
+            "note",
+            format!("must be 1-{NOTE_MAX} characters long"),
+        ));
+    }
+    if let Some(found) = find_personal_data(note) {
+        return Err(CommunityRefusal::invalid("note", found.message()));
+    }
+    match current {
+        TicketStatus::Open => Ok(MovePlan::Handle(Handling {
+            status: mv.status(),
+            note: note.to_owned(),
+            by,
+            at: now,
+        })),
+        s if s == mv.status() => Ok(MovePlan::Unchanged),
+        s => Err(CommunityRefusal::TicketHandled(s)),
     }
 }
 
@@ -183,6 +266,52 @@ mod tests {
             member_external_id: member.map(Into::into),
             category,
             summary: "the serum leaked".into(),
+        }
+    }
+
+    #[test]
+    fn a_move_handles_an_open_ticket_once_and_the_other_move_is_refused() {
+        let now: Timestamp = "2026-12-08T01:00:00Z".parse().unwrap();
+        let by = serde_json::json!({"type": "person", "name": "Ann"});
+        let plan = |current, mv, note: &str| plan_move(current, mv, note, by.clone(), now);
+        use TicketMove::*;
+        use TicketStatus::*;
+        assert_eq!(
+            plan(Open, Resolve, "  refunded  "),
+            Ok(MovePlan::Handle(Handling {
+                status: Resolved,
+                note: "refunded".into(),
+                by: by.clone(),
+                at: now
+            }))
+        );
+        assert!(matches!(
+            plan(Open, Dismiss, "spam"),
+            Ok(MovePlan::Handle(Handling {
+                status: Dismissed,
+                ..
+            }))
+        ));
+        assert_eq!(plan(Resolved, Resolve, "again"), Ok(MovePlan::Unchanged));
+        assert_eq!(plan(Dismissed, Dismiss, "again"), Ok(MovePlan::Unchanged));
+        assert_eq!(
+            plan(Resolved, Dismiss, "no"),
+            Err(CommunityRefusal::TicketHandled(Resolved))
+        );
+        assert_eq!(
+            plan(Dismissed, Resolve, "no"),
+            Err(CommunityRefusal::TicketHandled(Dismissed))
+        );
+        // The note: 1-1000 characters, no personal data; checked before the status.
+        assert!(matches!(
+            plan(Open, Resolve, &"n".repeat(1000)),
+            Ok(MovePlan::Handle(_))
+        ));
+        for bad in ["", "   ", &"n".repeat(1001), "called +886 912 345 678"] {
+            assert!(
+                matches!(plan(Resolved, Dismiss, bad), Err(CommunityRefusal::Invalid { ref field, .. }) if field == "note"),
+                "{bad}"
+            );
         }
     }
 

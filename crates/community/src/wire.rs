@@ -1,15 +1,17 @@
 //! The community part of the interface (feature `wire`): each operation's handle with its
 //! description, and the request and response types the server parses and a client sends.
-//! The operations are the agent's, in [`agent`]. community_space answers the domain's
+//! The operations are the agent's, in [`agent`], and the people's tickets, in [`personal`]. community_space answers the domain's
 //! [`crate::space::Space`], which only writes (no `Deserialize`).
 
 use crate::digest;
 use crate::digest::TagKind;
-use crate::ports::{DigestOutcome, ProductHit, TicketOutcome, WikiHit};
+use crate::ports::{DigestOutcome, ProductHit, TicketMoved, TicketOutcome, TicketRecord, WikiHit};
 use crate::space::Channel;
-use crate::ticket::TicketCategory;
-use fleetdesk_kernel::wire::fields::{Int, List, Text, inline_schema};
-use fleetdesk_kernel::wire::strings::DateInput;
+use crate::ticket::{TicketCategory, TicketStatus};
+use fleetdesk_kernel::wire::fields::{
+    Cursor, Int, Limit, List, MoveResult, Text, Utc, inline_schema,
+};
+use fleetdesk_kernel::wire::strings::{CursorInput, DateInput};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::borrow::Cow;
@@ -267,14 +269,216 @@ impl TicketOut {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Tickets as people and the agent that opened them read them
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketView {
+    pub id: Uuid,
+    pub workspace: TicketNamed,
+    pub space: TicketSpace,
+    /// The member the ticket concerns, as the platform names them; null without one.
+    pub member_external_id: Option<String>,
+    pub category: TicketCategory,
+    /// open, resolved (a person handled the matter) or dismissed (nothing to do).
+    pub status: TicketStatus,
+    /// The first report's summary.
+    pub summary: String,
+    /// The summaries of later reports of the matter, oldest first: every one when the ticket
+    /// is read alone or answers a move, the latest 3 in a list.
+    pub notes: Vec<TicketNoteOut>,
+    /// How many notes the ticket has (a list's `notes` may be fewer).
+    pub notes_count: i64,
+    /// The community agent that opened it.
+    pub opened_by: TicketNamed,
+    pub created_at: Utc,
+    pub updated_at: Utc,
+    /// How a person handled it; null while open.
+    pub handled: Option<TicketHandled>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketNamed {
+    pub id: Uuid,
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketSpace {
+    pub id: Uuid,
+    pub name: String,
+    pub channel: Channel,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketNoteOut {
+    pub text: String,
+    pub at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketHandled {
+    /// The person's note: what was done, or why nothing is.
+    pub note: String,
+    /// `{type: person, id, name}`.
+    pub by: serde_json::Value,
+    pub at: Utc,
+}
+
+impl TicketView {
+    pub fn of(t: TicketRecord) -> TicketView {
+        TicketView {
+            id: t.id,
+            workspace: TicketNamed {
+                id: t.workspace.0,
+                name: t.workspace.1,
+            },
+            space: TicketSpace {
+                id: t.space.0,
+                name: t.space.1,
+                channel: t.space.2,
+            },
+            member_external_id: t.member_external_id,
+            category: t.category,
+            status: t.status,
+            summary: t.summary,
+            notes: serde_json::from_value(t.notes).unwrap_or_default(),
+            notes_count: t.notes_count,
+            opened_by: TicketNamed {
+                id: t.opened_by.0,
+                name: t.opened_by.1,
+            },
+            created_at: Utc(t.created_at),
+            updated_at: Utc(t.updated_at),
+            handled: t.handled.map(|h| TicketHandled {
+                note: h.note,
+                by: h.by,
+                at: Utc(h.at),
+            }),
+        }
+    }
+}
+
+/// Which tickets a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketStatusFilter {
+    Open,
+    Resolved,
+    Dismissed,
+    /// Resolved or dismissed.
+    Handled,
+    All,
+}
+
+impl TicketStatusFilter {
+    /// The statuses the filter shows.
+    pub fn statuses(self) -> Vec<TicketStatus> {
+        use TicketStatus::*;
+        match self {
+            TicketStatusFilter::Open => vec![Open],
+            TicketStatusFilter::Resolved => vec![Resolved],
+            TicketStatusFilter::Dismissed => vec![Dismissed],
+            TicketStatusFilter::Handled => vec![Resolved, Dismissed],
+            TicketStatusFilter::All => vec![Open, Resolved, Dismissed],
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+pub struct TicketQueryIn {
+    /// Only this workspace's tickets.
+    pub workspace: Option<Uuid>,
+    /// open (the default), resolved, dismissed, handled (resolved or dismissed) or all.
+    pub status: Option<TicketStatusFilter>,
+    pub category: Option<TicketCategory>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+pub struct OwnTicketQueryIn {
+    /// open, resolved, dismissed, handled (resolved or dismissed) or all (the default).
+    pub status: Option<TicketStatusFilter>,
+    pub category: Option<TicketCategory>,
+    /// 1-200, default 50.
+    pub limit: Option<Limit<200>>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<CursorInput>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketPage {
+    pub tickets: Vec<TicketView>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<Cursor>,
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TicketMoveBody {
+    /// What was done, or why nothing is: 1-1000 characters, not only white space, no phone
+    /// numbers, e-mail addresses or order numbers.
+    pub note: Text<1, 1000>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketMoveReply {
+    pub ticket: TicketView,
+    /// `changed`, or `unchanged` when the ticket was handled so already (its first note
+    /// stays).
+    pub result: MoveResult,
+}
+
+impl TicketMoveReply {
+    pub fn of(moved: TicketMoved) -> TicketMoveReply {
+        TicketMoveReply {
+            ticket: TicketView::of(moved.ticket),
+            result: MoveResult::of(moved.changed),
+        }
+    }
+}
+
+const TICKET_MOVE_RULES: &str = "Agency people and platform admins; clients are refused (403). \
+A ticket of the member's organization (another's or unknown: 404). Body: note (required, \
+1-1000 characters, not only white space: 400 naming note; no phone numbers, e-mail addresses \
+or order numbers: 400 naming note). An open ticket becomes resolved (the matter was handled) or \
+dismissed (nothing to do) with the note, the person and the time: it leaves the person's day \
+(`GET /today`), no later report of the matter joins it (a new one opens a ticket), and the \
+agent that opened it reads the outcome (`GET /community/tickets` of the Agent API). The same \
+move resent answers `result: unchanged` and keeps the first note; the other move on a handled \
+ticket is 422 rejected. Answers `{ticket, result}` with every note.";
+
 /// The community assistant's operations (`/api/agent/v1`).
 pub mod agent {
     use super::*;
     use crate::space::Space;
     use fleetdesk_kernel::access::Scope;
-    use fleetdesk_kernel::op::{HttpMethod::Post, Nothing, OpSpec};
+    use fleetdesk_kernel::op::{
+        HttpMethod::{Get, Post},
+        Nothing, OpSpec,
+    };
 
     fleetdesk_kernel::operations! {
+        /// The tickets you opened, and how people handled them.
+        pub ListOwnTickets(Nothing, OwnTicketQueryIn, Nothing) -> TicketPage =
+            OpSpec::agent(Get, "/community/tickets", Scope::CommunityRead)
+                .tool("community_list_tickets")
+                .summary("The tickets you opened, and how people handled them")
+                .description(concat!(
+                    "Role community only (operators 403). Read only. The tickets you opened in \
+                     your workspace, newest first: filter status (open, resolved, dismissed, \
+                     handled: resolved or dismissed, all: the default) and category; pages with \
+                     limit 1-200 (default 50) and cursor. A handled ticket carries the person's \
+                     note (`handled.note`): tell the member what was done. ",
+                    "Each ticket: id, workspace {id, name}, space {id, name, channel}, \
+                     member_external_id, category, status, summary, notes (the latest 3, oldest \
+                     first) and notes_count, opened_by {id, name}, created_at, updated_at, \
+                     handled ({note, by: {type: person, id, name}, at}; null while open)."
+                ));
+
         /// Look up a registered group.
         pub GetSpace(Nothing, Nothing, SpaceBody) -> Space =
             OpSpec::agent(Post, "/community/space", Scope::CommunityRead)
@@ -401,5 +605,72 @@ pub mod agent {
                      space is looked up (404, whatever the summary holds); then personal data in \
                      the summary (400) and the channel (422)."
                 ));
+    }
+}
+
+/// The person's ticket operations (`/api/user/v1`).
+pub mod personal {
+    use super::*;
+    use fleetdesk_kernel::access::PersonalAccess;
+    use fleetdesk_kernel::op::{
+        HttpMethod::{Get, Post},
+        Nothing, OpSpec,
+    };
+    use fleetdesk_kernel::wire::fields::IdPath;
+
+    fleetdesk_kernel::operations! {
+        /// The community tickets of the organization, newest first.
+        pub ListTickets(Nothing, TicketQueryIn, Nothing) -> TicketPage =
+            OpSpec::personal(Get, "/community/tickets", PersonalAccess::Agency)
+                .tool("list_tickets")
+                .summary("The community tickets of the organization, newest first")
+                .description(concat!(
+                    "Agency people and platform admins; clients are refused (403). The tickets \
+                     the community assistants opened in the member's organization's workspaces \
+                     (a platform admin outside any organization sees every organization's; \
+                     tickets of archived workspaces are not listed), newest first: filter \
+                     workspace, status (open: the default, resolved, dismissed, handled: \
+                     resolved or dismissed, all) and category; pages with limit 1-200 (default \
+                     50) and cursor. ",
+                    "Each ticket: id, workspace {id, name}, space {id, name, channel}, \
+                     member_external_id, category, status (open, resolved, dismissed), summary, \
+                     notes (the summaries of later reports of the matter, oldest first; a list \
+                     carries the latest 3, a ticket read alone every one) and notes_count, \
+                     opened_by (the agent) {id, name}, created_at, updated_at, handled ({note, \
+                     by: {type: person, id, name}, at}; null while open)."
+                ));
+
+        /// One community ticket, with every note.
+        pub GetTicket(IdPath, Nothing, Nothing) -> TicketView =
+            OpSpec::personal(Get, "/community/tickets/{id}", PersonalAccess::Agency)
+                .tool("get_ticket")
+                .summary("One community ticket of the organization, with every note")
+                .description(concat!(
+                    "Agency people and platform admins; clients are refused (403). A ticket of \
+                     the member's organization (another's or unknown: 404) with every note. ",
+                    "Each ticket: id, workspace {id, name}, space {id, name, channel}, \
+                     member_external_id, category, status (open, resolved, dismissed), summary, \
+                     notes (every one, oldest first) and notes_count, opened_by (the agent) {id, \
+                     name}, created_at, updated_at, handled ({note, by: {type: person, id, \
+                     name}, at}; null while open)."
+                ));
+
+        /// Resolve a ticket: the matter was handled.
+        pub ResolveTicket(IdPath, Nothing, TicketMoveBody) -> TicketMoveReply =
+            OpSpec::personal(Post, "/community/tickets/{id}/resolve", PersonalAccess::Agency)
+                .tool("handle_ticket")
+                .tool_action("resolve")
+                .idempotent()
+                .summary("Resolve a community ticket: the matter was handled")
+                .description(TICKET_MOVE_RULES);
+
+        /// Dismiss a ticket: nothing to do.
+        pub DismissTicket(IdPath, Nothing, TicketMoveBody) -> TicketMoveReply =
+            OpSpec::personal(Post, "/community/tickets/{id}/dismiss", PersonalAccess::Agency)
+                .tool("handle_ticket")
+                .tool_action("dismiss")
+                .idempotent()
+                .summary("Dismiss a community ticket: nothing to do")
+                .description(TICKET_MOVE_RULES);
     }
 }

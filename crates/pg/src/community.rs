@@ -12,14 +12,14 @@ use fleetdesk_community::CommunityRefusal;
 use fleetdesk_community::digest::{self, DigestReport, TagCount};
 use fleetdesk_community::ports::{
     CommunityDay, CommunityRepo, DigestOutcome, LatestDigest, OpenTickets, ProductHit, SpaceDay,
-    TicketOutcome, WikiHit, WikiQuery,
+    TicketMoved, TicketOutcome, TicketQuery, TicketRecord, TicketScope, WikiHit, WikiQuery,
 };
 use fleetdesk_community::space::{Channel, Space, SpaceStatus};
 use fleetdesk_community::ticket::{
-    self, NewTicket, OpenTicket, TicketCategory, TicketPlan, TicketStatus, matter_key, plan_ticket,
-    reuse_since,
+    self, Handling, LISTED_NOTES, MovePlan, NewTicket, OpenTicket, TicketCategory, TicketMove,
+    TicketPlan, TicketStatus, matter_key, plan_ticket, reuse_since,
 };
-use fleetdesk_kernel::{AgentRef, BoxFuture};
+use fleetdesk_kernel::{AgentRef, BoxFuture, Page};
 use fleetdesk_wiki::entry::EntryStatus;
 use fleetdesk_wiki::meaning::Embedding;
 use fleetdesk_wiki::ports::{SearchFacts, WikiRepo, WikiScope};
@@ -38,7 +38,82 @@ statements!(
     MATTER_NOW => NowRow,
     DAY_SPACES => DaySpaceRow,
     DAY_TICKETS => DayTicketRow,
+    TICKETS_OF_ORG => TicketRecordRow,
+    TICKETS_OF_AGENT => TicketRecordRow,
+    TICKET_OF_ORG => TicketRecordRow,
+    TICKET_OF_AGENT => TicketRecordRow,
+    LOCK_TICKET => StatusRow,
+    HANDLE_TICKET,
 );
+
+/// A ticket as people read it, with its workspace, space and agent; `$notes` is the notes it
+/// carries (`"t.notes"`: all; [`latest_notes!`]: the latest few). Tickets of archived spaces
+/// are listed (the matter still waits for a person); of archived workspaces not.
+macro_rules! ticket_sql {
+    (notes: $notes:expr, $($tail:expr),*) => {
+        concat!(
+            "SELECT t.id, w.id AS workspace_id, w.name AS workspace_name, s.id AS space_id, \
+                    s.name AS space_name, s.channel, t.member_external_id, t.category, \
+                    t.status, t.summary, ", $notes, " AS notes, \
+                    jsonb_array_length(t.notes)::bigint AS notes_count, t.opened_by_agent, \
+                    a.name AS agent_name, t.created_at, t.updated_at, t.handled_note, \
+                    t.handled_by, t.handled_at \
+             FROM community_tickets t \
+             JOIN community_spaces s ON s.id = t.space_id \
+             JOIN workspaces w ON w.id = s.workspace_id \
+             JOIN agents a ON a.id = t.opened_by_agent \
+             WHERE w.archived_at IS NULL ",
+            $($tail),*
+        )
+    };
+}
+
+/// A page of an organization's tickets (`$1`; every organization's for null), of one workspace
+/// (`$2`) and category (`$4`) when given, of the statuses `$3`, newest first after `($5, $6)`.
+const TICKETS_OF_ORG: &str = ticket_sql!(
+    notes: latest_notes!("t.notes", "$8"),
+    "AND ($1::uuid IS NULL OR w.organization_id = $1) AND ($2::uuid IS NULL OR w.id = $2) \
+     AND t.status = ANY($3) AND ($4::text IS NULL OR t.category = $4) \
+     AND ($5::timestamptz IS NULL OR (t.created_at, t.id) < ($5, $6)) \
+     ORDER BY t.created_at DESC, t.id DESC LIMIT $7"
+);
+
+/// A page of the tickets an agent (`$1`) opened in its workspace (`$2`), as above.
+const TICKETS_OF_AGENT: &str = ticket_sql!(
+    notes: latest_notes!("t.notes", "$8"),
+    "AND t.opened_by_agent = $1 AND w.id = $2 \
+     AND t.status = ANY($3) AND ($4::text IS NULL OR t.category = $4) \
+     AND ($5::timestamptz IS NULL OR (t.created_at, t.id) < ($5, $6)) \
+     ORDER BY t.created_at DESC, t.id DESC LIMIT $7"
+);
+
+/// One ticket (`$1`) of an organization (`$2`; any for null) with every note.
+const TICKET_OF_ORG: &str = ticket_sql!(
+    notes: "t.notes",
+    "AND t.id = $1 AND ($2::uuid IS NULL OR w.organization_id = $2)"
+);
+
+/// One ticket (`$1`) an agent (`$2`) opened in its workspace (`$3`), with every note.
+const TICKET_OF_AGENT: &str = ticket_sql!(
+    notes: "t.notes",
+    "AND t.id = $1 AND t.opened_by_agent = $2 AND w.id = $3"
+);
+
+/// The status of a ticket (`$1`) of an organization (`$2`; any for null), locked for a move.
+const LOCK_TICKET: &str = r#"
+SELECT t.status FROM community_tickets t
+JOIN community_spaces s ON s.id = t.space_id
+JOIN workspaces w ON w.id = s.workspace_id
+WHERE t.id = $1 AND ($2::uuid IS NULL OR w.organization_id = $2) AND w.archived_at IS NULL
+FOR UPDATE OF t
+"#;
+
+/// A ticket handled: its status, the person's note, who and when.
+const HANDLE_TICKET: &str = r#"
+UPDATE community_tickets
+SET status = $2, handled_note = $3, handled_by = $4, handled_at = $5, updated_at = $5
+WHERE id = $1
+"#;
 
 /// Canon entries of the organization (`$1`), shared or of a project of the workspace (`$2`),
 /// that suit the space by the parameters of `fleetdesk_community::space::SpaceTagFilter`,
@@ -251,6 +326,65 @@ selectable! {
 row! {
     struct NowRow {
         now: Ts,
+    }
+}
+
+row! {
+    struct StatusRow {
+        status: Stored<TicketStatus>,
+    }
+}
+
+row! {
+    struct TicketRecordRow {
+        id: Uuid,
+        workspace_id: Uuid,
+        workspace_name: String,
+        space_id: Uuid,
+        space_name: String,
+        channel: Stored<Channel>,
+        member_external_id: Option<String>,
+        category: Stored<TicketCategory>,
+        status: Stored<TicketStatus>,
+        summary: String,
+        notes: serde_json::Value,
+        notes_count: i64,
+        opened_by_agent: Uuid,
+        agent_name: String,
+        created_at: Ts,
+        updated_at: Ts,
+        handled_note: Option<String>,
+        handled_by: Option<serde_json::Value>,
+        handled_at: Option<Ts>,
+    }
+}
+
+impl From<TicketRecordRow> for TicketRecord {
+    fn from(r: TicketRecordRow) -> TicketRecord {
+        let handled = match (r.handled_note, r.handled_at) {
+            (Some(note), Some(at)) => Some(Handling {
+                status: r.status.0,
+                note,
+                by: r.handled_by.unwrap_or_default(),
+                at: at.into(),
+            }),
+            _ => None,
+        };
+        TicketRecord {
+            id: r.id,
+            workspace: (r.workspace_id, r.workspace_name),
+            space: (r.space_id, r.space_name, r.channel.0),
+            member_external_id: r.member_external_id,
+            category: r.category.0,
+            status: r.status.0,
+            summary: r.summary,
+            notes: r.notes,
+            notes_count: r.notes_count,
+            opened_by: (r.opened_by_agent, r.agent_name),
+            created_at: r.created_at.into(),
+            updated_at: r.updated_at.into(),
+            handled,
+        }
     }
 }
 
@@ -544,6 +678,114 @@ impl CommunityRepo for PgStore {
     ) -> BoxFuture<'a, anyhow::Result<Result<TicketOutcome, CommunityRefusal>>> {
         self.tx(async move |conn| open_ticket_tx(conn, agent, ticket, now).await)
     }
+
+    fn tickets<'a>(
+        &'a self,
+        scope: TicketScope,
+        query: &'a TicketQuery,
+    ) -> BoxFuture<'a, anyhow::Result<Page<TicketRecord>>> {
+        self.read(async move |conn| {
+            let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
+            let category = query.category.map(|c| c.as_str());
+            let after_at = query.after.map(|a| Ts::from(a.0));
+            let after_id = query.after.map(|a| a.1).unwrap_or_default();
+            // The same parameters: who ($1, $2), then the filters and the page.
+            let (statement, first, second) = match scope {
+                TicketScope::Organization(org) => (TICKETS_OF_ORG, org, query.workspace),
+                TicketScope::Agent(agent) => (
+                    TICKETS_OF_AGENT,
+                    Some(agent.agent_id),
+                    Some(agent.workspace_id),
+                ),
+            };
+            let rows: Vec<TicketRecordRow> = sql!(
+                statement,
+                first,
+                second,
+                &statuses,
+                category,
+                after_at,
+                after_id,
+                query.limit + 1,
+                LISTED_NOTES
+            )
+            .load(conn)
+            .await?;
+            let items = rows.into_iter().map(TicketRecord::from).collect();
+            Ok(Page::probed(items, query.limit, |t| (t.created_at, t.id)))
+        })
+    }
+
+    fn ticket(
+        &self,
+        scope: TicketScope,
+        id: Uuid,
+    ) -> BoxFuture<'_, anyhow::Result<Option<TicketRecord>>> {
+        self.read(async move |conn| Ok(ticket_in(conn, scope, id).await?))
+    }
+
+    fn move_ticket<'a>(
+        &'a self,
+        organization: Option<Uuid>,
+        id: Uuid,
+        mv: TicketMove,
+        note: &'a str,
+        by: serde_json::Value,
+        now: Timestamp,
+    ) -> BoxFuture<'a, anyhow::Result<Result<TicketMoved, CommunityRefusal>>> {
+        self.tx(async move |conn| {
+            let locked: Option<StatusRow> = sql!(LOCK_TICKET, id, organization)
+                .get_result(conn)
+                .await
+                .optional()?;
+            let Some(locked) = locked else {
+                return Ok(Err(CommunityRefusal::TicketNotFound));
+            };
+            let plan = match ticket::plan_move(locked.status.0, mv, note, by, now) {
+                Ok(plan) => plan,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+            let changed = match plan {
+                MovePlan::Unchanged => false,
+                MovePlan::Handle(h) => {
+                    sql!(
+                        HANDLE_TICKET,
+                        id,
+                        h.status.as_str(),
+                        &h.note,
+                        &h.by,
+                        Ts::from(h.at)
+                    )
+                    .execute(conn)
+                    .await?;
+                    true
+                }
+            };
+            let ticket = ticket_in(conn, TicketScope::Organization(organization), id)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("ticket {id} read back"))?;
+            Ok(Ok(TicketMoved { ticket, changed }))
+        })
+    }
+}
+
+/// One ticket of the scope with every note.
+async fn ticket_in(
+    conn: &mut AsyncPgConnection,
+    scope: TicketScope,
+    id: Uuid,
+) -> anyhow::Result<Option<TicketRecord>> {
+    let row: Option<TicketRecordRow> = match scope {
+        TicketScope::Organization(org) => sql!(TICKET_OF_ORG, id, org)
+            .get_result(conn)
+            .await
+            .optional()?,
+        TicketScope::Agent(agent) => sql!(TICKET_OF_AGENT, id, agent.agent_id, agent.workspace_id)
+            .get_result(conn)
+            .await
+            .optional()?,
+    };
+    Ok(row.map(Into::into))
 }
 
 /// The community part of the person's day, in the caller's snapshot: 2 statements.

@@ -50,6 +50,20 @@ macro_rules! sql {
     };
 }
 
+/// The latest elements of a JSON array column (`$column`, a list of notes oldest first), as
+/// many as the parameter `$p` says, oldest first: in a list, only they leave the database.
+macro_rules! latest_notes {
+    ($column:literal, $p:literal) => {
+        concat!(
+            "jsonb_path_query_array(",
+            $column,
+            ", '$[last - $n + 1 to last]', jsonb_build_object('n', ",
+            $p,
+            "::int))"
+        )
+    };
+}
+
 #[macro_use]
 mod rows;
 

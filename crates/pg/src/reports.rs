@@ -81,7 +81,7 @@ statements!(
     LIST => ReportRow,
     ONE => ReportRow,
     LOCK => ReportRow,
-    WEEKLY_DUE => DueRow,
+    WEEKLY_DUE => WorkspaceRow,
     FOLLOWERS => FollowerRow,
     INSERT_WEEKLY,
 );
@@ -141,14 +141,6 @@ async fn one(
 row! {
     #[derive(Queryable)]
     struct WorkspaceRow {
-        id: Uuid,
-        organization_id: Uuid,
-        name: String,
-    }
-}
-
-row! {
-    struct DueRow {
         id: Uuid,
         organization_id: Uuid,
         name: String,
@@ -293,6 +285,7 @@ async fn create(
             workspaces::id,
             workspaces::organization_id,
             workspaces::name,
+            workspaces::created_at,
         ))
         .order(workspaces::id)
         .limit(2)
@@ -339,10 +332,10 @@ async fn build_weekly(conn: Tx<'_>, job: &Job, period: Period) -> anyhow::Result
     if !hold(conn, job).await? {
         return Ok(None);
     }
-    let due: Vec<DueRow> = sql!(WEEKLY_DUE, jiff_diesel::Date::from(period.from()))
+    let due: Vec<WorkspaceRow> = sql!(WEEKLY_DUE, jiff_diesel::Date::from(period.from()))
         .load(conn)
         .await?;
-    let due: Vec<DueRow> = due
+    let due: Vec<WorkspaceRow> = due
         .into_iter()
         .filter(|w| period.reports_workspace_created(w.created_at.into()))
         .collect();

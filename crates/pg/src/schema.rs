@@ -321,6 +321,9 @@ diesel::table! {
         opened_by_agent -> Uuid,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        handled_note -> Nullable<Text>,
+        handled_by -> Nullable<Jsonb>,
+        handled_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -43,21 +43,9 @@ macro_rules! record_sql {
     };
 }
 
-/// The latest notes of a card, as many as the parameter `$p` says (`LISTED_NOTES`), oldest
-/// first: only they leave the database.
-macro_rules! latest_notes {
-    ($p:literal) => {
-        concat!(
-            "jsonb_path_query_array(c.notes, '$[last - $n + 1 to last]', jsonb_build_object('n', ",
-            $p,
-            "::int))"
-        )
-    };
-}
-
 /// A page of an organization's cards (every organization for `$1` null), newest first.
 const LIST_ORG: &str = record_sql!(
-    notes: latest_notes!("$7"),
+    notes: latest_notes!("c.notes", "$7"),
     "WHERE ($1::uuid IS NULL OR c.organization_id = $1) AND c.status = ANY($2) \
        AND ($3::text IS NULL OR c.kind = $3) \
        AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4, $5)) \
@@ -67,7 +55,7 @@ const LIST_ORG: &str = record_sql!(
 
 /// A page of an agent's cards: assigned to it, or unassigned on its personas; newest first.
 const LIST_AGENT: &str = record_sql!(
-    notes: latest_notes!("$8"),
+    notes: latest_notes!("c.notes", "$8"),
     "WHERE c.workspace_id = $1 \
        AND (c.assignee_agent = $7 OR (c.assignee_agent IS NULL AND pe.agent_id = $7)) \
        AND c.status = ANY($2) AND ($3::text IS NULL OR c.kind = $3) \
@@ -78,7 +66,7 @@ const LIST_AGENT: &str = record_sql!(
 
 /// An agent's open cards, oldest first.
 const OPEN_CARDS: &str = record_sql!(
-    notes: latest_notes!("$5"),
+    notes: latest_notes!("c.notes", "$5"),
     "WHERE c.workspace_id = $1 \
        AND (c.assignee_agent = $2 OR (c.assignee_agent IS NULL AND pe.agent_id = $2)) \
        AND c.status = ANY($3) \
