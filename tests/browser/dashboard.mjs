@@ -255,6 +255,18 @@ async function visit(page, url, name) {
   check(await page.getByRole("status").textContent() === "Reopened.", "a done card is reopened with what still needs doing");
   check(await page.getByRole("cell", { name: "op1" }).count() >= 1, "the agents' heartbeats and cron health are listed");
 
+  // Community tickets: resolve the open one with a note; it leaves the open list.
+  await visit(page, "/dashboard/tickets", "tickets");
+  const leak = page.locator("article", { has: page.locator(`#ticket-${plan.ticket}`) });
+  check(await leak.getByText("The serum leaked in the box.", { exact: false }).count() === 1, "the open ticket shows its summary");
+  await leak.getByLabel("What was done").fill("Sent a new bottle; she is happy.");
+  await submitting(page, () => leak.getByRole("button", { name: "Resolve" }).click());
+  check(await page.getByRole("status").textContent() === "Resolved.", "the ticket is resolved with a note");
+  check(await page.locator(`#ticket-${plan.ticket}`).count() === 0, "the resolved ticket left the open list");
+  await page.getByLabel("Status").selectOption("resolved");
+  await submitting(page, () => page.getByRole("button", { name: "Show" }).click());
+  check(await page.getByText("Sent a new bottle; she is happy.", { exact: false }).count() === 1, "the resolved list shows the note");
+
   // Metrics and a report, as charts.
   await visit(page, "/dashboard/metrics", "metrics");
   check(await page.locator("svg.chart").count() === 3, "metrics draw views, posts and followers");

@@ -13,15 +13,7 @@ use serde_json::{Value, json};
 const AGENT: &str = "/api/agent/v1";
 
 fn space_id(app: &TestApp, name: &str) -> String {
-    app.tenant
-        .organizations
-        .iter()
-        .flat_map(|o| &o.workspaces)
-        .flat_map(|w| &w.community_spaces)
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no space {name}"))
-        .space_id
-        .to_string()
+    app.space_id(name).to_string()
 }
 
 async fn post(app: &TestApp, what: &str, body: &Value) -> Response {

@@ -93,6 +93,7 @@ struct Seeded {
     avatar_image: String,
     card: String,
     report: String,
+    ticket: String,
 }
 
 /// Posts in review (one with an image, one with a video and its poster, one in client review
@@ -270,6 +271,21 @@ async fn seed(app: &TestApp) -> Seeded {
         .expect("report id")
         .to_owned();
 
+    // A ticket the community assistant opened in Mia fans.
+    let space = app.space_id("Mia fans");
+    let ticket = ok(&app
+        .client
+        .post(
+            &format!("{AGENT}/community/tickets"),
+            &app.agent_key("bot"),
+            &json!({"channel": "whatsapp", "space_id": space, "member_external_id": "amy",
+                    "category": "complaint", "summary": "The serum leaked in the box."}),
+        )
+        .await)["ticket_id"]
+        .as_str()
+        .expect("ticket id")
+        .to_owned();
+
     Seeded {
         image_post,
         video_post,
@@ -279,6 +295,7 @@ async fn seed(app: &TestApp) -> Seeded {
         avatar_image,
         card,
         report,
+        ticket,
     }
 }
 
@@ -320,6 +337,7 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
         "avatar_image": seeded.avatar_image,
         "card": seeded.card,
         "report": seeded.report,
+        "ticket": seeded.ticket,
         "persona": app.persona_id("Mia"),
     });
     let out = tokio::time::timeout(
@@ -344,6 +362,18 @@ async fn people_review_decide_confirm_and_read_the_day_in_chromium() {
     );
 
     // What the clicks did, as the database holds it.
+    assert_eq!(
+        one(
+            &app,
+            &format!(
+                "SELECT status || ': ' || handled_note AS v FROM community_tickets \
+                 WHERE id = '{}'",
+                seeded.ticket
+            )
+        )
+        .await,
+        "resolved: Sent a new bottle; she is happy."
+    );
     let status = |id: &str| format!("SELECT status AS v FROM posts WHERE id = '{id}'");
     assert_eq!(one(&app, &status(&seeded.image_post)).await, "approved");
     assert_eq!(

@@ -1607,15 +1607,7 @@ fn assert_every_tool(client: &str, section: &str, listed: &[String], summary: &V
 /// entry tagged `community` (and the space's market) that community_wiki_search finds
 /// (`community_entry_id`), written as the wiki writes it (terms and folded tags).
 async fn community_fixtures(app: &TestApp, fixtures: &mut Value) {
-    let space = app
-        .tenant
-        .organizations
-        .iter()
-        .flat_map(|o| &o.workspaces)
-        .flat_map(|w| &w.community_spaces)
-        .find(|s| s.name == "Mia fans")
-        .expect("Mia fans")
-        .space_id;
+    let space = app.space_id("Mia fans");
     let taipei = TimeZone::get("Asia/Taipei").expect("Asia/Taipei");
     fixtures["space_id"] = json!(space.to_string());
     fixtures["taipei_today"] = json!(Timestamp::now().to_zoned(taipei).date().to_string());

@@ -163,15 +163,7 @@ async fn search_reorders_by_meaning_once_the_job_made_the_vectors() {
         )
         .await);
     assert_eq!(titles(&v["results"]), reordered[..3]);
-    let space = app
-        .tenant
-        .organizations
-        .iter()
-        .flat_map(|o| &o.workspaces)
-        .flat_map(|w| &w.community_spaces)
-        .find(|s| s.name == "Mia fans")
-        .expect("the space")
-        .space_id;
+    let space = app.space_id("Mia fans");
     let v = ok(&app
         .client
         .post(

@@ -307,6 +307,15 @@ impl TestApp {
             .id
     }
 
+    /// The id of the community space `name` (of any workspace).
+    pub fn space_id(&self, name: &str) -> uuid::Uuid {
+        self.workspaces()
+            .flat_map(|w| &w.community_spaces)
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no space {name}"))
+            .space_id
+    }
+
     pub fn persona_id(&self, name: &str) -> uuid::Uuid {
         self.workspaces()
             .flat_map(|w| &w.personas)

@@ -51,6 +51,7 @@ macro_rules! actions {
 }
 
 use fleetdesk_ads::wire::personal::CreateAdPick;
+use fleetdesk_community::wire::personal::{DismissTicket, ResolveTicket};
 use fleetdesk_decisions::wire::personal::{ChooseIssue, DismissIssue, ResolveIssue};
 use fleetdesk_posts::wire::personal::ReviewPost;
 use fleetdesk_reports::wire::personal::{CreateReport, IssueReport};
@@ -67,6 +68,8 @@ actions! {
     DismissIssue,
     ConfirmTask,
     ReopenTask,
+    ResolveTicket,
+    DismissTicket,
     CreateReport,
     IssueReport,
     CreateAdPick,
@@ -100,6 +103,12 @@ impl Acted for fleetdesk_decisions::wire::DecisionMoveReply {
 impl Acted for fleetdesk_tasks::wire::TaskMoveReply {
     fn unchanged(&self) -> bool {
         self.result == "unchanged"
+    }
+}
+
+impl Acted for fleetdesk_community::wire::TicketMoveReply {
+    fn unchanged(&self) -> bool {
+        self.result == fleetdesk_kernel::wire::fields::MoveResult::Unchanged
     }
 }
 

@@ -112,6 +112,7 @@ const NAV: &[(&str, &str, Who)] = &[
     ("/review", "Review", Who::Everyone),
     ("/decisions", "Decisions", Who::Agency),
     ("/tasks", "Tasks", Who::Agency),
+    ("/tickets", "Tickets", Who::Agency),
     ("/metrics", "Metrics", Who::Agency),
     ("/personas", "Personas", Who::Agency),
     ("/knowledge", "Knowledge", Who::Agency),

@@ -90,6 +90,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, ctx: Ctx, ops: &[Arc<dyn ErasedOp
         .route("/posts/{id}", web::get().to(pages::review::post))
         .route("/decisions", web::get().to(pages::decisions::inbox))
         .route("/tasks", web::get().to(pages::tasks::board))
+        .route("/tickets", web::get().to(pages::tickets::list_page))
         .route("/today", web::get().to(pages::today::today))
         .route("/metrics", web::get().to(pages::metrics::charts))
         .route("/reports", web::get().to(pages::reports::list_page))

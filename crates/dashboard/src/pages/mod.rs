@@ -15,6 +15,7 @@ pub(crate) mod reports;
 pub(crate) mod research;
 pub(crate) mod review;
 pub(crate) mod tasks;
+pub(crate) mod tickets;
 pub(crate) mod today;
 pub(crate) mod webhooks;
 
