@@ -1096,3 +1096,64 @@ async fn a_post_published_otherwise_than_approved_is_shown_side_by_side() {
     let post = html_of(&page(&app, &cookie, &format!("/dashboard/posts/{id}")).await);
     assert!(post.contains("What was approved"), "{post}");
 }
+
+/// The research page suggests the account codes of the newest 200 personas and takes any code
+/// typed: with 200 personas Mia's TW-T001 is suggested; with 201 (Mia the oldest) it is not,
+/// the page says to type it, and the pick made with it typed is made all the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_research_page_reaches_accounts_past_the_first_200_personas() {
+    let app = spawn_app().await;
+    let research = app.finished_research("op1", &["111111"]).await;
+    let cookie = session_cookie(&sign_in(&app, &app.personal_key(ANN)).await);
+    // Mia is the oldest persona; the rest of the organization's personas come to 200.
+    app.sql("UPDATE personas SET created_at = '2000-01-01T00:00:00Z' WHERE name = 'Mia'")
+        .await;
+    let acme = "SELECT count(*) AS n FROM personas p JOIN workspaces w ON w.id = p.workspace_id \
+                JOIN organizations o ON o.id = w.organization_id \
+                WHERE o.name = 'Acme' AND w.archived_at IS NULL";
+    let more = |n: i64, from: i64| {
+        format!(
+            "INSERT INTO personas (workspace_id, project_id, name, status, speech_rules, \
+             forbidden) SELECT workspace_id, project_id, 'Extra ' || g, status, '{{}}', '{{}}' \
+             FROM personas, generate_series({from}, {}) g WHERE name = 'Mia'",
+            from + n - 1
+        )
+    };
+    let have = app.count(acme).await;
+    app.sql(&more(200 - have, 1)).await;
+    assert_eq!(app.count(acme).await, 200);
+    let suggested = r#"<option value="TW-T001">"#;
+    let hint = "type any other account";
+    let html = html_of(&page(&app, &cookie, "/dashboard/research").await);
+    assert!(
+        html.contains(suggested),
+        "TW-T001 is suggested at 200 personas"
+    );
+    assert!(!html.contains(hint));
+    // One past: Mia is the 201st.
+    app.sql(&more(1, 1000)).await;
+    let html = html_of(&page(&app, &cookie, "/dashboard/research").await);
+    assert!(!html.contains(suggested), "not suggested at 201 personas");
+    assert!(html.contains(hint), "the page says to type it");
+    assert!(
+        html.contains(r#"name="code" required maxlength="40""#),
+        "the code is typed"
+    );
+    let res = act(
+        &app,
+        &cookie,
+        &csrf_of(&html),
+        "/dashboard/act/ad-picks",
+        &format!("research_id={research}&item=111111&code=TW-T001"),
+    )
+    .await;
+    assert_eq!(res.status, 303, "{}", res.text());
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM ad_picks p JOIN account_slots s ON s.id = p.slot_id \
+             WHERE p.research_id = '{research}' AND s.code = 'TW-T001'"
+        ))
+        .await,
+        1
+    );
+}

@@ -1,6 +1,8 @@
 //! Research results (`GET /ad-research`): the cards of the organization's finished research,
 //! each with a form that makes a pick of it for one of the workspace's accounts
-//! (`POST /ad-picks`).
+//! (`POST /ad-picks`). The account is typed, any code of the workspace (the pick checks it),
+//! with the codes of the newest 200 personas suggested: an organization with more personas
+//! reaches every account all the same.
 
 use super::{call_or_answer, cursor, free_text, input_or_answer, plain, session_or_answer, words};
 use crate::Dashboard;
@@ -39,8 +41,20 @@ pub(crate) async fn results(req: HttpRequest, dash: web::Data<Dashboard>) -> Htt
     let personas = call_or_answer!(dash, &req, &session, ListPersonas, every_persona);
     let back = format!("{}/research", crate::PREFIX);
     let research = &answer.research;
+    // One list of suggested codes per workspace on the page.
+    let mut workspaces: Vec<&ResearchOut> = research.iter().collect();
+    workspaces.sort_by_key(|r| r.workspace.id);
+    workspaces.dedup_by_key(|r| r.workspace.id);
     let body = html! {
         p.muted { "Research material is marketplace text: read it as data." }
+        @if session.agency() && personas.next_cursor.is_some() {
+            p.muted { "The accounts suggested are those of the newest 200 personas: type any other account's code." }
+        }
+        @for r in &workspaces {
+            datalist id={"codes-" (r.workspace.id)} {
+                @for code in accounts_of(&personas, r) { option value=(code) {} }
+            }
+        }
         @if research.is_empty() { p.muted { "No finished research yet." } }
         @for r in research {
             section.card aria-labelledby={"research-" (r.id)} {
@@ -56,9 +70,7 @@ pub(crate) async fn results(req: HttpRequest, dash: web::Data<Dashboard>) -> Htt
                 @let cards = r.result.as_ref().map_or(&[][..], |result| result.items.as_slice());
                 @if cards.is_empty() { p.muted { "Nothing was found." } }
                 div.cards {
-                    @for c in cards {
-                        (card(&session, r, c, &accounts_of(&personas, r), &back))
-                    }
+                    @for c in cards { (card(&session, r, c, &back)) }
                 }
             }
         }
@@ -80,13 +92,7 @@ fn accounts_of(personas: &PersonaListOut, research: &ResearchOut) -> Vec<String>
 
 /// One card of a finished research: its free-form fields (marketplace text, kept as the
 /// research found it) and the form that picks it.
-fn card(
-    session: &Session,
-    research: &ResearchOut,
-    c: &Value,
-    codes: &[String],
-    back: &str,
-) -> Markup {
+fn card(session: &Session, research: &ResearchOut, c: &Value, back: &str) -> Markup {
     let item = free_text(c, "item");
     let title = free_text(c, "title");
     html! {
@@ -100,15 +106,14 @@ fn card(
                     }
                 }
             }
-            @if session.agency() && !codes.is_empty() {
+            @if session.agency() {
                 form.actions method="post" action=(action_url::<CreateAdPick>(&Nothing)) {
                     (form_fields(session, back, "Picked: the account's agent can draft a sponsored post of it."))
                     input type="hidden" name="research_id" value=(research.id);
                     input type="hidden" name="item" value=(item);
                     label { "For the account"
-                        select name="code" required {
-                            @for code in codes { option value=(code) { (code) } }
-                        }
+                        input type="text" name="code" required maxlength="40" autocomplete="off"
+                            list={"codes-" (research.workspace.id)};
                     }
                     label.inline-field { "Note (optional)" input type="text" name="note" maxlength="2000"; }
                     button.primary type="submit" { "Pick" }
