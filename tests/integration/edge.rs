@@ -128,6 +128,8 @@ async fn head_answers_wherever_get_does_with_no_body() {
     let personal = bearer(&app.personal_key("ann@acme.test"));
     // The platform admins' paths answer only an admin's key.
     let admin = bearer(&app.personal_key("root@example.com"));
+    // The community role's reads answer only a community agent's key.
+    let community = bearer(&app.agent_key("bot"));
     let mut cases: Vec<(String, String, &str)> = vec![
         ("/healthz".into(), String::new(), "application/json"),
         ("/readyz".into(), String::new(), "application/json"),
@@ -189,6 +191,8 @@ async fn head_answers_wherever_get_does_with_no_body() {
         };
         let key = if path.starts_with("/api/user/v1/admin/") {
             &admin
+        } else if path.starts_with("/api/agent/v1/community/") {
+            &community
         } else if path.starts_with("/api/user/") {
             &personal
         } else {

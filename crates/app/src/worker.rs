@@ -454,10 +454,13 @@ impl Worker {
                 result = &mut work => return result,
                 _ = renewals.tick() => match self.queue.renew(job, self.lease).await {
                     Ok(true) => {}
-                    Ok(false) => tracing::warn!(
+                    // The job just finished, or another instance took it (its writes will
+                    // find the lease lost and write nothing).
+                    Ok(false) => tracing::info!(
                         kind = %job.kind,
                         key = %job.key,
-                        "another instance took a job while this one worked on it"
+                        "a job's lease is no longer this take's: it finished, or another \
+                         instance took it"
                     ),
                     Err(e) => tracing::warn!(
                         kind = %job.kind,
